@@ -1,0 +1,39 @@
+// swift-tools-version:5.10
+// ShieldBus: Apple's Screen Time architecture as a local ZeroMQ message-bus plugin host.
+import PackageDescription
+
+let package = Package(
+    name: "ShieldBus",
+    products: [
+        .executable(name: "shieldbus", targets: ["ShieldBusCLI"]),
+        .library(name: "ShieldBusSDK", targets: ["BusClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "5.0.1"),
+    ],
+    targets: [
+        // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
+        .systemLibrary(name: "CZeroMQ", path: "Sources/CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(name: "BusProtocol"),
+        .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
+        .executableTarget(name: "ShieldBusCLI", dependencies: [
+            "Broker", "BusClient", "BusProtocol", "Configuration",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        // Test support: the broker harness and small fixture processes the tests start.
+        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
+        .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
+
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
+    ]
+)

@@ -1,0 +1,410 @@
+// Broker: the ShieldBus bus — it sequences every event, routes it to subscribers, journals it, and supervises plugins.
+
+import BusClient
+import BusProtocol
+import Foundation
+import Logging
+import ZeroMQ
+
+/// The broker process's core: one ROUTER socket that every plugin, tap and tool talks to.
+///
+/// It is the sequencer: every event that enters the bus — its own or a plugin's — gets the next gap-free
+/// sequence number and the bus time, is journaled, and is delivered in that order to every session whose
+/// subscriptions match its topic, each delivery carrying that receiver's own delivery number.
+/// Single-threaded: everything happens in `run()`'s loop.
+public final class Broker {
+    public let settings: BrokerSettings
+    public let clock: BusClock
+    let logger: Logger
+
+    private var router: Socket?
+    private var lock: RuntimeLock?
+    private var signals: SignalPipe?
+    private var journal: Journal?
+    private var supervisor: PluginSupervisor!
+
+    private var sessions: [Session] = []
+    private var sessionsByIdentity: [[UInt8]: Session] = [:]
+    /// Requests awaiting replies: correlation id → the requester's identity.
+    private var pendingRequests: [String: [UInt8]] = [:]
+    private var services: [BrokerService] = []
+    /// Events emitted while handling something else, sequenced in order once that is done.
+    private var outbox: [PendingEvent] = []
+    private var isDrainingOutbox = false
+
+    private(set) var lastSeq: UInt64 = 0
+    private var statistics = BusStatistics()
+    private var startedAt = monotonicMilliseconds()
+    private var lastHeartbeatSent: Int64 = 0
+    private var stopRequested = false
+
+    struct PendingEvent {
+        var topic: String
+        var body: [UInt8]
+        var source: String
+        var corr: String?
+        var deadline: BusTime?
+        var requester: [UInt8]?
+    }
+
+    public init(settings: BrokerSettings, clock: BusClock = RealClock(), logger: Logger = Logger(label: "shieldbus.broker")) {
+        self.settings = settings
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
+    public func addService(_ service: BrokerService) {
+        services.append(service)
+    }
+
+    // MARK: Running
+
+    /// Takes the runtime directory, binds, starts the plugins, and serves until SIGINT/SIGTERM or `stop()`.
+    /// Then stops the plugins and cleans up: no child processes, no socket files.
+    public func run(onReady: (() -> Void)? = nil) throws {
+        let lock = try RuntimeLock(settings.runtimeDirectory)
+        self.lock = lock
+        defer { lock.release() }
+        if lock.removedStaleSocket {
+            logger.notice("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
+        }
+        let context = try Context()
+        let router = try Socket(context, .router)
+        try router.setRouterMandatory(true)
+        try router.setSendHighWaterMark(settings.deliveryHighWaterMark)
+        try router.setReceiveHighWaterMark(settings.deliveryHighWaterMark)
+        try router.bind(settings.bindEndpoint)
+        let endpoint = settings.bindEndpoint.contains(":*") ? try router.lastEndpoint() : settings.bindEndpoint
+        lock.publishEndpoint(endpoint)
+        self.router = router
+        defer {
+            router.close()
+            self.router = nil
+        }
+        if let path = settings.journalPath { journal = try Journal(path: path) }
+        defer { journal?.close() }
+
+        let signals = SignalPipe()
+        self.signals = signals
+        defer { signals.restore() }
+
+        supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory,
+                                      endpoint: endpoint, logger: logger)
+        supervisor.onLifecycle = { [unowned self] name, what, detail in
+            var body = detail.objectValue ?? [:]
+            body["name"] = .string(name)
+            emit(topic: "plugin.\(what)", body: .object(body))
+        }
+        for service in services { service.attach(to: BrokerBus(broker: self)) }
+        logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
+        emit(topic: "bus.started", body: ["endpoint": .string(endpoint), "clock": .string(clock.mode)])
+        supervisor.startAll()
+        drainOutbox()
+        onReady?()
+
+        var poller = Poller()
+        try poller.addReadable(router)
+        poller.addReadable(fileDescriptor: signals.readDescriptor)
+        while !stopRequested {
+            let ready = try poller.poll(timeoutMilliseconds: pollTimeout())
+            if ready[1] { handleSignals(signals.drain()) }
+            if ready[0] { try drainRouter(router) }
+            housekeeping()
+        }
+        shutDown()
+    }
+
+    /// Asks the loop to stop (from within the loop, e.g. a service; other threads send SIGTERM).
+    public func stop() { stopRequested = true }
+
+    private func pollTimeout() -> Int {
+        let now = monotonicMilliseconds()
+        var due = lastHeartbeatSent + settings.heartbeatMilliseconds
+        if let restart = supervisor.nextRestartDue { due = min(due, restart) }
+        for service in services { if let wake = service.nextWakeup() { due = min(due, wake) } }
+        return Int(max(0, min(due - now, settings.heartbeatMilliseconds)))
+    }
+
+    private func handleSignals(_ received: [Int32]) {
+        for signalNumber in received {
+            switch signalNumber {
+            case SIGINT, SIGTERM:
+                logger.info("stopping", metadata: ["signal": "\(signalNumber == SIGINT ? "SIGINT" : "SIGTERM")"])
+                stopRequested = true
+            case SIGCHLD:
+                supervisor.reap()
+            default:
+                break
+            }
+        }
+        drainOutbox()
+    }
+
+    private func drainRouter(_ router: Socket) throws {
+        // A bounded batch, so heartbeats and signals are never starved by a flood.
+        for _ in 0..<10_000 {
+            guard let frames = try router.receive(dontWait: true) else { return }
+            handle(frames)
+            drainOutbox()
+        }
+    }
+
+    private func housekeeping() {
+        let now = monotonicMilliseconds()
+        supervisor.reap()
+        supervisor.tick()
+        if now - lastHeartbeatSent >= settings.heartbeatMilliseconds {
+            lastHeartbeatSent = now
+            let frames = WireCodec.encode(.heartbeat(time: clock.now()))
+            for session in sessions { sendDirect(frames, to: session.identity) }
+            for session in sessions where now - session.lastHeard > settings.sessionTimeoutMilliseconds {
+                let reason = "no message for \(now - session.lastHeard) ms (timeout \(settings.sessionTimeoutMilliseconds) ms)"
+                statistics.countError("heartbeat-timeout")
+                remove(session, reason: "heartbeat-timeout: \(reason)")
+                supervisor.killUnresponsive(name: session.name, reason: "stopped heartbeating: \(reason)")
+            }
+        }
+        for service in services { service.tick() }
+        drainOutbox()
+    }
+
+    private func shutDown() {
+        emit(topic: "bus.stopping", body: [:])
+        drainOutbox()
+        let bye = WireCodec.encode(.bye(reason: "broker stopping"))
+        for session in sessions { sendDirect(bye, to: session.identity) }
+        supervisor.stopAll(graceMilliseconds: 3_000)
+        journal?.flush()
+        logger.info("stopped", metadata: ["events": "\(statistics.events)", "errors": "\(statistics.errors)"])
+    }
+
+    // MARK: Inbound messages
+
+    private func handle(_ frames: [[UInt8]]) {
+        guard frames.count >= 1 else { return }
+        let identity = frames[0]
+        let session = sessionsByIdentity[identity]
+        let message: ClientMessage
+        do {
+            message = try WireCodec.decodeClientMessage(frames[1...], maximumBodyBytes: settings.maximumBodyBytes)
+        } catch let error as BusProtocolError {
+            refuse(identity, session: session, error)
+            return
+        } catch {
+            return
+        }
+        session?.lastHeard = monotonicMilliseconds()
+        switch message {
+        case .hello(let hello):
+            welcome(identity, hello)
+        case .status:
+            sendDirect(WireCodec.encode(.status(statusReport())), to: identity)
+        case .publish(let publish):
+            guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "publish")) }
+            if Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: publish.topic))) {
+                return refuse(identity, session: session, .reservedTopic(publish.topic))
+            }
+            let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? identity : nil
+            outbox.append(PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
+                                       corr: publish.corr, deadline: publish.deadline, requester: requester))
+        case .ack(let seq):
+            guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "ack")) }
+            session.acknowledge(upTo: seq)
+        case .gap(let from, let to):
+            guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "gap")) }
+            session.gapsReported += 1
+            statistics.countError("gap")
+            emit(topic: "bus.error", body: [
+                "code": "gap", "sender": .string(session.name),
+                "message": .string("\(session.name) missed deliveries \(from)–\(to) (\(to - from + 1) events)"),
+                "from": .int(Int64(from)), "to": .int(Int64(to)),
+            ])
+        case .heartbeat:
+            if session == nil { refuse(identity, session: nil, .helloRequired(kind: "heartbeat")) }
+        case .bye:
+            if let session { remove(session, reason: "bye") }
+        }
+    }
+
+    private func welcome(_ identity: [UInt8], _ hello: Hello) {
+        if let previous = sessionsByIdentity[identity] { forget(previous) }
+        if let sameName = sessions.first(where: { $0.name == hello.name }) {
+            remove(sameName, reason: "replaced by a new connection of the same name")
+        }
+        let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
+        sessions.append(session)
+        sessionsByIdentity[identity] = session
+        let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
+                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: settings.settingsForPlugins)
+        sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
+        var body: [String: JSONValue] = [
+            "name": .string(hello.name), "role": .string(hello.role.rawValue),
+            "subscribe": .array(hello.subscriptions.map(JSONValue.string)),
+        ]
+        if let pid = hello.pid { body["pid"] = .int(pid) }
+        emit(topic: "plugin.up", body: .object(body))
+    }
+
+    private func remove(_ session: Session, reason: String) {
+        forget(session)
+        emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
+    }
+
+    private func forget(_ session: Session) {
+        sessions.removeAll { $0 === session }
+        sessionsByIdentity[session.identity] = nil
+    }
+
+    /// Answers a bad message: an `error` to its sender, a `bus.error` event for everyone, and a count.
+    private func refuse(_ identity: [UInt8], session: Session?, _ error: BusProtocolError) {
+        statistics.countError(error.code)
+        session?.errors += 1
+        session?.lastError = error.description
+        let sender = session?.name ?? hexIdentity(identity)
+        logger.warning("refused a message", metadata: ["sender": "\(sender)", "code": "\(error.code)", "reason": "\(error.description)"])
+        sendDirect(WireCodec.encode(.error(ErrorReport(error))), to: identity)
+        emit(topic: "bus.error", body: ["code": .string(error.code), "message": .string(error.description), "sender": .string(sender)])
+    }
+
+    // MARK: Sequencing and delivery
+
+    /// Queues an event from the broker itself (or a service) for sequencing.
+    func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
+        outbox.append(PendingEvent(topic: topic, body: body.jsonBytes, source: source, corr: corr, deadline: deadline, requester: nil))
+    }
+
+    /// Sequences queued events in order; events emitted while doing so join the end of the queue.
+    private func drainOutbox() {
+        guard !isDrainingOutbox else { return }
+        isDrainingOutbox = true
+        defer { isDrainingOutbox = false }
+        var index = 0
+        while index < outbox.count {
+            sequence(outbox[index])
+            index += 1
+        }
+        outbox.removeAll(keepingCapacity: true)
+        journal?.flush()
+    }
+
+    private func sequence(_ event: PendingEvent) {
+        lastSeq += 1
+        let envelope = Envelope(seq: lastSeq, time: clock.now(), topic: event.topic, source: event.source,
+                                corr: event.corr, deadline: event.deadline, body: event.body)
+        let json = WireCodec.encodeEnvelope(envelope)
+        journal?.append(json)
+        statistics.events += 1
+        var requester: [UInt8]?
+        if let corr = event.corr {
+            if let asker = event.requester {
+                pendingRequests[corr] = asker
+            } else if event.topic.hasSuffix(Topic.replySuffix) {
+                requester = pendingRequests.removeValue(forKey: corr)
+            }
+        }
+        let kind = WireCodec.eventKindFrame
+        for session in sessions where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
+            deliver(json, kind: kind, seq: envelope.seq, to: session)
+        }
+        for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+            service.handle(envelope)
+        }
+    }
+
+    @inline(__always)
+    private func deliver(_ envelopeJSON: [UInt8], kind: [UInt8], seq: UInt64, to session: Session) {
+        session.lastDelivery += 1
+        let delivery = session.lastDelivery
+        let queued: Bool
+        do {
+            queued = try router!.send([session.identity, kind, envelopeJSON, Array(String(delivery).utf8)], dontWait: true)
+        } catch {
+            queued = false  // EHOSTUNREACH: the peer is gone; its session will time out
+        }
+        if queued {
+            session.recordDelivered(seq: seq)
+            statistics.deliveries += 1
+            if let start = session.dropRunStart {
+                session.dropRunStart = nil
+                reportDrops(session, fromDelivery: start.delivery, toDelivery: delivery - 1, fromSeq: start.seq, toSeq: seq - 1)
+            }
+        } else {
+            session.dropped += 1
+            statistics.dropped += 1
+            if session.dropRunStart == nil { session.dropRunStart = (delivery, seq) }
+        }
+    }
+
+    private func reportDrops(_ session: Session, fromDelivery: UInt64, toDelivery: UInt64, fromSeq: UInt64, toSeq: UInt64) {
+        statistics.countError("delivery-dropped")
+        emit(topic: "bus.error", body: [
+            "code": "delivery-dropped", "sender": "broker", "receiver": .string(session.name),
+            "message": .string("\(toDelivery - fromDelivery + 1) deliveries to \(session.name) were dropped: its queue was full (deliveries \(fromDelivery)–\(toDelivery), around seq \(fromSeq)–\(toSeq))"),
+            "from": .int(Int64(fromDelivery)), "to": .int(Int64(toDelivery)),
+        ])
+    }
+
+    private func sendDirect(_ frames: [[UInt8]], to identity: [UInt8]) {
+        _ = try? router?.send([identity] + frames, dontWait: true)
+    }
+
+    // MARK: Status
+
+    private func statusReport() -> JSONValue {
+        let now = monotonicMilliseconds()
+        var plugins: [JSONValue] = []
+        var seen = Set<String>()
+        for session in sessions {
+            seen.insert(session.name)
+            var entry: [String: JSONValue] = [
+                "name": .string(session.name), "role": .string(session.role.rawValue), "connected": true,
+                "subscriptions": .array(session.subscriptions.map(JSONValue.string)),
+                "uptimeMs": .int(now - session.connectedAt), "delivered": .int(Int64(session.delivered)),
+                "lag": .int(Int64(session.lag)), "dropped": .int(Int64(session.dropped)),
+                "gaps": .int(Int64(session.gapsReported)), "errors": .int(Int64(session.errors)),
+                "acknowledges": .bool(session.acknowledges),
+            ]
+            if let pid = session.pid { entry["pid"] = .int(pid) }
+            if let error = session.lastError { entry["lastError"] = .string(error) }
+            if let plugin = supervisor.plugin(named: session.name) { entry.merge(supervision(plugin, now: now)) { _, new in new } }
+            plugins.append(.object(entry))
+        }
+        for plugin in supervisor.plugins where !seen.contains(plugin.spec.name) {
+            var entry = supervision(plugin, now: now)
+            entry["name"] = .string(plugin.spec.name)
+            entry["role"] = .string(plugin.spec.role.rawValue)
+            entry["connected"] = false
+            plugins.append(.object(entry))
+        }
+        var errors: [String: JSONValue] = [:]
+        for (code, count) in statistics.errorsByCode { errors[code] = .int(Int64(count)) }
+        return [
+            "broker": [
+                "pid": .int(Int64(getpid())), "runtimeDir": .string(settings.runtimeDirectory.path),
+                "endpoint": .string(settings.bindEndpoint), "clock": .string(clock.mode), "time": .int(clock.now()),
+                "uptimeMs": .int(now - startedAt), "seq": .int(Int64(lastSeq)),
+            ],
+            "counters": [
+                "events": .int(Int64(statistics.events)), "deliveries": .int(Int64(statistics.deliveries)),
+                "dropped": .int(Int64(statistics.dropped)), "errors": .int(Int64(statistics.errors)),
+                "errorsByCode": .object(errors),
+            ],
+            "plugins": .array(plugins),
+        ]
+    }
+
+    private func supervision(_ plugin: PluginSupervisor.Plugin, now: Int64) -> [String: JSONValue] {
+        var entry: [String: JSONValue] = ["restarts": .int(Int64(plugin.restarts)), "supervised": true]
+        switch plugin.state {
+        case .running: entry["state"] = "running"; entry["processUptimeMs"] = .int(now - plugin.startedAt)
+        case .backingOff: entry["state"] = "restarting"
+        case .failed(let why): entry["state"] = "failed"; entry["lastError"] = .string(why)
+        case .stopped: entry["state"] = "stopped"
+        }
+        if let pid = plugin.pid { entry["pid"] = .int(Int64(pid)) }
+        if let exit = plugin.lastExit { entry["lastExit"] = .string(exit) }
+        if entry["lastError"] == nil, let error = plugin.lastError { entry["lastError"] = .string(error) }
+        return entry
+    }
+}

@@ -1,0 +1,65 @@
+import BusClient
+import BusProtocol
+
+/// Everything the broker core needs to know to run: where it listens, its limits, which plugins to start.
+public struct BrokerSettings: Sendable {
+    /// The private folder for sockets, lock, pid file and plugin logs.
+    public var runtimeDirectory: RuntimeDirectory
+    /// Where to listen; nil means `ipc://<runtime dir>/bus.sock`.
+    public var endpoint: String?
+    /// The largest body accepted, in bytes.
+    public var maximumBodyBytes: Int = defaultMaximumBodyBytes
+    /// How often the broker and its clients send heartbeats (wall-clock milliseconds).
+    public var heartbeatMilliseconds: Int64 = 1000
+    /// A client silent for this long is considered gone (wall-clock milliseconds).
+    public var sessionTimeoutMilliseconds: Int64 = 5000
+    /// Messages queued per receiver before deliveries to it are dropped (and reported).
+    public var deliveryHighWaterMark: Int32 = 100_000
+    /// Where to write the journal of every event (JSON Lines), if anywhere.
+    public var journalPath: String?
+    /// The plugins to start and supervise.
+    public var plugins: [PluginSpec] = []
+    /// Facts handed to every plugin in its welcome (time zone, profile, …).
+    public var settingsForPlugins: JSONValue = [:]
+
+    public init(runtimeDirectory: RuntimeDirectory, endpoint: String? = nil) {
+        self.runtimeDirectory = runtimeDirectory
+        self.endpoint = endpoint
+    }
+
+    /// The endpoint the broker binds.
+    public var bindEndpoint: String { endpoint ?? runtimeDirectory.defaultEndpoint }
+}
+
+/// A plugin the broker starts as a child process and supervises.
+public struct PluginSpec: Equatable, Sendable {
+    public var name: String
+    /// The executable's path.
+    public var executable: String
+    public var arguments: [String] = []
+    /// Extra environment variables (the broker adds SHIELDBUS_* ones).
+    public var environment: [String: String] = [:]
+    public var role: Role
+    /// Restart after a crash, with exponential backoff.
+    public var restart: RestartPolicy = .onFailure
+
+    public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
+                role: Role, restart: RestartPolicy = .onFailure) {
+        self.name = name
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.role = role
+        self.restart = restart
+    }
+}
+
+/// When a stopped plugin is started again.
+public enum RestartPolicy: String, Sendable, CaseIterable {
+    /// Never.
+    case never
+    /// After it exits with a failure or is killed by a signal.
+    case onFailure = "on-failure"
+    /// After any exit.
+    case always
+}

@@ -1,0 +1,15 @@
+/// The broker's counters, reported by `shieldbus status`.
+struct BusStatistics {
+    /// Events sequenced.
+    var events: UInt64 = 0
+    /// Deliveries queued to receivers.
+    var deliveries: UInt64 = 0
+    /// Deliveries lost (receiver queue full or receiver gone).
+    var dropped: UInt64 = 0
+    /// Faults by error code (malformed messages, refused hellos, gaps, …).
+    var errorsByCode: [String: UInt64] = [:]
+
+    mutating func countError(_ code: String) { errorsByCode[code, default: 0] += 1 }
+
+    var errors: UInt64 { errorsByCode.values.reduce(0, +) }
+}

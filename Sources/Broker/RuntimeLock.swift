@@ -1,0 +1,87 @@
+import BusClient
+import Foundation
+
+/// Why the broker could not take its runtime directory.
+public enum RuntimeDirectoryError: Error, CustomStringConvertible {
+    case cannotCreate(path: String, reason: String)
+    case notPrivate(path: String, mode: Int)
+    case brokerAlreadyRunning(path: String, pid: String?)
+    case socketPathTooLong(path: String, limit: Int)
+
+    public var description: String {
+        switch self {
+        case let .cannotCreate(path, reason):
+            return "cannot create the runtime directory \(path): \(reason)"
+        case let .notPrivate(path, mode):
+            return "the runtime directory \(path) has mode \(String(mode, radix: 8)) and is owned by someone else or could not be made private (0700)"
+        case let .brokerAlreadyRunning(path, pid):
+            let who = pid.map { "pid \($0)" } ?? "another process"
+            return "a broker is already running on \(path) (\(who)); stop it, or choose another --runtime-dir"
+        case let .socketPathTooLong(path, limit):
+            return "the socket path \(path) is longer than the \(limit) bytes a Unix socket allows; choose a shorter --runtime-dir"
+        }
+    }
+}
+
+/// The broker's claim on its runtime directory: a private (0700) folder, an exclusive lock, a pid file,
+/// and cleanup of a socket left behind by a broker that was killed.
+///
+/// The lock is an `flock` on `broker.lock`, so the kernel releases it when the holder dies — a stale socket
+/// is one whose lock nobody holds.
+final class RuntimeLock {
+    let directory: RuntimeDirectory
+    private var lockDescriptor: Int32 = -1
+    /// Set when a socket left by a killed broker was removed.
+    private(set) var removedStaleSocket = false
+
+    init(_ directory: RuntimeDirectory) throws {
+        self.directory = directory
+        let path = directory.path
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw RuntimeDirectoryError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw RuntimeDirectoryError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
+        }
+        if info.st_uid != getuid() || chmod(path, 0o700) != 0 {
+            throw RuntimeDirectoryError.notPrivate(path: path, mode: Int(info.st_mode & 0o777))
+        }
+        let limit = 107
+        if directory.busSocketPath.utf8.count > limit {
+            throw RuntimeDirectoryError.socketPathTooLong(path: directory.busSocketPath, limit: limit)
+        }
+        lockDescriptor = open(directory.lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockDescriptor >= 0 else {
+            throw RuntimeDirectoryError.cannotCreate(path: directory.lockPath, reason: String(cString: strerror(errno)))
+        }
+        if flock(lockDescriptor, LOCK_EX | LOCK_NB) != 0 {
+            let pid = try? String(contentsOfFile: directory.pidPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            close(lockDescriptor)
+            lockDescriptor = -1
+            throw RuntimeDirectoryError.brokerAlreadyRunning(path: path, pid: pid)
+        }
+        // We hold the lock, so any socket here belongs to a broker that died without cleaning up.
+        if unlink(directory.busSocketPath) == 0 { removedStaleSocket = true }
+        unlink(directory.endpointFilePath)
+        try? "\(getpid())\n".write(toFile: directory.pidPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Records the endpoint clients should use.
+    func publishEndpoint(_ endpoint: String) {
+        try? (endpoint + "\n").write(toFile: directory.endpointFilePath, atomically: true, encoding: .utf8)
+    }
+
+    /// Removes the socket, endpoint and pid files and releases the lock.
+    func release() {
+        guard lockDescriptor >= 0 else { return }
+        unlink(directory.busSocketPath)
+        unlink(directory.endpointFilePath)
+        unlink(directory.pidPath)
+        unlink(directory.lockPath)
+        close(lockDescriptor)
+        lockDescriptor = -1
+    }
+
+    deinit { release() }
+}

@@ -1,0 +1,79 @@
+import BusProtocol
+
+/// One connected client as the broker sees it: who it is, what it subscribed to, and its delivery accounting.
+final class Session {
+    let identity: [UInt8]
+    let name: String
+    let role: Role
+    let subscriptions: [String]
+    let pid: Int64?
+    let acknowledges: Bool
+    let connectedAt: Int64
+    var lastHeard: Int64
+
+    /// The last delivery number used for this receiver (its own counter, gap-free unless deliveries were lost).
+    var lastDelivery: UInt64 = 0
+    /// Deliveries actually queued to the receiver.
+    var delivered: UInt64 = 0
+    /// Deliveries lost because the receiver's queue was full or it was unreachable.
+    var dropped: UInt64 = 0
+    /// The first lost delivery (and its seq) of a run of losses not yet reported.
+    var dropRunStart: (delivery: UInt64, seq: UInt64)?
+    /// Gaps the receiver itself reported.
+    var gapsReported: UInt64 = 0
+    /// Malformed or refused messages from this client.
+    var errors: UInt64 = 0
+    var lastError: String?
+    /// Sequence numbers delivered and not yet acknowledged, oldest first.
+    private var unacknowledged: [UInt64] = []
+    private var unacknowledgedHead = 0
+    private(set) var acknowledgedSeq: UInt64 = 0
+
+    init(identity: [UInt8], hello: Hello, now: Int64) {
+        self.identity = identity
+        self.name = hello.name
+        self.role = hello.role
+        self.subscriptions = hello.subscriptions
+        self.pid = hello.pid
+        self.acknowledges = hello.acknowledges
+        self.connectedAt = now
+        self.lastHeard = now
+    }
+
+    /// Whether this session should receive an event on `topic`.
+    @inline(__always)
+    func wants(_ topic: String) -> Bool {
+        for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
+        return false
+    }
+
+    func recordDelivered(seq: UInt64) {
+        delivered += 1
+        if acknowledges { unacknowledged.append(seq) }
+    }
+
+    func acknowledge(upTo seq: UInt64) {
+        acknowledgedSeq = max(acknowledgedSeq, seq)
+        while unacknowledgedHead < unacknowledged.count, unacknowledged[unacknowledgedHead] <= seq {
+            unacknowledgedHead += 1
+        }
+        if unacknowledgedHead > 1024, unacknowledgedHead * 2 > unacknowledged.count {
+            unacknowledged.removeFirst(unacknowledgedHead)
+            unacknowledgedHead = 0
+        }
+    }
+
+    /// Events delivered but not yet acknowledged.
+    var lag: Int { unacknowledged.count - unacknowledgedHead }
+
+    /// A name for messages about this session.
+    var label: String { "\(name) (\(role.rawValue))" }
+}
+
+/// Hex form of a ROUTER identity, to name a sender that has not said hello.
+func hexIdentity(_ identity: [UInt8]) -> String {
+    "peer-" + identity.map { byte in
+        let hex = String(byte, radix: 16)
+        return byte < 16 ? "0" + hex : hex
+    }.joined()
+}

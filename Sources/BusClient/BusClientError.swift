@@ -1,0 +1,30 @@
+import BusProtocol
+import ZeroMQ
+
+/// Why a client could not talk to the broker.
+public enum BusClientError: Error, CustomStringConvertible {
+    /// No broker answered within the time allowed.
+    case brokerNotAnswering(endpoint: String, waitedMilliseconds: Int)
+    /// The broker refused the hello or a message.
+    case refused(ErrorReport)
+    /// The broker sent something this client cannot read.
+    case protocolViolation(BusProtocolError)
+    /// The broker said goodbye.
+    case brokerLeft(reason: String)
+    case transport(ZMQError)
+
+    public var description: String {
+        switch self {
+        case let .brokerNotAnswering(endpoint, waited):
+            return "no broker answered at \(endpoint) within \(waited) ms — is `shieldbus run` running on this runtime directory? (--runtime-dir or SHIELDBUS_RUNTIME_DIR)"
+        case let .refused(report):
+            return "the broker refused: \(report.message) [\(report.code)]"
+        case let .protocolViolation(error):
+            return "the broker sent a message this client cannot read: \(error)"
+        case let .brokerLeft(reason):
+            return "the broker left: \(reason)"
+        case let .transport(error):
+            return "bus transport error: \(error)"
+        }
+    }
+}

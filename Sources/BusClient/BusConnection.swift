@@ -1,0 +1,209 @@
+import BusProtocol
+import Foundation
+import ZeroMQ
+
+/// Milliseconds on a monotonic clock, for heartbeats and timeouts (never for bus time).
+public func monotonicMilliseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+}
+
+/// What a client counts about its own connection.
+public struct ConnectionStatistics: Equatable, Sendable {
+    /// Events received.
+    public var events: UInt64 = 0
+    /// Times the delivery counter jumped.
+    public var gaps: UInt64 = 0
+    /// Deliveries that never arrived (the sum of all gaps).
+    public var missedDeliveries: UInt64 = 0
+    /// Times the client said hello again after losing the broker.
+    public var reconnects: UInt64 = 0
+}
+
+/// One client's connection to the broker over a DEALER socket: hello/welcome, publishing, acknowledging,
+/// heartbeats both ways, delivery-gap detection, and a fresh hello when the broker restarts.
+///
+/// Not thread-safe: drive it from one thread.
+public final class BusConnection {
+    public let endpoint: String
+    public private(set) var hello: Hello
+    public private(set) var welcome: Welcome?
+    public private(set) var statistics = ConnectionStatistics()
+    /// Called when deliveries `range` never arrived (the broker or libzmq dropped them).
+    public var onGap: ((ClosedRange<UInt64>) -> Void)?
+    /// Called after the client said hello again to a restarted broker and was welcomed.
+    public var onReconnect: ((Welcome) -> Void)?
+
+    private let socket: Socket
+    /// The connection's own context: terminating it on close flushes the goodbye before the process exits.
+    private var context: Context?
+    private var nextDelivery: UInt64 = 1
+    private var lastHeardFromBroker = monotonicMilliseconds()
+    private var lastSent = monotonicMilliseconds()
+    private var lastHelloSent: Int64 = 0
+    private var heartbeatInterval: Int64 = 1000
+    private var awaitingWelcome = false
+    private var closed = false
+
+    /// Creates the socket and starts connecting; call `connect` to say hello.
+    public init(endpoint: String, hello: Hello) throws {
+        self.endpoint = endpoint
+        self.hello = hello
+        do {
+            let context = try Context()
+            self.context = context
+            socket = try Socket(context, .dealer)
+            try socket.setReceiveHighWaterMark(100_000)
+            try socket.setSendHighWaterMark(100_000)
+            try socket.connect(endpoint)
+        } catch let error as ZMQError {
+            throw BusClientError.transport(error)
+        }
+    }
+
+    deinit { close() }
+
+    /// Says hello and waits for the welcome.
+    @discardableResult
+    public func connect(timeoutMilliseconds: Int = 5000) throws -> Welcome {
+        try send(.hello(hello))
+        awaitingWelcome = true
+        lastHelloSent = monotonicMilliseconds()
+        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        while welcome == nil || awaitingWelcome {
+            let remaining = deadline - monotonicMilliseconds()
+            guard remaining > 0 else { throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds) }
+            guard let message = try nextMessage(timeoutMilliseconds: Int(remaining)) else { continue }
+            switch message {
+            case .error(let report): throw BusClientError.refused(report)
+            case .bye(let reason): throw BusClientError.brokerLeft(reason: reason)
+            default: continue  // events can only follow the welcome; nothing else matters here
+            }
+        }
+        return welcome!
+    }
+
+    /// Puts an event on the bus. Errors about it come back asynchronously as `error` messages.
+    public func publish(_ publish: Publish) throws {
+        try send(.publish(publish))
+    }
+
+    /// Acknowledges every event delivered to this client up to and including `seq`.
+    public func acknowledge(seq: UInt64) throws {
+        try send(.ack(seq: seq))
+    }
+
+    /// Waits up to `timeoutMilliseconds` for the next message for the caller: an event, an error, a status
+    /// report or a bye. Heartbeats, welcomes and reconnects are handled here and not returned.
+    public func receive(timeoutMilliseconds: Int) throws -> BrokerMessage? {
+        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        while true {
+            try maintain()
+            let remaining = max(0, deadline - monotonicMilliseconds())
+            let wait = Int(min(remaining, heartbeatInterval))
+            if let message = try nextMessage(timeoutMilliseconds: wait) {
+                switch message {
+                case .welcome, .heartbeat: continue
+                case .error(let report) where report.code == BusProtocolError.helloRequired(kind: "").code:
+                    try sayHelloAgain()  // the broker restarted and no longer knows us
+                    continue
+                default: return message
+                }
+            }
+            if monotonicMilliseconds() >= deadline { return nil }
+        }
+    }
+
+    /// Sends heartbeats when due and says hello again when the broker has been silent too long.
+    public func maintain() throws {
+        let now = monotonicMilliseconds()
+        if now - lastSent >= heartbeatInterval { try send(.heartbeat) }
+        let silentFor = now - lastHeardFromBroker
+        if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval {
+            try sayHelloAgain()
+        }
+    }
+
+    /// Asks the broker for its status report.
+    public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
+        try send(.status)
+        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        while monotonicMilliseconds() < deadline {
+            if case .status(let report)? = try nextMessage(timeoutMilliseconds: Int(deadline - monotonicMilliseconds())) {
+                return report
+            }
+        }
+        throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Says goodbye and closes the socket. Safe to call twice.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        if welcome != nil { try? send(.bye) }
+        socket.close()
+        context = nil  // terminates the context, which waits (up to the linger) for the bye to leave
+    }
+
+    // MARK: Internals
+
+    private func sayHelloAgain() throws {
+        statistics.reconnects += 1
+        awaitingWelcome = true
+        lastHelloSent = monotonicMilliseconds()
+        try send(.hello(hello))
+    }
+
+    private func send(_ message: ClientMessage) throws {
+        do {
+            try socket.send(WireCodec.encode(message))
+            lastSent = monotonicMilliseconds()
+        } catch let error as ZMQError {
+            throw BusClientError.transport(error)
+        }
+    }
+
+    /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting.
+    private func nextMessage(timeoutMilliseconds: Int) throws -> BrokerMessage? {
+        var poller = Poller()
+        let frames: [[UInt8]]
+        do {
+            try poller.addReadable(socket)
+            guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0],
+                  let received = try socket.receive(dontWait: true) else { return nil }
+            frames = received
+        } catch let error as ZMQError {
+            throw BusClientError.transport(error)
+        }
+        lastHeardFromBroker = monotonicMilliseconds()
+        let message: BrokerMessage
+        do {
+            message = try WireCodec.decodeBrokerMessage(frames)
+        } catch let error as BusProtocolError {
+            throw BusClientError.protocolViolation(error)
+        }
+        switch message {
+        case .welcome(let welcome):
+            let isReconnect = self.welcome != nil
+            self.welcome = welcome
+            awaitingWelcome = false
+            heartbeatInterval = max(50, welcome.heartbeatMilliseconds)
+            nextDelivery = 1  // a new session counts deliveries from 1
+            if isReconnect { onReconnect?(welcome) }
+        case .event(_, let delivery):
+            statistics.events += 1
+            if delivery > nextDelivery {
+                let missed = nextDelivery...(delivery - 1)
+                statistics.gaps += 1
+                statistics.missedDeliveries += UInt64(missed.count)
+                try send(.gap(from: missed.lowerBound, to: missed.upperBound))
+                onGap?(missed)
+            }
+            nextDelivery = max(nextDelivery, delivery + 1)
+        default:
+            break
+        }
+        return message
+    }
+}

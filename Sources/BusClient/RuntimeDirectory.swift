@@ -1,0 +1,51 @@
+// BusClient: a connection to the ShieldBus broker — finding it, the handshake, heartbeats, acks, gap checks, reconnects.
+
+import Foundation
+
+/// The private folder where a broker keeps its sockets, lock and pid file, and where clients find it.
+///
+/// Resolution order: an explicit path, `SHIELDBUS_RUNTIME_DIR`, `$XDG_RUNTIME_DIR/shieldbus`, `/tmp/shieldbus-<uid>`.
+public struct RuntimeDirectory: Equatable, Sendable {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+    }
+
+    /// The runtime directory to use, given an optional explicit path and the process environment.
+    public static func resolve(_ explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> RuntimeDirectory {
+        if let explicit, !explicit.isEmpty { return RuntimeDirectory(path: explicit) }
+        if let fromEnvironment = environment["SHIELDBUS_RUNTIME_DIR"], !fromEnvironment.isEmpty {
+            return RuntimeDirectory(path: fromEnvironment)
+        }
+        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return RuntimeDirectory(path: xdg + "/shieldbus") }
+        return RuntimeDirectory(path: "/tmp/shieldbus-\(getuid())")
+    }
+
+    /// The broker's bus socket file.
+    public var busSocketPath: String { path + "/bus.sock" }
+    /// The default (ipc) bus endpoint.
+    public var defaultEndpoint: String { "ipc://" + busSocketPath }
+    /// Held (flock) by the running broker.
+    public var lockPath: String { path + "/broker.lock" }
+    /// The running broker's pid.
+    public var pidPath: String { path + "/broker.pid" }
+    /// The endpoint the running broker listens on, written at start (it may be tcp:// when `--endpoint` was given).
+    public var endpointFilePath: String { path + "/endpoint" }
+    /// Where plugin processes' output goes.
+    public var logsPath: String { path + "/logs" }
+
+    /// The endpoint of the broker running here: what it wrote at start, else the default ipc endpoint.
+    public func brokerEndpoint() -> String {
+        if let written = try? String(contentsOfFile: endpointFilePath, encoding: .utf8) {
+            let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !trimmed.isEmpty { return trimmed }
+        }
+        return defaultEndpoint
+    }
+
+    /// Whether a broker appears to be running here (its socket or endpoint file exists).
+    public var hasBroker: Bool {
+        FileManager.default.fileExists(atPath: endpointFilePath) || FileManager.default.fileExists(atPath: busSocketPath)
+    }
+}

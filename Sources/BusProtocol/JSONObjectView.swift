@@ -1,0 +1,94 @@
+/// A JSON object whose members are located in the raw bytes but decoded only on demand.
+///
+/// The broker uses it to read a message's few envelope fields and to copy the body through untouched.
+public struct JSONObjectView {
+    public let bytes: [UInt8]
+    private var members: [String: Member] = [:]
+
+    struct Member {
+        let kind: JSONKind
+        let range: Range<Int>
+        let isCompact: Bool
+    }
+
+    /// Validates `bytes` as one JSON object and indexes its members.
+    public init(_ bytes: [UInt8]) throws {
+        self.bytes = bytes
+        var parser = JSONParser(bytes)
+        parser.skipWhitespace()
+        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "{") else {
+            if parser.index < bytes.count { _ = try parser.skipValue() }
+            throw JSONSyntaxError(offset: 0, reason: "expected a JSON object")
+        }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "}") {
+            parser.index += 1
+        } else {
+            while true {
+                parser.skipWhitespace()
+                guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else {
+                    throw parser.fail("expected a string key")
+                }
+                let key = try parser.parseString()
+                parser.skipWhitespace()
+                try parser.expect(UInt8(ascii: ":"), "':' after an object key")
+                parser.skipWhitespace()
+                let start = parser.index
+                parser.sawWhitespace = false
+                let kind = try parser.skipValue()
+                members[key] = Member(kind: kind, range: start..<parser.index, isCompact: !parser.sawWhitespace)
+                parser.skipWhitespace()
+                guard parser.index < bytes.count else { throw parser.fail("unterminated object") }
+                if bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }
+                if bytes[parser.index] == UInt8(ascii: "}") { parser.index += 1; break }
+                throw parser.fail("expected ',' or '}' in an object")
+            }
+        }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.fail("unexpected data after the JSON object") }
+    }
+
+    /// The member names.
+    public var keys: [String] { Array(members.keys) }
+
+    /// The kind of the member `key`, or nil when absent.
+    public func kind(of key: String) -> JSONKind? { members[key]?.kind }
+
+    /// The member's bytes, compact (insignificant whitespace removed), or nil when absent.
+    public func compactBytes(of key: String) -> ArraySlice<UInt8>? {
+        guard let member = members[key] else { return nil }
+        let raw = bytes[member.range]
+        return member.isCompact ? raw : ArraySlice(JSONWriter.minify(raw))
+    }
+
+    /// The member decoded as a value, or nil when absent.
+    public func value(of key: String) -> JSONValue? {
+        guard let member = members[key] else { return nil }
+        var parser = JSONParser(Array(bytes[member.range]))
+        return try? parser.parseValue(depth: 0)
+    }
+}
+
+extension JSONWriter {
+    /// Removes insignificant whitespace from valid JSON bytes (whitespace inside strings is kept).
+    public static func minify(_ raw: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var inString = false
+        var escaped = false
+        for byte in raw {
+            if inString {
+                out.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case 0x20, 0x0A, 0x0D, 0x09: continue
+            case UInt8(ascii: "\""): inString = true; out.append(byte)
+            default: out.append(byte)
+            }
+        }
+        return out
+    }
+}

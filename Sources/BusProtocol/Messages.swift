@@ -1,0 +1,182 @@
+/// The first frame of every message: what kind of message the JSON frame holds.
+public enum MessageKind: String, CaseIterable, Sendable {
+    // plugin → broker
+    case hello, publish, ack, gap, status, bye
+    // broker → plugin
+    case welcome, event, error
+    // both ways
+    case heartbeat
+}
+
+/// What a connecting process is; the broker treats taps and tools as passive (it never waits for their acks).
+public enum Role: String, CaseIterable, Codable, Sendable {
+    case monitor, shield, action, notifier, report, app, generic, tap, tool
+
+    /// Whether the broker waits for this role's acknowledgements before advancing virtual time.
+    public var acknowledgesByDefault: Bool { self != .tap && self != .tool }
+}
+
+/// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.
+public struct Hello: Equatable, Sendable {
+    public var version: Int64
+    public var name: String
+    public var role: Role
+    public var subscriptions: [String]
+    public var pid: Int64?
+    public var acknowledges: Bool
+
+    public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
+                acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current) {
+        self.version = version
+        self.name = name
+        self.role = role
+        self.subscriptions = subscriptions
+        self.pid = pid
+        self.acknowledges = acknowledges ?? role.acknowledgesByDefault
+    }
+}
+
+/// `publish`: an event a plugin puts on the bus; the broker stamps it with a sequence number and bus time.
+public struct Publish: Equatable, Sendable {
+    public var topic: String
+    /// The body: one JSON object, compact.
+    public var body: [UInt8]
+    /// Correlation id: set on requests (topics ending `.request`) and copied onto their replies.
+    public var corr: String?
+    /// Bus time by which a request wants its reply.
+    public var deadline: BusTime?
+
+    public init(topic: String, body: [UInt8], corr: String? = nil, deadline: BusTime? = nil) {
+        self.topic = topic
+        self.body = body
+        self.corr = corr
+        self.deadline = deadline
+    }
+
+    public init(topic: String, body: JSONValue, corr: String? = nil, deadline: BusTime? = nil) {
+        self.init(topic: topic, body: body.jsonBytes, corr: corr, deadline: deadline)
+    }
+}
+
+/// An event as the broker delivers it: the envelope, identical for every receiver and in the journal.
+public struct Envelope: Equatable, Sendable {
+    public var seq: UInt64
+    public var time: BusTime
+    public var topic: String
+    public var source: String
+    public var corr: String?
+    public var deadline: BusTime?
+    /// The body, compact JSON bytes (always an object).
+    public var body: [UInt8]
+
+    public init(seq: UInt64, time: BusTime, topic: String, source: String,
+                corr: String? = nil, deadline: BusTime? = nil, body: [UInt8]) {
+        self.seq = seq
+        self.time = time
+        self.topic = topic
+        self.source = source
+        self.corr = corr
+        self.deadline = deadline
+        self.body = body
+    }
+
+    /// The body decoded as a JSON value.
+    public var bodyValue: JSONValue { (try? JSONValue(parsing: body)) ?? .object([:]) }
+
+    /// Whether this event answers a request.
+    public var isReply: Bool { corr != nil && topic.hasSuffix(Topic.replySuffix) }
+}
+
+/// Errors as sent on the wire (kind `error`) and carried by `bus.error` events.
+public struct ErrorReport: Equatable, Sendable {
+    public var code: String
+    public var message: String
+    /// The versions the broker speaks, on `unsupported-version`.
+    public var supported: [Int64]?
+
+    public init(code: String, message: String, supported: [Int64]? = nil) {
+        self.code = code
+        self.message = message
+        self.supported = supported
+    }
+
+    public init(_ error: BusProtocolError) {
+        var supported: [Int64]?
+        if case .unsupportedVersion(_, let versions) = error { supported = versions }
+        self.init(code: error.code, message: error.description, supported: supported)
+    }
+}
+
+/// `welcome`: the broker's answer to a good hello.
+public struct Welcome: Equatable, Sendable {
+    /// The session's name on the bus (the hello's name).
+    public var name: String
+    /// Bus time now.
+    public var time: BusTime
+    /// The last sequence number issued.
+    public var seq: UInt64
+    /// `real`, `scaled` or `virtual`.
+    public var clock: String
+    /// How often the plugin should send heartbeats, in milliseconds of wall time.
+    public var heartbeatMilliseconds: Int64
+    /// The broker's configuration facts a plugin may need (time zone, profile, …).
+    public var settings: JSONValue
+
+    public init(name: String, time: BusTime, seq: UInt64, clock: String, heartbeatMilliseconds: Int64, settings: JSONValue = [:]) {
+        self.name = name
+        self.time = time
+        self.seq = seq
+        self.clock = clock
+        self.heartbeatMilliseconds = heartbeatMilliseconds
+        self.settings = settings
+    }
+}
+
+/// A message from a plugin (or tool) to the broker.
+public enum ClientMessage: Equatable, Sendable {
+    case hello(Hello)
+    case publish(Publish)
+    /// Every event delivered to the sender with a sequence number up to and including this one is handled.
+    case ack(seq: UInt64)
+    /// The sender saw its delivery counter jump: deliveries `from...to` never arrived.
+    case gap(from: UInt64, to: UInt64)
+    case heartbeat
+    /// Asks for the broker's status report.
+    case status
+    /// The sender is leaving.
+    case bye
+
+    public var kind: MessageKind {
+        switch self {
+        case .hello: return .hello
+        case .publish: return .publish
+        case .ack: return .ack
+        case .gap: return .gap
+        case .heartbeat: return .heartbeat
+        case .status: return .status
+        case .bye: return .bye
+        }
+    }
+}
+
+/// A message from the broker to a plugin (or tool).
+public enum BrokerMessage: Equatable, Sendable {
+    case welcome(Welcome)
+    /// An event, with this receiver's own delivery number (1, 2, 3, … with no gaps unless deliveries were lost).
+    case event(Envelope, delivery: UInt64)
+    case error(ErrorReport)
+    case heartbeat(time: BusTime)
+    case status(JSONValue)
+    case bye(reason: String)
+
+    public var kind: MessageKind {
+        switch self {
+        case .welcome: return .welcome
+        case .event: return .event
+        case .error: return .error
+        case .heartbeat: return .heartbeat
+        case .status: return .status
+        case .bye: return .bye
+        }
+    }
+}

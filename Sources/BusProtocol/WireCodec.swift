@@ -1,0 +1,308 @@
+/// Turns messages into frames and frames into messages, validating everything on the way in.
+///
+/// A message is two frames — the kind (ASCII) and one JSON object — except `event`, which has a third:
+/// the receiver's delivery number in ASCII decimal. See docs/protocol.md.
+public enum WireCodec {
+    // MARK: Client → broker
+
+    /// Encodes a plugin's message.
+    public static func encode(_ message: ClientMessage) -> [[UInt8]] {
+        var object: [String: JSONValue] = ["v": .int(ProtocolVersion.current)]
+        switch message {
+        case .hello(let hello):
+            object["v"] = .int(hello.version)
+            object["name"] = .string(hello.name)
+            object["role"] = .string(hello.role.rawValue)
+            object["subscribe"] = .array(hello.subscriptions.map(JSONValue.string))
+            object["acks"] = .bool(hello.acknowledges)
+            if let pid = hello.pid { object["pid"] = .int(pid) }
+        case .publish(let publish):
+            return [kindFrame(.publish), encodePublish(publish)]
+        case .ack(let seq):
+            object["seq"] = .int(Int64(seq))
+        case .gap(let from, let to):
+            object["from"] = .int(Int64(from))
+            object["to"] = .int(Int64(to))
+        case .heartbeat, .status, .bye:
+            break
+        }
+        return [kindFrame(message.kind), JSONValue.object(object).jsonBytes]
+    }
+
+    static func encodePublish(_ publish: Publish) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(publish.body.count + publish.topic.utf8.count + 48)
+        out.append(contentsOf: #"{"v":1,"topic":"#.utf8)
+        JSONWriter.writeString(publish.topic, into: &out)
+        if let corr = publish.corr {
+            out.append(contentsOf: #","corr":"#.utf8)
+            JSONWriter.writeString(corr, into: &out)
+        }
+        if let deadline = publish.deadline {
+            out.append(contentsOf: #","deadline":"#.utf8)
+            out.append(contentsOf: String(deadline).utf8)
+        }
+        out.append(contentsOf: #","body":"#.utf8)
+        out.append(contentsOf: publish.body)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// Decodes and validates a plugin's message (the frames after any ROUTER identity).
+    public static func decodeClientMessage(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes) throws -> ClientMessage {
+        let kindName = frames.first.map { String(decoding: $0, as: UTF8.self) }
+        guard frames.count == 2 else {
+            throw BusProtocolError.wrongFrameCount(kind: kindName.flatMap { MessageKind(rawValue: $0) }?.rawValue, got: frames.count, expected: 2)
+        }
+        let clientKinds: [MessageKind] = [.hello, .publish, .ack, .gap, .heartbeat, .status, .bye]
+        guard let kind = MessageKind(rawValue: kindName!), clientKinds.contains(kind) else {
+            throw BusProtocolError.unknownKind(printable(kindName!), known: clientKinds.map(\.rawValue))
+        }
+        let fields = try Fields(frames[frames.startIndex + 1], kind: kind.rawValue)
+        try fields.checkVersion()
+        switch kind {
+        case .hello:
+            let roleName = try fields.string("role")
+            guard let role = Role(rawValue: roleName) else {
+                throw BusProtocolError.badHello("unknown role '\(roleName)'; roles: \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let name = try fields.string("name")
+            if name.isEmpty || name.utf8.count > 64 || name.contains(where: { $0.isWhitespace || $0.isNewline }) {
+                throw BusProtocolError.badHello("name '\(name)' must be 1 to 64 characters without spaces")
+            }
+            let subscriptions = try fields.optionalStringArray("subscribe") ?? []
+            return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
+                                pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
+                                version: try fields.int("v")))
+        case .publish:
+            let topic = try fields.string("topic")
+            if let problem = Topic.problem(with: topic) { throw problem }
+            guard let bodyKind = fields.view.kind(of: "body") else { throw BusProtocolError.missingField(kind: "publish", field: "body") }
+            guard bodyKind == .object else {
+                throw BusProtocolError.mistypedField(kind: "publish", field: "body", expected: "an object", got: name(of: bodyKind))
+            }
+            let body = fields.view.compactBytes(of: "body")!
+            guard body.count <= maximumBodyBytes else { throw BusProtocolError.bodyTooLarge(bytes: body.count, limit: maximumBodyBytes) }
+            return .publish(Publish(topic: topic, body: Array(body), corr: try fields.optionalString("corr"),
+                                    deadline: try fields.optionalInt("deadline")))
+        case .ack:
+            return .ack(seq: UInt64(try fields.nonNegativeInt("seq")))
+        case .gap:
+            return .gap(from: UInt64(try fields.nonNegativeInt("from")), to: UInt64(try fields.nonNegativeInt("to")))
+        case .heartbeat: return .heartbeat
+        case .status: return .status
+        case .bye: return .bye
+        default: fatalError("unreachable: client kinds are checked above")
+        }
+    }
+
+    // MARK: Broker → client
+
+    /// The first frame of every event delivery.
+    public static let eventKindFrame = kindFrame(.event)
+
+    /// Encodes a broker message. For events prefer `eventFrames(envelopeJSON:delivery:)` with a pre-encoded envelope.
+    public static func encode(_ message: BrokerMessage) -> [[UInt8]] {
+        var object: [String: JSONValue] = ["v": .int(ProtocolVersion.current)]
+        switch message {
+        case .welcome(let welcome):
+            object["name"] = .string(welcome.name)
+            object["time"] = .int(welcome.time)
+            object["seq"] = .int(Int64(welcome.seq))
+            object["clock"] = .string(welcome.clock)
+            object["heartbeat"] = .int(welcome.heartbeatMilliseconds)
+            object["settings"] = welcome.settings
+        case .event(let envelope, let delivery):
+            return eventFrames(envelopeJSON: encodeEnvelope(envelope), delivery: delivery)
+        case .error(let report):
+            object["code"] = .string(report.code)
+            object["message"] = .string(report.message)
+            if let supported = report.supported { object["supported"] = .array(supported.map(JSONValue.int)) }
+        case .heartbeat(let time):
+            object["time"] = .int(time)
+        case .status(let report):
+            object["report"] = report
+        case .bye(let reason):
+            object["reason"] = .string(reason)
+        }
+        return [kindFrame(message.kind), JSONValue.object(object).jsonBytes]
+    }
+
+    /// The frames of one event delivery.
+    @inline(__always)
+    public static func eventFrames(envelopeJSON: [UInt8], delivery: UInt64) -> [[UInt8]] {
+        [eventKindFrame, envelopeJSON, Array(String(delivery).utf8)]
+    }
+
+    /// The envelope as compact JSON with a fixed field order — the form in which it is delivered and journaled.
+    public static func encodeEnvelope(_ envelope: Envelope) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(envelope.body.count + 96)
+        out.append(contentsOf: #"{"v":1,"seq":"#.utf8)
+        out.append(contentsOf: String(envelope.seq).utf8)
+        out.append(contentsOf: #","time":"#.utf8)
+        out.append(contentsOf: String(envelope.time).utf8)
+        out.append(contentsOf: #","topic":"#.utf8)
+        JSONWriter.writeString(envelope.topic, into: &out)
+        out.append(contentsOf: #","source":"#.utf8)
+        JSONWriter.writeString(envelope.source, into: &out)
+        if let corr = envelope.corr {
+            out.append(contentsOf: #","corr":"#.utf8)
+            JSONWriter.writeString(corr, into: &out)
+        }
+        if let deadline = envelope.deadline {
+            out.append(contentsOf: #","deadline":"#.utf8)
+            out.append(contentsOf: String(deadline).utf8)
+        }
+        out.append(contentsOf: #","body":"#.utf8)
+        out.append(contentsOf: envelope.body)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// Decodes an envelope (a journal line or the second frame of an event).
+    public static func decodeEnvelope(_ bytes: [UInt8]) throws -> Envelope {
+        let fields = try Fields(bytes, kind: "event")
+        try fields.checkVersion()
+        guard fields.view.kind(of: "body") == .object else {
+            throw BusProtocolError.mistypedField(kind: "event", field: "body", expected: "an object",
+                                                 got: fields.view.kind(of: "body").map(name(of:)) ?? "nothing")
+        }
+        return Envelope(seq: UInt64(try fields.nonNegativeInt("seq")), time: try fields.int("time"),
+                        topic: try fields.string("topic"), source: try fields.string("source"),
+                        corr: try fields.optionalString("corr"), deadline: try fields.optionalInt("deadline"),
+                        body: Array(fields.view.compactBytes(of: "body")!))
+    }
+
+    /// Decodes and validates a broker message.
+    public static func decodeBrokerMessage(_ frames: [[UInt8]]) throws -> BrokerMessage {
+        guard let first = frames.first else { throw BusProtocolError.wrongFrameCount(kind: nil, got: 0, expected: 2) }
+        let kindName = String(decoding: first, as: UTF8.self)
+        let brokerKinds: [MessageKind] = [.welcome, .event, .error, .heartbeat, .status, .bye]
+        guard let kind = MessageKind(rawValue: kindName), brokerKinds.contains(kind) else {
+            throw BusProtocolError.unknownKind(printable(kindName), known: brokerKinds.map(\.rawValue))
+        }
+        let expected = kind == .event ? 3 : 2
+        guard frames.count == expected else { throw BusProtocolError.wrongFrameCount(kind: kindName, got: frames.count, expected: expected) }
+        if kind == .event {
+            let envelope = try decodeEnvelope(frames[1])
+            guard let delivery = UInt64(String(decoding: frames[2], as: UTF8.self)) else {
+                throw BusProtocolError.badDelivery("the delivery frame is not a decimal number")
+            }
+            return .event(envelope, delivery: delivery)
+        }
+        let fields = try Fields(frames[1], kind: kindName)
+        try fields.checkVersion()
+        switch kind {
+        case .welcome:
+            return .welcome(Welcome(name: try fields.string("name"), time: try fields.int("time"),
+                                    seq: UInt64(try fields.nonNegativeInt("seq")), clock: try fields.string("clock"),
+                                    heartbeatMilliseconds: try fields.int("heartbeat"),
+                                    settings: fields.view.value(of: "settings") ?? [:]))
+        case .error:
+            let supported = fields.view.value(of: "supported")?.arrayValue?.compactMap(\.intValue)
+            return .error(ErrorReport(code: try fields.string("code"), message: try fields.string("message"), supported: supported))
+        case .heartbeat:
+            return .heartbeat(time: try fields.int("time"))
+        case .status:
+            return .status(fields.view.value(of: "report") ?? .null)
+        case .bye:
+            return .bye(reason: try fields.optionalString("reason") ?? "")
+        default: fatalError("unreachable: broker kinds are checked above")
+        }
+    }
+
+    // MARK: Helpers
+
+    static func kindFrame(_ kind: MessageKind) -> [UInt8] { Array(kind.rawValue.utf8) }
+
+    static func printable(_ text: String) -> String {
+        let shown = text.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 ? String($0) : "?" }.joined()
+        return text.unicodeScalars.count > 32 ? shown + "…" : shown
+    }
+
+    static func name(of kind: JSONKind) -> String {
+        switch kind {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .number: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}
+
+/// Typed access to a message's JSON fields with errors that name the field.
+struct Fields {
+    let view: JSONObjectView
+    let kind: String
+
+    init(_ bytes: [UInt8], kind: String) throws {
+        do {
+            view = try JSONObjectView(bytes)
+        } catch let error as JSONSyntaxError {
+            throw BusProtocolError.notJSON(error)
+        }
+        self.kind = kind
+    }
+
+    func checkVersion() throws {
+        let version = try int("v")
+        guard ProtocolVersion.supported.contains(version) else {
+            throw BusProtocolError.unsupportedVersion(got: version, supported: ProtocolVersion.supported)
+        }
+    }
+
+    private func value(_ field: String, expected: String, kindOK: JSONKind) throws -> JSONValue? {
+        guard let found = view.kind(of: field) else { return nil }
+        guard found == kindOK, let value = view.value(of: field) else {
+            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: expected, got: WireCodec.name(of: found))
+        }
+        return value
+    }
+
+    func optionalString(_ field: String) throws -> String? {
+        try value(field, expected: "a string", kindOK: .string)?.stringValue
+    }
+
+    func string(_ field: String) throws -> String {
+        guard let value = try optionalString(field) else { throw BusProtocolError.missingField(kind: kind, field: field) }
+        return value
+    }
+
+    func optionalInt(_ field: String) throws -> Int64? {
+        guard let value = try value(field, expected: "an integer", kindOK: .number) else { return nil }
+        guard let int = value.intValue else {
+            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an integer", got: "a fraction")
+        }
+        return int
+    }
+
+    func int(_ field: String) throws -> Int64 {
+        guard let value = try optionalInt(field) else { throw BusProtocolError.missingField(kind: kind, field: field) }
+        return value
+    }
+
+    func nonNegativeInt(_ field: String) throws -> Int64 {
+        let value = try int(field)
+        guard value >= 0 else {
+            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "a non-negative integer", got: "\(value)")
+        }
+        return value
+    }
+
+    func optionalBool(_ field: String) throws -> Bool? {
+        try value(field, expected: "a boolean", kindOK: .bool)?.boolValue
+    }
+
+    func optionalStringArray(_ field: String) throws -> [String]? {
+        guard let array = try value(field, expected: "an array of strings", kindOK: .array)?.arrayValue else { return nil }
+        return try array.map { element in
+            guard let string = element.stringValue else {
+                throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an array of strings", got: "an array holding \(element.kindName)")
+            }
+            return string
+        }
+    }
+}

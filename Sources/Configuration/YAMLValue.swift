@@ -1,0 +1,172 @@
+import Foundation
+import Yams
+
+/// A mistake in a file the user wrote: which file, line and key, and what was expected.
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    public let file: String
+    public let line: Int
+    public let column: Int
+    /// The key path, e.g. `plugins[2].restart`.
+    public let key: String
+    public let message: String
+
+    public init(file: String, line: Int, column: Int, key: String, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String {
+        let place = line > 0 ? "\(file):\(line):\(column)" : file
+        return key.isEmpty ? "\(place): \(message)" : "\(place): \(key): \(message)"
+    }
+}
+
+/// A node of a YAML file, with the file name and key path it came from, and typed accessors that report
+/// mistakes as `ConfigurationError`s naming the file, line and key.
+public struct YAMLValue {
+    public let node: Node
+    public let file: String
+    public let keyPath: String
+
+    /// Parses YAML text; a syntax error names the file and line.
+    public static func parse(_ text: String, file: String) throws -> YAMLValue {
+        do {
+            guard let node = try Yams.compose(yaml: text) else {
+                throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
+            }
+            return YAMLValue(node: node, file: file, keyPath: "")
+        } catch let error as YamlError {
+            throw Self.describe(error, file: file)
+        }
+    }
+
+    /// Reads and parses a YAML file.
+    public static func load(path: String) throws -> YAMLValue {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: path, line: 0, column: 0, key: "", message: "cannot read the file (does it exist?)")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: path)
+    }
+
+    private static func describe(_ error: YamlError, file: String) -> ConfigurationError {
+        switch error {
+        case let .scanner(context, problem, mark, _), let .parser(context, problem, mark, _):
+            let what = [context?.description, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+            return ConfigurationError(file: file, line: mark.line, column: mark.column, key: "", message: "YAML syntax error: \(what)")
+        case let .composer(context, problem, mark, _):
+            let what = [context?.description, problem].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ": ")
+            return ConfigurationError(file: file, line: mark.line, column: mark.column, key: "", message: "YAML error: \(what)")
+        default:
+            return ConfigurationError(file: file, line: 0, column: 0, key: "", message: "YAML error: \(error)")
+        }
+    }
+
+    public var line: Int { node.mark?.line ?? 0 }
+    public var column: Int { node.mark?.column ?? 0 }
+
+    /// An error at this node.
+    public func error(_ message: String) -> ConfigurationError {
+        ConfigurationError(file: file, line: line, column: column, key: keyPath, message: message)
+    }
+
+    private var kindName: String {
+        switch node {
+        case .scalar(let scalar): return "'\(scalar.string)'"
+        case .mapping: return "a mapping"
+        case .sequence: return "a list"
+        }
+    }
+
+    // MARK: Structure
+
+    /// The members of a mapping. Keys not in `allowed` are refused (a typo is never silently ignored).
+    public func mapping(allowed: [String]? = nil) throws -> [String: YAMLValue] {
+        guard case .mapping(let mapping) = node else { throw error("expected a mapping (key: value lines), got \(kindName)") }
+        var members: [String: YAMLValue] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard case .scalar(let keyScalar) = keyNode else { throw error("keys must be plain names") }
+            let key = keyScalar.string
+            let path = keyPath.isEmpty ? key : "\(keyPath).\(key)"
+            if let allowed, !allowed.contains(key) {
+                let suggestion = closest(to: key, in: allowed).map { " — did you mean '\($0)'?" } ?? ""
+                throw ConfigurationError(file: file, line: keyNode.mark?.line ?? line, column: keyNode.mark?.column ?? column, key: path,
+                                         message: "unknown key\(suggestion) (allowed here: \(allowed.joined(separator: ", ")))")
+            }
+            members[key] = YAMLValue(node: valueNode, file: file, keyPath: path)
+        }
+        return members
+    }
+
+    /// The elements of a list.
+    public func list() throws -> [YAMLValue] {
+        guard case .sequence(let sequence) = node else { throw error("expected a list, got \(kindName)") }
+        return sequence.enumerated().map { YAMLValue(node: $1, file: file, keyPath: "\(keyPath)[\($0)]") }
+    }
+
+    /// Whether the node is YAML null (`~`, `null` or empty).
+    public var isNull: Bool {
+        if case .scalar(let scalar) = node { return scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null" }
+        return false
+    }
+
+    // MARK: Scalars
+
+    public func string() throws -> String {
+        guard case .scalar(let scalar) = node else { throw error("expected a text value, got \(kindName)") }
+        return scalar.string
+    }
+
+    public func int() throws -> Int {
+        guard let value = Int(try string().replacingOccurrences(of: "_", with: "")) else {
+            throw error("expected a whole number, got \(kindName)")
+        }
+        return value
+    }
+
+    public func double() throws -> Double {
+        guard let value = Double(try string()) else { throw error("expected a number, got \(kindName)") }
+        return value
+    }
+
+    public func bool() throws -> Bool {
+        switch try string().lowercased() {
+        case "true", "yes", "on": return true
+        case "false", "no", "off": return false
+        default: throw error("expected true or false, got \(kindName)")
+        }
+    }
+
+    /// A value from a fixed set of words.
+    public func oneOf<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == String, T: CaseIterable {
+        let word = try string()
+        if let value = T(rawValue: word) { return value }
+        let allowed = T.allCases.map(\.rawValue)
+        let suggestion = closest(to: word, in: allowed).map { " — did you mean '\($0)'?" } ?? ""
+        throw error("expected one of \(allowed.joined(separator: ", ")), got '\(word)'\(suggestion)")
+    }
+
+    public func stringList() throws -> [String] { try list().map { try $0.string() } }
+
+    public func stringMap() throws -> [String: String] { try mapping().mapValues { try $0.string() } }
+}
+
+/// The closest candidate by edit distance, when it is close enough to be a likely typo.
+public func closest(to word: String, in candidates: [String]) -> String? {
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, ca) in a.enumerated() {
+            var current = [i + 1]
+            for (j, cb) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (ca == cb ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+    let scored = candidates.map { ($0, distance(Array(word.lowercased()), Array($0.lowercased()))) }
+    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= max(2, word.count / 3) else { return nil }
+    return best.0
+}

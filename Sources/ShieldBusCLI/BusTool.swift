@@ -1,0 +1,64 @@
+import BusClient
+import BusProtocol
+import Foundation
+
+/// A short-lived client of a running broker, for the tools (tap, send, replay, status).
+enum BusTool {
+    /// Connects to the broker on `runtimeDir` with a hello, or explains why not.
+    static func connect(runtimeDir: String?, name: String, role: Role, subscriptions: [String]) throws -> BusConnection {
+        let runtime = RuntimeDirectory.resolve(runtimeDir)
+        guard runtime.hasBroker else {
+            throw BusClientError.brokerNotAnswering(endpoint: runtime.defaultEndpoint, waitedMilliseconds: 0)
+        }
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(),
+                                           hello: Hello(name: name, role: role, subscriptions: subscriptions, pid: Int64(getpid())))
+        try connection.connect(timeoutMilliseconds: 3000)
+        return connection
+    }
+
+    /// A unique client name for a tool invocation.
+    static func name(_ tool: String) -> String { "\(tool)-\(getpid())" }
+}
+
+/// Renders events for people: bus time, sequence number, topic, source and a compact body.
+struct EventFormatter {
+    let timeZone: TimeZone
+    let timeZoneName: String
+    var maximumBodyCharacters = 160
+    private var lastDay: String?
+
+    init(settings: JSONValue?) {
+        timeZoneName = settings?["timeZone"]?.stringValue ?? "UTC"
+        timeZone = TimeZone(identifier: timeZoneName) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// "2026-11-23" and "07:00:00.250" for a bus time.
+    func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let date = Date(timeIntervalSince1970: Double(time) / 1000)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let millis = Int(((time % 1000) + 1000) % 1000)
+        let day = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        return (day, String(format: "%02d:%02d:%02d.%03d", c.hour!, c.minute!, c.second!, millis))
+    }
+
+    /// One line per event; a day header line first whenever the day changes.
+    mutating func lines(for envelope: Envelope) -> [String] {
+        let (day, time) = dayAndTime(envelope.time)
+        var lines: [String] = []
+        if day != lastDay {
+            lines.append("── \(day) (\(timeZoneName)) ──")
+            lastDay = day
+        }
+        var body = envelope.bodyValue.jsonText
+        if body.count > maximumBodyCharacters { body = String(body.prefix(maximumBodyCharacters - 1)) + "…" }
+        let seq = "#\(envelope.seq)".padding(toLength: 7, withPad: " ", startingAt: 0)
+        let topic = envelope.topic.padding(toLength: max(30, envelope.topic.count), withPad: " ", startingAt: 0)
+        let source = envelope.source.padding(toLength: max(12, envelope.source.count), withPad: " ", startingAt: 0)
+        var line = "\(time)  \(seq) \(topic) \(source) \(body)"
+        if let corr = envelope.corr { line += "  corr=\(corr)" }
+        lines.append(line)
+        return lines
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import BusClient
+import BusProtocol
+import Foundation
+
+extension ShieldBus {
+    struct Replay: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play a recorded journal onto a running broker.",
+            discussion: """
+            Re-publishes each recorded event's topic and body in order (the broker gives them new sequence \
+            numbers). Events the broker itself emits (bus., clock., plugin.) are skipped: the running broker \
+            makes its own. With --pace, waits the recorded wall-clock gaps between events.
+            """
+        )
+
+        @OptionGroup var bus: BusOptions
+
+        @Argument(help: "The journal file (JSON Lines, as written by `run --journal` or `tap --record`).")
+        var file: String
+
+        @Flag(name: .long, help: "Keep the recorded time between events (real time).")
+        var pace = false
+
+        func run() throws {
+            bootstrapLogging(bus.logLevel, default: .warning)
+            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            var envelopes: [Envelope] = []
+            for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
+                do {
+                    envelopes.append(try WireCodec.decodeEnvelope(Array(line.utf8)))
+                } catch {
+                    throw ValidationError("\(file):\(number + 1): not a journal line: \(error)")
+                }
+            }
+            let replayable = envelopes.filter { !Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: $0.topic))) }
+            let name = BusTool.name("replay")
+            let topics = Array(Set(replayable.map(\.topic))).sorted()
+            let connection = try BusTool.connect(runtimeDir: bus.runtimeDir, name: name, role: .tool, subscriptions: topics)
+            defer { connection.close() }
+            var previous: BusTime?
+            for envelope in replayable {
+                if pace, let previous, envelope.time > previous { usleep(useconds_t(min(envelope.time - previous, 60_000)) * 1000) }
+                previous = envelope.time
+                try connection.publish(Publish(topic: envelope.topic, body: envelope.body, corr: envelope.corr, deadline: envelope.deadline))
+            }
+            // Wait until the broker has sequenced all of them, so the count we print is true.
+            var confirmed = 0
+            let deadline = monotonicMilliseconds() + 10_000
+            while confirmed < replayable.count && monotonicMilliseconds() < deadline {
+                switch try connection.receive(timeoutMilliseconds: 500) {
+                case .event(let envelope, _)? where envelope.source == name: confirmed += 1
+                case .error(let report)?: printError("error: \(report.message)")
+                default: continue
+                }
+            }
+            print("replayed \(confirmed) of \(replayable.count) events from \(file) (\(envelopes.count - replayable.count) broker events skipped)")
+            if confirmed < replayable.count { throw ExitCode(1) }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+// ShieldBusCLI: the `shieldbus` command — run the broker, tap and poke the bus, inspect state.
+
+import ArgumentParser
+import Foundation
+import Logging
+
+@main
+struct ShieldBus: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shieldbus",
+        abstract: "Apple's Screen Time architecture on a local ZeroMQ message bus.",
+        discussion: """
+        The broker plays the device's operating system; plugins (shield renderer, action delegate, \
+        activity monitor, notifier, report builder, companion app) are processes on the bus.
+
+        Start a broker with `shieldbus run`, then watch it with `shieldbus tap` in another terminal.
+        """,
+        subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self]
+    )
+}
+
+/// Options every command that talks to a running broker shares.
+struct BusOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The broker's runtime directory.", discussion: "Default: $SHIELDBUS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/shieldbus, else /tmp/shieldbus-<uid>.", valueName: "dir"))
+    var runtimeDir: String?
+
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: Logger.Level?
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Sets up swift-log once: human-readable lines on standard error.
+func bootstrapLogging(_ level: Logger.Level?, default defaultLevel: Logger.Level = .info) {
+    let chosen = level ?? ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? defaultLevel
+    LoggingSystem.bootstrap { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = chosen
+        return handler
+    }
+}
+
+/// Prints to standard error.
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

@@ -1,0 +1,28 @@
+import CZeroMQ
+
+/// A libzmq context: owns the I/O threads that every socket made from it uses.
+///
+/// Sockets keep their context alive; the context is terminated when the last reference goes,
+/// which waits for every socket's linger period — so sockets close with a bounded linger (see `Socket`).
+public final class Context: @unchecked Sendable {
+    let handle: UnsafeMutableRawPointer
+
+    /// Creates a context with the given number of I/O threads.
+    public init(ioThreads: Int32 = 1) throws {
+        guard let handle = zmq_ctx_new() else { throw ZMQError.last("zmq_ctx_new") }
+        self.handle = handle
+        if zmq_ctx_set(handle, ZMQ_IO_THREADS, ioThreads) != 0 {
+            zmq_ctx_term(handle)
+            throw ZMQError.last("zmq_ctx_set(ZMQ_IO_THREADS)")
+        }
+    }
+
+    /// Makes every blocking call on this context's sockets return with ETERM (for orderly shutdown from another thread).
+    public func shutdown() {
+        zmq_ctx_shutdown(handle)
+    }
+
+    deinit {
+        _ = retryingOnInterrupt { zmq_ctx_term(handle) }
+    }
+}

@@ -1,0 +1,50 @@
+import CZeroMQ
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Waits for any of several sockets or plain file descriptors to become readable (zmq_poll).
+public struct Poller {
+    private var items: [zmq_pollitem_t] = []
+
+    public init() {}
+
+    /// Watches `socket` for readability; returns the item's index in `poll`'s result.
+    @discardableResult
+    public mutating func addReadable(_ socket: Socket) throws -> Int {
+        items.append(zmq_pollitem_t(socket: try socket.rawHandle, fd: -1, events: Int16(ZMQ_POLLIN), revents: 0))
+        return items.count - 1
+    }
+
+    /// Watches a plain file descriptor (a pipe, a signal fd) for readability.
+    @discardableResult
+    public mutating func addReadable(fileDescriptor: Int32) -> Int {
+        items.append(zmq_pollitem_t(socket: nil, fd: fileDescriptor, events: Int16(ZMQ_POLLIN), revents: 0))
+        return items.count - 1
+    }
+
+    /// Waits up to `timeoutMilliseconds` (-1 forever) and returns which items are readable.
+    /// An interrupting signal returns early with nothing ready, so callers re-check their state.
+    public mutating func poll(timeoutMilliseconds: Int) throws -> [Bool] {
+        let count = Int32(items.count)
+        let rc = items.withUnsafeMutableBufferPointer { buffer in
+            zmq_poll(buffer.baseAddress, count, timeoutMilliseconds)
+        }
+        if rc < 0 {
+            let error = ZMQError.last("zmq_poll")
+            if error.errno == EINTR { return Array(repeating: false, count: items.count) }
+            throw error
+        }
+        return items.map { $0.revents & Int16(ZMQ_POLLIN) != 0 }
+    }
+}
+
+/// Runs libzmq's built-in proxy between two sockets until the context terminates (used as the benchmark baseline).
+public func runProxy(frontend: Socket, backend: Socket) throws {
+    let rc = zmq_proxy(try frontend.rawHandle, try backend.rawHandle, nil)
+    if rc != 0 {
+        let error = ZMQError.last("zmq_proxy")
+        if error.isContextTerminated { return }
+        throw error
+    }
+}

@@ -1,0 +1,147 @@
+// ShieldBusTestSupport: running the real `shieldbus` broker and fixture processes from tests, with deadlines, never sleeps.
+
+import BusClient
+import BusProtocol
+import Foundation
+import XCTest
+
+/// Where the build put the executables (the test binary lives in the same products directory).
+public enum BuildProducts {
+    public static var directory: URL {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        // `swift test` runs <products>/ShieldBusPackageTests.xctest; walk up to the folder holding it.
+        while url.pathComponents.count > 1 && !FileManager.default.fileExists(atPath: url.deletingLastPathComponent().appendingPathComponent("shieldbus").path) {
+            url = url.deletingLastPathComponent()
+        }
+        return url.deletingLastPathComponent()
+    }
+
+    /// The path of a built executable product; fails the test clearly when it was not built.
+    public static func path(_ name: String, file: StaticString = #filePath, line: UInt = #line) -> String {
+        let path = directory.appendingPathComponent(name).path
+        if !FileManager.default.isExecutableFile(atPath: path) {
+            XCTFail("the executable \(name) was not built (looked at \(path)); run `swift build --build-tests` first", file: file, line: line)
+        }
+        return path
+    }
+
+    /// The repository root (for Config/ files).
+    public static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+}
+
+/// Polls `condition` until it holds or the deadline passes.
+@discardableResult
+public func waitUntil(_ what: String, timeoutSeconds: Double = 10, file: StaticString = #filePath, line: UInt = #line, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(2_000)  // a poll interval, not a wait for a guessed duration: the deadline decides
+    }
+    XCTFail("timed out after \(timeoutSeconds) s waiting for \(what)", file: file, line: line)
+    return false
+}
+
+/// A temporary directory removed at the end.
+public final class TemporaryDirectory {
+    public let path: String
+    public init(prefix: String = "sb") {
+        path = NSTemporaryDirectory() + "\(prefix)-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    public func file(_ name: String) -> String { path + "/" + name }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+/// A `shieldbus run` child process on a private runtime directory.
+public final class BrokerProcess {
+    public let runtime: RuntimeDirectory
+    public let process = Process()
+    public let logPath: String
+    public let workDirectory: TemporaryDirectory
+
+    /// Starts a broker with the given configuration text (YAML) and extra arguments, and waits until it listens.
+    public init(configuration: String, arguments: [String] = [], environment: [String: String] = [:],
+                runtimeDirectory: String? = nil, waitForReady: Bool = true, file: StaticString = #filePath, line: UInt = #line) throws {
+        workDirectory = TemporaryDirectory(prefix: "sbb")
+        runtime = RuntimeDirectory(path: runtimeDirectory ?? workDirectory.file("run"))
+        let configPath = workDirectory.file("config.yml")
+        try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
+        logPath = workDirectory.file("broker.log")
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus", file: file, line: line))
+        process.arguments = ["run", "--config", configPath, "--runtime-dir", runtime.path] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        process.currentDirectoryURL = BuildProducts.repositoryRoot
+        let log = FileHandle(forWritingAtPath: logPath)!
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        if waitForReady {
+            // Ready means it answers a status request (a socket file may be a stale one).
+            waitUntil("the broker to answer (log: \(logPath))", file: file, line: line) {
+                guard process.isRunning else { return true }
+                guard FileManager.default.fileExists(atPath: runtime.endpointFilePath) else { return false }
+                return (try? status(timeoutMilliseconds: 200)) != nil
+            }
+            XCTAssertTrue(process.isRunning, "the broker exited at start: \(self.log(tail: 20))", file: file, line: line)
+        }
+    }
+
+    /// The broker's log so far (last lines).
+    public func log(tail: Int = 40) -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").suffix(tail).joined(separator: "\n")
+    }
+
+    /// A connected client.
+    public func connect(name: String, role: Role = .tap, subscriptions: [String] = [""]) throws -> BusConnection {
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions))
+        try connection.connect(timeoutMilliseconds: 5000)
+        return connection
+    }
+
+    /// The status report.
+    public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "status-\(UUID().uuidString.prefix(6))", role: .tool, subscriptions: []))
+        defer { connection.close() }
+        return try connection.status(timeoutMilliseconds: timeoutMilliseconds)
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns the exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeoutSeconds: Double = 15) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(process.processIdentifier, signal)
+        waitUntil("the broker to exit", timeoutSeconds: timeoutSeconds) { !process.isRunning }
+        if process.isRunning { process.interrupt(); kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// Collects events from a connection until a condition holds or a deadline passes.
+public func collectEvents(from connection: BusConnection, timeoutSeconds: Double = 10, until done: ([Envelope]) -> Bool) throws -> [Envelope] {
+    var events: [Envelope] = []
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    while !done(events) && Date() < deadline {
+        if case .event(let envelope, _)? = try connection.receive(timeoutMilliseconds: 100) {
+            events.append(envelope)
+        }
+    }
+    return events
+}
+
+/// Whether a process with this pid exists.
+public func processExists(_ pid: Int32) -> Bool {
+    kill(pid, 0) == 0 || errno == EPERM
+}

@@ -21,6 +21,14 @@ let package = Package(
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
+
+        // Screen Time's domain model, shared state, and usage reports.
+        .target(name: "ScreenTime"),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "AppGroupStore", dependencies: ["SQLite"]),
+        .target(name: "UsageReports"),
+
         .executableTarget(name: "ShieldBusCLI", dependencies: [
             "Broker", "BusClient", "BusProtocol", "Configuration",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -30,10 +38,15 @@ let package = Package(
         // Test support: the broker harness and small fixture processes the tests start.
         .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
+        .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
+        .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
+        .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
+        .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
     ]
 )

@@ -92,7 +92,8 @@ enum DefaultFiles {
         return found
     }
 
-    /// A plugin's executable: a path as given, or a built product name looked up next to `shieldbus`.
+    /// A plugin's executable: a path as given, else a built product name next to `shieldbus`, else a
+    /// program on PATH (e.g. `python3`).
     static func executablePath(_ executable: String, for plugin: String) throws -> String {
         if executable.contains("/") {
             guard FileManager.default.isExecutableFile(atPath: executable) else {
@@ -100,10 +101,13 @@ enum DefaultFiles {
             }
             return executable
         }
-        let path = executableDirectory.appendingPathComponent(executable).path
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            throw NotFound(description: "plugin '\(plugin)': no built product '\(executable)' next to shieldbus (\(path)); build it with `swift build --product \(executable)` or give a path")
+        let beside = executableDirectory.appendingPathComponent(executable).path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for directory in searchPath.split(separator: ":") {
+            let candidate = "\(directory)/\(executable)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        return path
+        throw NotFound(description: "plugin '\(plugin)': no built product '\(executable)' next to shieldbus (\(beside)) and none on PATH; build it with `swift build --product \(executable)` or give a path")
     }
 }

@@ -1,0 +1,126 @@
+// UserDefaults(suiteName:) for ShieldBus: typed, versioned, slice-checked access to one app group.
+import Foundation
+
+/// The shared defaults of one app group, shaped like `UserDefaults(suiteName:)`.
+///
+/// Values are stored as JSON with a type tag; every key has a version, a writer and a write
+/// time, and every committed write is appended to the group's change log. Reading is open to
+/// all; writing is limited to the writer's slice. A value that does not decode as the
+/// requested type throws, and no read ever writes anything back.
+///
+/// Thread-safe: calls are serialized per instance; use one instance per thread for parallel reads.
+public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
+    /// The administrator writer: bypasses slices; for the broker and tooling, never for plugins.
+    public static let administrator = "shieldbus"
+
+    /// The app group's name.
+    public let suiteName: String
+    /// Who writes through this instance; nil makes it read-only.
+    public let writer: String?
+
+    private let database: GroupDatabase
+    private let clock: () -> Date
+    private let lock = NSRecursiveLock()
+    private var changeHandler: (([StoreChange]) -> Void)?
+
+    /// Opens app group `suiteName` in `container`.
+    ///
+    /// - Parameters:
+    ///   - writer: the component writing (its slice applies), `SharedDefaults.administrator`, or nil to only read.
+    ///   - clock: stamps writes; ShieldBus passes bus time.
+    /// - Throws: `AppGroupStoreError.unknownSuite` (listing the groups that exist) when the group does not exist,
+    ///   `invalidGroupName`, `corruptStore`.
+    public init(suiteName: String, container: AppGroupContainer, writer: String? = nil,
+                clock: @escaping () -> Date = Date.init) throws {
+        self.database = try container.openGroup(suiteName)
+        self.suiteName = suiteName
+        self.writer = writer
+        self.clock = clock
+    }
+
+    /// Called after each commit with the changes it made, outside the instance's lock
+    /// (e.g. to announce them on the bus).
+    public var onChange: (([StoreChange]) -> Void)? {
+        get { lock.withLock { changeHandler } }
+        set { lock.withLock { changeHandler = newValue } }
+    }
+
+    // MARK: Reading
+
+    /// The stored entry of `key` with its version, writer and time; nil when absent.
+    public func entry(forKey key: String) throws -> StoredEntry? {
+        try lock.withLock { try database.read { try database.entry(forKey: key) } }
+    }
+
+    /// The keys that have a value, sorted.
+    public var allKeys: [String] {
+        get throws { try dictionaryRepresentation().keys.sorted() }
+    }
+
+    /// Every stored entry by key.
+    public func dictionaryRepresentation() throws -> [String: StoredEntry] {
+        let entries = try lock.withLock { try database.read { try database.entries() } }
+        return Dictionary(uniqueKeysWithValues: entries.map { ($0.key, $0) })
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` and returns the committed change.
+    @discardableResult
+    public func set<T: Encodable>(_ value: T, forKey key: String) throws -> StoreChange {
+        try transaction { try $0.set(value, forKey: key) }.value
+    }
+
+    /// Removes `key`; returns the change, or nil when the key had no value.
+    @discardableResult
+    public func removeObject(forKey key: String) throws -> StoreChange? {
+        try transaction { try $0.removeObject(forKey: key) }.value
+    }
+
+    /// Stores `newValue` only if `key` is still at `expectedVersion` (nil: the key must not exist).
+    public func compareAndSet<T: Encodable>(_ key: String, expectedVersion: Int64?, newValue: T) throws
+        -> CompareAndSetResult {
+        try transaction { tx in
+            // The slice is checked first, so an outsider learns nothing from a conflict.
+            try tx.authorize(key: key)
+            let current = try tx.entry(forKey: key)?.version
+            guard current == expectedVersion else { return .conflict(currentVersion: current) }
+            return .success(try tx.set(newValue, forKey: key))
+        }.value
+    }
+
+    /// Runs `body` as one atomic read-modify-write over any keys (`BEGIN IMMEDIATE`):
+    /// nobody else writes the group meanwhile, and nothing is kept if `body` throws.
+    ///
+    /// Use only the transaction passed to `body` inside it; calling this instance's writing
+    /// methods there throws (transactions do not nest). `onChange` runs after the commit.
+    @discardableResult
+    public func transaction<Value>(_ body: (SharedDefaultsTransaction) throws -> Value) throws
+        -> TransactionResult<Value> {
+        let (result, handler): (TransactionResult<Value>, (([StoreChange]) -> Void)?) = try lock.withLock {
+            let result = try database.writeTransaction {
+                let tx = SharedDefaultsTransaction(database: database, writer: writer, clock: clock)
+                defer { tx.close() }
+                let value = try body(tx)
+                return TransactionResult(value: value, changes: tx.changes)
+            }
+            return (result, changeHandler)
+        }
+        if !result.changes.isEmpty { handler?(result.changes) }
+        return result
+    }
+
+    // MARK: Change log
+
+    /// Up to `limit` committed changes numbered after `sequence`, oldest first.
+    ///
+    /// Numbers follow commit order, so a watcher that remembers the last number it saw misses nothing.
+    public func changes(after sequence: Int64, limit: Int = 1000) throws -> [StoreChange] {
+        try lock.withLock { try database.read { try database.changes(after: sequence, limit: limit) } }
+    }
+
+    /// The number of the newest change (0 when none): where a watcher that wants only new changes starts.
+    public func lastChangeNumber() throws -> Int64 {
+        try lock.withLock { try database.read { try database.lastChangeNumber() } }
+    }
+}

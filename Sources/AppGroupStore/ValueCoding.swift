@@ -1,0 +1,36 @@
+// How values become stored JSON text with a type tag, and back.
+import Foundation
+
+/// JSON encoding of stored values.
+///
+/// Keys are sorted so equal values give identical bytes (runs stay byte-for-byte
+/// deterministic); dates are seconds since 1970, as the seeds store timestamps.
+enum ValueCoding {
+    /// Encodes `value` for `key` as JSON text and its type tag.
+    static func encode<T: Encodable>(_ value: T, forKey key: String) throws -> (json: String, typeTag: String) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        do {
+            let data = try encoder.encode(value)
+            return (String(decoding: data, as: UTF8.self), typeTag(T.self))
+        } catch {
+            throw AppGroupStoreError.encodeFailed(key: key, type: typeTag(T.self), underlying: error)
+        }
+    }
+
+    /// Decodes `entry` as `T`, throwing `decodeFailed` (never substituting a default) when it does not fit.
+    static func decode<T: Decodable>(_ type: T.Type, from entry: StoredEntry) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(T.self, from: Data(entry.rawJSON.utf8))
+        } catch {
+            throw AppGroupStoreError.decodeFailed(key: entry.key, expectedType: typeTag(T.self),
+                                                  storedType: entry.typeTag, underlying: error)
+        }
+    }
+
+    /// The tag stored with a value: the Swift type's name.
+    static func typeTag<T>(_ type: T.Type) -> String { String(describing: type) }
+}

@@ -1,0 +1,201 @@
+// A thin, general Swift wrapper over the SQLite C API: connections, statements, transactions.
+import CSQLite
+import Foundation
+
+/// One open SQLite database connection.
+///
+/// Use a connection from one thread at a time (wrap it in a lock to share it); open one
+/// connection per thread or process for concurrency, as SQLite intends. Statements keep
+/// their connection alive; the connection closes when the last reference goes away.
+public final class SQLiteConnection {
+    /// How to open the database file (`SQLITE_OPEN_*`).
+    public struct OpenFlags: OptionSet, Sendable {
+        public let rawValue: Int32
+
+        /// Creates flags from raw `SQLITE_OPEN_*` bits.
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// Open for reading only.
+        public static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        /// Open for reading and writing.
+        public static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        /// Create the file when it does not exist (with `.readWrite`).
+        public static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+        /// Refuse to open the file through a symbolic link.
+        public static let noFollow = OpenFlags(rawValue: SQLITE_OPEN_NOFOLLOW)
+    }
+
+    /// The locking mode of `BEGIN`.
+    public enum TransactionKind: String, Sendable {
+        /// Locks are taken by the first read or write (`BEGIN DEFERRED`).
+        case deferred = "DEFERRED"
+        /// The write lock is taken at once, so the transaction's reads cannot go stale (`BEGIN IMMEDIATE`).
+        case immediate = "IMMEDIATE"
+        /// Like `.immediate`; in rollback-journal mode it also keeps readers out (`BEGIN EXCLUSIVE`).
+        case exclusive = "EXCLUSIVE"
+    }
+
+    /// The path the connection was opened with.
+    public let path: String
+    /// How long an operation keeps retrying while another connection holds a lock.
+    public let busyTimeout: TimeInterval
+    let handle: OpaquePointer
+
+    /// Opens (or, with `.create`, creates) the database at `path`.
+    ///
+    /// The file is read once before this returns, so a file that is not a database fails
+    /// here with `SQLiteError.notADatabase` and is left untouched.
+    /// - Parameters:
+    ///   - path: a file path, or `":memory:"`.
+    ///   - flags: how to open it; `[.readWrite, .create]` by default.
+    ///   - busyTimeout: how long to wait for another connection's lock before `SQLiteError.busy`.
+    public init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: TimeInterval = 5) throws {
+        var db: OpaquePointer?
+        // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
+        let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_FULLMUTEX, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+            sqlite3_close_v2(db)
+            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, message: message, sql: nil, path: path)
+        }
+        self.handle = db
+        self.path = path
+        self.busyTimeout = busyTimeout
+        sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+        // SQLite opens lazily: reading the schema now turns a foreign file into an error
+        // before anything could be written to it.
+        try execute("SELECT count(*) FROM sqlite_master")
+    }
+
+    deinit {
+        // close_v2 defers the close until every statement is finalized.
+        sqlite3_close_v2(handle)
+    }
+
+    /// True while a transaction is open on this connection.
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Runs one or more `;`-separated statements without parameters, discarding any rows.
+    public func execute(_ sql: String) throws {
+        try sql.withCString { start in
+            var next: UnsafePointer<CChar>? = start
+            while let current = next, current.pointee != 0 {
+                var tail: UnsafePointer<CChar>?
+                if let statement = try prepareFirst(current, tail: &tail) {
+                    while try statement.step() {}
+                }
+                next = tail
+            }
+        }
+    }
+
+    /// Compiles exactly one statement and binds `bindings` to its parameters `?1...?n`.
+    public func prepare(_ sql: String, bindings: [SQLiteValue] = []) throws -> Statement {
+        let statement: Statement = try sql.withCString { start in
+            var tail: UnsafePointer<CChar>?
+            guard let statement = try prepareFirst(start, tail: &tail) else {
+                throw SQLiteError.failed(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+                                         message: "the text holds no SQL statement", sql: sql, path: path)
+            }
+            let rest = tail.map { String(cString: $0) } ?? ""
+            guard rest.allSatisfy({ $0.isWhitespace || $0 == ";" }) else {
+                throw SQLiteError.failed(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
+                                         message: "prepare takes one statement; use execute(_:) for several",
+                                         sql: sql, path: path)
+            }
+            return statement
+        }
+        try statement.bind(bindings)
+        return statement
+    }
+
+    /// Switches the database to write-ahead logging, so readers never block the writer.
+    /// Throws `SQLiteError.journalModeRejected` where WAL is impossible (e.g. `:memory:`).
+    public func enableWAL() throws {
+        let statement = try prepare("PRAGMA journal_mode=WAL")
+        let mode = try statement.step() ? try statement.string(at: 0) : nil
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError.journalModeRejected(requested: "wal", actual: mode ?? "none", path: path)
+        }
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
+    ///
+    /// `BEGIN` and `COMMIT` are retried while the database is busy, up to `busyTimeout`.
+    /// Transactions do not nest: calling this inside one throws `SQLiteError.nestedTransaction`.
+    public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
+        guard !isInTransaction else { throw SQLiteError.nestedTransaction(path: path) }
+        try execute("BEGIN \(kind.rawValue)")
+        do {
+            let result = try body()
+            _ = try prepare("COMMIT").step(retryingBusy: true)
+            return result
+        } catch {
+            // Some errors (e.g. SQLITE_FULL) already rolled the transaction back.
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `PRAGMA quick_check` and returns the problems it reports; empty means the file is sound.
+    ///
+    /// Damage bad enough to stop the check (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) is reported as a
+    /// problem too; other failures (e.g. busy, I/O) throw.
+    public func quickCheck() throws -> [String] {
+        var lines: [String] = []
+        do {
+            let statement = try prepare("PRAGMA quick_check")
+            while try statement.step() {
+                lines.append(try statement.string(at: 0) ?? "")
+            }
+        } catch let error as SQLiteError where error.isCorrupt || error.code == SQLITE_NOTADB {
+            lines.append("\(error)")
+        }
+        return lines == ["ok"] ? [] : lines
+    }
+
+    /// Compiles the first statement at `sql`; nil when only whitespace or comments remain.
+    private func prepareFirst(_ sql: UnsafePointer<CChar>, tail: inout UnsafePointer<CChar>?) throws -> Statement? {
+        var statement: OpaquePointer?
+        var end: UnsafePointer<CChar>?
+        // Compiling reads the schema, which can meet a lock like any read.
+        let rc = retryingBusy { sqlite3_prepare_v2(handle, sql, -1, &statement, &end) }
+        tail = end
+        guard rc == SQLITE_OK else {
+            sqlite3_finalize(statement)
+            throw error(rc, sql: String(cString: sql))
+        }
+        return statement.map { Statement(handle: $0, connection: self) }
+    }
+
+    /// Repeats `attempt` while it returns SQLITE_BUSY, until `busyTimeout` has passed.
+    ///
+    /// SQLite's own busy handler already waits inside most calls; this loop covers the
+    /// cases where SQLite returns BUSY without waiting (e.g. WAL recovery by another process).
+    func retryingBusy(_ attempt: () -> Int32) -> Int32 {
+        let deadline = DispatchTime.now() + busyTimeout
+        var pause: UInt32 = 1_000
+        var rc = attempt()
+        while rc & 0xFF == SQLITE_BUSY, DispatchTime.now() < deadline {
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
+            rc = attempt()
+        }
+        return rc
+    }
+
+    /// The error for result code `rc`, with SQLite's message for it.
+    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        let message = String(cString: sqlite3_errmsg(handle))
+        switch rc & 0xFF {
+        case SQLITE_NOTADB:
+            return .notADatabase(path: path)
+        case SQLITE_BUSY:
+            return .busy(path: path, timeout: busyTimeout, extendedCode: extended, message: message, sql: sql)
+        default:
+            return .failed(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql, path: path)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+// Errors of the SQLite wrapper, carrying SQLite's result codes and message.
+import CSQLite
+import Foundation
+
+/// A failure reported by SQLite or by the wrapper's checks.
+public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
+    /// The file exists but is not a SQLite database (`SQLITE_NOTADB`); it was not modified.
+    case notADatabase(path: String)
+    /// Another connection held a conflicting lock for longer than the busy timeout (`SQLITE_BUSY`).
+    case busy(path: String, timeout: TimeInterval, extendedCode: Int32, message: String, sql: String?)
+    /// Any other failure: the primary and extended result codes, `sqlite3_errmsg` and the SQL that failed.
+    case failed(code: Int32, extendedCode: Int32, message: String, sql: String?, path: String)
+    /// A typed column read met a value of another storage class.
+    case columnTypeMismatch(column: Int, name: String, expected: SQLiteValue.Kind, found: SQLiteValue.Kind, sql: String)
+    /// `transaction` was called while a transaction was already open on the connection.
+    case nestedTransaction(path: String)
+    /// `PRAGMA journal_mode` left the database in another mode than the one requested.
+    case journalModeRejected(requested: String, actual: String, path: String)
+
+    /// The primary SQLite result code (`SQLITE_MISUSE` for the wrapper's own checks).
+    public var code: Int32 {
+        switch self {
+        case .notADatabase: return SQLITE_NOTADB
+        case .busy: return SQLITE_BUSY
+        case .failed(let code, _, _, _, _): return code
+        case .columnTypeMismatch, .nestedTransaction: return SQLITE_MISUSE
+        case .journalModeRejected: return SQLITE_ERROR
+        }
+    }
+
+    /// The extended SQLite result code (equal to `code` where SQLite gave none).
+    public var extendedCode: Int32 {
+        switch self {
+        case .busy(_, _, let extended, _, _), .failed(_, let extended, _, _, _): return extended
+        default: return code
+        }
+    }
+
+    /// True when the database stayed locked by another connection past the busy timeout.
+    public var isBusy: Bool { code == SQLITE_BUSY }
+
+    /// True when SQLite found the database file damaged (`SQLITE_CORRUPT`).
+    public var isCorrupt: Bool { code == SQLITE_CORRUPT }
+
+    public var description: String {
+        switch self {
+        case .notADatabase(let path):
+            return "'\(path)' is not a SQLite database (its header is not SQLite's); it was left untouched. "
+                + "Check the path, or move the file aside if it should hold a database."
+        case .busy(let path, let timeout, let extended, let message, let sql):
+            return "database '\(path)' stayed locked by another connection for more than \(timeout) s "
+                + "(SQLite \(extended): \(message))\(Self.sqlSuffix(sql)). "
+                + "Retry later, or find the process that holds a long transaction."
+        case .failed(let code, let extended, let message, let sql, let path):
+            return "SQLite error \(code) (extended \(extended)) on '\(path)': \(message)\(Self.sqlSuffix(sql))"
+        case .columnTypeMismatch(let column, let name, let expected, let found, let sql):
+            return "column \(column) ('\(name)') holds \(found.rawValue), not \(expected.rawValue), in: \(sql)"
+        case .nestedTransaction(let path):
+            return "a transaction is already open on '\(path)'; transactions do not nest, "
+                + "so do this work inside the enclosing transaction."
+        case .journalModeRejected(let requested, let actual, let path):
+            return "'\(path)' stayed in journal mode '\(actual)' instead of '\(requested)' "
+                + "(in-memory and some temporary databases cannot use WAL; use a file)."
+        }
+    }
+
+    public var errorDescription: String? { description }
+
+    private static func sqlSuffix(_ sql: String?) -> String {
+        sql.map { " while running: \($0)" } ?? ""
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Schedule math in one time zone with the Gregorian calendar: when a schedule's intervals
+/// start and end, as exact instants.
+///
+/// Pure and deterministic: "now" is always passed in. Daylight saving follows these rules:
+/// - a start or end in a skipped hour (spring forward) moves to the first valid instant after
+///   it (02:30 on a day that jumps from 02:00 to 03:00 becomes 03:00);
+/// - a repeated wall time (fall back) means its first occurrence;
+/// - interval lengths are real elapsed time between the two instants.
+public struct ScheduleCalendar: Hashable, Sendable {
+    /// The device's time zone.
+    public let timeZone: TimeZone
+    private let clock: ZonedClock
+
+    /// Calendar math in this time zone.
+    public init(timeZone: TimeZone) {
+        self.timeZone = timeZone
+        self.clock = ZonedClock(timeZone: timeZone)
+    }
+
+    /// How far a search for matching dates looks: eight years, which holds a February 29
+    /// even across a century year that isn't a leap year.
+    private static let searchDays = 8 * 366 + 2
+
+    /// The first instant strictly after `date` whose wall-clock time matches the components.
+    ///
+    /// Nil when nothing matches within eight years (for example `{month: 2, day: 30}`, or a
+    /// year in the past). Components are read as by `Calendar.nextDate(after:matching:)`:
+    /// `{hour: 9}` is 09:00:00 every day, `{weekday: 2, hour: 9}` Mondays at 09:00.
+    public func nextDate(after date: Date, matching components: DateComponents) -> Date? {
+        firstMatch(ComponentPattern(components), from: date, inclusive: false)
+    }
+
+    /// The interval of the schedule that contains `now`, or else the next one; nil if the
+    /// schedule matches no date. As Apple's `DeviceActivitySchedule.nextInterval`.
+    ///
+    /// Intervals are half-open: at the instant an interval ends, that interval is over.
+    /// For a non-repeating schedule this is its one interval (pass the instant monitoring started).
+    public func nextInterval(for schedule: DeviceActivitySchedule, at now: Date) -> DateInterval? {
+        let start = ComponentPattern(schedule.intervalStart)
+        let end = ComponentPattern(schedule.intervalEnd)
+        if let lastStart = lastMatch(start, atOrBefore: now),
+           let lastEnd = firstMatch(end, from: lastStart, inclusive: false),
+           lastEnd > now {
+            return DateInterval(start: lastStart, end: lastEnd)
+        }
+        guard let nextStart = firstMatch(start, from: now, inclusive: false),
+              let nextEnd = firstMatch(end, from: nextStart, inclusive: false) else { return nil }
+        return DateInterval(start: nextStart, end: nextEnd)
+    }
+
+    /// The schedule's intervals from the one containing `now` (or else the next) on, in order.
+    ///
+    /// A repeating schedule's sequence goes on as long as dates match (iterate lazily, e.g.
+    /// with `prefix`); a non-repeating schedule has exactly one interval.
+    public func intervals(for schedule: DeviceActivitySchedule, from now: Date) -> DeviceActivityIntervals {
+        DeviceActivityIntervals(calendar: self, schedule: schedule, upcoming: nextInterval(for: schedule, at: now))
+    }
+
+    /// The interval following one of the schedule's intervals: the next start at or after its end.
+    func interval(after interval: DateInterval, of schedule: DeviceActivitySchedule) -> DateInterval? {
+        guard let start = firstMatch(ComponentPattern(schedule.intervalStart), from: interval.end, inclusive: true),
+              let end = firstMatch(ComponentPattern(schedule.intervalEnd), from: start, inclusive: false) else { return nil }
+        return DateInterval(start: start, end: end)
+    }
+
+    /// The start of the wall-clock hour that contains `date`.
+    public func startOfHour(containing date: Date) -> Date {
+        clock.startOfHour(containing: date)
+    }
+
+    /// The length of an interval in wall-clock time (what a clock on the wall shows between
+    /// its start and end), which differs from its real length across a daylight saving change.
+    func wallClockLength(of interval: DateInterval) -> TimeInterval {
+        TimeInterval(clock.localSeconds(of: interval.end) - clock.localSeconds(of: interval.start))
+    }
+
+    // MARK: Searching
+
+    // Wall times of one day, in order, give instants in order (a gap maps several wall times to
+    // the same instant; a repeat keeps the first occurrence), so the first hit is the earliest.
+
+    private func firstMatch(_ pattern: ComponentPattern, from bound: Date, inclusive: Bool) -> Date? {
+        guard !pattern.secondsOfDay.isEmpty else { return nil }
+        // Start a day early: a wall time late the day before can land after `bound` across a gap.
+        var firstDay = CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) - 1
+        if let yearDays = pattern.yearDayRange {
+            guard yearDays.upperBound >= firstDay else { return nil }
+            firstDay = max(firstDay, yearDays.lowerBound - 1)
+        }
+        for dayNumber in firstDay...(firstDay + Self.searchDays) where pattern.matches(dayNumber: dayNumber) {
+            for second in pattern.secondsOfDay {
+                let date = instant(dayNumber: dayNumber, second: second)
+                if date > bound || (inclusive && date == bound) { return date }
+            }
+        }
+        return nil
+    }
+
+    private func lastMatch(_ pattern: ComponentPattern, atOrBefore bound: Date) -> Date? {
+        guard !pattern.secondsOfDay.isEmpty else { return nil }
+        var lastDay = CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) + 1
+        if let yearDays = pattern.yearDayRange {
+            guard yearDays.lowerBound <= lastDay else { return nil }
+            lastDay = min(lastDay, yearDays.upperBound + 1)
+        }
+        for dayNumber in stride(from: lastDay, through: lastDay - Self.searchDays, by: -1) where pattern.matches(dayNumber: dayNumber) {
+            for second in pattern.secondsOfDay.reversed() {
+                let date = instant(dayNumber: dayNumber, second: second)
+                if date <= bound { return date }
+            }
+        }
+        return nil
+    }
+
+    private func instant(dayNumber: Int, second: Int) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(clock.instant(ofLocalSeconds: dayNumber * 86_400 + second)))
+    }
+}
+
+/// A schedule's intervals in order, computed lazily (see `ScheduleCalendar.intervals(for:from:)`).
+public struct DeviceActivityIntervals: Sequence, IteratorProtocol, Sendable {
+    private let calendar: ScheduleCalendar
+    private let schedule: DeviceActivitySchedule
+    private var upcoming: DateInterval?
+
+    init(calendar: ScheduleCalendar, schedule: DeviceActivitySchedule, upcoming: DateInterval?) {
+        self.calendar = calendar
+        self.schedule = schedule
+        self.upcoming = upcoming
+    }
+
+    /// The next interval; nil once a non-repeating schedule's interval was given, or when no date matches.
+    public mutating func next() -> DateInterval? {
+        guard let current = upcoming else { return nil }
+        upcoming = schedule.repeats ? calendar.interval(after: current, of: schedule) : nil
+        return current
+    }
+}

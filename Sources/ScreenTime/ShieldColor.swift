@@ -1,0 +1,89 @@
+import Foundation
+
+/// A color on a shield: 8-bit red, green, blue and alpha (stands in for `UIColor`).
+///
+/// JSON: a hex string `"#RRGGBBAA"` (decoding also accepts `"#RRGGBB"`, meaning opaque).
+public struct ShieldColor: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// Red, 0-255.
+    public var red: UInt8
+    /// Green, 0-255.
+    public var green: UInt8
+    /// Blue, 0-255.
+    public var blue: UInt8
+    /// Opacity, 0 (clear) to 255 (opaque).
+    public var alpha: UInt8
+
+    /// A color from 8-bit channels: `ShieldColor(0, 122, 255)`.
+    public init(_ red: UInt8, _ green: UInt8, _ blue: UInt8, _ alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// A color from channels in 0...1, as `UIColor(red:green:blue:alpha:)`; values are clamped and rounded to 8 bits.
+    public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
+        self.init(Self.byte(red), Self.byte(green), Self.byte(blue), Self.byte(alpha))
+    }
+
+    /// A gray from a brightness in 0...1, as `UIColor(white:alpha:)`.
+    public init(white: Double, alpha: Double = 1) {
+        self.init(red: white, green: white, blue: white, alpha: alpha)
+    }
+
+    /// A color from `"#RRGGBB"` or `"#RRGGBBAA"` (the `#` is optional, case doesn't matter); nil if malformed.
+    public init?(hex: String) {
+        let digits = hex.hasPrefix("#") ? hex.dropFirst() : Substring(hex)
+        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else { return nil }
+        let rgba = digits.count == 6 ? value << 8 | 0xFF : value
+        self.init(UInt8(rgba >> 24 & 0xFF), UInt8(rgba >> 16 & 0xFF), UInt8(rgba >> 8 & 0xFF), UInt8(rgba & 0xFF))
+    }
+
+    /// The color as `"#RRGGBBAA"`, upper case.
+    public var hex: String {
+        "#" + [red, green, blue, alpha].map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+
+    /// The hex form.
+    public var description: String { hex }
+
+    /// Opaque black.
+    public static let black = ShieldColor(0, 0, 0)
+    /// Opaque white.
+    public static let white = ShieldColor(255, 255, 255)
+    /// Fully transparent.
+    public static let clear = ShieldColor(0, 0, 0, 0)
+    /// Mid gray, as `UIColor.gray` (white 0.5).
+    public static let gray = ShieldColor(white: 0.5)
+    /// Dark gray, as `UIColor.darkGray` (white 1/3).
+    public static let darkGray = ShieldColor(white: 1.0 / 3.0)
+    /// Light gray, as `UIColor.lightGray` (white 2/3).
+    public static let lightGray = ShieldColor(white: 2.0 / 3.0)
+    /// The system's blue (light appearance), the default button color.
+    public static let systemBlue = ShieldColor(0, 122, 255)
+    /// The system's red (light appearance).
+    public static let systemRed = ShieldColor(255, 59, 48)
+
+    /// Decodes a hex string.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let color = ShieldColor(hex: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a color: write \"#RRGGBB\" or \"#RRGGBBAA\" in hex.")
+        }
+        self = color
+    }
+
+    /// Encodes `"#RRGGBBAA"`.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+
+    private static func byte(_ value: Double) -> UInt8 {
+        UInt8((min(max(value, 0), 1) * 255).rounded())
+    }
+}

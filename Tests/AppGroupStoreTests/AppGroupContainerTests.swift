@@ -1,0 +1,110 @@
+// Tests of the container: group names, unknown suites, damaged store files, busy writers.
+import AppGroupStore
+import Foundation
+import SQLite
+import XCTest
+
+final class AppGroupContainerTests: ContainerTestCase {
+    func testCreateGroupIsIdempotentAndListed() throws {
+        try adminDefaults().set(1, forKey: "kept")
+        try container.createGroup(group)
+        try container.createGroup("group.com.example.reports")
+        XCTAssertEqual(try container.groups(), ["group.com.example.focus", "group.com.example.reports"])
+        XCTAssertEqual(try adminDefaults().integer(forKey: "kept"), 1, "creating an existing group keeps its data")
+        XCTAssertEqual(try container.storeURL(forGroup: group), root.appendingPathComponent("group.com.example.focus.sqlite"))
+        XCTAssertEqual(try AppGroupContainer(root: root.appendingPathComponent("absent")).groups(), [])
+    }
+
+    func testStoreUsesWriteAheadLogging() throws {
+        let db = try SQLiteConnection(path: container.storeURL(forGroup: group).path)
+        let mode = try db.prepare("PRAGMA journal_mode")
+        XCTAssertTrue(try mode.step())
+        XCTAssertEqual(try mode.string(at: 0), "wal")
+    }
+
+    func testInvalidGroupNamesAreRejected() throws {
+        let cases = ["": "empty", "group/evil": "slash", "../escape": "slash", "group focus": "whitespace",
+                     "group.tab\t": "whitespace", ".hidden": "starts with", "grüppe": "contains"]
+        for (name, reason) in cases {
+            assertStoreError(try container.createGroup(name)) { error in
+                guard case .invalidGroupName(name, let found) = error else { return XCTFail("unexpected \(error)") }
+                XCTAssertTrue(found.contains(reason), "\(name): \(found)")
+            }
+            assertStoreError(try SharedDefaults(suiteName: name, container: container)) { error in
+                guard case .invalidGroupName = error else { return XCTFail("unexpected \(error)") }
+            }
+        }
+        XCTAssertEqual(try container.groups(), [group])
+    }
+
+    func testUnknownSuiteListsGroupsAndSuggestsTheClosest() throws {
+        try container.createGroup("group.com.example.reports")
+        assertStoreError(try SharedDefaults(suiteName: "group.com.exmaple.focus", container: container)) { error in
+            guard case .unknownSuite(let name, let existing) = error else { return XCTFail("unexpected \(error)") }
+            XCTAssertEqual(name, "group.com.exmaple.focus")
+            XCTAssertEqual(existing, ["group.com.example.focus", "group.com.example.reports"])
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("Did you mean 'group.com.example.focus'?"), message)
+            XCTAssertTrue(message.contains("group.com.example.focus, group.com.example.reports"), message)
+        }
+        assertStoreError(try SharedDefaults(suiteName: "zzz", container: container)) { error in
+            XCTAssertFalse("\(error)".contains("Did you mean"), "no suggestion for an unrelated name: \(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("zzz.sqlite").path),
+                       "opening an unknown suite creates nothing")
+    }
+
+    func testGarbageStoreIsCorruptAndLeftUntouched() throws {
+        let url = try container.storeURL(forGroup: "group.com.example.broken")
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+        try garbage.write(to: url)
+        assertStoreError(try SharedDefaults(suiteName: "group.com.example.broken", container: container)) { error in
+            guard case .corruptStore(url.path, _) = error else { return XCTFail("unexpected \(error)") }
+            let message = "\(error)"
+            XCTAssertTrue(message.contains("Restore it from a backup"), message)
+            XCTAssertTrue(message.contains("move it aside"), message)
+        }
+        assertStoreError(try container.createGroup("group.com.example.broken")) { error in
+            guard case .corruptStore = error else { return XCTFail("unexpected \(error)") }
+        }
+        XCTAssertEqual(try Data(contentsOf: url), garbage)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: url.path + "-wal"))
+    }
+
+    func testStoreFailingQuickCheckIsCorrupt() throws {
+        let defaults = try adminDefaults()
+        try defaults.transaction { tx in
+            for index in 0..<400 {
+                try tx.set(String(repeating: "token-\(index)-", count: 4), forKey: "key-\(index)")
+            }
+        }
+        let url = try container.storeURL(forGroup: group)
+        // Fold the WAL into the main file, then overwrite the b-tree header of every page after the first.
+        try SQLiteConnection(path: url.path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        var damaged = try Data(contentsOf: url)
+        let pageSize = Int(damaged[16]) << 8 | Int(damaged[17])
+        for page in stride(from: pageSize, to: damaged.count, by: pageSize) {
+            damaged.replaceSubrange(page..<page + 8, with: repeatElement(0xA5, count: 8))
+        }
+        try damaged.write(to: url)
+
+        assertStoreError(try adminDefaults()) { error in
+            guard case .corruptStore(url.path, let detail) = error else { return XCTFail("unexpected \(error)") }
+            XCTAssertFalse(detail.isEmpty)
+        }
+        XCTAssertEqual(try Data(contentsOf: url), damaged)
+    }
+
+    func testWriterWaitingPastBusyTimeoutGetsBusyError() throws {
+        let holder = try SQLiteConnection(path: container.storeURL(forGroup: group).path)
+        try holder.execute("BEGIN IMMEDIATE")
+        let impatient = AppGroupContainer(root: root, busyTimeout: 0.05)
+        let defaults = try SharedDefaults(suiteName: group, container: impatient, writer: SharedDefaults.administrator)
+        assertStoreError(try defaults.set(1, forKey: "k")) { error in
+            guard case .busy(group, 0.05) = error else { return XCTFail("unexpected \(error)") }
+        }
+        XCTAssertNil(try defaults.entry(forKey: "k"), "reads go on while another process writes")
+        try holder.execute("COMMIT")
+        XCTAssertEqual(try defaults.set(1, forKey: "k").version, 1)
+    }
+}

@@ -1,0 +1,80 @@
+import Configuration
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func parse(_ text: String) throws -> ShieldBusConfiguration {
+        try ShieldBusConfiguration.parse(YAMLValue.parse(text, file: "test.yml"))
+    }
+
+    func assertError(_ text: String, line: Int, key: String, contains: String, file: StaticString = #filePath, testLine: UInt = #line) {
+        XCTAssertThrowsError(try parse(text), file: file, line: testLine) { error in
+            guard let error = error as? ConfigurationError else { return XCTFail("\(error)", file: file, line: testLine) }
+            XCTAssertEqual(error.file, "test.yml", file: file, line: testLine)
+            XCTAssertEqual(error.line, line, "\(error)", file: file, line: testLine)
+            XCTAssertEqual(error.key, key, "\(error)", file: file, line: testLine)
+            XCTAssertTrue(error.description.contains(contains), error.description, file: file, line: testLine)
+            XCTAssertTrue(error.description.hasPrefix("test.yml:\(line):"), error.description, file: file, line: testLine)
+        }
+    }
+
+    func testReadsAFullConfiguration() throws {
+        let configuration = try parse("""
+        name: demo
+        bus:
+          maxBodyBytes: 2048
+          heartbeatMs: 500
+          sessionTimeoutMs: 3000
+        journal: out.jsonl
+        plugins:
+          - name: monitor
+            executable: activity-monitor
+            role: monitor
+            arguments: [--verbose]
+            environment: {MODE: test}
+            restart: always
+        """)
+        XCTAssertEqual(configuration.name, "demo")
+        XCTAssertEqual(configuration.bus.maxBodyBytes, 2048)
+        XCTAssertEqual(configuration.bus.heartbeatMs, 500)
+        XCTAssertEqual(configuration.journal, "out.jsonl")
+        XCTAssertEqual(configuration.plugins.count, 1)
+        XCTAssertEqual(configuration.plugins[0].role, .monitor)
+        XCTAssertEqual(configuration.plugins[0].arguments, ["--verbose"])
+        XCTAssertEqual(configuration.plugins[0].environment, ["MODE": "test"])
+        XCTAssertEqual(configuration.plugins[0].restart, "always")
+        XCTAssertEqual(configuration.plugins[0].line, 8)
+    }
+
+    func testUnknownKeyNamesFileLineAndSuggestsTheRightOne() {
+        assertError("name: x\nbus:\n  heartbeatMS: 5\n", line: 3, key: "bus.heartbeatMS", contains: "did you mean 'heartbeatMs'")
+    }
+
+    func testWrongTypeNamesTheKey() {
+        assertError("bus:\n  maxBodyBytes: lots\n", line: 2, key: "bus.maxBodyBytes", contains: "expected a whole number")
+    }
+
+    func testUnknownRoleListsTheRoles() {
+        assertError("plugins:\n  - name: a\n    executable: x\n    role: wizard\n", line: 4, key: "plugins[0].role", contains: "expected one of monitor, shield")
+    }
+
+    func testDuplicatePluginNames() {
+        assertError("plugins:\n  - {name: a, executable: x, role: monitor}\n  - {name: a, executable: y, role: shield}\n",
+                    line: 3, key: "plugins[1].name", contains: "used twice")
+    }
+
+    func testYAMLSyntaxErrorHasALine() {
+        XCTAssertThrowsError(try parse("name: [unclosed\nbus: 1\n")) { error in
+            XCTAssertTrue("\(error)".hasPrefix("test.yml:"), "\(error)")
+            XCTAssertTrue("\(error)".contains("YAML"), "\(error)")
+        }
+    }
+
+    func testSessionTimeoutMustExceedTwoHeartbeats() {
+        assertError("bus:\n  heartbeatMs: 1000\n  sessionTimeoutMs: 1500\n", line: 3, key: "bus.sessionTimeoutMs", contains: "twice heartbeatMs")
+    }
+
+    func testTheShippedDefaultConfigurationIsValid() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        XCTAssertNoThrow(try ShieldBusConfiguration.load(path: root.appendingPathComponent("Config/default.yml").path))
+    }
+}

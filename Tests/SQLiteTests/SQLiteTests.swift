@@ -1,0 +1,185 @@
+// Tests of the SQLite wrapper: typed binding and columns, errors, transactions, WAL, busy, damaged files.
+import CSQLite
+import Foundation
+import SQLite
+import XCTest
+
+final class SQLiteTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sqlite-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    func testTypedBindAndColumnRoundTrip() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")
+        let insert = try db.prepare("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)")
+        try insert.bind(Int64.min, at: 1)
+        try insert.bind(-0.125, at: 2)
+        try insert.bind("héllo\u{0}wörld ✓", at: 3)
+        try insert.bind([0, 1, 255] as [UInt8], at: 4)
+        try insert.bindNull(at: 5)
+        try insert.run()
+        insert.reset()
+        try insert.bind([.integer(Int64.max), .real(1e300), .text(""), .blob(Data()), .integer(7)])
+        try insert.run()
+
+        let select = try db.prepare("SELECT i, r, s, b, n FROM t ORDER BY i")
+        XCTAssertTrue(try select.step())
+        XCTAssertEqual(try select.int64(at: 0), Int64.min)
+        XCTAssertEqual(try select.double(at: 1), -0.125)
+        XCTAssertEqual(try select.string(at: 2), "héllo\u{0}wörld ✓")
+        XCTAssertEqual(try select.bytes(at: 3), [0, 1, 255])
+        XCTAssertTrue(select.isNull(at: 4))
+        XCTAssertNil(try select.int64(at: 4))
+        XCTAssertEqual(select.columnName(at: 2), "s")
+        XCTAssertEqual(select.columnCount, 5)
+        XCTAssertTrue(try select.step())
+        XCTAssertEqual(try select.int64(at: 0), Int64.max)
+        XCTAssertEqual(try select.double(at: 1), 1e300)
+        XCTAssertEqual(try select.string(at: 2), "")
+        // An empty blob stays an empty blob, not NULL.
+        XCTAssertEqual(select.value(at: 3), .blob(Data()))
+        XCTAssertEqual(try select.data(at: 3), Data())
+        XCTAssertEqual(try select.double(at: 4), 7, "integers widen to Double")
+        XCTAssertFalse(try select.step())
+    }
+
+    func testTypedColumnReadOfAnotherTypeThrows() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        let select = try db.prepare("SELECT 'text' AS label")
+        XCTAssertTrue(try select.step())
+        XCTAssertThrowsError(try select.int64(at: 0)) { error in
+            guard case SQLiteError.columnTypeMismatch(0, "label", .integer, .text, _) = error else {
+                return XCTFail("unexpected \(error)")
+            }
+        }
+    }
+
+    func testErrorCarriesCodesSQLAndMessage() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);")
+        let sql = "INSERT INTO t VALUES (1)"
+        XCTAssertThrowsError(try db.execute(sql)) { error in
+            guard let error = error as? SQLiteError, case .failed(let code, let extended, let message, let failedSQL, _) = error else {
+                return XCTFail("unexpected \(error)")
+            }
+            XCTAssertEqual(code, SQLITE_CONSTRAINT)
+            XCTAssertEqual(extended, SQLITE_CONSTRAINT | (6 << 8), "SQLITE_CONSTRAINT_PRIMARYKEY")
+            XCTAssertEqual(failedSQL, sql)
+            XCTAssertTrue(message.contains("UNIQUE constraint failed"), message)
+            XCTAssertTrue(error.description.contains(sql))
+        }
+        XCTAssertThrowsError(try db.prepare("SELEKT 1")) { error in
+            XCTAssertEqual((error as? SQLiteError)?.code, SQLITE_ERROR)
+            XCTAssertTrue("\(error)".contains("syntax error"), "\(error)")
+        }
+        XCTAssertThrowsError(try db.prepare("SELECT 1; SELECT 2")) { error in
+            XCTAssertTrue("\(error)".contains("use execute"), "\(error)")
+        }
+    }
+
+    func testTransactionCommitsOrRollsBack() throws {
+        let db = try SQLiteConnection(path: path("tx.sqlite"))
+        try db.execute("CREATE TABLE t (v INTEGER)")
+        struct Abort: Error {}
+        XCTAssertThrowsError(try db.transaction(.immediate) {
+            try db.execute("INSERT INTO t VALUES (1)")
+            throw Abort()
+        }) { XCTAssertTrue($0 is Abort) }
+        XCTAssertFalse(db.isInTransaction)
+        let inserted = try db.transaction(.immediate) { () -> Int in
+            try db.execute("INSERT INTO t VALUES (2)")
+            XCTAssertThrowsError(try db.transaction { }) { error in
+                guard case SQLiteError.nestedTransaction = error else { return XCTFail("unexpected \(error)") }
+            }
+            return 2
+        }
+        XCTAssertEqual(inserted, 2)
+        let count = try db.prepare("SELECT group_concat(v) FROM t")
+        XCTAssertTrue(try count.step())
+        XCTAssertEqual(try count.string(at: 0), "2")
+    }
+
+    func testWALModeAndIntegrityCheck() throws {
+        let db = try SQLiteConnection(path: path("wal.sqlite"))
+        try db.enableWAL()
+        let mode = try db.prepare("PRAGMA journal_mode")
+        XCTAssertTrue(try mode.step())
+        XCTAssertEqual(try mode.string(at: 0), "wal")
+        XCTAssertEqual(try db.quickCheck(), [])
+        XCTAssertThrowsError(try SQLiteConnection(path: ":memory:").enableWAL()) { error in
+            guard case SQLiteError.journalModeRejected(_, "memory", _) = error else { return XCTFail("unexpected \(error)") }
+        }
+    }
+
+    func testQuickCheckReportsDamagedPages() throws {
+        let file = path("damaged.sqlite")
+        do {
+            let db = try SQLiteConnection(path: file)
+            try db.execute("""
+                CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+                INSERT INTO t SELECT i, printf('value-%05d-padding-padding-padding', i) FROM n;
+                """)
+        }
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: file))
+        try handle.seek(toOffset: 4096 * 2 + 200)
+        handle.write(Data(repeating: 0xFF, count: 64))
+        try handle.close()
+        let problems = try SQLiteConnection(path: file).quickCheck()
+        XCTAssertFalse(problems.isEmpty)
+    }
+
+    func testGarbageFileIsNotADatabaseAndStaysUntouched() throws {
+        let file = path("garbage.sqlite")
+        let garbage = Data(String(repeating: "this is not a database, just some text\n", count: 200).utf8)
+        try garbage.write(to: URL(fileURLWithPath: file))
+        for flags: SQLiteConnection.OpenFlags in [[.readWrite, .create], [.readWrite], [.readOnly]] {
+            XCTAssertThrowsError(try SQLiteConnection(path: file, flags: flags)) { error in
+                guard case SQLiteError.notADatabase(file) = error else { return XCTFail("unexpected \(error)") }
+                XCTAssertTrue("\(error)".contains("not a SQLite database"))
+            }
+        }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: file)), garbage)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["garbage.sqlite"])
+    }
+
+    func testMissingFileWithoutCreateFails() throws {
+        XCTAssertThrowsError(try SQLiteConnection(path: path("missing.sqlite"), flags: [.readWrite])) { error in
+            XCTAssertEqual((error as? SQLiteError)?.code, SQLITE_CANTOPEN)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path("missing.sqlite")))
+    }
+
+    func testBusyAfterTimeoutThenSucceedsOnceLockIsFree() throws {
+        let file = path("busy.sqlite")
+        let holder = try SQLiteConnection(path: file)
+        try holder.enableWAL()
+        try holder.execute("CREATE TABLE t (v INTEGER)")
+        let waiter = try SQLiteConnection(path: file, busyTimeout: 0.05)
+        try holder.execute("BEGIN IMMEDIATE")
+        XCTAssertThrowsError(try waiter.transaction(.immediate) { try waiter.execute("INSERT INTO t VALUES (1)") }) { error in
+            let error = error as? SQLiteError
+            XCTAssertEqual(error?.isBusy, true)
+            XCTAssertTrue("\(error!)".contains("BEGIN IMMEDIATE"), "\(error!)")
+        }
+        // WAL: a reader is not blocked by the writer.
+        let read = try waiter.prepare("SELECT count(*) FROM t")
+        XCTAssertTrue(try read.step())
+        XCTAssertEqual(try read.int64(at: 0), 0)
+        try holder.execute("COMMIT")
+        try waiter.transaction(.immediate) { try waiter.execute("INSERT INTO t VALUES (1)") }
+        read.reset()
+        XCTAssertTrue(try read.step())
+        XCTAssertEqual(try read.int64(at: 0), 1)
+    }
+}

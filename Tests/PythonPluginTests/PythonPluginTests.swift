@@ -1,0 +1,4 @@
+import XCTest
+
+// Tests that run the Python example plugin against the real broker (being written).
+final class PythonPluginTests: XCTestCase {}

@@ -17,6 +17,15 @@ public final class Broker {
     public let clock: BusClock
     let logger: Logger
 
+    private var busTimers = TimerQueue()
+    /// Timers on the monotonic wall clock (request deadlines, start-up and acknowledgement limits).
+    private var wallTimers = TimerQueue()
+    /// Set once every supervised plugin has connected (or the start-up limit passed) and `bus.ready` went out.
+    private(set) var isReady = false
+    private var readyActions: [() -> Void] = []
+    /// Since when (wall ms) virtual time has been waiting for the bus to go quiet.
+    private var waitingForQuietSince: Int64?
+
     private var router: Socket?
     private var lock: RuntimeLock?
     private var signals: SignalPipe?
@@ -28,6 +37,8 @@ public final class Broker {
     /// Requests awaiting replies: correlation id → the requester's identity.
     private var pendingRequests: [String: [UInt8]] = [:]
     private var services: [BrokerService] = []
+    /// Called for every sequenced event (the command line's timeline printer, tests).
+    private var eventObservers: [(Envelope) -> Void] = []
     /// Events emitted while handling something else, sequenced in order once that is done.
     private var outbox: [PendingEvent] = []
     private var isDrainingOutbox = false
@@ -47,7 +58,7 @@ public final class Broker {
         var requester: [UInt8]?
     }
 
-    public init(settings: BrokerSettings, clock: BusClock = RealClock(), logger: Logger = Logger(label: "shieldbus.broker")) {
+    public init(settings: BrokerSettings, clock: BusClock = BusClock(mode: .real), logger: Logger = Logger(label: "shieldbus.broker")) {
         self.settings = settings
         self.clock = clock
         self.logger = logger
@@ -56,6 +67,11 @@ public final class Broker {
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
     public func addService(_ service: BrokerService) {
         services.append(service)
+    }
+
+    /// Calls `observer` with every sequenced event, in order, on the broker's thread.
+    public func observeEvents(_ observer: @escaping (Envelope) -> Void) {
+        eventObservers.append(observer)
     }
 
     // MARK: Running
@@ -98,9 +114,11 @@ public final class Broker {
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
-        emit(topic: "bus.started", body: ["endpoint": .string(endpoint), "clock": .string(clock.mode)])
+        emit(topic: "bus.started", body: ["clock": .string(clock.mode)])
         supervisor.startAll()
         drainOutbox()
+        wallTimers.schedule(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in becomeReady() }
+        checkReadiness()
         onReady?()
 
         var poller = Poller()
@@ -111,8 +129,120 @@ public final class Broker {
             if ready[1] { handleSignals(signals.drain()) }
             if ready[0] { try drainRouter(router) }
             housekeeping()
+            advanceTime()
         }
         shutDown()
+    }
+
+    // MARK: Time
+
+    /// Runs `action` at bus time `time` (at once if it has passed). In virtual mode time jumps there once the bus is quiet.
+    @discardableResult
+    func schedule(at time: BusTime, _ action: @escaping () -> Void) -> UInt64 {
+        busTimers.schedule(at: time, action)
+    }
+
+    func cancelTimer(_ id: UInt64) { busTimers.cancel(id) }
+
+    /// Runs `action` after `milliseconds` of wall time, whatever the bus clock does (deadlines of replies).
+    @discardableResult
+    func scheduleWall(afterMilliseconds milliseconds: Int64, _ action: @escaping () -> Void) -> UInt64 {
+        wallTimers.schedule(at: monotonicMilliseconds() + milliseconds, action)
+    }
+
+    func cancelWallTimer(_ id: UInt64) { wallTimers.cancel(id) }
+
+    /// Runs `action` once the bus is ready (at once if it is).
+    func whenReady(_ action: @escaping () -> Void) {
+        if isReady { action() } else { readyActions.append(action) }
+    }
+
+    /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
+    /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
+    var isQuiet: Bool {
+        outbox.isEmpty
+            && sessions.allSatisfy { !$0.acknowledges || $0.lag == 0 }
+            && supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name)))
+            && services.allSatisfy { !$0.isAwaitingReplies }
+    }
+
+    /// Fires due timers: by the wall clock in real and scaled mode; in virtual mode, jumps to the next
+    /// scheduled instant whenever the bus is quiet, so a virtual run is as fast as its plugins and deterministic.
+    private func advanceTime() {
+        guard isReady else { return }
+        if !clock.isVirtual {
+            while let entry = busTimers.popDue(atOrBefore: clock.now()) {
+                entry.action()
+                drainOutbox()
+            }
+            return
+        }
+        for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
+            guard !stopRequested else { return }
+            guard isQuiet else {
+                excuseLaggardsIfWaitingTooLong()
+                return
+            }
+            waitingForQuietSince = nil
+            guard let next = busTimers.nextTime() else { return }
+            clock.advance(to: next)
+            while let entry = busTimers.popDue(atOrBefore: next) {
+                entry.action()
+                drainOutbox()
+            }
+        }
+    }
+
+    /// A plugin that stops acknowledging must not freeze virtual time: after the limit it is reported and
+    /// no longer waited for.
+    private func excuseLaggardsIfWaitingTooLong() {
+        let now = monotonicMilliseconds()
+        guard let since = waitingForQuietSince else {
+            waitingForQuietSince = now
+            return
+        }
+        guard now - since > settings.acknowledgementTimeoutMilliseconds else { return }
+        waitingForQuietSince = nil
+        for session in sessions where session.acknowledges && session.lag > 0 {
+            session.excuseFromAcknowledging()
+            statistics.countError("ack-timeout")
+            emit(topic: "bus.error", body: [
+                "code": "ack-timeout", "sender": .string(session.name),
+                "message": .string("\(session.name) left \(session.lag) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it"),
+            ])
+        }
+        drainOutbox()
+    }
+
+    /// Emits `bus.ready` once every supervised plugin has connected (or the start-up limit has passed),
+    /// announcing the plugins in configuration order so that the journal does not depend on start-up timing.
+    private func checkReadiness() {
+        guard !isReady else { return }
+        let connected = Set(sessions.map(\.name))
+        if supervisor.expectedPluginNames.isSubset(of: connected) { becomeReady() }
+    }
+
+    private func becomeReady() {
+        guard !isReady else { return }
+        isReady = true
+        let connected = Set(sessions.map(\.name))
+        for plugin in supervisor.plugins where connected.contains(plugin.spec.name) {
+            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { announceUp(session) }
+        }
+        let missing = supervisor.expectedPluginNames.subtracting(connected).sorted()
+        if !missing.isEmpty {
+            statistics.countError("startup-timeout")
+            emit(topic: "bus.error", body: [
+                "code": "startup-timeout", "sender": "broker",
+                "message": .string("plugin(s) \(missing.joined(separator: ", ")) did not connect within \(settings.startupTimeoutMilliseconds) ms; see their logs in \(settings.runtimeDirectory.logsPath)"),
+            ])
+        }
+        emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) })])
+        drainOutbox()
+        let actions = readyActions
+        readyActions = []
+        for action in actions { action() }
+        drainOutbox()
     }
 
     /// Asks the loop to stop (from within the loop, e.g. a service; other threads send SIGTERM).
@@ -122,7 +252,15 @@ public final class Broker {
         let now = monotonicMilliseconds()
         var due = lastHeartbeatSent + settings.heartbeatMilliseconds
         if let restart = supervisor.nextRestartDue { due = min(due, restart) }
-        for service in services { if let wake = service.nextWakeup() { due = min(due, wake) } }
+        if let wall = wallTimers.nextTime() { due = min(due, wall) }
+        if isReady, let next = busTimers.nextTime() {
+            if clock.isVirtual {
+                if isQuiet { return 0 }
+            } else {
+                let wait = clock.wallMilliseconds(until: next)
+                due = min(due, now + min(wait, settings.heartbeatMilliseconds))
+            }
+        }
         return Int(max(0, min(due - now, settings.heartbeatMilliseconds)))
     }
 
@@ -165,8 +303,11 @@ public final class Broker {
                 supervisor.killUnresponsive(name: session.name, reason: "stopped heartbeating: \(reason)")
             }
         }
-        for service in services { service.tick() }
-        drainOutbox()
+        while let entry = wallTimers.popDue(atOrBefore: monotonicMilliseconds()) {
+            entry.action()
+            drainOutbox()
+        }
+        checkReadiness()
     }
 
     private func shutDown() {
@@ -238,16 +379,23 @@ public final class Broker {
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
                               heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: settings.settingsForPlugins)
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
-        var body: [String: JSONValue] = [
-            "name": .string(hello.name), "role": .string(hello.role.rawValue),
-            "subscribe": .array(hello.subscriptions.map(JSONValue.string)),
-        ]
-        if let pid = hello.pid { body["pid"] = .int(pid) }
-        emit(topic: "plugin.up", body: .object(body))
+        // Before bus.ready, supervised plugins are announced together, in configuration order.
+        if isReady || supervisor.plugin(named: hello.name) == nil { announceUp(session) }
+        checkReadiness()
+    }
+
+    /// `plugin.up`, for plugins only: taps and tools come and go without a trace in the journal.
+    private func announceUp(_ session: Session) {
+        guard session.role != .tap && session.role != .tool else { return }
+        emit(topic: "plugin.up", body: [
+            "name": .string(session.name), "role": .string(session.role.rawValue),
+            "subscribe": .array(session.subscriptions.map(JSONValue.string)),
+        ])
     }
 
     private func remove(_ session: Session, reason: String) {
         forget(session)
+        guard session.role != .tap && session.role != .tool else { return }
         emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
     }
 
@@ -310,6 +458,7 @@ public final class Broker {
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)
         }
+        for observer in eventObservers { observer(envelope) }
     }
 
     @inline(__always)
@@ -347,6 +496,13 @@ public final class Broker {
 
     private func sendDirect(_ frames: [[UInt8]], to identity: [UInt8]) {
         _ = try? router?.send([identity] + frames, dontWait: true)
+    }
+
+    /// Roles with at least one connected session.
+    var connectedRoles: Set<Role> { Set(sessions.map(\.role)) }
+
+    func killPlugin(named name: String, reason: String) {
+        supervisor.killUnresponsive(name: name, reason: reason)
     }
 
     // MARK: Status

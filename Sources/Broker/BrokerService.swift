@@ -9,18 +9,16 @@ public protocol BrokerService: AnyObject {
     func attach(to bus: BrokerBus)
     /// Called for each matching event, in sequence order.
     func handle(_ envelope: Envelope)
-    /// The monotonic time (ms) at which `tick` should next run, if any.
-    func nextWakeup() -> Int64?
-    /// Called from the broker loop at least every heartbeat interval.
-    func tick()
+    /// Whether the service waits for a reply: virtual time does not advance meanwhile.
+    var isAwaitingReplies: Bool { get }
 }
 
 extension BrokerService {
-    public func nextWakeup() -> Int64? { nil }
-    public func tick() {}
+    public var isAwaitingReplies: Bool { false }
 }
 
-/// What a service may do on the bus: emit events (sequenced after the current one) and read the clock.
+/// What a service may do on the bus: emit events (sequenced after the current one), read the clock,
+/// set timers, and ask which plugins are connected.
 public struct BrokerBus {
     unowned let broker: Broker
 
@@ -31,4 +29,33 @@ public struct BrokerBus {
 
     /// Bus time now.
     public var now: BusTime { broker.clock.now() }
+
+    /// The clock's mode.
+    public var clockMode: ClockMode { broker.clock.clockMode }
+
+    /// Runs `action` at bus time `time`; returns an id for `cancel`.
+    @discardableResult
+    public func schedule(at time: BusTime, _ action: @escaping () -> Void) -> UInt64 { broker.schedule(at: time, action) }
+
+    public func cancel(_ timer: UInt64) { broker.cancelTimer(timer) }
+
+    /// Runs `action` after `milliseconds` of wall time (reply deadlines).
+    @discardableResult
+    public func afterWallTime(milliseconds: Int64, _ action: @escaping () -> Void) -> UInt64 {
+        broker.scheduleWall(afterMilliseconds: milliseconds, action)
+    }
+
+    public func cancelWallTimer(_ timer: UInt64) { broker.cancelWallTimer(timer) }
+
+    /// Runs `action` once every configured plugin has connected and `bus.ready` went out.
+    public func whenReady(_ action: @escaping () -> Void) { broker.whenReady(action) }
+
+    /// Whether a plugin of `role` is connected.
+    public func isConnected(role: Role) -> Bool { broker.connectedRoles.contains(role) }
+
+    /// Kills a supervised plugin's process (a force-quit); the supervisor restarts it by its policy.
+    public func killPlugin(named name: String, reason: String) { broker.killPlugin(named: name, reason: reason) }
+
+    /// Stops the broker (the end of a scenario).
+    public func stop() { broker.stop() }
 }

@@ -13,6 +13,10 @@ public struct BrokerSettings: Sendable {
     public var heartbeatMilliseconds: Int64 = 1000
     /// A client silent for this long is considered gone (wall-clock milliseconds).
     public var sessionTimeoutMilliseconds: Int64 = 5000
+    /// How long (wall ms) to wait for every supervised plugin to connect before `bus.ready` goes out anyway.
+    public var startupTimeoutMilliseconds: Int64 = 10_000
+    /// How long (wall ms) virtual time waits for a plugin's acknowledgements before it stops waiting for it.
+    public var acknowledgementTimeoutMilliseconds: Int64 = 5_000
     /// Messages queued per receiver before deliveries to it are dropped (and reported).
     public var deliveryHighWaterMark: Int32 = 100_000
     /// Where to write the journal of every event (JSON Lines), if anywhere.

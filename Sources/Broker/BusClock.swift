@@ -1,17 +1,151 @@
+import BusClient
 import BusProtocol
 import Foundation
 
-/// The bus clock: the only source of time plugins ever see.
-public protocol BusClock: AnyObject {
-    /// `real`, `scaled` or `virtual`.
-    var mode: String { get }
-    /// Bus time now.
-    func now() -> BusTime
+/// How the bus clock runs.
+public enum ClockMode: Equatable, Sendable {
+    /// Bus time is wall-clock time.
+    case real
+    /// Bus time runs `speed` times faster than wall time, from a chosen start.
+    case scaled(speed: Double)
+    /// Bus time jumps from one scheduled instant to the next as soon as the bus is quiet: as fast as possible.
+    case virtual
+
+    public var name: String {
+        switch self {
+        case .real: return "real"
+        case .scaled: return "scaled"
+        case .virtual: return "virtual"
+        }
+    }
 }
 
-/// Bus time is wall-clock time.
-public final class RealClock: BusClock {
-    public init() {}
-    public var mode: String { "real" }
-    public func now() -> BusTime { BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
+/// The bus clock — the only source of time plugins ever see — in any of the three modes.
+/// Only the broker advances virtual time.
+public final class BusClock {
+    public let clockMode: ClockMode
+    private var virtualNow: BusTime
+    private let startBusTime: BusTime
+    private let startWall: Int64
+
+    /// A clock in `mode` whose bus time starts at `start` (ignored for `.real`).
+    public init(mode: ClockMode, start: BusTime? = nil) {
+        clockMode = mode
+        let wallNow = BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        startBusTime = start ?? wallNow
+        virtualNow = startBusTime
+        startWall = monotonicMilliseconds()
+    }
+
+    /// `real`, `scaled` or `virtual`.
+    public var mode: String { clockMode.name }
+
+    /// Bus time now.
+    public func now() -> BusTime {
+        switch clockMode {
+        case .real: return BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down))
+        case .scaled(let speed): return startBusTime + BusTime(Double(monotonicMilliseconds() - startWall) * speed)
+        case .virtual: return virtualNow
+        }
+    }
+
+    /// Wall milliseconds until bus time reaches `time` (0 when it has; virtual time never reaches it by itself).
+    func wallMilliseconds(until time: BusTime) -> Int64 {
+        switch clockMode {
+        case .real: return max(0, time - now())
+        case .scaled(let speed): return max(0, Int64((Double(time - now()) / speed).rounded(.up)))
+        case .virtual: return time <= virtualNow ? 0 : Int64.max
+        }
+    }
+
+    var isVirtual: Bool { clockMode == .virtual }
+
+    /// Moves virtual time forward (never back).
+    func advance(to time: BusTime) {
+        precondition(isVirtual, "only virtual time is advanced by the broker")
+        virtualNow = max(virtualNow, time)
+    }
+}
+
+/// Actions due at bus times, in time order and, within one instant, in the order they were scheduled.
+struct TimerQueue {
+    struct Entry {
+        let time: BusTime
+        let order: UInt64
+        let id: UInt64
+        let action: () -> Void
+    }
+
+    private var entries: [Entry] = []  // a binary min-heap on (time, order)
+    private var cancelled = Set<UInt64>()
+    private var nextOrder: UInt64 = 0
+
+    var isEmpty: Bool { entries.count == cancelled.count }
+
+    @discardableResult
+    mutating func schedule(at time: BusTime, _ action: @escaping () -> Void) -> UInt64 {
+        nextOrder += 1
+        entries.append(Entry(time: time, order: nextOrder, id: nextOrder, action: action))
+        siftUp(entries.count - 1)
+        return nextOrder
+    }
+
+    mutating func cancel(_ id: UInt64) { cancelled.insert(id) }
+
+    /// The earliest pending time.
+    mutating func nextTime() -> BusTime? {
+        dropCancelledHead()
+        return entries.first?.time
+    }
+
+    /// Removes and returns the earliest entry if it is due at or before `time`.
+    mutating func popDue(atOrBefore time: BusTime) -> Entry? {
+        dropCancelledHead()
+        guard let first = entries.first, first.time <= time else { return nil }
+        return popFirst()
+    }
+
+    private mutating func dropCancelledHead() {
+        while let first = entries.first, cancelled.contains(first.id) {
+            cancelled.remove(first.id)
+            _ = popFirst()
+        }
+    }
+
+    private mutating func popFirst() -> Entry {
+        let first = entries[0]
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            siftDown(0)
+        }
+        return first
+    }
+
+    private func less(_ a: Int, _ b: Int) -> Bool {
+        (entries[a].time, entries[a].order) < (entries[b].time, entries[b].order)
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard less(child, parent) else { return }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < entries.count && less(left, smallest) { smallest = left }
+            if right < entries.count && less(right, smallest) { smallest = right }
+            if smallest == parent { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
 }

@@ -52,6 +52,21 @@ final class PluginSupervisor {
 
     func plugin(named name: String) -> Plugin? { plugins.first { $0.spec.name == name } }
 
+    /// Plugins that are running or about to restart: the bus is not quiet until they are connected.
+    var runningPluginNames: Set<String> {
+        Set(plugins.filter { plugin in
+            switch plugin.state {
+            case .running, .backingOff: return true
+            case .failed, .stopped: return false
+            }
+        }.map(\.spec.name))
+    }
+
+    /// Plugins `bus.ready` waits for: all but those given up on.
+    var expectedPluginNames: Set<String> {
+        Set(plugins.filter { if case .failed = $0.state { return false } else { return true } }.map(\.spec.name))
+    }
+
     func startAll() {
         try? FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true)
         for plugin in plugins { start(plugin) }

@@ -7,7 +7,7 @@ final class Session {
     let role: Role
     let subscriptions: [String]
     let pid: Int64?
-    let acknowledges: Bool
+    private(set) var acknowledges: Bool
     let connectedAt: Int64
     var lastHeard: Int64
 
@@ -61,6 +61,13 @@ final class Session {
             unacknowledged.removeFirst(unacknowledgedHead)
             unacknowledgedHead = 0
         }
+    }
+
+    /// Stops waiting for this session's acknowledgements (it stopped sending them).
+    func excuseFromAcknowledging() {
+        acknowledges = false
+        unacknowledged.removeAll()
+        unacknowledgedHead = 0
     }
 
     /// Events delivered but not yet acknowledged.

@@ -28,6 +28,11 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
+        .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
+        .target(name: "DeviceOS", dependencies: [
+            "Broker", "BusProtocol", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
             "Broker", "BusClient", "BusProtocol", "Configuration",

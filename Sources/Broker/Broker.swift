@@ -23,6 +23,8 @@ public final class Broker {
     /// Set once every supervised plugin has connected (or the start-up limit passed) and `bus.ready` went out.
     private(set) var isReady = false
     private var readyActions: [() -> Void] = []
+    /// Actions waiting for the bus to go quiet (everything delivered has been handled).
+    private var quietActions: [() -> Void] = []
     /// Since when (wall ms) virtual time has been waiting for the bus to go quiet.
     private var waitingForQuietSince: Int64?
 
@@ -157,6 +159,24 @@ public final class Broker {
         if isReady { action() } else { readyActions.append(action) }
     }
 
+    /// Runs `action` once everything delivered so far has been handled (before virtual time moves on).
+    func whenQuiet(_ action: @escaping () -> Void) {
+        quietActions.append(action)
+    }
+
+    /// Runs the actions waiting for quiet, if the bus is quiet; returns whether any ran.
+    @discardableResult
+    private func runQuietActions() -> Bool {
+        guard !quietActions.isEmpty, isQuiet else { return false }
+        let actions = quietActions
+        quietActions = []
+        for action in actions {
+            action()
+            drainOutbox()
+        }
+        return true
+    }
+
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
     /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
     var isQuiet: Bool {
@@ -170,6 +190,7 @@ public final class Broker {
     /// scheduled instant whenever the bus is quiet, so a virtual run is as fast as its plugins and deterministic.
     private func advanceTime() {
         guard isReady else { return }
+        runQuietActions()
         if !clock.isVirtual {
             while let entry = busTimers.popDue(atOrBefore: clock.now()) {
                 entry.action()
@@ -184,6 +205,7 @@ public final class Broker {
                 return
             }
             waitingForQuietSince = nil
+            if runQuietActions() { continue }  // they may have made the bus busy again
             guard let next = busTimers.nextTime() else { return }
             clock.advance(to: next)
             while let entry = busTimers.popDue(atOrBefore: next) {
@@ -253,6 +275,7 @@ public final class Broker {
         var due = lastHeartbeatSent + settings.heartbeatMilliseconds
         if let restart = supervisor.nextRestartDue { due = min(due, restart) }
         if let wall = wallTimers.nextTime() { due = min(due, wall) }
+        if isReady, !quietActions.isEmpty, isQuiet { return 0 }
         if isReady, let next = busTimers.nextTime() {
             if clock.isVirtual {
                 if isQuiet { return 0 }
@@ -419,7 +442,12 @@ public final class Broker {
 
     /// Queues an event from the broker itself (or a service) for sequencing.
     func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
-        outbox.append(PendingEvent(topic: topic, body: body.jsonBytes, source: source, corr: corr, deadline: deadline, requester: nil))
+        emit(topic: topic, bodyJSON: body.jsonBytes, source: source, corr: corr, deadline: deadline)
+    }
+
+    /// Queues an event whose body is already compact JSON (an object).
+    func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
+        outbox.append(PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil))
     }
 
     /// Sequences queued events in order; events emitted while doing so join the end of the queue.
@@ -503,6 +531,14 @@ public final class Broker {
 
     func killPlugin(named name: String, reason: String) {
         supervisor.killUnresponsive(name: name, reason: reason)
+    }
+
+    /// Kills and restarts every supervised plugin; their sessions end at once.
+    func restartAllPlugins(reason: String) {
+        for plugin in supervisor.plugins {
+            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { remove(session, reason: reason) }
+        }
+        supervisor.restartAll(reason: reason)
     }
 
     // MARK: Status

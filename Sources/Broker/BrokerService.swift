@@ -27,6 +27,11 @@ public struct BrokerBus {
         broker.emit(topic: topic, body: body, source: source, corr: corr, deadline: deadline)
     }
 
+    /// Emits an event whose body is already compact JSON (one object).
+    public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
+        broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline)
+    }
+
     /// Bus time now.
     public var now: BusTime { broker.clock.now() }
 
@@ -50,11 +55,17 @@ public struct BrokerBus {
     /// Runs `action` once every configured plugin has connected and `bus.ready` went out.
     public func whenReady(_ action: @escaping () -> Void) { broker.whenReady(action) }
 
+    /// Runs `action` once everything delivered so far has been handled.
+    public func whenQuiet(_ action: @escaping () -> Void) { broker.whenQuiet(action) }
+
     /// Whether a plugin of `role` is connected.
     public func isConnected(role: Role) -> Bool { broker.connectedRoles.contains(role) }
 
     /// Kills a supervised plugin's process (a force-quit); the supervisor restarts it by its policy.
     public func killPlugin(named name: String, reason: String) { broker.killPlugin(named: name, reason: reason) }
+
+    /// Kills and restarts every supervised plugin (a device restart).
+    public func restartAllPlugins(reason: String) { broker.restartAllPlugins(reason: reason) }
 
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }

@@ -160,6 +160,24 @@ final class PluginSupervisor {
         kill(pid, SIGKILL)
     }
 
+    /// Kills every running plugin and starts it again at once (a device restart), without counting failures.
+    func restartAll(reason: String) {
+        for plugin in plugins where plugin.pid != nil {
+            plugin.state = .stopped  // so reaping does not count the kill as a crash
+            kill(plugin.pid!, SIGKILL)
+        }
+        for plugin in plugins where plugin.state == .stopped && plugin.pid != nil {
+            var status: Int32 = 0
+            waitpid(plugin.pid!, &status, 0)
+            plugin.pid = nil
+            plugin.lastExit = "killed by SIGKILL (\(reason))"
+        }
+        for plugin in plugins where plugin.state == .stopped {
+            plugin.restarts += 1
+            start(plugin)
+        }
+    }
+
     /// Stops every plugin: SIGTERM, then SIGKILL for those still alive after `graceMilliseconds`.
     func stopAll(graceMilliseconds: Int64) {
         for plugin in plugins {

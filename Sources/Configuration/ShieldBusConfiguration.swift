@@ -13,6 +13,65 @@ public struct ShieldBusConfiguration {
     /// Where the journal goes (relative paths are relative to the working directory), if anywhere.
     public var journal: String?
     public var plugins: [PluginDeclaration] = []
+    public var clock = ClockSection()
+    /// The device's time zone (IANA name).
+    public var timeZone = "UTC"
+    /// `faithful` or `ios-realistic`.
+    public var profile = "faithful"
+    /// Quirks switched on or off on top of the profile.
+    public var quirks: [String: Bool] = [:]
+    public var seed: UInt64 = 1
+    /// The app catalog file (relative to this file).
+    public var catalog: String?
+    /// The device's persistent state folder (relative to this file); default: `<runtime dir>/state`.
+    public var state: String?
+    /// The scenario `shieldbus run` plays when none is given (relative to this file).
+    public var scenario: String?
+    public var device = DeviceSection()
+    public var appGroups: [AppGroupDeclaration] = []
+
+    /// How the bus clock runs.
+    public struct ClockSection: Equatable {
+        /// `real`, `scaled` or `virtual`.
+        public var mode = "real"
+        /// Bus seconds per wall second, for `scaled`.
+        public var speed: Double = 60
+        /// Local date-time the clock starts at (`scaled`, `virtual`), e.g. 2026-11-23T06:00.
+        public var start: String?
+        public static let modes = ["real", "scaled", "virtual"]
+    }
+
+    /// The simulated device.
+    public struct DeviceSection: Equatable {
+        /// The product's main app, by name or bundle id (it must be in the catalog).
+        public var companionApp: String?
+        /// The plugin that is the companion app's process.
+        public var companionPlugin: String?
+        /// The only plugin that may remove shields.
+        public var managedSettingsOwner: String?
+        /// `approve`, `deny` or `ask` (wait for a scenario step or `shieldbus authorize`).
+        public var authorization = "approve"
+        public var selectionApps: [String] = []
+        public var selectionCategories: [String] = []
+        public var selectionDomains: [String] = []
+        public var replyTimeoutMs: Int64 = 1000
+        public var clockTicks = true
+        public static let authorizationPolicies = ["approve", "deny", "ask"]
+    }
+
+    /// An app group: a shared store, and which plugin may write which keys.
+    public struct AppGroupDeclaration: Equatable {
+        public var name: String
+        /// Writer (plugin name) → key patterns (exact keys, or prefixes ending in `*`).
+        public var slices: [String: [String]]
+        public var line: Int
+    }
+
+    /// The line of each key that names something defined elsewhere (plugins, apps), for error messages.
+    public var lines: [String: Int] = [:]
+
+    /// The quirk names the configuration accepts.
+    public static var knownQuirks: [String] = []
 
     /// Settings of the bus itself.
     public struct BusSection: Equatable {
@@ -43,8 +102,10 @@ public struct ShieldBusConfiguration {
 
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
-        let top = try document.mapping(allowed: ["name", "bus", "journal", "plugins"])
+        let top = try document.mapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
+                                                 "seed", "catalog", "state", "scenario", "device", "appGroups"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
+        try configuration.parseDevice(top)
         if let bus = top["bus"] {
             let fields = try bus.mapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark"])
             if let value = fields["maxBodyBytes"] { configuration.bus.maxBodyBytes = try positive(value) }
@@ -86,5 +147,108 @@ public struct ShieldBusConfiguration {
         let number = try value.int()
         guard number > 0 else { throw value.error("must be a positive number, got \(number)") }
         return number
+    }
+
+    private mutating func parseDevice(_ top: [String: YAMLValue]) throws {
+        if let clockValue = top["clock"] {
+            let fields = try clockValue.mapping(allowed: ["mode", "speed", "start"])
+            if let mode = fields["mode"] {
+                let word = try mode.string()
+                guard ClockSection.modes.contains(word) else { throw mode.error("expected one of \(ClockSection.modes.joined(separator: ", ")), got '\(word)'") }
+                clock.mode = word
+            }
+            if let speed = fields["speed"] {
+                clock.speed = try speed.double()
+                guard clock.speed > 0 else { throw speed.error("must be a positive number") }
+            }
+            if let start = fields["start"] {
+                let text = try start.string()
+                guard LocalDateTime(parsing: text) != nil else { throw start.error("expected a local date-time like 2026-11-23T06:00, got '\(text)'") }
+                clock.start = text
+            }
+        }
+        if let zone = top["timeZone"] {
+            timeZone = try zone.string()
+            guard TimeZone(identifier: timeZone) != nil else { throw zone.error("unknown time zone '\(timeZone)' (use an IANA name like Europe/Berlin)") }
+        }
+        if let value = top["profile"] {
+            profile = try value.string()
+            guard ["faithful", "ios-realistic"].contains(profile) else { throw value.error("expected faithful or ios-realistic, got '\(profile)'") }
+        }
+        if let value = top["quirks"] {
+            for (name, flag) in try value.mapping(allowed: Self.knownQuirks.isEmpty ? nil : Self.knownQuirks) { quirks[name] = try flag.bool() }
+        }
+        if let value = top["seed"] {
+            let number = try value.int()
+            guard number >= 0 else { throw value.error("must be a non-negative integer") }
+            seed = UInt64(number)
+        }
+        catalog = try top["catalog"]?.string()
+        state = try top["state"]?.string()
+        scenario = try top["scenario"]?.string()
+        if let value = top["device"] {
+            let fields = try value.mapping(allowed: ["companionApp", "companionPlugin", "managedSettingsOwner", "authorization",
+                                                     "selection", "replyTimeoutMs", "clockTicks"])
+            device.companionApp = try fields["companionApp"]?.string()
+            device.companionPlugin = try fields["companionPlugin"]?.string()
+            device.managedSettingsOwner = try fields["managedSettingsOwner"]?.string()
+            for (key, field) in fields { lines["device.\(key)"] = field.line }
+            if let policy = fields["authorization"] {
+                let word = try policy.string()
+                guard DeviceSection.authorizationPolicies.contains(word) else {
+                    throw policy.error("expected one of \(DeviceSection.authorizationPolicies.joined(separator: ", ")), got '\(word)'")
+                }
+                device.authorization = word
+            }
+            if let selection = fields["selection"] {
+                let picked = try selection.mapping(allowed: ["apps", "categories", "domains"])
+                device.selectionApps = try picked["apps"]?.stringList() ?? []
+                device.selectionCategories = try picked["categories"]?.stringList() ?? []
+                device.selectionDomains = try picked["domains"]?.stringList() ?? []
+            }
+            if let timeout = fields["replyTimeoutMs"] { device.replyTimeoutMs = Int64(try Self.positive(timeout)) }
+            if let ticks = fields["clockTicks"] { device.clockTicks = try ticks.bool() }
+        }
+        for entry in try top["appGroups"]?.list() ?? [] {
+            let fields = try entry.mapping(allowed: ["name", "slices"])
+            guard let name = fields["name"] else { throw entry.error("an app group needs a 'name' (like group.dev.shieldbus.habitlock)") }
+            var slices: [String: [String]] = [:]
+            for (writer, patterns) in try fields["slices"]?.mapping() ?? [:] {
+                slices[writer] = try patterns.stringList()
+                lines["appGroups.\(try name.string()).slices.\(writer)"] = patterns.line
+            }
+            appGroups.append(AppGroupDeclaration(name: try name.string(), slices: slices, line: entry.line))
+        }
+    }
+
+    /// A path written in this file, resolved against the file's folder.
+    public func resolve(_ path: String) -> String {
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: file).deletingLastPathComponent().appendingPathComponent(path).standardizedFileURL.path
+    }
+
+    /// Checks references between sections (plugin names, app names) once everything is read.
+    public func validateReferences(catalog: AppCatalog) throws {
+        let pluginNames = Set(plugins.map(\.name))
+        func check(_ name: String?, _ key: String) throws {
+            guard let name, !pluginNames.contains(name) else { return }
+            let suggestion = closest(to: name, in: Array(pluginNames)).map { " — did you mean '\($0)'?" } ?? ""
+            throw ConfigurationError(file: file, line: lines[key] ?? 0, column: 0, key: key, message: "no plugin named '\(name)' in plugins\(suggestion)")
+        }
+        try check(device.companionPlugin, "device.companionPlugin")
+        try check(device.managedSettingsOwner, "device.managedSettingsOwner")
+        for group in appGroups {
+            for writer in group.slices.keys { try check(writer, "appGroups.\(group.name).slices.\(writer)") }
+        }
+        for (key, names) in [("device.companionApp", device.companionApp.map { [$0] } ?? []), ("device.selection", device.selectionApps)] {
+            for name in names where catalog.app(named: name) == nil {
+                let suggestion = closest(to: name, in: catalog.apps.map(\.name)).map { " — did you mean '\($0)'?" } ?? ""
+                throw ConfigurationError(file: file, line: lines[key] ?? 0, column: 0, key: key, message: "no app named '\(name)' in the catalog \(catalog.file)\(suggestion)")
+            }
+        }
+        for id in device.selectionCategories where catalog.category(id: id) == nil {
+            throw ConfigurationError(file: file, line: lines["device.selection"] ?? 0, column: 0, key: "device.selection",
+                                     message: "no category '\(id)' in the catalog (categories: \(catalog.categories.map(\.id).joined(separator: ", ")))")
+        }
     }
 }

@@ -1,0 +1,121 @@
+// DeviceAPI: the topics and message bodies through which plugins talk to the simulated device OS.
+//
+// It layers Screen Time's calls (FamilyControls, ManagedSettings, DeviceActivity, shields, notifications)
+// on the bus protocol: every call is a `.request` topic answered by a `.reply`, every OS happening an event.
+// Both the broker's device OS and the plugin SDK speak it; see docs/protocol.md.
+
+import Foundation
+import ScreenTime
+
+/// The topics of the device API.
+public enum DeviceTopic {
+    // Activity on the device (the OS publishes these).
+    public static let appOpened = "activity.app.opened"
+    public static let appClosed = "activity.app.closed"
+    public static let webVisited = "activity.web.visited"
+    public static let webLeft = "activity.web.left"
+    public static let home = "activity.home"
+    public static let habitCompleted = "activity.habit.completed"
+
+    // Shields.
+    public static let configurationRequest = "shield.configuration.request"
+    public static let configurationReply = "shield.configuration.reply"
+    public static let actionRequest = "shield.action.request"
+    public static let actionReply = "shield.action.reply"
+    public static let shieldShown = "shield.shown"
+    public static let shieldDismissed = "shield.dismissed"
+    public static let actionHandled = "shield.action.handled"
+
+    // ManagedSettings.
+    public static let settingsReadRequest = "managedsettings.read.request"
+    public static let settingsReadReply = "managedsettings.read.reply"
+    public static let settingsWriteRequest = "managedsettings.write.request"
+    public static let settingsWriteReply = "managedsettings.write.reply"
+    public static let settingsChanged = "managedsettings.changed"
+
+    // DeviceActivity.
+    public static let startMonitoringRequest = "deviceactivity.start-monitoring.request"
+    public static let startMonitoringReply = "deviceactivity.start-monitoring.reply"
+    public static let stopMonitoringRequest = "deviceactivity.stop-monitoring.request"
+    public static let stopMonitoringReply = "deviceactivity.stop-monitoring.reply"
+    public static let activitiesRequest = "deviceactivity.activities.request"
+    public static let activitiesReply = "deviceactivity.activities.reply"
+    public static let intervalDidStart = "deviceactivity.interval-did-start"
+    public static let intervalDidEnd = "deviceactivity.interval-did-end"
+    public static let intervalWillStartWarning = "deviceactivity.interval-will-start-warning"
+    public static let intervalWillEndWarning = "deviceactivity.interval-will-end-warning"
+    public static let eventDidReachThreshold = "deviceactivity.event-did-reach-threshold"
+    public static let eventWillReachThresholdWarning = "deviceactivity.event-will-reach-threshold-warning"
+    /// A scheduled callback the OS dropped (the ios-realistic profile's unreliable far schedules).
+    public static let callbackDropped = "deviceactivity.callback-dropped"
+
+    // FamilyControls.
+    public static let authorizationRequest = "familycontrols.authorization.request"
+    public static let authorizationReply = "familycontrols.authorization.reply"
+    public static let authorizationChanged = "familycontrols.authorization.changed"
+    public static let pickerRequest = "familycontrols.picker.request"
+    public static let pickerReply = "familycontrols.picker.reply"
+
+    // The app's own lifecycle (sent to the companion app).
+    public static let willEnterForeground = "app.lifecycle.will-enter-foreground"
+    public static let didEnterBackground = "app.lifecycle.did-enter-background"
+    public static let timerRequest = "app.timer.request"
+    public static let timerReply = "app.timer.reply"
+    public static let timerFired = "app.timer.fired"
+    public static let openURLRequest = "app.open-url.request"
+    public static let openURLReply = "app.open-url.reply"
+    public static let urlOpened = "app.url.opened"
+
+    // Notifications.
+    public static let notificationPostRequest = "notification.post.request"
+    public static let notificationPostReply = "notification.post.reply"
+    public static let notificationPosted = "notification.posted"
+    public static let notificationTapped = "notification.tapped"
+
+    // The device itself.
+    public static let clockTick = "clock.tick"
+    public static let osUpdated = "device.os-updated"
+    public static let restarted = "device.restarted"
+    public static let scenarioStep = "scenario.step"
+    public static let scenarioEnded = "scenario.ended"
+}
+
+/// Encoders and decoders for device API bodies: sorted keys (deterministic bytes) and times as integer
+/// milliseconds since the Unix epoch, like bus time.
+public enum DeviceAPICoding {
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        }
+        return encoder
+    }
+
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            return Date(timeIntervalSince1970: Double(try container.decode(Int64.self)) / 1000)
+        }
+        return decoder
+    }
+
+    /// Encodes a body to compact JSON bytes.
+    public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+        // Encoding our own Codable types cannot fail: they have no invalid states.
+        Array(try! encoder().encode(value))
+    }
+
+    /// Decodes a body.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try decoder().decode(type, from: Data(bytes))
+    }
+}
+
+/// A bus time as a `Date`.
+public func date(busTime: Int64) -> Date { Date(timeIntervalSince1970: Double(busTime) / 1000) }
+
+/// A `Date` as bus time.
+public func busTime(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }

@@ -1,0 +1,358 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// DeviceActivity: the monitored activities, their schedules and events, and the monitor's callbacks.
+///
+/// Schedules persist across restarts. Callbacks go out as `deviceactivity.*` events at their instants —
+/// unless the ios-realistic quirks make them late, early, rounded to the minute, or lost.
+final class DeviceActivityService {
+    /// A monitored activity as persisted.
+    struct Registration: Codable {
+        var activity: DeviceActivityName
+        var schedule: DeviceActivitySchedule
+        var events: [DeviceActivityEvent.Name: DeviceActivityEvent]
+        var registeredAt: Date
+        /// The start of the interval whose `intervalDidStart` was delivered and whose end is still ahead.
+        var startedInterval: Date?
+    }
+
+    private final class Monitor {
+        var registration: Registration
+        var counter: ThresholdCounter
+        var interval: DateInterval?
+        var timers: [UInt64] = []
+        /// The next interval start is announced by a quirk-moved timer (or never), not when counting starts.
+        var suppressStart = false
+        init(_ registration: Registration, calendar: ScheduleCalendar, warningTime: DateComponents?) {
+            self.registration = registration
+            counter = ThresholdCounter(events: registration.events, warningTime: warningTime, calendar: calendar)
+        }
+    }
+
+    /// Callbacks further ahead than this are unreliable on devices (the Habit Doom write-up, lesson 2).
+    static let reliableHorizon: TimeInterval = 45 * 60
+
+    private unowned let device: DeviceOS
+    private var monitors: [DeviceActivityName: Monitor] = [:]
+    private var thresholdTimer: UInt64?
+    private var running = false
+
+    init(device: DeviceOS) throws {
+        self.device = device
+        let registrations = try device.state.load([Registration].self, key: "deviceactivity.registrations") ?? []
+        for registration in registrations {
+            monitors[registration.activity] = Monitor(registration, calendar: device.calendar, warningTime: registration.schedule.warningTime)
+        }
+    }
+
+    var activityNames: [DeviceActivityName] { monitors.keys.sorted { $0.rawValue < $1.rawValue } }
+
+    // MARK: Requests
+
+    func handle(_ envelope: Envelope) {
+        switch envelope.topic {
+        case DeviceTopic.startMonitoringRequest:
+            guard let request = device.decode(StartMonitoring.self, from: envelope) else { return }
+            do {
+                try startMonitoring(request)
+                device.reply(to: envelope, .success(NoValue()))
+            } catch let error as DeviceActivityMonitoringError {
+                device.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
+            } catch {
+                device.fail(envelope, code: "internal", "\(error)")
+            }
+        case DeviceTopic.stopMonitoringRequest:
+            guard let request = device.decode(StopMonitoring.self, from: envelope) else { return }
+            stopMonitoring(request.activities.isEmpty ? activityNames : request.activities)
+            device.reply(to: envelope, .success(NoValue()))
+        case DeviceTopic.activitiesRequest:
+            device.reply(to: envelope, .success(MonitoredActivities(activities: activityNames)))
+        default:
+            break
+        }
+    }
+
+    static func code(of error: DeviceActivityMonitoringError) -> String {
+        switch error {
+        case .excessiveActivities: return "excessive-activities"
+        case .intervalTooLong: return "interval-too-long"
+        case .intervalTooShort: return "interval-too-short"
+        case .invalidDateComponents: return "invalid-date-components"
+        case .unauthorized: return "unauthorized"
+        }
+    }
+
+    func startMonitoring(_ request: StartMonitoring) throws {
+        let existing = monitors[request.activity]
+        let now = device.now
+        try device.calendar.validateMonitoring(request.schedule, events: request.events,
+                                               monitoredActivityCount: monitors.count + (existing == nil ? 1 : 0),
+                                               authorizationStatus: device.authorization.status, now: now)
+        if let existing {
+            cancelTimers(existing)
+            if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {
+                // What devices do (lesson 3): the running activity is stopped first, and the monitor hears intervalDidEnd.
+                emitCallback(DeviceTopic.intervalDidEnd, activity: request.activity, event: nil, scheduledFor: now)
+            }
+        }
+        let registration = Registration(activity: request.activity, schedule: request.schedule, events: request.events, registeredAt: now)
+        let monitor = Monitor(registration, calendar: device.calendar, warningTime: request.schedule.warningTime)
+        monitors[request.activity] = monitor
+        persist()
+        if running { plan(monitor, firstPlan: true) }
+    }
+
+    func stopMonitoring(_ names: [DeviceActivityName]) {
+        for name in names {
+            guard let monitor = monitors.removeValue(forKey: name) else { continue }
+            cancelTimers(monitor)
+        }
+        persist()
+        usageChanged()
+    }
+
+    func stopAll(reason: String) { stopMonitoring(activityNames) }
+
+    // MARK: Scheduling
+
+    /// Starts (or restarts, after a device restart) timing every monitored activity.
+    func resume() {
+        running = true
+        for name in activityNames { plan(monitors[name]!, firstPlan: false) }
+        usageChanged()
+    }
+
+    /// Cancels every timer (the device is going down).
+    func suspendTimers() {
+        for monitor in monitors.values { cancelTimers(monitor) }
+        if let thresholdTimer { device.bus.cancel(thresholdTimer) }
+        running = false
+    }
+
+    private func cancelTimers(_ monitor: Monitor) {
+        for timer in monitor.timers { device.bus.cancel(timer) }
+        monitor.timers = []
+    }
+
+    /// Plans the callbacks of the activity's current or next interval.
+    private func plan(_ monitor: Monitor, firstPlan: Bool) {
+        let now = device.now
+        let activitySchedule = monitor.registration.schedule
+        guard let interval = device.calendar.nextInterval(for: activitySchedule, at: now) else { return finish(monitor) }
+        let reference = now
+        let name = monitor.registration.activity
+        if interval.start <= now {
+            // Monitoring (re)starts inside an interval: it starts now, unless it had started before a restart.
+            let alreadyStarted = monitor.registration.startedInterval == interval.start
+            beginInterval(monitor, interval, announce: !alreadyStarted)
+        } else {
+            if let warning = activitySchedule.intervalWillStartWarning(for: interval), warning > now {
+                schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillStartWarning, event: nil), at: warning, reference: reference, firstPlan: firstPlan)
+            }
+            let timer = device.bus.schedule(at: busTime(interval.start)) { [weak self, weak monitor] in
+                guard let self, let monitor, monitors[name] === monitor else { return }
+                beginInterval(monitor, interval, announce: true)
+            }
+            monitor.timers.append(timer)
+        }
+        if let warning = activitySchedule.intervalWillEndWarning(for: interval), warning > now {
+            schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillEndWarning, event: nil), at: warning, reference: reference, firstPlan: firstPlan)
+        }
+        let endTimer = device.bus.schedule(at: busTime(interval.end)) { [weak self, weak monitor] in
+            guard let self, let monitor, monitors[name] === monitor else { return }
+            endInterval(monitor, interval)
+        }
+        monitor.timers.append(endTimer)
+        // The start is a callback too; its timing quirks apply to its announcement.
+        if interval.start > now, firstPlan { applyStartQuirk(monitor, interval, reference: reference) }
+    }
+
+    private struct DeviceActivityTopicCallback {
+        let topic: String
+        let event: DeviceActivityEvent.Name?
+    }
+
+    private func beginInterval(_ monitor: Monitor, _ interval: DateInterval, announce: Bool) {
+        guard monitor.interval != interval else { return }
+        monitor.interval = interval
+        monitor.registration.startedInterval = interval.start
+        persist()
+        device.usage.flush()
+        let crossings = monitor.counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt,
+                                                      pastUsage: device.usage.spans(overlapping: interval))
+        if announce && !monitor.suppressStart {
+            deliver(DeviceTopic.intervalDidStart, monitor, event: nil, scheduledFor: interval.start)
+        }
+        monitor.suppressStart = false
+        for crossing in crossings { deliver(crossing, monitor) }
+        usageChanged()
+    }
+
+    private func endInterval(_ monitor: Monitor, _ interval: DateInterval) {
+        device.usage.flush()
+        deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
+        monitor.interval = nil
+        monitor.registration.startedInterval = nil
+        monitor.timers = []
+        if monitor.registration.schedule.repeats {
+            persist()
+            plan(monitor, firstPlan: false)
+        } else {
+            finish(monitor)
+        }
+    }
+
+    /// A schedule with no further interval is no longer monitored.
+    private func finish(_ monitor: Monitor) {
+        monitors[monitor.registration.activity] = nil
+        persist()
+    }
+
+    // MARK: Thresholds
+
+    /// Called when what is in use changes: plans a timer at the next instant a threshold or warning is due.
+    func usageChanged() {
+        if let thresholdTimer { device.bus.cancel(thresholdTimer) }
+        thresholdTimer = nil
+        guard running, let (use, since) = device.usage.current else { return }
+        let subject = device.usage.subject(use)
+        var earliest: Date?
+        for monitor in monitors.values where monitor.interval != nil {
+            for (name, event) in monitor.counter.events where event.includes(subject) {
+                let used = monitor.counter.usage(of: name)
+                let threshold = event.threshold.durationInSeconds
+                var levels = [threshold]
+                if let warning = monitor.registration.schedule.warningTime?.durationInSeconds, warning > 0 { levels.append(threshold - warning) }
+                for level in levels where level > used {
+                    let due = since.addingTimeInterval(level - used)
+                    if due < monitor.interval!.end, earliest.map({ due < $0 }) ?? true { earliest = due }
+                }
+            }
+        }
+        guard let earliest else { return }
+        thresholdTimer = device.bus.schedule(at: busTime(earliest)) { [weak self] in
+            guard let self else { return }
+            thresholdTimer = nil
+            device.usage.flush()  // records the span, which delivers the crossings
+            usageChanged()
+        }
+    }
+
+    /// Counts a span of use toward every monitored activity's events.
+    func record(_ span: UsageSpan) {
+        for name in activityNames {
+            let monitor = monitors[name]!
+            for crossing in monitor.counter.record(span) { deliver(crossing, monitor) }
+        }
+    }
+
+    func migrate(_ migration: TokenMigration) {
+        for monitor in monitors.values {
+            monitor.registration.events = monitor.registration.events.mapValues(migration.migrate)
+            var counter = ThresholdCounter(events: monitor.registration.events, warningTime: monitor.registration.schedule.warningTime, calendar: device.calendar)
+            if let interval = monitor.interval {
+                // Replay this interval's use in the new tokens; crossings it already delivered are not delivered again.
+                _ = counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt, pastUsage: device.usage.spans(overlapping: interval))
+            }
+            monitor.counter = counter
+        }
+        persist()
+    }
+
+    // MARK: Delivery, with the device quirks
+
+    private func deliver(_ crossing: ThresholdCrossing, _ monitor: Monitor) {
+        let topic = crossing.callback == .eventDidReachThreshold ? DeviceTopic.eventDidReachThreshold : DeviceTopic.eventWillReachThresholdWarning
+        deliver(topic, monitor, event: crossing.event, scheduledFor: crossing.date)
+    }
+
+    /// Delivers a callback that is due now (rounded to the next whole minute under that quirk).
+    private func deliver(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
+        let activity = monitor.registration.activity
+        if device.settings.fidelity.has(.wholeMinuteCallbacks) {
+            let rounded = Self.nextWholeMinute(device.now)
+            if rounded > device.now {
+                let timer = device.bus.schedule(at: busTime(rounded)) { [weak self] in
+                    self?.emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
+                }
+                monitor.timers.append(timer)
+                return
+            }
+        }
+        emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
+    }
+
+    private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
+        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor))
+    }
+
+    /// Schedules a warning callback, subject to the far-schedule quirk.
+    private func schedule(_ monitor: Monitor, _ callback: DeviceActivityTopicCallback, at instant: Date, reference: Date, firstPlan: Bool) {
+        let name = monitor.registration.activity
+        guard let fireAt = fate(of: instant, reference: reference, firstPlan: firstPlan, activity: name, topic: callback.topic) else { return }
+        let timer = device.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
+            guard let self, let monitor, monitors[name] === monitor else { return }
+            deliver(callback.topic, monitor, event: callback.event, scheduledFor: instant)
+        }
+        monitor.timers.append(timer)
+    }
+
+    /// Under the far-schedule quirk an interval's start may be announced early, late or never: the
+    /// interval still starts on time for counting, only the monitor's callback moves.
+    private func applyStartQuirk(_ monitor: Monitor, _ interval: DateInterval, reference: Date) {
+        let name = monitor.registration.activity
+        guard let fireAt = fate(of: interval.start, reference: reference, firstPlan: true, activity: name, topic: DeviceTopic.intervalDidStart) else {
+            monitor.suppressStart = true
+            return
+        }
+        guard fireAt != interval.start else { return }
+        monitor.suppressStart = true
+        let timer = device.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
+            guard let self, let monitor, monitors[name] === monitor else { return }
+            deliver(DeviceTopic.intervalDidStart, monitor, event: nil, scheduledFor: interval.start)
+        }
+        monitor.timers.append(timer)
+    }
+
+    /// When a callback scheduled `instant` (from `reference`) really fires; nil when it never does.
+    private func fate(of instant: Date, reference: Date, firstPlan: Bool, activity: DeviceActivityName, topic: String) -> Date? {
+        guard device.settings.fidelity.has(.unreliableFarSchedules), firstPlan,
+              instant.timeIntervalSince(reference) > Self.reliableHorizon else { return instant }
+        let roll = Int.random(in: 0..<100, using: &device.random)
+        let outcome: (Date?, String)
+        switch roll {
+        case 0..<40:
+            outcome = (instant, "on-time")
+        case 40..<60:
+            let earliest = reference.addingTimeInterval(Self.reliableHorizon)
+            let span = max(60, instant.timeIntervalSince(earliest))
+            outcome = (earliest.addingTimeInterval(Double(Int.random(in: 0..<Int(span / 60), using: &device.random)) * 60), "early")
+        case 60..<80:
+            outcome = (instant.addingTimeInterval(Double(Int.random(in: 1...20, using: &device.random)) * 60), "late")
+        default:
+            outcome = (nil, "never")
+        }
+        var body: [String: JSONValue] = [
+            "quirk": .string(Quirk.unreliableFarSchedules.rawValue), "activity": .string(activity.rawValue),
+            "callback": .string(topic), "scheduledFor": .int(busTime(instant)), "fate": .string(outcome.1),
+        ]
+        if let at = outcome.0 { body["firesAt"] = .int(busTime(at)) }
+        device.emit(topic: "device.quirk", body: .object(body))
+        return outcome.0
+    }
+
+    static func nextWholeMinute(_ date: Date) -> Date {
+        let seconds = date.timeIntervalSince1970
+        return Date(timeIntervalSince1970: (seconds / 60).rounded(.up) * 60)
+    }
+
+    private func persist() {
+        do {
+            try device.state.save(activityNames.map { monitors[$0]!.registration }, key: "deviceactivity.registrations")
+        } catch {
+            device.emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the monitored activities: \(error)"), "sender": "broker"])
+        }
+    }
+}

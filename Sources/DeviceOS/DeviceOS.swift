@@ -1,0 +1,233 @@
+// DeviceOS: the simulated iOS inside the broker — tokens, authorization, ManagedSettings enforcement,
+// shields, DeviceActivity scheduling, app lifecycle, notifications, the clock's ticks and scenario playback.
+
+import Broker
+import BusProtocol
+import Configuration
+import DeviceAPI
+import Foundation
+import Logging
+import ScreenTime
+
+/// How the simulated device is set up (the `device:` part of a configuration).
+public struct DeviceSettings {
+    public var timeZone: TimeZone
+    public var fidelity: Fidelity
+    /// The app that owns the ManagedSettings stores and requests authorization: the product's main app.
+    public var companionApp: CatalogApp?
+    /// The plugin that runs as the companion app's process.
+    public var companionPluginName: String?
+    /// The only plugin allowed to remove shields (nil: any plugin of the app).
+    public var managedSettingsOwner: String?
+    /// How the person answers the authorization request.
+    public var authorization: AuthorizationPolicy = .approve
+    /// What the person picks in the FamilyActivityPicker.
+    public var selection = PickerChoice()
+    /// Wall time the OS waits for the shield renderer and the action delegate before falling back.
+    public var replyTimeoutMilliseconds: Int64 = 1_000
+    /// Emit `clock.tick` every whole minute.
+    public var clockTicks = true
+
+    public enum AuthorizationPolicy: String, CaseIterable, Sendable {
+        case approve, deny, ask
+    }
+
+    /// Names picked in the FamilyActivityPicker (apps by name or bundle id, category ids, domains).
+    public struct PickerChoice: Equatable {
+        public var apps: [String] = []
+        public var categories: [String] = []
+        public var domains: [String] = []
+        public init(apps: [String] = [], categories: [String] = [], domains: [String] = []) {
+            self.apps = apps
+            self.categories = categories
+            self.domains = domains
+        }
+    }
+
+    public init(timeZone: TimeZone, fidelity: Fidelity) {
+        self.timeZone = timeZone
+        self.fidelity = fidelity
+    }
+}
+
+/// The device OS: one broker service that owns the device's state and changes it only in response to
+/// bus events, scenario steps and its own timers. Its parts each own one slice of that state.
+public final class DeviceOS: BrokerService {
+    let settings: DeviceSettings
+    let catalog: AppCatalog
+    let logger: Logger
+    let calendar: ScheduleCalendar
+    var random: SeededRandom
+    private(set) var bus: BrokerBus!
+    let state: DeviceStateStore
+    let tokens: TokenIssuer
+
+    private(set) var authorization: AuthorizationService!
+    private(set) var managedSettings: ManagedSettingsService!
+    private(set) var screen: Screen!
+    private(set) var activity: DeviceActivityService!
+    private(set) var usage: UsageMeter!
+    private(set) var lifecycle: AppLifecycle!
+    private(set) var notifications: NotificationCenterService!
+    private var scenario: ScenarioPlayer?
+    private var correlation: UInt64 = 0
+
+    public let subscriptions = [
+        "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
+        "app.", "notification.post.request",
+    ]
+
+    /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
+    public init(settings: DeviceSettings, catalog: AppCatalog, statePath: String, scenario: Scenario? = nil,
+                logger: Logger = Logger(label: "shieldbus.device")) throws {
+        self.settings = settings
+        self.catalog = catalog
+        self.logger = logger
+        calendar = ScheduleCalendar(timeZone: settings.timeZone)
+        random = SeededRandom(seed: settings.fidelity.seed)
+        state = try DeviceStateStore(path: statePath)
+        tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
+        tokens.issueAll(for: catalog)
+        if let scenario { self.scenario = ScenarioPlayer(scenario: scenario) }
+    }
+
+    public func attach(to bus: BrokerBus) {
+        self.bus = bus
+        do {
+            try loadParts()
+        } catch {
+            logger.critical("the device state cannot be loaded", metadata: ["path": "\(state.path)", "error": "\(error)"])
+            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("the device state in \(state.path) cannot be loaded: \(error)"), "sender": "broker"])
+        }
+        bus.whenReady { [unowned self] in
+            activity.resume()
+            if settings.clockTicks { ClockTicker(device: self).start() }
+            scenario?.start(on: self)
+        }
+    }
+
+    /// (Re)creates the parts from persistent state: at start and after a simulated device restart.
+    private func loadParts() throws {
+        authorization = try AuthorizationService(device: self)
+        managedSettings = try ManagedSettingsService(device: self)
+        usage = UsageMeter(device: self)
+        activity = try DeviceActivityService(device: self)
+        screen = Screen(device: self)
+        lifecycle = AppLifecycle(device: self)
+        notifications = NotificationCenterService(device: self)
+    }
+
+    public var isAwaitingReplies: Bool { screen?.isAwaitingReply ?? false }
+
+    public func handle(_ envelope: Envelope) {
+        let topic = envelope.topic
+        switch topic {
+        case DeviceTopic.configurationReply, DeviceTopic.actionReply:
+            screen.handleReply(envelope)
+        case DeviceTopic.settingsReadRequest, DeviceTopic.settingsWriteRequest:
+            managedSettings.handle(envelope)
+        case DeviceTopic.startMonitoringRequest, DeviceTopic.stopMonitoringRequest, DeviceTopic.activitiesRequest:
+            activity.handle(envelope)
+        case DeviceTopic.authorizationRequest, DeviceTopic.pickerRequest, "familycontrols.authorization.answer":
+            authorization.handle(envelope)
+        case DeviceTopic.timerRequest, DeviceTopic.openURLRequest, "app.yield.request":
+            lifecycle.handle(envelope)
+        case DeviceTopic.notificationPostRequest:
+            notifications.handle(envelope)
+        default:
+            break
+        }
+    }
+
+    // MARK: Helpers for the parts
+
+    /// Bus time now, as a date.
+    var now: Date { DeviceAPI.date(busTime: bus.now) }
+
+    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil) {
+        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline)
+    }
+
+    func emit(topic: String, body: JSONValue) {
+        bus.emit(topic: topic, body: body)
+    }
+
+    /// Answers a request event with a reply on its reply topic, carrying its correlation id.
+    func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
+        emit(Topic.reply(to: request.topic), reply, corr: request.corr)
+    }
+
+    func fail(_ request: Envelope, code: String, _ message: String) {
+        reply(to: request, DeviceReply<NoValue>.failure(DeviceError(code: code, message: message)))
+    }
+
+    /// Decodes a request body, answering with a clear error when it does not decode.
+    func decode<T: Decodable>(_ type: T.Type, from request: Envelope) -> T? {
+        do {
+            return try DeviceAPICoding.decode(type, from: request.body)
+        } catch {
+            fail(request, code: "bad-request", "the body of \(request.topic) from \(request.source) is not a valid \(type): \(describe(error))")
+            return nil
+        }
+    }
+
+    /// A fresh correlation id for a request the OS makes.
+    func nextCorrelation(_ prefix: String) -> String {
+        correlation += 1
+        return "os-\(prefix)-\(correlation)"
+    }
+
+    /// What the OS tells plugins about an app: token and display name, never the bundle id.
+    func application(_ app: CatalogApp) -> Application {
+        Application(token: tokens.application(app.bundleIdentifier), localizedDisplayName: app.name)
+    }
+
+    func category(id: String?) -> ActivityCategory? {
+        guard let id, let category = catalog.category(id: id) else { return nil }
+        return ActivityCategory(token: tokens.category(category.id), localizedDisplayName: category.name)
+    }
+
+    /// The companion app's token: exempt from `.all` category shields, as Apple exempts the owning app.
+    var companionToken: ApplicationToken? { settings.companionApp.map { tokens.application($0.bundleIdentifier) } }
+
+    // MARK: Whole-device events
+
+    /// An iOS update or restore: every token is regenerated; the OS carries its own settings over.
+    func updateOperatingSystem() {
+        usage.pause()
+        let migration = tokens.regenerate(for: catalog)
+        try? state.save(tokens.epoch, key: "tokens.epoch")
+        managedSettings.migrate(migration)
+        activity.migrate(migration)
+        emit(topic: DeviceTopic.osUpdated, body: ["tokenEpoch": .int(Int64(tokens.epoch))])
+        screen.reevaluate(reason: "os-update")
+    }
+
+    /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
+    func restart() {
+        usage.pause()
+        activity.suspendTimers()
+        screen.reset()
+        do {
+            try loadParts()
+        } catch {
+            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("reloading the device state failed: \(error)"), "sender": "broker"])
+        }
+        emit(topic: DeviceTopic.restarted, body: [:])
+        bus.restartAllPlugins(reason: "device restart")
+        bus.whenQuiet { [unowned self] in activity.resume() }
+    }
+}
+
+/// A readable description of a decoding error.
+func describe(_ error: Error) -> String {
+    switch error {
+    case DecodingError.keyNotFound(let key, let context):
+        return "missing '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
+    case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
+        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+        return (path.isEmpty ? "" : "at '\(path)': ") + context.debugDescription
+    default:
+        return "\(error)"
+    }
+}

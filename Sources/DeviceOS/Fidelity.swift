@@ -1,0 +1,77 @@
+import Foundation
+
+/// The behaviours of real devices the seeds had to discover, each switchable on its own.
+public enum Quirk: String, CaseIterable, Codable, Sendable {
+    /// DeviceActivity callbacks scheduled more than about 45 minutes ahead fire early, late, or not at all.
+    case unreliableFarSchedules = "unreliable-far-schedules"
+    /// `startMonitoring` on an already-monitored name first stops it, calling `intervalDidEnd`.
+    case restartingMonitoringEndsInterval = "start-monitoring-ends-interval"
+    /// DeviceActivity callbacks happen on whole minutes only.
+    case wholeMinuteCallbacks = "whole-minute-callbacks"
+    /// Extension processes are started for a callback and ended after it, losing their memory.
+    case shortLivedExtensions = "short-lived-extensions"
+    /// A backgrounded app is suspended: its timers stop until it comes back.
+    case suspendedBackgroundApps = "suspended-background-apps"
+    /// An async task of a backgrounded app stops at its next suspension point.
+    case suspendedAsyncTasks = "suspended-async-tasks"
+
+    /// What the quirk does, for `--help` and the docs.
+    public var summary: String {
+        switch self {
+        case .unreliableFarSchedules: return "callbacks scheduled more than ~45 min ahead fire early, late or never"
+        case .restartingMonitoringEndsInterval: return "startMonitoring on a monitored name calls intervalDidEnd first"
+        case .wholeMinuteCallbacks: return "DeviceActivity callbacks fire on whole minutes"
+        case .shortLivedExtensions: return "extensions run per callback and lose their memory"
+        case .suspendedBackgroundApps: return "a backgrounded app's timers stop"
+        case .suspendedAsyncTasks: return "a backgrounded app's async task stops mid-way"
+        }
+    }
+}
+
+/// A fidelity profile: which quirks are on, and the seed of the randomness they use.
+public struct Fidelity: Equatable, Sendable {
+    /// `faithful` (Apple's documented semantics) or `ios-realistic` (also the seeds' device behaviours).
+    public var profile: Profile
+    public var quirks: Set<Quirk>
+    public var seed: UInt64
+
+    public enum Profile: String, CaseIterable, Codable, Sendable {
+        case faithful
+        case iosRealistic = "ios-realistic"
+
+        /// The quirks a profile turns on.
+        public var quirks: Set<Quirk> {
+            switch self {
+            case .faithful: return []
+            case .iosRealistic: return Set(Quirk.allCases)
+            }
+        }
+    }
+
+    public init(profile: Profile, overrides: [Quirk: Bool] = [:], seed: UInt64 = 1) {
+        self.profile = profile
+        var quirks = profile.quirks
+        for (quirk, on) in overrides {
+            if on { quirks.insert(quirk) } else { quirks.remove(quirk) }
+        }
+        self.quirks = quirks
+        self.seed = seed
+    }
+
+    public func has(_ quirk: Quirk) -> Bool { quirks.contains(quirk) }
+}
+
+/// A small, fast, seeded random number generator (SplitMix64): the same seed gives the same run.
+public struct SeededRandom: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

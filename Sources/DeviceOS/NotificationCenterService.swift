@@ -1,0 +1,33 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+
+/// Posted notifications, and what happens when the person taps one: the companion app comes to the
+/// foreground (the notifier's pending deep-link route is the app's to read).
+final class NotificationCenterService {
+    private unowned let device: DeviceOS
+    private(set) var delivered: [NotificationRequest] = []
+
+    init(device: DeviceOS) {
+        self.device = device
+    }
+
+    func handle(_ envelope: Envelope) {
+        guard let request = device.decode(NotificationRequest.self, from: envelope) else { return }
+        delivered.append(request)
+        device.emit(DeviceTopic.notificationPosted, request)
+        device.reply(to: envelope, .success(NoValue()))
+    }
+
+    /// The person taps a notification (the latest when `id` is nil).
+    func tap(id: String?) {
+        guard let notification = id.map({ wanted in delivered.last { $0.id == wanted } }) ?? delivered.last else {
+            device.emit(topic: "bus.error", body: ["code": "no-notification", "sender": "broker",
+                                                   "message": .string(id.map { "no notification with id '\($0)' was posted" } ?? "no notification was posted yet; nothing to tap")])
+            return
+        }
+        delivered.removeAll { $0.id == notification.id }
+        device.emit(topic: DeviceTopic.notificationTapped, body: ["id": .string(notification.id), "kind": notification.kind.map(JSONValue.string) ?? .null])
+        if let app = device.settings.companionApp { device.screen.open(app, reason: "notification") }
+    }
+}

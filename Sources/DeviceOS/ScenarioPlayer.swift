@@ -1,0 +1,81 @@
+import BusProtocol
+import Configuration
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// Plays a scenario's steps at their bus times — the person using the device — and ends the run after
+/// its last instant, once every plugin has handled everything.
+final class ScenarioPlayer {
+    let scenario: Scenario
+
+    init(scenario: Scenario) {
+        self.scenario = scenario
+    }
+
+    func start(on device: DeviceOS) {
+        for (index, step) in scenario.steps.enumerated() {
+            device.bus.schedule(at: busTime(step.time)) { [self] in
+                device.emit(topic: DeviceTopic.scenarioStep, body: [
+                    "step": .int(Int64(index + 1)), "line": .int(Int64(step.line)), "action": .string(Self.describe(step.action)),
+                ])
+                perform(step.action, on: device)
+            }
+        }
+        device.bus.schedule(at: busTime(scenario.end)) { [self] in
+            device.bus.whenQuiet {
+                device.emit(topic: DeviceTopic.scenarioEnded, body: ["name": .string(scenario.name), "steps": .int(Int64(scenario.steps.count))])
+                device.bus.whenQuiet { device.bus.stop() }
+            }
+        }
+    }
+
+    private func perform(_ action: ScenarioAction, on device: DeviceOS) {
+        switch action {
+        case .open(let app): device.screen.open(app)
+        case .close(let app): device.screen.close(app)
+        case .home: device.screen.goHome()
+        case let .visit(url, host, tab, isPrivate): device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
+        case .closeTab(let tab): device.screen.closeTab(tab)
+        case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
+        case .tapNotification(let id): device.notifications.tap(id: id)
+        case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+        case .authorize(let answer):
+            switch answer {
+            case .approved: device.authorization.answer(.approved)
+            case .denied: device.authorization.answer(.denied)
+            case .revoked: device.authorization.revoke()
+            }
+        case .osUpdate: device.updateOperatingSystem()
+        case .restart: device.restart()
+        case .forceQuit(let app):
+            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
+                device.screen.close(app)
+                if let plugin = device.settings.companionPluginName { device.bus.killPlugin(named: plugin, reason: "force-quit by the user") }
+            } else {
+                device.screen.close(app)
+            }
+        case let .publish(topic, bodyJSON):
+            device.bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
+        }
+    }
+
+    /// A step in words, for the journal and the timeline.
+    static func describe(_ action: ScenarioAction) -> String {
+        switch action {
+        case .open(let app): return "open \(app.name)"
+        case .close(let app): return "close \(app?.name ?? "the foreground app")"
+        case .home: return "go to the home screen"
+        case let .visit(url, _, tab, isPrivate): return "visit \(url) in \(isPrivate ? "private " : "")tab \(tab)"
+        case .closeTab(let tab): return "close tab \(tab)"
+        case .press(let button): return "press the \(button.rawValue) shield button"
+        case .tapNotification(let id): return "tap notification \(id ?? "(latest)")"
+        case .habit(let habit): return "complete habit \"\(habit)\""
+        case .authorize(let answer): return "authorization \(answer.rawValue)"
+        case .osUpdate: return "iOS update (tokens regenerate)"
+        case .restart: return "restart the device"
+        case .forceQuit(let app): return "force-quit \(app.name)"
+        case .publish(let topic, _): return "publish \(topic)"
+        }
+    }
+}

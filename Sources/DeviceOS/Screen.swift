@@ -1,0 +1,321 @@
+import BusProtocol
+import Configuration
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// What is on the device's screen — the home screen, an app, or a browser tab — and the shield over it.
+///
+/// It enforces ManagedSettings: every app open and web visit is checked against every store; a shielded
+/// target never becomes usable; the shield is drawn by the shield renderer (or the system default when the
+/// renderer is missing, slow or broken) and its buttons go to the action delegate. Whenever the stores
+/// change, what is on screen is checked again.
+final class Screen {
+    enum Foreground: Equatable {
+        case home
+        case app(bundleIdentifier: String)
+        case web(tab: Int)
+    }
+
+    struct Tab: Equatable {
+        var url: String
+        var host: String
+        var isPrivate: Bool
+    }
+
+    /// What a shield covers, resolved to the OS's own names and tokens.
+    struct Subject: Equatable {
+        var app: CatalogApp?
+        var host: String?
+        var categoryID: String?
+    }
+
+    struct PresentedShield {
+        var subject: Subject
+        var shown: ShieldShown
+    }
+
+    private struct PendingConfiguration {
+        let corr: String
+        let subject: Subject
+        let match: ShieldMatch
+        let timer: UInt64
+    }
+
+    private struct PendingAction {
+        let corr: String
+        let action: ShieldAction
+        let shield: PresentedShield
+        let timer: UInt64
+    }
+
+    private unowned let device: DeviceOS
+    private(set) var foreground: Foreground = .home
+    private(set) var tabs: [Int: Tab] = [:]
+    private(set) var presented: PresentedShield?
+    private var pendingConfiguration: PendingConfiguration?
+    private var pendingAction: PendingAction?
+
+    init(device: DeviceOS) {
+        self.device = device
+    }
+
+    var isAwaitingReply: Bool { pendingConfiguration != nil || pendingAction != nil }
+
+    /// The subject in the foreground, if any.
+    var foregroundSubject: Subject? {
+        switch foreground {
+        case .home: return nil
+        case .app(let bundle):
+            guard let app = device.catalog.app(named: bundle) else { return nil }
+            return Subject(app: app, host: nil, categoryID: app.categoryID)
+        case .web(let tab):
+            guard let page = tabs[tab] else { return nil }
+            return Subject(app: nil, host: page.host, categoryID: device.catalog.domain(page.host)?.categoryID)
+        }
+    }
+
+    /// Whether the foreground target is usable: on screen with no shield over it.
+    var isUsable: Bool { foreground != .home && presented == nil && pendingConfiguration == nil }
+
+    // MARK: The person's actions
+
+    func open(_ app: CatalogApp, reason: String = "user") {
+        if case .app(let current) = foreground, current == app.bundleIdentifier, presented == nil, pendingConfiguration == nil { return }
+        leaveForeground(reason: "switch")
+        foreground = .app(bundleIdentifier: app.bundleIdentifier)
+        show(Subject(app: app, host: nil, categoryID: app.categoryID), reason: reason)
+    }
+
+    func close(_ app: CatalogApp?) {
+        if let app, foreground != .app(bundleIdentifier: app.bundleIdentifier) { return }
+        goHome(reason: "close")
+    }
+
+    func goHome(reason: String = "home") {
+        guard foreground != .home else { return }
+        leaveForeground(reason: reason)
+        foreground = .home
+        device.emit(topic: DeviceTopic.home, body: ["reason": .string(reason)])
+    }
+
+    func visit(url: String, host: String, tab: Int, isPrivate: Bool) {
+        leaveForeground(reason: "switch")
+        tabs[tab] = Tab(url: url, host: host, isPrivate: isPrivate)
+        foreground = .web(tab: tab)
+        show(Subject(app: nil, host: host, categoryID: device.catalog.domain(host)?.categoryID), reason: "user")
+    }
+
+    func closeTab(_ tab: Int) {
+        if foreground == .web(tab: tab) { goHome(reason: "tab-closed") }
+        tabs[tab] = nil
+    }
+
+    func press(_ action: ShieldAction) {
+        guard let shield = presented else {
+            device.emit(topic: "bus.error", body: ["code": "no-shield", "sender": "broker", "message": .string("a shield button was pressed but no shield is on screen; the press did nothing")])
+            return
+        }
+        guard pendingAction == nil else { return }  // a second press while the first is handled: ignored, like a double tap
+        guard device.bus.isConnected(role: .action) else {
+            // Without a ShieldAction extension iOS closes the app for the primary button and does nothing else.
+            respond(action == .primaryButtonPressed ? .close : .none, to: action, on: shield, decidedBy: "system")
+            return
+        }
+        let corr = device.nextCorrelation("action")
+        let target = shield.shown.target
+        let request = ShieldActionRequest(action: action, entryPoint: shield.shown.entryPoint,
+                                          application: target.application?.token, webDomain: target.webDomain?.token,
+                                          category: target.category?.token)
+        let timer = device.bus.afterWallTime(milliseconds: device.settings.replyTimeoutMilliseconds) { [weak self] in
+            guard let self, let pending = pendingAction, pending.corr == corr else { return }
+            pendingAction = nil
+            respond(.none, to: action, on: pending.shield, decidedBy: "system", note: "the action delegate did not answer within \(device.settings.replyTimeoutMilliseconds) ms")
+        }
+        pendingAction = PendingAction(corr: corr, action: action, shield: shield, timer: timer)
+        device.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: device.bus.now)
+    }
+
+    // MARK: Replies from the renderer and the delegate
+
+    func handleReply(_ envelope: Envelope) {
+        if let pending = pendingConfiguration, envelope.corr == pending.corr {
+            device.bus.cancelWallTimer(pending.timer)
+            pendingConfiguration = nil
+            do {
+                let reply = try DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
+                present(pending.subject, match: pending.match, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
+            } catch {
+                present(pending.subject, match: pending.match, configuration: .default, renderedBy: "system",
+                        fallbackReason: "renderer-error: \(describe(error))")
+            }
+        } else if let pending = pendingAction, envelope.corr == pending.corr {
+            device.bus.cancelWallTimer(pending.timer)
+            pendingAction = nil
+            guard presented != nil else { return }
+            do {
+                let reply = try DeviceAPICoding.decode(ShieldActionReply.self, from: envelope.body)
+                respond(reply.response, to: pending.action, on: pending.shield, decidedBy: envelope.source)
+            } catch {
+                respond(.none, to: pending.action, on: pending.shield, decidedBy: "system", note: "the action delegate's reply does not decode: \(describe(error))")
+            }
+        }
+    }
+
+    private func respond(_ response: ShieldActionResponse, to action: ShieldAction, on shield: PresentedShield, decidedBy: String, note: String? = nil) {
+        var body: [String: JSONValue] = [
+            "action": .string(action.rawValue), "response": .string(response.rawValue),
+            "target": .string(shield.shown.target.displayName), "decidedBy": .string(decidedBy),
+        ]
+        if let note { body["note"] = .string(note) }
+        device.emit(topic: DeviceTopic.actionHandled, body: .object(body))
+        switch response {
+        case .close:
+            goHome(reason: "shield-close")
+        case .defer:
+            // Re-evaluate once everything the delegate set in motion (intents, the monitor's answer) is handled.
+            device.bus.whenQuiet { [weak self] in
+                guard let self, let current = presented, current.subject == shield.subject else { return }
+                recheck(current.subject, reason: "defer")
+            }
+        case .none:
+            break
+        }
+    }
+
+    // MARK: Enforcement
+
+    /// Checks what is on screen against the stores after anything that can change the answer.
+    func reevaluate(reason: String) {
+        guard let subject = foregroundSubject else { return }
+        if presented != nil || pendingConfiguration != nil {
+            if match(subject) == nil { recheck(subject, reason: reason) }
+        } else if let match = match(subject) {
+            device.usage.end()
+            emitLeft(subject, reason: "shielded")
+            requestShield(subject, match: match)
+        }
+    }
+
+    /// Checks a subject that has a shield over it again: lift it, or draw it anew.
+    private func recheck(_ subject: Subject, reason: String) {
+        if let match = match(subject) {
+            requestShield(subject, match: match)
+        } else {
+            dismissShield(reason: reason)
+            becomeUsable(subject, reason: reason == "defer" ? "defer" : "shield-lifted")
+        }
+    }
+
+    /// Puts a subject on screen: behind a shield if any store shields it, else usable.
+    private func show(_ subject: Subject, reason: String) {
+        if let match = match(subject) {
+            requestShield(subject, match: match)
+        } else {
+            becomeUsable(subject, reason: reason)
+        }
+    }
+
+    private func match(_ subject: Subject) -> ShieldMatch? {
+        let matcher = device.managedSettings.matcher
+        let category = subject.categoryID.map(device.tokens.category)
+        if let app = subject.app {
+            return matcher.match(application: device.tokens.application(app.bundleIdentifier), category: category, owner: device.companionToken)
+        }
+        if let host = subject.host {
+            let domain = device.catalog.domain(host)?.domain ?? host
+            return matcher.match(webDomain: device.tokens.webDomain(domain), category: category)
+        }
+        return nil
+    }
+
+    private func target(_ subject: Subject) -> ShieldTarget {
+        let category = device.category(id: subject.categoryID)
+        if let app = subject.app { return ShieldTarget(application: device.application(app), category: category) }
+        let domain = device.catalog.domain(subject.host ?? "")?.domain ?? subject.host ?? ""
+        return ShieldTarget(webDomain: WebDomain(token: device.tokens.webDomain(domain), domain: domain), category: category)
+    }
+
+    /// Asks the renderer for the shield's configuration, within the deadline; falls back to the default shield.
+    private func requestShield(_ subject: Subject, match: ShieldMatch) {
+        if let pending = pendingConfiguration { device.bus.cancelWallTimer(pending.timer) }
+        pendingConfiguration = nil
+        guard device.bus.isConnected(role: .shield) else {
+            present(subject, match: match, configuration: .default, renderedBy: "system", fallbackReason: "no-renderer")
+            return
+        }
+        let corr = device.nextCorrelation("shield")
+        let timeout = device.settings.replyTimeoutMilliseconds
+        let timer = device.bus.afterWallTime(milliseconds: timeout) { [weak self] in
+            guard let self, let pending = pendingConfiguration, pending.corr == corr else { return }
+            pendingConfiguration = nil
+            present(pending.subject, match: pending.match, configuration: .default, renderedBy: "system",
+                    fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
+        }
+        pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, match: match, timer: timer)
+        device.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: match.entryPoint, target: target(subject)),
+                    corr: corr, deadline: device.bus.now)
+    }
+
+    private func present(_ subject: Subject, match: ShieldMatch, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
+        guard foregroundSubject == subject else { return }  // the person moved on meanwhile
+        let shown = ShieldShown(target: target(subject), entryPoint: match.entryPoint, stores: match.stores,
+                                configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason)
+        presented = PresentedShield(subject: subject, shown: shown)
+        device.emit(DeviceTopic.shieldShown, shown)
+    }
+
+    private func dismissShield(reason: String) {
+        if let pending = pendingConfiguration { device.bus.cancelWallTimer(pending.timer) }
+        pendingConfiguration = nil
+        if let pending = pendingAction { device.bus.cancelWallTimer(pending.timer) }
+        pendingAction = nil
+        guard let shield = presented else { return }
+        presented = nil
+        device.emit(topic: DeviceTopic.shieldDismissed, body: ["target": .string(shield.shown.target.displayName), "reason": .string(reason)])
+    }
+
+    private func becomeUsable(_ subject: Subject, reason: String) {
+        let target = target(subject)
+        if let app = subject.app {
+            device.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
+            device.usage.begin(app: app)
+            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
+                device.lifecycle.enterForeground(reason: reason)
+            }
+        } else if case .web(let tab) = foreground, let page = tabs[tab] {
+            device.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                            tab: tab, isPrivate: page.isPrivate, reason: reason))
+            device.usage.begin(webDomain: target.webDomain!.domain!, categoryID: subject.categoryID, isPrivate: page.isPrivate)
+        }
+    }
+
+    /// The foreground target stops being used (switch, close, home, or a shield comes down over it).
+    private func leaveForeground(reason: String) {
+        if presented != nil || pendingConfiguration != nil {
+            dismissShield(reason: reason)
+            return
+        }
+        guard let subject = foregroundSubject else { return }
+        device.usage.end()
+        emitLeft(subject, reason: reason)
+    }
+
+    private func emitLeft(_ subject: Subject, reason: String) {
+        let target = target(subject)
+        if let app = subject.app {
+            device.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
+            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier { device.lifecycle.enterBackground() }
+        } else if case .web(let tab) = foreground, let page = tabs[tab] {
+            device.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                         tab: tab, isPrivate: page.isPrivate, reason: reason))
+        }
+    }
+
+    /// After a device restart: back to the home screen, no shield, no tabs.
+    func reset() {
+        dismissShield(reason: "restart")
+        foreground = .home
+        tabs = [:]
+    }
+}

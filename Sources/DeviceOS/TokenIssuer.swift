@@ -1,0 +1,108 @@
+import Configuration
+import Foundation
+import ScreenTime
+
+/// Issues the opaque tokens that stand for apps, categories and web domains, and knows what each means.
+///
+/// Tokens are derived from the seed and an epoch, so a run is reproducible; an OS update or restore bumps
+/// the epoch and every token changes, as iOS does (the Tether write-up, FB14237883).
+final class TokenIssuer {
+    private(set) var epoch: Int
+    private let seed: UInt64
+    private var applications: [ApplicationToken: String] = [:]
+    private var categories: [ActivityCategoryToken: String] = [:]
+    private var domains: [WebDomainToken: String] = [:]
+
+    init(seed: UInt64, epoch: Int) {
+        self.seed = seed
+        self.epoch = epoch
+    }
+
+    func application(_ bundleIdentifier: String) -> ApplicationToken {
+        let token = ApplicationToken(rawValue: opaque("app", bundleIdentifier))
+        applications[token] = bundleIdentifier
+        return token
+    }
+
+    func category(_ id: String) -> ActivityCategoryToken {
+        let token = ActivityCategoryToken(rawValue: opaque("cat", id))
+        categories[token] = id
+        return token
+    }
+
+    func webDomain(_ domain: String) -> WebDomainToken {
+        let token = WebDomainToken(rawValue: opaque("web", domain))
+        domains[token] = domain
+        return token
+    }
+
+    /// The bundle identifier a token of the current epoch stands for; nil for stale or foreign tokens.
+    func bundleIdentifier(of token: ApplicationToken) -> String? { applications[token] }
+    func categoryID(of token: ActivityCategoryToken) -> String? { categories[token] }
+    func domain(of token: WebDomainToken) -> String? { domains[token] }
+
+    /// Issues tokens for everything in the catalog, so reverse lookups work for every token in use.
+    func issueAll(for catalog: AppCatalog) {
+        for app in catalog.apps { _ = application(app.bundleIdentifier) }
+        for category in catalog.categories { _ = category(category.id) }
+        for domain in catalog.webDomains { _ = webDomain(domain.domain) }
+    }
+
+    /// Starts a new epoch: every token changes. Returns the old-to-new mapping for the OS's own settings.
+    func regenerate(for catalog: AppCatalog) -> TokenMigration {
+        let oldApplications = applications, oldCategories = categories, oldDomains = domains
+        epoch += 1
+        applications = [:]
+        categories = [:]
+        domains = [:]
+        issueAll(for: catalog)
+        return TokenMigration(
+            applications: Dictionary(uniqueKeysWithValues: oldApplications.map { ($0.key, application($0.value)) }),
+            categories: Dictionary(uniqueKeysWithValues: oldCategories.map { ($0.key, category($0.value)) }),
+            domains: Dictionary(uniqueKeysWithValues: oldDomains.map { ($0.key, webDomain($0.value)) })
+        )
+    }
+
+    /// An opaque, stable string: a 64-bit FNV-1a hash of the seed, epoch, kind and name.
+    private func opaque(_ kind: String, _ name: String) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in "\(seed)|\(epoch)|\(kind)|\(name)".utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        let hex = String(hash, radix: 16)
+        return kind + "." + String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// How tokens changed in an OS update: the OS carries its own settings over; apps' saved tokens go stale.
+struct TokenMigration {
+    let applications: [ApplicationToken: ApplicationToken]
+    let categories: [ActivityCategoryToken: ActivityCategoryToken]
+    let domains: [WebDomainToken: WebDomainToken]
+
+    func migrate(_ settings: ShieldSettings) -> ShieldSettings {
+        var result = settings
+        result.applications = settings.applications.map { Set($0.map { applications[$0] ?? $0 }) }
+        result.webDomains = settings.webDomains.map { Set($0.map { domains[$0] ?? $0 }) }
+        result.applicationCategories = settings.applicationCategories.map { migrate($0, tokens: applications) }
+        result.webDomainCategories = settings.webDomainCategories.map { migrate($0, tokens: domains) }
+        return result
+    }
+
+    private func migrate<A>(_ policy: ShieldSettings.ActivityCategoryPolicy<A>, tokens: [Token<A>: Token<A>]) -> ShieldSettings.ActivityCategoryPolicy<A> {
+        switch policy {
+        case .none: return .none
+        case .all(let except): return .all(except: Set(except.map { tokens[$0] ?? $0 }))
+        case .specific(let categoryTokens, let except):
+            return .specific(Set(categoryTokens.map { categories[$0] ?? $0 }), except: Set(except.map { tokens[$0] ?? $0 }))
+        }
+    }
+
+    func migrate(_ event: DeviceActivityEvent) -> DeviceActivityEvent {
+        DeviceActivityEvent(applications: Set(event.applications.map { applications[$0] ?? $0 }),
+                            categories: Set(event.categories.map { categories[$0] ?? $0 }),
+                            webDomains: Set(event.webDomains.map { domains[$0] ?? $0 }),
+                            threshold: event.threshold, includesPastActivity: event.includesPastActivity)
+    }
+}

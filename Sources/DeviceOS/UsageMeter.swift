@@ -1,0 +1,89 @@
+import Configuration
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// Measures use of the foreground app or web page and feeds it, span by span, to DeviceActivity's counters.
+///
+/// History is kept in the OS's own names (bundle ids, hosts), not tokens, so it survives a token regeneration;
+/// private browsing records nothing (`suppressUsageRecording`), as Safari does.
+final class UsageMeter {
+    /// Something in use, in the OS's own names.
+    struct Use: Equatable, Codable {
+        var bundleIdentifier: String?
+        var host: String?
+        var categoryID: String?
+    }
+
+    struct Span: Codable {
+        var use: Use
+        var start: Date
+        var end: Date
+    }
+
+    private unowned let device: DeviceOS
+    /// What is being used now, and since when (nil: nothing is, or it is private).
+    private(set) var current: (use: Use, since: Date)?
+    /// Recent spans (eight days), for events with `includesPastActivity`.
+    private(set) var history: [Span] = []
+
+    init(device: DeviceOS) {
+        self.device = device
+    }
+
+    func begin(app: CatalogApp) {
+        start(Use(bundleIdentifier: app.bundleIdentifier, host: nil, categoryID: app.categoryID))
+    }
+
+    func begin(webDomain: String, categoryID: String?, isPrivate: Bool) {
+        guard !isPrivate else { return }
+        start(Use(bundleIdentifier: nil, host: webDomain, categoryID: categoryID))
+    }
+
+    private func start(_ use: Use) {
+        end()
+        current = (use, device.now)
+        device.activity.usageChanged()
+    }
+
+    /// The current use stops now.
+    func end() {
+        guard current != nil else { return }
+        flush()
+        current = nil
+        device.activity.usageChanged()
+    }
+
+    /// Stops counting without a trace of what is in use (a restart or an OS update ends it).
+    func pause() { end() }
+
+    /// Records the current use up to now and continues from now.
+    func flush() {
+        guard let (use, since) = current else { return }
+        let now = device.now
+        guard now > since else { return }
+        let span = Span(use: use, start: since, end: now)
+        current = (use, now)
+        history.append(span)
+        let horizon = now.addingTimeInterval(-8 * 86_400)
+        if let first = history.first, first.end < horizon { history.removeAll { $0.end < horizon } }
+        device.activity.record(usageSpan(span))
+    }
+
+    /// A span as DeviceActivity sees it, in the current token epoch.
+    func usageSpan(_ span: Span) -> UsageSpan {
+        UsageSpan(subject: subject(span.use), start: span.start, end: span.end)
+    }
+
+    func subject(_ use: Use) -> UsageSpan.Subject {
+        let category = use.categoryID.map(device.tokens.category)
+        if let bundle = use.bundleIdentifier { return .application(device.tokens.application(bundle), category: category) }
+        let domain = device.catalog.domain(use.host ?? "")?.domain ?? use.host ?? ""
+        return .webDomain(device.tokens.webDomain(domain), category: category)
+    }
+
+    /// Spans overlapping an interval, in order, in the current token epoch.
+    func spans(overlapping interval: DateInterval) -> [UsageSpan] {
+        history.filter { $0.end > interval.start && $0.start < interval.end }.map(usageSpan)
+    }
+}

@@ -1,0 +1,135 @@
+// LocalDateTime: wall-clock times as users write them, and the one place they become instants (daylight saving included).
+
+import Foundation
+
+/// A wall-clock date and time with no time zone, as written in a scenario (`2026-11-23T06:30`, `day 2 07:30`).
+///
+/// `resolve(in:)` is the only place a wall-clock time becomes an instant, so every scenario time follows
+/// the same daylight-saving rules.
+public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
+
+    /// A wall-clock time; nil when a field is out of range (month 13, 30 February, 24:00, minute 60, …).
+    public init?(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) {
+        guard (1...9999).contains(year), (1...12).contains(month), (0...23).contains(hour),
+              (0...59).contains(minute), (0...59).contains(second) else { return nil }
+        self.year = year
+        self.month = month
+        self.day = day
+        self.hour = hour
+        self.minute = minute
+        self.second = second
+        // Round-tripping through the UTC calendar catches days that the month does not have.
+        let back = LocalDateTime.utcCalendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: wallSeconds))
+        guard back.year == year, back.month == month, back.day == day else { return nil }
+    }
+
+    /// The wall-clock time that `instant` shows in `zone`.
+    public init(_ instant: Date, in zone: TimeZone) {
+        let shifted = Date(timeIntervalSince1970: instant.timeIntervalSince1970.rounded(.down) + Double(zone.secondsFromGMT(for: instant)))
+        let parts = LocalDateTime.utcCalendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: shifted)
+        year = parts.year!
+        month = parts.month!
+        day = parts.day!
+        hour = parts.hour!
+        minute = parts.minute!
+        second = parts.second!
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS` (a space may stand for the `T`); nil if it is not one.
+    public init?(parsing text: String) {
+        let halves = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "T" || $0 == " " })
+        guard halves.count == 2, let time = LocalDateTime.timeOfDay(String(halves[1])) else { return nil }
+        let date = halves[0].split(separator: "-", omittingEmptySubsequences: false)
+        guard date.count == 3, date[0].count == 4, date[1].count == 2, date[2].count == 2,
+              date.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
+        self.init(year: Int(date[0])!, month: Int(date[1])!, day: Int(date[2])!, hour: time.hour, minute: time.minute, second: time.second)
+    }
+
+    /// Reads a time of day, `HH:MM` or `HH:MM:SS` (the hour may have one digit); nil if it is not one or is out of range.
+    public static func timeOfDay(_ text: String) -> (hour: Int, minute: Int, second: Int)? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count), (1...2).contains(parts[0].count), parts.dropFirst().allSatisfy({ $0.count == 2 }),
+              parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
+        let hour = Int(parts[0])!, minute = Int(parts[1])!, second = parts.count == 3 ? Int(parts[2])! : 0
+        guard hour < 24, minute < 60, second < 60 else { return nil }
+        return (hour, minute, second)
+    }
+
+    /// The same wall-clock time `days` calendar days later (a day is a calendar day, not 24 hours).
+    public func addingDays(_ days: Int) -> LocalDateTime {
+        var later = self
+        let moved = LocalDateTime(Date(timeIntervalSince1970: wallSeconds + Double(days) * 86_400), in: TimeZone(identifier: "UTC")!)
+        later.year = moved.year
+        later.month = moved.month
+        later.day = moved.day
+        return later
+    }
+
+    /// This wall-clock time with another time of day.
+    public func at(hour: Int, minute: Int, second: Int) -> LocalDateTime? {
+        LocalDateTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// The instant this wall-clock time names in `zone`, by the Gregorian calendar.
+    ///
+    /// - A time that occurs twice (the hour repeated when clocks fall back) resolves to its **first**
+    ///   occurrence, the one still on summer time: 02:30 on 25 Oct 2026 in Europe/Berlin is 00:30 UTC.
+    /// - A time that does not exist (skipped when clocks spring forward) resolves to the **first valid
+    ///   instant after it**, the moment of the change: 02:30 on 29 Mar 2026 in Europe/Berlin is 03:00
+    ///   local summer time, 01:00 UTC.
+    public func resolve(in zone: TimeZone) -> Date {
+        let wall = wallSeconds
+        func offset(_ instant: Double) -> Double { Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: instant))) }
+        // Offsets in force around this time; zones change offset at most once within a day either side.
+        let offsets = Set([wall - 86_400, wall, wall + 86_400].map(offset))
+        let valid = offsets.map { wall - $0 }.filter { offset($0) == wall - $0 }
+        if let first = valid.min() { return Date(timeIntervalSince1970: first) }
+        // In a gap: before the change the clock showed less than `wall`, after it more. Find the change to the second.
+        var before = wall - offsets.max()!, after = wall - offsets.min()!
+        let offsetBefore = offset(before)
+        while after - before > 1 {
+            let middle = ((before + after) / 2).rounded(.down)
+            if offset(middle) == offsetBefore { before = middle } else { after = middle }
+        }
+        return Date(timeIntervalSince1970: after)
+    }
+
+    /// `2026-11-23 07:05` (seconds only when not zero).
+    public var description: String {
+        func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let time = "\(two(hour)):\(two(minute))" + (second == 0 ? "" : ":\(two(second))")
+        return "\(year)-\(two(month))-\(two(day)) \(time)"
+    }
+
+    /// An instant as people read it in `zone`, with the UTC offset so the two occurrences of a repeated hour
+    /// differ: `2026-10-25 02:30 +02:00`.
+    public static func describe(_ instant: Date, in zone: TimeZone) -> String {
+        let offset = zone.secondsFromGMT(for: instant)
+        let hours = abs(offset) / 3600, minutes = abs(offset) % 3600 / 60
+        let sign = offset < 0 ? "-" : "+"
+        return "\(LocalDateTime(instant, in: zone)) \(sign)\(hours < 10 ? "0" : "")\(hours):\(minutes < 10 ? "0" : "")\(minutes)"
+    }
+
+    /// Seconds since 1970 if this wall-clock time were UTC: the zone-free arithmetic every resolution starts from.
+    private var wallSeconds: Double {
+        let parts = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        return LocalDateTime.utcCalendar.date(from: parts)!.timeIntervalSince1970
+    }
+
+    private static let utcCalendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
+}
+
+extension Character {
+    /// 0–9 only (not the other scripts' digits `isNumber` accepts), as in every date and duration we read.
+    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}

@@ -1,0 +1,203 @@
+// Scenario: a simulated user's days (Config/scenarios/*.yml), read and resolved to bus-clock instants for the broker to play.
+
+import Foundation
+
+/// One step of a scenario: an action at an instant.
+public struct ScenarioStep: Equatable, Sendable {
+    /// When it happens.
+    public let time: Date
+    /// The line of the step in its file, for messages about it.
+    public let line: Int
+    public let action: ScenarioAction
+
+    public init(time: Date, line: Int, action: ScenarioAction) {
+        self.time = time
+        self.line = line
+        self.action = action
+    }
+}
+
+/// A scenario: a user's days, played by the broker on the bus clock.
+///
+/// ```yaml
+/// name: habit-lock-day
+/// start: 2026-11-23T06:30        # local, in timeZone; seconds optional
+/// timeZone: Europe/Berlin        # optional; default: the configuration's
+/// profile: faithful              # optional: faithful | ios-realistic
+/// seed: 42                       # optional
+/// end: day 1 23:00               # optional; default: 1 minute after the last step
+/// steps:
+///   - {at: "07:05", open: Instagram}
+///   - {after: 10m, close: Instagram}
+/// ```
+///
+/// Step times are `at: HH:MM[:SS]` (on the start day), `at: day N HH:MM[:SS]` (day 1 is the start day),
+/// `at: YYYY-MM-DDTHH:MM[:SS]`, or `after: <duration>` (`90s`, `10m`, `1h30m`) from the previous step
+/// (from `start` for the first). Wall-clock times are resolved by `LocalDateTime.resolve(in:)`: a time skipped
+/// when clocks spring forward becomes the instant of the change, a repeated one its first occurrence.
+/// Durations are elapsed time, so `after: 1h` across a change is one real hour.
+public struct Scenario: Sendable {
+    /// The file it was read from.
+    public let file: String
+    public let name: String
+    public let description: String?
+    /// The first instant of the scenario.
+    public let start: Date
+    /// The time zone the file names, if it names one (otherwise the configuration's applies).
+    public let timeZone: TimeZone?
+    /// The IANA name the file gave, e.g. `Europe/Berlin`.
+    public let timeZoneName: String?
+    /// The time zone the scenario's times were resolved in: the file's, else the default given to `parse`.
+    public let resolvedTimeZone: TimeZone
+    /// `faithful` or `ios-realistic`, if the file chooses one.
+    public let profile: String?
+    /// The seed for the `ios-realistic` randomness, if the file chooses one.
+    public let seed: UInt64?
+    /// When the run stops: never before the last step.
+    public let end: Date
+    /// In time order.
+    public let steps: [ScenarioStep]
+
+    /// The fidelity profiles a scenario may choose.
+    public static let profiles = Profile.allCases.map(\.rawValue)
+
+    enum Profile: String, CaseIterable {
+        case faithful
+        case iosRealistic = "ios-realistic"
+    }
+
+    /// Reads and validates a scenario file; apps must be in `catalog`; local times without a `timeZone` in the
+    /// file are in `defaultTimeZone`.
+    public static func load(path: String, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
+        try parse(YAMLValue.load(path: path), catalog: catalog, defaultTimeZone: defaultTimeZone)
+    }
+
+    /// Validates a parsed scenario document and resolves its times to instants.
+    public static func parse(_ document: YAMLValue, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
+        let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "seed", "end", "steps"])
+        guard let nameValue = top["name"] else { throw document.error("a scenario needs a 'name'") }
+        let name = try nameValue.string()
+        guard !name.isEmpty else { throw nameValue.error("must not be empty") }
+
+        var zone = defaultTimeZone, zoneName: String?
+        if let value = top["timeZone"] {
+            zoneName = try value.string()
+            zone = try timeZone(named: zoneName!, value)
+        }
+
+        guard let startValue = top["start"] else { throw document.error("a scenario needs a 'start' local date-time, e.g. 2026-11-23T06:30") }
+        guard let day1 = LocalDateTime(parsing: try startValue.string()) else {
+            throw startValue.error("expected a local date-time like 2026-11-23T06:30 (seconds optional), got '\(try startValue.string())'")
+        }
+        let start = day1.resolve(in: zone)
+
+        let profile = try top["profile"]?.oneOf(Profile.self).rawValue
+
+        var seed: UInt64?
+        if let value = top["seed"] {
+            let text = try value.string().replacingOccurrences(of: "_", with: "")
+            guard let number = UInt64(text) else { throw value.error("expected a non-negative whole number, got '\(text)'") }
+            seed = number
+        }
+
+        guard let stepList = top["steps"] else { throw document.error("a scenario needs 'steps' (a list; may be empty: steps: [])") }
+        var steps: [ScenarioStep] = []
+        for entry in try stepList.list() {
+            let fields = try entry.uniqueMapping(allowed: ["at", "after"] + ScenarioAction.keys)
+            let time = try stepTime(fields, entry, after: steps.last, start: start, day1: day1, zone: zone)
+            let actionKeys = inFileOrder(ScenarioAction.keys.compactMap { key in fields[key].map { (key, $0) } })
+            guard let (key, value) = actionKeys.first else {
+                throw entry.error("a step needs one action: \(ScenarioAction.keys.joined(separator: ", "))")
+            }
+            if actionKeys.count > 1 {
+                throw actionKeys[1].1.error("a step has exactly one action and this one already has '\(key)'; give '\(actionKeys[1].0)' a step of its own")
+            }
+            steps.append(ScenarioStep(time: time, line: entry.line, action: try ScenarioAction.parse(key: key, value: value, catalog: catalog)))
+        }
+
+        var end = (steps.last?.time ?? start).addingTimeInterval(60)
+        if let value = top["end"] {
+            end = try wallClock(value, day1: day1).resolve(in: zone)
+            let last = steps.last.map { ($0.time, "the last step's time (line \($0.line))") } ?? (start, "the start")
+            if end < last.0 {
+                throw value.error("the end, \(LocalDateTime.describe(end, in: zone)), is before \(last.1), \(LocalDateTime.describe(last.0, in: zone))")
+            }
+        }
+
+        return Scenario(file: document.file, name: name, description: try top["description"]?.string(), start: start,
+                        timeZone: zoneName == nil ? nil : zone, timeZoneName: zoneName, resolvedTimeZone: zone,
+                        profile: profile, seed: seed, end: end, steps: steps)
+    }
+
+    // MARK: Times
+
+    /// A step's instant from its one `at` or `after`; never before the previous step (or the start).
+    private static func stepTime(_ fields: [String: YAMLValue], _ entry: YAMLValue, after previous: ScenarioStep?, start: Date,
+                                 day1: LocalDateTime, zone: TimeZone) throws -> Date {
+        let timeKeys = inFileOrder(["at", "after"].compactMap { key in fields[key].map { (key, $0) } })
+        guard let (key, value) = timeKeys.first else {
+            throw entry.error("a step needs a time: 'at' (HH:MM, day N HH:MM, or YYYY-MM-DDTHH:MM) or 'after' (a duration like 10m)")
+        }
+        if timeKeys.count > 1 { throw timeKeys[1].1.error("a step has one time, 'at' or 'after', not both") }
+        let previousTime = previous?.time ?? start
+        guard key == "at" else {
+            let text = try value.string()
+            guard let seconds = duration(text) else {
+                throw value.error("expected a duration like 90s, 10m, 2h or 1h30m, got '\(text)'")
+            }
+            return previousTime.addingTimeInterval(seconds)
+        }
+        let time = try wallClock(value, day1: day1).resolve(in: zone)
+        if time < previousTime {
+            let what = previous.map { "the previous step's (line \($0.line))" } ?? "the start,"
+            throw value.error("\(LocalDateTime.describe(time, in: zone)) is before \(what) \(LocalDateTime.describe(previousTime, in: zone)); steps must not go back in time")
+        }
+        return time
+    }
+
+    /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, as a wall-clock time.
+    private static func wallClock(_ value: YAMLValue, day1: LocalDateTime) throws -> LocalDateTime {
+        let text = try value.string().trimmingCharacters(in: .whitespaces)
+        if let time = LocalDateTime.timeOfDay(text) { return day1.at(hour: time.hour, minute: time.minute, second: time.second)! }
+        if let absolute = LocalDateTime(parsing: text) { return absolute }
+        let words = text.split(separator: " ")
+        if words.count == 3, words[0].lowercased() == "day", let time = LocalDateTime.timeOfDay(String(words[2])) {
+            guard let day = Int(words[1]), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(words[1])'") }
+            return day1.addingDays(day - 1).at(hour: time.hour, minute: time.minute, second: time.second)!
+        }
+        throw value.error("expected a time: HH:MM[:SS] on the start day, day N HH:MM[:SS], or a local date-time YYYY-MM-DDTHH:MM[:SS]; got '\(text)'")
+    }
+
+    /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.
+    static func duration(_ text: String) -> TimeInterval? {
+        let units: [(name: Character, seconds: Double)] = [("h", 3600), ("m", 60), ("s", 1)]
+        var total = 0.0, digits = "", lastUnit = -1
+        for character in text {
+            if character.isASCIIDigit {
+                digits.append(character)
+            } else if let index = units.firstIndex(where: { $0.name == character }), index > lastUnit, let number = Double(digits) {
+                total += number * units[index].seconds
+                digits = ""
+                lastUnit = index
+            } else {
+                return nil
+            }
+        }
+        return digits.isEmpty && lastUnit >= 0 ? total : nil
+    }
+
+    // MARK: Helpers
+
+    private static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {
+        // Only IANA names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
+        let known = TimeZone.knownTimeZoneIdentifiers
+        if known.contains(name) || name == "UTC", let zone = TimeZone(identifier: name) { return zone }
+        let suggestion = closest(to: name, in: known).map { " — did you mean '\($0)'?" } ?? ""
+        throw value.error("expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
+    }
+
+    /// Keys sorted by where they appear in the file (the parsed mapping has no order), so "the second one" is well defined.
+    private static func inFileOrder(_ pairs: [(String, YAMLValue)]) -> [(String, YAMLValue)] {
+        pairs.sorted { ($0.1.line, $0.1.column) < ($1.1.line, $1.1.column) }
+    }
+}

@@ -1,0 +1,179 @@
+// ScenarioAction: what the simulated user (or the OS) does in one scenario step, read from its one action key.
+
+import BusProtocol
+import Foundation
+import Yams
+
+/// A shield button.
+public enum ShieldButton: String, CaseIterable, Equatable, Sendable {
+    case primary, secondary
+}
+
+/// The user's answer to the authorization request, or a revocation in Settings.
+public enum AuthorizationAnswer: String, CaseIterable, Equatable, Sendable {
+    case approved, denied, revoked
+}
+
+/// One thing that happens in a scenario step.
+public enum ScenarioAction: Equatable, Sendable {
+    /// The user opens an app (it comes to the foreground, unless a shield covers it).
+    case open(app: CatalogApp)
+    /// The user closes an app; nil closes the foreground app.
+    case close(app: CatalogApp?)
+    /// The user goes to the home screen; the foreground app goes to the background.
+    case home
+    /// The user loads a web page in a browser tab. `host` is the URL's lowercase host.
+    case visit(url: String, host: String, tab: Int, isPrivate: Bool)
+    case closeTab(Int)
+    /// The user presses a button on the shield in front of them.
+    case press(button: ShieldButton)
+    /// The user taps a posted notification; nil taps the latest.
+    case tapNotification(id: String?)
+    /// The user completes a habit (free text).
+    case habit(String)
+    case authorize(AuthorizationAnswer)
+    /// An iOS update: the OS regenerates every token.
+    case osUpdate
+    /// The device restarts: the broker and the plugins restart.
+    case restart
+    /// The user force-quits an app: its process is killed.
+    case forceQuit(app: CatalogApp)
+    /// A raw bus event for custom plugins; the body is compact JSON with sorted keys.
+    case publish(topic: String, bodyJSON: String)
+
+    /// The keys that name an action in a step, in the order the documentation lists them.
+    public static let keys = ["open", "close", "home", "visit", "closeTab", "press", "tapNotification", "habit",
+                              "authorize", "osUpdate", "restart", "forceQuit", "publish"]
+
+    /// The key that names this action in a file.
+    public var key: String {
+        switch self {
+        case .open: return "open"
+        case .close: return "close"
+        case .home: return "home"
+        case .visit: return "visit"
+        case .closeTab: return "closeTab"
+        case .press: return "press"
+        case .tapNotification: return "tapNotification"
+        case .habit: return "habit"
+        case .authorize: return "authorize"
+        case .osUpdate: return "osUpdate"
+        case .restart: return "restart"
+        case .forceQuit: return "forceQuit"
+        case .publish: return "publish"
+        }
+    }
+
+    /// Reads the action under `key` (one of `keys`); apps are looked up in `catalog`.
+    static func parse(key: String, value: YAMLValue, catalog: AppCatalog) throws -> ScenarioAction {
+        switch key {
+        case "open": return .open(app: try app(value, catalog))
+        case "close": return .close(app: value.isNull ? nil : try app(value, catalog))
+        case "home": try flag(value); return .home
+        case "visit": return try visit(value, catalog)
+        case "closeTab": return .closeTab(try tab(value))
+        case "press": return .press(button: try value.oneOf(ShieldButton.self))
+        case "tapNotification":
+            // No value and `latest` both mean the most recent notification.
+            if value.isNull { return .tapNotification(id: nil) }
+            let id = try value.string()
+            return .tapNotification(id: id == "latest" ? nil : id)
+        case "habit":
+            let habit = try value.string().trimmingCharacters(in: .whitespaces)
+            guard !habit.isEmpty else { throw value.error("expected the habit completed, e.g. \"Read 10 pages\"") }
+            return .habit(habit)
+        case "authorize": return .authorize(try value.oneOf(AuthorizationAnswer.self))
+        case "osUpdate": try flag(value); return .osUpdate
+        case "restart": try flag(value); return .restart
+        case "forceQuit": return .forceQuit(app: try app(value, catalog))
+        case "publish": return try publish(value)
+        default: throw value.error("unknown action") // unreachable: the step's keys were checked against `keys`
+        }
+    }
+
+    private static func app(_ value: YAMLValue, _ catalog: AppCatalog) throws -> CatalogApp {
+        do {
+            return try catalog.requireApp(named: try value.string())
+        } catch let error as CatalogLookupError {
+            throw value.error(error.description)
+        }
+    }
+
+    /// `home: true` and the like: the key alone carries the meaning, so only `true` (or nothing) is accepted.
+    private static func flag(_ value: YAMLValue) throws {
+        if value.isNull { return }
+        guard try value.bool() else { throw value.error("write 'true' (or leave it empty); to not do this, leave the step out") }
+    }
+
+    private static func tab(_ value: YAMLValue) throws -> Int {
+        let tab = try value.int()
+        guard tab >= 1 else { throw value.error("tabs are numbered from 1, got \(tab)") }
+        return tab
+    }
+
+    /// `visit: https://…` or `visit: {url: …, tab: 1, private: false}`.
+    private static func visit(_ value: YAMLValue, _ catalog: AppCatalog) throws -> ScenarioAction {
+        var urlValue = value, tab = 1, isPrivate = false
+        if case .mapping = value.node {
+            let fields = try value.uniqueMapping(allowed: ["url", "tab", "private"])
+            guard let url = fields["url"] else { throw value.error("a visit needs a 'url' (e.g. https://www.instagram.com/)") }
+            urlValue = url
+            if let value = fields["tab"] { tab = try self.tab(value) }
+            isPrivate = try fields["private"]?.bool() ?? false
+        }
+        let url = try urlValue.string()
+        guard let components = URLComponents(string: url) else { throw urlValue.error("'\(url)' is not a valid URL") }
+        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            let hint = components.scheme == nil ? " (e.g. https://\(url))" : ""
+            throw urlValue.error("a visit URL starts with http:// or https://, got '\(url)'\(hint)")
+        }
+        var host = (components.host ?? "").lowercased()
+        if host.hasSuffix(".") { host.removeLast() }
+        guard !host.isEmpty else { throw urlValue.error("the URL '\(url)' has no host") }
+        // Any hostname may be visited (the web is bigger than the catalog); only catalog domains have a category.
+        guard catalog.domain(host) != nil || isHostname(host) else {
+            throw urlValue.error("the URL's host '\(host)' is not a valid hostname")
+        }
+        return .visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
+    }
+
+    /// `publish: {topic: app.custom.thing, body: {k: v}}`; the body may be left out (an empty object).
+    private static func publish(_ value: YAMLValue) throws -> ScenarioAction {
+        let fields = try value.uniqueMapping(allowed: ["topic", "body"])
+        guard let topicValue = fields["topic"] else { throw value.error("a publish needs a 'topic' (e.g. app.custom.thing)") }
+        let topic = try topicValue.string()
+        if let problem = Topic.problem(with: topic) { throw topicValue.error("\(problem)") }
+        // Clock, bus and plugin events are the broker's own; a scenario forging them would break its bookkeeping.
+        if Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: topic))) {
+            throw topicValue.error("topic '\(topic)' is reserved for the broker (bus., clock., plugin.); a scenario cannot publish it")
+        }
+        var body = JSONValue.object([:])
+        if let bodyValue = fields["body"] {
+            guard case .mapping = bodyValue.node else { throw bodyValue.error("the body is a mapping (a JSON object), e.g. {k: v}") }
+            body = try json(bodyValue)
+        }
+        return .publish(topic: topic, bodyJSON: body.jsonText)
+    }
+
+    /// YAML to JSON. Plain scalars take the type YAML gives them (numbers, true/false, null); quoted ones stay text.
+    private static func json(_ value: YAMLValue) throws -> JSONValue {
+        switch value.node {
+        case .mapping: return .object(try value.uniqueMapping().mapValues(json))
+        case .sequence: return .array(try value.list().map(json))
+        case .scalar(let scalar):
+            let node = value.node
+            let tag = node.tag
+            if tag == Tag(.null) { return .null }
+            if tag == Tag(.bool), let bool = node.bool { return .bool(bool) }
+            if tag == Tag(.int) {
+                guard let int = node.int else { throw value.error("the number \(scalar.string) does not fit in 64 bits; quote it to send text") }
+                return .int(Int64(int))
+            }
+            if tag == Tag(.float), let double = node.float {
+                guard double.isFinite else { throw value.error("JSON has no infinite or NaN numbers; quote it to send text") }
+                return .double(double)
+            }
+            return .string(scalar.string)
+        }
+    }
+}

@@ -35,7 +35,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration",
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -24,7 +24,7 @@ final class ScenarioPlayer {
         }
         device.bus.schedule(at: busTime(scenario.end)) { [self] in
             device.bus.whenQuiet {
-                device.emit(topic: DeviceTopic.scenarioEnded, body: ["name": .string(scenario.name), "steps": .int(Int64(scenario.steps.count))])
+                device.emit(topic: DeviceTopic.scenarioEnded, body: ["name": .string(self.scenario.name), "steps": .int(Int64(self.scenario.steps.count))])
                 device.bus.whenQuiet { device.bus.stop() }
             }
         }

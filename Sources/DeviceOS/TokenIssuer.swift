@@ -44,7 +44,7 @@ final class TokenIssuer {
     /// Issues tokens for everything in the catalog, so reverse lookups work for every token in use.
     func issueAll(for catalog: AppCatalog) {
         for app in catalog.apps { _ = application(app.bundleIdentifier) }
-        for category in catalog.categories { _ = category(category.id) }
+        for each in catalog.categories { _ = category(each.id) }
         for domain in catalog.webDomains { _ = webDomain(domain.domain) }
     }
 

@@ -73,7 +73,7 @@ extension DateComponents {
     ///
     /// Usage thresholds and warning times are amounts of time, not calendar dates, so a day
     /// here is always 86,400 s, even across a daylight saving change.
-    var durationInSeconds: TimeInterval {
+    public var durationInSeconds: TimeInterval {
         let days = day ?? 0, hours = hour ?? 0, minutes = minute ?? 0, seconds = second ?? 0
         return TimeInterval(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
     }

@@ -1,18 +1,25 @@
+import AppGroupStore
 import ArgumentParser
 import Broker
 import BusClient
 import BusProtocol
 import Configuration
+import DeviceAPI
+import DeviceOS
 import Foundation
 import Logging
 
 extension ShieldBus {
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Run the broker and the plugins its configuration names.",
+            abstract: "Run the broker — the simulated device — and the plugins its configuration names.",
             discussion: """
             Binds the bus in a private runtime directory (mode 0700), starts each configured plugin as a \
             child process, and serves until SIGINT or SIGTERM, then stops the plugins and removes its sockets.
+
+            With a scenario, the broker plays the person's day and exits when it ends, printing a timeline. \
+            In virtual time (--clock virtual) the day runs as fast as the plugins answer, and the same \
+            scenario gives the same journal, byte for byte.
 
             Without --config, the default configuration is used (Config/default.yml).
             """
@@ -29,44 +36,187 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Write every event to this journal file (JSON Lines).", valueName: "file"))
         var journal: String?
 
+        @Option(name: .long, help: ArgumentHelp("Play this scenario (YAML) and exit when it ends.", valueName: "file"))
+        var scenario: String?
+
+        @Flag(name: .long, help: "Run without a scenario even if the configuration names one.")
+        var noScenario = false
+
+        @Option(name: .long, help: ArgumentHelp("The bus clock: real, scaled or virtual.", valueName: "mode"))
+        var clock: String?
+
+        @Option(name: .long, help: ArgumentHelp("Bus seconds per wall second with --clock scaled.", valueName: "n"))
+        var speed: Double?
+
+        @Option(name: .long, help: ArgumentHelp("Fidelity profile: faithful or ios-realistic.", valueName: "profile"))
+        var profile: String?
+
+        @Option(name: .long, help: ArgumentHelp("Seed for the ios-realistic profile's randomness (a failing run replays with the same seed).", valueName: "n"))
+        var seed: UInt64?
+
+        @Option(name: .long, help: ArgumentHelp("The device's persistent state folder (default: <runtime dir>/state).", valueName: "dir"))
+        var stateDir: String?
+
+        @Flag(name: .long, help: "Keep the device state of an earlier run (scenario runs start from a fresh device by default).")
+        var keepState = false
+
+        @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
+        var json = false
+
+        @Flag(name: .long, help: "Print no timeline, only the summary.")
+        var quiet = false
+
         func run() throws {
-            bootstrapLogging(bus.logLevel)
+            bootstrapLogging(bus.logLevel, default: .warning)
             let logger = Logger(label: "shieldbus")
-            let configuration: ShieldBusConfiguration
+            let plan: RunPlan
             do {
-                configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(config))
+                plan = try RunPlan(options: self)
             } catch let error as ConfigurationError {
                 printError("error: \(error)")
                 throw ExitCode(2)
-            }
-            if let endpoint, !(endpoint.hasPrefix("tcp://127.") || endpoint.hasPrefix("tcp://localhost") || endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://[::1]")) {
-                printError("error: --endpoint must be on this machine (ipc://… or tcp://127.0.0.1:PORT); got \(endpoint)")
+            } catch let error as RunPlan.Problem {
+                printError("error: \(error)")
                 throw ExitCode(2)
             }
-            var settings = BrokerSettings(runtimeDirectory: RuntimeDirectory.resolve(bus.runtimeDir), endpoint: endpoint)
-            settings.maximumBodyBytes = configuration.bus.maxBodyBytes
-            settings.heartbeatMilliseconds = configuration.bus.heartbeatMs
-            settings.sessionTimeoutMilliseconds = configuration.bus.sessionTimeoutMs
-            settings.deliveryHighWaterMark = configuration.bus.highWaterMark
-            settings.journalPath = journal ?? configuration.journal
-            settings.settingsForPlugins = ["timeZone": "UTC", "configuration": .string(configuration.name)]
-            settings.plugins = try configuration.plugins.map { declaration in
-                PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
-                           arguments: declaration.arguments, environment: declaration.environment, role: declaration.role,
-                           restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure)
+            let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
+            broker.addService(plan.device)
+            let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
+            broker.observeEvents { timeline.record($0) }
+            if plan.scenario == nil {
+                printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
             }
-            let broker = Broker(settings: settings, logger: logger)
+            let started = monotonicMilliseconds()
             do {
                 try broker.run()
             } catch let error as RuntimeDirectoryError {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
+            if plan.scenario != nil || !quiet {
+                timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
+            }
         }
     }
 }
 
-/// Where the shipped files are: the default configuration, and plugin executables built next to `shieldbus`.
+/// Everything `run` derives from its options and the configuration, checked before anything starts.
+struct RunPlan {
+    struct Problem: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let configuration: ShieldBusConfiguration
+    let brokerSettings: BrokerSettings
+    let clock: BusClock
+    let device: DeviceOS
+    let scenario: Scenario?
+    let timeZone: TimeZone
+
+    init(options: ShieldBus.Run) throws {
+        configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
+        let catalogPath = try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file)
+        let catalog = try AppCatalog.load(path: catalogPath)
+        try configuration.validateReferences(catalog: catalog)
+        guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
+
+        let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))
+        scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, defaultTimeZone: configuredZone) }
+        timeZone = scenario?.resolvedTimeZone ?? configuredZone
+
+        // Clock: options, then the configuration; a scenario defaults to virtual time starting at its start.
+        let modeName = options.clock ?? (scenario != nil && options.clock == nil && configuration.clock.mode == "real" ? "virtual" : configuration.clock.mode)
+        let mode: ClockMode
+        switch modeName {
+        case "real": mode = .real
+        case "scaled": mode = .scaled(speed: options.speed ?? configuration.clock.speed)
+        case "virtual": mode = .virtual
+        default: throw Problem(description: "--clock must be real, scaled or virtual, not '\(modeName)'")
+        }
+        if mode == .virtual && scenario == nil {
+            throw Problem(description: "virtual time needs a scenario to play (--scenario FILE): with nothing scheduled it would race ahead forever")
+        }
+        let start: Date? = configuration.clock.start.flatMap(LocalDateTime.init(parsing:)).map { $0.resolve(in: configuredZone) } ?? scenario?.start
+        clock = BusClock(mode: mode, start: mode == .real ? nil : start.map(busTime))
+
+        // Fidelity.
+        let profileName = options.profile ?? scenario?.profile ?? configuration.profile
+        guard let profile = Fidelity.Profile(rawValue: profileName) else { throw Problem(description: "--profile must be faithful or ios-realistic, not '\(profileName)'") }
+        var overrides: [Quirk: Bool] = [:]
+        for (name, on) in configuration.quirks {
+            guard let quirk = Quirk(rawValue: name) else {
+                throw Problem(description: "\(configuration.file): quirks: unknown quirk '\(name)'; known: \(Quirk.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            overrides[quirk] = on
+        }
+        let fidelity = Fidelity(profile: profile, overrides: overrides, seed: options.seed ?? scenario?.seed ?? configuration.seed)
+
+        // Broker.
+        let runtime = RuntimeDirectory.resolve(options.bus.runtimeDir)
+        if let endpoint = options.endpoint, !(endpoint.hasPrefix("tcp://127.") || endpoint.hasPrefix("tcp://localhost") || endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://[::1]")) {
+            throw Problem(description: "--endpoint must be on this machine (ipc://… or tcp://127.0.0.1:PORT); got \(endpoint)")
+        }
+        var settings = BrokerSettings(runtimeDirectory: runtime, endpoint: options.endpoint)
+        settings.maximumBodyBytes = configuration.bus.maxBodyBytes
+        settings.heartbeatMilliseconds = configuration.bus.heartbeatMs
+        settings.sessionTimeoutMilliseconds = configuration.bus.sessionTimeoutMs
+        settings.deliveryHighWaterMark = configuration.bus.highWaterMark
+        settings.journalPath = options.journal ?? configuration.journal
+        settings.settingsForPlugins = [
+            "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
+            "profile": .string(profile.rawValue), "quirks": .array(fidelity.quirks.map(\.rawValue).sorted().map(JSONValue.string)),
+        ]
+
+        // State: the device's own store and the app groups' stores.
+        let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
+        let fresh = scenario != nil && !options.keepState
+        try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
+        let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        for group in configuration.appGroups {
+            try container.createGroup(group.name)
+            try container.declareSlices(group: group.name, group.slices)
+        }
+        let pluginEnvironment = [
+            "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
+        ]
+        settings.plugins = try configuration.plugins.map { declaration in
+            PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+                       arguments: declaration.arguments, environment: declaration.environment.merging(pluginEnvironment) { mine, _ in mine },
+                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure)
+        }
+        brokerSettings = settings
+
+        // The device.
+        var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
+        deviceSettings.companionApp = configuration.device.companionApp.flatMap(catalog.app(named:))
+        deviceSettings.companionPluginName = configuration.device.companionPlugin
+        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+        deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
+        deviceSettings.selection = .init(apps: configuration.device.selectionApps, categories: configuration.device.selectionCategories,
+                                         domains: configuration.device.selectionDomains)
+        deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
+        deviceSettings.clockTicks = configuration.device.clockTicks
+        device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario)
+    }
+
+    /// Creates the state folder; a fresh run removes the previous run's device and app-group state.
+    static func prepareState(_ directory: String, fresh: Bool, runtime: RuntimeDirectory) throws {
+        let files = FileManager.default
+        if fresh, files.fileExists(atPath: directory) {
+            // Refuse to wipe state a running broker is using.
+            if let pidText = try? String(contentsOfFile: runtime.pidPath, encoding: .utf8),
+               let pid = Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0 {
+                throw Problem(description: "a broker (pid \(pid)) is running on \(runtime.path); stop it before starting a fresh scenario run there")
+            }
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("device.sqlite") || name == "appgroups" {
+                try files.removeItem(atPath: directory + "/" + name)
+            }
+        }
+        try files.createDirectory(atPath: directory + "/appgroups", withIntermediateDirectories: true)
+    }
+}
+
+/// Where the shipped files are: the default configuration, the catalog, and plugin executables built next to `shieldbus`.
 enum DefaultFiles {
     struct NotFound: Error, CustomStringConvertible {
         let description: String
@@ -77,17 +227,31 @@ enum DefaultFiles {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
-    /// An explicit configuration path, or the default one: ./Config/default.yml, else the one in the source
-    /// tree this `shieldbus` was built from.
+    /// The repository's Config folder, found from the working directory or from where `shieldbus` was built.
+    static func configFolderCandidates() -> [String] {
+        [
+            FileManager.default.currentDirectoryPath + "/Config",
+            executableDirectory.appendingPathComponent("../../../Config").standardizedFileURL.path,
+            executableDirectory.appendingPathComponent("../../Config").standardizedFileURL.path,
+        ]
+    }
+
+    /// An explicit configuration path, or the default one (Config/default.yml).
     static func configurationPath(_ explicit: String?) throws -> String {
         if let explicit { return explicit }
-        let candidates = [
-            FileManager.default.currentDirectoryPath + "/Config/default.yml",
-            executableDirectory.appendingPathComponent("../../../Config/default.yml").standardizedFileURL.path,
-            executableDirectory.appendingPathComponent("../../Config/default.yml").standardizedFileURL.path,
-        ]
+        let candidates = configFolderCandidates().map { $0 + "/default.yml" }
         guard let found = candidates.first(where: FileManager.default.fileExists(atPath:)) else {
             throw NotFound(description: "no default configuration found (looked for \(candidates.joined(separator: ", "))); pass --config FILE")
+        }
+        return found
+    }
+
+    /// The catalog next to the configuration, else the shipped one.
+    static func catalogPath(near configurationFile: String) throws -> String {
+        let beside = URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent("catalog.yml").path
+        let candidates = [beside] + configFolderCandidates().map { $0 + "/catalog.yml" }
+        guard let found = candidates.first(where: FileManager.default.fileExists(atPath:)) else {
+            throw NotFound(description: "no app catalog found (looked for \(candidates.joined(separator: ", "))); set `catalog:` in the configuration")
         }
         return found
     }

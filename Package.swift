@@ -6,7 +6,7 @@ let package = Package(
     name: "ShieldBus",
     products: [
         .executable(name: "shieldbus", targets: ["ShieldBusCLI"]),
-        .library(name: "ShieldBusSDK", targets: ["BusClient"]),
+        .library(name: "ShieldBusSDK", targets: ["ShieldBusSDK"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -29,6 +29,12 @@ let package = Package(
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
+        // The plugin SDK: what plugins depend on (never the broker).
+        .target(name: "CProcessControl"),
+        .target(name: "ShieldBusSDK", dependencies: [
+            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "DeviceOS", dependencies: [
             "Broker", "BusProtocol", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
             .product(name: "Logging", package: "swift-log"),
@@ -44,6 +50,8 @@ let package = Package(
         .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
+        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureShield"),
+        .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureApp"),
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
@@ -55,6 +63,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
+        .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
     ]

@@ -399,8 +399,11 @@ public final class Broker {
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
         sessionsByIdentity[identity] = session
+        // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
+        var pluginSettings = settings.settingsForPlugins.objectValue ?? [:]
+        pluginSettings["ready"] = .bool(isReady)
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
-                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: settings.settingsForPlugins)
+                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(pluginSettings))
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
         if isReady || supervisor.plugin(named: hello.name) == nil { announceUp(session) }

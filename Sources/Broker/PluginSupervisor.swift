@@ -88,7 +88,7 @@ final class PluginSupervisor {
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
             logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)"])
-            onLifecycle?(plugin.spec.name, "started", ["pid": .int(Int64(pid)), "restarts": .int(Int64(plugin.restarts))])
+            onLifecycle?(plugin.spec.name, "started", ["restarts": .int(Int64(plugin.restarts))])  // no pid: journals must not depend on it
         } catch {
             plugin.lastError = "\(error)"
             recordFailure(plugin, reason: "\(error)")

@@ -79,6 +79,10 @@ public struct ShieldBusConfiguration {
         public var heartbeatMs: Int64 = 1000
         public var sessionTimeoutMs: Int64 = 5000
         public var highWaterMark: Int32 = 100_000
+        /// How long virtual time waits for a plugin's acknowledgements before it stops waiting for that plugin.
+        public var ackTimeoutMs: Int64 = 5000
+        /// How long the broker waits for every plugin to connect before `bus.ready`.
+        public var startupTimeoutMs: Int64 = 10_000
     }
 
     /// A plugin to start and supervise.
@@ -107,7 +111,9 @@ public struct ShieldBusConfiguration {
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
-            let fields = try bus.mapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark"])
+            let fields = try bus.mapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs"])
+            if let value = fields["ackTimeoutMs"] { configuration.bus.ackTimeoutMs = Int64(try positive(value)) }
+            if let value = fields["startupTimeoutMs"] { configuration.bus.startupTimeoutMs = Int64(try positive(value)) }
             if let value = fields["maxBodyBytes"] { configuration.bus.maxBodyBytes = try positive(value) }
             if let value = fields["heartbeatMs"] { configuration.bus.heartbeatMs = Int64(try positive(value)) }
             if let value = fields["sessionTimeoutMs"] { configuration.bus.sessionTimeoutMs = Int64(try positive(value)) }

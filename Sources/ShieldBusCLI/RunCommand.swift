@@ -161,6 +161,8 @@ struct RunPlan {
         settings.heartbeatMilliseconds = configuration.bus.heartbeatMs
         settings.sessionTimeoutMilliseconds = configuration.bus.sessionTimeoutMs
         settings.deliveryHighWaterMark = configuration.bus.highWaterMark
+        settings.acknowledgementTimeoutMilliseconds = configuration.bus.ackTimeoutMs
+        settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
         settings.journalPath = options.journal ?? configuration.journal
         settings.settingsForPlugins = [
             "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),

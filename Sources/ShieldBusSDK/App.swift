@@ -1,0 +1,81 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// The companion app — the main app of the product: it comes to the foreground and goes to the background,
+/// may open URLs (extensions may not), has timers that stop while it is suspended, and hears what the
+/// person does (habits completed, notifications tapped).
+open class App: BusComponent {
+    public init() {}
+    public var role: Role { .app }
+    open var subscriptions: [String] { ["app.", "activity.habit.", "notification.tapped", "state.changed", "familycontrols.authorization.changed"] }
+
+    /// Called once when the app's process starts (also after a force-quit or a device restart).
+    open func didStart() {}
+    /// The app is about to be on screen.
+    open func willEnterForeground() {}
+    /// The app left the screen.
+    open func didEnterBackground() {}
+    /// An app timer fired.
+    open func timerFired(_ id: String) {}
+    /// The person completed a habit.
+    open func habitCompleted(_ habit: String) {}
+    /// Any other subscribed event.
+    open func handleOther(_ envelope: Envelope) {}
+
+    public func handle(_ envelope: Envelope) {
+        switch envelope.topic {
+        case DeviceTopic.willEnterForeground: willEnterForeground()
+        case DeviceTopic.didEnterBackground: didEnterBackground()
+        case DeviceTopic.timerFired:
+            if let fired = try? DeviceAPICoding.decode(AppTimerFired.self, from: envelope.body) { timerFired(fired.id) }
+        case DeviceTopic.habitCompleted:
+            if let habit = try? DeviceAPICoding.decode(HabitCompleted.self, from: envelope.body) { habitCompleted(habit.habit) }
+        default: handleOther(envelope)
+        }
+    }
+
+    // MARK: What an app can do
+
+    /// Opens a URL (UIApplication.open). Only the app can, and only in the foreground.
+    public func open(_ url: String) throws {
+        _ = try runtime().call(DeviceTopic.openURLRequest, OpenURL(url: url), expecting: NoValue.self)
+    }
+
+    /// Schedules an app timer at a bus time. Under the ios-realistic profile it does not fire while the app
+    /// is in the background — the reason a flag set by a timer goes stale (the Habit Doom write-up, lesson 6).
+    public func scheduleTimer(id: String, at date: Date) throws {
+        _ = try runtime().call(DeviceTopic.timerRequest, AppTimerRequest(id: id, fireAt: date), expecting: NoValue.self)
+    }
+
+    /// An async task's suspension point: returns at once in the foreground; under the ios-realistic profile a
+    /// backgrounded app's task stops here until the app returns (the write-up's lesson 9).
+    public func suspensionPoint() throws {
+        let runtime = try runtime()
+        let previous = runtime.callTimeoutMilliseconds
+        runtime.callTimeoutMilliseconds = 500
+        defer { runtime.callTimeoutMilliseconds = previous }
+        _ = try runtime.call("app.yield.request", NoValue(), expecting: NoValue.self)
+    }
+}
+
+/// Opening a URL from an extension fails as on iOS (the Tether write-up): use a pending route instead.
+public func openURLFromExtension(_ url: String) throws {
+    throw PluginError.unavailableInExtension("UIApplication.shared.open(\(url))")
+}
+
+/// Posting notifications (UserNotifications), from any plugin.
+public enum UserNotifications {
+    public static func post(_ request: NotificationRequest) throws {
+        _ = try runtime().call(DeviceTopic.notificationPostRequest, request, expecting: NoValue.self)
+    }
+}
+
+/// The bus clock, as a plugin sees it.
+public enum BusClock {
+    /// Bus time now (the time of the event being handled).
+    public static var now: Date { PluginRuntime.current?.now ?? Date(timeIntervalSince1970: 0) }
+    /// The device's time zone.
+    public static var timeZone: TimeZone { PluginRuntime.current?.timeZone ?? TimeZone(identifier: "UTC")! }
+}

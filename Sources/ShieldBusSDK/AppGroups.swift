@@ -1,0 +1,26 @@
+import AppGroupStore
+import BusProtocol
+import Foundation
+
+extension SharedDefaults {
+    /// The App-Group store `suiteName`, writable in this plugin's slice, announcing every change on the bus
+    /// (`state.changed`). A wrong name is an error that lists the groups that exist — never a silent nil.
+    public static func forPlugin(suiteName: String) throws -> SharedDefaults {
+        let runtime = try runtime()
+        guard let stateDirectory = ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] else {
+            throw PluginError.configuration("SHIELDBUS_STATE_DIR is not set: the broker sets it for the plugins it starts")
+        }
+        let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        let clock = { runtime.now }
+        let defaults = try SharedDefaults(suiteName: suiteName, container: container, writer: runtime.name, clock: clock)
+        defaults.onChange = { changes in
+            for change in changes {
+                try? runtime.publish("state.changed", json: [
+                    "group": .string(suiteName), "key": .string(change.key), "writer": .string(change.writer),
+                    "version": .int(change.version), "removed": .bool(change.removed),
+                ])
+            }
+        }
+        return defaults
+    }
+}

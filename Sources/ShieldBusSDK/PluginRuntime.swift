@@ -1,0 +1,193 @@
+import BusClient
+import CProcessControl
+import BusProtocol
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The running plugin's link to the bus: one connection, the bus clock as the plugin sees it, synchronous
+/// calls to the OS, and the event loop that dispatches events, acknowledges them, heartbeats and reconnects.
+///
+/// One per process (`PluginRuntime.current`), as Apple's APIs (`ManagedSettingsStore()`,
+/// `DeviceActivityCenter()`) reach the OS without being handed a connection.
+public final class PluginRuntime {
+    /// The runtime of this process, while `PluginHost.run` runs.
+    public internal(set) static var current: PluginRuntime?
+
+    public let name: String
+    public let role: Role
+    public let logger: Logger
+    /// The broker's facts for plugins (time zone, profile, quirks).
+    public private(set) var settings: JSONValue = [:]
+    /// Bus time: the time of the event being handled (or of the last one heard). Plugins never read the system clock.
+    public private(set) var now: Date
+    /// The event being handled.
+    public private(set) var currentEvent: Envelope?
+
+    let connection: BusConnection
+    /// Events that arrived while a synchronous call waited for its reply; handled next, in order.
+    private var pending: [Envelope] = []
+    private var correlation = 0
+    private var lastAcknowledged: UInt64 = 0
+    /// The highest sequence number received, replies consumed by calls included.
+    private var highestSeen: UInt64 = 0
+    private var handler: ((Envelope) -> Void)?
+    private static var stopRequested: sig_atomic_t = 0
+
+    /// How long a synchronous call waits for the OS (wall time).
+    public var callTimeoutMilliseconds = 5_000
+
+    init(name: String, role: Role, subscriptions: [String], endpoint: String) throws {
+        self.name = name
+        self.role = role
+        var logger = Logger(label: "plugin.\(name)")
+        logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        self.logger = logger
+        now = Date(timeIntervalSince1970: 0)
+        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready"], pid: Int64(getpid())))
+    }
+
+    /// The time zone of the device.
+    public var timeZone: TimeZone {
+        settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// Whether an ios-realistic quirk is on (see `shieldbus run --help`).
+    public func hasQuirk(_ name: String) -> Bool {
+        settings["quirks"]?.arrayValue?.contains(.string(name)) ?? false
+    }
+
+    /// Whether this plugin is an app extension (everything but the companion app, generic plugins and tools).
+    public var isExtension: Bool { [.monitor, .shield, .action, .notifier, .report].contains(role) }
+
+    // MARK: Publishing and calling
+
+    /// Publishes an event with a Codable body.
+    public func publish<Body: Encodable>(_ topic: String, _ body: Body) throws {
+        try connection.publish(Publish(topic: topic, body: DeviceAPICoding.encode(body)))
+    }
+
+    /// Publishes an event with a JSON body.
+    public func publish(_ topic: String, json body: JSONValue) throws {
+        try connection.publish(Publish(topic: topic, body: body))
+    }
+
+    /// Sends a request (a `.request` topic) and waits for its reply; events arriving meanwhile are kept for later.
+    public func call<Request: Encodable, Value: Codable & Hashable>(_ topic: String, _ request: Request, expecting: Value.Type) throws -> Value {
+        let reply = try callRaw(topic, body: DeviceAPICoding.encode(request))
+        let decoded: DeviceReply<Value>
+        do {
+            decoded = try DeviceAPICoding.decode(DeviceReply<Value>.self, from: reply.body)
+        } catch {
+            throw PluginError.device(DeviceError(code: "malformed-reply", message: "the reply to \(topic) does not decode: \(error)"))
+        }
+        do {
+            return try decoded.get()
+        } catch let error as DeviceError {
+            throw PluginError.device(error)
+        }
+    }
+
+    /// Sends a request and returns the raw reply envelope.
+    public func callRaw(_ topic: String, body: [UInt8]) throws -> Envelope {
+        correlation += 1
+        let corr = "\(name)-\(correlation)"
+        try connection.publish(Publish(topic: topic, body: body, corr: corr, deadline: busTime(now) + Int64(callTimeoutMilliseconds)))
+        let deadline = monotonicMilliseconds() + Int64(callTimeoutMilliseconds)
+        while monotonicMilliseconds() < deadline {
+            guard let message = try connection.receive(timeoutMilliseconds: Int(max(1, deadline - monotonicMilliseconds()))) else { continue }
+            switch message {
+            case .event(let envelope, _):
+                highestSeen = max(highestSeen, envelope.seq)
+                if envelope.corr == corr && envelope.isReply { return envelope }
+                pending.append(envelope)
+            case .error(let report):
+                throw PluginError.device(DeviceError(code: report.code, message: report.message))
+            case .bye(let reason):
+                throw PluginError.device(DeviceError(code: "broker-left", message: reason))
+            default:
+                continue
+            }
+        }
+        throw PluginError.timeout(topic: topic, milliseconds: callTimeoutMilliseconds)
+    }
+
+    // MARK: The loop
+
+    /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
+    func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
+        installSignalHandlers()
+        try connection.connect(timeoutMilliseconds: 10_000)
+        settings = connection.welcome?.settings ?? [:]
+        now = DeviceAPI.date(busTime: connection.welcome?.time ?? 0)
+        connection.onReconnect = { [weak self] welcome in
+            self?.logger.notice("reconnected to a restarted broker")
+            self?.now = DeviceAPI.date(busTime: welcome.time)
+        }
+        connection.onGap = { [weak self] missed in
+            self?.logger.error("missed deliveries \(missed.lowerBound)–\(missed.upperBound): the broker or libzmq dropped them")
+        }
+        handler = handle
+        // Work starts when the whole bus is ready, so that start-up does not depend on process timing.
+        startWork = onReady
+        if settings["ready"]?.boolValue ?? true { beginWork() }
+        while Self.stopRequested == 0 {
+            if !pending.isEmpty {
+                dispatch(pending.removeFirst())
+                continue
+            }
+            guard let message = try connection.receive(timeoutMilliseconds: 250) else { continue }
+            switch message {
+            case .event(let envelope, _):
+                highestSeen = max(highestSeen, envelope.seq)
+                dispatch(envelope)
+            case .error(let report):
+                logger.error("the broker refused a message: \(report.message)")
+            case .bye(let reason):
+                logger.info("the broker is stopping (\(reason)); waiting for it to come back")
+            default:
+                break
+            }
+        }
+        logger.info("stopping")
+        connection.close()
+    }
+
+    private var startWork: (() -> Void)?
+
+    private func beginWork() {
+        let work = startWork
+        startWork = nil
+        work?()
+    }
+
+    private func dispatch(_ envelope: Envelope) {
+        currentEvent = envelope
+        now = DeviceAPI.date(busTime: envelope.time)
+        if envelope.topic == "bus.ready" { beginWork() } else { handler?(envelope) }
+        currentEvent = nil
+        // Acknowledge after handling, so everything the handler published reached the broker first; when
+        // nothing is left waiting, everything received so far (replies to calls included) is handled.
+        if pending.isEmpty, highestSeen > lastAcknowledged {
+            lastAcknowledged = highestSeen
+            do {
+                try connection.acknowledge(seq: highestSeen)
+            } catch {
+                logger.error("could not acknowledge: \(error)")
+            }
+        }
+    }
+
+    private func installSignalHandlers() {
+        for signalNumber in [SIGTERM, SIGINT] {
+            signal(signalNumber) { _ in PluginRuntime.stopRequested = 1 }
+        }
+        // A supervised plugin dies with its broker: no orphans if the broker is killed.
+        if ProcessInfo.processInfo.environment["SHIELDBUS_SUPERVISED"] == "1" {
+            _ = shieldbus_die_with_parent(SIGTERM)
+            if getppid() == 1 { PluginRuntime.stopRequested = 1 }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// The device OS through the real broker and real plugin processes (the fixture plugins).
+final class EnforcementTests: XCTestCase {
+    func configuration(shieldArguments: [String] = [], appArguments: [String] = [], replyTimeoutMs: Int = 1000) -> String {
+        """
+        name: enforcement
+        timeZone: Europe/Berlin
+        bus: {ackTimeoutMs: 1000}
+        device:
+          companionApp: Habit Lock
+          companionPlugin: app
+          authorization: approve
+          replyTimeoutMs: \(replyTimeoutMs)
+          selection: {apps: [Instagram, TikTok], domains: [instagram.com]}
+        plugins:
+          - {name: shield, executable: \(BuildProducts.path("fixture-shield")), role: shield, arguments: [\(shieldArguments.joined(separator: ", "))]}
+          - {name: app, executable: \(BuildProducts.path("fixture-app")), role: app, arguments: [\(appArguments.joined(separator: ", "))]}
+        """
+    }
+
+    let day = """
+    name: shielded-day
+    start: 2026-11-23T07:00
+    steps:
+      - at: "07:01"
+        open: Instagram
+      - at: "07:02"
+        open: Duolingo
+      - at: "07:03"
+        visit: https://www.instagram.com/explore
+      - at: "07:04"
+        visit: {url: "https://news.ycombinator.com", tab: 2}
+      - at: "07:05"
+        open: TikTok
+      - at: "07:06"
+        press: primary
+    """
+
+    func testAnAppOpenOnAShieldedTokenShowsTheRenderersShield() throws {
+        let run = try ScenarioRun.run(configuration: configuration(), scenario: day)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let shields = run.events("shield.shown").map(\.bodyValue)
+        XCTAssertEqual(shields.count, 3, "Instagram, instagram.com and TikTok are shielded: \(shields.map(\.jsonText))")
+        guard shields.count == 3 else { return }
+        XCTAssertEqual(shields.first?["renderedBy"]?.stringValue, "shield")
+        XCTAssertEqual(shields.first?["entryPoint"]?.stringValue, "application")
+        XCTAssertEqual(shields.first?["configuration"]?["title"]?["text"]?.stringValue, "Fixture shield: Instagram")
+        XCTAssertEqual(shields[1]["entryPoint"]?.stringValue, "webDomain")
+        XCTAssertEqual(shields[1]["configuration"]?["title"]?["text"]?.stringValue, "Fixture web shield: instagram.com")
+        let opened = run.events("activity.app.opened").compactMap { $0.bodyValue["application"]?["localizedDisplayName"]?.stringValue }
+        XCTAssertEqual(opened, ["Duolingo"], "shielded apps never open")
+        XCTAssertEqual(run.events("activity.web.visited").compactMap { $0.bodyValue["webDomain"]?["domain"]?.stringValue }, ["news.ycombinator.com"])
+        // Plugins never see bundle identifiers.
+        XCTAssertFalse(run.journal.contains { String(decoding: $0.body, as: UTF8.self).contains("com.burbn.instagram") })
+        // Without an action delegate the primary button closes the app, as on iOS.
+        XCTAssertEqual(run.events("shield.action.handled").first?.bodyValue["response"]?.stringValue, "close")
+        XCTAssertEqual(run.events("activity.home").last?.bodyValue["reason"]?.stringValue, "shield-close")
+    }
+
+    func testAHungRendererYieldsTheDefaultShieldWithinTheDeadline() throws {
+        let run = try ScenarioRun.run(configuration: configuration(shieldArguments: ["--hang"], replyTimeoutMs: 300),
+                                      scenario: "name: hang\nstart: 2026-11-23T07:00\nsteps:\n  - at: \"07:01\"\n    open: Instagram\n")
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let shown = try XCTUnwrap(run.events("shield.shown").first)
+        XCTAssertEqual(shown.bodyValue["renderedBy"]?.stringValue, "system")
+        XCTAssertTrue(shown.bodyValue["fallbackReason"]?.stringValue?.hasPrefix("renderer-timeout: no reply within 300 ms") == true, shown.bodyValue.jsonText)
+        XCTAssertEqual(shown.bodyValue["configuration"]?["title"]?["text"]?.stringValue, "Restricted", "the system's default shield")
+        let open = try XCTUnwrap(run.events("scenario.step").first)
+        XCTAssertEqual(shown.time, open.time, "virtual time does not move while the OS waits for the renderer")
+    }
+
+    func testTheSameVirtualScenarioTwiceGivesIdenticalJournals() throws {
+        let first = try ScenarioRun.run(configuration: configuration(), scenario: day)
+        let second = try ScenarioRun.run(configuration: configuration(), scenario: day)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        XCTAssertGreaterThan(first.journal.count, 20)
+        XCTAssertEqual(first.journalBytes, second.journalBytes, "the journals differ")
+    }
+
+    func testManagedSettingsPersistAcrossABrokerRestart() throws {
+        let state = TemporaryDirectory(prefix: "sbstate")
+        let first = try ScenarioRun.run(configuration: configuration(), scenario: "name: a\nstart: 2026-11-23T07:00\nsteps: []\n",
+                                        stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        XCTAssertEqual(first.events("managedsettings.changed").count, 1)
+        // The second device boots from the first one's state: the app does not block again, the shield is still there.
+        let second = try ScenarioRun.run(configuration: configuration(appArguments: ["--no-block"]),
+                                         scenario: "name: b\nstart: 2026-11-23T08:00\nsteps:\n  - at: \"08:01\"\n    open: Instagram\n",
+                                         arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(second.exitStatus, 0, second.errors)
+        XCTAssertEqual(second.events("managedsettings.changed").count, 0)
+        XCTAssertEqual(second.events("shield.shown").count, 1, "the store survived the restart")
+    }
+}

@@ -1,0 +1,323 @@
+#!/usr/bin/env python3
+"""echo_plugin.py — a ShieldBus plugin in Python, written from docs/protocol.md (wire protocol v1).
+
+It answers every `app.ping` event with an `app.pong` event whose body is
+    {"echo": <the ping's body>, "answers": <the ping's seq>}
+and acknowledges every event it receives. Along the way it does what the protocol asks of every plugin:
+it finds the broker, says hello, heartbeats, checks its delivery numbers and reports gaps, says hello
+again when the broker restarted or forgot it, and says bye on SIGTERM or SIGINT.
+
+Only dependency: pyzmq (`pip install pyzmq`, or `make deps` in the repository).
+
+    python3 echo_plugin.py [--subscribe PREFIX ...] [--name NAME] [--endpoint ENDPOINT]
+
+Exit status: 0 after SIGTERM/SIGINT, 1 when no broker answered in time, 2 when the broker refused the
+hello (e.g. `--protocol-version 2`), 64 for bad arguments.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+try:
+    import zmq
+except ImportError:  # pragma: no cover - depends on the machine
+    sys.stderr.write("echo_plugin: the Python module 'zmq' is missing; install pyzmq "
+                     "(`pip install pyzmq`, or `make deps` in the ShieldBus repository)\n")
+    sys.exit(1)
+
+PROTOCOL_VERSION = 1  # docs/protocol.md § 12.3
+
+
+def log(message):
+    sys.stderr.write(f"echo_plugin[{os.getpid()}]: {message}\n")
+    sys.stderr.flush()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Finding the broker (docs/protocol.md § 2)
+
+def runtime_directory(explicit=None):
+    """An explicit path, else $SHIELDBUS_RUNTIME_DIR, else $XDG_RUNTIME_DIR/shieldbus, else /tmp/shieldbus-<uid>."""
+    environment = os.environ
+    if explicit:
+        path = explicit
+    elif environment.get("SHIELDBUS_RUNTIME_DIR"):
+        path = environment["SHIELDBUS_RUNTIME_DIR"]
+    elif environment.get("XDG_RUNTIME_DIR"):
+        path = environment["XDG_RUNTIME_DIR"] + "/shieldbus"
+    else:
+        path = f"/tmp/shieldbus-{os.getuid()}"
+    return path[:-1] if len(path) > 1 and path.endswith("/") else path
+
+
+def find_endpoint(explicit_endpoint=None, explicit_runtime_dir=None):
+    """--endpoint, else $SHIELDBUS_ENDPOINT, else the runtime directory's `endpoint` file, else its bus.sock."""
+    if explicit_endpoint:
+        return explicit_endpoint
+    if os.environ.get("SHIELDBUS_ENDPOINT") and not explicit_runtime_dir:
+        return os.environ["SHIELDBUS_ENDPOINT"]
+    directory = runtime_directory(explicit_runtime_dir)
+    try:
+        with open(directory + "/endpoint", encoding="utf-8") as file:
+            written = file.read().strip()
+    except OSError:
+        written = ""
+    return written or f"ipc://{directory}/bus.sock"
+
+
+def compact(value):
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------------
+# The connection: handshake, heartbeats, delivery numbers, re-hello (docs/protocol.md §§ 4, 5, 8)
+
+class Refused(Exception):
+    """The broker refused our hello (an `error` before any welcome)."""
+
+    def __init__(self, report):
+        self.report = report
+        supported = report.get("supported")
+        extra = f" (supported versions: {', '.join(map(str, supported))})" if supported else ""
+        super().__init__(f"{report.get('code')}: {report.get('message')}{extra}")
+
+
+class BusConnection:
+    def __init__(self, endpoint, name, role, subscriptions, version=PROTOCOL_VERSION):
+        self.endpoint = endpoint
+        self.name = name
+        self.role = role
+        self.subscriptions = subscriptions
+        self.version = version
+        self.context = zmq.Context()
+        self.socket = self.context.socket(zmq.DEALER)  # never REQ (§ 2); no routing id of our own
+        self.socket.setsockopt(zmq.LINGER, 1000)       # lets the final bye leave (§ 5.3)
+        self.socket.connect(endpoint)
+        self.welcome = None          # the latest welcome
+        self.in_session = False      # welcomed and not told bye since
+        self.interval = 1.0          # heartbeat interval in seconds, from the welcome (§ 5.2)
+        self.expected_delivery = 1   # the next delivery number we expect (§ 8)
+        now = time.monotonic()
+        self.last_sent = now
+        self.last_heard = now
+        self.last_hello = 0.0
+        self.awaiting_welcome = False
+        self.gaps = 0
+        self.missed = 0
+
+    # -- sending
+
+    def send(self, kind, fields=None):
+        message = {"v": self.version}
+        message.update(fields or {})
+        self.socket.send_multipart([kind.encode("ascii"), compact(message)])
+        self.last_sent = time.monotonic()
+
+    def hello(self):
+        self.send("hello", {"name": self.name, "role": self.role, "subscribe": self.subscriptions,
+                            "acks": self.role not in ("tap", "tool"), "pid": os.getpid()})
+        self.last_hello = time.monotonic()
+        self.awaiting_welcome = True
+
+    def publish(self, topic, body, corr=None, deadline=None):
+        fields = {"topic": topic, "body": body}
+        if corr is not None:
+            fields["corr"] = corr
+        if deadline is not None:
+            fields["deadline"] = deadline
+        self.send("publish", fields)
+
+    def ack(self, seq):
+        self.send("ack", {"seq": seq})
+
+    def bye(self):
+        """Says bye if we have a session; returns whether it did."""
+        if not self.in_session:
+            return False
+        self.send("bye")
+        self.in_session = False
+        return True
+
+    def close(self):
+        self.socket.close()   # keeps up to LINGER for what is still queued (the bye)
+        self.context.term()
+
+    # -- liveness
+
+    def maintain(self):
+        """Heartbeat when due; say hello again when the broker has been silent for 3 intervals."""
+        now = time.monotonic()
+        if self.welcome is not None and now - self.last_sent >= self.interval:
+            self.send("heartbeat")
+        if self.welcome is not None and now - self.last_heard > 3 * self.interval and now - self.last_hello > self.interval:
+            log(f"the broker has been silent for {now - self.last_heard:.1f} s; saying hello again")
+            self.hello()
+
+    def next_due(self):
+        """Seconds until maintain() has something to do."""
+        now = time.monotonic()
+        heartbeat = self.last_sent + self.interval - now
+        silence = max(self.last_heard + 3 * self.interval, self.last_hello + self.interval) - now
+        return max(0.0, min(heartbeat, silence + 0.001, self.interval))
+
+    # -- receiving
+
+    def handle(self, frames):
+        """Reads one broker message; returns (kind, fields, delivery) for the caller, or None when handled here."""
+        self.last_heard = time.monotonic()
+        kind = frames[0].decode("ascii", "replace")
+        expected_frames = 3 if kind == "event" else 2
+        if len(frames) != expected_frames:
+            log(f"ignoring a '{kind}' message with {len(frames)} frames (expected {expected_frames})")
+            return None
+        try:
+            fields = json.loads(frames[1])
+        except ValueError as error:
+            log(f"ignoring a '{kind}' message whose JSON frame is not JSON: {error}")
+            return None
+        if kind == "welcome":
+            self.welcome = fields
+            self.in_session = True
+            self.awaiting_welcome = False
+            self.interval = max(0.05, fields["heartbeat"] / 1000.0)
+            self.expected_delivery = 1   # a new session counts deliveries from 1
+            log(f"welcomed as '{fields['name']}' (clock {fields['clock']}, last seq {fields['seq']}, "
+                f"heartbeat {fields['heartbeat']} ms) at {self.endpoint}")
+            return None
+        if kind == "heartbeat":
+            return None
+        if kind == "error":
+            if fields.get("code") == "hello-required":
+                # The broker restarted, or removed us after a timeout: say hello again (once per interval).
+                if not self.awaiting_welcome or time.monotonic() - self.last_hello > self.interval:
+                    log("the broker does not know us (hello-required); saying hello again")
+                    self.hello()
+                return None
+            if self.welcome is None or fields.get("code") in ("unsupported-version", "bad-hello"):
+                raise Refused(fields)
+            return (kind, fields, None)
+        if kind == "bye":
+            log(f"the broker said bye ({fields.get('reason', '')}); waiting for it to come back")
+            self.in_session = False
+            return None
+        if kind == "event":
+            delivery = int(frames[2])
+            if delivery > self.expected_delivery:
+                first, last = self.expected_delivery, delivery - 1
+                self.gaps += 1
+                self.missed += last - first + 1
+                log(f"deliveries {first}..{last} never arrived; reporting the gap")
+                self.send("gap", {"from": first, "to": last})
+            self.expected_delivery = max(self.expected_delivery, delivery + 1)
+            return (kind, fields, delivery)
+        return (kind, fields, None)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The plugin
+
+def parse_arguments(argv):
+    environment = os.environ
+    parser = argparse.ArgumentParser(description="A ShieldBus plugin in Python: answers app.ping with app.pong.")
+    parser.add_argument("--endpoint", help="the broker's endpoint (default: $SHIELDBUS_ENDPOINT, else the runtime directory's endpoint file)")
+    parser.add_argument("--runtime-dir", help="the broker's runtime directory (default: $SHIELDBUS_RUNTIME_DIR, $XDG_RUNTIME_DIR/shieldbus, /tmp/shieldbus-<uid>)")
+    parser.add_argument("--name", default=environment.get("SHIELDBUS_PLUGIN_NAME") or "python-example",
+                        help="the name on the bus (default: $SHIELDBUS_PLUGIN_NAME, else python-example)")
+    parser.add_argument("--role", default=environment.get("SHIELDBUS_PLUGIN_ROLE") or "generic",
+                        help="the role (default: $SHIELDBUS_PLUGIN_ROLE, else generic)")
+    parser.add_argument("--subscribe", action="append", metavar="PREFIX",
+                        help="a topic prefix to receive; repeatable (default: app.)")
+    parser.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS",
+                        help="how long to wait for the first welcome (default: 10)")
+    parser.add_argument("--protocol-version", type=int, default=PROTOCOL_VERSION, metavar="N",
+                        help="the protocol version to announce (to see a refusal, try 2)")
+    arguments = parser.parse_args(argv)
+    if arguments.subscribe is None:
+        arguments.subscribe = ["app."]
+    return arguments
+
+
+def main(argv=None):
+    try:
+        arguments = parse_arguments(argv)
+    except SystemExit as exit:
+        return 64 if exit.code else 0
+
+    # Signals: the handler only sets a flag; the wake-up pipe makes the poll return at once.
+    stopping = []
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
+
+    def stop(signum, _frame):
+        stopping.append(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+    endpoint = find_endpoint(arguments.endpoint, arguments.runtime_dir)
+    bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version)
+    poller = zmq.Poller()
+    poller.register(bus.socket, zmq.POLLIN)
+    poller.register(wake_read, zmq.POLLIN)
+
+    bus.hello()
+    started = time.monotonic()
+    pings = 0
+    status = 0
+    try:
+        while not stopping:
+            if bus.welcome is None and time.monotonic() - started > arguments.connect_timeout:
+                log(f"no broker answered at {endpoint} within {arguments.connect_timeout:g} s — is `shieldbus run` "
+                    f"running? (SHIELDBUS_ENDPOINT, --endpoint, or SHIELDBUS_RUNTIME_DIR/--runtime-dir)")
+                status = 1
+                break
+            bus.maintain()
+            ready = dict(poller.poll(int(bus.next_due() * 1000) + 1))
+            if wake_read in ready:
+                try:
+                    os.read(wake_read, 512)
+                except BlockingIOError:
+                    pass
+            if bus.socket not in ready:
+                continue
+            # Drain what is there (bounded, so heartbeats are never starved).
+            for _ in range(1000):
+                try:
+                    frames = bus.socket.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                message = bus.handle(frames)
+                if message is None:
+                    continue
+                kind, fields, _delivery = message
+                if kind == "error":
+                    log(f"the broker refused a message: {fields.get('code')}: {fields.get('message')}")
+                elif kind == "event":
+                    if fields["topic"] == "app.ping":
+                        # Publish the consequence first, then acknowledge (docs/protocol.md § 9).
+                        bus.publish("app.pong", {"echo": fields["body"], "answers": fields["seq"]})
+                        pings += 1
+                    bus.ack(fields["seq"])
+    except Refused as refusal:
+        log(f"the broker refused our hello: {refusal}")
+        status = 2
+    finally:
+        if stopping:
+            farewell = "said bye" if bus.bye() else "no session to say bye to"
+            log(f"stopping on {stopping[0]}: {farewell}; answered {pings} ping(s); "
+                f"{bus.gaps} gap(s), {bus.missed} missed deliveries")
+        bus.close()
+        signal.set_wakeup_fd(-1)
+        os.close(wake_read)
+        os.close(wake_write)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,8 +36,8 @@ public final class Broker {
 
     private var sessions: [Session] = []
     private var sessionsByIdentity: [[UInt8]: Session] = [:]
-    /// Requests awaiting replies: correlation id → the requester's identity.
-    private var pendingRequests: [String: [UInt8]] = [:]
+    /// Requests awaiting replies: correlation id → who asked, and the reply topic that answers.
+    private var pendingRequests: [String: (requester: [UInt8], replyTopic: String)] = [:]
     private var services: [BrokerService] = []
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
@@ -46,6 +46,8 @@ public final class Broker {
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
+    /// The endpoint actually bound (a wildcard port resolved).
+    private var boundEndpoint = ""
     private var statistics = BusStatistics()
     private var startedAt = monotonicMilliseconds()
     private var lastHeartbeatSent: Int64 = 0
@@ -85,7 +87,7 @@ public final class Broker {
         self.lock = lock
         defer { lock.release() }
         if lock.removedStaleSocket {
-            logger.notice("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
+            logger.warning("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
         }
         let context = try Context()
         let router = try Socket(context, .router)
@@ -94,6 +96,7 @@ public final class Broker {
         try router.setReceiveHighWaterMark(settings.deliveryHighWaterMark)
         try router.bind(settings.bindEndpoint)
         let endpoint = settings.bindEndpoint.contains(":*") ? try router.lastEndpoint() : settings.bindEndpoint
+        boundEndpoint = endpoint
         lock.publishEndpoint(endpoint)
         self.router = router
         defer {
@@ -113,6 +116,8 @@ public final class Broker {
             var body = detail.objectValue ?? [:]
             body["name"] = .string(name)
             emit(topic: "plugin.\(what)", body: .object(body))
+            // A process that ended has no session any more, whatever its socket last said.
+            if what == "exited", let session = sessions.first(where: { $0.name == name }) { remove(session, reason: "process exited") }
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
@@ -370,6 +375,9 @@ public final class Broker {
                 return refuse(identity, session: session, .reservedTopic(publish.topic))
             }
             let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? identity : nil
+            if requester != nil, let corr = publish.corr, pendingRequests[corr] != nil {
+                return refuse(identity, session: session, .duplicateCorrelation(corr))
+            }
             outbox.append(PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
                                        corr: publish.corr, deadline: publish.deadline, requester: requester))
         case .ack(let seq):
@@ -393,8 +401,9 @@ public final class Broker {
 
     private func welcome(_ identity: [UInt8], _ hello: Hello) {
         if let previous = sessionsByIdentity[identity] { forget(previous) }
-        if let sameName = sessions.first(where: { $0.name == hello.name }) {
-            remove(sameName, reason: "replaced by a new connection of the same name")
+        if sessions.contains(where: { $0.name == hello.name }) {
+            // Two live clients under one name would take it from each other forever: the second is refused.
+            return refuse(identity, session: nil, .nameTaken(hello.name))
         }
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
@@ -428,6 +437,7 @@ public final class Broker {
     private func forget(_ session: Session) {
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
+        pendingRequests = pendingRequests.filter { $0.value.requester != session.identity }
     }
 
     /// Answers a bad message: an `error` to its sender, a `bus.error` event for everyone, and a count.
@@ -477,9 +487,10 @@ public final class Broker {
         var requester: [UInt8]?
         if let corr = event.corr {
             if let asker = event.requester {
-                pendingRequests[corr] = asker
-            } else if event.topic.hasSuffix(Topic.replySuffix) {
-                requester = pendingRequests.removeValue(forKey: corr)
+                pendingRequests[corr] = (asker, Topic.reply(to: event.topic))
+            } else if let pending = pendingRequests[corr], pending.replyTopic == event.topic {
+                pendingRequests[corr] = nil
+                requester = pending.requester
             }
         }
         let kind = WireCodec.eventKindFrame
@@ -577,7 +588,7 @@ public final class Broker {
         return [
             "broker": [
                 "pid": .int(Int64(getpid())), "runtimeDir": .string(settings.runtimeDirectory.path),
-                "endpoint": .string(settings.bindEndpoint), "clock": .string(clock.mode), "time": .int(clock.now()),
+                "endpoint": .string(boundEndpoint), "clock": .string(clock.mode), "time": .int(clock.now()),
                 "uptimeMs": .int(now - startedAt), "seq": .int(Int64(lastSeq)),
             ],
             "counters": [

@@ -14,6 +14,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case helloRequired(kind: String)
     case badHello(String)
     case badDelivery(String)
+    case nameTaken(String)
+    case duplicateCorrelation(String)
 
     /// A stable, kebab-case identifier for the fault.
     public var code: String {
@@ -31,6 +33,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .helloRequired: return "hello-required"
         case .badHello: return "bad-hello"
         case .badDelivery: return "bad-delivery"
+        case .nameTaken: return "name-taken"
+        case .duplicateCorrelation: return "duplicate-corr"
         }
     }
 
@@ -63,6 +67,10 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "hello refused: \(reason)"
         case let .badDelivery(reason):
             return "malformed delivery: \(reason)"
+        case let .nameTaken(name):
+            return "the name '\(name)' is in use by another connected client; choose another name, or stop the other one first"
+        case let .duplicateCorrelation(corr):
+            return "a request with correlation id '\(corr)' is already waiting for its reply; use a fresh id per request"
         }
     }
 }

@@ -70,6 +70,9 @@ public enum WireCodec {
             if name.isEmpty || name.utf8.count > 64 || name.contains(where: { $0.isWhitespace || $0.isNewline }) {
                 throw BusProtocolError.badHello("name '\(name)' must be 1 to 64 characters without spaces")
             }
+            if reservedNames.contains(name) || name.hasPrefix("peer-") {
+                throw BusProtocolError.badHello("name '\(name)' is reserved (broker, scenario, system and peer-… name the broker's own sources)")
+            }
             let subscriptions = try fields.optionalStringArray("subscribe") ?? []
             return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
@@ -88,7 +91,11 @@ public enum WireCodec {
         case .ack:
             return .ack(seq: UInt64(try fields.nonNegativeInt("seq")))
         case .gap:
-            return .gap(from: UInt64(try fields.nonNegativeInt("from")), to: UInt64(try fields.nonNegativeInt("to")))
+            let from = try fields.nonNegativeInt("from"), to = try fields.nonNegativeInt("to")
+            guard to >= from else {
+                throw BusProtocolError.mistypedField(kind: "gap", field: "to", expected: "a number not below 'from' (\(from))", got: "\(to)")
+            }
+            return .gap(from: UInt64(from), to: UInt64(to))
         case .heartbeat: return .heartbeat
         case .status: return .status
         case .bye: return .bye
@@ -214,6 +221,9 @@ public enum WireCodec {
 
     // MARK: Helpers
 
+    /// Names only the broker uses as event sources.
+    public static let reservedNames: Set<String> = ["broker", "scenario", "system"]
+
     static func kindFrame(_ kind: MessageKind) -> [UInt8] { Array(kind.rawValue.utf8) }
 
     static func printable(_ text: String) -> String {
@@ -273,8 +283,8 @@ struct Fields {
 
     func optionalInt(_ field: String) throws -> Int64? {
         guard let value = try value(field, expected: "an integer", kindOK: .number) else { return nil }
-        guard let int = value.intValue else {
-            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an integer", got: "a fraction")
+        guard case .int(let int) = value else {
+            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an integer (no fraction or exponent, within 64 bits)", got: "\(value.jsonText)")
         }
         return int
     }

@@ -101,6 +101,24 @@ final class BadInputTests: XCTestCase {
         try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"app.x","body":{}}"#)], code: "hello-required")
     }
 
+    func testASecondClientCannotTakeALiveClientsName() throws {
+        let first = try broker.connect(name: "unique-name", role: .generic, subscriptions: [])
+        defer { first.close() }
+        try assertRefused(WireCodec.encode(.hello(Hello(name: "unique-name", role: .generic, subscriptions: []))), code: "name-taken")
+        XCTAssertNoThrow(try first.publish(Publish(topic: "app.still.mine", body: [:])))
+    }
+
+    func testAGapReportThatEndsBeforeItStartsDoesNotHurtTheBroker() throws {
+        try assertRefused([bytes("gap"), bytes(#"{"v":1,"from":5,"to":1}"#)], code: "mistyped-field", helloFirst: "gapper")
+    }
+
+    func testADuplicateCorrelationIdIsRefused() throws {
+        let asker = try broker.connect(name: "asker", role: .generic, subscriptions: [])
+        defer { asker.close() }
+        try asker.publish(Publish(topic: "app.thing.request", body: [:], corr: "same-id", deadline: 0))
+        try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"app.thing.request","corr":"same-id","body":{}}"#)], code: "duplicate-corr", helloFirst: "copycat")
+    }
+
     func testPublishingIntoABrokerOnlyNamespace() throws {
         try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"clock.tick","body":{}}"#)], code: "reserved-topic", helloFirst: "forger")
     }

@@ -67,6 +67,22 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(decodeError(frames("publish", big), limit: 1024)?.code, "body-too-large")
     }
 
+    func testGapThatEndsBeforeItStartsIsRefused() {
+        XCTAssertEqual(decodeError(frames("gap", #"{"v":1,"from":5,"to":1}"#))?.code, "mistyped-field")
+    }
+
+    func testReservedNamesAreRefusedInHello() {
+        for name in ["broker", "scenario", "system", "peer-0042"] {
+            XCTAssertEqual(decodeError(frames("hello", #"{"v":1,"name":"\#(name)","role":"generic"}"#))?.code, "bad-hello", name)
+        }
+    }
+
+    func testIntegerFieldsMustBeIntegers() {
+        XCTAssertEqual(decodeError(frames("ack", #"{"v":1,"seq":1.0}"#))?.code, "mistyped-field")
+        XCTAssertEqual(decodeError(frames("ack", #"{"v":1,"seq":1e3}"#))?.code, "mistyped-field")
+        XCTAssertEqual(decodeError(frames("ack", #"{"v":1,"seq":99999999999999999999}"#))?.code, "mistyped-field")
+    }
+
     func testUnsupportedVersionNamesTheSupportedOnes() {
         let error = decodeError(frames("hello", #"{"v":2,"name":"x","role":"monitor"}"#))
         XCTAssertEqual(error, .unsupportedVersion(got: 2, supported: [1]))

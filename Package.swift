@@ -41,7 +41,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore",
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -53,6 +53,11 @@ let package = Package(
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureShield"),
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureApp"),
 
+        // The reference plugins (Plugins/), and what they share.
+        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK"], path: "Plugins/ReferenceKit"),
+        .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilder"),
+        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier"),
+
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
 
@@ -63,6 +68,9 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
+        .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
+        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "UsageReports"]),
+        .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),

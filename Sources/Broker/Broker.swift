@@ -371,7 +371,8 @@ public final class Broker {
             sendDirect(WireCodec.encode(.status(statusReport())), to: identity)
         case .publish(let publish):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "publish")) }
-            if Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: publish.topic))) {
+            let namespace = String(Topic.namespace(of: publish.topic))
+            if Topic.brokerOnlyNamespaces.contains(namespace) || (namespace == Topic.inputNamespace && session.role != .tool) {
                 return refuse(identity, session: session, .reservedTopic(publish.topic))
             }
             let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? identity : nil

@@ -60,6 +60,9 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case let .unknownTopic(topic, namespaces):
             return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", "))"
         case let .reservedTopic(topic):
+            if topic.hasPrefix(Topic.inputNamespace + ".") {
+                return "topic '\(topic)' is the person's input: only tools (role tool, e.g. `shieldbus do`) may publish it"
+            }
             return "topic '\(topic)' is reserved for the broker (\(Topic.brokerOnlyNamespaces.sorted().map { $0 + "." }.joined(separator: ", "))); plugins cannot publish it"
         case let .helloRequired(kind):
             return "a '\(kind)' message arrived before 'hello'; send hello first"

@@ -2,12 +2,15 @@
 public enum Topic {
     /// The first segments topics may start with. A topic outside them is refused as unknown.
     public static let namespaces: [String] = [
-        "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "managedsettings",
+        "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
         "notification", "plugin", "report", "scenario", "shield", "state", "web",
     ]
 
     /// Namespaces only the broker publishes into; a plugin publishing there is refused.
     public static let brokerOnlyNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+
+    /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
+    public static let inputNamespace = "input"
 
     /// Topics ending with this suffix are requests: they carry `corr` and `deadline`.
     public static let requestSuffix = ".request"

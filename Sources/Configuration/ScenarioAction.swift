@@ -150,30 +150,9 @@ public enum ScenarioAction: Equatable, Sendable {
         var body = JSONValue.object([:])
         if let bodyValue = fields["body"] {
             guard case .mapping = bodyValue.node else { throw bodyValue.error("the body is a mapping (a JSON object), e.g. {k: v}") }
-            body = try json(bodyValue)
+            body = try bodyValue.jsonValue()
         }
         return .publish(topic: topic, bodyJSON: body.jsonText)
     }
-
-    /// YAML to JSON. Plain scalars take the type YAML gives them (numbers, true/false, null); quoted ones stay text.
-    private static func json(_ value: YAMLValue) throws -> JSONValue {
-        switch value.node {
-        case .mapping: return .object(try value.uniqueMapping().mapValues(json))
-        case .sequence: return .array(try value.list().map(json))
-        case .scalar(let scalar):
-            let node = value.node
-            let tag = node.tag
-            if tag == Tag(.null) { return .null }
-            if tag == Tag(.bool), let bool = node.bool { return .bool(bool) }
-            if tag == Tag(.int) {
-                guard let int = node.int else { throw value.error("the number \(scalar.string) does not fit in 64 bits; quote it to send text") }
-                return .int(Int64(int))
-            }
-            if tag == Tag(.float), let double = node.float {
-                guard double.isFinite else { throw value.error("JSON has no infinite or NaN numbers; quote it to send text") }
-                return .double(double)
-            }
-            return .string(scalar.string)
-        }
-    }
 }
+

@@ -94,6 +94,8 @@ public struct ShieldBusConfiguration {
         public var environment: [String: String] = [:]
         public var role: Role
         public var restart: String = "on-failure"
+        /// Plugin-specific settings, handed to the plugin as JSON (SHIELDBUS_PLUGIN_OPTIONS).
+        public var options: JSONValue = [:]
         public var line: Int
     }
 
@@ -106,12 +108,12 @@ public struct ShieldBusConfiguration {
 
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
-        let top = try document.mapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
+        let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
                                                  "seed", "catalog", "state", "scenario", "device", "appGroups"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
-            let fields = try bus.mapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs"])
+            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs"])
             if let value = fields["ackTimeoutMs"] { configuration.bus.ackTimeoutMs = Int64(try positive(value)) }
             if let value = fields["startupTimeoutMs"] { configuration.bus.startupTimeoutMs = Int64(try positive(value)) }
             if let value = fields["maxBodyBytes"] { configuration.bus.maxBodyBytes = try positive(value) }
@@ -125,7 +127,7 @@ public struct ShieldBusConfiguration {
         configuration.journal = try top["journal"]?.string()
         var names = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.mapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
             guard !names.contains(name) else { throw nameValue.error("the plugin name '\(name)' is used twice") }
@@ -137,6 +139,10 @@ public struct ShieldBusConfiguration {
             var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(Role.self), line: entry.line)
             plugin.arguments = try fields["arguments"]?.stringList() ?? []
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
+            if let options = fields["options"] {
+                guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
+                plugin.options = try options.jsonValue()
+            }
             if let restart = fields["restart"] {
                 let word = try restart.string()
                 guard restartPolicies.contains(word) else {
@@ -157,7 +163,7 @@ public struct ShieldBusConfiguration {
 
     private mutating func parseDevice(_ top: [String: YAMLValue]) throws {
         if let clockValue = top["clock"] {
-            let fields = try clockValue.mapping(allowed: ["mode", "speed", "start"])
+            let fields = try clockValue.uniqueMapping(allowed: ["mode", "speed", "start"])
             if let mode = fields["mode"] {
                 let word = try mode.string()
                 guard ClockSection.modes.contains(word) else { throw mode.error("expected one of \(ClockSection.modes.joined(separator: ", ")), got '\(word)'") }
@@ -182,7 +188,7 @@ public struct ShieldBusConfiguration {
             guard ["faithful", "ios-realistic"].contains(profile) else { throw value.error("expected faithful or ios-realistic, got '\(profile)'") }
         }
         if let value = top["quirks"] {
-            for (name, flag) in try value.mapping(allowed: Self.knownQuirks.isEmpty ? nil : Self.knownQuirks) { quirks[name] = try flag.bool() }
+            for (name, flag) in try value.uniqueMapping(allowed: Self.knownQuirks.isEmpty ? nil : Self.knownQuirks) { quirks[name] = try flag.bool() }
         }
         if let value = top["seed"] {
             let number = try value.int()
@@ -193,7 +199,7 @@ public struct ShieldBusConfiguration {
         state = try top["state"]?.string()
         scenario = try top["scenario"]?.string()
         if let value = top["device"] {
-            let fields = try value.mapping(allowed: ["companionApp", "companionPlugin", "managedSettingsOwner", "authorization",
+            let fields = try value.uniqueMapping(allowed: ["companionApp", "companionPlugin", "managedSettingsOwner", "authorization",
                                                      "selection", "replyTimeoutMs", "clockTicks"])
             device.companionApp = try fields["companionApp"]?.string()
             device.companionPlugin = try fields["companionPlugin"]?.string()
@@ -207,7 +213,7 @@ public struct ShieldBusConfiguration {
                 device.authorization = word
             }
             if let selection = fields["selection"] {
-                let picked = try selection.mapping(allowed: ["apps", "categories", "domains"])
+                let picked = try selection.uniqueMapping(allowed: ["apps", "categories", "domains"])
                 device.selectionApps = try picked["apps"]?.stringList() ?? []
                 device.selectionCategories = try picked["categories"]?.stringList() ?? []
                 device.selectionDomains = try picked["domains"]?.stringList() ?? []
@@ -216,10 +222,10 @@ public struct ShieldBusConfiguration {
             if let ticks = fields["clockTicks"] { device.clockTicks = try ticks.bool() }
         }
         for entry in try top["appGroups"]?.list() ?? [] {
-            let fields = try entry.mapping(allowed: ["name", "slices"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "slices"])
             guard let name = fields["name"] else { throw entry.error("an app group needs a 'name' (like group.dev.shieldbus.habitlock)") }
             var slices: [String: [String]] = [:]
-            for (writer, patterns) in try fields["slices"]?.mapping() ?? [:] {
+            for (writer, patterns) in try fields["slices"]?.uniqueMapping() ?? [:] {
                 slices[writer] = try patterns.stringList()
                 lines["appGroups.\(try name.string()).slices.\(writer)"] = patterns.line
             }

@@ -1,3 +1,4 @@
+import BusProtocol
 import Foundation
 import Yams
 
@@ -151,6 +152,31 @@ public struct YAMLValue {
     public func stringList() throws -> [String] { try list().map { try $0.string() } }
 
     public func stringMap() throws -> [String: String] { try mapping().mapValues { try $0.string() } }
+}
+
+extension YAMLValue {
+    /// YAML to JSON. Plain scalars take the type YAML gives them (numbers, true/false, null); quoted ones stay text.
+    public func jsonValue() throws -> JSONValue {
+        let value = self
+        switch value.node {
+        case .mapping: return .object(try value.uniqueMapping().mapValues { try $0.jsonValue() })
+        case .sequence: return .array(try value.list().map { try $0.jsonValue() })
+        case .scalar(let scalar):
+            let node = value.node
+            let tag = node.tag
+            if tag == Tag(.null) { return .null }
+            if tag == Tag(.bool), let bool = node.bool { return .bool(bool) }
+            if tag == Tag(.int) {
+                guard let int = node.int else { throw value.error("the number \(scalar.string) does not fit in 64 bits; quote it to send text") }
+                return .int(Int64(int))
+            }
+            if tag == Tag(.float), let double = node.float {
+                guard double.isFinite else { throw value.error("JSON has no infinite or NaN numbers; quote it to send text") }
+                return .double(double)
+            }
+            return .string(scalar.string)
+        }
+    }
 }
 
 /// The closest candidate by edit distance, when it is close enough to be a likely typo.

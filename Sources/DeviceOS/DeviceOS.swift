@@ -74,7 +74,7 @@ public final class DeviceOS: BrokerService {
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request",
+        "app.", "notification.post.request", "input.",
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
@@ -134,6 +134,8 @@ public final class DeviceOS: BrokerService {
             lifecycle.handle(envelope)
         case DeviceTopic.notificationPostRequest:
             notifications.handle(envelope)
+        case _ where envelope.topic.hasPrefix("input.") && envelope.topic.hasSuffix(Topic.requestSuffix):
+            handleInput(envelope)
         default:
             break
         }
@@ -189,6 +191,97 @@ public final class DeviceOS: BrokerService {
 
     /// The companion app's token: exempt from `.all` category shields, as Apple exempts the owning app.
     var companionToken: ApplicationToken? { settings.companionApp.map { tokens.application($0.bundleIdentifier) } }
+
+    /// Does what the person does: a scenario step or a tool's input.
+    func perform(_ action: ScenarioAction) {
+        let device = self
+        switch action {
+        case .open(let app): device.screen.open(app)
+        case .close(let app): device.screen.close(app)
+        case .home: device.screen.goHome()
+        case let .visit(url, host, tab, isPrivate): device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
+        case .closeTab(let tab): device.screen.closeTab(tab)
+        case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
+        case .tapNotification(let id): device.notifications.tap(id: id)
+        case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+        case .authorize(let answer):
+            switch answer {
+            case .approved: device.authorization.answer(.approved)
+            case .denied: device.authorization.answer(.denied)
+            case .revoked: device.authorization.revoke()
+            }
+        case .osUpdate: device.updateOperatingSystem()
+        case .restart: device.restart()
+        case .forceQuit(let app):
+            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
+                device.screen.close(app)
+                if let plugin = device.settings.companionPluginName { device.bus.killPlugin(named: plugin, reason: "force-quit by the user") }
+            } else {
+                device.screen.close(app)
+            }
+        case let .publish(topic, bodyJSON):
+            device.bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
+        }
+    }
+
+    /// `input.<action>.request` from a tool: the person's action, answered with ok or an error.
+    private func handleInput(_ envelope: Envelope) {
+        let body = envelope.bodyValue
+        let verb = envelope.topic.dropFirst("input.".count).dropLast(Topic.requestSuffix.count)
+        func app(_ key: String = "app") throws -> CatalogApp {
+            guard let name = body[key]?.stringValue else { throw DeviceError(code: "bad-request", message: "'\(verb)' needs '\(key)': an app name") }
+            do { return try catalog.requireApp(named: name) } catch { throw DeviceError(code: "unknown-app", message: "\(error)") }
+        }
+        do {
+            let action: ScenarioAction
+            switch verb {
+            case "open": action = .open(app: try app())
+            case "close": action = .close(app: body["app"] == nil ? nil : try app())
+            case "home": action = .home
+            case "visit":
+                guard let url = body["url"]?.stringValue, let host = URL(string: url)?.host?.lowercased() else {
+                    throw DeviceError(code: "bad-request", message: "'visit' needs 'url': an http(s) URL with a host")
+                }
+                action = .visit(url: url, host: host, tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
+            case "close-tab": action = .closeTab(Int(body["tab"]?.intValue ?? 1))
+            case "press":
+                guard let button = body["button"]?.stringValue.flatMap(ShieldButton.init(rawValue:)) else {
+                    throw DeviceError(code: "bad-request", message: "'press' needs 'button': primary or secondary")
+                }
+                action = .press(button: button)
+            case "notification-tap": action = .tapNotification(id: body["id"]?.stringValue)
+            case "habit": action = .habit(body["habit"]?.stringValue ?? "habit")
+            case "authorize":
+                guard let answer = body["answer"]?.stringValue.flatMap(AuthorizationAnswer.init(rawValue:)) else {
+                    throw DeviceError(code: "bad-request", message: "'authorize' needs 'answer': approved, denied or revoked")
+                }
+                action = .authorize(answer)
+            case "os-update": action = .osUpdate
+            case "restart": action = .restart
+            case "force-quit": action = .forceQuit(app: try app())
+            case "pick":
+                let names = { (key: String) in body[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+                var selection = FamilyActivitySelection()
+                for name in names("apps") { selection.applicationTokens.insert(tokens.application(try catalog.requireApp(named: name).bundleIdentifier)) }
+                for id in names("categories") {
+                    guard catalog.category(id: id) != nil else { throw DeviceError(code: "unknown-category", message: "no category '\(id)'; categories: \(catalog.categories.map(\.id).joined(separator: ", "))") }
+                    selection.categoryTokens.insert(tokens.category(id))
+                }
+                for domain in names("domains") { selection.webDomainTokens.insert(tokens.webDomain(catalog.domain(domain)?.domain ?? domain)) }
+                reply(to: envelope, .success(PickerResult(selection: selection)))
+                return
+            default:
+                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, authorize, os-update, restart, force-quit, pick")
+            }
+            emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
+            perform(action)
+            reply(to: envelope, .success(NoValue()))
+        } catch let error as DeviceError {
+            reply(to: envelope, DeviceReply<NoValue>.failure(error))
+        } catch {
+            fail(envelope, code: "bad-request", "\(error)")
+        }
+    }
 
     // MARK: Whole-device events
 

@@ -19,7 +19,7 @@ final class ScenarioPlayer {
                 device.emit(topic: DeviceTopic.scenarioStep, body: [
                     "step": .int(Int64(index + 1)), "line": .int(Int64(step.line)), "action": .string(Self.describe(step.action)),
                 ])
-                perform(step.action, on: device)
+                device.perform(step.action)
             }
         }
         device.bus.schedule(at: busTime(scenario.end)) { [self] in
@@ -27,36 +27,6 @@ final class ScenarioPlayer {
                 device.emit(topic: DeviceTopic.scenarioEnded, body: ["name": .string(self.scenario.name), "steps": .int(Int64(self.scenario.steps.count))])
                 device.bus.whenQuiet { device.bus.stop() }
             }
-        }
-    }
-
-    private func perform(_ action: ScenarioAction, on device: DeviceOS) {
-        switch action {
-        case .open(let app): device.screen.open(app)
-        case .close(let app): device.screen.close(app)
-        case .home: device.screen.goHome()
-        case let .visit(url, host, tab, isPrivate): device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
-        case .closeTab(let tab): device.screen.closeTab(tab)
-        case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
-        case .tapNotification(let id): device.notifications.tap(id: id)
-        case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
-        case .authorize(let answer):
-            switch answer {
-            case .approved: device.authorization.answer(.approved)
-            case .denied: device.authorization.answer(.denied)
-            case .revoked: device.authorization.revoke()
-            }
-        case .osUpdate: device.updateOperatingSystem()
-        case .restart: device.restart()
-        case .forceQuit(let app):
-            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
-                device.screen.close(app)
-                if let plugin = device.settings.companionPluginName { device.bus.killPlugin(named: plugin, reason: "force-quit by the user") }
-            } else {
-                device.screen.close(app)
-            }
-        case let .publish(topic, bodyJSON):
-            device.bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
         }
     }
 

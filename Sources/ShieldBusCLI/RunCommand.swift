@@ -183,7 +183,9 @@ struct RunPlan {
         ]
         settings.plugins = try configuration.plugins.map { declaration in
             PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
-                       arguments: declaration.arguments, environment: declaration.environment.merging(pluginEnvironment) { mine, _ in mine },
+                       arguments: declaration.arguments,
+                       environment: declaration.environment.merging(pluginEnvironment) { mine, _ in mine }
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure)
         }
         brokerSettings = settings

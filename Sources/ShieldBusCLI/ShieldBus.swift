@@ -15,7 +15,8 @@ struct ShieldBus: ParsableCommand {
 
         Start a broker with `shieldbus run`, then watch it with `shieldbus tap` in another terminal.
         """,
-        subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self]
+        subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self, Do.self, Authorize.self, Pick.self, OSUpdate.self,
+                      Notification.self, State.self, Report.self, Plugin.self]
     )
 }
 
@@ -38,6 +39,12 @@ func bootstrapLogging(_ level: Logger.Level?, default defaultLevel: Logger.Level
         handler.logLevel = chosen
         return handler
     }
+}
+
+/// A command that could not do its job, with the reason (printed without the usage text).
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// Prints to standard error.

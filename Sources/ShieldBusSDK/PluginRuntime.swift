@@ -54,6 +54,21 @@ public final class PluginRuntime {
         settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
     }
 
+    /// The plugin's options from the configuration (`plugins[].options`), as JSON.
+    public var options: JSONValue {
+        ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"].flatMap { try? JSONValue(parsing: $0) } ?? [:]
+    }
+
+    /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
+    public func options<T: Decodable>(as type: T.Type) throws -> T {
+        let text = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
+        do {
+            return try DeviceAPICoding.decode(type, from: Array(text.utf8))
+        } catch {
+            throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(error)")
+        }
+    }
+
     /// Whether an ios-realistic quirk is on (see `shieldbus run --help`).
     public func hasQuirk(_ name: String) -> Bool {
         settings["quirks"]?.arrayValue?.contains(.string(name)) ?? false

@@ -1,0 +1,28 @@
+// ReferenceKit: what the reference plugins share — the App-Group schema they agree on, and their common logic.
+
+import Foundation
+import ShieldBusSDK
+
+/// A deep link the notifier leaves for the companion app (the Tether write-up's `PendingDeepLinkRoute`):
+/// an extension cannot open URLs, so it writes the route and the app opens it when the person taps the
+/// notification and the app comes to the foreground.
+public struct PendingDeepLinkRoute: Codable, Hashable {
+    /// The route's name, e.g. `circle_contacts`.
+    public var route: String
+    /// The URL the route maps to in the notifier's route table, e.g. `tether://nudge?action=call`.
+    public var url: String
+    /// When it was written (bus time).
+    public var createdAt: Date
+    /// After this it is dropped, not followed.
+    public var expiresAt: Date
+
+    public init(route: String, url: String, createdAt: Date, expiresAt: Date) {
+        self.route = route
+        self.url = url
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    /// The App-Group key it is stored under.
+    public static let key = "PendingDeepLinkRoute"
+}

@@ -1,0 +1,4 @@
+import XCTest
+
+// (being written)
+final class SupervisionTestsPlaceholder: XCTestCase {}

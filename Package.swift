@@ -54,7 +54,12 @@ let package = Package(
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureApp"),
 
         // The reference plugins (Plugins/), and what they share.
-        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK"], path: "Plugins/ReferenceKit"),
+        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),
+        .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor"),
+        .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer",
+                          resources: [.copy("Resources")]),
+        .executableTarget(name: "action-delegate", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActionDelegate"),
+        .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp"),
         .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilder"),
         .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier"),
 

@@ -108,6 +108,19 @@ public enum DeviceAPICoding {
         Array(try! encoder().encode(value))
     }
 
+    /// A decoding error in words: the path to the bad field and what was wrong with it.
+    public static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, let context):
+            return "missing '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
+            let path = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return (path.isEmpty ? "" : "at '\(path)': ") + context.debugDescription
+        default:
+            return "\(error)"
+        }
+    }
+
     /// Decodes a body.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try decoder().decode(type, from: Data(bytes))

@@ -168,7 +168,7 @@ public final class DeviceOS: BrokerService {
         do {
             return try DeviceAPICoding.decode(type, from: request.body)
         } catch {
-            fail(request, code: "bad-request", "the body of \(request.topic) from \(request.source) is not a valid \(type): \(describe(error))")
+            fail(request, code: "bad-request", "the body of \(request.topic) from \(request.source) is not a valid \(type): \(DeviceAPICoding.describe(error))")
             return nil
         }
     }
@@ -309,18 +309,5 @@ public final class DeviceOS: BrokerService {
         emit(topic: DeviceTopic.restarted, body: [:])
         bus.restartAllPlugins(reason: "device restart")
         bus.whenQuiet { [unowned self] in activity.resume() }
-    }
-}
-
-/// A readable description of a decoding error.
-func describe(_ error: Error) -> String {
-    switch error {
-    case DecodingError.keyNotFound(let key, let context):
-        return "missing '\((context.codingPath + [key]).map(\.stringValue).joined(separator: "."))'"
-    case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context), DecodingError.dataCorrupted(let context):
-        let path = context.codingPath.map(\.stringValue).joined(separator: ".")
-        return (path.isEmpty ? "" : "at '\(path)': ") + context.debugDescription
-    default:
-        return "\(error)"
     }
 }

@@ -50,6 +50,8 @@ final class ManagedSettingsService {
     }
 
     func apply(_ shield: ShieldSettings, to store: String, writer: String) {
+        // Writing what is already there changes nothing, and says nothing.
+        guard shield != (stores[store] ?? ShieldSettings()) else { return }
         if shield.isEmpty { stores[store] = nil } else { stores[store] = shield }
         persist()
         device.emit(DeviceTopic.settingsChanged, ManagedSettingsChanged(store: store, shield: shield, writer: writer))

@@ -147,7 +147,7 @@ final class Screen {
                 present(pending.subject, match: pending.match, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
             } catch {
                 present(pending.subject, match: pending.match, configuration: .default, renderedBy: "system",
-                        fallbackReason: "renderer-error: \(describe(error))")
+                        fallbackReason: "renderer-error: \(DeviceAPICoding.describe(error))")
             }
         } else if let pending = pendingAction, envelope.corr == pending.corr {
             device.bus.cancelWallTimer(pending.timer)
@@ -157,7 +157,7 @@ final class Screen {
                 let reply = try DeviceAPICoding.decode(ShieldActionReply.self, from: envelope.body)
                 respond(reply.response, to: pending.action, on: pending.shield, decidedBy: envelope.source)
             } catch {
-                respond(.none, to: pending.action, on: pending.shield, decidedBy: "system", note: "the action delegate's reply does not decode: \(describe(error))")
+                respond(.none, to: pending.action, on: pending.shield, decidedBy: "system", note: "the action delegate's reply does not decode: \(DeviceAPICoding.describe(error))")
             }
         }
     }

@@ -79,9 +79,10 @@ public final class ManagedSettingsStore {
 
         /// Changes the settings with `change` and writes them.
         public func update(_ change: (inout ShieldSettings) -> Void) throws {
-            var settings = try current()
+            let before = try current()
+            var settings = before
             change(&settings)
-            try write(settings)
+            if settings != before { try write(settings) }
         }
 
         public func setApplications(_ tokens: Set<ApplicationToken>?) throws { try update { $0.applications = tokens } }

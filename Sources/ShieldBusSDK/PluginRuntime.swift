@@ -60,12 +60,17 @@ public final class PluginRuntime {
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
-    public func options<T: Decodable>(as type: T.Type) throws -> T {
-        let text = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
+    public func options<T: Decodable>(as type: T.Type) throws -> T { try Self.options(as: type) }
+
+    /// The options of this process's plugin, readable before it connects.
+    public static func options<T: Decodable>(as type: T.Type) throws -> T {
+        let environment = ProcessInfo.processInfo.environment
+        let text = environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
         do {
             return try DeviceAPICoding.decode(type, from: Array(text.utf8))
         } catch {
-            throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(error)")
+            let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
+            throw PluginError.configuration("the options of \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
         }
     }
 
@@ -178,10 +183,24 @@ public final class PluginRuntime {
         work?()
     }
 
+    /// Events that arrived before the bus was ready; handled once work begins, in order.
+    private var beforeReady: [Envelope] = []
+
     private func dispatch(_ envelope: Envelope) {
+        if startWork != nil && envelope.topic != "bus.ready" {
+            beforeReady.append(envelope)
+            return
+        }
         currentEvent = envelope
         now = DeviceAPI.date(busTime: envelope.time)
-        if envelope.topic == "bus.ready" { beginWork() } else { handler?(envelope) }
+        if envelope.topic == "bus.ready" {
+            beginWork()
+            let held = beforeReady
+            beforeReady = []
+            for event in held { handler?(event) }
+        } else {
+            handler?(envelope)
+        }
         currentEvent = nil
         // Acknowledge after handling, so everything the handler published reached the broker first; when
         // nothing is left waiting, everything received so far (replies to calls included) is handled.

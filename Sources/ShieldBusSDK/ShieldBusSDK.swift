@@ -5,6 +5,7 @@
 // `PluginHost.run { MyExtension() }` from `main`. Plugins depend on this SDK, never on the broker.
 
 @_exported import AppGroupStore
+@_exported import BusProtocol
 @_exported import DeviceAPI
 @_exported import ScreenTime
 import BusClient

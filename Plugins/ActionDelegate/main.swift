@@ -1,0 +1,9 @@
+// action-delegate: the reference shield action delegate — what the buttons do; records passes and nudges.
+
+import ReferenceKit
+import ShieldBusSDK
+
+PluginHost.run {
+    let (options, defaults) = ReferencePlugin.setUp()
+    return ReferenceActionDelegate(options: options, defaults: defaults)
+}

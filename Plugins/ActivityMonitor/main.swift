@@ -1,0 +1,9 @@
+// activity-monitor: the reference DeviceActivity monitor — owner of the shields, chained re-checks, passes, nudges.
+
+import ReferenceKit
+import ShieldBusSDK
+
+PluginHost.run {
+    let (options, defaults) = ReferencePlugin.setUp()
+    return ReferenceMonitor(options: options, defaults: defaults)
+}

@@ -1,0 +1,128 @@
+import Foundation
+import ShieldBusSDK
+
+/// Which of the three products a reference plugin plays (the seeds' three apps).
+public enum Product: String, Codable, Sendable {
+    /// Habit Doom: the selection stays shielded until the day's habits are done; then unlocked for a while.
+    case habitLock = "habit-lock"
+    /// The focus app: shields during focus hours; a grace pass opens one app for a few minutes.
+    case focusWindow = "focus-window"
+    /// Tether: past a daily threshold a speed bump; dismissing it unblocks the current app and pauses monitoring.
+    case speedBump = "speed-bump"
+}
+
+/// The settings every reference plugin reads from its `options` in the configuration.
+public struct ProductOptions: Codable, Sendable {
+    public var product: Product
+    /// The App Group the product's plugins share.
+    public var appGroup: String
+    /// The ManagedSettings store the product shields through.
+    public var store: String = "lock"
+    /// Habit lock: habits to complete per day, and how long completing them unlocks.
+    public var habitsPerDay: Int = 3
+    public var unlockMinutes: Int = 30
+    /// Focus window: the focus hours (local "HH:MM"), and how long a grace pass lasts.
+    public var focusHours: [FocusHours] = []
+    public var passMinutes: Int = 5
+    /// Speed bump: the daily threshold and the cooldown after a dismiss.
+    public var thresholdMinutes: Int = 30
+    public var cooldownMinutes: Int = 15
+    /// Shield renderer: the icon's resource name (a file in the renderer's resources).
+    public var icon: String?
+
+    public struct FocusHours: Codable, Sendable, Equatable {
+        public var start: String
+        public var end: String
+
+        /// `HH:MM` as DateComponents.
+        public func components(_ text: String) -> DateComponents {
+            let parts = text.split(separator: ":").compactMap { Int($0) }
+            return DateComponents(hour: parts.first ?? 0, minute: parts.count > 1 ? parts[1] : 0)
+        }
+        public var startComponents: DateComponents { components(start) }
+        public var endComponents: DateComponents { components(end) }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case product, appGroup, store, habitsPerDay, unlockMinutes, focusHours, passMinutes, thresholdMinutes, cooldownMinutes, icon
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        product = try c.decode(Product.self, forKey: .product)
+        appGroup = try c.decode(String.self, forKey: .appGroup)
+        store = try c.decodeIfPresent(String.self, forKey: .store) ?? "lock"
+        habitsPerDay = try c.decodeIfPresent(Int.self, forKey: .habitsPerDay) ?? 3
+        unlockMinutes = try c.decodeIfPresent(Int.self, forKey: .unlockMinutes) ?? 30
+        focusHours = try c.decodeIfPresent([FocusHours].self, forKey: .focusHours) ?? []
+        passMinutes = try c.decodeIfPresent(Int.self, forKey: .passMinutes) ?? 5
+        thresholdMinutes = try c.decodeIfPresent(Int.self, forKey: .thresholdMinutes) ?? 30
+        cooldownMinutes = try c.decodeIfPresent(Int.self, forKey: .cooldownMinutes) ?? 15
+        icon = try c.decodeIfPresent(String.self, forKey: .icon)
+    }
+
+    /// The speed bump's daily threshold over the selection.
+    public func thresholdEvent(_ list: BlockList) -> DeviceActivityEvent {
+        DeviceActivityEvent(applications: list.applications, categories: list.categories, webDomains: list.webDomains,
+                            threshold: DateComponents(minute: thresholdMinutes))
+    }
+
+    /// This plugin's options (readable before it connects).
+    public static func current() throws -> ProductOptions {
+        try PluginRuntime.options(as: ProductOptions.self)
+    }
+}
+
+/// Applying and lifting the product's shields: apps, categories and web domains together, every time (lesson 5).
+public struct Shields {
+    public let store: ManagedSettingsStore
+
+    public init(storeName: String) {
+        store = ManagedSettingsStore(named: storeName)
+    }
+
+    /// Shields everything in the list, keeping what is already shielded. One write: apps, categories, domains.
+    public func block(_ list: BlockList) throws {
+        try store.shield.update { shield in
+            shield.applications = (shield.applications ?? []).union(list.applications)
+            shield.webDomains = (shield.webDomains ?? []).union(list.webDomains)
+            if !list.categories.isEmpty {
+                var categories = Set<ActivityCategoryToken>()
+                if case .specific(let current, _)? = shield.applicationCategories { categories = current }
+                shield.applicationCategories = .specific(categories.union(list.categories))
+                var webCategories = Set<ActivityCategoryToken>()
+                if case .specific(let current, _)? = shield.webDomainCategories { webCategories = current }
+                shield.webDomainCategories = .specific(webCategories.union(list.categories))
+            }
+        }
+    }
+
+    /// Lifts every shield of the store (only the stores' owner may).
+    public func liftAll() throws {
+        try store.clearAllSettings()
+    }
+
+    /// Lifts the shield of one app only (a pass, a nudge): its token comes out of the app list and, if it is
+    /// shielded by category, it becomes an exception.
+    public func lift(application token: ApplicationToken) throws {
+        try store.shield.update { shield in
+            shield.applications?.remove(token)
+            if case .specific(let categories, let except)? = shield.applicationCategories {
+                shield.applicationCategories = .specific(categories, except: except.union([token]))
+            }
+        }
+    }
+
+    /// Shields one app again after its pass.
+    public func reshield(application token: ApplicationToken) throws {
+        try store.shield.update { shield in
+            shield.applications = (shield.applications ?? []).union([token])
+            if case .specific(let categories, let except)? = shield.applicationCategories {
+                shield.applicationCategories = .specific(categories, except: except.subtracting([token]))
+            }
+        }
+    }
+
+    /// Whether anything is shielded.
+    public func isBlocking() throws -> Bool { !(try store.shield.current().isEmpty) }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+import ShieldBusSDK
+
+/// The reference companion app — the product's main app. It asks for authorization, holds the selection,
+/// starts the product's schedules, starts and ends unlocks, and on every foreground runs the synchronous
+/// re-block check before anything else (lessons 1 and 7).
+open class ReferenceCompanionApp: App {
+    public let options: ProductOptions
+    public let defaults: SharedDefaults
+    public let shields: Shields
+    public let center = DeviceActivityCenter()
+    /// Called first thing on every foreground after the re-block check: the notifier's pending deep link.
+    public var afterForegroundCheck: (() -> Void)?
+
+    public init(options: ProductOptions, defaults: SharedDefaults) {
+        self.options = options
+        self.defaults = defaults
+        shields = Shields(storeName: options.store)
+        super.init()
+    }
+
+    var logger: Logger? { PluginRuntime.current?.logger }
+    var now: Date { BusClock.now }
+
+    // MARK: Launch
+
+    open override func didStart() {
+        do {
+            let status = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
+            guard status == .approved else {
+                logger?.warning("FamilyControls authorization is \(status.rawValue); nothing is blocked until it is approved")
+                return
+            }
+            let selection = try AuthorizationCenter.shared.pickActivities()
+            try saveSelection(BlockList(selection))
+            try startSchedules()
+            // The synchronous check also covers a launch after a force-quit or a device restart.
+            foregroundCheck()
+        } catch {
+            logger?.error("launch failed: \(error)")
+        }
+    }
+
+    /// Stores the selection's tokens — validated before anything is overwritten (lesson 4).
+    open func saveSelection(_ list: BlockList) throws {
+        let apps = try LockState.serialize(list.applications)
+        let categories = try LockState.serialize(list.categories)
+        let domains = try LockState.serialize(list.webDomains)
+        _ = try defaults.transaction { tx in
+            _ = try tx.set(apps, forKey: SharedKey.globalSerializedTokens)
+            _ = try tx.set(categories, forKey: SharedKey.globalSerializedCategoryTokens)
+            _ = try tx.set(domains, forKey: SharedKey.globalSerializedWebDomainTokens)
+        }
+    }
+
+    open func startSchedules() throws {
+        let monitorNames = ReferenceMonitorNames(options: options)
+        switch options.product {
+        case .habitLock:
+            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
+        case .focusWindow:
+            for (index, hours) in options.focusHours.enumerated() {
+                try center.startMonitoring(monitorNames.focus(index), during: DeviceActivitySchedule(
+                    intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
+            }
+        case .speedBump:
+            let list = try LockState.readBlockList(from: defaults)
+            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
+        }
+    }
+
+    // MARK: Foreground
+
+    open override func willEnterForeground() {
+        foregroundCheck()  // first, before anything else (lesson 7)
+        afterForegroundCheck?()
+    }
+
+    /// The synchronous re-block check: a direct read of the shared state and a direct write of the shields,
+    /// with no suspension point in between, so nothing can stop it half-way (lessons 7 and 9).
+    open func foregroundCheck() {
+        guard options.product == .habitLock else { return }
+        do {
+            let state = try LockState.read(from: defaults)
+            if state.isUnlockActive(at: now) { return }
+            try shields.block(state.blockList)
+            if state.isCurrentlyUnlocked { try defaults.set(false, forKey: SharedKey.isCurrentlyUnlocked) }  // a stale flag (lesson 6)
+        } catch {
+            logger?.error("foreground check failed: \(error)")
+        }
+    }
+
+    // MARK: Habits and unlocks
+
+    open override func habitCompleted(_ habit: String) {
+        guard options.product == .habitLock else { return }
+        let key = SharedKey.habits(on: LocalDay.today())
+        do {
+            var done = try defaults.value([String].self, forKey: key) ?? []
+            guard !done.contains(habit) else { return }
+            done.append(habit)
+            try defaults.set(done, forKey: key)
+            if done.count == options.habitsPerDay { try startUnlock() }
+        } catch {
+            logger?.error("cannot record the habit: \(error)")
+        }
+    }
+
+    /// Starts an unlock: the flag and the timestamp together; the monitor lifts the shields in response.
+    open func startUnlock() throws {
+        let until = now.addingTimeInterval(Double(options.unlockMinutes) * 60)
+        _ = try defaults.transaction { tx in
+            _ = try tx.set(until.timeIntervalSince1970, forKey: SharedKey.quotaEndTimestamp)
+            _ = try tx.set(true, forKey: SharedKey.isCurrentlyUnlocked)
+        }
+        try PluginRuntime.current?.publish("app.unlock.started", json: ["until": .int(busTime(until)), "minutes": .int(Int64(options.unlockMinutes))])
+        // The app's own timer clears the flag — but it stops while the app is suspended, so no path trusts it alone.
+        try scheduleTimer(id: "unlock-expiry", at: until)
+    }
+
+    open override func timerFired(_ id: String) {
+        guard id == "unlock-expiry" else { return }
+        endUnlock()
+    }
+
+    /// Ends the unlock: the synchronous re-block first, then the slower clean-up that may be suspended (lesson 9).
+    open func endUnlock() {
+        foregroundCheck()
+        do {
+            try suspensionPoint()
+            try defaults.set(false, forKey: SharedKey.isCurrentlyUnlocked)
+            try suspensionPoint()
+            try PluginRuntime.current?.publish("app.unlock.ended", json: [:])
+        } catch {
+            logger?.warning("the unlock clean-up was interrupted: \(error)")
+        }
+    }
+}
+
+/// The activity names the app and the monitor share.
+public struct ReferenceMonitorNames {
+    let prefix: String
+    public init(options: ProductOptions) { prefix = options.product.rawValue }
+    /// The habit lock's and the speed bump's all-day schedule.
+    public var daily: DeviceActivityName { DeviceActivityName("\(prefix).daily") }
+    public var pass: DeviceActivityName { DeviceActivityName("\(prefix).pass") }
+    public var resume: DeviceActivityName { DeviceActivityName("\(prefix).resume") }
+    public var thresholdEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).limit") }
+    public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
+    public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
+}

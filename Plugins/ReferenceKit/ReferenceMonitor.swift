@@ -1,0 +1,244 @@
+import Foundation
+import Logging
+import ShieldBusSDK
+
+/// The reference activity monitor: the owner of the ManagedSettings stores and the only component that lifts
+/// a shield. It keeps unlocks honest with chained re-checks, guards `intervalDidEnd`, runs the focus hours,
+/// and acts on the passes and nudges the action delegate records.
+///
+/// Every defence is an overridable step, so a test can build the naive plugin each seed describes.
+open class ReferenceMonitor: DeviceActivityMonitor {
+    public let options: ProductOptions
+    public let defaults: SharedDefaults
+    public let shields: Shields
+    public let center = DeviceActivityCenter()
+
+    public init(options: ProductOptions, defaults: SharedDefaults) {
+        self.options = options
+        self.defaults = defaults
+        shields = Shields(storeName: options.store)
+        super.init()
+    }
+
+    open override var subscriptions: [String] { super.subscriptions + ["state.changed"] }
+
+    var prefix: String { options.product.rawValue }
+    public var names: ReferenceMonitorNames { ReferenceMonitorNames(options: options) }
+
+    var logger: Logger? { PluginRuntime.current?.logger }
+    var now: Date { BusClock.now }
+
+    // MARK: Chained re-checks (lesson 2)
+
+    /// The name of a re-check slot. Rotating names (…_0 to …_4) so that no schedule overwrites another.
+    open func chainSlotName(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).reblock_\(index % 5)") }
+
+    /// The re-checks to schedule when an unlock starts: 15, 30 and 44 minutes out — never further than 44 —
+    /// or one minute past the expected expiry when that is sooner (lesson 8: whole minutes need a buffer).
+    open func initialChecks(from now: Date, quotaEnd: Date) -> [Date] {
+        let buffered = Self.minuteAfter(quotaEnd)
+        return Array(Set([15, 30, 44].map { min(now.addingTimeInterval(Double($0) * 60), buffered) })).sorted()
+    }
+
+    /// The next re-check after one that found the unlock still running: 16 minutes out, or one minute past expiry.
+    open func nextCheck(from now: Date, quotaEnd: Date) -> Date {
+        min(now.addingTimeInterval(16 * 60), Self.minuteAfter(quotaEnd))
+    }
+
+    /// The first whole minute strictly after `date` (10:30:45 → 10:31:00; 10:30:00 → 10:31:00).
+    public static func minuteAfter(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: ((date.timeIntervalSince1970 / 60).rounded(.down) + 1) * 60)
+    }
+
+    /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
+    public func scheduleCheck(at date: Date) throws {
+        let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
+        try defaults.set(slot, forKey: SharedKey.chainSlot)
+        try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date, timeZone: BusClock.timeZone))
+    }
+
+    /// A one-off 15-minute schedule starting at `date` (local time components, as DeviceActivity takes them).
+    public static func window(at date: Date, timeZone: TimeZone) -> DeviceActivitySchedule {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let start = calendar.dateComponents([.hour, .minute, .second], from: date)
+        let end = calendar.dateComponents([.hour, .minute, .second], from: date.addingTimeInterval(15 * 60))
+        return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: false)
+    }
+
+    public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
+
+    // MARK: The lock
+
+    /// Whether the unlock is over. Timestamp over flag (lesson 6).
+    open func unlockHasEnded(_ state: LockState) -> Bool { !state.isUnlockActive(at: now) }
+
+    /// Re-blocks everything the person selected: apps, categories and web domains (lesson 5).
+    open func reblock(_ state: LockState, reason: String) {
+        do {
+            try shields.block(state.blockList)
+            logger?.info("re-blocked (\(reason))")
+        } catch {
+            logger?.error("re-block failed (\(reason)): \(error)")
+        }
+    }
+
+    /// Reads the lock state; nil (and nothing written) when it cannot be read (lesson 4).
+    public func readState() -> LockState? {
+        do {
+            return try LockState.read(from: defaults)
+        } catch {
+            logger?.error("cannot read the lock state: \(error)")
+            return nil
+        }
+    }
+
+    /// The unlock started or changed (the companion app wrote the flag and timestamp).
+    open func unlockChanged() {
+        guard let state = readState() else { return }
+        if unlockHasEnded(state) {
+            reblock(state, reason: "the unlock is over")
+            return
+        }
+        guard let quotaEnd = state.quotaEnd else { return }
+        do {
+            try shields.liftAll()
+            for check in initialChecks(from: now, quotaEnd: quotaEnd) { try scheduleCheck(at: check) }
+        } catch {
+            logger?.error("cannot start the unlock: \(error)")
+        }
+    }
+
+    /// A re-check fired: re-block if the unlock is over, else chain the next check.
+    open func runCheck() {
+        guard let state = readState() else { return }
+        if unlockHasEnded(state) {
+            reblock(state, reason: "re-check found the unlock over")
+        } else if let quotaEnd = state.quotaEnd {
+            do { try scheduleCheck(at: nextCheck(from: now, quotaEnd: quotaEnd)) } catch { logger?.error("cannot chain the next check: \(error)") }
+        }
+    }
+
+    /// Whether an ending interval may re-block. `startMonitoring` on a monitored name calls `intervalDidEnd`
+    /// (lesson 3): it does not mean the person's time is up, so check the actual state (the 1 AM bug).
+    open func shouldReblock(afterEndOf activity: DeviceActivityName, _ state: LockState) -> Bool {
+        unlockHasEnded(state)
+    }
+
+    // MARK: Callbacks
+
+    open override func intervalDidStart(for activity: DeviceActivityName) {
+        if isChainSlot(activity) {
+            runCheck()
+        } else if activity == names.daily {
+            // A new day: yesterday's unlock does not carry over.
+            if let state = readState(), options.product == .habitLock { reblock(state, reason: "a new day") }
+        } else if names.isFocus(activity) {
+            focusStarted()
+        } else if activity == names.pass {
+            checkPass()
+        } else if activity == names.resume {
+            resumeThresholdMonitoring()
+        }
+    }
+
+    open override func intervalDidEnd(for activity: DeviceActivityName) {
+        if names.isFocus(activity) {
+            guard !isInFocusHours(now) else { return }  // another focus window goes on
+            do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
+            return
+        }
+        guard options.product == .habitLock, let state = readState() else { return }
+        if shouldReblock(afterEndOf: activity, state) { reblock(state, reason: "\(activity.rawValue) ended") }
+    }
+
+    open override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
+        guard options.product == .speedBump, let state = readState() else { return }
+        reblock(state, reason: "the daily threshold was reached")
+    }
+
+    open override func handleOther(_ envelope: Envelope) {
+        guard envelope.topic == "state.changed", envelope.bodyValue["group"]?.stringValue == options.appGroup,
+              let key = envelope.bodyValue["key"]?.stringValue else { return }
+        switch key {
+        case SharedKey.isCurrentlyUnlocked:
+            // The app writes the timestamp and then the flag in one transaction: the flag's change is the signal.
+            unlockChanged()
+        case SharedKey.passUntil:
+            passGranted()
+        case SharedKey.nudgeCooldownUntil:
+            nudged()
+        default:
+            break
+        }
+    }
+
+    // MARK: Focus window and grace passes
+
+    public func isInFocusHours(_ date: Date) -> Bool {
+        let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
+        return options.focusHours.contains { hours in
+            let schedule = DeviceActivitySchedule(intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true)
+            return calendar.nextInterval(for: schedule, at: date)?.contains(date) == true
+        }
+    }
+
+    open func focusStarted() {
+        guard let state = readState() else { return }
+        reblock(state, reason: "focus hours began")
+        if let pass = activePass() { try? shields.lift(application: pass.application) }
+    }
+
+    public func activePass() -> (application: ApplicationToken, until: Date)? {
+        guard let until = try? defaults.double(forKey: SharedKey.passUntil).map(Date.init(timeIntervalSince1970:)),
+              let raw = try? defaults.string(forKey: SharedKey.passApplication), until > now else { return nil }
+        return (ApplicationToken(rawValue: raw), until)
+    }
+
+    /// The delegate recorded a pass: lift that app alone, and check on the pass one minute after it ends.
+    open func passGranted() {
+        guard let pass = activePass() else { return }
+        do {
+            try shields.lift(application: pass.application)
+            try center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(pass.until), timeZone: BusClock.timeZone))
+        } catch {
+            logger?.error("cannot grant the pass: \(error)")
+        }
+    }
+
+    open func checkPass() {
+        guard let raw = try? defaults.string(forKey: SharedKey.passApplication) else { return }
+        if let pass = activePass() {
+            try? center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(pass.until), timeZone: BusClock.timeZone))
+        } else if isInFocusHours(now) {
+            do { try shields.reshield(application: ApplicationToken(rawValue: raw)) } catch { logger?.error("cannot end the pass: \(error)") }
+        }
+    }
+
+    // MARK: Speed bump
+
+    /// The delegate recorded a nudge: unblock only the app the system handed it, pause monitoring for the cooldown.
+    open func nudged() {
+        guard let raw = try? defaults.string(forKey: SharedKey.nudgeApplication),
+              let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)) else { return }
+        do {
+            try shields.lift(application: ApplicationToken(rawValue: raw))
+            try center.stopMonitoring([names.daily])
+            try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until), timeZone: BusClock.timeZone))
+        } catch {
+            logger?.error("cannot apply the nudge: \(error)")
+        }
+    }
+
+    open func resumeThresholdMonitoring() {
+        guard let state = readState() else { return }
+        do {
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(state.blockList)])
+        } catch {
+            logger?.error("cannot resume monitoring: \(error)")
+        }
+    }
+
+    /// The whole day, every day.
+    public static let allDay = DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0), intervalEnd: DateComponents(hour: 23, minute: 59), repeats: true)
+}

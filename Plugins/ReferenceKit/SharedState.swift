@@ -1,0 +1,118 @@
+import Foundation
+import ShieldBusSDK
+
+/// The App-Group keys the reference plugins agree on — the Habit Doom write-up's minimum shared state
+/// (lesson 4), plus the focus window's passes and the speed bump's nudges. Each plugin writes only its slice.
+public enum SharedKey {
+    // The companion app's slice.
+    public static let isCurrentlyUnlocked = "isCurrentlyUnlocked"
+    public static let quotaEndTimestamp = "quotaEndTimestamp"
+    public static let globalSerializedTokens = "globalSerializedTokens"
+    public static let globalSerializedCategoryTokens = "globalSerializedCategoryTokens"
+    public static let globalSerializedWebDomainTokens = "globalSerializedWebDomainTokens"
+    /// Habits completed on a day: `habits.2026-11-23` → [names].
+    public static func habits(on day: String) -> String { "habits.\(day)" }
+    // The shield renderer's slice.
+    public static let lastShieldDayCheck = "lastShieldDayCheck"
+    // The action delegate's slice.
+    public static let passUntil = "passUntil"
+    public static let passApplication = "passApplication"
+    /// Grace passes used on a day: `graceTally.2026-11-23` → count.
+    public static func graceTally(on day: String) -> String { "graceTally.\(day)" }
+    public static let nudgeApplication = "nudge.application"
+    public static let nudgeCooldownUntil = "nudge.cooldownUntil"
+    public static let nudgeCount = "nudge.count"
+    // The activity monitor's slice.
+    public static let chainSlot = "monitor.chainSlot"
+}
+
+/// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never
+/// "fixed" by writing an empty value back (lesson 4).
+public enum LockStateError: Error, CustomStringConvertible {
+    case undecodableTokens(key: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case let .undecodableTokens(key, detail):
+            return "the stored tokens under \(key) do not decode (\(detail)); they are left as they are"
+        }
+    }
+}
+
+/// What to block: the person's selection, as tokens.
+public struct BlockList: Equatable {
+    public var applications: Set<ApplicationToken>
+    public var categories: Set<ActivityCategoryToken>
+    public var webDomains: Set<WebDomainToken>
+
+    public init(applications: Set<ApplicationToken> = [], categories: Set<ActivityCategoryToken> = [], webDomains: Set<WebDomainToken> = []) {
+        self.applications = applications
+        self.categories = categories
+        self.webDomains = webDomains
+    }
+
+    public init(_ selection: FamilyActivitySelection) {
+        self.init(applications: selection.applicationTokens, categories: selection.categoryTokens, webDomains: selection.webDomainTokens)
+    }
+
+    public var isEmpty: Bool { applications.isEmpty && categories.isEmpty && webDomains.isEmpty }
+}
+
+/// The lock's state as every path reads it: the flag, the timestamp, and the tokens to re-block.
+public struct LockState: Equatable {
+    public var isCurrentlyUnlocked: Bool
+    public var quotaEnd: Date?
+    public var blockList: BlockList
+
+    /// Whether an unlock is running at `now`. Never the flag alone: a timer that should have cleared it may
+    /// have been suspended (lesson 6), so the timestamp decides.
+    public func isUnlockActive(at now: Date) -> Bool {
+        isCurrentlyUnlocked && (quotaEnd.map { $0 > now } ?? false)
+    }
+
+    /// Reads the lock state. Undecodable tokens throw — the caller leaves the store alone.
+    public static func read(from defaults: SharedDefaults) throws -> LockState {
+        LockState(isCurrentlyUnlocked: try defaults.bool(forKey: SharedKey.isCurrentlyUnlocked) ?? false,
+                  quotaEnd: try defaults.double(forKey: SharedKey.quotaEndTimestamp).map(Date.init(timeIntervalSince1970:)),
+                  blockList: try readBlockList(from: defaults))
+    }
+
+    public static func readBlockList(from defaults: SharedDefaults) throws -> BlockList {
+        BlockList(applications: try tokens(ApplicationToken.self, SharedKey.globalSerializedTokens, defaults),
+                  categories: try tokens(ActivityCategoryToken.self, SharedKey.globalSerializedCategoryTokens, defaults),
+                  webDomains: try tokens(WebDomainToken.self, SharedKey.globalSerializedWebDomainTokens, defaults))
+    }
+
+    /// Tokens are stored as base64 of a JSON array (as the write-up does).
+    private static func tokens<T: Codable & Hashable>(_ type: T.Type, _ key: String, _ defaults: SharedDefaults) throws -> Set<T> {
+        guard let text = try defaults.string(forKey: key) else { return [] }
+        guard let data = Data(base64Encoded: text) else { throw LockStateError.undecodableTokens(key: key, detail: "not base64") }
+        do {
+            return Set(try JSONDecoder().decode([T].self, from: data))
+        } catch {
+            throw LockStateError.undecodableTokens(key: key, detail: "\(error)")
+        }
+    }
+
+    /// Serializes tokens for storage, checking that they read back the same before anything is overwritten.
+    public static func serialize<T: Codable & Hashable & Comparable>(_ tokens: Set<T>) throws -> String {
+        let data = try JSONEncoder().encode(tokens.sorted())
+        let text = data.base64EncodedString()
+        guard let back = Data(base64Encoded: text), Set(try JSONDecoder().decode([T].self, from: back)) == tokens else {
+            throw LockStateError.undecodableTokens(key: "(new value)", detail: "the serialized tokens do not read back")
+        }
+        return text
+    }
+}
+
+/// Local calendar days, as the products count them ("2026-11-23").
+public enum LocalDay {
+    public static func string(_ date: Date, in timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+    }
+
+    public static func today() -> String { string(BusClock.now, in: BusClock.timeZone) }
+}

@@ -29,6 +29,7 @@ let package = Package(
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
+        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [
@@ -41,7 +42,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports",
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -153,7 +153,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
-        guard options.product == .speedBump, let state = readState() else { return }
+        guard options.product == .speedBump, var state = readState() else { return }
+        // The OS's own copy of the event has today's tokens; the saved ones go stale after an OS update (FB14237883).
+        if let current = try? center.events(for: activity)[event] {
+            state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
+        }
         reblock(state, reason: "the daily threshold was reached")
     }
 

@@ -171,6 +171,16 @@ public struct MonitoredActivities: Codable, Hashable {
     public init(activities: [DeviceActivityName]) { self.activities = activities }
 }
 
+/// `deviceactivity.events.request` (an activity) and its reply (the activity's events, in the current tokens).
+public struct MonitoredEvents: Codable, Hashable {
+    public var activity: DeviceActivityName
+    public var events: [DeviceActivityEvent.Name: DeviceActivityEvent]
+    public init(activity: DeviceActivityName, events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:]) {
+        self.activity = activity
+        self.events = events
+    }
+}
+
 /// The body of every DeviceActivity callback event.
 public struct DeviceActivityCallback: Codable, Hashable {
     public var activity: DeviceActivityName

@@ -40,6 +40,8 @@ public enum DeviceTopic {
     public static let stopMonitoringReply = "deviceactivity.stop-monitoring.reply"
     public static let activitiesRequest = "deviceactivity.activities.request"
     public static let activitiesReply = "deviceactivity.activities.reply"
+    public static let eventsRequest = "deviceactivity.events.request"
+    public static let eventsReply = "deviceactivity.events.reply"
     public static let intervalDidStart = "deviceactivity.interval-did-start"
     public static let intervalDidEnd = "deviceactivity.interval-did-end"
     public static let intervalWillStartWarning = "deviceactivity.interval-will-start-warning"

@@ -35,6 +35,14 @@ final class AppLifecycle {
         for request in held { device.reply(to: request, .success(NoValue())) }
     }
 
+    /// The app's process ended (force-quit): its timers and suspended tasks end with it.
+    func appTerminated() {
+        for pending in timers.values { if let timer = pending.timer { device.bus.cancel(timer) } }
+        timers = [:]
+        heldResumptions = []
+        isForeground = false
+    }
+
     func enterBackground() {
         guard isForeground else { return }
         isForeground = false

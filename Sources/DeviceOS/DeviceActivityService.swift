@@ -69,6 +69,9 @@ final class DeviceActivityService {
             device.reply(to: envelope, .success(NoValue()))
         case DeviceTopic.activitiesRequest:
             device.reply(to: envelope, .success(MonitoredActivities(activities: activityNames)))
+        case DeviceTopic.eventsRequest:
+            guard let request = device.decode(MonitoredEvents.self, from: envelope) else { return }
+            device.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: monitors[request.activity]?.registration.events ?? [:])))
         default:
             break
         }

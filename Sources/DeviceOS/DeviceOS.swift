@@ -126,7 +126,7 @@ public final class DeviceOS: BrokerService {
             screen.handleReply(envelope)
         case DeviceTopic.settingsReadRequest, DeviceTopic.settingsWriteRequest:
             managedSettings.handle(envelope)
-        case DeviceTopic.startMonitoringRequest, DeviceTopic.stopMonitoringRequest, DeviceTopic.activitiesRequest:
+        case DeviceTopic.startMonitoringRequest, DeviceTopic.stopMonitoringRequest, DeviceTopic.activitiesRequest, DeviceTopic.eventsRequest:
             activity.handle(envelope)
         case DeviceTopic.authorizationRequest, DeviceTopic.pickerRequest, "familycontrols.authorization.answer":
             authorization.handle(envelope)
@@ -215,6 +215,7 @@ public final class DeviceOS: BrokerService {
         case .forceQuit(let app):
             if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
                 device.screen.close(app)
+                device.lifecycle.appTerminated()
                 if let plugin = device.settings.companionPluginName { device.bus.killPlugin(named: plugin, reason: "force-quit by the user") }
             } else {
                 device.screen.close(app)

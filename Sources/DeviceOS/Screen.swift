@@ -314,7 +314,7 @@ final class Screen {
 
     /// After a device restart: back to the home screen, no shield, no tabs.
     func reset() {
-        dismissShield(reason: "restart")
+        leaveForeground(reason: "restart")
         foreground = .home
         tabs = [:]
     }

@@ -7,6 +7,7 @@ import Configuration
 import DeviceAPI
 import DeviceOS
 import Foundation
+import LockInvariant
 import Logging
 
 extension ShieldBus {
@@ -82,7 +83,12 @@ extension ShieldBus {
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
-            broker.observeEvents { timeline.record($0) }
+            var journal: [Envelope] = []
+            let policy = plan.scenario == nil ? nil : LockPolicy(configuration: plan.configuration, catalog: plan.catalog, timeZone: plan.timeZone)
+            broker.observeEvents { envelope in
+                timeline.record(envelope)
+                if policy != nil { journal.append(envelope) }
+            }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
             }
@@ -96,6 +102,11 @@ extension ShieldBus {
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
+            if let policy {
+                let violations = LockInvariantChecker(policy: policy).violations(in: journal)
+                printError(LockReport.text(violations, product: policy.product.rawValue))
+                if !violations.isEmpty { throw ExitCode(3) }
+            }
         }
     }
 }
@@ -107,6 +118,7 @@ struct RunPlan {
     }
 
     let configuration: ShieldBusConfiguration
+    let catalog: AppCatalog
     let brokerSettings: BrokerSettings
     let clock: BusClock
     let device: DeviceOS
@@ -117,6 +129,7 @@ struct RunPlan {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
         let catalogPath = try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file)
         let catalog = try AppCatalog.load(path: catalogPath)
+        self.catalog = catalog
         try configuration.validateReferences(catalog: catalog)
         guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
 

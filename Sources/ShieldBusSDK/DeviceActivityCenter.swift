@@ -20,6 +20,11 @@ public struct DeviceActivityCenter {
         _ = try runtime().call(DeviceTopic.stopMonitoringRequest, StopMonitoring(activities: activities), expecting: NoValue.self)
     }
 
+    /// An activity's events as the OS holds them — in the current tokens, even after an OS update regenerated them.
+    public func events(for activity: DeviceActivityName) throws -> [DeviceActivityEvent.Name: DeviceActivityEvent] {
+        try runtime().call(DeviceTopic.eventsRequest, MonitoredEvents(activity: activity), expecting: MonitoredEvents.self).events
+    }
+
     /// The activities being monitored.
     public func activities() throws -> [DeviceActivityName] {
         try runtime().call(DeviceTopic.activitiesRequest, NoValue(), expecting: MonitoredActivities.self).activities

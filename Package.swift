@@ -53,6 +53,8 @@ let package = Package(
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureShield"),
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureApp"),
+        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/NaivePlugins"),
+        .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
 
         // The reference plugins (Plugins/), and what they share.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),
@@ -77,6 +79,7 @@ let package = Package(
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "UsageReports"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
+        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),

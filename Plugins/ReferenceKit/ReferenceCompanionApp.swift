@@ -82,12 +82,24 @@ open class ReferenceCompanionApp: App {
     open func foregroundCheck() {
         guard options.product == .habitLock else { return }
         do {
-            let state = try LockState.read(from: defaults)
+            let state = try readStateRepairingFromPicker()
             if state.isUnlockActive(at: now) { return }
             try shields.block(state.blockList)
             if state.isCurrentlyUnlocked { try defaults.set(false, forKey: SharedKey.isCurrentlyUnlocked) }  // a stale flag (lesson 6)
         } catch {
             logger?.error("foreground check failed: \(error)")
+        }
+    }
+
+    /// The lock state; when the saved tokens do not decode, the picker's selection (held by the OS) is saved
+    /// anew — validated first — rather than anything being written back empty (lesson 4).
+    public func readStateRepairingFromPicker() throws -> LockState {
+        do {
+            return try LockState.read(from: defaults)
+        } catch let error as LockStateError {
+            logger?.error("\(error); restoring the selection from the picker")
+            try saveSelection(BlockList(try AuthorizationCenter.shared.pickActivities()))
+            return try LockState.read(from: defaults)
         }
     }
 

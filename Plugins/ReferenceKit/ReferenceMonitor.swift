@@ -119,6 +119,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
+    /// Whether the running unlock began today (an unlock never carries over midnight).
+    public func unlockBegan(today state: LockState) -> Bool {
+        guard let quotaEnd = state.quotaEnd else { return false }
+        let began = quotaEnd.addingTimeInterval(-Double(options.unlockMinutes) * 60)
+        return LocalDay.string(began, in: BusClock.timeZone) == LocalDay.today()
+    }
+
     /// Whether an ending interval may re-block. `startMonitoring` on a monitored name calls `intervalDidEnd`
     /// (lesson 3): it does not mean the person's time is up, so check the actual state (the 1 AM bug).
     open func shouldReblock(afterEndOf activity: DeviceActivityName, _ state: LockState) -> Bool {
@@ -131,8 +138,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if isChainSlot(activity) {
             runCheck()
         } else if activity == names.daily {
-            // A new day: yesterday's unlock does not carry over.
-            if let state = readState(), options.product == .habitLock { reblock(state, reason: "a new day") }
+            // A new day: yesterday's unlock does not carry over. The daily interval also "starts" again when the app
+            // re-registers it mid-day (after a force-quit or a restart): that is no new day.
+            if let state = readState(), options.product == .habitLock, unlockHasEnded(state) || !unlockBegan(today: state) {
+                reblock(state, reason: "a new day")
+            }
         } else if names.isFocus(activity) {
             focusStarted()
         } else if activity == names.pass {

@@ -185,7 +185,7 @@ public final class Broker {
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
     /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
     var isQuiet: Bool {
-        outbox.isEmpty
+        outbox.isEmpty && serialQueueHead >= serialQueue.count
             && sessions.allSatisfy { !$0.acknowledges || $0.lag == 0 }
             && supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name)))
             && services.allSatisfy { !$0.isAwaitingReplies }
@@ -336,6 +336,7 @@ public final class Broker {
             drainOutbox()
         }
         checkReadiness()
+        pumpSerialQueue()
     }
 
     private func shutDown() {
@@ -384,6 +385,7 @@ public final class Broker {
         case .ack(let seq):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "ack")) }
             session.acknowledge(upTo: seq)
+            pumpSerialQueue()
         case .gap(let from, let to):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "gap")) }
             session.gapsReported += 1
@@ -411,12 +413,15 @@ public final class Broker {
         sessionsByIdentity[identity] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
         var pluginSettings = settings.settingsForPlugins.objectValue ?? [:]
-        pluginSettings["ready"] = .bool(isReady)
+        // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
+        let isSupervised = supervisor.plugin(named: hello.name) != nil
+        pluginSettings["ready"] = .bool(isReady && !isSupervised)
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
                               heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(pluginSettings))
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
-        if isReady || supervisor.plugin(named: hello.name) == nil { announceUp(session) }
+        if isReady || !isSupervised { announceUp(session) }
+        if isReady && isSupervised { emit(topic: "bus.ready", body: ["plugins": [.string(hello.name)]]) }
         checkReadiness()
     }
 
@@ -439,6 +444,7 @@ public final class Broker {
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
         pendingRequests = pendingRequests.filter { $0.value.requester != session.identity }
+        if awaitingTurn === session { awaitingTurn = nil }
     }
 
     /// Answers a bad message: an `error` to its sender, a `bus.error` event for everyone, and a count.
@@ -476,6 +482,29 @@ public final class Broker {
         }
         outbox.removeAll(keepingCapacity: true)
         journal?.flush()
+        pumpSerialQueue()
+    }
+
+    /// Whether deliveries to acknowledging plugins go one at a time (virtual time, once the bus is ready).
+    private var serialDispatch: Bool { clock.isVirtual && isReady }
+    /// Deliveries waiting for their turn, in order; and the session whose acknowledgement is awaited.
+    private var serialQueue: [(session: Session, json: [UInt8], seq: UInt64)] = []
+    private var serialQueueHead = 0
+    private var awaitingTurn: Session?
+
+    /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
+    private func pumpSerialQueue() {
+        while serialQueueHead < serialQueue.count {
+            if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
+            awaitingTurn = nil
+            let next = serialQueue[serialQueueHead]
+            serialQueueHead += 1
+            guard sessionsByIdentity[next.session.identity] === next.session else { continue }  // it left meanwhile
+            deliver(next.json, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+            awaitingTurn = next.session
+        }
+        serialQueue.removeAll(keepingCapacity: true)
+        serialQueueHead = 0
     }
 
     private func sequence(_ event: PendingEvent) {
@@ -495,8 +524,15 @@ public final class Broker {
             }
         }
         let kind = WireCodec.eventKindFrame
-        for session in sessions where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
-            deliver(json, kind: kind, seq: envelope.seq, to: session)
+        let recipients = serialDispatch ? sessions.sorted { $0.name < $1.name } : sessions
+        for session in recipients where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
+            // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
+            // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
+            if serialDispatch && session.acknowledges && session.identity != requester {
+                serialQueue.append((session, json, envelope.seq))
+            } else {
+                deliver(json, kind: kind, seq: envelope.seq, to: session)
+            }
         }
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)

@@ -57,6 +57,11 @@ final class Session {
         while unacknowledgedHead < unacknowledged.count, unacknowledged[unacknowledgedHead] <= seq {
             unacknowledgedHead += 1
         }
+        // In virtual time a reply can overtake older events still waiting for their turn: they are covered too.
+        if unacknowledged[unacknowledgedHead...].contains(where: { $0 <= seq }) {
+            unacknowledged = unacknowledged[unacknowledgedHead...].filter { $0 > seq }
+            unacknowledgedHead = 0
+        }
         if unacknowledgedHead > 1024, unacknowledgedHead * 2 > unacknowledged.count {
             unacknowledged.removeFirst(unacknowledgedHead)
             unacknowledgedHead = 0

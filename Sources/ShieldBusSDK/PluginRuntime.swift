@@ -30,7 +30,6 @@ public final class PluginRuntime {
     /// Events that arrived while a synchronous call waited for its reply; handled next, in order.
     private var pending: [Envelope] = []
     private var correlation = 0
-    private var lastAcknowledged: UInt64 = 0
     /// The highest sequence number received, replies consumed by calls included.
     private var highestSeen: UInt64 = 0
     private var handler: ((Envelope) -> Void)?
@@ -204,10 +203,11 @@ public final class PluginRuntime {
         currentEvent = nil
         // Acknowledge after handling, so everything the handler published reached the broker first; when
         // nothing is left waiting, everything received so far (replies to calls included) is handled.
-        if pending.isEmpty, highestSeen > lastAcknowledged {
-            lastAcknowledged = highestSeen
+        // Events can arrive out of sequence order in virtual time (a reply overtakes events waiting for their
+        // turn), so every handled event is acknowledged, with the highest sequence number seen.
+        if pending.isEmpty {
             do {
-                try connection.acknowledge(seq: highestSeen)
+                try connection.acknowledge(seq: max(highestSeen, envelope.seq))
             } catch {
                 logger.error("could not acknowledge: \(error)")
             }

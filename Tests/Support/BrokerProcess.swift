@@ -46,12 +46,14 @@ public func waitUntil(_ what: String, timeoutSeconds: Double = 10, file: StaticS
 /// A temporary directory removed at the end.
 public final class TemporaryDirectory {
     public let path: String
+    /// Leave the directory behind (for debugging).
+    public var keep = false
     public init(prefix: String = "sb") {
         path = NSTemporaryDirectory() + "\(prefix)-\(getpid())-\(UUID().uuidString.prefix(8))"
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
     public func file(_ name: String) -> String { path + "/" + name }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit { if !keep { try? FileManager.default.removeItem(atPath: path) } }
 }
 
 /// A `shieldbus run` child process on a private runtime directory.

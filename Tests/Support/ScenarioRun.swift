@@ -15,6 +15,11 @@ public struct ScenarioRun {
     public static func run(configuration: String, scenario: String, arguments: [String] = [], stateDirectory: String? = nil,
                            timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
         let work = TemporaryDirectory(prefix: "sbs")
+        // SHIELDBUS_KEEP_TEST_RUNS=1 keeps each run's configuration, scenario, journal and logs for a look afterwards.
+        if ProcessInfo.processInfo.environment["SHIELDBUS_KEEP_TEST_RUNS"] == "1" {
+            work.keep = true
+            print("scenario run kept in \(work.path)")
+        }
         let configPath = work.file("config.yml"), scenarioPath = work.file("scenario.yml"), journalPath = work.file("journal.jsonl")
         try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
         try scenario.write(toFile: scenarioPath, atomically: true, encoding: .utf8)

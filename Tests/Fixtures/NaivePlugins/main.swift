@@ -1,0 +1,151 @@
+// naive-plugin: the reference plugins with exactly one of the seeds' bugs each (NAIVE_FLAW), for the lesson tests.
+// Test code only, never shipped: every variant here is how a plugin first goes wrong on a real phone.
+//
+// Usage: naive-plugin monitor|shield|action|app   (the flaw comes from the NAIVE_FLAW environment variable)
+// A flaw also switches off the other blocking paths that would hide it, as the seed's first version lacked them.
+
+import Foundation
+import ReferenceKit
+import ShieldBusSDK
+
+let flaw = ProcessInfo.processInfo.environment["NAIVE_FLAW"] ?? ""
+
+/// Flaws whose plugin set relies on a single blocking path: no monitor re-checks, no renderer check.
+let singlePath: Set<String> = ["app-timer-only", "foreground-only", "one-far-check", "single-slot-name", "no-buffer",
+                               "async-reblock", "foreground-late-check", "write-back-empty"]
+
+/// Blocks apps only — no categories, no web domains (lesson 5).
+func blockAppsOnly(_ shields: Shields, _ list: BlockList) {
+    try? shields.store.shield.update { $0.applications = ($0.applications ?? []).union(list.applications) }
+}
+
+final class NaiveMonitor: ReferenceMonitor {
+    override func chainSlotName(_ index: Int) -> DeviceActivityName {
+        ["single-slot-name", "unguarded-interval-end"].contains(flaw) ? DeviceActivityName("\(options.product.rawValue).reblock") : super.chainSlotName(index)
+    }
+
+    override func initialChecks(from now: Date, quotaEnd: Date) -> [Date] {
+        switch flaw {
+        case "one-far-check": return [ReferenceMonitor.minuteAfter(quotaEnd)]  // however far ahead
+        case "single-slot-name": return [ReferenceMonitor.minuteAfter(quotaEnd)] + [15, 30, 44].map { now.addingTimeInterval(Double($0) * 60) }
+        case "no-buffer": return [Date(timeIntervalSince1970: (quotaEnd.timeIntervalSince1970 / 60).rounded(.down) * 60)]
+        case _ where singlePath.contains(flaw): return []
+        default: return super.initialChecks(from: now, quotaEnd: quotaEnd)
+        }
+    }
+
+    override func runCheck() {
+        switch flaw {
+        case "one-far-check", "single-slot-name", "no-buffer":
+            // Re-blocks if over, but never chains another check.
+            if let state = readState(), unlockHasEnded(state) { reblock(state, reason: "the one check") }
+        default:
+            super.runCheck()
+        }
+    }
+
+    override func unlockHasEnded(_ state: LockState) -> Bool {
+        flaw == "flag-only" ? !state.isCurrentlyUnlocked : super.unlockHasEnded(state)
+    }
+
+    override func shouldReblock(afterEndOf activity: DeviceActivityName, _ state: LockState) -> Bool {
+        flaw == "unguarded-interval-end" ? true : super.shouldReblock(afterEndOf: activity, state)
+    }
+
+    override func reblock(_ state: LockState, reason: String) {
+        if flaw == "apps-only" { blockAppsOnly(shields, state.blockList) } else { super.reblock(state, reason: reason) }
+    }
+
+    override func passGranted() {
+        guard flaw == "pass-no-recheck" else { return super.passGranted() }
+        if let pass = activePass() { try? shields.lift(application: pass.application) }  // and never looks again
+    }
+}
+
+final class NaiveRenderer: ReferenceShieldRenderer {
+    override func reblockIfNeeded() {
+        switch flaw {
+        case _ where singlePath.contains(flaw), "pass-no-recheck": return
+        case "apps-only":
+            if let state = try? LockState.read(from: defaults), !state.isUnlockActive(at: BusClock.now) { blockAppsOnly(shields, state.blockList) }
+        case "flag-only":
+            if let state = try? LockState.read(from: defaults), !state.isCurrentlyUnlocked { try? shields.block(state.blockList) }
+        default:
+            super.reblockIfNeeded()
+        }
+    }
+}
+
+final class NaiveDelegate: ReferenceActionDelegate {
+    override func recordNudge(for application: ApplicationToken) -> Bool {
+        // Looks the app up in the saved selection — stale after an OS update (FB14237883) — instead of using
+        // the token the system just handed over.
+        guard flaw == "saved-token-unblock" else { return super.recordNudge(for: application) }
+        guard let saved = try? LockState.readBlockList(from: defaults), saved.applications.contains(application) else { return false }
+        return super.recordNudge(for: application)
+    }
+}
+
+final class NaiveApp: ReferenceCompanionApp {
+    override func foregroundCheck() {
+        switch flaw {
+        case "app-timer-only", "one-far-check", "single-slot-name", "no-buffer", "async-reblock", "foreground-late-check":
+            return
+        case "write-back-empty":
+            do {
+                _ = try LockState.read(from: defaults)
+            } catch {
+                try? saveSelection(BlockList())  // "repairs" the undecodable tokens by writing empty ones
+            }
+            super.foregroundCheck()
+        case "apps-only":
+            if let state = try? LockState.read(from: defaults), !state.isUnlockActive(at: BusClock.now) { blockAppsOnly(shields, state.blockList) }
+        case "flag-only":
+            if let state = try? LockState.read(from: defaults), !state.isCurrentlyUnlocked { try? shields.block(state.blockList) }
+        default:
+            super.foregroundCheck()
+        }
+    }
+
+    override func willEnterForeground() {
+        guard flaw == "foreground-late-check" else { return super.willEnterForeground() }
+        // Loads its database first; the re-block waits for that (lesson 7's race).
+        try? scheduleTimer(id: "database-loaded", at: BusClock.now.addingTimeInterval(2))
+    }
+
+    override func timerFired(_ id: String) {
+        switch (flaw, id) {
+        case ("foreground-late-check", "database-loaded"), ("async-reblock", "async-reblock-continues"):
+            flawlessCheck()
+        case ("foreground-only", "unlock-expiry"):
+            return  // it re-blocks only when it comes to the foreground
+        case ("one-far-check", "unlock-expiry"), ("single-slot-name", "unlock-expiry"), ("no-buffer", "unlock-expiry"), ("flag-only", "unlock-expiry"),
+             ("foreground-late-check", "unlock-expiry"):
+            return  // the monitor is meant to do it
+        default:
+            super.timerFired(id)
+        }
+    }
+
+    override func endUnlock() {
+        guard flaw == "async-reblock" else { return super.endUnlock() }
+        // Only the async version: it awaits (a two-second sleep, as a timer) before it writes the shields, and a
+        // suspended app's timers stop (lesson 9).
+        try? scheduleTimer(id: "async-reblock-continues", at: BusClock.now.addingTimeInterval(2))
+    }
+
+    private func flawlessCheck() {
+        if let state = try? LockState.read(from: defaults), !state.isUnlockActive(at: BusClock.now) { try? shields.block(state.blockList) }
+    }
+}
+
+let (options, defaults) = ReferencePlugin.setUp()
+switch CommandLine.arguments.dropFirst().first {
+case "monitor": PluginHost.run { NaiveMonitor(options: options, defaults: defaults) }
+case "shield": PluginHost.run { NaiveRenderer(options: options, defaults: defaults, resources: nil) }
+case "action": PluginHost.run { NaiveDelegate(options: options, defaults: defaults) }
+case "app": PluginHost.run { NaiveApp(options: options, defaults: defaults) }
+default:
+    FileHandle.standardError.write(Data("usage: naive-plugin monitor|shield|action|app (NAIVE_FLAW=…)\n".utf8))
+    exit(64)
+}

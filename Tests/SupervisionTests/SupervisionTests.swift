@@ -8,9 +8,9 @@ import XCTest
 /// restarts with the subscriptions back, hung plugins killed, crash loops given up on, and plugins refused at
 /// start with a message that says what is wrong and how to fix it.
 final class SupervisionTests: XCTestCase {
-    /// A configuration running the fixture as `name`, with a short heartbeat so a hung plugin is found fast.
+    /// A configuration running the fixture as `name`, with a short heartbeat so a hung plugin is found within a second.
     func configuration(_ plugins: [(name: String, extra: String)], top: String = "") -> String {
-        var text = "name: supervision\nbus: {heartbeatMs: 100, sessionTimeoutMs: 500}\n\(top)plugins:\n"
+        var text = "name: supervision\nbus: {heartbeatMs: 200, sessionTimeoutMs: 1000}\n\(top)plugins:\n"
         for plugin in plugins {
             text += "  - {name: \(plugin.name), executable: \(BuildProducts.path("fixture-supervised")), role: generic\(plugin.extra)}\n"
         }
@@ -58,8 +58,7 @@ final class SupervisionTests: XCTestCase {
         XCTAssertEqual(entry["subscriptions"]?.arrayValue?.first, "app.sup.")
         XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
         XCTAssertEqual(entry["lastError"]?.stringValue, "exited with status 3: crashy: crashing, as asked", "the run's last words")
-        let lifecycle = try collectEvents(from: tap, timeoutSeconds: 0.2) { _ in false }.map(\.topic)
-        XCTAssertFalse(lifecycle.contains("plugin.failed"))
+        XCTAssertEqual(entry["state"]?.stringValue, "running")
     }
 
     func testAHungPluginIsKilledAndRestarted() throws {

@@ -359,6 +359,7 @@ public final class Broker {
         do {
             message = try WireCodec.decodeClientMessage(frames[1...], maximumBodyBytes: settings.maximumBodyBytes)
         } catch let error as BusProtocolError {
+            if session == nil { supervisor.recordRefusedHello(frames[1...], error) }
             refuse(identity, session: session, error)
             return
         } catch {
@@ -404,6 +405,10 @@ public final class Broker {
 
     private func welcome(_ identity: [UInt8], _ hello: Hello) {
         if let previous = sessionsByIdentity[identity] { forget(previous) }
+        if let mismatch = supervisor.roleMismatch(hello) {
+            supervisor.recordRefusedHello(name: hello.name, pid: hello.pid, mismatch)
+            return refuse(identity, session: nil, mismatch)
+        }
         if sessions.contains(where: { $0.name == hello.name }) {
             // Two live clients under one name would take it from each other forever: the second is refused.
             return refuse(identity, session: nil, .nameTaken(hello.name))
@@ -646,6 +651,7 @@ public final class Broker {
         case .stopped: entry["state"] = "stopped"
         }
         if let pid = plugin.pid { entry["pid"] = .int(Int64(pid)) }
+        entry["log"] = .string(supervisor.log(of: plugin).path)
         if let exit = plugin.lastExit { entry["lastExit"] = .string(exit) }
         if entry["lastError"] == nil, let error = plugin.lastError { entry["lastError"] = .string(error) }
         return entry

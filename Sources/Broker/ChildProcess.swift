@@ -52,6 +52,9 @@ enum ChildProcess {
         return "killed by \(name)"
     }
 
+    /// The exit status of a process that exited (nil when a signal ended it).
+    static func exitStatus(_ status: Int32) -> Int32? { status & 0x7F == 0 ? (status >> 8) & 0xFF : nil }
+
     /// Whether a wait status is a clean exit (status 0).
-    static func isCleanExit(_ status: Int32) -> Bool { status & 0x7F == 0 && (status >> 8) & 0xFF == 0 }
+    static func isCleanExit(_ status: Int32) -> Bool { exitStatus(status) == 0 }
 }

@@ -5,7 +5,8 @@ import Logging
 
 /// Starts the configured plugins as child processes and keeps them alive: restarts after a crash with
 /// exponential backoff, kills and restarts a plugin that stops heartbeating, and marks a plugin that crashes
-/// in a loop as failed, with its last exit, while everything else goes on.
+/// in a loop as failed, with its last exit, while everything else goes on. A plugin refused at start (its
+/// hello, or its own configuration check, exit status 78) is marked failed at once: restarting cannot help.
 final class PluginSupervisor {
     enum State: Equatable {
         case running
@@ -26,6 +27,12 @@ final class PluginSupervisor {
         var lastError: String?
         /// Monotonic times of recent failures, for crash-loop detection.
         var recentFailures: [Int64] = []
+        /// Where the current run's output starts in the plugin's log.
+        var logOffset: UInt64 = 0
+        /// Why the supervisor killed the current run, told with its exit.
+        var killReason: String?
+        /// Why the broker refused the current run's hello: its exit is then final.
+        var refusal: String?
         init(spec: PluginSpec) { self.spec = spec }
     }
 
@@ -35,6 +42,8 @@ final class PluginSupervisor {
     static let crashLoopFailures = 5
     static let initialBackoffMilliseconds: Int64 = 100
     static let maximumBackoffMilliseconds: Int64 = 5_000
+    /// The exit status (sysexits' EX_CONFIG) by which a plugin says its configuration is wrong; the SDK uses it.
+    static let configurationErrorStatus: Int32 = 78
 
     private(set) var plugins: [Plugin]
     private let runtimeDirectory: RuntimeDirectory
@@ -51,6 +60,8 @@ final class PluginSupervisor {
     }
 
     func plugin(named name: String) -> Plugin? { plugins.first { $0.spec.name == name } }
+
+    func log(of plugin: Plugin) -> PluginLog { PluginLog(path: runtimeDirectory.logsPath + "/\(plugin.spec.name).log") }
 
     /// Plugins that are running or about to restart: the bus is not quiet until they are connected.
     var runningPluginNames: Set<String> {
@@ -80,10 +91,13 @@ final class PluginSupervisor {
         environment["SHIELDBUS_PLUGIN_NAME"] = plugin.spec.name
         environment["SHIELDBUS_PLUGIN_ROLE"] = plugin.spec.role.rawValue
         environment["SHIELDBUS_SUPERVISED"] = "1"
+        let log = log(of: plugin)
+        plugin.logOffset = log.endOffset()
+        plugin.killReason = nil
+        plugin.refusal = nil
         do {
             let pid = try ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
-                                             environment: environment,
-                                             logPath: runtimeDirectory.logsPath + "/\(plugin.spec.name).log")
+                                             environment: environment, logPath: log.path)
             plugin.pid = pid
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
@@ -104,30 +118,82 @@ final class PluginSupervisor {
             guard let plugin = plugins.first(where: { $0.pid == pid }) else { continue }
             plugin.pid = nil
             let how = ChildProcess.describe(waitStatus: status)
-            plugin.lastExit = how
+            plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
             if plugin.state == .stopped { continue }
             let clean = ChildProcess.isCleanExit(status)
+            // What the run said last (its error, usually) makes the failure readable in `status`.
+            let failure = clean ? how : [plugin.lastExit!, log(of: plugin).lastLine(since: plugin.logOffset)].compactMap { $0 }.joined(separator: ": ")
             onLifecycle?(plugin.spec.name, "exited", ["how": .string(how)])
-            switch plugin.spec.restart {
-            case .never:
-                plugin.state = .stopped
-            case .onFailure where clean:
-                plugin.state = .stopped
-            default:
-                if !clean { plugin.lastError = how }
-                recordFailure(plugin, reason: how)
+            if !clean { plugin.lastError = failure }
+            if let refusal = plugin.refusal {
+                giveUp(plugin, why: "refused at start: \(refusal)")
+            } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
+                giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
+            } else {
+                switch plugin.spec.restart {
+                case .never:
+                    plugin.state = .stopped
+                case .onFailure where clean:
+                    plugin.state = .stopped
+                default:
+                    recordFailure(plugin, reason: failure)
+                }
             }
         }
+    }
+
+    /// Marks `plugin` failed: it is not started again, and everything else goes on.
+    private func giveUp(_ plugin: Plugin, why: String) {
+        plugin.state = .failed(why)
+        plugin.lastError = why
+        logger.error("plugin failed; not restarting it", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(why)"])
+        onLifecycle?(plugin.spec.name, "failed", ["reason": .string(why)])
+    }
+
+    /// Records that the broker refused a hello, when it came from a supervised plugin's current run
+    /// (`frames`: the hello's kind and JSON frames, read leniently since they failed validation).
+    func recordRefusedHello(_ frames: ArraySlice<[UInt8]>, _ error: BusProtocolError) {
+        guard frames.count == 2, frames.first == Array(MessageKind.hello.rawValue.utf8),
+              let hello = try? JSONValue(parsing: frames[frames.startIndex + 1]),
+              let name = hello["name"]?.stringValue else { return }
+        recordRefusedHello(name: name, pid: hello["pid"]?.intValue, error)
+    }
+
+    /// Records that the broker refused the hello of plugin `name` (sent by process `pid`): the refusal, with how
+    /// to fix it, becomes the plugin's last error, and its exit is final — the same hello would be refused again.
+    func recordRefusedHello(name: String, pid: Int64?, _ error: BusProtocolError) {
+        guard let plugin = plugin(named: name), let running = plugin.pid, pid.map({ $0 == Int64(running) }) ?? true else { return }
+        let refusal = "\(error.description) — \(Self.fix(for: error))"
+        plugin.refusal = refusal
+        plugin.lastError = "hello refused: \(refusal)"
+        logger.error("plugin refused at start", metadata: ["plugin": "\(name)", "code": "\(error.code)", "reason": "\(refusal)"])
+    }
+
+    /// How to fix a refused hello of a configured plugin.
+    static func fix(for error: BusProtocolError) -> String {
+        switch error {
+        case .unsupportedVersion(_, let supported):
+            return "fix: make the plugin send \"v\": \(supported.map(String.init).joined(separator: " or ")) (docs/protocol.md § 12.3), or use a broker that speaks its version"
+        case .badHello:
+            return "fix: have the plugin say hello with the name and role its configuration entry gives it (SHIELDBUS_PLUGIN_NAME, SHIELDBUS_PLUGIN_ROLE)"
+        default:
+            return "fix: correct the plugin's hello message (docs/protocol.md § 4)"
+        }
+    }
+
+    /// The refusal for a hello whose role is not the one the plugin of that name is configured with, if it is not.
+    func roleMismatch(_ hello: Hello) -> BusProtocolError? {
+        guard let plugin = plugin(named: hello.name), plugin.spec.role != hello.role else { return nil }
+        let configured = plugin.spec.role.rawValue, said = hello.role.rawValue
+        return .badHello("plugin '\(hello.name)' is configured with role '\(configured)' but said hello as '\(said)'; "
+            + "set `role: \(said)` in its configuration entry, or make the plugin play the role '\(configured)'")
     }
 
     private func recordFailure(_ plugin: Plugin, reason: String) {
         let now = monotonicMilliseconds()
         plugin.recentFailures = plugin.recentFailures.filter { now - $0 < Self.crashLoopWindowMilliseconds } + [now]
         if plugin.recentFailures.count >= Self.crashLoopFailures {
-            let why = "crash loop: \(plugin.recentFailures.count) failures within \(Self.crashLoopWindowMilliseconds / 1000) s; last: \(reason)"
-            plugin.state = .failed(why)
-            logger.error("plugin failed; not restarting it", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(why)"])
-            onLifecycle?(plugin.spec.name, "failed", ["reason": .string(why)])
+            giveUp(plugin, why: "crash loop: \(plugin.recentFailures.count) failures within \(Self.crashLoopWindowMilliseconds / 1000) s; last: \(reason)")
             return
         }
         let exponent = min(plugin.recentFailures.count - 1, 10)
@@ -152,10 +218,10 @@ final class PluginSupervisor {
         plugins.compactMap { if case .backingOff(let until) = $0.state { return until } else { return nil } }.min()
     }
 
-    /// Kills a plugin that stopped responding; reaping then restarts it.
+    /// Kills a plugin that stopped responding; reaping then restarts it, telling `reason` with the exit.
     func killUnresponsive(name: String, reason: String) {
         guard let plugin = plugin(named: name), let pid = plugin.pid else { return }
-        plugin.lastError = reason
+        plugin.killReason = reason
         logger.warning("killing unresponsive plugin", metadata: ["plugin": "\(name)", "reason": "\(reason)"])
         kill(pid, SIGKILL)
     }

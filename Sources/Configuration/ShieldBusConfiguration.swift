@@ -96,6 +96,8 @@ public struct ShieldBusConfiguration {
         public var restart: String = "on-failure"
         /// Plugin-specific settings, handed to the plugin as JSON (SHIELDBUS_PLUGIN_OPTIONS).
         public var options: JSONValue = [:]
+        /// The app group the plugin uses (one of `appGroups`), handed to it as SHIELDBUS_APP_GROUP.
+        public var appGroup: String?
         public var line: Int
     }
 
@@ -127,7 +129,7 @@ public struct ShieldBusConfiguration {
         configuration.journal = try top["journal"]?.string()
         var names = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
             guard !names.contains(name) else { throw nameValue.error("the plugin name '\(name)' is used twice") }
@@ -143,6 +145,11 @@ public struct ShieldBusConfiguration {
                 guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
                 plugin.options = try options.jsonValue()
             }
+            if let group = fields["appGroup"] {
+                plugin.appGroup = try configuration.declaredAppGroup(group, plugin: name)
+                // The environment is what the plugin process gets; the SDK checks the group there at start.
+                plugin.environment["SHIELDBUS_APP_GROUP"] = plugin.appGroup
+            }
             if let restart = fields["restart"] {
                 let word = try restart.string()
                 guard restartPolicies.contains(word) else {
@@ -153,6 +160,19 @@ public struct ShieldBusConfiguration {
             configuration.plugins.append(plugin)
         }
         return configuration
+    }
+
+    /// The app group named by a plugin's `appGroup:`, which must be one of `appGroups` (read before the plugins).
+    private func declaredAppGroup(_ value: YAMLValue, plugin: String) throws -> String {
+        let group = try value.string()
+        let declared = appGroups.map(\.name)
+        guard declared.contains(group) else {
+            let suggestion = closest(to: group, in: declared).map { " — did you mean '\($0)'?" } ?? ""
+            let fix = declared.isEmpty ? "no app groups are declared: add it under `appGroups:` (with its slices)"
+                : "declared app groups: \(declared.joined(separator: ", ")); fix the name or declare the group under `appGroups:`"
+            throw value.error("plugin '\(plugin)' names the app group '\(group)', which is not declared\(suggestion) (\(fix))")
+        }
+        return group
     }
 
     private static func positive(_ value: YAMLValue) throws -> Int {

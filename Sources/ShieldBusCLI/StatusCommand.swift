@@ -51,7 +51,7 @@ enum StatusRenderer {
             let state = plugin["connected"]?.boolValue == true ? (plugin["state"]?.stringValue ?? "connected") : (plugin["state"]?.stringValue ?? "gone")
             let columns: [(String, Int)] = [
                 (plugin["name"]?.stringValue ?? "?", 18), (plugin["role"]?.stringValue ?? "?", 10), (state, 12),
-                (plugin["pid"].map { "\($0.intValue ?? 0)" } ?? "-", 8), (duration(int(plugin["uptimeMs"] ?? plugin["processUptimeMs"])), 10),
+                (plugin["pid"].map { "\($0.intValue ?? 0)" } ?? "-", 8), ((plugin["uptimeMs"] ?? plugin["processUptimeMs"]).map { duration($0.intValue ?? 0) } ?? "-", 10),
                 ("\(int(plugin["restarts"]))", 10), ("\(int(plugin["delivered"]))", 11), ("\(int(plugin["lag"]))", 6),
                 ("\(int(plugin["dropped"]))", 9), ("\(int(plugin["errors"]))", 8),
             ]

@@ -19,9 +19,10 @@ extension BusComponent {
     public func didStart() {}
 }
 
-/// Runs a plugin: connects to the broker (SHIELDBUS_ENDPOINT, or the runtime directory's endpoint), says hello,
-/// subscribes, heartbeats, acknowledges handled events, reconnects after a broker restart, and returns
-/// cleanly on SIGTERM.
+/// Runs a plugin: checks its app group, connects to the broker (SHIELDBUS_ENDPOINT, or the runtime directory's
+/// endpoint), says hello, subscribes, heartbeats, acknowledges handled events, reconnects after a broker restart,
+/// and returns cleanly on SIGTERM. A plugin that cannot start says why on standard error (its log) and exits
+/// with a status that tells the broker whether restarting it can help (`PluginExitStatus`).
 public enum PluginHost {
     /// Runs the component made by `make`. Under the ios-realistic profile an extension is made anew for
     /// every callback, so state kept only in memory is lost between callbacks, as on a phone.
@@ -31,6 +32,7 @@ public enum PluginHost {
         let pluginName = name ?? environment["SHIELDBUS_PLUGIN_NAME"] ?? String(describing: Component.self).lowercased()
         let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
         do {
+            try PluginAppGroup.verify()
             let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions, endpoint: endpoint)
             PluginRuntime.current = runtime
             try runtime.run({ envelope in
@@ -42,7 +44,28 @@ public enum PluginHost {
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("\(pluginName): \(error)\n".utf8))
-            exit(1)
+            exit(PluginExitStatus.status(for: error))
+        }
+    }
+}
+
+/// How a plugin's exit status tells its supervisor whether starting it again can help.
+public enum PluginExitStatus {
+    /// sysexits' EX_CONFIG: the plugin's configuration is wrong (its hello was refused, its app group does not
+    /// exist); the broker marks it failed at once, with the plugin's last line of output, instead of restarting it.
+    public static let configurationError: Int32 = 78
+    /// Anything else that went wrong: the broker restarts the plugin by its restart policy.
+    public static let failure: Int32 = 1
+
+    /// Hello refusals a new process would get again: the hello itself is wrong.
+    static let permanentRefusals: Set<String> = ["bad-hello", "unsupported-version", "missing-field", "mistyped-field", "not-json"]
+
+    /// The exit status for the error that stopped a plugin.
+    public static func status(for error: Error) -> Int32 {
+        switch error {
+        case PluginError.configuration: return configurationError
+        case BusClientError.refused(let report) where permanentRefusals.contains(report.code): return configurationError
+        default: return failure
         }
     }
 }

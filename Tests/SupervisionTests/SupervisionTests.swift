@@ -1,4 +1,179 @@
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
 import XCTest
 
-// (being written)
-final class SupervisionTestsPlaceholder: XCTestCase {}
+/// Plugin supervision through the real broker and real plugin processes (the fixture-supervised plugin):
+/// restarts with the subscriptions back, hung plugins killed, crash loops given up on, and plugins refused at
+/// start with a message that says what is wrong and how to fix it.
+final class SupervisionTests: XCTestCase {
+    /// A configuration running the fixture as `name`, with a short heartbeat so a hung plugin is found within a second.
+    func configuration(_ plugins: [(name: String, extra: String)], top: String = "") -> String {
+        var text = "name: supervision\nbus: {heartbeatMs: 200, sessionTimeoutMs: 1000}\n\(top)plugins:\n"
+        for plugin in plugins {
+            text += "  - {name: \(plugin.name), executable: \(BuildProducts.path("fixture-supervised")), role: generic\(plugin.extra)}\n"
+        }
+        return text
+    }
+
+    func plugin(_ name: String, in broker: BrokerProcess) -> JSONValue? {
+        (try? broker.status())?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+    }
+
+    /// Waits until `name` is connected with a pid other than `previous`; returns its pid.
+    @discardableResult
+    func waitConnected(_ name: String, in broker: BrokerProcess, notPid previous: Int64? = nil, restarts: Int64 = 0,
+                       file: StaticString = #filePath, line: UInt = #line) -> Int64 {
+        var pid: Int64 = 0
+        waitUntil("\(name) to be connected after \(restarts) restart(s) (broker log: \(broker.log(tail: 10)))", file: file, line: line) {
+            let entry = plugin(name, in: broker)
+            pid = entry?["pid"]?.intValue ?? 0
+            return entry?["connected"]?.boolValue == true && entry?["restarts"]?.intValue == restarts && pid != previous
+        }
+        return pid
+    }
+
+    /// Publishes a ping and returns the pid that answered it.
+    func ping(_ n: Int64, through tap: BusConnection, file: StaticString = #filePath, line: UInt = #line) throws -> Int64? {
+        try tap.publish(Publish(topic: "app.sup.ping", body: ["n": .int(n)]))
+        let events = try collectEvents(from: tap) { $0.contains { $0.topic == "app.sup.pong" && $0.bodyValue["n"]?.intValue == n } }
+        let pong = events.first { $0.topic == "app.sup.pong" && $0.bodyValue["n"]?.intValue == n }
+        XCTAssertNotNil(pong, "no pong for ping \(n)", file: file, line: line)
+        return pong?.bodyValue["pid"]?.intValue
+    }
+
+    func testACrashedPluginIsRestartedAndGetsItsSubscriptionsBack() throws {
+        let broker = try BrokerProcess(configuration: configuration([("crashy", "")]))
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
+        let first = waitConnected("crashy", in: broker)
+        XCTAssertEqual(try ping(1, through: tap), first)
+
+        try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
+        let second = waitConnected("crashy", in: broker, notPid: first, restarts: 1)
+        XCTAssertFalse(processExists(Int32(first)))
+        // The new process receives the events it subscribed to, without anyone subscribing it again.
+        XCTAssertEqual(try ping(2, through: tap), second, "the restarted plugin answers")
+        let entry = try XCTUnwrap(plugin("crashy", in: broker))
+        XCTAssertEqual(entry["subscriptions"]?.arrayValue?.first, "app.sup.")
+        XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
+        XCTAssertEqual(entry["lastError"]?.stringValue, "exited with status 3: crashy: crashing, as asked", "the run's last words")
+        XCTAssertEqual(entry["state"]?.stringValue, "running")
+    }
+
+    func testAHungPluginIsKilledAndRestarted() throws {
+        let broker = try BrokerProcess(configuration: configuration([("hangs", "")]))
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin.down"])
+        let first = waitConnected("hangs", in: broker)
+
+        try tap.publish(Publish(topic: "app.sup.hang", body: [:]))
+        let down = try collectEvents(from: tap) { $0.contains { $0.topic == "plugin.down" } }.first { $0.topic == "plugin.down" }
+        XCTAssertTrue(down?.bodyValue["reason"]?.stringValue?.hasPrefix("heartbeat-timeout: no message for") == true, "\(String(describing: down?.bodyValue))")
+        let second = waitConnected("hangs", in: broker, notPid: first, restarts: 1)
+        XCTAssertFalse(processExists(Int32(first)), "the hung process was killed")
+        XCTAssertEqual(try ping(1, through: tap), second)
+        let entry = try XCTUnwrap(plugin("hangs", in: broker))
+        XCTAssertTrue(entry["lastExit"]?.stringValue?.hasPrefix("killed by SIGKILL (stopped heartbeating: no message for") == true, entry.jsonText)
+        XCTAssertEqual(try broker.status()["counters"]?["errorsByCode"]?["heartbeat-timeout"]?.intValue, 1)
+    }
+
+    func testACrashLoopIsMarkedFailedWithItsLastExitWhileTheRestGoesOn() throws {
+        let broker = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start]"), ("steady", "")]))
+        waitUntil("the crash loop to be given up on (log: \(broker.log(tail: 10)))") {
+            plugin("loops", in: broker)?["state"]?.stringValue == "failed"
+        }
+        let entry = try XCTUnwrap(plugin("loops", in: broker))
+        XCTAssertEqual(entry["restarts"]?.intValue, 4, "five runs: the first and four restarts")
+        XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
+        XCTAssertEqual(entry["lastError"]?.stringValue,
+                       "crash loop: 5 failures within 30 s; last: exited with status 3: loops: crashing at start, as asked")
+        XCTAssertNil(entry["pid"])
+        XCTAssertTrue(broker.log().contains("plugin failed; not restarting it"), broker.log())
+
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
+        XCTAssertEqual(try ping(1, through: tap), waitConnected("steady", in: broker), "the other plugin goes on")
+
+        // `shieldbus status`, for people and for programs.
+        let table = try CommandRun.shieldbus(["status", "--runtime-dir", broker.runtime.path])
+        XCTAssertEqual(table.status, 0, table.errors)
+        let lines = table.output.split(separator: "\n").map(String.init)
+        let header = try XCTUnwrap(lines.first { $0.hasPrefix("PLUGIN") })
+        for column in ["PID", "UP", "RESTARTS", "LAG", "STATE"] { XCTAssertTrue(header.contains(column), header) }
+        let row = try XCTUnwrap(lines.first { $0.hasPrefix("loops ") }, table.output)
+        XCTAssertEqual(row.split(separator: " ").prefix(6).map(String.init), ["loops", "generic", "failed", "-", "-", "4"], row)
+        XCTAssertTrue(table.output.contains("last error: crash loop: 5 failures within 30 s; last: exited with status 3: loops: crashing at start, as asked"), table.output)
+        XCTAssertTrue(table.output.contains("last exit: exited with status 3"), table.output)
+        let steady = try XCTUnwrap(lines.first { $0.hasPrefix("steady ") }, table.output)
+        XCTAssertEqual(steady.split(separator: " ")[2], "running", steady)
+
+        let json = try CommandRun.shieldbus(["status", "--json", "--runtime-dir", broker.runtime.path])
+        let report = try JSONValue(parsing: json.output)
+        let loops = try XCTUnwrap(report["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == "loops" })
+        XCTAssertEqual(loops["state"]?.stringValue, "failed")
+        XCTAssertEqual(loops["restarts"]?.intValue, 4)
+        XCTAssertEqual(loops["lastExit"]?.stringValue, "exited with status 3")
+        XCTAssertEqual(loops["log"]?.stringValue, broker.runtime.logsPath + "/loops.log")
+        let running = try XCTUnwrap(report["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == "steady" })
+        for key in ["pid", "uptimeMs", "processUptimeMs", "lag", "restarts"] { XCTAssertNotNil(running[key], "\(key) in \(running.jsonText)") }
+    }
+
+    // MARK: Refused at start
+
+    func testAnAppGroupThatIsNotDeclaredStopsTheConfigurationAtLoad() throws {
+        let config = configuration([("grouped", ", appGroup: group.dev.shieldbus.focsu")],
+                                   top: "appGroups:\n  - {name: group.dev.shieldbus.focus, slices: {grouped: [\"*\"]}}\n")
+        let broker = try BrokerProcess(configuration: config, waitForReady: false)
+        waitUntil("the broker to refuse the configuration") { !broker.process.isRunning }
+        XCTAssertEqual(broker.process.terminationStatus, 2)
+        let message = broker.log()
+        XCTAssertTrue(message.contains("config.yml:6:"), message)
+        XCTAssertTrue(message.contains("plugins[0].appGroup: plugin 'grouped' names the app group 'group.dev.shieldbus.focsu', which is not declared — did you mean 'group.dev.shieldbus.focus'?"), message)
+        XCTAssertTrue(message.contains("declared app groups: group.dev.shieldbus.focus"), message)
+    }
+
+    func testAPluginWhoseAppGroupDoesNotExistFailsAtOnceWithTheGroupsThatDo() throws {
+        // Past the configuration's check (the group is named only in the environment): the SDK checks at start.
+        let config = configuration([("lost", ", environment: {SHIELDBUS_APP_GROUP: group.dev.shieldbus.lost}")],
+                                   top: "appGroups:\n  - {name: group.dev.shieldbus.focus, slices: {lost: [\"*\"]}}\n")
+        let broker = try BrokerProcess(configuration: config)
+        waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("lost", in: broker)?["state"]?.stringValue == "failed" }
+        let entry = try XCTUnwrap(plugin("lost", in: broker))
+        XCTAssertEqual(entry["restarts"]?.intValue, 0, "a configuration error is not retried")
+        let error = entry["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(error.hasPrefix("configuration error (exit status 78), not restarted: exited with status 78: lost: the app group of this plugin's configuration entry (appGroup: group.dev.shieldbus.lost) cannot be opened: no app group named 'group.dev.shieldbus.lost' exists"), error)
+        XCTAssertTrue(error.contains("Existing app groups: group.dev.shieldbus.focus"), error)
+        let pluginLog = try String(contentsOfFile: broker.runtime.logsPath + "/lost.log", encoding: .utf8)
+        XCTAssertTrue(pluginLog.contains("no app group named 'group.dev.shieldbus.lost' exists"), pluginLog)
+        XCTAssertTrue(broker.log().contains("no app group named 'group.dev.shieldbus.lost' exists"), broker.log())
+    }
+
+    func testAWrongProtocolVersionIsRefusedAtHelloAndNotRetried() throws {
+        let broker = try BrokerProcess(configuration: configuration([("future", #", arguments: ["--raw-hello", "{\"v\":2,\"role\":\"generic\"}"]"#)]))
+        waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("future", in: broker)?["state"]?.stringValue == "failed" }
+        let entry = try XCTUnwrap(plugin("future", in: broker))
+        XCTAssertEqual(entry["restarts"]?.intValue, 0)
+        XCTAssertEqual(entry["lastError"]?.stringValue,
+                       "refused at start: protocol version 2 is not supported; this broker speaks version(s) 1 — fix: make the plugin send \"v\": 1 (docs/protocol.md § 12.3), or use a broker that speaks its version")
+        XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 1")
+        XCTAssertTrue(broker.log().contains("plugin refused at start"), broker.log())
+    }
+
+    func testAnUnknownRoleIsRefusedAtHelloWithTheRoles() throws {
+        let broker = try BrokerProcess(configuration: configuration([("wizard", #", arguments: ["--raw-hello", "{\"v\":1,\"role\":\"wizard\"}"]"#)]))
+        waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("wizard", in: broker)?["state"]?.stringValue == "failed" }
+        let error = plugin("wizard", in: broker)?["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(error.hasPrefix("refused at start: hello refused: unknown role 'wizard'; roles: monitor, shield, action"), error)
+        XCTAssertTrue(error.contains("fix: have the plugin say hello with the name and role its configuration entry gives it"), error)
+    }
+
+    func testARoleOtherThanTheConfiguredOneIsRefusedWithHowToFixIt() throws {
+        let broker = try BrokerProcess(configuration: configuration([("misrole", "")]).replacingOccurrences(of: "role: generic", with: "role: monitor"))
+        waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("misrole", in: broker)?["state"]?.stringValue == "failed" }
+        let entry = try XCTUnwrap(plugin("misrole", in: broker))
+        XCTAssertEqual(entry["restarts"]?.intValue, 0)
+        XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 78", "the SDK exits with EX_CONFIG when its hello is refused")
+        XCTAssertTrue(entry["lastError"]?.stringValue?.hasPrefix("refused at start: hello refused: plugin 'misrole' is configured with role 'monitor' but said hello as 'generic'; set `role: generic` in its configuration entry, or make the plugin play the role 'monitor'") == true,
+                      entry.jsonText)
+        XCTAssertTrue(broker.log().contains("plugin refused at start"), broker.log())
+    }
+}

@@ -1,0 +1,46 @@
+import AppGroupStore
+import BusClient
+import Foundation
+
+/// Where `shieldbus state` finds the device's app groups (`<state dir>/appgroups`), and which of them a
+/// command means.
+struct AppGroupStores {
+    /// The state folder given, else the broker's default one: `<runtime dir>/state`.
+    let stateDirectory: String
+    let container: AppGroupContainer
+
+    init(stateDirectory: String?, runtimeDirectory: String?) {
+        self.stateDirectory = stateDirectory ?? RuntimeDirectory.resolve(runtimeDirectory).path + "/state"
+        container = AppGroupContainer(root: URL(fileURLWithPath: self.stateDirectory + "/appgroups"))
+    }
+
+    /// The groups a command about many groups means: the one named (which must exist), else every group.
+    func groups(named name: String?) throws -> [String] {
+        if let name {
+            _ = try open(name)  // the store's error lists the groups that exist
+            return [name]
+        }
+        let all = try container.groups()
+        guard !all.isEmpty else { throw CommandFailure(noGroupsMessage) }
+        return all
+    }
+
+    /// The group a command about one group means: the one named, else the only one there is.
+    func group(named name: String?) throws -> String {
+        let candidates = try groups(named: name)
+        guard candidates.count == 1 else {
+            throw CommandFailure("there are \(candidates.count) app groups (\(candidates.joined(separator: ", "))); choose one with --group")
+        }
+        return candidates[0]
+    }
+
+    /// Opens `group`, read-only unless a writer is given.
+    func open(_ group: String, writer: String? = nil, clock: @escaping () -> Date = Date.init) throws -> SharedDefaults {
+        try SharedDefaults(suiteName: group, container: container, writer: writer, clock: clock)
+    }
+
+    private var noGroupsMessage: String {
+        "no app groups in \(container.root.path): the broker creates them from the configuration's `appGroups:` when it starts; "
+            + "if it keeps its state elsewhere, pass --state-dir (or --runtime-dir)"
+    }
+}

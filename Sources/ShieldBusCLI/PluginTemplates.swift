@@ -1,0 +1,235 @@
+/// The source files `shieldbus plugin new` writes: a plugin per kind on its SDK class, and a test that runs it
+/// against the real broker. `__NAME__`, `__CLASS__`, `__TESTS__` and `__ROLE__` are filled in.
+enum PluginTemplates {
+    static func main(name: PluginName, kind: PluginKind) -> String {
+        let (purpose, code) = bodies[kind]!
+        // Only the kinds that handle raw events use the bus protocol's types (Envelope, Role, JSONValue).
+        let imports = [.notifier, .report, .generic].contains(kind) ? "import BusProtocol\nimport ShieldBusSDK\n" : "import ShieldBusSDK\n"
+        let source = header.replacingOccurrences(of: "__PURPOSE__", with: purpose) + imports + "\n" + code + "\nPluginHost.run { __CLASS__() }\n"
+        return fill(source, name: name, kind: kind)
+    }
+
+    static func test(name: PluginName, kind: PluginKind) -> String {
+        fill(testHeader + (kindTest[kind] ?? "") + "}\n", name: name, kind: kind)
+    }
+
+    private static func fill(_ template: String, name: PluginName, kind: PluginKind) -> String {
+        template.replacingOccurrences(of: "__NAME__", with: name.name)
+            .replacingOccurrences(of: "__CLASS__", with: name.className)
+            .replacingOccurrences(of: "__TESTS__", with: name.testName)
+            .replacingOccurrences(of: "__ROLE__", with: kind.role.rawValue)
+    }
+
+    private static let header = #"""
+        // __NAME__: __PURPOSE__
+        //
+        // Run by the broker from a configuration entry (see `shieldbus plugin new --help`), or by hand next to a
+        // running broker: `swift run __NAME__`.
+
+
+        """#
+
+    /// Per kind: the one-line purpose, and the plugin's class.
+    private static let bodies: [PluginKind: (String, String)] = [
+        .monitor: ("a DeviceActivity monitor — hears monitored intervals start and end, and thresholds being reached.", #"""
+            /// The OS (the broker) calls it as the schedules started with `DeviceActivityCenter().startMonitoring` run.
+            final class __CLASS__: DeviceActivityMonitor {
+                override func intervalDidStart(for activity: DeviceActivityName) {
+                    log("interval started: \(activity.rawValue)")
+                }
+
+                override func intervalDidEnd(for activity: DeviceActivityName) {
+                    log("interval ended: \(activity.rawValue)")
+                }
+
+                override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
+                    log("\(event.rawValue) reached its threshold in \(activity.rawValue)")
+                }
+
+                private func log(_ message: String) {
+                    PluginRuntime.current?.logger.info("\(message)")
+                }
+            }
+
+            """#),
+        .shield: ("a shield configuration extension — what the shields over blocked apps and sites look like.", #"""
+            /// The OS (the broker) asks it for the shield to draw whenever a shielded app or web domain is opened.
+            final class __CLASS__: ShieldConfigurationDataSource {
+                override func configuration(shielding application: Application) -> ShieldConfiguration {
+                    ShieldConfiguration(
+                        backgroundColor: .black,
+                        title: ShieldConfiguration.Label(text: "\(application.localizedDisplayName ?? "This app") is blocked", color: .white),
+                        subtitle: ShieldConfiguration.Label(text: "Time for something else.", color: .gray),
+                        primaryButtonLabel: ShieldConfiguration.Label(text: "Close", color: .white)
+                    )
+                }
+
+                override func configuration(shielding webDomain: WebDomain) -> ShieldConfiguration {
+                    ShieldConfiguration(title: ShieldConfiguration.Label(text: "\(webDomain.domain ?? "This site") is blocked", color: .white))
+                }
+            }
+
+            """#),
+        .action: ("a shield action extension — what the buttons on a shield do.", #"""
+            /// The OS (the broker) asks it what a button press on a shield does. It never lifts a shield itself.
+            final class __CLASS__: ShieldActionDelegate {
+                override func handle(action: ShieldAction, for application: ApplicationToken,
+                                     completionHandler: @escaping (ShieldActionResponse) -> Void) {
+                    switch action {
+                    case .primaryButtonPressed: completionHandler(.close)
+                    case .secondaryButtonPressed: completionHandler(.defer)  // the shield stays and is drawn again
+                    }
+                }
+            }
+
+            """#),
+        .notifier: ("a notifier — posts a notification when a monitored interval ends.", #"""
+            /// Hears `deviceactivity.interval-did-end` and posts a notification about it.
+            final class __CLASS__: BusPlugin {
+                override var role: Role { .notifier }
+                override var subscriptions: [String] { [DeviceTopic.intervalDidEnd] }
+
+                override func handle(_ envelope: Envelope) {
+                    guard let callback = try? DeviceAPICoding.decode(DeviceActivityCallback.self, from: envelope.body) else { return }
+                    do {
+                        try UserNotifications.post(NotificationRequest(id: "__NAME__-\(envelope.seq)", title: "Time's up",
+                                                                       body: "\(callback.activity.rawValue) has ended", kind: "interval-ended"))
+                    } catch {
+                        PluginRuntime.current?.logger.error("could not post a notification: \(error)")
+                    }
+                }
+            }
+
+            """#),
+        .report: ("a report builder — counts app opens per app and publishes the tally.", #"""
+            /// Hears `activity.app.opened` and publishes `report.__NAME__.opens`: opens per app so far.
+            final class __CLASS__: BusPlugin {
+                override var role: Role { .report }
+                override var subscriptions: [String] { [DeviceTopic.appOpened] }
+                private var opens: [String: Int64] = [:]
+
+                override func handle(_ envelope: Envelope) {
+                    guard let opened = try? DeviceAPICoding.decode(AppActivity.self, from: envelope.body) else { return }
+                    opens[opened.application.localizedDisplayName ?? "unknown", default: 0] += 1
+                    do {
+                        try PluginRuntime.current?.publish("report.__NAME__.opens", json: .object(opens.mapValues { .int($0) }))
+                    } catch {
+                        PluginRuntime.current?.logger.error("could not publish the tally: \(error)")
+                    }
+                }
+            }
+
+            """#),
+        .app: ("the companion app — asks for Screen Time authorization when it starts.", #"""
+            /// The main app: the only plugin that may open URLs and show the FamilyActivityPicker.
+            final class __CLASS__: App {
+                override func didStart() {
+                    do {
+                        let status = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
+                        log("authorization: \(status)")
+                    } catch {
+                        log("authorization failed: \(error)")
+                    }
+                }
+
+                override func willEnterForeground() {
+                    log("in the foreground")
+                }
+
+                private func log(_ message: String) {
+                    PluginRuntime.current?.logger.info("\(message)")
+                }
+            }
+
+            """#),
+        .generic: ("a plugin — answers each `app.__NAME__.ping` with an `app.__NAME__.pong`.", #"""
+            /// Hears `app.__NAME__.ping` and answers `app.__NAME__.pong` with the ping's sequence number.
+            final class __CLASS__: BusPlugin {
+                override var subscriptions: [String] { ["app.__NAME__.ping"] }
+
+                override func handle(_ envelope: Envelope) {
+                    do {
+                        try PluginRuntime.current?.publish("app.__NAME__.pong", json: ["ping": .int(Int64(envelope.seq))])
+                    } catch {
+                        PluginRuntime.current?.logger.error("could not answer: \(error)")
+                    }
+                }
+            }
+
+            """#),
+    ]
+
+    private static let testHeader = #"""
+        // Tests of the __NAME__ plugin: the real broker runs it as a configured plugin (ShieldBusTestSupport).
+
+        import BusProtocol
+        import ShieldBusTestSupport
+        import XCTest
+
+        final class __TESTS__: XCTestCase {
+            let configuration = """
+                name: __NAME__-test
+                plugins:
+                  - {name: __NAME__, executable: \(BuildProducts.path("__NAME__")), role: __ROLE__}
+                """
+
+            /// Starts a broker running the plugin and waits until the plugin has said hello.
+            func startBroker() throws -> BrokerProcess {
+                let broker = try BrokerProcess(configuration: configuration)
+                waitUntil("__NAME__ to connect (its log: \(broker.runtime.logsPath)/__NAME__.log)") { plugin(in: broker)?["connected"]?.boolValue == true }
+                return broker
+            }
+
+            func plugin(in broker: BrokerProcess) -> JSONValue? {
+                (try? broker.status())?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == "__NAME__" }
+            }
+
+            func testItRunsUnderTheBrokerInItsRole() throws {
+                let broker = try startBroker()
+                XCTAssertEqual(plugin(in: broker)?["role"]?.stringValue, "__ROLE__")
+                XCTAssertEqual(plugin(in: broker)?["restarts"]?.intValue, 0)
+                XCTAssertEqual(broker.stop(), 0, broker.log())
+            }
+
+        """#
+
+    /// A test of what each kind does, where a test client can cause it.
+    private static let kindTest: [PluginKind: String] = [
+        .generic: #"""
+
+                func testItAnswersAPing() throws {
+                    let broker = try startBroker()
+                    let tester = try broker.connect(name: "__NAME__-tester", subscriptions: ["app.__NAME__."])
+                    try tester.publish(Publish(topic: "app.__NAME__.ping", body: [:]))
+                    let events = try collectEvents(from: tester) { $0.contains { $0.topic == "app.__NAME__.pong" } }
+                    let ping = try XCTUnwrap(events.first { $0.topic == "app.__NAME__.ping" })
+                    XCTAssertEqual(events.first { $0.topic == "app.__NAME__.pong" }?.bodyValue["ping"]?.intValue, Int64(ping.seq))
+                }
+
+            """#,
+        .notifier: #"""
+
+                func testItPostsANotificationWhenAnIntervalEnds() throws {
+                    let broker = try startBroker()
+                    let tester = try broker.connect(name: "__NAME__-tester", subscriptions: ["notification.posted"])
+                    try tester.publish(Publish(topic: "deviceactivity.interval-did-end", body: ["activity": "evening", "scheduledFor": 0]))
+                    let posted = try collectEvents(from: tester) { !$0.isEmpty }.first
+                    XCTAssertEqual(posted?.bodyValue["body"]?.stringValue, "evening has ended")
+                }
+
+            """#,
+        .report: #"""
+
+                func testItCountsAppOpens() throws {
+                    let broker = try startBroker()
+                    let tester = try broker.connect(name: "__NAME__-tester", subscriptions: ["report.__NAME__."])
+                    for _ in 1...2 {
+                        try tester.publish(Publish(topic: "activity.app.opened", body: ["application": ["localizedDisplayName": "Instagram"], "reason": "user"]))
+                    }
+                    let tallies = try collectEvents(from: tester) { $0.count == 2 }
+                    XCTAssertEqual(tallies.last?.bodyValue, ["Instagram": 2])
+                }
+
+            """#,
+    ]
+}

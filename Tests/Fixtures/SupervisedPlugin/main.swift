@@ -1,0 +1,65 @@
+// fixture-supervised: a plugin for the supervision tests — answers pings, and crashes, hangs or is refused on demand.
+//
+// Usage: fixture-supervised [--crash-at-start | --raw-hello JSON]
+// Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
+// with status 3 and `app.sup.hang` makes it stop answering and heartbeating. --crash-at-start exits with status 3
+// at once; --raw-hello says hello with the given JSON object (plus its name and pid), as a plugin in another
+// language might, and exits with status 1 when the broker refuses it.
+
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusSDK
+import ZeroMQ
+
+let name = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_NAME"] ?? "fixture-supervised"
+
+func fail(_ message: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("\(name): \(message)\n".utf8))
+    exit(status)
+}
+
+final class SupervisedFixture: BusPlugin {
+    override var subscriptions: [String] { ["app.sup."] }
+
+    override func handle(_ envelope: Envelope) {
+        switch envelope.topic {
+        case "app.sup.ping":
+            let n = envelope.bodyValue["n"] ?? .null
+            try? PluginRuntime.current?.publish("app.sup.pong", json: ["n": n, "pid": .int(Int64(getpid()))])
+        case "app.sup.crash":
+            fail("crashing, as asked", status: 3)
+        case "app.sup.hang":
+            signal(SIGTERM, SIG_DFL)  // so stopping the broker still ends this process at once
+            while true { pause() }
+        default:
+            break
+        }
+    }
+}
+
+/// Says hello with `json` (name and pid added) and reports the broker's answer, as a foreign plugin would.
+func sayRawHello(_ json: String) throws -> Never {
+    guard var hello = (try? JSONValue(parsing: json))?.objectValue else { fail("--raw-hello needs a JSON object", status: 2) }
+    hello["name"] = .string(name)
+    hello["pid"] = .int(Int64(getpid()))
+    let endpoint = ProcessInfo.processInfo.environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
+    let context = try Context()
+    let socket = try Socket(context, .dealer)
+    try socket.connect(endpoint)
+    _ = try socket.send([Array("hello".utf8), JSONValue.object(hello).jsonBytes])
+    try socket.setReceiveTimeout(milliseconds: 10_000)
+    guard let reply = try socket.receive(), reply.count == 2 else { fail("no answer from the broker", status: 1) }
+    let answer = (try? JSONValue(parsing: reply[1])) ?? .null
+    if String(decoding: reply[0], as: UTF8.self) == "error" {
+        fail("hello refused: \(answer["message"]?.stringValue ?? answer.jsonText)", status: 1)
+    }
+    fail("expected the broker to refuse the hello, got: \(answer.jsonText)", status: 1)
+}
+
+let arguments = CommandLine.arguments
+if arguments.contains("--crash-at-start") { fail("crashing at start, as asked", status: 3) }
+if let index = arguments.firstIndex(of: "--raw-hello"), index + 1 < arguments.count {
+    do { try sayRawHello(arguments[index + 1]) } catch { fail("\(error)", status: 1) }
+}
+PluginHost.run { SupervisedFixture() }

@@ -27,7 +27,7 @@ struct AnyOptionKey: CodingKey {
 
 extension Decoder {
     /// Throws `PluginOptionsError.unknownKey` for the first key (in sorted order) not in `allowed`.
-    func rejectUnknownKeys(allowed: [String], in place: String) throws {
+    public func rejectUnknownKeys(allowed: [String], in place: String) throws {
         let keys = try container(keyedBy: AnyOptionKey.self).allKeys.map(\.stringValue).sorted()
         if let unknown = keys.first(where: { !allowed.contains($0) }) {
             throw PluginOptionsError.unknownKey(unknown, in: place, allowed: allowed)

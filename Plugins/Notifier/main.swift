@@ -1,5 +1,4 @@
-// notifier: posts notifications for DeviceActivity callbacks and shield events as its options' rules say, within
-// quiet hours and one-per-kind windows, and leaves the pending deep-link route the companion app follows.
+// notifier: posts notifications for the events its rules name, within quiet hours and one-per-kind windows, and leaves the pending deep-link route.
 
 import BusProtocol
 import Foundation
@@ -103,10 +102,4 @@ struct DesktopNotifier {
     }
 }
 
-do {
-    let options = try PluginRuntime.launchOptions(as: NotifierOptions.self)
-    PluginHost.run { Notifier(options: options) }
-} catch {
-    FileHandle.standardError.write(Data("notifier: \(error)\n".utf8))
-    exit(2)
-}
+PluginHost.run(options: NotifierOptions.self) { Notifier(options: $0) }

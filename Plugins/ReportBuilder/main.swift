@@ -1,6 +1,4 @@
-// report-builder: the DeviceActivityReport extension, unsandboxed — records usage from the OS's activity events as
-// they happen, keeps per-day aggregates in its App-Group store, publishes each finished day's report at local
-// midnight, and answers report requests from any plugin or tool.
+// report-builder: the DeviceActivityReport extension, unsandboxed — usage recorded as it happens, per-day buckets in its App-Group slice, reports on the bus.
 
 import BusProtocol
 import Foundation
@@ -147,10 +145,4 @@ struct DayInsights: Codable, Hashable {
     let insights: Insights
 }
 
-do {
-    let options = try PluginRuntime.launchOptions(as: ReportBuilderOptions.self)
-    PluginHost.run { ReportBuilder(options: options) }
-} catch {
-    FileHandle.standardError.write(Data("report-builder: \(error)\n".utf8))
-    exit(2)
-}
+PluginHost.run(options: ReportBuilderOptions.self) { ReportBuilder(options: $0) }

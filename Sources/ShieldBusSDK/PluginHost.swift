@@ -45,6 +45,20 @@ public enum PluginHost {
             exit(1)
         }
     }
+
+    /// Runs the component made from the plugin's options (the configuration's `plugins[].options`, decoded as
+    /// `Options`). Options that do not decode end the process with status 2 and the reason on standard error
+    /// (the plugin's log), before it connects.
+    public static func run<Options: Decodable, Component: BusComponent>(options: Options.Type, _ make: @escaping (Options) -> Component) -> Never {
+        let decoded: Options
+        do {
+            decoded = try PluginRuntime.launchOptions(as: options)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(2)
+        }
+        run { make(decoded) }
+    }
 }
 
 /// A plugin of any kind: override `handle` and publish with `PluginRuntime.current`.

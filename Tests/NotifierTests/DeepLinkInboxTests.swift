@@ -1,24 +1,19 @@
 import Foundation
 import ReferenceKit
 import ShieldBusSDK
+import ShieldBusTestSupport
 import XCTest
 
 /// The companion app's inbox over a real App-Group store shared with the notifier's slice.
 final class DeepLinkInboxTests: XCTestCase {
-    var folder: URL!
-    var container: AppGroupContainer!
+    let folder = TemporaryDirectory(prefix: "inbox")
     let group = "group.test.inbox"
     let start = Date(timeIntervalSince1970: 1_795_413_600)
+    var container: AppGroupContainer { AppGroupContainer(root: URL(fileURLWithPath: folder.path)) }
 
     override func setUpWithError() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("inbox-\(UUID().uuidString)")
-        container = AppGroupContainer(root: folder)
         try container.createGroup(group)
         try container.declareSlices(group: group, ["notifier": [PendingDeepLinkRoute.key], "app": ["DeepLinkInbox.*"]])
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: folder)
     }
 
     func store(_ writer: String) throws -> SharedDefaults {

@@ -1,6 +1,4 @@
-// fixture-deeplink-app: a companion app for tests — on every foreground it follows the notifier's pending deep link
-// (ReferenceKit's DeepLinkInbox) and announces the outcome on `app.deeplink.outcome`; with `--monitor-minutes N` it
-// also monitors the picked apps and web domains all day with one event of N minutes (`limit`).
+// fixture-deeplink-app: a test companion app that follows the pending deep link on every foreground (app.deeplink.outcome); --monitor-minutes N also monitors the picked apps and domains.
 
 import BusProtocol
 import Foundation

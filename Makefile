@@ -4,15 +4,16 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench clean
+.PHONY: deps build run test bench report-png clean
 
-## deps: install the system libraries (libzmq3-dev, libsqlite3-dev) and pyzmq when missing
+## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
 	@if ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3; then \
 		echo "installing libzmq3-dev and libsqlite3-dev with apt-get"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev libsqlite3-dev pkg-config >/dev/null; \
 	fi
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
+	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 ## build: compile everything (debug)
 build: deps
@@ -31,6 +32,24 @@ test: deps
 bench: deps
 	$(SWIFT) build -c release --product shieldbus-bench
 	$(RELEASE_BIN)/shieldbus-bench
+
+## report-png: the report of a demo week (Config/report-demo.yml) as HTML, then as a PNG in headless Chromium
+REPORT_DIR = .build/report-demo
+REPORT_PNG ?= $(REPORT_DIR)/report.png
+report-png: build
+	rm -rf $(REPORT_DIR) && mkdir -p $(REPORT_DIR)
+	$(BIN)/shieldbus run --config Config/report-demo.yml --state-dir $(REPORT_DIR)/state --runtime-dir $(REPORT_DIR)/play --quiet
+	@# A broker on the week's state serves the report builder's numbers to `shieldbus report`.
+	$(BIN)/shieldbus run --config Config/report-demo.yml --no-scenario --state-dir $(REPORT_DIR)/state --runtime-dir $(REPORT_DIR)/serve --quiet & \
+	broker=$$!; \
+	for attempt in 1 2 3 4 5; do \
+		$(BIN)/shieldbus report weekly --date 2026-11-29 --html $(REPORT_DIR)/report.html --runtime-dir $(REPORT_DIR)/serve && break; sleep 1; \
+	done; \
+	kill $$broker; wait $$broker; test -s $(REPORT_DIR)/report.html
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=$(REPORT_DIR)/chromium \
+		--window-size=1200,2200 --screenshot=$(abspath $(REPORT_PNG)) file://$(abspath $(REPORT_DIR)/report.html) \
+		2>$(REPORT_DIR)/chromium.log || { cat $(REPORT_DIR)/chromium.log; exit 1; }
+	@echo "wrote $(REPORT_DIR)/report.html and $(REPORT_PNG)"
 
 clean:
 	rm -rf .build

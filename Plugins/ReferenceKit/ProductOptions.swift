@@ -69,7 +69,7 @@ public struct ProductOptions: Codable, Sendable {
 
     /// This plugin's options (readable before it connects).
     public static func current() throws -> ProductOptions {
-        try PluginRuntime.options(as: ProductOptions.self)
+        try PluginRuntime.launchOptions(as: ProductOptions.self)
     }
 }
 

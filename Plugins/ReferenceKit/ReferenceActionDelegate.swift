@@ -42,7 +42,7 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
     /// Records a grace pass for one app (the monitor lifts its shield until the pass ends), and tallies it.
     open func grantPass(to application: ApplicationToken) -> Bool {
         let until = now.addingTimeInterval(Double(options.passMinutes) * 60)
-        let tallyKey = SharedKey.graceTally(on: LocalDay.today())
+        let tallyKey = SharedKey.graceTally(on: DayKey.today())
         do {
             let tally = try defaults.transaction { tx -> Int in
                 let tally = (try tx.integer(forKey: tallyKey) ?? 0) + 1

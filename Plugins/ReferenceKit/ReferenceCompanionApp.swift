@@ -107,7 +107,7 @@ open class ReferenceCompanionApp: App {
 
     open override func habitCompleted(_ habit: String) {
         guard options.product == .habitLock else { return }
-        let key = SharedKey.habits(on: LocalDay.today())
+        let key = SharedKey.habits(on: DayKey.today())
         do {
             var done = try defaults.value([String].self, forKey: key) ?? []
             guard !done.contains(habit) else { return }

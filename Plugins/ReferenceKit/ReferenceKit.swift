@@ -26,3 +26,22 @@ public struct PendingDeepLinkRoute: Codable, Hashable {
     /// The App-Group key it is stored under.
     public static let key = "PendingDeepLinkRoute"
 }
+
+/// What the shield action delegate announces when the person takes a grace pass or accepts a nudge; the report
+/// builder counts them. Bodies are free (e.g. `{"target": "Instagram"}`).
+public enum IntentTopic {
+    public static let gracePass = "app.intent.grace-pass"
+    public static let nudge = "app.intent.nudge"
+}
+
+/// The report builder's topics: what it publishes at local midnight, and the requests it answers.
+public enum ReportTopic {
+    /// The finished day's `DailyReport`.
+    public static let daily = "report.daily"
+    /// `{"day": "YYYY-MM-DD", "insights": Insights}` for the finished day.
+    public static let insight = "report.insight"
+    /// `{"date": "YYYY-MM-DD"}` (optional; default today) → `{"ok": true, "value": DailyReport}`.
+    public static let dailyRequest = "report.daily.request"
+    /// `{"date": "YYYY-MM-DD"}`: the 7 days ending on it → `{"ok": true, "value": WeeklyReport}`.
+    public static let weeklyRequest = "report.weekly.request"
+}

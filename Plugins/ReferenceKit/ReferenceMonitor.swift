@@ -123,7 +123,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     public func unlockBegan(today state: LockState) -> Bool {
         guard let quotaEnd = state.quotaEnd else { return false }
         let began = quotaEnd.addingTimeInterval(-Double(options.unlockMinutes) * 60)
-        return LocalDay.string(began, in: BusClock.timeZone) == LocalDay.today()
+        return DayKey.string(began, in: BusClock.timeZone) == DayKey.today()
     }
 
     /// Whether an ending interval may re-block. `startMonitoring` on a monitored name calls `intervalDidEnd`

@@ -27,8 +27,8 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
     /// Re-blocks when a new day began or the unlock expired, before drawing anything.
     open func reblockIfNeeded() {
         do {
-            let today = LocalDay.today()
-            let lastCheck = try defaults.double(forKey: SharedKey.lastShieldDayCheck).map { LocalDay.string(Date(timeIntervalSince1970: $0), in: BusClock.timeZone) }
+            let today = DayKey.today()
+            let lastCheck = try defaults.double(forKey: SharedKey.lastShieldDayCheck).map { DayKey.string(Date(timeIntervalSince1970: $0), in: BusClock.timeZone) }
             try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.lastShieldDayCheck)
             switch options.product {
             case .habitLock:
@@ -87,15 +87,15 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
         let white = ShieldColor.white, muted = ShieldColor(white: 0.75)
         switch options.product {
         case .habitLock:
-            let done = ((try? defaults.value([String].self, forKey: SharedKey.habits(on: LocalDay.today()))) ?? nil)?.count ?? 0
+            let done = ((try? defaults.value([String].self, forKey: SharedKey.habits(on: DayKey.today()))) ?? nil)?.count ?? 0
             return ShieldConfiguration(
                 backgroundBlurStyle: .systemThinMaterialDark, backgroundColor: background, icon: icon(),
                 title: .init(text: "Habits first", color: white),
                 subtitle: .init(text: "\(what) unlocks when today's habits are done (\(done) of \(options.habitsPerDay)).", color: muted),
                 primaryButtonLabel: .init(text: "Close", color: white), primaryButtonBackgroundColor: ShieldColor(red: 0.2, green: 0.55, blue: 0.9))
         case .focusWindow:
-            let used = (try? defaults.integer(forKey: SharedKey.graceTally(on: LocalDay.today()))) ?? 0
-            let yesterday = LocalDay.string(now.addingTimeInterval(-86_400), in: BusClock.timeZone)
+            let used = (try? defaults.integer(forKey: SharedKey.graceTally(on: DayKey.today()))) ?? 0
+            let yesterday = DayKey.string(now.addingTimeInterval(-86_400), in: BusClock.timeZone)
             let usedYesterday = (try? defaults.integer(forKey: SharedKey.graceTally(on: yesterday))) ?? 0
             var subtitle = "You chose to close \(what) during this window. Passes used today: \(used)."
             // The morning after, the tally is reflected back (the Rork write-up).

@@ -105,8 +105,8 @@ public struct LockState: Equatable {
     }
 }
 
-/// Local calendar days, as the products count them ("2026-11-23").
-public enum LocalDay {
+/// Local calendar days as the products key them in the App-Group store ("2026-11-23").
+public enum DayKey {
     public static func string(_ date: Date, in timeZone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone

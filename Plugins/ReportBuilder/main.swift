@@ -1,3 +1,148 @@
-// report-builder: the DeviceActivityReport extension — usage aggregates, daily and weekly reports, insights. (being written)
+// report-builder: the DeviceActivityReport extension, unsandboxed — usage recorded as it happens, per-day buckets in its App-Group slice, reports on the bus.
+
+import BusProtocol
+import Foundation
+import ReferenceKit
 import ShieldBusSDK
-PluginHost.run { BusPlugin() }
+import UsageReports
+
+/// The report builder. Its ledger holds the retained days (memory grows with apps × days, not with events); every
+/// change is written through to the store at once, so a restart loses at most the span in progress.
+final class ReportBuilder: BusPlugin {
+    let options: ReportBuilderOptions
+    private var recorder = UsageRecorder()
+    private var books: (ledger: UsageLedger, store: DayStore)?
+    /// Why there are no books, when opening them failed.
+    private var failure: String?
+    /// The local day of the last clock tick: when a tick falls on another day, the previous one is finished.
+    private var currentDay: LocalDay?
+
+    init(options: ReportBuilderOptions) {
+        self.options = options
+    }
+
+    override var role: Role { .report }
+
+    override var subscriptions: [String] {
+        ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
+         DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated,
+         DeviceTopic.clockTick, ReportTopic.dailyRequest, ReportTopic.weeklyRequest]
+    }
+
+    override func didStart() {
+        openBooks()
+    }
+
+    override func handle(_ envelope: Envelope) {
+        guard let runtime = PluginRuntime.current else { return }
+        openBooks()
+        switch envelope.topic {
+        case ReportTopic.dailyRequest, ReportTopic.weeklyRequest:
+            answer(envelope, runtime: runtime)
+        case DeviceTopic.clockTick:
+            guard let ledger = books?.ledger else { return }
+            let day = ledger.day(containing: runtime.now)
+            if let finished = currentDay, finished != day { finish(finished, runtime: runtime) }
+            currentDay = day
+        default:
+            ingest(recorder.records(for: envelope, at: runtime.now))
+        }
+    }
+
+    // MARK: Books
+
+    /// Loads the stored days once (events may arrive before `didStart`, while the bus gets ready).
+    private func openBooks() {
+        guard books == nil, failure == nil, let runtime = PluginRuntime.current else { return }
+        do {
+            let store = DayStore(defaults: try SharedDefaults.forPlugin(suiteName: options.appGroup))
+            var ledger = UsageLedger(timeZone: runtime.timeZone)
+            for usage in try store.loadAll() { try ledger.restore(usage) }
+            ledger.retain(days: options.retentionDays, asOf: runtime.now)
+            books = (ledger, store)
+            currentDay = ledger.day(containing: runtime.now)
+        } catch {
+            failure = "the report builder cannot open its days in \(options.appGroup): \(error)"
+            runtime.logger.critical("\(failure!)")
+        }
+    }
+
+    /// Adds records to the ledger and writes the days they changed.
+    private func ingest(_ records: [UsageRecord]) {
+        guard books != nil, !records.isEmpty else { return }
+        var touched = Set<LocalDay>()
+        for record in records {
+            do {
+                touched.formUnion(try books!.ledger.ingest(record))
+            } catch {
+                PluginRuntime.current?.logger.error("a usage record was refused: \(error)")
+            }
+        }
+        do {
+            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) })
+        } catch {
+            PluginRuntime.current?.logger.error("could not store the usage of \(touched.sorted()): \(error)")
+        }
+    }
+
+    /// Local midnight passed: the finished day gets the use in progress up to midnight, its report and insights go
+    /// on the bus and into the store, and days beyond the retention are dropped.
+    private func finish(_ day: LocalDay, runtime: PluginRuntime) {
+        ingest(recorder.checkpoint(at: runtime.now))
+        guard let (ledger, store) = books else { return }
+        let report = ledger.dailyReport(for: ledger.dateInterval(of: day).start)
+        do {
+            try runtime.publish(ReportTopic.daily, report)
+            try runtime.publish(ReportTopic.insight, DayInsights(day: day, insights: report.insights))
+            try store.saveLatest(report)
+            books!.ledger.retain(days: options.retentionDays, asOf: runtime.now)
+            try store.removeDays(before: ledger.day(containing: runtime.now).adding(days: 1 - options.retentionDays))
+        } catch {
+            runtime.logger.error("could not publish or store the report of \(day): \(error)")
+        }
+    }
+
+    // MARK: Requests
+
+    /// Answers `report.daily.request` / `report.weekly.request` `{"date": "YYYY-MM-DD"}` (default today), counting
+    /// the use in progress up to now.
+    private func answer(_ request: Envelope, runtime: PluginRuntime) {
+        let body: [UInt8]
+        do {
+            guard var ledger = books?.ledger else {
+                throw DeviceError(code: "reports-unavailable", message: failure ?? "the report builder has not opened its days yet")
+            }
+            let date = try requestedDate(request, ledger: ledger, now: runtime.now)
+            if let inProgress = recorder.inProgress(at: runtime.now) { try ledger.ingest(inProgress) }
+            body = request.topic == ReportTopic.dailyRequest
+                ? DeviceAPICoding.encode(DeviceReply.success(ledger.dailyReport(for: date)))
+                : DeviceAPICoding.encode(DeviceReply.success(ledger.weeklyReport(endingOn: date)))
+        } catch let error as DeviceError {
+            body = DeviceAPICoding.encode(DeviceReply<NoValue>.failure(error))
+        } catch {
+            body = DeviceAPICoding.encode(DeviceReply<NoValue>.failure(DeviceError(code: "internal", message: "\(error)")))
+        }
+        do {
+            try runtime.reply(to: request, body: body)
+        } catch {
+            runtime.logger.error("could not answer \(request.topic) from \(request.source): \(error)")
+        }
+    }
+
+    /// The start of the requested local day, or now when the request names none.
+    private func requestedDate(_ request: Envelope, ledger: UsageLedger, now: Date) throws -> Date {
+        guard let value = request.bodyValue["date"] else { return now }
+        guard let text = value.stringValue, let day = LocalDay(text) else {
+            throw DeviceError(code: "bad-date", message: "'date' is a local day like 2026-11-25, got \(value.jsonText)")
+        }
+        return ledger.dateInterval(of: day).start
+    }
+}
+
+/// `report.insight`: a finished day's insights.
+struct DayInsights: Codable, Hashable {
+    let day: LocalDay
+    let insights: Insights
+}
+
+PluginHost.run(options: ReportBuilderOptions.self) { ReportBuilder(options: $0) }

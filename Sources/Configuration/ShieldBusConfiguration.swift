@@ -56,6 +56,10 @@ public struct ShieldBusConfiguration {
         public var selectionDomains: [String] = []
         public var replyTimeoutMs: Int64 = 1000
         public var clockTicks = true
+        /// Screen Time's own web limits (Settings › Screen Time): domain → minutes a day.
+        public var webLimits: [String: Int] = [:]
+        /// Content & Privacy Restrictions: domains that cannot be browsed at all.
+        public var restrictedDomains: [String] = []
         public static let authorizationPolicies = ["approve", "deny", "ask"]
     }
 
@@ -220,7 +224,7 @@ public struct ShieldBusConfiguration {
         scenario = try top["scenario"]?.string()
         if let value = top["device"] {
             let fields = try value.uniqueMapping(allowed: ["companionApp", "companionPlugin", "managedSettingsOwner", "authorization",
-                                                     "selection", "replyTimeoutMs", "clockTicks"])
+                                                     "selection", "replyTimeoutMs", "clockTicks", "webLimits", "restrictedDomains"])
             device.companionApp = try fields["companionApp"]?.string()
             device.companionPlugin = try fields["companionPlugin"]?.string()
             device.managedSettingsOwner = try fields["managedSettingsOwner"]?.string()
@@ -240,6 +244,7 @@ public struct ShieldBusConfiguration {
             }
             if let timeout = fields["replyTimeoutMs"] { device.replyTimeoutMs = Int64(try Self.positive(timeout)) }
             if let ticks = fields["clockTicks"] { device.clockTicks = try ticks.bool() }
+            try parseWebContent(fields)
         }
         for entry in try top["appGroups"]?.list() ?? [] {
             let fields = try entry.uniqueMapping(allowed: ["name", "slices"])
@@ -250,6 +255,23 @@ public struct ShieldBusConfiguration {
                 lines["appGroups.\(try name.string()).slices.\(writer)"] = patterns.line
             }
             appGroups.append(AppGroupDeclaration(name: try name.string(), slices: slices, line: entry.line))
+        }
+    }
+
+    /// `device.webLimits: {instagram.com: 30}` and `device.restrictedDomains: [poki.com]`: hostnames, limits in
+    /// whole minutes within a day.
+    private mutating func parseWebContent(_ fields: [String: YAMLValue]) throws {
+        func domain(_ value: YAMLValue, _ name: String) throws -> String {
+            if let problem = hostnameProblem(name) { throw value.error(problem) }
+            return name
+        }
+        for (name, minutes) in try fields["webLimits"]?.mapping() ?? [:] {
+            let limit = try minutes.int()
+            guard (1...1439).contains(limit) else { throw minutes.error("a web limit is 1 to 1439 minutes a day, got \(limit)") }
+            device.webLimits[try domain(minutes, name)] = limit
+        }
+        for value in try fields["restrictedDomains"]?.list() ?? [] {
+            device.restrictedDomains.append(try domain(value, try value.string()))
         }
     }
 

@@ -27,6 +27,10 @@ public struct DeviceSettings {
     public var replyTimeoutMilliseconds: Int64 = 1_000
     /// Emit `clock.tick` every whole minute.
     public var clockTicks = true
+    /// Screen Time's own web limits: domain (and its subdomains) → minutes of public browsing a day.
+    public var webLimits: [String: Int] = [:]
+    /// Content & Privacy Restrictions: domains (and their subdomains) that cannot be browsed.
+    public var restrictedDomains: [String] = []
 
     public enum AuthorizationPolicy: String, CaseIterable, Sendable {
         case approve, deny, ask
@@ -69,6 +73,7 @@ public final class DeviceOS: BrokerService {
     private(set) var usage: UsageMeter!
     private(set) var lifecycle: AppLifecycle!
     private(set) var notifications: NotificationCenterService!
+    private(set) var webContent: WebContentFilter!
     private var scenario: ScenarioPlayer?
     private var correlation: UInt64 = 0
 
@@ -115,6 +120,7 @@ public final class DeviceOS: BrokerService {
         screen = Screen(device: self)
         lifecycle = AppLifecycle(device: self)
         notifications = NotificationCenterService(device: self)
+        webContent = WebContentFilter(device: self)
     }
 
     public var isAwaitingReplies: Bool { screen?.isAwaitingReply ?? false }

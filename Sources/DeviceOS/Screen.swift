@@ -207,8 +207,9 @@ final class Screen {
         }
     }
 
-    /// Puts a subject on screen: behind a shield if any store shields it, else usable.
+    /// Puts a subject on screen: behind the OS's own web view or a shield if anything refuses it, else usable.
     private func show(_ subject: Subject, reason: String) {
+        if presentWebContentView(subject) { return }
         if let match = match(subject) {
             requestShield(subject, match: match)
         } else {
@@ -284,10 +285,31 @@ final class Screen {
                 device.lifecycle.enterForeground(reason: reason)
             }
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
+            // A lifted shield may uncover a page the OS itself refuses (a limit reached meanwhile).
+            if presentWebContentView(subject) { return }
             device.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
                                                             tab: tab, isPrivate: page.isPrivate, reason: reason))
             device.usage.begin(webDomain: target.webDomain!.domain!, categoryID: subject.categoryID, isPrivate: page.isPrivate)
+            device.webContent.watchCurrentUse()
         }
+    }
+
+    /// Draws WebKit's "You cannot browse this page" or the tab's "You've reached your limit" over a page the OS's own
+    /// settings refuse; no plugin is asked. Returns whether it did.
+    private func presentWebContentView(_ subject: Subject) -> Bool {
+        guard let host = subject.host, let verdict = device.webContent.verdict(for: host) else { return false }
+        let view = WebContentFilter.view(for: verdict)
+        present(subject, match: view.match, configuration: view.configuration, renderedBy: "system")
+        return true
+    }
+
+    /// The page in use may just have reached its domain's web limit: if the OS now refuses it, it leaves use and
+    /// the limit view comes down over it (that tab only: another tab stays usable).
+    func recheckWebPage() {
+        guard isUsable, case .web = foreground, let subject = foregroundSubject, let host = subject.host,
+              device.webContent.verdict(for: host) != nil else { return }
+        leaveForeground(reason: "limit-reached")
+        _ = presentWebContentView(subject)
     }
 
     /// The foreground target stops being used (switch, close, home, or a shield comes down over it).

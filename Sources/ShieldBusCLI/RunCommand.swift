@@ -213,6 +213,8 @@ struct RunPlan {
                                          domains: configuration.device.selectionDomains)
         deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
         deviceSettings.clockTicks = configuration.device.clockTicks
+        deviceSettings.webLimits = configuration.device.webLimits
+        deviceSettings.restrictedDomains = configuration.device.restrictedDomains
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario)
     }
 

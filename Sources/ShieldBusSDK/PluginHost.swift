@@ -49,6 +49,22 @@ public enum PluginHost {
     }
 }
 
+extension PluginHost {
+    /// Runs the component made from the plugin's options (the configuration's `plugins[].options`, decoded as
+    /// `Options`). Options that do not decode end the process with `PluginExitStatus.configurationError` and the reason on standard error
+    /// (the plugin's log), before it connects.
+    public static func run<Options: Decodable, Component: BusComponent>(options: Options.Type, _ make: @escaping (Options) -> Component) -> Never {
+        let decoded: Options
+        do {
+            decoded = try PluginRuntime.launchOptions(as: options)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(PluginExitStatus.configurationError)
+        }
+        run { make(decoded) }
+    }
+}
+
 /// How a plugin's exit status tells its supervisor whether starting it again can help.
 public enum PluginExitStatus {
     /// sysexits' EX_CONFIG: the plugin's configuration is wrong (its hello was refused, its app group does not

@@ -59,19 +59,24 @@ public final class PluginRuntime {
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
-    public func options<T: Decodable>(as type: T.Type) throws -> T { try Self.options(as: type) }
+    public func options<T: Decodable>(as type: T.Type) throws -> T { try Self.launchOptions(as: type) }
 
-    /// The options of this process's plugin, readable before it connects.
-    public static func options<T: Decodable>(as type: T.Type) throws -> T {
+    /// The options of the plugin being launched, decoded as `T`, readable before it connects (e.g. to choose
+    /// its subscriptions from them); a mismatch is a clear error naming the plugin.
+    public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
         let environment = ProcessInfo.processInfo.environment
         let text = environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
         do {
             return try DeviceAPICoding.decode(type, from: Array(text.utf8))
         } catch {
             let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
-            throw PluginError.configuration("the options of \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
+            throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
         }
     }
+
+    /// The bus clock's mode, from the broker's welcome: `real`, `scaled` or `virtual`. Only under `real` does bus
+    /// time match the wall clock, e.g. for anything shown outside the simulation (a desktop notification).
+    public var clockMode: String { connection.welcome?.clock ?? "real" }
 
     /// Whether an ios-realistic quirk is on (see `shieldbus run --help`).
     public func hasQuirk(_ name: String) -> Bool {
@@ -91,6 +96,12 @@ public final class PluginRuntime {
     /// Publishes an event with a JSON body.
     public func publish(_ topic: String, json body: JSONValue) throws {
         try connection.publish(Publish(topic: topic, body: body))
+    }
+
+    /// Answers a request event: publishes `body` (JSON bytes) on the request's reply topic with its correlation id,
+    /// so the broker routes it to the requester.
+    public func reply(to request: Envelope, body: [UInt8]) throws {
+        try connection.publish(Publish(topic: Topic.reply(to: request.topic), body: body, corr: request.corr))
     }
 
     /// Sends a request (a `.request` topic) and waits for its reply; events arriving meanwhile are kept for later.

@@ -1,0 +1,114 @@
+import BusProtocol
+import Foundation
+import ReferenceKit
+import ShieldBusSDK
+import UsageReports
+
+/// Turns the OS's activity events, as they happen, into usage records: spans of app and web use, pickups, shield
+/// encounters, notifications, grace passes and nudges.
+///
+/// - A span runs from `activity.app.opened` / `activity.web.visited` to the matching `closed` / `left`, or to a
+///   device restart or iOS update (which stop the OS's own usage meter too).
+/// - A pickup is an app coming to the screen from the home screen (nothing in use before it); switching straight
+///   from one app to another is not a new pickup.
+/// - A shield encounter is a shield coming up over a target; the same shield drawn again (a deferred press, a store
+///   change) is the same encounter.
+/// - Private tabs (`isPrivate`) are ignored entirely, as `suppressUsageRecording` asks: they change nothing.
+struct UsageRecorder {
+    /// What is in use.
+    enum Subject: Equatable {
+        case app(name: String, category: String)
+        case web(domain: String)
+    }
+
+    private(set) var inUse: (subject: Subject, since: Date)?
+    private var atHome = true
+    private var shieldedTarget: String?
+
+    /// The records an event makes; `now` is its bus time.
+    mutating func records(for envelope: Envelope, at now: Date) -> [UsageRecord] {
+        switch envelope.topic {
+        case DeviceTopic.appOpened:
+            guard let activity = decode(AppActivity.self, envelope) else { return [] }
+            let name = activity.application.localizedDisplayName ?? "Unknown app"
+            var records = close(at: now)
+            if atHome { records.append(.pickup(app: name, at: now)) }
+            atHome = false
+            shieldedTarget = nil
+            inUse = (.app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), now)
+            return records
+        case DeviceTopic.appClosed:
+            guard let activity = decode(AppActivity.self, envelope), case .app(let name, _)? = inUse?.subject,
+                  name == (activity.application.localizedDisplayName ?? "Unknown app") else { return [] }
+            return close(at: now)
+        case DeviceTopic.webVisited:
+            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate else { return [] }
+            let records = close(at: now)
+            atHome = false
+            shieldedTarget = nil
+            inUse = (.web(domain: activity.webDomain.domain ?? "unknown"), now)
+            return records
+        case DeviceTopic.webLeft:
+            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
+                  inUse?.subject == .web(domain: activity.webDomain.domain ?? "unknown") else { return [] }
+            return close(at: now)
+        case DeviceTopic.home, DeviceTopic.restarted:
+            atHome = true
+            shieldedTarget = nil
+            return close(at: now)
+        case DeviceTopic.osUpdated:
+            return close(at: now)
+        case DeviceTopic.shieldShown:
+            guard let shown = decode(ShieldShown.self, envelope), shown.target.displayName != shieldedTarget else { return [] }
+            shieldedTarget = shown.target.displayName
+            return [.shieldEncounter(target: shown.target.displayName, at: now)]
+        case DeviceTopic.shieldDismissed:
+            shieldedTarget = nil
+            return []
+        case DeviceTopic.notificationPosted:
+            guard let notification = decode(NotificationRequest.self, envelope) else { return [] }
+            return [.notification(source: notification.kind ?? notification.title, at: now)]
+        case IntentTopic.gracePass:
+            return [.gracePassUsed(at: now)]
+        case IntentTopic.nudge:
+            return [.nudgeUsed(at: now)]
+        default:
+            return []
+        }
+    }
+
+    /// The use in progress up to `now`, which goes on from `now`: at midnight, so the finished day is complete.
+    mutating func checkpoint(at now: Date) -> [UsageRecord] {
+        guard let (subject, _) = inUse else { return [] }
+        let records = close(at: now)
+        inUse = (subject, now)
+        return records
+    }
+
+    /// The use in progress up to `now`, without ending it: for reports asked for in the middle of a span.
+    func inProgress(at now: Date) -> UsageRecord? {
+        inUse.map { Self.record($0.subject, from: $0.since, to: now) }
+    }
+
+    private mutating func close(at now: Date) -> [UsageRecord] {
+        guard let (subject, since) = inUse else { return [] }
+        inUse = nil
+        return [Self.record(subject, from: since, to: now)]
+    }
+
+    private static func record(_ subject: Subject, from start: Date, to end: Date) -> UsageRecord {
+        switch subject {
+        case let .app(name, category): return .appUsage(app: name, category: category, start: start, end: end)
+        case .web(let domain): return .webUsage(domain: domain, start: start, end: end, isPrivate: false)
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ envelope: Envelope) -> T? {
+        do {
+            return try DeviceAPICoding.decode(type, from: envelope.body)
+        } catch {
+            PluginRuntime.current?.logger.error("\(envelope.topic) #\(envelope.seq) is not a valid \(type): \(error)")
+            return nil
+        }
+    }
+}

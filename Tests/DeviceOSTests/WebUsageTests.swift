@@ -1,0 +1,114 @@
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// Web browsing as STWebpageController and WebKit handle it, through the real broker: per-tab state, private tabs
+/// that record nothing, Screen Time's own web limits and Content & Privacy Restrictions, and web time counted
+/// toward DeviceActivity events.
+final class WebUsageTests: XCTestCase {
+    /// 07:00 on Monday 23 November 2026 in Berlin (UTC+1), as bus time.
+    let seven: BusTime = 1_795_413_600_000
+
+    func at(_ minutesAfterSeven: Int) -> BusTime { seven + BusTime(minutesAfterSeven) * 60_000 }
+
+    let limits = """
+    name: web-limits
+    timeZone: Europe/Berlin
+    device:
+      webLimits: {reddit.com: 20}
+      restrictedDomains: [poki.com]
+    """
+
+    // Reddit's limit is 20 minutes: 10 public minutes in tab 1, then 15 private ones (not counted), then the
+    // public tab again reaches the limit at 07:40 — not at 07:21, as it would if private time counted.
+    let limitDay = """
+    name: web-limit-day
+    start: 2026-11-23T07:00
+    steps:
+      - at: "07:01"
+        visit: https://www.reddit.com/r/swift
+      - at: "07:11"
+        visit: {url: "https://www.reddit.com/r/ios", tab: 2, private: true}
+      - at: "07:26"
+        visit: {url: "https://news.ycombinator.com", tab: 3}
+      - at: "07:30"
+        visit: https://old.reddit.com/
+      - at: "07:45"
+        visit: {url: "https://www.reddit.com/", tab: 2, private: true}
+      - at: "07:46"
+        visit: {url: "https://github.com/", tab: 3}
+      - at: "07:50"
+        visit: {url: "https://poki.com/games", tab: 4}
+      - at: "07:52"
+        visit: {url: "https://github.com/", tab: 3}
+      - at: "day 2 08:00"
+        visit: https://www.reddit.com/
+      - at: "day 2 08:05"
+        home: true
+    """
+
+    func testAWebLimitShowsTheLimitViewWhenPublicBrowsingReachesItForThatDomainOnly() throws {
+        let run = try ScenarioRun.run(configuration: limits, scenario: limitDay)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let shown = run.events("shield.shown")
+        XCTAssertEqual(shown.map(\.time), [at(40), at(45), at(50)], "the limit at 07:40 in tab 1, again in the private tab, the restriction at once")
+        guard shown.count == 3 else { return }
+        for event in shown { XCTAssertEqual(event.bodyValue["renderedBy"]?.stringValue, "system", "the OS draws its own views") }
+        XCTAssertEqual(shown[0].bodyValue["configuration"]?["title"]?["text"]?.stringValue, "You've reached your limit")
+        XCTAssertEqual(shown[0].bodyValue["configuration"]?["subtitle"]?["text"]?.stringValue, "You've reached your 20-minute daily limit on reddit.com.")
+        XCTAssertEqual(shown[0].bodyValue["stores"], ["screen-time-limits"])
+        XCTAssertEqual(shown[0].bodyValue["target"]?["webDomain"]?["domain"]?.stringValue, "reddit.com")
+        XCTAssertEqual(shown[1].bodyValue["configuration"]?["title"]?["text"]?.stringValue, "You've reached your limit",
+                       "a limit reached in public tabs also shows in a private one")
+        XCTAssertEqual(shown[2].bodyValue["configuration"]?["title"]?["text"]?.stringValue, "You cannot browse this page")
+        XCTAssertEqual(shown[2].bodyValue["stores"], ["content-restrictions"])
+
+        let left = run.events("activity.web.left")
+        let limitReached = left.first { $0.bodyValue["reason"]?.stringValue == "limit-reached" }
+        XCTAssertEqual(limitReached?.time, at(40))
+        XCTAssertEqual(limitReached?.bodyValue["tab"]?.intValue, 1)
+
+        // Visited (usable) pages, in order: the limit covers reddit.com only, and only until midnight.
+        let visited = run.events("activity.web.visited").map {
+            "\($0.bodyValue["webDomain"]?["domain"]?.stringValue ?? "?")@\($0.bodyValue["tab"]?.intValue ?? 0)\($0.bodyValue["isPrivate"]?.boolValue == true ? "p" : "")"
+        }
+        XCTAssertEqual(visited, ["reddit.com@1", "reddit.com@2p", "news.ycombinator.com@3", "reddit.com@1", "github.com@3", "github.com@3", "reddit.com@1"])
+        XCTAssertEqual(run.events("activity.web.visited").last?.time, at(24 * 60 + 60), "the next day starts a new limit")
+    }
+
+    func testWebTimeCountsTowardDeviceActivityEventsAndPrivateTabsDoNot() throws {
+        let configuration = """
+        name: web-activity
+        timeZone: Europe/Berlin
+        device:
+          companionApp: Speed Bump
+          companionPlugin: app
+          selection: {domains: [instagram.com]}
+        appGroups:
+          - {name: group.test.deeplink, slices: {app: ["DeepLinkInbox.*"]}}
+        plugins:
+          - {name: app, executable: \(BuildProducts.path("fixture-deeplink-app")), role: app, arguments: ["--monitor-minutes", "10"]}
+        """
+        // 6 public minutes, 5 private ones (not counted), then the public tab reaches 10 minutes at 07:16.
+        let scenario = """
+        name: web-threshold
+        start: 2026-11-23T07:00
+        steps:
+          - at: "07:01"
+            visit: https://www.instagram.com/
+          - at: "07:07"
+            visit: {url: "https://www.instagram.com/reels", tab: 2, private: true}
+          - at: "07:12"
+            visit: https://www.instagram.com/explore
+          - at: "07:30"
+            home: true
+        """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("deviceactivity.start-monitoring.reply").first?.bodyValue["ok"], true, run.errors)
+        let crossings = run.events("deviceactivity.event-did-reach-threshold")
+        XCTAssertEqual(crossings.map(\.time), [at(16)], "10 public minutes of instagram.com; the private tab's 5 do not count")
+        XCTAssertEqual(crossings.first?.bodyValue["event"]?.stringValue, "limit")
+    }
+}

@@ -10,8 +10,6 @@ open class ReferenceCompanionApp: App {
     public let defaults: SharedDefaults
     public let shields: Shields
     public let center = DeviceActivityCenter()
-    /// Called first thing on every foreground after the re-block check: the notifier's pending deep link.
-    public var afterForegroundCheck: (() -> Void)?
 
     public init(options: ProductOptions, defaults: SharedDefaults) {
         self.options = options
@@ -74,7 +72,13 @@ open class ReferenceCompanionApp: App {
 
     open override func willEnterForeground() {
         foregroundCheck()  // first, before anything else (lesson 7)
-        afterForegroundCheck?()
+        // Then the notifier's pending deep link, read and consumed in one step so it opens exactly once (Tether).
+        do {
+            let outcome = try followPendingDeepLink(in: defaults)
+            if outcome != .none { logger?.info("pending deep link: \(outcome)") }
+        } catch {
+            logger?.error("the pending deep link could not be followed: \(error)")
+        }
     }
 
     /// The synchronous re-block check: a direct read of the shared state and a direct write of the shields,

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench report-png clean
+.PHONY: deps build run test bench soak report-png clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
@@ -27,6 +27,13 @@ run: build
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+
+## soak: many random days of a heavy user under ios-realistic, the lock invariant checked (SEEDS=1,2,3 DAYS=7)
+SEEDS ?= 1,2,3,4,5,6,7,8
+DAYS ?= 7
+soak: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
 
 ## bench: throughput through the broker beside a plain libzmq proxy (release build)
 bench: deps

@@ -40,6 +40,17 @@ open class ReferenceCompanionApp: App {
         }
     }
 
+    /// Saves the picker's selection again when its tokens changed (an OS update regenerates them): a direct,
+    /// synchronous read of what the OS holds, validated before it overwrites anything.
+    open func refreshSelection() {
+        do {
+            let current = BlockList(try AuthorizationCenter.shared.pickActivities())
+            if (try? LockState.readBlockList(from: defaults)) != current { try saveSelection(current) }
+        } catch {
+            logger?.error("cannot refresh the selection: \(error)")
+        }
+    }
+
     /// Stores the selection's tokens — validated before anything is overwritten (lesson 4).
     open func saveSelection(_ list: BlockList) throws {
         let apps = try LockState.serialize(list.applications)
@@ -54,6 +65,11 @@ open class ReferenceCompanionApp: App {
 
     open func startSchedules() throws {
         let monitorNames = ReferenceMonitorNames(options: options)
+        let saved = try LockState.readBlockList(from: defaults)
+        try center.startMonitoring(monitorNames.selection, during: ReferenceMonitor.allDay, events: [
+            monitorNames.selectionEvent: DeviceActivityEvent(applications: saved.applications, categories: saved.categories,
+                                                             webDomains: saved.webDomains, threshold: DateComponents(hour: 23, minute: 59)),
+        ])
         switch options.product {
         case .habitLock:
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
@@ -71,7 +87,8 @@ open class ReferenceCompanionApp: App {
     // MARK: Foreground
 
     open override func willEnterForeground() {
-        foregroundCheck()  // first, before anything else (lesson 7)
+        refreshSelection()
+        foregroundCheck()  // before anything else the app does (lesson 7)
         // Then the notifier's pending deep link, read and consumed in one step so it opens exactly once (Tether).
         do {
             let outcome = try followPendingDeepLink(in: defaults)
@@ -163,6 +180,10 @@ public struct ReferenceMonitorNames {
     public var pass: DeviceActivityName { DeviceActivityName("\(prefix).pass") }
     public var resume: DeviceActivityName { DeviceActivityName("\(prefix).resume") }
     public var thresholdEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).limit") }
+    /// An all-day activity whose one event holds the selection: the OS keeps its tokens current across an OS
+    /// update (FB14237883), so the extensions re-block with tokens that still mean something.
+    public var selection: DeviceActivityName { DeviceActivityName("\(prefix).selection") }
+    public var selectionEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).selection") }
     public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
 }

@@ -73,14 +73,26 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// Whether the unlock is over. Timestamp over flag (lesson 6).
     open func unlockHasEnded(_ state: LockState) -> Bool { !state.isUnlockActive(at: now) }
 
-    /// Re-blocks everything the person selected: apps, categories and web domains (lesson 5).
+    /// Re-blocks everything the person selected: apps, categories and web domains (lesson 5) — in the saved
+    /// tokens and in the OS's current ones (the selection activity's event), which survive an OS update.
     open func reblock(_ state: LockState, reason: String) {
         do {
-            try shields.block(state.blockList)
+            try shields.block(Self.currentBlockList(state, center: center, names: names))
             logger?.info("re-blocked (\(reason))")
         } catch {
             logger?.error("re-block failed (\(reason)): \(error)")
         }
+    }
+
+    /// The saved selection together with the OS's copy of it, whose tokens the OS keeps current.
+    public static func currentBlockList(_ state: LockState, center: DeviceActivityCenter, names: ReferenceMonitorNames) -> BlockList {
+        var list = state.blockList
+        if let event = try? center.events(for: names.selection)[names.selectionEvent] {
+            list.applications.formUnion(event.applications)
+            list.categories.formUnion(event.categories)
+            list.webDomains.formUnion(event.webDomains)
+        }
+        return list
     }
 
     /// Reads the lock state; nil (and nothing written) when it cannot be read (lesson 4).

@@ -33,7 +33,9 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
             switch options.product {
             case .habitLock:
                 let state = try LockState.read(from: defaults)
-                if lastCheck != today || !state.isUnlockActive(at: now) { try shields.block(state.blockList) }
+                if lastCheck != today || !state.isUnlockActive(at: now) {
+                    try shields.block(ReferenceMonitor.currentBlockList(state, center: DeviceActivityCenter(), names: ReferenceMonitorNames(options: options)))
+                }
             case .focusWindow:
                 // A pass that ended but was not yet taken back: take it back now.
                 if let raw = try defaults.string(forKey: SharedKey.passApplication),

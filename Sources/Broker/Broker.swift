@@ -589,12 +589,12 @@ public final class Broker {
         supervisor.killUnresponsive(name: name, reason: reason)
     }
 
-    /// Kills and restarts every supervised plugin; their sessions end at once.
-    func restartAllPlugins(reason: String) {
-        for plugin in supervisor.plugins {
+    /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
+    func restartPlugins(named name: String? = nil, reason: String) {
+        for plugin in supervisor.plugins where name == nil || plugin.spec.name == name {
             if let session = sessions.first(where: { $0.name == plugin.spec.name }) { remove(session, reason: reason) }
         }
-        supervisor.restartAll(reason: reason)
+        if let name { supervisor.restart(named: name, reason: reason) } else { supervisor.restartAll(reason: reason) }
     }
 
     // MARK: Status

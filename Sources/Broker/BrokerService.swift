@@ -65,7 +65,10 @@ public struct BrokerBus {
     public func killPlugin(named name: String, reason: String) { broker.killPlugin(named: name, reason: reason) }
 
     /// Kills and restarts every supervised plugin (a device restart).
-    public func restartAllPlugins(reason: String) { broker.restartAllPlugins(reason: reason) }
+    public func restartAllPlugins(reason: String) { broker.restartPlugins(reason: reason) }
+
+    /// Kills and restarts one plugin at once, without counting a failure (an app force-quit by the person).
+    public func restartPlugin(named name: String, reason: String) { broker.restartPlugins(named: name, reason: reason) }
 
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }

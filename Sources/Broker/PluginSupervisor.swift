@@ -228,6 +228,15 @@ final class PluginSupervisor {
 
     /// Kills every running plugin and starts it again at once (a device restart), without counting failures.
     func restartAll(reason: String) {
+        restart(plugins, reason: reason)
+    }
+
+    /// Kills one plugin and starts it again at once (an app force-quit by the person), without counting a failure.
+    func restart(named name: String, reason: String) {
+        restart(plugins.filter { $0.spec.name == name }, reason: reason)
+    }
+
+    private func restart(_ plugins: [Plugin], reason: String) {
         for plugin in plugins where plugin.pid != nil {
             plugin.state = .stopped  // so reaping does not count the kill as a crash
             kill(plugin.pid!, SIGKILL)

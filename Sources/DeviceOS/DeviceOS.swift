@@ -222,7 +222,7 @@ public final class DeviceOS: BrokerService {
             if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
                 device.screen.close(app)
                 device.lifecycle.appTerminated()
-                if let plugin = device.settings.companionPluginName { device.bus.killPlugin(named: plugin, reason: "force-quit by the user") }
+                if let plugin = device.settings.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
             } else {
                 device.screen.close(app)
             }

@@ -53,7 +53,11 @@ final class NaiveMonitor: ReferenceMonitor {
     }
 
     override func reblock(_ state: LockState, reason: String) {
-        if flaw == "apps-only" { blockAppsOnly(shields, state.blockList) } else { super.reblock(state, reason: reason) }
+        switch flaw {
+        case "apps-only": blockAppsOnly(shields, state.blockList)
+        case "write-back-empty": try? shields.block(state.blockList)  // the App Group is its only source of tokens
+        default: super.reblock(state, reason: reason)
+        }
     }
 
     override func passGranted() {
@@ -87,6 +91,10 @@ final class NaiveDelegate: ReferenceActionDelegate {
 }
 
 final class NaiveApp: ReferenceCompanionApp {
+    override func refreshSelection() {
+        if flaw != "write-back-empty" { super.refreshSelection() }  // its tokens come from the App Group only
+    }
+
     override func foregroundCheck() {
         switch flaw {
         case "app-timer-only", "one-far-check", "single-slot-name", "no-buffer", "async-reblock", "foreground-late-check":

@@ -37,8 +37,6 @@ soak: deps
 
 ## bench: throughput through the broker beside a plain libzmq proxy (release build)
 bench: deps
-	@# Broker imports BusClient without declaring it in Package.swift, so a product-only build can reach Broker first.
-	$(SWIFT) build -c release --target BusClient
 	$(SWIFT) build -c release --product shieldbus-bench
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
 

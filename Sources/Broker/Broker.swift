@@ -373,8 +373,7 @@ public final class Broker {
             sendDirect(WireCodec.encode(.status(statusReport())), to: identity)
         case .publish(let publish):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "publish")) }
-            let namespace = String(Topic.namespace(of: publish.topic))
-            if Topic.brokerOnlyNamespaces.contains(namespace) || (namespace == Topic.inputNamespace && session.role != .tool) {
+            if Topic.isBrokerOnly(publish.topic) || (session.role != .tool && publish.topic.hasPrefix(Topic.inputNamespace + ".")) {
                 return refuse(identity, session: session, .reservedTopic(publish.topic))
             }
             let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? identity : nil
@@ -493,7 +492,7 @@ public final class Broker {
     /// Whether deliveries to acknowledging plugins go one at a time (virtual time, once the bus is ready).
     private var serialDispatch: Bool { clock.isVirtual && isReady }
     /// Deliveries waiting for their turn, in order; and the session whose acknowledgement is awaited.
-    private var serialQueue: [(session: Session, json: [UInt8], seq: UInt64)] = []
+    private var serialQueue: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
     private var serialQueueHead = 0
     private var awaitingTurn: Session?
 
@@ -505,7 +504,7 @@ public final class Broker {
             let next = serialQueue[serialQueueHead]
             serialQueueHead += 1
             guard sessionsByIdentity[next.session.identity] === next.session else { continue }  // it left meanwhile
-            deliver(next.json, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+            deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
             awaitingTurn = next.session
         }
         serialQueue.removeAll(keepingCapacity: true)
@@ -529,14 +528,17 @@ public final class Broker {
             }
         }
         let kind = WireCodec.eventKindFrame
+        // The envelope is copied into libzmq once and shared by every delivery.
+        var shared: SharedFrame?
         let recipients = serialDispatch ? sessions.sorted { $0.name < $1.name } : sessions
         for session in recipients where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
+            if shared == nil { shared = SharedFrame(json) }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
             if serialDispatch && session.acknowledges && session.identity != requester {
-                serialQueue.append((session, json, envelope.seq))
+                serialQueue.append((session, shared!, envelope.seq))
             } else {
-                deliver(json, kind: kind, seq: envelope.seq, to: session)
+                deliver(shared!, kind: kind, seq: envelope.seq, to: session)
             }
         }
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
@@ -546,12 +548,24 @@ public final class Broker {
     }
 
     @inline(__always)
-    private func deliver(_ envelopeJSON: [UInt8], kind: [UInt8], seq: UInt64, to session: Session) {
+    private func deliver(_ envelope: SharedFrame, kind: [UInt8], seq: UInt64, to session: Session) {
         session.lastDelivery += 1
         let delivery = session.lastDelivery
         let queued: Bool
         do {
-            queued = try router!.send([session.identity, kind, envelopeJSON, Array(String(delivery).utf8)], dontWait: true)
+            // The delivery number in ASCII decimal, written into a stack buffer rather than a String and an Array.
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            queued = try withUnsafeMutableBytes(of: &digits) { buffer in
+                var value = delivery
+                var start = buffer.count
+                repeat {
+                    start -= 1
+                    buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                } while value > 0
+                return try router!.send([session.identity, kind], shared: envelope,
+                                        tail: UnsafeRawBufferPointer(rebasing: buffer[start...]), dontWait: true)
+            }
         } catch {
             queued = false  // EHOSTUNREACH: the peer is gone; its session will time out
         }

@@ -35,8 +35,11 @@ final class SignalPipe {
         }
     }
 
-    /// Restores default handling (for a broker that stopped and runs no more).
+    /// Restores default handling and closes the pipe (for a broker that stopped and runs no more).
     func restore() {
         for signalNumber in [SIGINT, SIGTERM, SIGCHLD] { signal(signalNumber, SIG_DFL) }
+        close(readDescriptor)
+        close(SignalPipe.writeDescriptor)
+        SignalPipe.writeDescriptor = -1
     }
 }

@@ -3,7 +3,11 @@
 /// The broker uses it to read a message's few envelope fields and to copy the body through untouched.
 public struct JSONObjectView {
     public let bytes: [UInt8]
-    private var members: [String: Member] = [:]
+    /// The members in document order; a linear scan beats hashing for the handful a message has.
+    private var members: [(key: String, member: Member)] = []
+    /// Built only for objects with many members, so that a hostile message cannot make the scan quadratic.
+    private var index: [String: Int]?
+    private static let scanLimit = 16
 
     struct Member {
         let kind: JSONKind
@@ -37,7 +41,17 @@ public struct JSONObjectView {
                 let start = parser.index
                 parser.sawWhitespace = false
                 let kind = try parser.skipValue()
-                members[key] = Member(kind: kind, range: start..<parser.index, isCompact: !parser.sawWhitespace)
+                let member = Member(kind: kind, range: start..<parser.index, isCompact: !parser.sawWhitespace)
+                if let existing = position(of: key) {
+                    members[existing].member = member  // a repeated key: the last one wins, as before
+                } else {
+                    members.append((key, member))
+                    if index != nil {
+                        index![key] = members.count - 1
+                    } else if members.count > JSONObjectView.scanLimit {
+                        index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
+                    }
+                }
                 parser.skipWhitespace()
                 guard parser.index < bytes.count else { throw parser.fail("unterminated object") }
                 if bytes[parser.index] == UInt8(ascii: ",") { parser.index += 1; continue }
@@ -50,22 +64,32 @@ public struct JSONObjectView {
     }
 
     /// The member names.
-    public var keys: [String] { Array(members.keys) }
+    public var keys: [String] { members.map(\.key) }
+
+    private func position(of key: String) -> Int? {
+        if let index { return index[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    private func member(_ key: String) -> Member? {
+        position(of: key).map { members[$0].member }
+    }
 
     /// The kind of the member `key`, or nil when absent.
-    public func kind(of key: String) -> JSONKind? { members[key]?.kind }
+    public func kind(of key: String) -> JSONKind? { member(key)?.kind }
 
     /// The member's bytes, compact (insignificant whitespace removed), or nil when absent.
     public func compactBytes(of key: String) -> ArraySlice<UInt8>? {
-        guard let member = members[key] else { return nil }
+        guard let member = member(key) else { return nil }
         let raw = bytes[member.range]
         return member.isCompact ? raw : ArraySlice(JSONWriter.minify(raw))
     }
 
     /// The member decoded as a value, or nil when absent.
     public func value(of key: String) -> JSONValue? {
-        guard let member = members[key] else { return nil }
-        var parser = JSONParser(Array(bytes[member.range]))
+        guard let member = member(key) else { return nil }
+        var parser = JSONParser(bytes)  // shares the buffer: no copy of the member's bytes
+        parser.index = member.range.lowerBound
         return try? parser.parseValue(depth: 0)
     }
 }

@@ -17,20 +17,45 @@ public enum Topic {
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.
     public static let replySuffix = ".reply"
 
+    /// The namespaces as bytes, for checks that allocate nothing.
+    static let namespaceBytes: [[UInt8]] = namespaces.map { Array($0.utf8) }
+    static let brokerOnlyNamespaceBytes: [[UInt8]] = brokerOnlyNamespaces.map { Array($0.utf8) }
+
     /// Checks a topic's syntax and namespace; nil when it is fine, else what is wrong.
+    /// One pass over the UTF-8 bytes; allocates only to describe a problem.
     public static func problem(with topic: String) -> BusProtocolError? {
-        if topic.isEmpty || topic.utf8.count > 128 { return .badTopic(topic, reason: "must be 1 to 128 characters") }
-        let segments = topic.split(separator: ".", omittingEmptySubsequences: false)
-        for segment in segments {
-            if segment.isEmpty { return .badTopic(topic, reason: "has an empty segment (two dots, or a dot at an end)") }
-            let allowed = segment.utf8.allSatisfy { byte in
-                (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x2D
+        var topic = topic
+        return topic.withUTF8 { bytes -> BusProtocolError? in
+            if bytes.isEmpty || bytes.count > 128 { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "must be 1 to 128 characters") }
+            var segmentStart = 0
+            var namespaceEnd = -1
+            for index in 0...bytes.count {
+                if index == bytes.count || bytes[index] == 0x2E {
+                    if index == segmentStart { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "has an empty segment (two dots, or a dot at an end)") }
+                    if namespaceEnd < 0 { namespaceEnd = index }
+                    segmentStart = index + 1
+                    continue
+                }
+                let byte = bytes[index]
+                let allowed = (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x2D
+                if !allowed { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "segments may contain only a-z, 0-9, '_' and '-'") }
             }
-            if !allowed { return .badTopic(topic, reason: "segments may contain only a-z, 0-9, '_' and '-'") }
+            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<namespaceEnd])
+            if !namespaceBytes.contains(where: { $0.elementsEqual(namespace) }) {
+                return .unknownTopic(String(decoding: bytes, as: UTF8.self), namespaces: namespaces)
+            }
+            return nil
         }
-        let namespace = String(segments[0])
-        if !namespaces.contains(namespace) { return .unknownTopic(topic, namespaces: namespaces) }
-        return nil
+    }
+
+    /// Whether the topic lies in a namespace only the broker publishes into (no allocation).
+    public static func isBrokerOnly(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { bytes in
+            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
+            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
+            return brokerOnlyNamespaceBytes.contains { $0.elementsEqual(namespace) }
+        }
     }
 
     /// The namespace (first segment) of a topic.

@@ -96,3 +96,52 @@ final class EnforcementTests: XCTestCase {
         XCTAssertEqual(second.events("shield.shown").count, 1, "the store survived the restart")
     }
 }
+
+/// FamilyControls through the real broker: without approval nothing can be shielded; revoking removes
+/// the app's shields and schedules.
+final class AuthorizationTests: XCTestCase {
+    func configuration(authorization: String) -> String {
+        """
+        name: authorization
+        timeZone: Europe/Berlin
+        device:
+          companionApp: Habit Lock
+          companionPlugin: app
+          authorization: \(authorization)
+          selection: {apps: [Instagram], categories: [games]}
+        plugins:
+          - {name: app, executable: \(BuildProducts.path("fixture-app")), role: app}
+        """
+    }
+
+    func testWithoutApprovalWritingShieldsFailsClearly() throws {
+        let run = try ScenarioRun.run(configuration: configuration(authorization: "deny"),
+                                      scenario: "name: denied\nstart: 2026-11-23T07:00\nsteps:\n  - at: \"07:01\"\n    open: Instagram\n")
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("managedsettings.changed").count, 0)
+        let reply = try XCTUnwrap(run.events("managedsettings.write.reply").first?.bodyValue)
+        XCTAssertEqual(reply["ok"]?.boolValue, false)
+        XCTAssertEqual(reply["error"]?["code"]?.stringValue, "unauthorized")
+        XCTAssertTrue(reply["error"]?["message"]?.stringValue?.contains("request and get authorization") == true)
+        XCTAssertEqual(run.events("activity.app.opened").count, 1, "nothing is shielded")
+    }
+
+    func testRevokingRemovesTheShields() throws {
+        let run = try ScenarioRun.run(configuration: configuration(authorization: "approve"), scenario: """
+        name: revoked
+        start: 2026-11-23T07:00
+        steps:
+          - at: "07:01"
+            open: Instagram
+          - at: "07:02"
+            authorize: revoked
+          - at: "07:03"
+            open: Instagram
+        """)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("shield.shown").count, 1, "shielded before the revocation only")
+        XCTAssertEqual(run.events("familycontrols.authorization.changed").last?.bodyValue["status"]?.stringValue, "denied")
+        XCTAssertEqual(run.events("managedsettings.changed").last?.bodyValue["shield"], [:], "the store is emptied")
+        XCTAssertEqual(run.events("activity.app.opened").count, 1, "Instagram opens after the revocation")
+    }
+}

@@ -1,0 +1,86 @@
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// The bus tools as a person runs them: `tap`, `send`, `replay` and `status` against a real broker.
+final class CommandLineToolTests: XCTestCase {
+    func shieldbus(_ arguments: [String], runtime: RuntimeDirectory) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = arguments + ["--runtime-dir", runtime.path]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    func testTapSeesWhatSendInjectsAndReplayPlaysARecordedJournal() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        let work = TemporaryDirectory()
+        let journal = work.file("recorded.jsonl")
+        // A tap in the background, recording; it stops by itself after 2 events (--count).
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = ["tap", "--json", "--count", "2", "--record", journal, "--runtime-dir", broker.runtime.path, "app."]
+        let tapOutput = Pipe()
+        tap.standardOutput = tapOutput
+        try tap.run()
+        waitUntil("the tap to connect") {
+            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+        }
+        let sent = try shieldbus(["send", "app.greeting", #"{"hello": "world"}"#], runtime: broker.runtime)
+        XCTAssertEqual(sent.status, 0, sent.errors)
+        XCTAssertTrue(sent.output.hasPrefix("sent app.greeting as #"), sent.output)
+        XCTAssertEqual(try shieldbus(["send", "app.greeting", #"{"n": 2}"#], runtime: broker.runtime).status, 0)
+        let lines = String(decoding: tapOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        tap.waitUntilExit()
+        XCTAssertEqual(tap.terminationStatus, 0)
+        XCTAssertEqual(lines.count, 2, "tap --count 2 prints two events")
+        let first = try WireCodec.decodeEnvelope(Array(lines[0].utf8))
+        XCTAssertEqual(first.topic, "app.greeting")
+        XCTAssertEqual(first.bodyValue["hello"]?.stringValue, "world")
+        XCTAssertEqual(try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").count, 2, "--record wrote the journal")
+
+        // Replay onto the running broker: the same topics and bodies come back with new sequence numbers.
+        let watcher = try broker.connect(name: "watcher", subscriptions: ["app.greeting"])
+        let replayed = try shieldbus(["replay", journal], runtime: broker.runtime)
+        XCTAssertEqual(replayed.status, 0, replayed.errors)
+        XCTAssertTrue(replayed.output.contains("replayed 2 of 2 events"), replayed.output)
+        let events = try collectEvents(from: watcher) { $0.count >= 2 }
+        XCTAssertEqual(events.map { $0.bodyValue }, [["hello": "world"], ["n": 2]])
+        XCTAssertTrue(events.allSatisfy { $0.seq > first.seq })
+    }
+
+    func testSendRefusesWhatTheBrokerWouldRefuse() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        let reserved = try shieldbus(["send", "clock.tick", "{}"], runtime: broker.runtime)
+        XCTAssertNotEqual(reserved.status, 0)
+        XCTAssertTrue(reserved.errors.contains("reserved for the broker"), reserved.errors)
+        let notJSON = try shieldbus(["send", "app.x", "{oops"], runtime: broker.runtime)
+        XCTAssertNotEqual(notJSON.status, 0)
+        XCTAssertTrue(notJSON.errors.contains("not JSON"), notJSON.errors)
+    }
+
+    func testStatusPrintsATableAndJSON() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        let table = try shieldbus(["status"], runtime: broker.runtime)
+        XCTAssertEqual(table.status, 0, table.errors)
+        XCTAssertTrue(table.output.contains("PLUGIN"), table.output)
+        let json = try shieldbus(["status", "--json"], runtime: broker.runtime)
+        XCTAssertEqual(try JSONValue(parsing: json.output.trimmingCharacters(in: .whitespacesAndNewlines))["broker"]?["pid"]?.intValue,
+                       Int64(broker.process.processIdentifier))
+    }
+
+    func testToolsSayClearlyWhenNoBrokerRuns() throws {
+        let empty = RuntimeDirectory(path: TemporaryDirectory().path)
+        let result = try shieldbus(["status"], runtime: empty)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.errors.contains("is `shieldbus run` running"), result.errors)
+    }
+}

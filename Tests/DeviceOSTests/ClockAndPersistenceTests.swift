@@ -1,0 +1,51 @@
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// The bus clock's scaled mode, and DeviceActivity schedules surviving a broker (device) restart — through the
+/// real broker and real plugin processes.
+final class ClockAndPersistenceTests: XCTestCase {
+    let root = BuildProducts.repositoryRoot.path
+
+    func habitLockConfiguration() throws -> String {
+        var text = try String(contentsOfFile: root + "/Config/habit-lock.yml", encoding: .utf8)
+        text = text.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
+        for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
+            text = text.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
+        }
+        return text
+    }
+
+    func testAScaledClockRunsBusTimeFasterThanWallTimeInOrder() throws {
+        let scenario = "name: scaled\nstart: 2026-11-23T07:00\nsteps:\n  - at: \"07:10\"\n    open: Duolingo\n  - at: \"07:20\"\n    home: true\n"
+        let run = try ScenarioRun.run(configuration: "name: scaled\nclock: {mode: scaled, speed: 36000}\n", scenario: scenario,
+                                      arguments: ["--clock", "scaled", "--speed", "36000"])
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("bus.started").first?.bodyValue["clock"]?.stringValue, "scaled")
+        let ticks = run.events("clock.tick").compactMap { $0.bodyValue["local"]?.stringValue }
+        XCTAssertGreaterThanOrEqual(ticks.count, 15, "about twenty minutes of bus time passed: \(ticks)")
+        XCTAssertEqual(ticks, ticks.sorted(), "ticks come in order")
+        XCTAssertEqual(run.journal.map(\.time), run.journal.map(\.time).sorted(), "bus time never goes back")
+        let opened = try XCTUnwrap(run.events("activity.app.opened").first)
+        let step = try XCTUnwrap(run.events("scenario.step").first)
+        XCTAssertEqual(opened.time, step.time, "the device acts at the step's instant")
+    }
+
+    func testSchedulesPersistAcrossABrokerRestart() throws {
+        let state = TemporaryDirectory(prefix: "sbpersist")
+        let day = "name: day\nstart: 2026-11-23T22:00\nsteps: []\nend: day 1 22:10\n"
+        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        XCTAssertTrue(first.events("deviceactivity.start-monitoring.request").contains { $0.bodyValue["activity"]?.stringValue == "habit-lock.daily" })
+        // The device boots again with no plugin that registers anything: the daily schedule still runs at midnight.
+        let quiet = "name: restarted\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n"
+        let night = "name: night\nstart: 2026-11-23T23:50\nsteps: []\nend: day 2 00:05\n"
+        let second = try ScenarioRun.run(configuration: quiet, scenario: night, arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(second.exitStatus, 0, second.errors)
+        let starts = second.events("deviceactivity.interval-did-start").compactMap { $0.bodyValue["activity"]?.stringValue }
+        XCTAssertTrue(starts.contains("habit-lock.daily"), "the persisted daily schedule started its new interval: \(starts)")
+        XCTAssertTrue(second.events("deviceactivity.interval-did-end").contains { $0.bodyValue["activity"]?.stringValue == "habit-lock.daily" },
+                      "and ended the old one at 23:59")
+    }
+}

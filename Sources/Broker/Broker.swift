@@ -408,9 +408,13 @@ public final class Broker {
             supervisor.recordRefusedHello(name: hello.name, pid: hello.pid, mismatch)
             return refuse(identity, session: nil, mismatch)
         }
-        if sessions.contains(where: { $0.name == hello.name }) {
-            // Two live clients under one name would take it from each other forever: the second is refused.
-            return refuse(identity, session: nil, .nameTaken(hello.name))
+        if let sameName = sessions.first(where: { $0.name == hello.name }) {
+            if let pid = hello.pid, let plugin = supervisor.plugin(named: hello.name), plugin.pid == pid_t(pid) {
+                remove(sameName, reason: "replaced by its new process")  // the old process's goodbye is still on its way
+            } else {
+                // Two live clients under one name would take it from each other forever: the second is refused.
+                return refuse(identity, session: nil, .nameTaken(hello.name))
+            }
         }
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
@@ -425,8 +429,26 @@ public final class Broker {
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
         if isReady || !isSupervised { announceUp(session) }
-        if isReady && isSupervised { emit(topic: "bus.ready", body: ["plugins": [.string(hello.name)]]) }
+        if isSupervised { lastSubscriptions[hello.name] = hello.subscriptions }
+        if isReady && isSupervised {
+            emit(topic: "bus.ready", body: ["plugins": [.string(hello.name)]])
+            deliverMailbox(of: session)
+        }
         checkReadiness()
+    }
+
+    /// Hands a returning plugin what arrived for it while it was away, in order, after its own bus.ready.
+    private func deliverMailbox(of session: Session) {
+        guard let waiting = mailboxes.removeValue(forKey: session.name) else { return }
+        drainOutbox()  // its bus.ready first
+        for item in waiting {
+            if serialDispatch && session.acknowledges {
+                serialQueue.append((session, item.frame, item.seq))
+            } else {
+                deliver(item.frame, kind: WireCodec.eventKindFrame, seq: item.seq, to: session)
+            }
+        }
+        pumpSerialQueue()
     }
 
     /// `plugin.up`, for plugins only: taps and tools come and go without a trace in the journal.
@@ -493,22 +515,38 @@ public final class Broker {
     private var serialDispatch: Bool { clock.isVirtual && isReady }
     /// Deliveries waiting for their turn, in order; and the session whose acknowledgement is awaited.
     private var serialQueue: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
+    /// Deliveries for supervised plugins that are between two processes (short-lived extensions, restarts):
+    /// handed over, in order, when the plugin says hello again.
+    private var mailboxes: [String: [(frame: SharedFrame, seq: UInt64)]] = [:]
+    /// The subscriptions each supervised plugin had in its last session, to fill its mailbox while it is away.
+    private var lastSubscriptions: [String: [String]] = [:]
     private var serialQueueHead = 0
     private var awaitingTurn: Session?
 
     /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
     private func pumpSerialQueue() {
+        // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
+        guard supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
         while serialQueueHead < serialQueue.count {
             if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil
             let next = serialQueue[serialQueueHead]
             serialQueueHead += 1
-            guard sessionsByIdentity[next.session.identity] === next.session else { continue }  // it left meanwhile
+            guard sessionsByIdentity[next.session.identity] === next.session else {
+                // It left meanwhile: a supervised plugin gets it when it comes back.
+                if isExpectedBack(next.session.name) { mailboxes[next.session.name, default: []].append((next.frame, next.seq)) }
+                continue
+            }
             deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
             awaitingTurn = next.session
         }
         serialQueue.removeAll(keepingCapacity: true)
         serialQueueHead = 0
+    }
+
+    /// Whether a plugin without a session will come back (it is supervised and running or restarting).
+    private func isExpectedBack(_ name: String) -> Bool {
+        supervisor.runningPluginNames.contains(name) && lastSubscriptions[name] != nil
     }
 
     private func sequence(_ event: PendingEvent) {
@@ -540,6 +578,11 @@ public final class Broker {
             } else {
                 deliver(shared!, kind: kind, seq: envelope.seq, to: session)
             }
+        }
+        for (name, subscriptions) in lastSubscriptions where !sessions.contains(where: { $0.name == name }) && isExpectedBack(name)
+            && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+            if shared == nil { shared = SharedFrame(json) }
+            mailboxes[name, default: []].append((shared!, envelope.seq))
         }
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)

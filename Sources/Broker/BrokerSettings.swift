@@ -46,9 +46,13 @@ public struct PluginSpec: Equatable, Sendable {
     public var role: Role
     /// Restart after a crash, with exponential backoff.
     public var restart: RestartPolicy = .onFailure
+    /// Short-lived, like an iOS extension under the ios-realistic profile: the plugin ends after each callback
+    /// and is started again at once; events for it meanwhile wait in its mailbox.
+    public var ephemeral = false
 
     public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                role: Role, restart: RestartPolicy = .onFailure) {
+                role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false) {
+        self.ephemeral = ephemeral
         self.name = name
         self.executable = executable
         self.arguments = arguments

@@ -83,7 +83,7 @@ final class PluginSupervisor {
         for plugin in plugins { start(plugin) }
     }
 
-    private func start(_ plugin: Plugin) {
+    private func start(_ plugin: Plugin, announce: Bool = true) {
         var environment = ProcessInfo.processInfo.environment
         for (key, value) in plugin.spec.environment { environment[key] = value }
         environment["SHIELDBUS_ENDPOINT"] = endpoint
@@ -91,6 +91,7 @@ final class PluginSupervisor {
         environment["SHIELDBUS_PLUGIN_NAME"] = plugin.spec.name
         environment["SHIELDBUS_PLUGIN_ROLE"] = plugin.spec.role.rawValue
         environment["SHIELDBUS_SUPERVISED"] = "1"
+        if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
         plugin.killReason = nil
@@ -102,7 +103,8 @@ final class PluginSupervisor {
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
             logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)"])
-            onLifecycle?(plugin.spec.name, "started", ["restarts": .int(Int64(plugin.restarts))])  // no pid: journals must not depend on it
+            // No pid in the body: journals must not depend on it.
+            if announce { onLifecycle?(plugin.spec.name, "started", ["restarts": .int(Int64(plugin.restarts))]) }
         } catch {
             plugin.lastError = "\(error)"
             recordFailure(plugin, reason: "\(error)")
@@ -121,6 +123,12 @@ final class PluginSupervisor {
             plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
             if plugin.state == .stopped { continue }
             let clean = ChildProcess.isCleanExit(status)
+            if clean && plugin.spec.ephemeral && plugin.refusal == nil {
+                // An extension that ended after its callback: started again at once, quietly — nothing failed.
+                plugin.restarts += 1
+                start(plugin, announce: false)
+                continue
+            }
             // What the run said last (its error, usually) makes the failure readable in `status`.
             let failure = clean ? how : [plugin.lastExit!, log(of: plugin).lastLine(since: plugin.logOffset)].compactMap { $0 }.joined(separator: ": ")
             onLifecycle?(plugin.spec.name, "exited", ["how": .string(how)])

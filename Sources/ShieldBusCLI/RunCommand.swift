@@ -199,7 +199,8 @@ struct RunPlan {
                        arguments: declaration.arguments,
                        environment: declaration.environment.merging(pluginEnvironment) { mine, _ in mine }
                            .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
-                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure)
+                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
+                       ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role))
         }
         brokerSettings = settings
 

@@ -24,23 +24,19 @@ extension BusComponent {
 /// and returns cleanly on SIGTERM. A plugin that cannot start says why on standard error (its log) and exits
 /// with a status that tells the broker whether restarting it can help (`PluginExitStatus`).
 public enum PluginHost {
-    /// Runs the component made by `make`. Under the ios-realistic profile an extension is made anew for
-    /// every callback, so state kept only in memory is lost between callbacks, as on a phone.
+    /// Runs the component made by `make`. Under the ios-realistic profile an extension's process ends after each
+    /// callback and the broker starts it again for the next (SHIELDBUS_EPHEMERAL), so state kept only in memory
+    /// is lost between callbacks, as on a phone.
     public static func run<Component: BusComponent>(name: String? = nil, _ make: @escaping () -> Component) -> Never {
         let environment = ProcessInfo.processInfo.environment
-        var component = make()
+        let component = make()
         let pluginName = name ?? environment["SHIELDBUS_PLUGIN_NAME"] ?? String(describing: Component.self).lowercased()
         let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
         do {
             try PluginAppGroup.verify()
             let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions, endpoint: endpoint)
             PluginRuntime.current = runtime
-            try runtime.run({ envelope in
-                if runtime.isExtension && runtime.hasQuirk("short-lived-extensions") && envelope.topic.hasPrefix("deviceactivity.") {
-                    component = make()  // a fresh extension process, as far as the plugin's memory can tell
-                }
-                component.handle(envelope)
-            }, onReady: { component.didStart() })
+            try runtime.run({ envelope in component.handle(envelope) }, onReady: { component.didStart() })
             exit(0)
         } catch {
             FileHandle.standardError.write(Data("\(pluginName): \(error)\n".utf8))

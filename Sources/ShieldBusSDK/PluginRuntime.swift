@@ -172,7 +172,15 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                dispatch(envelope)
+                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope)
+                dispatch(envelope, acknowledge: !endsProcess)
+                if endsProcess && pending.isEmpty {
+                    // A short-lived extension: its process ends with the callback (it says goodbye instead of
+                    // acknowledging, so nothing more is sent to it; what comes next waits for its next process).
+                    logger.debug("the callback is handled; this extension process ends")
+                    connection.close()
+                    return
+                }
             case .error(let report):
                 logger.error("the broker refused a message: \(report.message)")
             case .bye(let reason):
@@ -187,6 +195,19 @@ public final class PluginRuntime {
 
     private var startWork: (() -> Void)?
 
+    /// Started by the broker for one callback at a time (short-lived extensions, the ios-realistic profile).
+    private var isEphemeral: Bool { ProcessInfo.processInfo.environment["SHIELDBUS_EPHEMERAL"] == "1" }
+
+    /// The events an extension process is started for: the extension point's callbacks.
+    private func isCallback(_ envelope: Envelope) -> Bool {
+        switch role {
+        case .monitor: return envelope.topic.hasPrefix("deviceactivity.interval-") || envelope.topic.hasPrefix("deviceactivity.event-")
+        case .shield: return envelope.topic == DeviceTopic.configurationRequest
+        case .action: return envelope.topic == DeviceTopic.actionRequest
+        default: return false
+        }
+    }
+
     private func beginWork() {
         let work = startWork
         startWork = nil
@@ -196,7 +217,7 @@ public final class PluginRuntime {
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []
 
-    private func dispatch(_ envelope: Envelope) {
+    private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         if startWork != nil && envelope.topic != "bus.ready" {
             beforeReady.append(envelope)
             return
@@ -216,7 +237,7 @@ public final class PluginRuntime {
         // nothing is left waiting, everything received so far (replies to calls included) is handled.
         // Events can arrive out of sequence order in virtual time (a reply overtakes events waiting for their
         // turn), so every handled event is acknowledged, with the highest sequence number seen.
-        if pending.isEmpty {
+        if pending.isEmpty && acknowledge {
             do {
                 try connection.acknowledge(seq: max(highestSeen, envelope.seq))
             } catch {

@@ -49,3 +49,45 @@ final class ClockAndPersistenceTests: XCTestCase {
                       "and ended the old one at 23:59")
     }
 }
+
+/// Short-lived extensions (ios-realistic): an extension's process ends after each callback, so what it keeps
+/// only in memory is gone by the next one — and a run stays deterministic all the same.
+final class ShortLivedExtensionTests: XCTestCase {
+    func testAnExtensionLosesItsMemoryBetweenCallbacksOnlyUnderIOSRealistic() throws {
+        let configuration = """
+        name: memory
+        timeZone: Europe/Berlin
+        device: {companionApp: Habit Lock}
+        plugins:
+          - {name: monitor, executable: \(BuildProducts.path("fixture-memory-monitor")), role: monitor}
+        """
+        let day = "name: memory\nstart: 2026-11-23T06:30\nsteps: []\nend: day 1 09:30\n"
+        let faithful = try ScenarioRun.run(configuration: configuration, scenario: day, arguments: ["--profile", "faithful"])
+        XCTAssertEqual(faithful.exitStatus, 0, faithful.errors)
+        XCTAssertEqual(faithful.events("app.test.memory").compactMap { $0.bodyValue["seen"]?.intValue }, [1, 2, 3])
+        let realistic = try ScenarioRun.run(configuration: configuration, scenario: day,
+                                            arguments: ["--profile", "ios-realistic", "--seed", "5"])
+        XCTAssertEqual(realistic.exitStatus, 0, realistic.errors)
+        let seen = realistic.events("app.test.memory").compactMap { $0.bodyValue["seen"]?.intValue }
+        XCTAssertFalse(seen.isEmpty)
+        XCTAssertEqual(Set(seen), [1], "a new process for every callback: \(seen)")
+        let callbacks = realistic.journal.filter { $0.topic.hasPrefix("deviceactivity.interval-did-") }.count
+        XCTAssertEqual(realistic.events("plugin.down").filter { $0.bodyValue["name"]?.stringValue == "monitor" }.count, callbacks,
+                       "the extension's process ends after each callback (starts and ends)")
+    }
+
+    func testTheHabitLockDayUnderIOSRealisticGivesTheSameJournalTwice() throws {
+        let root = BuildProducts.repositoryRoot.path
+        var configuration = try String(contentsOfFile: root + "/Config/habit-lock.yml", encoding: .utf8)
+        configuration = configuration.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
+        for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
+            configuration = configuration.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
+        }
+        let scenario = try String(contentsOfFile: root + "/Config/scenarios/habit-lock-day.yml", encoding: .utf8)
+        let first = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--profile", "ios-realistic"])
+        let second = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--profile", "ios-realistic"])
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        XCTAssertGreaterThan(first.events("plugin.down").count, 5, "extension processes came and went")
+        XCTAssertEqual(first.journalBytes, second.journalBytes, "the journals differ")
+    }
+}

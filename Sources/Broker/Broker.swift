@@ -213,7 +213,8 @@ public final class Broker {
             if runQuietActions() { continue }  // they may have made the bus busy again
             guard let next = busTimers.nextTime() else { return }
             clock.advance(to: next)
-            while let entry = busTimers.popDue(atOrBefore: next) {
+            // One timer at a time: what it sets off is handled before the next one due at the same instant runs.
+            if let entry = busTimers.popDue(atOrBefore: next) {
                 entry.action()
                 drainOutbox()
             }
@@ -336,6 +337,7 @@ public final class Broker {
             drainOutbox()
         }
         checkReadiness()
+        welcomeReturningPlugins()
         pumpSerialQueue()
     }
 
@@ -428,13 +430,29 @@ public final class Broker {
                               heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(pluginSettings))
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
-        if isReady || !isSupervised { announceUp(session) }
+        if !isSupervised { announceUp(session) }
         if isSupervised { lastSubscriptions[hello.name] = hello.subscriptions }
         if isReady && isSupervised {
-            emit(topic: "bus.ready", body: ["plugins": [.string(hello.name)]])
-            deliverMailbox(of: session)
+            returning.insert(hello.name)
+            welcomeReturningPlugins()
         }
         checkReadiness()
+    }
+
+    /// Plugins (re)started after bus.ready that said hello and wait to be announced.
+    private var returning = Set<String>()
+
+    /// Once every running plugin is connected, announces the returning ones in configuration order — each
+    /// with its own bus.ready and its mailbox — so a restart's journal does not depend on process timing.
+    private func welcomeReturningPlugins() {
+        guard !returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        for plugin in supervisor.plugins where returning.contains(plugin.spec.name) {
+            guard let session = sessions.first(where: { $0.name == plugin.spec.name }) else { continue }
+            announceUp(session)
+            emit(topic: "bus.ready", body: ["plugins": [.string(plugin.spec.name)]])
+            deliverMailbox(of: session)
+        }
+        returning = []
     }
 
     /// Hands a returning plugin what arrived for it while it was away, in order, after its own bus.ready.
@@ -474,7 +492,14 @@ public final class Broker {
     }
 
     /// Answers a bad message: an `error` to its sender, a `bus.error` event for everyone, and a count.
+    /// The housekeeping messages of a connection whose session ended (its last ack or heartbeat) get only the
+    /// `error` that tells it to say hello again: they are no news, and journaling them would depend on timing.
     private func refuse(_ identity: [UInt8], session: Session?, _ error: BusProtocolError) {
+        if session == nil, case .helloRequired(let kind) = error, kind != "publish" {
+            statistics.countError(error.code)
+            sendDirect(WireCodec.encode(.error(ErrorReport(error))), to: identity)
+            return
+        }
         statistics.countError(error.code)
         session?.errors += 1
         session?.lastError = error.description
@@ -526,7 +551,7 @@ public final class Broker {
     /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
     private func pumpSerialQueue() {
         // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
-        guard supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        guard returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
         while serialQueueHead < serialQueue.count {
             if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil

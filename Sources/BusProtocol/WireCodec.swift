@@ -284,7 +284,8 @@ struct Fields {
     func optionalInt(_ field: String) throws -> Int64? {
         guard let value = try value(field, expected: "an integer", kindOK: .number) else { return nil }
         guard case .int(let int) = value else {
-            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an integer (no fraction or exponent, within 64 bits)", got: "\(value.jsonText)")
+            let written = view.compactBytes(of: field).map { String(decoding: $0, as: UTF8.self) } ?? value.jsonText
+            throw BusProtocolError.mistypedField(kind: kind, field: field, expected: "an integer (no fraction or exponent, within 64 bits)", got: written)
         }
         return int
     }

@@ -145,7 +145,7 @@ public enum ScenarioAction: Equatable, Sendable {
         if let problem = Topic.problem(with: topic) { throw topicValue.error("\(problem)") }
         // Clock, bus and plugin events are the broker's own; a scenario forging them would break its bookkeeping.
         if Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: topic))) {
-            throw topicValue.error("topic '\(topic)' is reserved for the broker (bus., clock., plugin.); a scenario cannot publish it")
+            throw topicValue.error("topic '\(topic)' is reserved for the broker (\(Topic.brokerOnlyNamespaces.sorted().map { $0 + "." }.joined(separator: ", "))); a scenario cannot publish it")
         }
         var body = JSONValue.object([:])
         if let bodyValue = fields["body"] {

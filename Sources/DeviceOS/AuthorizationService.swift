@@ -36,16 +36,6 @@ final class AuthorizationService {
             if status == .notDetermined { waiting.append(envelope) } else { device.reply(to: envelope, .success(AuthorizationState(status: status))) }
         case DeviceTopic.pickerRequest:
             device.reply(to: envelope, .success(PickerResult(selection: pickedSelection())))
-        case "familycontrols.authorization.answer":
-            guard let word = envelope.bodyValue["answer"]?.stringValue else {
-                return device.fail(envelope, code: "bad-request", "an answer needs 'answer': approved, denied or revoked")
-            }
-            switch word {
-            case "approved": answer(.approved)
-            case "denied": answer(.denied)
-            case "revoked": revoke()
-            default: device.fail(envelope, code: "bad-request", "the answer must be approved, denied or revoked, not '\(word)'")
-            }
         default:
             break
         }

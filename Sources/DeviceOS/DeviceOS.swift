@@ -134,7 +134,7 @@ public final class DeviceOS: BrokerService {
             managedSettings.handle(envelope)
         case DeviceTopic.startMonitoringRequest, DeviceTopic.stopMonitoringRequest, DeviceTopic.activitiesRequest, DeviceTopic.eventsRequest:
             activity.handle(envelope)
-        case DeviceTopic.authorizationRequest, DeviceTopic.pickerRequest, "familycontrols.authorization.answer":
+        case DeviceTopic.authorizationRequest, DeviceTopic.pickerRequest:
             authorization.handle(envelope)
         case DeviceTopic.timerRequest, DeviceTopic.openURLRequest, "app.yield.request":
             lifecycle.handle(envelope)

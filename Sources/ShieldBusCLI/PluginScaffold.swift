@@ -127,7 +127,7 @@ struct PluginScaffold {
         \(configurationSnippet)
 
         Run the broker with it and watch the bus:
-          .build/debug/shieldbus run --config Config/default.yml
+          .build/debug/shieldbus run --config Config/default.yml --no-scenario    # real time, until Ctrl-C
           .build/debug/shieldbus tap \(kind.tapPrefixes(name: name.name))
         """
     }

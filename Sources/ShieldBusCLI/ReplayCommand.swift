@@ -8,9 +8,11 @@ extension ShieldBus {
         static let configuration = CommandConfiguration(
             abstract: "Play a recorded journal onto a running broker.",
             discussion: """
-            Re-publishes each recorded event's topic and body in order (the broker gives them new sequence \
-            numbers). Events the broker itself emits (bus., clock., plugin.) are skipped: the running broker \
-            makes its own. With --pace, waits the recorded wall-clock gaps between events.
+            Re-publishes, in order, each recorded event that a plugin or tool published (the broker gives them \
+            new sequence numbers). What the broker and the device OS published themselves — the broker-only \
+            namespaces, and events whose source is broker or scenario — is skipped: the running broker makes \
+            its own. Replies are skipped too (they answered requests of the recorded run), and replayed requests \
+            get fresh correlation ids. With --pace, waits the recorded bus-time gaps between events (at most 60 s).
             """
         )
 
@@ -33,16 +35,21 @@ extension ShieldBus {
                     throw ValidationError("\(file):\(number + 1): not a journal line: \(error)")
                 }
             }
-            let replayable = envelopes.filter { !Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: $0.topic))) }
+            let replayable = envelopes.filter { envelope in
+                !Topic.isBrokerOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
+                    && !envelope.topic.hasSuffix(Topic.replySuffix)
+            }
             let name = BusTool.name("replay")
             let topics = Array(Set(replayable.map(\.topic))).sorted()
             let connection = try BusTool.connect(runtimeDir: bus.runtimeDir, name: name, role: .tool, subscriptions: topics)
             defer { connection.close() }
             var previous: BusTime?
-            for envelope in replayable {
+            for (number, envelope) in replayable.enumerated() {
                 if pace, let previous, envelope.time > previous { usleep(useconds_t(min(envelope.time - previous, 60_000)) * 1000) }
                 previous = envelope.time
-                try connection.publish(Publish(topic: envelope.topic, body: envelope.body, corr: envelope.corr, deadline: envelope.deadline))
+                // A request keeps its topic and body but gets a fresh id: the recorded one may still be in use.
+                let corr = envelope.topic.hasSuffix(Topic.requestSuffix) ? "\(name)-\(number + 1)" : nil
+                try connection.publish(Publish(topic: envelope.topic, body: envelope.body, corr: corr, deadline: corr == nil ? nil : envelope.deadline))
             }
             // Wait until the broker has sequenced all of them, so the count we print is true.
             var confirmed = 0
@@ -54,7 +61,7 @@ extension ShieldBus {
                 default: continue
                 }
             }
-            print("replayed \(confirmed) of \(replayable.count) events from \(file) (\(envelopes.count - replayable.count) broker events skipped)")
+            print("replayed \(confirmed) of \(replayable.count) events from \(file) (\(envelopes.count - replayable.count) broker, device and reply events skipped)")
             if confirmed < replayable.count { throw ExitCode(1) }
         }
     }

@@ -197,7 +197,8 @@ struct RunPlan {
         settings.plugins = try configuration.plugins.map { declaration in
             PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
                        arguments: declaration.arguments,
-                       environment: declaration.environment.merging(pluginEnvironment) { mine, _ in mine }
+                       // The broker's own variables win: a configuration cannot point a plugin at another state folder.
+                       environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
                            .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role))

@@ -7,7 +7,10 @@ extension ShieldBus {
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Inject one event onto the bus and print the sequence number it got.",
-            discussion: "Example: shieldbus send activity.app.open '{\"app\":\"Instagram\"}'"
+            discussion: """
+            Example: shieldbus send app.hello '{"from":"me"}'
+            To act as the person on the device (open an app, press a button), use `shieldbus do`.
+            """
         )
 
         @OptionGroup var bus: BusOptions

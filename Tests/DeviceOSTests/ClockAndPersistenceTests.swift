@@ -76,18 +76,19 @@ final class ShortLivedExtensionTests: XCTestCase {
                        "the extension's process ends after each callback (starts and ends)")
     }
 
-    func testTheHabitLockDayUnderIOSRealisticGivesTheSameJournalTwice() throws {
+    func testRestartsForceQuitsAndUpdatesUnderIOSRealisticGiveTheSameJournalTwice() throws {
         let root = BuildProducts.repositoryRoot.path
         var configuration = try String(contentsOfFile: root + "/Config/habit-lock.yml", encoding: .utf8)
         configuration = configuration.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
         for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
             configuration = configuration.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
         }
-        let scenario = try String(contentsOfFile: root + "/Config/scenarios/habit-lock-day.yml", encoding: .utf8)
+        let scenario = try String(contentsOfFile: root + "/Config/scenarios/habit-lock-restarts.yml", encoding: .utf8)
         let first = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--profile", "ios-realistic"])
         let second = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--profile", "ios-realistic"])
         XCTAssertEqual(first.exitStatus, 0, first.errors)
         XCTAssertGreaterThan(first.events("plugin.down").count, 5, "extension processes came and went")
+        XCTAssertEqual(first.events("device.restarted").count, 2)
         XCTAssertEqual(first.journalBytes, second.journalBytes, "the journals differ")
     }
 }

@@ -56,6 +56,7 @@ let package = Package(
         .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/MemoryMonitor"),
+        .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/CallbackMonitor"),
 
         // The reference plugins (Plugins/), and what they share.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),

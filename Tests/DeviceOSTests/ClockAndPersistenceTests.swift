@@ -92,3 +92,48 @@ final class ShortLivedExtensionTests: XCTestCase {
         XCTAssertEqual(first.journalBytes, second.journalBytes, "the journals differ")
     }
 }
+
+/// Every DeviceActivity callback through the real broker, at its instant; and Apple's validation.
+final class DeviceActivityCallbackTests: XCTestCase {
+    func testWarningsThresholdsAndTheIntervalArriveAtTheirInstants() throws {
+        let configuration = """
+        name: callbacks
+        timeZone: Europe/Berlin
+        device: {companionApp: Habit Lock}
+        plugins:
+          - {name: monitor, executable: \(BuildProducts.path("fixture-callback-monitor")), role: monitor}
+        """
+        // Instagram in use from 10:05: the 10-minute threshold (over all activity) is reached at 10:15,
+        // its 5-minute warning at 10:10.
+        let scenario = """
+        name: callbacks
+        start: 2026-11-23T09:00
+        steps:
+          - at: "10:05"
+            open: Instagram
+          - at: "10:25"
+            home: true
+        end: day 1 10:45
+        """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        func local(_ envelope: Envelope) -> String {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "Europe/Berlin")!
+            let c = calendar.dateComponents([.hour, .minute], from: Date(timeIntervalSince1970: Double(envelope.time) / 1000))
+            return String(format: "%02d:%02d", c.hour!, c.minute!)
+        }
+        let callbacks = run.journal.filter { $0.topic.hasPrefix("deviceactivity.") && !$0.topic.hasSuffix("request") && !$0.topic.hasSuffix("reply") }
+            .map { "\(local($0)) \($0.topic.dropFirst("deviceactivity.".count))" }
+        XCTAssertEqual(callbacks, [
+            "09:55 interval-will-start-warning",
+            "10:00 interval-did-start",
+            "10:10 event-will-reach-threshold-warning",
+            "10:15 event-did-reach-threshold",
+            "10:25 interval-will-end-warning",
+            "10:30 interval-did-end",
+        ])
+        let refused = try XCTUnwrap(run.events("app.test.refused").first?.bodyValue["error"]?.stringValue)
+        XCTAssertTrue(refused.contains("interval-too-short"), refused)
+    }
+}

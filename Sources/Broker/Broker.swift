@@ -201,6 +201,8 @@ public final class Broker {
                 entry.action()
                 drainOutbox()
             }
+            // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
+            if !quietActions.isEmpty && !isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
             return
         }
         for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
@@ -330,6 +332,14 @@ public final class Broker {
                 statistics.countError("heartbeat-timeout")
                 remove(session, reason: "heartbeat-timeout: \(reason)")
                 supervisor.killUnresponsive(name: session.name, reason: "stopped heartbeating: \(reason)")
+            }
+            // A process that never says hello would hold up every turn (and virtual time): it is killed, and
+            // restarted by its policy — a crash loop ends in `failed`.
+            let connected = Set(sessions.map(\.name))
+            for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && !connected.contains(plugin.spec.name)
+                && now - plugin.startedAt > settings.startupTimeoutMilliseconds && isReady {
+                statistics.countError("startup-timeout")
+                supervisor.killUnresponsive(name: plugin.spec.name, reason: "did not say hello within \(settings.startupTimeoutMilliseconds) ms of starting")
             }
         }
         while let entry = wallTimers.popDue(atOrBefore: monotonicMilliseconds()) {

@@ -118,6 +118,7 @@ public final class Broker {
             emit(topic: "plugin.\(what)", body: .object(body))
             // A process that ended has no session any more, whatever its socket last said.
             if what == "exited", let session = sessions.first(where: { $0.name == name }) { remove(session, reason: "process exited") }
+            if what == "failed" { mailboxes[name] = nil }
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
@@ -339,7 +340,7 @@ public final class Broker {
             for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && !connected.contains(plugin.spec.name)
                 && now - plugin.startedAt > settings.startupTimeoutMilliseconds && isReady {
                 statistics.countError("startup-timeout")
-                supervisor.killUnresponsive(name: plugin.spec.name, reason: "did not say hello within \(settings.startupTimeoutMilliseconds) ms of starting")
+                supervisor.helloTimedOut(name: plugin.spec.name, after: settings.startupTimeoutMilliseconds)
             }
         }
         while let entry = wallTimers.popDue(atOrBefore: monotonicMilliseconds()) {
@@ -441,7 +442,10 @@ public final class Broker {
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
         if !isSupervised { announceUp(session) }
-        if isSupervised { lastSubscriptions[hello.name] = hello.subscriptions }
+        if isSupervised {
+            supervisor.saidHello(name: hello.name)
+            lastSubscriptions[hello.name] = hello.subscriptions
+        }
         if isReady && isSupervised {
             returning.insert(hello.name)
             welcomeReturningPlugins()
@@ -451,6 +455,8 @@ public final class Broker {
 
     /// Plugins (re)started after bus.ready that said hello and wait to be announced.
     private var returning = Set<String>()
+    /// Connections whose session ended: what they still send is their leftovers, not news.
+    private var endedIdentities = Set<[UInt8]>()
 
     /// Once every running plugin is connected, announces the returning ones in configuration order — each
     /// with its own bus.ready and its mailbox — so a restart's journal does not depend on process timing.
@@ -497,6 +503,8 @@ public final class Broker {
     private func forget(_ session: Session) {
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
+        endedIdentities.insert(session.identity)
+        if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
         pendingRequests = pendingRequests.filter { $0.value.requester != session.identity }
         if awaitingTurn === session { awaitingTurn = nil }
     }
@@ -505,7 +513,7 @@ public final class Broker {
     /// The housekeeping messages of a connection whose session ended (its last ack or heartbeat) get only the
     /// `error` that tells it to say hello again: they are no news, and journaling them would depend on timing.
     private func refuse(_ identity: [UInt8], session: Session?, _ error: BusProtocolError) {
-        if session == nil, case .helloRequired(let kind) = error, kind != "publish" {
+        if session == nil, case .helloRequired(let kind) = error, kind != "publish" || endedIdentities.contains(identity) {
             statistics.countError(error.code)
             sendDirect(WireCodec.encode(.error(ErrorReport(error))), to: identity)
             return

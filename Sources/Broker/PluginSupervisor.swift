@@ -122,6 +122,7 @@ final class PluginSupervisor {
             let how = ChildProcess.describe(waitStatus: status)
             plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
             if plugin.state == .stopped { continue }
+            if case .failed = plugin.state { continue }  // given up on already (a hello that never came)
             let clean = ChildProcess.isCleanExit(status)
             if clean && plugin.spec.ephemeral && plugin.refusal == nil {
                 // An extension that ended after its callback: started again at once, quietly — nothing failed.
@@ -239,13 +240,35 @@ final class PluginSupervisor {
         restart(plugins, reason: reason)
     }
 
+    /// Consecutive starts that never said hello, per plugin: three, and it is given up (a crash loop would not
+    /// catch it, as each one takes the whole start-up limit).
+    private var helloTimeouts: [String: Int] = [:]
+    static let helloTimeoutsBeforeGivingUp = 3
+
+    /// A started process did not say hello in time: killed, and after three in a row, given up.
+    func helloTimedOut(name: String, after milliseconds: Int64) {
+        guard let plugin = plugin(named: name) else { return }
+        helloTimeouts[name, default: 0] += 1
+        if helloTimeouts[name]! >= Self.helloTimeoutsBeforeGivingUp {
+            if let pid = plugin.pid { kill(pid, SIGKILL) }
+            giveUp(plugin, why: "\(helloTimeouts[name]!) starts in a row did not say hello within \(milliseconds) ms; see its log")
+            return
+        }
+        killUnresponsive(name: name, reason: "did not say hello within \(milliseconds) ms of starting")
+    }
+
+    /// The plugin said hello: its start succeeded.
+    func saidHello(name: String) { helloTimeouts[name] = nil }
+
     /// Kills one plugin and starts it again at once (an app force-quit by the person), without counting a failure.
     func restart(named name: String, reason: String) {
         restart(plugins.filter { $0.spec.name == name }, reason: reason)
     }
 
-    private func restart(_ plugins: [Plugin], reason: String) {
-        for plugin in plugins where plugin.pid != nil {
+    private func restart(_ candidates: [Plugin], reason: String) {
+        // Only what runs is restarted: a plugin stopped on purpose (or given up on) stays so.
+        let plugins = candidates.filter { $0.pid != nil }
+        for plugin in plugins {
             plugin.state = .stopped  // so reaping does not count the kill as a crash
             kill(plugin.pid!, SIGKILL)
         }

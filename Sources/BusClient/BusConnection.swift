@@ -120,7 +120,7 @@ public final class BusConnection {
         let now = monotonicMilliseconds()
         if now - lastSent >= heartbeatInterval { try send(.heartbeat) }
         let silentFor = now - lastHeardFromBroker
-        if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval {
+        if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval && !hasWaitingMessages() {
             try sayHelloAgain()
         }
     }
@@ -147,6 +147,13 @@ public final class BusConnection {
     }
 
     // MARK: Internals
+
+    /// Whether messages are queued unread: a client that was busy is not one the broker forgot.
+    private func hasWaitingMessages() -> Bool {
+        var poller = Poller()
+        guard (try? poller.addReadable(socket)) != nil, let ready = try? poller.poll(timeoutMilliseconds: 0) else { return false }
+        return ready.first == true
+    }
 
     private func sayHelloAgain() throws {
         statistics.reconnects += 1

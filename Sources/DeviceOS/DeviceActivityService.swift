@@ -195,10 +195,10 @@ final class DeviceActivityService {
 
     private func endInterval(_ monitor: Monitor, _ interval: DateInterval) {
         device.usage.flush()
+        monitor.timers = []  // this interval's timers have fired; a deferred intervalDidEnd below is the next one
         deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
         monitor.interval = nil
         monitor.registration.startedInterval = nil
-        monitor.timers = []
         if monitor.registration.schedule.repeats {
             persist()
             plan(monitor, firstPlan: false)
@@ -277,8 +277,9 @@ final class DeviceActivityService {
         if device.settings.fidelity.has(.wholeMinuteCallbacks) {
             let rounded = Self.nextWholeMinute(device.now)
             if rounded > device.now {
-                let timer = device.bus.schedule(at: busTime(rounded)) { [weak self] in
-                    self?.emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
+                let timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
+                    guard let self, let monitor, monitors[activity] === monitor else { return }  // stopped or replaced meanwhile
+                    emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
                 }
                 monitor.timers.append(timer)
                 return

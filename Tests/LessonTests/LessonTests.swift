@@ -70,6 +70,14 @@ final class LessonTests: XCTestCase {
         let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
         let policy = try XCTUnwrap(LockPolicy(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: "Europe/Berlin")!))
         let found = LockInvariantChecker(policy: policy).violations(in: run.journal)
+        if !naive {
+            // A reference run is a healthy run too: no plugin stopped answering, none was missing, no default shield.
+            let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }
+                .filter { ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"].contains($0) }
+            XCTAssertEqual(degraded, [], "the reference run under \(profile.rawValue) was degraded", file: file, line: line)
+            XCTAssertFalse(run.events("shield.shown").contains { $0.bodyValue["renderedBy"]?.stringValue == "system" },
+                           "the reference run under \(profile.rawValue) fell back to the system shield", file: file, line: line)
+        }
         // The summary the command prints agrees with the in-process check.
         XCTAssertEqual(run.exitStatus == 3, !found.isEmpty, "exit \(run.exitStatus) vs \(found)", file: file, line: line)
         return found

@@ -30,17 +30,13 @@ public struct ProductOptions: Codable, Sendable {
     /// Shield renderer: the icon's resource name (a file in the renderer's resources).
     public var icon: String?
 
+    /// One window of focus hours, local times of day (`"09:00"` to `"12:00"`); a wrong time is a decoding error.
     public struct FocusHours: Codable, Sendable, Equatable {
-        public var start: String
-        public var end: String
+        public var start: ClockTime
+        public var end: ClockTime
 
-        /// `HH:MM` as DateComponents.
-        public func components(_ text: String) -> DateComponents {
-            let parts = text.split(separator: ":").compactMap { Int($0) }
-            return DateComponents(hour: parts.first ?? 0, minute: parts.count > 1 ? parts[1] : 0)
-        }
-        public var startComponents: DateComponents { components(start) }
-        public var endComponents: DateComponents { components(end) }
+        public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
+        public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
     }
 
     enum CodingKeys: String, CodingKey {

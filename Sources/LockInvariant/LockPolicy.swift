@@ -40,8 +40,8 @@ public struct LockPolicy {
     }
 
     static func components(_ text: String) -> DateComponents {
-        let parts = text.split(separator: ":").compactMap { Int($0) }
-        return DateComponents(hour: parts.first ?? 0, minute: parts.count > 1 ? parts[1] : 0)
+        let time = LocalDateTime.timeOfDay(text) ?? (0, 0, 0)
+        return DateComponents(hour: time.hour, minute: time.minute, second: time.second)
     }
 
     /// Whether a target (an app with its category, or a domain) is part of the selection.

@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
-        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI"]),
+        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [

@@ -68,8 +68,9 @@ final class LessonTests: XCTestCase {
         XCTAssertTrue(run.exitStatus == 0 || run.exitStatus == 3, "the run failed: \(run.errors)", file: file, line: line)
         let configuration = try ShieldBusConfiguration.parse(YAMLValue.parse(config, file: "lesson.yml"))
         let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
-        let policy = try XCTUnwrap(LockPolicy(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: "Europe/Berlin")!))
-        let found = LockInvariantChecker(policy: policy).violations(in: run.journal)
+        let verdicts = try LockInvariantChecker(configuration: configuration, catalog: catalog).verdicts(for: run.journal)
+        XCTAssertEqual(verdicts.map(\.product), [lesson.product], file: file, line: line)
+        let found = verdicts.flatMap(\.violations)
         if !naive {
             // A reference run is a healthy run too: no plugin stopped answering, none was missing, no default shield.
             let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }

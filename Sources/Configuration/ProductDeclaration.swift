@@ -8,6 +8,11 @@ public struct ProductDeclaration: Equatable {
     public struct Store: Equatable {
         public var name: String
         public var owner: String?
+
+        public init(name: String, owner: String?) {
+            self.name = name
+            self.owner = owner
+        }
     }
 
     public var name: String
@@ -27,15 +32,16 @@ public struct ProductDeclaration: Equatable {
 
 extension ShieldBusConfiguration {
     /// The products on the device: those under `products:`, or the one a single-product configuration describes
-    /// with `device:` (its companion, selection and owner) and every plugin — named after the plugins' `product`.
+    /// with `device:` (its companion, selection and owner) and every plugin — named after the plugins' `product`
+    /// option, else after the configuration.
     public var resolvedProducts: [ProductDeclaration] {
         if !products.isEmpty { return products }
-        guard let plugin = plugins.first(where: { $0.options["product"] != nil }) else { return [] }
-        var product = ProductDeclaration(name: plugin.options["product"]?.stringValue ?? name, line: 0)
+        let plugin = plugins.first { $0.options["product"] != nil }
+        var product = ProductDeclaration(name: plugin?.options["product"]?.stringValue ?? name, line: 0)
         product.companionApp = device.companionApp
         product.companionPlugin = device.companionPlugin
-        product.appGroup = plugin.appGroup ?? plugin.options["appGroup"]?.stringValue
-        product.stores = [.init(name: plugin.options["store"]?.stringValue ?? ProductDeclaration.defaultStore, owner: device.managedSettingsOwner)]
+        product.appGroup = plugin?.appGroup ?? plugin?.options["appGroup"]?.stringValue
+        product.stores = [.init(name: plugin?.options["store"]?.stringValue ?? ProductDeclaration.defaultStore, owner: device.managedSettingsOwner)]
         product.selectionApps = device.selectionApps
         product.selectionCategories = device.selectionCategories
         product.selectionDomains = device.selectionDomains

@@ -211,12 +211,19 @@ struct RunPlan {
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
-        deviceSettings.companionApp = configuration.device.companionApp.flatMap(catalog.app(named:))
-        deviceSettings.companionPluginName = configuration.device.companionPlugin
-        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+        guard configuration.products.count <= 1 else {
+            // Several products judge fine (`shieldbus check`), but the device OS plays one companion app, one picker
+            // selection and one stores' owner; running two would let one product's timers and intents reach the other.
+            throw Problem(description: "\(configuration.file) declares \(configuration.products.count) products; `shieldbus run` plays one product per device so far (check their journals with `shieldbus check`)")
+        }
+        if let product = configuration.resolvedProducts.first {
+            deviceSettings.companionApp = product.companionApp.flatMap(catalog.app(named:))
+            deviceSettings.companionPluginName = product.companionPlugin
+            deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+            deviceSettings.storeOwners = Dictionary(uniqueKeysWithValues: product.stores.compactMap { store in store.owner.map { (store.name, $0) } })
+            deviceSettings.selection = .init(apps: product.selectionApps, categories: product.selectionCategories, domains: product.selectionDomains)
+        }
         deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
-        deviceSettings.selection = .init(apps: configuration.device.selectionApps, categories: configuration.device.selectionCategories,
-                                         domains: configuration.device.selectionDomains)
         deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
         deviceSettings.clockTicks = configuration.device.clockTicks
         deviceSettings.webLimits = configuration.device.webLimits

@@ -110,16 +110,18 @@ final class LessonTests: XCTestCase {
     """
 
     // Lesson 1: one mechanism is never enough.
-    func testLesson1ForceQuitDuringAnUnlock() throws {
-        try prove(Lesson(flaw: "app-timer-only", steps: Self.habitsDone + """
-          - at: "08:57"
-            forceQuit: Habit Lock
-          - at: "09:40"
-            open: Instagram
-          - at: "09:50"
-            home: true
+    static let forceQuitDuringAnUnlock = Lesson(flaw: "app-timer-only", steps: habitsDone + """
+      - at: "08:57"
+        forceQuit: Habit Lock
+      - at: "09:40"
+        open: Instagram
+      - at: "09:50"
+        home: true
 
-        """))
+    """)
+
+    func testLesson1ForceQuitDuringAnUnlock() throws {
+        try prove(Self.forceQuitDuringAnUnlock)
     }
 
     func testLesson1DeviceRestartDuringAnUnlock() throws {
@@ -335,15 +337,7 @@ final class CheckCommandTests: XCTestCase {
     }
 
     func testCheckGivesTheVerdictOfARealRunInWordsAndAsJSON() throws {
-        let lesson = LessonTests.Lesson(flaw: "app-timer-only", steps: LessonTests.habitsDone + """
-          - at: "08:57"
-            forceQuit: Habit Lock
-          - at: "09:40"
-            open: Instagram
-          - at: "09:50"
-            home: true
-
-        """)
+        let lesson = LessonTests.forceQuitDuringAnUnlock
         let scenario = "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps
         for naive in [false, true] {
             let configuration = LessonTests.configuration(lesson, naive: naive)

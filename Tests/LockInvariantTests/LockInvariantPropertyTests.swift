@@ -1,4 +1,5 @@
 import BusProtocol
+import DeviceOS
 import Foundation
 import LockInvariant
 import XCTest
@@ -8,18 +9,6 @@ import XCTest
 /// here: walk every second, ask the wall clock whether it is in the window, and count the seconds since the lock
 /// (or the permission) began.
 final class LockInvariantPropertyTests: XCTestCase {
-    struct SplitMix64 {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    }
-
     /// Nights with and without a DST change, in two zones.
     static let nights: [(zone: String, start: String)] = [
         ("Europe/Berlin", "2026-11-22T12:00Z"), ("Europe/Berlin", "2026-10-24T12:00Z"), ("Europe/Berlin", "2026-03-28T12:00Z"),
@@ -27,7 +16,7 @@ final class LockInvariantPropertyTests: XCTestCase {
     ]
 
     func testGeneratedFocusDaysAgreeWithASecondBySecondOracle() {
-        var random = SplitMix64(state: 20_261_123)
+        var random = SeededRandom(seed: 20_261_123)
         let length = 36 * 3600  // seconds judged from the start
         for round in 0..<60 {
             let night = Self.nights[round % Self.nights.count]
@@ -35,8 +24,8 @@ final class LockInvariantPropertyTests: XCTestCase {
             var journal = JournalBuilder(zone: night.zone, start: night.start)
             let start = journal.instant(night.start)
             // A window on whole minutes; its end may be before its start (it ends the next day) — or be midnight.
-            let windowStart = random.int(0...1439) * 60
-            let windowEnd = random.int(0...3) == 0 ? 0 : random.int(0...1439) * 60
+            let windowStart = Int.random(in: 0...1439, using: &random) * 60
+            let windowEnd = Int.random(in: 0...3, using: &random) == 0 ? 0 : Int.random(in: 0...1439, using: &random) * 60
             guard windowStart != windowEnd else { continue }
             // Offsets change on whole minutes in these zones: one look-up a minute.
             let offsets = (0...length / 60).map { zone.secondsFromGMT(for: start.addingTimeInterval(Double($0 * 60))) }
@@ -56,19 +45,19 @@ final class LockInvariantPropertyTests: XCTestCase {
             var expected: Set<String> = []
             var cursor = 0
             while cursor < length - 7200 {
-                var from = cursor + random.int(0...5400)
-                var to = from + [random.int(0...90), random.int(0...600), random.int(0...9000)][random.int(0...2)]
+                var from = cursor + Int.random(in: 0...5400, using: &random)
+                var to = from + [Int.random(in: 0...90, using: &random), Int.random(in: 0...600, using: &random), Int.random(in: 0...9000, using: &random)][Int.random(in: 0...2, using: &random)]
                 if let edge = edges.first(where: { $0 > cursor + 130 }) {
-                    switch random.int(0...2) {
+                    switch Int.random(in: 0...2, using: &random) {
                     case 0: break
-                    case 1: from = edge + random.int(-120...120)                                    // starts near an edge
-                    default: (from, to) = (edge - random.int(0...120), edge + 60 + random.int(-2...2))  // ends at the grace minute
+                    case 1: from = edge + Int.random(in: -120...120, using: &random)  // starts near an edge
+                    default: (from, to) = (edge - Int.random(in: 0...120, using: &random), edge + 60 + Int.random(in: -2...2, using: &random))  // ends at the grace minute
                     }
                 }
                 from = min(from, length - 2)
                 to = max(from, min(length - 1, to))
-                let app = random.int(0...1) == 0 ? "Instagram" : "TikTok"
-                if random.int(0...2) == 0 {
+                let app = Int.random(in: 0...1, using: &random) == 0 ? "Instagram" : "TikTok"
+                if Int.random(in: 0...2, using: &random) == 0 {
                     journal.shield(Self.utc(start, from), journal.app(app))
                     journal.dismiss(Self.utc(start, to), app)
                     if (from...to).contains(where: { !locked[$0] && $0 - since[$0] >= 60 }) { expected.insert("shielded \(app) \(from)") }

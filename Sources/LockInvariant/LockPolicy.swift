@@ -46,16 +46,16 @@ public struct ProductRules {
                 throw problem("product", "expected one of habit-lock, focus-window, speed-bump")
             }
             var rules = ProductRules(name: product.name, kind: kind)
-            func minutes(_ key: String, _ value: inout Int) throws {
+            func count(_ key: String, _ value: inout Int) throws {
                 guard let option = options[key] else { return }
-                guard let number = option.intValue, number > 0 else { throw problem(key, "expected a positive number of minutes") }
+                guard let number = option.intValue, number > 0 else { throw problem(key, "expected a positive whole number") }
                 value = Int(number)
             }
-            try minutes("habitsPerDay", &rules.habitsPerDay)
-            try minutes("unlockMinutes", &rules.unlockMinutes)
-            try minutes("passMinutes", &rules.passMinutes)
-            try minutes("thresholdMinutes", &rules.thresholdMinutes)
-            try minutes("cooldownMinutes", &rules.cooldownMinutes)
+            try count("habitsPerDay", &rules.habitsPerDay)
+            try count("unlockMinutes", &rules.unlockMinutes)
+            try count("passMinutes", &rules.passMinutes)
+            try count("thresholdMinutes", &rules.thresholdMinutes)
+            try count("cooldownMinutes", &rules.cooldownMinutes)
             for hours in options["focusHours"]?.arrayValue ?? [] {
                 guard let start = hours["start"]?.stringValue.flatMap(LocalDateTime.timeOfDay),
                       let end = hours["end"]?.stringValue.flatMap(LocalDateTime.timeOfDay) else {

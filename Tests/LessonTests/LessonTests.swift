@@ -359,6 +359,10 @@ final class CheckCommandTests: XCTestCase {
                 // The unlock ended at 09:26; Instagram was usable to 09:50: 24 minutes past it. The monitor lifted it last.
                 XCTAssertEqual(violations.first?["pastEndMs"]?.intValue, 24 * 60_000)
                 XCTAssertEqual(violations.first?["decidedBy"]?.stringValue, "monitor")
+                // `run --json`: the same verdict as one JSON object, the last line on standard error.
+                let jsonRun = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--json"])
+                let runVerdict = try JSONValue(parsing: Array((jsonRun.errors.split(separator: "\n").last ?? "").utf8))
+                XCTAssertEqual(runVerdict, verdict)
             } else {
                 XCTAssertEqual(text.output, "  lock invariant    held (habit-lock)\n")
                 XCTAssertEqual(violations.count, 0)

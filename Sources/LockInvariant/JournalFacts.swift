@@ -38,8 +38,6 @@ struct JournalFacts {
         var isPrivate = false
         /// For a shield: the stores whose settings matched (or the OS setting behind an OS view).
         var stores: Set<String> = []
-        /// The epoch of the tokens in force while it lasted.
-        var epoch: Int
     }
 
     /// A shield button the person pressed, on the shield of `target`.
@@ -100,6 +98,7 @@ struct JournalFacts {
     private struct Reader {
         var usable: [Target: Span] = [:]
         var shield: Span?
+        /// The token epoch in force, relative to the journal's start (`device.os-updated` moves it on).
         var epoch = 0
         var started = false
         var previous: Date?
@@ -123,7 +122,7 @@ struct JournalFacts {
                 if let habit = body["habit"]?.stringValue { facts.habitCompletions.append((at, habit)) }
             case DeviceTopic.appOpened, DeviceTopic.webVisited:
                 guard let target = learn(body, into: &facts) else { return }
-                usable[target] = Span(target: target, from: at, to: at, isPrivate: body["isPrivate"]?.boolValue ?? false, epoch: epoch)
+                usable[target] = Span(target: target, from: at, to: at, isPrivate: body["isPrivate"]?.boolValue ?? false)
             case DeviceTopic.appClosed, DeviceTopic.webLeft:
                 guard let target = learn(body, into: &facts), var span = usable.removeValue(forKey: target) else { return }
                 span.to = at
@@ -132,7 +131,7 @@ struct JournalFacts {
                 guard let target = learn(body["target"] ?? [:], into: &facts) else { return }
                 closeShield(at: at, into: &facts)  // a shield drawn anew replaces the one on screen
                 let stores = Set((body["stores"]?.arrayValue ?? []).compactMap(\.stringValue))
-                shield = Span(target: target, from: at, to: at, stores: stores, epoch: epoch)
+                shield = Span(target: target, from: at, to: at, stores: stores)
             case DeviceTopic.shieldDismissed:
                 closeShield(at: at, into: &facts)
             case DeviceTopic.actionHandled:

@@ -46,9 +46,12 @@ public final class BusConnection {
     private var awaitingWelcome = false
     private var closed = false
 
-    /// Creates the socket and starts connecting; call `connect` to say hello.
+    /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
+    /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
     public init(endpoint: String, hello: Hello) throws {
         self.endpoint = endpoint
+        var hello = hello
+        if hello.credential == nil { hello.credential = BusCredential.forClient(endpoint: endpoint) }
         self.hello = hello
         do {
             let context = try Context()
@@ -127,7 +130,7 @@ public final class BusConnection {
 
     /// Asks the broker for its status report.
     public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
-        try send(.status)
+        try send(.status(credential: hello.credential))
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
         while monotonicMilliseconds() < deadline {
             if case .status(let report)? = try nextMessage(timeoutMilliseconds: Int(deadline - monotonicMilliseconds())) {

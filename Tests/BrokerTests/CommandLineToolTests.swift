@@ -61,7 +61,7 @@ final class CommandLineToolTests: XCTestCase {
         let broker = try BrokerProcess(configuration: "name: tools\n")
         let reserved = try shieldbus(["send", "clock.tick", "{}"], runtime: broker.runtime)
         XCTAssertNotEqual(reserved.status, 0)
-        XCTAssertTrue(reserved.errors.contains("reserved for the broker"), reserved.errors)
+        XCTAssertTrue(reserved.errors.contains("only the system produces"), reserved.errors)
         let notJSON = try shieldbus(["send", "app.x", "{oops"], runtime: broker.runtime)
         XCTAssertNotEqual(notJSON.status, 0)
         XCTAssertTrue(notJSON.errors.contains("not JSON"), notJSON.errors)

@@ -45,13 +45,16 @@ public final class BusConnection {
     private var heartbeatInterval: Int64 = 1000
     private var awaitingWelcome = false
     private var closed = false
+    /// Whether the credential was found rather than given: it is looked up again before each new hello.
+    private let discoversCredential: Bool
 
     /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
     /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
     public init(endpoint: String, hello: Hello) throws {
         self.endpoint = endpoint
         var hello = hello
-        if hello.credential == nil { hello.credential = BusCredential.forClient(endpoint: endpoint) }
+        discoversCredential = hello.credential == nil
+        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }
         self.hello = hello
         do {
             let context = try Context()
@@ -159,6 +162,7 @@ public final class BusConnection {
     }
 
     private func sayHelloAgain() throws {
+        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()

@@ -39,6 +39,12 @@ public struct ShieldBusConfiguration {
         public var roles: [Role]
         /// Topic namespaces only this client may publish into (it needs a name).
         public var namespaces: [String] = []
+
+        public init(name: String? = nil, roles: [Role], namespaces: [String] = []) {
+            self.name = name
+            self.roles = roles
+            self.namespaces = namespaces
+        }
     }
 
     /// How the bus clock runs.

@@ -1,22 +1,12 @@
 import Foundation
 import BusClient
 import BusProtocol
+import DeviceOS
 import XCTest
 
 /// The rules of who may be whom and publish what, as pure functions (the broker applies them; BrokerTests and
 /// the Python attack suite check them through the real broker).
 final class TrustRulesTests: XCTestCase {
-    /// A SplitMix64, so a failing case can be replayed from its seed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     func testNamesAreLowercaseASCIILettersDigitsAndDashesOfOneTo64Bytes() {
         for good in ["monitor", "a", "py-echo", "focus-coach-2", String(repeating: "x", count: 64), "9lives"] {
@@ -35,7 +25,7 @@ final class TrustRulesTests: XCTestCase {
     func testTheNameRuleAgreesWithItsDefinitionOnGeneratedNames() {
         let alphabet: [Unicode.Scalar] = Array("abcxyz019-".unicodeScalars) + ["A", "Z", "_", ".", " ", "\u{0}", "\u{1B}", "\u{7F}", "\u{85}",
                                                                                "\u{200B}", "\u{202E}", "\u{43E}", "é", "😀"]
-        var random = Generator(state: 10)
+        var random = SeededRandom(seed: 10)
         for _ in 0..<5_000 {
             let length = Int.random(in: 0...70, using: &random)
             var name = ""
@@ -59,7 +49,7 @@ final class TrustRulesTests: XCTestCase {
     func testEscapedJSONMeansTheSameAndShowsNothingRaw() throws {
         let alphabet: [Unicode.Scalar] = Array("ab\"\\ {}".unicodeScalars) + ["\u{0}", "\u{1B}", "\u{7F}", "\u{9B}", "\u{200B}", "\u{202E}",
                                                                               "\u{E000}", "é", "😀", "\u{2028}"]
-        var random = Generator(state: 11)
+        var random = SeededRandom(seed: 11)
         for _ in 0..<2_000 {
             var text = ""
             for _ in 0..<Int.random(in: 0...20, using: &random) { text.unicodeScalars.append(alphabet.randomElement(using: &random)!) }

@@ -246,33 +246,26 @@ def main():
     code = hijacker.error_after(lambda: hijacker.publish("shield.configuration.reply", {"configuration": {"title": "Free!"}}, corr="os-shield-1"))
     report("a guessed shield.configuration.reply is refused reply-refused", code == "reply-refused", str(code))
 
-    watcher.events.clear()
-    person.publish("input.open.request", {"app": "Instagram"}, corr="person-open-1")
-    request = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "shield.configuration.request", 10)
-    report("the OS asks the shield role for a configuration", request is not None)
-    if request:
-        corr = request[1]["corr"]
-        code = hijacker.error_after(lambda: hijacker.publish("shield.configuration.reply", {"configuration": {"title": "Free!"}}, corr=corr))
-        report("hijacking the shield configuration reply is refused reply-refused", code == "reply-refused", str(code))
-    shown = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "shield.shown", 10)
-    report("the shield is drawn by the configured renderer",
-           shown and shown[1]["body"].get("renderedBy") == "shield", str(shown and shown[1]["body"].get("renderedBy")))
-    report("the hijacker never received the shield configuration request",
-           not any(event["topic"] == "shield.configuration.request" for event in hijacker.events))
+    def hijack_os_request(what, input_topic, input_body, role, reply_body, outcome_topic, field, holder):
+        """The person acts; the OS asks the holder of `role`; the hijacker answers with the request's corr."""
+        watcher.events.clear()
+        person.publish(input_topic, input_body, corr=f"person-{role}")
+        request_topic = f"shield.{what}.request"
+        request = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == request_topic, 10)
+        report(f"the OS asks the {role} role: {request_topic}", request is not None)
+        if request:
+            reply_topic, corr = f"shield.{what}.reply", request[1]["corr"]
+            code = hijacker.error_after(lambda: hijacker.publish(reply_topic, reply_body, corr=corr))
+            report(f"hijacking {reply_topic} is refused reply-refused", code == "reply-refused", str(code))
+        outcome = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == outcome_topic, 10)
+        report(f"{outcome_topic} names the configured {role} plugin as {field}",
+               outcome and outcome[1]["body"].get(field) == holder, str(outcome and outcome[1]["body"]))
+        report(f"the hijacker never received {request_topic}", not any(event["topic"] == request_topic for event in hijacker.events))
 
-    watcher.events.clear()
-    person.publish("input.press.request", {"button": "primary"}, corr="person-press-1")
-    request = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "shield.action.request", 10)
-    report("the OS asks the action role about the button", request is not None)
-    if request:
-        corr = request[1]["corr"]
-        code = hijacker.error_after(lambda: hijacker.publish("shield.action.reply", {"response": "none"}, corr=corr))
-        report("hijacking the shield action reply is refused reply-refused", code == "reply-refused", str(code))
-    handled = watcher.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "shield.action.handled", 10)
-    report("the button is decided by the configured action delegate",
-           handled and handled[1]["body"].get("decidedBy") == "action", str(handled and handled[1]["body"]))
-    report("the hijacker never received the shield action request",
-           not any(event["topic"] == "shield.action.request" for event in hijacker.events))
+    hijack_os_request("configuration", "input.open.request", {"app": "Instagram"}, "shield",
+                      {"configuration": {"title": "Free!"}}, "shield.shown", "renderedBy", "shield")
+    hijack_os_request("action", "input.press.request", {"button": "primary"}, "action",
+                      {"response": "none"}, "shield.action.handled", "decidedBy", "action")
 
     watcher.events.clear()
     person.publish("report.daily.request", {}, corr="person-report-1")

@@ -3,7 +3,7 @@
 // Usage: fixture-supervised [--crash-at-start | --raw-hello JSON]
 // Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
 // with status 3 and `app.sup.hang` makes it stop answering and heartbeating. --crash-at-start exits with status 3
-// at once; --raw-hello says hello with the given JSON object (plus its name and pid), as a plugin in another
+// at once; --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
 // language might, and exits with status 1 when the broker refuses it.
 
 import BusClient
@@ -43,6 +43,8 @@ func sayRawHello(_ json: String) throws -> Never {
     guard var hello = (try? JSONValue(parsing: json))?.objectValue else { fail("--raw-hello needs a JSON object", status: 2) }
     hello["name"] = .string(name)
     hello["pid"] = .int(Int64(getpid()))
+    // Its launch credential: without it the broker would refuse any hello under this name, whatever else is wrong.
+    if let credential = ProcessInfo.processInfo.environment[BusCredential.environmentKey] { hello["credential"] = .string(credential) }
     let endpoint = ProcessInfo.processInfo.environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
     let context = try Context()
     let socket = try Socket(context, .dealer)

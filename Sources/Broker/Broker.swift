@@ -109,6 +109,8 @@ public final class Broker {
         if lock.removedStaleSocket {
             logger.warning("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
         }
+        // Before the endpoint is published: a client that finds the broker finds its cookie.
+        try establishAuthority()
         let context = try Context()
         let router = try Socket(context, .router)
         try router.setRouterMandatory(true)
@@ -123,11 +125,6 @@ public final class Broker {
             router.close()
             self.router = nil
         }
-        admission = Admission(cookie: try BusCookie.establish(in: settings.runtimeDirectory), grants: settings.outsideClients,
-                              runtimeDirectory: settings.runtimeDirectory)
-        for plugin in settings.plugins { for namespace in plugin.namespaces { declaredNamespaces[namespace] = plugin.name } }
-        for grant in settings.outsideClients { if let name = grant.name { for namespace in grant.namespaces { declaredNamespaces[namespace] = name } } }
-        declaredNamespaceNames = Set(declaredNamespaces.keys)
         if let path = settings.journalPath { journal = try Journal(path: path) }
         defer { journal?.close() }
 
@@ -165,6 +162,15 @@ public final class Broker {
             advanceTime()
         }
         shutDown()
+    }
+
+    /// The cookie and the grants that admit clients, and who owns which declared namespace.
+    private func establishAuthority() throws {
+        admission = Admission(cookie: try BusCookie.establish(in: settings.runtimeDirectory), grants: settings.outsideClients,
+                              runtimeDirectory: settings.runtimeDirectory)
+        for plugin in settings.plugins { for namespace in plugin.namespaces { declaredNamespaces[namespace] = plugin.name } }
+        for grant in settings.outsideClients { if let name = grant.name { for namespace in grant.namespaces { declaredNamespaces[namespace] = name } } }
+        declaredNamespaceNames = Set(declaredNamespaces.keys)
     }
 
     // MARK: Time

@@ -16,6 +16,7 @@ final class AuthorityTests: XCTestCase {
         clients:
           - {roles: [tap, tool, generic]}
           - {name: coach, roles: [generic], namespaces: [focuscoach]}
+          - {name: dev-reports, roles: [report]}
 
         """)
     }
@@ -56,6 +57,32 @@ final class AuthorityTests: XCTestCase {
         XCTAssertEqual(try outcome(of: "x.coach.note", from: other, watcher: watcher), "foreign-namespace")
         XCTAssertEqual(try outcome(of: "weather.rain", from: other, watcher: watcher), "unknown-topic")
         XCTAssertEqual(try outcome(of: "activity.habit.completed", from: other, watcher: watcher), "reserved-topic")
+    }
+
+    /// A report builder under development, admitted by `clients:` to the role `report`: requests to the role reach
+    /// it alone, and only its reply reaches the requester.
+    func testRequestsToARoleReachItsHolderAloneAndOnlyItsReplyCounts() throws {
+        XCTAssertThrowsError(try broker.connect(name: "not-reports", role: .report, subscriptions: []), "the grant names dev-reports only")
+        let holder = try broker.connect(name: "dev-reports", role: .report, subscriptions: ["report."])
+        let bystander = try broker.connect(name: "report-snoop", role: .generic, subscriptions: ["report."])
+        let asker = try broker.connect(name: "asker-tool", role: .tool, subscriptions: [])
+        defer { [holder, bystander, asker].forEach { $0.close() } }
+        try asker.publish(Publish(topic: "report.daily.request", body: [:], corr: "ask-1"))
+        let request = try XCTUnwrap(try collectEvents(from: holder) { $0.contains { $0.topic == "report.daily.request" } }.first { $0.topic == "report.daily.request" })
+        XCTAssertEqual(request.sender, "asker-tool")
+        try bystander.publish(Publish(topic: "report.daily.reply", body: ["ok": false], corr: "ask-1"))
+        var refusal: String?
+        try waitUntil("the snoop's reply to be refused") {
+            if case .error(let report)? = try bystander.receive(timeoutMilliseconds: 50) { refusal = report.code }
+            return refusal != nil
+        }
+        XCTAssertEqual(refusal, "reply-refused")
+        try holder.publish(Publish(topic: "report.daily.reply", body: ["ok": true], corr: "ask-1"))
+        let reply = try XCTUnwrap(try collectEvents(from: asker) { !$0.isEmpty }.first)
+        XCTAssertEqual(reply.sender, "dev-reports")
+        XCTAssertEqual(reply.bodyValue["ok"]?.boolValue, true)
+        let snooped = try collectEvents(from: bystander, timeoutSeconds: 1) { $0.contains { $0.topic == "report.daily.reply" } }
+        XCTAssertFalse(snooped.contains { $0.topic == "report.daily.request" }, "the request went to the role's holder only")
     }
 
     func testAClientWithoutTheCookieIsNotAdmitted() throws {

@@ -455,7 +455,9 @@ public final class Broker {
             return .reservedTopic(topic)
         }
         if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
-        if let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name {
+        // Only topics that can have an owner are split (the hot path allocates nothing for the others).
+        if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,
+           let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name {
             return .foreignNamespace(topic: topic, owner: owner)
         }
         if let corr = publish.corr, topic.hasSuffix(Topic.replySuffix) {

@@ -44,7 +44,7 @@ struct DayBarChart {
                 parts.append("<text x=\"\(middle)\" y=\"\(HTMLText.number(baseline - barHeight - 8))\" text-anchor=\"middle\" class=\"bar-value\(isLast ? " current" : "")\">\(HTMLText.escape(DurationText.short(bar.seconds)))</text>")
                 parts.append("<text x=\"\(middle)\" y=\"\(HTMLText.number(baseline + 20))\" text-anchor=\"middle\" class=\"day\(isLast ? " current" : "")\">\(bar.day.shortWeekdayName)</text>")
                 parts.append("<text x=\"\(middle)\" y=\"\(HTMLText.number(baseline + 37))\" text-anchor=\"middle\" class=\"axis\">\(HTMLText.escape(bar.day.shortTitle))</text>")
-            } else if index % labelEvery == 0 || isLast {
+            } else if (bars.count - 1 - index) % labelEvery == 0 {  // counted back from the last day, so labels never crowd it
                 parts.append("<text x=\"\(middle)\" y=\"\(HTMLText.number(baseline + 20))\" text-anchor=\"middle\" class=\"axis\">\(HTMLText.escape(bar.day.shortTitle))</text>")
             }
         }

@@ -238,7 +238,7 @@ public struct HTMLReportRenderer: Sendable {
     .grid { display: grid; gap: 18px; margin-top: 18px; }
     .grid > * { min-width: 0; }
     .charts { grid-template-columns: 1fr 1fr; }
-    .stats { grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); }
+    .stats { grid-template-columns: repeat(auto-fit, minmax(160px, 1fr)); }
     .insights { grid-template-columns: repeat(3, 1fr); }
     .tables { grid-template-columns: 2fr 1fr; align-items: start; }
     .tables > :only-child { grid-column: 1 / -1; }

@@ -197,6 +197,12 @@ final class ReportBuilderTests: XCTestCase {
         XCTAssertEqual(answered.apps, expected.apps)
         XCTAssertEqual(answered.totalSeconds, 2400)
 
+        // Without --runtime-dir the store is read directly, while the broker runs: the same numbers (nothing was in use).
+        let stored = try Self.shieldbus(["report", "daily", "--date", "2026-11-25", "--json", "--state-dir", state.path])
+        XCTAssertEqual(stored.status, 0, stored.errors)
+        XCTAssertTrue(stored.errors.contains("read the report builder's days in app group group.test.reports"), stored.errors)
+        XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(stored.output.utf8)), answered)
+
         let table = try Self.shieldbus(["report", "weekly", "--date", "2026-11-25", "--runtime-dir", broker.runtime.path])
         XCTAssertEqual(table.status, 0, table.output)
         XCTAssertTrue(table.output.contains("Weekly report · 19 Nov – 25 Nov 2026"), table.output)

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench soak report-png clean
+.PHONY: deps build run test bench bench-reports soak report-png clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
@@ -39,6 +39,12 @@ soak: deps
 bench: deps
 	$(SWIFT) build -c release --product shieldbus-bench
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
+
+## bench-reports: `shieldbus report` end to end over a generated year of stored days (release build; aim < 50 ms)
+bench-reports: deps
+	$(SWIFT) build -c release --product shieldbus
+	$(SWIFT) build -c release --product shieldbus-report-bench
+	$(RELEASE_BIN)/shieldbus-report-bench
 
 ## report-png: the demo week (Config/report-demo.yml) as HTML pages (the week, the month), then as PNGs in headless
 ## Chromium at a phone's 390 px and a desktop's 1280 px, light and dark (tools/report-layout.py)

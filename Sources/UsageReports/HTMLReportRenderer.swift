@@ -194,25 +194,29 @@ public struct HTMLReportRenderer: Sendable {
         let todayByName = Dictionary(today.map { ($0.name, $0.seconds) }, uniquingKeysWith: +)
         let rows = week.map { (name: $0.name, today: todayByName[$0.name] ?? 0, week: $0.seconds) }
             .sorted { ($0.today, $0.week) != ($1.today, $1.week) ? ($0.today, $0.week) > ($1.today, $1.week) : $0.name < $1.name }
-        var lines = ["<article class=\"card\"><h2>Websites</h2>", "<table class=\"web\">",
-                     "<thead><tr><th>Domain</th><th class=\"num\">Today</th><th class=\"num\">This week</th></tr></thead>", "<tbody>"]
-        if rows.isEmpty {
-            lines.append("<tr><td colspan=\"3\" class=\"empty\">No websites visited this week.</td></tr>")
-        }
-        for row in rows {
-            lines.append("<tr><td>\(HTMLText.escape(row.name))</td><td class=\"num\">\(HTMLText.escape(DurationText.short(row.today)))</td><td class=\"num\">\(HTMLText.escape(DurationText.short(row.week)))</td></tr>")
-        }
-        lines += ["</tbody>", "</table>", "</article>"]
-        return lines.joined(separator: "\n")
+        return nameAndTimesTable("Websites", headers: ["Domain", "Today", "This week"],
+                                 rows: rows.map { [$0.name, DurationText.short($0.today), DurationText.short($0.week)] },
+                                 empty: "No websites visited this week.")
     }
 
     private func usageTable(_ heading: String, _ entries: [UsageEntry], empty: String) -> String {
-        var lines = ["<article class=\"card\"><h2>\(HTMLText.escape(heading))</h2>", "<table class=\"web\">", "<tbody>"]
-        if entries.isEmpty {
-            lines.append("<tr><td class=\"empty\">\(HTMLText.escape(empty))</td></tr>")
+        nameAndTimesTable(heading, headers: nil, rows: entries.map { [$0.name, DurationText.short($0.seconds)] }, empty: empty)
+    }
+
+    /// A card with a table of a name and times per row (the times right-aligned).
+    private func nameAndTimesTable(_ heading: String, headers: [String]?, rows: [[String]], empty: String) -> String {
+        var lines = ["<article class=\"card\"><h2>\(HTMLText.escape(heading))</h2>", "<table class=\"web\">"]
+        if let headers {
+            let cells = headers.enumerated().map { "<th\($0.offset > 0 ? " class=\"num\"" : "")>\(HTMLText.escape($0.element))</th>" }
+            lines.append("<thead><tr>\(cells.joined())</tr></thead>")
         }
-        for entry in entries {
-            lines.append("<tr><td>\(HTMLText.escape(entry.name))</td><td class=\"num\">\(HTMLText.escape(DurationText.short(entry.seconds)))</td></tr>")
+        lines.append("<tbody>")
+        if rows.isEmpty {
+            lines.append("<tr><td colspan=\"\(headers?.count ?? 2)\" class=\"empty\">\(HTMLText.escape(empty))</td></tr>")
+        }
+        for row in rows {
+            let cells = row.enumerated().map { "<td\($0.offset > 0 ? " class=\"num\"" : "")>\(HTMLText.escape($0.element))</td>" }
+            lines.append("<tr>\(cells.joined())</tr>")
         }
         lines += ["</tbody>", "</table>", "</article>"]
         return lines.joined(separator: "\n")

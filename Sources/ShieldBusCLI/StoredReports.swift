@@ -7,30 +7,31 @@ import UsageReports
 /// so the use in progress is not included. "Today" is today on this machine's clock, in the days' time zone.
 struct StoredReports: ReportSource {
     let stores: AppGroupStores
-    /// The group holding the days, and the days it holds.
+    /// The group holding the days, and its day entries, read in one go (a year of days is one query, not 366).
     let group: String?
-    let defaults: SharedDefaults?
-    let storedDays: Set<LocalDay>
+    let storedDays: [LocalDay: StoredEntry]
     let timeZone: TimeZone
 
     /// Finds the group holding `reports.day.*` keys: the one named, else the only one that has any.
     init(stores: AppGroupStores, group name: String?) throws {
         self.stores = stores
-        var holders: [(group: String, defaults: SharedDefaults, days: Set<LocalDay>)] = []
+        var holders: [(group: String, days: [LocalDay: StoredEntry])] = []
         for group in try stores.groups(named: name) {
-            let defaults = try stores.open(group)
-            let days = Set(try defaults.allKeys.compactMap(StoredDayKey.day(ofKey:)))
-            if !days.isEmpty || name != nil { holders.append((group, defaults, days)) }
+            var days: [LocalDay: StoredEntry] = [:]
+            for (key, entry) in try stores.open(group).dictionaryRepresentation() {
+                if let day = StoredDayKey.day(ofKey: key) { days[day] = entry }
+            }
+            if !days.isEmpty || name != nil { holders.append((group, days)) }
         }
         guard holders.count <= 1 else {
             throw CommandFailure("the app groups \(holders.map(\.group).joined(separator: ", ")) all hold report days; choose one with --group")
         }
         group = holders.first?.group
-        defaults = holders.first?.defaults
-        storedDays = holders.first?.days ?? []
+        storedDays = holders.first?.days ?? [:]
         // The days carry their zone; without any day, this machine's zone (every number is zero anyway).
-        if let defaults, let latest = storedDays.max(), let usage = try defaults.value(DayUsage.self, forKey: StoredDayKey.key(latest)) {
-            guard let zone = TimeZone(identifier: usage.timeZoneIdentifier) else { throw UsageLedgerError.unknownTimeZone(usage.timeZoneIdentifier) }
+        if let latest = storedDays.keys.max(), let entry = storedDays[latest] {
+            let identifier = try Self.usage(entry, group: group).timeZoneIdentifier
+            guard let zone = TimeZone(identifier: identifier) else { throw UsageLedgerError.unknownTimeZone(identifier) }
             timeZone = zone
         } else {
             timeZone = .current
@@ -76,16 +77,23 @@ struct StoredReports: ReportSource {
     /// A ledger with the stored days of `run`.
     private func ledger(_ run: ClosedRange<LocalDay>) throws -> UsageLedger {
         var ledger = UsageLedger(timeZone: timeZone)
-        guard let defaults else { return ledger }
-        for day in storedDays where run.contains(day) {
-            let key = StoredDayKey.key(day)
-            guard let usage = try defaults.value(DayUsage.self, forKey: key) else { continue }  // removed since the listing
+        for (day, entry) in storedDays where run.contains(day) {
             do {
-                try ledger.restore(usage)
+                try ledger.restore(try Self.usage(entry, group: group))
+            } catch let error as CommandFailure {
+                throw error
             } catch {
-                throw CommandFailure("\(key) in app group \(group ?? "?") cannot be used: \(error)")
+                throw CommandFailure("\(entry.key) in app group \(group ?? "?") cannot be used: \(error)")
             }
         }
         return ledger
+    }
+
+    private static func usage(_ entry: StoredEntry, group: String?) throws -> DayUsage {
+        do {
+            return try entry.value(DayUsage.self)
+        } catch {
+            throw CommandFailure("\(entry.key) in app group \(group ?? "?") is not a stored day: \(error)")
+        }
     }
 }

@@ -56,4 +56,38 @@ final class ShieldViewCountingTests: XCTestCase {
         XCTAssertEqual(report.shieldEncountersByTarget, [CountEntry(name: "poki.com", count: 2), CountEntry(name: "reddit.com", count: 2)])
         XCTAssertEqual(report.webDomains, [UsageEntry(name: "reddit.com", seconds: 60)])
     }
+
+    /// Speed Bump's shield over Instagram: met while using it (the threshold crossed) it only interrupts; met when
+    /// Instagram is opened from the home screen, the app that comes out from under it (a press lets it through) is
+    /// the pickup the person made.
+    func testAnAppLetThroughItsShieldFromTheHomeScreenIsAPickup() throws {
+        var configuration = try String(contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("Config/speed-bump.yml"), encoding: .utf8)
+        configuration = configuration.replacingOccurrences(of: "scenario: scenarios/speed-bump-day.yml\n", with: "")
+        for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
+            configuration = configuration.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
+        }
+        let scenario = """
+            name: shielded-pickup
+            start: 2026-11-25T07:00
+            steps:
+              - {at: "07:05", open: Speed Bump}
+              - {after: 10s, authorize: approved}
+              - {after: 1m, home: true}
+              - {at: "08:00", open: Instagram}    # a pickup; the 30-minute threshold brings the shield at 08:30
+              - {at: "08:40", home: true}
+              - {at: "09:00", open: Instagram}    # the shield at once, from the home screen
+              - {after: 1m, press: primary}       # Speed Bump lets Instagram through: the pickup
+              - {after: 5m, home: true}
+              - {at: "09:30", publish: {topic: report.daily.request, body: {date: "2026-11-25"}}}
+            """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let lifted = run.events("activity.app.opened").filter { $0.bodyValue["reason"] == "shield-lifted" }
+        XCTAssertEqual(lifted.map(\.time), [busTime("2026-11-25T08:01:00Z")], "Instagram came out from under its shield at 09:01")
+        let report = try ReportBuilderTests.value(DailyReport.self, of: run.events("report.daily.reply").first)
+        XCTAssertEqual(report.pickupsByApp, [CountEntry(name: "Instagram", count: 2), CountEntry(name: "Speed Bump", count: 1)])
+        XCTAssertEqual(report.shieldEncountersByTarget, [CountEntry(name: "Instagram", count: 2)], "going home in between makes it a new one")
+    }
+
+    func busTime(_ text: String) -> BusTime { BusTime(ReportBuilderTests.utc(text).timeIntervalSince1970 * 1000) }
 }

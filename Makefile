@@ -47,7 +47,7 @@ bench-reports: deps
 	$(RELEASE_BIN)/shieldbus-report-bench
 
 ## report-png: the demo week (Config/report-demo.yml) as HTML pages (the week, the month), then as PNGs in headless
-## Chromium at a phone's 390 px and a desktop's 1280 px, light and dark (tools/report-layout.py)
+## Chromium at a phone's 390 px and a desktop's 1280 px, light and dark (Tests/Browser/report-layout.py)
 REPORT_DIR = .build/report-demo
 report-png: build
 	rm -rf $(REPORT_DIR) && mkdir -p $(REPORT_DIR)
@@ -56,8 +56,8 @@ report-png: build
 	$(BIN)/shieldbus report weekly --date 2026-11-29 --state-dir $(REPORT_DIR)/state --html $(REPORT_DIR)/report.html
 	$(BIN)/shieldbus report monthly --month 2026-11 --state-dir $(REPORT_DIR)/state --html $(REPORT_DIR)/month.html
 	for page in report month; do for width in 390 1280; do \
-		python3 tools/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --out $(REPORT_DIR)/$$page-$$width-light.png && \
-		python3 tools/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --dark --out $(REPORT_DIR)/$$page-$$width-dark.png || exit 1; \
+		python3 Tests/Browser/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --out $(REPORT_DIR)/$$page-$$width-light.png && \
+		python3 Tests/Browser/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --dark --out $(REPORT_DIR)/$$page-$$width-dark.png || exit 1; \
 	done; done
 	@echo "wrote $(REPORT_DIR)/report.html, $(REPORT_DIR)/month.html and their PNGs:" && ls $(REPORT_DIR)/*.png
 

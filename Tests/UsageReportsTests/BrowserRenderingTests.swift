@@ -60,7 +60,7 @@ final class BrowserRenderingTests: XCTestCase {
     }
 
     /// The daily page and a month's page, at a phone's 390 px and a desktop's 1280 px, light and dark, laid out by
-    /// Chromium and measured from the DOM (tools/report-layout.py): no element reaches past the page's width, the
+    /// Chromium and measured from the DOM (Tests/Browser/report-layout.py): no element reaches past the page's width, the
     /// page does not scroll sideways, the colour scheme is the one asked for, and the heatmap a phone gets is the
     /// compact one with labels at least 9 px tall.
     func testTheLayoutFitsPhonesAndDesktopsInLightAndDark() throws {
@@ -83,7 +83,7 @@ final class BrowserRenderingTests: XCTestCase {
             ("daily", HTMLReportRenderer().render(daily: ledger.dailyReport(for: day), weekly: ledger.weeklyReport(endingOn: day))),
             ("monthly", HTMLReportRenderer().render(range: ledger.monthlyReport(for: try XCTUnwrap(LocalMonth("2026-03"))))),
         ]
-        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../tools/report-layout.py").standardized
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Tests/Browser/report-layout.py").standardized
         for (name, html) in pages {
             let page = folder.appendingPathComponent("\(name).html")
             try html.write(to: page, atomically: true, encoding: .utf8)

@@ -6,6 +6,7 @@ import BusProtocol
 import Configuration
 import DeviceAPI
 import DeviceOS
+import Explore
 import Foundation
 import LockInvariant
 import Logging
@@ -87,7 +88,7 @@ extension ShieldBus {
             let policy = plan.scenario == nil ? nil : LockPolicy(configuration: plan.configuration, catalog: plan.catalog, timeZone: plan.timeZone)
             broker.observeEvents { envelope in
                 timeline.record(envelope)
-                if policy != nil { journal.append(envelope) }
+                if plan.scenario != nil { journal.append(envelope) }
             }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
@@ -102,11 +103,19 @@ extension ShieldBus {
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
+            var broken = false
             if let policy {
                 let violations = LockInvariantChecker(policy: policy).violations(in: journal)
                 printError(LockReport.text(violations, product: policy.product.rawValue))
-                if !violations.isEmpty { throw ExitCode(3) }
+                broken = !violations.isEmpty
             }
+            if let scenario = plan.scenario, !scenario.expectations.isEmpty {
+                let failures = plan.expectationCheck.failures(of: scenario.expectations, in: journal)
+                printError(failures.isEmpty ? "  expectations      \(scenario.expectations.count) held"
+                                            : (["  expectations      \(failures.count) of \(scenario.expectations.count) FAILED"] + failures.map { "    - \(scenario.file):\($0.line): \($0.problem)" }).joined(separator: "\n"))
+                broken = broken || !failures.isEmpty
+            }
+            if broken { throw ExitCode(3) }
         }
     }
 }
@@ -124,6 +133,8 @@ struct RunPlan {
     let device: DeviceOS
     let scenario: Scenario?
     let timeZone: TimeZone
+    /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
+    let expectationCheck: ExpectationCheck
 
     init(options: ShieldBus.Run) throws {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
@@ -187,6 +198,14 @@ struct RunPlan {
         let fresh = scenario != nil && !options.keepState
         try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        let groups = configuration.appGroups.map(\.name)
+        expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
+            guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {
+                throw Problem(description: "the configuration has \(groups.count) app groups (\(groups.joined(separator: ", "))): name one with 'appGroup'")
+            }
+            let entry = try SharedDefaults(suiteName: name, container: container, writer: nil).entry(forKey: key)
+            return try entry.map { try JSONValue(parsing: $0.rawJSON) }
+        }
         for group in configuration.appGroups {
             try container.createGroup(group.name)
             try container.declareSlices(group: group.name, group.slices)

@@ -55,7 +55,7 @@ public struct DayGenerator {
         ("Australia/Sydney", ["2026-11-24", "2026-04-04", "2026-04-05", "2026-10-03", "2026-10-04"]),
         ("Asia/Tokyo", ["2026-11-24"]),
     ]
-    static let travelZones = ["Europe/London", "America/New_York", "America/Los_Angeles", "Asia/Kolkata", "Australia/Sydney", "UTC"]
+    static let travelZones = ["Europe/London", "America/New_York", "America/Los_Angeles", "Asia/Tokyo", "Australia/Sydney", "UTC"]
 
     public func day(seed: UInt64, profile: String) -> Day {
         var random = SeededRandom(seed: seed)
@@ -74,12 +74,12 @@ public struct DayGenerator {
             let roll = Int.random(in: 0..<100, using: &random)
             var step: DayStep?
             switch roll {
-            case 0..<24: if let app = pick(surface.selectedApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
-            case 24..<32: if let app = pick(surface.otherApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
-            case 32..<42:
+            case 0..<22: if let app = pick(surface.selectedApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
+            case 22..<30: if let app = pick(surface.otherApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
+            case 30..<42:
                 if let app = surface.companionApp {
                     step = DayStep(gap: gap, action: "open: \(app)")
-                    if habits < 3, Int.random(in: 0..<3, using: &random) > 0 {
+                    if habits < 3, Int.random(in: 0..<5, using: &random) > 0 {
                         steps.append(step!)
                         habits += 1
                         step = DayStep(gap: Int.random(in: 5...40, using: &random), action: "habit: Habit \(habits)")

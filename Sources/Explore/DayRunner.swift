@@ -17,9 +17,9 @@ public struct DayOutcome {
 
     public var failed: Bool { !violations.isEmpty || runProblem != nil }
 
-    /// Whether another outcome fails the same way: a violation of the same kind on the same target, or a run problem.
+    /// Whether this outcome fails the way `other` did: a violation of the same kind on the same target.
     public func failsLike(_ other: DayOutcome) -> Bool {
-        guard let first = other.violations.first else { return other.runProblem != nil && runProblem != nil }
+        guard let first = other.violations.first else { return false }
         return violations.contains { $0.kind == first.kind && $0.target == first.target }
     }
 }

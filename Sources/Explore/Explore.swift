@@ -46,7 +46,7 @@ public struct Day: Equatable, Sendable {
         lines += ["name: \(name)", "start: \(start)", "timeZone: \(timeZone)", "profile: \(profile)", "seed: \(seed)",
                   "end: after \(Self.duration(tail))"]
         lines.append(steps.isEmpty ? "steps: []" : "steps:")
-        for step in steps { lines.append("  - {after: \(Self.duration(step.gap)), \(step.action)}") }
+        for step in steps { lines.append("  - after: \(Self.duration(step.gap))\n    \(step.action)") }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -67,7 +67,9 @@ public struct Explorer {
             for outcome in runner.run(batch, jobs: options.jobs) {
                 played(outcome)
                 guard outcome.failed else { continue }
-                let result = Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
+                // A run that went wrong is written as it was: shrinking needs a verdict to keep.
+                let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
+                    : Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
                 var name = "\(product)-seed\(outcome.day.seed)"
                 if written.contains(name) { name += "-\(outcome.day.profile)" }
                 written.insert(name)

@@ -16,6 +16,12 @@ public struct Shrinker {
     }
 
     public struct Result {
+        public init(day: Day, outcome: DayOutcome, runs: Int) {
+            self.day = day
+            self.outcome = outcome
+            self.runs = runs
+        }
+
         public let day: Day
         public let outcome: DayOutcome
         public let runs: Int

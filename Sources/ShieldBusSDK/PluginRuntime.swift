@@ -21,7 +21,8 @@ public final class PluginRuntime {
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
     public private(set) var settings: JSONValue = [:]
-    /// Bus time: the time of the event being handled (or of the last one heard). Plugins never read the system clock.
+    /// Bus time: the time of the event being handled, or of a later one already heard (the welcome's included).
+    /// Plugins never read the system clock.
     public private(set) var now: Date
     /// The event being handled.
     public private(set) var currentEvent: Envelope?
@@ -239,7 +240,9 @@ public final class PluginRuntime {
             return
         }
         currentEvent = envelope
-        now = DeviceAPI.date(busTime: envelope.time)
+        // The plugin's clock never goes back: an event handled late (one that waited in the mailbox of a short-lived
+        // extension, or behind a call) is handled at the time it is handled, as `Date()` on a phone would say.
+        now = max(now, DeviceAPI.date(busTime: envelope.time))
         noteClockFacts(envelope)
         if envelope.topic == "bus.ready" {
             beginWork()

@@ -6,27 +6,30 @@ import XCTest
 /// The scenario steps explore needs — the device clock, the time zone, browser tabs, a broker crash — and
 /// `expect:`, through the real broker and the habit lock's real plugin processes.
 extension ClockAndPersistenceTests {
-    static let setUp = """
-      - {at: "22:05", open: Habit Lock}
-      - {after: 10s, authorize: approved}
-      - {after: 1m, home: true}
-
-    """
-
-    func testSettingTheDeviceClockMovesWallClockSchedulesAndTheClockPluginsSee() throws {
-        let scenario = """
-        name: clock
+    /// An evening from 22:00 in Berlin: the app is set up at 22:05, then `rest` (more steps, then `end:` and `expect:`).
+    static func evening(_ name: String, _ rest: String) -> String {
+        """
+        name: \(name)
         start: 2026-11-23T22:00
         timeZone: Europe/Berlin
         steps:
-        \(Self.setUp)  - {at: "22:30", setClock: "+2h"}
+          - {at: "22:05", open: Habit Lock}
+          - {after: 10s, authorize: approved}
+          - {after: 1m, home: true}
+
+        """ + rest
+    }
+
+    func testSettingTheDeviceClockMovesWallClockSchedulesAndTheClockPluginsSee() throws {
+        let scenario = Self.evening("clock", """
+          - {at: "22:30", setClock: "+2h"}
           - {at: "22:40", open: Instagram}
         end: after 5m
         expect:
           - {at: "22:41", shielded: Instagram}
           - {key: lastShieldDayCheck, value: 1795477200}
 
-        """
+        """)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         XCTAssertTrue(run.errors.contains("expectations      2 held"), run.errors)
@@ -41,17 +44,13 @@ extension ClockAndPersistenceTests {
     }
 
     func testATimeZoneChangeMovesWallClockSchedulesAndReachesPluginsStartedLater() throws {
-        let scenario = """
-        name: zone
-        start: 2026-11-23T22:00
-        timeZone: Europe/Berlin
-        steps:
-        \(Self.setUp)  - {at: "22:30", timeZone: Asia/Tokyo}
+        let scenario = Self.evening("zone", """
+          - {at: "22:30", timeZone: Asia/Tokyo}
           - {at: "22:35", restart: true}
           - {at: "22:40", timeZone: Asia/Tokyo}
         end: after 5m
 
-        """
+        """)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         let changes = run.events("device.time-zone-changed")
@@ -65,12 +64,8 @@ extension ClockAndPersistenceTests {
     }
 
     func testSwitchingTabsShowsThePageAgainUnderItsShield() throws {
-        let scenario = """
-        name: tabs
-        start: 2026-11-23T22:00
-        timeZone: Europe/Berlin
-        steps:
-        \(Self.setUp)  - {at: "22:45", visit: {url: "https://www.instagram.com/", tab: 1}}
+        let scenario = Self.evening("tabs", """
+          - {at: "22:45", visit: {url: "https://www.instagram.com/", tab: 1}}
           - {after: 1m, visit: {url: "https://github.com/", tab: 2}}
           - {after: 1m, switchTab: 1}
           - {after: 1m, switchTab: 2}
@@ -82,7 +77,7 @@ extension ClockAndPersistenceTests {
           - {at: "22:47:30", shielded: instagram.com}
           - {at: "22:48:30", usable: github.com}
 
-        """
+        """)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         XCTAssertTrue(run.errors.contains("expectations      4 held"), run.errors)
@@ -91,17 +86,13 @@ extension ClockAndPersistenceTests {
     }
 
     func testABrokerCrashRestartsEveryPluginOnTheSameStateAndRepeatsByteForByte() throws {
-        let scenario = """
-        name: crash
-        start: 2026-11-23T22:00
-        timeZone: Europe/Berlin
-        steps:
-        \(Self.setUp)  - {at: "22:30", open: Instagram}
+        let scenario = Self.evening("crash", """
+          - {at: "22:30", open: Instagram}
           - {at: "22:31", crashBroker: true}
           - {at: "22:40", open: TikTok}
         end: day 2 00:05
 
-        """
+        """)
         let configuration = try habitLockConfiguration()
         let first = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--profile", "ios-realistic"])
         XCTAssertEqual(first.exitStatus, 0, first.errors)
@@ -120,12 +111,8 @@ extension ClockAndPersistenceTests {
     }
 
     func testFailedExpectationsNameTheirLinesAndFailTheRun() throws {
-        let scenario = """
-        name: wrong
-        start: 2026-11-23T22:00
-        timeZone: Europe/Berlin
-        steps:
-        \(Self.setUp)  - {at: "22:30", open: Instagram}
+        let scenario = Self.evening("wrong", """
+          - {at: "22:30", open: Instagram}
         end: after 5m
         expect:
           - {at: "22:31", usable: Instagram}
@@ -133,7 +120,7 @@ extension ClockAndPersistenceTests {
           - {key: isCurrentlyUnlocked, value: true}
           - {notification: circle-nudge}
 
-        """
+        """)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
         XCTAssertEqual(run.exitStatus, 3, run.errors)
         XCTAssertTrue(run.errors.contains("expectations      3 of 4 FAILED"), run.errors)

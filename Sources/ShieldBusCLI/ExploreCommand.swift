@@ -81,7 +81,7 @@ extension ShieldBus {
             let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
             let started = Date()
             if !json { print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", ")) from seed \(seed), \(jobs) at a time") }
-            explorer.explore(played: report.played, shrunk: report.shrunk)
+            explorer.explore(played: report.record, shrunk: report.record)
             report.finish(wallSeconds: Date().timeIntervalSince(started))
             if report.failures > 0 { throw ExitCode(3) }
         }
@@ -105,7 +105,7 @@ final class ExploreReport {
         self.total = total
     }
 
-    func played(_ outcome: DayOutcome) {
+    func record(_ outcome: DayOutcome) {
         played += 1
         events += outcome.events
         if outcome.failed { failures += 1 }
@@ -127,7 +127,7 @@ final class ExploreReport {
         drawProgress()
     }
 
-    func shrunk(_ failure: ShrunkFailure) {
+    func record(_ failure: ShrunkFailure) {
         let replay = "shieldbus run --config \(configPath) --scenario \(failure.path)"
         if json {
             print(JSONValue.object([

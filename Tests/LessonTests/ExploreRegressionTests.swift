@@ -40,4 +40,40 @@ final class ExploreRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// One of the issue's classes, found again by explore on the habit lock: an unlock that crosses midnight was cut at
+    /// 00:00 — the monitor's daily interval re-blocked for "a new day", and the renderer treated a new day as the end
+    /// of any unlock. An unlock now keeps its absolute end. Habits done at several minutes before midnight, both profiles:
+    /// usable until the end, shielded after it.
+    func testAnUnlockAcrossMidnightKeepsItsFullLength() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        for habitsAt in ["23:35", "23:48:20", "23:59:40"] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: unlock-across-midnight
+                start: 2026-11-23T23:00
+                timeZone: Europe/Berlin
+                profile: \(profile)
+                seed: 9
+                steps:
+                  - {at: "23:30", open: Habit Lock}
+                  - {at: "\(habitsAt)", habit: Read}
+                  - {after: 0s, habit: Walk}
+                  - {after: 0s, habit: Stretch}
+                  - {after: 20s, open: Instagram}
+                  - {at: "day 2 00:02", open: TikTok}
+                  - {after: 40m, open: Instagram}
+                end: after 5m
+                expect:
+                  - {at: "day 2 00:01", usable: Instagram}
+                  - {at: "day 2 00:03", usable: TikTok}
+                  - {at: "day 2 00:43", shielded: Instagram}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "habits at \(habitsAt), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      3 held"), "habits at \(habitsAt), \(profile): \(run.errors)")
+            }
+        }
+    }
 }

@@ -252,7 +252,10 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     open func resumeThresholdMonitoring() {
         guard let state = readState() else { return }
         do {
-            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(state.blockList)])
+            // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
+            // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
+            let list = Self.currentBlockList(state, center: center, names: names)
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

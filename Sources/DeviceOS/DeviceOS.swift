@@ -301,7 +301,9 @@ public final class DeviceOS: BrokerService {
 
     /// An iOS update or restore: every token is regenerated; the OS carries its own settings over.
     func updateOperatingSystem() {
-        usage.pause()
+        // The use so far is recorded in the old tokens and goes on in the new ones: an app still in front after the
+        // update is still in use (explore: a paused meter never counted it again, so no threshold came that day).
+        usage.flush()
         let migration = tokens.regenerate(for: catalog)
         try? state.save(tokens.epoch, key: "tokens.epoch")
         managedSettings.migrate(migration)

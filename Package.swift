@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", exact: "5.0.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
@@ -69,7 +70,9 @@ let package = Package(
         .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier"),
 
         // Benchmarks (run with `make bench`, never as tests).
-        .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
+        .executableTarget(name: "shieldbus-bench", dependencies: [
+            "Broker", "BusClient", "BusProtocol", "Configuration", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], path: "Benchmarks/ShieldBusBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol"]),

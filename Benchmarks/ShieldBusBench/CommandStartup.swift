@@ -51,9 +51,10 @@ struct CommandStartupBench {
     struct Timing {
         let command: String
         /// Milliseconds.
-        let mean: Double
         let median: Double
         let min: Double
+        /// Mean user + system CPU, which a busy machine inflates less than wall time.
+        let cpu: Double
         let runs: Int
     }
 
@@ -88,18 +89,20 @@ struct CommandStartupBench {
         let results = try JSONDecoder().decode(HyperfineExport.self, from: data).results
         let names = ["shieldbus status --json", "shieldbus tap --count 1"]
         let timings = zip(names, results).map { name, result in
-            Timing(command: name, mean: result.mean * 1000, median: result.median * 1000, min: result.min * 1000, runs: result.times.count)
+            Timing(command: name, median: result.median * 1000, min: result.min * 1000,
+                   cpu: (result.user + result.system) * 1000, runs: result.times.count)
         }
-        for timing in timings { progress("\(timing.command): median \(String(format: "%.1f", timing.median)) ms over \(timing.runs) runs") }
+        for timing in timings { progress("\(timing.command): median \(String(format: "%.1f", timing.median)) ms, min \(String(format: "%.1f", timing.min)) ms, CPU \(String(format: "%.1f", timing.cpu)) ms over \(timing.runs) runs") }
         return timings
     }
 
     /// hyperfine's --export-json, the fields used here (seconds).
     private struct HyperfineExport: Decodable {
         struct Result: Decodable {
-            let mean: Double
             let median: Double
             let min: Double
+            let user: Double
+            let system: Double
             let times: [Double]
         }
         let results: [Result]

@@ -90,19 +90,22 @@ struct BenchOptions {
             }
             return number
         }
+        /// A comma-separated list of names of `Choice`'s cases: each once, in the usual order.
+        func choices<Choice: RawRepresentable & CaseIterable & Equatable>(_ type: Choice.Type, for flag: String, named what: String) throws -> [Choice]
+            where Choice.RawValue == String {
+            let chosen = try value(for: flag).split(separator: ",").map { name in
+                guard let choice = Choice(rawValue: String(name)) else {
+                    throw UsageError("unknown \(what) '\(name)'; \(what)s: \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return choice
+            }
+            return Choice.allCases.filter(chosen.contains)
+        }
         if arguments.contains("--quick") { options.makeQuick() }  // first, so that explicit sizes win
         while let argument = rest.popFirst() {
             switch argument {
             case "--quick": continue
-            case "--suites":
-                let names = try value(for: argument).split(separator: ",").map(String.init)
-                let chosen = try names.map { name in
-                    guard let suite = Suite(rawValue: name) else {
-                        throw UsageError("unknown suite '\(name)'; suites: \(Suite.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return suite
-                }
-                options.suites = Suite.allCases.filter(chosen.contains)
+            case "--suites": options.suites = try choices(Suite.self, for: argument, named: "suite")
             case "--year-days": options.yearDays = try count(for: argument, minimum: 1)
             case "--day-runs": options.dayRuns = try count(for: argument, minimum: 1)
             case "--opens": options.opens = try count(for: argument, minimum: 1)
@@ -112,15 +115,7 @@ struct BenchOptions {
             case "--warmup": options.warmupEvents = try count(for: argument, minimum: 0)
             case "--subscribers": options.subscribers = try count(for: argument, minimum: 1)
             case "--body-bytes": options.bodyBytes = try count(for: argument, minimum: BodyMaker.minimumBytes)
-            case "--only":
-                let names = try value(for: argument).split(separator: ",").map(String.init)
-                let chosen = try names.map { name in
-                    guard let load = LoadKind(rawValue: name) else {
-                        throw UsageError("unknown load '\(name)'; loads: \(LoadKind.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return load
-                }
-                options.loads = LoadKind.allCases.filter(chosen.contains)  // each once, in the usual order
+            case "--only": options.loads = try choices(LoadKind.self, for: argument, named: "load")
             case "--pieces": options.pieces = true
             case "--json": options.json = true
             case "--help", "-h": throw UsageError(nil)

@@ -17,7 +17,7 @@ final class RunWatcher {
     private let interval: UInt64
     private let lock = NSLock()
     private var running = true
-    private var thread: Thread?
+    private var worker: Worker?
     /// Peak RSS in KiB by process (the broker is "broker", plugins by executable name); a restarted plugin's
     /// processes share its name, and the largest peak is kept.
     private var peaks: [String: Int] = [:]
@@ -33,31 +33,28 @@ final class RunWatcher {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        worker = Worker("run-watcher") { [self] in
             var lastMemory: UInt64 = 0
             while lock.withLock({ running }) {
                 let now = monotonicNanoseconds()
                 readJournal(at: now)
                 if now - lastMemory >= 200_000_000 { readMemory(); lastMemory = now }
-                usleep(useconds_t(interval / 1000))
+                usleep(useconds_t(interval / 1000))  // the sampling period, not a wait for something
             }
         }
-        thread.name = "run-watcher"
-        self.thread = thread
-        thread.start()
     }
 
     /// Stops watching after one last look at the journal (the process has ended by now).
     func stop() -> (peaks: [String: Int], progress: [Progress]) {
         lock.withLock { running = false }
-        while thread?.isFinished == false { usleep(1000) }
+        try? worker?.join()
         readJournal(at: monotonicNanoseconds())
         return (peaks, progress)
     }
 
-    /// Called before the process ends, so the last reading of every process counts (VmHWM is kept by the kernel
-    /// for the process's lifetime, so a reading just before exit is its peak).
-    func readMemory() {
+    /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
+    /// life, so only growth in the last 200 ms before a process ends can be missed.
+    private func readMemory() {
         var readings: [(String, Int)] = []
         if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker)) }
         for pid in Self.children(of: brokerPID) {

@@ -10,7 +10,6 @@ struct Percentiles {
     let p50: Double
     let p99: Double
     let p999: Double
-    let max: Double
 
     init(_ histogram: Histogram<UInt64>) {
         count = histogram.totalCount
@@ -18,7 +17,6 @@ struct Percentiles {
         p50 = Double(histogram.valueAtPercentile(50)) / 1000
         p99 = Double(histogram.valueAtPercentile(99)) / 1000
         p999 = Double(histogram.valueAtPercentile(99.9)) / 1000
-        max = Double(histogram.max) / 1000
     }
 
     /// A histogram for latencies from 1 ns to 10 s at 3 significant digits.

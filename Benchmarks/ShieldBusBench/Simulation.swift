@@ -35,7 +35,6 @@ struct Installation {
 struct SimulationRun {
     let wallSeconds: Double
     let events: Int
-    let exitStatus: Int32
     let peaksKiB: [String: Int]
     let progress: [RunWatcher.Progress]
     let started: UInt64
@@ -68,7 +67,7 @@ struct SimulationRun {
             let tail = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10).joined(separator: "\n")
             throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
         }
-        return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines, exitStatus: process.terminationStatus,
+        return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
                              peaksKiB: peaks, progress: progress, started: started)
     }
 

@@ -75,7 +75,7 @@ let package = Package(
         ], path: "Benchmarks/ShieldBusBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),

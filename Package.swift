@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
-        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI"]),
+        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [
@@ -73,6 +73,7 @@ let package = Package(
         .executableTarget(name: "shieldbus-bench", dependencies: [
             "Broker", "BusClient", "BusProtocol", "Configuration", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "Benchmarks/ShieldBusBench"),
+        .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
@@ -85,6 +86,7 @@ let package = Package(
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "UsageReports"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
+        .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "LockInvariant", "ScreenTime"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),

@@ -21,7 +21,7 @@ final class SoakTests: XCTestCase {
         }
         let parsed = try ShieldBusConfiguration.parse(YAMLValue.parse(configuration, file: "habit-lock.yml"))
         let catalog = try AppCatalog.load(path: root.appendingPathComponent("Config/catalog.yml").path)
-        let policy = try XCTUnwrap(LockPolicy(configuration: parsed, catalog: catalog, timeZone: TimeZone(identifier: "Europe/Berlin")!))
+        let checker = try LockInvariantChecker(configuration: parsed, catalog: catalog)
         for seed in seeds {
             let scenario = HeavyUserDays(seed: seed, days: days).scenario
             let run = try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
@@ -30,7 +30,7 @@ final class SoakTests: XCTestCase {
             let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }
                 .filter { ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"].contains($0) }
             XCTAssertEqual(degraded, [], "seed \(seed): the run was degraded")
-            let violations = LockInvariantChecker(policy: policy).violations(in: run.journal)
+            let violations = checker.verdicts(for: run.journal).flatMap(\.violations)
             XCTAssertEqual(violations.map(\.description), [], "seed \(seed) (replay: SHIELDBUS_SOAK_SEEDS=\(seed) SHIELDBUS_SOAK_DAYS=\(days)) broke the lock invariant")
         }
     }

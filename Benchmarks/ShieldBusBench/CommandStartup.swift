@@ -22,10 +22,16 @@ final class LiveBroker {
         try process.run()
     }
 
-    /// A connection as `name`, once the broker answers (it may still be starting).
+    /// A connection as `name`, once the broker answers (it may still be starting: until it has written the
+    /// runtime directory's cookie, an outside client has no credential to present).
     func connect(_ hello: Hello) throws -> BusConnection {
         let deadline = monotonicNanoseconds() + 20_000_000_000
         while true {
+            guard RuntimeDirectory(path: runtimeDirectory).cookie() != nil else {
+                guard monotonicNanoseconds() < deadline, process.isRunning else { throw BenchFailure("the broker wrote no cookie within 20 s") }
+                usleep(10_000)  // polling for the file, with the deadline above
+                continue
+            }
             let connection = try BusConnection(endpoint: endpoint, hello: hello)
             do {
                 try connection.connect(timeoutMilliseconds: 1000)

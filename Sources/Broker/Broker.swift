@@ -144,6 +144,7 @@ public final class Broker {
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
+        clock.startRunning()
         emit(topic: "bus.started", body: ["clock": .string(clock.mode)])
         supervisor.startAll()
         drainOutbox()
@@ -623,9 +624,12 @@ public final class Broker {
         guard !isDrainingOutbox else { return }
         isDrainingOutbox = true
         defer { isDrainingOutbox = false }
+        // Events set off together share one bus instant, so in scaled time a step and what it sets off are not
+        // told apart by how long the broker took between them.
+        let instant = clock.now()
         var index = 0
         while index < outbox.count {
-            sequence(outbox[index])
+            sequence(outbox[index], at: instant)
             index += 1
         }
         outbox.removeAll(keepingCapacity: true)
@@ -671,9 +675,9 @@ public final class Broker {
         supervisor.runningPluginNames.contains(name) && lastSubscriptions[name] != nil
     }
 
-    private func sequence(_ event: PendingEvent) {
+    private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
-        let envelope = Envelope(seq: lastSeq, time: clock.now(), topic: event.topic, source: event.source,
+        let envelope = Envelope(seq: lastSeq, time: time, topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
         journal?.append(json)

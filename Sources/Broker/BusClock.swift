@@ -26,7 +26,8 @@ public final class BusClock {
     public let clockMode: ClockMode
     private var virtualNow: BusTime
     private let startBusTime: BusTime
-    private let startWall: Int64
+    private var startWall: Int64
+    private var isRunning = false
 
     /// A clock in `mode` whose bus time starts at `start` (ignored for `.real`).
     public init(mode: ClockMode, start: BusTime? = nil) {
@@ -39,6 +40,16 @@ public final class BusClock {
 
     /// `real`, `scaled` or `virtual`.
     public var mode: String { clockMode.name }
+
+    /// Scaled time starts running from its start now, when the bus starts: what the process did before
+    /// (reading the configuration and the device's state) must not use up bus time — at 36,000× a slow
+    /// start-up of 50 ms would be half an hour of the scenario gone.
+    /// Only the first time: a broker that runs again on the same clock continues its time.
+    func startRunning() {
+        guard !isRunning else { return }
+        isRunning = true
+        startWall = monotonicMilliseconds()
+    }
 
     /// Bus time now.
     public func now() -> BusTime {

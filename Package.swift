@@ -19,7 +19,7 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
 
         // Screen Time's domain model, shared state, and usage reports.
@@ -33,7 +33,7 @@ let package = Package(
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore",
+            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "DeviceOS", dependencies: [

@@ -49,3 +49,10 @@ public struct RuntimeDirectory: Equatable, Sendable {
         FileManager.default.fileExists(atPath: endpointFilePath) || FileManager.default.fileExists(atPath: busSocketPath)
     }
 }
+
+/// Names in a device's state folder that both the broker and the plugins' SDK use.
+public enum StateFolder {
+    /// The folder where each supervised plugin's SDK records the events it has handled (`<plugin>.sqlite`), so a
+    /// redelivered event is not handled twice.
+    public static let pluginCursors = "cursors"
+}

@@ -87,6 +87,8 @@ public struct ShieldBusConfiguration {
         public var ackTimeoutMs: Int64 = 5000
         /// How long the broker waits for every plugin to connect before `bus.ready`.
         public var startupTimeoutMs: Int64 = 10_000
+        /// The most unacknowledged events kept for redelivery per supervised plugin.
+        public var deliveryLogLimit: Int = 100_000
     }
 
     /// A plugin to start and supervise.
@@ -119,9 +121,10 @@ public struct ShieldBusConfiguration {
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
-            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs"])
+            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs", "deliveryLogLimit"])
             if let value = fields["ackTimeoutMs"] { configuration.bus.ackTimeoutMs = Int64(try positive(value)) }
             if let value = fields["startupTimeoutMs"] { configuration.bus.startupTimeoutMs = Int64(try positive(value)) }
+            if let value = fields["deliveryLogLimit"] { configuration.bus.deliveryLogLimit = try positive(value) }
             if let value = fields["maxBodyBytes"] { configuration.bus.maxBodyBytes = try positive(value) }
             if let value = fields["heartbeatMs"] { configuration.bus.heartbeatMs = Int64(try positive(value)) }
             if let value = fields["sessionTimeoutMs"] { configuration.bus.sessionTimeoutMs = Int64(try positive(value)) }

@@ -176,6 +176,7 @@ struct RunPlan {
         settings.deliveryHighWaterMark = configuration.bus.highWaterMark
         settings.acknowledgementTimeoutMilliseconds = configuration.bus.ackTimeoutMs
         settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
+        settings.deliveryLogLimit = configuration.bus.deliveryLogLimit
         settings.journalPath = options.journal ?? configuration.journal
         settings.settingsForPlugins = [
             "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
@@ -186,6 +187,7 @@ struct RunPlan {
         let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
         let fresh = scenario != nil && !options.keepState
         try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
+        settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
         for group in configuration.appGroups {
             try container.createGroup(group.name)
@@ -229,11 +231,21 @@ struct RunPlan {
                let pid = Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0 {
                 throw Problem(description: "a broker (pid \(pid)) is running on \(runtime.path); stop it before starting a fresh scenario run there")
             }
-            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("device.sqlite") || name == "appgroups" {
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where StateFiles.isDeviceState(name) {
                 try files.removeItem(atPath: directory + "/" + name)
             }
         }
         try files.createDirectory(atPath: directory + "/appgroups", withIntermediateDirectories: true)
+    }
+}
+
+/// The files of a state folder that make up the device: a fresh run removes them all.
+enum StateFiles {
+    /// The broker's durable cursors, sequence number and bus time.
+    static let deliveryStore = "bus.sqlite"
+
+    static func isDeviceState(_ name: String) -> Bool {
+        name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == "appgroups" || name == StateFolder.pluginCursors
     }
 }
 

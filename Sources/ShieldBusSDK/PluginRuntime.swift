@@ -33,6 +33,8 @@ public final class PluginRuntime {
     /// The highest sequence number received, replies consumed by calls included.
     private var highestSeen: UInt64 = 0
     private var handler: ((Envelope) -> Void)?
+    /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
+    private let handled: HandledEvents?
     private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
@@ -45,6 +47,7 @@ public final class PluginRuntime {
         logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
+        handled = try HandledEvents.forSupervisedPlugin(named: name)
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready"], pid: Int64(getpid())))
     }
 
@@ -172,9 +175,10 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope)
+                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one.
+                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
                 dispatch(envelope, acknowledge: !endsProcess)
-                if endsProcess && pending.isEmpty {
+                if (endsProcess && pending.isEmpty) || endsAfterHeldCallback {
                     // A short-lived extension: its process ends with the callback (it says goodbye instead of
                     // acknowledging, so nothing more is sent to it; what comes next waits for its next process).
                     logger.debug("the callback is handled; this extension process ends")
@@ -216,6 +220,8 @@ public final class PluginRuntime {
 
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []
+    /// A short-lived extension handled a callback among the events held for bus.ready: its process ends.
+    private var endsAfterHeldCallback = false
 
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         if startWork != nil && envelope.topic != "bus.ready" {
@@ -228,9 +234,20 @@ public final class PluginRuntime {
             beginWork()
             let held = beforeReady
             beforeReady = []
-            for event in held { handler?(event) }
+            for event in held {
+                let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
+                handleOnce(event)
+                if endsProcess {
+                    // What was held up to this callback is handled: acknowledged by its seq, which leaves bus.ready
+                    // unacknowledged, so no turn passes before the goodbye. The rest goes to the next process.
+                    endsAfterHeldCallback = true
+                    do { try connection.acknowledge(seq: event.seq) } catch { logger.error("could not acknowledge: \(error)") }
+                    currentEvent = nil
+                    return
+                }
+            }
         } else {
-            handler?(envelope)
+            handleOnce(envelope)
         }
         currentEvent = nil
         // Acknowledge after handling, so everything the handler published reached the broker first; when
@@ -243,6 +260,29 @@ public final class PluginRuntime {
             } catch {
                 logger.error("could not acknowledge: \(error)")
             }
+        }
+    }
+
+    /// Hands `envelope` to the plugin unless an earlier process handled it, and records it before it is acknowledged.
+    private func handleOnce(_ envelope: Envelope) {
+        guard !wasHandled(envelope) else {
+            logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+            return
+        }
+        handler?(envelope)
+        do {
+            try handled?.record(envelope.seq)
+        } catch {
+            logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+        }
+    }
+
+    private func wasHandled(_ envelope: Envelope) -> Bool {
+        do {
+            return try handled?.contains(envelope.seq) ?? false
+        } catch {
+            logger.error("could not read which events were handled: \(error)")
+            return false
         }
     }
 

@@ -83,10 +83,10 @@ public final class Broker {
 
     // MARK: Running
 
-    /// Takes the runtime directory, binds, starts the plugins, and serves until SIGINT/SIGTERM or `stop()`.
-    /// Then stops the plugins and cleans up: no child processes, no socket files.
-    public func run(onReady: (() -> Void)? = nil) throws {
-        let lock = try RuntimeLock(settings.runtimeDirectory)
+    /// Takes the runtime directory (unless `lock` says it is taken already), binds, starts the plugins, and
+    /// serves until SIGINT/SIGTERM or `stop()`. Then stops the plugins and cleans up: no child processes, no socket files.
+    public func run(lock taken: RuntimeLock? = nil, onReady: (() -> Void)? = nil) throws {
+        let lock = try taken ?? RuntimeLock(settings.runtimeDirectory)
         self.lock = lock
         defer { lock.release() }
         if lock.removedStaleSocket {
@@ -617,14 +617,21 @@ public final class Broker {
                 logger.notice("the delivery store is writable again", metadata: ["after": "\(failure)"])
             }
         } catch {
-            let message = "cannot write the delivery store \(ledger.store?.path ?? ""): \(error)"
+            let message = "cannot write the delivery store \(ledger.store?.path ?? ""): \(error); unacknowledged events stay in memory and are written when it can be"
             lastStorageError = message
             guard storageFailure == nil else { return }
             storageFailure = message
-            statistics.countError("storage-failed")
-            logger.error("\(message); unacknowledged events stay in memory and are written when it can be")
-            emit(topic: "bus.error", body: ["code": "storage-failed", "sender": "broker", "message": .string(message)])
+            reportStorageFailure(message)
         }
+    }
+
+    /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
+    /// published as `bus.error` `storage-failed`.
+    func reportStorageFailure(_ message: String) {
+        lastStorageError = message
+        statistics.countError("storage-failed")
+        logger.error("\(message)")
+        emit(topic: "bus.error", body: ["code": "storage-failed", "sender": "broker", "message": .string(message)])
     }
 
     /// Whether deliveries to acknowledging plugins go one at a time (virtual time, once the bus is ready).

@@ -70,6 +70,10 @@ public struct BrokerBus {
     /// Kills and restarts one plugin at once, without counting a failure (an app force-quit by the person).
     public func restartPlugin(named name: String, reason: String) { broker.restartPlugins(named: name, reason: reason) }
 
+    /// Reports that state could not be written: on the terminal, in `status` (`storageErrors`,
+    /// `lastStorageError`) and as a `bus.error` `storage-failed`.
+    public func reportStorageFailure(_ message: String) { broker.reportStorageFailure(message) }
+
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }
 }

@@ -79,7 +79,7 @@ let package = Package(
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
-        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "UsageReports"]),
+        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),

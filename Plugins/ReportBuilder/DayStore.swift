@@ -11,6 +11,8 @@ import UsageReports
 struct DayStore {
     static let dayPrefix = "reports.day."
     static let latestDailyKey = "reports.daily.latest"
+    /// The recorder's state: the span in progress, so a new process goes on with it.
+    static let recorderKey = "reports.recorder"
 
     let defaults: SharedDefaults
 
@@ -20,12 +22,18 @@ struct DayStore {
         try defaults.allKeys.filter { $0.hasPrefix(Self.dayPrefix) }.compactMap { try defaults.value(DayUsage.self, forKey: $0) }
     }
 
-    /// Writes these days, in one transaction.
-    func save(_ days: [DayUsage]) throws {
-        guard !days.isEmpty else { return }
+    /// Writes these days, and the recorder when given, in one transaction.
+    func save(_ days: [DayUsage], recorder: UsageRecorder?) throws {
+        guard !days.isEmpty || recorder != nil else { return }
         try defaults.transaction { store in
             for usage in days { try store.set(usage, forKey: Self.key(usage.day)) }
+            if let recorder { try store.set(recorder, forKey: Self.recorderKey) }
         }
+    }
+
+    /// The recorder a previous process left (a new one when there is none).
+    func loadRecorder() throws -> UsageRecorder {
+        try defaults.value(UsageRecorder.self, forKey: Self.recorderKey) ?? UsageRecorder()
     }
 
     /// Removes the stored days before `oldestKept`.

@@ -14,14 +14,22 @@ import UsageReports
 /// - A shield encounter is a shield coming up over a target; the same shield drawn again (a deferred press, a store
 ///   change) is the same encounter.
 /// - Private tabs (`isPrivate`) are ignored entirely, as `suppressUsageRecording` asks: they change nothing.
-struct UsageRecorder {
+///
+/// Codable, so the report builder keeps it in its App-Group slice: a new process (after a crash, a device
+/// restart or a short stop) goes on with the span in progress instead of losing it.
+struct UsageRecorder: Codable, Equatable {
     /// What is in use.
-    enum Subject: Equatable {
+    enum Subject: Codable, Equatable {
         case app(name: String, category: String)
         case web(domain: String)
     }
 
-    private(set) var inUse: (subject: Subject, since: Date)?
+    struct Span: Codable, Equatable {
+        var subject: Subject
+        var since: Date
+    }
+
+    private(set) var inUse: Span?
     private var atHome = true
     private var shieldedTarget: String?
 
@@ -35,7 +43,7 @@ struct UsageRecorder {
             if atHome { records.append(.pickup(app: name, at: now)) }
             atHome = false
             shieldedTarget = nil
-            inUse = (.app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), now)
+            inUse = Span(subject: .app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), since: now)
             return records
         case DeviceTopic.appClosed:
             guard let activity = decode(AppActivity.self, envelope), case .app(let name, _)? = inUse?.subject,
@@ -46,7 +54,7 @@ struct UsageRecorder {
             let records = close(at: now)
             atHome = false
             shieldedTarget = nil
-            inUse = (.web(domain: activity.webDomain.domain ?? "unknown"), now)
+            inUse = Span(subject: .web(domain: activity.webDomain.domain ?? "unknown"), since: now)
             return records
         case DeviceTopic.webLeft:
             guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
@@ -79,9 +87,9 @@ struct UsageRecorder {
 
     /// The use in progress up to `now`, which goes on from `now`: at midnight, so the finished day is complete.
     mutating func checkpoint(at now: Date) -> [UsageRecord] {
-        guard let (subject, _) = inUse else { return [] }
+        guard let subject = inUse?.subject else { return [] }
         let records = close(at: now)
-        inUse = (subject, now)
+        inUse = Span(subject: subject, since: now)
         return records
     }
 
@@ -91,9 +99,9 @@ struct UsageRecorder {
     }
 
     private mutating func close(at now: Date) -> [UsageRecord] {
-        guard let (subject, since) = inUse else { return [] }
+        guard let span = inUse else { return [] }
         inUse = nil
-        return [Self.record(subject, from: since, to: now)]
+        return [Self.record(span.subject, from: span.since, to: now)]
     }
 
     private static func record(_ subject: Subject, from start: Date, to end: Date) -> UsageRecord {

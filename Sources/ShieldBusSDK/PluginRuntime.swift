@@ -236,6 +236,9 @@ public final class PluginRuntime {
             beforeReady = []
             for event in held {
                 let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
+                // Each held event is handled at its own time (redeliveries come before bus.ready).
+                currentEvent = event
+                now = DeviceAPI.date(busTime: event.time)
                 handleOnce(event)
                 if endsProcess {
                     // What was held up to this callback is handled: acknowledged by its seq, which leaves bus.ready

@@ -80,7 +80,7 @@ let package = Package(
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
-        .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
+        .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration"]),
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),

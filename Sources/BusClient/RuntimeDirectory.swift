@@ -34,6 +34,9 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public var endpointFilePath: String { path + "/endpoint" }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
+    /// Where each supervised plugin's options are written (`<name>.json`), for it to read at start: a file,
+    /// not the environment, so their size does not matter.
+    public var optionsPath: String { path + "/options" }
 
     /// The endpoint of the broker running here: what it wrote at start, else the default ipc endpoint.
     public func brokerEndpoint() -> String {

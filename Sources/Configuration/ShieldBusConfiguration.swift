@@ -100,7 +100,7 @@ public struct ShieldBusConfiguration {
         public var environment: [String: String] = [:]
         public var role: Role
         public var restart: String = "on-failure"
-        /// Plugin-specific settings, handed to the plugin as JSON (SHIELDBUS_PLUGIN_OPTIONS).
+        /// Plugin-specific settings, handed to the plugin as a JSON file (SHIELDBUS_PLUGIN_OPTIONS_FILE).
         public var options: JSONValue = [:]
         /// The app group the plugin uses (one of `appGroups`), handed to it as SHIELDBUS_APP_GROUP.
         public var appGroup: String?
@@ -150,6 +150,7 @@ public struct ShieldBusConfiguration {
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
             if let options = fields["options"] {
                 guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
+                try ReferencePluginOptions.check(options, executable: plugin.executable)
                 plugin.options = try options.jsonValue()
             }
             if let group = fields["appGroup"] {

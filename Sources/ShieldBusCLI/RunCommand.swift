@@ -214,12 +214,17 @@ struct RunPlan {
         let pluginEnvironment = [
             "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
         ]
+        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         settings.plugins = try configuration.plugins.map { declaration in
-            PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
+            guard FileManager.default.createFile(atPath: optionsFile, contents: Data(declaration.options.jsonBytes), attributes: [.posixPermissions: 0o600]) else {
+                throw Problem(description: "cannot write the options of plugin '\(declaration.name)' to \(optionsFile)")
+            }
+            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
                        arguments: declaration.arguments,
                        // The broker's own variables win: a configuration cannot point a plugin at another state folder.
                        environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
-                           .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role))
         }

@@ -58,7 +58,16 @@ public final class PluginRuntime {
 
     /// The plugin's options from the configuration (`plugins[].options`), as JSON.
     public var options: JSONValue {
-        ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"].flatMap { try? JSONValue(parsing: $0) } ?? [:]
+        (try? Self.launchOptionsBytes()).flatMap { try? JSONValue(parsing: $0) } ?? [:]
+    }
+
+    /// The options file the broker wrote (`SHIELDBUS_PLUGIN_OPTIONS_FILE`); `{}` for a plugin started by hand.
+    static func launchOptionsBytes() throws -> [UInt8] {
+        guard let path = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PluginError.configuration("cannot read the plugin's options file \(path) (SHIELDBUS_PLUGIN_OPTIONS_FILE)")
+        }
+        return Array(data)
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
@@ -68,9 +77,9 @@ public final class PluginRuntime {
     /// its subscriptions from them); a mismatch is a clear error naming the plugin.
     public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
         let environment = ProcessInfo.processInfo.environment
-        let text = environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
+        let bytes = try launchOptionsBytes()
         do {
-            return try DeviceAPICoding.decode(type, from: Array(text.utf8))
+            return try DeviceAPICoding.decode(type, from: bytes)
         } catch {
             let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
             throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")

@@ -20,7 +20,7 @@ import ShieldBusSDK
 ///   dedupMinutes: 60                           # at most one notification of a kind per 60 minutes; 0 (default): no limit
 ///   desktop: true                              # also show them with notify-send under the real clock (default true)
 /// ```
-public struct NotifierOptions: Decodable, Equatable {
+public struct NotifierOptions: Decodable, Equatable, AppGroupOptions {
     /// The App-Group store the notifier writes (the slice `PendingDeepLinkRoute` and `notifier.*`).
     public let appGroup: String
     public let rules: [NotificationRule]

@@ -144,6 +144,33 @@ final class SupervisionTests: XCTestCase {
         XCTAssertTrue(message.contains("declared app groups: group.dev.shieldbus.focus"), message)
     }
 
+    func testAReportBuilderWhoseOptionsNameAMissingAppGroupStopsAtStartWithTheReason() throws {
+        let config = """
+            name: typo
+            appGroups:
+              - {name: group.dev.shieldbus.habitlock, slices: {reports: ["reports.*"]}}
+            plugins:
+              - {name: reports, executable: \(BuildProducts.path("report-builder")), role: report, options: {appGroup: group.dev.shieldbus.habitlok}}
+            """
+        let broker = try BrokerProcess(configuration: config)
+        waitUntil("the report builder to fail (log: \(broker.log(tail: 10)))") { plugin("reports", in: broker)?["state"]?.stringValue == "failed" }
+        let error = plugin("reports", in: broker)?["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(error.contains("no app group named 'group.dev.shieldbus.habitlok' exists"), error)
+        XCTAssertTrue(error.contains("Did you mean 'group.dev.shieldbus.habitlock'?"), error)
+        XCTAssertTrue(broker.log().contains("no app group named 'group.dev.shieldbus.habitlok' exists"), "said on the terminal: \(broker.log())")
+    }
+
+    func testLargeOptionsReachThePluginThroughAFileNotTheEnvironment() throws {
+        let blob = String(repeating: "x", count: 300_000)  // over Linux's 128 KiB limit for one environment string
+        let broker = try BrokerProcess(configuration: configuration([("big", ", options: {blob: \(blob)}")]))
+        let pid = waitConnected("big", in: broker)
+        let environment = (FileManager.default.contents(atPath: "/proc/\(pid)/environ") ?? Data()).split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        let file = try XCTUnwrap(environment.first { $0.hasPrefix("SHIELDBUS_PLUGIN_OPTIONS_FILE=") }?.split(separator: "=", maxSplits: 1).last.map(String.init))
+        XCTAssertFalse(environment.contains { $0.hasPrefix("SHIELDBUS_PLUGIN_OPTIONS=") })
+        let options = try JSONValue(parsing: Array(try XCTUnwrap(FileManager.default.contents(atPath: file))))
+        XCTAssertEqual(options["blob"]?.stringValue?.count, 300_000)
+    }
+
     func testAPluginWhoseAppGroupDoesNotExistFailsAtOnceWithTheGroupsThatDo() throws {
         // Past the configuration's check (the group is named only in the environment): the SDK checks at start.
         let config = configuration([("lost", ", environment: {SHIELDBUS_APP_GROUP: group.dev.shieldbus.lost}")],

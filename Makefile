@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench soak report-png clean
+.PHONY: deps build run test bench soak faults report-png clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
@@ -34,6 +34,14 @@ DAYS ?= 7
 soak: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
+
+## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments; the lock invariant
+## holds and the stored daily usage equals the fault-free run's (FAULT_SEEDS=1,2 FAULT_DAYS=3)
+FAULT_SEEDS ?= 1,2,3,4
+FAULT_DAYS ?= 3
+faults: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	SHIELDBUS_FAULT_SEEDS=$(FAULT_SEEDS) SHIELDBUS_FAULT_DAYS=$(FAULT_DAYS) $(SWIFT) test --skip-build --filter FaultTests $(BUILD_FLAGS)
 
 ## bench: throughput through the broker beside a plain libzmq proxy (release build)
 bench: deps

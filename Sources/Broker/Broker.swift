@@ -503,13 +503,15 @@ public final class Broker {
     }
 
     private func remove(_ session: Session, reason: String) {
-        forget(session)
+        forget(session, saidBye: reason == "bye")
         guard session.role != .tap && session.role != .tool else { return }
         emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
     }
 
-    private func forget(_ session: Session) {
-        if session.isDurable, let abandoned = ledger.processEnded(session.name) { reportAbandoned(abandoned, by: session.name) }
+    /// Ends a session. Its unacknowledged events go back to the ledger for the plugin's next process; only an
+    /// end without `bye` (a crash, a kill) counts against the event it had in hand.
+    private func forget(_ session: Session, saidBye: Bool = false) {
+        if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
         endedIdentities.insert(session.identity)

@@ -14,7 +14,7 @@ final class DeliveryLedger {
         let frame: SharedFrame
         /// Handed to the plugin's current process: only its acknowledgement removes it.
         var delivered: Bool
-        /// Processes that ended while this was the oldest event they had not acknowledged (the one in hand).
+        /// Processes that crashed while this was the oldest event they had not acknowledged (the one in hand).
         var endings = 0
     }
 
@@ -106,11 +106,12 @@ final class DeliveryLedger {
     }
 
     /// The plugin's process ended: what it was given and did not acknowledge goes to its next process — except
-    /// an event in hand at the end of two processes, which is returned, abandoned.
-    func processEnded(_ plugin: String) -> Entry? {
+    /// an event in hand when two processes crashed (ended without `bye`), which is returned, abandoned.
+    /// (A short-lived extension says `bye` after its callback without acknowledging it: no crash.)
+    func processEnded(_ plugin: String, crashed: Bool) -> Entry? {
         guard var list = entries[plugin] else { return nil }
         var abandoned: Entry?
-        if let inHand = list.firstIndex(where: \.delivered) {
+        if crashed, let inHand = list.firstIndex(where: \.delivered) {
             list[inHand].endings += 1
             if list[inHand].endings >= Self.endingsBeforeAbandoning {
                 abandoned = list.remove(at: inHand)

@@ -184,8 +184,9 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one.
-                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
+                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
+                // one held for bus.ready is handled (and ends the process) with the held events.
+                let endsProcess = isEphemeral && startWork == nil && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
                 dispatch(envelope, acknowledge: !endsProcess)
                 if (endsProcess && pending.isEmpty) || endsAfterHeldCallback {
                     // A short-lived extension: its process ends with the callback (it says goodbye instead of

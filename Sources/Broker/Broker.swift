@@ -55,6 +55,7 @@ public final class Broker {
     /// The last failure to write the broker's own state (the delivery ledger), while it lasts.
     private var storageFailure: String?
     private var lastStorageError: String?
+    private var journalFailing = false
 
     struct PendingEvent {
         var topic: String
@@ -108,7 +109,7 @@ public final class Broker {
             self.router = nil
         }
         if let path = settings.journalPath { journal = try Journal(path: path) }
-        defer { journal?.close() }
+        defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
         let signals = SignalPipe()
         self.signals = signals
@@ -364,7 +365,7 @@ public final class Broker {
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions { sendDirect(bye, to: session.identity) }
         supervisor.stopAll(graceMilliseconds: 3_000)
-        journal?.flush()
+        flushJournal()
         logger.info("stopped", metadata: ["events": "\(statistics.events)", "errors": "\(statistics.errors)"])
     }
 
@@ -561,7 +562,7 @@ public final class Broker {
             index += 1
         }
         outbox.removeAll(keepingCapacity: true)
-        journal?.flush()
+        flushJournal()
         saveLedger()
         pumpSerialQueue()
     }
@@ -627,6 +628,22 @@ public final class Broker {
         }
     }
 
+    /// Writes the journal's buffer; a failure is reported once per episode, and the events stay buffered.
+    private func flushJournal() {
+        do {
+            try journal?.flush()
+            journalFailing = false
+        } catch {
+            reportJournalFailure(error)
+        }
+    }
+
+    private func reportJournalFailure(_ error: Error) {
+        guard !journalFailing else { return }
+        journalFailing = true
+        reportStorageFailure("cannot write the journal \(journal?.path ?? ""): \(error); its events are kept in memory and written when it can be")
+    }
+
     /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
     /// published as `bus.error` `storage-failed`.
     func reportStorageFailure(_ message: String) {
@@ -676,7 +693,7 @@ public final class Broker {
         let envelope = Envelope(seq: lastSeq, time: clock.now(), topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
-        journal?.append(json)
+        if journal?.append(json) == true { flushJournal() }
         statistics.events += 1
         var requester: [UInt8]?
         if let corr = event.corr {

@@ -32,8 +32,9 @@ final class FaultTests: XCTestCase {
         return days
     }
 
-    /// Runs `scenario` while killing a random plugin's process every 0.4–2 s of wall time (seeded); returns the
-    /// journal, the state folder and how many processes were killed.
+    /// Runs `scenario` while killing a random plugin's process every 0.4–2 s of wall time (seeded) — never one
+    /// killed in the last 8 s, which would be a crash loop (5 failures in 30 s), not a fault; returns the
+    /// journal, the exit status, how many processes were killed and the broker's output.
     func runKilling(_ scenario: String, seed: UInt64, work: TemporaryDirectory) throws -> (run: [Envelope], exitStatus: Int32, kills: Int, errors: String) {
         try configuration().write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
         try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
@@ -48,19 +49,22 @@ final class FaultTests: XCTestCase {
         try process.run()
         var random = SoakTests.Generator(state: seed ^ 0xFA17)
         var kills = 0
+        var lastKilled: [String: Date] = [:]
         var nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))
         let deadline = Date().addingTimeInterval(600)
         while process.isRunning && Date() < deadline {
             if Date() >= nextKill {
                 let victim = Self.plugins.randomElement(using: &random)!
+                nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))
+                if let last = lastKilled[victim], Date().timeIntervalSince(last) < 8 { continue }
                 let connection = try? BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "fault-\(kills)", role: .tool, subscriptions: []))
                 let status = try? connection?.status(timeoutMilliseconds: 1000)
                 connection?.close()
                 if let pid = status?["plugins"]?.arrayValue?.first(where: { $0["name"]?.stringValue == victim })?["pid"]?.intValue, pid > 0 {
                     kill(pid_t(pid), SIGKILL)
                     kills += 1
+                    lastKilled[victim] = Date()
                 }
-                nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))
             }
             usleep(5_000)  // a poll interval between kill moments, not a wait for something to happen
         }

@@ -27,11 +27,18 @@ final class Journal {
         return buffer.count >= 1 << 16
     }
 
-    /// Writes what is buffered. On failure (disk full, read-only) it stays buffered, to be written by a later
-    /// flush once there is room: nothing is dropped, and nothing crashes.
+    /// Writes what is buffered. On failure (disk full, read-only) a partly written line is cut off again and
+    /// everything stays buffered, to be written by a later flush once there is room: nothing is dropped, no line
+    /// is torn, and nothing crashes.
     func flush() throws {
         guard !buffer.isEmpty else { return }
-        try handle.write(contentsOf: Data(buffer))
+        let end = try handle.offset()
+        do {
+            try handle.write(contentsOf: Data(buffer))
+        } catch {
+            try? handle.truncate(atOffset: end)
+            throw error
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 

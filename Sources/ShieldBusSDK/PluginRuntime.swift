@@ -234,7 +234,7 @@ public final class PluginRuntime {
     private var endsAfterHeldCallback = false
 
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
-        if startWork != nil && envelope.topic != "bus.ready" {
+        if startWork != nil && !startsWork(envelope) {
             beforeReady.append(envelope)
             return
         }
@@ -244,7 +244,7 @@ public final class PluginRuntime {
             beginWork()
             let held = beforeReady
             beforeReady = []
-            for event in held {
+            for event in held where event.topic != "bus.ready" {
                 let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
                 // Each held event is handled at its own time (redeliveries come before bus.ready).
                 currentEvent = event
@@ -274,6 +274,15 @@ public final class PluginRuntime {
                 logger.error("could not acknowledge: \(error)")
             }
         }
+    }
+
+    /// Whether `envelope` is the bus.ready that starts this plugin's work: the bus's first one (naming every
+    /// plugin) or its own after a restart. Another plugin's bus.ready — a returning plugin may be handed one
+    /// among what it missed — is held like any event, so its work starts in its own turn.
+    private func startsWork(_ envelope: Envelope) -> Bool {
+        guard envelope.topic == "bus.ready" else { return false }
+        guard let names = envelope.bodyValue["plugins"]?.arrayValue else { return true }
+        return names.contains(.string(name))
     }
 
     /// Hands `envelope` to the plugin unless an earlier process handled it, and records it before it is acknowledged.

@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "DeviceOS"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration"]),
-        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports"]),
+        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),

@@ -2,6 +2,7 @@ import AppGroupStore
 import BusClient
 import BusProtocol
 import Configuration
+import DeviceOS
 import Foundation
 import LockInvariant
 import ShieldBusTestSupport
@@ -47,7 +48,7 @@ final class FaultTests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: work.file("stderr"))
         try process.run()
-        var random = SoakTests.Generator(state: seed ^ 0xFA17)
+        var random = SeededRandom(seed: seed ^ 0xFA17)
         var kills = 0
         var lastKilled: [String: Date] = [:]
         var nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))

@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "AppGroupStore", dependencies: ["SQLite"]),
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
-        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI"]),
+        .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [
@@ -70,6 +70,7 @@ let package = Package(
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
+        .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "DeviceOS"]),
@@ -82,6 +83,7 @@ let package = Package(
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration"]),
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports"]),
+        .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),

@@ -83,7 +83,7 @@ final class FaultTests: XCTestCase {
         let configuration = try configuration()
         let parsed = try ShieldBusConfiguration.parse(YAMLValue.parse(configuration, file: "habit-lock.yml"))
         let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
-        let policy = try XCTUnwrap(LockPolicy(configuration: parsed, catalog: catalog, timeZone: TimeZone(identifier: "Europe/Berlin")!))
+        let checker = try LockInvariantChecker(configuration: parsed, catalog: catalog)
         for seed in seeds {
             let scenario = SoakTests.scenario(seed: seed, days: days)
             let calm = TemporaryDirectory(prefix: "sbcalm")
@@ -97,7 +97,7 @@ final class FaultTests: XCTestCase {
             let exits = faulty.run.filter { $0.topic == "plugin.exited" && $0.bodyValue["how"]?.stringValue?.contains("SIGKILL") == true }
             // A kill may come just as a short-lived extension ends by itself; most hit a running process.
             XCTAssertGreaterThan(exits.count, faulty.kills / 2, "seed \(seed): the kills hit running plugins")
-            let violations = LockInvariantChecker(policy: policy).violations(in: faulty.run)
+            let violations = checker.verdicts(for: faulty.run).flatMap(\.violations)
             XCTAssertEqual(violations.map(\.description), [], "seed \(seed) (replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days)) broke the lock invariant")
             let lost = faulty.run.filter { ["delivery-abandoned", "delivery-log-full", "storage-failed"].contains($0.bodyValue["code"]?.stringValue ?? "") }
             XCTAssertEqual(lost.map(\.bodyValue.jsonText), [], "seed \(seed): deliveries given up")

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench bench-quick bench-build bench-reports soak explore report-png clean
+.PHONY: deps build run test bench bench-quick bench-build bench-reports soak faults explore report-png clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
@@ -46,6 +46,14 @@ explore: build
 		$(BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
+
+## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments; the lock invariant
+## holds and the stored daily usage equals the fault-free run's (FAULT_SEEDS=1,2 FAULT_DAYS=3)
+FAULT_SEEDS ?= 1,2,3,4
+FAULT_DAYS ?= 3
+faults: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	SHIELDBUS_FAULT_SEEDS=$(FAULT_SEEDS) SHIELDBUS_FAULT_DAYS=$(FAULT_DAYS) $(SWIFT) test --skip-build --filter FaultTests $(BUILD_FLAGS)
 
 ## bench: every speed figure beside its baseline and target (release build; docs/benchmarks.md). bench-quick: the same, small
 # Release builds link the Swift runtime and Foundation statically: a command starts in a third of the time

@@ -9,6 +9,9 @@ import UsageReports
 /// change on the bus, and lets the companion app and `shieldbus state` read the numbers directly — which a
 /// sandboxed iOS report extension cannot offer.
 struct DayStore {
+    /// The recorder's state: the span in progress, so a new process goes on with it.
+    static let recorderKey = "reports.recorder"
+
     let defaults: SharedDefaults
 
     /// Every stored day. A day that does not decode is an error naming its key, never skipped: skipping it would
@@ -17,12 +20,18 @@ struct DayStore {
         try defaults.allKeys.filter { StoredDayKey.day(ofKey: $0) != nil }.compactMap { try defaults.value(DayUsage.self, forKey: $0) }
     }
 
-    /// Writes these days, in one transaction.
-    func save(_ days: [DayUsage]) throws {
-        guard !days.isEmpty else { return }
+    /// Writes these days, and the recorder when given, in one transaction.
+    func save(_ days: [DayUsage], recorder: UsageRecorder?) throws {
+        guard !days.isEmpty || recorder != nil else { return }
         try defaults.transaction { store in
             for usage in days { try store.set(usage, forKey: StoredDayKey.key(usage.day)) }
+            if let recorder { try store.set(recorder, forKey: Self.recorderKey) }
         }
+    }
+
+    /// The recorder a previous process left (a new one when there is none).
+    func loadRecorder() throws -> UsageRecorder {
+        try defaults.value(UsageRecorder.self, forKey: Self.recorderKey) ?? UsageRecorder()
     }
 
     /// Removes the stored days before `oldestKept`.

@@ -15,15 +15,18 @@ import UsageReports
 /// - A shield encounter is a shield coming up over a target; the same shield drawn again (a deferred press, a store
 ///   change, the OS redrawing it after a ManagedSettings change or an iOS update) is the same encounter.
 /// - Private tabs (`isPrivate`) are ignored entirely, as `suppressUsageRecording` asks: they change nothing.
-struct UsageRecorder {
+///
+/// Codable, so the report builder keeps it in its App-Group slice: a new process (after a crash, a device
+/// restart or a short stop) goes on with the span in progress instead of losing it.
+struct UsageRecorder: Codable, Equatable {
     /// What is in use.
-    enum Subject: Equatable {
+    enum Subject: Codable, Equatable {
         case app(name: String, category: String)
         case web(domain: String)
     }
 
     /// Where the person is coming from, for pickups.
-    enum Origin: Equatable {
+    enum Origin: Codable, Equatable {
         /// The home screen: nothing on screen.
         case home
         /// A shield drawn over this app, opened from the home screen: the app coming out from under it is the pickup.
@@ -35,7 +38,12 @@ struct UsageRecorder {
     /// `shield.dismissed` reasons of the OS drawing what is on screen anew, not of the person leaving it.
     static let redrawReasons: Set<String> = ["managed-settings", "os-update"]
 
-    private(set) var inUse: (subject: Subject, since: Date)?
+    struct Span: Codable, Equatable {
+        var subject: Subject
+        var since: Date
+    }
+
+    private(set) var inUse: Span?
     private var origin = Origin.home
     private var shieldedTarget: String?
 
@@ -49,7 +57,7 @@ struct UsageRecorder {
             if origin == .home || origin == .shieldedFromHome(app: name) { records.append(.pickup(app: name, at: now)) }
             origin = .away
             shieldedTarget = nil
-            inUse = (.app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), now)
+            inUse = Span(subject: .app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), since: now)
             return records
         case DeviceTopic.appClosed:
             guard let activity = decode(AppActivity.self, envelope), case .app(let name, _)? = inUse?.subject,
@@ -60,7 +68,7 @@ struct UsageRecorder {
             let records = close(at: now)
             origin = .away
             shieldedTarget = nil
-            inUse = (.web(domain: activity.webDomain.domain ?? "unknown"), now)
+            inUse = Span(subject: .web(domain: activity.webDomain.domain ?? "unknown"), since: now)
             return records
         case DeviceTopic.webLeft:
             guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
@@ -97,9 +105,9 @@ struct UsageRecorder {
 
     /// The use in progress up to `now`, which goes on from `now`: at midnight, so the finished day is complete.
     mutating func checkpoint(at now: Date) -> [UsageRecord] {
-        guard let (subject, _) = inUse else { return [] }
+        guard let subject = inUse?.subject else { return [] }
         let records = close(at: now)
-        inUse = (subject, now)
+        inUse = Span(subject: subject, since: now)
         return records
     }
 
@@ -109,9 +117,9 @@ struct UsageRecorder {
     }
 
     private mutating func close(at now: Date) -> [UsageRecord] {
-        guard let (subject, since) = inUse else { return [] }
+        guard let span = inUse else { return [] }
         inUse = nil
-        return [Self.record(subject, from: since, to: now)]
+        return [Self.record(span.subject, from: span.since, to: now)]
     }
 
     private static func record(_ subject: Subject, from start: Date, to end: Date) -> UsageRecord {

@@ -7,7 +7,7 @@ import ShieldBusSDK
 import UsageReports
 
 /// The report builder. Its ledger holds the retained days (memory grows with apps × days, not with events); every
-/// change is written through to the store at once, so a restart loses at most the span in progress.
+/// change is written through to the store at once, the span in progress included, so a restart loses nothing.
 final class ReportBuilder: BusPlugin {
     let options: ReportBuilderOptions
     private var recorder = UsageRecorder()
@@ -26,7 +26,7 @@ final class ReportBuilder: BusPlugin {
     override var subscriptions: [String] {
         ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
          DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated,
-         DeviceTopic.clockTick, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
+         DeviceTopic.clockTick, DeviceTopic.scenarioEnded, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
          ReportTopic.rangeRequest]
     }
 
@@ -45,8 +45,11 @@ final class ReportBuilder: BusPlugin {
             let day = ledger.day(containing: runtime.now)
             if let finished = currentDay, finished != day { finish(finished, runtime: runtime) }
             currentDay = day
+        case DeviceTopic.scenarioEnded:
+            // The person's day is over with something still open: its time so far is stored.
+            record { $0.checkpoint(at: runtime.now) }
         default:
-            ingest(recorder.records(for: envelope, at: runtime.now))
+            record { $0.records(for: envelope, at: runtime.now) }
         }
     }
 
@@ -60,6 +63,7 @@ final class ReportBuilder: BusPlugin {
             var ledger = UsageLedger(timeZone: runtime.timeZone)
             for usage in try store.loadAll() { try ledger.restore(usage) }
             ledger.retain(days: options.retentionDays, asOf: runtime.now)
+            recorder = try store.loadRecorder()
             books = (ledger, store)
             currentDay = ledger.day(containing: runtime.now)
         } catch {
@@ -68,9 +72,16 @@ final class ReportBuilder: BusPlugin {
         }
     }
 
-    /// Adds records to the ledger and writes the days they changed.
-    private func ingest(_ records: [UsageRecord]) {
-        guard books != nil, !records.isEmpty else { return }
+    /// Lets the recorder turn an event into records, and stores them with the recorder if it changed.
+    private func record(_ change: (inout UsageRecorder) -> [UsageRecord]) {
+        let before = recorder
+        let records = change(&recorder)
+        ingest(records, recorderChanged: recorder != before)
+    }
+
+    /// Adds records to the ledger and writes the days they changed (and the recorder, when it changed).
+    private func ingest(_ records: [UsageRecord], recorderChanged: Bool) {
+        guard books != nil, !records.isEmpty || recorderChanged else { return }
         var touched = Set<LocalDay>()
         for record in records {
             do {
@@ -80,7 +91,7 @@ final class ReportBuilder: BusPlugin {
             }
         }
         do {
-            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) })
+            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) }, recorder: recorderChanged ? recorder : nil)
         } catch {
             PluginRuntime.current?.logger.error("could not store the usage of \(touched.sorted()): \(error)")
         }
@@ -89,7 +100,7 @@ final class ReportBuilder: BusPlugin {
     /// Local midnight passed: the finished day gets the use in progress up to midnight, its report and insights go
     /// on the bus and into the store, and days beyond the retention are dropped.
     private func finish(_ day: LocalDay, runtime: PluginRuntime) {
-        ingest(recorder.checkpoint(at: runtime.now))
+        record { $0.checkpoint(at: runtime.now) }
         guard let (ledger, store) = books else { return }
         let report = ledger.dailyReport(for: ledger.dateInterval(of: day).start)
         do {

@@ -78,6 +78,10 @@ public struct BrokerBus {
     /// `bus.started {clock, after: "crash"}`. Timers of services stay: the services reload and re-plan them.
     public func crashAndRestart() { broker.crashAndRestart() }
 
+    /// Reports that state could not be written: on the terminal, in `status` (`storageErrors`,
+    /// `lastStorageError`) and as a `bus.error` `storage-failed`.
+    public func reportStorageFailure(_ message: String) { broker.reportStorageFailure(message) }
+
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }
 }

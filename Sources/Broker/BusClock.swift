@@ -25,7 +25,7 @@ public enum ClockMode: Equatable, Sendable {
 public final class BusClock {
     public let clockMode: ClockMode
     private var virtualNow: BusTime
-    private let startBusTime: BusTime
+    private var startBusTime: BusTime
     private var startWall: Int64
     private var isRunning = false
 
@@ -70,6 +70,23 @@ public final class BusClock {
     }
 
     var isVirtual: Bool { clockMode == .virtual }
+
+    /// How far a scaled clock moves in a second of wall time (nil for the others: real time is the wall clock's,
+    /// virtual time moves only when the broker moves it).
+    var scaledMillisecondsPerWallSecond: Int64? {
+        if case .scaled(let speed) = clockMode { return Int64((1_000 * speed).rounded(.up)) }
+        return nil
+    }
+
+    /// A restarted broker's clock never runs backwards: a scaled clock goes on from `time` (where the last broker
+    /// stopped) if that is later than its start. Real time is the wall clock's; virtual time is the scenario's.
+    func resume(notBefore time: BusTime) {
+        guard case .scaled = clockMode else { return }
+        // Before `startRunning` the clock stands at its start; once running it is moved on, never back.
+        if !isRunning { startBusTime = max(startBusTime, time); return }
+        guard time > now() else { return }
+        startBusTime += time - now()
+    }
 
     /// Moves virtual time forward (never back).
     func advance(to time: BusTime) {

@@ -376,10 +376,6 @@ final class DeviceActivityService {
     }
 
     private func persist() {
-        do {
-            try device.state.save(activityNames.map { monitors[$0]!.registration }, key: "deviceactivity.registrations")
-        } catch {
-            device.emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the monitored activities: \(error)"), "sender": "broker"])
-        }
+        device.save(activityNames.map { monitors[$0]!.registration }, key: "deviceactivity.registrations")
     }
 }

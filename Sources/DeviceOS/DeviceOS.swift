@@ -97,18 +97,15 @@ public final class DeviceOS: BrokerService {
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
         if let scenario { self.scenario = ScenarioPlayer(scenario: scenario) }
+        // Every stored value is read now, before anything starts: a bad one stops the run with its key.
+        try loadParts()
     }
 
     public func attach(to bus: BrokerBus) {
         self.bus = bus
-        do {
-            try loadParts()
-        } catch {
-            logger.critical("the device state cannot be loaded", metadata: ["path": "\(state.path)", "error": "\(error)"])
-            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("the device state in \(state.path) cannot be loaded: \(error)"), "sender": "broker"])
-        }
         bus.whenReady { [unowned self] in
             activity.resume()
+            lifecycle.resumeTimers()
             if settings.clockTicks { ClockTicker(device: self).start() }
             scenario?.start(on: self)
         }
@@ -123,7 +120,7 @@ public final class DeviceOS: BrokerService {
         usage = UsageMeter(device: self)
         activity = try DeviceActivityService(device: self)
         screen = Screen(device: self)
-        lifecycle = AppLifecycle(device: self)
+        lifecycle = try AppLifecycle(device: self)
         notifications = NotificationCenterService(device: self)
         webContent = WebContentFilter(device: self)
     }
@@ -168,6 +165,16 @@ public final class DeviceOS: BrokerService {
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
     func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
         emit(Topic.reply(to: request.topic), reply, corr: request.corr)
+    }
+
+    /// Saves a piece of persistent state. A failure (disk full, read-only) is reported on the terminal, in
+    /// `status` and on the bus — never ignored; the value in memory stays in force and the next change saves it.
+    func save<T: Encodable>(_ value: T, key: String) {
+        do {
+            try state.save(value, key: key)
+        } catch {
+            bus.reportStorageFailure("cannot save \(key) in \(state.path): \(error)")
+        }
     }
 
     func fail(_ request: Envelope, code: String, _ message: String) {
@@ -307,7 +314,7 @@ public final class DeviceOS: BrokerService {
         // update is still in use (explore: a paused meter never counted it again, so no threshold came that day).
         usage.flush()
         let migration = tokens.regenerate(for: catalog)
-        try? state.save(tokens.epoch, key: "tokens.epoch")
+        save(tokens.epoch, key: "tokens.epoch")
         managedSettings.migrate(migration)
         activity.migrate(migration)
         emit(topic: DeviceTopic.osUpdated, body: ["tokenEpoch": .int(Int64(tokens.epoch))])
@@ -316,6 +323,7 @@ public final class DeviceOS: BrokerService {
 
     /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
     func restart() {
+        lifecycle.appTerminated()  // the app's timers end with its process
         reload()
         emit(topic: DeviceTopic.restarted, body: [:])
         bus.restartAllPlugins(reason: "device restart")

@@ -62,6 +62,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "Keep the device state of an earlier run (scenario runs start from a fresh device by default).")
         var keepState = false
 
+        @Flag(name: .long, help: "Start from a fresh device deliberately: remove the state folder's device, app-group and delivery state first (e.g. after a damaged store was reported).")
+        var resetState = false
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -80,6 +83,15 @@ extension ShieldBus {
             } catch let error as RunPlan.Problem {
                 printError("error: \(error)")
                 throw ExitCode(2)
+            } catch let error as RuntimeDirectoryError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as DeviceStateError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as AppGroupStoreError {
+                printError("error: \(error)")
+                throw ExitCode(1)
             }
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
@@ -95,7 +107,7 @@ extension ShieldBus {
             }
             let started = monotonicMilliseconds()
             do {
-                try broker.run()
+                try broker.run(lock: plan.runtimeLock)
             } catch let error as RuntimeDirectoryError {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -134,6 +146,9 @@ struct RunPlan {
     let device: DeviceOS
     let scenario: Scenario?
     let timeZone: TimeZone
+    /// Taken before the state folder is touched, so a second broker changes nothing.
+    let runtimeLock: RuntimeLock
+    let stateLock: StateDirectoryLock
     /// The lock invariant of every product the configuration runs.
     let checker: LockInvariantChecker
     /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
@@ -191,6 +206,7 @@ struct RunPlan {
         settings.deliveryHighWaterMark = configuration.bus.highWaterMark
         settings.acknowledgementTimeoutMilliseconds = configuration.bus.ackTimeoutMs
         settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
+        settings.deliveryLogLimit = configuration.bus.deliveryLogLimit
         settings.journalPath = options.journal ?? configuration.journal
         settings.settingsForPlugins = [
             "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
@@ -199,8 +215,12 @@ struct RunPlan {
 
         // State: the device's own store and the app groups' stores.
         let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
-        let fresh = scenario != nil && !options.keepState
-        try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
+        if options.resetState && options.keepState { throw Problem(description: "--reset-state and --keep-state contradict each other; choose one") }
+        let fresh = (scenario != nil && !options.keepState) || options.resetState
+        runtimeLock = try RuntimeLock(runtime)
+        stateLock = try StateDirectoryLock(stateDirectory)
+        try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
+        settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
         let groups = configuration.appGroups.map(\.name)
         expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
@@ -217,12 +237,17 @@ struct RunPlan {
         let pluginEnvironment = [
             "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
         ]
+        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         settings.plugins = try configuration.plugins.map { declaration in
-            PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
+            guard FileManager.default.createFile(atPath: optionsFile, contents: Data(declaration.options.jsonBytes), attributes: [.posixPermissions: 0o600]) else {
+                throw Problem(description: "cannot write the options of plugin '\(declaration.name)' to \(optionsFile)")
+            }
+            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
                        arguments: declaration.arguments,
                        // The broker's own variables win: a configuration cannot point a plugin at another state folder.
                        environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
-                           .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
                        namespaces: declaration.namespaces)
@@ -254,20 +279,32 @@ struct RunPlan {
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario)
     }
 
-    /// Creates the state folder; a fresh run removes the previous run's device and app-group state.
-    static func prepareState(_ directory: String, fresh: Bool, runtime: RuntimeDirectory) throws {
+    /// Creates the state folder (its lock held); a fresh run removes the previous run's device and app-group
+    /// state. A kept app-group store that is empty is refused: it would otherwise start as a new, empty group.
+    static func prepareState(_ directory: String, fresh: Bool, groups: [String]) throws {
         let files = FileManager.default
         if fresh, files.fileExists(atPath: directory) {
-            // Refuse to wipe state a running broker is using.
-            if let pidText = try? String(contentsOfFile: runtime.pidPath, encoding: .utf8),
-               let pid = Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0 {
-                throw Problem(description: "a broker (pid \(pid)) is running on \(runtime.path); stop it before starting a fresh scenario run there")
-            }
-            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("device.sqlite") || name == "appgroups" {
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where StateFiles.isDeviceState(name) {
                 try files.removeItem(atPath: directory + "/" + name)
             }
         }
+        for group in groups {
+            let path = directory + "/appgroups/\(group).sqlite"
+            if let size = (try? files.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+                throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
+            }
+        }
         try files.createDirectory(atPath: directory + "/appgroups", withIntermediateDirectories: true)
+    }
+}
+
+/// The files of a state folder that make up the device: a fresh run removes them all.
+enum StateFiles {
+    /// The broker's durable cursors, sequence number and bus time.
+    static let deliveryStore = "bus.sqlite"
+
+    static func isDeviceState(_ name: String) -> Bool {
+        name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == "appgroups" || name == StateFolder.pluginCursors
     }
 }
 

@@ -34,6 +34,8 @@ public final class PluginRuntime {
     /// The highest sequence number received, replies consumed by calls included.
     private var highestSeen: UInt64 = 0
     private var handler: ((Envelope) -> Void)?
+    /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
+    private let handled: HandledEvents?
     private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
@@ -46,6 +48,7 @@ public final class PluginRuntime {
         logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
+        handled = try HandledEvents.forSupervisedPlugin(named: name)
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged], pid: Int64(getpid())))
     }
 
@@ -72,7 +75,16 @@ public final class PluginRuntime {
 
     /// The plugin's options from the configuration (`plugins[].options`), as JSON.
     public var options: JSONValue {
-        ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"].flatMap { try? JSONValue(parsing: $0) } ?? [:]
+        (try? Self.launchOptionsBytes()).flatMap { try? JSONValue(parsing: $0) } ?? [:]
+    }
+
+    /// The options file the broker wrote (`SHIELDBUS_PLUGIN_OPTIONS_FILE`); `{}` for a plugin started by hand.
+    static func launchOptionsBytes() throws -> [UInt8] {
+        guard let path = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PluginError.configuration("cannot read the plugin's options file \(path) (SHIELDBUS_PLUGIN_OPTIONS_FILE)")
+        }
+        return Array(data)
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
@@ -82,9 +94,9 @@ public final class PluginRuntime {
     /// its subscriptions from them); a mismatch is a clear error naming the plugin.
     public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
         let environment = ProcessInfo.processInfo.environment
-        let text = environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
+        let bytes = try launchOptionsBytes()
         do {
-            return try DeviceAPICoding.decode(type, from: Array(text.utf8))
+            return try DeviceAPICoding.decode(type, from: bytes)
         } catch {
             let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
             throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
@@ -189,9 +201,11 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope)
+                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
+                // one held for bus.ready is handled (and ends the process) with the held events.
+                let endsProcess = isEphemeral && startWork == nil && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
                 dispatch(envelope, acknowledge: !endsProcess)
-                if endsProcess && pending.isEmpty {
+                if (endsProcess && pending.isEmpty) || endsAfterHeldCallback {
                     // A short-lived extension: its process ends with the callback (it says goodbye instead of
                     // acknowledging, so nothing more is sent to it; what comes next waits for its next process).
                     logger.debug("the callback is handled; this extension process ends")
@@ -233,6 +247,8 @@ public final class PluginRuntime {
 
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []
+    /// A short-lived extension handled a callback among the events held for bus.ready: its process ends.
+    private var endsAfterHeldCallback = false
 
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
@@ -242,7 +258,7 @@ public final class PluginRuntime {
             if pending.isEmpty && acknowledge { try? connection.acknowledge(seq: max(highestSeen, envelope.seq)) }
             return
         }
-        if startWork != nil && envelope.topic != "bus.ready" {
+        if startWork != nil && !startsWork(envelope) {
             beforeReady.append(envelope)
             return
         }
@@ -255,9 +271,23 @@ public final class PluginRuntime {
             beginWork()
             let held = beforeReady
             beforeReady = []
-            for event in held { handler?(event) }
+            for event in held where event.topic != "bus.ready" {
+                let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
+                // Each held event is handled at its own time (redeliveries come before bus.ready).
+                currentEvent = event
+                now = DeviceAPI.date(busTime: event.time)
+                handleOnce(event)
+                if endsProcess {
+                    // What was held up to this callback is handled: acknowledged by its seq, which leaves bus.ready
+                    // unacknowledged, so no turn passes before the goodbye. The rest goes to the next process.
+                    endsAfterHeldCallback = true
+                    do { try connection.acknowledge(seq: event.seq) } catch { logger.error("could not acknowledge: \(error)") }
+                    currentEvent = nil
+                    return
+                }
+            }
         } else {
-            handler?(envelope)
+            handleOnce(envelope)
         }
         currentEvent = nil
         // Acknowledge after handling, so everything the handler published reached the broker first; when
@@ -270,6 +300,38 @@ public final class PluginRuntime {
             } catch {
                 logger.error("could not acknowledge: \(error)")
             }
+        }
+    }
+
+    /// Whether `envelope` is the bus.ready that starts this plugin's work: the bus's first one (naming every
+    /// plugin) or its own after a restart. Another plugin's bus.ready — a returning plugin may be handed one
+    /// among what it missed — is held like any event, so its work starts in its own turn.
+    private func startsWork(_ envelope: Envelope) -> Bool {
+        guard envelope.topic == "bus.ready" else { return false }
+        guard let names = envelope.bodyValue["plugins"]?.arrayValue else { return true }
+        return names.contains(.string(name))
+    }
+
+    /// Hands `envelope` to the plugin unless an earlier process handled it, and records it before it is acknowledged.
+    private func handleOnce(_ envelope: Envelope) {
+        guard !wasHandled(envelope) else {
+            logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+            return
+        }
+        handler?(envelope)
+        do {
+            try handled?.record(envelope.seq)
+        } catch {
+            logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+        }
+    }
+
+    private func wasHandled(_ envelope: Envelope) -> Bool {
+        do {
+            return try handled?.contains(envelope.seq) ?? false
+        } catch {
+            logger.error("could not read which events were handled: \(error)")
+            return false
         }
     }
 

@@ -24,7 +24,7 @@ final class SoakTests: XCTestCase {
             XCTAssertTrue(run.exitStatus == 0 || run.exitStatus == 3, "seed \(seed): the run failed: \(run.errors)")
             XCTAssertGreaterThan(run.events("scenario.step").count, 40 * days, "seed \(seed): the soak played too few steps")
             let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }
-                .filter { ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"].contains($0) }
+                .filter { ["ack-timeout", "startup-timeout", "gap", "delivery-dropped", "delivery-abandoned", "delivery-log-full", "storage-failed"].contains($0) }
             XCTAssertEqual(degraded, [], "seed \(seed): the run was degraded")
             let violations = checker.verdicts(for: run.journal).flatMap(\.violations)
             XCTAssertEqual(violations.map(\.description), [], "seed \(seed) (replay: SHIELDBUS_SOAK_SEEDS=\(seed) SHIELDBUS_SOAK_DAYS=\(days)) broke the lock invariant")

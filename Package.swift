@@ -42,7 +42,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant",
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

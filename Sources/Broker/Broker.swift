@@ -89,15 +89,34 @@ public final class Broker {
         if lock.removedStaleSocket {
             logger.warning("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
         }
+        let endpointKind: BusEndpoint
+        do { endpointKind = try BusEndpoint(settings.bindEndpoint) } catch let error as BusEndpointError { throw ListenError.badEndpoint(error) }
         let context = try Context()
         let router = try Socket(context, .router)
         try router.setRouterMandatory(true)
         try router.setSendHighWaterMark(settings.deliveryHighWaterMark)
         try router.setReceiveHighWaterMark(settings.deliveryHighWaterMark)
+        try router.setMaximumMessageSize(settings.maximumFrameBytes)
+        var guards: TransportGuards?
+        if endpointKind.needsCurve {
+            guard let curve = settings.curve else { throw ListenError.curveRequired(endpoint: settings.bindEndpoint) }
+            guard Curve.isAvailable else { throw ListenError.curveUnavailable(libzmqVersion: libzmqVersion) }
+            // The user's own clients (supervised plugins, the command line's tools) use a key made for this run.
+            let local = try CurveKeyPair.generate()
+            var allowed = curve.allowedClients
+            allowed[local.publicKey] = "local"
+            // The ZAP handler must be bound before the router: with none, libzmq admits every CURVE peer.
+            guards = TransportGuards(zap: try ZAPHandler(context), monitor: try SocketMonitor(router, context: context, name: "shieldbus.router.monitor"),
+                                     allowedClients: allowed)
+            try router.makeCurveServer(curve.serverKeys)
+            try lock.publishCurveKeys(server: curve.serverKeys, localClient: local)
+        }
+        defer { guards?.close() }
         try router.bind(settings.bindEndpoint)
+        if case .ipc(let path) = endpointKind { chmod(path, 0o600) }
         let endpoint = settings.bindEndpoint.contains(":*") ? try router.lastEndpoint() : settings.bindEndpoint
         boundEndpoint = endpoint
-        lock.publishEndpoint(endpoint)
+        try lock.publishEndpoint(endpoint)
         self.router = router
         defer {
             router.close()
@@ -132,15 +151,69 @@ public final class Broker {
         var poller = Poller()
         try poller.addReadable(router)
         poller.addReadable(fileDescriptor: signals.readDescriptor)
+        if let guards {
+            try poller.addReadable(guards.zap.pollable)
+            try poller.addReadable(guards.monitor.pollable)
+        }
         while !stopRequested {
             let ready = try poller.poll(timeoutMilliseconds: pollTimeout())
             if ready[1] { handleSignals(signals.drain()) }
+            if let guards, ready[2] || ready[3] { try admit(guards) }
             if ready[0] { try drainRouter(router) }
             housekeeping()
             advanceTime()
         }
         shutDown()
     }
+
+    // MARK: Admission on tcp
+
+    /// The ZAP handler and the router's monitor, when the bus listens on tcp.
+    private struct TransportGuards {
+        let zap: ZAPHandler
+        let monitor: SocketMonitor
+        /// Public key (Z85) → the name logs give its holder.
+        let allowedClients: [String: String]
+
+        func close() {
+            zap.close()
+            monitor.close()
+        }
+    }
+
+    /// Answers libzmq's questions about connecting peers (only keys on the allowlist get in), and logs and counts
+    /// the peers whose handshake failed (no CURVE, a wrong server key, a refused key).
+    private func admit(_ guards: TransportGuards) throws {
+        try guards.zap.answerPending { request in
+            guard request.mechanism == "CURVE", let raw = request.credentials.first, let key = Curve.encode(raw) else {
+                return .refuse(reason: "CURVE required")
+            }
+            if let name = guards.allowedClients[key] { return .admit(userID: name) }
+            statistics.countError("curve-refused")
+            logger.warning("refused a tcp client: its CURVE key is not on the allowlist (bus.curve.allow)",
+                           metadata: ["address": "\(request.address)", "key": "\(key)"])
+            return .refuse(reason: "key not on the allowlist")
+        }
+        for event in try guards.monitor.pending() {
+            switch event.kind {
+            case .handshakeFailedProtocol, .handshakeFailedNoDetail:
+                statistics.countError("curve-handshake-failed")
+                // libzmq clients reconnect every 100 ms: one line a second says enough.
+                let now = monotonicMilliseconds()
+                handshakeFailuresNotLogged += 1
+                guard now - lastHandshakeFailureLogged >= 1_000 else { continue }
+                logger.warning("refused a tcp client: no CURVE handshake (a client without keys, or with the wrong broker key)",
+                               metadata: ["endpoint": "\(event.endpoint)", "refusals": "\(handshakeFailuresNotLogged)"])
+                lastHandshakeFailureLogged = now
+                handshakeFailuresNotLogged = 0
+            default:
+                break  // refusals by key were logged when ZAP was asked
+            }
+        }
+    }
+
+    private var lastHandshakeFailureLogged: Int64 = 0
+    private var handshakeFailuresNotLogged = 0
 
     // MARK: Time
 

@@ -47,15 +47,34 @@ public final class BusConnection {
     private var closed = false
 
     /// Creates the socket and starts connecting; call `connect` to say hello.
-    public init(endpoint: String, hello: Hello) throws {
+    ///
+    /// A tcp endpoint needs CURVE keys: `curve`, else those found in the runtime directory
+    /// (`CurveClientKeys.discover`). An ipc socket this user may not open is reported as permission denied
+    /// at once, rather than as a broker that never answers.
+    public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil)) throws {
         self.endpoint = endpoint
         self.hello = hello
+        var keys = curve
+        if endpoint.hasPrefix("tcp://"), keys == nil {
+            do {
+                keys = try CurveClientKeys.discover(runtime: runtime)
+            } catch CurveCertificate.ReadError.permissionDenied(let path) {
+                throw BusClientError.permissionDenied(path: path)
+            } catch let error as CurveCertificate.ReadError {
+                throw BusClientError.curveKeys(error)
+            }
+        }
+        if endpoint.hasPrefix("ipc://") {
+            let path = String(endpoint.dropFirst("ipc://".count))
+            if access(path, R_OK | W_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
+        }
         do {
             let context = try Context()
             self.context = context
             socket = try Socket(context, .dealer)
             try socket.setReceiveHighWaterMark(100_000)
             try socket.setSendHighWaterMark(100_000)
+            if let keys { try socket.makeCurveClient(serverKey: keys.serverKey, keys: keys.keys) }
             try socket.connect(endpoint)
         } catch let error as ZMQError {
             throw BusClientError.transport(error)

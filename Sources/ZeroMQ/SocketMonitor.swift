@@ -36,10 +36,15 @@ public final class SocketMonitor {
 
     private let socket: Socket
 
-    /// Monitors `watched`'s handshake outcomes, through an inproc PAIR socket named `name` in `context`.
-    public init(_ watched: Socket, context: Context, name: String) throws {
+    /// The failed handshakes, which is what the broker watches for.
+    public static let handshakeFailures = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+    /// A connection closed, by either side.
+    public static let disconnections = ZMQ_EVENT_DISCONNECTED
+
+    /// Monitors `watched`'s `events` (a mask, e.g. `handshakeFailures`), through an inproc PAIR socket named
+    /// `name` in `context`.
+    public init(_ watched: Socket, context: Context, name: String, events: Int32 = SocketMonitor.handshakeFailures) throws {
         let endpoint = "inproc://\(name)"
-        let events = ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
         guard zmq_socket_monitor(try watched.rawHandle, endpoint, events) == 0 else {
             throw ZMQError.last("zmq_socket_monitor(\(endpoint))")
         }

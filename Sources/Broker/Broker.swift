@@ -36,6 +36,9 @@ public final class Broker {
 
     private var sessions: [Session] = []
     private var sessionsByIdentity: [[UInt8]: Session] = [:]
+    /// Names are unique among sessions; looked up on every message, so never found by scanning `sessions`
+    /// (thousands of idle sessions would make each message cost thousands of steps).
+    private var sessionsByName: [String: Session] = [:]
     /// Requests awaiting replies: correlation id → who asked, and the reply topic that answers.
     private var pendingRequests: [String: (requester: [UInt8], replyTopic: String)] = [:]
     private var services: [BrokerService] = []
@@ -51,6 +54,11 @@ public final class Broker {
     private var statistics = BusStatistics()
     private var startedAt = monotonicMilliseconds()
     private var lastHeartbeatSent: Int64 = 0
+    /// Heartbeats go out a slice of the sessions at a time, round the list once per interval, so that thousands of
+    /// sessions do not make one burst of sends that everyone else's messages wait behind.
+    private var heartbeatCursor = 0
+    private var heartbeatsOwed = 0.0
+    private var lastHeartbeatSlice = monotonicMilliseconds()
     private var stopRequested = false
 
     struct PendingEvent {
@@ -136,7 +144,7 @@ public final class Broker {
             body["name"] = .string(name)
             emit(topic: "plugin.\(what)", body: .object(body))
             // A process that ended has no session any more, whatever its socket last said.
-            if what == "exited", let session = sessions.first(where: { $0.name == name }) { remove(session, reason: "process exited") }
+            if what == "exited", let session = sessionsByName[name] { remove(session, reason: "process exited") }
             if what == "failed" { mailboxes[name] = nil }
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
@@ -256,12 +264,17 @@ public final class Broker {
         return true
     }
 
+    /// Whether every supervised plugin that is running (or about to restart) has a session.
+    private var allRunningPluginsConnected: Bool {
+        supervisor.runningPluginNames.allSatisfy { sessionsByName[$0] != nil }
+    }
+
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
     /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
     var isQuiet: Bool {
         outbox.isEmpty && serialQueueHead >= serialQueue.count
             && sessions.allSatisfy { !$0.acknowledges || $0.lag == 0 }
-            && supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name)))
+            && allRunningPluginsConnected
             && services.allSatisfy { !$0.isAwaitingReplies }
     }
 
@@ -322,18 +335,16 @@ public final class Broker {
     /// announcing the plugins in configuration order so that the journal does not depend on start-up timing.
     private func checkReadiness() {
         guard !isReady else { return }
-        let connected = Set(sessions.map(\.name))
-        if supervisor.expectedPluginNames.isSubset(of: connected) { becomeReady() }
+        if supervisor.expectedPluginNames.allSatisfy({ sessionsByName[$0] != nil }) { becomeReady() }
     }
 
     private func becomeReady() {
         guard !isReady else { return }
         isReady = true
-        let connected = Set(sessions.map(\.name))
-        for plugin in supervisor.plugins where connected.contains(plugin.spec.name) {
-            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { announceUp(session) }
+        for plugin in supervisor.plugins {
+            if let session = sessionsByName[plugin.spec.name] { announceUp(session) }
         }
-        let missing = supervisor.expectedPluginNames.subtracting(connected).sorted()
+        let missing = supervisor.expectedPluginNames.filter { sessionsByName[$0] == nil }.sorted()
         if !missing.isEmpty {
             statistics.countError("startup-timeout")
             emit(topic: "bus.error", body: [
@@ -354,7 +365,7 @@ public final class Broker {
 
     private func pollTimeout() -> Int {
         let now = monotonicMilliseconds()
-        var due = lastHeartbeatSent + settings.heartbeatMilliseconds
+        var due = min(lastHeartbeatSent + settings.heartbeatMilliseconds, lastHeartbeatSlice + heartbeatSliceMilliseconds)
         if let restart = supervisor.nextRestartDue { due = min(due, restart) }
         if let wall = wallTimers.nextTime() { due = min(due, wall) }
         if isReady, !quietActions.isEmpty, isQuiet { return 0 }
@@ -397,10 +408,9 @@ public final class Broker {
         let now = monotonicMilliseconds()
         supervisor.reap()
         supervisor.tick()
+        sendHeartbeatSlice(now: now)
         if now - lastHeartbeatSent >= settings.heartbeatMilliseconds {
             lastHeartbeatSent = now
-            let frames = WireCodec.encode(.heartbeat(time: clock.now()))
-            for session in sessions { sendDirect(frames, to: session.identity) }
             for session in sessions where now - session.lastHeard > settings.sessionTimeoutMilliseconds {
                 let reason = "no message for \(now - session.lastHeard) ms (timeout \(settings.sessionTimeoutMilliseconds) ms)"
                 statistics.countError("heartbeat-timeout")
@@ -409,8 +419,7 @@ public final class Broker {
             }
             // A process that never says hello would hold up every turn (and virtual time): it is killed, and
             // restarted by its policy — a crash loop ends in `failed`.
-            let connected = Set(sessions.map(\.name))
-            for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && !connected.contains(plugin.spec.name)
+            for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && sessionsByName[plugin.spec.name] == nil
                 && now - plugin.startedAt > settings.startupTimeoutMilliseconds && isReady {
                 statistics.countError("startup-timeout")
                 supervisor.helloTimedOut(name: plugin.spec.name, after: settings.startupTimeoutMilliseconds)
@@ -423,6 +432,28 @@ public final class Broker {
         checkReadiness()
         welcomeReturningPlugins()
         pumpSerialQueue()
+    }
+
+    /// How often a slice of heartbeats goes out: every session gets one per interval, at most ~1 % of them at once.
+    private var heartbeatSliceMilliseconds: Int64 {
+        max(10, min(settings.heartbeatMilliseconds, settings.heartbeatMilliseconds * 100 / Int64(max(1, sessions.count))))
+    }
+
+    /// Sends the heartbeats that have come due since the last slice, continuing round the sessions.
+    private func sendHeartbeatSlice(now: Int64) {
+        let elapsed = now - lastHeartbeatSlice
+        guard elapsed >= heartbeatSliceMilliseconds || elapsed >= settings.heartbeatMilliseconds else { return }
+        lastHeartbeatSlice = now
+        guard !sessions.isEmpty else { return }
+        heartbeatsOwed = min(Double(sessions.count), heartbeatsOwed + Double(sessions.count) * Double(elapsed) / Double(settings.heartbeatMilliseconds))
+        guard heartbeatsOwed >= 1 else { return }
+        let frames = WireCodec.encode(.heartbeat(time: clock.now()))
+        while heartbeatsOwed >= 1 {
+            if heartbeatCursor >= sessions.count { heartbeatCursor = 0 }
+            sendDirect(frames, to: sessions[heartbeatCursor].identity)
+            heartbeatCursor += 1
+            heartbeatsOwed -= 1
+        }
     }
 
     private func shutDown() {
@@ -494,7 +525,7 @@ public final class Broker {
             supervisor.recordRefusedHello(name: hello.name, pid: hello.pid, mismatch)
             return refuse(identity, session: nil, mismatch)
         }
-        if let sameName = sessions.first(where: { $0.name == hello.name }) {
+        if let sameName = sessionsByName[hello.name] {
             if let pid = hello.pid, let plugin = supervisor.plugin(named: hello.name), plugin.pid == pid_t(pid) {
                 remove(sameName, reason: "replaced by its new process")  // the old process's goodbye is still on its way
             } else {
@@ -505,6 +536,7 @@ public final class Broker {
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
         sessionsByIdentity[identity] = session
+        sessionsByName[session.name] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
         var pluginSettings = settings.settingsForPlugins.objectValue ?? [:]
         // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
@@ -534,9 +566,9 @@ public final class Broker {
     /// Once every running plugin is connected, announces the returning ones in configuration order — each
     /// with its own bus.ready and its mailbox — so a restart's journal does not depend on process timing.
     private func welcomeReturningPlugins() {
-        guard !returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        guard !returning.isEmpty, allRunningPluginsConnected else { return }
         for plugin in supervisor.plugins where returning.contains(plugin.spec.name) {
-            guard let session = sessions.first(where: { $0.name == plugin.spec.name }) else { continue }
+            guard let session = sessionsByName[plugin.spec.name] else { continue }
             announceUp(session)
             emit(topic: "bus.ready", body: ["plugins": [.string(plugin.spec.name)]])
             deliverMailbox(of: session)
@@ -576,6 +608,7 @@ public final class Broker {
     private func forget(_ session: Session) {
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
+        if sessionsByName[session.name] === session { sessionsByName[session.name] = nil }
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
         pendingRequests = pendingRequests.filter { $0.value.requester != session.identity }
@@ -642,7 +675,7 @@ public final class Broker {
     /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
     private func pumpSerialQueue() {
         // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
-        guard returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        guard returning.isEmpty, allRunningPluginsConnected else { return }
         while serialQueueHead < serialQueue.count {
             if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil
@@ -684,8 +717,10 @@ public final class Broker {
         let kind = WireCodec.eventKindFrame
         // The envelope is copied into libzmq once and shared by every delivery.
         var shared: SharedFrame?
-        let recipients = serialDispatch ? sessions.sorted { $0.name < $1.name } : sessions
-        for session in recipients where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
+        // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
+        var recipients = sessions.filter { $0.wants(event.topic) || (requester != nil && $0.identity == requester!) }
+        if serialDispatch { recipients.sort { $0.name < $1.name } }
+        for session in recipients {
             if shared == nil { shared = SharedFrame(json) }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
@@ -695,7 +730,7 @@ public final class Broker {
                 deliver(shared!, kind: kind, seq: envelope.seq, to: session)
             }
         }
-        for (name, subscriptions) in lastSubscriptions where !sessions.contains(where: { $0.name == name }) && isExpectedBack(name)
+        for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
             && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = SharedFrame(json) }
             mailboxes[name, default: []].append((shared!, envelope.seq))
@@ -765,7 +800,7 @@ public final class Broker {
     /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
     func restartPlugins(named name: String? = nil, reason: String) {
         for plugin in supervisor.plugins where name == nil || plugin.spec.name == name {
-            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { remove(session, reason: reason) }
+            if let session = sessionsByName[plugin.spec.name] { remove(session, reason: reason) }
         }
         if let name { supervisor.restart(named: name, reason: reason) } else { supervisor.restartAll(reason: reason) }
     }

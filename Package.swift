@@ -1,5 +1,6 @@
 // swift-tools-version:5.10
 // ShieldBus: Apple's Screen Time architecture as a local ZeroMQ message-bus plugin host.
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -93,3 +94,13 @@ let package = Package(
         // shieldbus plugin new: new plugins go above this line
     ]
 )
+
+// Fuzzing targets (libFuzzer), only for `make fuzz`, which sets SHIELDBUS_FUZZ and builds them with -sanitize=fuzzer
+// in their own build folder: without libFuzzer's main they are no programs, so ordinary builds never see them.
+if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(name: "fuzz-wire", dependencies: ["BusProtocol"], path: "Fuzz/WireDecoder"),
+        .executableTarget(name: "fuzz-configuration", dependencies: ["Configuration"], path: "Fuzz/ConfigurationLoader"),
+        .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration"], path: "Fuzz/ScenarioParser"),
+    ]
+}

@@ -17,6 +17,8 @@ struct IdleSessionsBench {
     struct Phase {
         let idleSessions: Int
         let latenciesMicroseconds: [Double]
+        /// The broker thread's CPU time over the wall time of the round trips: what the sessions cost it.
+        let brokerCPUShare: Double
 
         func percentile(_ p: Double) -> Double {
             let sorted = latenciesMicroseconds.sorted()
@@ -28,25 +30,26 @@ struct IdleSessionsBench {
     func run(progress: (String) -> Void) throws -> [Phase] {
         var phases: [Phase] = []
         for (index, idle) in [0, idleSessions].enumerated() {
-            let latencies = try measure(idle: idle, index: index)
-            let phase = Phase(idleSessions: idle, latenciesMicroseconds: latencies)
-            progress("\(idle) idle sessions: round trip p50 \(Format.micro(phase.percentile(0.5))) µs, p99 \(Format.micro(phase.percentile(0.99))) µs")
+            let phase = try measure(idle: idle, index: index)
+            progress("\(idle) idle sessions: round trip p50 \(Format.micro(phase.percentile(0.5))) µs, p99 \(Format.micro(phase.percentile(0.99))) µs, broker CPU \(String(format: "%.1f", phase.brokerCPUShare * 100)) %")
             phases.append(phase)
         }
         return phases
     }
 
     /// One phase, with the broker's log kept out of standard error.
-    private func measure(idle: Int, index: Int) throws -> [Double] {
+    private func measure(idle: Int, index: Int) throws -> Phase {
         log.begin()
         defer { log.end() }
         let broker = try BrokerHost(directory: "\(directory)/idle-\(index)", highWaterMark: 100_000)
         defer { broker.stop() }
         let crowd = try IdleCrowd(endpoint: broker.endpoint, count: idle)
         defer { crowd.stop() }
+        let (cpuBefore, wallBefore) = (broker.worker.cpuTime, monotonicNanoseconds())
         let latencies = try measureRoundTrips(endpoint: broker.endpoint)
+        let share = Double(broker.worker.cpuTime - cpuBefore) / Double(max(1, monotonicNanoseconds() - wallBefore))
         try crowd.check()
-        return latencies
+        return Phase(idleSessions: idle, latenciesMicroseconds: latencies, brokerCPUShare: share)
     }
 
     private func measureRoundTrips(endpoint: String) throws -> [Double] {

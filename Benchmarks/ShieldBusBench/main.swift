@@ -48,15 +48,17 @@ func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
         if options.json {
             let rows: [JSONValue] = phases.map { phase in
                 ["idleSessions": .int(Int64(phase.idleSessions)), "p50us": .double(Format.rounded(phase.percentile(0.5))),
-                 "p99us": .double(Format.rounded(phase.percentile(0.99))), "maxus": .double(Format.rounded(phase.percentile(1)))]
+                 "p99us": .double(Format.rounded(phase.percentile(0.99))), "maxus": .double(Format.rounded(phase.percentile(1))),
+                 "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100))]
             }
             print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
                                     "phases": .array(rows), "p99Ratio": .double(Format.rounded(ratio))]).jsonText)
         } else {
             print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")
-            print("idle sessions   round trip p50 µs   p99 µs   max µs")
+            print("idle sessions   round trip p50 µs   p99 µs     max µs      broker CPU")
             for phase in phases {
-                print("\(String(phase.idleSessions).padding(16))\(Format.micro(phase.percentile(0.5)).padding(20))\(Format.micro(phase.percentile(0.99)).padding(9))\(Format.micro(phase.percentile(1)))")
+                print(String(phase.idleSessions).padding(16) + Format.micro(phase.percentile(0.5)).padding(20) + Format.micro(phase.percentile(0.99)).padding(11)
+                      + Format.micro(phase.percentile(1)).padding(12) + String(format: "%.1f %%", phase.brokerCPUShare * 100))
             }
             print("p99 with \(idle) idle sessions ÷ p99 alone: \(String(format: "%.2f", ratio)) (aim: at most 2)")
         }

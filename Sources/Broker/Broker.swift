@@ -434,9 +434,9 @@ public final class Broker {
         pumpSerialQueue()
     }
 
-    /// How often a slice of heartbeats goes out: every session gets one per interval, at most ~1 % of them at once.
+    /// How often a slice of heartbeats goes out: every session gets one per interval, at most 20 of them at once (every 10 ms at the most).
     private var heartbeatSliceMilliseconds: Int64 {
-        max(10, min(settings.heartbeatMilliseconds, settings.heartbeatMilliseconds * 100 / Int64(max(1, sessions.count))))
+        max(10, min(settings.heartbeatMilliseconds, settings.heartbeatMilliseconds * 20 / Int64(max(1, sessions.count))))
     }
 
     /// Sends the heartbeats that have come due since the last slice, continuing round the sessions.

@@ -237,18 +237,8 @@ final class TransportSecurityTests: XCTestCase {
         return result.output
     }
 
-    /// Runs a command to its end; its standard output and error together.
+    /// Runs a command to its end (a bare name is looked up in /usr/sbin, for runuser).
     func run(_ command: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command[0].hasPrefix("/") ? command[0] : "/usr/sbin/\(command[0])")
-        process.arguments = Array(command.dropFirst())
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runToEnd(command[0].hasPrefix("/") ? command[0] : "/usr/sbin/\(command[0])", Array(command.dropFirst()))
     }
 }

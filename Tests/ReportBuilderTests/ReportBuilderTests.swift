@@ -229,16 +229,7 @@ final class ReportBuilderTests: XCTestCase {
 
     /// Runs the built `shieldbus` with arguments; its exit status and standard output (standard error appended).
     static func shieldbus(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        try runToEnd(BuildProducts.path("shieldbus"), arguments)
     }
 
     func busTime(_ text: String) -> BusTime { BusTime(Self.utc(text).timeIntervalSince1970 * 1000) }

@@ -147,3 +147,17 @@ public func collectEvents(from connection: BusConnection, timeoutSeconds: Double
 public func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
 }
+
+/// Runs a program to its end: its exit status, and its standard output with standard error appended.
+public func runToEnd(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}

@@ -44,7 +44,7 @@ bench: deps
 FUZZ_SECONDS ?= 120
 FUZZ_TARGETS = fuzz-wire fuzz-configuration fuzz-scenario
 FUZZ_DIR = .build-fuzz
-FUZZ_FLAGS = -c release --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
+FUZZ_FLAGS = -c release --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
 fuzz: deps
 	@for target in $(FUZZ_TARGETS); do SHIELDBUS_FUZZ=1 $(SWIFT) build $(FUZZ_FLAGS) --product $$target || exit 1; done
 	@for target in $(FUZZ_TARGETS); do \

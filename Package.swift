@@ -99,8 +99,9 @@ let package = Package(
 // in their own build folder: without libFuzzer's main they are no programs, so ordinary builds never see them.
 if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
     package.targets += [
-        .executableTarget(name: "fuzz-wire", dependencies: ["BusProtocol"], path: "Fuzz/WireDecoder"),
-        .executableTarget(name: "fuzz-configuration", dependencies: ["Configuration"], path: "Fuzz/ConfigurationLoader"),
-        .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration"], path: "Fuzz/ScenarioParser"),
+        .target(name: "FuzzDriver", path: "Fuzz/Driver"),
+        .executableTarget(name: "fuzz-wire", dependencies: ["BusProtocol", "FuzzDriver"], path: "Fuzz/WireDecoder"),
+        .executableTarget(name: "fuzz-configuration", dependencies: ["Configuration", "FuzzDriver"], path: "Fuzz/ConfigurationLoader"),
+        .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration", "FuzzDriver"], path: "Fuzz/ScenarioParser"),
     ]
 }

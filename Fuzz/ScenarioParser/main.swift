@@ -2,6 +2,7 @@
 // Built only by `make fuzz`; a crash or a hang is a finding, a ConfigurationError is the expected answer.
 import Configuration
 import Foundation
+import FuzzDriver
 
 /// The shipped catalog, found from this file's place in the repository.
 let catalog: AppCatalog = {
@@ -12,11 +13,12 @@ let catalog: AppCatalog = {
     return catalog
 }()
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzScenario(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
-    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+func fuzzScenario(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: data == nil ? 0 : size), as: UTF8.self)
     if let document = try? YAMLValue.parse(text, file: "fuzz.yml") {
         _ = try? Scenario.parse(document, catalog: catalog, defaultTimeZone: TimeZone(identifier: "UTC")!)
     }
     return 0
 }
+
+runFuzzer(fuzzScenario)

@@ -45,14 +45,30 @@ public final class BusConnection {
     private var heartbeatInterval: Int64 = 1000
     private var awaitingWelcome = false
     private var closed = false
+    /// Whether the credential was found rather than given: it is looked up again before each new hello.
+    private let discoversCredential: Bool
+    /// Where the cookie and, on tcp, the CURVE keys are.
+    private let runtime: RuntimeDirectory
 
-    /// Creates the socket and starts connecting; call `connect` to say hello.
+    /// This process's credential for `endpoint`; on tcp the cookie is the given runtime directory's.
+    private static func credential(endpoint: String, runtime: RuntimeDirectory) -> String? {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SHIELDBUS_RUNTIME_DIR"] = runtime.path
+        return BusCredential.forClient(endpoint: endpoint, environment: environment)
+    }
+
+    /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
+    /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
     ///
     /// A tcp endpoint needs CURVE keys: `curve`, else those found in the runtime directory
     /// (`CurveClientKeys.discover`). An ipc socket this user may not open is reported as permission denied
     /// at once, rather than as a broker that never answers.
     public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil)) throws {
         self.endpoint = endpoint
+        var hello = hello
+        discoversCredential = hello.credential == nil
+        self.runtime = runtime
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }
         self.hello = hello
         var keys = curve
         if endpoint.hasPrefix("tcp://"), keys == nil {
@@ -146,7 +162,7 @@ public final class BusConnection {
 
     /// Asks the broker for its status report.
     public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
-        try send(.status)
+        try send(.status(credential: hello.credential))
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
         while monotonicMilliseconds() < deadline {
             if case .status(let report)? = try nextMessage(timeoutMilliseconds: Int(deadline - monotonicMilliseconds())) {
@@ -175,6 +191,7 @@ public final class BusConnection {
     }
 
     private func sayHelloAgain() throws {
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()

@@ -290,13 +290,48 @@ final class PythonPluginTests: XCTestCase {
 
     // MARK: Helpers
 
+    /// A ping body that exercises the echo: nesting, arrays, booleans, null, unicode, escapes, big and
+    /// fractional numbers.
+    func pingBody(_ n: Int64) -> JSONValue {
+        let list: JSONValue = .array([.int(n), .int(n * 2), .null])
+        let nested: JSONValue = .object(["list": list, "even": .bool(n % 2 == 0)])
+        let text: JSONValue = .string("ping \(n) — ünïcödé \"quoted\" \\ tab\t")
+        return .object(["n": .int(n), "text": text, "nested": nested,
+                        "big": .int(9_007_199_254_740_993 + n), "fraction": .double(Double(n) + 0.25)])
+    }
+
+    /// The status report's entry for `name`, if any.
+    func entry(_ name: String, in status: JSONValue?) -> JSONValue? {
+        status?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+    }
+
+    func connected(_ name: String, _ broker: BrokerProcess) -> Bool {
+        entry(name, in: try? broker.status())?["connected"]?.boolValue == true
+    }
+
+    /// Publishes one ping through `broker` and checks that the pong echoes it and names its seq.
+    func assertPingAnswered(through broker: BrokerProcess, n: Int64, file: StaticString = #filePath, line: UInt = #line) throws {
+        let tester = try broker.connect(name: "ping-\(n)", subscriptions: ["app.ping", "app.pong"])
+        defer { tester.close() }
+        try tester.publish(Publish(topic: "app.ping", body: ["n": .int(n)]))
+        let events = try collectEvents(from: tester) { $0.contains { $0.topic == "app.pong" } }
+        let ping = events.first { $0.topic == "app.ping" }
+        let pong = events.first { $0.topic == "app.pong" }
+        XCTAssertNotNil(ping, "the ping was sequenced", file: file, line: line)
+        XCTAssertEqual(pong?.bodyValue["echo"], ["n": .int(n)], "the pong echoes the ping: \(events.map(\.topic))", file: file, line: line)
+        XCTAssertEqual(pong?.bodyValue["answers"]?.intValue, ping.map { Int64($0.seq) }, file: file, line: line)
+    }
+}
+
+/// Python for the tests that run Python clients.
+extension XCTestCase {
     struct PythonUnavailable: Error, CustomStringConvertible {
         let description: String
     }
 
     /// python3 from PATH, able to import zmq — else the test fails saying what to install.
     func requirePython(file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: Self.pluginPath), "the example plugin is missing: \(Self.pluginPath)", file: file, line: line)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: PythonPluginTests.pluginPath), "the example plugin is missing: \(PythonPluginTests.pluginPath)", file: file, line: line)
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         guard let python = searchPath.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
             let message = "python3 is not on PATH (\(searchPath)): the Python plugin tests need Python 3 with pyzmq — install python3, then run `make deps` (or `pip install pyzmq`)"
@@ -330,37 +365,5 @@ final class PythonPluginTests: XCTestCase {
         try process.run()
         try handle.close()
         return process
-    }
-
-    /// A ping body that exercises the echo: nesting, arrays, booleans, null, unicode, escapes, big and
-    /// fractional numbers.
-    func pingBody(_ n: Int64) -> JSONValue {
-        let list: JSONValue = .array([.int(n), .int(n * 2), .null])
-        let nested: JSONValue = .object(["list": list, "even": .bool(n % 2 == 0)])
-        let text: JSONValue = .string("ping \(n) — ünïcödé \"quoted\" \\ tab\t")
-        return .object(["n": .int(n), "text": text, "nested": nested,
-                        "big": .int(9_007_199_254_740_993 + n), "fraction": .double(Double(n) + 0.25)])
-    }
-
-    /// The status report's entry for `name`, if any.
-    func entry(_ name: String, in status: JSONValue?) -> JSONValue? {
-        status?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
-    }
-
-    func connected(_ name: String, _ broker: BrokerProcess) -> Bool {
-        entry(name, in: try? broker.status())?["connected"]?.boolValue == true
-    }
-
-    /// Publishes one ping through `broker` and checks that the pong echoes it and names its seq.
-    func assertPingAnswered(through broker: BrokerProcess, n: Int64, file: StaticString = #filePath, line: UInt = #line) throws {
-        let tester = try broker.connect(name: "ping-\(n)", subscriptions: ["app.ping", "app.pong"])
-        defer { tester.close() }
-        try tester.publish(Publish(topic: "app.ping", body: ["n": .int(n)]))
-        let events = try collectEvents(from: tester) { $0.contains { $0.topic == "app.pong" } }
-        let ping = events.first { $0.topic == "app.ping" }
-        let pong = events.first { $0.topic == "app.pong" }
-        XCTAssertNotNil(ping, "the ping was sequenced", file: file, line: line)
-        XCTAssertEqual(pong?.bodyValue["echo"], ["n": .int(n)], "the pong echoes the ping: \(events.map(\.topic))", file: file, line: line)
-        XCTAssertEqual(pong?.bodyValue["answers"]?.intValue, ping.map { Int64($0.seq) }, file: file, line: line)
     }
 }

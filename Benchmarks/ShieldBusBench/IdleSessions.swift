@@ -85,11 +85,12 @@ final class IdleCrowd {
     init(endpoint: String, count: Int) throws {
         context = try Context(ioThreads: 1, maximumSockets: Int32(count + 16))
         var sockets: [Socket] = []
+        let credential = BusCredential.forClient(endpoint: endpoint)
         for index in 0..<count {
             let socket = try Socket(context, .dealer)
             try socket.setLinger(milliseconds: 0)
             try socket.connect(endpoint)
-            try socket.send(WireCodec.encode(.hello(Hello(name: "idle-\(index)", role: .generic, subscriptions: [], acknowledges: false))))
+            try socket.send(WireCodec.encode(.hello(Hello(name: "idle-\(index)", role: .generic, subscriptions: [], acknowledges: false, credential: credential))))
             sockets.append(socket)
         }
         self.sockets = sockets

@@ -73,6 +73,30 @@ final class TransportSecurityTests: XCTestCase {
         XCTAssertTrue(broker.log().contains("no CURVE handshake"), broker.log())
     }
 
+    func testKeysNewWritesAPrivateSecretAndNeverOverwrites() throws {
+        let keys = TemporaryDirectory(prefix: "sbkeys")
+        try runShieldBus(["keys", "new", "tool-key", "--directory", keys.path])
+        let modes = try fileModes(keys.path)
+        XCTAssertEqual(modes["tool-key.key_secret"], 0o600)
+        XCTAssertEqual(modes["tool-key.key"], 0o644)
+        let pair = try XCTUnwrap(CurveCertificate.read(path: keys.file("tool-key.key_secret"), needSecret: true).keyPair)
+        XCTAssertEqual(try CurveCertificate.read(path: keys.file("tool-key.key")).publicKey, pair.publicKey)
+        let again = try run([BuildProducts.path("shieldbus"), "keys", "new", "tool-key", "--directory", keys.path])
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.output.contains("exists already"), again.output)
+        XCTAssertEqual(try CurveCertificate.read(path: keys.file("tool-key.key_secret"), needSecret: true).keyPair, pair, "the key was kept")
+    }
+
+    func testAnUnreadableAllowlistEntryNamesFileLineAndKey() throws {
+        let broker = try BrokerProcess(configuration: "name: curve\nbus:\n  curve:\n    allow: [missing.key]\n",
+                                       arguments: ["--endpoint", "tcp://127.0.0.1:*"], waitForReady: false)
+        try waitUntil("the broker to refuse its configuration") { !broker.process.isRunning }
+        XCTAssertEqual(broker.process.terminationStatus, 2, broker.log())
+        XCTAssertTrue(broker.log().contains("config.yml:4:"), broker.log())
+        XCTAssertTrue(broker.log().contains("bus.curve.allow[0]"), broker.log())
+        XCTAssertTrue(broker.log().contains("missing.key"), broker.log())
+    }
+
     func testPluginsAndToolsOfTheUserReachATCPBrokerWithTheLocalKey() throws {
         let broker = try BrokerProcess(configuration: """
             name: curve-plugin

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench bench-quick bench-build bench-reports soak faults explore report-png clean
+.PHONY: deps build run test bench bench-quick bench-build bench-reports soak faults explore fuzz report-png clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
 deps:
@@ -75,6 +75,23 @@ bench-reports: deps
 	$(SWIFT) build -c release --product shieldbus
 	$(SWIFT) build -c release --product shieldbus-report-bench
 	$(RELEASE_BIN)/shieldbus-report-bench
+
+## fuzz: libFuzzer on the wire decoder, the configuration loader and the scenario parser (FUZZ_SECONDS each, niced)
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS = fuzz-wire fuzz-configuration fuzz-scenario
+FUZZ_DIR = .build-fuzz
+FUZZ_FLAGS = -c release --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld
+fuzz: deps
+	@for target in $(FUZZ_TARGETS); do SHIELDBUS_FUZZ=1 $(SWIFT) build $(FUZZ_FLAGS) --product $$target || exit 1; done
+	@for target in $(FUZZ_TARGETS); do \
+		case $$target in fuzz-wire) seeds=Tests/Fuzz/Seeds/wire;; fuzz-configuration) seeds=Config;; fuzz-scenario) seeds=Config/scenarios;; esac; \
+		mkdir -p $(FUZZ_DIR)/corpus/$$target $(FUZZ_DIR)/findings; \
+		echo "fuzzing $$target for $(FUZZ_SECONDS) s (findings in $(FUZZ_DIR)/findings/)"; \
+		nice -n 19 $(FUZZ_DIR)/release/$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/findings/$$target- $(FUZZ_DIR)/corpus/$$target $$seeds \
+			2>$(FUZZ_DIR)/$$target.log || { tail -40 $(FUZZ_DIR)/$$target.log; exit 1; }; \
+		grep -E "stat::number_of_executed_runs|cov:" $(FUZZ_DIR)/$$target.log | tail -2; \
+	done
 
 ## report-png: the demo week (Config/report-demo.yml) as HTML pages (the week, the month), then as PNGs in headless
 ## Chromium at a phone's 390 px and a desktop's 1280 px, light and dark (Tests/Browser/report-layout.py)

@@ -1,5 +1,6 @@
 // swift-tools-version:5.10
 // ShieldBus: Apple's Screen Time architecture as a local ZeroMQ message-bus plugin host.
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -44,7 +45,7 @@ let package = Package(
         ]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant",
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
             "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -59,6 +60,7 @@ let package = Package(
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/MemoryMonitor"),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/CallbackMonitor"),
+        .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
         // The reference plugins (Plugins/), and what they share.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),
@@ -91,7 +93,7 @@ let package = Package(
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"], path: "Tests/Fixtures/SupervisedPlugin"),
@@ -99,3 +101,14 @@ let package = Package(
         // shieldbus plugin new: new plugins go above this line
     ]
 )
+
+// Fuzzing targets (libFuzzer), only for `make fuzz`, which sets SHIELDBUS_FUZZ and builds them with -sanitize=fuzzer
+// in their own build folder: without libFuzzer's main they are no programs, so ordinary builds never see them.
+if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
+    package.targets += [
+        .target(name: "FuzzDriver", path: "Tests/Fuzz/Driver"),
+        .executableTarget(name: "fuzz-wire", dependencies: ["BusProtocol", "FuzzDriver"], path: "Tests/Fuzz/WireDecoder"),
+        .executableTarget(name: "fuzz-configuration", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ConfigurationLoader"),
+        .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ScenarioParser"),
+    ]
+}

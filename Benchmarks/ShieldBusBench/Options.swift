@@ -39,6 +39,10 @@ struct BenchOptions {
         opens = 2_000
         commandRuns = 20
     }
+    /// Instead of throughput: a client's round trip with this many idle, heartbeating sessions beside it.
+    var idleSessions: Int?
+    /// Round trips measured per phase of the idle-sessions bench.
+    var roundTrips = 2_000
 
     /// The limit given to every queue: twice the largest run, so no queue can fill and nothing is dropped for
     /// lack of room (losses are still counted, so a limit too small would show).
@@ -48,6 +52,7 @@ struct BenchOptions {
     usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N]
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
+           shieldbus-bench --idle-sessions N [--round-trips N] [--json]
 
     ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in four suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
@@ -73,6 +78,10 @@ struct BenchOptions {
       --only LIST       loads to run, comma-separated: proxy, broker, broker-sdk (default all)
       --pieces          time the broker's pieces alone even when the ratio reaches 0.50 (below it, they always are)
       --json            print the results as JSON
+
+    With --idle-sessions N: one client's round trip (publish, receive its own event) p50/p99, through a broker
+    alone and then through one holding N idle sessions that only heartbeat; the aim is a p99 within 2× (issue 10).
+      --round-trips N   round trips per phase, one every 2 ms (default 2000)
     """
 
     /// Parses `arguments` (without the program name); throws a message for the user on a bad argument.
@@ -116,6 +125,8 @@ struct BenchOptions {
             case "--subscribers": options.subscribers = try count(for: argument, minimum: 1)
             case "--body-bytes": options.bodyBytes = try count(for: argument, minimum: BodyMaker.minimumBytes)
             case "--only": options.loads = try choices(LoadKind.self, for: argument, named: "load")
+            case "--idle-sessions": options.idleSessions = try count(for: argument, minimum: 1)
+            case "--round-trips": options.roundTrips = try count(for: argument, minimum: 10)
             case "--pieces": options.pieces = true
             case "--json": options.json = true
             case "--help", "-h": throw UsageError(nil)

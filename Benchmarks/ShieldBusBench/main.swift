@@ -1,5 +1,6 @@
 // shieldbus-bench: ShieldBus's speed — bus throughput beside plain libzmq, the simulated day and year, the shield decision, command start-up.
 
+import BusProtocol
 import Foundation
 
 /// Writes a line to standard error (progress and failures; standard output holds only the results).
@@ -122,8 +123,46 @@ func commands(_ options: BenchOptions, _ installation: Installation, _ directory
     }
 }
 
+/// The idle-sessions bench: the two phases' round trips, and whether the p99 stayed within 2×.
+func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
+    do {
+        let machine = MachineInfo.current()
+        var template = Array("/tmp/sbidle-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchFailure("cannot create a temporary folder in /tmp") }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        note("shieldbus-bench: \(options.roundTrips) round trips alone, then beside \(idle) idle heartbeating sessions")
+        let bench = IdleSessionsBench(idleSessions: idle, roundTrips: options.roundTrips, paceMilliseconds: 2, directory: directory,
+                                      log: StandardErrorCapture(path: directory + "/broker.log"))
+        let phases = try bench.run(progress: note)
+        let ratio = phases[1].percentile(0.99) / max(phases[0].percentile(0.99), 1)
+        if options.json {
+            let rows: [JSONValue] = phases.map { phase in
+                ["idleSessions": .int(Int64(phase.idleSessions)), "p50us": .double(Format.rounded(phase.percentile(0.5))),
+                 "p99us": .double(Format.rounded(phase.percentile(0.99))), "maxus": .double(Format.rounded(phase.percentile(1))),
+                 "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100))]
+            }
+            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
+                                    "phases": .array(rows), "p99Ratio": .double(Format.rounded(ratio))]).jsonText)
+        } else {
+            print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")
+            print("idle sessions   round trip p50 µs   p99 µs     max µs      broker CPU")
+            for phase in phases {
+                print(String(phase.idleSessions).padding(16) + Format.micro(phase.percentile(0.5)).padding(20) + Format.micro(phase.percentile(0.99)).padding(11)
+                      + Format.micro(phase.percentile(1)).padding(12) + String(format: "%.1f %%", phase.brokerCPUShare * 100))
+            }
+            print("p99 with \(idle) idle sessions ÷ p99 alone: \(String(format: "%.2f", ratio)) (aim: at most 2)")
+        }
+        return ratio <= 2 ? 0 : 1
+    } catch {
+        note("shieldbus-bench: \(error)")
+        return 1
+    }
+}
+
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
+    if let idle = options.idleSessions { exit(idleSessionsBenchmark(options, idle: idle)) }
     exit(benchmark(options))
 } catch let error as UsageError {
     guard let message = error.message else {

@@ -36,6 +36,9 @@ public final class Broker {
 
     private var sessions: [Session] = []
     private var sessionsByIdentity: [[UInt8]: Session] = [:]
+    /// Names are unique among sessions; looked up on every message, so never found by scanning `sessions`
+    /// (thousands of idle sessions would make each message cost thousands of steps).
+    private var sessionsByName: [String: Session] = [:]
     /// Requests awaiting replies: correlation id → who asked (nil: the OS), the reply topic, and who may answer.
     private var pendingRequests: [String: PendingRequest] = [:]
     /// Who may say hello as whom; set when the broker starts (it needs the cookie).
@@ -56,6 +59,11 @@ public final class Broker {
     private var statistics = BusStatistics()
     private var startedAt = monotonicMilliseconds()
     private var lastHeartbeatSent: Int64 = 0
+    /// Heartbeats go out a slice of the sessions at a time, round the list once per interval, so that thousands of
+    /// sessions do not make one burst of sends that everyone else's messages wait behind.
+    private var heartbeatCursor = 0
+    private var heartbeatsOwed = 0.0
+    private var lastHeartbeatSlice = monotonicMilliseconds()
     private var stopRequested = false
     /// The last failure to write the broker's own state (the delivery ledger), while it lasts.
     private var storageFailure: String?
@@ -113,6 +121,8 @@ public final class Broker {
         if lock.removedStaleSocket {
             logger.warning("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
         }
+        let endpointKind: BusEndpoint
+        do { endpointKind = try BusEndpoint(settings.bindEndpoint) } catch let error as BusEndpointError { throw ListenError.badEndpoint(error) }
         try openDeliveryLedger()
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         try establishAuthority()
@@ -121,10 +131,28 @@ public final class Broker {
         try router.setRouterMandatory(true)
         try router.setSendHighWaterMark(settings.deliveryHighWaterMark)
         try router.setReceiveHighWaterMark(settings.deliveryHighWaterMark)
+        try router.setMaximumMessageSize(settings.maximumFrameBytes)
+        var guards: TransportGuards?
+        if endpointKind.needsCurve {
+            guard let curve = settings.curve else { throw ListenError.curveRequired(endpoint: settings.bindEndpoint) }
+            guard Curve.isAvailable else { throw ListenError.curveUnavailable(libzmqVersion: libzmqVersion) }
+            // The user's own clients (supervised plugins, the command line's tools) use a key made for this run.
+            let local = try CurveKeyPair.generate()
+            var allowed = curve.allowedClients
+            allowed[local.publicKey] = "local"
+            // The ZAP handler must be bound before the router: with none, libzmq admits every CURVE peer.
+            guards = TransportGuards(zap: try ZAPHandler(context), monitor: try SocketMonitor(router, context: context, name: "shieldbus.router.monitor"),
+                                     allowedClients: allowed)
+            try router.makeCurveServer(curve.serverKeys)
+            try lock.publishCurveKeys(server: curve.serverKeys, localClient: local)
+        }
+        defer { guards?.close() }
+        listensWithCurve = guards != nil
         try router.bind(settings.bindEndpoint)
+        if case .ipc(let path) = endpointKind { chmod(path, 0o600) }
         let endpoint = settings.bindEndpoint.contains(":*") ? try router.lastEndpoint() : settings.bindEndpoint
         boundEndpoint = endpoint
-        lock.publishEndpoint(endpoint)
+        try lock.publishEndpoint(endpoint)
         self.router = router
         defer {
             router.close()
@@ -144,7 +172,7 @@ public final class Broker {
             body["name"] = .string(name)
             emit(topic: "plugin.\(what)", body: .object(body))
             // A process that ended has no session any more, whatever its socket last said.
-            if what == "exited", let session = sessions.first(where: { $0.name == name }) { remove(session, reason: "process exited") }
+            if what == "exited", let session = sessionsByName[name] { remove(session, reason: "process exited") }
             if what == "failed" { ledger.discard(name) }
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
@@ -160,15 +188,71 @@ public final class Broker {
         var poller = Poller()
         try poller.addReadable(router)
         poller.addReadable(fileDescriptor: signals.readDescriptor)
+        if let guards {
+            try poller.addReadable(guards.zap.pollable)
+            try poller.addReadable(guards.monitor.pollable)
+        }
         while !stopRequested {
             let ready = try poller.poll(timeoutMilliseconds: pollTimeout())
             if ready[1] { handleSignals(signals.drain()) }
+            if let guards, ready[2] || ready[3] { try admit(guards) }
             if ready[0] { try drainRouter(router) }
             housekeeping()
             advanceTime()
         }
         shutDown()
     }
+
+    // MARK: Admission on tcp
+
+    /// The ZAP handler and the router's monitor, when the bus listens on tcp.
+    private struct TransportGuards {
+        let zap: ZAPHandler
+        let monitor: SocketMonitor
+        /// Public key (Z85) → the name logs give its holder.
+        let allowedClients: [String: String]
+
+        func close() {
+            zap.close()
+            monitor.close()
+        }
+    }
+
+    /// Answers libzmq's questions about connecting peers (only keys on the allowlist get in), and logs and counts
+    /// the peers whose handshake failed (no CURVE, a wrong server key, a refused key).
+    private func admit(_ guards: TransportGuards) throws {
+        try guards.zap.answerPending { request in
+            guard request.mechanism == "CURVE", let raw = request.credentials.first, let key = Curve.encode(raw) else {
+                return .refuse(reason: "CURVE required")
+            }
+            if let name = guards.allowedClients[key] { return .admit(userID: name) }
+            statistics.countError("curve-refused")
+            logger.warning("refused a tcp client: its CURVE key is not on the allowlist (bus.curve.allow)",
+                           metadata: ["address": "\(request.address)", "key": "\(key)"])
+            return .refuse(reason: "key not on the allowlist")
+        }
+        for event in try guards.monitor.pending() {
+            switch event.kind {
+            case .handshakeFailedProtocol, .handshakeFailedNoDetail:
+                statistics.countError("curve-handshake-failed")
+                // libzmq clients reconnect every 100 ms: one line a second says enough.
+                let now = monotonicMilliseconds()
+                handshakeFailuresNotLogged += 1
+                guard now - lastHandshakeFailureLogged >= 1_000 else { continue }
+                logger.warning("refused a tcp client: no CURVE handshake (a client without keys, or with the wrong broker key)",
+                               metadata: ["endpoint": "\(event.endpoint)", "refusals": "\(handshakeFailuresNotLogged)"])
+                lastHandshakeFailureLogged = now
+                handshakeFailuresNotLogged = 0
+            default:
+                break  // refusals by key were logged when ZAP was asked
+            }
+        }
+    }
+
+    /// On tcp: libzmq lets only clients with a key on the allowlist through, so each of them is admitted as the cookie admits.
+    private var listensWithCurve = false
+    private var lastHandshakeFailureLogged: Int64 = 0
+    private var handshakeFailuresNotLogged = 0
 
     /// The cookie and the grants that admit clients, and who owns which declared namespace.
     private func establishAuthority() throws {
@@ -220,12 +304,17 @@ public final class Broker {
         return true
     }
 
+    /// Whether every supervised plugin that is running (or about to restart) has a session.
+    private var allRunningPluginsConnected: Bool {
+        supervisor.runningPluginNames.allSatisfy { sessionsByName[$0] != nil }
+    }
+
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
     /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
     var isQuiet: Bool {
         outbox.isEmpty && serialQueueHead >= serialQueue.count
             && sessions.allSatisfy { !$0.acknowledges || $0.lag == 0 }
-            && supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name)))
+            && allRunningPluginsConnected
             && services.allSatisfy { !$0.isAwaitingReplies }
     }
 
@@ -286,18 +375,16 @@ public final class Broker {
     /// announcing the plugins in configuration order so that the journal does not depend on start-up timing.
     private func checkReadiness() {
         guard !isReady else { return }
-        let connected = Set(sessions.map(\.name))
-        if supervisor.expectedPluginNames.isSubset(of: connected) { becomeReady() }
+        if supervisor.expectedPluginNames.allSatisfy({ sessionsByName[$0] != nil }) { becomeReady() }
     }
 
     private func becomeReady() {
         guard !isReady else { return }
         isReady = true
-        let connected = Set(sessions.map(\.name))
-        for plugin in supervisor.plugins where connected.contains(plugin.spec.name) {
-            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { announceUp(session) }
+        for plugin in supervisor.plugins {
+            if let session = sessionsByName[plugin.spec.name] { announceUp(session) }
         }
-        let missing = supervisor.expectedPluginNames.subtracting(connected).sorted()
+        let missing = supervisor.expectedPluginNames.filter { sessionsByName[$0] == nil }.sorted()
         if !missing.isEmpty {
             statistics.countError("startup-timeout")
             emit(topic: "bus.error", body: [
@@ -320,7 +407,7 @@ public final class Broker {
 
     private func pollTimeout() -> Int {
         let now = monotonicMilliseconds()
-        var due = lastHeartbeatSent + settings.heartbeatMilliseconds
+        var due = min(lastHeartbeatSent + settings.heartbeatMilliseconds, lastHeartbeatSlice + heartbeatSliceMilliseconds)
         if let restart = supervisor.nextRestartDue { due = min(due, restart) }
         if let wall = wallTimers.nextTime() { due = min(due, wall) }
         if isReady, !quietActions.isEmpty, isQuiet { return 0 }
@@ -363,10 +450,9 @@ public final class Broker {
         let now = monotonicMilliseconds()
         supervisor.reap()
         supervisor.tick()
+        sendHeartbeatSlice(now: now)
         if now - lastHeartbeatSent >= settings.heartbeatMilliseconds {
             lastHeartbeatSent = now
-            let frames = WireCodec.encode(.heartbeat(time: clock.now()))
-            for session in sessions { sendDirect(frames, to: session.identity) }
             for session in sessions where now - session.lastHeard > settings.sessionTimeoutMilliseconds {
                 let reason = "no message for \(now - session.lastHeard) ms (timeout \(settings.sessionTimeoutMilliseconds) ms)"
                 statistics.countError("heartbeat-timeout")
@@ -375,8 +461,7 @@ public final class Broker {
             }
             // A process that never says hello would hold up every turn (and virtual time): it is killed, and
             // restarted by its policy — a crash loop ends in `failed`.
-            let connected = Set(sessions.map(\.name))
-            for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && !connected.contains(plugin.spec.name)
+            for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && sessionsByName[plugin.spec.name] == nil
                 && now - plugin.startedAt > settings.startupTimeoutMilliseconds && isReady {
                 statistics.countError("startup-timeout")
                 supervisor.helloTimedOut(name: plugin.spec.name, after: settings.startupTimeoutMilliseconds)
@@ -389,6 +474,28 @@ public final class Broker {
         checkReadiness()
         welcomeReturningPlugins()
         pumpSerialQueue()
+    }
+
+    /// How often a slice of heartbeats goes out: every session gets one per interval, at most 20 of them at once (every 10 ms at the most).
+    private var heartbeatSliceMilliseconds: Int64 {
+        max(10, min(settings.heartbeatMilliseconds, settings.heartbeatMilliseconds * 20 / Int64(max(1, sessions.count))))
+    }
+
+    /// Sends the heartbeats that have come due since the last slice, continuing round the sessions.
+    private func sendHeartbeatSlice(now: Int64) {
+        let elapsed = now - lastHeartbeatSlice
+        guard elapsed >= heartbeatSliceMilliseconds || elapsed >= settings.heartbeatMilliseconds else { return }
+        lastHeartbeatSlice = now
+        guard !sessions.isEmpty else { return }
+        heartbeatsOwed = min(Double(sessions.count), heartbeatsOwed + Double(sessions.count) * Double(elapsed) / Double(settings.heartbeatMilliseconds))
+        guard heartbeatsOwed >= 1 else { return }
+        let frames = WireCodec.encode(.heartbeat(time: clock.now()))
+        while heartbeatsOwed >= 1 {
+            if heartbeatCursor >= sessions.count { heartbeatCursor = 0 }
+            sendDirect(frames, to: sessions[heartbeatCursor].identity)
+            heartbeatCursor += 1
+            heartbeatsOwed -= 1
+        }
     }
 
     private func shutDown() {
@@ -500,7 +607,7 @@ public final class Broker {
     private func welcome(_ identity: [UInt8], _ hello: Hello) {
         if let previous = sessionsByIdentity[identity] { forget(previous) }
         let admitted: Admission.Admitted
-        switch admission.admit(hello, plugins: supervisor.plugins) {
+        switch admission.admit(hello, plugins: supervisor.plugins, keyAdmitted: listensWithCurve) {
         case .success(let result): admitted = result
         case .failure(let refusal): return refuse(identity, session: nil, refusal)
         }
@@ -508,7 +615,7 @@ public final class Broker {
             supervisor.recordRefusedHello(name: hello.name, credential: hello.credential, mismatch)
             return refuse(identity, session: nil, mismatch)
         }
-        if let sameName = sessions.first(where: { $0.name == hello.name }) {
+        if let sameName = sessionsByName[hello.name] {
             if case .supervised = admitted {
                 // Its credential proves it is the current run: the old connection's goodbye is still on its way.
                 remove(sameName, reason: "replaced by its new connection")
@@ -520,6 +627,7 @@ public final class Broker {
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
         sessionsByIdentity[identity] = session
+        sessionsByName[session.name] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
         var pluginSettings = (settings.settingsForPlugins.objectValue ?? [:]).merging(self.pluginSettings) { _, now in now }
         // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
@@ -552,9 +660,9 @@ public final class Broker {
     /// Once every running plugin is connected, announces the returning ones in configuration order — each
     /// with its own bus.ready and its mailbox — so a restart's journal does not depend on process timing.
     private func welcomeReturningPlugins() {
-        guard !returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        guard !returning.isEmpty, allRunningPluginsConnected else { return }
         for plugin in supervisor.plugins where returning.contains(plugin.spec.name) {
-            guard let session = sessions.first(where: { $0.name == plugin.spec.name }) else { continue }
+            guard let session = sessionsByName[plugin.spec.name] else { continue }
             announceUp(session)
             catchUp(session)
             emit(topic: "bus.ready", body: ["plugins": [.string(plugin.spec.name)]])
@@ -595,6 +703,7 @@ public final class Broker {
         if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
+        if sessionsByName[session.name] === session { sessionsByName[session.name] = nil }
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
         pendingRequests = pendingRequests.filter { $0.value.requester != session.identity }
@@ -751,7 +860,7 @@ public final class Broker {
     /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
     private func pumpSerialQueue() {
         // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
-        guard returning.isEmpty, supervisor.runningPluginNames.isSubset(of: Set(sessions.map(\.name))) else { return }
+        guard returning.isEmpty, allRunningPluginsConnected else { return }
         while serialQueueHead < serialQueue.count {
             if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil
@@ -798,9 +907,13 @@ public final class Broker {
         let kind = WireCodec.eventKindFrame
         // The envelope is copied into libzmq once and shared by every delivery.
         var shared: SharedFrame?
-        let recipients = serialDispatch ? sessions.sorted { $0.name < $1.name } : sessions
-        for session in recipients where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap))
-            || (requester != nil && session.identity == requester!) {
+        // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
+        var recipients = sessions.filter { session in
+            (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap))
+                || (requester != nil && session.identity == requester!)
+        }
+        if serialDispatch { recipients.sort { $0.name < $1.name } }
+        for session in recipients {
             if shared == nil { shared = SharedFrame(json) }
             let isReply = session.identity == requester
             // A supervised plugin's events are kept until it acknowledges them (a reply only matters to the
@@ -817,7 +930,7 @@ public final class Broker {
                 deliver(shared!, kind: kind, seq: envelope.seq, to: session)
             }
         }
-        for (name, subscriptions) in lastSubscriptions where !sessions.contains(where: { $0.name == name }) && isExpectedBack(name)
+        for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
             && (addressee == nil || name == addressee) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = SharedFrame(json) }
             keep(envelope.seq, json, shared!, for: name)
@@ -903,7 +1016,7 @@ public final class Broker {
     /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
     func restartPlugins(named name: String? = nil, reason: String) {
         for plugin in supervisor.plugins where name == nil || plugin.spec.name == name {
-            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { remove(session, reason: reason) }
+            if let session = sessionsByName[plugin.spec.name] { remove(session, reason: reason) }
         }
         if let name { supervisor.restart(named: name, reason: reason) } else { supervisor.restartAll(reason: reason) }
     }

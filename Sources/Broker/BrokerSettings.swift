@@ -1,5 +1,6 @@
 import BusClient
 import BusProtocol
+import ZeroMQ
 
 /// Everything the broker core needs to know to run: where it listens, its limits, which plugins to start.
 public struct BrokerSettings: Sendable {
@@ -30,6 +31,12 @@ public struct BrokerSettings: Sendable {
     public var plugins: [PluginSpec] = []
     /// Facts handed to every plugin in its welcome (time zone, profile, …).
     public var settingsForPlugins: JSONValue = [:]
+    /// Who may connect on tcp (required there; ignored on ipc, where the runtime directory's mode keeps others out).
+    public var curve: CurveAdmission?
+
+    /// The largest frame libzmq reads (ZMQ_MAXMSGSIZE): room for the largest body written with whitespace, plus
+    /// the message's other members. A larger frame closes the connection before anything is allocated for it.
+    public var maximumFrameBytes: Int64 { Int64(maximumBodyBytes) * 2 + 65_536 }
     /// Which roles outside clients (admitted by the cookie) may take; the configuration's `clients:`.
     public var outsideClients: [ClientGrant] = ClientGrant.defaults
 
@@ -40,6 +47,36 @@ public struct BrokerSettings: Sendable {
 
     /// The endpoint the broker binds.
     public var bindEndpoint: String { endpoint ?? runtimeDirectory.defaultEndpoint }
+}
+
+/// Who may connect on tcp: the broker's CURVE key pair, and the clients' public keys (Z85) with a name for logs.
+public struct CurveAdmission: Sendable {
+    public var serverKeys: CurveKeyPair
+    public var allowedClients: [String: String]
+
+    public init(serverKeys: CurveKeyPair, allowedClients: [String: String]) {
+        self.serverKeys = serverKeys
+        self.allowedClients = allowedClients
+    }
+}
+
+/// Why the broker cannot listen where it was asked to.
+public enum ListenError: Error, Equatable, CustomStringConvertible {
+    case badEndpoint(BusEndpointError)
+    /// tcp without a CURVE configuration.
+    case curveRequired(endpoint: String)
+    /// This libzmq was built without CURVE (libsodium).
+    case curveUnavailable(libzmqVersion: String)
+
+    public var description: String {
+        switch self {
+        case .badEndpoint(let error): return error.description
+        case .curveRequired(let endpoint):
+            return "\(endpoint) is tcp, which has no file permissions: the broker listens on tcp only with CURVE (its key pair and an allowlist)"
+        case .curveUnavailable(let version):
+            return "this libzmq (\(version)) was built without CURVE (zmq_has(\"curve\") is false), so the bus cannot listen on tcp safely; install a libzmq built with libsodium (Debian's libzmq5 is) or use ipc://"
+        }
+    }
 }
 
 /// A plugin the broker starts as a child process and supervises.

@@ -16,6 +16,7 @@ final class Journal {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
         }
         try handle.truncate(atOffset: 0)
+        fchmod(handle.fileDescriptor, 0o600)  // the person's whole day: its owner's alone, even if an older file was wider
         self.handle = handle
         buffer.reserveCapacity(1 << 16)
     }

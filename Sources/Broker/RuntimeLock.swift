@@ -1,10 +1,10 @@
 import BusClient
 import Foundation
+import ZeroMQ
 
 /// Why the broker could not take its runtime directory.
 public enum RuntimeDirectoryError: Error, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
-    case notPrivate(path: String, mode: Int)
     case brokerAlreadyRunning(path: String, pid: String?)
     case socketPathTooLong(path: String, limit: Int)
     /// Another broker holds the state folder (two brokers never share one).
@@ -15,8 +15,6 @@ public enum RuntimeDirectoryError: Error, CustomStringConvertible {
         switch self {
         case let .cannotCreate(path, reason):
             return "cannot create the runtime directory \(path): \(reason)"
-        case let .notPrivate(path, mode):
-            return "the runtime directory \(path) has mode \(String(mode, radix: 8)) and is owned by someone else or could not be made private (0700)"
         case let .brokerAlreadyRunning(path, pid):
             let who = pid.map { "pid \($0)" } ?? "another process"
             return "a broker is already running on \(path) (\(who)); stop it, or choose another --runtime-dir"
@@ -46,16 +44,7 @@ public final class RuntimeLock {
     public init(_ directory: RuntimeDirectory) throws {
         self.directory = directory
         let path = directory.path
-        if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw RuntimeDirectoryError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
-        }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw RuntimeDirectoryError.cannotCreate(path: path, reason: String(cString: strerror(errno)))
-        }
-        if info.st_uid != getuid() || chmod(path, 0o700) != 0 {
-            throw RuntimeDirectoryError.notPrivate(path: path, mode: Int(info.st_mode & 0o777))
-        }
+        try PrivateDirectory.claim(path, what: "runtime directory")
         let limit = 107
         if directory.busSocketPath.utf8.count > limit {
             throw RuntimeDirectoryError.socketPathTooLong(path: directory.busSocketPath, limit: limit)
@@ -73,12 +62,21 @@ public final class RuntimeLock {
         // We hold the lock, so any socket here belongs to a broker that died without cleaning up.
         if unlink(directory.busSocketPath) == 0 { removedStaleSocket = true }
         unlink(directory.endpointFilePath)
-        try? "\(getpid())\n".write(toFile: directory.pidPath, atomically: true, encoding: .utf8)
+        unlink(directory.serverCertificatePath)
+        unlink(directory.localClientCertificatePath)
+        PrivateDirectory.restrictFiles(in: path)  // what an earlier run left (logs) may have wider modes
+        try? PrivateFile.write("\(getpid())\n", to: directory.pidPath)
     }
 
     /// Records the endpoint clients should use.
-    func publishEndpoint(_ endpoint: String) {
-        try? (endpoint + "\n").write(toFile: directory.endpointFilePath, atomically: true, encoding: .utf8)
+    func publishEndpoint(_ endpoint: String) throws {
+        try PrivateFile.write(endpoint + "\n", to: directory.endpointFilePath)
+    }
+
+    /// Writes the broker's public certificate and the local clients' secret one, for the user's own clients on tcp.
+    func publishCurveKeys(server: CurveKeyPair, localClient: CurveKeyPair) throws {
+        try PrivateFile.write(CurveCertificate(publicKey: server.publicKey).text(includingSecret: false), to: directory.serverCertificatePath)
+        try PrivateFile.write(CurveCertificate(localClient).text(includingSecret: true), to: directory.localClientCertificatePath)
     }
 
     /// Removes the socket, endpoint and pid files and releases the lock.
@@ -87,6 +85,8 @@ public final class RuntimeLock {
         unlink(directory.busSocketPath)
         unlink(directory.endpointFilePath)
         unlink(directory.pidPath)
+        unlink(directory.serverCertificatePath)
+        unlink(directory.localClientCertificatePath)
         unlink(directory.lockPath)
         close(lockDescriptor)
         lockDescriptor = -1

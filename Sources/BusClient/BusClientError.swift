@@ -12,6 +12,10 @@ public enum BusClientError: Error, CustomStringConvertible {
     /// The broker said goodbye.
     case brokerLeft(reason: String)
     case transport(ZMQError)
+    /// The bus socket or a key file exists but this user may not use it (another user's broker).
+    case permissionDenied(path: String)
+    /// A tcp endpoint, and the CURVE keys to reach it could not be read.
+    case curveKeys(CurveCertificate.ReadError)
 
     public var description: String {
         switch self {
@@ -25,6 +29,10 @@ public enum BusClientError: Error, CustomStringConvertible {
             return "the broker left: \(reason)"
         case let .transport(error):
             return "bus transport error: \(error)"
+        case let .permissionDenied(path):
+            return "permission denied: \(path) belongs to a broker this user may not use"
+        case let .curveKeys(error):
+            return "cannot reach a tcp broker without its CURVE keys: \(error)"
         }
     }
 }

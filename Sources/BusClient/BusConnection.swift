@@ -47,21 +47,50 @@ public final class BusConnection {
     private var closed = false
     /// Whether the credential was found rather than given: it is looked up again before each new hello.
     private let discoversCredential: Bool
+    /// Where the cookie and, on tcp, the CURVE keys are.
+    private let runtime: RuntimeDirectory
+
+    /// This process's credential for `endpoint`; on tcp the cookie is the given runtime directory's.
+    private static func credential(endpoint: String, runtime: RuntimeDirectory) -> String? {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SHIELDBUS_RUNTIME_DIR"] = runtime.path
+        return BusCredential.forClient(endpoint: endpoint, environment: environment)
+    }
 
     /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
     /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
-    public init(endpoint: String, hello: Hello) throws {
+    ///
+    /// A tcp endpoint needs CURVE keys: `curve`, else those found in the runtime directory
+    /// (`CurveClientKeys.discover`). An ipc socket this user may not open is reported as permission denied
+    /// at once, rather than as a broker that never answers.
+    public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil)) throws {
         self.endpoint = endpoint
         var hello = hello
         discoversCredential = hello.credential == nil
-        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }
+        self.runtime = runtime
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }
         self.hello = hello
+        var keys = curve
+        if endpoint.hasPrefix("tcp://"), keys == nil {
+            do {
+                keys = try CurveClientKeys.discover(runtime: runtime)
+            } catch CurveCertificate.ReadError.permissionDenied(let path) {
+                throw BusClientError.permissionDenied(path: path)
+            } catch let error as CurveCertificate.ReadError {
+                throw BusClientError.curveKeys(error)
+            }
+        }
+        if endpoint.hasPrefix("ipc://") {
+            let path = String(endpoint.dropFirst("ipc://".count))
+            if access(path, R_OK | W_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
+        }
         do {
             let context = try Context()
             self.context = context
             socket = try Socket(context, .dealer)
             try socket.setReceiveHighWaterMark(100_000)
             try socket.setSendHighWaterMark(100_000)
+            if let keys { try socket.makeCurveClient(serverKey: keys.serverKey, keys: keys.keys) }
             try socket.connect(endpoint)
         } catch let error as ZMQError {
             throw BusClientError.transport(error)
@@ -162,7 +191,7 @@ public final class BusConnection {
     }
 
     private func sayHelloAgain() throws {
-        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }  // a new broker may have a new cookie
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()

@@ -32,6 +32,10 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public var pidPath: String { path + "/broker.pid" }
     /// The endpoint the running broker listens on, written at start (it may be tcp:// when `--endpoint` was given).
     public var endpointFilePath: String { path + "/endpoint" }
+    /// The public certificate of the running broker's CURVE key (written when it listens on tcp).
+    public var serverCertificatePath: String { path + "/broker.key" }
+    /// The secret certificate the broker made for its own plugins and its user's tools on tcp (0600).
+    public var localClientCertificatePath: String { path + "/local.key_secret" }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
     /// Where each supervised plugin's options are written (`<name>.json`), for it to read at start: a file,
@@ -50,6 +54,12 @@ public struct RuntimeDirectory: Equatable, Sendable {
     /// Whether a broker appears to be running here (its socket or endpoint file exists).
     public var hasBroker: Bool {
         FileManager.default.fileExists(atPath: endpointFilePath) || FileManager.default.fileExists(atPath: busSocketPath)
+    }
+
+    /// Throws `permissionDenied` when the folder exists but this user may not enter it (another user's broker),
+    /// so that tools say so instead of "no broker answered".
+    public func checkAccess() throws {
+        if access(path, X_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
     }
 }
 

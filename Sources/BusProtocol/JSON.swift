@@ -103,7 +103,8 @@ public struct JSONParser {
     var index = 0
     /// Set when insignificant whitespace was seen inside a scanned value (the value is not compact).
     var sawWhitespace = false
-    private let maxDepth = 128
+    /// The most objects and arrays that may enclose one another, the outermost included (protocol.md § 3).
+    public static let maximumNesting = 128
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -123,6 +124,12 @@ public struct JSONParser {
         index += 1
     }
 
+    /// Steps into an object or array with `depth` containers around it; scalars add no level.
+    private mutating func enterContainer(_ depth: Int) throws {
+        guard depth < JSONParser.maximumNesting else { throw fail("nested deeper than \(JSONParser.maximumNesting) levels of objects and arrays") }
+        index += 1
+    }
+
     /// Parses a whole document: one value and nothing but whitespace after it.
     public mutating func parseDocument() throws -> JSONValue {
         skipWhitespace()
@@ -133,11 +140,10 @@ public struct JSONParser {
     }
 
     mutating func parseValue(depth: Int) throws -> JSONValue {
-        guard depth < maxDepth else { throw fail("nested deeper than \(maxDepth) levels") }
         guard index < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"):
-            index += 1
+            try enterContainer(depth)
             var members: [String: JSONValue] = [:]
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
@@ -156,7 +162,7 @@ public struct JSONParser {
                 throw fail("expected ',' or '}' in an object")
             }
         case UInt8(ascii: "["):
-            index += 1
+            try enterContainer(depth)
             var elements: [JSONValue] = []
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
@@ -340,11 +346,10 @@ public struct JSONParser {
 
     /// Moves past one value without building it, and says what kind it was.
     public mutating func skipValue(depth: Int = 0) throws -> JSONKind {
-        guard depth < maxDepth else { throw fail("nested deeper than \(maxDepth) levels") }
         guard index < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[index] {
         case UInt8(ascii: "{"):
-            index += 1
+            try enterContainer(depth)
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object }
             while true {
@@ -362,7 +367,7 @@ public struct JSONParser {
                 throw fail("expected ',' or '}' in an object")
             }
         case UInt8(ascii: "["):
-            index += 1
+            try enterContainer(depth)
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array }
             while true {

@@ -40,7 +40,7 @@ public struct JSONObjectView {
                 parser.skipWhitespace()
                 let start = parser.index
                 parser.sawWhitespace = false
-                let kind = try parser.skipValue()
+                let kind = try parser.skipValue(depth: 1)  // inside this object: it is the first level
                 let member = Member(kind: kind, range: start..<parser.index, isCompact: !parser.sawWhitespace)
                 if let existing = position(of: key) {
                     members[existing].member = member  // a repeated key: the last one wins, as before
@@ -90,7 +90,7 @@ public struct JSONObjectView {
         guard let member = member(key) else { return nil }
         var parser = JSONParser(bytes)  // shares the buffer: no copy of the member's bytes
         parser.index = member.range.lowerBound
-        return try? parser.parseValue(depth: 0)
+        return try? parser.parseValue(depth: 1)
     }
 }
 

@@ -108,6 +108,32 @@ public struct ShieldBusConfiguration {
         public var startupTimeoutMs: Int64 = 10_000
         /// The most unacknowledged events kept for redelivery per supervised plugin.
         public var deliveryLogLimit: Int = 100_000
+        /// Who may connect on tcp (CURVE); without it the broker makes a fresh key each run and admits only its
+        /// own plugins and its user's tools.
+        public var curve = CurveSection()
+        /// The largest `maxBodyBytes` accepted: libzmq's frame limit is derived from it.
+        public static let maximumBodyBytesLimit = 16 << 20
+    }
+
+    /// `bus.curve`: the broker's key and the clients allowed in on tcp.
+    public struct CurveSection: Equatable {
+        /// The broker's secret certificate (`shieldbus keys new`), relative to this file.
+        public var serverKey: Reference?
+        /// Clients' public certificates (files, relative to this file) or public keys (40 characters of Z85).
+        public var allow: [Reference] = []
+    }
+
+    /// A value that names something read later (a file), with where it was written, for errors.
+    public struct Reference: Equatable {
+        public var value: String
+        public var line: Int
+        public var column: Int
+        public var key: String
+
+        /// An error about this value, naming the configuration's file, line and key.
+        public func error(_ message: String, file: String) -> ConfigurationError {
+            ConfigurationError(file: file, line: line, column: column, key: key, message: message)
+        }
     }
 
     /// A plugin to start and supervise.
@@ -142,11 +168,24 @@ public struct ShieldBusConfiguration {
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
-            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs", "deliveryLogLimit"])
+            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs", "deliveryLogLimit", "curve"])
             if let value = fields["ackTimeoutMs"] { configuration.bus.ackTimeoutMs = Int64(try positive(value)) }
             if let value = fields["startupTimeoutMs"] { configuration.bus.startupTimeoutMs = Int64(try positive(value)) }
             if let value = fields["deliveryLogLimit"] { configuration.bus.deliveryLogLimit = try positive(value) }
-            if let value = fields["maxBodyBytes"] { configuration.bus.maxBodyBytes = try positive(value) }
+            if let value = fields["maxBodyBytes"] {
+                configuration.bus.maxBodyBytes = try positive(value)
+                if configuration.bus.maxBodyBytes > BusSection.maximumBodyBytesLimit {
+                    throw value.error("must be at most \(BusSection.maximumBodyBytesLimit) (16 MiB): the bus is for events, not files")
+                }
+            }
+            if let curve = fields["curve"] {
+                let members = try curve.uniqueMapping(allowed: ["serverKey", "allow"])
+                func reference(_ value: YAMLValue) throws -> Reference {
+                    Reference(value: try value.string(), line: value.line, column: value.column, key: value.keyPath)
+                }
+                configuration.bus.curve.serverKey = try members["serverKey"].map(reference)
+                configuration.bus.curve.allow = try members["allow"]?.list().map(reference) ?? []
+            }
             if let value = fields["heartbeatMs"] { configuration.bus.heartbeatMs = Int64(try positive(value)) }
             if let value = fields["sessionTimeoutMs"] { configuration.bus.sessionTimeoutMs = Int64(try positive(value)) }
             if let value = fields["highWaterMark"] { configuration.bus.highWaterMark = Int32(try positive(value)) }

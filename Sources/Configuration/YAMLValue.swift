@@ -32,15 +32,99 @@ public struct YAMLValue {
     public let file: String
     public let keyPath: String
 
-    /// Parses YAML text; a syntax error names the file and line.
+    /// The most values a file may expand to, its aliases expanded: far above any real configuration or
+    /// scenario, far below what a "billion laughs" of nested aliases asks for.
+    public static let maximumExpandedValues = 200_000
+    /// The deepest nesting of flow collections (`[`, `{`), and the most indentation plus block indicators on one
+    /// line: bounds that keep the recursive YAML composer far from the end of any thread's stack.
+    public static let maximumFlowNesting = 128
+    public static let maximumLineNesting = 512
+
+    /// Parses YAML text; a syntax error names the file and line. A file whose aliases expand beyond
+    /// `maximumExpandedValues` is refused before anything walks the expansion.
     public static func parse(_ text: String, file: String) throws -> YAMLValue {
         do {
+            try refuseDeepNesting(text, file: file)
+            // Composing shares an aliased node instead of copying it, so memory stays that of the text.
             guard let node = try Yams.compose(yaml: text) else {
                 throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
             }
+            try refuseExpansionBomb(node, file: file)
             return YAMLValue(node: node, file: file, keyPath: "")
         } catch let error as YamlError {
             throw Self.describe(error, file: file)
+        }
+    }
+
+    /// An upper bound of the nesting, from the text alone (before the recursive composer sees it): the depth of
+    /// `[`/`{` outside quotes and comments, and per line its indentation plus its `-`, `?` and `:` characters.
+    /// It may overestimate, never underestimate.
+    private static func refuseDeepNesting(_ text: String, file: String) throws {
+        var flowDepth = 0, line = 1, column = 0, lineNesting = 0
+        var inIndentation = true, inComment = false, escaped = false
+        var quote: UInt8?
+        var previous: UInt8 = 0x0A
+        /// The last byte that was not a space: a quote opens a scalar only where a scalar may begin.
+        var lastSignificant: UInt8 = 0x0A
+        func refuse(_ what: String) -> ConfigurationError {
+            ConfigurationError(file: file, line: line, column: column, key: "", message: "\(what); refused (a file built to exhaust the reader?)")
+        }
+        for byte in text.utf8 {
+            column += 1
+            defer {
+                previous = byte
+                if byte != 0x20 && byte != 0x09 { lastSignificant = byte }
+            }
+            if byte == 0x0A {
+                // A quoted scalar may go on, but counting its next lines as structure can only overestimate.
+                line += 1; column = 0; lineNesting = 0
+                inIndentation = true; inComment = false; quote = nil; escaped = false
+                continue
+            }
+            if inComment { continue }
+            if let open = quote {
+                if escaped { escaped = false } else if open == UInt8(ascii: "\""), byte == UInt8(ascii: "\\") { escaped = true } else if byte == open { quote = nil }
+                continue
+            }
+            if inIndentation && byte != 0x20 { inIndentation = false }
+            switch byte {
+            case 0x20 where inIndentation, UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"):
+                lineNesting += 1
+                if lineNesting > maximumLineNesting { throw refuse("a line is indented or nested more than \(maximumLineNesting) levels deep") }
+            case UInt8(ascii: "#") where previous == 0x20 || previous == 0x09:
+                inComment = true
+            case UInt8(ascii: "'"), UInt8(ascii: "\"") where Array("\n[{,:-?".utf8).contains(lastSignificant):
+                quote = byte
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                flowDepth += 1
+                if flowDepth > maximumFlowNesting { throw refuse("lists and mappings are nested more than \(maximumFlowNesting) levels deep") }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                flowDepth = max(0, flowDepth - 1)
+            default:
+                break
+            }
+        }
+    }
+
+    /// Counts the values of the expanded document, stopping at the limit (so the count costs at most that much).
+    private static func refuseExpansionBomb(_ root: Node, file: String) throws {
+        var budget = maximumExpandedValues
+        var pending = [root]
+        while let node = pending.popLast() {
+            budget -= 1
+            if budget < 0 {
+                throw ConfigurationError(file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0, key: "",
+                                         message: "the file expands to more than \(maximumExpandedValues) values through its aliases (*name), the last counted written here — a YAML bomb? Refused")
+            }
+            switch node {
+            case .scalar: break
+            case .sequence(let sequence): pending.append(contentsOf: sequence)
+            case .mapping(let mapping):
+                for (key, value) in mapping {
+                    pending.append(key)
+                    pending.append(value)
+                }
+            }
         }
     }
 

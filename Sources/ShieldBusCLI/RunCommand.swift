@@ -10,6 +10,7 @@ import Explore
 import Foundation
 import LockInvariant
 import Logging
+import ZeroMQ
 
 extension ShieldBus {
     struct Run: ParsableCommand {
@@ -73,6 +74,8 @@ extension ShieldBus {
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
+            // Everything the broker and its plugins create (sockets, stores, journals, logs) is the user's alone.
+            umask(0o077)
             let logger = Logger(label: "shieldbus")
             let plan: RunPlan
             do {
@@ -92,6 +95,9 @@ extension ShieldBus {
             } catch let error as AppGroupStoreError {
                 printError("error: \(error)")
                 throw ExitCode(1)
+            } catch let error as PrivateDirectoryError {
+                printError("error: \(error)")
+                throw ExitCode(1)
             }
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
@@ -109,6 +115,12 @@ extension ShieldBus {
             do {
                 try broker.run(lock: plan.runtimeLock)
             } catch let error as RuntimeDirectoryError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as PrivateDirectoryError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as ListenError {
                 printError("error: \(error)")
                 throw ExitCode(1)
             }
@@ -196,10 +208,15 @@ struct RunPlan {
 
         // Broker.
         let runtime = RuntimeDirectory.resolve(options.bus.runtimeDir)
-        if let endpoint = options.endpoint, !(endpoint.hasPrefix("tcp://127.") || endpoint.hasPrefix("tcp://localhost") || endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("tcp://[::1]")) {
-            throw Problem(description: "--endpoint must be on this machine (ipc://… or tcp://127.0.0.1:PORT); got \(endpoint)")
-        }
         var settings = BrokerSettings(runtimeDirectory: runtime, endpoint: options.endpoint)
+        do {
+            if try BusEndpoint(settings.bindEndpoint).needsCurve {
+                guard Curve.isAvailable else { throw Problem(description: "\(ListenError.curveUnavailable(libzmqVersion: libzmqVersion))") }
+                settings.curve = try CurveAdmission(configuration: configuration)
+            }
+        } catch let error as BusEndpointError {
+            throw Problem(description: "--endpoint: \(error)")
+        }
         settings.maximumBodyBytes = configuration.bus.maxBodyBytes
         settings.heartbeatMilliseconds = configuration.bus.heartbeatMs
         settings.sessionTimeoutMilliseconds = configuration.bus.sessionTimeoutMs
@@ -288,13 +305,16 @@ struct RunPlan {
                 try files.removeItem(atPath: directory + "/" + name)
             }
         }
+        // Stores and journals hold the App-Group keys and the person's day: the owner's alone.
+        try PrivateDirectory.claim(directory, what: "state folder")
         for group in groups {
             let path = directory + "/appgroups/\(group).sqlite"
             if let size = (try? files.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
             }
         }
-        try files.createDirectory(atPath: directory + "/appgroups", withIntermediateDirectories: true)
+        try PrivateDirectory.claim(directory + "/appgroups", what: "app-group folder")
+        PrivateDirectory.restrictFiles(in: directory)
     }
 }
 

@@ -17,9 +17,10 @@ extension ShieldBus {
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             let runtime = RuntimeDirectory.resolve(bus.runtimeDir)
+            try runtime.checkAccess()
             guard runtime.hasBroker else { throw BusClientError.brokerNotAnswering(endpoint: runtime.defaultEndpoint, waitedMilliseconds: 0) }
             let connection = try BusConnection(endpoint: runtime.brokerEndpoint(),
-                                               hello: Hello(name: BusTool.name("status"), role: .tool, subscriptions: []))
+                                               hello: Hello(name: BusTool.name("status"), role: .tool, subscriptions: []), runtime: runtime)
             defer { connection.close() }
             let report = try connection.status()
             // Names, subscriptions and errors come from clients: escaped, so they cannot act on the terminal.

@@ -7,13 +7,18 @@ import CZeroMQ
 public final class Context: @unchecked Sendable {
     let handle: UnsafeMutableRawPointer
 
-    /// Creates a context with the given number of I/O threads.
-    public init(ioThreads: Int32 = 1) throws {
+    /// Creates a context with the given number of I/O threads, for at most `maximumSockets` sockets (libzmq's default
+    /// is 1023).
+    public init(ioThreads: Int32 = 1, maximumSockets: Int32? = nil) throws {
         guard let handle = zmq_ctx_new() else { throw ZMQError.last("zmq_ctx_new") }
         self.handle = handle
         if zmq_ctx_set(handle, ZMQ_IO_THREADS, ioThreads) != 0 {
             zmq_ctx_term(handle)
             throw ZMQError.last("zmq_ctx_set(ZMQ_IO_THREADS)")
+        }
+        if let maximumSockets, zmq_ctx_set(handle, ZMQ_MAX_SOCKETS, maximumSockets) != 0 {
+            zmq_ctx_term(handle)
+            throw ZMQError.last("zmq_ctx_set(ZMQ_MAX_SOCKETS)")
         }
     }
 

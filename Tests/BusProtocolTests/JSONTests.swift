@@ -28,6 +28,23 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try JSONValue(parsing: deep))
     }
 
+    /// protocol.md § 3: at most 128 levels of objects and arrays, the message object included; scalars add none.
+    func testNestingLimitIsExactlyTheDocumentedOne() throws {
+        let limit = JSONParser.maximumNesting
+        XCTAssertEqual(limit, 128)
+        for levels in 1...(limit + 40) {
+            for (open, close, leaf) in [("[", "]", "1"), ("{\"k\":", "}", "\"x\""), ("[", "]", "")] {
+                let text = String(repeating: open, count: levels) + leaf + String(repeating: close, count: levels)
+                let accepted = (try? JSONValue(parsing: text)) != nil
+                XCTAssertEqual(accepted, levels <= limit, "\(levels) levels of \(open)…\(close) around '\(leaf)'")
+                // As a message's body, the message object is the first level.
+                let message = #"{"v":1,"topic":"app.deep","body":{"k":"# + text + "}}"
+                let decoded = try? WireCodec.decodeClientMessage([Array("publish".utf8), Array(message.utf8)][...], maximumBodyBytes: 1 << 20)
+                XCTAssertEqual(decoded != nil, levels + 2 <= limit, "a body nesting \(levels + 1) levels inside the message")
+            }
+        }
+    }
+
     func testObjectViewLocatesMembersAndMinifiesOnlyWhenNeeded() throws {
         let view = try JSONObjectView(Array(#"{"topic":"a.b","body":{ "k" : "v w" ,"n":[1, 2]},"x":1}"#.utf8))
         XCTAssertEqual(view.kind(of: "body"), .object)

@@ -96,6 +96,26 @@ final class PythonPluginTests: XCTestCase {
         XCTAssertTrue(log.contains("answered \(bodies.count) ping(s); 0 gap(s)"), log)
     }
 
+    /// On tcp, the Python plugin written from protocol.md § 2 loads the CURVE keys the broker wrote and is served.
+    func testAnswersOverTCPWithCURVE() throws {
+        _ = try requirePython()
+        let broker = try BrokerProcess(configuration: """
+            name: python-plugin-tcp
+            plugins:
+              - {name: py-echo, executable: python3, role: generic, restart: never, arguments: ["\(Self.pluginPath)"], environment: {PYTHONUNBUFFERED: "1"}}
+            """, arguments: ["--endpoint", "tcp://127.0.0.1:*"])
+        defer { broker.stop() }
+        XCTAssertTrue(broker.runtime.brokerEndpoint().hasPrefix("tcp://"))
+        let tester = try broker.connect(name: "ping-tester", subscriptions: ["app.pong"])
+        defer { tester.close() }
+        waitUntil("the Python plugin to connect over tcp (log: \(broker.runtime.logsPath)/py-echo.log)", timeoutSeconds: 20) {
+            entry("py-echo", in: try? broker.status())?["connected"]?.boolValue == true
+        }
+        try tester.publish(Publish(topic: "app.ping", body: ["over": "tcp"]))
+        let pongs = try collectEvents(from: tester, timeoutSeconds: 15) { $0.contains { $0.topic == "app.pong" } }
+        XCTAssertEqual(pongs.first?.bodyValue["echo"], ["over": "tcp"])
+    }
+
     // MARK: Standalone: finding the broker, reconnecting, SIGTERM → bye
 
     /// Started by hand with only SHIELDBUS_RUNTIME_DIR, the plugin finds the broker through the runtime

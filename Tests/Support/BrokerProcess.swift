@@ -101,14 +101,14 @@ public final class BrokerProcess {
 
     /// A connected client.
     public func connect(name: String, role: Role = .tool, subscriptions: [String] = [""]) throws -> BusConnection {
-        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions))
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions), runtime: runtime)
         try connection.connect(timeoutMilliseconds: 5000)
         return connection
     }
 
     /// The status report.
     public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
-        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "status-\(UUID().uuidString.prefix(6).lowercased())", role: .tool, subscriptions: []))
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "status-\(UUID().uuidString.prefix(6).lowercased())", role: .tool, subscriptions: []), runtime: runtime)
         defer { connection.close() }
         return try connection.status(timeoutMilliseconds: timeoutMilliseconds)
     }
@@ -146,4 +146,18 @@ public func collectEvents(from connection: BusConnection, timeoutSeconds: Double
 /// Whether a process with this pid exists.
 public func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
+}
+
+/// Runs a program to its end: its exit status, and its standard output with standard error appended.
+public func runToEnd(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }

@@ -69,6 +69,19 @@ def find_endpoint(explicit_endpoint=None, explicit_runtime_dir=None):
     return written or f"ipc://{directory}/bus.sock"
 
 
+def curve_keys(endpoint, explicit_runtime_dir=None):
+    """On tcp the broker requires CURVE (docs/protocol.md § 2): its public key from the runtime directory's
+    broker.key; ours from $SHIELDBUS_CLIENT_KEY (a `shieldbus keys new` secret certificate on the allowlist),
+    else the runtime directory's local.key_secret. None on ipc."""
+    if not endpoint.startswith("tcp://"):
+        return None
+    import zmq.auth
+    directory = runtime_directory(explicit_runtime_dir)
+    server_public, _ = zmq.auth.load_certificate(directory + "/broker.key")
+    public, secret = zmq.auth.load_certificate(os.environ.get("SHIELDBUS_CLIENT_KEY") or directory + "/local.key_secret")
+    return server_public, public, secret
+
+
 def find_credential(endpoint, explicit_runtime_dir=None):
     """What admits us (docs/protocol.md § 4.1): $SHIELDBUS_CREDENTIAL when the broker started us (our per-launch
     credential), else the cookie in the runtime directory — the ipc socket's folder, else the resolved one."""
@@ -103,7 +116,7 @@ class Refused(Exception):
 
 
 class BusConnection:
-    def __init__(self, endpoint, name, role, subscriptions, version=PROTOCOL_VERSION, runtime_dir=None):
+    def __init__(self, endpoint, name, role, subscriptions, version=PROTOCOL_VERSION, runtime_dir=None, curve=None):
         self.endpoint = endpoint
         self.runtime_dir = runtime_dir
         self.name = name
@@ -113,6 +126,8 @@ class BusConnection:
         self.context = zmq.Context()
         self.socket = self.context.socket(zmq.DEALER)  # never REQ (§ 2); no routing id of our own
         self.socket.setsockopt(zmq.LINGER, 1000)       # lets the final bye leave (§ 5.3)
+        if curve:                                      # tcp: CURVE keys, set before connecting (§ 2)
+            self.socket.curve_serverkey, self.socket.curve_publickey, self.socket.curve_secretkey = curve
         self.socket.connect(endpoint)
         self.welcome = None          # the latest welcome
         self.in_session = False      # welcomed and not told bye since
@@ -282,7 +297,12 @@ def main(argv=None):
     signal.signal(signal.SIGINT, stop)
 
     endpoint = find_endpoint(arguments.endpoint, arguments.runtime_dir)
-    bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version, arguments.runtime_dir)
+    try:
+        curve = curve_keys(endpoint, arguments.runtime_dir)
+    except OSError as error:
+        log(f"cannot read the CURVE keys for {endpoint}: {error}")
+        return 1
+    bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version, arguments.runtime_dir, curve)
     poller = zmq.Poller()
     poller.register(bus.socket, zmq.POLLIN)
     poller.register(wake_read, zmq.POLLIN)

@@ -4,9 +4,9 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench soak report-png clean
+.PHONY: deps build run test bench soak report-png studio studio-screenshots clean
 
-## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
+## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
 	@if ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3; then \
 		echo "installing libzmq3-dev and libsqlite3-dev with apt-get"; \
@@ -14,6 +14,8 @@ deps:
 	fi
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
+	@python3 -c 'import pytest, playwright.sync_api' 2>/dev/null || { echo "installing pytest and playwright with pip"; python3 -m pip install -q pytest playwright; }
 
 ## build: compile everything (debug)
 build: deps
@@ -57,6 +59,19 @@ report-png: build
 		--window-size=1200,2200 --screenshot=$(abspath $(REPORT_PNG)) file://$(abspath $(REPORT_DIR)/report.html) \
 		2>$(REPORT_DIR)/chromium.log || { cat $(REPORT_DIR)/chromium.log; exit 1; }
 	@echo "wrote $(REPORT_DIR)/report.html and $(REPORT_PNG)"
+
+## studio: ShieldBus Studio (http://127.0.0.1:8080), following the broker running on the default runtime directory
+studio: build
+	$(BIN)/shieldbus studio
+
+## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS)
+STUDIO_SHOTS ?= .build/studio-screenshots
+studio-screenshots: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+	rm -rf $(STUDIO_SHOTS)
+	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) PYTHONDONTWRITEBYTECODE=1 \
+		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py
+	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
 
 clean:
 	rm -rf .build

@@ -1,4 +1,4 @@
-// swift-tools-version:5.10
+// swift-tools-version:6.1
 // ShieldBus: Apple's Screen Time architecture as a local ZeroMQ message-bus plugin host.
 import PackageDescription
 
@@ -12,6 +12,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", exact: "5.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
     ],
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
@@ -21,6 +23,8 @@ let package = Package(
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
+        // What the tools and the Studio share: connecting to a broker, the person's input, events for people.
+        .target(name: "BusTools", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceAPI"]),
 
         // Screen Time's domain model, shared state, and usage reports.
         .target(name: "ScreenTime"),
@@ -41,8 +45,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // ShieldBus Studio: the simulated phone and its bus in a browser, a bus client like `tap` (never the broker).
+        .target(name: "Studio", dependencies: [
+            "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
+            // swift-configuration (a dependency of theirs) names a module `Configuration`, as ours is named.
+            .product(name: "Hummingbird", package: "hummingbird", moduleAliases: ["Configuration": "SwiftConfiguration"]),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", moduleAliases: ["Configuration": "SwiftConfiguration"]),
+            .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Resources")]),
+
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant",
+            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -84,11 +97,13 @@ let package = Package(
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
+        .testTarget(name: "StudioTests", dependencies: ["ShieldBusTestSupport"], exclude: ["studio_browser_test.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"], path: "Tests/Fixtures/SupervisedPlugin"),
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/DeepLinkApp"),
         // shieldbus plugin new: new plugins go above this line
-    ]
+    ],
+    swiftLanguageModes: [.v5]
 )

@@ -33,7 +33,7 @@ final class LiveBus: @unchecked Sendable {
                 report(connected: false, message: "\(error)")
                 logger.info("no broker to follow yet", metadata: ["error": "\(error)"])
             }
-            Thread.sleep(forTimeInterval: 1)  // a broker may come (back) at any time; look again once a second
+            Thread.sleep(forTimeInterval: 0.2)  // a broker may come (back) at any time: look again soon
         }
     }
 

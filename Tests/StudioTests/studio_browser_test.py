@@ -11,6 +11,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
@@ -83,17 +85,33 @@ def browser():
 
 @pytest.fixture(scope="module")
 def live():
-    """A broker on the habit-lock configuration (real clock, no scenario), journaled, and a Studio following it."""
+    """A Studio, then a broker on the habit-lock configuration (real clock, no scenario, journaled) for it to follow."""
     folder = tempfile.mkdtemp(prefix="sb-studio-")
     runtime, journal = os.path.join(folder, "run"), os.path.join(folder, "journal.jsonl")
+    studio, address = start_studio(["--runtime-dir", runtime])
     broker = subprocess.Popen([SHIELDBUS, "run", "--config", CONFIG, "--no-scenario", "--quiet", "--runtime-dir", runtime,
                                "--state-dir", os.path.join(folder, "state"), "--journal", journal],
                               stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
     journal_until(journal, lambda events: any(e["topic"] == "managedsettings.changed" for e in events), "the lock being set")
-    studio, address = start_studio(["--runtime-dir", runtime])
-    yield {"address": address, "journal": journal, "folder": folder}
+    yield {"address": address, "journal": journal, "folder": folder, "runtime": runtime}
     stop(studio)
     stop(broker)
+
+
+def test_a_studio_that_comes_later_reads_the_stores(browser, live):
+    """A Studio started after the lock was set (and before the habits lift it) still shows the lock store: it
+    reads the stores when it connects."""
+    studio, address = start_studio(["--runtime-dir", live["runtime"]])
+    try:
+        page = browser.new_page()
+        page.goto(address)
+        expect(page.locator("#stores td", has_text="(before the Studio)")).to_have_count(1)
+        expect(page.get_by_test_id("stores")).to_contain_text("lock")
+        reads = [e for e in read_journal(live["journal"]) if e["topic"] == "managedsettings.read.request" and e["source"].startswith("studio-")]
+        assert reads, "the Studio's read is an ordinary request on the bus"
+        page.close()
+    finally:
+        stop(studio)
 
 
 def test_open_press_and_unlock_in_the_browser(browser, live):
@@ -101,8 +119,8 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
     expect(page.locator("#plugins .pill", has_text="up")).to_have_count(len(PLUGINS), timeout=15000)
-    # The Studio joined after the lock was set: it learns the stores from its own read at connect.
     expect(page.get_by_test_id("stores")).to_contain_text("lock")
+    expect(page.get_by_test_id("schedules")).to_contain_text("habit-lock.daily")
     expect(page.get_by_test_id("app-Instagram")).to_be_visible()
     shot(page, "1-home")
 
@@ -202,6 +220,16 @@ def test_scrubbing_a_recorded_journal(browser):
         expect(page.locator("#stores td")).to_have_count(0)
         page.get_by_test_id("slider").fill(str(len(events)))
         expect(page.get_by_test_id("stores")).to_contain_text(last(events, "managedsettings.changed")["body"]["writer"])
+        # The schedules at the end, with their next start computed independently (zoneinfo, not the Studio's code).
+        zone = ZoneInfo(re.search(r"^timeZone:\s*(\S+)", open(CONFIG).read(), re.M).group(1))
+        end = datetime.fromtimestamp(events[-1]["time"] / 1000, zone)
+        daily = [e["body"] for e in events if e["topic"] == "deviceactivity.start-monitoring.request"
+                 and e["body"]["activity"] == "habit-lock.daily"][-1]["schedule"]["intervalStart"]
+        start = end.replace(hour=daily.get("hour", 0), minute=daily.get("minute", 0), second=0, microsecond=0)
+        if start <= end:
+            start = (start + timedelta(days=1)).replace(hour=daily.get("hour", 0), minute=daily.get("minute", 0))
+        row = page.locator("#schedules tr", has_text="habit-lock.daily")
+        expect(row).to_contain_text(start.strftime("%d/%m, %H:%M"))
         page.get_by_test_id("slider").fill(str(shown[0] + 1))
         shot(page, "5-journal")
         page.close()

@@ -55,7 +55,7 @@ function apply(model, event) {
     case "managedsettings.read.reply":
       // A read (the Studio's own at connect, or a plugin's) tells every store as it is, whoever wrote it.
       for (const [name, shield] of Object.entries(body.ok ? body.value?.stores || {} : {})) {
-        model.stores[name] = { shield, writer: model.stores[name]?.writer ?? "(before the Studio)", time: event.time };
+        model.stores[name] = { shield, writer: model.stores[name]?.writer ?? "(before the Studio)", time: model.stores[name]?.time ?? event.time };
       }
       break;
     case "notification.posted":
@@ -171,12 +171,11 @@ function drawTimeline(events) {
     const e = events[i];
     if (!e.story) continue;
     if (e.day !== day) {
-      if (day !== null) lines.push(el("span", { class: "day" }, `── ${day} ─────────────────────────────────────────\n`));
       day = e.day;
+      lines.push(el("span", { class: "day" }, `── ${day} ─────────────────────────────────`));
     }
-    lines.push(el("span", { class: e.story.kind }, `${e.clock.slice(0, 8)}  ${e.story.kind.padEnd(10)} ${e.story.text}\n`));
+    lines.push(el("span", { class: e.story.kind }, `${e.clock.slice(0, 8)}  ${e.story.kind.padEnd(10)} ${e.story.text}`));
   }
-  if (day !== null) lines.push(el("span", { class: "day" }, `── ${day} ─────────────────────────────────────────\n`));
   $("timeline").replaceChildren(...lines);
 }
 

@@ -64,12 +64,13 @@ report-png: build
 studio: build
 	$(BIN)/shieldbus studio
 
-## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS)
+## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS) (STUDIO_SCALE=0.75: smaller)
 STUDIO_SHOTS ?= .build/studio-screenshots
+STUDIO_SCALE ?= 1
 studio-screenshots: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	rm -rf $(STUDIO_SHOTS)
-	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) PYTHONDONTWRITEBYTECODE=1 \
+	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) STUDIO_SCALE=$(STUDIO_SCALE) PYTHONDONTWRITEBYTECODE=1 \
 		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py
 	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
 

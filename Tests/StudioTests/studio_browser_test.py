@@ -1,7 +1,7 @@
 """ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins.
 
 Run by StudioTests.swift from `make test`, and by `make studio-screenshots` (STUDIO_SCREENSHOTS=folder: a PNG of each
-step). Needs SHIELDBUS (the built `shieldbus`) and, optionally, CHROMIUM (default /usr/bin/chromium).
+step; STUDIO_SCALE=0.75 for smaller pictures). Needs SHIELDBUS (the built `shieldbus`) and, optionally, CHROMIUM (default /usr/bin/chromium).
 What the page shows is checked against the broker's own journal, never against the page's own idea of it.
 """
 import json
@@ -22,6 +22,7 @@ SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "s
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 CONFIG = os.path.join(ROOT, "Config", "habit-lock.yml")
 SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS")
+SCALE = float(os.environ.get("STUDIO_SCALE", "1"))  # pixels per CSS pixel of the screenshots (docs/images: 0.75)
 PLUGINS = ["monitor", "shield", "action", "app", "reports", "notifier"]
 
 
@@ -115,7 +116,7 @@ def test_a_studio_that_comes_later_reads_the_stores(browser, live):
 
 
 def test_open_press_and_unlock_in_the_browser(browser, live):
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
     expect(page.locator("#plugins .pill", has_text="up")).to_have_count(len(PLUGINS), timeout=15000)
@@ -198,7 +199,7 @@ def test_scrubbing_a_recorded_journal(browser):
     events = read_journal(journal)
     studio, address = start_studio(["--journal", journal])
     try:
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
         page.goto(address)
         expect(page.get_by_test_id("slider")).to_have_attribute("max", str(len(events)))
         # Every shield the day showed, at the instant it was shown, and what came after it.

@@ -49,7 +49,7 @@ public struct StudioServer: Sendable {
         let feed = self.feed
         let app = Application(
             router: router(),
-            server: .http1WebSocketUpgrade(configuration: .init(maxFrameSize: 1 << 20)) { request, _, _ in
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: 1 << 20))) { request, _, _ in
                 guard request.path == "/ws", Self.isFromLoopbackPage(authority: request.authority, origin: request.headerFields[.origin]) else { return .dontUpgrade }
                 return .upgrade([:]) { inbound, outbound, _ in
                     try await outbound.write(.text(hello))

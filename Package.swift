@@ -97,7 +97,8 @@ let package = Package(
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "LockInvariant", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
-        .testTarget(name: "StudioTests", dependencies: ["ShieldBusTestSupport"], exclude: ["studio_browser_test.py"]),
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
+                    exclude: ["studio_browser_test.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).

@@ -139,7 +139,8 @@ final class LeanSubscriber: BrokerSubscriber {
         try socket.setSendHighWaterMark(shape.highWaterMark)
         try socket.setReceiveTimeout(milliseconds: 100)
         try socket.connect(endpoint)
-        let hello = Hello(name: name, role: .generic, subscriptions: [LoadShape.topic], acknowledges: false)
+        let hello = Hello(name: name, role: .generic, subscriptions: [LoadShape.topic], acknowledges: false,
+                          credential: BusCredential.forClient(endpoint: endpoint))
         try socket.send(WireCodec.encode(.hello(hello)))
         let deadline = monotonicNanoseconds() + 5_000_000_000
         while monotonicNanoseconds() < deadline {

@@ -36,8 +36,13 @@ public final class Broker {
 
     private var sessions: [Session] = []
     private var sessionsByIdentity: [[UInt8]: Session] = [:]
-    /// Requests awaiting replies: correlation id → who asked, and the reply topic that answers.
-    private var pendingRequests: [String: (requester: [UInt8], replyTopic: String)] = [:]
+    /// Requests awaiting replies: correlation id → who asked (nil: the OS), the reply topic, and who may answer.
+    private var pendingRequests: [String: PendingRequest] = [:]
+    /// Who may say hello as whom; set when the broker starts (it needs the cookie).
+    private var admission: Admission!
+    /// Namespaces declared in the configuration → the plugin or client that alone publishes there.
+    private var declaredNamespaces: [String: String] = [:]
+    private var declaredNamespaceNames = Set<String>()
     private var services: [BrokerService] = []
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
@@ -52,6 +57,21 @@ public final class Broker {
     private var startedAt = monotonicMilliseconds()
     private var lastHeartbeatSent: Int64 = 0
     private var stopRequested = false
+
+    /// Who may answer a request: the OS (the broker's services), the holder of a role (by name), or anyone
+    /// (requests in a plugin's own namespace).
+    enum Answerer: Equatable {
+        case system
+        case session(String)
+        case nobody(Role)
+        case anyone
+    }
+
+    struct PendingRequest {
+        var requester: [UInt8]?
+        var replyTopic: String
+        var answerer: Answerer
+    }
 
     struct PendingEvent {
         var topic: String
@@ -89,6 +109,8 @@ public final class Broker {
         if lock.removedStaleSocket {
             logger.warning("removed a stale bus socket left by a broker that did not shut down", metadata: ["runtime_dir": "\(settings.runtimeDirectory.path)"])
         }
+        // Before the endpoint is published: a client that finds the broker finds its cookie.
+        try establishAuthority()
         let context = try Context()
         let router = try Socket(context, .router)
         try router.setRouterMandatory(true)
@@ -140,6 +162,15 @@ public final class Broker {
             advanceTime()
         }
         shutDown()
+    }
+
+    /// The cookie and the grants that admit clients, and who owns which declared namespace.
+    private func establishAuthority() throws {
+        admission = Admission(cookie: try BusCookie.establish(in: settings.runtimeDirectory), grants: settings.outsideClients,
+                              runtimeDirectory: settings.runtimeDirectory)
+        for plugin in settings.plugins { for namespace in plugin.namespaces { declaredNamespaces[namespace] = plugin.name } }
+        for grant in settings.outsideClients { if let name = grant.name { for namespace in grant.namespaces { declaredNamespaces[namespace] = name } } }
+        declaredNamespaceNames = Set(declaredNamespaces.keys)
     }
 
     // MARK: Time
@@ -382,13 +413,12 @@ public final class Broker {
         switch message {
         case .hello(let hello):
             welcome(identity, hello)
-        case .status:
-            sendDirect(WireCodec.encode(.status(statusReport())), to: identity)
+        case .status(let credential):
+            let trusted = session != nil || admission.isTrusted(credential, plugins: supervisor.plugins)
+            sendDirect(WireCodec.encode(.status(statusReport(full: trusted))), to: identity)
         case .publish(let publish):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "publish")) }
-            if Topic.isBrokerOnly(publish.topic) || (session.role != .tool && publish.topic.hasPrefix(Topic.inputNamespace + ".")) {
-                return refuse(identity, session: session, .reservedTopic(publish.topic))
-            }
+            if let problem = authority(session, publish) { return refuse(identity, session: session, problem) }
             let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? identity : nil
             if requester != nil, let corr = publish.corr, pendingRequests[corr] != nil {
                 return refuse(identity, session: session, .duplicateCorrelation(corr))
@@ -415,15 +445,64 @@ public final class Broker {
         }
     }
 
+    /// Why `session` may not publish `publish`, if it may not: taps only read; events only the system produces,
+    /// the person's input (tools only), unknown namespaces, other plugins' namespaces, and replies from anyone
+    /// but the request's addressee are refused.
+    private func authority(_ session: Session, _ publish: Publish) -> BusProtocolError? {
+        let topic = publish.topic
+        if session.role == .tap { return .readOnly(topic: topic) }
+        if Topic.isSystemOnly(topic) || (session.role != .tool && topic.hasPrefix(Topic.inputNamespace + ".")) {
+            return .reservedTopic(topic)
+        }
+        if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
+        // Only topics that can have an owner are split (the hot path allocates nothing for the others).
+        if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,
+           let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name {
+            return .foreignNamespace(topic: topic, owner: owner)
+        }
+        if let corr = publish.corr, topic.hasSuffix(Topic.replySuffix) {
+            guard let pending = pendingRequests[corr], pending.replyTopic == topic else {
+                return .replyRefused(topic: topic, corr: corr, reason: "it answers no pending request")
+            }
+            switch pending.answerer {
+            case .anyone: break
+            case .session(let name) where name == session.name: break
+            case .session(let name): return .replyRefused(topic: topic, corr: corr, reason: "the request went to '\(name)', not to '\(session.name)'")
+            case .nobody(let role): return .replyRefused(topic: topic, corr: corr, reason: "the request went to the holder of the role '\(role.rawValue)', and '\(session.name)' is not it")
+            case .system: return .replyRefused(topic: topic, corr: corr, reason: "the OS answers this request; nobody else may")
+            }
+        }
+        return nil
+    }
+
+    /// Who answers a request on `topic`: the holder of the role the OS addresses it to, the OS for the device
+    /// API, anyone for requests in a plugin's own namespace.
+    private func answerer(ofRequest topic: String) -> Answerer {
+        if let role = Topic.answeringRole(forRequest: topic) { return holder(of: role).map(Answerer.session) ?? .nobody(role) }
+        if Topic.isAnsweredBySystem(topic) { return .system }
+        return .anyone
+    }
+
+    /// The name of the client holding `role`: the configured plugin, else a connected outside client granted it.
+    private func holder(of role: Role) -> String? {
+        supervisor.plugins.first { $0.spec.role == role }?.spec.name ?? sessions.first { $0.role == role }?.name
+    }
+
     private func welcome(_ identity: [UInt8], _ hello: Hello) {
         if let previous = sessionsByIdentity[identity] { forget(previous) }
+        let admitted: Admission.Admitted
+        switch admission.admit(hello, plugins: supervisor.plugins) {
+        case .success(let result): admitted = result
+        case .failure(let refusal): return refuse(identity, session: nil, refusal)
+        }
         if let mismatch = supervisor.roleMismatch(hello) {
-            supervisor.recordRefusedHello(name: hello.name, pid: hello.pid, mismatch)
+            supervisor.recordRefusedHello(name: hello.name, credential: hello.credential, mismatch)
             return refuse(identity, session: nil, mismatch)
         }
         if let sameName = sessions.first(where: { $0.name == hello.name }) {
-            if let pid = hello.pid, let plugin = supervisor.plugin(named: hello.name), plugin.pid == pid_t(pid) {
-                remove(sameName, reason: "replaced by its new process")  // the old process's goodbye is still on its way
+            if case .supervised = admitted {
+                // Its credential proves it is the current run: the old connection's goodbye is still on its way.
+                remove(sameName, reason: "replaced by its new connection")
             } else {
                 // Two live clients under one name would take it from each other forever: the second is refused.
                 return refuse(identity, session: nil, .nameTaken(hello.name))
@@ -600,9 +679,17 @@ public final class Broker {
         journal?.append(json)
         statistics.events += 1
         var requester: [UInt8]?
+        // A request the OS addresses to a role goes to that role's holder only (and to taps, which only read).
+        var addressee: String?
         if let corr = event.corr {
-            if let asker = event.requester {
-                pendingRequests[corr] = (asker, Topic.reply(to: event.topic))
+            if event.topic.hasSuffix(Topic.requestSuffix), event.requester != nil || Topic.answeringRole(forRequest: event.topic) != nil {
+                let answerer = answerer(ofRequest: event.topic)
+                pendingRequests[corr] = PendingRequest(requester: event.requester, replyTopic: Topic.reply(to: event.topic), answerer: answerer)
+                switch answerer {
+                case .session(let name): addressee = name
+                case .nobody: addressee = ""
+                case .system, .anyone: break
+                }
             } else if let pending = pendingRequests[corr], pending.replyTopic == event.topic {
                 pendingRequests[corr] = nil
                 requester = pending.requester
@@ -612,7 +699,8 @@ public final class Broker {
         // The envelope is copied into libzmq once and shared by every delivery.
         var shared: SharedFrame?
         let recipients = serialDispatch ? sessions.sorted { $0.name < $1.name } : sessions
-        for session in recipients where session.wants(event.topic) || (requester != nil && session.identity == requester!) {
+        for session in recipients where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap))
+            || (requester != nil && session.identity == requester!) {
             if shared == nil { shared = SharedFrame(json) }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
@@ -623,7 +711,7 @@ public final class Broker {
             }
         }
         for (name, subscriptions) in lastSubscriptions where !sessions.contains(where: { $0.name == name }) && isExpectedBack(name)
-            && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+            && (addressee == nil || name == addressee) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = SharedFrame(json) }
             mailboxes[name, default: []].append((shared!, envelope.seq))
         }
@@ -698,6 +786,22 @@ public final class Broker {
     }
 
     // MARK: Status
+
+    /// The status report; without a trusted credential (`full` false) only what is harmless: no pids, no paths,
+    /// no error texts (they quote plugins' logs), no endpoint.
+    private func statusReport(full: Bool) -> JSONValue {
+        let report = statusReport()
+        guard !full else { return report }
+        let hidden: Set<String> = ["pid", "log", "lastError", "lastExit", "runtimeDir", "endpoint"]
+        func redact(_ value: JSONValue) -> JSONValue {
+            switch value {
+            case .object(let fields): return .object(fields.filter { !hidden.contains($0.key) }.mapValues(redact))
+            case .array(let items): return .array(items.map(redact))
+            default: return value
+            }
+        }
+        return redact(report)
+    }
 
     private func statusReport() -> JSONValue {
         let now = monotonicMilliseconds()

@@ -25,6 +25,8 @@ public struct BrokerSettings: Sendable {
     public var plugins: [PluginSpec] = []
     /// Facts handed to every plugin in its welcome (time zone, profile, …).
     public var settingsForPlugins: JSONValue = [:]
+    /// Which roles outside clients (admitted by the cookie) may take; the configuration's `clients:`.
+    public var outsideClients: [ClientGrant] = ClientGrant.defaults
 
     public init(runtimeDirectory: RuntimeDirectory, endpoint: String? = nil) {
         self.runtimeDirectory = runtimeDirectory
@@ -49,10 +51,13 @@ public struct PluginSpec: Equatable, Sendable {
     /// Short-lived, like an iOS extension under the ios-realistic profile: the plugin ends after each callback
     /// and is started again at once; events for it meanwhile wait in its mailbox.
     public var ephemeral = false
+    /// Topic namespaces of its own, beyond `x.<name>.` (the configuration's `namespaces:`): only it publishes there.
+    public var namespaces: [String] = []
 
     public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false) {
+                role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false, namespaces: [String] = []) {
         self.ephemeral = ephemeral
+        self.namespaces = namespaces
         self.name = name
         self.executable = executable
         self.arguments = arguments
@@ -70,4 +75,22 @@ public enum RestartPolicy: String, Sendable, CaseIterable {
     case onFailure = "on-failure"
     /// After any exit.
     case always
+}
+
+/// What outside clients admitted by the cookie may be: the roles they may take, for clients of one name or (no
+/// name) of any name, and the topic namespaces that client alone may publish into.
+public struct ClientGrant: Equatable, Sendable {
+    /// The client's name; nil for any client.
+    public var name: String?
+    public var roles: [Role]
+    public var namespaces: [String]
+
+    public init(name: String? = nil, roles: [Role], namespaces: [String] = []) {
+        self.name = name
+        self.roles = roles
+        self.namespaces = namespaces
+    }
+
+    /// Without a `clients:` section: taps, tools and generic plugins, of any name.
+    public static let defaults = [ClientGrant(roles: [.tap, .tool, .generic])]
 }

@@ -33,6 +33,8 @@ final class PluginSupervisor {
         var killReason: String?
         /// Why the broker refused the current run's hello: its exit is then final.
         var refusal: String?
+        /// The current run's secret, handed only to its process: what proves a hello comes from it.
+        var credential: String?
         init(spec: PluginSpec) { self.spec = spec }
     }
 
@@ -91,6 +93,8 @@ final class PluginSupervisor {
         environment["SHIELDBUS_PLUGIN_NAME"] = plugin.spec.name
         environment["SHIELDBUS_PLUGIN_ROLE"] = plugin.spec.role.rawValue
         environment["SHIELDBUS_SUPERVISED"] = "1"
+        let credential = BusCredential.random()
+        environment[BusCredential.environmentKey] = credential
         if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
@@ -100,6 +104,7 @@ final class PluginSupervisor {
             let pid = try ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
                                              environment: environment, logPath: log.path)
             plugin.pid = pid
+            plugin.credential = credential
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
             logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)"])
@@ -119,6 +124,7 @@ final class PluginSupervisor {
             if pid <= 0 { return }
             guard let plugin = plugins.first(where: { $0.pid == pid }) else { continue }
             plugin.pid = nil
+            plugin.credential = nil  // a run that ended proves nothing any more
             let how = ChildProcess.describe(waitStatus: status)
             plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
             if plugin.state == .stopped { continue }
@@ -165,13 +171,14 @@ final class PluginSupervisor {
         guard frames.count == 2, frames.first == Array(MessageKind.hello.rawValue.utf8),
               let hello = try? JSONValue(parsing: frames[frames.startIndex + 1]),
               let name = hello["name"]?.stringValue else { return }
-        recordRefusedHello(name: name, pid: hello["pid"]?.intValue, error)
+        recordRefusedHello(name: name, credential: hello["credential"]?.stringValue, error)
     }
 
-    /// Records that the broker refused the hello of plugin `name` (sent by process `pid`): the refusal, with how
-    /// to fix it, becomes the plugin's last error, and its exit is final — the same hello would be refused again.
-    func recordRefusedHello(name: String, pid: Int64?, _ error: BusProtocolError) {
-        guard let plugin = plugin(named: name), let running = plugin.pid, pid.map({ $0 == Int64(running) }) ?? true else { return }
+    /// Records that the broker refused the hello of plugin `name`, when it carries the current run's credential
+    /// (anyone else's hello says nothing about the plugin): the refusal, with how to fix it, becomes the plugin's
+    /// last error, and its exit is final — the same hello would be refused again.
+    func recordRefusedHello(name: String, credential: String?, _ error: BusProtocolError) {
+        guard let plugin = plugin(named: name), plugin.pid != nil, BusCredential.matches(credential, plugin.credential) else { return }
         let refusal = "\(error.description) — \(Self.fix(for: error))"
         plugin.refusal = refusal
         plugin.lastError = "hello refused: \(refusal)"
@@ -276,6 +283,7 @@ final class PluginSupervisor {
             var status: Int32 = 0
             waitpid(plugin.pid!, &status, 0)
             plugin.pid = nil
+            plugin.credential = nil
             plugin.lastExit = "killed by SIGKILL (\(reason))"
         }
         for plugin in plugins where plugin.state == .stopped {

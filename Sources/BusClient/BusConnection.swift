@@ -45,10 +45,16 @@ public final class BusConnection {
     private var heartbeatInterval: Int64 = 1000
     private var awaitingWelcome = false
     private var closed = false
+    /// Whether the credential was found rather than given: it is looked up again before each new hello.
+    private let discoversCredential: Bool
 
-    /// Creates the socket and starts connecting; call `connect` to say hello.
+    /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
+    /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
     public init(endpoint: String, hello: Hello) throws {
         self.endpoint = endpoint
+        var hello = hello
+        discoversCredential = hello.credential == nil
+        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }
         self.hello = hello
         do {
             let context = try Context()
@@ -127,7 +133,7 @@ public final class BusConnection {
 
     /// Asks the broker for its status report.
     public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
-        try send(.status)
+        try send(.status(credential: hello.credential))
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
         while monotonicMilliseconds() < deadline {
             if case .status(let report)? = try nextMessage(timeoutMilliseconds: Int(deadline - monotonicMilliseconds())) {
@@ -156,6 +162,7 @@ public final class BusConnection {
     }
 
     private func sayHelloAgain() throws {
+        if discoversCredential { hello.credential = BusCredential.forClient(endpoint: endpoint) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()

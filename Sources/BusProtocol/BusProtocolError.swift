@@ -16,6 +16,17 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case badDelivery(String)
     case nameTaken(String)
     case duplicateCorrelation(String)
+    case badName(String, reason: String)
+    /// The hello carries no valid credential for what it claims (docs/protocol.md § 4.1).
+    case notAdmitted(String)
+    /// The credential is good, but it does not allow the role asked for.
+    case roleNotAllowed(String)
+    /// A topic in another plugin's namespace (`x.<plugin>.`, or one its configuration declares).
+    case foreignNamespace(topic: String, owner: String)
+    /// A reply from someone the request was not addressed to (or to no request at all).
+    case replyRefused(topic: String, corr: String, reason: String)
+    /// A tap only reads the bus.
+    case readOnly(topic: String)
 
     /// A stable, kebab-case identifier for the fault.
     public var code: String {
@@ -35,10 +46,19 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .badDelivery: return "bad-delivery"
         case .nameTaken: return "name-taken"
         case .duplicateCorrelation: return "duplicate-corr"
+        case .badName: return "bad-name"
+        case .notAdmitted: return "not-admitted"
+        case .roleNotAllowed: return "role-not-allowed"
+        case .foreignNamespace: return "foreign-namespace"
+        case .replyRefused: return "reply-refused"
+        case .readOnly: return "read-only"
         }
     }
 
-    public var description: String {
+    /// What went wrong, with anything a client sent (names, topics, ids) escaped: these texts reach logs and terminals.
+    public var description: String { TerminalText.escaped(explanation) }
+
+    private var explanation: String {
         switch self {
         case let .wrongFrameCount(kind, got, expected):
             let what = kind.map { "a '\($0)' message" } ?? "a message"
@@ -58,12 +78,12 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case let .badTopic(topic, reason):
             return "topic '\(topic)' \(reason)"
         case let .unknownTopic(topic, namespaces):
-            return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", "))"
+            return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", ")) (x.<plugin-name>. is a plugin's own; a plugin's configuration may declare more in `namespaces:`)"
         case let .reservedTopic(topic):
             if topic.hasPrefix(Topic.inputNamespace + ".") {
                 return "topic '\(topic)' is the person's input: only tools (role tool, e.g. `shieldbus do`) may publish it"
             }
-            return "topic '\(topic)' is reserved for the broker (\(Topic.brokerOnlyNamespaces.sorted().map { $0 + "." }.joined(separator: ", "))); plugins cannot publish it"
+            return "topic '\(topic)' is an event only the system produces (\(Topic.systemOnlyPrefixes.joined(separator: ", "))); plugins cannot publish it"
         case let .helloRequired(kind):
             return "a '\(kind)' message arrived before 'hello'; send hello first"
         case let .badHello(reason):
@@ -74,6 +94,18 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "the name '\(name)' is in use by another connected client; choose another name, or stop the other one first"
         case let .duplicateCorrelation(corr):
             return "a request with correlation id '\(corr)' is already waiting for its reply; use a fresh id per request"
+        case let .badName(name, reason):
+            return "the name '\(name)' \(reason)"
+        case let .notAdmitted(reason):
+            return "not admitted: \(reason)"
+        case let .roleNotAllowed(reason):
+            return "role not allowed: \(reason)"
+        case let .foreignNamespace(topic, owner):
+            return "topic '\(topic)' is in the namespace of plugin '\(owner)'; only it may publish there (publish under x.<your-name>., or declare a namespace of your own in the configuration's `namespaces:`)"
+        case let .replyRefused(topic, corr, reason):
+            return "reply '\(topic)' with corr '\(corr)' refused: \(reason)"
+        case let .readOnly(topic):
+            return "a tap only reads the bus; it cannot publish '\(topic)' (say hello as a tool or a plugin to publish)"
         }
     }
 }

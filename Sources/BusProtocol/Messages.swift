@@ -14,6 +14,10 @@ public enum Role: String, CaseIterable, Codable, Sendable {
 
     /// Whether the broker waits for this role's acknowledgements before advancing virtual time.
     public var acknowledgesByDefault: Bool { self != .tap && self != .tool }
+
+    /// Whether at most one client holds the role: the Screen Time components the OS addresses by role.
+    /// A role a configured plugin holds is that plugin's alone.
+    public var isExclusive: Bool { ![.generic, .tap, .tool].contains(self) }
 }
 
 /// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.
@@ -22,17 +26,21 @@ public struct Hello: Equatable, Sendable {
     public var name: String
     public var role: Role
     public var subscriptions: [String]
+    /// Informational only: a pid proves nothing about who is speaking.
     public var pid: Int64?
     public var acknowledges: Bool
+    /// What admits the client: a supervised plugin's per-launch credential, or the runtime directory's cookie.
+    public var credential: String?
 
     public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
-                acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current) {
+                acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil) {
         self.version = version
         self.name = name
         self.role = role
         self.subscriptions = subscriptions
         self.pid = pid
         self.acknowledges = acknowledges ?? role.acknowledgesByDefault
+        self.credential = credential
     }
 }
 
@@ -85,6 +93,14 @@ public struct Envelope: Equatable, Sendable {
 
     /// Whether this event answers a request.
     public var isReply: Bool { corr != nil && topic.hasSuffix(Topic.replySuffix) }
+
+    /// Who sent the event, as the broker stamped it (a client never declares it): a session's admitted name,
+    /// or `broker`, `scenario`, `system` for the system itself.
+    public var sender: String { source }
+
+    /// Whether the system (the broker and its device OS, or the scenario) sent the event: no client may use
+    /// those names, so this is what a plugin checks before acting on an event only the system produces.
+    public var isFromSystem: Bool { BusName.reserved.contains(source) }
 }
 
 /// Errors as sent on the wire (kind `error`) and carried by `bus.error` events.
@@ -141,8 +157,8 @@ public enum ClientMessage: Equatable, Sendable {
     /// The sender saw its delivery counter jump: deliveries `from...to` never arrived.
     case gap(from: UInt64, to: UInt64)
     case heartbeat
-    /// Asks for the broker's status report.
-    case status
+    /// Asks for the broker's status report; without a valid credential the report leaves out pids, paths and errors.
+    case status(credential: String?)
     /// The sender is leaving.
     case bye
 

@@ -3,11 +3,26 @@ public enum Topic {
     /// The first segments topics may start with. A topic outside them is refused as unknown.
     public static let namespaces: [String] = [
         "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
-        "notification", "plugin", "report", "scenario", "shield", "state", "web",
+        "notification", "plugin", "report", "scenario", "shield", "state", "web", pluginNamespace,
     ]
 
-    /// Namespaces only the broker publishes into; a plugin publishing there is refused.
+    /// The namespaces of the bus's own bookkeeping, which not even a scenario may publish into.
     public static let brokerOnlyNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+
+    /// The namespace of plugins' own topics: `x.<plugin-name>.…` belongs to that plugin alone.
+    public static let pluginNamespace = "x"
+
+    /// Events only the system produces (the OS, the bus, the supervisor, the scenario): topics with one of these
+    /// prefixes are refused from any client. Replies to the OS's requests are checked separately (by addressee).
+    public static let systemOnlyPrefixes: [String] = [
+        "activity.", "bus.", "clock.", "device.", "plugin.", "scenario.",
+        "deviceactivity.interval-", "deviceactivity.event-", "deviceactivity.callback-",
+        "shield.configuration.request", "shield.action.request", "shield.shown", "shield.dismissed", "shield.action.handled",
+        "managedsettings.changed", "familycontrols.authorization.changed",
+        "app.lifecycle.", "app.timer.fired", "app.url.opened", "notification.posted", "notification.tapped",
+    ]
+
+    static let systemOnlyPrefixBytes: [[UInt8]] = systemOnlyPrefixes.map { Array($0.utf8) }
 
     /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
     public static let inputNamespace = "input"
@@ -19,20 +34,35 @@ public enum Topic {
 
     /// The namespaces as bytes, for checks that allocate nothing.
     static let namespaceBytes: [[UInt8]] = namespaces.map { Array($0.utf8) }
-    static let brokerOnlyNamespaceBytes: [[UInt8]] = brokerOnlyNamespaces.map { Array($0.utf8) }
 
-    /// Checks a topic's syntax and namespace; nil when it is fine, else what is wrong.
+    /// Checks a topic's syntax and namespace (one of `namespaces`, or of `declaredNamespaces`, which plugins'
+    /// configurations declare); nil when it is fine, else what is wrong.
+    public static func problem(with topic: String, declaredNamespaces: Set<String> = []) -> BusProtocolError? {
+        if let problem = syntaxProblem(with: topic) { return problem }
+        if isKnownNamespace(topic) || declaredNamespaces.contains(String(namespace(of: topic))) { return nil }
+        return .unknownTopic(topic, namespaces: namespaces + declaredNamespaces.sorted())
+    }
+
+    /// Whether the topic's first segment is one of the fixed `namespaces` (no allocation).
+    public static func isKnownNamespace(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { bytes in
+            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
+            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
+            return namespaceBytes.contains { $0.elementsEqual(namespace) }
+        }
+    }
+
+    /// Checks a topic's syntax only: 1 to 128 bytes, dot-separated non-empty segments of a-z, 0-9, '_' and '-'.
     /// One pass over the UTF-8 bytes; allocates only to describe a problem.
-    public static func problem(with topic: String) -> BusProtocolError? {
+    public static func syntaxProblem(with topic: String) -> BusProtocolError? {
         var topic = topic
         return topic.withUTF8 { bytes -> BusProtocolError? in
             if bytes.isEmpty || bytes.count > 128 { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "must be 1 to 128 characters") }
             var segmentStart = 0
-            var namespaceEnd = -1
             for index in 0...bytes.count {
                 if index == bytes.count || bytes[index] == 0x2E {
                     if index == segmentStart { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "has an empty segment (two dots, or a dot at an end)") }
-                    if namespaceEnd < 0 { namespaceEnd = index }
                     segmentStart = index + 1
                     continue
                 }
@@ -40,22 +70,38 @@ public enum Topic {
                 let allowed = (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x5F || byte == 0x2D
                 if !allowed { return .badTopic(String(decoding: bytes, as: UTF8.self), reason: "segments may contain only a-z, 0-9, '_' and '-'") }
             }
-            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<namespaceEnd])
-            if !namespaceBytes.contains(where: { $0.elementsEqual(namespace) }) {
-                return .unknownTopic(String(decoding: bytes, as: UTF8.self), namespaces: namespaces)
-            }
             return nil
         }
     }
 
-    /// Whether the topic lies in a namespace only the broker publishes into (no allocation).
-    public static func isBrokerOnly(_ topic: String) -> Bool {
+    /// Whether only the system may publish the topic (no allocation).
+    public static func isSystemOnly(_ topic: String) -> Bool {
         var topic = topic
         return topic.withUTF8 { bytes in
-            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
-            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
-            return brokerOnlyNamespaceBytes.contains { $0.elementsEqual(namespace) }
+            systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
         }
+    }
+
+    /// The plugin that owns the topic's namespace: `x.<name>.…` is plugin `name`'s; `declared` maps namespaces
+    /// that configurations declare to their plugins. Nil for the system's namespaces.
+    public static func owner(of topic: String, declared: [String: String]) -> String? {
+        let segments = topic.split(separator: ".", maxSplits: 2)
+        if segments.first == Substring(pluginNamespace) { return segments.count > 1 ? String(segments[1]) : nil }
+        return segments.first.flatMap { declared[String($0)] }
+    }
+
+    /// Whether the OS answers requests on this topic (the device API: a system namespace, and no role addressed).
+    public static func isAnsweredBySystem(_ requestTopic: String) -> Bool {
+        isKnownNamespace(requestTopic) && answeringRole(forRequest: requestTopic) == nil && !requestTopic.hasPrefix(pluginNamespace + ".")
+    }
+
+    /// The role whose holder answers requests on this topic, for the requests the OS routes to a Screen Time
+    /// component (`shield.configuration`, `shield.action`, `report.*`); nil for others.
+    public static func answeringRole(forRequest topic: String) -> Role? {
+        if topic.hasPrefix("shield.configuration.") { return .shield }
+        if topic.hasPrefix("shield.action.") { return .action }
+        if topic.hasPrefix("report.") { return .report }
+        return nil
     }
 
     /// The namespace (first segment) of a topic.

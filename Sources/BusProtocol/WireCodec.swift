@@ -16,6 +16,9 @@ public enum WireCodec {
             object["subscribe"] = .array(hello.subscriptions.map(JSONValue.string))
             object["acks"] = .bool(hello.acknowledges)
             if let pid = hello.pid { object["pid"] = .int(pid) }
+            if let credential = hello.credential { object["credential"] = .string(credential) }
+        case .status(let credential):
+            if let credential { object["credential"] = .string(credential) }
         case .publish(let publish):
             return [kindFrame(.publish), encodePublish(publish)]
         case .ack(let seq):
@@ -23,7 +26,7 @@ public enum WireCodec {
         case .gap(let from, let to):
             object["from"] = .int(Int64(from))
             object["to"] = .int(Int64(to))
-        case .heartbeat, .status, .bye:
+        case .heartbeat, .bye:
             break
         }
         return [kindFrame(message.kind), JSONValue.object(object).jsonBytes]
@@ -67,19 +70,14 @@ public enum WireCodec {
                 throw BusProtocolError.badHello("unknown role '\(roleName)'; roles: \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             let name = try fields.string("name")
-            if name.isEmpty || name.utf8.count > 64 || name.contains(where: { $0.isWhitespace || $0.isNewline }) {
-                throw BusProtocolError.badHello("name '\(name)' must be 1 to 64 characters without spaces")
-            }
-            if reservedNames.contains(name) || name.hasPrefix("peer-") {
-                throw BusProtocolError.badHello("name '\(name)' is reserved (broker, scenario, system and peer-… name the broker's own sources)")
-            }
+            if let problem = BusName.problem(with: name) { throw problem }
             let subscriptions = try fields.optionalStringArray("subscribe") ?? []
             return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
-                                version: try fields.int("v")))
+                                version: try fields.int("v"), credential: try fields.optionalString("credential")))
         case .publish:
             let topic = try fields.string("topic")
-            if let problem = Topic.problem(with: topic) { throw problem }
+            if let problem = Topic.syntaxProblem(with: topic) { throw problem }  // namespaces: the broker, which knows the declared ones
             guard let bodyKind = fields.view.kind(of: "body") else { throw BusProtocolError.missingField(kind: "publish", field: "body") }
             guard bodyKind == .object else {
                 throw BusProtocolError.mistypedField(kind: "publish", field: "body", expected: "an object", got: name(of: bodyKind))
@@ -97,7 +95,7 @@ public enum WireCodec {
             }
             return .gap(from: UInt64(from), to: UInt64(to))
         case .heartbeat: return .heartbeat
-        case .status: return .status
+        case .status: return .status(credential: try fields.optionalString("credential"))
         case .bye: return .bye
         default: fatalError("unreachable: client kinds are checked above")
         }
@@ -221,13 +219,10 @@ public enum WireCodec {
 
     // MARK: Helpers
 
-    /// Names only the broker uses as event sources.
-    public static let reservedNames: Set<String> = ["broker", "scenario", "system"]
-
     static func kindFrame(_ kind: MessageKind) -> [UInt8] { Array(kind.rawValue.utf8) }
 
     static func printable(_ text: String) -> String {
-        let shown = text.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 ? String($0) : "?" }.joined()
+        let shown = text.unicodeScalars.prefix(32).map { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F ? String($0) : "?" }.joined()
         return text.unicodeScalars.count > 32 ? shown + "…" : shown
     }
 

@@ -29,7 +29,7 @@ public final class Timeline {
         counts[line.kind, default: 0] += 1
         guard !quiet else { return }
         if json {
-            output.write(Data(WireCodec.encodeEnvelope(envelope) + [0x0A]))
+            output.write(Data((TerminalText.escapedJSON(String(decoding: WireCodec.encodeEnvelope(envelope), as: UTF8.self)) + "\n").utf8))
             return
         }
         let (day, time) = formatter.dayAndTime(envelope.time)
@@ -43,7 +43,7 @@ public final class Timeline {
     private var currentDay: String?
 
     private func write(_ line: String) {
-        output.write(Data((line + "\n").utf8))
+        output.write(Data((TerminalText.escaped(line) + "\n").utf8))
     }
 
     /// The kind (a short tag) and the words of an event worth showing; nil for the rest.

@@ -29,6 +29,23 @@ public struct ShieldBusConfiguration {
     public var scenario: String?
     public var device = DeviceSection()
     public var appGroups: [AppGroupDeclaration] = []
+    /// Outside clients (admitted by the runtime directory's cookie) and the roles they may take; nil: the
+    /// default (taps, tools and generic plugins of any name).
+    public var clients: [ClientDeclaration]?
+
+    /// Roles outside clients may take: for one name, or (no name) for any.
+    public struct ClientDeclaration: Equatable {
+        public var name: String?
+        public var roles: [Role]
+        /// Topic namespaces only this client may publish into (it needs a name).
+        public var namespaces: [String] = []
+
+        public init(name: String? = nil, roles: [Role], namespaces: [String] = []) {
+            self.name = name
+            self.roles = roles
+            self.namespaces = namespaces
+        }
+    }
 
     /// How the bus clock runs.
     public struct ClockSection: Equatable {
@@ -102,6 +119,8 @@ public struct ShieldBusConfiguration {
         public var options: JSONValue = [:]
         /// The app group the plugin uses (one of `appGroups`), handed to it as SHIELDBUS_APP_GROUP.
         public var appGroup: String?
+        /// Topic namespaces only this plugin may publish into, beyond its own `x.<name>.`.
+        public var namespaces: [String] = []
         public var line: Int
     }
 
@@ -115,7 +134,7 @@ public struct ShieldBusConfiguration {
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
         let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
-                                                 "seed", "catalog", "state", "scenario", "device", "appGroups"])
+                                                 "seed", "catalog", "state", "scenario", "device", "appGroups", "clients"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
@@ -132,10 +151,12 @@ public struct ShieldBusConfiguration {
         }
         configuration.journal = try top["journal"]?.string()
         var names = Set<String>()
+        var namespaces = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
+            if let problem = BusName.problem(with: name) { throw nameValue.error(problem.description) }
             guard !names.contains(name) else { throw nameValue.error("the plugin name '\(name)' is used twice") }
             names.insert(name)
             guard let executable = fields["executable"] else { throw entry.error("plugin '\(name)' needs an 'executable' (a built product name or a path)") }
@@ -161,9 +182,35 @@ public struct ShieldBusConfiguration {
                 }
                 plugin.restart = word
             }
+            plugin.namespaces = try declaredNamespaces(fields["namespaces"], taken: &namespaces)
             configuration.plugins.append(plugin)
         }
+        if let clients = top["clients"] {
+            configuration.clients = try clients.list().map { entry in
+                let fields = try entry.uniqueMapping(allowed: ["name", "roles", "namespaces"])
+                let name = try fields["name"]?.string()
+                if let name, let problem = BusName.problem(with: name) { throw fields["name"]!.error(problem.description) }
+                guard let roles = fields["roles"] else { throw entry.error("a client entry needs 'roles' (any of \(Role.allCases.map(\.rawValue).joined(separator: ", ")))") }
+                let declared = try declaredNamespaces(fields["namespaces"], taken: &namespaces)
+                if !declared.isEmpty && name == nil { throw fields["namespaces"]!.error("only a client with a 'name' may declare namespaces") }
+                return ClientDeclaration(name: name, roles: try roles.list().map { try $0.oneOf(Role.self) }, namespaces: declared)
+            }
+        }
         return configuration
+    }
+
+    /// A `namespaces:` list: topic segments that are none of the system's namespaces and declared only once.
+    private static func declaredNamespaces(_ value: YAMLValue?, taken: inout Set<String>) throws -> [String] {
+        guard let value else { return [] }
+        return try value.list().map { item in
+            let namespace = try item.string()
+            if namespace.contains(".") || Topic.syntaxProblem(with: namespace) != nil {
+                throw item.error("a namespace is one topic segment of a-z, 0-9, '_' and '-', e.g. focuscoach")
+            }
+            if Topic.namespaces.contains(namespace) { throw item.error("'\(namespace)' is one of the system's namespaces (\(Topic.namespaces.joined(separator: ", ")))") }
+            guard taken.insert(namespace).inserted else { throw item.error("the namespace '\(namespace)' is declared twice") }
+            return namespace
+        }
     }
 
     /// The app group named by a plugin's `appGroup:`, which must be one of `appGroups` (read before the plugins).

@@ -50,15 +50,15 @@ enum PluginScaffoldError: Error, CustomStringConvertible {
 struct PluginName {
     let name: String
 
-    /// Names the broker keeps for its own sources, and names that would shadow the SDK's types.
-    static let reserved: Set<String> = WireCodec.reservedNames.union(["bus", "shieldbus"])
+    /// Names that would shadow the SDK's types, beyond the bus's own reserved names.
+    static let reserved: Set<String> = BusName.reserved.union(["bus", "shieldbus"])
 
     init(_ name: String) throws {
+        if let problem = BusName.problem(with: name), case .badName(_, let reason) = problem {
+            throw PluginScaffoldError.invalidName(name, reason: "it \(reason)")
+        }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else {
             throw PluginScaffoldError.invalidName(name, reason: "it must start with a lowercase letter")
-        }
-        guard name.count <= 64, name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }) else {
-            throw PluginScaffoldError.invalidName(name, reason: "it must be at most 64 lowercase letters, digits and '-'")
         }
         guard !name.hasSuffix("-"), !name.contains("--") else {
             throw PluginScaffoldError.invalidName(name, reason: "its '-' must separate words")

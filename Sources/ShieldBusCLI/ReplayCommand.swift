@@ -37,7 +37,7 @@ extension ShieldBus {
                 }
             }
             let replayable = envelopes.filter { envelope in
-                !Topic.isBrokerOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
+                !Topic.isSystemOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
                     && !envelope.topic.hasSuffix(Topic.replySuffix)
             }
             let name = BusTool.name("replay")

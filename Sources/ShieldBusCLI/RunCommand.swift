@@ -202,7 +202,11 @@ struct RunPlan {
                        environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
                            .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
-                       ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role))
+                       ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
+                       namespaces: declaration.namespaces)
+        }
+        if let clients = configuration.clients {
+            settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
         brokerSettings = settings
 

@@ -16,7 +16,7 @@ extension ShieldBus {
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "The topic, e.g. activity.app.open.")
+        @Argument(help: "The topic, e.g. app.note.added (events only the system produces, such as activity.*, are refused).")
         var topic: String
 
         @Argument(help: "The body: one JSON object.")
@@ -24,7 +24,8 @@ extension ShieldBus {
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            if let problem = Topic.problem(with: topic) { throw ValidationError(problem.description) }
+            // Namespaces are the broker's to judge: it knows those the configuration declares.
+            if let problem = Topic.syntaxProblem(with: topic) { throw ValidationError(problem.description) }
             let parsed: JSONValue
             do {
                 parsed = try JSONValue(parsing: body)

@@ -1,6 +1,7 @@
 // ShieldBusCLI: the `shieldbus` command — run the broker, tap and poke the bus, inspect state.
 
 import ArgumentParser
+import BusProtocol
 import Foundation
 import Logging
 
@@ -37,7 +38,35 @@ func bootstrapLogging(_ level: Logger.Level?, default defaultLevel: Logger.Level
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = chosen
-        return handler
+        return TerminalSafeLogHandler(handler)
+    }
+}
+
+/// Logs quote what clients and plugins sent (names, reasons, the last line of a plugin's log): their control and
+/// invisible characters are escaped before they reach the terminal.
+struct TerminalSafeLogHandler: LogHandler {
+    private var wrapped: StreamLogHandler
+
+    init(_ wrapped: StreamLogHandler) { self.wrapped = wrapped }
+
+    var logLevel: Logger.Level {
+        get { wrapped.logLevel }
+        set { wrapped.logLevel = newValue }
+    }
+
+    var metadata: Logger.Metadata {
+        get { wrapped.metadata }
+        set { wrapped.metadata = newValue }
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { wrapped[metadataKey: key] }
+        set { wrapped[metadataKey: key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        let safe = metadata?.mapValues { Logger.MetadataValue.string(TerminalText.escaped($0.description)) }
+        wrapped.log(level: level, message: "\(TerminalText.escaped(message.description))", metadata: safe, source: source, file: file, function: function, line: line)
     }
 }
 

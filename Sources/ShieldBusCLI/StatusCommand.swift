@@ -23,11 +23,12 @@ extension ShieldBus {
                                                hello: Hello(name: BusTool.name("status"), role: .tool, subscriptions: []))
             defer { connection.close() }
             let report = try connection.status()
+            // Names, subscriptions and errors come from clients: escaped, so they cannot act on the terminal.
             if json {
-                print(report.jsonText)
+                print(TerminalText.escapedJSON(report.jsonText))
                 return
             }
-            print(StatusRenderer.render(report))
+            print(StatusRenderer.render(report).split(separator: "\n", omittingEmptySubsequences: false).map { TerminalText.escaped(String($0)) }.joined(separator: "\n"))
         }
     }
 }

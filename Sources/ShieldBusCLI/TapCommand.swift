@@ -55,13 +55,14 @@ extension ShieldBus {
                     seen += 1
                     let encoded = WireCodec.encodeEnvelope(envelope)
                     if let recorder { recorder.write(Data(encoded + [0x0A])) }
+                    // Nothing from the bus reaches the terminal raw: a body or a corr may hold escape sequences.
                     if json {
-                        output.write(Data(encoded + [0x0A]))
+                        output.write(Data((TerminalText.escapedJSON(String(decoding: encoded, as: UTF8.self)) + "\n").utf8))
                     } else {
-                        output.write(Data((formatter.lines(for: envelope).joined(separator: "\n") + "\n").utf8))
+                        output.write(Data((formatter.lines(for: envelope).map(TerminalText.escaped).joined(separator: "\n") + "\n").utf8))
                     }
                 case .error(let report):
-                    printError("error from broker: \(report.message)")
+                    printError("error from broker: \(TerminalText.escaped(report.message))")
                 case .bye(let reason):
                     printError("the broker left: \(reason)")
                     return

@@ -131,7 +131,7 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                if envelope.corr == corr && envelope.isReply { return envelope }
+                if envelope.corr == corr && envelope.isReply && (envelope.isFromSystem || !Topic.isAnsweredBySystem(topic)) { return envelope }
                 pending.append(envelope)
             case .error(let report):
                 throw PluginError.device(DeviceError(code: report.code, message: report.message))
@@ -218,6 +218,13 @@ public final class PluginRuntime {
     private var beforeReady: [Envelope] = []
 
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
+        // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
+        // act on one that claims otherwise.
+        if Topic.isSystemOnly(envelope.topic) && !envelope.isFromSystem {
+            logger.error("ignored \(envelope.topic) from \(TerminalText.escaped(envelope.sender)): only the system sends it")
+            if pending.isEmpty && acknowledge { try? connection.acknowledge(seq: max(highestSeen, envelope.seq)) }
+            return
+        }
         if startWork != nil && envelope.topic != "bus.ready" {
             beforeReady.append(envelope)
             return

@@ -24,14 +24,14 @@ final class BadInputTests: XCTestCase {
     /// Sends raw frames from a fresh DEALER (optionally after a valid hello) and returns what came back and
     /// the `bus.error` event a watching tap saw.
     func send(_ frames: [[UInt8]], helloFirst name: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> (reply: BrokerMessage?, busError: JSONValue?) {
-        let tap = try broker.connect(name: "watch-\(UUID().uuidString.prefix(6))", subscriptions: ["bus.error"])
+        let tap = try broker.connect(name: "watch-\(UUID().uuidString.prefix(6).lowercased())", subscriptions: ["bus.error"])
         defer { tap.close() }
         let context = try Context()
         let dealer = try Socket(context, .dealer)
         try dealer.setReceiveTimeout(milliseconds: 5000)
         try dealer.connect(broker.runtime.brokerEndpoint())
         if let name {
-            try dealer.send(WireCodec.encode(.hello(Hello(name: name, role: .generic, subscriptions: []))))
+            try dealer.send(WireCodec.encode(.hello(Hello(name: name, role: .generic, subscriptions: [], credential: broker.runtime.cookie()))))
             guard case .welcome? = try dealer.receive().map(WireCodec.decodeBrokerMessage) else {
                 XCTFail("no welcome", file: file, line: line)
                 return (nil, nil)
@@ -56,7 +56,7 @@ final class BadInputTests: XCTestCase {
         let after = try broker.status()["counters"]?["errorsByCode"]?[code]?.intValue ?? 0
         XCTAssertEqual(after, before + 1, "status counts the fault", file: file, line: line)
         // Everyone else is still served.
-        let other = try broker.connect(name: "still-\(UUID().uuidString.prefix(6))", subscriptions: ["app.ok"])
+        let other = try broker.connect(name: "still-\(UUID().uuidString.prefix(6).lowercased())", subscriptions: ["app.ok"])
         try other.publish(Publish(topic: "app.ok", body: ["fine": true]))
         XCTAssertEqual(try collectEvents(from: other) { !$0.isEmpty }.first?.topic, "app.ok", file: file, line: line)
         other.close()
@@ -104,7 +104,7 @@ final class BadInputTests: XCTestCase {
     func testASecondClientCannotTakeALiveClientsName() throws {
         let first = try broker.connect(name: "unique-name", role: .generic, subscriptions: [])
         defer { first.close() }
-        try assertRefused(WireCodec.encode(.hello(Hello(name: "unique-name", role: .generic, subscriptions: []))), code: "name-taken")
+        try assertRefused(WireCodec.encode(.hello(Hello(name: "unique-name", role: .generic, subscriptions: [], credential: broker.runtime.cookie()))), code: "name-taken")
         XCTAssertNoThrow(try first.publish(Publish(topic: "app.still.mine", body: [:])))
     }
 

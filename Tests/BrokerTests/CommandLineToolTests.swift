@@ -57,11 +57,41 @@ final class CommandLineToolTests: XCTestCase {
         XCTAssertTrue(events.allSatisfy { $0.seq > first.seq })
     }
 
+    /// What a client sends cannot act on the person's terminal: tap's text and JSON escape control characters
+    /// (ESC, the 8-bit CSI, BEL) and invisible ones (zero-width, bidirectional overrides).
+    func testTapEscapesWhatWouldActOnTheTerminal() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        let hostile = "\u{1B}]0;owned\u{7}\u{1B}[2J\u{9B}31m\u{200B}\u{202E}"
+        for json in [false, true] {
+            let tap = Process()
+            tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+            tap.arguments = ["tap", "--count", "1", "--runtime-dir", broker.runtime.path, "app.hostile"] + (json ? ["--json"] : [])
+            let output = Pipe()
+            tap.standardOutput = output
+            try tap.run()
+            waitUntil("the tap to connect") {
+                ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+            }
+            let sender = try broker.connect(name: "hostile-\(json)", role: .generic, subscriptions: [])
+            try sender.publish(Publish(topic: "app.hostile", body: ["text": .string(hostile)], corr: hostile))
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            tap.waitUntilExit()
+            sender.close()
+            XCTAssertFalse(printed.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B || $0.value == 0x200B || $0.value == 0x202E },
+                           "nothing raw reaches the terminal: \(printed.debugDescription)")
+            XCTAssertTrue(printed.contains("owned"), printed)
+            if json {
+                let envelope = try WireCodec.decodeEnvelope(Array(printed.trimmingCharacters(in: .newlines).utf8))
+                XCTAssertEqual(envelope.bodyValue["text"]?.stringValue, hostile, "escaped JSON still means the same")
+            }
+        }
+    }
+
     func testSendRefusesWhatTheBrokerWouldRefuse() throws {
         let broker = try BrokerProcess(configuration: "name: tools\n")
         let reserved = try shieldbus(["send", "clock.tick", "{}"], runtime: broker.runtime)
         XCTAssertNotEqual(reserved.status, 0)
-        XCTAssertTrue(reserved.errors.contains("reserved for the broker"), reserved.errors)
+        XCTAssertTrue(reserved.errors.contains("only the system produces"), reserved.errors)
         let notJSON = try shieldbus(["send", "app.x", "{oops"], runtime: broker.runtime)
         XCTAssertNotEqual(notJSON.status, 0)
         XCTAssertTrue(notJSON.errors.contains("not JSON"), notJSON.errors)

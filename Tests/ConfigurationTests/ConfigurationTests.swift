@@ -62,6 +62,33 @@ final class ConfigurationTests: XCTestCase {
                     line: 3, key: "plugins[1].name", contains: "used twice")
     }
 
+    func testPluginNamesFollowTheBusNameRule() {
+        assertError("plugins:\n  - {name: Monitor, executable: x, role: monitor}\n", line: 2, key: "plugins[0].name", contains: "lowercase ASCII letters")
+        assertError("plugins:\n  - {name: broker, executable: x, role: monitor}\n", line: 2, key: "plugins[0].name", contains: "reserved")
+    }
+
+    func testNamespacesAndOutsideClients() throws {
+        let configuration = try parse("""
+        plugins:
+          - {name: coach, executable: x, role: generic, namespaces: [focuscoach]}
+        clients:
+          - {roles: [tap]}
+          - {name: person, roles: [tool, generic], namespaces: [person-notes]}
+
+        """)
+        XCTAssertEqual(configuration.plugins[0].namespaces, ["focuscoach"])
+        XCTAssertEqual(configuration.clients?.count, 2)
+        XCTAssertEqual(configuration.clients?[1], .init(name: "person", roles: [.tool, .generic], namespaces: ["person-notes"]))
+        XCTAssertNil(try parse("name: x\n").clients, "no clients: section means the defaults")
+        assertError("plugins:\n  - {name: a, executable: x, role: generic, namespaces: [app]}\n", line: 2, key: "plugins[0].namespaces[0]", contains: "system's namespaces")
+        assertError("plugins:\n  - {name: a, executable: x, role: generic, namespaces: [coach]}\n  - {name: b, executable: x, role: generic, namespaces: [coach]}\n",
+                    line: 3, key: "plugins[1].namespaces[0]", contains: "declared twice")
+        assertError("plugins:\n  - {name: a, executable: x, role: generic, namespaces: [a.b]}\n", line: 2, key: "plugins[0].namespaces[0]", contains: "one topic segment")
+        assertError("clients:\n  - {roles: [wizard]}\n", line: 2, key: "clients[0].roles[0]", contains: "expected one of")
+        assertError("clients:\n  - {roles: [generic], namespaces: [mine]}\n", line: 2, key: "clients[0].namespaces", contains: "only a client with a 'name'")
+        assertError("clients:\n  - {name: Person, roles: [tool]}\n", line: 2, key: "clients[0].name", contains: "lowercase ASCII letters")
+    }
+
     func testYAMLSyntaxErrorHasALine() {
         XCTAssertThrowsError(try parse("name: [unclosed\nbus: 1\n")) { error in
             XCTAssertTrue("\(error)".hasPrefix("test.yml:"), "\(error)")

@@ -1,5 +1,6 @@
 import BusProtocol
 import Configuration
+import DeviceOS
 import Foundation
 import LockInvariant
 import ShieldBusTestSupport
@@ -9,16 +10,6 @@ import XCTest
 /// invariant checked over the whole run. A failure prints its seed, so it replays exactly.
 /// More days or seeds: SHIELDBUS_SOAK_DAYS, SHIELDBUS_SOAK_SEEDS (comma-separated).
 final class SoakTests: XCTestCase {
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let distracting = ["Instagram", "TikTok", "YouTube", "Reddit", "Candy Crush", "Clash Royale"]
     static let other = ["Duolingo", "Kindle", "Spotify", "WhatsApp", "Maps", "Notion"]
@@ -27,7 +18,7 @@ final class SoakTests: XCTestCase {
     /// A heavy user's days: pickups every few minutes, habits done (or not), the app backgrounded, force-quit,
     /// the phone restarted, iOS updated, shields dismissed.
     static func scenario(seed: UInt64, days: Int) -> String {
-        var random = Generator(state: seed)
+        var random = SeededRandom(seed: seed)
         var lines = ["name: soak-\(seed)", "start: 2026-11-23T06:00", "profile: ios-realistic", "seed: \(seed)", "steps:"]
         func step(_ at: String, _ action: String) { lines.append("  - at: \"\(at)\"\n    \(action)") }
         for day in 1...days {

@@ -270,32 +270,6 @@ final class PythonPluginTests: XCTestCase {
 
     // MARK: Helpers
 
-    struct PythonUnavailable: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// python3 from PATH, able to import zmq — else the test fails saying what to install.
-    func requirePython(file: StaticString = #filePath, line: UInt = #line) throws -> String {
-        XCTAssertTrue(FileManager.default.fileExists(atPath: Self.pluginPath), "the example plugin is missing: \(Self.pluginPath)", file: file, line: line)
-        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        guard let python = searchPath.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            let message = "python3 is not on PATH (\(searchPath)): the Python plugin tests need Python 3 with pyzmq — install python3, then run `make deps` (or `pip install pyzmq`)"
-            XCTFail(message, file: file, line: line)
-            throw PythonUnavailable(description: message)
-        }
-        let work = TemporaryDirectory(prefix: "sbpy")
-        let check = try startProcess(python, ["-c", "import zmq"], environment: ProcessInfo.processInfo.environment, log: work.file("check.log"))
-        waitUntil("python3 -c 'import zmq' to finish", file: file, line: line) { !check.isRunning }
-        if check.isRunning { kill(check.processIdentifier, SIGKILL); check.waitUntilExit() }
-        guard check.terminationStatus == 0 else {
-            let output = ((try? String(contentsOfFile: work.file("check.log"), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
-            let message = "python3 (\(python)) cannot import zmq (\(output.split(separator: "\n").last ?? "")): the Python plugin tests need pyzmq — run `make deps` (or `pip install pyzmq`)"
-            XCTFail(message, file: file, line: line)
-            throw PythonUnavailable(description: message)
-        }
-        return python
-    }
-
     /// A ping body that exercises the echo: nesting, arrays, booleans, null, unicode, escapes, big and
     /// fractional numbers.
     func pingBody(_ n: Int64) -> JSONValue {
@@ -326,5 +300,34 @@ final class PythonPluginTests: XCTestCase {
         XCTAssertNotNil(ping, "the ping was sequenced", file: file, line: line)
         XCTAssertEqual(pong?.bodyValue["echo"], ["n": .int(n)], "the pong echoes the ping: \(events.map(\.topic))", file: file, line: line)
         XCTAssertEqual(pong?.bodyValue["answers"]?.intValue, ping.map { Int64($0.seq) }, file: file, line: line)
+    }
+}
+
+/// Python for the tests that run Python clients.
+extension XCTestCase {
+    struct PythonUnavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// python3 from PATH, able to import zmq — else the test fails saying what to install.
+    func requirePython(file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: PythonPluginTests.pluginPath), "the example plugin is missing: \(PythonPluginTests.pluginPath)", file: file, line: line)
+        let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        guard let python = searchPath.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            let message = "python3 is not on PATH (\(searchPath)): the Python plugin tests need Python 3 with pyzmq — install python3, then run `make deps` (or `pip install pyzmq`)"
+            XCTFail(message, file: file, line: line)
+            throw PythonUnavailable(description: message)
+        }
+        let work = TemporaryDirectory(prefix: "sbpy")
+        let check = try startProcess(python, ["-c", "import zmq"], environment: ProcessInfo.processInfo.environment, log: work.file("check.log"))
+        waitUntil("python3 -c 'import zmq' to finish", file: file, line: line) { !check.isRunning }
+        if check.isRunning { kill(check.processIdentifier, SIGKILL); check.waitUntilExit() }
+        guard check.terminationStatus == 0 else {
+            let output = ((try? String(contentsOfFile: work.file("check.log"), encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let message = "python3 (\(python)) cannot import zmq (\(output.split(separator: "\n").last ?? "")): the Python plugin tests need pyzmq — run `make deps` (or `pip install pyzmq`)"
+            XCTFail(message, file: file, line: line)
+            throw PythonUnavailable(description: message)
+        }
+        return python
     }
 }

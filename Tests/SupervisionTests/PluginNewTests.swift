@@ -71,8 +71,10 @@ final class PluginNewTests: XCTestCase {
         let folder = try package(targets: "        .target(name: \"taken\"),\n        \(Self.marker)\n")
         let before = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
         let cases: [([String], String)] = [
-            (["Focus Shield", "--kind", "shield"], "'Focus Shield' cannot name a plugin: it must start with a lowercase letter"),
-            (["focus_shield", "--kind", "shield"], "it must be at most 64 lowercase letters, digits and '-'"),
+            (["Focus Shield", "--kind", "shield"], "'Focus Shield' cannot name a plugin: it may contain only lowercase ASCII letters a-z, digits 0-9 and '-'"),
+            (["9lives", "--kind", "shield"], "'9lives' cannot name a plugin: it must start with a lowercase letter"),
+            (["focus_shield", "--kind", "shield"], "it may contain only lowercase ASCII letters a-z, digits 0-9 and '-'"),
+            (["brоker", "--kind", "shield"], "it may contain only lowercase ASCII letters a-z, digits 0-9 and '-'"),
             (["broker", "--kind", "generic"], "'broker' cannot name a plugin: it is reserved"),
             (["taken", "--kind", "generic"], "already has a target named 'taken'; choose another name"),
             (["fine", "--kind", "wizard"], "The value 'wizard' is invalid for '--kind <kind>'"),

@@ -117,7 +117,7 @@ public final class BrokerProcess {
     }
 
     /// A connected client.
-    public func connect(name: String, role: Role = .tap, subscriptions: [String] = [""]) throws -> BusConnection {
+    public func connect(name: String, role: Role = .tool, subscriptions: [String] = [""]) throws -> BusConnection {
         let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions))
         try connection.connect(timeoutMilliseconds: 5000)
         return connection
@@ -125,7 +125,7 @@ public final class BrokerProcess {
 
     /// The status report.
     public func status(timeoutMilliseconds: Int = 3000) throws -> JSONValue {
-        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "status-\(UUID().uuidString.prefix(6))", role: .tool, subscriptions: []))
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "status-\(UUID().uuidString.prefix(6).lowercased())", role: .tool, subscriptions: []))
         defer { connection.close() }
         return try connection.status(timeoutMilliseconds: timeoutMilliseconds)
     }

@@ -69,6 +69,22 @@ def find_endpoint(explicit_endpoint=None, explicit_runtime_dir=None):
     return written or f"ipc://{directory}/bus.sock"
 
 
+def find_credential(endpoint, explicit_runtime_dir=None):
+    """What admits us (docs/protocol.md § 4.1): $SHIELDBUS_CREDENTIAL when the broker started us (our per-launch
+    credential), else the cookie in the runtime directory — the ipc socket's folder, else the resolved one."""
+    if os.environ.get("SHIELDBUS_CREDENTIAL"):
+        return os.environ["SHIELDBUS_CREDENTIAL"]
+    if endpoint.startswith("ipc://") and not endpoint.startswith("ipc://@") and not explicit_runtime_dir:
+        directory = os.path.dirname(endpoint[len("ipc://"):])
+    else:
+        directory = runtime_directory(explicit_runtime_dir)
+    try:
+        with open(directory + "/cookie", encoding="utf-8") as file:
+            return file.read().strip() or None
+    except OSError:
+        return None
+
+
 def compact(value):
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
@@ -87,8 +103,9 @@ class Refused(Exception):
 
 
 class BusConnection:
-    def __init__(self, endpoint, name, role, subscriptions, version=PROTOCOL_VERSION):
+    def __init__(self, endpoint, name, role, subscriptions, version=PROTOCOL_VERSION, runtime_dir=None):
         self.endpoint = endpoint
+        self.runtime_dir = runtime_dir
         self.name = name
         self.role = role
         self.subscriptions = subscriptions
@@ -118,8 +135,12 @@ class BusConnection:
         self.last_sent = time.monotonic()
 
     def hello(self):
-        self.send("hello", {"name": self.name, "role": self.role, "subscribe": self.subscriptions,
-                            "acks": self.role not in ("tap", "tool"), "pid": os.getpid()})
+        fields = {"name": self.name, "role": self.role, "subscribe": self.subscriptions,
+                  "acks": self.role not in ("tap", "tool"), "pid": os.getpid()}  # the pid is informational only
+        credential = find_credential(self.endpoint, self.runtime_dir)  # read afresh: a new broker may have a new cookie
+        if credential:
+            fields["credential"] = credential
+        self.send("hello", fields)
         self.last_hello = time.monotonic()
         self.awaiting_welcome = True
 
@@ -197,7 +218,7 @@ class BusConnection:
                     log("the broker does not know us (hello-required); saying hello again")
                     self.hello()
                 return None
-            if self.welcome is None or fields.get("code") in ("unsupported-version", "bad-hello"):
+            if self.welcome is None or fields.get("code") in ("unsupported-version", "bad-hello", "bad-name", "not-admitted", "role-not-allowed"):
                 raise Refused(fields)
             return (kind, fields, None)
         if kind == "bye":
@@ -261,7 +282,7 @@ def main(argv=None):
     signal.signal(signal.SIGINT, stop)
 
     endpoint = find_endpoint(arguments.endpoint, arguments.runtime_dir)
-    bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version)
+    bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version, arguments.runtime_dir)
     poller = zmq.Poller()
     poller.register(bus.socket, zmq.POLLIN)
     poller.register(wake_read, zmq.POLLIN)

@@ -2,8 +2,9 @@
 //
 // Usage: fixture-supervised [--crash-at-start | --raw-hello JSON]
 // Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
-// with status 3 and `app.sup.hang` makes it stop answering and heartbeating. --crash-at-start exits with status 3
-// at once; --raw-hello says hello with the given JSON object (plus its name and pid), as a plugin in another
+// with status 3 and `app.sup.hang` makes it stop answering and heartbeating; `activity.habit.completed` is
+// answered with `app.sup.habit` {"sender"}. --crash-at-start exits with status 3
+// at once; --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
 // language might, and exits with status 1 when the broker refuses it.
 
 import BusClient
@@ -20,7 +21,7 @@ func fail(_ message: String, status: Int32) -> Never {
 }
 
 final class SupervisedFixture: BusPlugin {
-    override var subscriptions: [String] { ["app.sup."] }
+    override var subscriptions: [String] { ["app.sup.", "activity.habit."] }
 
     override func handle(_ envelope: Envelope) {
         switch envelope.topic {
@@ -29,6 +30,8 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.pong", json: ["n": n, "pid": .int(Int64(getpid()))])
         case "app.sup.crash":
             fail("crashing, as asked", status: 3)
+        case "activity.habit.completed":  // the SDK hands it over only when the system sent it
+            try? PluginRuntime.current?.publish("app.sup.habit", json: ["sender": .string(envelope.sender)])
         case "app.sup.hang":
             signal(SIGTERM, SIG_DFL)  // so stopping the broker still ends this process at once
             while true { pause() }
@@ -43,6 +46,8 @@ func sayRawHello(_ json: String) throws -> Never {
     guard var hello = (try? JSONValue(parsing: json))?.objectValue else { fail("--raw-hello needs a JSON object", status: 2) }
     hello["name"] = .string(name)
     hello["pid"] = .int(Int64(getpid()))
+    // Its launch credential: without it the broker would refuse any hello under this name, whatever else is wrong.
+    if let credential = ProcessInfo.processInfo.environment[BusCredential.environmentKey] { hello["credential"] = .string(credential) }
     let endpoint = ProcessInfo.processInfo.environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
     let context = try Context()
     let socket = try Socket(context, .dealer)

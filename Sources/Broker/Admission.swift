@@ -1,0 +1,46 @@
+import BusClient
+import BusProtocol
+
+/// Who may say hello as whom (docs/protocol.md § 4.1). A configured plugin's name is only for the process the
+/// broker started for it, which proves it with its per-launch credential (a pid proves nothing); its role comes
+/// from the configuration and is its alone when the OS addresses that role. Everyone else is an outside client,
+/// admitted by the runtime directory's cookie to the roles the configuration's `clients:` grants.
+struct Admission {
+    let cookie: String
+    let grants: [ClientGrant]
+    let runtimeDirectory: RuntimeDirectory
+
+    enum Admitted {
+        case supervised(PluginSupervisor.Plugin)
+        case outside
+    }
+
+    /// Admits `hello`, or says why not.
+    func admit(_ hello: Hello, plugins: [PluginSupervisor.Plugin]) -> Result<Admitted, BusProtocolError> {
+        if let plugin = plugins.first(where: { $0.spec.name == hello.name }) {
+            guard BusCredential.matches(hello.credential, plugin.credential) else {
+                return .failure(.notAdmitted("'\(hello.name)' is a configured plugin: only the process the broker started for it may use that name, "
+                    + "and it proves it with its per-launch credential (\(BusCredential.environmentKey)); a pid proves nothing"))
+            }
+            return .success(.supervised(plugin))
+        }
+        guard BusCredential.matches(hello.credential, cookie) else {
+            return .failure(.notAdmitted("an outside client presents the cookie from \(runtimeDirectory.cookiePath) (readable only by the broker's user) "
+                + "in its hello's 'credential'; the shieldbus tools and the SDK read it themselves"))
+        }
+        if hello.role.isExclusive, let holder = plugins.first(where: { $0.spec.role == hello.role }) {
+            return .failure(.roleNotAllowed("the role '\(hello.role.rawValue)' belongs to the configured plugin '\(holder.spec.name)'"))
+        }
+        guard grants.contains(where: { ($0.name == nil || $0.name == hello.name) && $0.roles.contains(hello.role) }) else {
+            let allowed = Set(grants.filter { $0.name == nil || $0.name == hello.name }.flatMap(\.roles)).map(\.rawValue).sorted()
+            return .failure(.roleNotAllowed("the configuration's `clients:` does not let '\(hello.name)' take the role '\(hello.role.rawValue)'"
+                + " (it may take: \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")))"))
+        }
+        return .success(.outside)
+    }
+
+    /// Whether `credential` belongs to this user: the cookie, or a running plugin's launch credential.
+    func isTrusted(_ credential: String?, plugins: [PluginSupervisor.Plugin]) -> Bool {
+        BusCredential.matches(credential, cookie) || plugins.contains { BusCredential.matches(credential, $0.credential) }
+    }
+}

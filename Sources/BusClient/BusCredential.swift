@@ -1,0 +1,53 @@
+import Foundation
+
+/// The secrets that admit a client to the bus (docs/protocol.md § 4.1): a supervised plugin's per-launch
+/// credential, handed only to the process the broker started (`SHIELDBUS_CREDENTIAL` in its environment), and
+/// the cookie for outside clients, a file in the runtime directory only its owner can read (as X11 and Jupyter do).
+public enum BusCredential {
+    /// The environment variable that hands a supervised plugin its per-launch credential.
+    public static let environmentKey = "SHIELDBUS_CREDENTIAL"
+
+    /// A fresh secret: 32 random bytes (the system's cryptographic generator), as 64 hex digits.
+    public static func random() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in
+            let byte = UInt8.random(in: .min ... .max, using: &generator)
+            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        }.joined()
+    }
+
+    /// Whether `presented` equals `expected`, in time that does not depend on where they differ.
+    public static func matches(_ presented: String?, _ expected: String?) -> Bool {
+        guard let presented, let expected else { return false }
+        let a = Array(presented.utf8), b = Array(expected.utf8)
+        guard a.count == b.count, !b.isEmpty else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+
+    /// The credential a client of `endpoint` presents: its per-launch credential when the broker started it,
+    /// else the cookie of the runtime directory — the ipc socket's folder, or the resolved one for tcp.
+    public static func forClient(endpoint: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let launch = environment[environmentKey], !launch.isEmpty { return launch }
+        let runtime: RuntimeDirectory
+        if endpoint.hasPrefix("ipc://"), !endpoint.hasPrefix("ipc://@") {
+            runtime = RuntimeDirectory(path: (String(endpoint.dropFirst("ipc://".count)) as NSString).deletingLastPathComponent)
+        } else {
+            runtime = RuntimeDirectory.resolve(nil, environment: environment)
+        }
+        return runtime.cookie()
+    }
+}
+
+extension RuntimeDirectory {
+    /// The cookie for outside clients, written by the broker at start (mode 0600).
+    public var cookiePath: String { path + "/cookie" }
+
+    /// The cookie's contents, if this user can read it.
+    public func cookie() -> String? {
+        guard let text = try? String(contentsOfFile: cookiePath, encoding: .utf8) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import BusClient
+import BusProtocol
+import DeviceOS
+import XCTest
+
+/// The rules of who may be whom and publish what, as pure functions (the broker applies them; BrokerTests and
+/// the Python attack suite check them through the real broker).
+final class TrustRulesTests: XCTestCase {
+
+    func testNamesAreLowercaseASCIILettersDigitsAndDashesOfOneTo64Bytes() {
+        for good in ["monitor", "a", "py-echo", "focus-coach-2", String(repeating: "x", count: 64), "9lives"] {
+            XCTAssertNil(BusName.problem(with: good), good)
+        }
+        let bad = ["", "Broker", "brоker" /* Cyrillic о */, "mon\u{1B}[2Jitor", "nul\u{0}l", "bell\u{7}", "zero\u{200B}width",
+                   "rtl\u{202E}gnp", "with space", "under_score", "dot.ted", "ünicode", String(repeating: "x", count: 65),
+                   "broker", "scenario", "system", "peer-00ff"]
+        for name in bad {
+            XCTAssertEqual(BusName.problem(with: name)?.code, "bad-name", TerminalText.escaped(name))
+        }
+    }
+
+    /// A property over many generated names: the rule accepts exactly the names made only of [a-z0-9-], 1–64
+    /// bytes, that are not reserved — whatever scalars are mixed in.
+    func testTheNameRuleAgreesWithItsDefinitionOnGeneratedNames() {
+        let alphabet: [Unicode.Scalar] = Array("abcxyz019-".unicodeScalars) + ["A", "Z", "_", ".", " ", "\u{0}", "\u{1B}", "\u{7F}", "\u{85}",
+                                                                               "\u{200B}", "\u{202E}", "\u{43E}", "é", "😀"]
+        var random = SeededRandom(seed: 10)
+        for _ in 0..<5_000 {
+            let length = Int.random(in: 0...70, using: &random)
+            var name = ""
+            for _ in 0..<length { name.unicodeScalars.append(alphabet.randomElement(using: &random)!) }
+            let expected = (1...64).contains(name.utf8.count)
+                && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }
+                && !BusName.reserved.contains(name) && !name.hasPrefix("peer-")
+            XCTAssertEqual(BusName.problem(with: name) == nil, expected, TerminalText.escaped(name))
+        }
+    }
+
+    func testTerminalTextEscapesControlAndInvisibleCharactersAndKeepsTheRest() {
+        XCTAssertEqual(TerminalText.escaped("plain text, Grüße, 日本, 😀"), "plain text, Grüße, 日本, 😀")
+        XCTAssertEqual(TerminalText.escaped("a\u{1B}[2Jb"), "a\\u{1b}[2Jb")
+        XCTAssertEqual(TerminalText.escaped("\u{0}\u{7}\u{7F}\u{9B}"), "\\u{0}\\u{7}\\u{7f}\\u{9b}")
+        XCTAssertEqual(TerminalText.escaped("x\u{200B}y\u{202E}z"), "x\\u{200b}y\\u{202e}z")
+        XCTAssertEqual(TerminalText.escaped("line\nbreak"), "line\\u{a}break")
+    }
+
+    /// Escaping JSON for the terminal keeps it valid JSON with the same meaning, over generated strings.
+    func testEscapedJSONMeansTheSameAndShowsNothingRaw() throws {
+        let alphabet: [Unicode.Scalar] = Array("ab\"\\ {}".unicodeScalars) + ["\u{0}", "\u{1B}", "\u{7F}", "\u{9B}", "\u{200B}", "\u{202E}",
+                                                                              "\u{E000}", "é", "😀", "\u{2028}"]
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<2_000 {
+            var text = ""
+            for _ in 0..<Int.random(in: 0...20, using: &random) { text.unicodeScalars.append(alphabet.randomElement(using: &random)!) }
+            let json = JSONValue.object(["s": .string(text)]).jsonText
+            let shown = TerminalText.escapedJSON(json)
+            XCTAssertEqual(try JSONValue(parsing: Array(shown.utf8)), try JSONValue(parsing: Array(json.utf8)), TerminalText.escaped(text))
+            XCTAssertEqual(TerminalText.escaped(shown), shown, "nothing left to escape in \(TerminalText.escaped(shown))")
+        }
+    }
+
+    func testOnlyTheSystemProducesActivityCallbacksButtonPressesClockDeviceAndLifecycle() {
+        for topic in ["activity.habit.completed", "activity.app.opened", "deviceactivity.interval-did-end", "deviceactivity.interval-did-start",
+                      "deviceactivity.event-did-reach-threshold", "shield.action.request", "shield.configuration.request", "shield.shown",
+                      "clock.tick", "device.restarted", "plugin.up", "bus.ready", "scenario.step", "managedsettings.changed",
+                      "app.lifecycle.will-enter-foreground", "app.timer.fired", "notification.tapped"] {
+            XCTAssertTrue(Topic.isSystemOnly(topic), topic)
+        }
+        for topic in ["managedsettings.write.request", "deviceactivity.start-monitoring.request", "shield.configuration.reply",
+                      "shield.action.reply", "app.unlock.started", "report.daily.request", "state.changed", "x.coach.tip", "input.open.request"] {
+            XCTAssertFalse(Topic.isSystemOnly(topic), topic)
+        }
+    }
+
+    func testPluginNamespacesBelongToTheirPlugin() {
+        XCTAssertEqual(Topic.owner(of: "x.coach.tip", declared: [:]), "coach")
+        XCTAssertEqual(Topic.owner(of: "focuscoach.session.started", declared: ["focuscoach": "coach"]), "coach")
+        XCTAssertNil(Topic.owner(of: "app.unlock.started", declared: ["focuscoach": "coach"]))
+        XCTAssertNil(Topic.problem(with: "x.coach.tip"))
+        XCTAssertEqual(Topic.problem(with: "focuscoach.tip")?.code, "unknown-topic")
+        XCTAssertNil(Topic.problem(with: "focuscoach.tip", declaredNamespaces: ["focuscoach"]))
+    }
+
+    func testRequestsAreAnsweredByTheirRoleOrByTheOS() {
+        XCTAssertEqual(Topic.answeringRole(forRequest: "shield.configuration.request"), .shield)
+        XCTAssertEqual(Topic.answeringRole(forRequest: "shield.action.request"), .action)
+        XCTAssertEqual(Topic.answeringRole(forRequest: "report.daily.request"), .report)
+        XCTAssertNil(Topic.answeringRole(forRequest: "managedsettings.write.request"))
+        XCTAssertTrue(Topic.isAnsweredBySystem("managedsettings.write.request"))
+        XCTAssertTrue(Topic.isAnsweredBySystem("input.open.request"))
+        XCTAssertFalse(Topic.isAnsweredBySystem("report.weekly.request"))
+        XCTAssertFalse(Topic.isAnsweredBySystem("x.coach.ask.request"))
+    }
+
+    func testTheSenderIsTheSystemOnlyUnderTheSystemsOwnNames() {
+        func envelope(_ source: String) -> Envelope { Envelope(seq: 1, time: 0, topic: "activity.habit.completed", source: source, body: Array("{}".utf8)) }
+        XCTAssertTrue(envelope("broker").isFromSystem)
+        XCTAssertTrue(envelope("scenario").isFromSystem)
+        XCTAssertFalse(envelope("companion-app").isFromSystem)
+        XCTAssertEqual(envelope("companion-app").sender, "companion-app")
+    }
+
+    func testCredentialsAreLongRandomAndComparedWhole() {
+        let one = BusCredential.random(), two = BusCredential.random()
+        XCTAssertEqual(one.utf8.count, 64)
+        XCTAssertNotEqual(one, two)
+        XCTAssertTrue(BusCredential.matches(one, one))
+        XCTAssertFalse(BusCredential.matches(one, two))
+        XCTAssertFalse(BusCredential.matches(String(one.dropLast()), one))
+        XCTAssertFalse(BusCredential.matches(nil, one))
+        XCTAssertFalse(BusCredential.matches("", ""), "an empty credential admits nobody")
+    }
+
+    func testAClientFindsTheCookieNextToTheSocketOrItsLaunchCredentialFirst() throws {
+        let directory = NSTemporaryDirectory() + "cookie-\(getpid())-\(Int.random(in: 0...999_999))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "abc123\n".write(toFile: directory + "/cookie", atomically: true, encoding: .utf8)
+        XCTAssertEqual(BusCredential.forClient(endpoint: "ipc://\(directory)/bus.sock", environment: [:]), "abc123")
+        XCTAssertEqual(BusCredential.forClient(endpoint: "tcp://127.0.0.1:5555", environment: ["SHIELDBUS_RUNTIME_DIR": directory]), "abc123")
+        XCTAssertEqual(BusCredential.forClient(endpoint: "ipc://\(directory)/bus.sock", environment: [BusCredential.environmentKey: "launch"]), "launch")
+    }
+}

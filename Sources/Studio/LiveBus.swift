@@ -5,7 +5,7 @@ import DeviceAPI
 import Foundation
 import Logging
 
-/// The Studio's own connection to a running broker, on a thread of its own: every event (as a tap sees them), the
+/// The Studio's own connection to a running broker, on a thread of its own: every event (a tap session), the
 /// ManagedSettings stores read once at connect, and the broker's status report once a second. Loses nothing while it runs and says hello again when the broker
 /// comes back.
 final class LiveBus: @unchecked Sendable {
@@ -39,11 +39,10 @@ final class LiveBus: @unchecked Sendable {
 
     /// Taps the broker until it leaves or the connection fails.
     private func follow() throws {
-        let name = BusTool.name("studio")
-        let connection = try BusTool.connect(runtimeDir: runtimeDirectory, name: name, role: .tool, subscriptions: [""])
+        // A tap, as `shieldbus tap`: only taps receive every event, the requests to a role among them.
+        let connection = try BusTool.connect(runtimeDir: runtimeDirectory, name: BusTool.name("studio"), role: .tap, subscriptions: [""])
         defer { connection.close() }
-        // What was set before the Studio came: the stores, read as any plugin reads them (the page folds the reply).
-        try connection.publish(Publish(topic: DeviceTopic.settingsReadRequest, body: [:], corr: "\(name)-stores"))
+        try askForTheStores()
         let zone = connection.welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         if narrator == nil { narrator = EventNarrator(timeZone: zone) }
         report(connected: true, message: "following the broker at \(connection.endpoint)", timeZone: zone)
@@ -70,6 +69,15 @@ final class LiveBus: @unchecked Sendable {
                 continue
             }
         }
+    }
+
+    /// What was set before the Studio came: the stores, read as any plugin reads them, from a tool session of its
+    /// own (taps only read); the tap sees the OS's reply, and the page folds it.
+    private func askForTheStores() throws {
+        let name = BusTool.name("studio-read")
+        let tool = try BusTool.connect(runtimeDir: runtimeDirectory, name: name, role: .tool, subscriptions: [])
+        defer { tool.close() }
+        try tool.publish(Publish(topic: DeviceTopic.settingsReadRequest, body: [:], corr: "\(name)-stores"))
     }
 
     private func report(connected: Bool, message: String, timeZone: TimeZone? = nil) {

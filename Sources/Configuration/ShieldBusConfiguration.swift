@@ -29,6 +29,8 @@ public struct ShieldBusConfiguration {
     public var scenario: String?
     public var device = DeviceSection()
     public var appGroups: [AppGroupDeclaration] = []
+    /// The products on the device, when it runs several (`products:`); see `resolvedProducts`.
+    public var products: [ProductDeclaration] = []
     /// Outside clients (admitted by the runtime directory's cookie) and the roles they may take; nil: the
     /// default (taps, tools and generic plugins of any name).
     public var clients: [ClientDeclaration]?
@@ -134,7 +136,7 @@ public struct ShieldBusConfiguration {
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
         let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
-                                                 "seed", "catalog", "state", "scenario", "device", "appGroups", "clients"])
+                                                 "seed", "catalog", "state", "scenario", "device", "appGroups", "clients", "products"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
@@ -196,6 +198,7 @@ public struct ShieldBusConfiguration {
                 return ClientDeclaration(name: name, roles: try roles.list().map { try $0.oneOf(Role.self) }, namespaces: declared)
             }
         }
+        if let products = top["products"] { try configuration.parseProducts(products, device: top["device"]) }
         return configuration
     }
 
@@ -350,6 +353,16 @@ public struct ShieldBusConfiguration {
         for id in device.selectionCategories where catalog.category(id: id) == nil {
             throw ConfigurationError(file: file, line: lines["device.selection"] ?? 0, column: 0, key: "device.selection",
                                      message: "no category '\(id)' in the catalog (categories: \(catalog.categories.map(\.id).joined(separator: ", ")))")
+        }
+        for product in products {
+            let key = "products.\(product.name)"
+            for name in (product.companionApp.map { [$0] } ?? []) + product.selectionApps where catalog.app(named: name) == nil {
+                let suggestion = closest(to: name, in: catalog.apps.map(\.name)).map { " — did you mean '\($0)'?" } ?? ""
+                throw ConfigurationError(file: file, line: lines[key] ?? 0, column: 0, key: key, message: "no app named '\(name)' in the catalog \(catalog.file)\(suggestion)")
+            }
+            for id in product.selectionCategories where catalog.category(id: id) == nil {
+                throw ConfigurationError(file: file, line: lines[key] ?? 0, column: 0, key: key, message: "no category '\(id)' in the catalog")
+            }
         }
     }
 }

@@ -19,6 +19,8 @@ public struct DeviceSettings {
     public var companionPluginName: String?
     /// The only plugin allowed to remove shields (nil: any plugin of the app).
     public var managedSettingsOwner: String?
+    /// Per store, the only plugin allowed to remove its shields (a product's `stores:`); before `managedSettingsOwner`.
+    public var storeOwners: [String: String] = [:]
     /// How the person answers the authorization request.
     public var authorization: AuthorizationPolicy = .approve
     /// What the person picks in the FamilyActivityPicker.

@@ -41,7 +41,7 @@ final class ManagedSettingsService {
         if write.store.isEmpty || write.store.count > 64 {
             return DeviceError(code: "bad-store-name", message: "a store name must be 1 to 64 characters")
         }
-        if let owner = device.settings.managedSettingsOwner, writer != owner,
+        if let owner = device.settings.storeOwners[write.store] ?? device.settings.managedSettingsOwner, writer != owner,
            !write.shield.covers(stores[write.store] ?? ShieldSettings()) {
             return DeviceError(code: "only-owner-may-remove",
                                message: "\(writer) may add shields but not remove them: only \(owner) (the stores' owner) removes shields; write your intent to the App-Group store instead")

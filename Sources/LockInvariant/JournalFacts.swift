@@ -1,144 +1,183 @@
 import BusProtocol
 import DeviceAPI
 import Foundation
+import ScreenTime
 
-/// What happened in a run, read from its journal: what the person did, what the OS did, and when each app
-/// or page was usable.
+/// Something that can be locked: an app or a web domain, each with its category's name, if it has one.
+enum Target: Hashable {
+    case app(String, category: String?)
+    case domain(String, category: String?)
+
+    var name: String {
+        switch self {
+        case .app(let name, _), .domain(let name, _): return name
+        }
+    }
+
+    var category: String? {
+        switch self {
+        case .app(_, let category), .domain(_, let category): return category
+        }
+    }
+
+    var isApp: Bool {
+        if case .app = self { return true }
+        return false
+    }
+}
+
+/// What happened in a run, read from its journal: only what the person did and what the OS did (events whose
+/// source is the OS), never what a plugin says about itself.
 struct JournalFacts {
+    /// A stretch during which a target was on screen and usable, or on screen under a shield.
     struct Span {
         var target: Target
         var from: Date
         var to: Date
+        /// A private browser tab (the OS records no usage for it).
+        var isPrivate = false
+        /// For a shield: the stores whose settings matched (or the OS setting behind an OS view).
+        var stores: Set<String> = []
     }
 
-    struct ShieldEvent {
-        var target: Target
+    /// A shield button the person pressed, on the shield of `target`.
+    struct Press {
         var at: Date
+        var action: ShieldAction
+        var target: Target
     }
 
-    private(set) var habitCompletions: [(at: Date, habit: String)] = []
-    private(set) var shieldActions: [(at: Date, action: String, target: String)] = []
-    private(set) var thresholdsReached: [Date] = []
-    private(set) var usableSpans: [Span] = []
-    private(set) var shields: [ShieldEvent] = []
-    private(set) var range: DateInterval
+    /// A write to a ManagedSettings store, as the OS applied it.
+    struct StoreChange {
+        var at: Date
+        var store: String
+        var writer: String
+        var shield: ShieldSettings
+        var epoch: Int
+    }
 
-    init(journal: [Envelope]) {
+    private(set) var range: DateInterval
+    private(set) var zones: ZoneTimeline
+    private(set) var habitCompletions: [(at: Date, habit: String)] = []
+    private(set) var presses: [Press] = []
+    private(set) var usable: [Span] = []
+    private(set) var shielded: [Span] = []
+    private(set) var storeChanges: [StoreChange] = []
+    /// Tokens as the OS named them: (epoch, kind, name) → token.
+    private var tokens: [TokenKey: String] = [:]
+
+    struct TokenKey: Hashable {
+        var epoch: Int
+        var kind: String
+        var name: String
+    }
+
+    /// The source the OS's events carry in the journal.
+    static let osSource = "broker"
+
+    init(journal: [Envelope], timeZone: TimeZone) {
         let first = journal.first.map { date(busTime: $0.time) } ?? Date(timeIntervalSince1970: 0)
         let last = journal.last.map { date(busTime: $0.time) } ?? first
         range = DateInterval(start: first, end: max(first, last))
-        var open: [Target: Date] = [:]
-        for envelope in journal {
+        zones = ZoneTimeline(initial: timeZone)
+        var reader = Reader()
+        for envelope in journal where envelope.source == Self.osSource {
+            reader.read(envelope, into: &self)
+        }
+        reader.closeAll(at: range.end, into: &self)
+        usable.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+        shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+    }
+
+    /// The token the OS used for a named app, category or domain in an epoch, if the journal shows it.
+    func token(epoch: Int, kind: String, name: String) -> String? {
+        tokens[TokenKey(epoch: epoch, kind: kind, name: name)]
+    }
+
+    /// Follows the OS's events in order, keeping what is open on screen.
+    private struct Reader {
+        var usable: [Target: Span] = [:]
+        var shield: Span?
+        /// The token epoch in force, relative to the journal's start (`device.os-updated` moves it on).
+        var epoch = 0
+        var started = false
+        var previous: Date?
+
+        mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             let at = date(busTime: envelope.time)
+            defer { previous = at }
             let body = envelope.bodyValue
             switch envelope.topic {
+            case "bus.started":
+                // A broker that starts again crashed: what was on screen was lost with it, at its last event.
+                if started { closeAll(at: previous ?? at, into: &facts) }
+                started = true
+            case DeviceTopic.restarted:
+                closeAll(at: at, into: &facts)
+            case "device.time-zone-changed":
+                if let zone = body["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) { facts.zones.change(to: zone, at: at) }
+            case DeviceTopic.osUpdated:
+                if let value = body["tokenEpoch"]?.intValue { epoch = Int(value) }
             case DeviceTopic.habitCompleted:
-                habitCompletions.append((at, body["habit"]?.stringValue ?? ""))
-            case DeviceTopic.actionHandled:
-                shieldActions.append((at, body["action"]?.stringValue ?? "", body["target"]?.stringValue ?? ""))
-            case DeviceTopic.eventDidReachThreshold:
-                thresholdsReached.append(at)
-            case DeviceTopic.appOpened:
-                open[Self.appTarget(body)] = at
-            case DeviceTopic.webVisited:
-                if let host = body["webDomain"]?["domain"]?.stringValue { open[.domain(host)] = at }
-            case DeviceTopic.appClosed:
-                let target = Self.appTarget(body)
-                if let from = open.removeValue(forKey: target) { usableSpans.append(Span(target: target, from: from, to: at)) }
-            case DeviceTopic.webLeft:
-                if let host = body["webDomain"]?["domain"]?.stringValue, let from = open.removeValue(forKey: .domain(host)) {
-                    usableSpans.append(Span(target: .domain(host), from: from, to: at))
-                }
+                if let habit = body["habit"]?.stringValue { facts.habitCompletions.append((at, habit)) }
+            case DeviceTopic.appOpened, DeviceTopic.webVisited:
+                guard let target = learn(body, into: &facts) else { return }
+                usable[target] = Span(target: target, from: at, to: at, isPrivate: body["isPrivate"]?.boolValue ?? false)
+            case DeviceTopic.appClosed, DeviceTopic.webLeft:
+                guard let target = learn(body, into: &facts), var span = usable.removeValue(forKey: target) else { return }
+                span.to = at
+                facts.usable.append(span)
             case DeviceTopic.shieldShown:
-                let target = body["target"]
-                if let app = target?["application"]?["localizedDisplayName"]?.stringValue {
-                    shields.append(ShieldEvent(target: .app(app, category: target?["category"]?["localizedDisplayName"]?.stringValue), at: at))
-                } else if let host = target?["webDomain"]?["domain"]?.stringValue {
-                    shields.append(ShieldEvent(target: .domain(host), at: at))
-                }
+                guard let target = learn(body["target"] ?? [:], into: &facts) else { return }
+                closeShield(at: at, into: &facts)  // a shield drawn anew replaces the one on screen
+                let stores = Set((body["stores"]?.arrayValue ?? []).compactMap(\.stringValue))
+                shield = Span(target: target, from: at, to: at, stores: stores)
+            case DeviceTopic.shieldDismissed:
+                closeShield(at: at, into: &facts)
+            case DeviceTopic.actionHandled:
+                guard let shield, let action = body["action"]?.stringValue.flatMap(ShieldAction.init(rawValue:)) else { return }
+                facts.presses.append(Press(at: at, action: action, target: shield.target))
+            case DeviceTopic.settingsChanged:
+                guard let change = try? DeviceAPICoding.decode(ManagedSettingsChanged.self, from: envelope.body) else { return }
+                facts.storeChanges.append(StoreChange(at: at, store: change.store, writer: change.writer, shield: change.shield, epoch: epoch))
             default:
                 break
             }
         }
-        for (target, from) in open { usableSpans.append(Span(target: target, from: from, to: range.end)) }
-        usableSpans.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
-    }
 
-    private static func appTarget(_ body: JSONValue) -> Target {
-        .app(body["application"]?["localizedDisplayName"]?.stringValue ?? "?", category: body["category"]?["localizedDisplayName"]?.stringValue)
-    }
-
-    /// The habit lock's unlocks: from the moment the day's last required habit was done, for `minutes`.
-    func unlockWindows(habitsPerDay: Int, minutes: Int, timeZone: TimeZone) -> [DateInterval] {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        var doneByDay: [Date: Set<String>] = [:]
-        var windows: [DateInterval] = []
-        for completion in habitCompletions {
-            let day = calendar.startOfDay(for: completion.at)
-            var done = doneByDay[day] ?? []
-            guard !done.contains(completion.habit) else { continue }
-            done.insert(completion.habit)
-            doneByDay[day] = done
-            if done.count == habitsPerDay { windows.append(DateInterval(start: completion.at, duration: Double(minutes) * 60)) }
+        mutating func closeShield(at date: Date, into facts: inout JournalFacts) {
+            guard var span = shield else { return }
+            span.to = date
+            facts.shielded.append(span)
+            shield = nil
         }
-        return windows
-    }
 
-    /// When grace passes began for a target: the person pressed "Open for N minutes" (the secondary button).
-    /// The person's press is the fact; whether the plugins honoured it is what is being checked.
-    func passes(for target: String) -> [Date] {
-        shieldActions.filter { $0.target == target && $0.action == "secondaryButtonPressed" }.map(\.at)
-    }
-
-    /// When a speed bump was dismissed for a target: the person pressed "Dismiss" (the primary button).
-    func nudges(for target: String) -> [Date] {
-        shieldActions.filter { $0.target == target && $0.action == "primaryButtonPressed" }.map(\.at)
-    }
-}
-
-/// Checks journals against the lock invariant.
-public struct LockInvariantChecker {
-    public let policy: LockPolicy
-
-    public init(policy: LockPolicy) {
-        self.policy = policy
-    }
-
-    /// Every breach in the journal, in time order.
-    public func violations(in journal: [Envelope]) -> [LockViolation] {
-        let facts = JournalFacts(journal: journal)
-        var lockedCache: [Target: Periods] = [:]
-        func locked(_ target: Target) -> Periods {
-            if let cached = lockedCache[target] { return cached }
-            let periods = policy.lockedPeriods(for: target, facts: facts, range: facts.range)
-            lockedCache[target] = periods
-            return periods
-        }
-        var found: [LockViolation] = []
-        for span in facts.usableSpans where policy.isSelected(span.target) {
-            for lock in locked(span.target).intervals where lock.end > span.from && lock.start < span.to {
-                let illegalFrom = max(span.from, lock.start.addingTimeInterval(policy.grace))
-                let illegalTo = min(span.to, lock.end)
-                guard illegalTo > illegalFrom else { continue }
-                found.append(LockViolation(kind: .usableWhileLocked, target: span.target.name, from: max(span.from, lock.start),
-                                           to: illegalTo, since: lock.start, timeZone: policy.timeZone))
+        mutating func closeAll(at date: Date, into facts: inout JournalFacts) {
+            closeShield(at: date, into: &facts)
+            for (_, span) in usable {
+                var closed = span
+                closed.to = date
+                facts.usable.append(closed)
             }
+            usable = [:]
         }
-        for shield in facts.shields {
-            guard policy.isSelected(shield.target) else {
-                found.append(LockViolation(kind: .shieldedWhileAllowed, target: shield.target.name, from: shield.at, to: shield.at,
-                                           since: facts.range.start, timeZone: policy.timeZone))
-                continue
+
+        /// The target an OS body names (an app or a web domain, with its category), learning its tokens.
+        func learn(_ body: JSONValue, into facts: inout JournalFacts) -> Target? {
+            let category = body["category"]?["localizedDisplayName"]?.stringValue
+            func remember(_ kind: String, _ name: String, _ token: String?) {
+                if let token { facts.tokens[TokenKey(epoch: epoch, kind: kind, name: name)] = token }
             }
-            let periods = locked(shield.target)
-            guard periods.containing(shield.at) == nil else { continue }
-            let allowedSince = periods.intervals.last { $0.end <= shield.at }?.end ?? facts.range.start
-            if shield.at.timeIntervalSince(allowedSince) > policy.grace {
-                found.append(LockViolation(kind: .shieldedWhileAllowed, target: shield.target.name, from: shield.at, to: shield.at,
-                                           since: allowedSince, timeZone: policy.timeZone))
+            if let category { remember("cat", category, body["category"]?["token"]?.stringValue) }
+            if let app = body["application"], let name = app["localizedDisplayName"]?.stringValue {
+                remember("app", name, app["token"]?.stringValue)
+                return .app(name, category: category)
             }
+            if let web = body["webDomain"], let host = web["domain"]?.stringValue {
+                remember("web", host, web["token"]?.stringValue)
+                return .domain(host, category: category)
+            }
+            return nil
         }
-        return found.sorted { ($0.from, $0.target) < ($1.from, $1.target) }
     }
 }

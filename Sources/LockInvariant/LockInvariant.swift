@@ -1,89 +1,177 @@
-// LockInvariant: checks a run's journal against the lock invariant — once an unlock or pass ends, nothing
-// selected is usable more than a minute after its end, and nothing is shielded that should not be.
+// LockInvariant: judges a run's journal against the lock invariant of every product in its configuration —
+// from what the person and the OS did, never from what the plugins claim.
 
 import BusProtocol
 import Configuration
 import Foundation
+import ScreenTime
 
 /// A breach of the lock invariant, in words a person can act on.
-public struct LockViolation: Equatable, CustomStringConvertible {
-    public enum Kind: String, Equatable {
-        /// Something selected was usable while it should have been locked (past the grace minute).
+public struct LockViolation: Equatable, CustomStringConvertible, Sendable {
+    public enum Kind: String, Equatable, Sendable {
+        /// Something selected was usable while it had to be locked, past the grace minute.
         case usableWhileLocked = "usable-while-locked"
-        /// Something was shielded while it should have been usable (an unlock, a pass, or never selected).
+        /// Something was under the product's shield while it had to be usable, past the grace minute.
         case shieldedWhileAllowed = "shielded-while-allowed"
     }
 
     public var kind: Kind
+    /// The product whose invariant was broken.
+    public var product: String
+    /// The app or web domain.
     public var target: String
+    /// In the wrong state from (no earlier than the state it had to be in began) …
     public var from: Date
+    /// … to.
     public var to: Date
-    /// When the lock (or the permission) began, which the grace minute counts from.
-    public var since: Date
+    /// When the state it had to be in began: the lock (the end of an unlock, a pass, a cooldown), or the
+    /// permission (the end of a lock); nil when the target is not selected at all.
+    public var since: Date?
+    /// The plugin whose store write last changed whether this target is shielded, before the violation
+    /// (`system` for the OS itself); nil when no write did.
+    public var decidedBy: String?
+    /// The zone in force at `from`, for printing local times.
     public var timeZone: TimeZone
 
+    /// How long past the end of the permitted state the wrong state lasted.
+    public var pastEnd: TimeInterval { to.timeIntervalSince(since ?? from) }
+
     public var description: String {
-        let minutes = Int((to.timeIntervalSince(from) / 60).rounded())
-        let after = Int(from.timeIntervalSince(since).rounded())
+        let span = "from \(Self.clock(from, timeZone)) to \(Self.clock(to, timeZone))"
+        let decided = " (last decided by \(decidedBy ?? "no plugin"))"
         switch kind {
         case .usableWhileLocked:
-            return "\(target) was usable from \(Self.clock(from, timeZone)) to \(Self.clock(to, timeZone)) (\(minutes) min), \(after) s after its lock began at \(Self.clock(since, timeZone))"
+            return "\(product): \(target) was usable \(span), \(Self.duration(pastEnd)) past the end of its permission at \(Self.clock(since ?? from, timeZone))\(decided)"
         case .shieldedWhileAllowed:
-            return "\(target) was shielded at \(Self.clock(from, timeZone)) although it should have been usable since \(Self.clock(since, timeZone))"
+            guard let since else { return "\(product): \(target) was shielded \(span) although the product never selected it\(decided)" }
+            return "\(product): \(target) was shielded \(span), \(Self.duration(pastEnd)) past the end of its lock at \(Self.clock(since, timeZone))\(decided)"
         }
     }
 
+    /// A local date and time with the zone's abbreviation, so a repeated DST hour reads unambiguously.
     static func clock(_ date: Date, _ timeZone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.day, .hour, .minute, .second], from: date)
-        return String(format: "%02d:%02d:%02d", c.hour!, c.minute!, c.second!)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let zone = timeZone.abbreviation(for: date) ?? timeZone.identifier
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d ", c.year ?? 0, c.month ?? 0, c.day ?? 0, c.hour ?? 0, c.minute ?? 0, c.second ?? 0) + zone
+    }
+
+    static func duration(_ seconds: TimeInterval) -> String {
+        let whole = Int(seconds.rounded())
+        if whole < 60 { return "\(whole) s" }
+        return whole % 60 == 0 ? "\(whole / 60) min" : "\(whole / 60) min \(whole % 60) s"
     }
 }
 
-/// A set of disjoint half-open time intervals.
-struct Periods: Equatable {
-    private(set) var intervals: [DateInterval] = []
+/// One product's verdict over a journal.
+public struct ProductVerdict: Equatable, Sendable {
+    public var product: String
+    public var kind: ProductRules.Kind
+    public var violations: [LockViolation]
 
-    init(_ intervals: [DateInterval] = []) {
-        for interval in intervals { insert(interval) }
+    public var isHeld: Bool { violations.isEmpty }
+}
+
+/// Judges journals against the lock invariant of every product of a configuration. The one entry point:
+/// `LockInvariantChecker(configuration:catalog:).verdicts(for: journal)`.
+public struct LockInvariantChecker {
+    public let products: [ProductRules]
+    /// The device's zone when the journal begins (`device.time-zone-changed` events change it from then on).
+    public let timeZone: TimeZone
+
+    public init(products: [ProductRules], timeZone: TimeZone) {
+        self.products = products
+        self.timeZone = timeZone
     }
 
-    mutating func insert(_ interval: DateInterval) {
-        guard interval.duration > 0 else { return }
-        var merged = interval
-        var kept: [DateInterval] = []
-        for existing in intervals {
-            if existing.end < merged.start || existing.start > merged.end {
-                kept.append(existing)
-            } else {
-                merged = DateInterval(start: min(existing.start, merged.start), end: max(existing.end, merged.end))
+    /// The checker of every reference product in a configuration; `timeZone` overrides the configuration's
+    /// (a scenario may name its own). Throws a `ConfigurationError` for a product option it cannot read.
+    public init(configuration: ShieldBusConfiguration, catalog: AppCatalog, timeZone: TimeZone? = nil) throws {
+        products = try ProductRules.all(in: configuration, catalog: catalog)
+        self.timeZone = timeZone ?? TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// Each product's verdict, in configuration order.
+    public func verdicts(for journal: [Envelope]) -> [ProductVerdict] {
+        let facts = JournalFacts(journal: journal, timeZone: timeZone)
+        return products.map { ProductVerdict(product: $0.name, kind: $0.kind, violations: ProductJudge(rules: $0, facts: facts).violations()) }
+    }
+}
+
+/// One product's judgement over one journal's facts.
+struct ProductJudge {
+    let rules: ProductRules
+    let facts: JournalFacts
+
+    func violations() -> [LockViolation] {
+        var lockedCache: [Target: Periods] = [:]
+        func locked(_ target: Target) -> Periods {
+            if let cached = lockedCache[target] { return cached }
+            let periods = rules.lockedPeriods(for: target, facts: facts)
+            lockedCache[target] = periods
+            return periods
+        }
+        var found: [LockViolation] = []
+        for span in facts.usable where rules.isSelected(span.target) {
+            for lock in locked(span.target).intervals where lock.end > span.from && lock.start < span.to {
+                let illegalFrom = max(span.from, lock.start.addingTimeInterval(rules.grace)), illegalTo = min(span.to, lock.end)
+                guard illegalTo > illegalFrom else { continue }
+                found.append(violation(.usableWhileLocked, span.target, from: max(span.from, lock.start), to: illegalTo, since: lock.start, decidedAt: illegalFrom))
             }
         }
-        kept.append(merged)
-        intervals = kept.sorted { $0.start < $1.start }
-    }
-
-    func subtracting(_ other: Periods) -> Periods {
-        var result: [DateInterval] = []
-        for interval in intervals {
-            var pieces = [interval]
-            for cut in other.intervals {
-                pieces = pieces.flatMap { piece -> [DateInterval] in
-                    guard cut.end > piece.start && cut.start < piece.end else { return [piece] }
-                    var parts: [DateInterval] = []
-                    if cut.start > piece.start { parts.append(DateInterval(start: piece.start, end: cut.start)) }
-                    if cut.end < piece.end { parts.append(DateInterval(start: cut.end, end: piece.end)) }
-                    return parts
-                }
+        for span in facts.shielded where rules.owns(shieldFrom: span.stores) {
+            guard rules.isSelected(span.target) else {
+                found.append(violation(.shieldedWhileAllowed, span.target, from: span.from, to: span.to, since: nil, decidedAt: span.from))
+                continue
             }
-            result += pieces
+            // A shield can be an instant (drawn and dismissed at once): its end counts.
+            for allowed in locked(span.target).complement(in: facts.range).intervals where allowed.end > span.from && allowed.start <= span.to {
+                let illegalFrom = max(span.from, allowed.start.addingTimeInterval(rules.grace))
+                guard illegalFrom < allowed.end, illegalFrom <= span.to else { continue }
+                found.append(violation(.shieldedWhileAllowed, span.target, from: max(span.from, allowed.start), to: min(span.to, allowed.end),
+                                       since: allowed.start, decidedAt: illegalFrom))
+            }
         }
-        return Periods(result)
+        return found.sorted { ($0.from, $0.target, $0.kind.rawValue) < ($1.from, $1.target, $1.kind.rawValue) }
     }
 
-    /// The interval containing `date`, if any.
-    func containing(_ date: Date) -> DateInterval? {
-        intervals.first { $0.start <= date && date < $0.end }
+    private func violation(_ kind: LockViolation.Kind, _ target: Target, from: Date, to: Date, since: Date?, decidedAt: Date) -> LockViolation {
+        LockViolation(kind: kind, product: rules.name, target: target.name, from: from, to: to, since: since,
+                      decidedBy: lastDecider(for: target, until: decidedAt), timeZone: facts.zones.zone(at: from))
+    }
+
+    /// The writer of the last change to the product's stores, up to `date`, that changed whether `target` is
+    /// shielded (judged in the tokens of the epoch each write was made in: the OS carries those over an update, a
+    /// stale token shields nothing); when that cannot be told, the last writer to its stores.
+    func lastDecider(for target: Target, until date: Date) -> String? {
+        var stores: [String: JournalFacts.StoreChange] = [:]
+        var shielded: Bool? = false
+        var decider: String?
+        var lastWriter: String?
+        for change in facts.storeChanges where change.at <= date && rules.owns(shieldFrom: [change.store]) {
+            stores[change.store] = change
+            lastWriter = change.writer
+            let answers = stores.values.map { shields($0, target) }
+            let now: Bool? = answers.contains(true) ? true : answers.allSatisfy { $0 == false } ? false : nil
+            if let now, now != shielded { decider = change.writer }
+            shielded = now
+        }
+        return decider ?? lastWriter
+    }
+
+    /// Whether a store's settings shield the target, in the tokens of the write's epoch; nil if the journal never
+    /// showed the target's token in that epoch.
+    private func shields(_ change: JournalFacts.StoreChange, _ target: Target) -> Bool? {
+        let matcher = ShieldMatcher(stores: [change.store: change.shield])
+        let category = target.category.flatMap { facts.token(epoch: change.epoch, kind: "cat", name: $0) }.map(ActivityCategoryToken.init(rawValue:))
+        switch target {
+        case .app(let name, _):
+            guard let token = facts.token(epoch: change.epoch, kind: "app", name: name) else { return nil }
+            return matcher.match(application: ApplicationToken(rawValue: token), category: category) != nil
+        case .domain(let host, _):
+            guard let token = facts.token(epoch: change.epoch, kind: "web", name: host) else { return nil }
+            return matcher.match(webDomain: WebDomainToken(rawValue: token), category: category) != nil
+        }
     }
 }

@@ -1,113 +1,176 @@
 import BusProtocol
 import Configuration
-import DeviceAPI
 import Foundation
 
-/// What a product promises: which targets are selected, and when each must be locked — derived from the
-/// configuration and from what the person and the OS did (never from what the plugins claim).
-public struct LockPolicy {
-    public enum Product: String { case habitLock = "habit-lock", focusWindow = "focus-window", speedBump = "speed-bump" }
+/// What one product promises, from its configuration: which targets it selected, which stores are its own, and
+/// when each target must be locked — derived from what the person and the OS did (never from the plugins).
+public struct ProductRules {
+    public enum Kind: String, Sendable { case habitLock = "habit-lock", focusWindow = "focus-window", speedBump = "speed-bump" }
 
-    public var product: Product
+    /// The product's name in the configuration.
+    public var name: String
+    public var kind: Kind
     public var habitsPerDay = 3
     public var unlockMinutes = 30
     public var passMinutes = 5
-    public var focusHours: [(start: DateComponents, end: DateComponents)] = []
+    public var thresholdMinutes = 30
+    public var cooldownMinutes = 15
+    /// Focus hours as seconds of the local day; an end at or before its start ends on the next day (22:00–02:00).
+    public var focusHours: [(start: Double, end: Double)] = []
     public var selectedApps: Set<String> = []
     public var selectedCategories: Set<String> = []
     public var selectedDomains: Set<String> = []
-    public var timeZone: TimeZone
-    /// How long after a lock begins something may still be used (the invariant's minute).
+    /// The product's ManagedSettings stores; with one product on the device, every store but the OS's own is its.
+    public var stores: Set<String> = []
+    public var ownsEveryStore = false
+    /// How long after a lock (or a permission) begins the other state may still show (the invariant's minute).
     public var grace: TimeInterval = 60
 
-    /// The policy of the reference product a configuration runs (its plugins' `product` option); nil when the
-    /// configuration runs no reference product.
-    public init?(configuration: ShieldBusConfiguration, catalog: AppCatalog, timeZone: TimeZone) {
-        guard let options = configuration.plugins.map(\.options).first(where: { $0["product"] != nil }),
-              let product = options["product"]?.stringValue.flatMap(Product.init(rawValue:)) else { return nil }
-        self.product = product
-        self.timeZone = timeZone
-        if let value = options["habitsPerDay"]?.intValue { habitsPerDay = Int(value) }
-        if let value = options["unlockMinutes"]?.intValue { unlockMinutes = Int(value) }
-        if let value = options["passMinutes"]?.intValue { passMinutes = Int(value) }
-        for hours in options["focusHours"]?.arrayValue ?? [] {
-            guard let start = hours["start"]?.stringValue, let end = hours["end"]?.stringValue else { continue }
-            focusHours.append((Self.components(start), Self.components(end)))
-        }
-        selectedApps = Set(configuration.device.selectionApps.compactMap { catalog.app(named: $0)?.name })
-        selectedCategories = Set(configuration.device.selectionCategories.compactMap { catalog.category(id: $0)?.name })
-        selectedDomains = Set(configuration.device.selectionDomains)
+    public init(name: String, kind: Kind) {
+        self.name = name
+        self.kind = kind
     }
 
-    static func components(_ text: String) -> DateComponents {
-        let time = LocalDateTime.timeOfDay(text) ?? (0, 0, 0)
-        return DateComponents(hour: time.hour, minute: time.minute, second: time.second)
-    }
-
-    /// Whether a target (an app with its category, or a domain) is part of the selection.
-    func isSelected(_ target: Target) -> Bool {
-        switch target {
-        case let .app(name, category): return selectedApps.contains(name) || category.map(selectedCategories.contains) == true
-        case let .domain(host): return selectedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
-        }
-    }
-
-    /// When a selected target must be locked, within `range`, given the journal's facts.
-    func lockedPeriods(for target: Target, facts: JournalFacts, range: DateInterval) -> Periods {
-        switch product {
-        case .habitLock:
-            return Periods([range]).subtracting(Periods(facts.unlockWindows(habitsPerDay: habitsPerDay, minutes: unlockMinutes, timeZone: timeZone)))
-        case .focusWindow:
-            let focus = Periods(days(in: range).flatMap { day in focusHours.compactMap { hours -> DateInterval? in
-                guard let start = at(hours.start, on: day), let end = at(hours.end, on: day), end > start else { return nil }
-                return DateInterval(start: start, end: end)
-            } })
-            let passes = Periods(facts.passes(for: target.name).map { DateInterval(start: $0, duration: Double(passMinutes) * 60) })
-            return focus.subtracting(passes)
-        case .speedBump:
-            var locked = Periods()
-            let thresholds = facts.thresholdsReached
-            for (index, reached) in thresholds.enumerated() {
-                let until = index + 1 < thresholds.count ? thresholds[index + 1] : range.end
-                guard until > reached else { continue }
-                var period = Periods([DateInterval(start: reached, end: until)])
-                if let nudge = facts.nudges(for: target.name).first(where: { $0 >= reached && $0 < until }) {
-                    period = period.subtracting(Periods([DateInterval(start: nudge, end: until)]))
-                }
-                for interval in period.intervals { locked.insert(interval) }
+    /// The rules of every reference product a configuration runs (a product whose plugins have a `product`
+    /// option); a wrong option is an error naming the file, line and key.
+    public static func all(in configuration: ShieldBusConfiguration, catalog: AppCatalog) throws -> [ProductRules] {
+        let products = configuration.resolvedProducts
+        return try products.compactMap { product -> ProductRules? in
+            let plugins = configuration.plugins.filter { product.plugins.contains($0.name) }
+            guard let plugin = plugins.first(where: { $0.options["product"] != nil }) else { return nil }
+            func problem(_ key: String, _ message: String) -> ConfigurationError {
+                ConfigurationError(file: configuration.file, line: plugin.line, column: 0, key: "plugins.\(plugin.name).options.\(key)", message: message)
             }
-            return locked
+            let options = plugin.options
+            guard let word = options["product"]?.stringValue, let kind = Kind(rawValue: word) else {
+                throw problem("product", "expected one of habit-lock, focus-window, speed-bump")
+            }
+            var rules = ProductRules(name: product.name, kind: kind)
+            func count(_ key: String, _ value: inout Int) throws {
+                guard let option = options[key] else { return }
+                guard let number = option.intValue, number > 0 else { throw problem(key, "expected a positive whole number") }
+                value = Int(number)
+            }
+            try count("habitsPerDay", &rules.habitsPerDay)
+            try count("unlockMinutes", &rules.unlockMinutes)
+            try count("passMinutes", &rules.passMinutes)
+            try count("thresholdMinutes", &rules.thresholdMinutes)
+            try count("cooldownMinutes", &rules.cooldownMinutes)
+            for hours in options["focusHours"]?.arrayValue ?? [] {
+                guard let start = hours["start"]?.stringValue.flatMap(LocalDateTime.timeOfDay),
+                      let end = hours["end"]?.stringValue.flatMap(LocalDateTime.timeOfDay) else {
+                    throw problem("focusHours", "each window needs a start and an end, local times like \"22:00\"")
+                }
+                rules.focusHours.append((seconds(start), seconds(end)))
+            }
+            rules.selectedApps = Set(product.selectionApps.compactMap { catalog.app(named: $0)?.name })
+            rules.selectedCategories = Set(product.selectionCategories.compactMap { catalog.category(id: $0)?.name })
+            rules.selectedDomains = Set(product.selectionDomains)
+            rules.stores = Set(product.stores.map(\.name))
+            rules.ownsEveryStore = products.count == 1
+            return rules
         }
     }
 
-    private func days(in range: DateInterval) -> [Date] {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        var day = calendar.startOfDay(for: range.start)
-        var result: [Date] = []
-        while day < range.end {
-            result.append(day)
-            day = calendar.date(byAdding: .day, value: 1, to: day)!
-        }
-        return result
+    private static func seconds(_ time: (hour: Int, minute: Int, second: Int)) -> Double {
+        Double(time.hour * 3600 + time.minute * 60 + time.second)
     }
 
-    private func at(_ components: DateComponents, on day: Date) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        return calendar.date(bySettingHour: components.hour ?? 0, minute: components.minute ?? 0, second: 0, of: day)
-    }
-}
-
-/// Something that can be locked: an app (with its category's name) or a web domain.
-enum Target: Hashable {
-    case app(String, category: String?)
-    case domain(String)
-
-    var name: String {
-        switch self {
-        case .app(let name, _): return name
-        case .domain(let host): return host
+    /// Whether a target (an app or a domain, with its category) is part of the selection.
+    func isSelected(_ target: Target) -> Bool {
+        if let category = target.category, selectedCategories.contains(category) { return true }
+        switch target {
+        case .app(let name, _): return selectedApps.contains(name)
+        case .domain(let host, _): return selectedDomains.contains { host == $0 || host.hasSuffix("." + $0) }
         }
+    }
+
+    /// Whether a shield shown with these stores is this product's (an OS view is nobody's).
+    func owns(shieldFrom shieldStores: Set<String>) -> Bool {
+        if ownsEveryStore { return !shieldStores.subtracting(Self.osViews).isEmpty }
+        return !shieldStores.isDisjoint(with: stores)
+    }
+
+    /// What the OS's own views report as their store: Content & Privacy Restrictions and Screen Time's web limits.
+    static let osViews: Set<String> = ["content-restrictions", "screen-time-limits"]
+
+    /// When a selected target must be locked, within the journal's range.
+    func lockedPeriods(for target: Target, facts: JournalFacts) -> Periods {
+        switch kind {
+        case .habitLock:
+            return Periods([facts.range]).subtracting(unlocks(facts))
+        case .focusWindow:
+            guard target.isApp else { return focusPeriods(facts) }  // passes are for apps only
+            let passes = facts.presses.filter { $0.target == target && $0.action == .secondaryButtonPressed }
+            return focusPeriods(facts).subtracting(Periods(passes.map { DateInterval(start: $0.at, duration: Double(passMinutes) * 60) }))
+        case .speedBump:
+            return speedBumpPeriods(for: target, facts: facts)
+        }
+    }
+
+    /// Habit lock: each unlock lasts `unlockMinutes` in true time from the moment the local day's last
+    /// required habit was done — past midnight too: the person earned it.
+    func unlocks(_ facts: JournalFacts) -> Periods {
+        var doneByDay: [Int: Set<String>] = [:]
+        var windows = Periods()
+        for completion in facts.habitCompletions {
+            let day = facts.zones.wallTime(at: completion.at).day
+            guard doneByDay[day, default: []].insert(completion.habit).inserted else { continue }
+            if doneByDay[day]!.count == habitsPerDay { windows.insert(DateInterval(start: completion.at, duration: Double(unlockMinutes) * 60)) }
+        }
+        return windows
+    }
+
+    /// Focus window: whenever the wall clock in the zone in force shows a time within the focus hours.
+    func focusPeriods(_ facts: JournalFacts) -> Periods {
+        facts.zones.periods(in: facts.range, boundaries: focusHours.flatMap { [$0.start, $0.end] }) { wall in
+            focusHours.contains { hours in
+                hours.start < hours.end ? (hours.start..<hours.end).contains(wall.secondOfDay)
+                    : wall.secondOfDay >= hours.start || wall.secondOfDay < hours.end
+            }
+        }
+    }
+
+    /// Speed bump: locked from the instant the selection's use (public use: the OS counts no private tab) reaches
+    /// `thresholdMinutes` within the local day, to the day's end. "Dismiss" (the primary button on an app's shield)
+    /// lets that app through and pauses the count for `cooldownMinutes`; the count then starts again from zero, and
+    /// when it reaches the threshold everything is locked again.
+    func speedBumpPeriods(for target: Target, facts: JournalFacts) -> Periods {
+        let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
+        let cooldown = Double(cooldownMinutes) * 60
+        var locked = Periods()
+        for day in facts.zones.days(in: facts.range) {
+            let nudges = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && day.contains($0.at) }
+            var reached = thresholdReached(in: used, from: day.start, until: day.end)
+            while let lockStart = reached {
+                var period = Periods([DateInterval(start: lockStart, end: day.end)])
+                // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
+                var next: Date?
+                var resumed: Date?
+                for nudge in nudges where nudge.at >= lockStart {
+                    if let next, nudge.at >= next { break }
+                    resumed = nudge.at.addingTimeInterval(cooldown)
+                    next = thresholdReached(in: used, from: resumed!, until: day.end)
+                }
+                if let next { period = period.subtracting(Periods([DateInterval(start: next, end: day.end)])) }
+                if let nudge = nudges.first(where: { $0.target == target && $0.at >= lockStart && $0.at < (next ?? day.end) }) {
+                    period = period.subtracting(Periods([DateInterval(start: nudge.at, end: next ?? day.end)]))
+                }
+                locked = locked.union(period)
+                reached = resumed == nil ? nil : next
+            }
+        }
+        return locked
+    }
+
+    /// The instant the use in `used` from `start` reaches the threshold, if it does before `end`.
+    private func thresholdReached(in used: Periods, from start: Date, until end: Date) -> Date? {
+        var remaining = Double(thresholdMinutes) * 60
+        for span in used.intervals where span.end > start && span.start < end {
+            let from = max(span.start, start), to = min(span.end, end)
+            if to.timeIntervalSince(from) >= remaining { return from.addingTimeInterval(remaining) }
+            remaining -= to.timeIntervalSince(from)
+        }
+        return nil
     }
 }

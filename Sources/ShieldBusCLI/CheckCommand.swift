@@ -1,23 +1,32 @@
 import ArgumentParser
 import BusProtocol
 import Configuration
+import DeviceAPI
 import Foundation
 import LockInvariant
 
 extension ShieldBus {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Check a journal against the lock invariant of the product its configuration runs.",
+            abstract: "Check a journal against the lock invariant of every product its configuration runs.",
             discussion: """
-            The invariant: once an unlock or a pass ends, no shielded app, category member or web domain is \
-            usable more than one minute after its end; and nothing is shielded that should not be. The \
-            product's rules (habits, unlock length, focus hours, passes, thresholds) come from the configuration; \
-            what happened comes from the journal. Exits 3 when the invariant was broken.
+            The invariant, for each product: nothing it selected is usable more than one minute after it must be \
+            locked (after an unlock, a pass or a cooldown ends, inside its focus hours, past its threshold), and \
+            nothing is under its shield more than one minute after it must be usable. The products' rules come \
+            from the configuration; what happened comes from the OS's events in the journal (the person's \
+            actions, what was on screen), never from the plugins. Hours are local wall time in the zone in force, \
+            judged in true bus time. Prints each product's verdict; exits 3 when any product's invariant was broken.
             """
         )
 
         @Option(name: .long, help: ArgumentHelp("The configuration the run used.", valueName: "file"))
         var config: String?
+
+        @Option(name: .long, help: ArgumentHelp("The device's time zone when the journal begins, if the run's scenario named another than the configuration.", valueName: "iana-name"))
+        var timeZone: String?
+
+        @Flag(name: .long, help: "Print the verdicts as one JSON object.")
+        var json = false
 
         @Argument(help: "The journal (JSON Lines) of the run.")
         var journal: String
@@ -25,22 +34,59 @@ extension ShieldBus {
         func run() throws {
             let configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(config))
             let catalog = try AppCatalog.load(path: try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file))
+            let zone = try timeZone.map { name in
+                guard let zone = TimeZone(identifier: name) else { throw CommandFailure("unknown time zone '\(name)' (use an IANA name like Europe/Berlin)") }
+                return zone
+            }
             guard let data = FileManager.default.contents(atPath: journal) else { throw CommandFailure("cannot read \(journal)") }
-            let envelopes = try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
-            guard let policy = LockPolicy(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: configuration.timeZone) ?? .current) else {
+            var envelopes: [Envelope] = []
+            for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
+                do {
+                    envelopes.append(try WireCodec.decodeEnvelope(Array(line.utf8)))
+                } catch {
+                    throw CommandFailure("\(journal):\(number + 1): not a journal line: \(error)")
+                }
+            }
+            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone)
+            guard !checker.products.isEmpty else {
                 throw CommandFailure("\(configuration.file) runs no reference product (no plugin has a `product` option): nothing to check")
             }
-            let violations = LockInvariantChecker(policy: policy).violations(in: envelopes)
-            print(LockReport.text(violations, product: policy.product.rawValue))
-            if !violations.isEmpty { throw ExitCode(3) }
+            let verdicts = checker.verdicts(for: envelopes)
+            print(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
+            if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
         }
     }
 }
 
-/// The invariant's verdict in words.
+/// The invariant's verdicts, in words or as JSON.
 enum LockReport {
-    static func text(_ violations: [LockViolation], product: String) -> String {
-        if violations.isEmpty { return "  lock invariant    held (\(product))" }
-        return (["  lock invariant    BROKEN (\(product)): \(violations.count) violation(s)"] + violations.map { "    - \($0)" }).joined(separator: "\n")
+    static func text(_ verdicts: [ProductVerdict]) -> String {
+        verdicts.map { verdict in
+            if verdict.isHeld { return "  lock invariant    held (\(verdict.product))" }
+            return (["  lock invariant    BROKEN (\(verdict.product)): \(verdict.violations.count) violation(s)"]
+                + verdict.violations.map { "    - \($0)" }).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// `{"held": Bool, "products": [{"product", "kind", "held", "violations": [...]}]}`; times are bus times (ms).
+    static func json(_ verdicts: [ProductVerdict]) -> JSONValue {
+        .object([
+            "held": .bool(verdicts.allSatisfy(\.isHeld)),
+            "products": .array(verdicts.map { verdict in
+                .object(["product": .string(verdict.product), "kind": .string(verdict.kind.rawValue), "held": .bool(verdict.isHeld),
+                         "violations": .array(verdict.violations.map(json))])
+            }),
+        ])
+    }
+
+    static func json(_ violation: LockViolation) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "kind": .string(violation.kind.rawValue), "product": .string(violation.product), "target": .string(violation.target),
+            "from": .int(busTime(violation.from)), "to": .int(busTime(violation.to)),
+            "pastEndMs": .int(Int64((violation.pastEnd * 1000).rounded())), "description": .string(violation.description),
+        ]
+        if let since = violation.since { fields["since"] = .int(busTime(since)) }
+        if let decidedBy = violation.decidedBy { fields["decidedBy"] = .string(decidedBy) }
+        return .object(fields)
     }
 }

@@ -85,10 +85,10 @@ extension ShieldBus {
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
             var journal: [Envelope] = []
-            let policy = plan.scenario == nil ? nil : LockPolicy(configuration: plan.configuration, catalog: plan.catalog, timeZone: plan.timeZone)
+            let checker = plan.scenario == nil ? nil : plan.checker
             broker.observeEvents { envelope in
                 timeline.record(envelope)
-                if policy != nil { journal.append(envelope) }
+                if checker != nil { journal.append(envelope) }
             }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
@@ -103,10 +103,11 @@ extension ShieldBus {
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
-            if let policy {
-                let violations = LockInvariantChecker(policy: policy).violations(in: journal)
-                printError(LockReport.text(violations, product: policy.product.rawValue))
-                if !violations.isEmpty { throw ExitCode(3) }
+            if let checker, !checker.products.isEmpty {
+                let verdicts = checker.verdicts(for: journal)
+                // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
+                printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
+                if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
             }
         }
     }
@@ -125,6 +126,8 @@ struct RunPlan {
     let device: DeviceOS
     let scenario: Scenario?
     let timeZone: TimeZone
+    /// The lock invariant of every product the configuration runs.
+    let checker: LockInvariantChecker
 
     init(options: ShieldBus.Run) throws {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
@@ -137,6 +140,7 @@ struct RunPlan {
         let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))
         scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, defaultTimeZone: configuredZone) }
         timeZone = scenario?.resolvedTimeZone ?? configuredZone
+        checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: timeZone)
 
         // Clock: options, then the configuration; a scenario defaults to virtual time starting at its start.
         let modeName = options.clock ?? (scenario != nil && options.clock == nil && configuration.clock.mode == "real" ? "virtual" : configuration.clock.mode)
@@ -212,12 +216,19 @@ struct RunPlan {
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
-        deviceSettings.companionApp = configuration.device.companionApp.flatMap(catalog.app(named:))
-        deviceSettings.companionPluginName = configuration.device.companionPlugin
-        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+        guard configuration.products.count <= 1 else {
+            // Several products judge fine (`shieldbus check`), but the device OS plays one companion app, one picker
+            // selection and one stores' owner; running two would let one product's timers and intents reach the other.
+            throw Problem(description: "\(configuration.file) declares \(configuration.products.count) products; `shieldbus run` plays one product per device so far (check their journals with `shieldbus check`)")
+        }
+        if let product = configuration.resolvedProducts.first {
+            deviceSettings.companionApp = product.companionApp.flatMap(catalog.app(named:))
+            deviceSettings.companionPluginName = product.companionPlugin
+            deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+            deviceSettings.storeOwners = Dictionary(uniqueKeysWithValues: product.stores.compactMap { store in store.owner.map { (store.name, $0) } })
+            deviceSettings.selection = .init(apps: product.selectionApps, categories: product.selectionCategories, domains: product.selectionDomains)
+        }
         deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
-        deviceSettings.selection = .init(apps: configuration.device.selectionApps, categories: configuration.device.selectionCategories,
-                                         domains: configuration.device.selectionDomains)
         deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
         deviceSettings.clockTicks = configuration.device.clockTicks
         deviceSettings.webLimits = configuration.device.webLimits

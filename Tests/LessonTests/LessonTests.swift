@@ -28,7 +28,7 @@ final class LessonTests: XCTestCase {
 
     static let roles: [(name: String, executable: String)] = [("monitor", "activity-monitor"), ("shield", "shield-renderer"), ("action", "action-delegate"), ("app", "companion-app")]
 
-    func configuration(_ lesson: Lesson, naive: Bool) -> String {
+    static func configuration(_ lesson: Lesson, naive: Bool) -> String {
         let companion = ["habit-lock": "Habit Lock", "focus-window": "Focus Window", "speed-bump": "Speed Bump"][lesson.product]!
         let group = "group.test.\(lesson.product)"
         var text = """
@@ -62,14 +62,15 @@ final class LessonTests: XCTestCase {
     }
 
     func violations(_ lesson: Lesson, profile: Profile, naive: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> [LockViolation] {
-        let config = configuration(lesson, naive: naive)
+        let config = Self.configuration(lesson, naive: naive)
         let scenario = "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps
         let run = try ScenarioRun.run(configuration: config, scenario: scenario, arguments: ["--profile", profile.rawValue], file: file, line: line)
         XCTAssertTrue(run.exitStatus == 0 || run.exitStatus == 3, "the run failed: \(run.errors)", file: file, line: line)
         let configuration = try ShieldBusConfiguration.parse(YAMLValue.parse(config, file: "lesson.yml"))
         let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
-        let policy = try XCTUnwrap(LockPolicy(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: "Europe/Berlin")!))
-        let found = LockInvariantChecker(policy: policy).violations(in: run.journal)
+        let verdicts = try LockInvariantChecker(configuration: configuration, catalog: catalog).verdicts(for: run.journal)
+        XCTAssertEqual(verdicts.map(\.product), [lesson.product], file: file, line: line)
+        let found = verdicts.flatMap(\.violations)
         if !naive {
             // A reference run is a healthy run too: no plugin stopped answering, none was missing, no default shield.
             let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }
@@ -109,16 +110,18 @@ final class LessonTests: XCTestCase {
     """
 
     // Lesson 1: one mechanism is never enough.
-    func testLesson1ForceQuitDuringAnUnlock() throws {
-        try prove(Lesson(flaw: "app-timer-only", steps: Self.habitsDone + """
-          - at: "08:57"
-            forceQuit: Habit Lock
-          - at: "09:40"
-            open: Instagram
-          - at: "09:50"
-            home: true
+    static let forceQuitDuringAnUnlock = Lesson(flaw: "app-timer-only", steps: habitsDone + """
+      - at: "08:57"
+        forceQuit: Habit Lock
+      - at: "09:40"
+        open: Instagram
+      - at: "09:50"
+        home: true
 
-        """))
+    """)
+
+    func testLesson1ForceQuitDuringAnUnlock() throws {
+        try prove(Self.forceQuitDuringAnUnlock)
     }
 
     func testLesson1DeviceRestartDuringAnUnlock() throws {
@@ -312,5 +315,58 @@ final class LessonTests: XCTestCase {
             home: true
 
         """))
+    }
+}
+
+/// `shieldbus check` on journals of real runs: each product's verdict in words and as JSON, exit 3 when broken.
+final class CheckCommandTests: XCTestCase {
+    func check(_ configuration: String, _ run: ScenarioRun, json: Bool) throws -> (status: Int32, output: String) {
+        let work = TemporaryDirectory(prefix: "sbc")
+        let configPath = work.file("config.yml"), journalPath = work.file("journal.jsonl"), outputPath = work.file("out")
+        let catalog = BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path
+        try (configuration + "\ncatalog: \(catalog)\n").write(toFile: configPath, atomically: true, encoding: .utf8)
+        try run.journalBytes.write(to: URL(fileURLWithPath: journalPath))
+        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["check", "--config", configPath, journalPath] + (json ? ["--json"] : [])
+        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8))
+    }
+
+    func testCheckGivesTheVerdictOfARealRunInWordsAndAsJSON() throws {
+        let lesson = LessonTests.forceQuitDuringAnUnlock
+        let scenario = "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps
+        for naive in [false, true] {
+            let configuration = LessonTests.configuration(lesson, naive: naive)
+            let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+            XCTAssertEqual(run.exitStatus, naive ? 3 : 0, run.errors)
+            XCTAssertTrue(run.errors.contains(naive ? "lock invariant    BROKEN (habit-lock): 1 violation(s)" : "lock invariant    held (habit-lock)"), run.errors)
+            let text = try check(configuration, run, json: false)
+            XCTAssertEqual(text.status, naive ? 3 : 0)
+            let json = try check(configuration, run, json: true)
+            XCTAssertEqual(json.status, naive ? 3 : 0)
+            let verdict = try JSONValue(parsing: Array(json.output.utf8))
+            XCTAssertEqual(verdict["held"]?.boolValue, !naive, json.output)
+            XCTAssertEqual(verdict["products"]?.arrayValue?.compactMap { $0["product"]?.stringValue }, ["habit-lock"])
+            let violations = verdict["products"]?.arrayValue?.first?["violations"]?.arrayValue ?? []
+            if naive {
+                XCTAssertTrue(text.output.contains("habit-lock: Instagram was usable from 2026-11-23 09:40:00"), text.output)
+                XCTAssertEqual(violations.map { $0["target"]?.stringValue }, ["Instagram"])
+                XCTAssertEqual(violations.first?["kind"]?.stringValue, "usable-while-locked")
+                // The unlock ended at 09:26; Instagram was usable to 09:50: 24 minutes past it. The monitor lifted it last.
+                XCTAssertEqual(violations.first?["pastEndMs"]?.intValue, 24 * 60_000)
+                XCTAssertEqual(violations.first?["decidedBy"]?.stringValue, "monitor")
+                // `run --json`: the same verdict as one JSON object, the last line on standard error.
+                let jsonRun = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--json"])
+                let runVerdict = try JSONValue(parsing: Array((jsonRun.errors.split(separator: "\n").last ?? "").utf8))
+                XCTAssertEqual(runVerdict, verdict)
+            } else {
+                XCTAssertEqual(text.output, "  lock invariant    held (habit-lock)\n")
+                XCTAssertEqual(violations.count, 0)
+            }
+        }
     }
 }

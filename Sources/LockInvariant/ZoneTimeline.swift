@@ -1,0 +1,97 @@
+import Foundation
+
+/// The device's time zone over a run: the configured zone, then each `device.time-zone-changed`. Products' hours
+/// are local wall time in the zone in force; the checker judges in true (bus) time, so a repeated DST hour is
+/// two real hours and a skipped one is none.
+struct ZoneTimeline {
+    /// A local wall-clock reading: the local day (days since 1970-01-01) and the second within it.
+    struct WallTime: Equatable {
+        var day: Int
+        var secondOfDay: Double
+    }
+
+    private(set) var changes: [(from: Date, zone: TimeZone)]
+
+    init(initial: TimeZone) {
+        changes = [(Date.distantPast, initial)]
+    }
+
+    mutating func change(to zone: TimeZone, at date: Date) {
+        changes.append((date, zone))
+    }
+
+    func zone(at date: Date) -> TimeZone {
+        changes.last { $0.from <= date }!.zone
+    }
+
+    func offset(at date: Date) -> Int {
+        zone(at: date).secondsFromGMT(for: date)
+    }
+
+    func wallTime(at date: Date) -> WallTime {
+        let local = date.timeIntervalSince1970 + Double(offset(at: date))
+        let day = Int((local / 86_400).rounded(.down))
+        return WallTime(day: day, secondOfDay: local - Double(day) * 86_400)
+    }
+
+    /// The instants within `range` where `holds` is true of the wall time, given every second of the day at
+    /// which its answer can change (`boundaries`); local midnight, DST transitions and zone changes are added.
+    func periods(in range: DateInterval, boundaries: [Double], where holds: (WallTime) -> Bool) -> Periods {
+        let cuts = Array(Set(instants(in: range, wallSeconds: boundaries + [0]) + [range.start, range.end])).sorted()
+        var result = Periods()
+        for (start, end) in zip(cuts, cuts.dropFirst()) where holds(wallTime(at: start)) {
+            result.insert(DateInterval(start: start, end: end))
+        }
+        return result
+    }
+
+    /// The local days within `range`: stretches with one wall-clock date, cut where the date changes.
+    func days(in range: DateInterval) -> [DateInterval] {
+        let cuts = Array(Set(instants(in: range, wallSeconds: [0]) + [range.start, range.end])).sorted()
+        var days: [DateInterval] = []
+        for (start, end) in zip(cuts, cuts.dropFirst()) {
+            if let last = days.last, wallTime(at: last.start).day == wallTime(at: start).day {
+                days[days.count - 1] = DateInterval(start: last.start, end: end)
+            } else {
+                days.append(DateInterval(start: start, end: end))
+            }
+        }
+        return days
+    }
+
+    /// Every instant in `range` at which the wall clock shows one of `wallSeconds` (0, 1 or 2 a day: DST), and every
+    /// instant at which the offset from UTC changes.
+    func instants(in range: DateInterval, wallSeconds: [Double]) -> [Date] {
+        var found: [Date] = changes.map(\.from).filter { range.contains($0) }
+        // Whole days, with a day of margin each side: the wall day of an instant may differ from its UTC day.
+        let firstDay = wallTime(at: range.start).day - 1, lastDay = wallTime(at: range.end).day + 1
+        var previous = range.start.addingTimeInterval(-86_400)
+        for day in firstDay...max(firstDay, lastDay) {
+            let dayStart = Date(timeIntervalSince1970: Double(day) * 86_400)
+            for second in wallSeconds {
+                let local = Double(day) * 86_400 + second
+                let offsets = Set([-86_400.0, 0, 86_400].map { offset(at: Date(timeIntervalSince1970: local + $0)) })
+                for offset in offsets {
+                    let instant = Date(timeIntervalSince1970: local - Double(offset))
+                    if self.offset(at: instant) == offset, range.contains(instant) { found.append(instant) }
+                }
+            }
+            let next = dayStart.addingTimeInterval(86_400)
+            if let transition = offsetChange(between: previous, and: next), range.contains(transition) { found.append(transition) }
+            previous = next
+        }
+        return found
+    }
+
+    /// The first instant (to the millisecond) in `(from, to]` whose offset differs from `from`'s, if the offset changes.
+    private func offsetChange(between from: Date, and to: Date) -> Date? {
+        guard offset(at: from) != offset(at: to) else { return nil }
+        var low = (from.timeIntervalSince1970 * 1000).rounded(.down), high = (to.timeIntervalSince1970 * 1000).rounded(.up)
+        let before = offset(at: from)
+        while high - low > 1 {
+            let middle = ((low + high) / 2).rounded(.down)
+            if offset(at: Date(timeIntervalSince1970: middle / 1000)) == before { low = middle } else { high = middle }
+        }
+        return Date(timeIntervalSince1970: high / 1000)
+    }
+}

@@ -1,0 +1,145 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+import LockInvariant
+import ScreenTime
+
+/// Writes small journals by hand: the OS's events at local times, as the device OS would journal them.
+struct JournalBuilder {
+    var zone: TimeZone
+    var epoch = 0
+    private(set) var envelopes: [Envelope] = []
+
+    init(zone: String = "Europe/Berlin", start: String) {
+        self.zone = TimeZone(identifier: zone)!
+        add(start, "bus.started", ["clock": "virtual"])
+    }
+
+    /// "2026-11-23 09:00[:SS]" in the builder's zone, or an instant in UTC ending in "Z".
+    func instant(_ text: String) -> Date {
+        if text.hasSuffix("Z") { return Self.parse(String(text.dropLast()), in: TimeZone(identifier: "UTC")!) }
+        return Self.parse(text, in: zone)
+    }
+
+    static func parse(_ text: String, in zone: TimeZone) -> Date {
+        let parts = text.split(whereSeparator: { " -:T".contains($0) }).map { Int($0)! }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: parts[3], minute: parts[4], second: parts.count > 5 ? parts[5] : 0))!
+    }
+
+    static func token(_ kind: String, _ name: String, epoch: Int) -> String { "\(kind).\(epoch).\(name)" }
+
+    mutating func add(_ time: String, _ topic: String, _ body: JSONValue, source: String = "broker") {
+        add(instant(time), topic, body.jsonBytes, source: source)
+    }
+
+    mutating func add(_ date: Date, _ topic: String, _ body: [UInt8], source: String = "broker") {
+        envelopes.append(Envelope(seq: UInt64(envelopes.count + 1), time: busTime(date), topic: topic, source: source, body: body))
+    }
+
+    func app(_ name: String, category: String? = nil) -> JSONValue {
+        var body: [String: JSONValue] = ["application": ["localizedDisplayName": .string(name), "token": .string(Self.token("app", name, epoch: epoch))]]
+        if let category { body["category"] = ["localizedDisplayName": .string(category), "token": .string(Self.token("cat", category, epoch: epoch))] }
+        return .object(body)
+    }
+
+    static func adding(_ fields: [String: JSONValue], to body: JSONValue) -> JSONValue {
+        guard case .object(var members) = body else { return body }
+        members.merge(fields) { $1 }
+        return .object(members)
+    }
+
+    func domain(_ host: String) -> JSONValue {
+        ["webDomain": ["domain": .string(host), "token": .string(Self.token("web", host, epoch: epoch))]]
+    }
+
+    mutating func open(_ time: String, _ name: String, category: String? = nil, source: String = "broker") {
+        add(time, DeviceTopic.appOpened, Self.adding(["reason": "user"], to: app(name, category: category)), source: source)
+    }
+
+    mutating func close(_ time: String, _ name: String, category: String? = nil, source: String = "broker") {
+        add(time, DeviceTopic.appClosed, Self.adding(["reason": "close"], to: app(name, category: category)), source: source)
+    }
+
+    mutating func visit(_ time: String, _ host: String, isPrivate: Bool = false) {
+        add(time, DeviceTopic.webVisited, Self.adding(["isPrivate": .bool(isPrivate)], to: domain(host)))
+    }
+
+    mutating func leave(_ time: String, _ host: String) {
+        add(time, DeviceTopic.webLeft, domain(host))
+    }
+
+    mutating func shield(_ time: String, _ target: JSONValue, stores: [String] = ["lock"], renderedBy: String = "shield") {
+        add(time, DeviceTopic.shieldShown, ["target": target, "stores": .array(stores.map { .string($0) }), "entryPoint": "application", "renderedBy": .string(renderedBy)])
+    }
+
+    mutating func dismiss(_ time: String, _ name: String) {
+        add(time, DeviceTopic.shieldDismissed, ["target": .string(name), "reason": "home"])
+    }
+
+    mutating func press(_ time: String, _ action: ShieldAction, on name: String) {
+        add(time, DeviceTopic.actionHandled, ["action": .string(action.rawValue), "target": .string(name), "response": "defer", "decidedBy": "action"])
+    }
+
+    mutating func habits(_ time: String, _ names: [String] = ["Read", "Walk", "Stretch"]) {
+        for name in names { add(time, DeviceTopic.habitCompleted, ["habit": .string(name)]) }
+    }
+
+    /// A store write as the OS applied it: these apps shielded, in tokens of `epoch` (the writer's, maybe stale).
+    mutating func store(_ time: String, _ store: String = "lock", apps: [String], writer: String, epoch tokenEpoch: Int? = nil) {
+        let tokens = Set(apps.map { ApplicationToken(rawValue: Self.token("app", $0, epoch: tokenEpoch ?? epoch)) })
+        let change = ManagedSettingsChanged(store: store, shield: ShieldSettings(applications: tokens.isEmpty ? nil : tokens), writer: writer)
+        add(instant(time), DeviceTopic.settingsChanged, DeviceAPICoding.encode(change))
+    }
+
+    mutating func osUpdate(_ time: String) {
+        epoch += 1
+        add(time, DeviceTopic.osUpdated, ["tokenEpoch": .int(Int64(epoch))])
+    }
+
+    mutating func timeZone(_ time: String, _ name: String) {
+        add(time, "device.time-zone-changed", ["timeZone": .string(name)])
+    }
+
+    mutating func end(_ time: String) {
+        add(time, DeviceTopic.scenarioEnded, [:])
+    }
+}
+
+/// The products of the tests, built as a configuration would give them.
+enum Products {
+    static func habitLock(_ name: String = "habit-lock", store: String = "lock", unlockMinutes: Int = 30) -> ProductRules {
+        var rules = ProductRules(name: name, kind: .habitLock)
+        rules.unlockMinutes = unlockMinutes
+        rules.selectedApps = ["Instagram", "TikTok"]
+        rules.selectedCategories = ["Games"]
+        rules.selectedDomains = ["instagram.com"]
+        rules.stores = [store]
+        return rules
+    }
+
+    static func focusWindow(_ hours: [(String, String)], store: String = "lock") -> ProductRules {
+        var rules = ProductRules(name: "focus-window", kind: .focusWindow)
+        rules.focusHours = hours.map { (seconds($0.0), seconds($0.1)) }
+        rules.selectedApps = ["Instagram", "TikTok"]
+        rules.selectedDomains = ["instagram.com"]
+        rules.stores = [store]
+        return rules
+    }
+
+    static func speedBump(store: String = "lock", thresholdMinutes: Int = 20, cooldownMinutes: Int = 15) -> ProductRules {
+        var rules = ProductRules(name: "speed-bump", kind: .speedBump)
+        rules.thresholdMinutes = thresholdMinutes
+        rules.cooldownMinutes = cooldownMinutes
+        rules.selectedApps = ["Instagram", "Facebook"]
+        rules.selectedDomains = ["instagram.com"]
+        rules.stores = [store]
+        return rules
+    }
+
+    static func seconds(_ text: String) -> Double {
+        let parts = text.split(separator: ":").map { Double($0)! }
+        return parts[0] * 3600 + parts[1] * 60
+    }
+}

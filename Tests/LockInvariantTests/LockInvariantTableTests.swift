@@ -1,0 +1,312 @@
+import BusProtocol
+import Foundation
+import LockInvariant
+import XCTest
+
+/// Hand-written journals whose right verdict is known, one per class of day the checker must get right.
+final class LockInvariantTableTests: XCTestCase {
+    /// Each violation as "product kind target from–to [decided by]", local times in the zone in force.
+    func judge(_ products: [ProductRules], _ journal: JournalBuilder, zone: String = "Europe/Berlin") -> [String] {
+        let checker = LockInvariantChecker(products: products, timeZone: TimeZone(identifier: zone)!)
+        return checker.verdicts(for: journal.envelopes).flatMap(\.violations).map { violation in
+            let from = String(LockViolationFormat.time(violation.from, violation.timeZone))
+            let to = String(LockViolationFormat.time(violation.to, violation.timeZone))
+            return "\(violation.product) \(violation.kind.rawValue) \(violation.target) \(from)–\(to) by \(violation.decidedBy ?? "-")"
+        }
+    }
+
+    // MARK: Habit lock, and the grace minute
+
+    /// Habits done at 08:56: unlocked until 09:26, locked again from then (grace until 09:27:00).
+    func habitDay(closingAt close: String) -> JournalBuilder {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.store("2026-11-23 08:00", apps: ["Instagram", "TikTok"], writer: "monitor")
+        j.habits("2026-11-23 08:56")
+        j.store("2026-11-23 08:56", apps: [], writer: "monitor")
+        j.open("2026-11-23 09:20", "Instagram")
+        j.close(close, "Instagram")
+        j.end("2026-11-23 10:00")
+        return j
+    }
+
+    func testTheGraceMinuteEndsExactlySixtySecondsAfterTheLockBegins() {
+        XCTAssertEqual(judge([Products.habitLock()], habitDay(closingAt: "2026-11-23 09:27:00")), [])
+        XCTAssertEqual(judge([Products.habitLock()], habitDay(closingAt: "2026-11-23 09:27:01")),
+                       ["habit-lock usable-while-locked Instagram 09:26:00–09:27:01 by monitor"])
+    }
+
+    func testUsableBeforeTheDaysHabitsAreDone() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.open("2026-11-23 08:10", "Instagram")
+        j.close("2026-11-23 08:20", "Instagram")
+        j.open("2026-11-23 08:30", "Solitaire", category: "Games")  // a category member
+        j.close("2026-11-23 08:31", "Solitaire", category: "Games")
+        j.open("2026-11-23 08:40", "Maps")                           // never selected
+        j.close("2026-11-23 08:50", "Maps")
+        j.end("2026-11-23 09:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock usable-while-locked Instagram 08:10:00–08:20:00 by -",
+                                                          "habit-lock usable-while-locked Solitaire 08:30:00–08:31:00 by -"])
+    }
+
+    func testShieldedDuringAnUnlock() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.habits("2026-11-23 08:56")
+        j.shield("2026-11-23 09:10", j.app("Instagram"))
+        j.dismiss("2026-11-23 09:12", "Instagram")
+        j.shield("2026-11-23 09:30", j.app("Maps"))                  // never selected: wrong at once
+        j.dismiss("2026-11-23 09:30", "Maps")
+        j.end("2026-11-23 10:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock shielded-while-allowed Instagram 09:10:00–09:12:00 by -",
+                                                          "habit-lock shielded-while-allowed Maps 09:30:00–09:30:00 by -"])
+    }
+
+    /// An unlock earned at 23:50 lasts its 30 minutes, past midnight: the person earned it.
+    func testAnUnlockCrossingMidnight() {
+        var j = JournalBuilder(start: "2026-11-23 23:00")
+        j.habits("2026-11-23 23:50")
+        j.open("2026-11-23 23:55", "Instagram")
+        j.close("2026-11-24 00:15", "Instagram")
+        j.shield("2026-11-24 00:16", j.app("TikTok"))               // still unlocked: wrong
+        j.dismiss("2026-11-24 00:17", "TikTok")
+        j.open("2026-11-24 00:25", "Instagram")                     // locked since 00:20
+        j.close("2026-11-24 00:30", "Instagram")
+        j.end("2026-11-24 01:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock shielded-while-allowed TikTok 00:16:00–00:17:00 by -",
+                                                          "habit-lock usable-while-locked Instagram 00:25:00–00:30:00 by -"])
+    }
+
+    /// Habits count per local day: two done before midnight and one after are no unlock.
+    func testHabitsCountPerLocalDay() {
+        var j = JournalBuilder(start: "2026-11-23 23:00")
+        j.habits("2026-11-23 23:58", ["Read", "Walk"])
+        j.habits("2026-11-24 00:01", ["Stretch"])
+        j.open("2026-11-24 00:02", "Instagram")
+        j.close("2026-11-24 00:04", "Instagram")
+        j.end("2026-11-24 01:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock usable-while-locked Instagram 00:02:00–00:04:00 by -"])
+    }
+
+    /// "Last decided": the monitor lifted Instagram's shield; a later write by another plugin that does not touch
+    /// Instagram decides nothing about it.
+    func testTheLastPluginThatChangedTheItemsShieldDecided() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.store("2026-11-23 08:00", apps: ["Instagram", "TikTok"], writer: "monitor")
+        j.habits("2026-11-23 08:56")
+        j.store("2026-11-23 08:56", apps: [], writer: "monitor")
+        j.store("2026-11-23 09:30", apps: ["TikTok"], writer: "shield")
+        j.open("2026-11-23 09:40", "Instagram")
+        j.close("2026-11-23 09:50", "Instagram")
+        j.end("2026-11-23 10:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock usable-while-locked Instagram 09:40:00–09:50:00 by monitor"])
+    }
+
+    /// A broker that crashed lost what was on screen: an app open at the crash is not usable after it.
+    func testABrokerRestartInTheJournal() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.habits("2026-11-23 08:56")
+        j.open("2026-11-23 09:20", "Instagram")
+        j.add("2026-11-23 09:22", "clock.tick", [:])
+        j.add("2026-11-23 09:22", "bus.started", ["clock": "virtual"])
+        j.end("2026-11-23 11:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), [])
+    }
+
+    /// A plugin cannot hide use by publishing the OS's topics itself: only the OS's events count.
+    func testAPluginsFakeCloseIsIgnored() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.open("2026-11-23 09:00", "Instagram")
+        j.close("2026-11-23 09:00:30", "Instagram", source: "monitor")
+        j.close("2026-11-23 09:10", "Instagram")
+        j.end("2026-11-23 10:00")
+        XCTAssertEqual(judge([Products.habitLock()], j), ["habit-lock usable-while-locked Instagram 09:00:00–09:10:00 by -"])
+    }
+
+    // MARK: Focus windows that end at or past midnight
+
+    func testAFocusWindowEndingAtMidnight() {
+        var j = JournalBuilder(start: "2026-11-23 21:00")
+        j.open("2026-11-23 21:50", "Instagram")
+        j.close("2026-11-23 22:00:30", "Instagram")               // within the grace minute
+        j.open("2026-11-23 23:30", "Instagram")
+        j.close("2026-11-23 23:45", "Instagram")
+        j.open("2026-11-24 00:00:30", "Instagram")                // the window is over
+        j.close("2026-11-24 00:10", "Instagram")
+        j.shield("2026-11-24 00:00:40", j.app("TikTok"))          // within the grace minute after the window
+        j.dismiss("2026-11-24 00:00:50", "TikTok")
+        j.shield("2026-11-24 00:05", j.app("TikTok"))
+        j.dismiss("2026-11-24 00:06", "TikTok")
+        j.end("2026-11-24 01:00")
+        XCTAssertEqual(judge([Products.focusWindow([("22:00", "00:00")])], j),
+                       ["focus-window usable-while-locked Instagram 23:30:00–23:45:00 by -",
+                        "focus-window shielded-while-allowed TikTok 00:05:00–00:06:00 by -"])
+    }
+
+    func testAFocusWindowPastMidnight() {
+        var j = JournalBuilder(start: "2026-11-23 21:00")
+        j.shield("2026-11-23 23:59", j.app("Instagram"))
+        j.dismiss("2026-11-24 00:01", "Instagram")                 // midnight is inside the window
+        j.open("2026-11-24 01:00", "Instagram")
+        j.close("2026-11-24 01:30", "Instagram")
+        j.open("2026-11-24 02:00", "TikTok")
+        j.close("2026-11-24 02:30", "TikTok")
+        j.end("2026-11-24 03:00")
+        XCTAssertEqual(judge([Products.focusWindow([("22:00", "02:00")])], j),
+                       ["focus-window usable-while-locked Instagram 01:00:00–01:30:00 by -"])
+    }
+
+    /// A grace pass ("Open for 5 minutes") lifts one app for its minutes; the others stay locked.
+    func testAGracePassLiftsOneAppForItsMinutes() {
+        var j = JournalBuilder(start: "2026-11-23 09:00")
+        j.shield("2026-11-23 09:30", j.app("Instagram"))
+        j.press("2026-11-23 09:30:10", .secondaryButtonPressed, on: "Instagram")
+        j.dismiss("2026-11-23 09:30:10", "Instagram")
+        j.open("2026-11-23 09:30:10", "Instagram")
+        j.close("2026-11-23 09:36:10", "Instagram")                // the pass ended at 09:35:10, grace to 09:36:10
+        j.open("2026-11-23 09:40", "Instagram")
+        j.close("2026-11-23 09:41:30", "Instagram")
+        j.end("2026-11-23 10:00")
+        XCTAssertEqual(judge([Products.focusWindow([("09:00", "12:00")])], j),
+                       ["focus-window usable-while-locked Instagram 09:40:00–09:41:30 by -"])
+    }
+
+    // MARK: The OS's own views
+
+    /// Web limits, restricted sites: the OS's views are no product's shield, and what they cover is not usable.
+    func testTheOSsOwnViewsAreNeitherUsableNorAProductShield() {
+        var j = JournalBuilder(start: "2026-11-23 09:00")
+        j.shield("2026-11-23 10:00", j.domain("instagram.com"), stores: ["screen-time-limits"], renderedBy: "system")
+        j.dismiss("2026-11-23 10:30", "instagram.com")
+        j.shield("2026-11-23 13:00", j.domain("poki.com"), stores: ["content-restrictions"], renderedBy: "system")  // outside focus, unselected
+        j.dismiss("2026-11-23 13:05", "poki.com")
+        j.shield("2026-11-23 10:40", j.app("TikTok"), renderedBy: "system")  // the default shield over the product's store
+        j.dismiss("2026-11-23 10:45", "TikTok")
+        j.end("2026-11-23 14:00")
+        XCTAssertEqual(judge([Products.focusWindow([("09:00", "12:00")])], j), [])
+    }
+
+    func testPrivateBrowsingIsUseToo() {
+        var j = JournalBuilder(start: "2026-11-23 09:00")
+        j.visit("2026-11-23 10:00", "www.instagram.com", isPrivate: true)
+        j.leave("2026-11-23 10:05", "www.instagram.com")
+        j.end("2026-11-23 14:00")
+        XCTAssertEqual(judge([Products.focusWindow([("09:00", "12:00")])], j),
+                       ["focus-window usable-while-locked www.instagram.com 10:00:00–10:05:00 by -"])
+    }
+
+    // MARK: Speed bump
+
+    /// The threshold is the day's use of the selection, counted by the checker: after an OS update the plugins'
+    /// stale tokens shield nothing and no threshold callback comes, yet the app is past its threshold.
+    func testASpeedBumpWithStaleTokensIsStillPastItsThreshold() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.osUpdate("2026-11-23 08:05")
+        j.open("2026-11-23 08:10", "Instagram")
+        j.store("2026-11-23 08:30", apps: ["Instagram", "Facebook"], writer: "monitor", epoch: 0)  // stale: shields nothing
+        j.close("2026-11-23 08:40", "Instagram")
+        j.end("2026-11-23 09:00")
+        XCTAssertEqual(judge([Products.speedBump()], j), ["speed-bump usable-while-locked Instagram 08:30:00–08:40:00 by monitor"])
+    }
+
+    /// "Dismiss" lets that app through and pauses the count for the cooldown; the count then starts from zero.
+    func testASpeedBumpDismissAndTheNextThreshold() {
+        func day(closingAt close: String) -> JournalBuilder {
+            var j = JournalBuilder(start: "2026-11-23 08:00")
+            j.open("2026-11-23 08:10", "Instagram")
+            j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
+            j.shield("2026-11-23 08:30", j.app("Instagram"))
+            j.press("2026-11-23 08:31", .primaryButtonPressed, on: "Instagram")
+            j.dismiss("2026-11-23 08:31", "Instagram")
+            j.open("2026-11-23 08:31", "Instagram")                 // counts for nothing: the cooldown runs to 08:46
+            j.close("2026-11-23 08:40", "Instagram")
+            j.open("2026-11-23 08:50", "Instagram")                 // 20 minutes from 08:50: the next lock at 09:10
+            j.close(close, "Instagram")
+            j.end("2026-11-23 10:00")
+            return j
+        }
+        XCTAssertEqual(judge([Products.speedBump()], day(closingAt: "2026-11-23 09:11")), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(closingAt: "2026-11-23 09:11:01")),
+                       ["speed-bump usable-while-locked Instagram 09:10:00–09:11:01 by -"])
+    }
+
+    func testASpeedBumpDayEndsAtLocalMidnight() {
+        var j = JournalBuilder(start: "2026-11-23 23:00")
+        j.open("2026-11-23 23:10", "Facebook")
+        j.close("2026-11-23 23:40", "Facebook")                     // locked from 23:30
+        j.shield("2026-11-24 00:30", j.app("Facebook"))            // a new day: nothing used yet
+        j.dismiss("2026-11-24 00:31", "Facebook")
+        j.end("2026-11-24 01:00")
+        XCTAssertEqual(judge([Products.speedBump()], j), ["speed-bump usable-while-locked Facebook 23:30:00–23:40:00 by -",
+                                                          "speed-bump shielded-while-allowed Facebook 00:30:00–00:31:00 by -"])
+    }
+
+    // MARK: Zones and DST
+
+    /// Hours are wall time in the zone in force: after a move to New York, 09:00–12:00 is New York's morning.
+    func testATimeZoneChange() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.timeZone("2026-11-23 10:00", "America/New_York")         // 04:00 in New York
+        j.open("2026-11-23 10:30", "Instagram")                     // 04:30 there: free
+        j.close("2026-11-23 11:00", "Instagram")
+        j.open("2026-11-23 15:30", "Instagram")                     // 09:30 there: focus
+        j.close("2026-11-23 15:40", "Instagram")
+        j.end("2026-11-23 20:00")
+        XCTAssertEqual(judge([Products.focusWindow([("09:00", "12:00")])], j),
+                       ["focus-window usable-while-locked Instagram 09:30:00–09:40:00 by -"])
+    }
+
+    /// The fall-back night in Berlin (2026-10-25): 02:00–03:00 happens twice, and a 02:00–03:00 window is two hours.
+    func testTheRepeatedHourOfADSTFallBack() {
+        var j = JournalBuilder(start: "2026-10-24T22:00Z")
+        j.open("2026-10-25T00:30Z", "Instagram")                    // 02:30 CEST, the first time
+        j.close("2026-10-25T00:40Z", "Instagram")
+        j.open("2026-10-25T01:30Z", "TikTok")                       // 02:30 CET, the second time
+        j.close("2026-10-25T01:40Z", "TikTok")
+        j.open("2026-10-25T02:30Z", "Instagram")                    // 03:30 CET: over
+        j.close("2026-10-25T02:40Z", "Instagram")
+        j.end("2026-10-25T04:00Z")
+        XCTAssertEqual(judge([Products.focusWindow([("02:00", "03:00")])], j),
+                       ["focus-window usable-while-locked Instagram 02:30:00–02:40:00 by -",
+                        "focus-window usable-while-locked TikTok 02:30:00–02:40:00 by -"])
+    }
+
+    /// The spring-forward night (2026-03-29): 02:00–03:00 does not exist; a window 01:30–02:30 ends at the jump.
+    func testTheSkippedHourOfADSTSpringForward() {
+        var j = JournalBuilder(start: "2026-03-28T22:00Z")
+        j.open("2026-03-29T00:45Z", "Instagram")                    // 01:45 CET
+        j.close("2026-03-29T00:50Z", "Instagram")
+        j.open("2026-03-29T01:10Z", "TikTok")                       // 03:10 CEST: over
+        j.close("2026-03-29T01:20Z", "TikTok")
+        j.end("2026-03-29T04:00Z")
+        XCTAssertEqual(judge([Products.focusWindow([("01:30", "02:30")])], j),
+                       ["focus-window usable-while-locked Instagram 01:45:00–01:50:00 by -"])
+    }
+
+    // MARK: Several products on one device
+
+    /// Each product answers for its own stores and selection: a speed bump's shield over an app only the habit lock
+    /// selected is the speed bump's error, and no error of the habit lock.
+    func testSeveralProductsAreJudgedEachOnItsOwn() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.habits("2026-11-23 08:56")
+        j.shield("2026-11-23 09:10", j.app("TikTok"), stores: ["speed-bump"])   // the speed bump reached the habit lock's app
+        j.dismiss("2026-11-23 09:11", "TikTok")
+        j.open("2026-11-23 09:40", "Instagram")                                  // the habit lock's unlock is over
+        j.close("2026-11-23 09:45", "Instagram")
+        j.end("2026-11-23 10:00")
+        let products = [Products.habitLock(store: "habit-lock"), Products.speedBump(store: "speed-bump")]
+        let verdicts = LockInvariantChecker(products: products, timeZone: j.zone).verdicts(for: j.envelopes)
+        XCTAssertEqual(verdicts.map(\.product), ["habit-lock", "speed-bump"])
+        XCTAssertEqual(judge(products, j), ["habit-lock usable-while-locked Instagram 09:40:00–09:45:00 by -",
+                                            "speed-bump shielded-while-allowed TikTok 09:10:00–09:11:00 by -"])
+    }
+}
+
+/// Local times of violations, as the table writes them.
+enum LockViolationFormat {
+    static func time(_ date: Date, _ zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.hour, .minute, .second], from: date)
+        return String(format: "%02d:%02d:%02d", c.hour!, c.minute!, c.second!)
+    }
+}

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench soak report-png studio studio-screenshots clean
+.PHONY: deps build run test bench bench-reports soak report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -42,23 +42,26 @@ bench: deps
 	$(SWIFT) build -c release --product shieldbus-bench
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
 
-## report-png: the report of a demo week (Config/report-demo.yml) as HTML, then as a PNG in headless Chromium
+## bench-reports: `shieldbus report` end to end over a generated year of stored days (release build; aim < 50 ms)
+bench-reports: deps
+	$(SWIFT) build -c release --product shieldbus
+	$(SWIFT) build -c release --product shieldbus-report-bench
+	$(RELEASE_BIN)/shieldbus-report-bench
+
+## report-png: the demo week (Config/report-demo.yml) as HTML pages (the week, the month), then as PNGs in headless
+## Chromium at a phone's 390 px and a desktop's 1280 px, light and dark (Tests/Browser/report-layout.py)
 REPORT_DIR = .build/report-demo
-REPORT_PNG ?= $(REPORT_DIR)/report.png
 report-png: build
 	rm -rf $(REPORT_DIR) && mkdir -p $(REPORT_DIR)
 	$(BIN)/shieldbus run --config Config/report-demo.yml --state-dir $(REPORT_DIR)/state --runtime-dir $(REPORT_DIR)/play --quiet
-	@# A broker on the week's state serves the report builder's numbers to `shieldbus report`.
-	$(BIN)/shieldbus run --config Config/report-demo.yml --no-scenario --state-dir $(REPORT_DIR)/state --runtime-dir $(REPORT_DIR)/serve --quiet & \
-	broker=$$!; \
-	for attempt in 1 2 3 4 5; do \
-		$(BIN)/shieldbus report weekly --date 2026-11-29 --html $(REPORT_DIR)/report.html --runtime-dir $(REPORT_DIR)/serve && break; sleep 1; \
-	done; \
-	kill $$broker; wait $$broker; test -s $(REPORT_DIR)/report.html
-	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir=$(REPORT_DIR)/chromium \
-		--window-size=1200,2200 --screenshot=$(abspath $(REPORT_PNG)) file://$(abspath $(REPORT_DIR)/report.html) \
-		2>$(REPORT_DIR)/chromium.log || { cat $(REPORT_DIR)/chromium.log; exit 1; }
-	@echo "wrote $(REPORT_DIR)/report.html and $(REPORT_PNG)"
+	@# No broker needed: `shieldbus report` reads the report builder's store.
+	$(BIN)/shieldbus report weekly --date 2026-11-29 --state-dir $(REPORT_DIR)/state --html $(REPORT_DIR)/report.html
+	$(BIN)/shieldbus report monthly --month 2026-11 --state-dir $(REPORT_DIR)/state --html $(REPORT_DIR)/month.html
+	for page in report month; do for width in 390 1280; do \
+		python3 Tests/Browser/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --out $(REPORT_DIR)/$$page-$$width-light.png && \
+		python3 Tests/Browser/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --dark --out $(REPORT_DIR)/$$page-$$width-dark.png || exit 1; \
+	done; done
+	@echo "wrote $(REPORT_DIR)/report.html, $(REPORT_DIR)/month.html and their PNGs:" && ls $(REPORT_DIR)/*.png
 
 ## studio: ShieldBus Studio (http://127.0.0.1:8080), following the broker running on the default runtime directory
 studio: build

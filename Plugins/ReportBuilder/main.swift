@@ -26,7 +26,8 @@ final class ReportBuilder: BusPlugin {
     override var subscriptions: [String] {
         ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
          DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated,
-         DeviceTopic.clockTick, ReportTopic.dailyRequest, ReportTopic.weeklyRequest]
+         DeviceTopic.clockTick, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
+         ReportTopic.rangeRequest]
     }
 
     override func didStart() {
@@ -37,7 +38,7 @@ final class ReportBuilder: BusPlugin {
         guard let runtime = PluginRuntime.current else { return }
         openBooks()
         switch envelope.topic {
-        case ReportTopic.dailyRequest, ReportTopic.weeklyRequest:
+        case ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest, ReportTopic.rangeRequest:
             answer(envelope, runtime: runtime)
         case DeviceTopic.clockTick:
             guard let ledger = books?.ledger else { return }
@@ -104,19 +105,34 @@ final class ReportBuilder: BusPlugin {
 
     // MARK: Requests
 
-    /// Answers `report.daily.request` / `report.weekly.request` `{"date": "YYYY-MM-DD"}` (default today), counting
-    /// the use in progress up to now.
+    /// Answers `report.daily.request` / `report.weekly.request` `{"date": "YYYY-MM-DD"}` (default today),
+    /// `report.monthly.request` `{"month": "YYYY-MM"}` (default this month) and `report.range.request`
+    /// `{"from", "to"}`, counting the use in progress up to now.
     private func answer(_ request: Envelope, runtime: PluginRuntime) {
         let body: [UInt8]
         do {
             guard var ledger = books?.ledger else {
                 throw DeviceError(code: "reports-unavailable", message: failure ?? "the report builder has not opened its days yet")
             }
-            let date = try requestedDate(request, ledger: ledger, now: runtime.now)
             if let inProgress = recorder.inProgress(at: runtime.now) { try ledger.ingest(inProgress) }
-            body = request.topic == ReportTopic.dailyRequest
-                ? DeviceAPICoding.encode(DeviceReply.success(ledger.dailyReport(for: date)))
-                : DeviceAPICoding.encode(DeviceReply.success(ledger.weeklyReport(endingOn: date)))
+            let today = ledger.day(containing: runtime.now)
+            switch request.topic {
+            case ReportTopic.dailyRequest:
+                let day = try requestedDay(request, "date", default: today)
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.dailyReport(for: ledger.dateInterval(of: day).start)))
+            case ReportTopic.weeklyRequest:
+                let day = try requestedDay(request, "date", default: today)
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.weeklyReport(endingOn: ledger.dateInterval(of: day).start)))
+            case ReportTopic.monthlyRequest:
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.monthlyReport(for: try requestedMonth(request, default: today))))
+            default:
+                let from = try requestedDay(request, "from", default: nil), to = try requestedDay(request, "to", default: nil)
+                do {
+                    body = DeviceAPICoding.encode(DeviceReply.success(try ledger.rangeReport(from: from, to: to)))
+                } catch let error as ReportRangeError {
+                    throw DeviceError(code: "bad-range", message: error.description)
+                }
+            }
         } catch let error as DeviceError {
             body = DeviceAPICoding.encode(DeviceReply<NoValue>.failure(error))
         } catch {
@@ -129,13 +145,25 @@ final class ReportBuilder: BusPlugin {
         }
     }
 
-    /// The start of the requested local day, or now when the request names none.
-    private func requestedDate(_ request: Envelope, ledger: UsageLedger, now: Date) throws -> Date {
-        guard let value = request.bodyValue["date"] else { return now }
-        guard let text = value.stringValue, let day = LocalDay(text) else {
-            throw DeviceError(code: "bad-date", message: "'date' is a local day like 2026-11-25, got \(value.jsonText)")
+    /// The local day in the request's `field`, else `fallback` (required when nil).
+    private func requestedDay(_ request: Envelope, _ field: String, default fallback: LocalDay?) throws -> LocalDay {
+        guard let value = request.bodyValue[field] else {
+            guard let fallback else { throw DeviceError(code: "bad-date", message: "'\(field)' is required: a local day like 2026-11-25") }
+            return fallback
         }
-        return ledger.dateInterval(of: day).start
+        guard let text = value.stringValue, let day = LocalDay(text) else {
+            throw DeviceError(code: "bad-date", message: "'\(field)' is a local day like 2026-11-25, got \(value.jsonText)")
+        }
+        return day
+    }
+
+    /// The month in the request's `month`, else the month of `today`.
+    private func requestedMonth(_ request: Envelope, default today: LocalDay) throws -> LocalMonth {
+        guard let value = request.bodyValue["month"] else { return LocalMonth(containing: today) }
+        guard let text = value.stringValue, let month = LocalMonth(text) else {
+            throw DeviceError(code: "bad-month", message: "'month' is a month like 2026-11, got \(value.jsonText)")
+        }
+        return month
     }
 }
 

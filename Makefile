@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench bench-reports soak report-png studio studio-screenshots clean
+.PHONY: deps build run test bench bench-reports soak explore report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -36,6 +36,18 @@ DAYS ?= 7
 soak: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
+
+## explore: generated days of each shipped product under both profiles, for a bounded budget each (EXPLORE_DAYS=1000
+## EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=2); failures are shrunk into explore-failures/
+EXPLORE_DAYS ?= 1000
+EXPLORE_BUDGET ?= 20m
+EXPLORE_SEED ?= 1
+EXPLORE_JOBS ?= 2
+explore: build
+	@status=0; for product in habit-lock focus-window speed-bump; do \
+		$(BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
+			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
+	done; exit $$status
 
 ## bench: throughput through the broker beside a plain libzmq proxy (release build)
 bench: deps

@@ -512,7 +512,7 @@ public final class Broker {
         sessions.append(session)
         sessionsByIdentity[identity] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
-        var pluginSettings = settings.settingsForPlugins.objectValue ?? [:]
+        var pluginSettings = (settings.settingsForPlugins.objectValue ?? [:]).merging(self.pluginSettings) { _, now in now }
         // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
         let isSupervised = supervisor.plugin(named: hello.name) != nil
         pluginSettings["ready"] = .bool(isReady && !isSupervised)
@@ -775,6 +775,20 @@ public final class Broker {
 
     func killPlugin(named name: String, reason: String) {
         supervisor.killUnresponsive(name: name, reason: reason)
+    }
+
+    /// Facts for plugins set while running (the device clock): they override `settings.settingsForPlugins`.
+    var pluginSettings: [String: JSONValue] = [:]
+
+    /// What a SIGKILL of the broker loses, then its start again on the same state (see `BrokerBus.crashAndRestart`).
+    func crashAndRestart() {
+        mailboxes = [:]
+        pendingRequests = [:]
+        for plugin in supervisor.plugins {
+            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { forget(session) }
+        }
+        supervisor.restartAll(reason: "broker crash")
+        emit(topic: "bus.started", body: ["clock": .string(clock.mode), "after": "crash"])
     }
 
     /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.

@@ -7,6 +7,7 @@ import BusTools
 import Configuration
 import DeviceAPI
 import DeviceOS
+import Explore
 import Foundation
 import LockInvariant
 import Logging
@@ -88,7 +89,7 @@ extension ShieldBus {
             let checker = plan.scenario == nil ? nil : plan.checker
             broker.observeEvents { envelope in
                 timeline.record(envelope)
-                if checker != nil { journal.append(envelope) }
+                if plan.scenario != nil { journal.append(envelope) }
             }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
@@ -103,12 +104,20 @@ extension ShieldBus {
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
+            var broken = false
             if let checker, !checker.products.isEmpty {
                 let verdicts = checker.verdicts(for: journal)
                 // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
                 printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
-                if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
+                broken = verdicts.contains(where: { !$0.isHeld })
             }
+            if let scenario = plan.scenario, !scenario.expectations.isEmpty {
+                let failures = plan.expectationCheck.failures(of: scenario.expectations, in: journal)
+                printError(failures.isEmpty ? "  expectations      \(scenario.expectations.count) held"
+                                            : (["  expectations      \(failures.count) of \(scenario.expectations.count) FAILED"] + failures.map { "    - \(scenario.file):\($0.line): \($0.problem)" }).joined(separator: "\n"))
+                broken = broken || !failures.isEmpty
+            }
+            if broken { throw ExitCode(3) }
         }
     }
 }
@@ -128,6 +137,8 @@ struct RunPlan {
     let timeZone: TimeZone
     /// The lock invariant of every product the configuration runs.
     let checker: LockInvariantChecker
+    /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
+    let expectationCheck: ExpectationCheck
 
     init(options: ShieldBus.Run) throws {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
@@ -192,6 +203,14 @@ struct RunPlan {
         let fresh = scenario != nil && !options.keepState
         try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        let groups = configuration.appGroups.map(\.name)
+        expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
+            guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {
+                throw Problem(description: "the configuration has \(groups.count) app groups (\(groups.joined(separator: ", "))): name one with 'appGroup'")
+            }
+            let entry = try SharedDefaults(suiteName: name, container: container, writer: nil).entry(forKey: key)
+            return try entry.map { try JSONValue(parsing: $0.rawJSON) }
+        }
         for group in configuration.appGroups {
             try container.createGroup(group.name)
             try container.declareSlices(group: group.name, group.slices)

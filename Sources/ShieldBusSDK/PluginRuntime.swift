@@ -21,7 +21,8 @@ public final class PluginRuntime {
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
     public private(set) var settings: JSONValue = [:]
-    /// Bus time: the time of the event being handled (or of the last one heard). Plugins never read the system clock.
+    /// Bus time: the time of the event being handled, or of a later one already heard (the welcome's included).
+    /// Plugins never read the system clock.
     public private(set) var now: Date
     /// The event being handled.
     public private(set) var currentEvent: Envelope?
@@ -45,12 +46,28 @@ public final class PluginRuntime {
         logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
-        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready"], pid: Int64(getpid())))
+        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged], pid: Int64(getpid())))
     }
 
-    /// The time zone of the device.
+    /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
     public var timeZone: TimeZone {
         settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+    }
+
+    /// What the device's clock shows now — `Date()` on a phone: bus time plus the offset the person set
+    /// (from the welcome, then `device.clock-changed`). Bus time itself is `now`.
+    public var deviceClockNow: Date {
+        now.addingTimeInterval(Double(settings["clockOffsetMs"]?.intValue ?? 0) / 1000)
+    }
+
+    /// Keeps the device clock's facts current: they change while the plugin runs.
+    private func noteClockFacts(_ envelope: Envelope) {
+        guard envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged,
+              case .object(var facts) = settings else { return }
+        let body = envelope.bodyValue
+        if let offset = body["offsetMs"], offset.intValue != nil { facts["clockOffsetMs"] = offset }
+        if let zone = body["timeZone"], zone.stringValue != nil { facts["timeZone"] = zone }
+        settings = .object(facts)
     }
 
     /// The plugin's options from the configuration (`plugins[].options`), as JSON.
@@ -230,7 +247,10 @@ public final class PluginRuntime {
             return
         }
         currentEvent = envelope
-        now = DeviceAPI.date(busTime: envelope.time)
+        // The plugin's clock never goes back: an event handled late (one that waited in the mailbox of a short-lived
+        // extension, or behind a call) is handled at the time it is handled, as `Date()` on a phone would say.
+        now = max(now, DeviceAPI.date(busTime: envelope.time))
+        noteClockFacts(envelope)
         if envelope.topic == "bus.ready" {
             beginWork()
             let held = beforeReady

@@ -56,11 +56,7 @@ final class SoakTests: XCTestCase {
         let days = Int(environment["SHIELDBUS_SOAK_DAYS"] ?? "") ?? 2
         let seeds = (environment["SHIELDBUS_SOAK_SEEDS"] ?? "11,29,47").split(separator: ",").compactMap { UInt64($0) }
         let root = BuildProducts.repositoryRoot
-        var configuration = try String(contentsOf: root.appendingPathComponent("Config/habit-lock.yml"), encoding: .utf8)
-        configuration = configuration.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
-        for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
-            configuration = configuration.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
-        }
+        let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
         let parsed = try ShieldBusConfiguration.parse(YAMLValue.parse(configuration, file: "habit-lock.yml"))
         let catalog = try AppCatalog.load(path: root.appendingPathComponent("Config/catalog.yml").path)
         let checker = try LockInvariantChecker(configuration: parsed, catalog: catalog)

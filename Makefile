@@ -4,9 +4,9 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test bench bench-quick bench-build bench-reports soak faults explore fuzz report-png clean
+.PHONY: deps build run test bench bench-quick bench-build bench-reports soak faults explore fuzz report-png studio studio-screenshots clean
 
-## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq and chromium when missing
+## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
 	@if ! pkg-config --exists libzmq || ! pkg-config --exists sqlite3; then \
 		echo "installing libzmq3-dev and libsqlite3-dev with apt-get"; \
@@ -14,6 +14,8 @@ deps:
 	fi
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
+	@python3 -c 'import pytest, playwright.sync_api' 2>/dev/null || { echo "installing pytest and playwright with pip"; python3 -m pip install -q pytest playwright; }
 
 ## build: compile everything (debug)
 build: deps
@@ -107,6 +109,20 @@ report-png: build
 		python3 Tests/Browser/report-layout.py screenshot $(REPORT_DIR)/$$page.html --width $$width --dark --out $(REPORT_DIR)/$$page-$$width-dark.png || exit 1; \
 	done; done
 	@echo "wrote $(REPORT_DIR)/report.html, $(REPORT_DIR)/month.html and their PNGs:" && ls $(REPORT_DIR)/*.png
+
+## studio: ShieldBus Studio (http://127.0.0.1:8080), following the broker running on the default runtime directory
+studio: build
+	$(BIN)/shieldbus studio
+
+## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS) (STUDIO_SCALE=0.75: smaller)
+STUDIO_SHOTS ?= .build/studio-screenshots
+STUDIO_SCALE ?= 1
+studio-screenshots: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+	rm -rf $(STUDIO_SHOTS)
+	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) STUDIO_SCALE=$(STUDIO_SCALE) PYTHONDONTWRITEBYTECODE=1 \
+		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py
+	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
 
 clean:
 	rm -rf .build

@@ -1,4 +1,4 @@
-// swift-tools-version:5.10
+// swift-tools-version:6.1
 // ShieldBus: Apple's Screen Time architecture as a local ZeroMQ message-bus plugin host.
 import Foundation
 import PackageDescription
@@ -14,6 +14,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", exact: "5.0.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", exact: "2.8.1"),
     ],
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
@@ -23,6 +25,8 @@ let package = Package(
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
+        // What the tools and the Studio share: connecting to a broker, the person's input, events for people.
+        .target(name: "BusTools", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceAPI"]),
 
         // Screen Time's domain model, shared state, and usage reports.
         .target(name: "ScreenTime"),
@@ -44,8 +48,17 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // ShieldBus Studio: the simulated phone and its bus in a browser, a bus client like `tap` (never the broker).
+        .target(name: "Studio", dependencies: [
+            "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
+            // swift-configuration (a dependency of theirs) names a module `Configuration`, as ours is named.
+            .product(name: "Hummingbird", package: "hummingbird", moduleAliases: ["Configuration": "SwiftConfiguration"]),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", moduleAliases: ["Configuration": "SwiftConfiguration"]),
+            .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Resources")]),
+
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
+            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
             "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -93,13 +106,16 @@ let package = Package(
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
+                    exclude: ["studio_browser_test.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"], path: "Tests/Fixtures/SupervisedPlugin"),
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/DeepLinkApp"),
         // shieldbus plugin new: new plugins go above this line
-    ]
+    ],
+    swiftLanguageModes: [.v5]
 )
 
 // Fuzzing targets (libFuzzer), only for `make fuzz`, which sets SHIELDBUS_FUZZ and builds them with -sanitize=fuzzer

@@ -1,33 +1,8 @@
 import ArgumentParser
 import BusClient
 import BusProtocol
+import BusTools
 import Foundation
-
-extension BusTool {
-    /// Sends the person's action to the running device (`input.<verb>.request`) and returns the reply's value,
-    /// or throws the device's error.
-    static func input(runtimeDir: String?, _ verb: String, _ body: JSONValue = [:]) throws -> JSONValue {
-        let name = BusTool.name("do")
-        let connection = try connect(runtimeDir: runtimeDir, name: name, role: .tool, subscriptions: [])
-        defer { connection.close() }
-        let corr = "\(name)-1"
-        try connection.publish(Publish(topic: "input.\(verb).request", body: body, corr: corr))
-        let deadline = monotonicMilliseconds() + 5000
-        while monotonicMilliseconds() < deadline {
-            switch try connection.receive(timeoutMilliseconds: 500) {
-            case .event(let envelope, _)? where envelope.corr == corr && envelope.isReply:
-                let reply = envelope.bodyValue
-                if reply["ok"]?.boolValue == true { return reply["value"] ?? [:] }
-                throw CommandFailure(reply["error"]?["message"]?.stringValue ?? "the device refused: \(reply.jsonText)")
-            case .error(let report)?:
-                throw CommandFailure(report.message)
-            default:
-                continue
-            }
-        }
-        throw BusClientError.brokerNotAnswering(endpoint: RuntimeDirectory.resolve(runtimeDir).brokerEndpoint(), waitedMilliseconds: 5000)
-    }
-}
 
 extension ShieldBus {
     struct Do: ParsableCommand {
@@ -47,7 +22,7 @@ extension ShieldBus {
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "open, close, home, visit, close-tab, press, habit, restart, force-quit.")
+        @Argument(help: "open, close, home, visit, close-tab, press, habit, restart, force-quit, os-update, notification-tap.")
         var action: String
 
         @Argument(help: "The app, URL, button (primary/secondary) or habit.")
@@ -61,24 +36,13 @@ extension ShieldBus {
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            var body: [String: JSONValue] = [:]
-            switch action {
-            case "open", "force-quit":
-                guard let value else { throw ValidationError("'\(action)' needs an app name") }
-                body["app"] = .string(value)
-            case "close": if let value { body["app"] = .string(value) }
-            case "visit":
-                guard let value else { throw ValidationError("'visit' needs a URL") }
-                body = ["url": .string(value), "tab": .int(Int64(tab)), "private": .bool(`private`)]
-            case "close-tab": body["tab"] = .int(Int64(tab))
-            case "press":
-                guard let value, ["primary", "secondary"].contains(value) else { throw ValidationError("'press' needs primary or secondary") }
-                body["button"] = .string(value)
-            case "habit": body["habit"] = .string(value ?? "habit")
-            case "home", "restart": break
-            default: throw ValidationError("unknown action '\(action)'; see --help")
+            let input: PersonInput
+            do {
+                input = try PersonInput(action: action, value: value, tab: tab, isPrivate: `private`)
+            } catch let error as PersonInput.Invalid {
+                throw ValidationError(error.description)
             }
-            _ = try BusTool.input(runtimeDir: bus.runtimeDir, action, .object(body))
+            _ = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
             print("done: \(action)\(value.map { " \($0)" } ?? "")")
         }
     }
@@ -129,7 +93,8 @@ extension ShieldBus {
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            _ = try BusTool.input(runtimeDir: bus.runtimeDir, "os-update")
+            let input = try PersonInput(action: "os-update")
+            _ = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
             print("iOS updated: tokens regenerated")
         }
     }
@@ -147,7 +112,8 @@ extension ShieldBus {
 
             func run() throws {
                 bootstrapLogging(bus.logLevel, default: .warning)
-                _ = try BusTool.input(runtimeDir: bus.runtimeDir, "notification-tap", id.map { ["id": .string($0)] } ?? [:])
+                let input = try PersonInput(action: "notification-tap", value: id)
+                _ = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
                 print("tapped \(id ?? "the latest notification")")
             }
         }

@@ -1,5 +1,6 @@
 import BusClient
 import BusProtocol
+import BusTools
 import DeviceAPI
 import Foundation
 import UsageReports

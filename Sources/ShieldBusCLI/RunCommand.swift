@@ -3,6 +3,7 @@ import ArgumentParser
 import Broker
 import BusClient
 import BusProtocol
+import BusTools
 import Configuration
 import DeviceAPI
 import DeviceOS

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BusClient
 import BusProtocol
+import BusTools
 import Foundation
 
 extension ShieldBus {

@@ -1,6 +1,7 @@
 import AppGroupStore
 import BusClient
 import BusProtocol
+import BusTools
 import Foundation
 
 /// Tells a running broker's plugins about a change made from the command line, as the SDK does for plugins'

@@ -350,20 +350,4 @@ extension XCTestCase {
         }
         return python
     }
-
-    /// Starts a process with its standard output and error going to `log`.
-    func startProcess(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws -> Process {
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = FileHandle(forWritingAtPath: log)!
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        try handle.close()
-        return process
-    }
 }

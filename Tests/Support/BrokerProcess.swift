@@ -43,6 +43,23 @@ public func waitUntil(_ what: String, timeoutSeconds: Double = 10, file: StaticS
     return false
 }
 
+/// Starts a process with its standard output and error going to `log`.
+public func startProcess(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws -> Process {
+    guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: log])
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = environment
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = handle
+    process.standardError = handle
+    try process.run()
+    try handle.close()
+    return process
+}
+
 /// A temporary directory removed at the end.
 public final class TemporaryDirectory {
     public let path: String

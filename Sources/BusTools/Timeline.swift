@@ -5,7 +5,7 @@ import Foundation
 
 /// The readable story of a run: what the person did and what the device and plugins did about it, with
 /// bus times — and a summary at the end.
-final class Timeline {
+public final class Timeline {
     private var formatter: EventFormatter
     private let json: Bool
     private let quiet: Bool
@@ -15,17 +15,17 @@ final class Timeline {
     private var lastTime: BusTime?
     private let output = FileHandle.standardOutput
 
-    init(timeZone: TimeZone, json: Bool, quiet: Bool) {
+    public init(timeZone: TimeZone, json: Bool, quiet: Bool) {
         formatter = EventFormatter(settings: ["timeZone": .string(timeZone.identifier)])
         self.json = json
         self.quiet = quiet
     }
 
-    func record(_ envelope: Envelope) {
+    public func record(_ envelope: Envelope) {
         events += 1
         if firstTime == nil { firstTime = envelope.time }
         lastTime = envelope.time
-        guard let line = describe(envelope) else { return }
+        guard let line = Self.describe(envelope) else { return }
         counts[line.kind, default: 0] += 1
         guard !quiet else { return }
         if json {
@@ -47,7 +47,7 @@ final class Timeline {
     }
 
     /// The kind (a short tag) and the words of an event worth showing; nil for the rest.
-    private func describe(_ envelope: Envelope) -> (kind: String, text: String)? {
+    public static func describe(_ envelope: Envelope) -> (kind: String, text: String)? {
         let body = envelope.bodyValue
         func string(_ key: String) -> String { body[key]?.stringValue ?? "?" }
         switch envelope.topic {
@@ -108,7 +108,7 @@ final class Timeline {
         }
     }
 
-    func printSummary(wallMilliseconds: Int64, scenario: Scenario?) {
+    public func printSummary(wallMilliseconds: Int64, scenario: Scenario?) {
         var lines: [String] = ["", "Summary"]
         if let scenario { lines.append("  scenario      \(scenario.name) (\(scenario.file))") }
         if let firstTime, let lastTime {

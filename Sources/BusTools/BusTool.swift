@@ -1,11 +1,13 @@
+// BusTools: what the shieldbus tools and the Studio share — connecting to a running broker, the person's input
+// requests, and the renderings of events for people (tap lines, the day's timeline).
 import BusClient
 import BusProtocol
 import Foundation
 
-/// A short-lived client of a running broker, for the tools (tap, send, replay, status).
-enum BusTool {
+/// A short-lived client of a running broker, for the tools (tap, send, replay, status, the Studio).
+public enum BusTool {
     /// Connects to the broker on `runtimeDir` with a hello, or explains why not.
-    static func connect(runtimeDir: String?, name: String, role: Role, subscriptions: [String]) throws -> BusConnection {
+    public static func connect(runtimeDir: String?, name: String, role: Role, subscriptions: [String]) throws -> BusConnection {
         let runtime = RuntimeDirectory.resolve(runtimeDir)
         try runtime.checkAccess()
         guard runtime.hasBroker else {
@@ -19,23 +21,23 @@ enum BusTool {
     }
 
     /// A unique client name for a tool invocation.
-    static func name(_ tool: String) -> String { "\(tool)-\(getpid())" }
+    public static func name(_ tool: String) -> String { "\(tool)-\(getpid())" }
 }
 
 /// Renders events for people: bus time, sequence number, topic, source and a compact body.
-struct EventFormatter {
-    let timeZone: TimeZone
-    let timeZoneName: String
-    var maximumBodyCharacters = 160
+public struct EventFormatter {
+    public let timeZone: TimeZone
+    public let timeZoneName: String
+    public var maximumBodyCharacters = 160
     private var lastDay: String?
 
-    init(settings: JSONValue?) {
+    public init(settings: JSONValue?) {
         timeZoneName = settings?["timeZone"]?.stringValue ?? "UTC"
         timeZone = TimeZone(identifier: timeZoneName) ?? TimeZone(identifier: "UTC")!
     }
 
     /// "2026-11-23" and "07:00:00.250" for a bus time.
-    func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
+    public func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let date = Date(timeIntervalSince1970: Double(time) / 1000)
@@ -46,7 +48,7 @@ struct EventFormatter {
     }
 
     /// One line per event; a day header line first whenever the day changes.
-    mutating func lines(for envelope: Envelope) -> [String] {
+    public mutating func lines(for envelope: Envelope) -> [String] {
         let (day, time) = dayAndTime(envelope.time)
         var lines: [String] = []
         if day != lastDay {

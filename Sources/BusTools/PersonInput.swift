@@ -1,0 +1,42 @@
+import BusProtocol
+
+/// One of the person's actions as the device's input request (`input.<verb>.request` and its body): what
+/// `shieldbus do`, `os-update`, `notification tap` and the Studio's buttons send.
+public struct PersonInput: Equatable {
+    public let verb: String
+    public let body: JSONValue
+
+    /// An action that cannot become a request, and why.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The actions, as `shieldbus do` names them.
+    public static let actions = ["open", "close", "home", "visit", "close-tab", "press", "habit", "restart", "force-quit",
+                                 "os-update", "notification-tap"]
+
+    /// The request for `action` with its `value` (an app, URL, button, habit or notification id); `tab` and
+    /// `isPrivate` apply to visit and close-tab.
+    public init(action: String, value: String? = nil, tab: Int = 1, isPrivate: Bool = false) throws {
+        var body: [String: JSONValue] = [:]
+        switch action {
+        case "open", "force-quit":
+            guard let value else { throw Invalid(description: "'\(action)' needs an app name") }
+            body["app"] = .string(value)
+        case "close": if let value { body["app"] = .string(value) }
+        case "visit":
+            guard let value else { throw Invalid(description: "'visit' needs a URL") }
+            body = ["url": .string(value), "tab": .int(Int64(tab)), "private": .bool(isPrivate)]
+        case "close-tab": body["tab"] = .int(Int64(tab))
+        case "press":
+            guard let value, ["primary", "secondary"].contains(value) else { throw Invalid(description: "'press' needs primary or secondary") }
+            body["button"] = .string(value)
+        case "habit": body["habit"] = .string(value ?? "habit")
+        case "notification-tap": if let value { body["id"] = .string(value) }
+        case "home", "restart", "os-update": break
+        default: throw Invalid(description: "unknown action '\(action)'; see `shieldbus do --help`")
+        }
+        verb = action
+        self.body = .object(body)
+    }
+}

@@ -1,0 +1,72 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// The DeviceActivity schedules being monitored, followed from the bus (a start-monitoring request the OS
+/// accepted adds one, a stop removes it), with their coming interval starts and ends.
+struct ScheduleBoard {
+    private struct Registration {
+        let schedule: DeviceActivitySchedule
+        let since: Date
+    }
+
+    private let calendar: ScheduleCalendar
+    private var registrations: [String: Registration] = [:]
+    /// Requests waiting for the OS's answer, by correlation id.
+    private var pendingStarts: [String: StartMonitoring] = [:]
+    private var pendingStops: [String: StopMonitoring] = [:]
+
+    init(timeZone: TimeZone) {
+        calendar = ScheduleCalendar(timeZone: timeZone)
+    }
+
+    /// Follows one event; true when the set of schedules changed.
+    mutating func apply(_ envelope: Envelope) -> Bool {
+        guard let corr = envelope.corr else { return false }
+        switch envelope.topic {
+        case DeviceTopic.startMonitoringRequest:
+            pendingStarts[corr] = try? DeviceAPICoding.decode(StartMonitoring.self, from: envelope.body)
+        case DeviceTopic.stopMonitoringRequest:
+            pendingStops[corr] = try? DeviceAPICoding.decode(StopMonitoring.self, from: envelope.body)
+        case DeviceTopic.startMonitoringReply:
+            guard let start = pendingStarts.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
+            registrations[start.activity.rawValue] = Registration(schedule: start.schedule, since: DeviceAPI.date(busTime: envelope.time))
+            return true
+        case DeviceTopic.stopMonitoringReply:
+            guard let stop = pendingStops.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
+            for activity in stop.activities { registrations[activity.rawValue] = nil }
+            return true
+        default:
+            break
+        }
+        return false
+    }
+
+    /// Every schedule with its coming intervals (ms since the epoch), from `time` on: a page picks the first
+    /// boundary after the instant it shows.
+    func snapshot(at time: BusTime) -> JSONValue {
+        let now = DeviceAPI.date(busTime: time)
+        return .array(registrations.keys.sorted().map { name in
+            let registration = registrations[name]!
+            let from = registration.schedule.repeats ? now : registration.since
+            let intervals = calendar.intervals(for: registration.schedule, from: from).prefix(8).map { interval -> JSONValue in
+                ["start": .int(DeviceAPI.busTime(interval.start)), "end": .int(DeviceAPI.busTime(interval.end))]
+            }
+            return [
+                "activity": .string(name), "repeats": .bool(registration.schedule.repeats),
+                "start": .string(Self.clock(registration.schedule.intervalStart)), "end": .string(Self.clock(registration.schedule.intervalEnd)),
+                "intervals": .array(intervals),
+            ]
+        })
+    }
+
+    /// "07:00" for `{hour: 7, minute: 0}`; the date parts too when the components name a date.
+    private static func clock(_ components: DateComponents) -> String {
+        var text = String(format: "%02d:%02d", components.hour ?? 0, components.minute ?? 0)
+        if let second = components.second, second != 0 { text += String(format: ":%02d", second) }
+        if let day = components.day { text = String(format: "%02d-%02d ", components.month ?? 0, day) + text }
+        if let weekday = components.weekday { text = "weekday \(weekday) " + text }
+        return text
+    }
+}

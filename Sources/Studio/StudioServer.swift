@@ -1,0 +1,174 @@
+// Studio: ShieldBus Studio — the simulated phone, its timeline, bus and state, live in a browser (or replayed from a
+// journal), served over HTTP and a WebSocket on loopback; a bus client like `shieldbus tap`, never the broker.
+import BusClient
+import BusProtocol
+import BusTools
+import Configuration
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+
+/// The Studio's web server: the page and its assets, the feed over a WebSocket, and the person's actions.
+public struct StudioServer: Sendable {
+    /// Where the Studio's events come from.
+    public enum Source: Sendable {
+        /// A running broker, followed live; the page may act as the person.
+        case live(runtimeDirectory: String?)
+        /// A recorded journal, replayed with a time slider; nothing can be acted on.
+        case journal(path: String, timeZone: TimeZone)
+    }
+
+    private let source: Source
+    private let port: Int
+    private let homeScreen: [CatalogApp]
+    private let iconDirectories: [URL]
+    private let feed = EventFeed()
+    private let logger = Logger(label: "shieldbus.studio")
+
+    /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from
+    /// `iconDirectories` (the shield plugins' resources).
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL]) throws {
+        self.source = source
+        self.port = port
+        self.homeScreen = homeScreen
+        self.iconDirectories = iconDirectories
+        if case .journal(let path, let timeZone) = source {
+            var narrator = EventNarrator(timeZone: timeZone)
+            for envelope in try RecordedJournal.load(path: path) { feed.append(event: narrator.narrate(envelope)) }
+            feed.update(kind: "connection", json: JSONValue.object([
+                "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
+            ]).jsonText)
+        }
+    }
+
+    /// Serves until the process ends; `onListening` gets the address once the port is bound.
+    public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
+        if case .live(let runtimeDirectory) = source { LiveBus(runtimeDirectory: runtimeDirectory, feed: feed).start() }
+        let hello = helloMessage()
+        let feed = self.feed
+        let app = Application(
+            router: router(),
+            server: .http1WebSocketUpgrade(configuration: .init(ws: .init(maxFrameSize: 1 << 20))) { request, _, _ in
+                guard request.path == "/ws", Self.isFromLoopbackPage(authority: request.authority, origin: request.headerFields[.origin]) else { return .dontUpgrade }
+                return .upgrade([:]) { inbound, outbound, _ in
+                    try await outbound.write(.text(hello))
+                    let (backlog, stream, stop) = feed.listen()
+                    defer { stop() }
+                    for message in backlog { try await outbound.write(.text(message)) }
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        // The page only listens: its own frames are read (and dropped) so that its leaving is noticed.
+                        group.addTask { for try await _ in inbound {} }
+                        group.addTask { for await message in stream { try await outbound.write(.text(message)) } }
+                        try await group.next()
+                        group.cancelAll()
+                    }
+                }
+            },
+            configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: "ShieldBus Studio"),
+            onServerRunning: { channel in
+                onListening("http://127.0.0.1:\(channel.localAddress?.port ?? port)")
+            },
+            logger: logger
+        )
+        try await app.runService()
+    }
+
+    // MARK: Routes
+
+    private func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        let iconDirectories = self.iconDirectories
+        let source = self.source
+        router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8") }
+        router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8") }
+        router.get("/studio.js") { _, _ in try Self.resource("studio.js", type: "text/javascript; charset=utf-8") }
+        router.get("/icon/{name}") { _, context in
+            // Only a plain file name in the shield plugins' resources, as UIImage(named:) reads its own bundle.
+            guard let name = context.parameters.get("name"), !name.hasPrefix("."), !name.contains("/"),
+                  let file = iconDirectories.map({ $0.appendingPathComponent(name) }).first(where: { FileManager.default.fileExists(atPath: $0.path) }),
+                  let data = FileManager.default.contents(atPath: file.path) else { throw HTTPError(.notFound) }
+            return Self.response(.ok, type: name.hasSuffix(".svg") ? "image/svg+xml" : "image/png", data)
+        }
+        router.post("/api/input") { request, context in
+            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]), request.headers[.contentType]?.hasPrefix("application/json") == true else {
+                return Self.failure(.forbidden, "only the Studio's own page may act as the person (JSON from a loopback origin)")
+            }
+            guard case .live(let runtimeDirectory) = source else {
+                return Self.failure(.conflict, "a recorded journal is replayed, not acted on")
+            }
+            let bytes = try await request.body.collect(upTo: 64 * 1024)
+            let input: PersonInput
+            do {
+                let body = try JSONValue(parsing: Array(buffer: bytes))
+                input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
+                                        tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
+            } catch {
+                return Self.failure(.badRequest, "\(error)")
+            }
+            return await Self.send(input, runtimeDirectory: runtimeDirectory)
+        }
+        return router
+    }
+
+    /// Sends the person's input through the same request as `shieldbus do`, off the server's threads (it waits
+    /// for the device's answer).
+    private static func send(_ input: PersonInput, runtimeDirectory: String?) async -> Response {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    let value = try BusTool.input(runtimeDir: runtimeDirectory, input.verb, input.body)
+                    continuation.resume(returning: response(.ok, type: "application/json", Data(JSONValue.object(["ok": true, "value": value]).jsonText.utf8)))
+                } catch let refusal as DeviceRefusal {
+                    continuation.resume(returning: failure(.conflict, refusal.message, code: refusal.code))
+                } catch {
+                    continuation.resume(returning: failure(.serviceUnavailable, "\(error)"))
+                }
+            }
+        }
+    }
+
+    /// The first message a page gets: where the events come from and the home screen.
+    private func helloMessage() -> String {
+        let mode: String
+        switch source {
+        case .live: mode = "live"
+        case .journal: mode = "journal"
+        }
+        let apps = homeScreen.map { app -> JSONValue in
+            ["name": .string(app.name), "bundle": .string(app.bundleIdentifier), "category": .string(app.categoryID)]
+        }
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps)]).jsonText
+    }
+
+    /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,
+    /// and no foreign origin — so that no web site the person visits can drive the device.
+    static func isFromLoopbackPage(authority: String?, origin: String?) -> Bool {
+        let loopback = ["127.0.0.1", "localhost", "[::1]"]
+        func isLoopback(_ authority: String) -> Bool {
+            let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }) + "]" : String(authority.prefix { $0 != ":" })
+            return loopback.contains(host)
+        }
+        guard let authority, isLoopback(authority) else { return false }
+        guard let origin else { return true }
+        guard let url = URL(string: origin), url.scheme == "http", let originHost = url.host else { return false }
+        return isLoopback(originHost.contains(":") ? "[\(originHost)]" : originHost)
+    }
+
+    private static func resource(_ name: String, type: String) throws -> Response {
+        guard let url = Bundle.module.url(forResource: "Resources/\(name)", withExtension: nil),
+              let data = FileManager.default.contents(atPath: url.path) else { throw StudioError.missingResource(name: name) }
+        return response(.ok, type: type, data)
+    }
+
+    private static func response(_ status: HTTPResponse.Status, type: String, _ data: Data) -> Response {
+        Response(status: status, headers: [.contentType: type, .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    private static func failure(_ status: HTTPResponse.Status, _ message: String, code: String? = nil) -> Response {
+        var error: [String: JSONValue] = ["message": .string(message)]
+        if let code { error["code"] = .string(code) }
+        return response(status, type: "application/json", Data(JSONValue.object(["ok": false, "error": .object(error)]).jsonText.utf8))
+    }
+}

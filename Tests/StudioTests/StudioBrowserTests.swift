@@ -1,0 +1,34 @@
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// ShieldBus Studio in headless Chromium, through the real broker and the reference plugins: runs
+/// `studio_browser_test.py` (pytest + Playwright for Python, driving Debian's chromium) and requires it to pass.
+///
+/// Needs python3 with pytest and playwright, and /usr/bin/chromium (`make deps` installs them); when they are
+/// missing the test fails, saying what to install.
+final class StudioBrowserTests: XCTestCase {
+    static let testFile = BuildProducts.repositoryRoot.appendingPathComponent("Tests/StudioTests/studio_browser_test.py").path
+
+    func testThePhoneTheBusAndTheStateInABrowser() throws {
+        let shieldbus = BuildProducts.path("shieldbus")
+        let work = TemporaryDirectory(prefix: "sbstudio")
+        var environment = ProcessInfo.processInfo.environment
+        environment["SHIELDBUS"] = shieldbus
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        let check = try startProcess("/usr/bin/env", ["python3", "-c", "import pytest, playwright.sync_api"], environment: environment, log: work.file("check.log"))
+        check.waitUntilExit()
+        guard check.terminationStatus == 0, FileManager.default.isExecutableFile(atPath: environment["CHROMIUM"] ?? "/usr/bin/chromium") else {
+            XCTFail("the Studio's browser test needs python3 with pytest and playwright, and Debian's chromium: run `make deps` "
+                + "(\((try? String(contentsOfFile: work.file("check.log"), encoding: .utf8)) ?? ""))")
+            return
+        }
+        let run = try startProcess("/usr/bin/env", ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", Self.testFile],
+                                   environment: environment, log: work.file("pytest.log"))
+        // pytest's own expectations carry the deadlines (Playwright's expect polls; every wait has a timeout).
+        run.waitUntilExit()
+        let output = (try? String(contentsOfFile: work.file("pytest.log"), encoding: .utf8)) ?? ""
+        XCTAssertEqual(run.terminationStatus, 0, "the Studio's browser test failed:\n\(output)")
+        XCTAssertTrue(output.contains("5 passed"), "every browser test ran and passed:\n\(output)")
+    }
+}

@@ -1,0 +1,276 @@
+"""ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins.
+
+Run by StudioTests.swift from `make test`, and by `make studio-screenshots` (STUDIO_SCREENSHOTS=folder: a PNG of each
+step; STUDIO_SCALE=0.75 for smaller pictures). Needs SHIELDBUS (the built `shieldbus`) and, optionally, CHROMIUM (default /usr/bin/chromium).
+What the page shows is checked against the broker's own journal, never against the page's own idea of it.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "shieldbus"))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CONFIG = os.path.join(ROOT, "Config", "habit-lock.yml")
+SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS")
+SCALE = float(os.environ.get("STUDIO_SCALE", "1"))  # pixels per CSS pixel of the screenshots (docs/images: 0.75)
+PLUGINS = ["monitor", "shield", "action", "app", "reports", "notifier"]
+
+
+def read_journal(path):
+    with open(path) as journal:
+        return [json.loads(line) for line in journal if line.strip()]
+
+
+def last(events, topic):
+    found = [e for e in events if e["topic"] == topic]
+    assert found, f"no {topic} in the journal"
+    return found[-1]
+
+
+def journal_until(path, condition, what, seconds=15):
+    """The broker's journal once `condition` holds for it (read again until a deadline)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        events = read_journal(path) if os.path.exists(path) else []
+        if condition(events):
+            return events
+        assert time.monotonic() < deadline, f"the journal never showed {what}"
+        time.sleep(0.05)  # poll the file with a deadline: the broker appends as it goes
+
+
+def start_studio(arguments):
+    """`shieldbus studio --port 0 …`, and the address it prints once it listens."""
+    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", CONFIG] + arguments,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = studio.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+", line)
+    if not match:
+        studio.kill()
+        pytest.fail(f"the Studio did not start: {line!r} {studio.stderr.read()}")
+    return studio, match.group(0)
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def shot(page, name):
+    if SCREENSHOTS:
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"{name}.png"))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="module")
+def live():
+    """A Studio, then a broker on the habit-lock configuration (real clock, no scenario, journaled) for it to follow."""
+    folder = tempfile.mkdtemp(prefix="sb-studio-")
+    runtime, journal = os.path.join(folder, "run"), os.path.join(folder, "journal.jsonl")
+    studio, address = start_studio(["--runtime-dir", runtime])
+    broker = subprocess.Popen([SHIELDBUS, "run", "--config", CONFIG, "--no-scenario", "--quiet", "--runtime-dir", runtime,
+                               "--state-dir", os.path.join(folder, "state"), "--journal", journal],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
+    journal_until(journal, lambda events: any(e["topic"] == "managedsettings.changed" for e in events), "the lock being set")
+    yield {"address": address, "journal": journal, "folder": folder, "runtime": runtime}
+    stop(studio)
+    stop(broker)
+
+
+def test_a_studio_that_comes_later_reads_the_stores(browser, live):
+    """A Studio started after the lock was set (and before the habits lift it) still shows the lock store: it
+    reads the stores when it connects."""
+    studio, address = start_studio(["--runtime-dir", live["runtime"]])
+    try:
+        page = browser.new_page()
+        page.goto(address)
+        expect(page.locator("#stores td", has_text="(before the Studio)")).to_have_count(1)
+        expect(page.get_by_test_id("stores")).to_contain_text("lock")
+        reads = [e for e in read_journal(live["journal"]) if e["topic"] == "managedsettings.read.request" and e["source"].startswith("studio-")]
+        assert reads, "the Studio's read is an ordinary request on the bus"
+        page.close()
+    finally:
+        stop(studio)
+
+
+def test_open_press_and_unlock_in_the_browser(browser, live):
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    expect(page.locator("#plugins .pill", has_text="up")).to_have_count(len(PLUGINS), timeout=15000)
+    expect(page.get_by_test_id("stores")).to_contain_text("lock")
+    expect(page.get_by_test_id("schedules")).to_contain_text("habit-lock.daily")
+    expect(page.get_by_test_id("app-Instagram")).to_be_visible()
+    shot(page, "1-home")
+
+    # Open Instagram → the shield, drawn from the renderer's own configuration.
+    page.get_by_test_id("app-Instagram").click()
+    expect(page.get_by_test_id("shield")).to_be_visible()
+    events = journal_until(live["journal"], lambda es: any(e["topic"] == "shield.shown" for e in es), "a shield")
+    shown = last(events, "shield.shown")["body"]
+    assert shown["renderedBy"] == "shield", f"the renderer drew it, not the system: {shown}"
+    configuration = shown["configuration"]
+    expect(page.get_by_test_id("shield-title")).to_have_text(configuration["title"]["text"])
+    expect(page.get_by_test_id("shield-subtitle")).to_have_text(configuration["subtitle"]["text"])
+    expect(page.get_by_test_id("shield-primary")).to_have_text(configuration["primaryButtonLabel"]["text"])
+    expect(page.get_by_test_id("shield-secondary")).to_have_count(1 if "secondaryButtonLabel" in configuration else 0)
+    if "icon" in configuration:
+        assert page.get_by_test_id("shield-icon").evaluate("img => img.complete && img.naturalWidth > 0"), "the renderer's icon loads"
+    shot(page, "2-shield")
+
+    # Press the primary button → the home screen, and the bus shows the action's request and its handling.
+    page.get_by_test_id("shield-primary").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+    expect(page.get_by_test_id("shield")).to_have_count(0)
+    page.get_by_test_id("prefix").fill("shield.action.")
+    actions = page.locator("#bus li")
+    expect(actions.filter(has=page.locator(":scope[data-topic='shield.action.handled']"))).to_have_count(1)
+    expect(actions.filter(has=page.locator(":scope[data-topic='shield.action.request']"))).to_have_count(1)
+    topics = actions.evaluate_all("rows => rows.map(r => r.dataset.topic)")
+    assert topics and all(t.startswith("shield.action.") for t in topics), topics
+    events = journal_until(live["journal"], lambda es: any(e["topic"] == "shield.action.handled" for e in es), "the press")
+    handled = last(events, "shield.action.handled")
+    page.locator(f"#bus li[data-seq='{handled['seq']}']").click()
+    expect(page.get_by_test_id("event-json")).to_contain_text('"response": "' + handled["body"]["response"] + '"')
+    shot(page, "3-pressed")
+    page.get_by_test_id("prefix").fill("")
+
+    # Complete the day's habits → the next open of Instagram shows no shield.
+    for habit in ["Read 10 pages", "Walk 20 minutes", "Meditate"]:
+        page.locator("#habit").fill(habit)
+        page.get_by_test_id("complete-habit").click()
+        expect(page.get_by_test_id("action-result")).to_have_text(f"done: habit {habit}")
+    journal_until(live["journal"], lambda es: any(e["topic"] == "managedsettings.changed" and not any(
+        (e["body"].get("shield") or {}).get(k) for k in ("applications", "webDomains", "applicationCategories"))
+        for e in es), "the unlock")
+    expect(page.get_by_test_id("timeline")).to_contain_text("UNBLOCK")
+    page.get_by_test_id("app-Instagram").click()
+    expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Instagram")
+    expect(page.get_by_test_id("shield")).to_have_count(0)
+    opened = journal_until(live["journal"], lambda es: any(e["topic"] == "activity.app.opened" for e in es), "the open")
+    assert last(opened, "activity.app.opened")["body"]["application"]["localizedDisplayName"] == "Instagram"
+    expect(page.get_by_test_id("groups")).to_contain_text("isCurrentlyUnlocked")
+    shot(page, "4-unlocked")
+    page.close()
+
+
+def test_visit_update_and_restart_as_the_person(browser, live):
+    """After the unlock: a private tab on a selected domain is usable, then an iOS update and a device restart,
+    each through the page's buttons, each seen in the broker's journal and on the page."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    page.locator("#url").fill("https://www.reddit.com/r/swift")
+    page.locator("#private").check()
+    page.get_by_test_id("visit").click()
+    expect(page.get_by_test_id("foreground-web")).to_have_attribute("data-domain", "reddit.com")
+    expect(page.get_by_test_id("foreground-web")).to_have_class(re.compile(r"\bprivate\b"))
+    visited = last(journal_until(live["journal"], lambda es: any(e["topic"] == "activity.web.visited" for e in es), "the visit"),
+                   "activity.web.visited")["body"]
+    assert visited["isPrivate"] is True and visited["url"] == "https://www.reddit.com/r/swift", visited
+    shot(page, "6-private-tab")
+
+    page.get_by_role("button", name="Update iOS").click()
+    expect(page.get_by_test_id("action-result")).to_have_text("done: os-update")
+    expect(page.get_by_test_id("timeline")).to_contain_text("iOS updated: every token regenerated")
+    journal_until(live["journal"], lambda es: any(e["topic"] == "device.os-updated" for e in es), "the update")
+
+    page.get_by_role("button", name="Restart device").click()
+    expect(page.get_by_test_id("action-result")).to_have_text("done: restart")
+    expect(page.get_by_test_id("timeline")).to_contain_text("restarted")
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+    events = journal_until(live["journal"], lambda es: sum(e["topic"] == "plugin.up" for e in es) >= 2 * len(PLUGINS),
+                           "every plugin back after the restart", seconds=30)
+    assert any(e["topic"] == "device.restarted" for e in events)
+    expect(page.locator("#plugins .pill", has_text="up")).to_have_count(len(PLUGINS), timeout=15000)
+    page.close()
+
+
+def test_a_page_from_another_origin_cannot_act(live):
+    """A web site the person visits must not drive the device through the Studio."""
+    import urllib.error
+    import urllib.request
+    request = urllib.request.Request(live["address"] + "/api/input", data=b'{"action":"restart"}', method="POST",
+                                     headers={"Content-Type": "application/json", "Origin": "http://evil.example"})
+    def restarts():
+        return sum(e["topic"] == "input.restart.request" for e in read_journal(live["journal"]))
+    before = restarts()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403
+    # A marker through the same broker: once the tool's send is journaled, a forwarded restart would be too.
+    subprocess.run([SHIELDBUS, "send", "--runtime-dir", live["runtime"], "app.studio-marker", "{}"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=30)
+    journal_until(live["journal"], lambda es: any(e["topic"] == "app.studio-marker" for e in es), "the marker")
+    assert restarts() == before, "the refused request never reached the bus"
+
+
+def test_scrubbing_a_recorded_journal(browser):
+    """A journal of the habit-lock day, replayed: the slider shows the phone, bus and state as they were."""
+    folder = tempfile.mkdtemp(prefix="sb-studio-journal-")
+    journal = os.path.join(folder, "day.jsonl")
+    subprocess.run([SHIELDBUS, "run", "--config", CONFIG, "--quiet", "--runtime-dir", os.path.join(folder, "run"),
+                    "--state-dir", os.path.join(folder, "state"), "--journal", journal],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    events = read_journal(journal)
+    studio, address = start_studio(["--journal", journal])
+    try:
+        page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
+        page.goto(address)
+        expect(page.get_by_test_id("slider")).to_have_attribute("max", str(len(events)))
+        # Every shield the day showed, at the instant it was shown, and what came after it.
+        shown = [i for i, e in enumerate(events) if e["topic"] == "shield.shown"]
+        assert shown, "the day shows shields"
+        for index in shown[:3] + shown[-2:]:
+            page.get_by_test_id("slider").fill(str(index + 1))
+            title = events[index]["body"]["configuration"]["title"]["text"]
+            expect(page.get_by_test_id("shield-title")).to_have_text(title)
+            expect(page.get_by_test_id("instant")).to_contain_text(f"#{events[index]['seq']}")
+            expect(page.locator("#bus li").first).to_have_attribute("data-seq", str(events[index]["seq"]))
+            following = next((e for e in events[index + 1:] if e["topic"] in ("shield.dismissed", "activity.home", "activity.app.opened")), None)
+            if following:
+                page.get_by_test_id("slider").fill(str(events.index(following) + 1))
+                expect(page.get_by_test_id("shield")).to_have_count(0)
+        # The stores as they were: before the first change there are none, at the end the last writer's.
+        first_change = next(i for i, e in enumerate(events) if e["topic"] == "managedsettings.changed")
+        page.get_by_test_id("slider").fill(str(first_change))
+        expect(page.locator("#stores td")).to_have_count(0)
+        page.get_by_test_id("slider").fill(str(len(events)))
+        expect(page.get_by_test_id("stores")).to_contain_text(last(events, "managedsettings.changed")["body"]["writer"])
+        # The schedules at the end, with their next start computed independently (zoneinfo, not the Studio's code).
+        zone = ZoneInfo(re.search(r"^timeZone:\s*(\S+)", open(CONFIG).read(), re.M).group(1))
+        end = datetime.fromtimestamp(events[-1]["time"] / 1000, zone)
+        daily = [e["body"] for e in events if e["topic"] == "deviceactivity.start-monitoring.request"
+                 and e["body"]["activity"] == "habit-lock.daily"][-1]["schedule"]["intervalStart"]
+        start = end.replace(hour=daily.get("hour", 0), minute=daily.get("minute", 0), second=0, microsecond=0)
+        if start <= end:
+            start = (start + timedelta(days=1)).replace(hour=daily.get("hour", 0), minute=daily.get("minute", 0))
+        row = page.locator("#schedules tr", has_text="habit-lock.daily")
+        expect(row).to_contain_text(start.strftime("%d/%m, %H:%M"))
+        page.get_by_test_id("slider").fill(str(shown[0] + 1))
+        shot(page, "5-journal")
+        page.close()
+    finally:
+        stop(studio)

@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", exact: "5.0.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", exact: "0.2.0"),
     ],
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
@@ -20,7 +21,7 @@ let package = Package(
         .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
 
         // Screen Time's domain model, shared state, and usage reports.
@@ -31,10 +32,11 @@ let package = Package(
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
+        .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore",
+            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "DeviceOS", dependencies: [
@@ -44,7 +46,7 @@ let package = Package(
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
             "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
 
@@ -71,21 +73,25 @@ let package = Package(
         .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier"),
 
         // Benchmarks (run with `make bench`, never as tests).
-        .executableTarget(name: "shieldbus-bench", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ"], path: "Benchmarks/ShieldBusBench"),
+        .executableTarget(name: "shieldbus-bench", dependencies: [
+            "Broker", "BusClient", "BusProtocol", "Configuration", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ], path: "Benchmarks/ShieldBusBench"),
+        .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "DeviceOS"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore"]),
-        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "UsageReports"]),
-        .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit"]),
-        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport"]),
+        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
+        .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration"]),
+        .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
+        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports"]),
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime"]),
-        .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "DeviceOS", "ScreenTime"]),
+        .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider"]),
 

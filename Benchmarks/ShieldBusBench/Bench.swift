@@ -5,15 +5,14 @@ import Foundation
 final class Bench {
     let options: BenchOptions
     let directory: String
+    private let scratch: ScratchDirectory
     private let loads: [Load]
     let brokerLog: StandardErrorCapture
 
     init(_ options: BenchOptions) throws {
         self.options = options
-        // Short and private: an ipc:// socket path must fit in 107 bytes.
-        var template = Array("/tmp/sbbench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchFailure("cannot create a temporary folder in /tmp") }
-        directory = String(cString: made)
+        scratch = try ScratchDirectory(prefix: "sbbench")
+        directory = scratch.path
         let brokerLog = StandardErrorCapture(path: directory + "/broker.log")
         self.brokerLog = brokerLog
         let shape = LoadShape(subscribers: options.subscribers, bodies: BodyMaker(bytes: options.bodyBytes), directory: directory,
@@ -26,14 +25,12 @@ final class Bench {
         }
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
-
     /// The summaries, in the order the loads were chosen. `progress` gets one line per run.
     func run(progress: (String) -> Void) throws -> [LoadSummary] {
         do {
             return try runAll(progress: progress)
         } catch {
-            // The temporary folder goes with this object; keep what the broker logged in the message.
+            // The temporary folder goes with this object (its scratch directory); keep what the broker logged in the message.
             let log = (try? String(contentsOfFile: brokerLog.path, encoding: .utf8)) ?? ""
             let tail = log.split(separator: "\n").suffix(10).joined(separator: "\n")
             throw BenchFailure(tail.isEmpty ? "\(error)" : "\(error)\nthe broker's last log lines:\n\(tail)")

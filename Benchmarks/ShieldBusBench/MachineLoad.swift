@@ -29,8 +29,16 @@ struct MachineLoad {
             // user nice system idle iowait irq softirq steal …: busy = user + nice + system + irq + softirq.
             let value = { (index: Int) in index < fields.count ? fields[index] : 0 }
             return Reading(wall: monotonicNanoseconds(), busyTicks: value(0) + value(1) + value(2) + value(5) + value(6),
-                           stealTicks: value(7), ownCPU: cpuNanoseconds(CLOCK_PROCESS_CPUTIME_ID) ?? 0)
+                           stealTicks: value(7), ownCPU: (cpuNanoseconds(CLOCK_PROCESS_CPUTIME_ID) ?? 0) + childrenCPU())
         }
+    }
+
+    /// CPU used by the child processes this one has waited for (`shieldbus run`, its plugins, hyperfine's commands).
+    private static func childrenCPU() -> UInt64 {
+        var usage = rusage()
+        guard getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage) == 0 else { return 0 }
+        let micro = { (time: timeval) in UInt64(time.tv_sec) * 1_000_000 + UInt64(time.tv_usec) }
+        return (micro(usage.ru_utime) + micro(usage.ru_stime)) * 1000
     }
 
     init(from start: Reading, to end: Reading, cores: Int) {

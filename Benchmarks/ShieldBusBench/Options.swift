@@ -19,18 +19,56 @@ struct BenchOptions {
     var idleSessions: Int?
     /// Round trips measured per phase of the idle-sessions bench.
     var roundTrips = 2_000
+    /// Which measurements to make.
+    var suites: [Suite] = Suite.allCases
+    /// Smaller runs everywhere (a minute or two instead of many): the year is cut to `yearDays`, fewer opens,
+    /// fewer command runs, shorter throughput runs.
+    var quick = false
+    /// Days of the generated heavy-user year to play.
+    var yearDays = 365
+    /// Times `make run`'s day is played (the median is reported).
+    var dayRuns = 3
+    /// Shielded app opens timed for the shield decision.
+    var opens = 20_000
+    /// Runs of each command under hyperfine.
+    var commandRuns = 100
+
+    /// The quick mode's sizes.
+    mutating func makeQuick() {
+        quick = true
+        events = 50_000
+        warmupEvents = 5_000
+        yearDays = 30
+        dayRuns = 1
+        opens = 2_000
+        commandRuns = 20
+    }
 
     /// The limit given to every queue: twice the largest run, so no queue can fill and nothing is dropped for
     /// lack of room (losses are still counted, so a limit too small would show).
     var highWaterMark: Int32 { Int32(clamping: max(100_000, max(events, warmupEvents) * 2)) }
 
     static let usage = """
-    usage: shieldbus-bench [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
+    usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N]
+                           [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
 
-    Throughput through the ShieldBus broker beside a plain libzmq XSUB/XPUB proxy, same load, same run:
-    1 publisher, N subscribers (threads), every event counted on arrival and checked for gaps.
+    ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in four suites:
+      throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
+                   N subscribers (threads), every event counted on arrival and checked for gaps
+      simulation   make run's day in events/s; the generated heavy-user year (faithful profile, every reference
+                   plugin a process): wall time, cost per simulated day over the year, peak memory of each process
+      latency      the shield decision (app opened → shield.shown, real-time clock) beside a raw libzmq round trip
+      commands     shieldbus status and tap start-up, with hyperfine
+
+      --quick           small runs (about 3 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
+                        runs, 50000-event throughput runs; a year figure is then extrapolated from the days played
+      --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands (default all)
+      --year-days N     days of the heavy-user year to play (default 365)
+      --day-runs N      plays of make run's day; the median is reported (default 3)
+      --opens N         shielded app opens timed (default 20000)
+      --command-runs N  runs of each command under hyperfine (default 100)
 
       --events N        events per measured run (default 200000)
       --runs N          measured runs per load; the median is reported (default 3)
@@ -61,22 +99,32 @@ struct BenchOptions {
             }
             return number
         }
+        /// A comma-separated list of names of `Choice`'s cases: each once, in the usual order.
+        func choices<Choice: RawRepresentable & CaseIterable & Equatable>(_ type: Choice.Type, for flag: String, named what: String) throws -> [Choice]
+            where Choice.RawValue == String {
+            let chosen = try value(for: flag).split(separator: ",").map { name in
+                guard let choice = Choice(rawValue: String(name)) else {
+                    throw UsageError("unknown \(what) '\(name)'; \(what)s: \(Choice.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return choice
+            }
+            return Choice.allCases.filter(chosen.contains)
+        }
+        if arguments.contains("--quick") { options.makeQuick() }  // first, so that explicit sizes win
         while let argument = rest.popFirst() {
             switch argument {
+            case "--quick": continue
+            case "--suites": options.suites = try choices(Suite.self, for: argument, named: "suite")
+            case "--year-days": options.yearDays = try count(for: argument, minimum: 1)
+            case "--day-runs": options.dayRuns = try count(for: argument, minimum: 1)
+            case "--opens": options.opens = try count(for: argument, minimum: 1)
+            case "--command-runs": options.commandRuns = try count(for: argument, minimum: 2)
             case "--events": options.events = try count(for: argument, minimum: 1)
             case "--runs": options.runs = try count(for: argument, minimum: 1)
             case "--warmup": options.warmupEvents = try count(for: argument, minimum: 0)
             case "--subscribers": options.subscribers = try count(for: argument, minimum: 1)
             case "--body-bytes": options.bodyBytes = try count(for: argument, minimum: BodyMaker.minimumBytes)
-            case "--only":
-                let names = try value(for: argument).split(separator: ",").map(String.init)
-                let chosen = try names.map { name in
-                    guard let load = LoadKind(rawValue: name) else {
-                        throw UsageError("unknown load '\(name)'; loads: \(LoadKind.allCases.map(\.rawValue).joined(separator: ", "))")
-                    }
-                    return load
-                }
-                options.loads = LoadKind.allCases.filter(chosen.contains)  // each once, in the usual order
+            case "--only": options.loads = try choices(LoadKind.self, for: argument, named: "load")
             case "--idle-sessions": options.idleSessions = try count(for: argument, minimum: 1)
             case "--round-trips": options.roundTrips = try count(for: argument, minimum: 10)
             case "--pieces": options.pieces = true
@@ -93,6 +141,11 @@ struct BenchOptions {
 struct UsageError: Error {
     let message: String?
     init(_ message: String?) { self.message = message }
+}
+
+/// The benchmark's measurements.
+enum Suite: String, CaseIterable {
+    case throughput, simulation, latency, commands
 }
 
 /// The loads the benchmark can put through.

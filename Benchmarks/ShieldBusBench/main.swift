@@ -1,4 +1,4 @@
-// shieldbus-bench: events per second through the ShieldBus broker beside a plain libzmq XSUB/XPUB proxy, same load, same run.
+// shieldbus-bench: ShieldBus's speed — bus throughput beside plain libzmq, the simulated day and year, the shield decision, command start-up.
 
 import BusProtocol
 import Foundation
@@ -8,27 +8,118 @@ func note(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
-/// Runs the benchmark and prints its report; the exit status says whether every event reached every subscriber.
+/// Runs the chosen suites and prints their reports, then every figure beside its baseline and target. The exit
+/// status says whether everything ran and every event reached every subscriber (a missed target is not a failure).
 func benchmark(_ options: BenchOptions) -> Int32 {
+    let machine = MachineInfo.current()
+    var figures = FigureTable(machine: machine, mode: options.quick ? "quick" : "full")
+    let before = MachineLoad.Reading.now()
+    var throughputJSON: String?
+    var complete = true
     do {
-        let machine = MachineInfo.current()
-        let bench = try Bench(options)
-        note("shieldbus-bench: \(options.events) events × \(options.subscribers) subscribers, \(options.bodyBytes)-byte bodies, \(options.runs) runs per load")
-        let before = MachineLoad.Reading.now()
-        let summaries = try bench.run(progress: note)
-        let load = MachineLoad(from: before, to: MachineLoad.Reading.now(), cores: machine.cores)
-        var report = Report(machine: machine, load: load, options: options, summaries: summaries, pieces: nil)
-        // Below the aim, say where the time goes without being asked.
-        let belowAim = summaries.contains { summary in report.ratio(summary).map { $0 < 0.5 } ?? false }
-        if options.pieces || belowAim {
-            note("timing the broker's pieces alone…")
-            report.pieces = try PieceTimings.measure(bodyBytes: options.bodyBytes, subscribers: options.subscribers)
+        if options.suites.contains(.throughput) {
+            let report = try throughput(options)
+            complete = report.summaries.allSatisfy(\.isComplete)
+            if options.json { throughputJSON = report.json } else { print(report.table) }
+            for summary in report.summaries {
+                guard let ratio = report.ratio(summary) else { continue }
+                let lean = summary.kind == .broker
+                figures.figures.append(Figure(name: lean ? "throughput, lean subscribers ÷ plain proxy" : "throughput, BusConnection subscribers ÷ plain proxy",
+                                              value: ratio, unit: "ratio", baseline: lean ? Baseline.leanRatio : Baseline.sdkRatio,
+                                              target: lean ? 0.9 : 0.7, better: .higher))
+            }
         }
-        print(options.json ? report.json : report.table)
-        return summaries.allSatisfy(\.isComplete) ? 0 : 1
+        let others = options.suites.filter { $0 != .throughput }
+        if !others.isEmpty {
+            let scratch = try ScratchDirectory(prefix: "sbsim")
+            let installation = try Installation.current()
+            for suite in others {
+                switch suite {
+                case .simulation: figures.figures += try simulation(options, installation, scratch.path)
+                case .latency: figures.figures += try latency(options, installation, scratch.path)
+                case .commands: figures.figures += try commands(options, installation, scratch.path)
+                case .throughput: break
+                }
+            }
+        }
     } catch {
         note("shieldbus-bench: \(error)")
         return 1
+    }
+    figures.load = MachineLoad(from: before, to: MachineLoad.Reading.now(), cores: machine.cores)
+    if options.json {
+        print("{\"figures\":\(figures.json.jsonText)" + (throughputJSON.map { ",\"throughput\":\($0)" } ?? "") + "}")
+    } else {
+        print(figures.table)
+    }
+    return complete ? 0 : 1
+}
+
+func throughput(_ options: BenchOptions) throws -> Report {
+    let bench = try Bench(options)
+    note("throughput: \(options.events) events × \(options.subscribers) subscribers, \(options.bodyBytes)-byte bodies, \(options.runs) runs per load")
+    let before = MachineLoad.Reading.now()
+    let summaries = try bench.run(progress: note)
+    let load = MachineLoad(from: before, to: MachineLoad.Reading.now(), cores: MachineInfo.current().cores)
+    var report = Report(machine: MachineInfo.current(), load: load, options: options, summaries: summaries, pieces: nil)
+    // Below the aim, say where the time goes without being asked.
+    let belowAim = summaries.contains { summary in report.ratio(summary).map { $0 < 0.5 } ?? false }
+    if options.pieces || belowAim {
+        note("timing the broker's pieces alone…")
+        report.pieces = try PieceTimings.measure(bodyBytes: options.bodyBytes, subscribers: options.subscribers)
+    }
+    return report
+}
+
+func simulation(_ options: BenchOptions, _ installation: Installation, _ directory: String) throws -> [Figure] {
+    let bench = SimulationBench(installation: installation, directory: directory)
+    let day = try bench.makeRunDay(runs: options.dayRuns, progress: note).median
+    let year = try bench.heavyUserYear(days: options.yearDays, progress: note)
+    let scale = 365 / Double(year.days)
+    let extrapolated = year.days == 365 ? "" : "extrapolated from \(year.days) days"
+    var figures = [
+        Figure(name: "make run's day (\(day.events) events)", value: day.eventsPerSecond, unit: "events/s",
+               baseline: Baseline.makeRunDayEventsPerSecond, target: 20_000, better: .higher),
+        Figure(name: "heavy-user year, wall time", value: year.run.wallSeconds * scale, unit: "s",
+               baseline: Baseline.yearSeconds, target: 15, better: .lower, note: extrapolated),
+        Figure(name: "heavy-user year (\(Format.count(year.run.events)) events in \(year.days) days)", value: year.run.eventsPerSecond,
+               unit: "events/s", baseline: Baseline.yearEventsPerSecond, target: nil, better: .higher),
+    ]
+    let curve = DayCostCurve(costs: year.costPerDay)
+    note(curve.text)
+    if let flatness = curve.lastOverFirst {
+        figures.append(Figure(name: "cost of a simulated day, last week ÷ first week", value: flatness, unit: "ratio",
+                              baseline: Baseline.dayCostLastOverFirst, target: 1.2, better: .lower))
+    }
+    for name in ["broker"] + Installation.referencePlugins {
+        guard let kib = year.run.peaksKiB[name] else { continue }
+        // iOS ends a DeviceActivityMonitor extension above about 6 MB; the monitor is the one that matters.
+        figures.append(Figure(name: "peak RSS during the year, \(name)", value: Double(kib) / 1024, unit: "MiB",
+                              baseline: Baseline.peakMiB[name], target: name == "activity-monitor" ? 6 : nil, better: .lower))
+    }
+    return figures
+}
+
+func latency(_ options: BenchOptions, _ installation: Installation, _ directory: String) throws -> [Figure] {
+    let result = try ShieldLatencyBench(installation: installation, directory: directory).measure(opens: options.opens, progress: note)
+    let shield = result.shield, raw = result.rawRoundTrip
+    return [
+        Figure(name: "shield decision p50 (\(shield.count) opens)", value: shield.p50, unit: "µs", baseline: Baseline.shieldP50, target: nil, better: .lower),
+        Figure(name: "shield decision p99", value: shield.p99, unit: "µs", baseline: Baseline.shieldP99, target: 1000, better: .lower),
+        Figure(name: "shield decision p99.9", value: shield.p999, unit: "µs", baseline: Baseline.shieldP999, target: nil, better: .lower),
+        Figure(name: "raw libzmq round trip p50 / p99 (same run)", value: raw.p50, unit: "µs", baseline: nil, target: nil, better: .neither,
+               note: String(format: "p99 %.1f µs", raw.p99)),
+        Figure(name: "shield decision p99 ÷ raw round trip p99", value: shield.p99 / raw.p99, unit: "ratio",
+               baseline: Baseline.shieldP99OverRaw, target: 3, better: .lower),
+    ]
+}
+
+func commands(_ options: BenchOptions, _ installation: Installation, _ directory: String) throws -> [Figure] {
+    let timings = try CommandStartupBench(installation: installation, directory: directory).measure(runs: options.commandRuns, progress: note)
+    return timings.map { timing in
+        Figure(name: "\(timing.command), median of \(timing.runs)", value: timing.median, unit: "ms",
+               baseline: timing.command.contains("status") ? Baseline.statusMilliseconds : Baseline.tapMilliseconds, target: 15, better: .lower,
+               note: String(format: "min %.1f ms, CPU %.1f ms", timing.min, timing.cpu))
     }
 }
 

@@ -46,14 +46,14 @@ final class Notifier: BusPlugin {
                                           body: NotificationRule.fill(rule.body, with: fields), interruptionLevel: rule.interruptionLevel,
                                           kind: rule.kind)
         // The route is in place before the notification exists, so a tap always finds it.
-        try defaults.transaction { store in
-            if let route = rule.route, let url = options.routes[route] {
-                let expiry = now.addingTimeInterval(TimeInterval(options.routeLifetimeMinutes * 60))
-                try store.set(PendingDeepLinkRoute(route: route, url: url, createdAt: now, expiresAt: expiry), forKey: PendingDeepLinkRoute.key)
-            }
-            try store.set(now, forKey: lastKey)
+        if let route = rule.route, let url = options.routes[route] {
+            let expiry = now.addingTimeInterval(TimeInterval(options.routeLifetimeMinutes * 60))
+            try defaults.set(PendingDeepLinkRoute(route: route, url: url, createdAt: now, expiresAt: expiry), forKey: PendingDeepLinkRoute.key)
         }
         try UserNotifications.post(request)
+        // Recorded once posted: a notifier killed in between posts again for the redelivered trigger (the same
+        // identifier, which the OS replaces) instead of taking its own unposted notification for a duplicate.
+        try defaults.set(now, forKey: lastKey)
         desktop?.show(request)
     }
 

@@ -20,7 +20,7 @@ import ShieldBusSDK
 ///   dedupMinutes: 60                           # at most one notification of a kind per 60 minutes; 0 (default): no limit
 ///   desktop: true                              # also show them with notify-send under the real clock (default true)
 /// ```
-public struct NotifierOptions: Decodable, Equatable {
+public struct NotifierOptions: Decodable, Equatable, AppGroupOptions {
     /// The App-Group store the notifier writes (the slice `PendingDeepLinkRoute` and `notifier.*`).
     public let appGroup: String
     public let rules: [NotificationRule]
@@ -37,7 +37,7 @@ public struct NotifierOptions: Decodable, Equatable {
     /// The topics the rules react to, sorted and unique: what the notifier subscribes to.
     public var topics: [String] { Array(Set(rules.map(\.on))).sorted() }
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case appGroup, rules, routes, routeLifetimeMinutes, quietHours, dedupMinutes, desktop
     }
 
@@ -95,7 +95,7 @@ public struct NotificationRule: Decodable, Equatable {
     /// The route (a key of the routes table) to leave pending with the notification.
     public let route: String?
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case on, when, kind, title, body, interruptionLevel, route
     }
 

@@ -39,11 +39,12 @@ public struct ProductOptions: Codable, Sendable {
         public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case product, appGroup, store, habitsPerDay, unlockMinutes, focusHours, passMinutes, thresholdMinutes, cooldownMinutes, icon
     }
 
     public init(from decoder: Decoder) throws {
+        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "the product's options")
         let c = try decoder.container(keyedBy: CodingKeys.self)
         product = try c.decode(Product.self, forKey: .product)
         appGroup = try c.decode(String.self, forKey: .appGroup)

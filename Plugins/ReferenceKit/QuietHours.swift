@@ -10,7 +10,7 @@ public struct QuietHours: Decodable, Equatable {
     /// Whether time-sensitive notifications break through (default true, like iOS's Time Sensitive Notifications).
     public let allowTimeSensitive: Bool
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case start, end, allowTimeSensitive
     }
 

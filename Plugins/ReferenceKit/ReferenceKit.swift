@@ -44,4 +44,8 @@ public enum ReportTopic {
     public static let dailyRequest = "report.daily.request"
     /// `{"date": "YYYY-MM-DD"}`: the 7 days ending on it → `{"ok": true, "value": WeeklyReport}`.
     public static let weeklyRequest = "report.weekly.request"
+    /// `{"month": "YYYY-MM"}` (optional; default this month) → `{"ok": true, "value": RangeReport}`.
+    public static let monthlyRequest = "report.monthly.request"
+    /// `{"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}`, both included → `{"ok": true, "value": RangeReport}`.
+    public static let rangeRequest = "report.range.request"
 }

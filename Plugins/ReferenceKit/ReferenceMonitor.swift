@@ -131,13 +131,6 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
-    /// Whether the running unlock began today (an unlock never carries over midnight).
-    public func unlockBegan(today state: LockState) -> Bool {
-        guard let quotaEnd = state.quotaEnd else { return false }
-        let began = quotaEnd.addingTimeInterval(-Double(options.unlockMinutes) * 60)
-        return DayKey.string(began, in: BusClock.timeZone) == DayKey.today()
-    }
-
     /// Whether an ending interval may re-block. `startMonitoring` on a monitored name calls `intervalDidEnd`
     /// (lesson 3): it does not mean the person's time is up, so check the actual state (the 1 AM bug).
     open func shouldReblock(afterEndOf activity: DeviceActivityName, _ state: LockState) -> Bool {
@@ -150,9 +143,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if isChainSlot(activity) {
             runCheck()
         } else if activity == names.daily {
-            // A new day: yesterday's unlock does not carry over. The daily interval also "starts" again when the app
-            // re-registers it mid-day (after a force-quit or a restart): that is no new day.
-            if let state = readState(), options.product == .habitLock, unlockHasEnded(state) || !unlockBegan(today: state) {
+            // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight (explore
+            // found one cut at 00:00). The daily interval also "starts" again when the app re-registers it mid-day.
+            if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
         } else if names.isFocus(activity) {
@@ -259,7 +252,10 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     open func resumeThresholdMonitoring() {
         guard let state = readState() else { return }
         do {
-            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(state.blockList)])
+            // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
+            // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
+            let list = Self.currentBlockList(state, center: center, names: names)
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

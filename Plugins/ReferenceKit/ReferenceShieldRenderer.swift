@@ -24,16 +24,15 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
 
     // MARK: Path 1: the re-block check
 
-    /// Re-blocks when a new day began or the unlock expired, before drawing anything.
+    /// Re-blocks when no unlock is running, before drawing anything. An unlock ends at its absolute end: a new day
+    /// (or a first check ever) does not cut it short — explore found an unlock across midnight cut at 00:00.
     open func reblockIfNeeded() {
         do {
-            let today = DayKey.today()
-            let lastCheck = try defaults.double(forKey: SharedKey.lastShieldDayCheck).map { DayKey.string(Date(timeIntervalSince1970: $0), in: BusClock.timeZone) }
             try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.lastShieldDayCheck)
             switch options.product {
             case .habitLock:
                 let state = try LockState.read(from: defaults)
-                if lastCheck != today || !state.isUnlockActive(at: now) {
+                if !state.isUnlockActive(at: now) {
                     try shields.block(ReferenceMonitor.currentBlockList(state, center: DeviceActivityCenter(), names: ReferenceMonitorNames(options: options)))
                 }
             case .focusWindow:

@@ -9,29 +9,35 @@ import UsageReports
 /// change on the bus, and lets the companion app and `shieldbus state` read the numbers directly — which a
 /// sandboxed iOS report extension cannot offer.
 struct DayStore {
-    static let dayPrefix = "reports.day."
-    static let latestDailyKey = "reports.daily.latest"
+    /// The recorder's state: the span in progress, so a new process goes on with it.
+    static let recorderKey = "reports.recorder"
 
     let defaults: SharedDefaults
 
     /// Every stored day. A day that does not decode is an error naming its key, never skipped: skipping it would
     /// let the next write replace it with a fresh, nearly empty day.
     func loadAll() throws -> [DayUsage] {
-        try defaults.allKeys.filter { $0.hasPrefix(Self.dayPrefix) }.compactMap { try defaults.value(DayUsage.self, forKey: $0) }
+        try defaults.allKeys.filter { StoredDayKey.day(ofKey: $0) != nil }.compactMap { try defaults.value(DayUsage.self, forKey: $0) }
     }
 
-    /// Writes these days, in one transaction.
-    func save(_ days: [DayUsage]) throws {
-        guard !days.isEmpty else { return }
+    /// Writes these days, and the recorder when given, in one transaction.
+    func save(_ days: [DayUsage], recorder: UsageRecorder?) throws {
+        guard !days.isEmpty || recorder != nil else { return }
         try defaults.transaction { store in
-            for usage in days { try store.set(usage, forKey: Self.key(usage.day)) }
+            for usage in days { try store.set(usage, forKey: StoredDayKey.key(usage.day)) }
+            if let recorder { try store.set(recorder, forKey: Self.recorderKey) }
         }
+    }
+
+    /// The recorder a previous process left (a new one when there is none).
+    func loadRecorder() throws -> UsageRecorder {
+        try defaults.value(UsageRecorder.self, forKey: Self.recorderKey) ?? UsageRecorder()
     }
 
     /// Removes the stored days before `oldestKept`.
     func removeDays(before oldestKept: LocalDay) throws {
         let stale = try defaults.allKeys.filter { key in
-            key.hasPrefix(Self.dayPrefix) && LocalDay(String(key.dropFirst(Self.dayPrefix.count))).map { $0 < oldestKept } == true
+            StoredDayKey.day(ofKey: key).map { $0 < oldestKept } == true
         }
         guard !stale.isEmpty else { return }
         try defaults.transaction { store in
@@ -40,8 +46,6 @@ struct DayStore {
     }
 
     func saveLatest(_ report: DailyReport) throws {
-        try defaults.set(report, forKey: Self.latestDailyKey)
+        try defaults.set(report, forKey: StoredDayKey.latestDaily)
     }
-
-    static func key(_ day: LocalDay) -> String { dayPrefix + day.description }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ReferenceKit
+import ShieldBusSDK
 
 /// The report builder's options: the configuration's `plugins[].options` for the `report` plugin.
 ///
@@ -8,7 +9,7 @@ import ReferenceKit
 ///   appGroup: group.dev.shieldbus.speedbump   # where the per-day aggregates live (its slice: reports.*)
 ///   retentionDays: 35                         # days kept (default 35; at least 7, for the weekly report)
 /// ```
-struct ReportBuilderOptions: Decodable {
+struct ReportBuilderOptions: Decodable, AppGroupOptions {
     let appGroup: String
     let retentionDays: Int
 

@@ -9,20 +9,42 @@ import UsageReports
 ///
 /// - A span runs from `activity.app.opened` / `activity.web.visited` to the matching `closed` / `left`, or to a
 ///   device restart or iOS update (which stop the OS's own usage meter too).
-/// - A pickup is an app coming to the screen from the home screen (nothing in use before it); switching straight
-///   from one app to another is not a new pickup.
+/// - A pickup is an app coming to the screen from the home screen (nothing in use before it), or from under the
+///   shield that came up when it was opened from the home screen; switching straight from one app, page, shield or
+///   OS web view to an app is not a new pickup.
 /// - A shield encounter is a shield coming up over a target; the same shield drawn again (a deferred press, a store
-///   change) is the same encounter.
+///   change, the OS redrawing it after a ManagedSettings change or an iOS update) is the same encounter.
 /// - Private tabs (`isPrivate`) are ignored entirely, as `suppressUsageRecording` asks: they change nothing.
-struct UsageRecorder {
+///
+/// Codable, so the report builder keeps it in its App-Group slice: a new process (after a crash, a device
+/// restart or a short stop) goes on with the span in progress instead of losing it.
+struct UsageRecorder: Codable, Equatable {
     /// What is in use.
-    enum Subject: Equatable {
+    enum Subject: Codable, Equatable {
         case app(name: String, category: String)
         case web(domain: String)
     }
 
-    private(set) var inUse: (subject: Subject, since: Date)?
-    private var atHome = true
+    /// Where the person is coming from, for pickups.
+    enum Origin: Codable, Equatable {
+        /// The home screen: nothing on screen.
+        case home
+        /// A shield drawn over this app, opened from the home screen: the app coming out from under it is the pickup.
+        case shieldedFromHome(app: String)
+        /// Anything else on screen: an app, a page, another shield or the OS's web view.
+        case away
+    }
+
+    /// `shield.dismissed` reasons of the OS drawing what is on screen anew, not of the person leaving it.
+    static let redrawReasons: Set<String> = ["managed-settings", "os-update"]
+
+    struct Span: Codable, Equatable {
+        var subject: Subject
+        var since: Date
+    }
+
+    private(set) var inUse: Span?
+    private var origin = Origin.home
     private var shieldedTarget: String?
 
     /// The records an event makes; `now` is its bus time.
@@ -32,10 +54,10 @@ struct UsageRecorder {
             guard let activity = decode(AppActivity.self, envelope) else { return [] }
             let name = activity.application.localizedDisplayName ?? "Unknown app"
             var records = close(at: now)
-            if atHome { records.append(.pickup(app: name, at: now)) }
-            atHome = false
+            if origin == .home || origin == .shieldedFromHome(app: name) { records.append(.pickup(app: name, at: now)) }
+            origin = .away
             shieldedTarget = nil
-            inUse = (.app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), now)
+            inUse = Span(subject: .app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), since: now)
             return records
         case DeviceTopic.appClosed:
             guard let activity = decode(AppActivity.self, envelope), case .app(let name, _)? = inUse?.subject,
@@ -44,26 +66,30 @@ struct UsageRecorder {
         case DeviceTopic.webVisited:
             guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate else { return [] }
             let records = close(at: now)
-            atHome = false
+            origin = .away
             shieldedTarget = nil
-            inUse = (.web(domain: activity.webDomain.domain ?? "unknown"), now)
+            inUse = Span(subject: .web(domain: activity.webDomain.domain ?? "unknown"), since: now)
             return records
         case DeviceTopic.webLeft:
             guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
                   inUse?.subject == .web(domain: activity.webDomain.domain ?? "unknown") else { return [] }
             return close(at: now)
         case DeviceTopic.home, DeviceTopic.restarted:
-            atHome = true
+            origin = .home
             shieldedTarget = nil
             return close(at: now)
         case DeviceTopic.osUpdated:
             return close(at: now)
         case DeviceTopic.shieldShown:
-            guard let shown = decode(ShieldShown.self, envelope), shown.target.displayName != shieldedTarget else { return [] }
+            guard let shown = decode(ShieldShown.self, envelope) else { return [] }
+            if origin == .home {
+                origin = shown.target.application.map { .shieldedFromHome(app: $0.localizedDisplayName ?? "Unknown app") } ?? .away
+            }
+            guard shown.target.displayName != shieldedTarget else { return [] }
             shieldedTarget = shown.target.displayName
             return [.shieldEncounter(target: shown.target.displayName, at: now)]
         case DeviceTopic.shieldDismissed:
-            shieldedTarget = nil
+            if !Self.redrawReasons.contains(envelope.bodyValue["reason"]?.stringValue ?? "") { shieldedTarget = nil }
             return []
         case DeviceTopic.notificationPosted:
             guard let notification = decode(NotificationRequest.self, envelope) else { return [] }
@@ -79,9 +105,9 @@ struct UsageRecorder {
 
     /// The use in progress up to `now`, which goes on from `now`: at midnight, so the finished day is complete.
     mutating func checkpoint(at now: Date) -> [UsageRecord] {
-        guard let (subject, _) = inUse else { return [] }
+        guard let subject = inUse?.subject else { return [] }
         let records = close(at: now)
-        inUse = (subject, now)
+        inUse = Span(subject: subject, since: now)
         return records
     }
 
@@ -91,9 +117,9 @@ struct UsageRecorder {
     }
 
     private mutating func close(at now: Date) -> [UsageRecord] {
-        guard let (subject, since) = inUse else { return [] }
+        guard let span = inUse else { return [] }
         inUse = nil
-        return [Self.record(subject, from: since, to: now)]
+        return [Self.record(span.subject, from: span.since, to: now)]
     }
 
     private static func record(_ subject: Subject, from start: Date, to end: Date) -> UsageRecord {

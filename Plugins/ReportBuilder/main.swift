@@ -7,7 +7,7 @@ import ShieldBusSDK
 import UsageReports
 
 /// The report builder. Its ledger holds the retained days (memory grows with apps × days, not with events); every
-/// change is written through to the store at once, so a restart loses at most the span in progress.
+/// change is written through to the store at once, the span in progress included, so a restart loses nothing.
 final class ReportBuilder: BusPlugin {
     let options: ReportBuilderOptions
     private var recorder = UsageRecorder()
@@ -26,7 +26,8 @@ final class ReportBuilder: BusPlugin {
     override var subscriptions: [String] {
         ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
          DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated,
-         DeviceTopic.clockTick, ReportTopic.dailyRequest, ReportTopic.weeklyRequest]
+         DeviceTopic.clockTick, DeviceTopic.scenarioEnded, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
+         ReportTopic.rangeRequest]
     }
 
     override func didStart() {
@@ -37,15 +38,18 @@ final class ReportBuilder: BusPlugin {
         guard let runtime = PluginRuntime.current else { return }
         openBooks()
         switch envelope.topic {
-        case ReportTopic.dailyRequest, ReportTopic.weeklyRequest:
+        case ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest, ReportTopic.rangeRequest:
             answer(envelope, runtime: runtime)
         case DeviceTopic.clockTick:
             guard let ledger = books?.ledger else { return }
             let day = ledger.day(containing: runtime.now)
             if let finished = currentDay, finished != day { finish(finished, runtime: runtime) }
             currentDay = day
+        case DeviceTopic.scenarioEnded:
+            // The person's day is over with something still open: its time so far is stored.
+            record { $0.checkpoint(at: runtime.now) }
         default:
-            ingest(recorder.records(for: envelope, at: runtime.now))
+            record { $0.records(for: envelope, at: runtime.now) }
         }
     }
 
@@ -59,6 +63,7 @@ final class ReportBuilder: BusPlugin {
             var ledger = UsageLedger(timeZone: runtime.timeZone)
             for usage in try store.loadAll() { try ledger.restore(usage) }
             ledger.retain(days: options.retentionDays, asOf: runtime.now)
+            recorder = try store.loadRecorder()
             books = (ledger, store)
             currentDay = ledger.day(containing: runtime.now)
         } catch {
@@ -67,9 +72,16 @@ final class ReportBuilder: BusPlugin {
         }
     }
 
-    /// Adds records to the ledger and writes the days they changed.
-    private func ingest(_ records: [UsageRecord]) {
-        guard books != nil, !records.isEmpty else { return }
+    /// Lets the recorder turn an event into records, and stores them with the recorder if it changed.
+    private func record(_ change: (inout UsageRecorder) -> [UsageRecord]) {
+        let before = recorder
+        let records = change(&recorder)
+        ingest(records, recorderChanged: recorder != before)
+    }
+
+    /// Adds records to the ledger and writes the days they changed (and the recorder, when it changed).
+    private func ingest(_ records: [UsageRecord], recorderChanged: Bool) {
+        guard books != nil, !records.isEmpty || recorderChanged else { return }
         var touched = Set<LocalDay>()
         for record in records {
             do {
@@ -79,7 +91,7 @@ final class ReportBuilder: BusPlugin {
             }
         }
         do {
-            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) })
+            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) }, recorder: recorderChanged ? recorder : nil)
         } catch {
             PluginRuntime.current?.logger.error("could not store the usage of \(touched.sorted()): \(error)")
         }
@@ -88,7 +100,7 @@ final class ReportBuilder: BusPlugin {
     /// Local midnight passed: the finished day gets the use in progress up to midnight, its report and insights go
     /// on the bus and into the store, and days beyond the retention are dropped.
     private func finish(_ day: LocalDay, runtime: PluginRuntime) {
-        ingest(recorder.checkpoint(at: runtime.now))
+        record { $0.checkpoint(at: runtime.now) }
         guard let (ledger, store) = books else { return }
         let report = ledger.dailyReport(for: ledger.dateInterval(of: day).start)
         do {
@@ -104,19 +116,34 @@ final class ReportBuilder: BusPlugin {
 
     // MARK: Requests
 
-    /// Answers `report.daily.request` / `report.weekly.request` `{"date": "YYYY-MM-DD"}` (default today), counting
-    /// the use in progress up to now.
+    /// Answers `report.daily.request` / `report.weekly.request` `{"date": "YYYY-MM-DD"}` (default today),
+    /// `report.monthly.request` `{"month": "YYYY-MM"}` (default this month) and `report.range.request`
+    /// `{"from", "to"}`, counting the use in progress up to now.
     private func answer(_ request: Envelope, runtime: PluginRuntime) {
         let body: [UInt8]
         do {
             guard var ledger = books?.ledger else {
                 throw DeviceError(code: "reports-unavailable", message: failure ?? "the report builder has not opened its days yet")
             }
-            let date = try requestedDate(request, ledger: ledger, now: runtime.now)
             if let inProgress = recorder.inProgress(at: runtime.now) { try ledger.ingest(inProgress) }
-            body = request.topic == ReportTopic.dailyRequest
-                ? DeviceAPICoding.encode(DeviceReply.success(ledger.dailyReport(for: date)))
-                : DeviceAPICoding.encode(DeviceReply.success(ledger.weeklyReport(endingOn: date)))
+            let today = ledger.day(containing: runtime.now)
+            switch request.topic {
+            case ReportTopic.dailyRequest:
+                let day = try requestedDay(request, "date", default: today)
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.dailyReport(for: ledger.dateInterval(of: day).start)))
+            case ReportTopic.weeklyRequest:
+                let day = try requestedDay(request, "date", default: today)
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.weeklyReport(endingOn: ledger.dateInterval(of: day).start)))
+            case ReportTopic.monthlyRequest:
+                body = DeviceAPICoding.encode(DeviceReply.success(ledger.monthlyReport(for: try requestedMonth(request, default: today))))
+            default:
+                let from = try requestedDay(request, "from", default: nil), to = try requestedDay(request, "to", default: nil)
+                do {
+                    body = DeviceAPICoding.encode(DeviceReply.success(try ledger.rangeReport(from: from, to: to)))
+                } catch let error as ReportRangeError {
+                    throw DeviceError(code: "bad-range", message: error.description)
+                }
+            }
         } catch let error as DeviceError {
             body = DeviceAPICoding.encode(DeviceReply<NoValue>.failure(error))
         } catch {
@@ -129,13 +156,25 @@ final class ReportBuilder: BusPlugin {
         }
     }
 
-    /// The start of the requested local day, or now when the request names none.
-    private func requestedDate(_ request: Envelope, ledger: UsageLedger, now: Date) throws -> Date {
-        guard let value = request.bodyValue["date"] else { return now }
-        guard let text = value.stringValue, let day = LocalDay(text) else {
-            throw DeviceError(code: "bad-date", message: "'date' is a local day like 2026-11-25, got \(value.jsonText)")
+    /// The local day in the request's `field`, else `fallback` (required when nil).
+    private func requestedDay(_ request: Envelope, _ field: String, default fallback: LocalDay?) throws -> LocalDay {
+        guard let value = request.bodyValue[field] else {
+            guard let fallback else { throw DeviceError(code: "bad-date", message: "'\(field)' is required: a local day like 2026-11-25") }
+            return fallback
         }
-        return ledger.dateInterval(of: day).start
+        guard let text = value.stringValue, let day = LocalDay(text) else {
+            throw DeviceError(code: "bad-date", message: "'\(field)' is a local day like 2026-11-25, got \(value.jsonText)")
+        }
+        return day
+    }
+
+    /// The month in the request's `month`, else the month of `today`.
+    private func requestedMonth(_ request: Envelope, default today: LocalDay) throws -> LocalMonth {
+        guard let value = request.bodyValue["month"] else { return LocalMonth(containing: today) }
+        guard let text = value.stringValue, let month = LocalMonth(text) else {
+            throw DeviceError(code: "bad-month", message: "'month' is a month like 2026-11, got \(value.jsonText)")
+        }
+        return month
     }
 }
 

@@ -53,6 +53,10 @@ final class GroupDatabase {
         self.group = group
         self.url = url
         let flags: SQLiteConnection.OpenFlags = create ? [.readWrite, .create] : [.readWrite]
+        // A store the broker created and that is now empty was truncated: opening it would start it over empty.
+        if !create, let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size == 0 {
+            throw AppGroupStoreError.corruptStore(path: url.path, detail: "the file is empty (0 bytes)")
+        }
         connection = try Self.mapped(group: group, path: url.path) {
             try SQLiteConnection(path: url.path, flags: flags, busyTimeout: busyTimeout)
         }

@@ -30,3 +30,11 @@ extension SharedDefaultsReading {
     /// The data value of `key`.
     public func data(forKey key: String) throws -> Data? { try value(Data.self, forKey: key) }
 }
+
+extension StoredEntry {
+    /// The value decoded as `type`, as `value(_:forKey:)` would: for readers of many keys at once, who list them with
+    /// one `dictionaryRepresentation()` instead of one read per key.
+    public func value<T: Decodable>(_ type: T.Type) throws -> T {
+        try ValueCoding.decode(type, from: self)
+    }
+}

@@ -65,6 +65,10 @@ public final class Broker {
     private var heartbeatsOwed = 0.0
     private var lastHeartbeatSlice = monotonicMilliseconds()
     private var stopRequested = false
+    /// The last failure to write the broker's own state (the delivery ledger), while it lasts.
+    private var storageFailure: String?
+    private var lastStorageError: String?
+    private var journalFailing = false
 
     /// Who may answer a request: the OS (the broker's services), the holder of a role (by name), or anyone
     /// (requests in a plugin's own namespace).
@@ -108,10 +112,10 @@ public final class Broker {
 
     // MARK: Running
 
-    /// Takes the runtime directory, binds, starts the plugins, and serves until SIGINT/SIGTERM or `stop()`.
-    /// Then stops the plugins and cleans up: no child processes, no socket files.
-    public func run(onReady: (() -> Void)? = nil) throws {
-        let lock = try RuntimeLock(settings.runtimeDirectory)
+    /// Takes the runtime directory (unless `lock` says it is taken already), binds, starts the plugins, and
+    /// serves until SIGINT/SIGTERM or `stop()`. Then stops the plugins and cleans up: no child processes, no socket files.
+    public func run(lock taken: RuntimeLock? = nil, onReady: (() -> Void)? = nil) throws {
+        let lock = try taken ?? RuntimeLock(settings.runtimeDirectory)
         self.lock = lock
         defer { lock.release() }
         if lock.removedStaleSocket {
@@ -119,6 +123,7 @@ public final class Broker {
         }
         let endpointKind: BusEndpoint
         do { endpointKind = try BusEndpoint(settings.bindEndpoint) } catch let error as BusEndpointError { throw ListenError.badEndpoint(error) }
+        try openDeliveryLedger()
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         try establishAuthority()
         let context = try Context()
@@ -154,7 +159,7 @@ public final class Broker {
             self.router = nil
         }
         if let path = settings.journalPath { journal = try Journal(path: path) }
-        defer { journal?.close() }
+        defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
         let signals = SignalPipe()
         self.signals = signals
@@ -168,10 +173,11 @@ public final class Broker {
             emit(topic: "plugin.\(what)", body: .object(body))
             // A process that ended has no session any more, whatever its socket last said.
             if what == "exited", let session = sessionsByName[name] { remove(session, reason: "process exited") }
-            if what == "failed" { mailboxes[name] = nil }
+            if what == "failed" { ledger.discard(name) }
         }
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
+        clock.startRunning()
         emit(topic: "bus.started", body: ["clock": .string(clock.mode)])
         supervisor.startAll()
         drainOutbox()
@@ -386,6 +392,8 @@ public final class Broker {
                 "message": .string("plugin(s) \(missing.joined(separator: ", ")) did not connect within \(settings.startupTimeoutMilliseconds) ms; see their logs in \(settings.runtimeDirectory.logsPath)"),
             ])
         }
+        // What a previous broker left unacknowledged goes first, before bus.ready and anything new.
+        for session in sessions where session.isCatchingUp { catchUp(session) }
         emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) })])
         drainOutbox()
         let actions = readyActions
@@ -496,7 +504,7 @@ public final class Broker {
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions { sendDirect(bye, to: session.identity) }
         supervisor.stopAll(graceMilliseconds: 3_000)
-        journal?.flush()
+        flushJournal()
         logger.info("stopped", metadata: ["events": "\(statistics.events)", "errors": "\(statistics.errors)"])
     }
 
@@ -535,6 +543,7 @@ public final class Broker {
         case .ack(let seq):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "ack")) }
             session.acknowledge(upTo: seq)
+            if session.isDurable { ledger.acknowledge(upTo: seq, by: session.name) }
             pumpSerialQueue()
         case .gap(let from, let to):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "gap")) }
@@ -620,7 +629,7 @@ public final class Broker {
         sessionsByIdentity[identity] = session
         sessionsByName[session.name] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
-        var pluginSettings = settings.settingsForPlugins.objectValue ?? [:]
+        var pluginSettings = (settings.settingsForPlugins.objectValue ?? [:]).merging(self.pluginSettings) { _, now in now }
         // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
         let isSupervised = supervisor.plugin(named: hello.name) != nil
         pluginSettings["ready"] = .bool(isReady && !isSupervised)
@@ -632,6 +641,9 @@ public final class Broker {
         if isSupervised {
             supervisor.saidHello(name: hello.name)
             lastSubscriptions[hello.name] = hello.subscriptions
+            session.isDurable = true
+            // Until it has had what it missed, new events wait for it in the ledger, behind the old ones.
+            session.isCatchingUp = isReady || !ledger.undelivered(of: hello.name).isEmpty
         }
         if isReady && isSupervised {
             returning.insert(hello.name)
@@ -652,24 +664,22 @@ public final class Broker {
         for plugin in supervisor.plugins where returning.contains(plugin.spec.name) {
             guard let session = sessionsByName[plugin.spec.name] else { continue }
             announceUp(session)
+            catchUp(session)
             emit(topic: "bus.ready", body: ["plugins": [.string(plugin.spec.name)]])
-            deliverMailbox(of: session)
+            drainOutbox()
         }
         returning = []
     }
 
-    /// Hands a returning plugin what arrived for it while it was away, in order, after its own bus.ready.
-    private func deliverMailbox(of session: Session) {
-        guard let waiting = mailboxes.removeValue(forKey: session.name) else { return }
-        drainOutbox()  // its bus.ready first
-        for item in waiting {
-            if serialDispatch && session.acknowledges {
-                serialQueue.append((session, item.frame, item.seq))
-            } else {
-                deliver(item.frame, kind: WireCodec.eventKindFrame, seq: item.seq, to: session)
-            }
+    /// Hands a returning plugin what it missed — what its last process did not acknowledge, and what arrived
+    /// while it was away — in sequence order, at once and just before its own bus.ready (which it waits for,
+    /// holding them): so its acknowledgement of bus.ready covers them all, and no turn passes meanwhile.
+    /// From now on its new events are delivered as they come.
+    private func catchUp(_ session: Session) {
+        session.isCatchingUp = false
+        for item in ledger.undelivered(of: session.name) {
+            deliver(item.frame, kind: WireCodec.eventKindFrame, seq: item.seq, to: session)
         }
-        pumpSerialQueue()
     }
 
     /// `plugin.up`, for plugins only: taps and tools come and go without a trace in the journal.
@@ -682,12 +692,15 @@ public final class Broker {
     }
 
     private func remove(_ session: Session, reason: String) {
-        forget(session)
+        forget(session, saidBye: reason == "bye")
         guard session.role != .tap && session.role != .tool else { return }
         emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
     }
 
-    private func forget(_ session: Session) {
+    /// Ends a session. Its unacknowledged events go back to the ledger for the plugin's next process; only an
+    /// end without `bye` (a crash, a kill) counts against the event it had in hand.
+    private func forget(_ session: Session, saidBye: Bool = false) {
+        if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
         if sessionsByName[session.name] === session { sessionsByName[session.name] = nil }
@@ -732,23 +745,113 @@ public final class Broker {
         guard !isDrainingOutbox else { return }
         isDrainingOutbox = true
         defer { isDrainingOutbox = false }
+        // Events set off together share one bus instant, so in scaled time a step and what it sets off are not
+        // told apart by how long the broker took between them.
+        let instant = clock.now()
         var index = 0
         while index < outbox.count {
-            sequence(outbox[index])
+            sequence(outbox[index], at: instant)
             index += 1
         }
         outbox.removeAll(keepingCapacity: true)
-        journal?.flush()
+        flushJournal()
+        saveLedger()
         pumpSerialQueue()
+    }
+
+    // MARK: Durable delivery
+
+    /// Opens the state folder's delivery store, if the broker has one: numbering and (scaled) bus time go on
+    /// from where the last broker stopped, and what it left unacknowledged waits for the plugins.
+    private func openDeliveryLedger() throws {
+        guard let path = settings.deliveryStorePath else {
+            ledger = DeliveryLedger(limit: settings.deliveryLogLimit, store: nil)
+            return
+        }
+        let store = try DeliveryStore(path: path)
+        let snapshot = try store.load()
+        ledger = DeliveryLedger(limit: settings.deliveryLogLimit, store: store)
+        let configured = Set(settings.plugins.map(\.name))
+        ledger.restore(snapshot.pending.filter { configured.contains($0.plugin) })
+        lastSeq = snapshot.lastSeq
+        if let time = snapshot.busTime { clock.resume(notBefore: time) }
+        if !snapshot.pending.isEmpty {
+            logger.notice("redelivering what plugins had not acknowledged when the last broker stopped",
+                          metadata: ["events": "\(snapshot.pending.count)", "store": "\(path)"])
+        }
+    }
+
+    /// Keeps an event for a supervised plugin until it acknowledges it; a full ledger is reported, never silent.
+    private func keep(_ seq: UInt64, _ json: [UInt8], _ frame: SharedFrame, for plugin: String) {
+        guard case .full(let name, let limit)? = ledger.route(seq: seq, json: json, frame: frame, to: plugin) else { return }
+        statistics.countError("delivery-log-full")
+        logger.error("delivery log full", metadata: ["plugin": "\(name)", "limit": "\(limit)"])
+        emit(topic: "bus.error", body: [
+            "code": "delivery-log-full", "sender": "broker", "receiver": .string(name),
+            "message": .string("\(name) has \(limit) unacknowledged events (bus.deliveryLogLimit): from seq \(seq) on, events for it are no longer kept for redelivery until it catches up"),
+        ])
+    }
+
+    private func reportAbandoned(_ entry: DeliveryLedger.Entry, by plugin: String) {
+        statistics.countError("delivery-abandoned")
+        let topic = (try? WireCodec.decodeEnvelope(entry.json).topic) ?? "?"
+        logger.error("delivery abandoned", metadata: ["plugin": "\(plugin)", "seq": "\(entry.seq)", "topic": "\(topic)"])
+        emit(topic: "bus.error", body: [
+            "code": "delivery-abandoned", "sender": "broker", "receiver": .string(plugin), "seq": .int(Int64(entry.seq)),
+            "message": .string("\(plugin) ended \(DeliveryLedger.endingsBeforeAbandoning) times while handling seq \(entry.seq) (\(topic)); it is not delivered again. See its log"),
+        ])
+    }
+
+    /// Writes the ledger's changes; a failure (disk full, read-only) is reported once and retried on the next
+    /// save, so nothing is lost when space returns.
+    private func saveLedger() {
+        do {
+            try ledger.save(lastSeq: lastSeq, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond, wallNow: monotonicMilliseconds())
+            if let failure = storageFailure {
+                storageFailure = nil
+                logger.notice("the delivery store is writable again", metadata: ["after": "\(failure)"])
+            }
+        } catch {
+            let message = "cannot write the delivery store \(ledger.store?.path ?? ""): \(error); unacknowledged events stay in memory and are written when it can be"
+            lastStorageError = message
+            guard storageFailure == nil else { return }
+            storageFailure = message
+            reportStorageFailure(message)
+        }
+    }
+
+    /// Writes the journal's buffer; a failure is reported once per episode, and the events stay buffered.
+    private func flushJournal() {
+        do {
+            try journal?.flush()
+            journalFailing = false
+        } catch {
+            reportJournalFailure(error)
+        }
+    }
+
+    private func reportJournalFailure(_ error: Error) {
+        guard !journalFailing else { return }
+        journalFailing = true
+        reportStorageFailure("cannot write the journal \(journal?.path ?? ""): \(error); its events are kept in memory and written when it can be")
+    }
+
+    /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
+    /// published as `bus.error` `storage-failed`.
+    func reportStorageFailure(_ message: String) {
+        lastStorageError = message
+        statistics.countError("storage-failed")
+        logger.error("\(message)")
+        emit(topic: "bus.error", body: ["code": "storage-failed", "sender": "broker", "message": .string(message)])
     }
 
     /// Whether deliveries to acknowledging plugins go one at a time (virtual time, once the bus is ready).
     private var serialDispatch: Bool { clock.isVirtual && isReady }
     /// Deliveries waiting for their turn, in order; and the session whose acknowledgement is awaited.
     private var serialQueue: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
-    /// Deliveries for supervised plugins that are between two processes (short-lived extensions, restarts):
-    /// handed over, in order, when the plugin says hello again.
-    private var mailboxes: [String: [(frame: SharedFrame, seq: UInt64)]] = [:]
+    /// Each supervised plugin's events not yet acknowledged: its mailbox while it is between two processes
+    /// (short-lived extensions, restarts, crashes), handed over in order when it says hello again.
+    private var ledger = DeliveryLedger(limit: 0, store: nil)
     /// The subscriptions each supervised plugin had in its last session, to fill its mailbox while it is away.
     private var lastSubscriptions: [String: [String]] = [:]
     private var serialQueueHead = 0
@@ -763,11 +866,8 @@ public final class Broker {
             awaitingTurn = nil
             let next = serialQueue[serialQueueHead]
             serialQueueHead += 1
-            guard sessionsByIdentity[next.session.identity] === next.session else {
-                // It left meanwhile: a supervised plugin gets it when it comes back.
-                if isExpectedBack(next.session.name) { mailboxes[next.session.name, default: []].append((next.frame, next.seq)) }
-                continue
-            }
+            // It left meanwhile: a supervised plugin gets it from the ledger when it comes back.
+            guard sessionsByIdentity[next.session.identity] === next.session else { continue }
             deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
             awaitingTurn = next.session
         }
@@ -780,12 +880,12 @@ public final class Broker {
         supervisor.runningPluginNames.contains(name) && lastSubscriptions[name] != nil
     }
 
-    private func sequence(_ event: PendingEvent) {
+    private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
-        let envelope = Envelope(seq: lastSeq, time: clock.now(), topic: event.topic, source: event.source,
+        let envelope = Envelope(seq: lastSeq, time: time, topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
-        journal?.append(json)
+        if journal?.append(json) == true { flushJournal() }
         statistics.events += 1
         var requester: [UInt8]?
         // A request the OS addresses to a role goes to that role's holder only (and to taps, which only read).
@@ -815,9 +915,16 @@ public final class Broker {
         if serialDispatch { recipients.sort { $0.name < $1.name } }
         for session in recipients {
             if shared == nil { shared = SharedFrame(json) }
+            let isReply = session.identity == requester
+            // A supervised plugin's events are kept until it acknowledges them (a reply only matters to the
+            // process that asked). One catching up gets them from the ledger, behind what it missed.
+            if session.isDurable && !isReply {
+                keep(envelope.seq, json, shared!, for: session.name)
+                if session.isCatchingUp { continue }
+            }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
-            if serialDispatch && session.acknowledges && session.identity != requester {
+            if serialDispatch && session.acknowledges && !isReply {
                 serialQueue.append((session, shared!, envelope.seq))
             } else {
                 deliver(shared!, kind: kind, seq: envelope.seq, to: session)
@@ -826,7 +933,7 @@ public final class Broker {
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
             && (addressee == nil || name == addressee) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = SharedFrame(json) }
-            mailboxes[name, default: []].append((shared!, envelope.seq))
+            keep(envelope.seq, json, shared!, for: name)
         }
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)
@@ -858,6 +965,7 @@ public final class Broker {
         }
         if queued {
             session.recordDelivered(seq: seq)
+            if session.isDurable { ledger.markDelivered(seq: seq, to: session.name) }
             statistics.deliveries += 1
             if let start = session.dropRunStart {
                 session.dropRunStart = nil
@@ -888,6 +996,21 @@ public final class Broker {
 
     func killPlugin(named name: String, reason: String) {
         supervisor.killUnresponsive(name: name, reason: reason)
+    }
+
+    /// Facts for plugins set while running (the device clock): they override `settings.settingsForPlugins`.
+    var pluginSettings: [String: JSONValue] = [:]
+
+    /// What a SIGKILL of the broker loses, then its start again on the same state (see `BrokerBus.crashAndRestart`).
+    func crashAndRestart() {
+        pendingRequests = [:]
+        // What each plugin had not acknowledged stays in the delivery ledger (as in bus.sqlite after a real SIGKILL)
+        // and goes to its next process; the broker's crash is not held against the event a plugin had in hand.
+        for plugin in supervisor.plugins {
+            if let session = sessionsByName[plugin.spec.name] { forget(session, saidBye: true) }
+        }
+        supervisor.restartAll(reason: "broker crash")
+        emit(topic: "bus.started", body: ["clock": .string(clock.mode), "after": "crash"])
     }
 
     /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
@@ -930,6 +1053,7 @@ public final class Broker {
                 "gaps": .int(Int64(session.gapsReported)), "errors": .int(Int64(session.errors)),
                 "acknowledges": .bool(session.acknowledges),
             ]
+            if session.isDurable { entry["kept"] = .int(Int64(ledger.count(of: session.name))) }
             if let pid = session.pid { entry["pid"] = .int(pid) }
             if let error = session.lastError { entry["lastError"] = .string(error) }
             if let plugin = supervisor.plugin(named: session.name) { entry.merge(supervision(plugin, now: now)) { _, new in new } }
@@ -949,8 +1073,10 @@ public final class Broker {
                 "pid": .int(Int64(getpid())), "runtimeDir": .string(settings.runtimeDirectory.path),
                 "endpoint": .string(boundEndpoint), "clock": .string(clock.mode), "time": .int(clock.now()),
                 "uptimeMs": .int(now - startedAt), "seq": .int(Int64(lastSeq)),
+                "lastStorageError": lastStorageError.map(JSONValue.string) ?? .null,
             ],
             "counters": [
+                "storageErrors": .int(Int64(statistics.errorsByCode["storage-failed"] ?? 0)),
                 "events": .int(Int64(statistics.events)), "deliveries": .int(Int64(statistics.deliveries)),
                 "dropped": .int(Int64(statistics.dropped)), "errors": .int(Int64(statistics.errors)),
                 "errorsByCode": .object(errors),

@@ -70,6 +70,18 @@ public struct BrokerBus {
     /// Kills and restarts one plugin at once, without counting a failure (an app force-quit by the person).
     public func restartPlugin(named name: String, reason: String) { broker.restartPlugins(named: name, reason: reason) }
 
+    /// Sets a fact that plugins (re)starting from now on find in their welcome's `settings`.
+    public func setPluginSetting(_ key: String, _ value: JSONValue) { broker.pluginSettings[key] = value }
+
+    /// The broker is killed and starts again on the same state (a scenario's `crashBroker`): deliveries waiting in
+    /// mailboxes and pending requests are lost, every plugin is killed and started again, and the journal shows
+    /// `bus.started {clock, after: "crash"}`. Timers of services stay: the services reload and re-plan them.
+    public func crashAndRestart() { broker.crashAndRestart() }
+
+    /// Reports that state could not be written: on the terminal, in `status` (`storageErrors`,
+    /// `lastStorageError`) and as a `bus.error` `storage-failed`.
+    public func reportStorageFailure(_ message: String) { broker.reportStorageFailure(message) }
+
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }
 }

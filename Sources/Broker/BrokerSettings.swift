@@ -20,6 +20,11 @@ public struct BrokerSettings: Sendable {
     public var acknowledgementTimeoutMilliseconds: Int64 = 5_000
     /// Messages queued per receiver before deliveries to it are dropped (and reported).
     public var deliveryHighWaterMark: Int32 = 100_000
+    /// The broker's own crash-safe state (`<state dir>/bus.sqlite`): durable cursors, sequence number, bus time.
+    /// Without it, unacknowledged events still go to a plugin's next process, but not across a broker restart.
+    public var deliveryStorePath: String?
+    /// The most unacknowledged events kept per supervised plugin; beyond it a `delivery-log-full` error.
+    public var deliveryLogLimit: Int = 100_000
     /// Where to write the journal of every event (JSON Lines), if anywhere.
     public var journalPath: String?
     /// The plugins to start and supervise.

@@ -25,8 +25,9 @@ public enum ClockMode: Equatable, Sendable {
 public final class BusClock {
     public let clockMode: ClockMode
     private var virtualNow: BusTime
-    private let startBusTime: BusTime
-    private let startWall: Int64
+    private var startBusTime: BusTime
+    private var startWall: Int64
+    private var isRunning = false
 
     /// A clock in `mode` whose bus time starts at `start` (ignored for `.real`).
     public init(mode: ClockMode, start: BusTime? = nil) {
@@ -39,6 +40,16 @@ public final class BusClock {
 
     /// `real`, `scaled` or `virtual`.
     public var mode: String { clockMode.name }
+
+    /// Scaled time starts running from its start now, when the bus starts: what the process did before
+    /// (reading the configuration and the device's state) must not use up bus time — at 36,000× a slow
+    /// start-up of 50 ms would be half an hour of the scenario gone.
+    /// Only the first time: a broker that runs again on the same clock continues its time.
+    func startRunning() {
+        guard !isRunning else { return }
+        isRunning = true
+        startWall = monotonicMilliseconds()
+    }
 
     /// Bus time now.
     public func now() -> BusTime {
@@ -59,6 +70,23 @@ public final class BusClock {
     }
 
     var isVirtual: Bool { clockMode == .virtual }
+
+    /// How far a scaled clock moves in a second of wall time (nil for the others: real time is the wall clock's,
+    /// virtual time moves only when the broker moves it).
+    var scaledMillisecondsPerWallSecond: Int64? {
+        if case .scaled(let speed) = clockMode { return Int64((1_000 * speed).rounded(.up)) }
+        return nil
+    }
+
+    /// A restarted broker's clock never runs backwards: a scaled clock goes on from `time` (where the last broker
+    /// stopped) if that is later than its start. Real time is the wall clock's; virtual time is the scenario's.
+    func resume(notBefore time: BusTime) {
+        guard case .scaled = clockMode else { return }
+        // Before `startRunning` the clock stands at its start; once running it is moved on, never back.
+        if !isRunning { startBusTime = max(startBusTime, time); return }
+        guard time > now() else { return }
+        startBusTime += time - now()
+    }
 
     /// Moves virtual time forward (never back).
     func advance(to time: BusTime) {

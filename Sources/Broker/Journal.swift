@@ -21,20 +21,30 @@ final class Journal {
         buffer.reserveCapacity(1 << 16)
     }
 
-    func append(_ envelopeJSON: [UInt8]) {
+    /// Buffers an envelope; whether the buffer is due to be written (`flush`).
+    func append(_ envelopeJSON: [UInt8]) -> Bool {
         buffer.append(contentsOf: envelopeJSON)
         buffer.append(0x0A)
-        if buffer.count >= 1 << 16 { flush() }
+        return buffer.count >= 1 << 16
     }
 
-    func flush() {
+    /// Writes what is buffered. On failure (disk full, read-only) a partly written line is cut off again and
+    /// everything stays buffered, to be written by a later flush once there is room: nothing is dropped, no line
+    /// is torn, and nothing crashes.
+    func flush() throws {
         guard !buffer.isEmpty else { return }
-        handle.write(Data(buffer))
+        let end = try handle.offset()
+        do {
+            try handle.write(contentsOf: Data(buffer))
+        } catch {
+            try? handle.truncate(atOffset: end)
+            throw error
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 
-    func close() {
-        flush()
-        try? handle.close()
+    func close() throws {
+        defer { try? handle.close() }
+        try flush()
     }
 }

@@ -7,6 +7,9 @@ public enum RuntimeDirectoryError: Error, CustomStringConvertible {
     case cannotCreate(path: String, reason: String)
     case brokerAlreadyRunning(path: String, pid: String?)
     case socketPathTooLong(path: String, limit: Int)
+    /// Another broker holds the state folder (two brokers never share one).
+    case stateDirectoryInUse(path: String, pid: String?)
+    case cannotLockState(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -15,6 +18,11 @@ public enum RuntimeDirectoryError: Error, CustomStringConvertible {
         case let .brokerAlreadyRunning(path, pid):
             let who = pid.map { "pid \($0)" } ?? "another process"
             return "a broker is already running on \(path) (\(who)); stop it, or choose another --runtime-dir"
+        case let .stateDirectoryInUse(path, pid):
+            let who = pid.map { "pid \($0)" } ?? "another process"
+            return "the state folder \(path) is in use by another broker (\(who)); nothing was changed. Stop that broker, or choose another --state-dir"
+        case let .cannotLockState(path, reason):
+            return "cannot lock the state folder \(path): \(reason)"
         case let .socketPathTooLong(path, limit):
             return "the socket path \(path) is longer than the \(limit) bytes a Unix socket allows; choose a shorter --runtime-dir"
         }
@@ -26,13 +34,14 @@ public enum RuntimeDirectoryError: Error, CustomStringConvertible {
 ///
 /// The lock is an `flock` on `broker.lock`, so the kernel releases it when the holder dies — a stale socket
 /// is one whose lock nobody holds.
-final class RuntimeLock {
+public final class RuntimeLock {
     let directory: RuntimeDirectory
     private var lockDescriptor: Int32 = -1
     /// Set when a socket left by a killed broker was removed.
     private(set) var removedStaleSocket = false
 
-    init(_ directory: RuntimeDirectory) throws {
+    /// Takes the directory, or throws `brokerAlreadyRunning` having changed nothing in it.
+    public init(_ directory: RuntimeDirectory) throws {
         self.directory = directory
         let path = directory.path
         try PrivateDirectory.claim(path, what: "runtime directory")
@@ -84,4 +93,30 @@ final class RuntimeLock {
     }
 
     deinit { release() }
+}
+
+/// The broker's claim on its state folder: an `flock` on `<state dir>/state.lock`, holding the broker's pid.
+/// Taken before anything in the folder is read, created or wiped, so two brokers never share one — even
+/// with different runtime directories.
+public final class StateDirectoryLock {
+    private var descriptor: Int32 = -1
+
+    public init(_ path: String) throws {
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw RuntimeDirectoryError.cannotLockState(path: path, reason: String(cString: strerror(errno)))
+        }
+        let lockPath = path + "/state.lock"
+        descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw RuntimeDirectoryError.cannotLockState(path: path, reason: String(cString: strerror(errno))) }
+        if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            let holder = try? String(contentsOfFile: lockPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            close(descriptor)
+            descriptor = -1
+            throw RuntimeDirectoryError.stateDirectoryInUse(path: path, pid: holder?.isEmpty == false ? holder : nil)
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        if ftruncate(descriptor, 0) == 0 { _ = pid.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } }
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
 }

@@ -10,6 +10,10 @@ final class Session {
     private(set) var acknowledges: Bool
     let connectedAt: Int64
     var lastHeard: Int64
+    /// A supervised plugin's process: what it is given is kept in the delivery ledger until it acknowledges it.
+    var isDurable = false
+    /// A returning plugin that has not yet had what it missed: new events for it wait behind that, in the ledger.
+    var isCatchingUp = false
 
     /// The last delivery number used for this receiver (its own counter, gap-free unless deliveries were lost).
     var lastDelivery: UInt64 = 0

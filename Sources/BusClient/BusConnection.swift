@@ -209,13 +209,19 @@ public final class BusConnection {
 
     /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting.
     private func nextMessage(timeoutMilliseconds: Int) throws -> BrokerMessage? {
-        var poller = Poller()
         let frames: [[UInt8]]
         do {
-            try poller.addReadable(socket)
-            guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0],
-                  let received = try socket.receive(dontWait: true) else { return nil }
-            frames = received
+            // A busy client usually finds its next message already queued: take it without a poll (a system
+            // call and two allocations per message); wait only when nothing is there.
+            if let waiting = try socket.receive(dontWait: true) {
+                frames = waiting
+            } else {
+                var poller = Poller()
+                try poller.addReadable(socket)
+                guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0],
+                      let received = try socket.receive(dontWait: true) else { return nil }
+                frames = received
+            }
         } catch let error as ZMQError {
             throw BusClientError.transport(error)
         }

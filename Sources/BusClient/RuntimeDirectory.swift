@@ -38,6 +38,9 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public var localClientCertificatePath: String { path + "/local.key_secret" }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
+    /// Where each supervised plugin's options are written (`<name>.json`), for it to read at start: a file,
+    /// not the environment, so their size does not matter.
+    public var optionsPath: String { path + "/options" }
 
     /// The endpoint of the broker running here: what it wrote at start, else the default ipc endpoint.
     public func brokerEndpoint() -> String {
@@ -58,4 +61,11 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public func checkAccess() throws {
         if access(path, X_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
     }
+}
+
+/// Names in a device's state folder that both the broker and the plugins' SDK use.
+public enum StateFolder {
+    /// The folder where each supervised plugin's SDK records the events it has handled (`<plugin>.sqlite`), so a
+    /// redelivered event is not handled twice.
+    public static let pluginCursors = "cursors"
 }

@@ -88,8 +88,7 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
         func offset(_ instant: Double) -> Double { Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: instant))) }
         // Offsets in force around this time; zones change offset at most once within a day either side.
         let offsets = Set([wall - 86_400, wall, wall + 86_400].map(offset))
-        let valid = offsets.map { wall - $0 }.filter { offset($0) == wall - $0 }
-        if let first = valid.min() { return Date(timeIntervalSince1970: first) }
+        if let first = validInstants(in: zone).min() { return Date(timeIntervalSince1970: first) }
         // In a gap: before the change the clock showed less than `wall`, after it more. Find the change to the second.
         var before = wall - offsets.max()!, after = wall - offsets.min()!
         let offsetBefore = offset(before)
@@ -98,6 +97,21 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
             if offset(middle) == offsetBefore { before = middle } else { after = middle }
         }
         return Date(timeIntervalSince1970: after)
+    }
+
+    /// The instant of this wall-clock time's second occurrence in `zone` (the repeated hour when clocks fall back:
+    /// 02:30 on 25 Oct 2026 in Europe/Berlin, second time, is 01:30 UTC); nil when it does not occur twice.
+    public func resolveSecondOccurrence(in zone: TimeZone) -> Date? {
+        let valid = validInstants(in: zone)
+        return valid.count > 1 ? Date(timeIntervalSince1970: valid.max()!) : nil
+    }
+
+    /// The instants (seconds since 1970) at which `zone`'s clock shows this wall-clock time: none in a gap, two in a repeated hour.
+    private func validInstants(in zone: TimeZone) -> [Double] {
+        let wall = wallSeconds
+        func offset(_ instant: Double) -> Double { Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: instant))) }
+        let offsets = Set([wall - 86_400, wall, wall + 86_400].map(offset))
+        return offsets.map { wall - $0 }.filter { offset($0) == wall - $0 }
     }
 
     /// `2026-11-23 07:05` (seconds only when not zero).

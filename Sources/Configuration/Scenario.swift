@@ -25,7 +25,7 @@ public struct ScenarioStep: Equatable, Sendable {
 /// timeZone: Europe/Berlin        # optional; default: the configuration's
 /// profile: faithful              # optional: faithful | ios-realistic
 /// seed: 42                       # optional
-/// end: day 1 23:00               # optional; default: 1 minute after the last step
+/// end: day 1 23:00               # optional (or `after 45m`: after the last step); default: 1 minute after it
 /// steps:
 ///   - {at: "07:05", open: Instagram}
 ///   - {after: 10m, close: Instagram}
@@ -34,7 +34,8 @@ public struct ScenarioStep: Equatable, Sendable {
 /// Step times are `at: HH:MM[:SS]` (on the start day), `at: day N HH:MM[:SS]` (day 1 is the start day),
 /// `at: YYYY-MM-DDTHH:MM[:SS]`, or `after: <duration>` (`90s`, `10m`, `1h30m`) from the previous step
 /// (from `start` for the first). Wall-clock times are resolved by `LocalDateTime.resolve(in:)`: a time skipped
-/// when clocks spring forward becomes the instant of the change, a repeated one its first occurrence.
+/// when clocks spring forward becomes the instant of the change, a repeated one its first occurrence — or its
+/// second with a trailing `second` (`at: "day 1 02:30 second"`).
 /// Durations are elapsed time, so `after: 1h` across a change is one real hour.
 public struct Scenario: Sendable {
     /// The file it was read from.
@@ -57,6 +58,8 @@ public struct Scenario: Sendable {
     public let end: Date
     /// In time order.
     public let steps: [ScenarioStep]
+    /// What must be true after the run (`expect:`), in file order.
+    public let expectations: [ScenarioExpectation]
 
     /// The fidelity profiles a scenario may choose.
     public static let profiles = Profile.allCases.map(\.rawValue)
@@ -74,7 +77,7 @@ public struct Scenario: Sendable {
 
     /// Validates a parsed scenario document and resolves its times to instants.
     public static func parse(_ document: YAMLValue, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
-        let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "seed", "end", "steps"])
+        let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "seed", "end", "steps", "expect"])
         guard let nameValue = top["name"] else { throw document.error("a scenario needs a 'name'") }
         let name = try nameValue.string()
         guard !name.isEmpty else { throw nameValue.error("must not be empty") }
@@ -117,16 +120,28 @@ public struct Scenario: Sendable {
 
         var end = (steps.last?.time ?? start).addingTimeInterval(60)
         if let value = top["end"] {
-            end = try wallClock(value, day1: day1).resolve(in: zone)
+            let text = try value.string().trimmingCharacters(in: .whitespaces)
+            if text.hasPrefix("after ") {
+                guard let seconds = duration(String(text.dropFirst("after ".count))) else {
+                    throw value.error("expected 'after' and a duration like 45m, got '\(text)'")
+                }
+                end = (steps.last?.time ?? start).addingTimeInterval(seconds)
+            } else {
+                end = try instant(value, day1: day1, zone: zone)
+            }
             let last = steps.last.map { ($0.time, "the last step's time (line \($0.line))") } ?? (start, "the start")
             if end < last.0 {
                 throw value.error("the end, \(LocalDateTime.describe(end, in: zone)), is before \(last.1), \(LocalDateTime.describe(last.0, in: zone))")
             }
         }
 
+        let expectations = try (top["expect"]?.list() ?? []).map { entry in
+            try ScenarioExpectation.parse(entry) { try instant($0, day1: day1, zone: zone) }
+        }
+
         return Scenario(file: document.file, name: name, description: try top["description"]?.string(), start: start,
                         timeZone: zoneName == nil ? nil : zone, timeZoneName: zoneName, resolvedTimeZone: zone,
-                        profile: profile, seed: seed, end: end, steps: steps)
+                        profile: profile, seed: seed, end: end, steps: steps, expectations: expectations)
     }
 
     // MARK: Times
@@ -147,7 +162,7 @@ public struct Scenario: Sendable {
             }
             return previousTime.addingTimeInterval(seconds)
         }
-        let time = try wallClock(value, day1: day1).resolve(in: zone)
+        let time = try instant(value, day1: day1, zone: zone)
         if time < previousTime {
             let what = previous.map { "the previous step's (line \($0.line))" } ?? "the start,"
             throw value.error("\(LocalDateTime.describe(time, in: zone)) is before \(what) \(LocalDateTime.describe(previousTime, in: zone)); steps must not go back in time")
@@ -155,9 +170,21 @@ public struct Scenario: Sendable {
         return time
     }
 
-    /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, as a wall-clock time.
-    private static func wallClock(_ value: YAMLValue, day1: LocalDateTime) throws -> LocalDateTime {
+    /// A step's `at`: a wall-clock time resolved in `zone`; a trailing `second` names the second occurrence of a
+    /// time the clocks repeat when they fall back (`at: "02:30 second"`), and is an error for any other time.
+    static func instant(_ value: YAMLValue, day1: LocalDateTime, zone: TimeZone) throws -> Date {
         let text = try value.string().trimmingCharacters(in: .whitespaces)
+        guard text.lowercased().hasSuffix(" second") else { return try wallClock(value, day1: day1).resolve(in: zone) }
+        let local = try wallClock(value, day1: day1, text: String(text.dropLast(" second".count)))
+        guard let second = local.resolveSecondOccurrence(in: zone) else {
+            throw value.error("\(local) happens only once in \(zone.identifier); 'second' names the repeated hour when clocks fall back")
+        }
+        return second
+    }
+
+    /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, as a wall-clock time.
+    private static func wallClock(_ value: YAMLValue, day1: LocalDateTime, text given: String? = nil) throws -> LocalDateTime {
+        let text = try given ?? value.string().trimmingCharacters(in: .whitespaces)
         if let time = LocalDateTime.timeOfDay(text) { return day1.at(hour: time.hour, minute: time.minute, second: time.second)! }
         if let absolute = LocalDateTime(parsing: text) { return absolute }
         let words = text.split(separator: " ")
@@ -169,7 +196,7 @@ public struct Scenario: Sendable {
     }
 
     /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.
-    static func duration(_ text: String) -> TimeInterval? {
+    public static func duration(_ text: String) -> TimeInterval? {
         let units: [(name: Character, seconds: Double)] = [("h", 3600), ("m", 60), ("s", 1)]
         var total = 0.0, digits = "", lastUnit = -1
         for character in text {
@@ -188,7 +215,7 @@ public struct Scenario: Sendable {
 
     // MARK: Helpers
 
-    private static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {
+    static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {
         // Only IANA names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
         let known = TimeZone.knownTimeZoneIdentifiers
         if known.contains(name) || name == "UTC", let zone = TimeZone(identifier: name) { return zone }

@@ -25,6 +25,8 @@ public enum ScenarioAction: Equatable, Sendable {
     /// The user loads a web page in a browser tab. `host` is the URL's lowercase host.
     case visit(url: String, host: String, tab: Int, isPrivate: Bool)
     case closeTab(Int)
+    /// The user brings an open browser tab back to the front.
+    case switchTab(Int)
     /// The user presses a button on the shield in front of them.
     case press(button: ShieldButton)
     /// The user taps a posted notification; nil taps the latest.
@@ -38,12 +40,19 @@ public enum ScenarioAction: Equatable, Sendable {
     case restart
     /// The user force-quits an app: its process is killed.
     case forceQuit(app: CatalogApp)
+    /// The person sets the device's wall clock (Settings › General › Date & Time): the clock plugins see moves,
+    /// true time (the bus clock) runs on.
+    case setClock(ClockSetting)
+    /// The device's time zone changes (travel, or the person picks another one): wall-clock schedules follow it.
+    case setTimeZone(String)
+    /// The broker — the OS — is killed (as by SIGKILL) and starts again on the same state folder.
+    case crashBroker
     /// A raw bus event for custom plugins; the body is compact JSON with sorted keys.
     case publish(topic: String, bodyJSON: String)
 
     /// The keys that name an action in a step, in the order the documentation lists them.
-    public static let keys = ["open", "close", "home", "visit", "closeTab", "press", "tapNotification", "habit",
-                              "authorize", "osUpdate", "restart", "forceQuit", "publish"]
+    public static let keys = ["open", "close", "home", "visit", "closeTab", "switchTab", "press", "tapNotification", "habit",
+                              "authorize", "osUpdate", "restart", "forceQuit", "setClock", "timeZone", "crashBroker", "publish"]
 
     /// The key that names this action in a file.
     public var key: String {
@@ -53,6 +62,7 @@ public enum ScenarioAction: Equatable, Sendable {
         case .home: return "home"
         case .visit: return "visit"
         case .closeTab: return "closeTab"
+        case .switchTab: return "switchTab"
         case .press: return "press"
         case .tapNotification: return "tapNotification"
         case .habit: return "habit"
@@ -60,6 +70,9 @@ public enum ScenarioAction: Equatable, Sendable {
         case .osUpdate: return "osUpdate"
         case .restart: return "restart"
         case .forceQuit: return "forceQuit"
+        case .setClock: return "setClock"
+        case .setTimeZone: return "timeZone"
+        case .crashBroker: return "crashBroker"
         case .publish: return "publish"
         }
     }
@@ -72,6 +85,7 @@ public enum ScenarioAction: Equatable, Sendable {
         case "home": try flag(value); return .home
         case "visit": return try visit(value, catalog)
         case "closeTab": return .closeTab(try tab(value))
+        case "switchTab": return .switchTab(try tab(value))
         case "press": return .press(button: try value.oneOf(ShieldButton.self))
         case "tapNotification":
             // No value and `latest` both mean the most recent notification.
@@ -86,6 +100,9 @@ public enum ScenarioAction: Equatable, Sendable {
         case "osUpdate": try flag(value); return .osUpdate
         case "restart": try flag(value); return .restart
         case "forceQuit": return .forceQuit(app: try app(value, catalog))
+        case "setClock": return .setClock(try ClockSetting.parse(value))
+        case "timeZone": return .setTimeZone(try Scenario.timeZone(named: try value.string(), value).identifier)
+        case "crashBroker": try flag(value); return .crashBroker
         case "publish": return try publish(value)
         default: throw value.error("unknown action") // unreachable: the step's keys were checked against `keys`
         }
@@ -156,3 +173,26 @@ public enum ScenarioAction: Equatable, Sendable {
     }
 }
 
+
+/// What a `setClock` step sets the device's wall clock to.
+public enum ClockSetting: Equatable, Sendable {
+    /// Moves the device clock by this many seconds (`"+2h"`, `"-30m"`).
+    case shift(seconds: TimeInterval)
+    /// Sets it to a local date-time, read in the time zone in force when the step plays.
+    case absolute(LocalDateTime)
+
+    /// `+2h`, `-1h30m`, or a local date-time `YYYY-MM-DDTHH:MM[:SS]`.
+    static func parse(_ value: YAMLValue) throws -> ClockSetting {
+        let text = try value.string().trimmingCharacters(in: .whitespaces)
+        if let sign = text.first, sign == "+" || sign == "-" {
+            guard let seconds = Scenario.duration(String(text.dropFirst())) else {
+                throw value.error("expected a signed duration like +2h or -30m, got '\(text)'")
+            }
+            return .shift(seconds: sign == "-" ? -seconds : seconds)
+        }
+        guard let time = LocalDateTime(parsing: text) else {
+            throw value.error("expected a signed duration (+2h, -30m) or a local date-time like 2026-11-24T09:00, got '\(text)'")
+        }
+        return .absolute(time)
+    }
+}

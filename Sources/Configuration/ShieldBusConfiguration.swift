@@ -106,6 +106,8 @@ public struct ShieldBusConfiguration {
         public var ackTimeoutMs: Int64 = 5000
         /// How long the broker waits for every plugin to connect before `bus.ready`.
         public var startupTimeoutMs: Int64 = 10_000
+        /// The most unacknowledged events kept for redelivery per supervised plugin.
+        public var deliveryLogLimit: Int = 100_000
         /// Who may connect on tcp (CURVE); without it the broker makes a fresh key each run and admits only its
         /// own plugins and its user's tools.
         public var curve = CurveSection()
@@ -143,7 +145,7 @@ public struct ShieldBusConfiguration {
         public var environment: [String: String] = [:]
         public var role: Role
         public var restart: String = "on-failure"
-        /// Plugin-specific settings, handed to the plugin as JSON (SHIELDBUS_PLUGIN_OPTIONS).
+        /// Plugin-specific settings, handed to the plugin as a JSON file (SHIELDBUS_PLUGIN_OPTIONS_FILE).
         public var options: JSONValue = [:]
         /// The app group the plugin uses (one of `appGroups`), handed to it as SHIELDBUS_APP_GROUP.
         public var appGroup: String?
@@ -166,9 +168,10 @@ public struct ShieldBusConfiguration {
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
-            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs", "curve"])
+            let fields = try bus.uniqueMapping(allowed: ["maxBodyBytes", "heartbeatMs", "sessionTimeoutMs", "highWaterMark", "ackTimeoutMs", "startupTimeoutMs", "deliveryLogLimit", "curve"])
             if let value = fields["ackTimeoutMs"] { configuration.bus.ackTimeoutMs = Int64(try positive(value)) }
             if let value = fields["startupTimeoutMs"] { configuration.bus.startupTimeoutMs = Int64(try positive(value)) }
+            if let value = fields["deliveryLogLimit"] { configuration.bus.deliveryLogLimit = try positive(value) }
             if let value = fields["maxBodyBytes"] {
                 configuration.bus.maxBodyBytes = try positive(value)
                 if configuration.bus.maxBodyBytes > BusSection.maximumBodyBytesLimit {
@@ -209,6 +212,7 @@ public struct ShieldBusConfiguration {
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
             if let options = fields["options"] {
                 guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
+                try ReferencePluginOptions.check(options, executable: plugin.executable)
                 plugin.options = try options.jsonValue()
             }
             if let group = fields["appGroup"] {

@@ -78,6 +78,10 @@ public enum DeviceTopic {
     public static let clockTick = "clock.tick"
     public static let osUpdated = "device.os-updated"
     public static let restarted = "device.restarted"
+    /// The person set the device's wall clock: `{offsetMs}`, device clock minus bus time from now on.
+    public static let clockChanged = "device.clock-changed"
+    /// The device's time zone changed: `{timeZone}`, the IANA zone in force from now on.
+    public static let timeZoneChanged = "device.time-zone-changed"
     public static let scenarioStep = "scenario.step"
     public static let scenarioEnded = "scenario.ended"
 }

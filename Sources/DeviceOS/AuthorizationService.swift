@@ -59,7 +59,7 @@ final class AuthorizationService {
     private func setStatus(_ newStatus: AuthorizationStatus) {
         guard newStatus != status else { return }
         status = newStatus
-        try? device.state.save(status, key: "authorization.status")
+        device.save(status, key: "authorization.status")
         device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status))
     }
 

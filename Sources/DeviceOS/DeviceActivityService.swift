@@ -143,7 +143,7 @@ final class DeviceActivityService {
     private func plan(_ monitor: Monitor, firstPlan: Bool) {
         let now = device.now
         let activitySchedule = monitor.registration.schedule
-        guard let interval = device.calendar.nextInterval(for: activitySchedule, at: now) else { return finish(monitor) }
+        guard let interval = currentInterval(of: activitySchedule) else { return finish(monitor) }
         let reference = now
         let name = monitor.registration.activity
         if interval.start <= now {
@@ -170,6 +170,29 @@ final class DeviceActivityService {
         monitor.timers.append(endTimer)
         // The start is a callback too; its timing quirks apply to its announcement.
         if interval.start > now, firstPlan { applyStartQuirk(monitor, interval, reference: reference) }
+    }
+
+    /// The schedule's current or next interval in bus time: its components are read on the device clock, in the
+    /// time zone in force, as a phone reads them (a clock set forward ends an interval early).
+    private func currentInterval(of schedule: DeviceActivitySchedule) -> DateInterval? {
+        guard let wall = device.calendar.nextInterval(for: schedule, at: device.wallNow) else { return nil }
+        return DateInterval(start: device.clock.busInstant(showing: wall.start), end: device.clock.busInstant(showing: wall.end))
+    }
+
+    /// The device clock or time zone changed: every activity is planned again on it. A running interval that the
+    /// new clock moved (or left) ends now (`intervalDidEnd`), and the one the clock is in now starts.
+    func clockMoved() {
+        guard running else { return }
+        for name in activityNames {
+            guard let monitor = monitors[name] else { continue }
+            cancelTimers(monitor)
+            if let running = monitor.interval, currentInterval(of: monitor.registration.schedule) != running {
+                endInterval(monitor, running)
+            } else {
+                plan(monitor, firstPlan: false)
+            }
+        }
+        usageChanged()
     }
 
     private struct DeviceActivityTopicCallback {
@@ -353,10 +376,6 @@ final class DeviceActivityService {
     }
 
     private func persist() {
-        do {
-            try device.state.save(activityNames.map { monitors[$0]!.registration }, key: "deviceactivity.registrations")
-        } catch {
-            device.emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the monitored activities: \(error)"), "sender": "broker"])
-        }
+        device.save(activityNames.map { monitors[$0]!.registration }, key: "deviceactivity.registrations")
     }
 }

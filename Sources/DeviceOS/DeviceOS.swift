@@ -62,7 +62,8 @@ public final class DeviceOS: BrokerService {
     let settings: DeviceSettings
     let catalog: AppCatalog
     let logger: Logger
-    let calendar: ScheduleCalendar
+    /// Schedule math in the time zone in force.
+    var calendar: ScheduleCalendar { clock.calendar }
     var random: SeededRandom
     private(set) var bus: BrokerBus!
     let state: DeviceStateStore
@@ -76,6 +77,7 @@ public final class DeviceOS: BrokerService {
     private(set) var lifecycle: AppLifecycle!
     private(set) var notifications: NotificationCenterService!
     private(set) var webContent: WebContentFilter!
+    private(set) var clock: DeviceClock!
     private var scenario: ScenarioPlayer?
     private var correlation: UInt64 = 0
 
@@ -90,24 +92,20 @@ public final class DeviceOS: BrokerService {
         self.settings = settings
         self.catalog = catalog
         self.logger = logger
-        calendar = ScheduleCalendar(timeZone: settings.timeZone)
         random = SeededRandom(seed: settings.fidelity.seed)
         state = try DeviceStateStore(path: statePath)
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
         if let scenario { self.scenario = ScenarioPlayer(scenario: scenario) }
+        // Every stored value is read now, before anything starts: a bad one stops the run with its key.
+        try loadParts()
     }
 
     public func attach(to bus: BrokerBus) {
         self.bus = bus
-        do {
-            try loadParts()
-        } catch {
-            logger.critical("the device state cannot be loaded", metadata: ["path": "\(state.path)", "error": "\(error)"])
-            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("the device state in \(state.path) cannot be loaded: \(error)"), "sender": "broker"])
-        }
         bus.whenReady { [unowned self] in
             activity.resume()
+            lifecycle.resumeTimers()
             if settings.clockTicks { ClockTicker(device: self).start() }
             scenario?.start(on: self)
         }
@@ -115,12 +113,14 @@ public final class DeviceOS: BrokerService {
 
     /// (Re)creates the parts from persistent state: at start and after a simulated device restart.
     private func loadParts() throws {
+        clock = try DeviceClock(state: state, defaultTimeZone: settings.timeZone)
+        announceClockToPlugins()
         authorization = try AuthorizationService(device: self)
         managedSettings = try ManagedSettingsService(device: self)
         usage = UsageMeter(device: self)
         activity = try DeviceActivityService(device: self)
         screen = Screen(device: self)
-        lifecycle = AppLifecycle(device: self)
+        lifecycle = try AppLifecycle(device: self)
         notifications = NotificationCenterService(device: self)
         webContent = WebContentFilter(device: self)
     }
@@ -165,6 +165,16 @@ public final class DeviceOS: BrokerService {
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
     func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
         emit(Topic.reply(to: request.topic), reply, corr: request.corr)
+    }
+
+    /// Saves a piece of persistent state. A failure (disk full, read-only) is reported on the terminal, in
+    /// `status` and on the bus — never ignored; the value in memory stays in force and the next change saves it.
+    func save<T: Encodable>(_ value: T, key: String) {
+        do {
+            try state.save(value, key: key)
+        } catch {
+            bus.reportStorageFailure("cannot save \(key) in \(state.path): \(error)")
+        }
     }
 
     func fail(_ request: Envelope, code: String, _ message: String) {
@@ -220,6 +230,10 @@ public final class DeviceOS: BrokerService {
             }
         case .osUpdate: device.updateOperatingSystem()
         case .restart: device.restart()
+        case .switchTab(let tab): device.screen.switchTab(tab)
+        case .setClock(let setting): device.setClock(setting)
+        case .setTimeZone(let identifier): device.setTimeZone(identifier)
+        case .crashBroker: device.crashBroker()
         case .forceQuit(let app):
             if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
                 device.screen.close(app)
@@ -296,9 +310,11 @@ public final class DeviceOS: BrokerService {
 
     /// An iOS update or restore: every token is regenerated; the OS carries its own settings over.
     func updateOperatingSystem() {
-        usage.pause()
+        // The use so far is recorded in the old tokens and goes on in the new ones: an app still in front after the
+        // update is still in use (explore: a paused meter never counted it again, so no threshold came that day).
+        usage.flush()
         let migration = tokens.regenerate(for: catalog)
-        try? state.save(tokens.epoch, key: "tokens.epoch")
+        save(tokens.epoch, key: "tokens.epoch")
         managedSettings.migrate(migration)
         activity.migrate(migration)
         emit(topic: DeviceTopic.osUpdated, body: ["tokenEpoch": .int(Int64(tokens.epoch))])
@@ -307,6 +323,24 @@ public final class DeviceOS: BrokerService {
 
     /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
     func restart() {
+        lifecycle.appTerminated()  // the app's timers end with its process
+        reload()
+        emit(topic: DeviceTopic.restarted, body: [:])
+        bus.restartAllPlugins(reason: "device restart")
+        bus.whenQuiet { [unowned self] in activity.resume() }
+    }
+
+    /// The broker is killed as by SIGKILL and starts again on the same state folder: what it held in memory
+    /// (timers, what is on screen, the app's timers, mailboxes) is lost, every plugin is started again, and the
+    /// journal shows `bus.started` again. Steps play when the bus is quiet, so nothing else is in flight.
+    func crashBroker() {
+        reload()
+        bus.crashAndRestart()
+        bus.whenQuiet { [unowned self] in activity.resume() }
+    }
+
+    /// Drops what the OS held in memory and reloads its parts from persistent state.
+    private func reload() {
         usage.pause()
         activity.suspendTimers()
         screen.reset()
@@ -315,8 +349,48 @@ public final class DeviceOS: BrokerService {
         } catch {
             emit(topic: "bus.error", body: ["code": "device-state", "message": .string("reloading the device state failed: \(error)"), "sender": "broker"])
         }
-        emit(topic: DeviceTopic.restarted, body: [:])
-        bus.restartAllPlugins(reason: "device restart")
-        bus.whenQuiet { [unowned self] in activity.resume() }
+    }
+
+    // MARK: The device clock
+
+    /// The device clock now (what `Date()` shows on the phone).
+    var wallNow: Date { clock.wallTime(at: now) }
+
+    /// The person sets the device clock: `device.clock-changed {offsetMs}`, then wall-clock schedules are planned again.
+    func setClock(_ setting: ClockSetting) {
+        let wall: Date
+        switch setting {
+        case .shift(let seconds): wall = wallNow.addingTimeInterval(seconds)
+        case .absolute(let local): wall = local.resolve(in: clock.timeZone)
+        }
+        let offset = DeviceAPI.busTime(wall) - bus.now
+        saveClock { try clock.setOffset(milliseconds: offset) }
+        emit(topic: DeviceTopic.clockChanged, body: ["offsetMs": .int(offset)])
+        clockMoved()
+    }
+
+    /// The time zone in force changes: `device.time-zone-changed {timeZone}`, then wall-clock schedules follow it.
+    func setTimeZone(_ identifier: String) {
+        guard let zone = TimeZone(identifier: identifier) else { return }  // the scenario checked the name
+        saveClock { try clock.setTimeZone(zone) }
+        emit(topic: DeviceTopic.timeZoneChanged, body: ["timeZone": .string(zone.identifier)])
+        clockMoved()
+    }
+
+    private func saveClock(_ change: () throws -> Void) {
+        do { try change() } catch {
+            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the device clock: \(error)"), "sender": "broker"])
+        }
+    }
+
+    private func clockMoved() {
+        announceClockToPlugins()
+        activity.clockMoved()
+    }
+
+    /// Plugins that start from now on learn the clock from their welcome; running ones from the events.
+    private func announceClockToPlugins() {
+        bus?.setPluginSetting("clockOffsetMs", .int(clock.offsetMilliseconds))
+        bus?.setPluginSetting("timeZone", .string(clock.timeZone.identifier))
     }
 }

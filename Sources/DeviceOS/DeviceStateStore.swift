@@ -2,34 +2,65 @@ import DeviceAPI
 import Foundation
 import SQLite
 
-/// The device's own persistent state — tokens, authorization, ManagedSettings stores, monitored activities —
-/// in one SQLite file, so it survives a broker (device) restart.
+/// Why the device's persistent state cannot be used. Never answered by starting a fresh device silently.
+public enum DeviceStateError: Error, CustomStringConvertible {
+    /// The file is there but empty (truncated to 0 bytes): it is not a device's state.
+    case empty(path: String)
+    /// The file is not a sound SQLite database (truncated, overwritten, damaged).
+    case damaged(path: String, detail: String)
+    /// A stored value does not decode as what the device keeps under its key.
+    case undecodable(path: String, key: String, detail: String)
+
+    static let remedy = "restore it (with its -wal file) from a backup, or start a fresh device deliberately with `shieldbus run --reset-state`"
+
+    public var description: String {
+        switch self {
+        case .empty(let path):
+            return "the device state \(path) is empty (0 bytes), so it holds no device; nothing was started. To go on, \(Self.remedy)"
+        case .damaged(let path, let detail):
+            return "the device state \(path) is damaged (\(detail)); nothing was started. To go on, \(Self.remedy)"
+        case .undecodable(let path, let key, let detail):
+            return "the device state \(path) holds a value for '\(key)' that does not decode (\(detail)); nothing was started. To go on, \(Self.remedy)"
+        }
+    }
+}
+
+/// The device's own persistent state — tokens, authorization, ManagedSettings stores, monitored activities, the
+/// app's timers — in one SQLite file, so it survives a broker (device) restart.
 final class DeviceStateStore {
     private let connection: SQLiteConnection
     let path: String
 
     init(path: String) throws {
         self.path = path
-        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
-        try connection.enableWAL()
-        try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+            throw DeviceStateError.empty(path: path)
+        }
+        do {
+            connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+            let problems = try connection.quickCheck()
+            guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
+            try connection.enableWAL()
+            try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
+        } catch let error as SQLiteError {
+            throw DeviceStateError.damaged(path: path, detail: "\(error)")
+        }
     }
 
     /// A stored value, or nil. A value that no longer decodes is an error, never silently dropped.
     func load<T: Decodable>(_ type: T.Type, key: String) throws -> T? {
         let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(key)])
         guard try statement.step(), let json = try statement.string(at: 0) else { return nil }
-        return try DeviceAPICoding.decode(type, from: Array(json.utf8))
+        do {
+            return try DeviceAPICoding.decode(type, from: Array(json.utf8))
+        } catch {
+            throw DeviceStateError.undecodable(path: path, key: key, detail: DeviceAPICoding.describe(error))
+        }
     }
 
     func save<T: Encodable>(_ value: T, key: String) throws {
         let json = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
         try connection.prepare("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
                                bindings: [.text(key), .text(json)]).run()
-    }
-
-    /// Removes everything (a fresh device).
-    func erase() throws {
-        try connection.execute("DELETE FROM state")
     }
 }

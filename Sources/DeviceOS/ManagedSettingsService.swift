@@ -68,11 +68,7 @@ final class ManagedSettingsService {
     }
 
     private func persist() {
-        do {
-            try device.state.save(stores, key: "managedsettings.stores")
-        } catch {
-            device.emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the ManagedSettings stores: \(error)"), "sender": "broker"])
-        }
+        device.save(stores, key: "managedsettings.stores")
     }
 }
 

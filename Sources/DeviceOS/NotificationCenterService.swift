@@ -14,8 +14,12 @@ final class NotificationCenterService {
 
     func handle(_ envelope: Envelope) {
         guard let request = device.decode(NotificationRequest.self, from: envelope) else { return }
+        // As on iOS, a request with the identifier of a delivered notification replaces it: a notifier that
+        // posts again after a restart (a redelivered trigger) does not post twice.
+        let isRepost = delivered.contains { $0.id == request.id }
+        delivered.removeAll { $0.id == request.id }
         delivered.append(request)
-        device.emit(DeviceTopic.notificationPosted, request)
+        if !isRepost { device.emit(DeviceTopic.notificationPosted, request) }
         device.reply(to: envelope, .success(NoValue()))
     }
 

@@ -106,6 +106,18 @@ final class Screen {
         show(Subject(app: nil, host: host, categoryID: device.catalog.domain(host)?.categoryID), reason: "user")
     }
 
+    /// Brings an open tab to the front; its page is shown again (and shielded again if it must be).
+    func switchTab(_ tab: Int) {
+        guard let page = tabs[tab] else {
+            device.emit(topic: "bus.error", body: ["code": "no-tab", "sender": "broker", "message": .string("switch to tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")])
+            return
+        }
+        guard foreground != .web(tab: tab) else { return }
+        leaveForeground(reason: "switch")
+        foreground = .web(tab: tab)
+        show(Subject(app: nil, host: page.host, categoryID: device.catalog.domain(page.host)?.categoryID), reason: "user")
+    }
+
     func closeTab(_ tab: Int) {
         if foreground == .web(tab: tab) { goHome(reason: "tab-closed") }
         tabs[tab] = nil

@@ -54,7 +54,7 @@ final class UsageMeter {
         device.activity.usageChanged()
     }
 
-    /// Stops counting without a trace of what is in use (a restart or an OS update ends it).
+    /// Stops counting without a trace of what is in use (a restart ends it).
     func pause() { end() }
 
     /// Records the current use up to now and continues from now.

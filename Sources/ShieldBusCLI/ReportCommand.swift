@@ -5,53 +5,112 @@ import UsageReports
 extension ReportContext: ExpressibleByArgument {}
 
 extension ShieldBus {
-    /// `shieldbus report daily|weekly`: asks the running device's report builder and renders what it answers.
+    /// `shieldbus report daily|weekly|monthly|range`: the report builder's numbers, from its store or a running broker.
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print the daily or weekly usage report of the running device (from its report builder).",
+            abstract: "Print a daily, weekly, monthly or range usage report (from the report builder's store, or a running broker).",
             discussion: """
-            The report builder (a plugin with role report) answers with the numbers so far, the use in progress \
-            included. Without --json or --html a table is printed.
+            Without --runtime-dir the report builder's days are read from its App-Group store directly (read-only, \
+            safe while a broker runs; default store: <runtime dir>/state/appgroups), so no broker is needed; the use \
+            in progress is then not included. With --runtime-dir the running broker's report builder is asked and \
+            counts the use in progress. Standard error says which was done. Without --json or --html a table is printed.
 
             Examples:
               shieldbus report daily
               shieldbus report weekly --date 2026-11-29 --json
-              shieldbus report daily --html report.html    # one self-contained page with SVG charts (daily and weekly)
+              shieldbus report monthly --month 2026-11 --html month.html   # a calendar heatmap and daily bars
+              shieldbus report range --from 2026-11-01 --to 2026-11-15
+              shieldbus report daily --html report.html --runtime-dir /tmp/sb   # the day and its week, asked of a broker
             """
         )
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "daily or weekly.")
+        @Argument(help: "daily, weekly, monthly or range.")
         var kind: ReportContext
 
-        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD): a daily report's day, a weekly report's last day. Default: today on the bus clock.", valueName: "day"))
+        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD): a daily report's day, a weekly report's last day. Default: today.", valueName: "day"))
         var date: String?
+
+        @Option(name: .long, help: ArgumentHelp("A monthly report's month (YYYY-MM). Default: this month.", valueName: "month"))
+        var month: String?
+
+        @Option(name: .long, help: ArgumentHelp("A range report's first day (YYYY-MM-DD).", valueName: "day"))
+        var from: String?
+
+        @Option(name: .long, help: ArgumentHelp("A range report's last day, included (YYYY-MM-DD).", valueName: "day"))
+        var to: String?
 
         @Flag(name: .long, help: "Print the report as JSON.")
         var json = false
 
-        @Option(name: .long, help: ArgumentHelp("Write the HTML page (the day's and the week's reports, with charts) to this file.", valueName: "file"))
+        @Option(name: .long, help: ArgumentHelp("Write the HTML page (with charts) to this file; daily and weekly share one page of the day and its week.", valueName: "file"))
         var html: String?
 
+        @Option(name: .long, help: ArgumentHelp("The device's state folder to read the store from (default: <runtime dir>/state).", valueName: "dir"))
+        var stateDir: String?
+
+        @Option(name: .long, help: ArgumentHelp("The app group holding the report builder's days (default: the only one that holds any).", valueName: "name"))
+        var group: String?
+
         func validate() throws {
-            if let date, LocalDay(date) == nil { throw ValidationError("--date is a day like 2026-11-25, got '\(date)'") }
+            for (flag, value) in [("--date", date), ("--from", from), ("--to", to)] {
+                if let value, LocalDay(value) == nil { throw ValidationError("\(flag) is a day like 2026-11-25, got '\(value)'") }
+            }
+            if let month, LocalMonth(month) == nil { throw ValidationError("--month is a month like 2026-11, got '\(month)'") }
+            if kind == .range, from == nil || to == nil { throw ValidationError("a range report needs --from and --to") }
+            if kind != .range, from != nil || to != nil { throw ValidationError("--from and --to are for `report range`") }
+            if kind != .monthly, month != nil { throw ValidationError("--month is for `report monthly`") }
+            if kind == .monthly || kind == .range, date != nil { throw ValidationError("--date is for `report daily` and `report weekly`") }
+            if bus.runtimeDir != nil, stateDir != nil || group != nil {
+                throw ValidationError("--runtime-dir asks a running broker; --state-dir and --group read a store instead: choose one")
+            }
         }
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            let builder = ReportRequester(runtimeDir: bus.runtimeDir, date: date)
-            if let html {
-                let page = HTMLReportRenderer().render(daily: try builder.daily(), weekly: try builder.weekly())
-                try page.write(toFile: html, atomically: true, encoding: .utf8)
-                if !json { print("wrote \(html)") }
+            let source: ReportSource = bus.runtimeDir != nil
+                ? ReportRequester(runtimeDir: bus.runtimeDir)
+                : try StoredReports(stores: AppGroupStores(stateDirectory: stateDir, runtimeDirectory: nil), group: group)
+            printError(source.origin)
+            let day = date.flatMap(LocalDay.init)
+            switch kind {
+            case .daily, .weekly:
+                if let html {
+                    try write(HTMLReportRenderer().render(daily: try source.daily(day), weekly: try source.weekly(day)), to: html)
+                }
+                if kind == .daily {
+                    try show(try source.daily(day), text: TerminalReportRenderer().render)
+                } else {
+                    try show(try source.weekly(day), text: TerminalReportRenderer().render)
+                }
+            case .monthly, .range:
+                let report: RangeReport
+                if kind == .monthly {
+                    report = try source.monthly(month.flatMap(LocalMonth.init))
+                } else {
+                    guard let first = from.flatMap(LocalDay.init), let last = to.flatMap(LocalDay.init) else {
+                        throw ValidationError("a range report needs --from and --to")
+                    }
+                    report = try source.range(from: first, to: last)
+                }
+                if let html { try write(HTMLReportRenderer().render(range: report), to: html) }
+                try show(report, text: TerminalReportRenderer().render)
             }
+        }
+
+        /// Prints the report as JSON, or as a table unless only a page was asked for.
+        private func show<Report: Encodable>(_ report: Report, text: (Report) -> String) throws {
             if json {
-                print(kind == .daily ? try JSONReportRenderer().render(try builder.daily()) : try JSONReportRenderer().render(try builder.weekly()))
+                print(try JSONReportRenderer().render(report))
             } else if html == nil {
-                print(kind == .daily ? TerminalReportRenderer().render(try builder.daily()) : TerminalReportRenderer().render(try builder.weekly()),
-                      terminator: "")
+                print(text(report), terminator: "")
             }
+        }
+
+        private func write(_ page: String, to path: String) throws {
+            try page.write(toFile: path, atomically: true, encoding: .utf8)
+            if !json { print("wrote \(path)") }
         }
     }
 }

@@ -4,23 +4,52 @@ import DeviceAPI
 import Foundation
 import UsageReports
 
-/// Asks the running broker's report builder for reports, as a tool: `report.daily.request` / `report.weekly.request`
-/// `{"date": "YYYY-MM-DD"}`, answered with `{"ok": true, "value": <report>}` (bus coding: times in milliseconds).
-struct ReportRequester {
+/// Where `shieldbus report` gets its reports: the running broker's report builder, or the builder's store.
+protocol ReportSource {
+    /// Says where the numbers come from, for the person reading them.
+    var origin: String { get }
+    /// The daily report of `day` (nil: today).
+    func daily(_ day: LocalDay?) throws -> DailyReport
+    /// The weekly report of the 7 days ending on `day` (nil: today).
+    func weekly(_ day: LocalDay?) throws -> WeeklyReport
+    /// The monthly report of `month` (nil: this month).
+    func monthly(_ month: LocalMonth?) throws -> RangeReport
+    /// The report of `from` … `to`, both included.
+    func range(from: LocalDay, to: LocalDay) throws -> RangeReport
+}
+
+/// Asks the running broker's report builder for reports, as a tool: `report.<kind>.request`, answered with
+/// `{"ok": true, "value": <report>}` (bus coding: times in milliseconds). The use in progress is included.
+struct ReportRequester: ReportSource {
     let runtimeDir: String?
-    /// The local day asked for; nil for today on the bus clock.
-    let date: String?
     var timeoutMilliseconds: Int64 = 5000
 
-    func daily() throws -> DailyReport { try ask("report.daily.request", DailyReport.self) }
-    func weekly() throws -> WeeklyReport { try ask("report.weekly.request", WeeklyReport.self) }
+    var origin: String {
+        "asked the report builder of the broker in \(RuntimeDirectory.resolve(runtimeDir).path) (the use in progress included)"
+    }
 
-    private func ask<Report: Codable & Hashable>(_ topic: String, _ type: Report.Type) throws -> Report {
+    func daily(_ day: LocalDay?) throws -> DailyReport {
+        try ask("report.daily.request", day.map { ["date": .string($0.description)] } ?? [:], DailyReport.self)
+    }
+
+    func weekly(_ day: LocalDay?) throws -> WeeklyReport {
+        try ask("report.weekly.request", day.map { ["date": .string($0.description)] } ?? [:], WeeklyReport.self)
+    }
+
+    func monthly(_ month: LocalMonth?) throws -> RangeReport {
+        try ask("report.monthly.request", month.map { ["month": .string($0.description)] } ?? [:], RangeReport.self)
+    }
+
+    func range(from: LocalDay, to: LocalDay) throws -> RangeReport {
+        try ask("report.range.request", ["from": .string(from.description), "to": .string(to.description)], RangeReport.self)
+    }
+
+    private func ask<Report: Codable & Hashable>(_ topic: String, _ body: JSONValue, _ type: Report.Type) throws -> Report {
         let name = BusTool.name("report")
         let connection = try BusTool.connect(runtimeDir: runtimeDir, name: name, role: .tool, subscriptions: [])
         defer { connection.close() }
         let corr = "\(name)-\(topic)"
-        try connection.publish(Publish(topic: topic, body: date.map { ["date": .string($0)] } ?? [:], corr: corr))
+        try connection.publish(Publish(topic: topic, body: body, corr: corr))
         let deadline = monotonicMilliseconds() + timeoutMilliseconds
         while monotonicMilliseconds() < deadline {
             guard case .event(let envelope, _)? = try connection.receive(timeoutMilliseconds: 200), envelope.corr == corr, envelope.isReply else { continue }

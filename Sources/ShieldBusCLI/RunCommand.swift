@@ -6,6 +6,7 @@ import BusProtocol
 import Configuration
 import DeviceAPI
 import DeviceOS
+import Explore
 import Foundation
 import LockInvariant
 import Logging
@@ -62,6 +63,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "Keep the device state of an earlier run (scenario runs start from a fresh device by default).")
         var keepState = false
 
+        @Flag(name: .long, help: "Start from a fresh device deliberately: remove the state folder's device, app-group and delivery state first (e.g. after a damaged store was reported).")
+        var resetState = false
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -85,6 +89,15 @@ extension ShieldBus {
             } catch let error as PrivateDirectoryError {
                 printError("error: \(error)")
                 throw ExitCode(1)
+            } catch let error as RuntimeDirectoryError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as DeviceStateError {
+                printError("error: \(error)")
+                throw ExitCode(1)
+            } catch let error as AppGroupStoreError {
+                printError("error: \(error)")
+                throw ExitCode(1)
             }
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
@@ -93,14 +106,14 @@ extension ShieldBus {
             let checker = plan.scenario == nil ? nil : plan.checker
             broker.observeEvents { envelope in
                 timeline.record(envelope)
-                if checker != nil { journal.append(envelope) }
+                if plan.scenario != nil { journal.append(envelope) }
             }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
             }
             let started = monotonicMilliseconds()
             do {
-                try broker.run()
+                try broker.run(lock: plan.runtimeLock)
             } catch let error as RuntimeDirectoryError {
                 printError("error: \(error)")
                 throw ExitCode(1)
@@ -114,12 +127,20 @@ extension ShieldBus {
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
+            var broken = false
             if let checker, !checker.products.isEmpty {
                 let verdicts = checker.verdicts(for: journal)
                 // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
                 printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
-                if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
+                broken = verdicts.contains(where: { !$0.isHeld })
             }
+            if let scenario = plan.scenario, !scenario.expectations.isEmpty {
+                let failures = plan.expectationCheck.failures(of: scenario.expectations, in: journal)
+                printError(failures.isEmpty ? "  expectations      \(scenario.expectations.count) held"
+                                            : (["  expectations      \(failures.count) of \(scenario.expectations.count) FAILED"] + failures.map { "    - \(scenario.file):\($0.line): \($0.problem)" }).joined(separator: "\n"))
+                broken = broken || !failures.isEmpty
+            }
+            if broken { throw ExitCode(3) }
         }
     }
 }
@@ -137,8 +158,13 @@ struct RunPlan {
     let device: DeviceOS
     let scenario: Scenario?
     let timeZone: TimeZone
+    /// Taken before the state folder is touched, so a second broker changes nothing.
+    let runtimeLock: RuntimeLock
+    let stateLock: StateDirectoryLock
     /// The lock invariant of every product the configuration runs.
     let checker: LockInvariantChecker
+    /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
+    let expectationCheck: ExpectationCheck
 
     init(options: ShieldBus.Run) throws {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
@@ -197,6 +223,7 @@ struct RunPlan {
         settings.deliveryHighWaterMark = configuration.bus.highWaterMark
         settings.acknowledgementTimeoutMilliseconds = configuration.bus.ackTimeoutMs
         settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
+        settings.deliveryLogLimit = configuration.bus.deliveryLogLimit
         settings.journalPath = options.journal ?? configuration.journal
         settings.settingsForPlugins = [
             "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
@@ -205,9 +232,21 @@ struct RunPlan {
 
         // State: the device's own store and the app groups' stores.
         let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
-        let fresh = scenario != nil && !options.keepState
-        try RunPlan.prepareState(stateDirectory, fresh: fresh, runtime: runtime)
+        if options.resetState && options.keepState { throw Problem(description: "--reset-state and --keep-state contradict each other; choose one") }
+        let fresh = (scenario != nil && !options.keepState) || options.resetState
+        runtimeLock = try RuntimeLock(runtime)
+        stateLock = try StateDirectoryLock(stateDirectory)
+        try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
+        settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        let groups = configuration.appGroups.map(\.name)
+        expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
+            guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {
+                throw Problem(description: "the configuration has \(groups.count) app groups (\(groups.joined(separator: ", "))): name one with 'appGroup'")
+            }
+            let entry = try SharedDefaults(suiteName: name, container: container, writer: nil).entry(forKey: key)
+            return try entry.map { try JSONValue(parsing: $0.rawJSON) }
+        }
         for group in configuration.appGroups {
             try container.createGroup(group.name)
             try container.declareSlices(group: group.name, group.slices)
@@ -215,12 +254,17 @@ struct RunPlan {
         let pluginEnvironment = [
             "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
         ]
+        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         settings.plugins = try configuration.plugins.map { declaration in
-            PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
+            guard FileManager.default.createFile(atPath: optionsFile, contents: Data(declaration.options.jsonBytes), attributes: [.posixPermissions: 0o600]) else {
+                throw Problem(description: "cannot write the options of plugin '\(declaration.name)' to \(optionsFile)")
+            }
+            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
                        arguments: declaration.arguments,
                        // The broker's own variables win: a configuration cannot point a plugin at another state folder.
                        environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
-                           .merging(["SHIELDBUS_PLUGIN_OPTIONS": declaration.options.jsonText]) { _, options in options },
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
                        namespaces: declaration.namespaces)
@@ -252,23 +296,35 @@ struct RunPlan {
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario)
     }
 
-    /// Creates the state folder; a fresh run removes the previous run's device and app-group state.
-    static func prepareState(_ directory: String, fresh: Bool, runtime: RuntimeDirectory) throws {
+    /// Creates the state folder (its lock held); a fresh run removes the previous run's device and app-group
+    /// state. A kept app-group store that is empty is refused: it would otherwise start as a new, empty group.
+    static func prepareState(_ directory: String, fresh: Bool, groups: [String]) throws {
         let files = FileManager.default
         if fresh, files.fileExists(atPath: directory) {
-            // Refuse to wipe state a running broker is using.
-            if let pidText = try? String(contentsOfFile: runtime.pidPath, encoding: .utf8),
-               let pid = Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)), kill(pid, 0) == 0 {
-                throw Problem(description: "a broker (pid \(pid)) is running on \(runtime.path); stop it before starting a fresh scenario run there")
-            }
-            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where name.hasPrefix("device.sqlite") || name == "appgroups" {
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where StateFiles.isDeviceState(name) {
                 try files.removeItem(atPath: directory + "/" + name)
+            }
+        }
+        for group in groups {
+            let path = directory + "/appgroups/\(group).sqlite"
+            if let size = (try? files.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+                throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
             }
         }
         // Stores and journals hold the App-Group keys and the person's day: the owner's alone.
         try PrivateDirectory.claim(directory, what: "state folder")
         try PrivateDirectory.claim(directory + "/appgroups", what: "app-group folder")
         PrivateDirectory.restrictFiles(in: directory)
+    }
+}
+
+/// The files of a state folder that make up the device: a fresh run removes them all.
+enum StateFiles {
+    /// The broker's durable cursors, sequence number and bus time.
+    static let deliveryStore = "bus.sqlite"
+
+    static func isDeviceState(_ name: String) -> Bool {
+        name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == "appgroups" || name == StateFolder.pluginCursors
     }
 }
 

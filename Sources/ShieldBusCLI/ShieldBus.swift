@@ -17,7 +17,7 @@ struct ShieldBus: ParsableCommand {
         Start a broker with `shieldbus run`, then watch it with `shieldbus tap` in another terminal.
         """,
         subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self, Do.self, Authorize.self, Pick.self, OSUpdate.self,
-                      Notification.self, Check.self, State.self, Report.self, Plugin.self, Keys.self]
+                      Notification.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self]
     )
 }
 

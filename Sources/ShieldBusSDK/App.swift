@@ -72,10 +72,11 @@ public enum UserNotifications {
     }
 }
 
-/// The bus clock, as a plugin sees it.
+/// The clock, as a plugin sees it.
 public enum BusClock {
-    /// Bus time now (the time of the event being handled).
-    public static var now: Date { PluginRuntime.current?.now ?? Date(timeIntervalSince1970: 0) }
-    /// The device's time zone.
+    /// The device's wall clock now — what `Date()` shows on a phone: the time of the event being handled, moved
+    /// by whatever the person set the device clock to (`device.clock-changed`). Equal to bus time until then.
+    public static var now: Date { PluginRuntime.current?.deviceClockNow ?? Date(timeIntervalSince1970: 0) }
+    /// The time zone in force on the device.
     public static var timeZone: TimeZone { PluginRuntime.current?.timeZone ?? TimeZone(identifier: "UTC")! }
 }

@@ -45,8 +45,8 @@ enum PluginAppGroup {
 
     /// Checks at start that the configured group exists, so that a wrong name stops the plugin at once, with
     /// the groups that do exist, instead of at its first read or write.
-    static func verify() throws {
-        guard let group = configured else { return }
+    static func verify(_ named: String? = configured) throws {
+        guard let group = named else { return }
         do {
             _ = try SharedDefaults(suiteName: group, container: container())
         } catch let error as AppGroupStoreError {

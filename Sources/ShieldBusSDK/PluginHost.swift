@@ -53,12 +53,20 @@ extension PluginHost {
         let decoded: Options
         do {
             decoded = try PluginRuntime.launchOptions(as: options)
+            if let named = decoded as? AppGroupOptions { try PluginAppGroup.verify(named.appGroup) }
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(PluginExitStatus.configurationError)
         }
         run { make(decoded) }
     }
+}
+
+/// Options that name the plugin's app group (`appGroup:`): `PluginHost.run(options:)` opens the group before the
+/// plugin starts, so a wrong name stops it at once — the reason in its log and in `shieldbus status` — and a
+/// plugin never runs without its storage.
+public protocol AppGroupOptions {
+    var appGroup: String { get }
 }
 
 /// How a plugin's exit status tells its supervisor whether starting it again can help.

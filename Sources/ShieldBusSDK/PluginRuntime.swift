@@ -21,7 +21,8 @@ public final class PluginRuntime {
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
     public private(set) var settings: JSONValue = [:]
-    /// Bus time: the time of the event being handled (or of the last one heard). Plugins never read the system clock.
+    /// Bus time: the time of the event being handled, or of a later one already heard (the welcome's included).
+    /// Plugins never read the system clock.
     public private(set) var now: Date
     /// The event being handled.
     public private(set) var currentEvent: Envelope?
@@ -33,6 +34,8 @@ public final class PluginRuntime {
     /// The highest sequence number received, replies consumed by calls included.
     private var highestSeen: UInt64 = 0
     private var handler: ((Envelope) -> Void)?
+    /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
+    private let handled: HandledEvents?
     private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
@@ -45,17 +48,43 @@ public final class PluginRuntime {
         logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
-        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready"], pid: Int64(getpid())))
+        handled = try HandledEvents.forSupervisedPlugin(named: name)
+        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged], pid: Int64(getpid())))
     }
 
-    /// The time zone of the device.
+    /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
     public var timeZone: TimeZone {
         settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
     }
 
+    /// What the device's clock shows now — `Date()` on a phone: bus time plus the offset the person set
+    /// (from the welcome, then `device.clock-changed`). Bus time itself is `now`.
+    public var deviceClockNow: Date {
+        now.addingTimeInterval(Double(settings["clockOffsetMs"]?.intValue ?? 0) / 1000)
+    }
+
+    /// Keeps the device clock's facts current: they change while the plugin runs.
+    private func noteClockFacts(_ envelope: Envelope) {
+        guard envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged,
+              case .object(var facts) = settings else { return }
+        let body = envelope.bodyValue
+        if let offset = body["offsetMs"], offset.intValue != nil { facts["clockOffsetMs"] = offset }
+        if let zone = body["timeZone"], zone.stringValue != nil { facts["timeZone"] = zone }
+        settings = .object(facts)
+    }
+
     /// The plugin's options from the configuration (`plugins[].options`), as JSON.
     public var options: JSONValue {
-        ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS"].flatMap { try? JSONValue(parsing: $0) } ?? [:]
+        (try? Self.launchOptionsBytes()).flatMap { try? JSONValue(parsing: $0) } ?? [:]
+    }
+
+    /// The options file the broker wrote (`SHIELDBUS_PLUGIN_OPTIONS_FILE`); `{}` for a plugin started by hand.
+    static func launchOptionsBytes() throws -> [UInt8] {
+        guard let path = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw PluginError.configuration("cannot read the plugin's options file \(path) (SHIELDBUS_PLUGIN_OPTIONS_FILE)")
+        }
+        return Array(data)
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
@@ -65,9 +94,9 @@ public final class PluginRuntime {
     /// its subscriptions from them); a mismatch is a clear error naming the plugin.
     public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
         let environment = ProcessInfo.processInfo.environment
-        let text = environment["SHIELDBUS_PLUGIN_OPTIONS"] ?? "{}"
+        let bytes = try launchOptionsBytes()
         do {
-            return try DeviceAPICoding.decode(type, from: Array(text.utf8))
+            return try DeviceAPICoding.decode(type, from: bytes)
         } catch {
             let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
             throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
@@ -172,9 +201,11 @@ public final class PluginRuntime {
             switch message {
             case .event(let envelope, _):
                 highestSeen = max(highestSeen, envelope.seq)
-                let endsProcess = isEphemeral && pending.isEmpty && isCallback(envelope)
+                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
+                // one held for bus.ready is handled (and ends the process) with the held events.
+                let endsProcess = isEphemeral && startWork == nil && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
                 dispatch(envelope, acknowledge: !endsProcess)
-                if endsProcess && pending.isEmpty {
+                if (endsProcess && pending.isEmpty) || endsAfterHeldCallback {
                     // A short-lived extension: its process ends with the callback (it says goodbye instead of
                     // acknowledging, so nothing more is sent to it; what comes next waits for its next process).
                     logger.debug("the callback is handled; this extension process ends")
@@ -216,6 +247,8 @@ public final class PluginRuntime {
 
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []
+    /// A short-lived extension handled a callback among the events held for bus.ready: its process ends.
+    private var endsAfterHeldCallback = false
 
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
@@ -225,19 +258,36 @@ public final class PluginRuntime {
             if pending.isEmpty && acknowledge { try? connection.acknowledge(seq: max(highestSeen, envelope.seq)) }
             return
         }
-        if startWork != nil && envelope.topic != "bus.ready" {
+        if startWork != nil && !startsWork(envelope) {
             beforeReady.append(envelope)
             return
         }
         currentEvent = envelope
-        now = DeviceAPI.date(busTime: envelope.time)
+        // The plugin's clock never goes back: an event handled late (one that waited in the mailbox of a short-lived
+        // extension, or behind a call) is handled at the time it is handled, as `Date()` on a phone would say.
+        now = max(now, DeviceAPI.date(busTime: envelope.time))
+        noteClockFacts(envelope)
         if envelope.topic == "bus.ready" {
             beginWork()
             let held = beforeReady
             beforeReady = []
-            for event in held { handler?(event) }
+            for event in held where event.topic != "bus.ready" {
+                let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
+                // Each held event is handled at its own time (redeliveries come before bus.ready).
+                currentEvent = event
+                now = DeviceAPI.date(busTime: event.time)
+                handleOnce(event)
+                if endsProcess {
+                    // What was held up to this callback is handled: acknowledged by its seq, which leaves bus.ready
+                    // unacknowledged, so no turn passes before the goodbye. The rest goes to the next process.
+                    endsAfterHeldCallback = true
+                    do { try connection.acknowledge(seq: event.seq) } catch { logger.error("could not acknowledge: \(error)") }
+                    currentEvent = nil
+                    return
+                }
+            }
         } else {
-            handler?(envelope)
+            handleOnce(envelope)
         }
         currentEvent = nil
         // Acknowledge after handling, so everything the handler published reached the broker first; when
@@ -250,6 +300,38 @@ public final class PluginRuntime {
             } catch {
                 logger.error("could not acknowledge: \(error)")
             }
+        }
+    }
+
+    /// Whether `envelope` is the bus.ready that starts this plugin's work: the bus's first one (naming every
+    /// plugin) or its own after a restart. Another plugin's bus.ready — a returning plugin may be handed one
+    /// among what it missed — is held like any event, so its work starts in its own turn.
+    private func startsWork(_ envelope: Envelope) -> Bool {
+        guard envelope.topic == "bus.ready" else { return false }
+        guard let names = envelope.bodyValue["plugins"]?.arrayValue else { return true }
+        return names.contains(.string(name))
+    }
+
+    /// Hands `envelope` to the plugin unless an earlier process handled it, and records it before it is acknowledged.
+    private func handleOnce(_ envelope: Envelope) {
+        guard !wasHandled(envelope) else {
+            logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+            return
+        }
+        handler?(envelope)
+        do {
+            try handled?.record(envelope.seq)
+        } catch {
+            logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+        }
+    }
+
+    private func wasHandled(_ envelope: Envelope) -> Bool {
+        do {
+            return try handled?.contains(envelope.seq) ?? false
+        } catch {
+            logger.error("could not read which events were handled: \(error)")
+            return false
         }
     }
 

@@ -41,8 +41,6 @@ enum ChartPalette {
     static let slices = ["#5b5bd6", "#12a594", "#f76b15", "#e5484d", "#8e4ec6", "#e2a336"]
     static let other = "#9aa0b4"
     static let track = "#eceef4"
-    static let accent = "#5b5bd6"
-    static let accentSoft = "#b4b4ef"
 
     /// Heatmap fill for `seconds` within one clock hour: light to deep indigo over 0–60 minutes.
     static func heat(_ seconds: TimeInterval) -> String {

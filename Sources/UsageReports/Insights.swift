@@ -31,12 +31,12 @@ public struct Insights: Codable, Hashable, Sendable {
     public let mostUsedApp: String?
     /// That app's seconds over the period.
     public let mostUsedAppSeconds: TimeInterval
-    /// Screen time per day, averaged over the days of the period that have any data
-    /// (any record at all, even only a notification). Days without any record are left
-    /// out because they mean the device was not reporting (not yet set up, switched
-    /// off), and counting them as zero would understate use; 0 when no day has data.
+    /// Screen time per day: the period's screen time divided by its 7 days, days without
+    /// data counting as 0 — the Medium series' rule (seed 003: the week's total over the 7
+    /// days it asked for), which the recommendation's 3-hour threshold is meant for.
     public let averageDailySeconds: TimeInterval
-    /// How many days of the period have data (the divisor of the average).
+    /// How many days of the period have data (any record at all, even only a notification);
+    /// shown beside the average, never its divisor.
     public let daysWithData: Int
     /// The trend over the last three days of the period (days without data count as 0).
     public let trend: Trend
@@ -76,7 +76,7 @@ public struct Insights: Codable, Hashable, Sendable {
         mostUsedApp = top?.app
         mostUsedAppSeconds = top?.seconds ?? 0
         daysWithData = recorded.count
-        averageDailySeconds = recorded.isEmpty ? 0 : recorded.map(\.totalSeconds).reduce(0, +) / Double(recorded.count)
+        averageDailySeconds = recorded.map(\.totalSeconds).reduce(0, +) / Double(period.count)
         let lastThree = period.suffix(3).map { $0?.totalSeconds ?? 0 }
         trend = Trend(firstDaySeconds: lastThree[0], lastDaySeconds: lastThree[2])
         recommendation = Self.recommendation(trend: trend, averageDailySeconds: averageDailySeconds, mostUsedApp: mostUsedApp)

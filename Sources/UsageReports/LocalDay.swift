@@ -80,6 +80,9 @@ public struct LocalDay: Hashable, Comparable, Codable, Sendable, CustomStringCon
     /// E.g. "Sunday, 8 March 2026".
     var longTitle: String { "\(weekdayName), \(day) \(LocalDay.months[month - 1]) \(year)" }
 
+    /// E.g. "March 2026".
+    var monthTitle: String { "\(LocalDay.months[month - 1]) \(year)" }
+
     /// E.g. "8 Mar".
     var shortTitle: String { "\(day) \(shortMonthName)" }
 

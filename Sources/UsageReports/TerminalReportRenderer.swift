@@ -62,6 +62,31 @@ public struct TerminalReportRenderer: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// A monthly or range report as text: the totals, a line per day, the lists.
+    public func render(_ report: RangeReport) -> String {
+        let heading = report.context == .monthly
+            ? "Monthly report · \(report.firstDay.monthTitle)"
+            : "Range report · \(report.firstDay.shortTitle) \(report.firstDay.year) – \(report.lastDay.shortTitle) \(report.lastDay.year)"
+        var lines = title(heading + " · \(report.timeZoneIdentifier)")
+        let count = report.days.count
+        lines += [
+            pair("Screen time", DurationText.short(report.totalSeconds), "Daily average",
+                 "\(DurationText.short(report.averageSecondsPerDay)) (÷ \(count) \(count == 1 ? "day" : "days"))"),
+            pair("Pickups", "\(report.pickups)", "Days with data", "\(report.daysWithData)"),
+            pair("Notifications", "\(report.notifications)", "Shield encounters", "\(report.shieldEncounters)"),
+            pair("Grace passes", "\(report.gracePassesUsed)", "Nudges", "\(report.nudgesUsed)"),
+        ]
+        let longestDay = report.days.map(\.totalSeconds).max() ?? 0
+        lines += ["", header("Day", "Pickups", "Time")]
+        for day in report.days {
+            lines.append(row(dayLabel(day.day), "\(day.pickups)", DurationText.short(day.totalSeconds), bar(day.totalSeconds, of: longestDay)))
+        }
+        lines += appTable(report.apps)
+        lines += usageTable("Categories", report.categories)
+        lines += usageTable("Websites", report.webDomains)
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     // MARK: - Sections
 
     private func title(_ text: String) -> [String] {
@@ -89,8 +114,8 @@ public struct TerminalReportRenderer: Sendable {
             lines.append(pair("Most used app", "\(app) (\(DurationText.short(insights.mostUsedAppSeconds)))"))
         }
         lines += [
-            pair("Daily average", "\(DurationText.short(insights.averageDailySeconds)) over \(insights.daysWithData) "
-                 + (insights.daysWithData == 1 ? "day" : "days") + " with data"),
+            pair("Daily average", "\(DurationText.short(insights.averageDailySeconds)) (the week ÷ 7; \(insights.daysWithData) "
+                 + (insights.daysWithData == 1 ? "day" : "days") + " with data)"),
             pair("Trend", "\(insights.trend.rawValue) (last 3 days)"),
             pair("This morning", insights.morningMessage),
             pair("Tip", insights.recommendation),

@@ -8,4 +8,8 @@ public enum ReportContext: String, Codable, Hashable, Sendable, CaseIterable {
     case daily
     /// Seven local calendar days ending on the report date.
     case weekly
+    /// One local calendar month.
+    case monthly
+    /// Any run of local calendar days, first and last included.
+    case range
 }

@@ -1,7 +1,7 @@
 import Foundation
 import BusClient
 import BusProtocol
-import DeviceOS
+import Configuration
 import XCTest
 
 /// The rules of who may be whom and publish what, as pure functions (the broker applies them; BrokerTests and

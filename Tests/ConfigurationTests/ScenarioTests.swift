@@ -121,6 +121,12 @@ final class ScenarioTests: XCTestCase {
           - {after: 1m, forceQuit: Habit Lock}
           - {after: 1m, publish: {topic: app.custom.thing, body: {k: v, b: 2, a: [1, 2.5, true, null, "7", ~], z: {y: x}}}}
           - {after: 1m, publish: {topic: app.custom.empty}}
+          - {after: 1m, switchTab: 2}
+          - {after: 1m, setClock: "+2h"}
+          - {after: 1m, setClock: "-1h30m"}
+          - {after: 1m, setClock: "2026-11-24T09:15"}
+          - {after: 1m, timeZone: America/New_York}
+          - {after: 1m, crashBroker: true}
 
         """))
         let app = { (name: String) in Self.catalog.app(named: name)! }
@@ -147,12 +153,18 @@ final class ScenarioTests: XCTestCase {
             .forceQuit(app: app("dev.shieldbus.habitlock")),
             .publish(topic: "app.custom.thing", bodyJSON: #"{"a":[1,2.5,true,null,"7",null],"b":2,"k":"v","z":{"y":"x"}}"#),
             .publish(topic: "app.custom.empty", bodyJSON: "{}"),
+            .switchTab(2),
+            .setClock(.shift(seconds: 7200)),
+            .setClock(.shift(seconds: -5400)),
+            .setClock(.absolute(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 15)!)),
+            .setTimeZone("America/New_York"),
+            .crashBroker,
         ])
-        XCTAssertEqual(scenario.steps.map(\.line), Array(4...25))
+        XCTAssertEqual(scenario.steps.map(\.line), Array(4...31))
         XCTAssertEqual(scenario.steps.map(\.action.key), [
             "open", "open", "close", "close", "home", "visit", "visit", "closeTab", "press", "press", "tapNotification",
             "tapNotification", "tapNotification", "habit", "authorize", "authorize", "authorize", "osUpdate", "restart",
-            "forceQuit", "publish", "publish",
+            "forceQuit", "publish", "publish", "switchTab", "setClock", "setClock", "setClock", "timeZone", "crashBroker",
         ])
         XCTAssertEqual(Set(scenario.steps.map(\.action.key)), Set(ScenarioAction.keys), "every action is covered")
     }
@@ -414,6 +426,82 @@ final class ScenarioTests: XCTestCase {
           - {at: "02:45", home: true}
         """, line: 6, key: "steps[2].at",
                     message: "2026-10-25 02:45 +02:00 is before the previous step's (line 5) 2026-10-25 02:30 +01:00")
+    }
+
+    func testSecondNamesTheRepeatedOccurrenceOfAFallBackHour() throws {
+        let scenario = try parse("""
+        name: autumn
+        start: 2026-10-25T01:00
+        timeZone: Europe/Berlin
+        steps:
+          - {at: "02:30", home: true}
+          - {at: "02:30 second", home: true}
+          - {at: "day 1 02:45 second", home: true}
+        expect:
+          - {at: "02:50 second", usable: Instagram}
+        """)
+        XCTAssertEqual(scenario.steps.map(\.time), [utc("2026-10-25 00:30:00"), utc("2026-10-25 01:30:00"), utc("2026-10-25 01:45:00")])
+        XCTAssertEqual(scenario.expectations.map(\.claim), [.usable(target: "Instagram", at: utc("2026-10-25 01:50:00"))])
+        // Any generated repeated time: its second occurrence is one hour after its first (Berlin falls back by one hour).
+        let zone = Self.berlin
+        for minute in stride(from: 0, to: 60, by: 7) {
+            let local = LocalDateTime(year: 2026, month: 10, day: 25, hour: 2, minute: minute)!
+            XCTAssertEqual(local.resolveSecondOccurrence(in: zone)?.timeIntervalSince(local.resolve(in: zone)), 3600, "\(local)")
+        }
+        // Times that happen once have no second occurrence, on that day and on every other day of the year.
+        var day = LocalDateTime(year: 2026, month: 1, day: 1, hour: 2, minute: 30)!
+        for _ in 0..<365 where !(day.month == 10 && day.day == 25) {
+            XCTAssertNil(day.resolveSecondOccurrence(in: zone), "\(day)")
+            day = day.addingDays(1)
+        }
+        XCTAssertNil(LocalDateTime(year: 2026, month: 10, day: 25, hour: 3, minute: 30)!.resolveSecondOccurrence(in: zone))
+        assertError("name: t\nstart: 2026-11-23T06:30\nsteps:\n  - {at: \"07:00 second\", home: true}\n", line: 4, key: "steps[0].at",
+                    message: "2026-11-23 07:00 happens only once in Europe/Berlin")
+    }
+
+    func testNewActionMistakesNameTheirLineAndKey() {
+        assertError(day("  - {after: 1m, setClock: \"2h\"}\n"), line: 4, key: "steps[0].setClock", message: "expected a signed duration (+2h, -30m) or a local date-time")
+        assertError(day("  - {after: 1m, setClock: \"+2 hours\"}\n"), line: 4, key: "steps[0].setClock", message: "expected a signed duration like +2h")
+        assertError(day("  - {after: 1m, timeZone: Europe/Berln}\n"), line: 4, key: "steps[0].timeZone", message: "did you mean 'Europe/Berlin'?")
+        assertError(day("  - {after: 1m, switchTab: 0}\n"), line: 4, key: "steps[0].switchTab", message: "tabs are numbered from 1")
+        assertError(day("  - {after: 1m, crashBroker: false}\n"), line: 4, key: "steps[0].crashBroker", message: "write 'true'")
+    }
+
+    func testExpectations() throws {
+        let scenario = try parse(day("""
+          - {at: "07:00", open: Instagram}
+        expect:
+          - {at: "07:01", shielded: Instagram}
+          - {at: "day 1 07:02", usable: instagram.com}
+          - {key: isCurrentlyUnlocked, value: false}
+          - {appGroup: group.x, key: habits.done, value: [Read, Walk]}
+          - {notification: circle-nudge}
+          - {notification: circle-nudge, at: "08:00"}
+
+        """))
+        XCTAssertEqual(scenario.expectations.map(\.line), Array(6...11))
+        XCTAssertEqual(scenario.expectations.map(\.claim), [
+            .shielded(target: "Instagram", at: utc("2026-11-23 06:01:00")),
+            .usable(target: "instagram.com", at: utc("2026-11-23 06:02:00")),
+            .appGroupValue(group: nil, key: "isCurrentlyUnlocked", valueJSON: "false"),
+            .appGroupValue(group: "group.x", key: "habits.done", valueJSON: #"["Read","Walk"]"#),
+            .notificationPosted(id: "circle-nudge", before: nil),
+            .notificationPosted(id: "circle-nudge", before: utc("2026-11-23 07:00:00")),
+        ])
+        let expect = day("  - {at: \"07:00\", open: Instagram}\nexpect:\n")
+        assertError(expect + "  - {shielded: Instagram}\n", line: 6, key: "expect[0]", message: "'shielded' needs 'at'")
+        assertError(expect + "  - {at: \"07:01\", shielded: X, usable: X}\n", line: 6, key: "expect[0]", message: "either 'shielded' or 'usable'")
+        assertError(expect + "  - {key: k}\n", line: 6, key: "expect[0]", message: "needs 'value'")
+        assertError(expect + "  - {at: \"07:01\", key: k, value: 1}\n", line: 6, key: "expect[0].at", message: "checked at the end of the run")
+        assertError(expect + "  - {at: \"07:01\"}\n", line: 6, key: "expect[0]", message: "an expectation needs one of")
+        assertError(expect + "  - {at: \"07:01\", shieled: X}\n", line: 6, key: "expect[0].shieled", message: "did you mean 'shielded'?")
+        assertError(expect + "  - {at: \"25:00\", usable: X}\n", line: 6, key: "expect[0].at", message: "expected a time")
+    }
+
+    func testEndAfterTheLastStep() throws {
+        let scenario = try parse(day("  - {at: \"07:00\", home: true}\nend: after 1h30m\n"))
+        XCTAssertEqual(scenario.end, utc("2026-11-23 07:30:00"))
+        assertError(day("  - {at: \"07:00\", home: true}\nend: after soon\n"), line: 5, key: "end", message: "expected 'after' and a duration")
     }
 
     func testLocalDateTimeResolutionInOtherZones() {

@@ -9,12 +9,7 @@ final class ClockAndPersistenceTests: XCTestCase {
     let root = BuildProducts.repositoryRoot.path
 
     func habitLockConfiguration() throws -> String {
-        var text = try String(contentsOfFile: root + "/Config/habit-lock.yml", encoding: .utf8)
-        text = text.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
-        for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
-            text = text.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
-        }
-        return text
+        try ScenarioRun.shippedConfiguration("habit-lock")
     }
 
     func testAScaledClockRunsBusTimeFasterThanWallTimeInOrder() throws {

@@ -1,5 +1,5 @@
 import BusProtocol
-import DeviceOS
+import Configuration
 import Foundation
 import LockInvariant
 import XCTest

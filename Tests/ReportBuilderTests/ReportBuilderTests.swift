@@ -139,7 +139,7 @@ final class ReportBuilderTests: XCTestCase {
         XCTAssertEqual([week.notifications, week.shieldEncounters, week.gracePassesUsed, week.nudgesUsed], [1, 1, 1, 1])
         XCTAssertEqual(week.insights.mostUsedApp, "Instagram")
         XCTAssertEqual(week.insights.daysWithData, 3)
-        XCTAssertEqual(week.insights.averageDailySeconds, 3800)
+        XCTAssertEqual(week.insights.averageDailySeconds, 11400.0 / 7, "the week over its 7 days")
         XCTAssertEqual(week.insights.trend, .decreasing)
         XCTAssertEqual(week.insights.recommendation, "Great job maintaining healthy habits!")
     }
@@ -191,10 +191,17 @@ final class ReportBuilderTests: XCTestCase {
             (try? broker.status())?["plugins"]?.arrayValue?.contains { $0["name"] == "reports" && $0["connected"] == true } == true
         }
         let json = try Self.shieldbus(["report", "daily", "--date", "2026-11-25", "--json", "--runtime-dir", broker.runtime.path])
-        XCTAssertEqual(json.status, 0, json.output)
+        XCTAssertEqual(json.status, 0, json.errors)
+        XCTAssertTrue(json.errors.contains("asked the report builder of the broker"), json.errors)
         let answered = try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(json.output.utf8))
         XCTAssertEqual(answered.apps, expected.apps)
         XCTAssertEqual(answered.totalSeconds, 2400)
+
+        // Without --runtime-dir the store is read directly, while the broker runs: the same numbers (nothing was in use).
+        let stored = try Self.shieldbus(["report", "daily", "--date", "2026-11-25", "--json", "--state-dir", state.path])
+        XCTAssertEqual(stored.status, 0, stored.errors)
+        XCTAssertTrue(stored.errors.contains("read the report builder's days in app group group.test.reports"), stored.errors)
+        XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(stored.output.utf8)), answered)
 
         let table = try Self.shieldbus(["report", "weekly", "--date", "2026-11-25", "--runtime-dir", broker.runtime.path])
         XCTAssertEqual(table.status, 0, table.output)
@@ -227,9 +234,21 @@ final class ReportBuilderTests: XCTestCase {
         XCTAssertGreaterThan(bytes.count, 20_000, "charts and tables, not a blank page")
     }
 
-    /// Runs the built `shieldbus` with arguments; its exit status and standard output (standard error appended).
-    static func shieldbus(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        try runToEnd(BuildProducts.path("shieldbus"), arguments)
+    /// Runs the built `shieldbus` with arguments; its exit status, standard output and standard error.
+    static func shieldbus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let folder = TemporaryDirectory(prefix: "sbcli")
+        let errorPath = folder.file("stderr")
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle(forWritingAtPath: errorPath)
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self), (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
     }
 
     func busTime(_ text: String) -> BusTime { BusTime(Self.utc(text).timeIntervalSince1970 * 1000) }

@@ -50,6 +50,16 @@ public struct ScenarioRun {
                            journal: journal, journalBytes: journalBytes)
     }
 
+    /// A shipped configuration (`Config/<name>.yml`) without its own scenario, its plugins pointing at the built executables.
+    public static func shippedConfiguration(_ name: String) throws -> String {
+        var text = try String(contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("Config/\(name).yml"), encoding: .utf8)
+        text = text.replacingOccurrences(of: "scenario: scenarios/\(name.replacingOccurrences(of: ".yml", with: ""))-day.yml\n", with: "")
+        for plugin in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
+            text = text.replacingOccurrences(of: "executable: \(plugin)", with: "executable: \(BuildProducts.path(plugin))")
+        }
+        return text
+    }
+
     /// The events on a topic, in order.
     public func events(_ topic: String) -> [Envelope] { journal.filter { $0.topic == topic } }
 }

@@ -59,6 +59,77 @@ final class BrowserRenderingTests: XCTestCase {
         }
     }
 
+    /// The daily page and a month's page, at a phone's 390 px and a desktop's 1280 px, light and dark, laid out by
+    /// Chromium and measured from the DOM (Tests/Browser/report-layout.py): no element reaches past the page's width, the
+    /// page does not scroll sideways, the colour scheme is the one asked for, and the heatmap a phone gets is the
+    /// compact one with labels at least 9 px tall.
+    func testTheLayoutFitsPhonesAndDesktopsInLightAndDark() throws {
+        guard Self.executable(named: "chromium") != nil, let python = Self.executable(named: "python3") else {
+            throw XCTSkip("chromium or python3 is not on PATH (`make deps` installs them): the layout was not measured")
+        }
+        var generator = SyntheticUsage(seed: 21)
+        var ledger = UsageLedger(timeZone: Berlin.zone)
+        try ledger.ingest(contentsOf: generator.records(days: 40, endingOn: Berlin.day("2026-03-31")).records)
+        // Long names must wrap or be cut, not widen the page.
+        try ledger.ingest(.appUsage(app: "Extraordinarily Long Application Name Pro Max Edition", category: "Productivity & Finance",
+                                    start: Berlin.at("2026-03-31 09:00"), end: Berlin.at("2026-03-31 09:30")))
+        try ledger.ingest(.webUsage(domain: "a-remarkably-long-subdomain.of-an-even-longer-domain-name.example", start: Berlin.at("2026-03-31 10:00"),
+                                    end: Berlin.at("2026-03-31 10:20"), isPrivate: false))
+        let day = Berlin.at("2026-03-31 12:00")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("usagereports-layout-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pages = [
+            ("daily", HTMLReportRenderer().render(daily: ledger.dailyReport(for: day), weekly: ledger.weeklyReport(endingOn: day))),
+            ("monthly", HTMLReportRenderer().render(range: ledger.monthlyReport(for: try XCTUnwrap(LocalMonth("2026-03"))))),
+        ]
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Tests/Browser/report-layout.py").standardized
+        for (name, html) in pages {
+            let page = folder.appendingPathComponent("\(name).html")
+            try html.write(to: page, atomically: true, encoding: .utf8)
+            for width in [390, 1280] {
+                for dark in [false, true] {
+                    let label = "\(name) at \(width) px, \(dark ? "dark" : "light")"
+                    let measured = try Self.measure(python: python, tool: tool, page: page, width: width, dark: dark)
+                    XCTAssertEqual(measured.width, width, label)
+                    XCTAssertEqual(measured.scrollWidth, width, "\(label): no sideways scrolling")
+                    XCTAssertEqual(measured.overflowing, [], "\(label): elements past the edge")
+                    XCTAssertEqual(measured.dark, dark, label)
+                    XCTAssertEqual(measured.background, dark ? "rgb(17, 19, 32)" : "rgb(244, 245, 249)", "\(label): the page's background")
+                    XCTAssertGreaterThanOrEqual(measured.smallestHeatmapLabel ?? 0, 9, "\(label): heatmap labels readable")
+                    if name == "daily" {
+                        XCTAssertEqual([measured.visibleHeatmaps, measured.visibleCompactHeatmaps], width < 600 ? [0, 1] : [1, 0], label)
+                    }
+                }
+            }
+        }
+    }
+
+    private struct Layout: Decodable {
+        let width: Int
+        let scrollWidth: Int
+        let dark: Bool
+        let background: String
+        let overflowing: [String]
+        let smallestHeatmapLabel: Double?
+        let visibleHeatmaps: Int
+        let visibleCompactHeatmaps: Int
+    }
+
+    private static func measure(python: URL, tool: URL, page: URL, width: Int, dark: Bool) throws -> Layout {
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [tool.path, "measure", page.path, "--width", "\(width)"] + (dark ? ["--dark"] : [])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "report-layout.py measure failed")
+        return try JSONDecoder().decode(Layout.self, from: data)
+    }
+
     private static func executable(named name: String) -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         return path.split(separator: ":")

@@ -93,9 +93,9 @@ final class LedgerTests: XCTestCase {
         let insights = try FixedWeek.ledger().weeklyReport(endingOn: FixedWeek.sunday).insights
         XCTAssertEqual(insights.mostUsedApp, "Instagram")
         XCTAssertEqual(insights.mostUsedAppSeconds, 15600)
-        // 38400 s over the 6 days with data (Tuesday has none) = 6400 s.
+        // 38400 s over the week's 7 days (Tuesday, without data, counts as 0).
         XCTAssertEqual(insights.daysWithData, 6)
-        XCTAssertEqual(insights.averageDailySeconds, 6400)
+        XCTAssertEqual(insights.averageDailySeconds, 38400.0 / 7)
         // Friday 9000 → Sunday 10200: 10200 ≤ 1.2 × 9000 = 10800 and 9000 ≤ 1.2 × 10200 → stable.
         XCTAssertEqual(insights.trend, .stable)
         XCTAssertEqual(insights.recommendation, "Great job maintaining healthy habits!")

@@ -87,21 +87,21 @@ final class RendererTests: XCTestCase {
         XCTAssertEqual(document.rootElement()?.name, "html")
         let svgs = try document.nodes(forXPath: "//svg")
         XCTAssertEqual(svgs.compactMap { ($0 as? XMLElement)?.attribute(forName: "class")?.stringValue },
-                       ["chart donut", "chart week-bars", "chart heatmap"], "one SVG per chart")
+                       ["chart donut", "chart day-bars", "chart heatmap", "chart heatmap compact"], "one SVG per chart, the heatmap also for phones")
         // 7 days × 24 hours, each with a tooltip.
         XCTAssertEqual(try document.nodes(forXPath: "//svg[@class='chart heatmap']/rect[title]").count, 168)
-        let weekdays = try document.nodes(forXPath: "//svg[@class='chart week-bars']/text[contains(@class,'day')]")
+        let weekdays = try document.nodes(forXPath: "//svg[@class='chart day-bars']/text[contains(@class,'day')]")
         XCTAssertEqual(weekdays.map { $0.stringValue ?? "" }, ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"])
         let donutTotal = try document.nodes(forXPath: "//svg[@class='chart donut']/text[@class='donut-total']")
         XCTAssertEqual(donutTotal.first?.stringValue, "2h 50m")
         XCTAssertEqual(try document.nodes(forXPath: "//table[@class='apps']/tbody/tr").count, 4)
         #else
-        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 3)
+        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)
         #endif
         for forbidden in ["http://", "https://", "<script", "src=", "href=", "url(", "@import", "<link"] {
             XCTAssertFalse(html.lowercased().contains(forbidden), "no external reference: \(forbidden)")
         }
-        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 3)
+        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)
         XCTAssertTrue(html.contains("Yesterday you used 2 grace passes."))
         XCTAssertTrue(html.contains("Great job maintaining healthy habits!"))
     }
@@ -137,16 +137,16 @@ final class RendererTests: XCTestCase {
                                                weekly: ledger.weeklyReport(endingOn: FixedWeek.sunday))
         XCTAssertTrue(html.contains("No app usage recorded today."))
         XCTAssertTrue(html.contains("No app usage this week."))
-        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 3)
+        XCTAssertEqual(html.components(separatedBy: "<svg").count - 1, 4)
     }
 
     func testHeatColourRampAndAxis() {
         XCTAssertEqual(ChartPalette.heat(0), "#eef0f6")
         XCTAssertEqual(ChartPalette.heat(3600), "#342cb4")
         XCTAssertEqual(ChartPalette.heat(7200), "#342cb4", "a repeated DST hour is capped at a full hour")
-        XCTAssertEqual(WeekBarChart.axis(longest: 10200).maximum, 3)
-        XCTAssertEqual(WeekBarChart.axis(longest: 0).maximum, 1)
-        XCTAssertEqual(WeekBarChart.axis(longest: 9 * 3600 + 1).maximum, 10)
+        XCTAssertEqual(DayBarChart.axis(longest: 10200).maximum, 3)
+        XCTAssertEqual(DayBarChart.axis(longest: 0).maximum, 1)
+        XCTAssertEqual(DayBarChart.axis(longest: 9 * 3600 + 1).maximum, 10)
         XCTAssertEqual(HTMLText.number(-0.001), "0")
         XCTAssertEqual(HTMLText.number(12.5), "12.5")
         XCTAssertEqual(HTMLText.number(3.14159), "3.14")

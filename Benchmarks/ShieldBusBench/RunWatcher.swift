@@ -1,0 +1,124 @@
+import Foundation
+
+/// Watches a running `shieldbus run` from outside, as a person with `top` and `tail -f` would: the peak resident
+/// memory of the broker and of each plugin process, and how far bus time has got in the journal over wall time.
+///
+/// Reads /proc and the journal file on its own thread every `interval`; nothing is asked of the broker, so the
+/// watching does not change what is measured (apart from the CPU it takes: well under 1%).
+final class RunWatcher {
+    /// One reading of the journal: at this wall time, bus time had reached this far.
+    struct Progress {
+        let wallNanoseconds: UInt64
+        let busTimeMilliseconds: Int64
+    }
+
+    private let brokerPID: pid_t
+    private let journalPath: String
+    private let interval: UInt64
+    private let lock = NSLock()
+    private var running = true
+    private var worker: Worker?
+    /// Peak RSS in KiB by process (the broker is "broker", plugins by executable name); a restarted plugin's
+    /// processes share its name, and the largest peak is kept.
+    private var peaks: [String: Int] = [:]
+    private var progress: [Progress] = []
+    private var journalOffset: UInt64 = 0
+    private var partialLine: [UInt8] = []
+    private(set) var journalLines = 0
+
+    init(brokerPID: pid_t, journalPath: String, intervalMilliseconds: UInt64 = 20) {
+        self.brokerPID = brokerPID
+        self.journalPath = journalPath
+        interval = intervalMilliseconds * 1_000_000
+    }
+
+    func start() {
+        worker = Worker("run-watcher") { [self] in
+            var lastMemory: UInt64 = 0
+            while lock.withLock({ running }) {
+                let now = monotonicNanoseconds()
+                readJournal(at: now)
+                if now - lastMemory >= 200_000_000 { readMemory(); lastMemory = now }
+                usleep(useconds_t(interval / 1000))  // the sampling period, not a wait for something
+            }
+        }
+    }
+
+    /// Stops watching after one last look at the journal (the process has ended by now).
+    func stop() -> (peaks: [String: Int], progress: [Progress]) {
+        lock.withLock { running = false }
+        try? worker?.join()
+        readJournal(at: monotonicNanoseconds())
+        return (peaks, progress)
+    }
+
+    /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
+    /// life, so only growth in the last 200 ms before a process ends can be missed.
+    private func readMemory() {
+        var readings: [(String, Int)] = []
+        if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker)) }
+        for pid in Self.children(of: brokerPID) {
+            guard let kib = Self.peakKiB(pid), let name = Self.executableName(pid) else { continue }
+            readings.append((name, kib))
+        }
+        lock.withLock {
+            for (name, kib) in readings { peaks[name] = max(peaks[name] ?? 0, kib) }
+        }
+    }
+
+    private func readJournal(at now: UInt64) {
+        guard let handle = FileHandle(forReadingAtPath: journalPath) else { return }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: journalOffset)) != nil, let data = try? handle.readToEnd(), !data.isEmpty else { return }
+        journalOffset += UInt64(data.count)
+        var bytes = partialLine
+        bytes.append(contentsOf: data)
+        guard let lastNewline = bytes.lastIndex(of: 0x0A) else { partialLine = bytes; return }
+        journalLines += bytes[...lastNewline].reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let lineStart = bytes[..<lastNewline].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        partialLine = Array(bytes[(lastNewline + 1)...])
+        if let time = Self.busTime(inEnvelope: bytes[lineStart..<lastNewline]) {
+            lock.withLock { progress.append(Progress(wallNanoseconds: now, busTimeMilliseconds: time)) }
+        }
+    }
+
+    private static let timeKey = Array(#","time":"#.utf8)
+
+    /// The `time` of a journaled envelope (`{"v":1,"seq":N,"time":T,…`, a fixed order).
+    static func busTime(inEnvelope line: ArraySlice<UInt8>) -> Int64? {
+        guard let keyStart = line.firstRange(of: timeKey) else { return nil }
+        var value: Int64 = 0
+        var index = keyStart.upperBound
+        while index < line.endIndex, line[index] >= 0x30, line[index] <= 0x39 {
+            value = value * 10 + Int64(line[index] - 0x30)
+            index += 1
+        }
+        return index > keyStart.upperBound ? value : nil
+    }
+
+    /// VmHWM (peak resident set) of a process, in KiB.
+    static func peakKiB(_ pid: pid_t) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+    }
+
+    /// The processes whose parent is `pid` (this kernel has no /proc/<pid>/task/<pid>/children).
+    static func children(of pid: pid_t) -> [pid_t] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { pid_t($0) }.filter { child in
+            // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid
+        }
+    }
+
+    /// The file name of the program a process runs (argv[0]'s last component).
+    static func executableName(_ pid: pid_t) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+              let first = data.split(separator: 0).first else { return nil }
+        return String(decoding: first, as: UTF8.self).split(separator: "/").last.map(String.init)
+    }
+}

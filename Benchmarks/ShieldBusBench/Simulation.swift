@@ -1,0 +1,134 @@
+import Configuration
+import Foundation
+
+/// Where the release build's programs and the repository's configuration are.
+struct Installation {
+    /// The folder holding `shieldbus`, the reference plugins and this benchmark (.build/release).
+    let binaries: String
+    /// The repository's Config folder.
+    let config: String
+
+    static func current() throws -> Installation {
+        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let binaries = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        let candidates = [FileManager.default.currentDirectoryPath + "/Config",
+                          binaries.appendingPathComponent("../../../Config").standardizedFileURL.path,
+                          binaries.appendingPathComponent("../../Config").standardizedFileURL.path]
+        guard let config = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/default.yml") }) else {
+            throw BenchFailure("cannot find the repository's Config/default.yml (looked in \(candidates.joined(separator: ", ")))")
+        }
+        let installation = Installation(binaries: binaries.path, config: config)
+        let missing = (["shieldbus"] + Installation.referencePlugins).filter { !FileManager.default.isExecutableFile(atPath: installation.program($0)) }
+        guard missing.isEmpty else {
+            throw BenchFailure("missing release programs beside the benchmark: \(missing.joined(separator: ", ")) — `make bench` builds them")
+        }
+        return installation
+    }
+
+    static let referencePlugins = ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"]
+
+    func program(_ name: String) -> String { binaries + "/" + name }
+}
+
+/// One `shieldbus run` to its end as a child process, watched from outside: wall time, journal events, how bus
+/// time advanced, and the peak memory of the broker and each plugin.
+struct SimulationRun {
+    let wallSeconds: Double
+    let events: Int
+    let peaksKiB: [String: Int]
+    let progress: [RunWatcher.Progress]
+    let started: UInt64
+
+    var eventsPerSecond: Double { Double(events) / wallSeconds }
+
+    /// Runs `shieldbus run --config <config> [arguments]` with a journal in `directory`; fails on a bad exit status.
+    static func run(_ installation: Installation, config: String, arguments: [String], directory: String) throws -> SimulationRun {
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let journal = directory + "/journal.jsonl"
+        _ = FileManager.default.createFile(atPath: journal, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: installation.program("shieldbus"))
+        process.arguments = ["run", "--config", config, "--quiet", "--journal", journal,
+                             "--runtime-dir", directory + "/run", "--state-dir", directory + "/state"] + arguments
+        process.standardOutput = FileHandle.nullDevice
+        let errors = directory + "/stderr"
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errors) ?? FileHandle.nullDevice
+        let started = monotonicNanoseconds()
+        try process.run()
+        let watcher = RunWatcher(brokerPID: process.processIdentifier, journalPath: journal)
+        watcher.start()
+        process.waitUntilExit()
+        let ended = monotonicNanoseconds()
+        let (peaks, progress) = watcher.stop()
+        // 0: the scenario ran to its end; 3: it ended with lock-invariant findings, which are not this benchmark's business.
+        guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
+            let tail = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10).joined(separator: "\n")
+            throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
+        }
+        return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
+                             peaksKiB: peaks, progress: progress, started: started)
+    }
+
+    /// The wall time each simulated day cost: from the moment the journal first reached a day's start (bus time)
+    /// to the moment it first reached the next day's. Day 1 starts when the process starts (plugin start-up included).
+    func costPerDay(firstDayStart: Int64, days: Int) -> [Double] {
+        var costs: [Double] = []
+        var previous = started
+        var index = 0
+        for day in 1...days {
+            let end = firstDayStart + Int64(day) * 86_400_000
+            while index < progress.count, progress[index].busTimeMilliseconds < end { index += 1 }
+            let reached = index < progress.count ? progress[index].wallNanoseconds : started + UInt64(wallSeconds * 1e9)
+            costs.append(Double(reached - min(reached, previous)) / 1e9)
+            previous = reached
+        }
+        return costs
+    }
+}
+
+/// The simulation figures: `make run`'s day in events/s, and the generated heavy-user year (time, cost per
+/// simulated day over the year, peak memory).
+struct SimulationBench {
+    struct DayResult {
+        let runs: [SimulationRun]
+        var median: SimulationRun { runs.sorted { $0.eventsPerSecond < $1.eventsPerSecond }[runs.count / 2] }
+    }
+
+    struct YearResult {
+        let days: Int
+        let counts: HeavyUserDays.Counts
+        let run: SimulationRun
+        /// Seconds of wall time per simulated day, day by day.
+        let costPerDay: [Double]
+    }
+
+    let installation: Installation
+    let directory: String
+
+    /// `make run`'s day (Config/default.yml and its scenario), `runs` times.
+    func makeRunDay(runs: Int, progress: (String) -> Void) throws -> DayResult {
+        let results = try (1...runs).map { index in
+            let run = try SimulationRun.run(installation, config: installation.config + "/default.yml", arguments: [], directory: "\(directory)/day-\(index)")
+            progress("make run's day \(index)/\(runs): \(run.events) events in \(String(format: "%.2f", run.wallSeconds)) s (\(Format.rate(run.eventsPerSecond)) events/s)")
+            return run
+        }
+        return DayResult(runs: results)
+    }
+
+    /// The generated heavy-user year (or its first `days`), faithful profile, every reference plugin a process.
+    func heavyUserYear(days: Int, progress: (String) -> Void) throws -> YearResult {
+        let generated = HeavyUserDays(seed: 2026, days: days, profile: "faithful", pace: .heavy).generate()
+        let scenario = "\(directory)/heavy-user-\(days).yml"
+        try generated.text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        progress("heavy-user year: \(days) days, \(generated.counts.steps) steps (at least \(generated.counts.fewestOpensInADay) app opens and \(generated.counts.fewestVisitsInADay) web visits every day); playing…")
+        let run = try SimulationRun.run(installation, config: installation.config + "/default.yml",
+                                        arguments: ["--scenario", scenario, "--profile", "faithful"], directory: "\(directory)/year")
+        // The scenario starts at 2026-11-23T06:00 in the configuration's zone (Europe/Berlin, UTC+1 in November):
+        // 05:00Z in ms since the epoch; a "day" here is 24 h of bus time from there.
+        let costs = run.costPerDay(firstDayStart: 1_795_410_000_000, days: days)
+        progress("heavy-user year: \(run.events) events in \(String(format: "%.1f", run.wallSeconds)) s (\(Format.rate(run.eventsPerSecond)) events/s)")
+        return YearResult(days: days, counts: generated.counts, run: run, costPerDay: costs)
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import SQLite
+
+/// The broker's own crash-safe state in the state folder (`bus.sqlite`, SQLite in WAL mode): each supervised
+/// plugin's unacknowledged events (its durable cursor), the last sequence number and the bus time reached —
+/// so a restarted broker numbers on, never runs its clock backwards, and redelivers what plugins missed.
+final class DeliveryStore {
+    struct Key: Hashable {
+        let plugin: String
+        let seq: UInt64
+    }
+
+    /// What a previous broker left: the sequence number and bus time it had reserved (never reached), and the
+    /// events its plugins had not acknowledged.
+    struct Snapshot {
+        var lastSeq: UInt64 = 0
+        var busTime: Int64?
+        var pending: [(plugin: String, seq: UInt64, json: [UInt8])] = []
+    }
+
+    let path: String
+    private let connection: SQLiteConnection
+
+    init(path: String) throws {
+        self.path = path
+        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+        try connection.enableWAL()
+        try connection.execute("""
+            PRAGMA synchronous = NORMAL;
+            CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
+                                                PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            """)
+    }
+
+    func load() throws -> Snapshot {
+        var snapshot = Snapshot()
+        let meta = try connection.prepare("SELECT key, value FROM meta")
+        while try meta.step() {
+            let value = try meta.int64(at: 1) ?? 0
+            switch try meta.string(at: 0) {
+            case "seqReserved": snapshot.lastSeq = UInt64(max(0, value))
+            case "timeReserved": snapshot.busTime = value
+            default: break
+            }
+        }
+        let rows = try connection.prepare("SELECT plugin, seq, envelope FROM pending ORDER BY plugin, seq")
+        while try rows.step() {
+            guard let plugin = try rows.string(at: 0), let seq = try rows.int64(at: 1), let json = try rows.bytes(at: 2) else { continue }
+            snapshot.pending.append((plugin, UInt64(seq), json))
+        }
+        return snapshot
+    }
+
+    /// Writes one batch of changes atomically: all of it or none of it.
+    func write(inserts: [Key: [UInt8]], deletions: [Key], seqReserved: UInt64, timeReserved: Int64) throws {
+        try connection.transaction(.immediate) {
+            if !inserts.isEmpty {
+                let insert = try connection.prepare("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
+                for (key, json) in inserts {
+                    insert.reset()
+                    try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(json))])
+                    try insert.run()
+                }
+            }
+            if !deletions.isEmpty {
+                let delete = try connection.prepare("DELETE FROM pending WHERE plugin = ? AND seq = ?")
+                for key in deletions {
+                    delete.reset()
+                    try delete.bind([.text(key.plugin), .integer(Int64(key.seq))])
+                    try delete.run()
+                }
+            }
+            let meta = try connection.prepare("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            try meta.bind([.integer(Int64(seqReserved)), .integer(timeReserved)])
+            try meta.run()
+        }
+    }
+}

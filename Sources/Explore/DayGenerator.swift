@@ -1,0 +1,116 @@
+import Configuration
+import DeviceOS
+import Foundation
+
+/// What the generator needs to know of a product: its apps and web domains, picked or not, and its own app.
+public struct ProductSurface: Sendable {
+    public var companionApp: String?
+    public var selectedApps: [String]
+    public var otherApps: [String]
+    public var selectedDomains: [String]
+    public var otherDomains: [String]
+
+    public init(companionApp: String?, selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
+        self.companionApp = companionApp
+        self.selectedApps = selectedApps
+        self.otherApps = otherApps
+        self.selectedDomains = selectedDomains
+        self.otherDomains = otherDomains
+    }
+
+    /// From a configuration and its catalog: the picked apps and domains (a picked category's apps count as picked).
+    public init(configuration: ShieldBusConfiguration, catalog: AppCatalog) {
+        companionApp = configuration.device.companionApp
+        let categories = Set(configuration.device.selectionCategories)
+        let picked = Set(configuration.device.selectionApps.compactMap { catalog.app(named: $0)?.name })
+        let apps = catalog.apps.filter { $0.name != configuration.device.companionApp }
+        let selected = apps.filter { picked.contains($0.name) || categories.contains($0.categoryID) }.map(\.name)
+        selectedApps = selected
+        otherApps = Array(apps.filter { !selected.contains($0.name) }.map(\.name).prefix(6))
+        let domains = configuration.device.selectionDomains
+        selectedDomains = domains
+        otherDomains = ["github.com", "wikipedia.org", "nytimes.com"].filter { !domains.contains($0) }
+    }
+}
+
+/// Generates days of a person from a seed, with weights: the same seed gives the same day, byte for byte.
+///
+/// A day covers, with weights: opening and closing picked and other apps, habits, web pages in public and
+/// private tabs (and switching tabs), both shield buttons, force-quits, backgrounding for minutes to over
+/// twelve hours, device restarts, iOS updates, device clock and time-zone changes, DST dates in several
+/// zones, days that run past midnight, and the broker crashing mid-day. Under `ios-realistic` the scenario's
+/// seed is the day's, so the quirks' fates vary by seed.
+public struct DayGenerator {
+    public let surface: ProductSurface
+
+    public init(surface: ProductSurface) {
+        self.surface = surface
+    }
+
+    /// Time zones and dates the days start on: ordinary days and the DST changes of 2026 (spring forward and
+    /// fall back, with the repeated hour) in zones of three continents.
+    static let calendar: [(zone: String, dates: [String])] = [
+        ("Europe/Berlin", ["2026-11-24", "2026-03-28", "2026-03-29", "2026-10-24", "2026-10-25"]),
+        ("America/New_York", ["2026-11-24", "2026-03-07", "2026-03-08", "2026-10-31", "2026-11-01"]),
+        ("Australia/Sydney", ["2026-11-24", "2026-04-04", "2026-04-05", "2026-10-03", "2026-10-04"]),
+        ("Asia/Tokyo", ["2026-11-24"]),
+    ]
+    static let travelZones = ["Europe/London", "America/New_York", "America/Los_Angeles", "Asia/Tokyo", "Australia/Sydney", "UTC"]
+
+    public func day(seed: UInt64, profile: String) -> Day {
+        var random = SeededRandom(seed: seed)
+        let place = Self.calendar.randomElement(using: &random)!
+        let date = place.dates.randomElement(using: &random)!
+        // Some days start late in the evening so that unlocks and sessions cross midnight (and the 02:00–03:00 of a DST change).
+        let startMinute = Int.random(in: 0..<4, using: &random) == 0 ? Int.random(in: (21 * 60)...(23 * 60 + 30), using: &random)
+                                                                     : Int.random(in: (6 * 60)...(9 * 60), using: &random)
+        let start = String(format: "%@T%02d:%02d", date, startMinute / 60, startMinute % 60)
+        var steps: [DayStep] = []
+        var habits = 0
+        let count = Int.random(in: 20...60, using: &random)
+        func pick(_ list: [String]) -> String? { list.isEmpty ? nil : list.randomElement(using: &random) }
+        while steps.count < count {
+            var gap = Int.random(in: 10...(25 * 60), using: &random)
+            let roll = Int.random(in: 0..<100, using: &random)
+            var step: DayStep?
+            switch roll {
+            case 0..<22: if let app = pick(surface.selectedApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
+            case 22..<30: if let app = pick(surface.otherApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
+            case 30..<42:
+                if let app = surface.companionApp {
+                    step = DayStep(gap: gap, action: "open: \(app)")
+                    if habits < 3, Int.random(in: 0..<5, using: &random) > 0 {
+                        steps.append(step!)
+                        habits += 1
+                        step = DayStep(gap: Int.random(in: 5...40, using: &random), action: "habit: Habit \(habits)")
+                    }
+                }
+            case 42..<48: step = DayStep(gap: Int.random(in: 2...30, using: &random), action: "press: primary")
+            case 48..<54: step = DayStep(gap: Int.random(in: 2...30, using: &random), action: "press: secondary")
+            case 54..<62:
+                let domains = surface.selectedDomains + surface.otherDomains
+                if let domain = pick(domains) {
+                    let isPrivate = Int.random(in: 0..<4, using: &random) == 0
+                    step = DayStep(gap: gap, action: "visit: {url: \"https://www.\(domain)/\", tab: \(Int.random(in: 1...3, using: &random)), private: \(isPrivate)}")
+                }
+            case 62..<65: step = DayStep(gap: gap, action: "switchTab: \(Int.random(in: 1...3, using: &random))")
+            case 65..<75: step = DayStep(gap: gap, action: Bool.random(using: &random) ? "home: true" : "close:")
+            case 75..<80:
+                // The phone put away: minutes to more than twelve hours.
+                gap = [Int.random(in: 30...90, using: &random) * 60, Int.random(in: 2...13, using: &random) * 3600][Int.random(in: 0...1, using: &random)]
+                step = DayStep(gap: gap, action: "home: true")
+            case 80..<84: if let app = surface.companionApp { step = DayStep(gap: gap, action: "forceQuit: \(app)") }
+            case 84..<86: step = DayStep(gap: gap, action: "restart: true")
+            case 86..<88: step = DayStep(gap: gap, action: "osUpdate: true")
+            case 88..<91:
+                let hours = Int.random(in: 1...12, using: &random) * (Bool.random(using: &random) ? 1 : -1)
+                step = DayStep(gap: gap, action: "setClock: \"\(hours > 0 ? "+" : "-")\(abs(hours))h\"")
+            case 91..<94: step = DayStep(gap: gap, action: "timeZone: \(Self.travelZones.randomElement(using: &random)!)")
+            case 94..<96: step = DayStep(gap: gap, action: "crashBroker: true")
+            default: step = DayStep(gap: gap, action: "close:")
+            }
+            if let step { steps.append(step) }
+        }
+        return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: Int.random(in: 30...90, using: &random) * 60)
+    }
+}

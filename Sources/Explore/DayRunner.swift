@@ -1,0 +1,114 @@
+import BusProtocol
+import Configuration
+import DeviceAPI
+import Foundation
+import LockInvariant
+
+/// What one day's run gave: its events and the verdict.
+public struct DayOutcome {
+    public let day: Day
+    public let events: Int
+    public let violations: [LockViolation]
+    /// The run itself went wrong (it did not end cleanly, or the bus was degraded): nil when healthy.
+    public let runProblem: String?
+    /// The plugin (or the OS) that last wrote the ManagedSettings stores before the first violation began.
+    public let lastDecider: String?
+    public let wallMilliseconds: Int64
+
+    public var failed: Bool { !violations.isEmpty || runProblem != nil }
+
+    /// Whether this outcome fails the way `other` did: a violation of the same kind on the same target.
+    public func failsLike(_ other: DayOutcome) -> Bool {
+        guard let first = other.violations.first else { return false }
+        return violations.contains { $0.kind == first.kind && $0.target == first.target }
+    }
+}
+
+/// Plays days through the real broker and plugins — `shieldbus run` child processes, in virtual time — and
+/// checks each journal against the lock invariant of the configuration's product.
+public final class DayRunner: @unchecked Sendable {
+    public let executable: String
+    public let configurationPath: String
+    public let configuration: ShieldBusConfiguration
+    public let catalog: AppCatalog
+    let workDirectory: String
+    private let counter = NSLock()
+    private var runs = 0
+
+    /// Bus errors that mean the run was not healthy (a plugin stopped answering, one was missing, deliveries lost).
+    static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"]
+
+    public init(executable: String, configurationPath: String, configuration: ShieldBusConfiguration, catalog: AppCatalog, workDirectory: String) {
+        self.executable = executable
+        self.configurationPath = configurationPath
+        self.configuration = configuration
+        self.catalog = catalog
+        self.workDirectory = workDirectory
+    }
+
+    /// Plays one day and judges it.
+    public func run(_ day: Day) -> DayOutcome {
+        let started = Date()
+        let directory = workDirectory + "/run-\(nextRunNumber())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func outcome(events: Int = 0, violations: [LockViolation] = [], problem: String?, lastDecider: String? = nil) -> DayOutcome {
+            DayOutcome(day: day, events: events, violations: violations, runProblem: problem, lastDecider: lastDecider,
+                       wallMilliseconds: Int64(Date().timeIntervalSince(started) * 1000))
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let scenarioPath = directory + "/day.yml", journalPath = directory + "/journal.jsonl", errorPath = directory + "/stderr"
+            try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: true, encoding: .utf8)
+            _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
+                                 "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle(forWritingAtPath: errorPath)
+            try process.run()
+            process.waitUntilExit()
+            let journal = try Self.readJournal(journalPath)
+            guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
+                let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+                return outcome(events: journal.count, problem: "the run exited with status \(process.terminationStatus): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))")
+            }
+            let degraded = journal.filter { $0.topic == "bus.error" }.compactMap { $0.bodyValue["code"]?.stringValue }.filter(Self.degradations.contains)
+            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: day.timeZone))
+            let violations = checker.verdicts(for: journal).flatMap(\.violations)
+            let decider = violations.first?.decidedBy
+            return outcome(events: journal.count, violations: violations,
+                           problem: degraded.isEmpty ? nil : "the bus was degraded: \(Array(Set(degraded)).sorted().joined(separator: ", "))",
+                           lastDecider: decider)
+        } catch {
+            return outcome(problem: "the run could not be played: \(error)")
+        }
+    }
+
+    /// Plays days `jobs` at a time; the outcomes come back in the days' order.
+    public func run(_ days: [Day], jobs: Int) -> [DayOutcome] {
+        var outcomes = [DayOutcome?](repeating: nil, count: days.count)
+        let lock = NSLock()
+        DispatchQueue.concurrentPerform(iterations: min(max(1, jobs), max(1, days.count))) { worker in
+            var index = worker
+            while index < days.count {
+                let outcome = run(days[index])
+                lock.withLock { outcomes[index] = outcome }
+                index += max(1, jobs)
+            }
+        }
+        return outcomes.map { $0! }
+    }
+
+    private func nextRunNumber() -> Int {
+        counter.withLock {
+            runs += 1
+            return runs
+        }
+    }
+
+    static func readJournal(_ path: String) throws -> [Envelope] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [] }
+        return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+    }
+}

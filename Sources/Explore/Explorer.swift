@@ -1,0 +1,95 @@
+import Configuration
+import Foundation
+
+/// What `shieldbus explore` was asked to do.
+public struct ExploreOptions: Sendable {
+    public var days: Int
+    public var seed: UInt64
+    public var profiles: [String]
+    public var jobs: Int
+    /// Wall seconds after which no new days start (nil: no limit).
+    public var timeBudget: TimeInterval?
+    /// Where shrunk failures are written.
+    public var failuresDirectory: String
+    /// Runs the shrinker may spend on one failure.
+    public var shrinkRuns: Int
+
+    public init(days: Int, seed: UInt64, profiles: [String], jobs: Int, timeBudget: TimeInterval?, failuresDirectory: String, shrinkRuns: Int) {
+        self.days = days
+        self.seed = seed
+        self.profiles = profiles
+        self.jobs = jobs
+        self.timeBudget = timeBudget
+        self.failuresDirectory = failuresDirectory
+        self.shrinkRuns = shrinkRuns
+    }
+}
+
+/// A failure, shrunk and written out.
+public struct ShrunkFailure {
+    public let original: DayOutcome
+    public let shrunk: Shrinker.Result
+    /// The scenario file written.
+    public let path: String
+}
+
+/// Generates days from the seed, plays them `jobs` at a time, and shrinks and writes each failure.
+public struct Explorer {
+    public let runner: DayRunner
+    public let generator: DayGenerator
+    public let product: String
+    public let options: ExploreOptions
+
+    public init(runner: DayRunner, generator: DayGenerator, product: String, options: ExploreOptions) {
+        self.runner = runner
+        self.generator = generator
+        self.product = product
+        self.options = options
+    }
+
+    /// The days to play, in order: for each seed from `seed` on, one day per profile.
+    public func days() -> [Day] {
+        (0..<UInt64(max(0, options.days))).flatMap { offset in
+            options.profiles.map { generator.day(seed: options.seed &+ offset, profile: $0) }
+        }
+    }
+
+    /// Plays every day (until the time budget is spent); `played` hears each outcome in order, `shrunk` each failure.
+    public func explore(played: (DayOutcome) -> Void, shrunk: (ShrunkFailure) -> Void) {
+        let started = Date()
+        let all = days()
+        var next = 0
+        var written = Set<String>()
+        while next < all.count {
+            if let budget = options.timeBudget, Date().timeIntervalSince(started) > budget { return }
+            let batch = Array(all[next..<min(all.count, next + max(1, options.jobs))])
+            next += batch.count
+            for outcome in runner.run(batch, jobs: options.jobs) {
+                played(outcome)
+                guard outcome.failed else { continue }
+                // A run that went wrong is written as it was: shrinking needs a verdict to keep.
+                let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
+                    : Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
+                var name = "\(product)-seed\(outcome.day.seed)"
+                if written.contains(name) { name += "-\(outcome.day.profile)" }
+                written.insert(name)
+                let path = options.failuresDirectory + "/\(name).yml"
+                do {
+                    try FileManager.default.createDirectory(atPath: options.failuresDirectory, withIntermediateDirectories: true)
+                    try result.day.scenarioText(name: name, comment: Self.account(of: result.outcome)).write(toFile: path, atomically: true, encoding: .utf8)
+                } catch {
+                    FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
+                }
+                shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path))
+            }
+        }
+    }
+
+    /// The checker's account of a failure, in words: each violation, and who last decided.
+    public static func account(of outcome: DayOutcome) -> String {
+        var lines = outcome.violations.map { "\($0.kind.rawValue): \($0)" }
+        if let problem = outcome.runProblem { lines.append("run: \(problem)") }
+        if let decider = outcome.lastDecider { lines.append("last to write the ManagedSettings stores before it: \(decider)") }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,181 @@
+import ArgumentParser
+import BusProtocol
+import Configuration
+import Explore
+import Foundation
+import LockInvariant
+
+extension ShieldBus {
+    struct ExploreCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "explore",
+            abstract: "Generate days of a person, play each through the broker and plugins, and shrink any that breaks the product.",
+            discussion: """
+            Each day is generated from a seed (apps picked and not, habits, web pages in public and private \
+            tabs, shield buttons, force-quits, hours in the background, restarts, iOS updates, device clock and \
+            time-zone changes, DST dates, broker crashes), played in virtual time by `shieldbus run` child \
+            processes, and checked against the lock invariant of the configuration's product.
+
+            A failing day is shrunk — fewer steps, shorter gaps, fewer apps — to a small scenario that fails the \
+            same way, written to <failures-dir>/<product>-seed<S>.yml, with the command that replays it. \
+            The same seed gives the same days and the same verdicts. Exits 3 when a day failed.
+            """
+        )
+
+        @Option(name: .long, help: ArgumentHelp("The configuration (its product is checked).", valueName: "file"))
+        var config: String?
+
+        @Option(name: .long, help: ArgumentHelp("Days to generate (per profile).", valueName: "n"))
+        var days = 50
+
+        @Option(name: .long, help: ArgumentHelp("The first day's seed; day i has seed S + i.", valueName: "s"))
+        var seed: UInt64 = 1
+
+        @Option(name: .long, help: ArgumentHelp("faithful, ios-realistic or both.", valueName: "profile"))
+        var profile = "both"
+
+        @Option(name: .long, help: ArgumentHelp("Days played at once (each a broker and its plugins).", valueName: "j"))
+        var jobs = 2
+
+        @Option(name: .long, help: ArgumentHelp("Start no new day after this much wall time, e.g. 10m or 1h.", valueName: "duration"))
+        var timeBudget: String?
+
+        @Option(name: .long, help: ArgumentHelp("Where shrunk failures are written.", valueName: "dir"))
+        var failuresDir = "explore-failures"
+
+        @Option(name: .long, help: ArgumentHelp("Runs the shrinker may spend on one failure.", valueName: "n"))
+        var shrinkRuns = 60
+
+        @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
+        var json = false
+
+        func validate() throws {
+            guard ["faithful", "ios-realistic", "both"].contains(profile) else { throw ValidationError("--profile must be faithful, ios-realistic or both, not '\(profile)'") }
+            guard days >= 0 else { throw ValidationError("--days must not be negative") }
+            guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            if let timeBudget, Scenario.duration(timeBudget) == nil { throw ValidationError("--time-budget takes a duration like 90s, 10m or 1h30m, not '\(timeBudget)'") }
+        }
+
+        func run() throws {
+            let configPath = try DefaultFiles.configurationPath(config)
+            let configuration: ShieldBusConfiguration, catalog: AppCatalog
+            do {
+                configuration = try ShieldBusConfiguration.load(path: configPath)
+                catalog = try AppCatalog.load(path: try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file))
+                try configuration.validateReferences(catalog: catalog)
+            } catch let error as ConfigurationError {
+                printError("error: \(error)")
+                throw ExitCode(2)
+            }
+            let products: [String]
+            do {
+                products = try LockInvariantChecker(configuration: configuration, catalog: catalog).products.map(\.name)
+            } catch let error as ConfigurationError {
+                printError("error: \(error)")
+                throw ExitCode(2)
+            }
+            guard !products.isEmpty else {
+                throw CommandFailure("\(configPath) runs no reference product (no plugin has a `product` option): there is no invariant to explore")
+            }
+            let product = products.joined(separator: "+")
+            guard let executable = Bundle.main.executablePath else { throw CommandFailure("cannot find the shieldbus executable to start runs with") }
+            let work = NSTemporaryDirectory() + "shieldbus-explore-\(getpid())"
+            defer { try? FileManager.default.removeItem(atPath: work) }
+            let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work)
+            let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
+                                         timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns)
+            let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),
+                                    product: product, options: options)
+            let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
+            let started = Date()
+            if !json { print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", ")) from seed \(seed), \(jobs) at a time") }
+            explorer.explore(played: report.record, shrunk: report.record)
+            report.finish(wallSeconds: Date().timeIntervalSince(started))
+            if report.failures > 0 { throw ExitCode(3) }
+        }
+    }
+}
+
+/// What explore prints: on standard output only what the seed decides (so two runs compare byte for byte);
+/// the progress bar and wall times on standard error.
+final class ExploreReport {
+    let json: Bool
+    let configPath: String
+    let total: Int
+    private(set) var played = 0
+    private(set) var events = 0
+    private(set) var failures = 0
+    private let showsProgress = isatty(STDERR_FILENO) == 1
+
+    init(json: Bool, configPath: String, total: Int) {
+        self.json = json
+        self.configPath = configPath
+        self.total = total
+    }
+
+    func record(_ outcome: DayOutcome) {
+        played += 1
+        events += outcome.events
+        if outcome.failed { failures += 1 }
+        if json {
+            var line: [String: JSONValue] = [
+                "seed": .int(Int64(bitPattern: outcome.day.seed)), "profile": .string(outcome.day.profile), "timeZone": .string(outcome.day.timeZone),
+                "start": .string(outcome.day.start), "steps": .int(Int64(outcome.day.steps.count)), "events": .int(Int64(outcome.events)),
+                "verdict": .string(outcome.failed ? "broken" : "held"),
+                "violations": .array(outcome.violations.map { .string($0.description) }),
+            ]
+            if let problem = outcome.runProblem { line["runProblem"] = .string(problem) }
+            print(JSONValue.object(line).jsonText)
+        } else if outcome.failed {
+            clearProgress()
+            print("FAILED seed \(outcome.day.seed) (\(outcome.day.profile), \(outcome.day.timeZone), from \(outcome.day.start), \(outcome.day.steps.count) steps):")
+            for line in Explorer.account(of: outcome).split(separator: "\n") { print("  \(line)") }
+        }
+        fflush(stdout)
+        drawProgress()
+    }
+
+    func record(_ failure: ShrunkFailure) {
+        let replay = "shieldbus run --config \(configPath) --scenario \(failure.path)"
+        if json {
+            print(JSONValue.object([
+                "failure": .object([
+                    "seed": .int(Int64(bitPattern: failure.original.day.seed)), "profile": .string(failure.original.day.profile),
+                    "file": .string(failure.path), "replay": .string(replay), "steps": .int(Int64(failure.shrunk.day.steps.count)),
+                    "originalSteps": .int(Int64(failure.original.day.steps.count)), "shrinkRuns": .int(Int64(failure.shrunk.runs)),
+                    "account": .array(Explorer.account(of: failure.shrunk.outcome).split(separator: "\n").map { .string(String($0)) }),
+                ]),
+            ]).jsonText)
+        } else {
+            clearProgress()
+            print("  shrunk from \(failure.original.day.steps.count) to \(failure.shrunk.day.steps.count) step(s) in \(failure.shrunk.runs) runs: \(failure.path)")
+            print("  replay: \(replay)")
+            for line in Explorer.account(of: failure.shrunk.outcome).split(separator: "\n") { print("    \(line)") }
+        }
+        fflush(stdout)
+        drawProgress()
+    }
+
+    func finish(wallSeconds: Double) {
+        clearProgress()
+        if json {
+            print(JSONValue.object(["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures))]).jsonText)
+        } else {
+            print("explored \(played) day(s), \(events) events: \(failures == 0 ? "no failures" : "\(failures) failure(s)")")
+        }
+        let rate = wallSeconds > 0 ? Double(played) / wallSeconds : 0
+        printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate, wallSeconds > 0 ? Double(events) / wallSeconds : 0))
+    }
+
+    private func drawProgress() {
+        guard showsProgress else { return }
+        let width = 30, done = total == 0 ? width : min(width, played * width / total)
+        let bar = String(repeating: "#", count: done) + String(repeating: "-", count: width - done)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(played)/\(total) days · \(events) events · \(failures) failure(s)".utf8))
+    }
+
+    private func clearProgress() {
+        guard showsProgress else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}

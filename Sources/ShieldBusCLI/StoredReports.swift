@@ -1,0 +1,99 @@
+import AppGroupStore
+import Foundation
+import UsageReports
+
+/// Reports made from the report builder's days in its App-Group store, read directly (no broker needed; reading
+/// never writes, and SQLite's write-ahead log lets it read while a broker writes). Only finished spans are stored,
+/// so the use in progress is not included. "Today" is today on this machine's clock, in the days' time zone.
+struct StoredReports: ReportSource {
+    let stores: AppGroupStores
+    /// The group holding the days, and its day entries, read in one go (a year of days is one query, not 366).
+    let group: String?
+    let storedDays: [LocalDay: StoredEntry]
+    let timeZone: TimeZone
+
+    /// Finds the group holding `reports.day.*` keys: the one named, else the only one that has any.
+    init(stores: AppGroupStores, group name: String?) throws {
+        self.stores = stores
+        var holders: [(group: String, days: [LocalDay: StoredEntry])] = []
+        for group in try stores.groups(named: name) {
+            var days: [LocalDay: StoredEntry] = [:]
+            for (key, entry) in try stores.open(group).dictionaryRepresentation() {
+                if let day = StoredDayKey.day(ofKey: key) { days[day] = entry }
+            }
+            if !days.isEmpty || name != nil { holders.append((group, days)) }
+        }
+        guard holders.count <= 1 else {
+            throw CommandFailure("the app groups \(holders.map(\.group).joined(separator: ", ")) all hold report days; choose one with --group")
+        }
+        group = holders.first?.group
+        storedDays = holders.first?.days ?? [:]
+        // The days carry their zone; without any day, this machine's zone (every number is zero anyway).
+        if let latest = storedDays.keys.max(), let entry = storedDays[latest] {
+            let identifier = try Self.usage(entry, group: group).timeZoneIdentifier
+            guard let zone = TimeZone(identifier: identifier) else { throw UsageLedgerError.unknownTimeZone(identifier) }
+            timeZone = zone
+        } else {
+            timeZone = .current
+        }
+    }
+
+    var origin: String {
+        guard let group else {
+            return "read the store in \(stores.container.root.path): no report builder has stored a day there yet (no broker asked)"
+        }
+        return "read the report builder's days in app group \(group) in \(stores.container.root.path) (no broker asked; "
+            + "the use in progress is not included — --runtime-dir asks a running broker)"
+    }
+
+    func daily(_ day: LocalDay?) throws -> DailyReport {
+        let ledger = try self.ledger(endingOn: day)
+        return ledger.dailyReport(for: ledger.dateInterval(of: day ?? today(ledger)).start)
+    }
+
+    func weekly(_ day: LocalDay?) throws -> WeeklyReport {
+        let ledger = try self.ledger(endingOn: day)
+        return ledger.weeklyReport(endingOn: ledger.dateInterval(of: day ?? today(ledger)).start)
+    }
+
+    func monthly(_ month: LocalMonth?) throws -> RangeReport {
+        let month = month ?? LocalMonth(containing: today(UsageLedger(timeZone: timeZone)))
+        return try ledger(month.firstDay...month.lastDay).monthlyReport(for: month)
+    }
+
+    func range(from: LocalDay, to: LocalDay) throws -> RangeReport {
+        guard from <= to else { throw ReportRangeError.endsBeforeStart(from: from, to: to) }
+        return try ledger(from...to).rangeReport(from: from, to: to)
+    }
+
+    private func today(_ ledger: UsageLedger) -> LocalDay { ledger.day(containing: Date()) }
+
+    /// A ledger with the stored days a daily or weekly report ending on `day` looks at (its week of insights).
+    private func ledger(endingOn day: LocalDay?) throws -> UsageLedger {
+        let last = day ?? today(UsageLedger(timeZone: timeZone))
+        return try ledger(last.adding(days: -6)...last)
+    }
+
+    /// A ledger with the stored days of `run`.
+    private func ledger(_ run: ClosedRange<LocalDay>) throws -> UsageLedger {
+        var ledger = UsageLedger(timeZone: timeZone)
+        for (day, entry) in storedDays where run.contains(day) {
+            do {
+                try ledger.restore(try Self.usage(entry, group: group))
+            } catch let error as CommandFailure {
+                throw error
+            } catch {
+                throw CommandFailure("\(entry.key) in app group \(group ?? "?") cannot be used: \(error)")
+            }
+        }
+        return ledger
+    }
+
+    private static func usage(_ entry: StoredEntry, group: String?) throws -> DayUsage {
+        do {
+            return try entry.value(DayUsage.self)
+        } catch {
+            throw CommandFailure("\(entry.key) in app group \(group ?? "?") is not a stored day: \(error)")
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import BusProtocol
+import Configuration
+import DeviceAPI
+@testable import Explore
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// The generator, the shrinker's edits and the expectation check in-process; explore itself through the real
+/// `shieldbus explore`, brokers and plugin processes.
+final class ExploreTests: XCTestCase {
+    static let root = BuildProducts.repositoryRoot.path
+    /// The seeds of the CI slice, one day per product (each under both profiles).
+    static let ciSlice: [(product: String, seed: Int)] = [("habit-lock", 13), ("focus-window", 12), ("speed-bump", 11)]
+    static let catalog: AppCatalog = try! AppCatalog.load(path: root + "/Config/catalog.yml")
+
+    func surface(_ product: String) throws -> ProductSurface {
+        ProductSurface(configuration: try ShieldBusConfiguration.load(path: Self.root + "/Config/\(product).yml"), catalog: Self.catalog)
+    }
+
+    // MARK: The generator
+
+    func testEveryGeneratedDayIsAValidScenarioAndTheSameSeedGivesTheSameDay() throws {
+        for product in ["habit-lock", "focus-window", "speed-bump"] {
+            let generator = DayGenerator(surface: try surface(product))
+            var keys = Set<String>(), zones = Set<String>()
+            for seed in UInt64(1)...150 {
+                let day = generator.day(seed: seed, profile: "ios-realistic")
+                XCTAssertEqual(day, generator.day(seed: seed, profile: "ios-realistic"), "seed \(seed)")
+                let text = day.scenarioText(name: "seed-\(seed)")
+                let scenario = try Scenario.parse(YAMLValue.parse(text, file: "seed-\(seed).yml"), catalog: Self.catalog,
+                                                  defaultTimeZone: TimeZone(identifier: "UTC")!)
+                XCTAssertEqual(scenario.steps.count, day.steps.count, "\(product) seed \(seed)")
+                XCTAssertEqual(scenario.seed, seed)
+                XCTAssertEqual(scenario.profile, "ios-realistic")
+                XCTAssertEqual(scenario.end.timeIntervalSince(scenario.steps.last!.time), Double(day.tail))
+                keys.formUnion(scenario.steps.map(\.action.key))
+                zones.insert(day.timeZone)
+            }
+            // The weights reach every kind of step the issue lists (over 150 days).
+            XCTAssertEqual(keys, ["open", "close", "home", "visit", "switchTab", "press", "habit", "forceQuit", "restart", "osUpdate",
+                                  "setClock", "timeZone", "crashBroker"], product)
+            XCTAssertGreaterThanOrEqual(zones.count, 4, product)
+        }
+        let generator = DayGenerator(surface: try surface("habit-lock"))
+        XCTAssertNotEqual(generator.day(seed: 1, profile: "faithful").steps, generator.day(seed: 2, profile: "faithful").steps)
+    }
+
+    func testDurationsRoundTripThroughTheScenarioReader() {
+        for seconds in [0, 1, 59, 60, 61, 3599, 3600, 3601, 3660, 7322, 46_800] {
+            XCTAssertEqual(Scenario.duration(Day.duration(seconds)), Double(seconds), Day.duration(seconds))
+        }
+    }
+
+    // MARK: The shrinker's edits
+
+    func testRemovingStepsKeepsTheTimesOfTheStepsThatRemain() {
+        let steps = (1...6).map { DayStep(gap: $0 * 60, action: "home: true") }
+        let day = Day(seed: 1, profile: "faithful", timeZone: "UTC", start: "2026-11-24T08:00", steps: steps, tail: 600)
+        func times(_ day: Day) -> [Int] { day.steps.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1.gap) } }
+        for lower in 0..<6 {
+            for upper in (lower + 1)...6 {
+                let shorter = Shrinker.removing(lower..<upper, from: day)
+                XCTAssertEqual(shorter.steps.count, 6 - (upper - lower))
+                var expected = times(day)
+                expected.removeSubrange(lower..<upper)
+                XCTAssertEqual(times(shorter), expected, "removing \(lower)..<\(upper)")
+                // The run still ends when it did.
+                XCTAssertEqual((times(shorter).last ?? 0) + shorter.tail, times(day).last! + day.tail)
+            }
+        }
+    }
+
+    // MARK: Expectations
+
+    func testTheScreenStateAtAnInstantIsTheLastThingTheJournalSaysAboutTheTarget() throws {
+        func event(_ seconds: Int64, _ topic: String, _ body: JSONValue) -> Envelope {
+            Envelope(seq: UInt64(seconds), time: seconds * 1000, topic: topic, source: "broker", body: body.jsonBytes)
+        }
+        let instagram: JSONValue = ["application": ["localizedDisplayName": "Instagram", "token": "app.1"]]
+        let page: JSONValue = ["webDomain": ["domain": "www.instagram.com", "token": "web.1"]]
+        let journal = [
+            event(10, DeviceTopic.shieldShown, ["target": instagram]),
+            event(20, DeviceTopic.shieldDismissed, ["target": "Instagram"]),
+            event(30, DeviceTopic.appOpened, instagram),
+            event(40, DeviceTopic.appClosed, instagram),
+            event(50, DeviceTopic.webVisited, page),
+            event(60, DeviceTopic.webLeft, page),
+        ]
+        let states = stride(from: 0, through: 70, by: 5).map { ExpectationCheck.state(of: "Instagram", at: Date(timeIntervalSince1970: Double($0)), in: journal).rawValue }
+        XCTAssertEqual(states, ["not in front of the person", "not in front of the person", "shielded", "shielded", "not in front of the person",
+                                "not in front of the person", "usable", "usable", "not in front of the person", "not in front of the person",
+                                "not in front of the person", "not in front of the person", "not in front of the person", "not in front of the person",
+                                "not in front of the person"])
+        XCTAssertEqual(ExpectationCheck.state(of: "instagram.com", at: Date(timeIntervalSince1970: 55), in: journal), .usable)
+        XCTAssertEqual(ExpectationCheck.state(of: "gram.com", at: Date(timeIntervalSince1970: 55), in: journal), .notInFront, "whole labels only")
+    }
+
+    // MARK: Through the real broker
+
+    /// The habit lock with one of the lesson fixtures' naive flaws in its four product plugins.
+    func naiveConfiguration(flaw: String, in directory: TemporaryDirectory) throws -> String {
+        var text = """
+        name: naive-\(flaw)
+        timeZone: Europe/Berlin
+        catalog: \(Self.root)/Config/catalog.yml
+        device:
+          companionApp: Habit Lock
+          companionPlugin: app
+          managedSettingsOwner: monitor
+          selection: {apps: [Instagram, TikTok], domains: [instagram.com]}
+        appGroups:
+          - name: group.test.naive
+            slices:
+              app: [isCurrentlyUnlocked, quotaEndTimestamp, "globalSerialized*", "habits.*"]
+              shield: [lastShieldDayCheck]
+              action: [passUntil, passApplication, "graceTally.*", "nudge.*"]
+              monitor: ["monitor.*"]
+        plugins:
+
+        """
+        for role in ["monitor", "shield", "action", "app"] {
+            text += "  - {name: \(role), executable: \(BuildProducts.path("naive-plugin")), role: \(role), arguments: [\(role)], "
+                + "environment: {NAIVE_FLAW: \(flaw)}, options: {product: habit-lock, appGroup: group.test.naive}}\n"
+        }
+        let path = directory.file("naive.yml")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func explore(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["explore"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let output = directory.file("explore-\(UUID().uuidString.prefix(6)).out")
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: output)
+        process.standardError = FileHandle(forWritingAtPath: directory.file("explore.err"))
+        try process.run()
+        waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
+        return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))
+    }
+
+    func testTheSameSeedGivesTheSameVerdictsByteForByte() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let arguments = ["--config", Self.root + "/Config/habit-lock.yml", "--days", "2", "--seed", "41", "--profile", "ios-realistic",
+                         "--jobs", "2", "--shrink-runs", "0", "--json"]
+        let first = try explore(arguments, in: directory), second = try explore(arguments, in: directory)
+        XCTAssertEqual(first.output, second.output)
+        let lines = try first.output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        XCTAssertEqual(lines.compactMap { $0["seed"]?.intValue }, [41, 42], first.output)
+        XCTAssertEqual(lines.last?["days"]?.intValue, 2, first.output)
+        XCTAssertTrue(lines.dropLast().allSatisfy { ($0["events"]?.intValue ?? 0) > 100 }, "each day was played: \(first.output)")
+        XCTAssertTrue(lines.allSatisfy { $0["runProblem"] == nil }, "every run was healthy: \(first.output)")
+    }
+
+    /// The CI slice: a few seeded days of each shipped product under both profiles, through real brokers and
+    /// plugins, must all hold — a regression in a product (or in the device OS) that one of these days reaches
+    /// fails `make test`. `make explore` runs the long version.
+    func testAShortSeededExploreOfEveryShippedProductFindsNothing() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        for (product, seed) in Self.ciSlice {
+            let (status, output) = try explore(["--config", Self.root + "/Config/\(product).yml", "--days", "1", "--seed", "\(seed)",
+                                                "--profile", "both", "--jobs", "2", "--shrink-runs", "0", "--json"], in: directory)
+            XCTAssertEqual(status, 0, "\(product): \(output)")
+            let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+            XCTAssertEqual(lines.last?["days"]?.intValue, 2, output)
+            XCTAssertEqual(lines.last?["failures"]?.intValue, 0, "\(product) seed \(seed) broke: \(output)")
+        }
+    }
+
+    /// A product whose re-checks trust a stale "unlocked" flag (the seeds' lesson 6 flaw): explore finds the day that
+    /// breaks it, shrinks it to a handful of steps, and the written file replays the failure.
+    func testExploreFindsANaiveProductsBugShrinksItAndTheFileReplaysIt() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let config = try naiveConfiguration(flaw: "flag-only", in: directory)
+        let arguments = ["--config", config, "--days", "1", "--seed", "3", "--profile", "faithful", "--jobs", "2", "--shrink-runs", "30", "--json"]
+        let (status, output) = try explore(arguments, in: directory)
+        XCTAssertEqual(status, 3, output)
+        let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let failure = try XCTUnwrap(lines.compactMap { $0["failure"] }.first, output)
+        let steps = try XCTUnwrap(failure["steps"]?.intValue)
+        XCTAssertLessThanOrEqual(steps, 6, "shrunk to a handful of steps: \(output)")
+        XCTAssertLessThan(steps, try XCTUnwrap(failure["originalSteps"]?.intValue))
+        XCTAssertTrue(failure["account"]?.arrayValue?.first?.stringValue?.hasPrefix("usable-while-locked: ") == true, output)
+        let file = try XCTUnwrap(failure["file"]?.stringValue)
+        XCTAssertEqual(file, "explore-failures/habit-lock-seed3.yml")
+        XCTAssertEqual(failure["replay"]?.stringValue, "shieldbus run --config \(config) --scenario explore-failures/habit-lock-seed3.yml")
+        // The written scenario replays the failure through `shieldbus run`.
+        let replay = try ScenarioRun.run(configuration: try String(contentsOfFile: config, encoding: .utf8),
+                                         scenario: try String(contentsOfFile: directory.file(file), encoding: .utf8))
+        XCTAssertEqual(replay.exitStatus, 3, replay.errors)
+        XCTAssertTrue(replay.errors.contains("lock invariant    BROKEN"), replay.errors)
+    }
+}

@@ -1007,7 +1007,7 @@ public final class Broker {
         // What each plugin had not acknowledged stays in the delivery ledger (as in bus.sqlite after a real SIGKILL)
         // and goes to its next process; the broker's crash is not held against the event a plugin had in hand.
         for plugin in supervisor.plugins {
-            if let session = sessions.first(where: { $0.name == plugin.spec.name }) { forget(session, saidBye: true) }
+            if let session = sessionsByName[plugin.spec.name] { forget(session, saidBye: true) }
         }
         supervisor.restartAll(reason: "broker crash")
         emit(topic: "bus.started", body: ["clock": .string(clock.mode), "after": "crash"])

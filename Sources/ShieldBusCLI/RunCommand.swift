@@ -78,28 +78,7 @@ extension ShieldBus {
             // Everything the broker and its plugins create (sockets, stores, journals, logs) is the user's alone.
             umask(0o077)
             let logger = Logger(label: "shieldbus")
-            let plan: RunPlan
-            do {
-                plan = try RunPlan(options: self)
-            } catch let error as ConfigurationError {
-                printError("error: \(error)")
-                throw ExitCode(2)
-            } catch let error as RunPlan.Problem {
-                printError("error: \(error)")
-                throw ExitCode(2)
-            } catch let error as RuntimeDirectoryError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            } catch let error as DeviceStateError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            } catch let error as AppGroupStoreError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            } catch let error as PrivateDirectoryError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            }
+            let plan = try exitingOnProblems { try RunPlan(options: self) }
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
@@ -113,18 +92,7 @@ extension ShieldBus {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
             }
             let started = monotonicMilliseconds()
-            do {
-                try broker.run(lock: plan.runtimeLock)
-            } catch let error as RuntimeDirectoryError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            } catch let error as PrivateDirectoryError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            } catch let error as ListenError {
-                printError("error: \(error)")
-                throw ExitCode(1)
-            }
+            try exitingOnProblems { try broker.run(lock: plan.runtimeLock) }
             if plan.scenario != nil || !quiet {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
@@ -142,6 +110,25 @@ extension ShieldBus {
                 broken = broken || !failures.isEmpty
             }
             if broken { throw ExitCode(3) }
+        }
+    }
+}
+
+/// Runs `body`; a problem the person can fix is printed as one line and ends the command with its status
+/// (2: the configuration or the options; 1: the runtime or state folder, the stores, the endpoint).
+private func exitingOnProblems<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        switch error {
+        case is ConfigurationError, is RunPlan.Problem:
+            printError("error: \(error)")
+            throw ExitCode(2)
+        case is RuntimeDirectoryError, is DeviceStateError, is AppGroupStoreError, is PrivateDirectoryError, is ListenError:
+            printError("error: \(error)")
+            throw ExitCode(1)
+        default:
+            throw error
         }
     }
 }

@@ -19,7 +19,7 @@ open class ReferenceCompanionApp: App {
     }
 
     var logger: Logger? { PluginRuntime.current?.logger }
-    var now: Date { BusClock.now }
+    var now: Date { BusClock.absoluteNow }
 
     // MARK: Launch
 
@@ -186,4 +186,6 @@ public struct ReferenceMonitorNames {
     public var selectionEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).selection") }
     public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
+    /// The monitor's own check of the focus hours in true time, while the device clock is off it.
+    public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
 }

@@ -79,6 +79,11 @@ open class ReferenceCompanionApp: App {
                     intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
             }
         case .speedBump:
+            // Registering the threshold again restarts its count (the OS counts from the registration), so a relaunch
+            // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
+            // dismiss's cooldown: the monitor resumes the count when it ends.
+            let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+            guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
             let list = try LockState.readBlockList(from: defaults)
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
         }

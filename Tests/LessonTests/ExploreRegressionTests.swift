@@ -263,4 +263,34 @@ final class ExploreRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// explore, speed-bump, seed 304 (faithful; shrunk from 41 steps to these 4): TikTok used for 20 minutes, the app
+    /// force-quit, Instagram opened — and no speed bump at 30 minutes. The relaunched app registered the daily
+    /// threshold again, and the OS counts a threshold from its registration: the use so far was forgiven. The app now
+    /// leaves a running threshold (and a cooldown) alone. The relaunch at several points of the count, both profiles.
+    func testARelaunchOfTheAppDoesNotRestartTheSpeedBumpsCount() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        for (quitAfter, seed) in [("37s", 304), ("5m", 8), ("9m", 19)] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-relaunch-keeps-the-count
+                start: 2026-11-24T08:38
+                timeZone: Asia/Tokyo
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "10:07:28", open: TikTok}
+                  - {after: 20m9s, home: true}
+                  - {after: \(quitAfter), forceQuit: Speed Bump}
+                  - {after: 8s, open: Instagram}
+                  - {after: 15m, home: true}
+                end: after 5m
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "force-quit \(quitAfter) after, \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("lock invariant    held"), "force-quit \(quitAfter) after, \(profile): \(run.errors)")
+            }
+        }
+    }
 }

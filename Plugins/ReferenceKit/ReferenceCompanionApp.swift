@@ -191,6 +191,6 @@ public struct ReferenceMonitorNames {
     public var selectionEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).selection") }
     public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
-    /// The monitor's own check of the focus hours in true time, while the device clock is off it.
+    /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
     public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
 }

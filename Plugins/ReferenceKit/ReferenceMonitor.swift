@@ -152,10 +152,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
-        } else if names.isFocus(activity) {
-            syncFocusHours(windowSays: true)
-        } else if activity == names.focusCheck {
-            syncFocusHours(windowSays: nil)
+        } else if names.isFocus(activity) || activity == names.focusCheck
+                    || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
+            syncFocusHours()
         } else if activity == names.pass {
             checkPass()
         } else if activity == names.resume {
@@ -165,7 +164,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {
         if names.isFocus(activity) {
-            syncFocusHours(windowSays: false)
+            syncFocusHours()
             return
         }
         guard options.product == .habitLock, let state = readState() else { return }
@@ -190,7 +189,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func handleOther(_ envelope: Envelope) {
-        if envelope.topic == DeviceTopic.clockChanged, envelope.isFromSystem { return clockChanged() }
+        if envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged, envelope.isFromSystem {
+            return clockChanged()
+        }
         guard envelope.topic == "state.changed", envelope.bodyValue["group"]?.stringValue == options.appGroup,
               let key = envelope.bodyValue["key"]?.stringValue else { return }
         switch key {
@@ -217,26 +218,22 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// A focus window started or ended, or a focus check came: the OS runs the windows on the device clock, which
-    /// the person may have set (and a far schedule may fire early or late), so the monitor judges the hours in true
-    /// time and shields or lifts by that alone (explore: setting the clock back two hours ended the window).
-    /// `windowSays` is what the callback claims (nil for a check); when it is wrong, or the device clock is off
-    /// true time, a check is planned at the next true boundary.
-    open func syncFocusHours(windowSays: Bool?) {
-        let inHours = isInFocusHours(now)
-        if inHours {
+    /// the person may have set, and a far schedule may fire early, late or never (explore: a window that never
+    /// started; the clock set back two hours ended one). So the monitor judges the hours in true time, shields or
+    /// lifts by that alone, and checks again at the next true boundary.
+    open func syncFocusHours() {
+        if isInFocusHours(now) {
             guard let state = readState() else { return }
             reblock(state, reason: "focus hours")
             for (application, _) in runningPasses() { try? shields.lift(application: application) }
         } else {
             do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
         }
-        let target = (try? defaults.double(forKey: SharedKey.focusCheckTarget)).flatMap { $0 }.map(Date.init(timeIntervalSince1970:))
-        let checkGoesOn = windowSays == nil && target.map { now < $0 } == true
-        if BusClock.clockOffset != 0 || windowSays.map({ $0 != inHours }) == true || checkGoesOn { planFocusCheck() }
+        planFocusCheck()
     }
 
-    /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a far
-    /// schedule may fire early, late or never).
+    /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
+    /// schedule further out may fire early, late or never).
     func planFocusCheck() {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
@@ -245,7 +242,6 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
         guard let next = boundaries.min() else { return }
         do {
-            try defaults.set(next.timeIntervalSince1970, forKey: SharedKey.focusCheckTarget)
             try center.startMonitoring(names.focusCheck, during: Self.window(at: min(next, now.addingTimeInterval(44 * 60))))
         } catch {
             logger?.error("cannot plan the next focus check: \(error)")
@@ -306,7 +302,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     // MARK: The device clock
 
-    /// The person set the device clock (the OS announces it, as iOS's significant-time-change notification): every
+    /// The person set the device clock or the time zone changed (the OS announces both, as iOS posts its
+    /// significant-time-change notification): every
     /// wall-clock schedule now fires at another true instant, so the product judges its state in true time and plans
     /// its checks again on the new clock. Expiries are absolute already, so the new clock extends nothing.
     open func clockChanged() {
@@ -319,7 +316,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
                 do { try scheduleCheck(at: nextCheck(from: now, quotaEnd: quotaEnd)) } catch { logger?.error("cannot plan the re-check again: \(error)") }
             }
         case .focusWindow:
-            syncFocusHours(windowSays: nil)
+            syncFocusHours()
             let passes = grantedPasses()
             do { try scheduleNextPassCheck(passes) } catch { logger?.error("cannot plan the pass check again: \(error)") }
         case .speedBump:

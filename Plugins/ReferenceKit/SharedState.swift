@@ -28,8 +28,6 @@ public enum SharedKey {
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
-    /// The true instant the monitor's running focus check aims at (a focus-hours boundary).
-    public static let focusCheckTarget = "monitor.focusCheckTarget"
 }
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never

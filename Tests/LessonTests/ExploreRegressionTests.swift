@@ -293,4 +293,43 @@ final class ExploreRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// explore, focus-window, seed 403 (`ios-realistic`; also in the CI slice): the far-schedule quirk dropped the
+    /// 09:00 start of the morning window ("never") and fired the afternoon one early, and the monitor trusted both —
+    /// no shield all morning, a shield before 14:00. It now judges each window callback by the hours in true time and
+    /// chains its own checks to the next true boundary. Seeds whose fates are never and early, both profiles.
+    func testAFocusWindowWhoseStartNeverFiresIsShieldedAnyway() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        var fates: Set<String> = []
+        for seed in [403, 1, 2] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: focus-window-start-never-fired
+                start: 2026-11-24T06:58
+                timeZone: Asia/Tokyo
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "09:30", open: Instagram}
+                  - {after: 1m, home: true}
+                  - {at: "13:50", open: TikTok}
+                  - {after: 1m, home: true}
+                  - {at: "14:10", open: YouTube}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "09:30:10", shielded: Instagram}
+                  - {at: "13:50:10", usable: TikTok}
+                  - {at: "14:10:10", shielded: YouTube}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "seed \(seed), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      3 held"), "seed \(seed), \(profile): \(run.errors)")
+                fates.formUnion(run.events("device.quirk").compactMap { $0.bodyValue["fate"]?.stringValue })
+            }
+        }
+        // The days still exercise the defence: a start that never fires and one that fires early.
+        XCTAssertTrue(fates.isSuperset(of: ["never", "early"]), "fates: \(fates)")
+    }
 }

@@ -15,7 +15,7 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
     }
 
     var logger: Logger? { PluginRuntime.current?.logger }
-    var now: Date { BusClock.now }
+    var now: Date { BusClock.absoluteNow }
 
     open override func handle(action: ShieldAction, for application: ApplicationToken, completionHandler: @escaping (ShieldActionResponse) -> Void) {
         switch (options.product, action) {

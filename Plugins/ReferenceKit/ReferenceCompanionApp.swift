@@ -19,7 +19,7 @@ open class ReferenceCompanionApp: App {
     }
 
     var logger: Logger? { PluginRuntime.current?.logger }
-    var now: Date { BusClock.now }
+    var now: Date { BusClock.absoluteNow }
 
     // MARK: Launch
 
@@ -79,6 +79,11 @@ open class ReferenceCompanionApp: App {
                     intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
             }
         case .speedBump:
+            // Registering the threshold again restarts its count (the OS counts from the registration), so a relaunch
+            // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
+            // dismiss's cooldown: the monitor resumes the count when it ends.
+            let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+            guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
             let list = try LockState.readBlockList(from: defaults)
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
         }
@@ -186,4 +191,6 @@ public struct ReferenceMonitorNames {
     public var selectionEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).selection") }
     public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
+    /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
+    public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
 }

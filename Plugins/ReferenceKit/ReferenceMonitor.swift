@@ -26,7 +26,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     public var names: ReferenceMonitorNames { ReferenceMonitorNames(options: options) }
 
     var logger: Logger? { PluginRuntime.current?.logger }
-    var now: Date { BusClock.now }
+    var now: Date { BusClock.absoluteNow }
 
     // MARK: Chained re-checks (lesson 2)
 
@@ -54,15 +54,17 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
-        try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date, timeZone: BusClock.timeZone))
+        try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
     }
 
-    /// A one-off 15-minute schedule starting at `date` (local time components, as DeviceActivity takes them).
-    public static func window(at date: Date, timeZone: TimeZone) -> DeviceActivitySchedule {
+    /// A one-off 15-minute schedule starting at the true instant `date`, as DeviceActivity takes it: local time
+    /// components of what the device clock will show then (the person may have set it; the OS runs on it).
+    public static func window(at date: Date) -> DeviceActivitySchedule {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let start = calendar.dateComponents([.hour, .minute, .second], from: date)
-        let end = calendar.dateComponents([.hour, .minute, .second], from: date.addingTimeInterval(15 * 60))
+        calendar.timeZone = BusClock.timeZone
+        let shown = BusClock.deviceClock(at: date)
+        let start = calendar.dateComponents([.hour, .minute, .second], from: shown)
+        let end = calendar.dateComponents([.hour, .minute, .second], from: shown.addingTimeInterval(15 * 60))
         return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: false)
     }
 
@@ -141,15 +143,18 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override func intervalDidStart(for activity: DeviceActivityName) {
         if isChainSlot(activity) {
-            runCheck()
+            if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
+        } else if activity == names.daily, options.product == .speedBump {
+            checkSpeedBumpDay()
         } else if activity == names.daily {
             // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight (explore
             // found one cut at 00:00). The daily interval also "starts" again when the app re-registers it mid-day.
             if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
-        } else if names.isFocus(activity) {
-            focusStarted()
+        } else if names.isFocus(activity) || activity == names.focusCheck
+                    || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
+            syncFocusHours()
         } else if activity == names.pass {
             checkPass()
         } else if activity == names.resume {
@@ -159,8 +164,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {
         if names.isFocus(activity) {
-            guard !isInFocusHours(now) else { return }  // another focus window goes on
-            do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
+            syncFocusHours()
             return
         }
         guard options.product == .habitLock, let state = readState() else { return }
@@ -174,9 +178,20 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
         }
         reblock(state, reason: "the daily threshold was reached")
+        do {
+            // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
+            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.today() else { return }
+            try defaults.set(DayKey.today(), forKey: SharedKey.speedBumpDay)
+            try scheduleCheck(at: nextSpeedBumpCheck())
+        } catch {
+            logger?.error("cannot schedule the end of the speed bump: \(error)")
+        }
     }
 
     open override func handleOther(_ envelope: Envelope) {
+        if envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged, envelope.isFromSystem {
+            return clockChanged()
+        }
         guard envelope.topic == "state.changed", envelope.bodyValue["group"]?.stringValue == options.appGroup,
               let key = envelope.bodyValue["key"]?.stringValue else { return }
         switch key {
@@ -202,10 +217,35 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
-    open func focusStarted() {
-        guard let state = readState() else { return }
-        reblock(state, reason: "focus hours began")
-        if let pass = activePass() { try? shields.lift(application: pass.application) }
+    /// A focus window started or ended, or a focus check came: the OS runs the windows on the device clock, which
+    /// the person may have set, and a far schedule may fire early, late or never (explore: a window that never
+    /// started; the clock set back two hours ended one). So the monitor judges the hours in true time, shields or
+    /// lifts by that alone, and checks again at the next true boundary.
+    open func syncFocusHours() {
+        if isInFocusHours(now) {
+            guard let state = readState() else { return }
+            reblock(state, reason: "focus hours")
+            for (application, _) in runningPasses() { try? shields.lift(application: application) }
+        } else {
+            do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
+        }
+        planFocusCheck()
+    }
+
+    /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
+    /// schedule further out may fire early, late or never).
+    func planFocusCheck() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let boundaries = options.focusHours.flatMap { [$0.startComponents, $0.endComponents] }.compactMap { wall in
+            calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0, second: 0), matchingPolicy: .nextTime)
+        }
+        guard let next = boundaries.min() else { return }
+        do {
+            try center.startMonitoring(names.focusCheck, during: Self.window(at: min(next, now.addingTimeInterval(44 * 60))))
+        } catch {
+            logger?.error("cannot plan the next focus check: \(error)")
+        }
     }
 
     public func activePass() -> (application: ApplicationToken, until: Date)? {
@@ -214,23 +254,76 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return (ApplicationToken(rawValue: raw), until)
     }
 
-    /// The delegate recorded a pass: lift that app alone, and check on the pass one minute after it ends.
+    /// The passes the monitor granted, app token → end, running or not yet re-shielded.
+    func grantedPasses() -> [String: Double] {
+        (try? defaults.value([String: Double].self, forKey: SharedKey.passes)) ?? [:]
+    }
+
+    func runningPasses() -> [(ApplicationToken, Date)] {
+        grantedPasses().map { (ApplicationToken(rawValue: $0.key), Date(timeIntervalSince1970: $0.value)) }.filter { $0.1 > now }
+    }
+
+    /// The delegate recorded a pass: lift that app alone, and check on the passes one minute after the first ends.
+    /// The delegate keeps only the last pass, so the monitor keeps them all: a second pass must not strand the
+    /// first app unshielded (explore).
     open func passGranted() {
         guard let pass = activePass() else { return }
+        var passes = grantedPasses()
+        passes[pass.application.rawValue] = pass.until.timeIntervalSince1970
         do {
+            try defaults.set(passes, forKey: SharedKey.passes)
             try shields.lift(application: pass.application)
-            try center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(pass.until), timeZone: BusClock.timeZone))
+            try scheduleNextPassCheck(passes)
         } catch {
             logger?.error("cannot grant the pass: \(error)")
         }
     }
 
+    /// A pass check: re-shield every app whose pass is over (in focus hours), and check again after the next end.
     open func checkPass() {
-        guard let raw = try? defaults.string(forKey: SharedKey.passApplication) else { return }
-        if let pass = activePass() {
-            try? center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(pass.until), timeZone: BusClock.timeZone))
-        } else if isInFocusHours(now) {
-            do { try shields.reshield(application: ApplicationToken(rawValue: raw)) } catch { logger?.error("cannot end the pass: \(error)") }
+        var passes = grantedPasses()
+        if let pass = activePass() { passes[pass.application.rawValue] = pass.until.timeIntervalSince1970 }  // granted while the monitor was away
+        do {
+            for (raw, until) in passes where until <= now.timeIntervalSince1970 {
+                if isInFocusHours(now) { try shields.reshield(application: ApplicationToken(rawValue: raw)) }
+                passes[raw] = nil
+            }
+            try defaults.set(passes, forKey: SharedKey.passes)
+            try scheduleNextPassCheck(passes)
+        } catch {
+            logger?.error("cannot end the pass: \(error)")
+        }
+    }
+
+    private func scheduleNextPassCheck(_ passes: [String: Double]) throws {
+        guard let first = passes.values.min() else { return }
+        try center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(Date(timeIntervalSince1970: first))))
+    }
+
+    // MARK: The device clock
+
+    /// The person set the device clock or the time zone changed (the OS announces both, as iOS posts its
+    /// significant-time-change notification): every
+    /// wall-clock schedule now fires at another true instant, so the product judges its state in true time and plans
+    /// its checks again on the new clock. Expiries are absolute already, so the new clock extends nothing.
+    open func clockChanged() {
+        switch options.product {
+        case .habitLock:
+            guard let state = readState() else { return }
+            if unlockHasEnded(state) {
+                reblock(state, reason: "the device clock was set")
+            } else if let quotaEnd = state.quotaEnd {
+                do { try scheduleCheck(at: nextCheck(from: now, quotaEnd: quotaEnd)) } catch { logger?.error("cannot plan the re-check again: \(error)") }
+            }
+        case .focusWindow:
+            syncFocusHours()
+            let passes = grantedPasses()
+            do { try scheduleNextPassCheck(passes) } catch { logger?.error("cannot plan the pass check again: \(error)") }
+        case .speedBump:
+            checkSpeedBumpDay()
+            if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
+                do { try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
+            }
         }
     }
 
@@ -243,13 +336,45 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
             try center.stopMonitoring([names.daily])
-            try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until), timeZone: BusClock.timeZone))
+            try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until)))
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
     }
 
+    /// A speed bump lasts until local midnight (a daily threshold): lift its shields once the day it was raised
+    /// on is over, else check again. The daily interval's start says so too, but under `ios-realistic` a far
+    /// schedule may fire late or never, so re-checks no further apart than 44 minutes lead up to midnight
+    /// (explore: shields kept into the next day).
+    open func checkSpeedBumpDay() {
+        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }  // no speed bump raised
+        do {
+            if day == DayKey.today() {
+                try scheduleCheck(at: nextSpeedBumpCheck())
+            } else {
+                try shields.liftAll()
+                _ = try defaults.removeObject(forKey: SharedKey.speedBumpDay)
+                logger?.info("the speed bump of \(day) ended at midnight")
+            }
+        } catch {
+            logger?.error("cannot end the speed bump of \(day): \(error)")
+        }
+    }
+
+    /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.
+    func nextSpeedBumpCheck() -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let midnight = calendar.nextDate(after: now, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime) ?? now
+        return min(now.addingTimeInterval(44 * 60), midnight)
+    }
+
     open func resumeThresholdMonitoring() {
+        if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
+            // Fired early (the device clock was set forward): the cooldown is not over in true time.
+            do { try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
+            return
+        }
         guard let state = readState() else { return }
         do {
             // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,

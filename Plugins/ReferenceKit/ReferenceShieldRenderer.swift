@@ -20,7 +20,7 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
     }
 
     var logger: Logger? { PluginRuntime.current?.logger }
-    var now: Date { BusClock.now }
+    var now: Date { BusClock.absoluteNow }
 
     // MARK: Path 1: the re-block check
 

@@ -24,6 +24,10 @@ public enum SharedKey {
     public static let nudgeCount = "nudge.count"
     // The activity monitor's slice.
     public static let chainSlot = "monitor.chainSlot"
+    /// The local day a speed bump was raised on ("2026-11-23"): its shields end with that day.
+    public static let speedBumpDay = "monitor.speedBumpDay"
+    /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
+    public static let passes = "monitor.passes"
 }
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never
@@ -114,5 +118,5 @@ public enum DayKey {
         return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
     }
 
-    public static func today() -> String { string(BusClock.now, in: BusClock.timeZone) }
+    public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
 }

@@ -79,4 +79,12 @@ public enum BusClock {
     public static var now: Date { PluginRuntime.current?.deviceClockNow ?? Date(timeIntervalSince1970: 0) }
     /// The time zone in force on the device.
     public static var timeZone: TimeZone { PluginRuntime.current?.timeZone ?? TimeZone(identifier: "UTC")! }
+    /// True time: the device clock less the offset the person set it by. The OS announces every change
+    /// (`device.clock-changed {offsetMs}`, as iOS posts its significant-time-change notification), so a product
+    /// that tracks the offset computes expiries and days that setting the clock cannot move.
+    public static var absoluteNow: Date { now.addingTimeInterval(-clockOffset) }
+    /// How far the person set the device clock from true time, in seconds (0 until they do).
+    public static var clockOffset: TimeInterval { PluginRuntime.current?.clockOffset ?? 0 }
+    /// What the device clock shows at the true instant `date`: the OS runs wall-clock schedules on the device clock.
+    public static func deviceClock(at date: Date) -> Date { date.addingTimeInterval(clockOffset) }
 }

@@ -59,9 +59,10 @@ public final class PluginRuntime {
 
     /// What the device's clock shows now — `Date()` on a phone: bus time plus the offset the person set
     /// (from the welcome, then `device.clock-changed`). Bus time itself is `now`.
-    public var deviceClockNow: Date {
-        now.addingTimeInterval(Double(settings["clockOffsetMs"]?.intValue ?? 0) / 1000)
-    }
+    public var deviceClockNow: Date { now.addingTimeInterval(clockOffset) }
+
+    /// How far the person set the device clock from bus time, in seconds.
+    public var clockOffset: TimeInterval { Double(settings["clockOffsetMs"]?.intValue ?? 0) / 1000 }
 
     /// Keeps the device clock's facts current: they change while the plugin runs.
     private func noteClockFacts(_ envelope: Envelope) {

@@ -110,4 +110,226 @@ final class ExploreRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// explore, speed-bump, seed 301 under both profiles (docs/explore.md): the speed bump is a daily threshold, so its
+    /// lock ends at local midnight — but the monitor never lifted its shields, and the next morning every selected app
+    /// was still shielded (`shielded-while-allowed`, hours past the end of the lock). The monitor now records the day it
+    /// raised the speed bump on and lifts it when that day is over: on the daily interval's start, and on re-checks no
+    /// further apart than 44 minutes (a far schedule may fire late or never). The threshold reached at several times
+    /// of the evening, the last two minutes before midnight; both profiles, several quirk seeds.
+    func testASpeedBumpEndsAtMidnight() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        // When Instagram opens; TikTok, opened 31 min 30 s later, is behind the speed bump 10 s after that.
+        for (openAt, shieldedAt, seed) in [("21:05", "21:36:40", 301), ("22:47:30", "23:19:10", 5), ("23:28", "23:59:40", 17)] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-ends-at-midnight
+                start: 2026-11-23T21:00
+                timeZone: Europe/Berlin
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "21:01", open: Speed Bump}
+                  - {after: 10s, authorize: approved}
+                  - {after: 1m, home: true}
+                  - {at: "\(openAt)", open: Instagram}
+                  - {after: 31m, home: true}
+                  - {after: 30s, open: TikTok}
+                  - {after: 30s, home: true}
+                  - {at: "day 2 00:02", open: Instagram}
+                  - {after: 1m, open: TikTok}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "\(shieldedAt)", shielded: TikTok}
+                  - {at: "day 2 00:02:30", usable: Instagram}
+                  - {at: "day 2 00:03:30", usable: TikTok}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "threshold after \(openAt), seed \(seed), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      3 held"), "threshold after \(openAt), \(profile): \(run.errors)")
+            }
+        }
+    }
+
+    /// The checker's note on the action delegate (issue #9): it records one grace pass at a time, so a second pass,
+    /// taken on another app while the first runs, overwrote the first — the monitor checked only the second, and the
+    /// first app stayed usable for the rest of the focus window (`usable-while-locked`). The monitor now keeps every
+    /// pass it granted and re-shields each at its own end. The second pass 10 s, 2 min and 4 min 50 s after the first.
+    func testASecondGracePassDoesNotStrandTheFirst() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        for (second, seed) in [("09:30:20", 3), ("09:32", 11), ("09:35", 29)] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: focus-window-two-grace-passes
+                start: 2026-11-24T08:50
+                timeZone: Europe/Berlin
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "09:30", open: Instagram}
+                  - {at: "09:30:10", press: secondary}
+                  - {at: "\(second)", open: TikTok}
+                  - {after: 5s, press: secondary}
+                  - {at: "09:45", open: Instagram}
+                  - {after: 1m, open: TikTok}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "09:45:10", shielded: Instagram}
+                  - {at: "09:46:10", shielded: TikTok}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "second pass at \(second), seed \(seed), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      2 held"), "second pass at \(second), \(profile): \(run.errors)")
+                XCTAssertEqual(run.events("app.intent.grace-pass").count, 2, "second pass at \(second), \(profile): both passes were taken")
+            }
+        }
+    }
+
+    /// explore, focus-window, seeds 400 and 401 under both profiles (docs/explore.md): a person sets the device clock
+    /// to get out of a focus window. The OS runs the windows on the device clock, so setting it back two hours at 09:30
+    /// ended the window and the monitor lifted every shield (it judged the hours by the device clock); setting it
+    /// forward started the window early, and the end came hours late. The monitor now judges the hours in true time
+    /// (the OS announces every clock change; the SDK's `BusClock.absoluteNow`) and, while the clock is off, checks
+    /// again at each true boundary. Several settings, both profiles: shielded in the window, usable after it.
+    func testSettingTheDeviceClockDoesNotMoveAFocusWindow() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        for (setAt, shift, seed) in [("08:00", "+3h", 400), ("09:30", "-2h", 401), ("10:15", "-10h", 7)] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: focus-window-clock-set
+                start: 2026-11-24T07:50
+                timeZone: Europe/Berlin
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "\(setAt)", setClock: "\(shift)"}
+                  - {at: "10:40", open: Instagram}
+                  - {after: 1m, home: true}
+                  - {at: "12:05", open: TikTok}
+                  - {after: 1m, home: true}
+                  - {at: "14:10", open: YouTube}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "10:40:10", shielded: Instagram}
+                  - {at: "12:05:10", usable: TikTok}
+                  - {at: "14:10:10", shielded: YouTube}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "clock \(shift) at \(setAt), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      3 held"), "clock \(shift) at \(setAt), \(profile): \(run.errors)")
+                XCTAssertFalse(run.events("device.clock-changed").isEmpty, "the clock was set")
+            }
+        }
+    }
+
+    /// The same bypass on the habit lock: habits done, then the device clock set back, so that an unlock computed on
+    /// the device clock would run hours longer. The unlock's end is absolute, and the monitor plans its re-check again
+    /// on the new clock: shielded one minute after the 30 minutes, whatever the clock says.
+    func testSettingTheDeviceClockBackDoesNotExtendAnUnlock() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        for (setAt, shift) in [("09:11", "-2h"), ("09:20", "-1h"), ("09:24:30", "-23h"), ("09:11", "+3h")] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: habit-lock-clock-set-back
+                start: 2026-11-24T09:00
+                timeZone: Europe/Berlin
+                profile: \(profile)
+                seed: 12
+                steps:
+                  - {at: "09:05", open: Habit Lock}
+                  - {at: "09:10", habit: Read}
+                  - {after: 0s, habit: Walk}
+                  - {after: 0s, habit: Stretch}
+                  - {at: "\(setAt)", setClock: "\(shift)"}
+                  - {at: "09:25", open: Instagram}
+                  - {after: 1m, home: true}
+                  - {at: "09:45", open: Instagram}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "09:25:10", usable: Instagram}
+                  - {at: "09:45:10", shielded: Instagram}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "clock \(shift) at \(setAt) in the unlock, \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      2 held"), "clock \(shift) at \(setAt) in the unlock, \(profile): \(run.errors)")
+            }
+        }
+    }
+
+    /// explore, speed-bump, seed 304 (faithful; shrunk from 41 steps to these 4): TikTok used for 20 minutes, the app
+    /// force-quit, Instagram opened — and no speed bump at 30 minutes. The relaunched app registered the daily
+    /// threshold again, and the OS counts a threshold from its registration: the use so far was forgiven. The app now
+    /// leaves a running threshold (and a cooldown) alone. The relaunch at several points of the count, both profiles.
+    func testARelaunchOfTheAppDoesNotRestartTheSpeedBumpsCount() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        for (quitAfter, seed) in [("37s", 304), ("5m", 8), ("9m", 19)] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-relaunch-keeps-the-count
+                start: 2026-11-24T08:38
+                timeZone: Asia/Tokyo
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "10:07:28", open: TikTok}
+                  - {after: 20m9s, home: true}
+                  - {after: \(quitAfter), forceQuit: Speed Bump}
+                  - {after: 8s, open: Instagram}
+                  - {after: 15m, home: true}
+                end: after 5m
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "force-quit \(quitAfter) after, \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("lock invariant    held"), "force-quit \(quitAfter) after, \(profile): \(run.errors)")
+            }
+        }
+    }
+
+    /// explore, focus-window, seed 403 (`ios-realistic`; also in the CI slice): the far-schedule quirk dropped the
+    /// 09:00 start of the morning window ("never") and fired the afternoon one early, and the monitor trusted both —
+    /// no shield all morning, a shield before 14:00. It now judges each window callback by the hours in true time and
+    /// chains its own checks to the next true boundary. Seeds whose fates are never and early, both profiles.
+    func testAFocusWindowWhoseStartNeverFiresIsShieldedAnyway() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        var fates: Set<String> = []
+        for seed in [403, 1, 2] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: focus-window-start-never-fired
+                start: 2026-11-24T06:58
+                timeZone: Asia/Tokyo
+                profile: \(profile)
+                seed: \(seed)
+                steps:
+                  - {at: "09:30", open: Instagram}
+                  - {after: 1m, home: true}
+                  - {at: "13:50", open: TikTok}
+                  - {after: 1m, home: true}
+                  - {at: "14:10", open: YouTube}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "09:30:10", shielded: Instagram}
+                  - {at: "13:50:10", usable: TikTok}
+                  - {at: "14:10:10", shielded: YouTube}
+
+                """
+                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+                XCTAssertEqual(run.exitStatus, 0, "seed \(seed), \(profile): \(run.errors)")
+                XCTAssertTrue(run.errors.contains("expectations      3 held"), "seed \(seed), \(profile): \(run.errors)")
+                fates.formUnion(run.events("device.quirk").compactMap { $0.bodyValue["fate"]?.stringValue })
+            }
+        }
+        // The days still exercise the defence: a start that never fires and one that fires early.
+        XCTAssertTrue(fates.isSuperset(of: ["never", "early"]), "fates: \(fates)")
+    }
 }

@@ -17,6 +17,10 @@ from zoneinfo import ZoneInfo
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
+# Deadlines, not sleeps: every expectation polls until it holds or 20 s pass (a loaded 2-core CI machine needs more
+# than Playwright's default 5 s for a broker round trip through six plugin processes).
+expect.set_options(timeout=20_000)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "shieldbus"))
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")

@@ -27,7 +27,7 @@ extension ClockAndPersistenceTests {
         end: after 5m
         expect:
           - {at: "22:41", shielded: Instagram}
-          - {key: lastShieldDayCheck, value: 1795477200}
+          - {key: lastShieldDayCheck, value: 1795470000}
 
         """)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
@@ -39,7 +39,8 @@ extension ClockAndPersistenceTests {
         // next one starts at once, though true time is still 22:30.
         let daily = run.journal.filter { $0.topic.hasPrefix("deviceactivity.interval-did-") && $0.bodyValue["activity"]?.stringValue == "habit-lock.daily" && $0.time == change.time }
         XCTAssertEqual(daily.map(\.topic), ["deviceactivity.interval-did-end", "deviceactivity.interval-did-start"])
-        // The shield is shown at 22:40 true time; the renderer, whose `Date()` is the device clock, notes 00:40 (1795477200 s).
+        // The shield is shown at 22:40 true time. The renderer's `Date()` reads 00:40, but it tracks the offset the OS
+        // announced and notes true time, 22:40 (1795470000 s): setting the clock moves none of the product's times.
         XCTAssertEqual(run.events("shield.shown").first.map { $0.time }, 1_795_470_000_000)
     }
 

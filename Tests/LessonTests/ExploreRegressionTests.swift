@@ -29,9 +29,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:25", shielded: TikTok}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "restart at \(restart), seed \(seed), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("lock invariant    held"), run.errors)
+                let run = try assertDayHolds(configuration, scenario, expectations: nil, "restart at \(restart), seed \(seed), \(profile)")
                 if profile == "ios-realistic" {
                     // The day still exercises the stale callbacks: the re-registration ended the focus windows at the restart.
                     let ends = run.events("deviceactivity.interval-did-end").filter { $0.bodyValue["activity"]?.stringValue?.hasPrefix("focus-window.focus_") == true }
@@ -70,9 +68,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "day 2 00:43", shielded: Instagram}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "habits at \(habitsAt), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      3 held"), "habits at \(habitsAt), \(profile): \(run.errors)")
+                try assertDayHolds(configuration, scenario, expectations: 3, "habits at \(habitsAt), \(profile)")
             }
         }
     }
@@ -104,9 +100,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:20", shielded: Instagram}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "update \(updateAfter) into the cooldown, \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      2 held"), "update \(updateAfter) into the cooldown, \(profile): \(run.errors)")
+                try assertDayHolds(configuration, scenario, expectations: 2, "update \(updateAfter) into the cooldown, \(profile)")
             }
         }
     }
@@ -146,9 +140,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "day 2 00:03:30", usable: TikTok}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "threshold after \(openAt), seed \(seed), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      3 held"), "threshold after \(openAt), \(profile): \(run.errors)")
+                try assertDayHolds(configuration, scenario, expectations: 3, "threshold after \(openAt), seed \(seed), \(profile)")
             }
         }
     }
@@ -181,9 +173,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:46:10", shielded: TikTok}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "second pass at \(second), seed \(seed), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      2 held"), "second pass at \(second), \(profile): \(run.errors)")
+                let run = try assertDayHolds(configuration, scenario, expectations: 2, "second pass at \(second), seed \(seed), \(profile)")
                 XCTAssertEqual(run.events("app.intent.grace-pass").count, 2, "second pass at \(second), \(profile): both passes were taken")
             }
         }
@@ -220,9 +210,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "14:10:10", shielded: YouTube}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "clock \(shift) at \(setAt), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      3 held"), "clock \(shift) at \(setAt), \(profile): \(run.errors)")
+                let run = try assertDayHolds(configuration, scenario, expectations: 3, "clock \(shift) at \(setAt), \(profile)")
                 XCTAssertFalse(run.events("device.clock-changed").isEmpty, "the clock was set")
             }
         }
@@ -257,9 +245,7 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:45:10", shielded: Instagram}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "clock \(shift) at \(setAt) in the unlock, \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      2 held"), "clock \(shift) at \(setAt) in the unlock, \(profile): \(run.errors)")
+                try assertDayHolds(configuration, scenario, expectations: 2, "clock \(shift) at \(setAt) in the unlock, \(profile)")
             }
         }
     }
@@ -287,9 +273,7 @@ final class ExploreRegressionTests: XCTestCase {
                 end: after 5m
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "force-quit \(quitAfter) after, \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("lock invariant    held"), "force-quit \(quitAfter) after, \(profile): \(run.errors)")
+                try assertDayHolds(configuration, scenario, expectations: nil, "force-quit \(quitAfter) after, \(profile)")
             }
         }
     }
@@ -323,13 +307,25 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "14:10:10", shielded: YouTube}
 
                 """
-                let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
-                XCTAssertEqual(run.exitStatus, 0, "seed \(seed), \(profile): \(run.errors)")
-                XCTAssertTrue(run.errors.contains("expectations      3 held"), "seed \(seed), \(profile): \(run.errors)")
+                let run = try assertDayHolds(configuration, scenario, expectations: 3, "seed \(seed), \(profile)")
                 fates.formUnion(run.events("device.quirk").compactMap { $0.bodyValue["fate"]?.stringValue })
             }
         }
         // The days still exercise the defence: a start that never fires and one that fires early.
         XCTAssertTrue(fates.isSuperset(of: ["never", "early"]), "fates: \(fates)")
+    }
+
+    /// Plays `scenario` through the real broker and plugins: it must end cleanly with the lock invariant held and,
+    /// when it has `expect:` entries, all `expectations` of them held.
+    @discardableResult
+    private func assertDayHolds(_ configuration: String, _ scenario: String, expectations: Int?, _ context: String,
+                                file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, "\(context): \(run.errors)", file: file, line: line)
+        XCTAssertTrue(run.errors.contains("lock invariant    held"), "\(context): \(run.errors)", file: file, line: line)
+        if let expectations {
+            XCTAssertTrue(run.errors.contains("expectations      \(expectations) held"), "\(context): \(run.errors)", file: file, line: line)
+        }
+        return run
     }
 }

@@ -35,7 +35,7 @@ final class AuthorizationService {
             }
             if status == .notDetermined { waiting.append(envelope) } else { device.reply(to: envelope, .success(AuthorizationState(status: status))) }
         case DeviceTopic.pickerRequest:
-            device.reply(to: envelope, .success(PickerResult(selection: pickedSelection())))
+            device.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
         default:
             break
         }
@@ -63,9 +63,9 @@ final class AuthorizationService {
         device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status))
     }
 
-    /// The tokens for what the person picked, in the current token epoch.
-    func pickedSelection() -> FamilyActivitySelection {
-        let choice = device.settings.selection
+    /// The tokens for what the person picked in `requester`'s app, in the current token epoch.
+    private func pickedSelection(by requester: String) -> FamilyActivitySelection {
+        let choice = device.product(of: requester)?.selection ?? DeviceSettings.PickerChoice()
         var selection = FamilyActivitySelection()
         for name in choice.apps {
             if let app = device.catalog.app(named: name) { selection.applicationTokens.insert(device.tokens.application(app.bundleIdentifier)) }

@@ -64,7 +64,7 @@ final class DeviceActivityService {
                 return device.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
             }
             do {
-                try startMonitoring(request, product: product, monitoredCount: own.count)
+                try startMonitoring(request, by: envelope.source)
                 device.reply(to: envelope, .success(NoValue()))
             } catch let error as DeviceActivityMonitoringError {
                 device.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
@@ -101,13 +101,15 @@ final class DeviceActivityService {
         device.audience(of: plugin) == nil ? nil : device.product(of: plugin)?.name
     }
 
-    /// Starts monitoring for `product`'s app, which monitors `monitoredCount` activities already (the limit is per app).
-    func startMonitoring(_ request: StartMonitoring, product: String?, monitoredCount: Int) throws {
+    /// Starts monitoring for `requester`'s app (the limit of activities is per app, as is the authorization).
+    func startMonitoring(_ request: StartMonitoring, by requester: String) throws {
         let existing = monitors[request.activity]
         let now = device.now
+        let product = owner(of: requester)
+        let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
                                                monitoredActivityCount: monitoredCount + (existing == nil ? 1 : 0),
-                                               authorizationStatus: device.authorization.status, now: now)
+                                               authorizationStatus: device.authorization.status(of: requester), now: now)
         if let existing {
             cancelTimers(existing)
             if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {

@@ -39,8 +39,9 @@ final class ManagedSettingsService {
 
     /// Why a write is refused, if it is.
     private func refusal(of write: ManagedSettingsWrite, by writer: String) -> DeviceError? {
-        guard device.authorization.isApproved else {
-            return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(device.authorization.status.rawValue): request and get authorization before writing shields")
+        let status = device.authorization.status(of: writer)
+        guard status == .approved else {
+            return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(status.rawValue): request and get authorization before writing shields")
         }
         if write.store.isEmpty || write.store.count > 64 {
             return DeviceError(code: "bad-store-name", message: "a store name must be 1 to 64 characters")

@@ -79,6 +79,35 @@ final class TwoProductsTests: XCTestCase {
         XCTAssertEqual(Set(started).count, 40, started.joined(separator: ", "))
     }
 
+    func testEachAppHasItsOwnAuthorization() throws {
+        let configuration = """
+        name: two-authorizations
+        timeZone: Europe/Berlin
+        device: {authorization: approve}
+        products:
+          - {name: asks, companionApp: Habit Lock, companionPlugin: asks-app, stores: {asks-store: asks-app}, selection: {apps: [TikTok]}, plugins: [asks-app]}
+          - {name: never-asked, companionApp: Speed Bump, companionPlugin: other-app, stores: {other-store: other-app}, selection: {apps: [X]}, plugins: [other-app]}
+        plugins:
+          - {name: asks-app, executable: \(BuildProducts.path("fixture-app")), role: app, arguments: [--store, asks-store]}
+          - {name: other-app, executable: \(BuildProducts.path("fixture-app")), role: app, arguments: [--store, other-store, --unauthorized]}
+        """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: """
+        name: two-authorizations
+        start: 2026-11-24T07:00
+        steps:
+          - {at: "07:01", open: TikTok}
+          - {at: "07:02", open: X}
+        """)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let writes = run.events("managedsettings.write.reply").map { reply in
+            [String(reply.corr?.split(separator: "-").dropLast().joined(separator: "-") ?? "?"),
+             reply.bodyValue["ok"]?.boolValue == true ? "ok" : reply.bodyValue["error"]?["code"]?.stringValue ?? "?"]
+        }
+        XCTAssertEqual(writes.sorted { $0[0] < $1[0] }, [["asks-app", "ok"], ["other-app", "unauthorized"]], "the other app never asked: its approval is not the first app's")
+        XCTAssertEqual(run.events("familycontrols.authorization.changed").count, 1)
+        XCTAssertEqual(run.events("shield.shown").compactMap { $0.bodyValue["target"]?["application"]?["localizedDisplayName"]?.stringValue }, ["TikTok"])
+    }
+
     /// The shipped two-product device and its day (habit lock and speed bump): both shields up at once, and the
     /// habit lock's unlock lifts its own shield only.
     func testOneProductsUnlockLeavesTheOtherProductsShieldUp() throws {

@@ -1,6 +1,7 @@
 // fixture-app: a companion app for tests — asks for authorization, takes the picker's selection and shields it
-// (apps and web domains) in the store `fixture` (--store NAME: that one), unless started with --no-block; with
-// --activities N it then starts monitoring N daily activities named <store>.a1 … <store>.aN, one request each.
+// (apps and web domains) in the store `fixture` (--store NAME: that one), unless started with --no-block
+// (--unauthorized: tries without asking for authorization); with --activities N it then starts monitoring N daily
+// activities named <store>.a1 … <store>.aN, one request each.
 
 import Foundation
 import ShieldBusSDK
@@ -10,7 +11,7 @@ final class FixtureApp: App {
         let store = option("--store") ?? "fixture"
         if !CommandLine.arguments.contains("--no-block") {
             do {
-                try AuthorizationCenter.shared.requestAuthorization(for: .individual)
+                if !CommandLine.arguments.contains("--unauthorized") { try AuthorizationCenter.shared.requestAuthorization(for: .individual) }
                 let selection = try AuthorizationCenter.shared.pickActivities()
                 try ManagedSettingsStore(named: store).shield.update { shield in
                     shield.applications = selection.applicationTokens

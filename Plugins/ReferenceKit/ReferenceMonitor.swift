@@ -322,7 +322,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         case .speedBump:
             checkSpeedBumpDay()
             if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
-                do { try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
+                do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
             }
         }
     }
@@ -336,7 +336,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
             try center.stopMonitoring([names.daily])
-            try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until)))
+            try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until))))
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
@@ -366,13 +366,30 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
         let midnight = calendar.nextDate(after: now, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime) ?? now
-        return min(now.addingTimeInterval(44 * 60), midnight)
+        return Self.startingWhenDue(min(now.addingTimeInterval(44 * 60), midnight))
+    }
+
+    /// `date`, or the first quarter hour after it that a one-off schedule starts at as planned. In a repeated DST hour
+    /// the device clock shows a time twice and the OS reads a schedule's start as the first: a check planned in the
+    /// second would start at once, and a check that chains the next would loop (explore: the clock set back into the
+    /// repeated hour, two-products seed 4, ended in `ack-timeout`).
+    static func startingWhenDue(_ date: Date) -> Date {
+        let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
+        let shownNow = BusClock.deviceClock(at: BusClock.absoluteNow)
+        var candidate = date
+        for _ in 0..<8 {  // a repeated hour is over within four quarters; eight leave room for a 30-minute shift
+            let shown = BusClock.deviceClock(at: candidate)
+            if let start = calendar.nextInterval(for: window(at: candidate), at: shownNow)?.start,
+               abs(start.timeIntervalSince(shown)) < 1 { return candidate }  // the schedule holds whole seconds
+            candidate.addTimeInterval(15 * 60)
+        }
+        return date
     }
 
     open func resumeThresholdMonitoring() {
         if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
             // Fired early (the device clock was set forward): the cooldown is not over in true time.
-            do { try center.startMonitoring(names.resume, during: Self.window(at: Self.minuteAfter(until))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
+            do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
             return
         }
         guard let state = readState() else { return }

@@ -58,6 +58,8 @@ struct JournalFacts {
 
     private(set) var range: DateInterval
     private(set) var zones: ZoneTimeline
+    /// The device clock minus true time from each `device.clock-changed` on (the person set the clock).
+    private(set) var clockOffsets: [(from: Date, offset: TimeInterval)] = [(Date.distantPast, 0)]
     private(set) var habitCompletions: [(at: Date, habit: String)] = []
     private(set) var presses: [Press] = []
     private(set) var usable: [Span] = []
@@ -89,6 +91,15 @@ struct JournalFacts {
         shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
     }
 
+    func clockOffset(at date: Date) -> TimeInterval {
+        clockOffsets.last { $0.from <= date }!.offset
+    }
+
+    /// The first instant after `date` at which the device clock or the time zone changes, if one does.
+    func nextClockOrZoneChange(after date: Date) -> Date? {
+        (clockOffsets.map(\.from) + zones.changes.map(\.from)).filter { $0 > date }.min()
+    }
+
     /// The token the OS used for a named app, category or domain in an epoch, if the journal shows it.
     func token(epoch: Int, kind: String, name: String) -> String? {
         tokens[TokenKey(epoch: epoch, kind: kind, name: name)]
@@ -114,6 +125,8 @@ struct JournalFacts {
                 started = true
             case DeviceTopic.restarted:
                 closeAll(at: at, into: &facts)
+            case DeviceTopic.clockChanged:
+                if let milliseconds = body["offsetMs"]?.intValue { facts.clockOffsets.append((at, Double(milliseconds) / 1000)) }
             case "device.time-zone-changed":
                 if let zone = body["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) { facts.zones.change(to: zone, at: at) }
             case DeviceTopic.osUpdated:

@@ -141,7 +141,7 @@ public struct ProductRules {
         var locked = Periods()
         for day in facts.zones.days(in: facts.range) {
             let nudges = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && day.contains($0.at) }
-            var reached = thresholdReached(in: used, from: day.start, until: day.end)
+            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts)
             while let lockStart = reached {
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
@@ -150,7 +150,7 @@ public struct ProductRules {
                 for nudge in nudges where nudge.at >= lockStart {
                     if let next, nudge.at >= next { break }
                     resumed = nudge.at.addingTimeInterval(cooldown)
-                    next = thresholdReached(in: used, from: resumed!, until: day.end)
+                    next = thresholdReached(in: used, from: resumed!, until: day.end, facts: facts)
                 }
                 if let next { period = period.subtracting(Periods([DateInterval(start: next, end: day.end)])) }
                 if let nudge = nudges.first(where: { $0.target == target && $0.at >= lockStart && $0.at < (next ?? day.end) }) {
@@ -163,11 +163,27 @@ public struct ProductRules {
         return locked
     }
 
-    /// The instant the use in `used` from `start` reaches the threshold, if it does before `end`.
-    private func thresholdReached(in used: Periods, from start: Date, until end: Date) -> Date? {
+    /// The instant the OS's count of the use in `used` from `start` reaches the threshold, if it does before `end`.
+    /// The OS counts within the day its device clock shows: a clock set forward past midnight starts the count again
+    /// from the device's midnight (in true time), and no product can undo that — so the count runs from the later of
+    /// `start` and the start of the device's day, which moves at each clock or zone change and each device midnight.
+    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts) -> Date? {
+        var from = start
+        while from < end {
+            let offset = facts.clockOffset(at: from)
+            let origin = max(start, facts.zones.deviceDayStart(at: from, clockOffset: offset))
+            let until = min(end, facts.nextClockOrZoneChange(after: from) ?? end, facts.zones.nextDeviceDayStart(after: from, clockOffset: offset))
+            if let reached = thresholdReached(in: used, countingFrom: origin, until: until) { return max(from, reached) }
+            from = until
+        }
+        return nil
+    }
+
+    /// The instant the use in `used` from `origin` reaches the threshold, if it does before `end`.
+    private func thresholdReached(in used: Periods, countingFrom origin: Date, until end: Date) -> Date? {
         var remaining = Double(thresholdMinutes) * 60
-        for span in used.intervals where span.end > start && span.start < end {
-            let from = max(span.start, start), to = min(span.end, end)
+        for span in used.intervals where span.end > origin && span.start < end {
+            let from = max(span.start, origin), to = min(span.end, end)
             if to.timeIntervalSince(from) >= remaining { return from.addingTimeInterval(remaining) }
             remaining -= to.timeIntervalSince(from)
         }

@@ -59,6 +59,25 @@ struct ZoneTimeline {
         return days
     }
 
+    /// The true instant at which the day the device clock shows at `date` began on that clock, the clock reading
+    /// `clockOffset` ahead of true time: the start of the OS's daily interval, which a clock set forward moves earlier.
+    func deviceDayStart(at date: Date, clockOffset: TimeInterval) -> Date {
+        deviceCalendar(at: date).startOfDay(for: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
+    }
+
+    /// The true instant at which the device clock, unchanged, next shows midnight after `date`.
+    func nextDeviceDayStart(after date: Date, clockOffset: TimeInterval) -> Date {
+        let calendar = deviceCalendar(at: date)
+        let today = calendar.startOfDay(for: date.addingTimeInterval(clockOffset))
+        return (calendar.date(byAdding: .day, value: 1, to: today) ?? today.addingTimeInterval(86_400)).addingTimeInterval(-clockOffset)
+    }
+
+    private func deviceCalendar(at date: Date) -> Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone(at: date)
+        return calendar
+    }
+
     /// Every instant in `range` at which the wall clock shows one of `wallSeconds` (0, 1 or 2 a day: DST), and every
     /// instant at which the offset from UTC changes.
     func instants(in range: DateInterval, wallSeconds: [Double]) -> [Date] {

@@ -315,6 +315,109 @@ final class ExploreRegressionTests: XCTestCase {
         XCTAssertTrue(fates.isSuperset(of: ["never", "early"]), "fates: \(fates)")
     }
 
+    /// explore, speed-bump, seed 502 under both profiles (shrunk from 46 steps to 3), and two-products seed 4 (the
+    /// speed bump's monitor looping until `ack-timeout`): on the night a DST change repeats an hour, the device clock is
+    /// set so that it shows the repeated hour for the second time. The OS reads a one-off schedule's wall-clock start
+    /// as its first occurrence: a re-check planned there had already passed (502: no check came, and the speed bump
+    /// outlived midnight) or had begun (4: it started at once and chained the next, at the same instant, for ever).
+    /// The monitor now plans each speed-bump check at a quarter hour that the OS starts when it is due.
+    func testASpeedBumpCheckPlannedInARepeatedHourNeitherLoopsNorIsLost() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let days = [
+            // 502 as shrunk: the clock 5 h forward shows Berlin's repeated 02:00 hour from 21:45 on.
+            ("2026-10-24T21:10", "Europe/Berlin", "+5h", "21:15:11", "day 2 00:02"),
+            // 4, reduced: New York's repeated 01:00 hour, the clock 7 h back, the threshold at 01:05 on the device.
+            ("2026-11-01T07:00", "America/New_York", "-7h", "07:35", "10:30"),
+        ]
+        for (start, zone, shift, openAt, lastOpen) in days {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-check-in-a-repeated-hour
+                start: \(start)
+                timeZone: \(zone)
+                profile: \(profile)
+                seed: 502
+                steps:
+                  - {after: 1m, setClock: "\(shift)"}
+                  - {at: "\(openAt)", open: Facebook}
+                  - {after: 31m, home: true}
+                  - {at: "\(lastOpen)", open: TikTok}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "\(lastOpen):30", \(lastOpen.hasPrefix("day 2") ? "usable" : "shielded"): TikTok}
+
+                """
+                try assertDayHolds(configuration, scenario, expectations: 1, "\(zone), clock \(shift), \(profile)")
+            }
+        }
+    }
+
+    /// The property behind the test above, on days around it: in four zones with a repeated hour (Berlin, New York,
+    /// Los Angeles, and Sydney in April), the threshold is reached when the set device clock shows 40 or 10 minutes
+    /// before the hour repeats, or 3 or 14 minutes into its second time — so that the next check, 44 minutes on, lands
+    /// in the repeated hour as already over or already begun — in the morning (the clock set back) or the evening before
+    /// (set forward, so the speed bump must also end at midnight). Every day: no loop, the speed bump on until
+    /// midnight, and off after it.
+    func testSpeedBumpChecksHoldAroundEveryRepeatedHour() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        // Each zone's 2026 fall-back: the instant the repeated hour begins for the second time, in UTC.
+        let fallBacks: [(zone: String, secondHour: String)] = [
+            ("Europe/Berlin", "2026-10-25T01:00:00Z"), ("America/New_York", "2026-11-01T06:00:00Z"),
+            ("America/Los_Angeles", "2026-11-01T09:00:00Z"), ("Australia/Sydney", "2026-04-04T16:00:00Z"),
+        ]
+        for (zoneIndex, (zone, secondHour)) in fallBacks.enumerated() {
+            let timeZone = try XCTUnwrap(TimeZone(identifier: zone))
+            let repeated = try XCTUnwrap(ISO8601DateFormatter().date(from: secondHour))
+            for (minuteIndex, minutes) in [-40, -10, 3, 14].enumerated() {
+                // Across the zones each setting meets the morning and the evening, and each profile.
+                let evening = (zoneIndex + minuteIndex) % 2 == 1
+                let profile = (zoneIndex % 2 == 0) == (minuteIndex < 2) ? "faithful" : "ios-realistic"
+                // The threshold, in true time: 09:40 on the fall-back day, or 21:40 the evening before.
+                let thresholdAt = try XCTUnwrap(Self.localDate(evening ? -1 : 0, hour: evening ? 21 : 9, minute: 40, around: repeated, in: timeZone))
+                let shift = Int(repeated.addingTimeInterval(Double(minutes) * 60).timeIntervalSince(thresholdAt) / 60)
+                let scenario = """
+                name: speed-bump-around-a-repeated-hour
+                start: \(Self.local(thresholdAt.addingTimeInterval(-45 * 60), in: timeZone))
+                timeZone: \(zone)
+                profile: \(profile)
+                seed: \(zoneIndex * 4 + minuteIndex)
+                steps:
+                  - {after: 1m, setClock: "\(shift < 0 ? "-" : "+")\(abs(shift))m"}
+                  - {after: 14m, open: Instagram}
+                  - {after: 31m, home: true}
+                  - {after: 2h, open: TikTok}
+                  - {after: 1m, home: true}
+                  - {at: "day 2 00:02", open: TikTok}
+                  - {after: 1m, home: true}
+                end: after 5m
+                expect:
+                  - {at: "\(Self.local(thresholdAt.addingTimeInterval(2 * 3600 + 90), in: timeZone, clockOnly: true))", shielded: TikTok}
+                  - {at: "day 2 00:02:30", usable: TikTok}
+
+                """
+                try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), \(minutes) min from the repeated hour, clock \(shift) min, \(profile)")
+            }
+        }
+    }
+
+    /// The instant showing `hour:minute` in `zone` on the local date `dayOffset` days from the one of `reference`.
+    private static func localDate(_ dayOffset: Int, hour: Int, minute: Int, around reference: Date, in zone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let day = calendar.date(byAdding: .day, value: dayOffset, to: reference) else { return nil }
+        return calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day)
+    }
+
+    /// `2026-10-25T09:40` (or `09:40:30` with `clockOnly`) in `zone`.
+    private static func local(_ date: Date, in zone: TimeZone, clockOnly: Bool = false) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = zone
+        formatter.dateFormat = clockOnly ? "HH:mm:ss" : "yyyy-MM-dd'T'HH:mm"
+        return formatter.string(from: date)
+    }
+
     /// Plays `scenario` through the real broker and plugins: it must end cleanly with the lock invariant held and,
     /// when it has `expect:` entries, all `expectations` of them held.
     @discardableResult
@@ -323,6 +426,9 @@ final class ExploreRegressionTests: XCTestCase {
         let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, "\(context): \(run.errors)", file: file, line: line)
         XCTAssertTrue(run.errors.contains("lock invariant    held"), "\(context): \(run.errors)", file: file, line: line)
+        // A degraded bus (a plugin that loops until `ack-timeout`) fails a day as explore fails it.
+        let degraded = run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }.filter { ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"].contains($0) }
+        XCTAssertEqual(degraded, [], "\(context): the bus was degraded", file: file, line: line)
         if let expectations {
             XCTAssertTrue(run.errors.contains("expectations      \(expectations) held"), "\(context): \(run.errors)", file: file, line: line)
         }

@@ -239,6 +239,31 @@ final class LockInvariantTableTests: XCTestCase {
                                                           "speed-bump shielded-while-allowed Facebook 00:30:00–00:31:00 by -"])
     }
 
+    /// The OS counts the day its device clock shows: set forward past midnight, the clock starts the count again from
+    /// the device's midnight, which no product can undo. The lock the new count reaches still lasts to the true midnight.
+    func testADeviceClockSetForwardPastMidnightStartsTheCountAgain() {
+        func day(settingTheClock: Bool, usingLater: Bool = false) -> JournalBuilder {
+            var j = JournalBuilder(start: "2026-11-23 20:00")
+            j.open("2026-11-23 20:30", "Instagram")
+            j.close("2026-11-23 20:45", "Instagram")                  // 15 minutes of the threshold's 20
+            if settingTheClock {                                          // the device shows 00:30: its day began at 22:00
+                j.add("2026-11-23 22:30", "device.clock-changed", ["offsetMs": .int(2 * 3_600_000)])
+            }
+            j.open("2026-11-23 22:40", "Instagram")                    // 15 minutes more
+            j.close("2026-11-23 22:55", "Instagram")
+            if usingLater {                                               // 15 + 5 since the device's midnight: 23:15
+                j.open("2026-11-23 23:10", "Instagram")
+                j.close("2026-11-23 23:25", "Instagram")
+            }
+            j.end("2026-11-23 23:30")
+            return j
+        }
+        XCTAssertEqual(judge([Products.speedBump()], day(settingTheClock: false)), ["speed-bump usable-while-locked Instagram 22:45:00–22:55:00 by -"])
+        XCTAssertEqual(judge([Products.speedBump()], day(settingTheClock: true)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(settingTheClock: true, usingLater: true)),
+                       ["speed-bump usable-while-locked Instagram 23:15:00–23:25:00 by -"])
+    }
+
     // MARK: Zones and DST
 
     /// Hours are wall time in the zone in force: after a move to New York, 09:00–12:00 is New York's morning.

@@ -141,7 +141,7 @@ public struct ProductRules {
         var locked = Periods()
         for day in facts.zones.days(in: facts.range) {
             let nudges = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && day.contains($0.at) }
-            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts)
+            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, isDayStart: true)
             while let lockStart = reached {
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
@@ -163,15 +163,18 @@ public struct ProductRules {
         return locked
     }
 
-    /// The instant the OS's count of the use in `used` from `start` reaches the threshold, if it does before `end`.
-    /// The OS counts within the day its device clock shows: a clock set forward past midnight starts the count again
-    /// from the device's midnight (in true time), and no product can undo that — so the count runs from the later of
-    /// `start` and the start of the device's day, which moves at each clock or zone change and each device midnight.
-    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts) -> Date? {
+    /// The instant, from `start` on, at which the OS's count of the use in `used` reaches the threshold, if it does
+    /// before `end`. The OS counts within the day its device clock shows, in the zone in force: a clock set forward
+    /// past midnight starts the count again from the device's midnight (in true time), and a zone change counts the
+    /// new zone's day from its own midnight, use before the change included; no product can undo either. So the count
+    /// runs from the later of `start` (or, for a day, the start of its local date) and the start of the device's day,
+    /// which moves at each clock or zone change and each device midnight.
+    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, isDayStart: Bool = false) -> Date? {
+        let countStart = isDayStart ? facts.zones.deviceDayStart(at: start, clockOffset: 0) : start
         var from = start
         while from < end {
             let offset = facts.clockOffset(at: from)
-            let origin = max(start, facts.zones.deviceDayStart(at: from, clockOffset: offset))
+            let origin = max(countStart, facts.zones.deviceDayStart(at: from, clockOffset: offset))
             let until = min(end, facts.nextClockOrZoneChange(after: from) ?? end, facts.zones.nextDeviceDayStart(after: from, clockOffset: offset))
             if let reached = thresholdReached(in: used, countingFrom: origin, until: until) { return max(from, reached) }
             from = until

@@ -264,6 +264,20 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 23:15:00–23:25:00 by -"])
     }
 
+    /// Tokyo to Los Angeles across the date line makes "today" the previous date: the day in force is Los Angeles's
+    /// Nov 23, from its own midnight (in true time, before the move), and the OS counts the use since then — the Tokyo
+    /// morning's included, so the threshold already reached still holds after the move, until Los Angeles's midnight.
+    func testAZoneChangeAcrossTheDateLineCountsTheNewZonesDay() {
+        var j = JournalBuilder(zone: "Asia/Tokyo", start: "2026-11-24 08:00")
+        j.open("2026-11-24 08:10", "Instagram")
+        j.close("2026-11-24 08:25", "Instagram")                     // 15 minutes of the threshold's 20
+        j.timeZone("2026-11-24 09:00", "America/Los_Angeles")        // Nov 23, 16:00 there: its day began at 17:00 Tokyo time
+        j.open("2026-11-24 09:30", "Instagram")                     // 15 + 5: the threshold at 09:35 (16:35 there)
+        j.close("2026-11-24 09:40", "Instagram")
+        j.end("2026-11-24 10:00")
+        XCTAssertEqual(judge([Products.speedBump()], j, zone: "Asia/Tokyo"), ["speed-bump usable-while-locked Instagram 16:35:00–16:40:00 by -"])
+    }
+
     // MARK: Zones and DST
 
     /// Hours are wall time in the zone in force: after a move to New York, 09:00–12:00 is New York's morning.

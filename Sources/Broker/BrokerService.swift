@@ -58,6 +58,9 @@ public struct BrokerBus {
     /// Runs `action` once everything delivered so far has been handled.
     public func whenQuiet(_ action: @escaping () -> Void) { broker.whenQuiet(action) }
 
+    /// Whether a plugin or a service receives events on `topic` (taps and tools only watch: they do not count).
+    public func isSubscribed(_ topic: String) -> Bool { broker.isSubscribed(topic) }
+
     /// Whether a plugin of `role` is connected.
     public func isConnected(role: Role) -> Bool { broker.connectedRoles.contains(role) }
 

@@ -347,7 +347,14 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// schedule may fire late or never, so re-checks no further apart than 44 minutes lead up to midnight
     /// (explore: shields kept into the next day).
     open func checkSpeedBumpDay() {
-        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }  // no speed bump raised
+        countTheTrueDay()
+        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else {
+            // No speed bump raised: with the device clock set, checks lead up to the true midnight all the same.
+            if BusClock.clockOffset != 0 {
+                do { try scheduleCheck(at: nextSpeedBumpCheck()) } catch { logger?.error("cannot plan the check at midnight: \(error)") }
+            }
+            return
+        }
         do {
             if day == DayKey.today() {
                 try scheduleCheck(at: nextSpeedBumpCheck())
@@ -359,6 +366,19 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         } catch {
             logger?.error("cannot end the speed bump of \(day): \(error)")
         }
+    }
+
+    /// The OS counts the threshold within the day its device clock shows; the speed bump's day is the true local day.
+    /// With the clock set the two part, so on a new true day the monitor registers the threshold again and the OS
+    /// counts from there (explore: the clock set back 7 h — after true midnight the OS's day went on, yesterday's use
+    /// past the threshold, and no threshold came in the new day).
+    func countTheTrueDay() {
+        let today = DayKey.today()
+        let counted = try? defaults.string(forKey: SharedKey.speedBumpCountDay)
+        guard counted != today else { return }
+        do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
+        // Without a set clock the OS's day began at the same midnight; during a cooldown its end registers anew.
+        if counted != nil, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.

@@ -26,6 +26,8 @@ public enum SharedKey {
     public static let chainSlot = "monitor.chainSlot"
     /// The local day a speed bump was raised on ("2026-11-23"): its shields end with that day.
     public static let speedBumpDay = "monitor.speedBumpDay"
+    /// The true local day the OS's threshold count belongs to: with the device clock set, the OS's day is another.
+    public static let speedBumpCountDay = "monitor.speedBumpCountDay"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
 }

@@ -401,6 +401,42 @@ final class ExploreRegressionTests: XCTestCase {
         }
     }
 
+    /// explore, speed-bump, seed 505 under both profiles (Sydney; shrunk from 56 steps to 2): the device clock set 7 h
+    /// back, TikTok used all day. The OS counts within the day its device clock shows, so at the true midnight its day
+    /// went on, yesterday's use already past the threshold, and no threshold came in the new day: TikTok was usable for
+    /// hours past its 30 minutes. With the clock set, the monitor now checks up to each true midnight and registers the
+    /// threshold again there, so the OS counts the true day. Around it: three zones, clocks set back 3 h, 7 h and
+    /// 11 h 30 min, with the speed bump raised the evening before or not (the OS's count then holds yesterday's 20
+    /// minutes, and the new day's lock must not come early), both profiles.
+    func testWithTheDeviceClockSetBackTheSpeedBumpCountsTheTrueDay() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        for (zone, date, shift) in [("Australia/Sydney", "2026-10-03", "-7h"), ("Europe/Berlin", "2026-11-23", "-3h"), ("America/New_York", "2026-11-23", "-11h30m")] {
+            for eveningUse in ["35m", "20m"] {
+                for profile in ["faithful", "ios-realistic"] {
+                    let scenario = """
+                    name: speed-bump-clock-set-back-over-midnight
+                    start: \(date)T21:50
+                    timeZone: \(zone)
+                    profile: \(profile)
+                    seed: 505
+                    steps:
+                      - {at: "21:51", setClock: "\(shift)"}
+                      - {at: "22:00", open: TikTok}
+                      - {after: \(eveningUse), home: true}
+                      - {at: "day 2 00:05", open: Instagram}
+                      - {after: 40m, home: true}
+                    end: after 5m
+                    expect:
+                      - {at: "day 2 00:34", usable: Instagram}
+                      - {at: "day 2 00:36", shielded: Instagram}
+
+                    """
+                    try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), clock \(shift), \(eveningUse) the evening before, \(profile)")
+                }
+            }
+        }
+    }
+
     /// The instant showing `hour:minute` in `zone` on the local date `dayOffset` days from the one of `reference`.
     private static func localDate(_ dayOffset: Int, hour: Int, minute: Int, around reference: Date, in zone: TimeZone) -> Date? {
         var calendar = Calendar(identifier: .gregorian)

@@ -356,7 +356,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             return
         }
         do {
-            if day == DayKey.today() {
+            let today = DayKey.today()
+            if day == today {
+                try scheduleCheck(at: nextSpeedBumpCheck())
+            } else if today < day {
+                // A zone change across the date line made "today" the previous date. That day began earlier in true time
+                // and the OS counts all its use, the use that raised the speed bump included: it holds to that day's end.
+                try defaults.set(today, forKey: SharedKey.speedBumpDay)
                 try scheduleCheck(at: nextSpeedBumpCheck())
             } else {
                 try shields.liftAll()

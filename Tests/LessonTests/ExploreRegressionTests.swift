@@ -437,6 +437,37 @@ final class ExploreRegressionTests: XCTestCase {
         }
     }
 
+    /// explore, speed-bump, seeds 505 (`ios-realistic`: Sydney to UTC) and 301 (Tokyo to Los Angeles): a move across the
+    /// date line after the threshold makes "today" the previous date. The monitor lifted the speed bump as if its day
+    /// were over, but the day in force began earlier and its count holds the use that raised it: the speed bump holds
+    /// to that day's end. Three moves west across the date line, both profiles: judged by the invariant.
+    func testAMoveBackAcrossTheDateLineKeepsTheSpeedBump() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        for (from, to, date) in [("Australia/Sydney", "UTC", "2026-10-03"), ("Asia/Tokyo", "America/Los_Angeles", "2026-11-24"), ("Pacific/Auckland", "Pacific/Honolulu", "2026-11-24")] {
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-back-across-the-date-line
+                start: \(date)T06:50
+                timeZone: \(from)
+                profile: \(profile)
+                seed: 301
+                steps:
+                  - {at: "07:00", open: Facebook}
+                  - {after: 31m, home: true}
+                  - {after: 4m, timeZone: \(to)}
+                  - {after: 20m, open: TikTok}
+                  - {after: 2m, home: true}
+                  - {after: 3h, open: Instagram}
+                  - {after: 2m, home: true}
+                end: after 5m
+
+                """
+                let run = try assertDayHolds(configuration, scenario, expectations: nil, "\(from) to \(to), \(profile)")
+                XCTAssertFalse(run.events("device.time-zone-changed").isEmpty, "the zone changed")
+            }
+        }
+    }
+
     /// The instant showing `hour:minute` in `zone` on the local date `dayOffset` days from the one of `reference`.
     private static func localDate(_ dayOffset: Int, hour: Int, minute: Int, around reference: Date, in zone: TimeZone) -> Date? {
         var calendar = Calendar(identifier: .gregorian)

@@ -234,6 +234,7 @@ public final class DeviceOS: BrokerService {
         case .setClock(let setting): device.setClock(setting)
         case .setTimeZone(let identifier): device.setTimeZone(identifier)
         case .crashBroker: device.crashBroker()
+        case .fillActivityLimit: device.activity.fillLimit()
         case .forceQuit(let app):
             if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
                 device.screen.close(app)

@@ -41,11 +41,28 @@ final class ExploreTests: XCTestCase {
             }
             // The weights reach every kind of step the issue lists (over 150 days).
             XCTAssertEqual(keys, ["open", "close", "home", "visit", "switchTab", "press", "habit", "forceQuit", "restart", "osUpdate",
-                                  "setClock", "timeZone", "crashBroker"], product)
+                                  "setClock", "timeZone", "crashBroker", "fillActivityLimit"], product)
             XCTAssertGreaterThanOrEqual(zones.count, 4, product)
         }
         let generator = DayGenerator(surface: try surface("habit-lock"))
         XCTAssertNotEqual(generator.day(seed: 1, profile: "faithful").steps, generator.day(seed: 2, profile: "faithful").steps)
+    }
+
+    /// The issue's "20-activity limit saturated while an unlock runs": some days fill the limit just before the last
+    /// habit (the unlock's first re-checks are refused) and some while the unlock runs.
+    func testSomeDaysFillTheActivityLimitAroundAnUnlock() throws {
+        let generator = DayGenerator(surface: try surface("habit-lock"))
+        var before = 0, during = 0
+        for seed in UInt64(1)...150 {
+            let day = generator.day(seed: seed, profile: "faithful")
+            guard let fill = day.steps.firstIndex(where: { $0.action == "fillActivityLimit: true" }) else { continue }
+            XCTAssertEqual(day.steps.filter { $0.action == "fillActivityLimit: true" }.count, 1, "seed \(seed)")
+            let lastHabit = try XCTUnwrap(day.steps.lastIndex { $0.action == "habit: Habit 3" }, "seed \(seed)")
+            if fill < lastHabit { before += 1 } else { during += 1 }
+            XCTAssertEqual(fill < lastHabit ? lastHabit - fill : fill - lastHabit, 1, "seed \(seed): next to the last habit")
+        }
+        XCTAssertGreaterThan(before, 3)
+        XCTAssertGreaterThan(during, 3)
     }
 
     func testDurationsRoundTripThroughTheScenarioReader() {

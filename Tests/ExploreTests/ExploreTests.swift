@@ -212,4 +212,25 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(replay.exitStatus, 3, replay.errors)
         XCTAssertTrue(replay.errors.contains("lock invariant    BROKEN"), replay.errors)
     }
+
+    /// More of the lesson fixtures' flaws, each on the first seed that breaks it (seeds 1–6, faithful): explore finds the
+    /// day and shrinks it to a handful of steps that still fail the same way. `apps-only` re-blocks apps but not web
+    /// domains; `foreground-only` re-blocks only when the app comes to the front; `one-far-check` plans a single
+    /// re-check however far ahead (and a far schedule may not fire).
+    func testExploreFindsThreeMoreNaiveFlawsAndShrinksEach() throws {
+        for (flaw, seed, target) in [("apps-only", 5, "instagram.com"), ("foreground-only", 3, "TikTok"), ("one-far-check", 3, "TikTok")] {
+            let directory = TemporaryDirectory(prefix: "sbexplore")
+            let config = try naiveConfiguration(flaw: flaw, in: directory)
+            let (status, output) = try explore(["--config", config, "--days", "1", "--seed", "\(seed)", "--profile", "faithful", "--jobs", "2",
+                                                "--shrink-runs", "30", "--json"], in: directory)
+            XCTAssertEqual(status, 3, "\(flaw): \(output)")
+            let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+            let failure = try XCTUnwrap(lines.compactMap { $0["failure"] }.first, "\(flaw): \(output)")
+            let steps = try XCTUnwrap(failure["steps"]?.intValue)
+            XCTAssertLessThanOrEqual(steps, 6, "\(flaw): shrunk to a handful of steps: \(output)")
+            XCTAssertLessThan(steps, try XCTUnwrap(failure["originalSteps"]?.intValue), flaw)
+            let account = failure["account"]?.arrayValue?.first?.stringValue ?? ""
+            XCTAssertTrue(account.hasPrefix("usable-while-locked: habit-lock: \(target) was usable"), "\(flaw): \(account)")
+        }
+    }
 }

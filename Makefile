@@ -49,8 +49,8 @@ explore: build
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
 
-## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments; the lock invariant
-## holds and the stored daily usage equals the fault-free run's (FAULT_SEEDS=1,2 FAULT_DAYS=3)
+## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments, and with the broker
+## SIGKILLed at seeded steps and resumed; the lock invariant holds and nothing is lost (FAULT_SEEDS=1,2 FAULT_DAYS=3)
 FAULT_SEEDS ?= 1,2,3,4
 FAULT_DAYS ?= 3
 faults: deps

@@ -158,7 +158,7 @@ public final class Broker {
             router.close()
             self.router = nil
         }
-        if let path = settings.journalPath { journal = try Journal(path: path) }
+        if let path = settings.journalPath { journal = try Journal(path: path, appending: settings.journalAppends) }
         defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
         let signals = SignalPipe()
@@ -394,7 +394,7 @@ public final class Broker {
         }
         // What a previous broker left unacknowledged goes first, before bus.ready and anything new.
         for session in sessions where session.isCatchingUp { catchUp(session) }
-        emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) })])
+        emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) }), "startup": true])
         drainOutbox()
         let actions = readyActions
         readyActions = []

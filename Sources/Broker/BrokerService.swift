@@ -61,6 +61,9 @@ public struct BrokerBus {
     /// Whether a plugin of `role` is connected.
     public func isConnected(role: Role) -> Bool { broker.connectedRoles.contains(role) }
 
+    /// Whether `name` is a plugin the broker starts (from the configuration), not an outside client.
+    public func isSupervisedPlugin(_ name: String) -> Bool { broker.settings.plugins.contains { $0.name == name } }
+
     /// Kills a supervised plugin's process (a force-quit); the supervisor restarts it by its policy.
     public func killPlugin(named name: String, reason: String) { broker.killPlugin(named: name, reason: reason) }
 

@@ -80,14 +80,19 @@ public final class DeviceOS: BrokerService {
     private(set) var clock: DeviceClock!
     private var scenario: ScenarioPlayer?
     private var correlation: UInt64 = 0
+    /// Tools' inputs waiting for the plugins to handle them.
+    private lazy var inputs = InputConfirmations(device: self)
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request", "input.",
+        "app.", "notification.post.request", "input.", Topic.writeFailed,
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
+    /// `resuming`: the scenario goes on where a killed broker left it (`scenarioProgress(statePath:)`);
+    /// `crashAtStep`: for fault tests, the broker kills itself when that step is due.
     public init(settings: DeviceSettings, catalog: AppCatalog, statePath: String, scenario: Scenario? = nil,
+                resuming: ScenarioProgress? = nil, crashAtStep: Int? = nil,
                 logger: Logger = Logger(label: "shieldbus.device")) throws {
         self.settings = settings
         self.catalog = catalog
@@ -96,9 +101,15 @@ public final class DeviceOS: BrokerService {
         state = try DeviceStateStore(path: statePath)
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
-        if let scenario { self.scenario = ScenarioPlayer(scenario: scenario) }
+        if let scenario { self.scenario = ScenarioPlayer(scenario: scenario, resumeAt: resuming, crashAtStep: crashAtStep) }
         // Every stored value is read now, before anything starts: a bad one stops the run with its key.
         try loadParts()
+    }
+
+    /// Where the scenario played on the state in `statePath` stopped (nil: none was played there).
+    public static func scenarioProgress(statePath: String) throws -> ScenarioProgress? {
+        guard FileManager.default.fileExists(atPath: statePath) else { return nil }
+        return try DeviceStateStore(path: statePath).load(ScenarioProgress.self, key: ScenarioProgress.key)
     }
 
     public func attach(to bus: BrokerBus) {
@@ -144,6 +155,8 @@ public final class DeviceOS: BrokerService {
             notifications.handle(envelope)
         case _ where envelope.topic.hasPrefix("input.") && envelope.topic.hasSuffix(Topic.requestSuffix):
             handleInput(envelope)
+        case Topic.writeFailed:
+            inputs.writeFailed(envelope)
         default:
             break
         }
@@ -173,7 +186,9 @@ public final class DeviceOS: BrokerService {
         do {
             try state.save(value, key: key)
         } catch {
-            bus.reportStorageFailure("cannot save \(key) in \(state.path): \(error)")
+            let failure = "cannot save \(key) in \(state.path): \(error)"
+            bus.reportStorageFailure(failure)
+            inputs.noteFailure(failure)
         }
     }
 
@@ -299,7 +314,7 @@ public final class DeviceOS: BrokerService {
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
             perform(action)
-            reply(to: envelope, .success(NoValue()))
+            inputs.answerWhenHandled(envelope)
         } catch let error as DeviceError {
             reply(to: envelope, DeviceReply<NoValue>.failure(error))
         } catch {

@@ -13,18 +13,13 @@ import ScreenTime
 public struct DeviceSettings {
     public var timeZone: TimeZone
     public var fidelity: Fidelity
-    /// The app that owns the ManagedSettings stores and requests authorization: the product's main app.
-    public var companionApp: CatalogApp?
-    /// The plugin that runs as the companion app's process.
-    public var companionPluginName: String?
-    /// The only plugin allowed to remove shields (nil: any plugin of the app).
+    /// The products on the device, in the configuration's order (which also decides whose extensions draw and
+    /// answer a shield that several products' stores put up).
+    public var products: [DeviceProduct] = []
+    /// The only plugin allowed to remove shields from a store no product names an owner for (nil: any plugin).
     public var managedSettingsOwner: String?
-    /// Per store, the only plugin allowed to remove its shields (a product's `stores:`); before `managedSettingsOwner`.
-    public var storeOwners: [String: String] = [:]
     /// How the person answers the authorization request.
     public var authorization: AuthorizationPolicy = .approve
-    /// What the person picks in the FamilyActivityPicker.
-    public var selection = PickerChoice()
     /// Wall time the OS waits for the shield renderer and the action delegate before falling back.
     public var replyTimeoutMilliseconds: Int64 = 1_000
     /// Emit `clock.tick` every whole minute.
@@ -167,12 +162,13 @@ public final class DeviceOS: BrokerService {
     /// Bus time now, as a date.
     var now: Date { DeviceAPI.date(busTime: bus.now) }
 
-    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil) {
-        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline)
+    /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it.
+    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience)
     }
 
-    func emit(topic: String, body: JSONValue) {
-        bus.emit(topic: topic, body: body)
+    func emit(topic: String, body: JSONValue, audience: Set<String>? = nil) {
+        bus.emit(topic: topic, body: body, audience: audience)
     }
 
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
@@ -222,8 +218,20 @@ public final class DeviceOS: BrokerService {
         return ActivityCategory(token: tokens.category(category.id), localizedDisplayName: category.name)
     }
 
-    /// The companion app's token: exempt from `.all` category shields, as Apple exempts the owning app.
-    var companionToken: ApplicationToken? { settings.companionApp.map { tokens.application($0.bundleIdentifier) } }
+    /// The product `plugin` belongs to (on a device with one product, that product).
+    func product(of plugin: String) -> DeviceProduct? { settings.products.first { $0.includes(plugin) } }
+
+    /// The product whose companion app `app` is.
+    func product(withCompanion app: CatalogApp) -> DeviceProduct? {
+        settings.products.first { $0.companionApp?.bundleIdentifier == app.bundleIdentifier }
+    }
+
+    /// Who hears what the OS says to `plugin`'s app: its product's plugins on a device with several products (only
+    /// itself if it is none's); nil — every subscriber — on a device with one.
+    func audience(of plugin: String) -> Set<String>? {
+        guard settings.products.count > 1 else { return nil }
+        return product(of: plugin)?.plugins ?? [plugin]
+    }
 
     /// Does what the person does: a scenario step or a tool's input.
     func perform(_ action: ScenarioAction) {
@@ -251,10 +259,10 @@ public final class DeviceOS: BrokerService {
         case .crashBroker: device.crashBroker()
         case .fillActivityLimit: device.activity.fillLimit()
         case .forceQuit(let app):
-            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
+            if let product = device.product(withCompanion: app) {
                 device.screen.close(app)
-                device.lifecycle.appTerminated()
-                if let plugin = device.settings.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
+                device.lifecycle.appTerminated(product)
+                if let plugin = product.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
             } else {
                 device.screen.close(app)
             }
@@ -339,7 +347,7 @@ public final class DeviceOS: BrokerService {
 
     /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
     func restart() {
-        lifecycle.appTerminated()  // the app's timers end with its process
+        lifecycle.appTerminated(nil)  // the apps' timers end with their processes
         reload()
         emit(topic: DeviceTopic.restarted, body: [:])
         bus.restartAllPlugins(reason: "device restart")

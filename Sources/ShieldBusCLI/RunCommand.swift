@@ -279,18 +279,17 @@ struct RunPlan {
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
-        guard configuration.products.count <= 1 else {
-            // Several products judge fine (`shieldbus check`), but the device OS plays one companion app, one picker
-            // selection and one stores' owner; running two would let one product's timers and intents reach the other.
-            throw Problem(description: "\(configuration.file) declares \(configuration.products.count) products; `shieldbus run` plays one product per device so far (check their journals with `shieldbus check`)")
+        // Several products share the device: each keeps to its own plugins (one alone keeps to all of them).
+        let products = configuration.resolvedProducts
+        deviceSettings.products = products.map { declared in
+            var product = DeviceProduct(name: declared.name, plugins: products.count > 1 ? Set(declared.plugins) : nil)
+            product.companionApp = declared.companionApp.flatMap(catalog.app(named:))
+            product.companionPluginName = declared.companionPlugin
+            product.storeOwners = Dictionary(uniqueKeysWithValues: declared.stores.compactMap { store in store.owner.map { (store.name, $0) } })
+            product.selection = .init(apps: declared.selectionApps, categories: declared.selectionCategories, domains: declared.selectionDomains)
+            return product
         }
-        if let product = configuration.resolvedProducts.first {
-            deviceSettings.companionApp = product.companionApp.flatMap(catalog.app(named:))
-            deviceSettings.companionPluginName = product.companionPlugin
-            deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
-            deviceSettings.storeOwners = Dictionary(uniqueKeysWithValues: product.stores.compactMap { store in store.owner.map { (store.name, $0) } })
-            deviceSettings.selection = .init(apps: product.selectionApps, categories: product.selectionCategories, domains: product.selectionDomains)
-        }
+        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
         deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
         deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
         deviceSettings.clockTicks = configuration.device.clockTicks

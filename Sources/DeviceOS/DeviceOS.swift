@@ -123,7 +123,7 @@ public final class DeviceOS: BrokerService {
         announceClockToPlugins()
         authorization = try AuthorizationService(device: self)
         managedSettings = try ManagedSettingsService(device: self)
-        usage = UsageMeter(device: self)
+        usage = try UsageMeter(device: self)
         activity = try DeviceActivityService(device: self)
         screen = Screen(device: self)
         lifecycle = try AppLifecycle(device: self)
@@ -257,6 +257,7 @@ public final class DeviceOS: BrokerService {
         case .setClock(let setting): device.setClock(setting)
         case .setTimeZone(let identifier): device.setTimeZone(identifier)
         case .crashBroker: device.crashBroker()
+        case .fillActivityLimit: device.activity.fillLimit()
         case .forceQuit(let app):
             if let product = device.product(withCompanion: app) {
                 device.screen.close(app)

@@ -88,13 +88,32 @@ def browser():
         browser.close()
 
 
+def live_configuration(folder):
+    """The habit-lock configuration for a broker on the real clock: its notifier's reminder without quiet hours (the
+    test runs at any hour) and with a deep-link route, so that a tap in the Studio opens the app on that route."""
+    text = open(CONFIG).read()
+    edits = [
+        (re.compile(r"^scenario: .*\n", re.M), ""),
+        (re.compile(r"^name: habit-lock$", re.M), f"name: habit-lock\ncatalog: {os.path.join(ROOT, 'Config', 'catalog.yml')}"),
+        (re.compile(r"^( +)quietHours: .*\n", re.M), r"\1routes: {habits: 'habitlock://habits'}\n"),
+        (re.compile(r"^( +)interruptionLevel: passive$", re.M), r"\1interruptionLevel: passive\n\1route: habits"),
+    ]
+    for pattern, replacement in edits:
+        text, count = pattern.subn(replacement, text)
+        assert count == 1, f"{CONFIG} no longer has {pattern.pattern!r}: update live_configuration"
+    path = os.path.join(folder, "habit-lock-live.yml")
+    with open(path, "w") as file:
+        file.write(text)
+    return path
+
+
 @pytest.fixture(scope="module")
 def live():
     """A Studio, then a broker on the habit-lock configuration (real clock, no scenario, journaled) for it to follow."""
     folder = tempfile.mkdtemp(prefix="sb-studio-")
     runtime, journal = os.path.join(folder, "run"), os.path.join(folder, "journal.jsonl")
     studio, address = start_studio(["--runtime-dir", runtime])
-    broker = subprocess.Popen([SHIELDBUS, "run", "--config", CONFIG, "--no-scenario", "--quiet", "--runtime-dir", runtime,
+    broker = subprocess.Popen([SHIELDBUS, "run", "--config", live_configuration(folder), "--no-scenario", "--quiet", "--runtime-dir", runtime,
                                "--state-dir", os.path.join(folder, "state"), "--journal", journal],
                               stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
     journal_until(journal, lambda events: any(e["topic"] == "managedsettings.changed" for e in events), "the lock being set")
@@ -177,6 +196,33 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
     assert last(opened, "activity.app.opened")["body"]["application"]["localizedDisplayName"] == "Instagram"
     expect(page.get_by_test_id("groups")).to_contain_text("isCurrentlyUnlocked")
     shot(page, "4-unlocked")
+    page.close()
+
+
+def test_tap_a_notification_and_follow_its_deep_link(browser, live):
+    """The notifier's reminder (posted when the shield came up) is on the phone; a tap brings the companion app to
+    the foreground, and the app opens the notifier's pending deep-link route — once."""
+    posted = last(journal_until(live["journal"], lambda es: any(e["topic"] == "notification.posted" for e in es), "the reminder"),
+                  "notification.posted")["body"]
+    page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    banner = page.get_by_test_id("banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text(posted["title"])
+    shot(page, "7-notification")
+    banner.click()
+    expect(page.get_by_test_id("action-result")).to_have_text(f"done: notification-tap {posted['id']}")
+    expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Habit Lock")
+    expect(banner).to_be_hidden()
+    events = journal_until(live["journal"], lambda es: any(e["topic"] == "app.url.opened" for e in es), "the deep link opened")
+    tapped = last(events, "notification.tapped")
+    assert tapped["body"]["id"] == posted["id"], tapped
+    opened = [e for e in events if e["topic"] == "app.url.opened"]
+    assert [e["body"]["url"] for e in opened] == ["habitlock://habits"], opened
+    assert opened[0]["seq"] > tapped["seq"], "the route is opened after the tap"
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
     page.close()
 
 

@@ -146,7 +146,7 @@ final class StudioLogicTests: XCTestCase {
         XCTAssertEqual(journal.count, count)
         var generator = SystemRandomNumberGenerator()
         var ranges = [0..<count, 0..<0, count - 1..<count, 999..<1001, 1000..<1000 + 500]
-        for _ in 0..<40 {
+        for _ in 0..<12 {
             let lower = Int.random(in: 0..<count, using: &generator)
             ranges.append(lower..<Int.random(in: lower...min(count, lower + 700), using: &generator))
         }

@@ -36,7 +36,10 @@ function apply(model, event) {
     case "shield.shown": {
       const target = body.target || {};
       if (target.application) model.foreground = { kind: "app", name: target.application.localizedDisplayName };
-      else if (target.webDomain) model.foreground = { kind: "web", domain: target.webDomain.domain, url: "https://" + target.webDomain.domain, private: false };
+      else if (target.webDomain && !(model.foreground.kind === "web" && model.foreground.domain === target.webDomain.domain)) {
+        // A shield over the page on screen (a redraw, a lock set while reading) keeps its tab, URL and privacy.
+        model.foreground = { kind: "web", domain: target.webDomain.domain, url: "https://" + target.webDomain.domain, private: false };
+      }
       model.shield = body;
       break;
     }

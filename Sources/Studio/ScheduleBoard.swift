@@ -35,7 +35,7 @@ struct ScheduleBoard {
             return true
         case DeviceTopic.lookReply:
             // Someone (the Studio itself, at connect) looked at the phone: the OS's schedules as they are now.
-            guard let look = try? DeviceAPICoding.decode(DeviceReply<DeviceLook>.self, from: envelope.body).value else { return false }
+            guard envelope.source == "broker", let look = try? DeviceAPICoding.decode(DeviceReply<DeviceLook>.self, from: envelope.body).value else { return false }
             registrations = Dictionary(uniqueKeysWithValues: look.activities.map {
                 ($0.activity.rawValue, Registration(schedule: $0.schedule, since: $0.registeredAt))
             })

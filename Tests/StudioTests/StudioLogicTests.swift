@@ -82,7 +82,10 @@ final class StudioLogicTests: XCTestCase {
         let look = DeviceLook(activities: [MonitoredSchedule(activity: DeviceActivityName("habit-lock.daily"),
                                                              schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 7), intervalEnd: DateComponents(hour: 21), repeats: true),
                                                              registeredAt: DeviceAPI.date(busTime: now - 3_600_000))])
-        let reply = Envelope(seq: 5, time: now, topic: DeviceTopic.lookReply, source: "broker", corr: "studio-look",
+        let forged = Envelope(seq: 5, time: now, topic: DeviceTopic.lookReply, source: "impostor", corr: "studio-look",
+                              body: DeviceAPICoding.encode(DeviceReply.success(DeviceLook())))
+        XCTAssertFalse(board.apply(forged), "only the OS tells the schedules")
+        let reply = Envelope(seq: 6, time: now, topic: DeviceTopic.lookReply, source: "broker", corr: "studio-look",
                              body: DeviceAPICoding.encode(DeviceReply.success(look)))
         XCTAssertTrue(board.apply(reply))
         let schedules = try XCTUnwrap(board.snapshot(at: now).arrayValue)

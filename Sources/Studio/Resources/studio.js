@@ -63,7 +63,7 @@ function apply(model, event) {
       break;
     case "input.look.reply": {
       // A look at the phone (the Studio's own at connect) tells what is on screen and waiting, whatever came before.
-      const look = body.ok ? body.value || {} : null;
+      const look = body.ok && event.source === "broker" ? body.value || {} : null;
       if (!look) break;
       if (look.app) model.foreground = { kind: "app", name: look.app.application?.localizedDisplayName ?? "?" };
       else if (look.web) model.foreground = { kind: "web", domain: look.web.webDomain?.domain ?? "?", url: look.web.url, tab: look.web.tab, private: !!look.web.isPrivate };

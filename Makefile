@@ -39,20 +39,21 @@ soak: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
 
-## explore: generated days of each shipped product under both profiles, for a bounded budget each (EXPLORE_DAYS=1000
-## EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=2); failures are shrunk into explore-failures/
+## explore: generated days of each shipped product, and of two products on one device (two-products.yml), under both
+## profiles, for a bounded budget each (EXPLORE_DAYS=1000 EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=2); failures
+## are shrunk into explore-failures/
 EXPLORE_DAYS ?= 1000
 EXPLORE_BUDGET ?= 20m
 EXPLORE_SEED ?= 1
 EXPLORE_JOBS ?= 2
 explore: build
-	@status=0; for product in habit-lock focus-window speed-bump; do \
+	@status=0; for product in habit-lock focus-window speed-bump two-products; do \
 		$(BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
 
-## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments; the lock invariant
-## holds and the stored daily usage equals the fault-free run's (FAULT_SEEDS=1,2 FAULT_DAYS=3)
+## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments, and with the broker
+## SIGKILLed at seeded steps and resumed; the lock invariant holds and nothing is lost (FAULT_SEEDS=1,2 FAULT_DAYS=3)
 FAULT_SEEDS ?= 1,2,3,4
 FAULT_DAYS ?= 3
 faults: deps

@@ -108,7 +108,7 @@ let package = Package(
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"], path: "Tests/Fixtures/SupervisedPlugin"),

@@ -54,7 +54,7 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
             try PluginRuntime.current?.publish("app.intent.grace-pass", json: ["until": .int(busTime(until)), "tallyToday": .int(Int64(tally))])
             return true
         } catch {
-            logger?.error("cannot record the grace pass: \(error)")
+            PluginRuntime.current?.reportWriteFailure("the grace pass", error)
             return false
         }
     }
@@ -71,7 +71,7 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
             try PluginRuntime.current?.publish("app.intent.nudge", json: ["cooldownUntil": .int(busTime(until))])
             return true
         } catch {
-            logger?.error("cannot record the nudge: \(error)")
+            PluginRuntime.current?.reportWriteFailure("the nudge", error)
             return false
         }
     }

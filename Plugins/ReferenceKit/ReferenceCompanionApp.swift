@@ -141,7 +141,7 @@ open class ReferenceCompanionApp: App {
             try defaults.set(done, forKey: key)
             if done.count == options.habitsPerDay { try startUnlock() }
         } catch {
-            logger?.error("cannot record the habit: \(error)")
+            PluginRuntime.current?.reportWriteFailure("the habit '\(habit)'", error)
         }
     }
 

@@ -8,7 +8,8 @@ import UsageReports
 /// encounters, notifications, grace passes and nudges.
 ///
 /// - A span runs from `activity.app.opened` / `activity.web.visited` to the matching `closed` / `left`, or to a
-///   device restart or iOS update (which stop the OS's own usage meter too).
+///   device restart, an iOS update (which stop the OS's own usage meter too) or a broker's start-up `bus.ready`
+///   (a killed broker's screen is gone).
 /// - A pickup is an app coming to the screen from the home screen (nothing in use before it), or from under the
 ///   shield that came up when it was opened from the home screen; switching straight from one app, page, shield or
 ///   OS web view to an app is not a new pickup.
@@ -116,7 +117,9 @@ struct UsageRecorder: Codable, Equatable {
         inUse.map { Self.record($0.subject, from: $0.since, to: now) }
     }
 
-    private mutating func close(at now: Date) -> [UsageRecord] {
+    /// Ends the use in progress at `now` (also when a broker starts afresh: a killed broker's screen is gone).
+    /// Where the person comes from is kept, as across a crash the broker plays in-process.
+    mutating func close(at now: Date) -> [UsageRecord] {
         guard let span = inUse else { return [] }
         inUse = nil
         return [Self.record(span.subject, from: span.since, to: now)]

@@ -14,6 +14,10 @@ final class ReportBuilder: BusPlugin {
     private var books: (ledger: UsageLedger, store: DayStore)?
     /// Why there are no books, when opening them failed.
     private var failure: String?
+    /// Days (and the recorder) whose last write failed (a full or read-only store): written again with the next
+    /// change, so the usage is stored once space returns.
+    private var unsavedDays = Set<LocalDay>()
+    private var recorderUnsaved = false
     /// The local day of the last clock tick: when a tick falls on another day, the previous one is finished.
     private var currentDay: LocalDay?
 
@@ -32,6 +36,11 @@ final class ReportBuilder: BusPlugin {
 
     override func didStart() {
         openBooks()
+        // The broker's start-up bus.ready (not one for this plugin alone): the device runs afresh, and after a crash
+        // what was on screen is gone, so the use in progress ends here, as the lock invariant reads a crash.
+        if let runtime = PluginRuntime.current, runtime.currentEvent?.bodyValue["startup"]?.boolValue == true {
+            record { $0.close(at: runtime.now) }
+        }
     }
 
     override func handle(_ envelope: Envelope) {
@@ -82,7 +91,8 @@ final class ReportBuilder: BusPlugin {
     /// Adds records to the ledger and writes the days they changed (and the recorder, when it changed).
     private func ingest(_ records: [UsageRecord], recorderChanged: Bool) {
         guard books != nil, !records.isEmpty || recorderChanged else { return }
-        var touched = Set<LocalDay>()
+        var touched = unsavedDays
+        let saveRecorder = recorderChanged || recorderUnsaved
         for record in records {
             do {
                 touched.formUnion(try books!.ledger.ingest(record))
@@ -91,9 +101,13 @@ final class ReportBuilder: BusPlugin {
             }
         }
         do {
-            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) }, recorder: recorderChanged ? recorder : nil)
+            try books!.store.save(touched.sorted().compactMap { books!.ledger.usage(on: $0) }, recorder: saveRecorder ? recorder : nil)
+            unsavedDays = []
+            recorderUnsaved = false
         } catch {
-            PluginRuntime.current?.logger.error("could not store the usage of \(touched.sorted()): \(error)")
+            unsavedDays = touched
+            recorderUnsaved = saveRecorder
+            PluginRuntime.current?.reportWriteFailure("the usage of \(touched.sorted()) (kept in memory, written with the next change)", error)
         }
     }
 

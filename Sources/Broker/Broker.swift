@@ -92,6 +92,8 @@ public final class Broker {
         var corr: String?
         var deadline: BusTime?
         var requester: [UInt8]?
+        /// The plugins an OS event is for (one product's, on a device with several); nil: every subscriber.
+        var audience: Set<String>? = nil
     }
 
     public init(settings: BrokerSettings, clock: BusClock = BusClock(mode: .real), logger: Logger = Logger(label: "shieldbus.broker")) {
@@ -158,7 +160,7 @@ public final class Broker {
             router.close()
             self.router = nil
         }
-        if let path = settings.journalPath { journal = try Journal(path: path) }
+        if let path = settings.journalPath { journal = try Journal(path: path, appending: settings.journalAppends) }
         defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
         let signals = SignalPipe()
@@ -394,7 +396,7 @@ public final class Broker {
         }
         // What a previous broker left unacknowledged goes first, before bus.ready and anything new.
         for session in sessions where session.isCatchingUp { catchUp(session) }
-        emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) })])
+        emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) }), "startup": true])
         drainOutbox()
         let actions = readyActions
         readyActions = []
@@ -591,17 +593,19 @@ public final class Broker {
         return nil
     }
 
-    /// Who answers a request on `topic`: the holder of the role the OS addresses it to, the OS for the device
-    /// API, anyone for requests in a plugin's own namespace.
-    private func answerer(ofRequest topic: String) -> Answerer {
-        if let role = Topic.answeringRole(forRequest: topic) { return holder(of: role).map(Answerer.session) ?? .nobody(role) }
+    /// Who answers a request on `topic`: the holder of the role the OS addresses it to (among `audience`, the
+    /// plugins of the product it is for), the OS for the device API, anyone for requests in a plugin's own namespace.
+    private func answerer(ofRequest topic: String, among audience: Set<String>?) -> Answerer {
+        if let role = Topic.answeringRole(forRequest: topic) { return holder(of: role, among: audience).map(Answerer.session) ?? .nobody(role) }
         if Topic.isAnsweredBySystem(topic) { return .system }
         return .anyone
     }
 
     /// The name of the client holding `role`: the configured plugin, else a connected outside client granted it.
-    private func holder(of role: Role) -> String? {
-        supervisor.plugins.first { $0.spec.role == role }?.spec.name ?? sessions.first { $0.role == role }?.name
+    private func holder(of role: Role, among audience: Set<String>?) -> String? {
+        let candidate = { (name: String) in audience?.contains(name) ?? true }
+        return supervisor.plugins.first { $0.spec.role == role && candidate($0.spec.name) }?.spec.name
+            ?? sessions.first { $0.role == role && candidate($0.name) }?.name
     }
 
     private func welcome(_ identity: [UInt8], _ hello: Hello) {
@@ -731,13 +735,13 @@ public final class Broker {
     // MARK: Sequencing and delivery
 
     /// Queues an event from the broker itself (or a service) for sequencing.
-    func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
-        emit(topic: topic, bodyJSON: body.jsonBytes, source: source, corr: corr, deadline: deadline)
+    func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        emit(topic: topic, bodyJSON: body.jsonBytes, source: source, corr: corr, deadline: deadline, audience: audience)
     }
 
     /// Queues an event whose body is already compact JSON (an object).
-    func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
-        outbox.append(PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil))
+    func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        outbox.append(PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil, audience: audience))
     }
 
     /// Sequences queued events in order; events emitted while doing so join the end of the queue.
@@ -892,7 +896,7 @@ public final class Broker {
         var addressee: String?
         if let corr = event.corr {
             if event.topic.hasSuffix(Topic.requestSuffix), event.requester != nil || Topic.answeringRole(forRequest: event.topic) != nil {
-                let answerer = answerer(ofRequest: event.topic)
+                let answerer = answerer(ofRequest: event.topic, among: event.audience)
                 pendingRequests[corr] = PendingRequest(requester: event.requester, replyTopic: Topic.reply(to: event.topic), answerer: answerer)
                 switch answerer {
                 case .session(let name): addressee = name
@@ -909,7 +913,8 @@ public final class Broker {
         var shared: SharedFrame?
         // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
         var recipients = sessions.filter { session in
-            (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap))
+            (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
+                && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
                 || (requester != nil && session.identity == requester!)
         }
         if serialDispatch { recipients.sort { $0.name < $1.name } }
@@ -931,7 +936,7 @@ public final class Broker {
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
-            && (addressee == nil || name == addressee) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+            && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = SharedFrame(json) }
             keep(envelope.seq, json, shared!, for: name)
         }
@@ -993,6 +998,11 @@ public final class Broker {
 
     /// Roles with at least one connected session.
     var connectedRoles: Set<Role> { Set(sessions.map(\.role)) }
+
+    /// Whether one of `names` is connected in `role`.
+    func isConnected(role: Role, among names: Set<String>) -> Bool {
+        names.contains { sessionsByName[$0]?.role == role }
+    }
 
     func killPlugin(named name: String, reason: String) {
         supervisor.killUnresponsive(name: name, reason: reason)

@@ -22,14 +22,15 @@ extension BrokerService {
 public struct BrokerBus {
     unowned let broker: Broker
 
-    /// Emits an event from `source` (default "broker").
-    public func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
-        broker.emit(topic: topic, body: body, source: source, corr: corr, deadline: deadline)
+    /// Emits an event from `source` (default "broker"). With an `audience` (one product's plugins), only those
+    /// plugins and taps receive it, and a request addressed to a role goes to that role's holder among them.
+    public func emit(topic: String, body: JSONValue, source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        broker.emit(topic: topic, body: body, source: source, corr: corr, deadline: deadline, audience: audience)
     }
 
     /// Emits an event whose body is already compact JSON (one object).
-    public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil) {
-        broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline)
+    public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline, audience: audience)
     }
 
     /// Bus time now.
@@ -58,8 +59,14 @@ public struct BrokerBus {
     /// Runs `action` once everything delivered so far has been handled.
     public func whenQuiet(_ action: @escaping () -> Void) { broker.whenQuiet(action) }
 
-    /// Whether a plugin of `role` is connected.
-    public func isConnected(role: Role) -> Bool { broker.connectedRoles.contains(role) }
+    /// Whether a plugin of `role` is connected (among `audience`, one product's plugins, when given).
+    public func isConnected(role: Role, among audience: Set<String>? = nil) -> Bool {
+        guard let audience else { return broker.connectedRoles.contains(role) }
+        return broker.isConnected(role: role, among: audience)
+    }
+
+    /// Whether `name` is a plugin the broker starts (from the configuration), not an outside client.
+    public func isSupervisedPlugin(_ name: String) -> Bool { broker.settings.plugins.contains { $0.name == name } }
 
     /// Kills a supervised plugin's process (a force-quit); the supervisor restarts it by its policy.
     public func killPlugin(named name: String, reason: String) { broker.killPlugin(named: name, reason: reason) }

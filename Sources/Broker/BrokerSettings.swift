@@ -27,6 +27,8 @@ public struct BrokerSettings: Sendable {
     public var deliveryLogLimit: Int = 100_000
     /// Where to write the journal of every event (JSON Lines), if anywhere.
     public var journalPath: String?
+    /// Append to the journal instead of starting it afresh (a resumed scenario, `shieldbus run --resume`).
+    public var journalAppends = false
     /// The plugins to start and supervise.
     public var plugins: [PluginSpec] = []
     /// Facts handed to every plugin in its welcome (time zone, profile, …).

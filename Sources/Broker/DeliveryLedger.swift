@@ -31,7 +31,7 @@ final class DeliveryLedger {
     /// The most events kept per plugin.
     let limit: Int
     let store: DeliveryStore?
-    private var entries: [String: [Entry]] = [:]
+    private var entries: [String: PendingEvents] = [:]
     /// Plugins whose ledger is full, so the overflow is reported once per episode, not once per event.
     private var overflowing = Set<String>()
     /// Changes not yet written to the store.
@@ -51,10 +51,9 @@ final class DeliveryLedger {
 
     /// Loads what a previous broker left unacknowledged; nothing of it counts as delivered.
     func restore(_ stored: [(plugin: String, seq: UInt64, json: [UInt8])]) {
-        for item in stored {
-            entries[item.plugin, default: []].append(Entry(seq: item.seq, json: item.json, frame: SharedFrame(item.json), delivered: false))
+        for item in stored.sorted(by: { $0.seq < $1.seq }) {
+            entries[item.plugin, default: PendingEvents()].append(Entry(seq: item.seq, json: item.json, frame: SharedFrame(item.json), delivered: false))
         }
-        for plugin in entries.keys { entries[plugin]!.sort { $0.seq < $1.seq } }
     }
 
     /// Keeps `seq` for `plugin` until it acknowledges it. Returns the overflow when the ledger is full — the first
@@ -64,40 +63,21 @@ final class DeliveryLedger {
         if count >= limit {
             return overflowing.insert(plugin).inserted ? .full(plugin: plugin, limit: limit) : nil
         }
-        entries[plugin, default: []].append(Entry(seq: seq, json: json, frame: frame, delivered: false))
+        entries[plugin, default: PendingEvents()].append(Entry(seq: seq, json: json, frame: frame, delivered: false))
         if store != nil { unsavedInserts[DeliveryStore.Key(plugin: plugin, seq: seq)] = json }
         return nil
     }
 
     /// Marks `seq` as handed to the plugin's current process.
     func markDelivered(seq: UInt64, to plugin: String) {
-        guard let list = entries[plugin] else { return }
-        let index = Self.firstIndex(in: list, after: seq &- 1)
-        if index < list.count, list[index].seq == seq { entries[plugin]![index].delivered = true }
+        entries[plugin]?.markDelivered(seq: seq)
     }
 
     /// The plugin's process handled every event delivered to it with a sequence number up to `seq`.
     func acknowledge(upTo seq: UInt64, by plugin: String) {
-        guard let list = entries[plugin] else { return }
-        // Entries are in sequence order: only the prefix up to `seq` is affected.
-        let end = Self.firstIndex(in: list, after: seq)
-        guard list[..<end].contains(where: \.delivered) else { return }
-        var kept = list[..<end].filter { !$0.delivered }
-        for entry in list[..<end] where entry.delivered { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
-        kept.append(contentsOf: list[end...])
-        entries[plugin] = kept
-        if kept.count < limit { overflowing.remove(plugin) }
-    }
-
-    /// The index of the first entry with a sequence number above `seq` (binary search: entries are in order).
-    private static func firstIndex(in list: [Entry], after seq: UInt64) -> Int {
-        var low = 0
-        var high = list.count
-        while low < high {
-            let middle = (low + high) / 2
-            if list[middle].seq <= seq { low = middle + 1 } else { high = middle }
-        }
-        return low
+        guard entries[plugin] != nil else { return }
+        for removed in entries[plugin]!.removeDelivered(upTo: seq) { forget(DeliveryStore.Key(plugin: plugin, seq: removed)) }
+        if entries[plugin]!.count < limit { overflowing.remove(plugin) }
     }
 
     private func forget(_ key: DeliveryStore.Key) {
@@ -109,23 +89,15 @@ final class DeliveryLedger {
     /// an event in hand when two processes crashed (ended without `bye`), which is returned, abandoned.
     /// (A short-lived extension says `bye` after its callback without acknowledging it: no crash.)
     func processEnded(_ plugin: String, crashed: Bool) -> Entry? {
-        guard var list = entries[plugin] else { return nil }
-        var abandoned: Entry?
-        if crashed, let inHand = list.firstIndex(where: \.delivered) {
-            list[inHand].endings += 1
-            if list[inHand].endings >= Self.endingsBeforeAbandoning {
-                abandoned = list.remove(at: inHand)
-                forget(DeliveryStore.Key(plugin: plugin, seq: abandoned!.seq))
-            }
-        }
-        for index in list.indices { list[index].delivered = false }
-        entries[plugin] = list
+        guard entries[plugin] != nil else { return nil }
+        let abandoned = entries[plugin]!.processEnded(crashed: crashed, endingsBeforeAbandoning: Self.endingsBeforeAbandoning)
+        if let abandoned { forget(DeliveryStore.Key(plugin: plugin, seq: abandoned.seq)) }
         return abandoned
     }
 
     /// What the plugin's current process has not been given yet, in sequence order.
     func undelivered(of plugin: String) -> [Entry] {
-        (entries[plugin] ?? []).filter { !$0.delivered }
+        entries[plugin]?.undelivered ?? []
     }
 
     /// Events kept for `plugin` (delivered or not).
@@ -133,7 +105,7 @@ final class DeliveryLedger {
 
     /// Drops everything kept for a plugin that will not come back (it failed).
     func discard(_ plugin: String) {
-        for entry in entries.removeValue(forKey: plugin) ?? [] { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
+        for entry in entries.removeValue(forKey: plugin)?.all ?? [] { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
         overflowing.remove(plugin)
     }
 
@@ -155,5 +127,91 @@ final class DeliveryLedger {
         lastDeletionSave = wallNow
         seqReserved = seqs
         timeReserved = time
+    }
+}
+
+/// One plugin's kept events in sequence order, as a queue: acknowledging removes from the front in time
+/// proportional to what it removes, never copying what stays (a plugin may have thousands kept while it
+/// acknowledges one at a time). A removed event leaves a hole that keeps its sequence number (so the binary
+/// search stays valid) until the front passes it; the storage is compacted when the holes in front make up half
+/// of it, so each event is moved at most once on average.
+struct PendingEvents {
+    private struct Slot {
+        let seq: UInt64
+        /// `nil`: removed.
+        var entry: DeliveryLedger.Entry?
+    }
+
+    private var slots: [Slot] = []
+    /// Slots before `head` are all removed.
+    private var head = 0
+    /// Events kept (slots that are not holes).
+    private(set) var count = 0
+
+    mutating func append(_ entry: DeliveryLedger.Entry) {
+        slots.append(Slot(seq: entry.seq, entry: entry))
+        count += 1
+    }
+
+    mutating func markDelivered(seq: UInt64) {
+        let index = firstIndex(after: seq &- 1)
+        if index < slots.count, slots[index].seq == seq, slots[index].entry != nil { slots[index].entry!.delivered = true }
+    }
+
+    /// Removes the delivered events with a sequence number up to `seq`; returns their sequence numbers. Events
+    /// up to `seq` not yet delivered (waiting for their turn) stay.
+    mutating func removeDelivered(upTo seq: UInt64) -> [UInt64] {
+        let end = firstIndex(after: seq)
+        var removed: [UInt64] = []
+        for index in head..<max(head, end) where slots[index].entry?.delivered == true {
+            removed.append(slots[index].seq)
+            slots[index].entry = nil
+        }
+        count -= removed.count
+        advanceHead()
+        return removed
+    }
+
+    /// The process ended: nothing counts as delivered any more. An event in hand (the oldest delivered) when a
+    /// process crashed counts an ending; at `endingsBeforeAbandoning` it is removed and returned.
+    mutating func processEnded(crashed: Bool, endingsBeforeAbandoning: Int) -> DeliveryLedger.Entry? {
+        var abandoned: DeliveryLedger.Entry?
+        if crashed, let inHand = (head..<slots.count).first(where: { slots[$0].entry?.delivered == true }) {
+            slots[inHand].entry!.endings += 1
+            if slots[inHand].entry!.endings >= endingsBeforeAbandoning {
+                abandoned = slots[inHand].entry
+                slots[inHand].entry = nil
+                count -= 1
+            }
+        }
+        for index in head..<slots.count where slots[index].entry != nil { slots[index].entry!.delivered = false }
+        advanceHead()
+        return abandoned
+    }
+
+    var all: [DeliveryLedger.Entry] { slots[head...].compactMap(\.entry) }
+
+    var undelivered: [DeliveryLedger.Entry] { all.filter { !$0.delivered } }
+
+    private mutating func advanceHead() {
+        while head < slots.count, slots[head].entry == nil { head += 1 }
+        if head == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= slots.count {
+            slots.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The index of the first slot from `head` with a sequence number above `seq` (binary search: slots are in order).
+    private func firstIndex(after seq: UInt64) -> Int {
+        var low = head
+        var high = slots.count
+        while low < high {
+            let middle = (low + high) / 2
+            if slots[middle].seq <= seq { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }

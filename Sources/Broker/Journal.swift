@@ -9,13 +9,21 @@ final class Journal {
     private var buffer: [UInt8] = []
     let path: String
 
-    init(path: String) throws {
+    /// `appending`: goes on after what is there (a resumed run); otherwise starts the file afresh.
+    init(path: String, appending: Bool = false) throws {
         self.path = path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        if !appending || !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else {
             throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
         }
-        try handle.truncate(atOffset: 0)
+        if appending {
+            // A line torn by the SIGKILL that ended the last run is cut off, so appended lines stay whole.
+            let written = try Data(contentsOf: URL(fileURLWithPath: path))
+            try handle.truncate(atOffset: UInt64(written.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0))
+            try handle.seekToEnd()
+        } else {
+            try handle.truncate(atOffset: 0)
+        }
         fchmod(handle.fileDescriptor, 0o600)  // the person's whole day: its owner's alone, even if an older file was wider
         self.handle = handle
         buffer.reserveCapacity(1 << 16)

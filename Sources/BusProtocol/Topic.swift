@@ -24,6 +24,10 @@ public enum Topic {
 
     static let systemOnlyPrefixBytes: [[UInt8]] = systemOnlyPrefixes.map { Array($0.utf8) }
 
+    /// A plugin could not record what an event asked for (a full or read-only App-Group store); the device reports
+    /// it (protocol.md § 10).
+    public static let writeFailed = "state.write-failed"
+
     /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
     public static let inputNamespace = "input"
 

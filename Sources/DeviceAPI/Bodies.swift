@@ -293,6 +293,13 @@ public struct HabitCompleted: Codable, Hashable {
     public init(habit: String) { self.habit = habit }
 }
 
+/// The reply to a tool's input (`input.<action>.reply`): whether the plugins had handled what it caused when the
+/// device answered (false: still busy after a few seconds; a failure to record it is an error reply instead).
+public struct InputOutcome: Codable, Hashable {
+    public var handled: Bool
+    public init(handled: Bool) { self.handled = handled }
+}
+
 /// An empty reply value.
 public struct NoValue: Codable, Hashable {
     public init() {}

@@ -2,9 +2,10 @@ import BusProtocol
 import DeviceAPI
 import Foundation
 
-/// The companion app's life as iOS runs it: foreground and background, its timers (which stop while it is
-/// suspended under the ios-realistic profile), its async tasks' suspension points, and opening URLs —
-/// which an app can do and an extension cannot.
+/// The companion apps' life as iOS runs it: foreground and background, their timers (which stop while the app is
+/// suspended under the ios-realistic profile), their async tasks' suspension points, and opening URLs —
+/// which an app can do and an extension cannot. Each product's app has its own: its timers, lifecycle events and
+/// resumed tasks reach only that product's plugins.
 ///
 /// The timers are kept in the device's store: a broker crash is not the app's end, so a restarted broker
 /// fires them at their time. A force-quit or a device restart ends them, as on iOS.
@@ -13,6 +14,13 @@ final class AppLifecycle {
         let request: AppTimerRequest
         let requester: String
         var timer: UInt64?
+    }
+
+    /// A timer is the requesting app's: two products' apps may both name one `unlock-expiry`.
+    private struct TimerKey: Hashable, Comparable {
+        let requester: String
+        let id: String
+        static func < (a: TimerKey, b: TimerKey) -> Bool { (a.requester, a.id) < (b.requester, b.id) }
     }
 
     /// A timer as stored: what the app asked for, and who asked.
@@ -24,27 +32,31 @@ final class AppLifecycle {
     private static let storeKey = "app.timers"
 
     private unowned let device: DeviceOS
-    private(set) var isForeground = false
-    private var timers: [String: PendingTimer] = [:]
-    /// Suspension points of async tasks waiting for the app to come back.
+    /// The product whose companion app is in the foreground, if one is.
+    private var foregroundProduct: String?
+    private var timers: [TimerKey: PendingTimer] = [:]
+    /// Suspension points of async tasks waiting for their app to come back.
     private var heldResumptions: [Envelope] = []
 
     /// Takes over the timers a previous broker left; `resumeTimers()` arms them once the bus is ready.
     init(device: DeviceOS) throws {
         self.device = device
         for stored in try device.state.load([StoredTimer].self, key: Self.storeKey) ?? [] {
-            timers[stored.request.id] = PendingTimer(request: stored.request, requester: stored.requester, timer: nil)
+            timers[TimerKey(requester: stored.requester, id: stored.request.id)] = PendingTimer(request: stored.request, requester: stored.requester, timer: nil)
         }
     }
 
-    /// Arms the timers taken over from a previous broker (at once if overdue), unless a suspended app holds them.
-    func resumeTimers() {
-        guard isForeground || !suspendsInBackground else { return }
-        armWaitingTimers()
+    /// Whether `plugin`'s app is in the foreground.
+    private func isForeground(_ plugin: String) -> Bool {
+        foregroundProduct != nil && device.product(of: plugin)?.name == foregroundProduct
     }
 
-    private func armWaitingTimers() {
-        for id in timers.keys.sorted() where timers[id]!.timer == nil { arm(id) }
+    /// Whether `plugin`'s timers and tasks run now: its app is in front, or apps are not suspended in the background.
+    private func runs(_ plugin: String) -> Bool { isForeground(plugin) || !suspendsInBackground }
+
+    /// Arms the timers taken over from a previous broker (at once if overdue), unless a suspended app holds them.
+    func resumeTimers() {
+        for key in timers.keys.sorted() where timers[key]!.timer == nil && runs(key.requester) { arm(key) }
     }
 
     private func saveTimers() {
@@ -54,34 +66,37 @@ final class AppLifecycle {
 
     private var suspendsInBackground: Bool { device.settings.fidelity.has(.suspendedBackgroundApps) }
 
-    func enterForeground(reason: String) {
-        guard !isForeground else { return }
-        isForeground = true
-        device.emit(topic: DeviceTopic.willEnterForeground, body: ["reason": .string(reason)])
+    func enterForeground(_ product: DeviceProduct, reason: String) {
+        guard foregroundProduct != product.name else { return }
+        foregroundProduct = product.name
+        device.emit(topic: DeviceTopic.willEnterForeground, body: ["reason": .string(reason)], audience: product.plugins)
         // A resumed app's overdue timers fire now, late; its suspended tasks continue.
-        armWaitingTimers()
-        let held = heldResumptions
-        heldResumptions = []
+        for key in timers.keys.sorted() where timers[key]!.timer == nil && product.includes(key.requester) { arm(key) }
+        let held = heldResumptions.filter { product.includes($0.source) }
+        heldResumptions.removeAll { product.includes($0.source) }
         for request in held { device.reply(to: request, .success(NoValue())) }
     }
 
-    /// The app's process ended (force-quit): its timers and suspended tasks end with it.
-    func appTerminated() {
-        for pending in timers.values { if let timer = pending.timer { device.bus.cancel(timer) } }
-        timers = [:]
+    /// An app's process ended (force-quit; nil: every app, a device restart): its timers and suspended tasks end with it.
+    func appTerminated(_ product: DeviceProduct?) {
+        let ends = { (plugin: String) in product?.includes(plugin) ?? true }
+        for (key, pending) in timers where ends(key.requester) {
+            if let timer = pending.timer { device.bus.cancel(timer) }
+            timers[key] = nil
+        }
         saveTimers()
-        heldResumptions = []
-        isForeground = false
+        heldResumptions.removeAll { ends($0.source) }
+        if product == nil || foregroundProduct == product?.name { foregroundProduct = nil }
     }
 
-    func enterBackground() {
-        guard isForeground else { return }
-        isForeground = false
-        device.emit(topic: DeviceTopic.didEnterBackground, body: [:])
+    func enterBackground(_ product: DeviceProduct) {
+        guard foregroundProduct == product.name else { return }
+        foregroundProduct = nil
+        device.emit(topic: DeviceTopic.didEnterBackground, body: [:], audience: product.plugins)
         guard suspendsInBackground else { return }
-        for id in timers.keys.sorted() {
-            if let timer = timers[id]?.timer { device.bus.cancel(timer) }
-            timers[id]?.timer = nil
+        for key in timers.keys.sorted() where product.includes(key.requester) {
+            if let timer = timers[key]?.timer { device.bus.cancel(timer) }
+            timers[key]?.timer = nil
         }
     }
 
@@ -89,24 +104,25 @@ final class AppLifecycle {
         switch envelope.topic {
         case DeviceTopic.timerRequest:
             guard let request = device.decode(AppTimerRequest.self, from: envelope) else { return }
-            if let old = timers[request.id]?.timer { device.bus.cancel(old) }
-            timers[request.id] = PendingTimer(request: request, requester: envelope.source, timer: nil)
+            let key = TimerKey(requester: envelope.source, id: request.id)
+            if let old = timers[key]?.timer { device.bus.cancel(old) }
+            timers[key] = PendingTimer(request: request, requester: envelope.source, timer: nil)
             saveTimers()
-            if isForeground || !suspendsInBackground { arm(request.id) }
+            if runs(envelope.source) { arm(key) }
             device.reply(to: envelope, .success(NoValue()))
         case "app.yield.request":
             // An async task's suspension point: it continues at once, unless the app is suspended.
-            if isForeground || !device.settings.fidelity.has(.suspendedAsyncTasks) {
+            if isForeground(envelope.source) || !device.settings.fidelity.has(.suspendedAsyncTasks) {
                 device.reply(to: envelope, .success(NoValue()))
             } else {
                 heldResumptions.append(envelope)
             }
         case DeviceTopic.openURLRequest:
             guard let request = device.decode(OpenURL.self, from: envelope) else { return }
-            if envelope.source != device.settings.companionPluginName {
+            if device.product(of: envelope.source)?.companionPluginName != envelope.source {
                 device.fail(envelope, code: "unavailable-in-extensions",
                             "UIApplication.shared.open is unavailable in app extensions (\(envelope.source) is one); write a pending route to the App-Group store and let the app open it when it comes to the foreground")
-            } else if !isForeground {
+            } else if !isForeground(envelope.source) {
                 device.fail(envelope, code: "not-foreground", "the app can open URLs only while it is in the foreground")
             } else {
                 device.emit(DeviceTopic.urlOpened, request)
@@ -117,14 +133,14 @@ final class AppLifecycle {
         }
     }
 
-    private func arm(_ id: String) {
-        guard let pending = timers[id] else { return }
+    private func arm(_ key: TimerKey) {
+        guard let pending = timers[key] else { return }
         let fireAt = max(busTime(pending.request.fireAt), device.bus.now)
-        timers[id]?.timer = device.bus.schedule(at: fireAt) { [weak self] in
-            guard let self, timers[id] != nil else { return }
-            timers[id] = nil
+        timers[key]?.timer = device.bus.schedule(at: fireAt) { [weak self] in
+            guard let self, timers[key] != nil else { return }
+            timers[key] = nil
             saveTimers()
-            device.emit(DeviceTopic.timerFired, AppTimerFired(id: id, scheduledFor: pending.request.fireAt))
+            device.emit(DeviceTopic.timerFired, AppTimerFired(id: key.id, scheduledFor: pending.request.fireAt), audience: device.audience(of: key.requester))
         }
     }
 }

@@ -3,69 +3,87 @@ import DeviceAPI
 import Foundation
 import ScreenTime
 
-/// FamilyControls: the app's authorization status and the FamilyActivityPicker.
+/// FamilyControls: each app's authorization status and the FamilyActivityPicker.
 ///
 /// The status is asked for by the companion app, answered by the configuration, a scenario step or
-/// `shieldbus authorize`, and persisted. Revoking it removes the app's shields and schedules.
+/// `shieldbus authorize`, and persisted. Revoking it removes the app's shields and schedules. On a device with
+/// several products each app has its own status: its request answers for it alone (the person's answer in a
+/// scenario step or `shieldbus authorize`, which names no app, answers for every app).
 final class AuthorizationService {
     private unowned let device: DeviceOS
-    private(set) var status: AuthorizationStatus
+    /// Per product (by name), its app's status.
+    private var statuses: [String: AuthorizationStatus] = [:]
     /// Requests waiting for the person's answer (policy `ask`).
     private var waiting: [Envelope] = []
 
     init(device: DeviceOS) throws {
         self.device = device
-        status = try device.state.load(AuthorizationStatus.self, key: "authorization.status") ?? .notDetermined
+        for product in device.settings.products {
+            statuses[product.name] = try device.state.load(AuthorizationStatus.self, key: Self.key(of: product, on: device)) ?? .notDetermined
+        }
     }
 
-    var isApproved: Bool { status == .approved }
+    /// Where a product's status is kept (one product: the key of a device with one app).
+    private static func key(of product: DeviceProduct, on device: DeviceOS) -> String {
+        device.settings.products.count > 1 ? "authorization.status.\(product.name)" : "authorization.status"
+    }
+
+    /// The status of `plugin`'s app; for a client of no product (a tool), approved once any app is.
+    func status(of plugin: String) -> AuthorizationStatus {
+        if let product = device.product(of: plugin) { return statuses[product.name] ?? .notDetermined }
+        return statuses.values.contains(.approved) ? .approved : statuses.values.first ?? .notDetermined
+    }
 
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.authorizationRequest:
             guard device.decode(AuthorizationRequest.self, from: envelope) != nil else { return }
-            if status != .notDetermined {
-                device.reply(to: envelope, .success(AuthorizationState(status: status)))
+            guard let product = device.product(of: envelope.source), statuses[product.name] == .notDetermined else {
+                device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
                 return
             }
             switch device.settings.authorization {
-            case .approve: answer(.approved)
-            case .deny: answer(.denied)
+            case .approve: setStatus(.approved, of: product)
+            case .deny: setStatus(.denied, of: product)
             case .ask: break
             }
-            if status == .notDetermined { waiting.append(envelope) } else { device.reply(to: envelope, .success(AuthorizationState(status: status))) }
+            if statuses[product.name] == .notDetermined {
+                waiting.append(envelope)
+            } else {
+                device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
+            }
         case DeviceTopic.pickerRequest:
-            device.reply(to: envelope, .success(PickerResult(selection: pickedSelection())))
+            device.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
         default:
             break
         }
     }
 
-    /// The person answers the authorization prompt.
+    /// The person answers the authorization prompt (for every app).
     func answer(_ newStatus: AuthorizationStatus) {
-        setStatus(newStatus)
+        for product in device.settings.products { setStatus(newStatus, of: product) }
         let pending = waiting
         waiting = []
-        for request in pending { device.reply(to: request, .success(AuthorizationState(status: status))) }
+        for request in pending { device.reply(to: request, .success(AuthorizationState(status: status(of: request.source)))) }
     }
 
-    /// Authorization revoked in Settings: the app's shields and schedules go with it.
+    /// Authorization revoked in Settings (for every app): their shields and schedules go with it.
     func revoke() {
-        setStatus(.denied)
+        for product in device.settings.products { setStatus(.denied, of: product) }
         device.managedSettings.clearAll(reason: "authorization revoked")
         device.activity.stopAll(reason: "authorization revoked")
     }
 
-    private func setStatus(_ newStatus: AuthorizationStatus) {
-        guard newStatus != status else { return }
-        status = newStatus
-        device.save(status, key: "authorization.status")
-        device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status))
+    private func setStatus(_ newStatus: AuthorizationStatus, of product: DeviceProduct) {
+        guard newStatus != statuses[product.name] else { return }
+        statuses[product.name] = newStatus
+        device.save(newStatus, key: Self.key(of: product, on: device))
+        device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: newStatus), audience: product.plugins)
     }
 
-    /// The tokens for what the person picked, in the current token epoch.
-    func pickedSelection() -> FamilyActivitySelection {
-        let choice = device.settings.selection
+    /// The tokens for what the person picked in `requester`'s app, in the current token epoch.
+    private func pickedSelection(by requester: String) -> FamilyActivitySelection {
+        let choice = device.product(of: requester)?.selection ?? DeviceSettings.PickerChoice()
         var selection = FamilyActivitySelection()
         for name in choice.apps {
             if let app = device.catalog.app(named: name) { selection.applicationTokens.insert(device.tokens.application(app.bundleIdentifier)) }

@@ -6,7 +6,8 @@ import ScreenTime
 /// DeviceActivity: the monitored activities, their schedules and events, and the monitor's callbacks.
 ///
 /// Schedules persist across restarts. Callbacks go out as `deviceactivity.*` events at their instants —
-/// unless the ios-realistic quirks make them late, early, rounded to the minute, or lost.
+/// unless the ios-realistic quirks make them late, early, rounded to the minute, or lost. On a device with several
+/// products, each app's activities are its own: its plugins list, stop and hear only those, 20 at most.
 final class DeviceActivityService {
     /// A monitored activity as persisted.
     struct Registration: Codable {
@@ -16,6 +17,8 @@ final class DeviceActivityService {
         var registeredAt: Date
         /// The start of the interval whose `intervalDidStart` was delivered and whose end is still ahead.
         var startedInterval: Date?
+        /// The product whose app registered it (nil on a device with one product).
+        var product: String?
     }
 
     private final class Monitor {
@@ -60,11 +63,16 @@ final class DeviceActivityService {
     // MARK: Requests
 
     func handle(_ envelope: Envelope) {
+        let product = owner(of: envelope.source)
+        let own = activityNames.filter { monitors[$0]!.registration.product == product }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
             guard let request = device.decode(StartMonitoring.self, from: envelope) else { return }
+            if let other = monitors[request.activity]?.registration.product, other != product {
+                return device.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
+            }
             do {
-                try startMonitoring(request)
+                try startMonitoring(request, by: envelope.source)
                 device.reply(to: envelope, .success(NoValue()))
             } catch let error as DeviceActivityMonitoringError {
                 device.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
@@ -73,13 +81,14 @@ final class DeviceActivityService {
             }
         case DeviceTopic.stopMonitoringRequest:
             guard let request = device.decode(StopMonitoring.self, from: envelope) else { return }
-            stopMonitoring(request.activities.isEmpty ? activityNames : request.activities)
+            stopMonitoring(request.activities.isEmpty ? own : request.activities.filter(own.contains))
             device.reply(to: envelope, .success(NoValue()))
         case DeviceTopic.activitiesRequest:
-            device.reply(to: envelope, .success(MonitoredActivities(activities: activityNames)))
+            device.reply(to: envelope, .success(MonitoredActivities(activities: own)))
         case DeviceTopic.eventsRequest:
             guard let request = device.decode(MonitoredEvents.self, from: envelope) else { return }
-            device.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: monitors[request.activity]?.registration.events ?? [:])))
+            let events = own.contains(request.activity) ? monitors[request.activity]?.registration.events : nil
+            device.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: events ?? [:])))
         default:
             break
         }
@@ -95,12 +104,20 @@ final class DeviceActivityService {
         }
     }
 
-    func startMonitoring(_ request: StartMonitoring) throws {
+    /// The product whose activities `plugin` sees (nil on a device with one product: every activity).
+    private func owner(of plugin: String) -> String? {
+        device.audience(of: plugin) == nil ? nil : device.product(of: plugin)?.name
+    }
+
+    /// Starts monitoring for `requester`'s app (the limit of activities is per app, as is the authorization).
+    func startMonitoring(_ request: StartMonitoring, by requester: String) throws {
         let existing = monitors[request.activity]
         let now = device.now
+        let product = owner(of: requester)
+        let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
-                                               monitoredActivityCount: monitors.count + (existing == nil ? 1 : 0),
-                                               authorizationStatus: device.authorization.status, now: now)
+                                               monitoredActivityCount: monitoredCount + (existing == nil ? 1 : 0),
+                                               authorizationStatus: device.authorization.status(of: requester), now: now)
         if let existing {
             cancelTimers(existing)
             if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {
@@ -108,7 +125,7 @@ final class DeviceActivityService {
                 emitCallback(DeviceTopic.intervalDidEnd, activity: request.activity, event: nil, scheduledFor: now)
             }
         }
-        let registration = Registration(activity: request.activity, schedule: request.schedule, events: request.events, registeredAt: now)
+        let registration = Registration(activity: request.activity, schedule: request.schedule, events: request.events, registeredAt: now, product: product)
         let monitor = Monitor(registration, calendar: device.calendar, warningTime: request.schedule.warningTime)
         monitors[request.activity] = monitor
         persist()
@@ -320,7 +337,9 @@ final class DeviceActivityService {
     }
 
     private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
-        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor))
+        // On a device with several products, only the registering app's plugins hear its activities' callbacks.
+        let audience = monitors[activity]?.registration.product.flatMap { name in device.settings.products.first { $0.name == name }?.plugins }
+        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience)
     }
 
     /// Schedules a warning callback, subject to the far-schedule quirk.

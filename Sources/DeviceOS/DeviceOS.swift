@@ -13,18 +13,13 @@ import ScreenTime
 public struct DeviceSettings {
     public var timeZone: TimeZone
     public var fidelity: Fidelity
-    /// The app that owns the ManagedSettings stores and requests authorization: the product's main app.
-    public var companionApp: CatalogApp?
-    /// The plugin that runs as the companion app's process.
-    public var companionPluginName: String?
-    /// The only plugin allowed to remove shields (nil: any plugin of the app).
+    /// The products on the device, in the configuration's order (which also decides whose extensions draw and
+    /// answer a shield that several products' stores put up).
+    public var products: [DeviceProduct] = []
+    /// The only plugin allowed to remove shields from a store no product names an owner for (nil: any plugin).
     public var managedSettingsOwner: String?
-    /// Per store, the only plugin allowed to remove its shields (a product's `stores:`); before `managedSettingsOwner`.
-    public var storeOwners: [String: String] = [:]
     /// How the person answers the authorization request.
     public var authorization: AuthorizationPolicy = .approve
-    /// What the person picks in the FamilyActivityPicker.
-    public var selection = PickerChoice()
     /// Wall time the OS waits for the shield renderer and the action delegate before falling back.
     public var replyTimeoutMilliseconds: Int64 = 1_000
     /// Emit `clock.tick` every whole minute.
@@ -80,14 +75,19 @@ public final class DeviceOS: BrokerService {
     private(set) var clock: DeviceClock!
     private var scenario: ScenarioPlayer?
     private var correlation: UInt64 = 0
+    /// Tools' inputs waiting for the plugins to handle them.
+    private lazy var inputs = InputConfirmations(device: self)
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request", "input.",
+        "app.", "notification.post.request", "input.", Topic.writeFailed,
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
+    /// `resuming`: the scenario goes on where a killed broker left it (`scenarioProgress(statePath:)`);
+    /// `crashAtStep`: for fault tests, the broker kills itself when that step is due.
     public init(settings: DeviceSettings, catalog: AppCatalog, statePath: String, scenario: Scenario? = nil,
+                resuming: ScenarioProgress? = nil, crashAtStep: Int? = nil,
                 logger: Logger = Logger(label: "shieldbus.device")) throws {
         self.settings = settings
         self.catalog = catalog
@@ -96,9 +96,15 @@ public final class DeviceOS: BrokerService {
         state = try DeviceStateStore(path: statePath)
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
-        if let scenario { self.scenario = ScenarioPlayer(scenario: scenario) }
+        if let scenario { self.scenario = ScenarioPlayer(scenario: scenario, resumeAt: resuming, crashAtStep: crashAtStep) }
         // Every stored value is read now, before anything starts: a bad one stops the run with its key.
         try loadParts()
+    }
+
+    /// Where the scenario played on the state in `statePath` stopped (nil: none was played there).
+    public static func scenarioProgress(statePath: String) throws -> ScenarioProgress? {
+        guard FileManager.default.fileExists(atPath: statePath) else { return nil }
+        return try DeviceStateStore(path: statePath).load(ScenarioProgress.self, key: ScenarioProgress.key)
     }
 
     public func attach(to bus: BrokerBus) {
@@ -144,6 +150,8 @@ public final class DeviceOS: BrokerService {
             notifications.handle(envelope)
         case _ where envelope.topic.hasPrefix("input.") && envelope.topic.hasSuffix(Topic.requestSuffix):
             handleInput(envelope)
+        case Topic.writeFailed:
+            inputs.writeFailed(envelope)
         default:
             break
         }
@@ -154,12 +162,13 @@ public final class DeviceOS: BrokerService {
     /// Bus time now, as a date.
     var now: Date { DeviceAPI.date(busTime: bus.now) }
 
-    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil) {
-        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline)
+    /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it.
+    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience)
     }
 
-    func emit(topic: String, body: JSONValue) {
-        bus.emit(topic: topic, body: body)
+    func emit(topic: String, body: JSONValue, audience: Set<String>? = nil) {
+        bus.emit(topic: topic, body: body, audience: audience)
     }
 
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
@@ -173,7 +182,9 @@ public final class DeviceOS: BrokerService {
         do {
             try state.save(value, key: key)
         } catch {
-            bus.reportStorageFailure("cannot save \(key) in \(state.path): \(error)")
+            let failure = "cannot save \(key) in \(state.path): \(error)"
+            bus.reportStorageFailure(failure)
+            inputs.noteFailure(failure)
         }
     }
 
@@ -207,8 +218,20 @@ public final class DeviceOS: BrokerService {
         return ActivityCategory(token: tokens.category(category.id), localizedDisplayName: category.name)
     }
 
-    /// The companion app's token: exempt from `.all` category shields, as Apple exempts the owning app.
-    var companionToken: ApplicationToken? { settings.companionApp.map { tokens.application($0.bundleIdentifier) } }
+    /// The product `plugin` belongs to (on a device with one product, that product).
+    func product(of plugin: String) -> DeviceProduct? { settings.products.first { $0.includes(plugin) } }
+
+    /// The product whose companion app `app` is.
+    func product(withCompanion app: CatalogApp) -> DeviceProduct? {
+        settings.products.first { $0.companionApp?.bundleIdentifier == app.bundleIdentifier }
+    }
+
+    /// Who hears what the OS says to `plugin`'s app: its product's plugins on a device with several products (only
+    /// itself if it is none's); nil — every subscriber — on a device with one.
+    func audience(of plugin: String) -> Set<String>? {
+        guard settings.products.count > 1 else { return nil }
+        return product(of: plugin)?.plugins ?? [plugin]
+    }
 
     /// Does what the person does: a scenario step or a tool's input.
     func perform(_ action: ScenarioAction) {
@@ -235,10 +258,10 @@ public final class DeviceOS: BrokerService {
         case .setTimeZone(let identifier): device.setTimeZone(identifier)
         case .crashBroker: device.crashBroker()
         case .forceQuit(let app):
-            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
+            if let product = device.product(withCompanion: app) {
                 device.screen.close(app)
-                device.lifecycle.appTerminated()
-                if let plugin = device.settings.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
+                device.lifecycle.appTerminated(product)
+                if let plugin = product.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
             } else {
                 device.screen.close(app)
             }
@@ -305,7 +328,7 @@ public final class DeviceOS: BrokerService {
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
             perform(action)
-            reply(to: envelope, .success(NoValue()))
+            inputs.answerWhenHandled(envelope)
         } catch let error as DeviceError {
             reply(to: envelope, DeviceReply<NoValue>.failure(error))
         } catch {
@@ -330,7 +353,7 @@ public final class DeviceOS: BrokerService {
 
     /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
     func restart() {
-        lifecycle.appTerminated()  // the app's timers end with its process
+        lifecycle.appTerminated(nil)  // the apps' timers end with their processes
         reload()
         emit(topic: DeviceTopic.restarted, body: [:])
         bus.restartAllPlugins(reason: "device restart")

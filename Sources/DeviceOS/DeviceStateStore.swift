@@ -30,6 +30,8 @@ public enum DeviceStateError: Error, CustomStringConvertible {
 final class DeviceStateStore {
     private let connection: SQLiteConnection
     let path: String
+    /// Values whose last save failed, by key: written again first at the next save.
+    private var unsaved: [String: String] = [:]
 
     init(path: String) throws {
         self.path = path
@@ -58,9 +60,14 @@ final class DeviceStateStore {
         }
     }
 
+    /// Saves `value`, and before it every value whose save failed (disk full, read-only): nothing the device
+    /// could not write is forgotten, it is written with the next save once there is room.
     func save<T: Encodable>(_ value: T, key: String) throws {
-        let json = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
-        try connection.prepare("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                               bindings: [.text(key), .text(json)]).run()
+        unsaved[key] = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
+        for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
+            try connection.prepare("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
+                                   bindings: [.text(key), .text(json)]).run()
+            unsaved[key] = nil
+        }
     }
 }

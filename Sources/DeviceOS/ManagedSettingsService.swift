@@ -4,7 +4,8 @@ import Foundation
 import ScreenTime
 
 /// ManagedSettings: the named stores of shield settings, persisted, with ShieldBus's ownership rule —
-/// any plugin of the app may add a shield, only the stores' owner may remove one.
+/// any plugin of the app may add a shield, only the stores' owner may remove one. On a device with several
+/// products, each app reads and writes only its own stores; the OS merges them all (any store's shield holds).
 final class ManagedSettingsService {
     private unowned let device: DeviceOS
     private(set) var stores: [String: ShieldSettings]
@@ -14,12 +15,15 @@ final class ManagedSettingsService {
         stores = try device.state.load([String: ShieldSettings].self, key: "managedsettings.stores") ?? [:]
     }
 
-    var matcher: ShieldMatcher { ShieldMatcher(stores: stores) }
+    /// The stores of `product`'s app (every store on a device with one product).
+    func matcher(for product: DeviceProduct) -> ShieldMatcher { ShieldMatcher(stores: stores.filter { product.owns(store: $0.key) }) }
 
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.settingsReadRequest:
-            device.reply(to: envelope, .success(ManagedSettingsSnapshot(stores: stores)))
+            // An app sees its own stores; a tool or tap (no product's) sees the device's.
+            let product = device.audience(of: envelope.source) == nil ? nil : device.product(of: envelope.source)
+            device.reply(to: envelope, .success(ManagedSettingsSnapshot(stores: product.map { own in stores.filter { own.owns(store: $0.key) } } ?? stores)))
         case DeviceTopic.settingsWriteRequest:
             guard let write = device.decode(ManagedSettingsWrite.self, from: envelope) else { return }
             if let error = refusal(of: write, by: envelope.source) {
@@ -35,13 +39,20 @@ final class ManagedSettingsService {
 
     /// Why a write is refused, if it is.
     private func refusal(of write: ManagedSettingsWrite, by writer: String) -> DeviceError? {
-        guard device.authorization.isApproved else {
-            return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(device.authorization.status.rawValue): request and get authorization before writing shields")
+        let status = device.authorization.status(of: writer)
+        guard status == .approved else {
+            return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(status.rawValue): request and get authorization before writing shields")
         }
         if write.store.isEmpty || write.store.count > 64 {
             return DeviceError(code: "bad-store-name", message: "a store name must be 1 to 64 characters")
         }
-        if let owner = device.settings.storeOwners[write.store] ?? device.settings.managedSettingsOwner, writer != owner,
+        let declaredBy = device.settings.products.first { $0.storeOwners[write.store] != nil }
+        if device.settings.products.count > 1, let product = device.product(of: writer), !product.owns(store: write.store) {
+            return DeviceError(code: "store-of-another-app",
+                               message: "\(writer) belongs to \(product.name), which has no store '\(write.store)'"
+                                   + (declaredBy.map { " (it is \($0.name)'s)" } ?? "") + ": an app writes only its own stores (its product's `stores:`)")
+        }
+        if let owner = declaredBy?.storeOwners[write.store] ?? device.settings.managedSettingsOwner, writer != owner,
            !write.shield.covers(stores[write.store] ?? ShieldSettings()) {
             return DeviceError(code: "only-owner-may-remove",
                                message: "\(writer) may add shields but not remove them: only \(owner) (the stores' owner) removes shields; write your intent to the App-Group store instead")

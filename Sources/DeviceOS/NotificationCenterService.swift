@@ -2,11 +2,13 @@ import BusProtocol
 import DeviceAPI
 import Foundation
 
-/// Posted notifications, and what happens when the person taps one: the companion app comes to the
-/// foreground (the notifier's pending deep-link route is the app's to read).
+/// Posted notifications, and what happens when the person taps one: the companion app of the poster's product
+/// comes to the foreground (the notifier's pending deep-link route is the app's to read).
 final class NotificationCenterService {
     private unowned let device: DeviceOS
     private(set) var delivered: [NotificationRequest] = []
+    /// Who posted each delivered notification (by id): a tap opens that plugin's app.
+    private var posters: [String: String] = [:]
 
     init(device: DeviceOS) {
         self.device = device
@@ -19,6 +21,7 @@ final class NotificationCenterService {
         let isRepost = delivered.contains { $0.id == request.id }
         delivered.removeAll { $0.id == request.id }
         delivered.append(request)
+        posters[request.id] = envelope.source
         if !isRepost { device.emit(DeviceTopic.notificationPosted, request) }
         device.reply(to: envelope, .success(NoValue()))
     }
@@ -31,7 +34,8 @@ final class NotificationCenterService {
             return
         }
         delivered.removeAll { $0.id == notification.id }
+        let poster = posters.removeValue(forKey: notification.id)
         device.emit(topic: DeviceTopic.notificationTapped, body: ["id": .string(notification.id), "kind": notification.kind.map(JSONValue.string) ?? .null])
-        if let app = device.settings.companionApp { device.screen.open(app, reason: "notification") }
+        if let app = poster.flatMap(device.product(of:))?.companionApp { device.screen.open(app, reason: "notification") }
     }
 }

@@ -4,25 +4,56 @@ import DeviceAPI
 import Foundation
 import ScreenTime
 
+/// Where a scenario stands, kept in the device's store as each step is played: a broker killed mid-scenario
+/// (SIGKILL, a power cut) is continued by `shieldbus run --resume` from the first step it had not played, at that
+/// step's time. A step is played at most once, as a tap during a phone's crash is lost.
+public struct ScenarioProgress: Codable, Hashable, Sendable {
+    /// The scenario's name: a resume with another scenario is refused.
+    public var scenario: String
+    /// The index of the first step not played yet.
+    public var nextStep: Int
+    /// Bus time of that step (virtual time resumes there).
+    public var time: BusTime
+
+    static let key = "scenario.progress"
+}
+
 /// Plays a scenario's steps at their bus times — the person using the device — and ends the run after
 /// its last instant, once every plugin has handled everything.
 final class ScenarioPlayer {
     let scenario: Scenario
+    /// Where a resumed run starts (nil: at the first step).
+    let resumeAt: ScenarioProgress?
+    /// For fault tests: the broker kills itself (SIGKILL) when this step (1-based) is due, before playing it.
+    let crashAtStep: Int?
 
-    init(scenario: Scenario) {
+    init(scenario: Scenario, resumeAt: ScenarioProgress?, crashAtStep: Int?) {
         self.scenario = scenario
+        self.resumeAt = resumeAt
+        self.crashAtStep = crashAtStep
     }
 
     func start(on device: DeviceOS) {
-        for (index, step) in scenario.steps.enumerated() {
-            device.bus.schedule(at: busTime(step.time)) { [self] in
+        // Playing has begun: a broker killed before the first step is resumed from it.
+        if resumeAt == nil { device.save(ScenarioProgress(scenario: scenario.name, nextStep: 0, time: busTime(scenario.start)), key: ScenarioProgress.key) }
+        for (index, step) in scenario.steps.enumerated() where index >= resumeAt?.nextStep ?? 0 {
+            let time = busTime(step.time)
+            device.bus.schedule(at: time) { [self] in
+                if index + 1 == crashAtStep {
+                    device.save(ScenarioProgress(scenario: scenario.name, nextStep: index, time: time), key: ScenarioProgress.key)
+                    // Everything sequenced so far is in the journal and the stores (each batch is written as it is
+                    // sequenced); what is in memory dies here, as with any SIGKILL.
+                    device.logger.notice("killing the broker before step \(index + 1), as --crash-at-step asks")
+                    kill(getpid(), SIGKILL)
+                }
+                device.save(ScenarioProgress(scenario: scenario.name, nextStep: index + 1, time: time), key: ScenarioProgress.key)
                 device.emit(topic: DeviceTopic.scenarioStep, body: [
                     "step": .int(Int64(index + 1)), "line": .int(Int64(step.line)), "action": .string(Self.describe(step.action)),
                 ])
                 device.perform(step.action)
             }
         }
-        device.bus.schedule(at: busTime(scenario.end)) { [self] in
+        device.bus.schedule(at: max(busTime(scenario.end), resumeAt?.time ?? .min)) { [self] in
             device.bus.whenQuiet {
                 device.emit(topic: DeviceTopic.scenarioEnded, body: ["name": .string(self.scenario.name), "steps": .int(Int64(self.scenario.steps.count))])
                 device.bus.whenQuiet { device.bus.stop() }

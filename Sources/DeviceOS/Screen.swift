@@ -33,12 +33,21 @@ final class Screen {
     struct PresentedShield {
         var subject: Subject
         var shown: ShieldShown
+        /// The product whose extensions draw the shield and answer its buttons.
+        var product: DeviceProduct?
+    }
+
+    /// Why a subject is shielded, and whose extensions answer for the shield: of the products whose stores
+    /// shield it, the first in the configuration (the stores of all of them are named in `match`).
+    struct Shielding {
+        var match: ShieldMatch
+        var product: DeviceProduct
     }
 
     private struct PendingConfiguration {
         let corr: String
         let subject: Subject
-        let match: ShieldMatch
+        let shielding: Shielding
         let timer: UInt64
     }
 
@@ -142,7 +151,8 @@ final class Screen {
             return
         }
         guard pendingAction == nil else { return }  // a second press while the first is handled: ignored, like a double tap
-        guard device.bus.isConnected(role: .action) else {
+        let audience = shield.product?.plugins
+        guard device.bus.isConnected(role: .action, among: audience) else {
             // Without a ShieldAction extension iOS closes the app for the primary button and does nothing else.
             respond(action == .primaryButtonPressed ? .close : .none, to: action, on: shield, decidedBy: "system")
             return
@@ -158,7 +168,7 @@ final class Screen {
             respond(.none, to: action, on: pending.shield, decidedBy: "system", note: "the action delegate did not answer within \(device.settings.replyTimeoutMilliseconds) ms")
         }
         pendingAction = PendingAction(corr: corr, action: action, shield: shield, timer: timer)
-        device.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: device.bus.now)
+        device.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: device.bus.now, audience: audience)
     }
 
     // MARK: Replies from the renderer and the delegate
@@ -169,9 +179,9 @@ final class Screen {
             pendingConfiguration = nil
             do {
                 let reply = try DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
-                present(pending.subject, match: pending.match, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
+                present(pending.subject, pending.shielding, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
             } catch {
-                present(pending.subject, match: pending.match, configuration: .default, renderedBy: "system",
+                present(pending.subject, pending.shielding, configuration: .default, renderedBy: "system",
                         fallbackReason: "renderer-error: \(DeviceAPICoding.describe(error))")
             }
         } else if let pending = pendingAction, envelope.corr == pending.corr {
@@ -214,18 +224,18 @@ final class Screen {
     func reevaluate(reason: String) {
         guard let subject = foregroundSubject else { return }
         if presented != nil || pendingConfiguration != nil {
-            if match(subject) == nil { recheck(subject, reason: reason) }
-        } else if let match = match(subject) {
+            if shielding(subject) == nil { recheck(subject, reason: reason) }
+        } else if let shielding = shielding(subject) {
             device.usage.end()
             emitLeft(subject, reason: "shielded")
-            requestShield(subject, match: match)
+            requestShield(subject, shielding)
         }
     }
 
     /// Checks a subject that has a shield over it again: lift it, or draw it anew.
     private func recheck(_ subject: Subject, reason: String) {
-        if let match = match(subject) {
-            requestShield(subject, match: match)
+        if let shielding = shielding(subject) {
+            requestShield(subject, shielding)
         } else {
             dismissShield(reason: reason)
             becomeUsable(subject, reason: reason == "defer" ? "defer" : "shield-lifted")
@@ -235,18 +245,31 @@ final class Screen {
     /// Puts a subject on screen: behind the OS's own web view or a shield if anything refuses it, else usable.
     private func show(_ subject: Subject, reason: String) {
         if presentWebContentView(subject) { return }
-        if let match = match(subject) {
-            requestShield(subject, match: match)
+        if let shielding = shielding(subject) {
+            requestShield(subject, shielding)
         } else {
             becomeUsable(subject, reason: reason)
         }
     }
 
-    private func match(_ subject: Subject) -> ShieldMatch? {
-        let matcher = device.managedSettings.matcher
+    /// Whether any product's stores shield `subject` (the stores are merged: any one's shield holds).
+    private func shielding(_ subject: Subject) -> Shielding? {
+        let matches = device.settings.products.compactMap { product in match(subject, product).map { Shielding(match: $0, product: product) } }
+        guard var first = matches.first else { return nil }
+        if matches.count > 1 {
+            first.match = ShieldMatch(entryPoint: first.match.entryPoint, stores: matches.flatMap(\.match.stores).sorted())
+        }
+        return first
+    }
+
+    /// Whether `product`'s stores shield `subject`; its own app is exempt from its `.all` category shields, as Apple
+    /// exempts the owning app.
+    private func match(_ subject: Subject, _ product: DeviceProduct) -> ShieldMatch? {
+        let matcher = device.managedSettings.matcher(for: product)
         let category = subject.categoryID.map(device.tokens.category)
         if let app = subject.app {
-            return matcher.match(application: device.tokens.application(app.bundleIdentifier), category: category, owner: device.companionToken)
+            let owner = product.companionApp.map { device.tokens.application($0.bundleIdentifier) }
+            return matcher.match(application: device.tokens.application(app.bundleIdentifier), category: category, owner: owner)
         }
         if let host = subject.host {
             let domain = device.catalog.domain(host)?.domain ?? host
@@ -263,11 +286,12 @@ final class Screen {
     }
 
     /// Asks the renderer for the shield's configuration, within the deadline; falls back to the default shield.
-    private func requestShield(_ subject: Subject, match: ShieldMatch) {
+    private func requestShield(_ subject: Subject, _ shielding: Shielding) {
         if let pending = pendingConfiguration { device.bus.cancelWallTimer(pending.timer) }
         pendingConfiguration = nil
-        guard device.bus.isConnected(role: .shield) else {
-            present(subject, match: match, configuration: .default, renderedBy: "system", fallbackReason: "no-renderer")
+        let audience = shielding.product.plugins
+        guard device.bus.isConnected(role: .shield, among: audience) else {
+            present(subject, shielding, configuration: .default, renderedBy: "system", fallbackReason: "no-renderer")
             return
         }
         let corr = device.nextCorrelation("shield")
@@ -275,19 +299,23 @@ final class Screen {
         let timer = device.bus.afterWallTime(milliseconds: timeout) { [weak self] in
             guard let self, let pending = pendingConfiguration, pending.corr == corr else { return }
             pendingConfiguration = nil
-            present(pending.subject, match: pending.match, configuration: .default, renderedBy: "system",
+            present(pending.subject, pending.shielding, configuration: .default, renderedBy: "system",
                     fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
         }
-        pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, match: match, timer: timer)
-        device.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: match.entryPoint, target: target(subject)),
-                    corr: corr, deadline: device.bus.now)
+        pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding, timer: timer)
+        device.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
+                    corr: corr, deadline: device.bus.now, audience: audience)
     }
 
-    private func present(_ subject: Subject, match: ShieldMatch, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
+    private func present(_ subject: Subject, _ shielding: Shielding, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
+        present(subject, match: shielding.match, product: shielding.product, configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason)
+    }
+
+    private func present(_ subject: Subject, match: ShieldMatch, product: DeviceProduct?, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
         guard foregroundSubject == subject else { return }  // the person moved on meanwhile
         let shown = ShieldShown(target: target(subject), entryPoint: match.entryPoint, stores: match.stores,
                                 configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason)
-        presented = PresentedShield(subject: subject, shown: shown)
+        presented = PresentedShield(subject: subject, shown: shown, product: product)
         device.emit(DeviceTopic.shieldShown, shown)
     }
 
@@ -306,9 +334,7 @@ final class Screen {
         if let app = subject.app {
             device.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
             device.usage.begin(app: app)
-            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier {
-                device.lifecycle.enterForeground(reason: reason)
-            }
+            if let product = device.product(withCompanion: app) { device.lifecycle.enterForeground(product, reason: reason) }
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
             // A lifted shield may uncover a page the OS itself refuses (a limit reached meanwhile).
             if presentWebContentView(subject) { return }
@@ -324,7 +350,7 @@ final class Screen {
     private func presentWebContentView(_ subject: Subject) -> Bool {
         guard let host = subject.host, let verdict = device.webContent.verdict(for: host) else { return false }
         let view = WebContentFilter.view(for: verdict)
-        present(subject, match: view.match, configuration: view.configuration, renderedBy: "system")
+        present(subject, match: view.match, product: nil, configuration: view.configuration, renderedBy: "system")
         return true
     }
 
@@ -352,7 +378,7 @@ final class Screen {
         let target = target(subject)
         if let app = subject.app {
             device.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
-            if app.bundleIdentifier == device.settings.companionApp?.bundleIdentifier { device.lifecycle.enterBackground() }
+            if let product = device.product(withCompanion: app) { device.lifecycle.enterBackground(product) }
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
             device.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
                                                          tab: tab, isPrivate: page.isPrivate, reason: reason))

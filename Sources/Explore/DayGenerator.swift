@@ -2,32 +2,37 @@ import Configuration
 import DeviceOS
 import Foundation
 
-/// What the generator needs to know of a product: its apps and web domains, picked or not, and its own app.
+/// What the generator needs to know of the products on a device: their apps and web domains, picked or not, and
+/// their own apps.
 public struct ProductSurface: Sendable {
-    public var companionApp: String?
+    public var companionApps: [String]
     public var selectedApps: [String]
     public var otherApps: [String]
     public var selectedDomains: [String]
     public var otherDomains: [String]
 
-    public init(companionApp: String?, selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
-        self.companionApp = companionApp
+    public init(companionApps: [String], selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
+        self.companionApps = companionApps
         self.selectedApps = selectedApps
         self.otherApps = otherApps
         self.selectedDomains = selectedDomains
         self.otherDomains = otherDomains
     }
 
-    /// From a configuration and its catalog: the picked apps and domains (a picked category's apps count as picked).
+    /// From a configuration and its catalog: every product's picked apps and domains (a picked category's apps count
+    /// as picked), and their apps.
     public init(configuration: ShieldBusConfiguration, catalog: AppCatalog) {
-        companionApp = configuration.device.companionApp
-        let categories = Set(configuration.device.selectionCategories)
-        let picked = Set(configuration.device.selectionApps.compactMap { catalog.app(named: $0)?.name })
-        let apps = catalog.apps.filter { $0.name != configuration.device.companionApp }
+        let products = configuration.resolvedProducts
+        let companions = products.compactMap(\.companionApp)
+        companionApps = companions
+        let categories = Set(products.flatMap(\.selectionCategories))
+        let picked = Set(products.flatMap(\.selectionApps).compactMap { catalog.app(named: $0)?.name })
+        let apps = catalog.apps.filter { !companions.contains($0.name) }
         let selected = apps.filter { picked.contains($0.name) || categories.contains($0.categoryID) }.map(\.name)
         selectedApps = selected
         otherApps = Array(apps.filter { !selected.contains($0.name) }.map(\.name).prefix(6))
-        let domains = configuration.device.selectionDomains
+        var domains: [String] = []
+        for domain in products.flatMap(\.selectionDomains) where !domains.contains(domain) { domains.append(domain) }
         selectedDomains = domains
         otherDomains = ["github.com", "wikipedia.org", "nytimes.com"].filter { !domains.contains($0) }
     }
@@ -69,6 +74,8 @@ public struct DayGenerator {
         var habits = 0
         let count = Int.random(in: 20...60, using: &random)
         func pick(_ list: [String]) -> String? { list.isEmpty ? nil : list.randomElement(using: &random) }
+        // One product's app is taken without a draw, so that a seed gives the days it always gave.
+        func companion() -> String? { surface.companionApps.count > 1 ? pick(surface.companionApps) : surface.companionApps.first }
         while steps.count < count {
             var gap = Int.random(in: 10...(25 * 60), using: &random)
             let roll = Int.random(in: 0..<100, using: &random)
@@ -77,7 +84,7 @@ public struct DayGenerator {
             case 0..<22: if let app = pick(surface.selectedApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
             case 22..<30: if let app = pick(surface.otherApps) { step = DayStep(gap: gap, action: "open: \(app)", app: app) }
             case 30..<42:
-                if let app = surface.companionApp {
+                if let app = companion() {
                     step = DayStep(gap: gap, action: "open: \(app)")
                     if habits < 3, Int.random(in: 0..<5, using: &random) > 0 {
                         steps.append(step!)
@@ -99,7 +106,7 @@ public struct DayGenerator {
                 // The phone put away: minutes to more than twelve hours.
                 gap = [Int.random(in: 30...90, using: &random) * 60, Int.random(in: 2...13, using: &random) * 3600][Int.random(in: 0...1, using: &random)]
                 step = DayStep(gap: gap, action: "home: true")
-            case 80..<84: if let app = surface.companionApp { step = DayStep(gap: gap, action: "forceQuit: \(app)") }
+            case 80..<84: if let app = companion() { step = DayStep(gap: gap, action: "forceQuit: \(app)") }
             case 84..<86: step = DayStep(gap: gap, action: "restart: true")
             case 86..<88: step = DayStep(gap: gap, action: "osUpdate: true")
             case 88..<91:

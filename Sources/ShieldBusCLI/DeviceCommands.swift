@@ -17,6 +17,9 @@ extension ShieldBus {
               shieldbus do close | home | restart
               shieldbus do habit "Read 10 pages"
               shieldbus do force-quit "Habit Lock"
+
+            The device answers once the plugins have handled the action: "done", or an error naming the plugin and \
+            what it could not record (a full or read-only App-Group store) — the command then exits with status 1.
             """
         )
 
@@ -42,8 +45,14 @@ extension ShieldBus {
             } catch let error as PersonInput.Invalid {
                 throw ValidationError(error.description)
             }
-            _ = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
-            print("done: \(action)\(value.map { " \($0)" } ?? "")")
+            // The device answers once the plugins have handled the action, with an error if one could not record it.
+            let outcome = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
+            let what = "\(action)\(value.map { " \($0)" } ?? "")"
+            if outcome["handled"]?.boolValue == false {
+                print("sent: \(what) (the plugins had not finished handling it when the device answered; `shieldbus status` shows any error)")
+            } else {
+                print("done: \(what)")
+            }
         }
     }
 

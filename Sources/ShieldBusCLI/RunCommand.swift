@@ -67,6 +67,12 @@ extension ShieldBus {
         @Flag(name: .long, help: "Start from a fresh device deliberately: remove the state folder's device, app-group and delivery state first (e.g. after a damaged store was reported).")
         var resetState = false
 
+        @Flag(name: .long, help: "Continue the scenario a killed broker (SIGKILL, a power cut) was playing on this state folder: its state is kept, the scenario goes on from the first step it had not played, at that step's time, and the journal is appended to.")
+        var resume = false
+
+        @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) when scenario step n (1-based) is due, before playing it; `--resume` goes on from there.", valueName: "n"))
+        var crashAtStep: Int?
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -82,7 +88,8 @@ extension ShieldBus {
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
-            var journal: [Envelope] = []
+            // A resumed scenario is checked as a whole: what the killed broker journaled comes first.
+            var journal = resume ? RunPlan.journaledSoFar(plan.brokerSettings.journalPath) : []
             let checker = plan.scenario == nil ? nil : plan.checker
             broker.observeEvents { envelope in
                 timeline.record(envelope)
@@ -180,7 +187,6 @@ struct RunPlan {
             throw Problem(description: "virtual time needs a scenario to play (--scenario FILE): with nothing scheduled it would race ahead forever")
         }
         let start: Date? = configuration.clock.start.flatMap(LocalDateTime.init(parsing:)).map { $0.resolve(in: configuredZone) } ?? scenario?.start
-        clock = BusClock(mode: mode, start: mode == .real ? nil : start.map(busTime))
 
         // Fidelity.
         let profileName = options.profile ?? scenario?.profile ?? configuration.profile
@@ -221,10 +227,19 @@ struct RunPlan {
         // State: the device's own store and the app groups' stores.
         let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
         if options.resetState && options.keepState { throw Problem(description: "--reset-state and --keep-state contradict each other; choose one") }
-        let fresh = (scenario != nil && !options.keepState) || options.resetState
+        if options.resume && (scenario == nil || options.resetState) {
+            throw Problem(description: "--resume continues a scenario on its state folder: it needs --scenario (or the configuration's scenario) and contradicts --reset-state")
+        }
+        let fresh = (scenario != nil && !options.keepState && !options.resume) || options.resetState
         runtimeLock = try RuntimeLock(runtime)
         stateLock = try StateDirectoryLock(stateDirectory)
         try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
+        let progress = try options.resume ? RunPlan.progress(of: scenario, in: stateDirectory) : nil
+        // A resumed scenario's clock goes on at the step it had not played (virtual time; a scaled clock also
+        // resumes from the delivery store's time).
+        let clockStart = start.map(busTime).map { max($0, progress?.time ?? $0) }
+        clock = BusClock(mode: mode, start: mode == .real ? nil : clockStart)
+        settings.journalAppends = options.resume
         settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
         let groups = configuration.appGroups.map(\.name)
@@ -264,24 +279,42 @@ struct RunPlan {
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
-        guard configuration.products.count <= 1 else {
-            // Several products judge fine (`shieldbus check`), but the device OS plays one companion app, one picker
-            // selection and one stores' owner; running two would let one product's timers and intents reach the other.
-            throw Problem(description: "\(configuration.file) declares \(configuration.products.count) products; `shieldbus run` plays one product per device so far (check their journals with `shieldbus check`)")
+        // Several products share the device: each keeps to its own plugins (one alone keeps to all of them).
+        let products = configuration.resolvedProducts
+        deviceSettings.products = products.map { declared in
+            var product = DeviceProduct(name: declared.name, plugins: products.count > 1 ? Set(declared.plugins) : nil)
+            product.companionApp = declared.companionApp.flatMap(catalog.app(named:))
+            product.companionPluginName = declared.companionPlugin
+            product.storeOwners = Dictionary(uniqueKeysWithValues: declared.stores.compactMap { store in store.owner.map { (store.name, $0) } })
+            product.selection = .init(apps: declared.selectionApps, categories: declared.selectionCategories, domains: declared.selectionDomains)
+            return product
         }
-        if let product = configuration.resolvedProducts.first {
-            deviceSettings.companionApp = product.companionApp.flatMap(catalog.app(named:))
-            deviceSettings.companionPluginName = product.companionPlugin
-            deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
-            deviceSettings.storeOwners = Dictionary(uniqueKeysWithValues: product.stores.compactMap { store in store.owner.map { (store.name, $0) } })
-            deviceSettings.selection = .init(apps: product.selectionApps, categories: product.selectionCategories, domains: product.selectionDomains)
-        }
+        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
         deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
         deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
         deviceSettings.clockTicks = configuration.device.clockTicks
         deviceSettings.webLimits = configuration.device.webLimits
         deviceSettings.restrictedDomains = configuration.device.restrictedDomains
-        device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario)
+        device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
+                              resuming: progress, crashAtStep: options.crashAtStep)
+    }
+
+    /// The envelopes a journal file holds (none without one); a torn last line (a SIGKILL mid-write) is left out.
+    static func journaledSoFar(_ path: String?) -> [Envelope] {
+        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+    }
+
+    /// Where `scenario` stopped on the state folder `directory`; a folder where it was not played is refused.
+    static func progress(of scenario: Scenario?, in directory: String) throws -> ScenarioProgress {
+        guard let scenario else { throw Problem(description: "--resume needs a scenario") }
+        guard let progress = try DeviceOS.scenarioProgress(statePath: directory + "/device.sqlite") else {
+            throw Problem(description: "--resume: no scenario was played on the state folder \(directory); nothing to resume (run it without --resume)")
+        }
+        guard progress.scenario == scenario.name else {
+            throw Problem(description: "--resume: the state folder \(directory) was playing scenario '\(progress.scenario)', not '\(scenario.name)'")
+        }
+        return progress
     }
 
     /// Creates the state folder (its lock held); a fresh run removes the previous run's device and app-group

@@ -128,6 +128,17 @@ public final class PluginRuntime {
         try connection.publish(Publish(topic: topic, body: body))
     }
 
+    /// Says that what the event being handled asked for could not be recorded (a full or read-only App-Group
+    /// store): `state.write-failed {what, message, cause}` — the device counts it in `status`, says it on the
+    /// broker's terminal and answers the tool whose action caused it (`shieldbus do`) with the failure instead of
+    /// "done". Logged here too. Never throws: a plugin reporting a failure must not fail again.
+    public func reportWriteFailure(_ what: String, _ error: Error) {
+        logger.error("cannot record \(what): \(error)")
+        var body: [String: JSONValue] = ["what": .string(what), "message": .string("\(error)")]
+        if let cause = currentEvent?.seq { body["cause"] = .int(Int64(cause)) }
+        do { try publish(Topic.writeFailed, json: .object(body)) } catch { logger.error("could not report the failure: \(error)") }
+    }
+
     /// Answers a request event: publishes `body` (JSON bytes) on the request's reply topic with its correlation id,
     /// so the broker routes it to the requester.
     public func reply(to request: Envelope, body: [UInt8]) throws {

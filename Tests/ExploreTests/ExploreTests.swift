@@ -13,7 +13,7 @@ final class ExploreTests: XCTestCase {
     /// The seeds of the CI slice, one day per product (each under both profiles), chosen because they broke a product
     /// before its fix (docs/explore.md): focus-window 403 (a window whose start never fired, the clock set back),
     /// speed-bump 303 (a speed bump that outlived a DST night's midnight).
-    static let ciSlice: [(product: String, seed: Int)] = [("habit-lock", 13), ("focus-window", 403), ("speed-bump", 303)]
+    static let ciSlice: [(product: String, seed: Int)] = [("habit-lock", 13), ("focus-window", 403), ("speed-bump", 303), ("two-products", 3)]
     static let catalog: AppCatalog = try! AppCatalog.load(path: root + "/Config/catalog.yml")
 
     func surface(_ product: String) throws -> ProductSurface {
@@ -23,7 +23,7 @@ final class ExploreTests: XCTestCase {
     // MARK: The generator
 
     func testEveryGeneratedDayIsAValidScenarioAndTheSameSeedGivesTheSameDay() throws {
-        for product in ["habit-lock", "focus-window", "speed-bump"] {
+        for product in ["habit-lock", "focus-window", "speed-bump", "two-products"] {
             let generator = DayGenerator(surface: try surface(product))
             var keys = Set<String>(), zones = Set<String>()
             for seed in UInt64(1)...150 {
@@ -46,6 +46,20 @@ final class ExploreTests: XCTestCase {
         }
         let generator = DayGenerator(surface: try surface("habit-lock"))
         XCTAssertNotEqual(generator.day(seed: 1, profile: "faithful").steps, generator.day(seed: 2, profile: "faithful").steps)
+    }
+
+    /// Two products on one device: both apps are opened and force-quit, and both selections count as picked.
+    func testADeviceWithTwoProductsGivesDaysOfBothApps() throws {
+        let surface = try surface("two-products")
+        XCTAssertEqual(surface.companionApps, ["Habit Lock", "Speed Bump"])
+        XCTAssertTrue(Set(["Instagram", "TikTok", "Facebook", "X", "Snapchat"]).isSubset(of: surface.selectedApps), "\(surface.selectedApps)")
+        XCTAssertEqual(surface.selectedDomains, ["instagram.com", "tiktok.com"])
+        let generator = DayGenerator(surface: surface)
+        let opened = Set((UInt64(1)...60).flatMap { generator.day(seed: $0, profile: "faithful").steps.map(\.action) }
+            .filter { $0.hasPrefix("open: ") || $0.hasPrefix("forceQuit: ") })
+        for action in ["open: Habit Lock", "open: Speed Bump", "forceQuit: Habit Lock", "forceQuit: Speed Bump"] {
+            XCTAssertTrue(opened.contains(action), action)
+        }
     }
 
     func testDurationsRoundTripThroughTheScenarioReader() {

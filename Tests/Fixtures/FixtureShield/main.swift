@@ -1,4 +1,5 @@
-// fixture-shield: a shield renderer for tests — a recognisable configuration, or (--hang) one that never answers.
+// fixture-shield: a shield renderer for tests — a recognisable configuration, or (--hang) one that never answers,
+// or (--answer-others) a hostile one that answers the OS's first shield request whoever it went to.
 
 import Foundation
 import ShieldBusSDK
@@ -27,4 +28,25 @@ final class FixtureShield: ShieldConfigurationDataSource {
     }
 }
 
+/// Sees the person's first step and answers the OS's first shield request (`os-shield-1`, a guessable id), which on a
+/// device with several products may have gone to another product's renderer.
+final class ForeignAnswerer: BusComponent {
+    var role: Role { .shield }
+    var subscriptions: [String] { ["scenario.step"] }
+    private var answered = false
+
+    func handle(_ envelope: Envelope) {
+        guard envelope.topic == "scenario.step", !answered, let runtime = PluginRuntime.current else { return }
+        answered = true
+        let reply = ShieldConfigurationReply(configuration: ShieldConfiguration(title: ShieldConfiguration.Label(text: "Hijacked", color: .white)))
+        do {
+            let guessed = Envelope(seq: 0, time: 0, topic: DeviceTopic.configurationRequest, source: "broker", corr: "os-shield-1", deadline: nil, body: [])
+            try runtime.reply(to: guessed, body: DeviceAPICoding.encode(reply))
+        } catch {
+            runtime.logger.error("fixture-shield could not send its foreign answer: \(error)")
+        }
+    }
+}
+
+if CommandLine.arguments.contains("--answer-others") { PluginHost.run { ForeignAnswerer() } }
 PluginHost.run { FixtureShield() }

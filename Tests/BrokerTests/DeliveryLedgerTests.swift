@@ -1,0 +1,102 @@
+@testable import Broker
+import Configuration
+import XCTest
+import ZeroMQ
+
+/// The delivery ledger's queue (trimmed from the front without copying what stays) against a plain model: the
+/// events kept for a plugin, each delivered or not, acknowledged cumulatively. Many seeded runs of random
+/// routing, delivery, acknowledgements, process ends and discards.
+final class DeliveryLedgerTests: XCTestCase {
+    struct ModelEntry: Equatable {
+        let seq: UInt64
+        var delivered: Bool
+        var endings: Int
+    }
+
+    /// The ledger's behaviour stated as simply as possible (the array code the queue replaced).
+    struct Model {
+        var entries: [String: [ModelEntry]] = [:]
+
+        mutating func acknowledge(upTo seq: UInt64, by plugin: String) {
+            entries[plugin]?.removeAll { $0.seq <= seq && $0.delivered }
+        }
+
+        mutating func processEnded(_ plugin: String, crashed: Bool) -> UInt64? {
+            guard var list = entries[plugin] else { return nil }
+            var abandoned: UInt64?
+            if crashed, let inHand = list.firstIndex(where: \.delivered) {
+                list[inHand].endings += 1
+                if list[inHand].endings >= DeliveryLedger.endingsBeforeAbandoning { abandoned = list.remove(at: inHand).seq }
+            }
+            for index in list.indices { list[index].delivered = false }
+            entries[plugin] = list
+            return abandoned
+        }
+    }
+
+    func testTheLedgerMatchesItsModelOverManyRandomRuns() {
+        let plugins = ["app", "monitor", "reports"]
+        for seed in UInt64(1)...60 {
+            var random = SeededRandom(seed: seed)
+            let limit = Int(random.next() % 200) + 5
+            let ledger = DeliveryLedger(limit: limit, store: nil)
+            var model = Model()
+            var seq: UInt64 = 0
+            for step in 0..<600 {
+                let plugin = plugins[Int(random.next() % UInt64(plugins.count))]
+                let context = "seed \(seed), step \(step), \(plugin)"
+                switch random.next() % 100 {
+                case 0..<45:
+                    seq += 1
+                    let overflow = ledger.route(seq: seq, json: Array("\(seq)".utf8), frame: SharedFrame(Array("\(seq)".utf8)), to: plugin)
+                    if (model.entries[plugin]?.count ?? 0) < limit {
+                        XCTAssertNil(overflow, context)
+                        model.entries[plugin, default: []].append(ModelEntry(seq: seq, delivered: false, endings: 0))
+                    }
+                case 45..<75:
+                    // Mostly in order (the oldest not yet delivered), now and then any kept event.
+                    let waiting = model.entries[plugin]?.filter { !$0.delivered } ?? []
+                    guard let pick = random.next() % 5 == 0 ? waiting.randomElement(using: &random) : waiting.first else { continue }
+                    ledger.markDelivered(seq: pick.seq, to: plugin)
+                    if let index = model.entries[plugin]?.firstIndex(where: { $0.seq == pick.seq }) { model.entries[plugin]![index].delivered = true }
+                case 75..<92:
+                    let delivered = model.entries[plugin]?.filter(\.delivered).map(\.seq) ?? []
+                    let upTo = delivered.randomElement(using: &random) ?? seq
+                    ledger.acknowledge(upTo: upTo, by: plugin)
+                    model.acknowledge(upTo: upTo, by: plugin)
+                case 92..<99:
+                    let crashed = random.next() % 2 == 0
+                    XCTAssertEqual(ledger.processEnded(plugin, crashed: crashed)?.seq, model.processEnded(plugin, crashed: crashed), context)
+                default:
+                    ledger.discard(plugin)
+                    model.entries[plugin] = nil
+                }
+                XCTAssertEqual(ledger.count(of: plugin), model.entries[plugin]?.count ?? 0, context)
+                XCTAssertEqual(ledger.undelivered(of: plugin).map(\.seq), model.entries[plugin]?.filter { !$0.delivered }.map(\.seq) ?? [], context)
+                XCTAssertEqual(ledger.undelivered(of: plugin).map { String(decoding: $0.json, as: UTF8.self) },
+                               ledger.undelivered(of: plugin).map { "\($0.seq)" }, context)
+            }
+        }
+    }
+
+    /// A long backlog acknowledged one event at a time, as a plugin catching up does: every event leaves in order
+    /// and what stays is exactly the rest.
+    func testABacklogAcknowledgedOneByOneLeavesInOrder() {
+        let ledger = DeliveryLedger(limit: 100_000, store: nil)
+        for seq in UInt64(1)...20_000 {
+            _ = ledger.route(seq: seq, json: [], frame: SharedFrame([]), to: "app")
+            ledger.markDelivered(seq: seq, to: "app")
+        }
+        _ = ledger.processEnded("app", crashed: false)
+        XCTAssertEqual(ledger.undelivered(of: "app").map(\.seq), Array(1...20_000))
+        for seq in UInt64(1)...20_000 {
+            ledger.markDelivered(seq: seq, to: "app")
+            ledger.acknowledge(upTo: seq, by: "app")
+            if seq % 1_000 == 0 {
+                XCTAssertEqual(ledger.count(of: "app"), 20_000 - Int(seq))
+                XCTAssertEqual(ledger.undelivered(of: "app").first?.seq, seq + 1 <= 20_000 ? seq + 1 : nil)
+            }
+        }
+        XCTAssertEqual(ledger.count(of: "app"), 0)
+    }
+}

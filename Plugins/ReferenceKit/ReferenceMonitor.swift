@@ -320,6 +320,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             let passes = grantedPasses()
             do { try scheduleNextPassCheck(passes) } catch { logger?.error("cannot plan the pass check again: \(error)") }
         case .speedBump:
+            countTheTrueDay(registeringAgain: false)
             checkSpeedBumpDay()
             if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
                 do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
@@ -378,13 +379,15 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// With the clock set the two part, so on a new true day the monitor registers the threshold again and the OS
     /// counts from there (explore: the clock set back 7 h — after true midnight the OS's day went on, yesterday's use
     /// past the threshold, and no threshold came in the new day).
-    func countTheTrueDay() {
+    /// A zone or clock change is no new day for the count (`registeringAgain` false): the OS counts the new zone's day
+    /// itself, use before the change included, and registering again would forgive that use (explore: speed-bump 301).
+    func countTheTrueDay(registeringAgain: Bool = true) {
         let today = DayKey.today()
         let counted = try? defaults.string(forKey: SharedKey.speedBumpCountDay)
         guard counted != today else { return }
         do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
         // Without a set clock the OS's day began at the same midnight; during a cooldown its end registers anew.
-        if counted != nil, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
+        if registeringAgain, let counted, today > counted, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.

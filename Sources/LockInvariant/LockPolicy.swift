@@ -141,7 +141,12 @@ public struct ProductRules {
         var locked = Periods()
         for day in facts.zones.days(in: facts.range) {
             let nudges = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && day.contains($0.at) }
-            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, isDayStart: true)
+            // The day's count runs from its local date's start — before `day.start` when a zone change began the day —
+            // or from the end of a cooldown in between (the OS counts from the threshold's registration again).
+            let dateStart = facts.zones.deviceDayStart(at: day.start, clockOffset: 0)
+            let resumes = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && $0.at >= dateStart && $0.at < day.start }
+            let countStart = max(dateStart, resumes.map { $0.at.addingTimeInterval(cooldown) }.max() ?? dateStart)
+            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: countStart)
             while let lockStart = reached {
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
@@ -167,10 +172,10 @@ public struct ProductRules {
     /// before `end`. The OS counts within the day its device clock shows, in the zone in force: a clock set forward
     /// past midnight starts the count again from the device's midnight (in true time), and a zone change counts the
     /// new zone's day from its own midnight, use before the change included; no product can undo either. So the count
-    /// runs from the later of `start` (or, for a day, the start of its local date) and the start of the device's day,
+    /// runs from the later of `countStart` (else `start`) and the start of the device's day,
     /// which moves at each clock or zone change and each device midnight.
-    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, isDayStart: Bool = false) -> Date? {
-        let countStart = isDayStart ? facts.zones.deviceDayStart(at: start, clockOffset: 0) : start
+    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, countingFrom countStart: Date? = nil) -> Date? {
+        let countStart = countStart ?? start
         var from = start
         while from < end {
             let offset = facts.clockOffset(at: from)

@@ -47,12 +47,15 @@ public enum ScenarioAction: Equatable, Sendable {
     case setTimeZone(String)
     /// The broker — the OS — is killed (as by SIGKILL) and starts again on the same state folder.
     case crashBroker
+    /// The app's other monitored activities (another feature, an older version's leftovers) take every free place of
+    /// DeviceActivity's limit of 20: until some of the product's own activities end, a new one is refused.
+    case fillActivityLimit
     /// A raw bus event for custom plugins; the body is compact JSON with sorted keys.
     case publish(topic: String, bodyJSON: String)
 
     /// The keys that name an action in a step, in the order the documentation lists them.
     public static let keys = ["open", "close", "home", "visit", "closeTab", "switchTab", "press", "tapNotification", "habit",
-                              "authorize", "osUpdate", "restart", "forceQuit", "setClock", "timeZone", "crashBroker", "publish"]
+                              "authorize", "osUpdate", "restart", "forceQuit", "setClock", "timeZone", "crashBroker", "fillActivityLimit", "publish"]
 
     /// The key that names this action in a file.
     public var key: String {
@@ -73,6 +76,7 @@ public enum ScenarioAction: Equatable, Sendable {
         case .setClock: return "setClock"
         case .setTimeZone: return "timeZone"
         case .crashBroker: return "crashBroker"
+        case .fillActivityLimit: return "fillActivityLimit"
         case .publish: return "publish"
         }
     }
@@ -103,6 +107,7 @@ public enum ScenarioAction: Equatable, Sendable {
         case "setClock": return .setClock(try ClockSetting.parse(value))
         case "timeZone": return .setTimeZone(try Scenario.timeZone(named: try value.string(), value).identifier)
         case "crashBroker": try flag(value); return .crashBroker
+        case "fillActivityLimit": try flag(value); return .fillActivityLimit
         case "publish": return try publish(value)
         default: throw value.error("unknown action") // unreachable: the step's keys were checked against `keys`
         }

@@ -39,12 +39,15 @@ final class DeviceActivityService {
 
     private unowned let device: DeviceOS
     private var monitors: [DeviceActivityName: Monitor] = [:]
+    /// Activities the app monitors for other purposes: they count toward the limit, their callbacks are not ours to play.
+    private var otherActivities: Int
     private var thresholdTimer: UInt64?
     private var running = false
 
     init(device: DeviceOS) throws {
         self.device = device
         let registrations = try device.state.load([Registration].self, key: "deviceactivity.registrations") ?? []
+        otherActivities = try device.state.load(Int.self, key: "deviceactivity.otherActivities") ?? 0
         for registration in registrations {
             monitors[registration.activity] = Monitor(registration, calendar: device.calendar, warningTime: registration.schedule.warningTime)
         }
@@ -108,7 +111,7 @@ final class DeviceActivityService {
         let product = owner(of: requester)
         let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
-                                               monitoredActivityCount: monitoredCount + (existing == nil ? 1 : 0),
+                                               monitoredActivityCount: monitoredCount + otherActivities + (existing == nil ? 1 : 0),
                                                authorizationStatus: device.authorization.status(of: requester), now: now)
         if let existing {
             cancelTimers(existing)
@@ -134,6 +137,12 @@ final class DeviceActivityService {
     }
 
     func stopAll(reason: String) { stopMonitoring(activityNames) }
+
+    /// The app's other activities take every place the limit leaves free (a scenario's `fillActivityLimit`).
+    func fillLimit() {
+        otherActivities = max(0, DeviceActivityMonitoringError.maximumActivities - monitors.count)
+        device.save(otherActivities, key: "deviceactivity.otherActivities")
+    }
 
     // MARK: Scheduling
 

@@ -257,6 +257,7 @@ public final class DeviceOS: BrokerService {
         case .setClock(let setting): device.setClock(setting)
         case .setTimeZone(let identifier): device.setTimeZone(identifier)
         case .crashBroker: device.crashBroker()
+        case .fillActivityLimit: device.activity.fillLimit()
         case .forceQuit(let app):
             if let product = device.product(withCompanion: app) {
                 device.screen.close(app)

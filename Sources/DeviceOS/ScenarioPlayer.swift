@@ -74,6 +74,7 @@ final class ScenarioPlayer {
         case .setClock(.absolute(let time)): return "set the device clock to \(time)"
         case .setTimeZone(let zone): return "change the time zone to \(zone)"
         case .crashBroker: return "the broker crashes and starts again"
+        case .fillActivityLimit: return "the app's other activities fill the limit of 20"
         case .press(let button): return "press the \(button.rawValue) shield button"
         case .tapNotification(let id): return "tap notification \(id ?? "(latest)")"
         case .habit(let habit): return "complete habit \"\(habit)\""

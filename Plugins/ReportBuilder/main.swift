@@ -18,7 +18,7 @@ final class ReportBuilder: BusPlugin {
     /// change, so the usage is stored once space returns.
     private var unsavedDays = Set<LocalDay>()
     private var recorderUnsaved = false
-    /// The local day of the last clock tick: when a tick falls on another day, the previous one is finished.
+    /// The local day last seen: when `clock.day-changed` falls on another day, the previous one is finished.
     private var currentDay: LocalDay?
 
     init(options: ReportBuilderOptions) {
@@ -30,7 +30,7 @@ final class ReportBuilder: BusPlugin {
     override var subscriptions: [String] {
         ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
          DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated,
-         DeviceTopic.clockTick, DeviceTopic.scenarioEnded, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
+         DeviceTopic.dayChanged, DeviceTopic.scenarioEnded, ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest,
          ReportTopic.rangeRequest]
     }
 
@@ -49,7 +49,7 @@ final class ReportBuilder: BusPlugin {
         switch envelope.topic {
         case ReportTopic.dailyRequest, ReportTopic.weeklyRequest, ReportTopic.monthlyRequest, ReportTopic.rangeRequest:
             answer(envelope, runtime: runtime)
-        case DeviceTopic.clockTick:
+        case DeviceTopic.dayChanged:
             guard let ledger = books?.ledger else { return }
             let day = ledger.day(containing: runtime.now)
             if let finished = currentDay, finished != day { finish(finished, runtime: runtime) }

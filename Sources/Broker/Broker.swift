@@ -996,6 +996,16 @@ public final class Broker {
         _ = try? router?.send([identity] + frames, dontWait: true)
     }
 
+    /// Whether a plugin — connected, or supervised and coming back — or a service receives events on `topic`.
+    /// Taps and tools only watch: an event only they would see is not worth making (it would make the journal
+    /// depend on who watched).
+    func isSubscribed(_ topic: String) -> Bool {
+        func matches(_ prefixes: [String]) -> Bool { prefixes.contains { Topic.matches(topic, prefix: $0) } }
+        return sessions.contains { $0.role != .tap && $0.role != .tool && $0.wants(topic) }
+            || lastSubscriptions.contains { sessionsByName[$0.key] == nil && isExpectedBack($0.key) && matches($0.value) }
+            || services.contains { matches($0.subscriptions) }
+    }
+
     /// Roles with at least one connected session.
     var connectedRoles: Set<Role> { Set(sessions.map(\.role)) }
 

@@ -59,6 +59,9 @@ public struct BrokerBus {
     /// Runs `action` once everything delivered so far has been handled.
     public func whenQuiet(_ action: @escaping () -> Void) { broker.whenQuiet(action) }
 
+    /// Whether a plugin or a service receives events on `topic` (taps and tools only watch: they do not count).
+    public func isSubscribed(_ topic: String) -> Bool { broker.isSubscribed(topic) }
+
     /// Whether a plugin of `role` is connected (among `audience`, one product's plugins, when given).
     public func isConnected(role: Role, among audience: Set<String>? = nil) -> Bool {
         guard let audience else { return broker.connectedRoles.contains(role) }

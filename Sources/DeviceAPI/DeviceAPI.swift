@@ -75,7 +75,11 @@ public enum DeviceTopic {
     public static let notificationTapped = "notification.tapped"
 
     // The device itself.
+    /// Every whole minute of bus time `{local}`, while a plugin subscribes to it.
     public static let clockTick = "clock.tick"
+    /// Every local midnight (bus time, the time zone in force) `{local}`: what a plugin that only needs the day
+    /// boundary subscribes to, instead of 1,440 ticks a day (Apple's `NSCalendarDayChanged`).
+    public static let dayChanged = "clock.day-changed"
     public static let osUpdated = "device.os-updated"
     public static let restarted = "device.restarted"
     /// The person set the device's wall clock: `{offsetMs}`, device clock minus bus time from now on.

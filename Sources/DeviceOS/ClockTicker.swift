@@ -1,9 +1,22 @@
 import DeviceAPI
 import Foundation
 
-/// Emits `clock.tick` at every whole minute of bus time, with the local time in the device's time zone.
-struct ClockTicker {
+/// The clock's events: `clock.tick` at every whole minute of bus time while a plugin subscribes to it, and
+/// `clock.day-changed` at every local midnight in the time zone in force.
+///
+/// A year has 525,600 minutes: a tick nobody handles would still cost a sequence step and a journal line, so
+/// ticks go out only to a bus that wants them; a plugin that needs the day boundary takes `clock.day-changed`.
+final class ClockTicker {
     unowned let device: DeviceOS
+    /// The next local midnight (bus time), and the zone it was found in: found again when the zone changes.
+    private var nextMidnight: Date
+    private var midnightZone: TimeZone
+
+    init(device: DeviceOS) {
+        self.device = device
+        midnightZone = device.clock.timeZone
+        nextMidnight = Self.midnight(after: device.now, in: midnightZone)
+    }
 
     func start() {
         scheduleNext(after: device.now)
@@ -11,10 +24,28 @@ struct ClockTicker {
 
     private func scheduleNext(after date: Date) {
         let next = DeviceActivityService.nextWholeMinute(date.addingTimeInterval(0.001))
-        device.bus.schedule(at: busTime(next)) { [device] in
-            device.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: device.settings.timeZone))])
-            ClockTicker(device: device).scheduleNext(after: next)
+        device.bus.schedule(at: busTime(next)) { [self] in
+            if device.bus.isSubscribed(DeviceTopic.clockTick) {
+                device.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: device.settings.timeZone))])
+            }
+            if device.clock.timeZone != midnightZone {
+                midnightZone = device.clock.timeZone
+                nextMidnight = Self.midnight(after: next.addingTimeInterval(-0.001), in: midnightZone)
+            }
+            if next >= nextMidnight {
+                device.emit(topic: DeviceTopic.dayChanged, body: ["local": .string(LocalTime.string(next, in: midnightZone))])
+                nextMidnight = Self.midnight(after: next, in: midnightZone)
+            }
+            scheduleNext(after: next)
         }
+    }
+
+    /// The first local midnight after `date`.
+    private static func midnight(after date: Date, in zone: TimeZone) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let start = calendar.startOfDay(for: date)
+        return calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400)
     }
 }
 

@@ -22,7 +22,7 @@ public struct DeviceSettings {
     public var authorization: AuthorizationPolicy = .approve
     /// Wall time the OS waits for the shield renderer and the action delegate before falling back.
     public var replyTimeoutMilliseconds: Int64 = 1_000
-    /// Emit `clock.tick` every whole minute.
+    /// The clock's events: `clock.tick` every whole minute (while a plugin takes them) and `clock.day-changed`.
     public var clockTicks = true
     /// Screen Time's own web limits: domain (and its subdomains) → minutes of public browsing a day.
     public var webLimits: [String: Int] = [:]

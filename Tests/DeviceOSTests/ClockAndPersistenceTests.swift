@@ -12,19 +12,52 @@ final class ClockAndPersistenceTests: XCTestCase {
         try ScenarioRun.shippedConfiguration("habit-lock")
     }
 
+    /// A plugin that takes minute ticks: the Python example plugin (a real process) subscribed to `clock.tick`.
+    static let tickTaker = """
+        plugins:
+          - {name: ticks, executable: python3, role: generic, restart: never, environment: {PYTHONUNBUFFERED: "1"},
+             arguments: ["\(BuildProducts.repositoryRoot.appendingPathComponent("Plugins/examples/python/echo_plugin.py").path)", --subscribe, clock.tick]}
+
+        """
+
     func testAScaledClockRunsBusTimeFasterThanWallTimeInOrder() throws {
-        let scenario = "name: scaled\nstart: 2026-11-23T07:00\nsteps:\n  - at: \"07:10\"\n    open: Duolingo\n  - at: \"07:20\"\n    home: true\n"
-        let run = try ScenarioRun.run(configuration: "name: scaled\nclock: {mode: scaled, speed: 36000}\n", scenario: scenario,
+        // No plugin: a process starting up would use up bus time at 36,000× before the scenario begins.
+        let scenario = "name: scaled\nstart: 2026-11-23T23:50\nsteps:\n  - at: \"23:55\"\n    open: Duolingo\n  - at: \"day 2 00:05\"\n    home: true\nend: day 2 00:10\n"
+        let run = try ScenarioRun.run(configuration: "name: scaled\ntimeZone: Europe/Berlin\nclock: {mode: scaled, speed: 36000}\n", scenario: scenario,
                                       arguments: ["--clock", "scaled", "--speed", "36000"])
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         XCTAssertEqual(run.events("bus.started").first?.bodyValue["clock"]?.stringValue, "scaled")
-        let ticks = run.events("clock.tick").compactMap { $0.bodyValue["local"]?.stringValue }
-        XCTAssertGreaterThanOrEqual(ticks.count, 15, "about twenty minutes of bus time passed: \(ticks)")
-        XCTAssertEqual(ticks, ticks.sorted(), "ticks come in order")
+        XCTAssertEqual(run.events("clock.day-changed").compactMap { $0.bodyValue["local"]?.stringValue }, ["2026-11-24T00:00:00"],
+                       "bus time ran through midnight, and its day change came at midnight")
         XCTAssertEqual(run.journal.map(\.time), run.journal.map(\.time).sorted(), "bus time never goes back")
         let opened = try XCTUnwrap(run.events("activity.app.opened").first)
         let step = try XCTUnwrap(run.events("scenario.step").first)
         XCTAssertEqual(opened.time, step.time, "the device acts at the step's instant")
+        let midnight = try XCTUnwrap(run.events("clock.day-changed").first)
+        XCTAssertLessThan(opened.time, midnight.time)
+        XCTAssertLessThan(midnight.time, try XCTUnwrap(run.events("activity.home").last).time)
+    }
+
+    /// Minute ticks go out only while a plugin takes them; the day boundary goes out at every local midnight
+    /// (the zone in force) whoever listens — through the real broker, with and without a plugin taking ticks.
+    func testMinuteTicksOnlyForASubscriberAndTheDayChangeAtEveryLocalMidnight() throws {
+        let night = "name: night\nstart: 2026-11-23T23:50\nsteps: []\nend: day 3 00:10\n"
+        let configuration = "name: ticks\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n"
+        let unheard = try ScenarioRun.run(configuration: configuration, scenario: night)
+        XCTAssertEqual(unheard.exitStatus, 0, unheard.errors)
+        XCTAssertEqual(unheard.events("clock.tick").count, 0, "no plugin takes minute ticks: none is made")
+        let days = unheard.events("clock.day-changed").compactMap { $0.bodyValue["local"]?.stringValue }
+        XCTAssertEqual(days, ["2026-11-24T00:00:00", "2026-11-25T00:00:00"])
+        let heard = try ScenarioRun.run(configuration: configuration + Self.tickTaker, scenario: night)
+        XCTAssertEqual(heard.exitStatus, 0, heard.errors)
+        let ticks = heard.events("clock.tick").compactMap { $0.bodyValue["local"]?.stringValue }
+        XCTAssertEqual(ticks.count, 24 * 60 + 19, "every whole minute from 23:51 to day 3 00:09 (the run ends at 00:10, before its tick): \(ticks.prefix(3))…")
+        XCTAssertEqual(ticks, ticks.sorted())
+        XCTAssertEqual(heard.events("clock.day-changed").compactMap { $0.bodyValue["local"]?.stringValue }, days)
+        // At midnight the tick comes first, then the day change, at the same instant.
+        let midnight = try XCTUnwrap(heard.journal.firstIndex { $0.topic == "clock.day-changed" })
+        XCTAssertEqual(heard.journal[midnight - 1].topic, "clock.tick")
+        XCTAssertEqual(heard.journal[midnight - 1].time, heard.journal[midnight].time)
     }
 
     func testSchedulesPersistAcrossABrokerRestart() throws {

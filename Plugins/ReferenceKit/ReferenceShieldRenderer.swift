@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import ShieldBusSDK
 
-/// The reference shield renderer: the shield in the product's own voice — and, on every shield request, the
+/// The reference shield renderer: the shield in the product's own voice — and, after every shield request, the
 /// first of the three blocking paths: it checks for a new day or an expired unlock and re-blocks (lesson 1).
+/// The check runs once the answer is sent: it makes two synchronous OS calls, and the person waits for the shield.
 open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
     public let options: ProductOptions
     public let defaults: SharedDefaults
@@ -24,11 +25,11 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
 
     // MARK: Path 1: the re-block check
 
-    /// Re-blocks when no unlock is running, before drawing anything. An unlock ends at its absolute end: a new day
-    /// (or a first check ever) does not cut it short — explore found an unlock across midnight cut at 00:00.
+    /// Re-blocks when no unlock is running. An unlock ends at its absolute end: a new day (or a first check ever)
+    /// does not cut it short — explore found an unlock across midnight cut at 00:00.
     open func reblockIfNeeded() {
         do {
-            try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.lastShieldDayCheck)
+            try recordDayCheck()
             switch options.product {
             case .habitLock:
                 let state = try LockState.read(from: defaults)
@@ -49,26 +50,35 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
         }
     }
 
+    /// Writes `lastShieldDayCheck` on the first check of each day only: a write on every request was an App-Group
+    /// commit (an fdatasync) per shield, and the key says which day was last checked.
+    func recordDayCheck() throws {
+        let today = DayKey.string(now, in: BusClock.timeZone)
+        if let last = try defaults.double(forKey: SharedKey.lastShieldDayCheck),
+           DayKey.string(Date(timeIntervalSince1970: last), in: BusClock.timeZone) == today { return }
+        try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.lastShieldDayCheck)
+    }
+
+    open override func didAnswerConfigurationRequest() {
+        reblockIfNeeded()
+    }
+
     // MARK: The four entry points
 
     open override func configuration(shielding application: Application) -> ShieldConfiguration {
-        reblockIfNeeded()
-        return configuration(for: application.localizedDisplayName ?? "This app", kind: .app)
+        configuration(for: application.localizedDisplayName ?? "This app", kind: .app)
     }
 
     open override func configuration(shielding application: Application, in category: ActivityCategory) -> ShieldConfiguration {
-        reblockIfNeeded()
-        return configuration(for: application.localizedDisplayName ?? "This app", kind: .category(category.localizedDisplayName ?? "this category"))
+        configuration(for: application.localizedDisplayName ?? "This app", kind: .category(category.localizedDisplayName ?? "this category"))
     }
 
     open override func configuration(shielding webDomain: WebDomain) -> ShieldConfiguration {
-        reblockIfNeeded()
-        return configuration(for: webDomain.domain ?? "This site", kind: .web)
+        configuration(for: webDomain.domain ?? "This site", kind: .web)
     }
 
     open override func configuration(shielding webDomain: WebDomain, in category: ActivityCategory) -> ShieldConfiguration {
-        reblockIfNeeded()
-        return configuration(for: webDomain.domain ?? "This site", kind: .category(category.localizedDisplayName ?? "this category"))
+        configuration(for: webDomain.domain ?? "This site", kind: .category(category.localizedDisplayName ?? "this category"))
     }
 
     public enum Kind: Equatable {

@@ -19,6 +19,13 @@ final class DeviceActivityService {
         var startedInterval: Date?
         /// The product whose app registered it (nil on a device with one product).
         var product: String?
+        /// The threshold callbacks delivered in that interval (nil in state saved before they were kept): when a
+        /// reload replays the interval's use, these are not delivered again — iOS calls each once per interval.
+        var deliveredCrossings: [ThresholdCrossing]?
+
+        func hasDelivered(_ crossing: ThresholdCrossing) -> Bool {
+            deliveredCrossings?.contains { $0.event == crossing.event && $0.callback == crossing.callback } ?? false
+        }
     }
 
     private final class Monitor {
@@ -140,7 +147,9 @@ final class DeviceActivityService {
 
     /// The app's other activities take every place the limit leaves free (a scenario's `fillActivityLimit`).
     func fillLimit() {
-        otherActivities = max(0, DeviceActivityMonitoringError.maximumActivities - monitors.count)
+        // Per app: the app with the most activities is left with no free place.
+        let perProduct = Dictionary(grouping: monitors.values, by: { $0.registration.product ?? "" }).values.map(\.count)
+        otherActivities = max(0, DeviceActivityMonitoringError.maximumActivities - (perProduct.max() ?? 0))
         device.save(otherActivities, key: "deviceactivity.otherActivities")
     }
 
@@ -229,16 +238,20 @@ final class DeviceActivityService {
     private func beginInterval(_ monitor: Monitor, _ interval: DateInterval, announce: Bool) {
         guard monitor.interval != interval else { return }
         monitor.interval = interval
-        monitor.registration.startedInterval = interval.start
+        if monitor.registration.startedInterval != interval.start {
+            monitor.registration.startedInterval = interval.start
+            monitor.registration.deliveredCrossings = []
+        }
         persist()
         device.usage.flush()
+        // The interval's use so far counts — after a reload too: the stored history is the system's count.
         let crossings = monitor.counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt,
                                                       pastUsage: device.usage.spans(overlapping: interval))
         if announce && !monitor.suppressStart {
             deliver(DeviceTopic.intervalDidStart, monitor, event: nil, scheduledFor: interval.start)
         }
         monitor.suppressStart = false
-        for crossing in crossings { deliver(crossing, monitor) }
+        for crossing in crossings where !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
         usageChanged()
     }
 
@@ -248,6 +261,7 @@ final class DeviceActivityService {
         deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
         monitor.interval = nil
         monitor.registration.startedInterval = nil
+        monitor.registration.deliveredCrossings = nil
         if monitor.registration.schedule.repeats {
             persist()
             plan(monitor, firstPlan: false)
@@ -317,24 +331,33 @@ final class DeviceActivityService {
 
     private func deliver(_ crossing: ThresholdCrossing, _ monitor: Monitor) {
         let topic = crossing.callback == .eventDidReachThreshold ? DeviceTopic.eventDidReachThreshold : DeviceTopic.eventWillReachThresholdWarning
-        deliver(topic, monitor, event: crossing.event, scheduledFor: crossing.date)
+        deliver(topic, monitor, event: crossing.event, scheduledFor: crossing.date, crossing: crossing)
     }
 
-    /// Delivers a callback that is due now (rounded to the next whole minute under that quirk).
-    private func deliver(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
+    /// Delivers a callback that is due now (rounded to the next whole minute under that quirk). A threshold
+    /// crossing is kept as delivered when it goes out, so one lost with a pending timer is delivered after a reload.
+    private func deliver(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing? = nil) {
         let activity = monitor.registration.activity
         if device.settings.fidelity.has(.wholeMinuteCallbacks) {
             let rounded = Self.nextWholeMinute(device.now)
             if rounded > device.now {
                 let timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
                     guard let self, let monitor, monitors[activity] === monitor else { return }  // stopped or replaced meanwhile
-                    emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
+                    emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: crossing)
                 }
                 monitor.timers.append(timer)
                 return
             }
         }
-        emitCallback(topic, activity: activity, event: event, scheduledFor: scheduledFor)
+        emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: crossing)
+    }
+
+    private func emitCallback(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing?) {
+        if let crossing {
+            monitor.registration.deliveredCrossings = (monitor.registration.deliveredCrossings ?? []) + [crossing]
+            persist()
+        }
+        emitCallback(topic, activity: monitor.registration.activity, event: event, scheduledFor: scheduledFor)
     }
 
     private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date) {

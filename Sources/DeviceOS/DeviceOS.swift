@@ -123,7 +123,7 @@ public final class DeviceOS: BrokerService {
         announceClockToPlugins()
         authorization = try AuthorizationService(device: self)
         managedSettings = try ManagedSettingsService(device: self)
-        usage = UsageMeter(device: self)
+        usage = try UsageMeter(device: self)
         activity = try DeviceActivityService(device: self)
         screen = Screen(device: self)
         lifecycle = try AppLifecycle(device: self)

@@ -26,7 +26,7 @@ public enum DeviceStateError: Error, CustomStringConvertible {
 }
 
 /// The device's own persistent state — tokens, authorization, ManagedSettings stores, monitored activities, the
-/// app's timers — in one SQLite file, so it survives a broker (device) restart.
+/// app's timers, the usage that DeviceActivity counts — in one SQLite file, so it survives a broker (device) restart.
 final class DeviceStateStore {
     private let connection: SQLiteConnection
     let path: String
@@ -44,6 +44,8 @@ final class DeviceStateStore {
             guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
             try connection.enableWAL()
             try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
+            // Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
+            try connection.execute("CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL)")
         } catch let error as SQLiteError {
             throw DeviceStateError.damaged(path: path, detail: "\(error)")
         }
@@ -69,5 +71,29 @@ final class DeviceStateStore {
                                    bindings: [.text(key), .text(json)]).run()
             unsaved[key] = nil
         }
+    }
+
+    /// Appends a span of use and forgets those that ended before `horizon`, in one transaction.
+    func appendUsage<T: Encodable>(_ span: T, endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
+        let json = String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)
+        try connection.transaction(.immediate) {
+            try connection.prepare("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(endMilliseconds), .text(json)]).run()
+            try connection.prepare("DELETE FROM usage_span WHERE end_ms < ?", bindings: [.integer(horizonMilliseconds)]).run()
+        }
+    }
+
+    /// The stored spans of use, in the order they were recorded. One that no longer decodes is an error.
+    func usageSpans<T: Decodable>(_ type: T.Type) throws -> [T] {
+        let statement = try connection.prepare("SELECT json FROM usage_span ORDER BY id")
+        var spans: [T] = []
+        while try statement.step() {
+            guard let json = try statement.string(at: 0) else { continue }
+            do {
+                spans.append(try DeviceAPICoding.decode(type, from: Array(json.utf8)))
+            } catch {
+                throw DeviceStateError.undecodable(path: path, key: "usage_span", detail: DeviceAPICoding.describe(error))
+            }
+        }
+        return spans
     }
 }

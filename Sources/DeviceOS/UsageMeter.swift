@@ -6,7 +6,9 @@ import ScreenTime
 /// Measures use of the foreground app or web page and feeds it, span by span, to DeviceActivity's counters.
 ///
 /// History is kept in the OS's own names (bundle ids, hosts), not tokens, so it survives a token regeneration;
-/// private browsing records nothing (`suppressUsageRecording`), as Safari does.
+/// private browsing records nothing (`suppressUsageRecording`), as Safari does. Every span is stored in the device
+/// state as it is recorded: on iOS the use counted toward a threshold is the system's and survives a restart or a
+/// crash, so after a reload DeviceActivity replays the running interval's use from it (explore, speed-bump seed 11).
 final class UsageMeter {
     /// Something in use, in the OS's own names.
     struct Use: Equatable, Codable {
@@ -24,11 +26,14 @@ final class UsageMeter {
     private unowned let device: DeviceOS
     /// What is being used now, and since when (nil: nothing is, or it is private).
     private(set) var current: (use: Use, since: Date)?
-    /// Recent spans (eight days), for events with `includesPastActivity`.
+    /// Recent spans (eight days), for events with `includesPastActivity` and for replaying an interval's use.
     private(set) var history: [Span] = []
+    private static let horizon: TimeInterval = 8 * 86_400
 
-    init(device: DeviceOS) {
+    /// The meter with the history stored in the device state.
+    init(device: DeviceOS) throws {
         self.device = device
+        history = try device.state.usageSpans(Span.self)
     }
 
     func begin(app: CatalogApp) {
@@ -65,8 +70,14 @@ final class UsageMeter {
         let span = Span(use: use, start: since, end: now)
         current = (use, now)
         history.append(span)
-        let horizon = now.addingTimeInterval(-8 * 86_400)
+        let horizon = now.addingTimeInterval(-Self.horizon)
         if let first = history.first, first.end < horizon { history.removeAll { $0.end < horizon } }
+        do {
+            try device.state.appendUsage(span, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
+        } catch {
+            // Counted in memory all the same; only a reload before the disk recovers would forget it.
+            device.bus.reportStorageFailure("cannot record usage in \(device.state.path): \(error)")
+        }
         device.activity.record(usageSpan(span))
     }
 

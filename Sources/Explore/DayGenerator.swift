@@ -43,7 +43,7 @@ public struct ProductSurface: Sendable {
 /// A day covers, with weights: opening and closing picked and other apps, habits, web pages in public and
 /// private tabs (and switching tabs), both shield buttons, force-quits, backgrounding for minutes to over
 /// twelve hours, device restarts, iOS updates, device clock and time-zone changes, DST dates in several
-/// zones, days that run past midnight, and the broker crashing mid-day. Under `ios-realistic` the scenario's
+/// zones, days that run past midnight, the broker crashing mid-day, and the 20-activity limit filled around an unlock. Under `ios-realistic` the scenario's
 /// seed is the day's, so the quirks' fates vary by seed.
 public struct DayGenerator {
     public let surface: ProductSurface
@@ -118,6 +118,22 @@ public struct DayGenerator {
             }
             if let step { steps.append(step) }
         }
-        return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: Int.random(in: 30...90, using: &random) * 60)
+        let tail = Int.random(in: 30...90, using: &random) * 60
+        fillActivityLimit(around: &steps, seed: seed)
+        return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail)
+    }
+
+    /// On one day in three with an unlock, the app's other activities fill DeviceActivity's limit of 20 just before
+    /// the last habit or while the unlock runs, so that a re-check is refused. Drawn from a second stream, so that
+    /// adding this kind of day left every other step of every seed as it was (seeds named in the docs and tests).
+    static let fillStreamSalt: UInt64 = 0x20_AC71_7135
+    func fillActivityLimit(around steps: inout [DayStep], seed: UInt64) {
+        var random = SeededRandom(seed: seed ^ Self.fillStreamSalt)
+        guard let lastHabit = steps.lastIndex(where: { $0.action == "habit: Habit 3" }), Int.random(in: 0..<3, using: &random) == 0 else { return }
+        let index = Bool.random(using: &random) ? lastHabit : lastHabit + 1
+        // The fill takes part of the next step's gap, so every other step keeps its time.
+        let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...600, using: &random)
+        if index < steps.count { steps[index].gap -= gap }
+        steps.insert(DayStep(gap: gap, action: "fillActivityLimit: true"), at: index)
     }
 }

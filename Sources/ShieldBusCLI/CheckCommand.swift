@@ -8,6 +8,7 @@ import LockInvariant
 extension ShieldBus {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "check",
             abstract: "Check a journal against the lock invariant of every product its configuration runs.",
             discussion: """
             The invariant, for each product: nothing it selected is usable more than one minute after it must be \

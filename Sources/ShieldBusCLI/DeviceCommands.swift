@@ -58,6 +58,7 @@ extension ShieldBus {
 
     struct Authorize: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "authorize",
             abstract: "Answer the app's FamilyControls authorization request, or revoke it (as in Settings).",
             discussion: "Revoking removes the app's shields and stops its monitoring."
         )
@@ -75,6 +76,7 @@ extension ShieldBus {
 
     struct Pick: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "pick",
             abstract: "The FamilyActivityPicker: print the opaque tokens for the apps, categories and domains named.",
             discussion: "Example: shieldbus pick --app Instagram --app TikTok --category games --domain reddit.com"
         )
@@ -110,12 +112,13 @@ extension ShieldBus {
 
     struct Notification: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "notification",
             abstract: "Act on notifications on the running device.",
             subcommands: [Tap.self]
         )
 
         struct Tap: ParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Tap a notification (the latest when no id is given): the app comes to the foreground.")
+            static let configuration = CommandConfiguration(commandName: "tap", abstract: "Tap a notification (the latest when no id is given): the app comes to the foreground.")
             @OptionGroup var bus: BusOptions
             @Argument(help: "The notification's id.") var id: String?
 

@@ -7,13 +7,14 @@ import ZeroMQ
 
 extension ShieldBus {
     struct Keys: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make CURVE keys for a broker on tcp.", subcommands: [New.self])
+        static let configuration = CommandConfiguration(commandName: "keys", abstract: "Make CURVE keys for a broker on tcp.", subcommands: [New.self])
     }
 }
 
 extension ShieldBus.Keys {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Make a CURVE key pair: NAME.key (public) and NAME.key_secret (secret, mode 0600).",
             discussion: """
             A broker on tcp admits only clients whose public key is on its allowlist. For a client (a plugin \

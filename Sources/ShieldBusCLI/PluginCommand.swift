@@ -4,7 +4,7 @@ import Foundation
 
 extension ShieldBus {
     struct Plugin: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create new plugins.", subcommands: [New.self])
+        static let configuration = CommandConfiguration(commandName: "plugin", abstract: "Create new plugins.", subcommands: [New.self])
     }
 }
 
@@ -13,6 +13,7 @@ extension PluginKind: ExpressibleByArgument {}
 extension ShieldBus.Plugin {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "new",
             abstract: "Create a working plugin of a kind, with a test that runs it against the real broker.",
             discussion: """
             Writes <directory>/NAME/main.swift (a subclass of the SDK class for the kind) and \

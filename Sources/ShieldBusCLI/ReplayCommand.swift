@@ -7,6 +7,7 @@ import Foundation
 extension ShieldBus {
     struct Replay: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "replay",
             abstract: "Play a recorded journal onto a running broker.",
             discussion: """
             Re-publishes, in order, each recorded event that a plugin or tool published (the broker gives them \

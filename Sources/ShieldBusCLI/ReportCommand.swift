@@ -8,6 +8,7 @@ extension ShieldBus {
     /// `shieldbus report daily|weekly|monthly|range`: the report builder's numbers, from its store or a running broker.
     struct Report: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "report",
             abstract: "Print a daily, weekly, monthly or range usage report (from the report builder's store, or a running broker).",
             discussion: """
             Without --runtime-dir the report builder's days are read from its App-Group store directly (read-only, \

@@ -16,6 +16,7 @@ import ZeroMQ
 extension ShieldBus {
     struct Run: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "run",
             abstract: "Run the broker — the simulated device — and the plugins its configuration names.",
             discussion: """
             Binds the bus in a private runtime directory (mode 0700), starts each configured plugin as a \

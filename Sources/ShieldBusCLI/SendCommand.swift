@@ -7,6 +7,7 @@ import Foundation
 extension ShieldBus {
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "send",
             abstract: "Inject one event onto the bus and print the sequence number it got.",
             discussion: """
             Example: shieldbus send app.hello '{"from":"me"}'

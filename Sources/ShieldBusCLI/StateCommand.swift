@@ -7,6 +7,7 @@ import Foundation
 extension ShieldBus {
     struct State: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "state",
             abstract: "Inspect and change the App-Group stores: list keys, get and set values, watch changes.",
             discussion: """
             The stores are the ones the broker keeps in <state dir>/appgroups (default state dir: <runtime dir>/state). \

@@ -7,6 +7,7 @@ import Foundation
 extension ShieldBus {
     struct Status: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show the running broker: plugins, subscriptions, events routed, errors counted."
         )
 

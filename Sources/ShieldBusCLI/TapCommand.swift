@@ -7,6 +7,7 @@ import Foundation
 extension ShieldBus {
     struct Tap: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "tap",
             abstract: "Watch the bus live: one line per event, in sequence order.",
             discussion: """
             Each line shows bus time, sequence number, topic, source and a compact body. Give topic \

@@ -19,6 +19,9 @@ open class ShieldConfigurationDataSource: BusComponent {
     open func configuration(shielding webDomain: WebDomain) -> ShieldConfiguration { ShieldConfiguration() }
     /// A web domain shielded because of its category.
     open func configuration(shielding webDomain: WebDomain, in category: ActivityCategory) -> ShieldConfiguration { ShieldConfiguration() }
+    /// Called after the configuration has been sent: work that must not delay the shield the person is waiting for
+    /// (a ShieldBus addition; iOS has no such hook). The OS still waits for it before the next turn in virtual time.
+    open func didAnswerConfigurationRequest() {}
 
     public func handle(_ envelope: Envelope) {
         guard envelope.topic == DeviceTopic.configurationRequest, let runtime = PluginRuntime.current else { return }
@@ -39,6 +42,7 @@ open class ShieldConfigurationDataSource: BusComponent {
         } catch {
             runtime.logger.error("cannot answer a shield configuration request: \(error)")
         }
+        didAnswerConfigurationRequest()
     }
 }
 

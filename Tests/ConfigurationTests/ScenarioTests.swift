@@ -127,6 +127,7 @@ final class ScenarioTests: XCTestCase {
           - {after: 1m, setClock: "2026-11-24T09:15"}
           - {after: 1m, timeZone: America/New_York}
           - {after: 1m, crashBroker: true}
+          - {after: 1m, fillActivityLimit: true}
 
         """))
         let app = { (name: String) in Self.catalog.app(named: name)! }
@@ -159,12 +160,14 @@ final class ScenarioTests: XCTestCase {
             .setClock(.absolute(LocalDateTime(year: 2026, month: 11, day: 24, hour: 9, minute: 15)!)),
             .setTimeZone("America/New_York"),
             .crashBroker,
+            .fillActivityLimit,
         ])
-        XCTAssertEqual(scenario.steps.map(\.line), Array(4...31))
+        XCTAssertEqual(scenario.steps.map(\.line), Array(4...32))
         XCTAssertEqual(scenario.steps.map(\.action.key), [
             "open", "open", "close", "close", "home", "visit", "visit", "closeTab", "press", "press", "tapNotification",
             "tapNotification", "tapNotification", "habit", "authorize", "authorize", "authorize", "osUpdate", "restart",
             "forceQuit", "publish", "publish", "switchTab", "setClock", "setClock", "setClock", "timeZone", "crashBroker",
+            "fillActivityLimit",
         ])
         XCTAssertEqual(Set(scenario.steps.map(\.action.key)), Set(ScenarioAction.keys), "every action is covered")
     }

@@ -86,6 +86,31 @@ extension ClockAndPersistenceTests {
         XCTAssertEqual(noTab.compactMap { $0.bodyValue["message"]?.stringValue }, ["switch to tab 5: no such tab is open (open tabs: 1, 2)"])
     }
 
+    /// `fillActivityLimit`: the app's other activities take every free place of the 20, and survive a restart — a new
+    /// activity is refused with `excessive-activities` (21 of 20), re-registering one the app already monitors is not.
+    func testFillingTheActivityLimitRefusesANewActivityAndNotAKnownOne() throws {
+        let scenario = Self.evening("fill", """
+          - {at: "22:10", fillActivityLimit: true}
+          - {after: 1m, restart: true}
+          - {after: 1m, habit: Read}
+          - {after: 10s, habit: Walk}
+          - {after: 10s, habit: Stretch}
+        end: after 5m
+
+        """)
+        let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let replies = run.events("deviceactivity.start-monitoring.reply")
+        let refused = replies.filter { $0.bodyValue["error"]?["code"]?.stringValue == "excessive-activities" }
+        XCTAssertFalse(refused.isEmpty, "the unlock's re-checks are new activities: \(replies.map(\.bodyValue))")
+        XCTAssertTrue(refused.allSatisfy { $0.bodyValue["error"]?["message"]?.stringValue?.hasPrefix("Monitoring 21 activities") == true })
+        let filled = try XCTUnwrap(run.events("scenario.step").first { $0.bodyValue["action"]?.stringValue?.contains("limit of 20") == true })
+        // After the fill and the restart, the app registers its own activities again: known names, accepted.
+        let reRegistered = replies.filter { $0.time > filled.time && $0.corr?.hasPrefix("app-") == true }
+        XCTAssertFalse(reRegistered.isEmpty)
+        XCTAssertTrue(reRegistered.allSatisfy { $0.bodyValue["ok"]?.boolValue == true }, "\(reRegistered.map(\.bodyValue))")
+    }
+
     func testABrokerCrashRestartsEveryPluginOnTheSameStateAndRepeatsByteForByte() throws {
         let scenario = Self.evening("crash", """
           - {at: "22:30", open: Instagram}

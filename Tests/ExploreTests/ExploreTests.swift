@@ -41,11 +41,28 @@ final class ExploreTests: XCTestCase {
             }
             // The weights reach every kind of step the issue lists (over 150 days).
             XCTAssertEqual(keys, ["open", "close", "home", "visit", "switchTab", "press", "habit", "forceQuit", "restart", "osUpdate",
-                                  "setClock", "timeZone", "crashBroker"], product)
+                                  "setClock", "timeZone", "crashBroker", "fillActivityLimit"], product)
             XCTAssertGreaterThanOrEqual(zones.count, 4, product)
         }
         let generator = DayGenerator(surface: try surface("habit-lock"))
         XCTAssertNotEqual(generator.day(seed: 1, profile: "faithful").steps, generator.day(seed: 2, profile: "faithful").steps)
+    }
+
+    /// The issue's "20-activity limit saturated while an unlock runs": some days fill the limit just before the last
+    /// habit (the unlock's first re-checks are refused) and some while the unlock runs.
+    func testSomeDaysFillTheActivityLimitAroundAnUnlock() throws {
+        let generator = DayGenerator(surface: try surface("habit-lock"))
+        var before = 0, during = 0
+        for seed in UInt64(1)...150 {
+            let day = generator.day(seed: seed, profile: "faithful")
+            guard let fill = day.steps.firstIndex(where: { $0.action == "fillActivityLimit: true" }) else { continue }
+            XCTAssertEqual(day.steps.filter { $0.action == "fillActivityLimit: true" }.count, 1, "seed \(seed)")
+            let lastHabit = try XCTUnwrap(day.steps.lastIndex { $0.action == "habit: Habit 3" }, "seed \(seed)")
+            if fill < lastHabit { before += 1 } else { during += 1 }
+            XCTAssertEqual(fill < lastHabit ? lastHabit - fill : fill - lastHabit, 1, "seed \(seed): next to the last habit")
+        }
+        XCTAssertGreaterThan(before, 3)
+        XCTAssertGreaterThan(during, 3)
     }
 
     /// Two products on one device: both apps are opened and force-quit, and both selections count as picked.
@@ -208,5 +225,26 @@ final class ExploreTests: XCTestCase {
                                          scenario: try String(contentsOfFile: directory.file(file), encoding: .utf8))
         XCTAssertEqual(replay.exitStatus, 3, replay.errors)
         XCTAssertTrue(replay.errors.contains("lock invariant    BROKEN"), replay.errors)
+    }
+
+    /// More of the lesson fixtures' flaws, each on the first seed that breaks it (seeds 1–6, faithful): explore finds the
+    /// day and shrinks it to a handful of steps that still fail the same way. `apps-only` re-blocks apps but not web
+    /// domains; `foreground-only` re-blocks only when the app comes to the front; `one-far-check` plans a single
+    /// re-check however far ahead (and a far schedule may not fire).
+    func testExploreFindsThreeMoreNaiveFlawsAndShrinksEach() throws {
+        for (flaw, seed, target) in [("apps-only", 5, "instagram.com"), ("foreground-only", 3, "TikTok"), ("one-far-check", 3, "TikTok")] {
+            let directory = TemporaryDirectory(prefix: "sbexplore")
+            let config = try naiveConfiguration(flaw: flaw, in: directory)
+            let (status, output) = try explore(["--config", config, "--days", "1", "--seed", "\(seed)", "--profile", "faithful", "--jobs", "2",
+                                                "--shrink-runs", "30", "--json"], in: directory)
+            XCTAssertEqual(status, 3, "\(flaw): \(output)")
+            let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+            let failure = try XCTUnwrap(lines.compactMap { $0["failure"] }.first, "\(flaw): \(output)")
+            let steps = try XCTUnwrap(failure["steps"]?.intValue)
+            XCTAssertLessThanOrEqual(steps, 6, "\(flaw): shrunk to a handful of steps: \(output)")
+            XCTAssertLessThan(steps, try XCTUnwrap(failure["originalSteps"]?.intValue), flaw)
+            let account = failure["account"]?.arrayValue?.first?.stringValue ?? ""
+            XCTAssertTrue(account.hasPrefix("usable-while-locked: habit-lock: \(target) was usable"), "\(flaw): \(account)")
+        }
     }
 }

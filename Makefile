@@ -15,7 +15,9 @@ deps:
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
-	@python3 -c 'import pytest, playwright.sync_api' 2>/dev/null || { echo "installing pytest and playwright with pip"; python3 -m pip install -q pytest playwright; }
+	@# (A Debian system Python refuses pip installs (PEP 668) unless told; a virtualenv or pyenv Python takes them as is.)
+	@python3 -c 'import pytest, playwright.sync_api' 2>/dev/null || { echo "installing pytest and playwright with pip"; \
+		python3 -m pip install -q pytest playwright 2>/dev/null || python3 -m pip install -q --break-system-packages pytest playwright; }
 
 ## build: compile everything (debug)
 build: deps

@@ -20,8 +20,18 @@ public enum BusTool {
         return connection
     }
 
-    /// A unique client name for a tool invocation.
-    public static func name(_ tool: String) -> String { "\(tool)-\(getpid())" }
+    /// A client name no other session has: the tool, the process and a count of this process's names — a
+    /// long-running process (the Studio) opens a session per action, and the broker may read a new session's hello
+    /// before the last one's bye, so a name per process would be refused as taken.
+    public static func name(_ tool: String) -> String {
+        namesLock.lock()
+        defer { namesLock.unlock() }
+        namesGiven += 1
+        return "\(tool)-\(getpid())-\(namesGiven)"
+    }
+
+    private static let namesLock = NSLock()
+    nonisolated(unsafe) private static var namesGiven = 0
 }
 
 /// Renders events for people: bus time, sequence number, topic, source and a compact body.

@@ -181,6 +181,37 @@ public struct MonitoredEvents: Codable, Hashable {
     }
 }
 
+/// A monitored activity as the OS holds it: its schedule and since when it is monitored.
+public struct MonitoredSchedule: Codable, Hashable {
+    public var activity: DeviceActivityName
+    public var schedule: DeviceActivitySchedule
+    public var registeredAt: Date
+    public init(activity: DeviceActivityName, schedule: DeviceActivitySchedule, registeredAt: Date) {
+        self.activity = activity
+        self.schedule = schedule
+        self.registeredAt = registeredAt
+    }
+}
+
+/// `input.look.reply`: the phone as the person would see it now — the app or page in the foreground (nil both: the
+/// home screen), the shield over it, the notifications not yet tapped (oldest first) — and the monitored schedules.
+/// A tool that connects late (the Studio) learns here what the events before it said; looking changes nothing.
+public struct DeviceLook: Codable, Hashable {
+    public var app: AppActivity?
+    public var web: WebActivity?
+    public var shield: ShieldShown?
+    public var notifications: [NotificationRequest]
+    public var activities: [MonitoredSchedule]
+    public init(app: AppActivity? = nil, web: WebActivity? = nil, shield: ShieldShown? = nil, notifications: [NotificationRequest] = [],
+                activities: [MonitoredSchedule] = []) {
+        self.app = app
+        self.web = web
+        self.shield = shield
+        self.notifications = notifications
+        self.activities = activities
+    }
+}
+
 /// The body of every DeviceActivity callback event.
 public struct DeviceActivityCallback: Codable, Hashable {
     public var activity: DeviceActivityName

@@ -87,6 +87,9 @@ public enum DeviceTopic {
     /// The device's time zone changed: `{timeZone}`, the IANA zone in force from now on.
     public static let timeZoneChanged = "device.time-zone-changed"
     public static let scenarioStep = "scenario.step"
+    /// A tool looks at the phone (`DeviceLook`): read-only, for clients that came after the events that set it up.
+    public static let lookRequest = "input.look.request"
+    public static let lookReply = "input.look.reply"
     public static let scenarioEnded = "scenario.ended"
 }
 

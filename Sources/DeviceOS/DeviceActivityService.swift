@@ -62,6 +62,14 @@ final class DeviceActivityService {
 
     var activityNames: [DeviceActivityName] { monitors.keys.sorted { $0.rawValue < $1.rawValue } }
 
+    /// Every monitored activity with its schedule, by name.
+    var schedules: [MonitoredSchedule] {
+        activityNames.map { name in
+            let registration = monitors[name]!.registration
+            return MonitoredSchedule(activity: name, schedule: registration.schedule, registeredAt: registration.registeredAt)
+        }
+    }
+
     // MARK: Requests
 
     func handle(_ envelope: Envelope) {

@@ -279,6 +279,13 @@ public final class DeviceOS: BrokerService {
             guard let name = body[key]?.stringValue else { throw DeviceError(code: "bad-request", message: "'\(verb)' needs '\(key)': an app name") }
             do { return try catalog.requireApp(named: name) } catch { throw DeviceError(code: "unknown-app", message: "\(error)") }
         }
+        if verb == "look" {
+            // Read-only: the phone as it is now, for a tool that came late; no step, nothing performed.
+            var look = DeviceLook(notifications: notifications.delivered, activities: activity.schedules)
+            screen.look(into: &look)
+            reply(to: envelope, .success(look))
+            return
+        }
         do {
             let action: ScenarioAction
             switch verb {
@@ -318,7 +325,7 @@ public final class DeviceOS: BrokerService {
                 reply(to: envelope, .success(PickerResult(selection: selection)))
                 return
             default:
-                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, authorize, os-update, restart, force-quit, pick")
+                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, authorize, os-update, restart, force-quit, pick, look")
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
             perform(action)

@@ -84,6 +84,19 @@ final class Screen {
         }
     }
 
+    /// What is on screen as `input.look.reply` tells it: the app or page in the foreground (reason `foreground`),
+    /// and the shield over it.
+    func look(into look: inout DeviceLook) {
+        look.shield = presented?.shown
+        guard let subject = foregroundSubject else { return }
+        let target = target(subject)
+        if let application = target.application {
+            look.app = AppActivity(application: application, category: target.category, reason: "foreground")
+        } else if case .web(let tab) = foreground, let page = tabs[tab], let domain = target.webDomain {
+            look.web = WebActivity(webDomain: domain, category: target.category, url: page.url, tab: tab, isPrivate: page.isPrivate, reason: "foreground")
+        }
+    }
+
     /// Whether the foreground target is usable: on screen with no shield over it.
     var isUsable: Bool { foreground != .home && presented == nil && pendingConfiguration == nil }
 

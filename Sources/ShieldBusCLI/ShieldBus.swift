@@ -64,9 +64,11 @@ struct TerminalSafeLogHandler: LogHandler {
         set { wrapped[metadataKey: key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-        let safe = metadata?.mapValues { Logger.MetadataValue.string(TerminalText.escaped($0.description)) }
-        wrapped.log(level: level, message: "\(TerminalText.escaped(message.description))", metadata: safe, source: source, file: file, function: function, line: line)
+    func log(event: LogEvent) {
+        var safe = event
+        safe.message = "\(TerminalText.escaped(event.message.description))"
+        safe.metadata = event.metadata?.mapValues { .string(TerminalText.escaped($0.description)) }
+        wrapped.log(event: safe)
     }
 }
 

@@ -35,8 +35,12 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("The configuration whose catalog is the home screen (and, for a journal, whose time zone applies). Default: Config/default.yml.", valueName: "file"))
         var config: String?
 
+        @Option(name: .long, help: ArgumentHelp("How many of the newest live events the Studio keeps in memory (older ones leave the page's bus and scrubber; a journal is read from its file instead).", valueName: "n"))
+        var keepEvents = StudioServer.defaultKeptEvents
+
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
+            guard keepEvents > 0 else { throw ValidationError("--keep-events must be at least 1") }
         }
 
         func run() throws {
@@ -46,7 +50,8 @@ extension ShieldBus {
             let source: StudioServer.Source = journal.map {
                 .journal(path: $0, timeZone: TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!)
             } ?? .live(runtimeDirectory: bus.runtimeDir)
-            let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps, iconDirectories: Self.pluginResourceFolders())
+            let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps, iconDirectories: Self.pluginResourceFolders(),
+                                          keptEvents: keepEvents)
             let finished = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var failure: Error?
             Task {

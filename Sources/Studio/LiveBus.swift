@@ -6,8 +6,8 @@ import Foundation
 import Logging
 
 /// The Studio's own connection to a running broker, on a thread of its own: every event (a tap session), the
-/// ManagedSettings stores read once at connect, and the broker's status report once a second. Loses nothing while it runs and says hello again when the broker
-/// comes back.
+/// ManagedSettings stores and a look at the phone asked once at connect, and the broker's status report once a second.
+/// Loses nothing while it runs and says hello again when the broker comes back.
 final class LiveBus: @unchecked Sendable {
     private let runtimeDirectory: String?
     private let feed: EventFeed
@@ -42,7 +42,7 @@ final class LiveBus: @unchecked Sendable {
         // A tap, as `shieldbus tap`: only taps receive every event, the requests to a role among them.
         let connection = try BusTool.connect(runtimeDir: runtimeDirectory, name: BusTool.name("studio"), role: .tap, subscriptions: [""])
         defer { connection.close() }
-        try askForTheStores()
+        try askWhatCameBefore()
         let zone = connection.welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         if narrator == nil { narrator = EventNarrator(timeZone: zone) }
         report(connected: true, message: "following the broker at \(connection.endpoint)", timeZone: zone)
@@ -71,13 +71,15 @@ final class LiveBus: @unchecked Sendable {
         }
     }
 
-    /// What was set before the Studio came: the stores, read as any plugin reads them, from a tool session of its
-    /// own (taps only read); the tap sees the OS's reply, and the page folds it.
-    private func askForTheStores() throws {
+    /// What was set before the Studio came — the stores, read as any plugin reads them, and a look at the phone (what
+    /// is on screen, the notifications waiting, the monitored schedules) — from a tool session of its own (taps only
+    /// read); the tap sees the OS's replies after every event before them, and the page folds them.
+    private func askWhatCameBefore() throws {
         let name = BusTool.name("studio-read")
         let tool = try BusTool.connect(runtimeDir: runtimeDirectory, name: name, role: .tool, subscriptions: [])
         defer { tool.close() }
         try tool.publish(Publish(topic: DeviceTopic.settingsReadRequest, body: [:], corr: "\(name)-stores"))
+        try tool.publish(Publish(topic: DeviceTopic.lookRequest, body: [:], corr: "\(name)-look"))
     }
 
     private func report(connected: Bool, message: String, timeZone: TimeZone? = nil) {

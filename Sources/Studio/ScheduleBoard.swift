@@ -4,7 +4,7 @@ import Foundation
 import ScreenTime
 
 /// The DeviceActivity schedules being monitored, followed from the bus (a start-monitoring request the OS
-/// accepted adds one, a stop removes it), with their coming interval starts and ends.
+/// accepted adds one, a stop removes it, a look at the phone tells them all), with their coming interval starts and ends.
 struct ScheduleBoard {
     private struct Registration {
         let schedule: DeviceActivitySchedule
@@ -32,6 +32,13 @@ struct ScheduleBoard {
         case DeviceTopic.startMonitoringReply:
             guard let start = pendingStarts.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
             registrations[start.activity.rawValue] = Registration(schedule: start.schedule, since: DeviceAPI.date(busTime: envelope.time))
+            return true
+        case DeviceTopic.lookReply:
+            // Someone (the Studio itself, at connect) looked at the phone: the OS's schedules as they are now.
+            guard envelope.source == "broker", let look = try? DeviceAPICoding.decode(DeviceReply<DeviceLook>.self, from: envelope.body).value else { return false }
+            registrations = Dictionary(uniqueKeysWithValues: look.activities.map {
+                ($0.activity.rawValue, Registration(schedule: $0.schedule, since: $0.registeredAt))
+            })
             return true
         case DeviceTopic.stopMonitoringReply:
             guard let stop = pendingStops.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }

@@ -23,19 +23,24 @@ public struct StudioServer: Sendable {
     private let port: Int
     private let homeScreen: [CatalogApp]
     private let iconDirectories: [URL]
-    private let feed = EventFeed()
+    private let feed: EventFeed
     private let logger = Logger(label: "shieldbus.studio")
 
+    /// How many events a live Studio keeps in memory unless told otherwise (a busy day is ~10,000).
+    public static let defaultKeptEvents = 20_000
+
     /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from
-    /// `iconDirectories` (the shield plugins' resources).
-    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL]) throws {
+    /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents) throws {
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
         self.iconDirectories = iconDirectories
-        if case .journal(let path, let timeZone) = source {
-            var narrator = EventNarrator(timeZone: timeZone)
-            for envelope in try RecordedJournal.load(path: path) { feed.append(event: narrator.narrate(envelope)) }
+        switch source {
+        case .live:
+            feed = EventFeed(capacity: keptEvents)
+        case .journal(let path, let timeZone):
+            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone))
             feed.update(kind: "connection", json: JSONValue.object([
                 "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
             ]).jsonText)
@@ -55,7 +60,7 @@ public struct StudioServer: Sendable {
                     try await outbound.write(.text(hello))
                     let (backlog, stream, stop) = feed.listen()
                     defer { stop() }
-                    for message in backlog { try await outbound.write(.text(message)) }
+                    for chunk in backlog { try await outbound.write(.text(try chunk())) }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         // The page only listens: its own frames are read (and dropped) so that its leaving is noticed.
                         group.addTask { for try await _ in inbound {} }

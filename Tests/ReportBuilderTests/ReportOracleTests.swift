@@ -5,7 +5,7 @@ import UsageReports
 import XCTest
 
 /// The oracle: ten days of a scenario through the real broker and report builder — midnight and end-of-week spans,
-/// device restarts, iOS updates, private tabs, a web limit, a restricted site and the 25-hour day that ends summer
+/// device restarts (one inside an app span), the broker SIGKILLed inside an app span, iOS updates, private tabs, a web limit, a restricted site and the 25-hour day that ends summer
 /// time — then every number of every daily, weekly, monthly and range report the builder serves (and that
 /// `shieldbus report` reads from its store) against an expectation computed here from the journal with the rules of
 /// docs/reports-and-notifications.md, without the production aggregation code.
@@ -74,6 +74,12 @@ final class ReportOracleTests: XCTestCase {
           - {at: "day 6 09:00", visit: "https://poki.com/play"}
           - {at: "day 6 09:01", open: Instagram}
           - {at: "day 6 09:30", home: true}
+          - {at: "day 7 10:00", open: Maps}
+          - {at: "day 7 10:20", restart: true}
+          - {at: "day 7 11:00", open: TikTok}
+          - {at: "day 7 11:15", crashBroker: true}
+          - {at: "day 7 11:40", open: Instagram}
+          - {at: "day 7 12:00", home: true}
           - {at: "day 8 08:00", open: Duolingo}
           - {at: "day 8 08:30", home: true}
           - {at: "day 8 08:31", publish: {topic: app.intent.grace-pass, body: {target: Instagram}}}
@@ -101,7 +107,10 @@ final class ReportOracleTests: XCTestCase {
         let run = try ScenarioRun.run(configuration: Self.configuration, scenario: Self.scenario, stateDirectory: state.path, timeoutSeconds: 120)
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         // The situations the oracle is about did happen.
-        XCTAssertEqual(run.events("device.restarted").count, 2)
+        XCTAssertEqual(run.events("device.restarted").count, 3)
+        XCTAssertEqual(run.events("bus.started").filter { $0.bodyValue["after"] == "crash" }.count, 1, "the broker was killed once")
+        XCTAssertEqual(Self.stepsInsideAnAppSpan(run.journal), ["restart the device", "the broker crashes and starts again"],
+                       "a device restart and a broker crash each with an app on screen")
         XCTAssertEqual(run.events("device.os-updated").count, 2)
         XCTAssertEqual(run.events("activity.web.visited").filter { $0.bodyValue["isPrivate"] == true }.count, 2)
         XCTAssertTrue(run.events("activity.web.left").contains { $0.bodyValue["reason"] == "limit-reached" })
@@ -114,6 +123,7 @@ final class ReportOracleTests: XCTestCase {
         XCTAssertEqual(oracle.day("2026-10-22").apps["Duolingo"], 1200, "the iOS update ended the span")
         XCTAssertEqual(oracle.day("2026-10-25").apps["YouTube"], 10800, "01:30 to 03:30 on the day the clocks go back")
         XCTAssertEqual(oracle.day("2026-10-26").pickups, [:], "Instagram came from the restricted-site view")
+        XCTAssertEqual(oracle.day("2026-10-27").apps["Maps"], 1200, "the device restart ended the span")
         XCTAssertEqual(oracle.hourCount(LocalDay(year: 2026, month: 10, day: 25)!), 25, "the 25-hour day")
         XCTAssertEqual(oracle.day("2026-10-25").slots.count, 7, "00h, YouTube from 01:30 to 03:30 in four hours (the repeated one twice), 20h, 23h")
 
@@ -140,6 +150,23 @@ final class ReportOracleTests: XCTestCase {
             XCTAssertEqual(command.status, 0, command.errors)
             oracle.check(try JSONReportRenderer.makeDecoder().decode(WeeklyReport.self, from: Data(command.output.utf8)))
         }
+    }
+
+    /// The restarts and broker crashes the scenario played while an app was in the foreground (opened, not yet left).
+    static func stepsInsideAnAppSpan(_ journal: [Envelope]) -> [String] {
+        var appOnScreen = false
+        var steps: [String] = []
+        for event in journal {
+            switch event.topic {
+            case "activity.app.opened": appOnScreen = true
+            case "activity.app.closed", "activity.home", "activity.web.visited", "device.restarted": appOnScreen = false
+            case "scenario.step":
+                let action = event.bodyValue["action"]?.stringValue ?? ""
+                if appOnScreen && ["restart the device", "the broker crashes and starts again"].contains(action) { steps.append(action) }
+            default: continue
+            }
+        }
+        return steps
     }
 }
 

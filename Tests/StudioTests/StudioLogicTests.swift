@@ -74,6 +74,101 @@ final class StudioLogicTests: XCTestCase {
         XCTAssertEqual(board.snapshot(at: now).arrayValue, [])
     }
 
+    func testALookAtThePhoneTellsTheSchedulesAStudioMissed() throws {
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        var board = ScheduleBoard(timeZone: zone)
+        let now: BusTime = 1_795_388_400_000
+        try register(&board, "gone", start: DateComponents(hour: 0), end: DateComponents(hour: 23, minute: 59), at: now)
+        let look = DeviceLook(activities: [MonitoredSchedule(activity: DeviceActivityName("habit-lock.daily"),
+                                                             schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 7), intervalEnd: DateComponents(hour: 21), repeats: true),
+                                                             registeredAt: DeviceAPI.date(busTime: now - 3_600_000))])
+        let forged = Envelope(seq: 5, time: now, topic: DeviceTopic.lookReply, source: "impostor", corr: "studio-look",
+                              body: DeviceAPICoding.encode(DeviceReply.success(DeviceLook())))
+        XCTAssertFalse(board.apply(forged), "only the OS tells the schedules")
+        let reply = Envelope(seq: 6, time: now, topic: DeviceTopic.lookReply, source: "broker", corr: "studio-look",
+                             body: DeviceAPICoding.encode(DeviceReply.success(look)))
+        XCTAssertTrue(board.apply(reply))
+        let schedules = try XCTUnwrap(board.snapshot(at: now).arrayValue)
+        XCTAssertEqual(schedules.compactMap { $0["activity"]?.stringValue }, ["habit-lock.daily"], "the OS's list replaces what the board had")
+        XCTAssertEqual(schedules.first?["start"]?.stringValue, "07:00")
+    }
+
+    /// Property: whatever the ring's size and however many events came, a page that opens gets the newest ones in
+    /// order, and is told exactly how many it does not get.
+    func testTheFeedKeepsTheNewestEventsAndSaysHowManyItLetGo() throws {
+        for capacity in [1, 2, 3, 7, 500, 501] {
+            for count in [0, 1, capacity - 1, capacity, capacity + 1, 2 * capacity + 3, 1234] where count >= 0 {
+                let feed = EventFeed(capacity: capacity)
+                for index in 0..<count { feed.append(event: "{\"seq\":\(index)}") }
+                let (backlog, _, stop) = feed.listen()
+                defer { stop() }
+                var seqs: [Int64] = [], dropped: Int64 = 0
+                for chunk in backlog {
+                    let message = try JSONValue(parsing: Array(try chunk().utf8))
+                    dropped += message["dropped"]?.intValue ?? 0
+                    seqs += message["events"]?.arrayValue?.compactMap { $0["seq"]?.intValue } ?? []
+                }
+                let kept = min(count, capacity)
+                XCTAssertEqual(seqs, (count - kept..<count).map(Int64.init), "capacity \(capacity), \(count) events")
+                XCTAssertEqual(dropped, Int64(count - kept), "capacity \(capacity), \(count) events")
+                XCTAssertEqual(feed.counts.seen, count)
+                XCTAssertEqual(feed.counts.kept, kept)
+            }
+        }
+    }
+
+    /// Property: any range of a recorded journal read back from its file is what narrating the whole journal from
+    /// its start gives for it (the schedules' state included, across checkpoints), and the Studio keeps none of it.
+    func testAJournalReadBackOnDemandEqualsTheWholeNarration() throws {
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        let count = RecordedJournal.checkpointInterval * 2 + 345
+        var envelopes: [Envelope] = []
+        var time: BusTime = 1_795_388_400_000
+        for seq in 1...count {
+            time += 61_000
+            if seq % 400 == 1 {
+                let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: seq % 24), intervalEnd: DateComponents(hour: 23, minute: 59), repeats: seq % 800 == 1)
+                let request = Envelope(seq: UInt64(seq), time: time, topic: DeviceTopic.startMonitoringRequest, source: "app", corr: "start-\(seq)",
+                                       body: DeviceAPICoding.encode(StartMonitoring(activity: DeviceActivityName("activity-\(seq % 3)"), schedule: schedule)))
+                envelopes.append(request)
+            } else if seq % 400 == 2 {
+                envelopes.append(reply(to: Envelope(seq: UInt64(seq - 1), time: time, topic: DeviceTopic.startMonitoringRequest, source: "app",
+                                                    corr: "start-\(seq - 1)", body: Array("{}".utf8)), ok: true))
+            } else {
+                envelopes.append(Envelope(seq: UInt64(seq), time: time, topic: "app.ping", source: "app", body: Array("{\"n\":\(seq)}".utf8)))
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-journal-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let lines = envelopes.map { String(decoding: WireCodec.encodeEnvelope($0), as: UTF8.self) }
+        try (lines.joined(separator: "\n") + "\n\n").write(to: file, atomically: true, encoding: .utf8)
+
+        var narrator = EventNarrator(timeZone: zone)
+        let whole = envelopes.map { narrator.narrate($0) }
+        let journal = try RecordedJournal(path: file.path, timeZone: zone)
+        XCTAssertEqual(journal.count, count)
+        var generator = SystemRandomNumberGenerator()
+        var ranges = [0..<count, 0..<0, count - 1..<count, 999..<1001, 1000..<1000 + 500]
+        for _ in 0..<12 {
+            let lower = Int.random(in: 0..<count, using: &generator)
+            ranges.append(lower..<Int.random(in: lower...min(count, lower + 700), using: &generator))
+        }
+        for range in ranges { XCTAssertEqual(try journal.events(in: range), Array(whole[range]), "\(range)") }
+
+        let feed = EventFeed(capacity: 10, journal: journal)
+        let (backlog, _, stop) = feed.listen()
+        defer { stop() }
+        XCTAssertEqual(backlog.count, (count + EventFeed.chunkSize - 1) / EventFeed.chunkSize)
+        XCTAssertEqual(feed.counts.kept, 0, "a journal's events are read from its file, not kept")
+        XCTAssertEqual(feed.counts.seen, count)
+
+        try "{\"not\": an envelope}\n".write(to: file, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try RecordedJournal(path: file.path, timeZone: zone)) { error in
+            guard case StudioError.badJournalLine(let path, 1, _)? = error as? StudioError else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, file.path)
+        }
+    }
+
     private func register(_ board: inout ScheduleBoard, _ name: String, start: DateComponents, end: DateComponents, at time: BusTime,
                           accepted: Bool = true) throws {
         let schedule = DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: true)

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const studio = { mode: "live", apps: [], events: [], status: null, connection: null, index: null, openSeq: new Set() };
+const studio = { mode: "live", apps: [], events: [], dropped: 0, status: null, connection: null, index: null, openSeq: new Set() };
 const categoryColors = {
   social: "#e1306c", games: "#7c3aed", entertainment: "#ef4444", "productivity-finance": "#0a84ff", education: "#f59e0b",
   "health-fitness": "#22c55e", "information-reading": "#64748b", creativity: "#ec4899", "shopping-food": "#f97316",
@@ -36,7 +36,10 @@ function apply(model, event) {
     case "shield.shown": {
       const target = body.target || {};
       if (target.application) model.foreground = { kind: "app", name: target.application.localizedDisplayName };
-      else if (target.webDomain) model.foreground = { kind: "web", domain: target.webDomain.domain, url: "https://" + target.webDomain.domain, private: false };
+      else if (target.webDomain && !(model.foreground.kind === "web" && model.foreground.domain === target.webDomain.domain)) {
+        // A shield over the page on screen (a redraw, a lock set while reading) keeps its tab, URL and privacy.
+        model.foreground = { kind: "web", domain: target.webDomain.domain, url: "https://" + target.webDomain.domain, private: false };
+      }
       model.shield = body;
       break;
     }
@@ -58,6 +61,17 @@ function apply(model, event) {
         model.stores[name] = { shield, writer: model.stores[name]?.writer ?? "(before the Studio)", time: model.stores[name]?.time ?? event.time };
       }
       break;
+    case "input.look.reply": {
+      // A look at the phone (the Studio's own at connect) tells what is on screen and waiting, whatever came before.
+      const look = body.ok && event.source === "broker" ? body.value || {} : null;
+      if (!look) break;
+      if (look.app) model.foreground = { kind: "app", name: look.app.application?.localizedDisplayName ?? "?" };
+      else if (look.web) model.foreground = { kind: "web", domain: look.web.webDomain?.domain ?? "?", url: look.web.url, tab: look.web.tab, private: !!look.web.isPrivate };
+      else model.foreground = { kind: "home" };
+      model.shield = look.shield || null;
+      model.notifications = (look.notifications || []).map((n) => ({ ...n, time: event.time })).reverse().slice(0, 5);
+      break;
+    }
     case "notification.posted":
       model.notifications = [{ ...body, time: event.time }, ...model.notifications.filter((n) => n.id !== body.id)].slice(0, 5);
       break;
@@ -197,7 +211,8 @@ function drawBus(events) {
       e.tap, open ? el("pre", { "data-testid": "event-json" }, JSON.stringify(envelope, null, 2)) : null));
   }
   $("bus").replaceChildren(...rows);
-  $("bus-count").textContent = `${matching} of ${events.length} events${matching > 400 ? " (newest 400 shown)" : ""}`;
+  $("bus-count").textContent = `${matching} of ${events.length} events${matching > 400 ? " (newest 400 shown)" : ""}`
+    + (studio.dropped ? `; ${studio.dropped} older ones no longer kept (--keep-events)` : "");
   const senders = [...new Set(studio.events.map((e) => e.source))].sort();
   const select = $("plugin");
   if (select.options.length !== senders.length + 1) {
@@ -324,7 +339,10 @@ function receive(message) {
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
       }
       break;
-    case "backlog": for (const event of message.events) addEvent(event); break;
+    case "backlog":
+      studio.dropped += message.dropped || 0;
+      for (const event of message.events) addEvent(event);
+      break;
     case "event": addEvent(message.event); break;
     case "status": studio.status = message.status; break;
     case "connection": {
@@ -354,7 +372,7 @@ function connect() {
   socket.onclose = () => {
     $("connection").textContent = "the Studio server went away; reconnecting…";
     $("connection").className = "connection down";
-    setTimeout(() => { studio.events = []; liveModel = emptyModel(); studio.index = null; connect(); }, 1000);
+    setTimeout(() => { studio.events = []; studio.dropped = 0; liveModel = emptyModel(); studio.index = null; connect(); }, 1000);
   };
 }
 connect();

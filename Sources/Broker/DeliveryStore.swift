@@ -26,7 +26,6 @@ final class DeliveryStore {
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
         try connection.enableWAL()
         try connection.execute("""
-            PRAGMA synchronous = NORMAL;
             CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
                                                 PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;

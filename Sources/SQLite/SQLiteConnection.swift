@@ -110,7 +110,11 @@ public final class SQLiteConnection {
         return statement
     }
 
-    /// Switches the database to write-ahead logging, so readers never block the writer.
+    /// Switches the database to write-ahead logging, so readers never block the writer, with
+    /// `synchronous = NORMAL`: a commit is in the WAL file when it returns, so it survives the process being
+    /// killed, and the WAL is synced only at a checkpoint. Only an operating-system crash or power cut can lose
+    /// the last commits (never the database's consistency) — the price of not waiting for the disk on every
+    /// commit, which cost a few milliseconds each (docs/benchmarks.md, "Turn cost").
     /// Throws `SQLiteError.journalModeRejected` where WAL is impossible (e.g. `:memory:`).
     public func enableWAL() throws {
         let statement = try prepare("PRAGMA journal_mode=WAL")
@@ -118,6 +122,7 @@ public final class SQLiteConnection {
         guard mode?.lowercased() == "wal" else {
             throw SQLiteError.journalModeRejected(requested: "wal", actual: mode ?? "none", path: path)
         }
+        try execute("PRAGMA synchronous = NORMAL")
     }
 
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.

@@ -27,7 +27,7 @@ final class HandledEvents {
     init(path: String) throws {
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
         try connection.enableWAL()
-        try connection.execute("PRAGMA synchronous = NORMAL; CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY)")
+        try connection.execute("CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY)")
         insert = try connection.prepare("INSERT OR IGNORE INTO handled (seq) VALUES (?)")
         lookup = try connection.prepare("SELECT 1 FROM handled WHERE seq = ?")
     }

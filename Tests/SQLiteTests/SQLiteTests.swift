@@ -115,6 +115,10 @@ final class SQLiteTests: XCTestCase {
         let mode = try db.prepare("PRAGMA journal_mode")
         XCTAssertTrue(try mode.step())
         XCTAssertEqual(try mode.string(at: 0), "wal")
+        // NORMAL (1): commits wait for the disk only at checkpoints, not once each.
+        let synchronous = try db.prepare("PRAGMA synchronous")
+        XCTAssertTrue(try synchronous.step())
+        XCTAssertEqual(try synchronous.int64(at: 0), 1)
         XCTAssertEqual(try db.quickCheck(), [])
         XCTAssertThrowsError(try SQLiteConnection(path: ":memory:").enableWAL()) { error in
             guard case SQLiteError.journalModeRejected(_, "memory", _) = error else { return XCTFail("unexpected \(error)") }

@@ -59,13 +59,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" && options.product == .habitLock {
-            try scheduleReserveCheck(at: date, refusal: refusal)
+            try recheckRefused(at: date, refusal: refusal)
         }
     }
 
     /// Puts the check at `date` in the reserve slot, unless it already holds a sooner one still ahead (the chain
     /// goes on from that one). A repeating window, so that the slot stays registered once the check has fired.
-    func scheduleReserveCheck(at date: Date, refusal: DeviceError) throws {
+    open func recheckRefused(at date: Date, refusal: DeviceError) throws {
         let held = try defaults.double(forKey: SharedKey.reserveCheck).map(Date.init(timeIntervalSince1970:))
         if let held, held > now, held <= date {
             logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): the reserve slot holds a sooner one")

@@ -73,6 +73,12 @@ open class ReferenceCompanionApp: App {
         switch options.product {
         case .habitLock:
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
+            // The reserve slot: a place among DeviceActivity's 20 kept for the re-check chain, which the monitor
+            // reuses when a new re-check is refused (the app's other activities may fill the rest). Registered once:
+            // the monitor may hold a re-check in it.
+            if try !center.activities().contains(monitorNames.reserve) {
+                try center.startMonitoring(monitorNames.reserve, during: ReferenceMonitor.allDay)
+            }
         case .focusWindow:
             for (index, hours) in options.focusHours.enumerated() {
                 try center.startMonitoring(monitorNames.focus(index), during: DeviceActivitySchedule(
@@ -193,4 +199,7 @@ public struct ReferenceMonitorNames {
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
     /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
     public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
+    /// The habit lock's reserve re-check slot, registered at set-up: its callbacks mean something only while it
+    /// holds a re-check (`SharedKey.reserveCheck`).
+    public var reserve: DeviceActivityName { DeviceActivityName("\(prefix).recheckReserve") }
 }

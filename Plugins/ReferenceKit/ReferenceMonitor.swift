@@ -51,21 +51,43 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
+    /// When the OS refuses a new slot (the app's 20 activities are taken), the habit lock's check goes to its
+    /// reserve slot instead: no other path re-blocks while the app is suspended.
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
-        try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
+        do {
+            try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
+        } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" && options.product == .habitLock {
+            try recheckRefused(at: date, refusal: refusal)
+        }
+    }
+
+    /// Puts the check at `date` in the reserve slot, unless it already holds a sooner one still ahead (the chain
+    /// goes on from that one). A repeating window, so that the slot stays registered once the check has fired.
+    open func recheckRefused(at date: Date, refusal: DeviceError) throws {
+        let held = try defaults.double(forKey: SharedKey.reserveCheck).map(Date.init(timeIntervalSince1970:))
+        if let held, held > now, held <= date {
+            logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): the reserve slot holds a sooner one")
+            return
+        }
+        logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): it goes to the reserve slot")
+        try center.startMonitoring(names.reserve, during: Self.window(at: date, repeats: true))
+        try defaults.set(date.timeIntervalSince1970, forKey: SharedKey.reserveCheck)
+        if let runtime = PluginRuntime.current {
+            try runtime.publish("x.\(runtime.name).recheck-refused", json: ["at": .int(busTime(date)), "code": .string(refusal.code)])
+        }
     }
 
     /// A one-off 15-minute schedule starting at the true instant `date`, as DeviceActivity takes it: local time
     /// components of what the device clock will show then (the person may have set it; the OS runs on it).
-    public static func window(at date: Date) -> DeviceActivitySchedule {
+    public static func window(at date: Date, repeats: Bool = false) -> DeviceActivitySchedule {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
         let shown = BusClock.deviceClock(at: date)
         let start = calendar.dateComponents([.hour, .minute, .second], from: shown)
         let end = calendar.dateComponents([.hour, .minute, .second], from: shown.addingTimeInterval(15 * 60))
-        return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: false)
+        return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: repeats)
     }
 
     public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
@@ -142,7 +164,12 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     // MARK: Callbacks
 
     open override func intervalDidStart(for activity: DeviceActivityName) {
-        if isChainSlot(activity) {
+        if activity == names.reserve {
+            // Its set-up interval and its daily repeats hold no check.
+            guard (try? defaults.double(forKey: SharedKey.reserveCheck)) ?? nil != nil else { return }
+            do { _ = try defaults.removeObject(forKey: SharedKey.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
+            runCheck()
+        } else if isChainSlot(activity) {
             if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
         } else if activity == names.daily, options.product == .speedBump {
             checkSpeedBumpDay()
@@ -167,7 +194,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             syncFocusHours()
             return
         }
-        guard options.product == .habitLock, let state = readState() else { return }
+        // The reserve's interval ends when its check is moved, and its set-up interval holds nothing: its starts check.
+        guard options.product == .habitLock, activity != names.reserve, let state = readState() else { return }
         if shouldReblock(afterEndOf: activity, state) { reblock(state, reason: "\(activity.rawValue) ended") }
     }
 

@@ -24,6 +24,8 @@ public enum SharedKey {
     public static let nudgeCount = "nudge.count"
     // The activity monitor's slice.
     public static let chainSlot = "monitor.chainSlot"
+    /// The instant of the re-check the reserve slot holds (seconds since 1970); absent when it holds none.
+    public static let reserveCheck = "monitor.reserveCheck"
     /// The local day a speed bump was raised on ("2026-11-23"): its shields end with that day.
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// The true local day the OS's threshold count belongs to: with the device clock set, the OS's day is another.

@@ -583,7 +583,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// Plays `scenario` through the real broker and plugins: it must end cleanly with the lock invariant held and,
     /// when it has `expect:` entries, all `expectations` of them held.
     @discardableResult
-    private func assertDayHolds(_ configuration: String, _ scenario: String, expectations: Int?, _ context: String,
+    func assertDayHolds(_ configuration: String, _ scenario: String, expectations: Int?, _ context: String,
                                 file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
         let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, "\(context): \(run.errors)", file: file, line: line)

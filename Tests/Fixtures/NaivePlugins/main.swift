@@ -44,6 +44,12 @@ final class NaiveMonitor: ReferenceMonitor {
         }
     }
 
+    override func recheckRefused(at date: Date, refusal: DeviceError) throws {
+        // The seeds' first versions kept no reserve slot: a re-check refused at the 20-activity limit is lost.
+        guard !singlePath.contains(flaw) else { throw PluginError.device(refusal) }
+        try super.recheckRefused(at: date, refusal: refusal)
+    }
+
     override func unlockHasEnded(_ state: LockState) -> Bool {
         flaw == "flag-only" ? !state.isCurrentlyUnlocked : super.unlockHasEnded(state)
     }

@@ -110,6 +110,7 @@ public final class DeviceOS: BrokerService {
     public func attach(to bus: BrokerBus) {
         self.bus = bus
         bus.whenReady { [unowned self] in
+            usage.recordUseLeftInProgress()
             activity.resume()
             lifecycle.resumeTimers()
             if settings.clockTicks { ClockTicker(device: self).start() }

@@ -9,6 +9,8 @@ import ScreenTime
 /// private browsing records nothing (`suppressUsageRecording`), as Safari does. Every span is stored in the device
 /// state as it is recorded: on iOS the use counted toward a threshold is the system's and survives a restart or a
 /// crash, so after a reload DeviceActivity replays the running interval's use from it (explore, speed-bump seed 11).
+/// The use in progress is stored too: a broker killed by SIGKILL records nothing as it dies, and its successor
+/// counts that use up to its own start instead of forgetting it.
 final class UsageMeter {
     /// Something in use, in the OS's own names.
     struct Use: Equatable, Codable {
@@ -30,10 +32,30 @@ final class UsageMeter {
     private(set) var history: [Span] = []
     private static let horizon: TimeInterval = 8 * 86_400
 
+    /// The use in progress as last stored, and since when it was not yet recorded as a span.
+    private struct UseInProgress: Codable {
+        var use: Use
+        var since: Date
+    }
+    private static let inProgressKey = "usage.inProgress"
+    /// What a killed broker was still measuring (nil after an orderly end or a simulated crash, which record it).
+    private var leftInProgress: UseInProgress?
+
     /// The meter with the history stored in the device state.
     init(device: DeviceOS) throws {
         self.device = device
         history = try device.state.usageSpans(Span.self)
+        leftInProgress = try device.state.load(UseInProgress?.self, key: Self.inProgressKey) ?? nil
+    }
+
+    /// Records the use a killed broker left in progress, up to now (this broker's start: the screen starts afresh,
+    /// as after a simulated crash). Call once the bus runs and before DeviceActivity plans its intervals, which
+    /// replay the stored use.
+    func recordUseLeftInProgress() {
+        guard let left = leftInProgress else { return }
+        leftInProgress = nil
+        current = (left.use, left.since)
+        end()
     }
 
     func begin(app: CatalogApp) {
@@ -48,6 +70,7 @@ final class UsageMeter {
     private func start(_ use: Use) {
         end()
         current = (use, device.now)
+        storeUseInProgress()
         device.activity.usageChanged()
     }
 
@@ -56,6 +79,7 @@ final class UsageMeter {
         guard current != nil else { return }
         flush()
         current = nil
+        storeUseInProgress()
         device.activity.usageChanged()
     }
 
@@ -78,7 +102,12 @@ final class UsageMeter {
             // Counted in memory all the same; only a reload before the disk recovers would forget it.
             device.bus.reportStorageFailure("cannot record usage in \(device.state.path): \(error)")
         }
+        storeUseInProgress()
         device.activity.record(usageSpan(span))
+    }
+
+    private func storeUseInProgress() {
+        device.save(current.map { UseInProgress(use: $0.use, since: $0.since) }, key: Self.inProgressKey)
     }
 
     /// A span as DeviceActivity sees it, in the current token epoch.

@@ -112,16 +112,15 @@ struct JournalFacts {
         /// The token epoch in force, relative to the journal's start (`device.os-updated` moves it on).
         var epoch = 0
         var started = false
-        var previous: Date?
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             let at = date(busTime: envelope.time)
-            defer { previous = at }
             let body = envelope.bodyValue
             switch envelope.topic {
             case "bus.started":
-                // A broker that starts again crashed: what was on screen was lost with it, at its last event.
-                if started { closeAll(at: previous ?? at, into: &facts) }
+                // A broker that starts again crashed: what was on screen stayed in use until it came back (the OS
+                // counts that use up to its new start, as the report builder does; in virtual time that is the crash).
+                if started { closeAll(at: at, into: &facts) }
                 started = true
             case DeviceTopic.restarted:
                 closeAll(at: at, into: &facts)

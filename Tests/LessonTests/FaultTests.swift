@@ -127,8 +127,9 @@ final class FaultTests: XCTestCase {
     /// With `clock` and `killAfter` instead: each broker but the last is SIGKILLed by this test that many seconds of
     /// wall time after its start-up `bus.ready`.
     func runCrashingBroker(_ scenario: String, at crashes: [Int], clock: [String] = [], killAfter: [Double] = [],
+                           configuration chosen: String? = nil,
                            work: TemporaryDirectory) throws -> (journal: Data, endings: [String], errors: String) {
-        try configuration().write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+        try (chosen ?? configuration()).write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
         try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
         var endings: [String] = []
         var errors = ""
@@ -231,6 +232,41 @@ final class FaultTests: XCTestCase {
             let again = try runCrashingBroker(scenario, at: crashes, work: second)
             XCTAssertTrue(again.journal == killed.journal, "seed \(seed): the same crashes give the same journal, byte for byte (\(replay))")
             print("broker fault run seed \(seed): \(days) day(s), \(steps) steps, broker killed before steps \(crashes), \(violations.count) violations")
+        }
+    }
+
+    /// The broker SIGKILLed while an app is in use (a real kill records nothing as it dies): the use up to the kill
+    /// still counts toward the speed bump's threshold, which comes when the use adds up to 30 minutes — whatever
+    /// the moment of the kill. Facebook is used from 07:31 for `m` minutes, the broker is killed, Snapchat is
+    /// opened at 07:32 + m: the threshold is due at 08:02 on every day (without the stored use in progress it came
+    /// m minutes later).
+    func testABrokerKilledDuringUseStillCountsThatUseTowardTheThreshold() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        for (minutes, zone) in [(20, "America/New_York"), (7, "Europe/Berlin"), (28, "Asia/Tokyo"), (1, "Australia/Sydney")] {
+            func clock(_ minutesAfterSeven: Int) -> String { String(format: "%02d:%02d:00", 7 + minutesAfterSeven / 60, minutesAfterSeven % 60) }
+            let scenario = """
+                name: speed-bump-killed-during-use
+                start: 2026-03-07T07:30
+                timeZone: \(zone)
+                profile: faithful
+                end: day 1 08:30
+                steps:
+                  - {at: "\(clock(31))", open: Facebook}
+                  - {at: "\(clock(31 + minutes))", home: true}
+                  - {at: "\(clock(32 + minutes))", open: Snapchat}
+
+                """
+            let work = TemporaryDirectory(prefix: "sbkilluse")
+            let killed = try runCrashingBroker(scenario, at: [2], configuration: configuration, work: work)
+            let context = "killed after \(minutes) min of use, \(zone): \(killed.errors)"
+            XCTAssertEqual(killed.endings, ["signal \(SIGKILL)", "exit 0"], "the resumed run ends cleanly, the invariant held; \(context)")
+            let journal = try String(decoding: killed.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let start = try XCTUnwrap(journal.first { $0.topic == "bus.started" }, context).time
+            let reached = journal.filter { $0.topic == "deviceactivity.event-did-reach-threshold" && $0.bodyValue["event"]?.stringValue == "speed-bump.limit" }
+            XCTAssertEqual(reached.count, 1, context)
+            // The scenario starts at 07:30; the threshold is due 32 minutes later.
+            XCTAssertEqual(try XCTUnwrap(reached.first, context).time - start, 32 * 60 * 1000, context)
+            XCTAssertTrue(killed.errors.contains("lock invariant    held"), context)
         }
     }
 

@@ -408,14 +408,38 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// counts from there (explore: the clock set back 7 h — after true midnight the OS's day went on, yesterday's use
     /// past the threshold, and no threshold came in the new day).
     /// A zone or clock change is no new day for the count (`registeringAgain` false): the OS counts the new zone's day
-    /// itself, use before the change included, and registering again would forgive that use (explore: speed-bump 301).
+    /// itself, use before the change included, and registering again would forgive that use.
+    ///
+    /// A move back across the date line makes "today" the day before again, whose use the registration at its true
+    /// midnight forgave (explore: speed-bump 301 — the clock 2 h back in Tokyo, Facebook at 23:31, the threshold
+    /// registered again at 00:00, then a move to Los Angeles: the OS's threshold came 8 minutes late). So the threshold
+    /// is registered once more counting the interval's past use, which is that day's, as long as the device's day begins
+    /// no earlier than the true one (a clock set back) and no cooldown ended in it (the count starts again there).
     func countTheTrueDay(registeringAgain: Bool = true) {
         let today = DayKey.today()
         let counted = try? defaults.string(forKey: SharedKey.speedBumpCountDay)
         guard counted != today else { return }
         do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
-        // Without a set clock the OS's day began at the same midnight; during a cooldown its end registers anew.
-        if registeringAgain, let counted, today > counted, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
+        guard let counted else { return }
+        if today > counted {
+            // Without a set clock the OS's day began at the same midnight; during a cooldown its end registers anew.
+            if registeringAgain, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
+        } else if BusClock.clockOffset <= 0, !cooldownEnded(since: startOfToday()) {
+            resumeThresholdMonitoring(includingPastActivity: true)
+        }
+    }
+
+    /// Whether a dismiss's cooldown ended (or runs) after `date`.
+    func cooldownEnded(since date: Date) -> Bool {
+        guard let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil) else { return false }
+        return until > date.timeIntervalSince1970
+    }
+
+    /// The start of the true local day, in the zone in force.
+    func startOfToday() -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        return calendar.startOfDay(for: now)
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.
@@ -443,7 +467,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return date
     }
 
-    open func resumeThresholdMonitoring() {
+    /// Registers the daily threshold again, after a cooldown or for a new true day: the OS counts from here, or, with
+    /// `includingPastActivity`, the running interval's use before it too.
+    open func resumeThresholdMonitoring(includingPastActivity: Bool = false) {
         if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
             // Fired early (the device clock was set forward): the cooldown is not over in true time.
             do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
@@ -454,7 +480,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
             // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
             let list = Self.currentBlockList(state, center: center, names: names)
-            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list, includesPastActivity: includingPastActivity)])
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

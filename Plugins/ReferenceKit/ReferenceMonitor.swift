@@ -57,7 +57,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
         do {
-            try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
+            if let schedule = Self.warningWindow(checkingAt: date) {
+                try center.startMonitoring(warningSlotName(slot), during: schedule)
+            } else {
+                try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
+            }
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" && options.product == .habitLock {
             try recheckRefused(at: date, refusal: refusal)
         }
@@ -91,6 +95,35 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
+
+    /// A re-check slot whose check is its interval's end warning (`warningWindow`); its start means nothing.
+    open func warningSlotName(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).reblockAtWarning_\(index % 5)") }
+
+    public func isWarningSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblockAtWarning_") }
+
+    /// A schedule whose end warning comes at the true instant `date`, for a check that no one-off schedule can start
+    /// when due: the device clock shows `date` in the second pass of a repeated DST hour, which the OS reads as the
+    /// first, already over (explore: the habit lock's unlock ended at 02:35 in Berlin's second 02:00–03:00 and no
+    /// re-check came). The interval runs from the device clock's now (it starts at once) to the first quarter hour on
+    /// that the OS reads as planned and that is 15 wall minutes on (DeviceActivity's minimum), and warns `date` before
+    /// that end: the OS computes a warning in true time. Nil when a plain window starts when due.
+    static func warningWindow(checkingAt date: Date) -> DeviceActivitySchedule? {
+        guard startingWhenDue(date) != date else { return nil }
+        let zone = BusClock.timeZone
+        func wallSeconds(_ instant: Date) -> Double {
+            let shown = BusClock.deviceClock(at: instant)
+            return shown.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: shown))
+        }
+        let now = BusClock.absoluteNow
+        var end = date
+        repeat { end = startingWhenDue(end.addingTimeInterval(15 * 60)) } while wallSeconds(end) - wallSeconds(now) < 15 * 60
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let lead = Int(end.timeIntervalSince(date).rounded())
+        return DeviceActivitySchedule(intervalStart: calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: now)),
+                                      intervalEnd: calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: end)),
+                                      repeats: false, warningTime: DateComponents(minute: lead / 60, second: lead % 60))
+    }
 
     // MARK: The lock
 
@@ -164,13 +197,15 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     // MARK: Callbacks
 
     open override func intervalDidStart(for activity: DeviceActivityName) {
-        if activity == names.reserve {
+        if isWarningSlot(activity) {
+            return  // its check is the end warning
+        } else if activity == names.reserve {
             // Its set-up interval and its daily repeats hold no check.
             guard (try? defaults.double(forKey: SharedKey.reserveCheck)) ?? nil != nil else { return }
             do { _ = try defaults.removeObject(forKey: SharedKey.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
             runCheck()
         } else if isChainSlot(activity) {
-            if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
+            chainedCheckIsDue()
         } else if activity == names.daily, options.product == .speedBump {
             checkSpeedBumpDay()
         } else if activity == names.daily {
@@ -187,6 +222,15 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         } else if activity == names.resume {
             resumeThresholdMonitoring()
         }
+    }
+
+    open override func intervalWillEndWarning(for activity: DeviceActivityName) {
+        if isWarningSlot(activity) { chainedCheckIsDue() }
+    }
+
+    /// A check of the chain came: the speed bump's day, or the unlock.
+    func chainedCheckIsDue() {
+        if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
     }
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {

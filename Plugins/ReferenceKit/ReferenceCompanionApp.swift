@@ -73,18 +73,14 @@ open class ReferenceCompanionApp: App {
         switch options.product {
         case .habitLock:
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
-            // The reserve slot: a place among DeviceActivity's 20 kept for the re-check chain, which the monitor
-            // reuses when a new re-check is refused (the app's other activities may fill the rest). Registered once:
-            // the monitor may hold a re-check in it.
-            if try !center.activities().contains(monitorNames.reserve) {
-                try center.startMonitoring(monitorNames.reserve, during: ReferenceMonitor.allDay)
-            }
+            registerReserve(monitorNames)
         case .focusWindow:
             for (index, hours) in options.focusHours.enumerated() {
                 try center.startMonitoring(monitorNames.focus(index), during: DeviceActivitySchedule(
                     intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
             }
         case .speedBump:
+            registerReserve(monitorNames)
             // Registering the threshold again restarts its count (the OS counts from the registration), so a relaunch
             // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
             // dismiss's cooldown: the monitor resumes the count when it ends.
@@ -92,6 +88,20 @@ open class ReferenceCompanionApp: App {
             guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
             let list = try LockState.readBlockList(from: defaults)
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
+        }
+    }
+
+    /// The reserve slot: a place among DeviceActivity's 20 kept for the monitor's chain of re-checks (the habit lock's
+    /// unlock, the speed bump's end at midnight), which the monitor reuses when a new re-check is refused (the app's
+    /// other activities may fill the rest). Registered once: the monitor may hold a re-check in it. A refusal here
+    /// (the limit already full) costs the reserve only, not the product's other schedules.
+    func registerReserve(_ monitorNames: ReferenceMonitorNames) {
+        do {
+            if try !center.activities().contains(monitorNames.reserve) {
+                try center.startMonitoring(monitorNames.reserve, during: ReferenceMonitor.allDay)
+            }
+        } catch {
+            logger?.warning("no reserve re-check slot: \(error)")
         }
     }
 
@@ -199,7 +209,7 @@ public struct ReferenceMonitorNames {
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
     /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
     public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
-    /// The habit lock's reserve re-check slot, registered at set-up: its callbacks mean something only while it
-    /// holds a re-check (`SharedKey.reserveCheck`).
+    /// The reserve re-check slot (habit lock and speed bump), registered at set-up: its callbacks mean something only
+    /// while it holds a re-check (`SharedKey.reserveCheck`).
     public var reserve: DeviceActivityName { DeviceActivityName("\(prefix).recheckReserve") }
 }

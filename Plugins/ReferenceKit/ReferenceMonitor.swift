@@ -51,8 +51,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
-    /// When the OS refuses a new slot (the app's 20 activities are taken), the habit lock's check goes to its
-    /// reserve slot instead: no other path re-blocks while the app is suspended.
+    /// When the OS refuses a new slot (the app's 20 activities are taken), the check goes to the reserve slot
+    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the true midnight.
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
@@ -62,7 +62,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             } else {
                 try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
             }
-        } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" && options.product == .habitLock {
+        } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
         }
     }
@@ -203,7 +203,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             // Its set-up interval and its daily repeats hold no check.
             guard (try? defaults.double(forKey: SharedKey.reserveCheck)) ?? nil != nil else { return }
             do { _ = try defaults.removeObject(forKey: SharedKey.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
-            runCheck()
+            chainedCheckIsDue()
         } else if isChainSlot(activity) {
             chainedCheckIsDue()
         } else if activity == names.daily, options.product == .speedBump {

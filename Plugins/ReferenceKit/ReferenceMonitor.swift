@@ -466,8 +466,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
         guard let counted else { return }
         if today > counted {
-            // Without a set clock the OS's day began at the same midnight; during a cooldown its end registers anew.
-            if registeringAgain, BusClock.clockOffset != 0 { resumeThresholdMonitoring() }
+            // Registered again at the true midnight even when the OS's day began there too: the OS then counts from
+            // here when a later clock change puts the device's day start before it (explore: two-products 1004, the
+            // clock set 9 h forward at 01:03 — the device's day had begun at 15:00 the day before, and the OS raised
+            // yesterday's threshold again). During a cooldown its end registers anew.
+            if registeringAgain { resumeThresholdMonitoring() }
         } else if BusClock.clockOffset <= 0, !cooldownEnded(since: startOfToday()) {
             resumeThresholdMonitoring(includingPastActivity: true)
         }

@@ -45,6 +45,12 @@ public enum WireCodec {
             out.append(contentsOf: #","deadline":"#.utf8)
             out.append(contentsOf: String(deadline).utf8)
         }
+        if let cause = publish.cause {
+            out.append(contentsOf: #","cause":"#.utf8)
+            out.append(contentsOf: String(cause.seq).utf8)
+            out.append(contentsOf: #","index":"#.utf8)
+            out.append(contentsOf: String(cause.index).utf8)
+        }
         out.append(contentsOf: #","body":"#.utf8)
         out.append(contentsOf: publish.body)
         out.append(UInt8(ascii: "}"))
@@ -84,8 +90,13 @@ public enum WireCodec {
             }
             let body = fields.view.compactBytes(of: "body")!
             guard body.count <= maximumBodyBytes else { throw BusProtocolError.bodyTooLarge(bytes: body.count, limit: maximumBodyBytes) }
+            var cause: PublicationCause?
+            if fields.view.kind(of: "cause") != nil {
+                let index = fields.view.kind(of: "index") == nil ? 0 : try fields.nonNegativeInt("index")
+                cause = PublicationCause(seq: UInt64(try fields.nonNegativeInt("cause")), index: Int(index))
+            }
             return .publish(Publish(topic: topic, body: Array(body), corr: try fields.optionalString("corr"),
-                                    deadline: try fields.optionalInt("deadline")))
+                                    deadline: try fields.optionalInt("deadline"), cause: cause))
         case .ack:
             return .ack(seq: UInt64(try fields.nonNegativeInt("seq")))
         case .gap:

@@ -75,6 +75,54 @@ final class CrashSafetyTests: XCTestCase {
         }
     }
 
+    /// The outage rule under the scaled clock: a broker SIGKILLed while an app is in use, and a new one started
+    /// on the same state. Bus time goes on from where it stopped (never back), and the use counts up to the last
+    /// moment the dead broker stored (it refreshes that every wall second) — the outage itself, a device that was
+    /// down, is no use. Without the rule the use ran on to the new broker's start.
+    func testAnOutageUnderTheScaledClockCountsNoUse() throws {
+        let configuration = try habitLockConfiguration()
+        let work = TemporaryDirectory(prefix: "sboutage")
+        let runtime = work.file("run")
+        let clock = ["--no-scenario", "--clock", "scaled", "--speed", "60"]
+        let first = try BrokerProcess(configuration: configuration, arguments: clock + ["--journal", work.file("before.jsonl")], runtimeDirectory: runtime)
+        waitUntil("the plugins to be ready (log: \(first.log(tail: 10)))") { journal(work.file("before.jsonl")).contains { $0.topic == "bus.ready" } }
+        let opened = try runToEnd(BuildProducts.path("shieldbus"), ["do", "open", "Maps", "--runtime-dir", runtime])
+        XCTAssertEqual(opened.status, 0, opened.output)
+
+        let device = try SQLiteConnection(path: runtime + "/state/device.sqlite", flags: [.readOnly])
+        func stored(_ sql: String) -> [JSONValue] {
+            guard let rows = try? device.prepare(sql) else { return [] }
+            var values: [JSONValue] = []
+            while (try? rows.step()) == true {
+                if let json = try? rows.string(at: 0), let value = try? JSONValue(parsing: Array(json.utf8)) { values.append(value) }
+            }
+            return values
+        }
+        func inProgress() -> JSONValue? { stored("SELECT json FROM state WHERE key = 'usage.inProgress'").first }
+        waitUntil("the stored use in progress to be refreshed") {
+            guard let left = inProgress(), let since = left["since"]?.intValue, let through = left["through"]?.intValue else { return false }
+            return through > since
+        }
+        first.stop(signal: SIGKILL)
+        let left = try XCTUnwrap(inProgress(), "the dead broker left the use in progress")
+        let through = try XCTUnwrap(left["through"]?.intValue)
+        let lastBefore = try XCTUnwrap(journal(work.file("before.jsonl")).last)
+
+        let second = try BrokerProcess(configuration: configuration, arguments: clock + ["--journal", work.file("after.jsonl")], runtimeDirectory: runtime)
+        defer { second.stop() }
+        waitUntil("the new broker to record the use left in progress") {
+            stored("SELECT json FROM usage_span").contains { $0["start"] == left["since"] }
+        }
+        let span = try XCTUnwrap(stored("SELECT json FROM usage_span").first { $0["start"] == left["since"] })
+        XCTAssertEqual(span["use"]?["bundleIdentifier"]?.stringValue, "com.apple.Maps")
+        XCTAssertEqual(span["end"]?.intValue, through, "up to the last moment the dead broker stored, not through the outage")
+        waitUntil("the new broker's journal to start") { !journal(work.file("after.jsonl")).isEmpty }
+        let restarted = try XCTUnwrap(journal(work.file("after.jsonl")).first)
+        XCTAssertGreaterThanOrEqual(restarted.time, lastBefore.time, "bus time does not run back across the outage")
+        XCTAssertGreaterThanOrEqual(restarted.time, through, "it resumes from where the dead broker stopped")
+        XCTAssertGreaterThan(restarted.seq, lastBefore.seq)
+    }
+
     // MARK: Damaged state
 
     /// Runs the day once so the state folder holds a device, then damages it with `damage` and runs again on it.

@@ -10,8 +10,7 @@ import ScreenTime
 /// state as it is recorded: on iOS the use counted toward a threshold is the system's and survives a restart or a
 /// crash, so after a reload DeviceActivity replays the running interval's use from it (explore, speed-bump seed 11).
 /// The use in progress is stored too: a broker killed by SIGKILL records nothing as it dies, and its successor
-/// counts that use instead of forgetting it — up to the last moment the dead broker is known to have run: an
-/// outage is a device that was down, not use (architecture.md § 7, "A broker crash").
+/// counts that use up to its own start instead of forgetting it.
 final class UsageMeter {
     /// Something in use, in the OS's own names.
     struct Use: Equatable, Codable {
@@ -33,19 +32,14 @@ final class UsageMeter {
     private(set) var history: [Span] = []
     private static let horizon: TimeInterval = 8 * 86_400
 
-    /// The use in progress as last stored, since when it was not yet recorded as a span, and until when it is
-    /// known to have gone on.
+    /// The use in progress as last stored, and since when it was not yet recorded as a span.
     private struct UseInProgress: Codable {
         var use: Use
         var since: Date
-        var through: Date?
     }
     private static let inProgressKey = "usage.inProgress"
     /// What a killed broker was still measuring (nil after an orderly end or a simulated crash, which record it).
     private var leftInProgress: UseInProgress?
-    /// Refreshes the stored use in progress once a wall second, under a clock that runs by itself.
-    private var refreshTimer: UInt64?
-    static let refreshMilliseconds: Int64 = 1_000
 
     /// The meter with the history stored in the device state.
     init(device: DeviceOS) throws {
@@ -54,16 +48,14 @@ final class UsageMeter {
         leftInProgress = try device.state.load(UseInProgress?.self, key: Self.inProgressKey) ?? nil
     }
 
-    /// Records the use a killed broker left in progress (the screen starts afresh, as after a simulated crash).
-    /// Call once the bus runs and before DeviceActivity plans its intervals, which replay the stored use.
-    /// Under virtual time it counts up to now: the broker died at the instant this one resumes from. A real or
-    /// scaled clock ran on while no broker did; the use counts up to the last moment the dead broker stored
-    /// (within a wall second of its death), and the outage after it — a device that was down — is no use.
+    /// Records the use a killed broker left in progress, up to now (this broker's start: the screen starts afresh,
+    /// as after a simulated crash). Call once the bus runs and before DeviceActivity plans its intervals, which
+    /// replay the stored use.
     func recordUseLeftInProgress() {
         guard let left = leftInProgress else { return }
         leftInProgress = nil
         current = (left.use, left.since)
-        end(upTo: device.bus.clockMode == .virtual ? nil : left.through)
+        end()
     }
 
     func begin(app: CatalogApp) {
@@ -79,14 +71,13 @@ final class UsageMeter {
         end()
         current = (use, device.now)
         storeUseInProgress()
-        refreshWhileInUse()
         device.activity.usageChanged()
     }
 
-    /// The current use stops now (or at `upTo`, if earlier).
-    func end(upTo: Date? = nil) {
+    /// The current use stops now.
+    func end() {
         guard current != nil else { return }
-        flush(upTo: upTo)
+        flush()
         current = nil
         storeUseInProgress()
         device.activity.usageChanged()
@@ -95,10 +86,10 @@ final class UsageMeter {
     /// Stops counting without a trace of what is in use (a restart ends it).
     func pause() { end() }
 
-    /// Records the current use up to now (or `upTo`, if earlier) and continues from there.
-    func flush(upTo: Date? = nil) {
+    /// Records the current use up to now and continues from now.
+    func flush() {
         guard let (use, since) = current else { return }
-        let now = min(device.now, upTo ?? device.now)
+        let now = device.now
         guard now > since else { return }
         let span = Span(use: use, start: since, end: now)
         current = (use, now)
@@ -116,20 +107,7 @@ final class UsageMeter {
     }
 
     private func storeUseInProgress() {
-        device.save(current.map { UseInProgress(use: $0.use, since: $0.since, through: device.now) }, key: Self.inProgressKey)
-    }
-
-    /// While something is in use under a real or scaled clock, its stored `through` moves on every wall second, so
-    /// a broker killed meanwhile leaves how long the use went on. (Virtual time stands still between steps.)
-    private func refreshWhileInUse() {
-        guard refreshTimer == nil, device.bus.clockMode != .virtual else { return }
-        refreshTimer = device.bus.afterWallTime(milliseconds: Self.refreshMilliseconds) { [weak self] in
-            guard let self else { return }
-            refreshTimer = nil
-            guard current != nil else { return }
-            storeUseInProgress()
-            refreshWhileInUse()
-        }
+        device.save(current.map { UseInProgress(use: $0.use, since: $0.since) }, key: Self.inProgressKey)
     }
 
     /// A span as DeviceActivity sees it, in the current token epoch.

@@ -109,17 +109,23 @@ final class CrashSafetyTests: XCTestCase {
             }
             return values
         }
-        waitUntil("the new broker to record the use left in progress") {
-            spans().contains { $0["use"]?["bundleIdentifier"]?.stringValue == "com.apple.Maps" }
-        }
         waitUntil("the new broker's journal to start") { journal(work.file("after.jsonl")).contains { $0.topic == "bus.started" } }
         let restarted = try XCTUnwrap(journal(work.file("after.jsonl")).first { $0.topic == "bus.started" })
         XCTAssertGreaterThanOrEqual(restarted.time, killedAt, "bus time goes on from where the dead broker stopped, never back")
         XCTAssertLessThanOrEqual(restarted.time - killedAt, 2 * 60_000, "the outage takes about a wall second of bus time at most (reserved ahead), not its wall duration at 60×")
-        let span = try XCTUnwrap(spans().first { $0["use"]?["bundleIdentifier"]?.stringValue == "com.apple.Maps" })
-        let (start, end) = (try XCTUnwrap(span["start"]?.intValue), try XCTUnwrap(span["end"]?.intValue))
-        XCTAssertLessThanOrEqual(start, openedAt)
-        XCTAssertGreaterThanOrEqual(end, restarted.time, "the use left in progress counts up to the new broker's start")
+        // The use is stored in pieces (the OS records a span whenever DeviceActivity asks for the count so far);
+        // the last piece is the one the dead broker left in progress.
+        func mapsUse() -> [(start: Int64, end: Int64)] {
+            spans().filter { $0["use"]?["bundleIdentifier"]?.stringValue == "com.apple.Maps" }
+                .compactMap { span in span["start"]?.intValue.flatMap { start in span["end"]?.intValue.map { (start, $0) } } }
+                .sorted { $0.end < $1.end }
+        }
+        waitUntil("the new broker to record the use left in progress up to its start (Maps: \(mapsUse()))") {
+            (mapsUse().last?.end ?? 0) >= restarted.time
+        }
+        let pieces = mapsUse()
+        XCTAssertLessThanOrEqual(try XCTUnwrap(pieces.first).start, openedAt)
+        XCTAssertTrue(zip(pieces, pieces.dropFirst()).allSatisfy { $0.end == $1.start }, "one use, without a hole: \(pieces)")
     }
 
     // MARK: Damaged state

@@ -54,6 +54,8 @@ public final class Broker {
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
+    /// The latest bus instant sequenced so far: a late timer is never stamped before it.
+    private var lastSequencedTime: BusTime = 0
     /// The endpoint actually bound (a wildcard port resolved).
     private var boundEndpoint = ""
     private var statistics = BusStatistics()
@@ -326,9 +328,13 @@ public final class Broker {
         guard isReady else { return }
         runQuietActions()
         if !clock.isVirtual {
+            // A timer runs at its own instant (never before what is already sequenced): after a stall, timers
+            // due meanwhile keep their order in bus time instead of all sharing the instant the broker woke at.
             while let entry = busTimers.popDue(atOrBefore: clock.now()) {
-                entry.action()
-                drainOutbox()
+                clock.holding(at: max(entry.time, lastSequencedTime)) {
+                    entry.action()
+                    drainOutbox()
+                }
             }
             // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
             if !quietActions.isEmpty && !isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
@@ -886,6 +892,7 @@ public final class Broker {
 
     private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
+        lastSequencedTime = max(lastSequencedTime, time)
         let envelope = Envelope(seq: lastSeq, time: time, topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)

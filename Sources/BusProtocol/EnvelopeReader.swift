@@ -1,7 +1,8 @@
 /// Reads an envelope as the broker writes it (`WireCodec.encodeEnvelope`: fixed member order, compact) in one pass,
 /// leaving the body unchecked: the broker validated it when it was published, and its reader checks it when it
-/// decodes it (`Envelope.bodyValue`, `JSONDecoder`). Anything else — another order, whitespace, a number written
-/// otherwise — is not for this reader: `read` returns nil and the caller decodes it in full.
+/// decodes it (`Envelope.bodyValue`, `JSONDecoder`). Anything that starts otherwise — another order, whitespace, a
+/// number written otherwise — is not for this reader: `read` returns nil and the caller decodes it in full. The body
+/// is taken to be the last member, as the broker writes it: a member after it is not looked for.
 struct EnvelopeReader {
     private let bytes: [UInt8]
     private var parser: JSONParser

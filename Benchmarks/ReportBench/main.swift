@@ -90,9 +90,18 @@ func benchmark() -> Int32 {
         try container.createGroup("group.bench.reports")
         let defaults = try SharedDefaults(suiteName: "group.bench.reports", container: container, writer: SharedDefaults.administrator)
         try defaults.transaction { store in
-            for usage in days { _ = try store.set(usage, forKey: StoredDayKey.key(usage.day)) }
+            // As the report builder leaves them: the days, and a roll-up of each month whose days it finished (every
+            // month but the last day's, where today is still being written).
+            var months: [LocalMonth: [(usage: DayUsage, version: Int64)]] = [:]
+            for usage in days {
+                let version = try store.set(usage, forKey: StoredDayKey.key(usage.day)).version
+                months[LocalMonth(containing: usage.day), default: []].append((usage, version))
+            }
+            for (month, stored) in months where month != LocalMonth(containing: last) {
+                _ = try store.set(MonthRollup(month: month, timeZoneIdentifier: zone.identifier, days: stored), forKey: StoredDayKey.key(month))
+            }
         }
-        note("shieldbus-report-bench: \(days.count) stored days in \(folder.path); \(runs) runs of each report")
+        note("shieldbus-report-bench: \(days.count) stored days and their monthly roll-ups in \(folder.path); \(runs) runs of each report")
         let state = ["--state-dir", folder.appendingPathComponent("state").path]
         let cases: [(String, [String])] = [
             ("process start (--help)", ["report", "--help"]),

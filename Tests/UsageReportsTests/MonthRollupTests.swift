@@ -59,6 +59,22 @@ final class MonthRollupTests: XCTestCase {
         XCTAssertEqual(rollup.totals.days.map(\.day), days.map(\.day), "only the month's days with data")
     }
 
+    /// The day lines are stored as columns; columns of different lengths do not decode (a reader then reads the days).
+    func testDayColumnsOfDifferentLengthsDoNotDecode() throws {
+        var ledger = UsageLedger(timeZone: Berlin.zone)
+        try ledger.ingest(FixedWeek.app("Maps", "2026-11-02 08:00", "2026-11-02 08:30"))
+        try ledger.ingest(FixedWeek.app("Maps", "2026-11-03 08:00", "2026-11-03 08:10"))
+        let month = try XCTUnwrap(LocalMonth("2026-11"))
+        let rollup = MonthRollup(month: month, timeZoneIdentifier: Berlin.zone.identifier, days: ledger.days.map { ($0, 1) })
+        var json = try XCTUnwrap(JSONSerialization.jsonObject(with: JSONEncoder().encode(rollup)) as? [String: Any])
+        var totals = try XCTUnwrap(json["totals"] as? [String: Any]), days = try XCTUnwrap(totals["days"] as? [String: Any])
+        XCTAssertEqual(days["totalSeconds"] as? [Double], [1800, 600], "one column per field")
+        days["pickups"] = [0]
+        totals["days"] = days
+        json["totals"] = totals
+        XCTAssertThrowsError(try JSONDecoder().decode(MonthRollup.self, from: JSONSerialization.data(withJSONObject: json)))
+    }
+
     /// The roll-up of every month of the ledger, through JSON and back (the store keeps JSON).
     private func storedRollups(of ledger: UsageLedger) throws -> [LocalMonth: MonthRollup] {
         let months = Set(ledger.days.map { LocalMonth(containing: $0.day) })

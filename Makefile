@@ -79,10 +79,10 @@ bench-build: deps
 	@command -v hyperfine >/dev/null || { echo "installing hyperfine with apt-get (command start-up times)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null; }
 	@for product in $(BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 
-## bench-reports: `shieldbus report` end to end over a generated year of stored days (release build; aim < 50 ms)
+## bench-reports: `shieldbus report` end to end over a generated year of stored days, from the store and through a
+## running broker (release build, linked statically as bench-build's; aim < 50 ms)
 bench-reports: deps
-	$(SWIFT) build -c release --product shieldbus
-	$(SWIFT) build -c release --product shieldbus-report-bench
+	@for product in shieldbus report-builder shieldbus-report-bench; do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 	$(RELEASE_BIN)/shieldbus-report-bench
 
 ## fuzz: libFuzzer on the wire decoder, the configuration loader and the scenario parser (FUZZ_SECONDS each, niced)

@@ -112,7 +112,7 @@ final class ReportBuilder: BusPlugin {
     }
 
     /// Local midnight passed: the finished day gets the use in progress up to midnight, its report and insights go
-    /// on the bus and into the store, and days beyond the retention are dropped.
+    /// on the bus and into the store, days beyond the retention are dropped, and the finished day's month is rolled up.
     private func finish(_ day: LocalDay, runtime: PluginRuntime) {
         record { $0.checkpoint(at: runtime.now) }
         guard let (ledger, store) = books else { return }
@@ -123,6 +123,7 @@ final class ReportBuilder: BusPlugin {
             try store.saveLatest(report)
             books!.ledger.retain(days: options.retentionDays, asOf: runtime.now)
             try store.removeDays(before: ledger.day(containing: runtime.now).adding(days: 1 - options.retentionDays))
+            try store.saveRollup(of: LocalMonth(containing: day))
         } catch {
             runtime.logger.error("could not publish or store the report of \(day): \(error)")
         }

@@ -6,6 +6,8 @@ struct BusStatistics {
     var deliveries: UInt64 = 0
     /// Deliveries lost (receiver queue full or receiver gone).
     var dropped: UInt64 = 0
+    /// Publications a plugin's next process sent again that the bus already had (protocol.md § 9.1): not sequenced twice.
+    var repeatsDropped: UInt64 = 0
     /// Faults by error code (malformed messages, refused hellos, gaps, …).
     var errorsByCode: [String: UInt64] = [:]
 

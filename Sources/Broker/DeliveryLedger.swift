@@ -1,3 +1,4 @@
+import BusProtocol
 import ZeroMQ
 
 /// Durable delivery: for each supervised plugin, the events routed to it that it has not acknowledged yet —
@@ -16,6 +17,9 @@ final class DeliveryLedger {
         var delivered: Bool
         /// Processes that crashed while this was the oldest event they had not acknowledged (the one in hand).
         var endings = 0
+        /// The fingerprints of what handling this event published, by index (its causes): a copy sent again by a
+        /// plugin's next process is recognised.
+        var published: [UInt64] = []
     }
 
     /// An event that was in hand each time two processes of a plugin ended is not delivered a third time: it is
@@ -37,6 +41,8 @@ final class DeliveryLedger {
     /// Changes not yet written to the store.
     private var unsavedInserts: [DeliveryStore.Key: [UInt8]] = [:]
     private var unsavedDeletions: [DeliveryStore.Key] = []
+    /// Events whose publications changed since the last save.
+    private var unsavedPublished = Set<DeliveryStore.Key>()
     /// What the store promises a restarted broker: numbering from `seqReserved` and bus time from `timeReserved` —
     /// reserved ahead, so they are written now and then instead of with every event.
     private var seqReserved: UInt64 = 0
@@ -49,10 +55,13 @@ final class DeliveryLedger {
         self.store = store
     }
 
-    /// Loads what a previous broker left unacknowledged; nothing of it counts as delivered.
-    func restore(_ stored: [(plugin: String, seq: UInt64, json: [UInt8])]) {
+    /// Loads what a previous broker left unacknowledged (and what handling it published); nothing of it counts
+    /// as delivered.
+    func restore(_ stored: [(plugin: String, seq: UInt64, json: [UInt8])], published: [DeliveryStore.Key: [UInt64]] = [:]) {
         for item in stored.sorted(by: { $0.seq < $1.seq }) {
-            entries[item.plugin, default: PendingEvents()].append(Entry(seq: item.seq, json: item.json, frame: SharedFrame(item.json), delivered: false))
+            var entry = Entry(seq: item.seq, json: item.json, frame: SharedFrame(item.json), delivered: false)
+            entry.published = published[DeliveryStore.Key(plugin: item.plugin, seq: item.seq)] ?? []
+            entries[item.plugin, default: PendingEvents()].append(entry)
         }
     }
 
@@ -82,7 +91,40 @@ final class DeliveryLedger {
 
     private func forget(_ key: DeliveryStore.Key) {
         guard store != nil else { return }
+        unsavedPublished.remove(key)
         if unsavedInserts.removeValue(forKey: key) == nil { unsavedDeletions.append(key) }
+    }
+
+    /// Whether `publication` from `plugin` is a copy of one already sequenced: the same index among the
+    /// publications of the same cause, with the same topic and body — what a plugin's next process sends again
+    /// when its event comes back (protocol.md § 9.1). Otherwise it is noted, so that a later copy is recognised.
+    /// Only while the cause is kept for the plugin: an acknowledged event is never redelivered.
+    /// A different publication at an index already taken (a handler that did something else the second time) is new.
+    func isRepeat(_ publication: Publish, cause: PublicationCause, by plugin: String) -> Bool {
+        let fingerprint = Self.fingerprint(publication)
+        var repeated = false
+        var noted = false
+        entries[plugin]?.update(seq: cause.seq) { entry in
+            if cause.index < entry.published.count {
+                repeated = entry.published[cause.index] == fingerprint
+            } else {
+                // Indices skipped (a publication the broker never read) hold 0, which no fingerprint matches.
+                entry.published += Array(repeating: 0, count: cause.index - entry.published.count) + [fingerprint]
+                noted = true
+            }
+        }
+        if noted && store != nil { unsavedPublished.insert(DeliveryStore.Key(plugin: plugin, seq: cause.seq)) }
+        return repeated
+    }
+
+    /// FNV-1a of topic and body (never 0): stable across processes, as the copies come from a later broker too.
+    static func fingerprint(_ publication: Publish) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func add(_ byte: UInt8) { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        for byte in publication.topic.utf8 { add(byte) }
+        add(0)
+        for byte in publication.body { add(byte) }
+        return hash == 0 ? 1 : hash
     }
 
     /// The plugin's process ended: what it was given and did not acknowledge goes to its next process — except
@@ -118,12 +160,15 @@ final class DeliveryLedger {
         guard let store else { return }
         let reservationsRunOut = lastSeq >= seqReserved || (timeAhead != nil && busTime >= timeReserved)
         let deletionsDue = !unsavedDeletions.isEmpty && wallNow - lastDeletionSave >= 1_000
-        guard reservationsRunOut || !unsavedInserts.isEmpty || deletionsDue else { return }
+        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || deletionsDue else { return }
         let seqs = reservationsRunOut ? lastSeq + Self.seqReservation : seqReserved
         let time = reservationsRunOut ? busTime + (timeAhead ?? 0) : max(timeReserved, busTime)
-        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, seqReserved: seqs, timeReserved: time)
+        var published: [DeliveryStore.Key: [UInt64]] = [:]
+        for key in unsavedPublished { published[key] = entries[key.plugin]?.entry(seq: key.seq)?.published }
+        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, published: published, seqReserved: seqs, timeReserved: time)
         unsavedInserts.removeAll(keepingCapacity: true)
         unsavedDeletions.removeAll(keepingCapacity: true)
+        unsavedPublished.removeAll(keepingCapacity: true)
         lastDeletionSave = wallNow
         seqReserved = seqs
         timeReserved = time
@@ -154,8 +199,19 @@ struct PendingEvents {
     }
 
     mutating func markDelivered(seq: UInt64) {
+        update(seq: seq) { $0.delivered = true }
+    }
+
+    /// The kept event `seq`, if it is kept.
+    func entry(seq: UInt64) -> DeliveryLedger.Entry? {
         let index = firstIndex(after: seq &- 1)
-        if index < slots.count, slots[index].seq == seq, slots[index].entry != nil { slots[index].entry!.delivered = true }
+        return index < slots.count && slots[index].seq == seq ? slots[index].entry : nil
+    }
+
+    /// Changes the kept event `seq`, if it is kept.
+    mutating func update(seq: UInt64, _ change: (inout DeliveryLedger.Entry) -> Void) {
+        let index = firstIndex(after: seq &- 1)
+        if index < slots.count, slots[index].seq == seq, slots[index].entry != nil { change(&slots[index].entry!) }
     }
 
     /// Removes the delivered events with a sequence number up to `seq`; returns their sequence numbers. Events

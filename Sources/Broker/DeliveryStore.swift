@@ -16,6 +16,8 @@ final class DeliveryStore {
         var lastSeq: UInt64 = 0
         var busTime: Int64?
         var pending: [(plugin: String, seq: UInt64, json: [UInt8])] = []
+        /// The fingerprints of what handling a kept event published (`DeliveryLedger.isRepeat`).
+        var published: [Key: [UInt64]] = [:]
     }
 
     let path: String
@@ -29,6 +31,8 @@ final class DeliveryStore {
             CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
                                                 PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
+                                                  PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
             """)
     }
 
@@ -48,11 +52,18 @@ final class DeliveryStore {
             guard let plugin = try rows.string(at: 0), let seq = try rows.int64(at: 1), let json = try rows.bytes(at: 2) else { continue }
             snapshot.pending.append((plugin, UInt64(seq), json))
         }
+        let published = try connection.prepare("SELECT plugin, seq, fingerprints FROM published")
+        while try published.step() {
+            guard let plugin = try published.string(at: 0), let seq = try published.int64(at: 1), let blob = try published.bytes(at: 2) else { continue }
+            snapshot.published[Key(plugin: plugin, seq: UInt64(seq))] = stride(from: 0, to: blob.count - 7, by: 8).map { start in
+                blob[start..<start + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+            }
+        }
         return snapshot
     }
 
     /// Writes one batch of changes atomically: all of it or none of it.
-    func write(inserts: [Key: [UInt8]], deletions: [Key], seqReserved: UInt64, timeReserved: Int64) throws {
+    func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], seqReserved: UInt64, timeReserved: Int64) throws {
         try connection.transaction(.immediate) {
             if !inserts.isEmpty {
                 let insert = try connection.prepare("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
@@ -62,12 +73,25 @@ final class DeliveryStore {
                     try insert.run()
                 }
             }
+            if !published.isEmpty {
+                let insert = try connection.prepare("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)")
+                for (key, fingerprints) in published {
+                    insert.reset()
+                    // Little-endian, eight bytes each.
+                    let blob = fingerprints.flatMap { value in (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+                    try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(blob))])
+                    try insert.run()
+                }
+            }
             if !deletions.isEmpty {
                 let delete = try connection.prepare("DELETE FROM pending WHERE plugin = ? AND seq = ?")
+                let deletePublished = try connection.prepare("DELETE FROM published WHERE plugin = ? AND seq = ?")
                 for key in deletions {
-                    delete.reset()
-                    try delete.bind([.text(key.plugin), .integer(Int64(key.seq))])
-                    try delete.run()
+                    for statement in [delete, deletePublished] {
+                        statement.reset()
+                        try statement.bind([.text(key.plugin), .integer(Int64(key.seq))])
+                        try statement.run()
+                    }
                 }
             }
             let meta = try connection.prepare("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")

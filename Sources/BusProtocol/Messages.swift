@@ -53,16 +53,32 @@ public struct Publish: Equatable, Sendable {
     public var corr: String?
     /// Bus time by which a request wants its reply.
     public var deadline: BusTime?
+    /// The event whose handling published this one, and which of its publications it is: a plugin that sends
+    /// them again after a crash (protocol.md § 9.1) has the copies the broker already sequenced dropped.
+    public var cause: PublicationCause?
 
-    public init(topic: String, body: [UInt8], corr: String? = nil, deadline: BusTime? = nil) {
+    public init(topic: String, body: [UInt8], corr: String? = nil, deadline: BusTime? = nil, cause: PublicationCause? = nil) {
         self.topic = topic
         self.body = body
         self.corr = corr
         self.deadline = deadline
+        self.cause = cause
     }
 
-    public init(topic: String, body: JSONValue, corr: String? = nil, deadline: BusTime? = nil) {
-        self.init(topic: topic, body: body.jsonBytes, corr: corr, deadline: deadline)
+    public init(topic: String, body: JSONValue, corr: String? = nil, deadline: BusTime? = nil, cause: PublicationCause? = nil) {
+        self.init(topic: topic, body: body.jsonBytes, corr: corr, deadline: deadline, cause: cause)
+    }
+}
+
+/// A publication's place among the consequences of one handled event: the event's sequence number and the
+/// publication's index (0, 1, …) among those its handling made.
+public struct PublicationCause: Hashable, Sendable {
+    public var seq: UInt64
+    public var index: Int
+
+    public init(seq: UInt64, index: Int) {
+        self.seq = seq
+        self.index = index
     }
 }
 

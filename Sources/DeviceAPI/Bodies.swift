@@ -77,14 +77,20 @@ public struct ShieldShown: Codable, Hashable {
     public var renderedBy: String
     /// Why the default shield was used: `no-renderer`, `renderer-timeout`, `renderer-error`.
     public var fallbackReason: String?
+    /// Over a web page: the browser tab it covers, and whether that tab is private (absent over an app). A page
+    /// shielded on its first visit was never `activity.web.visited`, so this is how a watcher knows its tab.
+    public var tab: Int?
+    public var isPrivate: Bool?
     public init(target: ShieldTarget, entryPoint: ShieldEntryPoint, stores: [String], configuration: ShieldConfiguration,
-                renderedBy: String, fallbackReason: String? = nil) {
+                renderedBy: String, fallbackReason: String? = nil, tab: Int? = nil, isPrivate: Bool? = nil) {
         self.target = target
         self.entryPoint = entryPoint
         self.stores = stores
         self.configuration = configuration
         self.renderedBy = renderedBy
         self.fallbackReason = fallbackReason
+        self.tab = tab
+        self.isPrivate = isPrivate
     }
 }
 

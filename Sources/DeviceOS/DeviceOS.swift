@@ -183,10 +183,16 @@ public final class DeviceOS: BrokerService {
         do {
             try state.save(value, key: key)
         } catch {
-            let failure = "cannot save \(key) in \(state.path): \(error)"
-            bus.reportStorageFailure(failure)
-            inputs.noteFailure(failure)
+            storageFailed("cannot save \(key) in \(state.path): \(error)")
         }
+    }
+
+    /// A write to the device's state failed (disk full, read-only): said on the terminal, counted in `status`, and
+    /// held against every tool input still waiting (`shieldbus do` is not told "done"). The value is written
+    /// with the next save.
+    func storageFailed(_ failure: String) {
+        bus.reportStorageFailure(failure)
+        inputs.noteFailure(failure)
     }
 
     func fail(_ request: Envelope, code: String, _ message: String) {
@@ -329,8 +335,7 @@ public final class DeviceOS: BrokerService {
                 throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, authorize, os-update, restart, force-quit, pick, look")
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
-            perform(action)
-            inputs.answerWhenHandled(envelope)
+            inputs.perform(envelope) { perform(action) }
         } catch let error as DeviceError {
             reply(to: envelope, DeviceReply<NoValue>.failure(error))
         } catch {
@@ -411,7 +416,7 @@ public final class DeviceOS: BrokerService {
 
     private func saveClock(_ change: () throws -> Void) {
         do { try change() } catch {
-            emit(topic: "bus.error", body: ["code": "device-state", "message": .string("could not persist the device clock: \(error)"), "sender": "broker"])
+            storageFailed("cannot save the device clock in \(state.path): \(error)")
         }
     }
 

@@ -32,6 +32,8 @@ final class DeviceStateStore {
     let path: String
     /// Values whose last save failed, by key: written again first at the next save.
     private var unsaved: [String: String] = [:]
+    /// Spans of use whose append failed (end, JSON), in order: appended first at the next one.
+    private var unsavedSpans: [(end: Int64, json: String)] = []
 
     init(path: String) throws {
         self.path = path
@@ -73,13 +75,17 @@ final class DeviceStateStore {
         }
     }
 
-    /// Appends a span of use and forgets those that ended before `horizon`, in one transaction.
+    /// Appends a span of use (after any whose append failed) and forgets those that ended before `horizon`, in
+    /// one transaction. A span that could not be written is kept and written with the next.
     func appendUsage<T: Encodable>(_ span: T, endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
-        let json = String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)
+        unsavedSpans.append((endMilliseconds, String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)))
         try connection.transaction(.immediate) {
-            try connection.prepare("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(endMilliseconds), .text(json)]).run()
+            for (end, json) in unsavedSpans {
+                try connection.prepare("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]).run()
+            }
             try connection.prepare("DELETE FROM usage_span WHERE end_ms < ?", bindings: [.integer(horizonMilliseconds)]).run()
         }
+        unsavedSpans.removeAll()
     }
 
     /// The stored spans of use, in the order they were recorded. One that no longer decodes is an error.

@@ -24,12 +24,14 @@ final class InputConfirmations {
         self.device = device
     }
 
-    /// Answers `request` once the bus is quiet (everything it caused is handled), or after `waitMilliseconds`.
-    func answerWhenHandled(_ request: Envelope) {
+    /// Performs the input `request` asks for and answers it once the bus is quiet (everything it caused is
+    /// handled), or after `waitMilliseconds`. A failure to record while performing it (the device's own store)
+    /// counts as much as one a plugin reports later.
+    func perform(_ request: Envelope, _ action: () -> Void) {
         let seq = request.seq
-        var entry = Waiting(request: request)
-        entry.timer = device.bus.afterWallTime(milliseconds: Self.waitMilliseconds) { [weak self] in self?.answer(seq, handled: false) }
-        waiting[seq] = entry
+        waiting[seq] = Waiting(request: request)
+        action()
+        waiting[seq]?.timer = device.bus.afterWallTime(milliseconds: Self.waitMilliseconds) { [weak self] in self?.answer(seq, handled: false) }
         device.bus.whenQuiet { [weak self] in self?.answer(seq, handled: true) }
     }
 

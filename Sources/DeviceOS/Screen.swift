@@ -313,8 +313,11 @@ final class Screen {
 
     private func present(_ subject: Subject, match: ShieldMatch, product: DeviceProduct?, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
         guard foregroundSubject == subject else { return }  // the person moved on meanwhile
+        var page: (tab: Int, isPrivate: Bool)?
+        if subject.app == nil, case .web(let tab) = foreground, let open = tabs[tab] { page = (tab, open.isPrivate) }
         let shown = ShieldShown(target: target(subject), entryPoint: match.entryPoint, stores: match.stores,
-                                configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason)
+                                configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason,
+                                tab: page?.tab, isPrivate: page?.isPrivate)
         presented = PresentedShield(subject: subject, shown: shown, product: product)
         device.emit(DeviceTopic.shieldShown, shown)
     }

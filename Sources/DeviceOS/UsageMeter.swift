@@ -99,8 +99,8 @@ final class UsageMeter {
         do {
             try device.state.appendUsage(span, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
         } catch {
-            // Counted in memory all the same; only a reload before the disk recovers would forget it.
-            device.bus.reportStorageFailure("cannot record usage in \(device.state.path): \(error)")
+            // Counted in memory all the same, and written with the next span once there is room.
+            device.storageFailed("cannot record usage in \(device.state.path): \(error)")
         }
         storeUseInProgress()
         device.activity.record(usageSpan(span))

@@ -5,29 +5,37 @@ import UsageReports
 /// Reports made from the report builder's days in its App-Group store, read directly (no broker needed; reading
 /// never writes, and SQLite's write-ahead log lets it read while a broker writes). Only finished spans are stored,
 /// so the use in progress is not included. "Today" is today on this machine's clock, in the days' time zone.
+/// Monthly and range reports take a month's roll-up (`MonthRollup`) instead of its days while it sums exactly the
+/// stored days, so a year decodes about a dozen roll-ups and the days of its first and last month.
 struct StoredReports: ReportSource {
     let stores: AppGroupStores
-    /// The group holding the days, and its day entries, read in one go (a year of days is one query, not 366).
+    /// The group holding the days, and its day entries and roll-ups, read in one go (a year is one query, not 366).
     let group: String?
     let storedDays: [LocalDay: StoredEntry]
+    let rollups: [LocalMonth: StoredEntry]
     let timeZone: TimeZone
 
     /// Finds the group holding `reports.day.*` keys: the one named, else the only one that has any.
     init(stores: AppGroupStores, group name: String?) throws {
         self.stores = stores
-        var holders: [(group: String, days: [LocalDay: StoredEntry])] = []
+        var holders: [(group: String, days: [LocalDay: StoredEntry], rollups: [LocalMonth: StoredEntry])] = []
         for group in try stores.groups(named: name) {
-            var days: [LocalDay: StoredEntry] = [:]
+            var days: [LocalDay: StoredEntry] = [:], rollups: [LocalMonth: StoredEntry] = [:]
             for (key, entry) in try stores.open(group).dictionaryRepresentation() {
-                if let day = StoredDayKey.day(ofKey: key) { days[day] = entry }
+                if let day = StoredDayKey.day(ofKey: key) {
+                    days[day] = entry
+                } else if let month = StoredDayKey.month(ofKey: key) {
+                    rollups[month] = entry
+                }
             }
-            if !days.isEmpty || name != nil { holders.append((group, days)) }
+            if !days.isEmpty || name != nil { holders.append((group, days, rollups)) }
         }
         guard holders.count <= 1 else {
             throw CommandFailure("the app groups \(holders.map(\.group).joined(separator: ", ")) all hold report days; choose one with --group")
         }
         group = holders.first?.group
         storedDays = holders.first?.days ?? [:]
+        rollups = holders.first?.rollups ?? [:]
         // The days carry their zone; without any day, this machine's zone (every number is zero anyway).
         if let latest = storedDays.keys.max(), let entry = storedDays[latest] {
             let identifier = try Self.usage(entry, group: group).timeZoneIdentifier
@@ -58,12 +66,29 @@ struct StoredReports: ReportSource {
 
     func monthly(_ month: LocalMonth?) throws -> RangeReport {
         let month = month ?? LocalMonth(containing: today(UsageLedger(timeZone: timeZone)))
-        return try ledger(month.firstDay...month.lastDay).monthlyReport(for: month)
+        return try report(from: month.firstDay, to: month.lastDay, context: .monthly)
     }
 
     func range(from: LocalDay, to: LocalDay) throws -> RangeReport {
-        guard from <= to else { throw ReportRangeError.endsBeforeStart(from: from, to: to) }
-        return try ledger(from...to).rangeReport(from: from, to: to)
+        try report(from: from, to: to, context: .range)
+    }
+
+    /// A monthly or range report: each whole month from its roll-up when that sums the stored days, else from its days.
+    private func report(from: LocalDay, to: LocalDay, context: ReportContext) throws -> RangeReport {
+        try UsageLedger(timeZone: timeZone).rangeReport(from: from, to: to, context: context) { part in
+            if let rollup = rollup(covering: part) { return rollup.totals }
+            return UsageTotals(try ledger(part).days)
+        }
+    }
+
+    /// The roll-up of the month `part` is, when `part` is a whole month and the roll-up sums exactly its stored days.
+    /// A roll-up that does not decode is passed over: the days it would sum are read instead, and they decide.
+    private func rollup(covering part: ClosedRange<LocalDay>) -> MonthRollup? {
+        let month = LocalMonth(containing: part.lowerBound)
+        guard part == month.firstDay...month.lastDay, let entry = rollups[month],
+              let rollup = try? entry.value(MonthRollup.self) else { return nil }
+        let stored = storedDays.filter { part.contains($0.key) }.mapValues(\.version)
+        return rollup.sums(stored, timeZoneIdentifier: timeZone.identifier) ? rollup : nil
     }
 
     private func today(_ ledger: UsageLedger) -> LocalDay { ledger.day(containing: Date()) }

@@ -1,4 +1,5 @@
 import BusClient
+import BusProtocol
 import Foundation
 import SQLite
 
@@ -8,12 +9,16 @@ import SQLite
 /// a process can end after handling an event and before its acknowledgement arrives. Recording each handled
 /// event before acknowledging it lets the next process skip it, so the plugin sees every event exactly once.
 /// A set rather than a watermark: in virtual time an older event can arrive after a newer reply.
+/// What handling an event published is kept with its record, in the same transaction: a broker killed before it
+/// read those publications redelivers the event, and the plugin sends them again instead of losing them.
 final class HandledEvents {
     /// How many recent sequence numbers are kept; older ones cannot be redelivered any more.
     private static let window: UInt64 = 1_000_000
     private let connection: SQLiteConnection
     private let insert: Statement
     private let lookup: Statement
+    private let insertPublication: Statement
+    private let lookupPublications: Statement
     private var recorded = 0
 
     /// The record of a supervised plugin, or nil for a plugin without a state folder (run by hand).
@@ -27,9 +32,15 @@ final class HandledEvents {
     init(path: String) throws {
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
         try connection.enableWAL()
-        try connection.execute("CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY)")
+        try connection.execute("""
+            CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS published (seq INTEGER NOT NULL, idx INTEGER NOT NULL, message BLOB NOT NULL,
+                                                  PRIMARY KEY (seq, idx)) WITHOUT ROWID;
+            """)
         insert = try connection.prepare("INSERT OR IGNORE INTO handled (seq) VALUES (?)")
         lookup = try connection.prepare("SELECT 1 FROM handled WHERE seq = ?")
+        insertPublication = try connection.prepare("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
+        lookupPublications = try connection.prepare("SELECT message FROM published WHERE seq = ? ORDER BY idx")
     }
 
     /// Whether an earlier process (or this one) already handled `seq`.
@@ -39,13 +50,36 @@ final class HandledEvents {
         return try lookup.step()
     }
 
-    func record(_ seq: UInt64) throws {
-        insert.reset()
-        try insert.bind(Int64(seq), at: 1)
-        try insert.run()
+    /// Records `seq` as handled, with what handling it published (in order), all at once.
+    func record(_ seq: UInt64, publications: [Publish] = []) throws {
+        try connection.transaction(.immediate) {
+            insert.reset()
+            try insert.bind(Int64(seq), at: 1)
+            try insert.run()
+            for (index, publication) in publications.enumerated() {
+                insertPublication.reset()
+                try insertPublication.bind([.integer(Int64(seq)), .integer(Int64(index)), .blob(Data(WireCodec.encode(.publish(publication))[1]))])
+                try insertPublication.run()
+            }
+        }
         recorded += 1
         if recorded % 10_000 == 0, seq > Self.window {
-            try connection.prepare("DELETE FROM handled WHERE seq < ?", bindings: [.integer(Int64(seq - Self.window))]).run()
+            let oldest = SQLiteValue.integer(Int64(seq - Self.window))
+            try connection.prepare("DELETE FROM handled WHERE seq < ?", bindings: [oldest]).run()
+            try connection.prepare("DELETE FROM published WHERE seq < ?", bindings: [oldest]).run()
         }
+    }
+
+    /// What handling `seq` published, in order (empty if nothing, or if it was not recorded).
+    func publications(of seq: UInt64) throws -> [Publish] {
+        defer { lookupPublications.reset() }
+        try lookupPublications.bind(Int64(seq), at: 1)
+        var found: [Publish] = []
+        while try lookupPublications.step() {
+            guard let bytes = try lookupPublications.bytes(at: 0),
+                  case .publish(let publication) = try WireCodec.decodeClientMessage([Array("publish".utf8), bytes][...], maximumBodyBytes: .max) else { continue }
+            found.append(publication)
+        }
+        return found
     }
 }

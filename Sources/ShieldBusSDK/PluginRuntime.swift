@@ -36,6 +36,9 @@ public final class PluginRuntime {
     private var handler: ((Envelope) -> Void)?
     /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
     private let handled: HandledEvents?
+    /// What handling the current event has published so far (events, not requests or replies), kept with its
+    /// handled record; nil when nothing is recorded.
+    private var publications: [Publish]?
     private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
@@ -120,12 +123,21 @@ public final class PluginRuntime {
 
     /// Publishes an event with a Codable body.
     public func publish<Body: Encodable>(_ topic: String, _ body: Body) throws {
-        try connection.publish(Publish(topic: topic, body: DeviceAPICoding.encode(body)))
+        try send(Publish(topic: topic, body: DeviceAPICoding.encode(body)))
     }
 
     /// Publishes an event with a JSON body.
     public func publish(_ topic: String, json body: JSONValue) throws {
-        try connection.publish(Publish(topic: topic, body: body))
+        try send(Publish(topic: topic, body: body))
+    }
+
+    /// Publishes an event, marked with its cause (the event being handled) and kept for the handled record.
+    private func send(_ publication: Publish) throws {
+        guard publications != nil, let cause = currentEvent?.seq else { return try connection.publish(publication) }
+        var publication = publication
+        publication.cause = PublicationCause(seq: cause, index: publications!.count)
+        try connection.publish(publication)
+        publications!.append(publication)
     }
 
     /// Says that what the event being handled asked for could not be recorded (a full or read-only App-Group
@@ -324,17 +336,33 @@ public final class PluginRuntime {
         return names.contains(.string(name))
     }
 
-    /// Hands `envelope` to the plugin unless an earlier process handled it, and records it before it is acknowledged.
+    /// Hands `envelope` to the plugin unless an earlier process handled it, and records it with what it published
+    /// before it is acknowledged.
     private func handleOnce(_ envelope: Envelope) {
         guard !wasHandled(envelope) else {
             logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+            publishAgain(whatHandling: envelope)
             return
         }
+        publications = handled == nil ? nil : []
         handler?(envelope)
+        let published = publications ?? []
+        publications = nil
         do {
-            try handled?.record(envelope.seq)
+            try handled?.record(envelope.seq, publications: published)
         } catch {
             logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+        }
+    }
+
+    /// An earlier process handled `envelope` and may have died before the broker read what it published (a broker
+    /// killed meanwhile redelivers the event): that is sent again, with the same causes, and the broker drops the
+    /// copies it already has.
+    private func publishAgain(whatHandling envelope: Envelope) {
+        do {
+            for publication in try handled?.publications(of: envelope.seq) ?? [] { try connection.publish(publication) }
+        } catch {
+            logger.error("could not publish again what handling seq \(envelope.seq) published: \(error)")
         }
     }
 

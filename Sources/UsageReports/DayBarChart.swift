@@ -15,13 +15,14 @@ struct DayBarChart {
     private static let fullyLabelled = 7
 
     func svg() -> String {
+        let full = bars.count <= Self.fullyLabelled
         let width = 480.0, height = 270.0
-        let left = 36.0, right = 8.0, top = 30.0, bottom = 46.0
+        // A long run's last label ("30 Nov") is centred under a narrow bar at the edge: room for its half.
+        let left = 36.0, right = full ? 8.0 : 18.0, top = 30.0, bottom = 46.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let axisHours = Self.axis(longest: bars.map(\.seconds).max() ?? 0)
         let axisSeconds = Double(axisHours.maximum) * 3600
         let baseline = top + plotHeight
-        let full = bars.count <= Self.fullyLabelled
         let labelEvery = full ? 1 : max(1, Int((Double(bars.count) / 8).rounded(.up)))
         var parts = ["<svg class=\"chart day-bars\" viewBox=\"0 0 \(HTMLText.number(width)) \(HTMLText.number(height))\" width=\"100%\" role=\"img\" aria-label=\"Screen time per day\">"]
         for hour in stride(from: 0, through: axisHours.maximum, by: axisHours.step) {

@@ -115,31 +115,69 @@ public struct LocalMonth: Hashable, Sendable, CustomStringConvertible {
     public var description: String { String(firstDay.description.prefix(7)) }
 }
 
+extension RangeReport.Day {
+    /// The line of a day.
+    init(_ usage: DayUsage) {
+        self.init(day: usage.day, weekday: usage.day.shortWeekdayName, totalSeconds: usage.totalSeconds,
+                  webSeconds: usage.webDomainSeconds.values.reduce(0, +), pickups: usage.totalPickups,
+                  notifications: usage.totalNotifications, shieldEncounters: usage.totalShieldEncounters,
+                  gracePassesUsed: usage.gracePassesUsed)
+    }
+
+    /// The line of a day without data.
+    init(empty day: LocalDay) {
+        self.init(day: day, weekday: day.shortWeekdayName, totalSeconds: 0, webSeconds: 0, pickups: 0, notifications: 0,
+                  shieldEncounters: 0, gracePassesUsed: 0)
+    }
+}
+
 extension UsageLedger {
     /// The longest run a monthly or range report covers: a leap year and a bit.
     public static let maximumReportDays = 400
 
     /// The report of the calendar month `month`.
     public func monthlyReport(for month: LocalMonth) -> RangeReport {
-        report(of: month.firstDay...month.lastDay, context: .monthly)
+        report(of: month.firstDay...month.lastDay, context: .monthly) { UsageTotals(days(in: $0)) }
     }
 
     /// The report of the local days `from` … `to`, both included.
     /// - Throws: `ReportRangeError` when `to` is before `from` or the run is too long.
     public func rangeReport(from first: LocalDay, to last: LocalDay, context: ReportContext = .range) throws -> RangeReport {
+        try rangeReport(from: first, to: last, context: context) { UsageTotals(days(in: $0)) }
+    }
+
+    /// The report of `from` … `to` from the totals of each month's part of the run, which `totals` gives (oldest
+    /// first; a part is the days of one calendar month inside the run). The ledger's own days are not looked at:
+    /// this ledger only tells the time zone's days apart, so a reader of stored days and roll-ups can use it.
+    /// - Throws: `ReportRangeError` when `to` is before `from` or the run is too long; whatever `totals` throws.
+    public func rangeReport(from first: LocalDay, to last: LocalDay, context: ReportContext,
+                            totals: (ClosedRange<LocalDay>) throws -> UsageTotals) throws -> RangeReport {
         guard first <= last else { throw ReportRangeError.endsBeforeStart(from: first, to: last) }
         let count = last.dayNumber - first.dayNumber + 1
         guard count <= Self.maximumReportDays else {
             throw ReportRangeError.tooLong(from: first, to: last, days: count, maximum: Self.maximumReportDays)
         }
-        return report(of: first...last, context: context)
+        return try report(of: first...last, context: context, totals: totals)
     }
 
-    private func report(of run: ClosedRange<LocalDay>, context: ReportContext) -> RangeReport {
+    /// The days with data in `run`, oldest first.
+    func days(in run: ClosedRange<LocalDay>) -> [DayUsage] {
+        (0...(run.upperBound.dayNumber - run.lowerBound.dayNumber)).compactMap { usage(on: run.lowerBound.adding(days: $0)) }
+    }
+
+    private func report(of run: ClosedRange<LocalDay>, context: ReportContext,
+                        totals partTotals: (ClosedRange<LocalDay>) throws -> UsageTotals) rethrows -> RangeReport {
         let first = run.lowerBound, last = run.upperBound
+        var totals = UsageTotals([])
+        var partStart = first
+        while partStart <= last {
+            let partEnd = min(LocalMonth(containing: partStart).lastDay, last)
+            totals.add(try partTotals(partStart...partEnd))
+            partStart = partEnd.adding(days: 1)
+        }
         let count = last.dayNumber - first.dayNumber + 1
-        let days = (0..<count).map { first.adding(days: $0) }
-        let recorded = days.compactMap { usage(on: $0) }
+        let recorded = totals.days
+        let lines = Dictionary(recorded.map { ($0.day, $0) }, uniquingKeysWith: { $1 })
         let total = recorded.map(\.totalSeconds).reduce(0, +)
         return RangeReport(
             context: context,
@@ -148,25 +186,22 @@ extension UsageLedger {
             timeZoneIdentifier: timeZone.identifier,
             start: dateInterval(of: first).start,
             end: dateInterval(of: last).end,
-            days: days.map { day in
-                let usage = self.usage(on: day) ?? DayUsage(day: day, timeZoneIdentifier: timeZone.identifier)
-                return RangeReport.Day(day: day, weekday: day.shortWeekdayName, totalSeconds: usage.totalSeconds,
-                                       webSeconds: usage.webDomainSeconds.values.reduce(0, +), pickups: usage.totalPickups,
-                                       notifications: usage.totalNotifications, shieldEncounters: usage.totalShieldEncounters,
-                                       gracePassesUsed: usage.gracePassesUsed)
+            days: (0..<count).map { offset in
+                let day = first.adding(days: offset)
+                return lines[day] ?? RangeReport.Day(empty: day)
             },
             totalSeconds: total,
             averageSecondsPerDay: total / Double(count),
             daysWithData: recorded.count,
-            apps: Ranking.apps(recorded),
-            categories: Ranking.usage(Ranking.sum(recorded.map(\.categorySeconds))),
-            webDomains: Ranking.usage(Ranking.sum(recorded.map(\.webDomainSeconds))),
-            pickups: recorded.map(\.totalPickups).reduce(0, +),
-            notifications: recorded.map(\.totalNotifications).reduce(0, +),
-            shieldEncounters: recorded.map(\.totalShieldEncounters).reduce(0, +),
-            shieldEncountersByTarget: Ranking.counts(Ranking.sum(recorded.map(\.shieldEncounters))),
+            apps: Ranking.apps(seconds: totals.appSeconds, categories: totals.appCategories),
+            categories: Ranking.usage(totals.categorySeconds),
+            webDomains: Ranking.usage(totals.webDomainSeconds),
+            pickups: recorded.map(\.pickups).reduce(0, +),
+            notifications: recorded.map(\.notifications).reduce(0, +),
+            shieldEncounters: recorded.map(\.shieldEncounters).reduce(0, +),
+            shieldEncountersByTarget: Ranking.counts(totals.shieldEncounters),
             gracePassesUsed: recorded.map(\.gracePassesUsed).reduce(0, +),
-            nudgesUsed: recorded.map(\.nudgesUsed).reduce(0, +)
+            nudgesUsed: totals.nudgesUsed
         )
     }
 }

@@ -69,13 +69,20 @@ enum Ranking {
         ordered(map).map { CountEntry(name: $0.name, count: $0.value) }
     }
 
-    static func apps(_ days: [DayUsage]) -> [AppUsageEntry] {
+    /// Each app's category across maps: the smallest name when they disagree (so order does not matter).
+    static func categories(_ maps: [[String: String]]) -> [String: String] {
         var categories: [String: String] = [:]
-        for day in days {
-            categories.merge(day.appCategories) { min($0, $1) }
+        for map in maps {
+            categories.merge(map) { min($0, $1) }
         }
-        return ordered(sum(days.map(\.appSeconds))).map {
-            AppUsageEntry(app: $0.name, category: categories[$0.name] ?? "", seconds: $0.value)
-        }
+        return categories
+    }
+
+    static func apps(_ days: [DayUsage]) -> [AppUsageEntry] {
+        apps(seconds: sum(days.map(\.appSeconds)), categories: categories(days.map(\.appCategories)))
+    }
+
+    static func apps(seconds: [String: TimeInterval], categories: [String: String]) -> [AppUsageEntry] {
+        ordered(seconds).map { AppUsageEntry(app: $0.name, category: categories[$0.name] ?? "", seconds: $0.value) }
     }
 }

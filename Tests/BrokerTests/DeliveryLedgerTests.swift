@@ -1,4 +1,5 @@
 @testable import Broker
+import BusProtocol
 import Configuration
 import XCTest
 import ZeroMQ
@@ -98,5 +99,48 @@ final class DeliveryLedgerTests: XCTestCase {
             }
         }
         XCTAssertEqual(ledger.count(of: "app"), 0)
+    }
+
+    /// What a plugin published while handling a kept event is recognised when its next process sends it again —
+    /// by cause, index, topic and body — and across a broker restart (the store); anything else is new. Many
+    /// seeded runs: each publication is sent once, then the whole handling is sent again, sometimes changed.
+    func testCopiesOfPublicationsAreRecognisedAcrossARestartAndNothingElseIs() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for seed in UInt64(1)...40 {
+            var random = SeededRandom(seed: seed)
+            let path = folder + "/bus-\(seed).sqlite"
+            let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+            let json = Array(#"{"v":1}"#.utf8)
+            let causes = (1...Int.random(in: 1...5, using: &random)).map { UInt64($0 * 10) }
+            for cause in causes { XCTAssertNil(ledger.route(seq: cause, json: json, frame: SharedFrame(json), to: "app")) }
+            var made: [UInt64: [Publish]] = [:]
+            for cause in causes {
+                made[cause] = (0..<Int.random(in: 0...4, using: &random)).map { n in
+                    Publish(topic: "x.app.note", body: ["n": .int(Int64(n % 2))], cause: PublicationCause(seq: cause, index: n))
+                }
+                for publication in made[cause]! {
+                    XCTAssertFalse(ledger.isRepeat(publication, cause: publication.cause!, by: "app"), "seed \(seed): the first time is new")
+                }
+            }
+            try ledger.save(lastSeq: 100, busTime: 0, timeAhead: nil, wallNow: 0)
+            // A restarted broker: the store's snapshot.
+            let snapshot = try DeliveryStore(path: path).load()
+            let restarted = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+            restarted.restore(snapshot.pending, published: snapshot.published)
+            for cause in causes {
+                for var publication in made[cause]! {
+                    let changed = Bool.random(using: &random)
+                    if changed { publication.body = Array(#"{"n":"other"}"#.utf8) }
+                    XCTAssertEqual(restarted.isRepeat(publication, cause: publication.cause!, by: "app"), !changed,
+                                   "seed \(seed): a copy is dropped, a changed publication is not")
+                }
+                // One more than the first handling made is new; and a publication of another plugin is its own.
+                let extra = Publish(topic: "x.app.note", body: [:], cause: PublicationCause(seq: cause, index: made[cause]!.count))
+                XCTAssertFalse(restarted.isRepeat(extra, cause: extra.cause!, by: "app"))
+                XCTAssertFalse(restarted.isRepeat(extra, cause: extra.cause!, by: "monitor"))
+            }
+        }
     }
 }

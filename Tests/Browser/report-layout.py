@@ -2,8 +2,10 @@
 """report-layout.py: lays out a report page in headless Chromium at a given width, light or dark, and measures it
 (JSON on standard output) or takes its screenshot.
 
-Headless Chromium keeps windows at least 500 px wide, so the page is shown in an iframe of exactly the asked width
-(its own viewport: media queries and prefers-color-scheme apply to it), and measured from the frame around it.
+Measuring needs only Debian's chromium: headless Chromium keeps windows at least 500 px wide, so the page is shown in
+an iframe of exactly the asked width (its own viewport: media queries and prefers-color-scheme apply to it), and
+measured from the frame around it. A screenshot is taken with Playwright (`make deps`) driving the same chromium, whose
+viewport can be exactly the asked width, so the PNG is the page and nothing beside it.
 
   report-layout.py measure report.html --width 390 --dark
   report-layout.py screenshot report.html --width 1280 --out report-1280-light.png
@@ -16,6 +18,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 # Runs in the frame around the page once everything has loaded; writes its measurements into the DOM.
 MEASURE = """
@@ -52,16 +56,16 @@ window.addEventListener('load', () => {
 """
 
 
-def frame(page, width, height, measure):
+def frame(page, width, height):
     source = open(page, encoding="utf-8").read()
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"/></head><body style=\"margin:0\">"
             f"<iframe id=\"page\" style=\"display:block;width:{width}px;height:{height}px;border:0\" "
             f"srcdoc=\"{html.escape(source, quote=True)}\"></iframe><pre id=\"measure\"></pre>"
-            + (MEASURE if measure else "") + "</body></html>")
+            + MEASURE + "</body></html>")
 
 
 def chromium(arguments, folder):
-    command = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                f"--user-data-dir={folder}/profile"] + arguments
     result = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if result.returncode != 0:
@@ -72,7 +76,7 @@ def chromium(arguments, folder):
 def measure(page, width, dark, folder):
     wrapper = os.path.join(folder, "measure.html")
     with open(wrapper, "w", encoding="utf-8") as out:
-        out.write(frame(page, width, 8000, measure=True))
+        out.write(frame(page, width, 8000))
     dom = chromium([f"--window-size={max(width, 500) + 20},900", "--dump-dom"] + (["--force-dark-mode"] if dark else [])
                    + ["file://" + os.path.abspath(wrapper)], folder)
     found = re.search(r'<pre id="measure">(.*?)</pre>', dom, re.S)
@@ -89,20 +93,23 @@ def main():
     parser.add_argument("--dark", action="store_true", help="prefers-color-scheme: dark")
     parser.add_argument("--out", help="the PNG to write (screenshot)")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="report-layout") as folder:
-        measured = measure(options.page, options.width, options.dark, folder)
-        if options.mode == "measure":
-            print(json.dumps(measured))
-            return
+    if options.mode == "screenshot":
         if not options.out:
             sys.exit("screenshot needs --out FILE")
-        wrapper = os.path.join(folder, "shot.html")
-        with open(wrapper, "w", encoding="utf-8") as out:
-            out.write(frame(options.page, options.width, measured["height"], measure=False))
-        # The window is the frame's size (at least Chromium's 500 px); the rest of a narrow window stays blank.
-        chromium([f"--window-size={max(options.width, 500)},{measured['height']}",
-                  f"--screenshot={os.path.abspath(options.out)}"] + (["--force-dark-mode"] if options.dark else [])
-                 + ["file://" + os.path.abspath(wrapper)], folder)
+        screenshot(options.page, options.width, options.dark, options.out)
+        return
+    with tempfile.TemporaryDirectory(prefix="report-layout") as folder:
+        print(json.dumps(measure(options.page, options.width, options.dark, folder)))
+
+
+def screenshot(page, width, dark, out):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page(viewport={"width": width, "height": 800}, color_scheme="dark" if dark else "light")
+        tab.goto("file://" + os.path.abspath(page))
+        tab.screenshot(path=out, full_page=True)
+        browser.close()
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ final class WireCodecTests: XCTestCase {
             .hello(Hello(name: "monitor", role: .monitor, subscriptions: [], credential: "c0ffee")),
             .publish(Publish(topic: "shield.configuration.request", body: ["app": "Instagram"], corr: "r-1", deadline: 1000)),
             .publish(Publish(topic: "activity.app.open", body: [:])),
+            .publish(Publish(topic: "x.app.unlocked", body: ["until": 5], cause: PublicationCause(seq: 41, index: 2))),
             .ack(seq: 7), .gap(from: 3, to: 5), .heartbeat, .status(credential: nil), .status(credential: "c0ffee"), .bye,
         ]
         for message in messages {

@@ -75,6 +75,59 @@ final class CrashSafetyTests: XCTestCase {
         }
     }
 
+    /// The outage rule under the scaled clock (60 bus seconds a wall second): a broker SIGKILLed while an app is in
+    /// use, and a new one started on the same state. Bus time goes on from where the dead broker stopped — never
+    /// back, even when the bus was quiet before the kill — and the outage takes at most about a wall second of bus
+    /// time, however long the broker was down. The use left in progress is recorded up to the new broker's start,
+    /// as the checker and the report builder close it there.
+    func testAcrossAnOutageUnderTheScaledClockBusTimeGoesOnFromWhereItStopped() throws {
+        let configuration = try habitLockConfiguration()
+        let work = TemporaryDirectory(prefix: "sboutage")
+        let runtime = work.file("run")
+        let clock = ["--no-scenario", "--clock", "scaled", "--speed", "60"]
+        let first = try BrokerProcess(configuration: configuration, arguments: clock + ["--journal", work.file("before.jsonl")], runtimeDirectory: runtime)
+        waitUntil("the plugins to be ready (log: \(first.log(tail: 10)))") { journal(work.file("before.jsonl")).contains { $0.topic == "bus.ready" } }
+        let opened = try runToEnd(BuildProducts.path("shieldbus"), ["do", "open", "Maps", "--runtime-dir", runtime])
+        XCTAssertEqual(opened.status, 0, opened.output)
+        let openedAt = try XCTUnwrap(first.status()["broker"]?["time"]?.intValue)
+        // Three wall seconds of use, with little or nothing on the bus.
+        var killedAt: Int64 = 0
+        waitUntil("three bus minutes of use") {
+            killedAt = (try? first.status()["broker"]?["time"]?.intValue ?? 0) ?? 0
+            return killedAt - openedAt >= 180_000
+        }
+        first.stop(signal: SIGKILL)
+
+        let second = try BrokerProcess(configuration: configuration, arguments: clock + ["--journal", work.file("after.jsonl")], runtimeDirectory: runtime)
+        defer { second.stop() }
+        let device = try SQLiteConnection(path: runtime + "/state/device.sqlite", flags: [.readOnly])
+        func spans() -> [JSONValue] {
+            guard let rows = try? device.prepare("SELECT json FROM usage_span") else { return [] }
+            var values: [JSONValue] = []
+            while (try? rows.step()) == true {
+                if let json = try? rows.string(at: 0), let value = try? JSONValue(parsing: Array(json.utf8)) { values.append(value) }
+            }
+            return values
+        }
+        waitUntil("the new broker's journal to start") { journal(work.file("after.jsonl")).contains { $0.topic == "bus.started" } }
+        let restarted = try XCTUnwrap(journal(work.file("after.jsonl")).first { $0.topic == "bus.started" })
+        XCTAssertGreaterThanOrEqual(restarted.time, killedAt, "bus time goes on from where the dead broker stopped, never back")
+        XCTAssertLessThanOrEqual(restarted.time - killedAt, 2 * 60_000, "the outage takes about a wall second of bus time at most (reserved ahead), not its wall duration at 60×")
+        // The use is stored in pieces (the OS records a span whenever DeviceActivity asks for the count so far);
+        // the last piece is the one the dead broker left in progress.
+        func mapsUse() -> [(start: Int64, end: Int64)] {
+            spans().filter { $0["use"]?["bundleIdentifier"]?.stringValue == "com.apple.Maps" }
+                .compactMap { span in span["start"]?.intValue.flatMap { start in span["end"]?.intValue.map { (start, $0) } } }
+                .sorted { $0.end < $1.end }
+        }
+        waitUntil("the new broker to record the use left in progress up to its start (Maps: \(mapsUse()))") {
+            (mapsUse().last?.end ?? 0) >= restarted.time
+        }
+        let pieces = mapsUse()
+        XCTAssertLessThanOrEqual(try XCTUnwrap(pieces.first).start, openedAt)
+        XCTAssertTrue(zip(pieces, pieces.dropFirst()).allSatisfy { $0.end == $1.start }, "one use, without a hole: \(pieces)")
+    }
+
     // MARK: Damaged state
 
     /// Runs the day once so the state folder holds a device, then damages it with `damage` and runs again on it.

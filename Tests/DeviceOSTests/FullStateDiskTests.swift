@@ -4,6 +4,7 @@ import BusClient
 import BusProtocol
 import Foundation
 import ShieldBusTestSupport
+import SQLite
 import XCTest
 
 /// A full disk under the state folder — the App-Group stores, not only the journal — through
@@ -12,21 +13,36 @@ import XCTest
 /// the same action is recorded. The disk is a real small tmpfs
 /// (root only). (In CrashSafetyTests for its habit-lock configuration and journal reader.)
 extension CrashSafetyTests {
-    func testAFullStateDiskFailsTheActionOutLoudAndRecoversWhenSpaceReturns() throws {
+    /// The habit lock running with its state folder on a small disk, ready; and `shieldbus do` for the person.
+    struct DeviceOnSmallDisk {
+        let disk: SmallDisk
+        let state: String
+        let broker: BrokerProcess
+        let work: TemporaryDirectory
+
+        func person(_ arguments: String...) throws -> (status: Int32, output: String) {
+            try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+        }
+    }
+
+    func startDeviceOnSmallDisk() throws -> DeviceOnSmallDisk {
         let work = TemporaryDirectory(prefix: "sbfull")
         let disk = try SmallDisk(size: "16m")
-        let group = "group.dev.shieldbus.habitlock"
         let state = disk.path + "/state"
         let journal = work.file("journal.jsonl")
         let broker = try BrokerProcess(configuration: try habitLockConfiguration(),
                                        arguments: ["--no-scenario", "--state-dir", state, "--journal", journal])
-        defer { broker.stop() }
         waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") {
             self.journal(journal).contains { $0.topic == "bus.ready" }
         }
-        func person(_ arguments: String...) throws -> (status: Int32, output: String) {
-            try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
-        }
+        return DeviceOnSmallDisk(disk: disk, state: state, broker: broker, work: work)
+    }
+
+    func testAFullStateDiskFailsTheActionOutLoudAndRecoversWhenSpaceReturns() throws {
+        let device = try startDeviceOnSmallDisk()
+        let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
+        defer { broker.stop() }
+        let group = "group.dev.shieldbus.habitlock"
         XCTAssertEqual(try person("habit", "walk").output, "done: habit walk\n", "with room, the habit is recorded")
 
         try disk.fill()
@@ -51,6 +67,39 @@ extension CrashSafetyTests {
         let defaults = try SharedDefaults(suiteName: group, container: AppGroupContainer(root: URL(fileURLWithPath: state + "/appgroups")))
         let habits = try defaults.allKeys.filter { $0.hasPrefix("habits.") }.flatMap { try defaults.value([String].self, forKey: $0) ?? [] }
         XCTAssertEqual(habits, ["walk", "read"], "the refused habit is recorded when done again, nothing twice")
+    }
+}
+
+extension CrashSafetyTests {
+    /// The device's own store (`device.sqlite`) on a full disk under `shieldbus do`: opening an app stores the
+    /// use in progress there, and when that cannot be written the person's tool is told so, naming the file —
+    /// never "done" — `status` counts it, and once space returns the next save writes what was kept.
+    func testAFullDiskUnderTheDeviceStoreFailsTheToolOutLoud() throws {
+        let device = try startDeviceOnSmallDisk()
+        let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
+        defer { broker.stop() }
+        XCTAssertEqual(try person("open", "Maps").output, "done: open Maps\n", "with room, the use is stored")
+
+        try disk.fill()
+        let opened = try person("open", "Duolingo")
+        XCTAssertNotEqual(opened.status, 0, "never 'done' for a use the device could not store: \(opened.output)")
+        XCTAssertFalse(opened.output.contains("done"), opened.output)
+        XCTAssertTrue(opened.output.contains(state + "/device.sqlite"), "the file is named: \(opened.output)")
+        let status = try broker.status()
+        XCTAssertTrue(broker.process.isRunning, "no crash: \(broker.log())")
+        XCTAssertGreaterThanOrEqual(status["counters"]?["storageErrors"]?.intValue ?? 0, 1, status.jsonText)
+        XCTAssertTrue(status["broker"]?["lastStorageError"]?.stringValue != nil, status.jsonText)
+        XCTAssertTrue(broker.log(tail: 400).contains("device.sqlite"), "said on the terminal: \(broker.log())")
+
+        // Space returns: the next action is recorded, and with it what the device kept.
+        try disk.free()
+        XCTAssertEqual(try person("home").output, "done: home\n")
+        let stored = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
+        let spans = try stored.prepare("SELECT json FROM usage_span")
+        var used: [String] = []
+        while try spans.step() { used.append(try spans.string(at: 0) ?? "") }
+        XCTAssertTrue(used.contains { $0.contains("com.apple.Maps") }, "Maps' use is stored: \(used)")
+        XCTAssertTrue(used.contains { $0.contains("com.duolingo.DuolingoMobile") }, "Duolingo's use, opened on the full disk, is stored too: \(used)")
     }
 }
 

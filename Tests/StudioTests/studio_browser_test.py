@@ -186,6 +186,24 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
     shot(page, "3-pressed")
     page.get_by_test_id("prefix").fill("")
 
+    # A private tab on a shielded domain: the shield comes down on its first visit (no page was ever shown), over a
+    # tab drawn as private — what the shield.shown in the journal says of it.
+    page.locator("#url").fill("https://www.reddit.com/r/swift")
+    page.locator("#private").check()
+    page.get_by_test_id("visit").click()
+    expect(page.get_by_test_id("shield")).to_be_visible()
+    expect(page.get_by_test_id("foreground-web")).to_have_attribute("data-domain", "reddit.com")
+    expect(page.get_by_test_id("foreground-web")).to_have_class(re.compile(r"\bprivate\b"))
+    events = journal_until(live["journal"], lambda es: any(e["topic"] == "shield.shown" and "webDomain" in e["body"]["target"]
+                                                            for e in es), "the shield over the private tab")
+    over_page = [e for e in events if e["topic"] == "shield.shown" and "webDomain" in e["body"]["target"]][-1]["body"]
+    assert over_page["isPrivate"] is True and over_page["target"]["webDomain"]["domain"] == "reddit.com", over_page
+    assert not any(e["topic"] == "activity.web.visited" for e in events), "the shielded page was never shown"
+    shot(page, "3b-private-tab-shielded")
+    page.locator("#private").uncheck()
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+
     # Complete the day's habits → the next open of Instagram shows no shield.
     for habit in ["Read 10 pages", "Walk 20 minutes", "Meditate"]:
         page.locator("#habit").fill(habit)
@@ -210,6 +228,18 @@ def test_tap_a_notification_and_follow_its_deep_link(browser, live):
     the foreground, and the app opens the notifier's pending deep-link route — once."""
     posted = last(journal_until(live["journal"], lambda es: any(e["topic"] == "notification.posted" for e in es), "the reminder"),
                   "notification.posted")["body"]
+    # A Studio started after it was posted shows it too: from its look at the phone (input.look.reply's notifications).
+    late, late_address = start_studio(["--runtime-dir", live["runtime"]])
+    try:
+        late_page = browser.new_page()
+        late_page.goto(late_address)
+        expect(late_page.get_by_test_id("banner")).to_contain_text(posted["title"])
+        look = last(read_journal(live["journal"]), "input.look.reply")
+        assert look["source"] == "broker" and posted["id"] in [n["id"] for n in look["body"]["value"]["notifications"]], look
+        late_page.close()
+    finally:
+        stop(late)
+
     page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))

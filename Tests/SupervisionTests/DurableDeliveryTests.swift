@@ -3,6 +3,7 @@ import BusClient
 import BusProtocol
 import Foundation
 import ShieldBusTestSupport
+import SQLite
 import XCTest
 
 /// Durable delivery through the real broker and the real companion app: events a plugin's process was given
@@ -90,5 +91,85 @@ final class DurableDeliveryTests: XCTestCase {
         let pongs = try collectEvents(from: tap, timeoutSeconds: 20) { $0.count >= 3 }
         XCTAssertEqual(pongs.compactMap { $0.bodyValue["n"]?.intValue }, [1, 2, 3], "the new broker delivered what the old one had not seen acknowledged")
         XCTAssertEqual(try second.status()["counters"]?["errorsByCode"]?["delivery-abandoned"]?.intValue, 1, "the hang itself was given up after two crashes")
+    }
+
+    // MARK: What a plugin published when its broker was killed
+
+    var fixtureConfiguration: String {
+        """
+        name: publish-once
+        bus: {heartbeatMs: 200, sessionTimeoutMs: 1000}
+        plugins:
+          - {name: slow, executable: \(BuildProducts.path("fixture-supervised")), role: generic}
+        """
+    }
+
+    func slow(_ broker: BrokerProcess) -> JSONValue? {
+        (try? broker.status())?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == "slow" }
+    }
+
+    /// The events of a journal file so far (a line being written is left out).
+    func journal(_ path: String) -> [Envelope] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+    }
+
+    /// The plugin handles an event, publishes what it causes and records the event as handled — and the broker
+    /// is killed before it has read that publication. The next broker delivers the event again; the plugin's next
+    /// process, which must skip it, sends what handling it published instead: it arrives, once.
+    func testAPublicationTheKilledBrokerHadNotReadArrivesOnce() throws {
+        let work = TemporaryDirectory(prefix: "sbunread")
+        let runtime = work.file("run")
+        let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+        waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
+        let tap = try first.connect(name: "pong-tap", role: .tap, subscriptions: ["app.sup.pong"])
+        let tool = try first.connect(name: "freezer", role: .tool, subscriptions: [])
+        try tool.publish(Publish(topic: "app.sup.ping", body: ["n": 0]))
+        let pong = try XCTUnwrap(try collectEvents(from: tap) { !$0.isEmpty }.first, "the plugin answers")
+
+        // Once the broker has kept the event for the plugin, it is stopped; then the plugin publishes: the
+        // publication (and the acknowledgement after it) waits unread in the socket.
+        try tool.publish(Publish(topic: "app.sup.publish-when-stopped", body: ["n": 1]))
+        waitUntil("the broker to keep the event for the plugin") { slow(first)?["kept"]?.intValue == 1 }
+        kill(first.process.processIdentifier, SIGSTOP)
+        let cursors = try SQLiteConnection(path: runtime + "/state/cursors/slow.sqlite", flags: [.readOnly])
+        waitUntil("the plugin to record the event as handled") {
+            (try? cursors.prepare("SELECT 1 FROM handled WHERE seq > ?", bindings: [.integer(Int64(pong.seq))]).step()) == true
+        }
+        first.stop(signal: SIGKILL)
+
+        let second = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("second.jsonl")], runtimeDirectory: runtime)
+        defer { second.stop() }
+        waitUntil("the publication to arrive (log: \(second.log(tail: 10)))") {
+            journal(work.file("second.jsonl")).contains { $0.topic == "app.sup.frozen" }
+        }
+        waitUntil("the plugin to acknowledge what it was given again") { slow(second)?["kept"]?.intValue == 0 }
+        let frozen = (journal(work.file("first.jsonl")) + journal(work.file("second.jsonl"))).filter { $0.topic == "app.sup.frozen" }
+        XCTAssertEqual(frozen.map { $0.bodyValue["n"] }, [1], "once, from the plugin")
+        XCTAssertEqual(frozen.first?.source, "slow")
+    }
+
+    /// The plugin publishes and hangs before recording the event as handled; the broker reads the publication and
+    /// is killed. The next broker delivers the event again and the plugin's next process handles it again,
+    /// publishing the same: the new broker knows it has it (from bus.sqlite) and keeps it once.
+    func testAPublicationSentAgainAfterABrokerKillIsKeptOnce() throws {
+        let work = TemporaryDirectory(prefix: "sbrepeat")
+        let runtime = work.file("run")
+        let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+        waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
+        let tool = try first.connect(name: "echoer", role: .tool, subscriptions: [])
+        try tool.publish(Publish(topic: "app.sup.echo-then-hang", body: ["n": 7]))
+        waitUntil("the echo to be journaled") { journal(work.file("first.jsonl")).contains { $0.topic == "app.sup.echo" } }
+        _ = try first.status()  // answered after the turn that sequenced the echo, and saved what it published
+        first.stop(signal: SIGKILL)
+
+        let second = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("second.jsonl")], runtimeDirectory: runtime)
+        defer { second.stop() }
+        waitUntil("the plugin to handle the event again and acknowledge it") {
+            slow(second)?["connected"]?.boolValue == true && slow(second)?["kept"]?.intValue == 0
+        }
+        XCTAssertEqual(try second.status()["counters"]?["repeatsDropped"]?.intValue, 1, "the copy came and was dropped")
+        let echoes = (journal(work.file("first.jsonl")) + journal(work.file("second.jsonl"))).filter { $0.topic == "app.sup.echo" }
+        XCTAssertEqual(echoes.map { $0.bodyValue["n"] }, [7], "once")
     }
 }

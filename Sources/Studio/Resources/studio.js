@@ -36,9 +36,13 @@ function apply(model, event) {
     case "shield.shown": {
       const target = body.target || {};
       if (target.application) model.foreground = { kind: "app", name: target.application.localizedDisplayName };
-      else if (target.webDomain && !(model.foreground.kind === "web" && model.foreground.domain === target.webDomain.domain)) {
-        // A shield over the page on screen (a redraw, a lock set while reading) keeps its tab, URL and privacy.
-        model.foreground = { kind: "web", domain: target.webDomain.domain, url: "https://" + target.webDomain.domain, private: false };
+      else if (target.webDomain) {
+        // A shield over the page on screen (a redraw, a lock set while reading) keeps its URL; a page shielded on its
+        // first visit was never shown, and the shield tells its tab and privacy.
+        const fg = model.foreground;
+        const same = fg.kind === "web" && fg.domain === target.webDomain.domain && (body.tab === undefined || fg.tab === body.tab);
+        model.foreground = { kind: "web", domain: target.webDomain.domain, url: same ? fg.url : "https://" + target.webDomain.domain,
+          tab: body.tab ?? (same ? fg.tab : undefined), private: body.isPrivate ?? (same ? fg.private : false) };
       }
       model.shield = body;
       break;

@@ -3,7 +3,10 @@
 // Usage: fixture-supervised [--crash-at-start | --raw-hello JSON]
 // Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
 // with status 3 and `app.sup.hang` makes it stop answering and heartbeating; `activity.habit.completed` is
-// answered with `app.sup.habit` {"sender"}. --crash-at-start exits with status 3
+// answered with `app.sup.habit` {"sender"}. `app.sup.publish-when-stopped` waits until the broker is stopped (the
+// test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
+// {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
+// --crash-at-start exits with status 3
 // at once; --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
 // language might, and exits with status 1 when the broker refuses it.
 
@@ -33,12 +36,39 @@ final class SupervisedFixture: BusPlugin {
         case "activity.habit.completed":  // the SDK hands it over only when the system sent it
             try? PluginRuntime.current?.publish("app.sup.habit", json: ["sender": .string(envelope.sender)])
         case "app.sup.hang":
-            signal(SIGTERM, SIG_DFL)  // so stopping the broker still ends this process at once
-            while true { pause() }
+            hang()
+        case "app.sup.publish-when-stopped":
+            waitUntilTheBrokerIsStopped()
+            try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])
+        case "app.sup.echo-then-hang":
+            try? PluginRuntime.current?.publish("app.sup.echo", json: ["n": envelope.bodyValue["n"] ?? .null])
+            let marker = (ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] ?? ".") + "/\(name)-hung-once"
+            if !FileManager.default.fileExists(atPath: marker) {
+                _ = FileManager.default.createFile(atPath: marker, contents: nil)
+                hang()
+            }
         default:
             break
         }
     }
+}
+
+func hang() -> Never {
+    signal(SIGTERM, SIG_DFL)  // so stopping the broker still ends this process at once
+    while true { pause() }
+}
+
+/// Returns once the broker (this process's parent) is stopped: what is published next stays unread.
+func waitUntilTheBrokerIsStopped() {
+    let broker = getppid()
+    let deadline = Date().addingTimeInterval(10)
+    while Date() < deadline {
+        // /proc/<pid>/stat: "pid (name) state …"; T is stopped.
+        let stat = (try? String(contentsOfFile: "/proc/\(broker)/stat", encoding: .utf8)) ?? ""
+        if stat.split(separator: ")").last?.split(separator: " ").first == "T" { return }
+        usleep(1_000)  // a poll with a deadline
+    }
+    fail("the broker (pid \(broker)) did not stop", status: 4)
 }
 
 /// Says hello with `json` (name and pid added) and reports the broker's answer, as a foreign plugin would.

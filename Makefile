@@ -45,7 +45,7 @@ soak: deps
 
 ## explore: generated days of each shipped product, and of two products on one device (two-products.yml), under both
 ## profiles, for a bounded budget each (EXPLORE_DAYS=1000 EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=cores); failures
-## are shrunk into explore-failures/. Release build: a day plays 2-3 times faster than with the debug build (docs/explore.md).
+## are shrunk into explore-failures/. Release build: a day costs half the CPU of the debug build's (docs/explore.md).
 EXPLORE_DAYS ?= 1000
 EXPLORE_BUDGET ?= 20m
 EXPLORE_SEED ?= 1

@@ -54,6 +54,8 @@ public final class Broker {
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
+    /// The latest bus instant sequenced so far: a late timer is never stamped before it.
+    private var lastSequencedTime: BusTime = 0
     /// The endpoint actually bound (a wildcard port resolved).
     private var boundEndpoint = ""
     private var statistics = BusStatistics()
@@ -326,9 +328,13 @@ public final class Broker {
         guard isReady else { return }
         runQuietActions()
         if !clock.isVirtual {
+            // A timer runs at its own instant (never before what is already sequenced): after a stall, timers
+            // due meanwhile keep their order in bus time instead of all sharing the instant the broker woke at.
             while let entry = busTimers.popDue(atOrBefore: clock.now()) {
-                entry.action()
-                drainOutbox()
+                clock.holding(at: max(entry.time, lastSequencedTime)) {
+                    entry.action()
+                    drainOutbox()
+                }
             }
             // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
             if !quietActions.isEmpty && !isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
@@ -682,7 +688,7 @@ public final class Broker {
     private func catchUp(_ session: Session) {
         session.isCatchingUp = false
         for item in ledger.undelivered(of: session.name) {
-            deliver(item.frame, kind: WireCodec.eventKindFrame, seq: item.seq, to: session)
+            deliver(item.frame, seq: item.seq, to: session)
         }
     }
 
@@ -872,7 +878,7 @@ public final class Broker {
             serialQueueHead += 1
             // It left meanwhile: a supervised plugin gets it from the ledger when it comes back.
             guard sessionsByIdentity[next.session.identity] === next.session else { continue }
-            deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+            deliver(next.frame, seq: next.seq, to: next.session)
             awaitingTurn = next.session
         }
         serialQueue.removeAll(keepingCapacity: true)
@@ -886,6 +892,7 @@ public final class Broker {
 
     private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
+        lastSequencedTime = max(lastSequencedTime, time)
         let envelope = Envelope(seq: lastSeq, time: time, topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
@@ -908,7 +915,6 @@ public final class Broker {
                 requester = pending.requester
             }
         }
-        let kind = WireCodec.eventKindFrame
         // The envelope is copied into libzmq once and shared by every delivery.
         var shared: SharedFrame?
         // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
@@ -932,7 +938,7 @@ public final class Broker {
             if serialDispatch && session.acknowledges && !isReply {
                 serialQueue.append((session, shared!, envelope.seq))
             } else {
-                deliver(shared!, kind: kind, seq: envelope.seq, to: session)
+                deliver(shared!, seq: envelope.seq, to: session)
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
@@ -947,23 +953,14 @@ public final class Broker {
     }
 
     @inline(__always)
-    private func deliver(_ envelope: SharedFrame, kind: [UInt8], seq: UInt64, to session: Session) {
+    private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session) {
         session.lastDelivery += 1
         let delivery = session.lastDelivery
         let queued: Bool
         do {
-            // The delivery number in ASCII decimal, written into a stack buffer rather than a String and an Array.
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            queued = try withUnsafeMutableBytes(of: &digits) { buffer in
-                var value = delivery
-                var start = buffer.count
-                repeat {
-                    start -= 1
-                    buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                } while value > 0
-                return try router!.send([session.identity, kind], shared: envelope,
-                                        tail: UnsafeRawBufferPointer(rebasing: buffer[start...]), dontWait: true)
+            // Two frames: `event <delivery>`, written on the stack, and the envelope every receiver shares.
+            queued = try WireCodec.withEventHead(delivery: delivery) { head in
+                try router!.send(routingID: session.identity, header: head, shared: envelope, dontWait: true)
             }
         } catch {
             queued = false  // EHOSTUNREACH: the peer is gone; its session will time out

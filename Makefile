@@ -44,15 +44,16 @@ soak: deps
 	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
 
 ## explore: generated days of each shipped product, and of two products on one device (two-products.yml), under both
-## profiles, for a bounded budget each (EXPLORE_DAYS=1000 EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=2); failures
-## are shrunk into explore-failures/
+## profiles, for a bounded budget each (EXPLORE_DAYS=1000 EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=cores); failures
+## are shrunk into explore-failures/. Release build: a day costs half the CPU of the debug build's (docs/explore.md).
 EXPLORE_DAYS ?= 1000
 EXPLORE_BUDGET ?= 20m
 EXPLORE_SEED ?= 1
-EXPLORE_JOBS ?= 2
-explore: build
+EXPLORE_JOBS ?= $(shell nproc)
+explore: deps
+	@for product in $(RELEASE_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 	@status=0; for product in habit-lock focus-window speed-bump two-products; do \
-		$(BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
+		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
 
@@ -68,7 +69,9 @@ faults: deps
 # Release builds link the Swift runtime and Foundation statically: a command starts in a third of the time
 # (no symbol relocations across 20 shared libraries) and each plugin process is smaller (docs/benchmarks.md).
 RELEASE_FLAGS ?= --static-swift-stdlib
-BENCH_PRODUCTS = shieldbus-bench shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
+# `shieldbus` and the reference plugins it starts.
+RELEASE_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
+BENCH_PRODUCTS = shieldbus-bench $(RELEASE_PRODUCTS)
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
 

@@ -100,6 +100,29 @@ public final class DayRunner: @unchecked Sendable {
         return outcomes.map { $0! }
     }
 
+    /// Plays `days` with `jobs` workers, each taking the next day as soon as it is free (days differ in length by
+    /// up to ten times, so a batch that waits for its slowest day leaves workers idle), and hands each outcome to
+    /// `handle` on the calling thread in the days' order. No new day starts once `startsMore` says no. Before an
+    /// outcome for which `quiesces` holds, the days in flight finish and no new one starts until `handle` returns
+    /// (a failure is shrunk with every job).
+    public func play(_ days: [Day], jobs: Int, startsMore: @escaping @Sendable () -> Bool,
+                     quiesces: (DayOutcome) -> Bool, handle: (DayOutcome) -> Void) {
+        let pool = DayPool(count: days.count)
+        let workers = min(max(1, jobs), max(1, days.count))
+        for _ in 0..<workers {
+            Thread.detachNewThread { [self] in
+                while let index = pool.take(startsMore) { pool.finish(index, with: run(days[index])) }
+                pool.retire()
+            }
+        }
+        var next = 0
+        while let outcome = pool.outcome(at: next, workers: workers, quiescing: quiesces) {
+            handle(outcome)
+            pool.resume()
+            next += 1
+        }
+    }
+
     private func nextRunNumber() -> Int {
         counter.withLock {
             runs += 1
@@ -110,5 +133,75 @@ public final class DayRunner: @unchecked Sendable {
     static func readJournal(_ path: String) throws -> [Envelope] {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
         return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+    }
+}
+
+/// The shared state of `DayRunner.play`: which day is next, the outcomes not yet handed on, and whether workers may
+/// start new days.
+private final class DayPool: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let count: Int
+    private var next = 0
+    private var inFlight = 0
+    private var retired = 0
+    private var paused = false
+    private var stopped = false
+    private var outcomes: [Int: DayOutcome] = [:]
+
+    init(count: Int) { self.count = count }
+
+    /// The next day to play, or nil when there is none or no new day may start.
+    func take(_ startsMore: () -> Bool) -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        while paused && !stopped { condition.wait() }
+        guard !stopped, next < count, startsMore() else {
+            stopped = true
+            return nil
+        }
+        next += 1
+        inFlight += 1
+        return next - 1
+    }
+
+    func finish(_ index: Int, with outcome: DayOutcome) {
+        condition.lock()
+        outcomes[index] = outcome
+        inFlight -= 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func retire() {
+        condition.lock()
+        retired += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for the outcome of day `index`; nil when that day was never started. When `quiescing` holds for it, the
+    /// pool is paused and the days in flight have finished when it returns.
+    func outcome(at index: Int, workers: Int, quiescing: (DayOutcome) -> Bool) -> DayOutcome? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let outcome = outcomes.removeValue(forKey: index) {
+                if quiescing(outcome) {
+                    paused = true
+                    while inFlight > 0 { condition.wait() }
+                }
+                return outcome
+            }
+            if index >= next && retired == workers { return nil }
+            condition.wait()
+        }
+    }
+
+    /// Lets workers start new days again after a pause.
+    func resume() {
+        condition.lock()
+        paused = false
+        condition.broadcast()
+        condition.unlock()
     }
 }

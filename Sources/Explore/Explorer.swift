@@ -54,34 +54,30 @@ public struct Explorer {
         }
     }
 
-    /// Plays every day (until the time budget is spent); `played` hears each outcome in order, `shrunk` each failure.
+    /// Plays every day (until the time budget is spent), `jobs` at a time; `played` hears each outcome in the days'
+    /// order, `shrunk` each failure.
     public func explore(played: (DayOutcome) -> Void, shrunk: (ShrunkFailure) -> Void) {
         let started = Date()
-        let all = days()
-        var next = 0
+        let budget = options.timeBudget
         var written = Set<String>()
-        while next < all.count {
-            if let budget = options.timeBudget, Date().timeIntervalSince(started) > budget { return }
-            let batch = Array(all[next..<min(all.count, next + max(1, options.jobs))])
-            next += batch.count
-            for outcome in runner.run(batch, jobs: options.jobs) {
-                played(outcome)
-                guard outcome.failed else { continue }
-                // A run that went wrong is written as it was: shrinking needs a verdict to keep.
-                let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
-                    : Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
-                var name = "\(product)-seed\(outcome.day.seed)"
-                if written.contains(name) { name += "-\(outcome.day.profile)" }
-                written.insert(name)
-                let path = options.failuresDirectory + "/\(name).yml"
-                do {
-                    try FileManager.default.createDirectory(atPath: options.failuresDirectory, withIntermediateDirectories: true)
-                    try result.day.scenarioText(name: name, comment: Self.account(of: result.outcome)).write(toFile: path, atomically: true, encoding: .utf8)
-                } catch {
-                    FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
-                }
-                shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path))
+        runner.play(days(), jobs: options.jobs, startsMore: { budget.map { Date().timeIntervalSince(started) <= $0 } ?? true },
+                    quiesces: { $0.failed && !$0.violations.isEmpty && options.shrinkRuns > 0 }) { outcome in
+            played(outcome)
+            guard outcome.failed else { return }
+            // A run that went wrong is written as it was: shrinking needs a verdict to keep.
+            let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
+                : Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
+            var name = "\(product)-seed\(outcome.day.seed)"
+            if written.contains(name) { name += "-\(outcome.day.profile)" }
+            written.insert(name)
+            let path = options.failuresDirectory + "/\(name).yml"
+            do {
+                try FileManager.default.createDirectory(atPath: options.failuresDirectory, withIntermediateDirectories: true)
+                try result.day.scenarioText(name: name, comment: Self.account(of: result.outcome)).write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
             }
+            shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path))
         }
     }
 

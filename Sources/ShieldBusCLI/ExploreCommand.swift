@@ -34,8 +34,8 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("faithful, ios-realistic or both.", valueName: "profile"))
         var profile = "both"
 
-        @Option(name: .long, help: ArgumentHelp("Days played at once (each a broker and its plugins).", valueName: "j"))
-        var jobs = 2
+        @Option(name: .long, help: ArgumentHelp("Days played at once, each by its own broker and plugins (default: the machine's cores).", valueName: "j"))
+        var jobs = ProcessInfo.processInfo.activeProcessorCount
 
         @Option(name: .long, help: ArgumentHelp("Start no new day after this much wall time, e.g. 10m or 1h.", valueName: "duration"))
         var timeBudget: String?

@@ -6,6 +6,8 @@ final class Session {
     let name: String
     let role: Role
     let subscriptions: [String]
+    /// Topic prefixes it only observes: in virtual time handed over without a turn (docs/protocol.md, `observe`).
+    let observations: [String]
     let pid: Int64?
     private(set) var acknowledges: Bool
     let connectedAt: Int64
@@ -38,6 +40,7 @@ final class Session {
         self.name = hello.name
         self.role = hello.role
         self.subscriptions = hello.subscriptions
+        self.observations = hello.observations
         self.pid = hello.pid
         self.acknowledges = hello.acknowledges
         self.connectedAt = now
@@ -50,6 +53,13 @@ final class Session {
         for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
         return false
     }
+
+    /// Whether it only observes events on `topic`.
+    func observes(_ topic: String) -> Bool {
+        observations.contains { Topic.matches(topic, prefix: $0) }
+    }
+
+    var isObserver: Bool { !observations.isEmpty }
 
     func recordDelivered(seq: UInt64) {
         delivered += 1

@@ -899,7 +899,8 @@ public final class Broker {
         // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
         guard returning.isEmpty, allRunningPluginsConnected else { return }
         while serialQueueHead < serialQueue.count {
-            if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
+            if let current = awaitingTurn, current.acknowledges, awaitingObserver ? current.isStillObserving : current.lag > 0,
+               sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil
             awaitingObserver = false
             let next = serialQueue[serialQueueHead]
@@ -912,10 +913,11 @@ public final class Broker {
             if next.observed {
                 serialQueueHead += 1
                 deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+                next.session.lastObservedSeq = max(next.session.lastObservedSeq, next.seq)
                 continue
             }
             // An observer's turn waits until it has handled all it observed, so that it acts on all of it.
-            if next.session.isObserver, next.session.acknowledges, next.session.lag > 0 {
+            if next.session.acknowledges, next.session.isStillObserving {
                 awaitingTurn = next.session
                 awaitingObserver = true
                 return

@@ -61,6 +61,15 @@ final class Session {
 
     var isObserver: Bool { !observations.isEmpty }
 
+    /// The last event handed to it to observe, without a turn.
+    var lastObservedSeq: UInt64 = 0
+
+    /// Whether something it was handed to observe is not acknowledged yet. Only those: a returning plugin
+    /// acknowledges what it missed only after its own `bus.ready`, its turn.
+    var isStillObserving: Bool {
+        lastObservedSeq > 0 && unacknowledged[unacknowledgedHead...].contains { $0 <= lastObservedSeq }
+    }
+
     func recordDelivered(seq: UInt64) {
         delivered += 1
         if acknowledges { unacknowledged.append(seq) }

@@ -30,7 +30,11 @@ run: build
 ## test: every test suite
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	$(SWIFT) test --skip-build $(BUILD_FLAGS)
+	@# The whole log scrolls past in CI; on a failure, repeat the failing assertions and tests at the end.
+	@{ $(SWIFT) test --skip-build $(BUILD_FLAGS); echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
+		status=$$(cat .build/test-status); \
+		if [ "$$status" != 0 ]; then echo "=== make test failed (status $$status); the failures:"; \
+			grep -E ": error: |' failed \(|Fatal error|Test .* failed after" .build/test.log | head -60; fi; exit $$status
 
 ## soak: many random days of a heavy user under ios-realistic, the lock invariant checked (SEEDS=1,2,3 DAYS=7)
 SEEDS ?= 1,2,3,4,5,6,7,8

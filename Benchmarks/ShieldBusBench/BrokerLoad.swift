@@ -117,15 +117,14 @@ struct DeliveryCheck {
     func shortfall(expected: Int) -> Int { max(0, expected - (nextDelivery - 1)) }
 }
 
-/// Speaks the protocol with a bare DEALER socket and reads only what it checks — the delivery frame and the seq at
-/// the head of the envelope — so that it does no more per event than a proxy subscriber does.
+/// Speaks the protocol with a bare DEALER socket and reads only what it checks — the delivery number in the first
+/// frame and the seq at the head of the envelope — so that it does no more per event than a proxy subscriber does.
 final class LeanSubscriber: BrokerSubscriber {
     let name: String
     private(set) var tally: Tally
     private let socket: Socket
     private let shape: LoadShape
     private let expected: Int
-    private static let eventKind = WireCodec.eventKindFrame
     /// The envelope's fixed head (its field order is fixed, see `WireCodec.encodeEnvelope`).
     private static let seqHead = Array(#"{"v":1,"seq":"#.utf8)
 
@@ -162,12 +161,12 @@ final class LeanSubscriber: BrokerSubscriber {
             // The broker drops a session it has not heard from for 5 s, so say something every second.
             if now - lastSent > 1_000_000_000 { try socket.send(heartbeat); lastSent = now }
             // Only events count as progress: the broker's heartbeats go on after the last event.
-            guard let frames, frames.count == 3, frames[0] == LeanSubscriber.eventKind else {
+            guard let frames, frames.count == 2, frames[0].starts(with: WireCodec.eventHeadPrefix) else {
                 if now - lastHeard > shape.idleTimeoutNanoseconds { break }
                 continue
             }
             lastHeard = now
-            guard let delivery = LeanSubscriber.decimal(frames[2], from: 0),
+            guard let delivery = LeanSubscriber.decimal(frames[0], from: WireCodec.eventHeadPrefix.count),
                   frames[1].starts(with: LeanSubscriber.seqHead),
                   let seq = LeanSubscriber.decimal(frames[1], from: LeanSubscriber.seqHead.count) else {
                 throw BenchFailure("\(name): an event whose delivery number or seq cannot be read")

@@ -50,7 +50,7 @@ protocol Load {
 /// What every load shares: the body size, the subscriber count, where sockets go, the queue limits.
 struct LoadShape {
     /// The topic every event is published on (a namespace the broker lets plugins publish into).
-    static let topic = "activity.bench"
+    static let topic = "app.bench"
     let subscribers: Int
     let bodies: BodyMaker
     /// A private temporary folder for the ipc:// socket files.

@@ -57,6 +57,8 @@ public final class Broker {
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
+    /// The latest bus instant sequenced so far: a late timer is never stamped before it.
+    private var lastSequencedTime: BusTime = 0
     /// The endpoint actually bound (a wildcard port resolved).
     private var boundEndpoint = ""
     private var statistics = BusStatistics()
@@ -345,9 +347,13 @@ public final class Broker {
         guard isReady else { return }
         runQuietActions()
         if !clock.isVirtual {
+            // A timer runs at its own instant (never before what is already sequenced): after a stall, timers
+            // due meanwhile keep their order in bus time instead of all sharing the instant the broker woke at.
             while let entry = busTimers.popDue(atOrBefore: clock.now()) {
-                entry.action()
-                drainOutbox()
+                clock.holding(at: max(entry.time, lastSequencedTime)) {
+                    entry.action()
+                    drainOutbox()
+                }
             }
             // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
             if !quietActions.isEmpty && !isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
@@ -713,7 +719,7 @@ public final class Broker {
     private func catchUp(_ session: Session) {
         session.isCatchingUp = false
         for item in ledger.undelivered(of: session.name) {
-            deliver(item.frame, kind: WireCodec.eventKindFrame, seq: item.seq, to: session)
+            deliver(item.frame, seq: item.seq, to: session)
         }
     }
 
@@ -912,7 +918,7 @@ public final class Broker {
             // An observed event takes no turn: it goes out in its place in the order, and the queue moves on.
             if next.observed {
                 serialQueueHead += 1
-                deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+                deliver(next.frame, seq: next.seq, to: next.session)
                 next.session.lastObservedSeq = max(next.session.lastObservedSeq, next.seq)
                 continue
             }
@@ -923,14 +929,14 @@ public final class Broker {
                 return
             }
             serialQueueHead += 1
-            deliver(next.frame, kind: WireCodec.eventKindFrame, seq: next.seq, to: next.session)
+            deliver(next.frame, seq: next.seq, to: next.session)
             // The deliveries queued next for the same plugin go in the same turn: nobody else runs between them
             // either way, and what it publishes meanwhile is queued behind them, so the journal is the same as
             // with one turn each — for one round trip instead of several.
             while serialQueueHead < serialQueue.count, serialQueue[serialQueueHead].session === next.session {
                 let following = serialQueue[serialQueueHead]
                 serialQueueHead += 1
-                deliver(following.frame, kind: WireCodec.eventKindFrame, seq: following.seq, to: following.session)
+                deliver(following.frame, seq: following.seq, to: following.session)
             }
             statistics.turns += 1
             awaitingTurn = next.session
@@ -946,6 +952,7 @@ public final class Broker {
 
     private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
+        lastSequencedTime = max(lastSequencedTime, time)
         let envelope = Envelope(seq: lastSeq, time: time, topic: event.topic, source: event.source,
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
@@ -968,7 +975,6 @@ public final class Broker {
                 requester = pending.requester
             }
         }
-        let kind = WireCodec.eventKindFrame
         // The envelope is copied into libzmq once and shared by every delivery.
         var shared: SharedFrame?
         // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
@@ -992,7 +998,7 @@ public final class Broker {
             if serialDispatch && session.acknowledges && !isReply {
                 serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
-                deliver(shared!, kind: kind, seq: envelope.seq, to: session)
+                deliver(shared!, seq: envelope.seq, to: session)
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
@@ -1007,23 +1013,14 @@ public final class Broker {
     }
 
     @inline(__always)
-    private func deliver(_ envelope: SharedFrame, kind: [UInt8], seq: UInt64, to session: Session) {
+    private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session) {
         session.lastDelivery += 1
         let delivery = session.lastDelivery
         let queued: Bool
         do {
-            // The delivery number in ASCII decimal, written into a stack buffer rather than a String and an Array.
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-            queued = try withUnsafeMutableBytes(of: &digits) { buffer in
-                var value = delivery
-                var start = buffer.count
-                repeat {
-                    start -= 1
-                    buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
-                    value /= 10
-                } while value > 0
-                return try router!.send([session.identity, kind], shared: envelope,
-                                        tail: UnsafeRawBufferPointer(rebasing: buffer[start...]), dontWait: true)
+            // Two frames: `event <delivery>`, written on the stack, and the envelope every receiver shares.
+            queued = try WireCodec.withEventHead(delivery: delivery) { head in
+                try router!.send(routingID: session.identity, header: head, shared: envelope, dontWait: true)
             }
         } catch {
             queued = false  // EHOSTUNREACH: the peer is gone; its session will time out

@@ -28,6 +28,9 @@ public final class BusClock {
     private var startBusTime: BusTime
     private var startWall: Int64
     private var isRunning = false
+    /// While a due timer runs in real or scaled time: its own instant, so a broker that was late (a stall on a
+    /// loaded machine) still stamps what the timer sets off when it was due, not when it got round to it.
+    private var heldAt: BusTime?
 
     /// A clock in `mode` whose bus time starts at `start` (ignored for `.real`).
     public init(mode: ClockMode, start: BusTime? = nil) {
@@ -53,6 +56,7 @@ public final class BusClock {
 
     /// Bus time now.
     public func now() -> BusTime {
+        if let heldAt { return heldAt }
         switch clockMode {
         case .real: return BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down))
         case .scaled(let speed): return startBusTime + BusTime(Double(monotonicMilliseconds() - startWall) * speed)
@@ -86,6 +90,14 @@ public final class BusClock {
         if !isRunning { startBusTime = max(startBusTime, time); return }
         guard time > now() else { return }
         startBusTime += time - now()
+    }
+
+    /// Runs `body` with bus time standing at `time` (real and scaled time; virtual time is moved by `advance`).
+    func holding<T>(at time: BusTime, _ body: () -> T) -> T {
+        precondition(!isVirtual && heldAt == nil, "only a late timer of real or scaled time holds the clock, one at a time")
+        heldAt = time
+        defer { heldAt = nil }
+        return body()
     }
 
     /// Moves virtual time forward (never back).

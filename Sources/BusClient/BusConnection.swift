@@ -132,27 +132,31 @@ public final class BusConnection {
     /// Waits up to `timeoutMilliseconds` for the next message for the caller: an event, an error, a status
     /// report or a bye. Heartbeats, welcomes and reconnects are handled here and not returned.
     public func receive(timeoutMilliseconds: Int) throws -> BrokerMessage? {
-        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        // One clock reading per message while they keep coming (the clock is a measurable share of a busy client).
+        var now = monotonicMilliseconds()
+        let deadline = now + Int64(timeoutMilliseconds)
         while true {
-            try maintain()
-            let remaining = max(0, deadline - monotonicMilliseconds())
-            let wait = Int(min(remaining, heartbeatInterval))
-            if let message = try nextMessage(timeoutMilliseconds: wait) {
+            try maintain(now: now)
+            let wait = Int(min(max(0, deadline - now), heartbeatInterval))
+            if let message = try nextMessage(timeoutMilliseconds: wait, now: now) {
                 switch message {
-                case .welcome, .heartbeat: continue
+                case .welcome, .heartbeat: break
                 case .error(let report) where report.code == BusProtocolError.helloRequired(kind: "").code:
                     try sayHelloAgain()  // the broker restarted and no longer knows us
-                    continue
                 default: return message
                 }
             }
-            if monotonicMilliseconds() >= deadline { return nil }
+            now = monotonicMilliseconds()
+            if now >= deadline { return nil }
         }
     }
 
     /// Sends heartbeats when due and says hello again when the broker has been silent too long.
     public func maintain() throws {
-        let now = monotonicMilliseconds()
+        try maintain(now: monotonicMilliseconds())
+    }
+
+    private func maintain(now: Int64) throws {
         if now - lastSent >= heartbeatInterval { try send(.heartbeat) }
         let silentFor = now - lastHeardFromBroker
         if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval && !hasWaitingMessages() {
@@ -207,25 +211,27 @@ public final class BusConnection {
         }
     }
 
-    /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting.
-    private func nextMessage(timeoutMilliseconds: Int) throws -> BrokerMessage? {
+    /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting. `now` is
+    /// the caller's clock reading, taken just before.
+    private func nextMessage(timeoutMilliseconds: Int, now: Int64 = monotonicMilliseconds()) throws -> BrokerMessage? {
         let frames: [[UInt8]]
         do {
             // A busy client usually finds its next message already queued: take it without a poll (a system
             // call and two allocations per message); wait only when nothing is there.
             if let waiting = try socket.receive(dontWait: true) {
                 frames = waiting
+                lastHeardFromBroker = now
             } else {
                 var poller = Poller()
                 try poller.addReadable(socket)
                 guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0],
                       let received = try socket.receive(dontWait: true) else { return nil }
                 frames = received
+                lastHeardFromBroker = monotonicMilliseconds()
             }
         } catch let error as ZMQError {
             throw BusClientError.transport(error)
         }
-        lastHeardFromBroker = monotonicMilliseconds()
         let message: BrokerMessage
         do {
             message = try WireCodec.decodeBrokerMessage(frames)

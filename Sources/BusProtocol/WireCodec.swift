@@ -1,7 +1,8 @@
 /// Turns messages into frames and frames into messages, validating everything on the way in.
 ///
-/// A message is two frames — the kind (ASCII) and one JSON object — except `event`, which has a third:
-/// the receiver's delivery number in ASCII decimal. See docs/protocol.md.
+/// A message is two frames: the kind (ASCII) and one JSON object. An event's first frame also carries the
+/// receiver's delivery number (`event 17`), so that the second — the envelope — is the same bytes for every
+/// receiver. See docs/protocol.md.
 public enum WireCodec {
     // MARK: Client → broker
 
@@ -58,7 +59,6 @@ public enum WireCodec {
         guard frames.count == 2 else {
             throw BusProtocolError.wrongFrameCount(kind: kindName.flatMap { MessageKind(rawValue: $0) }?.rawValue, got: frames.count, expected: 2)
         }
-        let clientKinds: [MessageKind] = [.hello, .publish, .ack, .gap, .heartbeat, .status, .bye]
         guard let kind = MessageKind(rawValue: kindName!), clientKinds.contains(kind) else {
             throw BusProtocolError.unknownKind(printable(kindName!), known: clientKinds.map(\.rawValue))
         }
@@ -103,10 +103,13 @@ public enum WireCodec {
         }
     }
 
+    static let clientKinds: [MessageKind] = [.hello, .publish, .ack, .gap, .heartbeat, .status, .bye]
+
     // MARK: Broker → client
 
-    /// The first frame of every event delivery.
-    public static let eventKindFrame = kindFrame(.event)
+    static let brokerKinds: [MessageKind] = [.welcome, .event, .error, .heartbeat, .status, .bye]
+    /// How an event's first frame starts: the kind and one space; the delivery number follows.
+    public static let eventHeadPrefix = Array("event ".utf8)
 
     /// Encodes a broker message. For events prefer `eventFrames(envelopeJSON:delivery:)` with a pre-encoded envelope.
     public static func encode(_ message: BrokerMessage) -> [[UInt8]] {
@@ -136,9 +139,27 @@ public enum WireCodec {
     }
 
     /// The frames of one event delivery.
-    @inline(__always)
     public static func eventFrames(envelopeJSON: [UInt8], delivery: UInt64) -> [[UInt8]] {
-        [eventKindFrame, envelopeJSON, Array(String(delivery).utf8)]
+        [withEventHead(delivery: delivery) { Array($0) }, envelopeJSON]
+    }
+
+    /// Calls `body` with an event's first frame for `delivery` (`event 17`), written on the stack.
+    @inline(__always)
+    public static func withEventHead<Result>(delivery: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        // "event " and at most 20 digits.
+        var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return try withUnsafeMutableBytes(of: &storage) { buffer in
+            var value = delivery
+            var start = buffer.count
+            repeat {
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            } while value > 0
+            start -= eventHeadPrefix.count
+            for (offset, byte) in eventHeadPrefix.enumerated() { buffer[start + offset] = byte }
+            return try body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
     }
 
     /// The envelope as compact JSON with a fixed field order — the form in which it is delivered and journaled.
@@ -181,23 +202,19 @@ public enum WireCodec {
                         body: Array(fields.view.compactBytes(of: "body")!))
     }
 
-    /// Decodes and validates a broker message.
+    /// Decodes and validates a broker message. An event's body is checked when it is read (`EnvelopeReader`).
     public static func decodeBrokerMessage(_ frames: [[UInt8]]) throws -> BrokerMessage {
         guard let first = frames.first else { throw BusProtocolError.wrongFrameCount(kind: nil, got: 0, expected: 2) }
+        if let delivery = try eventDelivery(first) {
+            guard frames.count == 2 else { throw BusProtocolError.wrongFrameCount(kind: MessageKind.event.rawValue, got: frames.count, expected: 2) }
+            var reader = EnvelopeReader(frames[1])
+            return .event(try reader.read() ?? decodeEnvelope(frames[1]), delivery: delivery)
+        }
         let kindName = String(decoding: first, as: UTF8.self)
-        let brokerKinds: [MessageKind] = [.welcome, .event, .error, .heartbeat, .status, .bye]
         guard let kind = MessageKind(rawValue: kindName), brokerKinds.contains(kind) else {
             throw BusProtocolError.unknownKind(printable(kindName), known: brokerKinds.map(\.rawValue))
         }
-        let expected = kind == .event ? 3 : 2
-        guard frames.count == expected else { throw BusProtocolError.wrongFrameCount(kind: kindName, got: frames.count, expected: expected) }
-        if kind == .event {
-            let envelope = try decodeEnvelope(frames[1])
-            guard let delivery = UInt64(String(decoding: frames[2], as: UTF8.self)) else {
-                throw BusProtocolError.badDelivery("the delivery frame is not a decimal number")
-            }
-            return .event(envelope, delivery: delivery)
-        }
+        guard frames.count == 2 else { throw BusProtocolError.wrongFrameCount(kind: kindName, got: frames.count, expected: 2) }
         let fields = try Fields(frames[1], kind: kindName)
         try fields.checkVersion()
         switch kind {
@@ -217,6 +234,26 @@ public enum WireCodec {
             return .bye(reason: try fields.optionalString("reason") ?? "")
         default: fatalError("unreachable: broker kinds are checked above")
         }
+    }
+
+    /// The delivery number of an event's first frame (`event 17`), or nil when the frame names another kind.
+    static func eventDelivery(_ head: [UInt8]) throws -> UInt64? {
+        let kind = MessageKind.event.rawValue.utf8
+        guard head.starts(with: kind) else { return nil }
+        if head.count == kind.count { throw BusProtocolError.badDelivery("an event's first frame is 'event', a space and the delivery number") }
+        guard head.starts(with: eventHeadPrefix) else { return nil }  // another kind that starts with "event"
+        guard head.count > eventHeadPrefix.count else { throw BusProtocolError.badDelivery("an event's first frame has no delivery number after 'event '") }
+        var value: UInt64 = 0
+        for byte in head[eventHeadPrefix.count...] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
+                throw BusProtocolError.badDelivery("the delivery number after 'event ' is not a decimal number")
+            }
+            let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (next, overflowB) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflowA, !overflowB else { throw BusProtocolError.badDelivery("the delivery number does not fit 64 bits") }
+            value = next
+        }
+        return value
     }
 
     // MARK: Helpers

@@ -23,22 +23,20 @@ public final class SharedFrame {
 }
 
 extension Socket {
-    /// Sends `head` frames, the shared frame, then `tail` frames, as one message. Same contract as `send`:
+    /// Sends `routingID` (a ROUTER's addressee), then `header`, then the shared frame, as one message: the bytes
+    /// that differ per receiver are copied, the shared frame only gains a reference. Same contract as `send`:
     /// false only when `dontWait` is set and nothing could be queued.
-    public func send(_ head: [Frame], shared: SharedFrame, tail: UnsafeRawBufferPointer, dontWait: Bool = false) throws -> Bool {
-        for (index, frame) in head.enumerated() {
-            var flags: Int32 = ZMQ_SNDMORE
-            if dontWait && index == 0 { flags |= ZMQ_DONTWAIT }
-            if try !sendFrame(frame, flags: flags) { return false }
-        }
+    public func send(routingID: [UInt8], header: UnsafeRawBufferPointer, shared: SharedFrame, dontWait: Bool = false) throws -> Bool {
+        if try !sendFrame(routingID, flags: ZMQ_SNDMORE | (dontWait ? ZMQ_DONTWAIT : 0)) { return false }
         let handle = try rawHandle
+        // Only the first part may fail with EAGAIN: libzmq queues the rest of a started message.
+        let rc = retryingOnInterrupt { zmq_send(handle, header.baseAddress, header.count, ZMQ_SNDMORE) }
+        if rc < 0 { throw ZMQError.last("send on \(type) socket") }
         var copy = zmq_msg_t()
         zmq_msg_init(&copy)
         zmq_msg_copy(&copy, shared.message)
-        let rc = retryingOnInterrupt { zmq_msg_send(&copy, handle, ZMQ_SNDMORE) }
-        if rc < 0 { zmq_msg_close(&copy); throw ZMQError.last("send on \(type) socket") }
-        let last = retryingOnInterrupt { zmq_send(handle, tail.baseAddress, tail.count, 0) }
-        if last < 0 { throw ZMQError.last("send on \(type) socket") }
+        let last = retryingOnInterrupt { zmq_msg_send(&copy, handle, 0) }
+        if last < 0 { zmq_msg_close(&copy); throw ZMQError.last("send on \(type) socket") }
         return true
     }
 }

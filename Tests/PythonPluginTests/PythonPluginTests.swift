@@ -267,7 +267,7 @@ final class PythonPluginTests: XCTestCase {
     send(identity, "welcome", {"name": hello["name"], "time": 1000, "seq": 0, "clock": "real", "heartbeat": 1000, "settings": {}})
     def event(seq, delivery, topic, body):
         envelope = {"v": 1, "seq": seq, "time": 1000 + seq, "topic": topic, "source": "script", "body": body}
-        router.send_multipart([identity, b"event", json.dumps(envelope).encode(), str(delivery).encode()])
+        router.send_multipart([identity, f"event {delivery}".encode(), json.dumps(envelope).encode()])
     event(1, 1, "app.ping", {"n": 1})
     event(2, 2, "app.other", {})
     event(7, 5, "app.ping", {"n": 5})   # deliveries 3 and 4 were "lost"

@@ -60,7 +60,7 @@ class Client:
             if not self.socket.poll(int(min(remaining, 0.25) * 1000) + 1):
                 continue
             frames = self.socket.recv_multipart()
-            kind = frames[0].decode("ascii")
+            kind = frames[0].decode("ascii").partition(" ")[0]   # an event's frame 1 is "event <delivery>"
             if kind == "heartbeat":
                 continue
             fields = json.loads(frames[1])

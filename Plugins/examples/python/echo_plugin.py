@@ -205,10 +205,10 @@ class BusConnection:
     def handle(self, frames):
         """Reads one broker message; returns (kind, fields, delivery) for the caller, or None when handled here."""
         self.last_heard = time.monotonic()
-        kind = frames[0].decode("ascii", "replace")
-        expected_frames = 3 if kind == "event" else 2
-        if len(frames) != expected_frames:
-            log(f"ignoring a '{kind}' message with {len(frames)} frames (expected {expected_frames})")
+        # Frame 1 is the kind; an event's also carries our delivery number after a space: "event 17" (§ 3).
+        kind, _, delivery_text = frames[0].decode("ascii", "replace").partition(" ")
+        if len(frames) != 2:
+            log(f"ignoring a '{kind}' message with {len(frames)} frames (expected 2)")
             return None
         try:
             fields = json.loads(frames[1])
@@ -241,7 +241,10 @@ class BusConnection:
             self.in_session = False
             return None
         if kind == "event":
-            delivery = int(frames[2])
+            if not delivery_text.isdigit():
+                log(f"ignoring an event whose first frame has no delivery number: {frames[0]!r}")
+                return None
+            delivery = int(delivery_text)
             if delivery > self.expected_delivery:
                 first, last = self.expected_delivery, delivery - 1
                 self.gaps += 1

@@ -58,6 +58,9 @@ enum Baseline {
     static let shieldP99OverRaw: Double? = 28.3
     static let statusMilliseconds: Double? = 31.9
     static let tapMilliseconds: Double? = 35.6
+    /// Counted from journals (docs/benchmarks.md, "Turns only where needed": 1,295 turns for 1,368 events); the
+    /// heavy days were not counted at c4bace3.
+    static let turnsPerEvent: [String: Double] = ["make run's day": 0.95]
     static let peakMiB: [String: Double] = [
         "broker": 56.9, "activity-monitor": 28.3, "shield-renderer": 28.7, "action-delegate": 24.5,
         "companion-app": 28.7, "report-builder": 29.4, "notifier": 29.0,

@@ -38,6 +38,8 @@ struct SimulationRun {
     let peaksKiB: [String: Int]
     let progress: [RunWatcher.Progress]
     let started: UInt64
+    /// The broker's own count of turns (hand-offs it waited for), from its `stopped` log line.
+    let turns: Int?
 
     var eventsPerSecond: Double { Double(events) / wallSeconds }
 
@@ -49,7 +51,7 @@ struct SimulationRun {
         _ = FileManager.default.createFile(atPath: journal, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: installation.program("shieldbus"))
-        process.arguments = ["run", "--config", config, "--quiet", "--journal", journal,
+        process.arguments = ["run", "--config", config, "--quiet", "--log-level", "info", "--journal", journal,
                              "--runtime-dir", directory + "/run", "--state-dir", directory + "/state"] + arguments
         process.standardOutput = FileHandle.nullDevice
         let errors = directory + "/stderr"
@@ -68,7 +70,14 @@ struct SimulationRun {
             throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
         }
         return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
-                             peaksKiB: peaks, progress: progress, started: started)
+                             peaksKiB: peaks, progress: progress, started: started, turns: turns(loggedIn: errors))
+    }
+
+    /// `turns=N` from the broker's last `stopped` line in its log.
+    private static func turns(loggedIn path: String) -> Int? {
+        let lines = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n")
+        guard let line = lines.last(where: { $0.contains("stopped") && $0.contains("turns=") }) else { return nil }
+        return line.split(separator: " ").first { $0.hasPrefix("turns=") }.flatMap { Int($0.dropFirst("turns=".count)) }
     }
 
     /// The wall time each simulated day cost: from the moment the journal first reached a day's start (bus time)

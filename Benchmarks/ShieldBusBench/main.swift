@@ -85,6 +85,12 @@ func simulation(_ options: BenchOptions, _ installation: Installation, _ directo
         Figure(name: "heavy-user year (\(Format.count(year.run.events)) events in \(year.days) days)", value: year.run.eventsPerSecond,
                unit: "events/s", baseline: Baseline.yearEventsPerSecond, target: nil, better: .higher),
     ]
+    // A turn is a hand-off the broker waits for (docs/protocol.md § 9): the unit a virtual run pays in wake-ups.
+    for (name, run) in [("make run's day", day), ("heavy-user days", year.run)] {
+        guard let turns = run.turns else { continue }
+        figures.append(Figure(name: "turns per event, \(name) (\(Format.count(turns)))", value: Double(turns) / Double(max(run.events, 1)),
+                              unit: "ratio", baseline: Baseline.turnsPerEvent[name], target: nil, better: .lower))
+    }
     let curve = DayCostCurve(costs: year.costPerDay)
     note(curve.text)
     if let flatness = curve.lastOverFirst {

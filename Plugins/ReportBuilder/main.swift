@@ -34,6 +34,12 @@ final class ReportBuilder: BusPlugin {
          ReportTopic.rangeRequest]
     }
 
+    /// What it only records: in virtual time these cost no turn (a report request waits until all are recorded).
+    override var observedTopics: [String] {
+        ["activity.app.", "activity.web.", DeviceTopic.home, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
+         DeviceTopic.notificationPosted, IntentTopic.gracePass, IntentTopic.nudge, DeviceTopic.restarted, DeviceTopic.osUpdated]
+    }
+
     override func didStart() {
         openBooks()
         // The broker's start-up bus.ready (not one for this plugin alone): the device runs afresh, and after a crash

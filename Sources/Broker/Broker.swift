@@ -51,6 +51,9 @@ public final class Broker {
     private var eventObservers: [(Envelope) -> Void] = []
     /// Events emitted while handling something else, sequenced in order once that is done.
     private var outbox: [PendingEvent] = []
+    /// What observers published while handling events they only observe, out of turn: sequenced together, in
+    /// configuration order, once everything delivered has been handled — a fixed point, whatever the processes' timing.
+    private var heldPublications: [PendingEvent] = []
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
@@ -315,11 +318,27 @@ public final class Broker {
 
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
     /// acknowledged all it was delivered, every running plugin is connected, and no service awaits a reply.
-    var isQuiet: Bool {
+    private var isSettled: Bool {
         outbox.isEmpty && serialQueueHead >= serialQueue.count
             && sessions.allSatisfy { !$0.acknowledges || $0.lag == 0 }
             && allRunningPluginsConnected
             && services.allSatisfy { !$0.isAwaitingReplies }
+    }
+
+    /// Settled, with nothing held back from observers either: virtual time may move on.
+    var isQuiet: Bool { isSettled && heldPublications.isEmpty }
+
+    /// Sequences the observers' held publications once the bus has settled; returns whether there were any.
+    private func releaseHeldPublications() -> Bool {
+        guard !heldPublications.isEmpty, isSettled else { return false }
+        let order = Dictionary(settings.plugins.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let held = heldPublications.enumerated().sorted {
+            (order[$0.element.source] ?? Int.max, $0.element.source, $0.offset) < (order[$1.element.source] ?? Int.max, $1.element.source, $1.offset)
+        }
+        heldPublications = []
+        outbox.append(contentsOf: held.map(\.element))
+        drainOutbox()
+        return true
     }
 
     /// Fires due timers: by the wall clock in real and scaled mode; in virtual mode, jumps to the next
@@ -342,6 +361,7 @@ public final class Broker {
         }
         for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
             guard !stopRequested else { return }
+            if releaseHeldPublications() { continue }
             guard isQuiet else {
                 excuseLaggardsIfWaitingTooLong()
                 return
@@ -419,6 +439,7 @@ public final class Broker {
         if let restart = supervisor.nextRestartDue { due = min(due, restart) }
         if let wall = wallTimers.nextTime() { due = min(due, wall) }
         if isReady, !quietActions.isEmpty, isQuiet { return 0 }
+        if isReady, !heldPublications.isEmpty, isSettled { return 0 }
         if isReady, let next = busTimers.nextTime() {
             if clock.isVirtual {
                 if isQuiet { return 0 }
@@ -510,13 +531,15 @@ public final class Broker {
     }
 
     private func shutDown() {
+        outbox.append(contentsOf: heldPublications)
+        heldPublications = []
         emit(topic: "bus.stopping", body: [:])
         drainOutbox()
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions { sendDirect(bye, to: session.identity) }
         supervisor.stopAll(graceMilliseconds: 3_000)
         flushJournal()
-        logger.info("stopped", metadata: ["events": "\(statistics.events)", "errors": "\(statistics.errors)"])
+        logger.info("stopped", metadata: ["events": "\(statistics.events)", "turns": "\(statistics.turns)", "errors": "\(statistics.errors)"])
     }
 
     // MARK: Inbound messages
@@ -555,8 +578,16 @@ public final class Broker {
             if requester != nil, let corr = publish.corr, pendingRequests[corr] != nil {
                 return refuse(identity, session: session, .duplicateCorrelation(corr))
             }
-            outbox.append(PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
-                                       corr: publish.corr, deadline: publish.deadline, requester: requester))
+            let event = PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
+                                     corr: publish.corr, deadline: publish.deadline, requester: requester)
+            // An observer publishing out of its turn is handling something it observes: what it publishes waits
+            // for a fixed point; a request cannot wait (the observer blocks on its reply), so it is refused.
+            if serialDispatch, session.isObserver, session.acknowledges, awaitingTurn !== session || awaitingObserver {
+                if requester != nil { return refuse(identity, session: session, .requestWhileObserving(topic: publish.topic)) }
+                heldPublications.append(event)
+            } else {
+                outbox.append(event)
+            }
         case .ack(let seq):
             guard let session else { return refuse(identity, session: nil, .helloRequired(kind: "ack")) }
             session.acknowledge(upTo: seq)
@@ -867,7 +898,7 @@ public final class Broker {
     /// Whether deliveries to acknowledging plugins go one at a time (virtual time, once the bus is ready).
     private var serialDispatch: Bool { clock.isVirtual && isReady }
     /// Deliveries waiting for their turn, in order; and the session whose acknowledgement is awaited.
-    private var serialQueue: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
+    private var serialQueue: [(session: Session, frame: SharedFrame, seq: UInt64, observed: Bool)] = []
     /// Each supervised plugin's events not yet acknowledged: its mailbox while it is between two processes
     /// (short-lived extensions, restarts, crashes), handed over in order when it says hello again.
     private var ledger = DeliveryLedger(limit: 0, store: nil)
@@ -875,19 +906,48 @@ public final class Broker {
     private var lastSubscriptions: [String: [String]] = [:]
     private var serialQueueHead = 0
     private var awaitingTurn: Session?
+    /// Whether `awaitingTurn` is an observer finishing what it observes before its turn (it does not hold the turn yet).
+    private var awaitingObserver = false
 
     /// Hands out the next deliveries once the plugin that has the turn has acknowledged everything.
     private func pumpSerialQueue() {
         // While a plugin is between two processes, nobody takes a turn: its return happens at a fixed point.
         guard returning.isEmpty, allRunningPluginsConnected else { return }
         while serialQueueHead < serialQueue.count {
-            if let current = awaitingTurn, current.acknowledges, current.lag > 0, sessionsByIdentity[current.identity] === current { return }
+            if let current = awaitingTurn, current.acknowledges, awaitingObserver ? current.isStillObserving : current.lag > 0,
+               sessionsByIdentity[current.identity] === current { return }
             awaitingTurn = nil
+            awaitingObserver = false
             let next = serialQueue[serialQueueHead]
-            serialQueueHead += 1
             // It left meanwhile: a supervised plugin gets it from the ledger when it comes back.
-            guard sessionsByIdentity[next.session.identity] === next.session else { continue }
+            guard sessionsByIdentity[next.session.identity] === next.session else {
+                serialQueueHead += 1
+                continue
+            }
+            // An observed event takes no turn: it goes out in its place in the order, and the queue moves on.
+            if next.observed {
+                serialQueueHead += 1
+                deliver(next.frame, seq: next.seq, to: next.session)
+                next.session.lastObservedSeq = max(next.session.lastObservedSeq, next.seq)
+                continue
+            }
+            // An observer's turn waits until it has handled all it observed, so that it acts on all of it.
+            if next.session.acknowledges, next.session.isStillObserving {
+                awaitingTurn = next.session
+                awaitingObserver = true
+                return
+            }
+            serialQueueHead += 1
             deliver(next.frame, seq: next.seq, to: next.session)
+            // The deliveries queued next for the same plugin go in the same turn: nobody else runs between them
+            // either way, and what it publishes meanwhile is queued behind them, so the journal is the same as
+            // with one turn each — for one round trip instead of several.
+            while serialQueueHead < serialQueue.count, serialQueue[serialQueueHead].session === next.session {
+                let following = serialQueue[serialQueueHead]
+                serialQueueHead += 1
+                deliver(following.frame, seq: following.seq, to: following.session)
+            }
+            statistics.turns += 1
             awaitingTurn = next.session
         }
         serialQueue.removeAll(keepingCapacity: true)
@@ -945,7 +1005,7 @@ public final class Broker {
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
             if serialDispatch && session.acknowledges && !isReply {
-                serialQueue.append((session, shared!, envelope.seq))
+                serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
                 deliver(shared!, seq: envelope.seq, to: session)
             }
@@ -1106,6 +1166,7 @@ public final class Broker {
                 "events": .int(Int64(statistics.events)), "deliveries": .int(Int64(statistics.deliveries)),
                 "dropped": .int(Int64(statistics.dropped)), "errors": .int(Int64(statistics.errors)),
                 "repeatsDropped": .int(Int64(statistics.repeatsDropped)),
+                "turns": .int(Int64(statistics.turns)),
                 "errorsByCode": .object(errors),
             ],
             "plugins": .array(plugins),

@@ -4,6 +4,8 @@ struct BusStatistics {
     var events: UInt64 = 0
     /// Deliveries queued to receivers.
     var deliveries: UInt64 = 0
+    /// Virtual-time turns: hand-offs to one plugin that waited for its acknowledgement (one per batch).
+    var turns: UInt64 = 0
     /// Deliveries lost (receiver queue full or receiver gone).
     var dropped: UInt64 = 0
     /// Publications a plugin's next process sent again that the bus already had (protocol.md § 9.1): not sequenced twice.

@@ -6,6 +6,8 @@ final class Session {
     let name: String
     let role: Role
     let subscriptions: [String]
+    /// Topic prefixes it only observes: in virtual time handed over without a turn (docs/protocol.md, `observe`).
+    let observations: [String]
     let pid: Int64?
     private(set) var acknowledges: Bool
     let connectedAt: Int64
@@ -38,6 +40,7 @@ final class Session {
         self.name = hello.name
         self.role = hello.role
         self.subscriptions = hello.subscriptions
+        self.observations = hello.observations
         self.pid = hello.pid
         self.acknowledges = hello.acknowledges
         self.connectedAt = now
@@ -49,6 +52,22 @@ final class Session {
     func wants(_ topic: String) -> Bool {
         for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
         return false
+    }
+
+    /// Whether it only observes events on `topic`.
+    func observes(_ topic: String) -> Bool {
+        observations.contains { Topic.matches(topic, prefix: $0) }
+    }
+
+    var isObserver: Bool { !observations.isEmpty }
+
+    /// The last event handed to it to observe, without a turn.
+    var lastObservedSeq: UInt64 = 0
+
+    /// Whether something it was handed to observe is not acknowledged yet. Only those: a returning plugin
+    /// acknowledges what it missed only after its own `bus.ready`, its turn.
+    var isStillObserving: Bool {
+        lastObservedSeq > 0 && unacknowledged[unacknowledgedHead...].contains { $0 <= lastObservedSeq }
     }
 
     func recordDelivered(seq: UInt64) {

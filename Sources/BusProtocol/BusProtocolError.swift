@@ -27,6 +27,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case replyRefused(topic: String, corr: String, reason: String)
     /// A tap only reads the bus.
     case readOnly(topic: String)
+    /// A request from a client handling an event it only observes (`observe` in its hello), out of its turn.
+    case requestWhileObserving(topic: String)
 
     /// A stable, kebab-case identifier for the fault.
     public var code: String {
@@ -52,6 +54,7 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .foreignNamespace: return "foreign-namespace"
         case .replyRefused: return "reply-refused"
         case .readOnly: return "read-only"
+        case .requestWhileObserving: return "request-while-observing"
         }
     }
 
@@ -106,6 +109,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "reply '\(topic)' with corr '\(corr)' refused: \(reason)"
         case let .readOnly(topic):
             return "a tap only reads the bus; it cannot publish '\(topic)' (say hello as a tool or a plugin to publish)"
+        case let .requestWhileObserving(topic):
+            return "request '\(topic)' refused: it came while handling an event this client only observes (`observe` in its hello); move the topic out of `observe` to make requests in its turn"
         }
     }
 }

@@ -31,9 +31,13 @@ public struct Hello: Equatable, Sendable {
     public var acknowledges: Bool
     /// What admits the client: a supervised plugin's per-launch credential, or the runtime directory's cookie.
     public var credential: String?
+    /// Topic prefixes among the subscriptions that the client only observes (`observe`): in virtual time they
+    /// are handed to it without a turn of its own, and it makes no request while handling them.
+    public var observations: [String]
 
     public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
-                acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil) {
+                acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil,
+                observations: [String] = []) {
         self.version = version
         self.name = name
         self.role = role
@@ -41,6 +45,7 @@ public struct Hello: Equatable, Sendable {
         self.pid = pid
         self.acknowledges = acknowledges ?? role.acknowledgesByDefault
         self.credential = credential
+        self.observations = observations
     }
 }
 

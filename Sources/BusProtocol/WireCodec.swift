@@ -18,6 +18,7 @@ public enum WireCodec {
             object["acks"] = .bool(hello.acknowledges)
             if let pid = hello.pid { object["pid"] = .int(pid) }
             if let credential = hello.credential { object["credential"] = .string(credential) }
+            if !hello.observations.isEmpty { object["observe"] = .array(hello.observations.map(JSONValue.string)) }
         case .status(let credential):
             if let credential { object["credential"] = .string(credential) }
         case .publish(let publish):
@@ -80,7 +81,8 @@ public enum WireCodec {
             let subscriptions = try fields.optionalStringArray("subscribe") ?? []
             return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
-                                version: try fields.int("v"), credential: try fields.optionalString("credential")))
+                                version: try fields.int("v"), credential: try fields.optionalString("credential"),
+                                observations: try fields.optionalStringArray("observe") ?? []))
         case .publish:
             let topic = try fields.string("topic")
             if let problem = Topic.syntaxProblem(with: topic) { throw problem }  // namespaces: the broker, which knows the declared ones

@@ -9,7 +9,8 @@ import ScreenTime
 open class App: BusComponent {
     public init() {}
     public var role: Role { .app }
-    open var subscriptions: [String] { ["app.", "activity.habit.", "notification.tapped", "state.changed", "familycontrols.authorization.changed"] }
+    /// App-Group changes (`state.changed`) are not among them: an app that reacts to them subscribes (each costs it a turn).
+    open var subscriptions: [String] { ["app.", "activity.habit.", "notification.tapped", "familycontrols.authorization.changed"] }
 
     /// Called once when the app's process starts (also after a force-quit or a device restart).
     open func didStart() {}

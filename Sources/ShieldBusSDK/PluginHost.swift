@@ -8,6 +8,9 @@ public protocol BusComponent: AnyObject {
     var role: Role { get }
     /// Topic prefixes to receive, beyond what the role needs.
     var subscriptions: [String] { get }
+    /// Prefixes among `subscriptions` the plugin only observes — it records them and makes no OS call while
+    /// handling them (its publications then are sequenced at the next quiet point): in virtual time they cost no turn.
+    var observedTopics: [String] { get }
     /// Called once, connected, before the first event.
     func didStart()
     /// Called for every event, in sequence order, with bus time set to the event's time.
@@ -16,6 +19,7 @@ public protocol BusComponent: AnyObject {
 
 extension BusComponent {
     public var subscriptions: [String] { [] }
+    public var observedTopics: [String] { [] }
     public func didStart() {}
 }
 
@@ -34,7 +38,8 @@ public enum PluginHost {
         let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
         do {
             try PluginAppGroup.verify()
-            let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions, endpoint: endpoint)
+            let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions,
+                                            observedTopics: component.observedTopics, endpoint: endpoint)
             PluginRuntime.current = runtime
             try runtime.run({ envelope in component.handle(envelope) }, onReady: { component.didStart() })
             exit(0)
@@ -94,6 +99,7 @@ public enum PluginExitStatus {
 open class BusPlugin: BusComponent {
     open var role: Role { .generic }
     open var subscriptions: [String] { [] }
+    open var observedTopics: [String] { [] }
     public init() {}
     open func didStart() {}
     open func handle(_ envelope: Envelope) {}

@@ -39,12 +39,14 @@ public final class PluginRuntime {
     /// What handling the current event has published so far (events, not requests or replies), kept with its
     /// handled record; nil when nothing is recorded.
     private var publications: [Publish]?
+    /// Subscribed topic prefixes it only observes (hello `observe`): no calls while handling them.
+    private let observedTopics: [String]
     private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
     public var callTimeoutMilliseconds = 5_000
 
-    init(name: String, role: Role, subscriptions: [String], endpoint: String) throws {
+    init(name: String, role: Role, subscriptions: [String], observedTopics: [String] = [], endpoint: String) throws {
         self.name = name
         self.role = role
         var logger = Logger(label: "plugin.\(name)")
@@ -52,7 +54,9 @@ public final class PluginRuntime {
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
         handled = try HandledEvents.forSupervisedPlugin(named: name)
-        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged], pid: Int64(getpid())))
+        self.observedTopics = observedTopics
+        connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
+                                                                         pid: Int64(getpid()), observations: observedTopics))
     }
 
     /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
@@ -175,6 +179,10 @@ public final class PluginRuntime {
 
     /// Sends a request and returns the raw reply envelope.
     public func callRaw(_ topic: String, body: [UInt8]) throws -> Envelope {
+        // The broker would refuse it: an observer's work must not wait on anyone (docs/protocol.md, `observe`).
+        if let event = currentEvent, observedTopics.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+            throw PluginError.callWhileObserving(call: topic, event: event.topic)
+        }
         correlation += 1
         let corr = "\(name)-\(correlation)"
         try connection.publish(Publish(topic: topic, body: body, corr: corr, deadline: busTime(now) + Int64(callTimeoutMilliseconds)))

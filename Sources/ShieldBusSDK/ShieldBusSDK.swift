@@ -25,6 +25,8 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
     case notRunning
     /// The plugin's environment is wrong (a missing variable, an unknown app group).
     case configuration(String)
+    /// A call (an OS request) made while handling an event the plugin only observes (`observedTopics`).
+    case callWhileObserving(call: String, event: String)
 
     public var description: String {
         switch self {
@@ -33,6 +35,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
         case .unavailableInExtension(let what): return "\(what) is unavailable in app extensions (as on iOS)"
         case .notRunning: return "this call needs a running plugin: call it from inside PluginHost.run"
         case .configuration(let what): return what
+        case let .callWhileObserving(call, event): return "\(call) cannot be called while handling \(event), which this plugin only observes (observedTopics): observe fewer topics, or call in a turn of its own"
         }
     }
 }

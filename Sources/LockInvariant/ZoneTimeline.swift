@@ -85,11 +85,17 @@ struct ZoneTimeline {
         // Whole days, with a day of margin each side: the wall day of an instant may differ from its UTC day.
         let firstDay = wallTime(at: range.start).day - 1, lastDay = wallTime(at: range.end).day + 1
         var previous = range.start.addingTimeInterval(-86_400)
+        // Every recorded zone's offsets near the wall reading are candidates, not only those in force at that
+        // reading taken as UTC: a zone held for two hours, or one whose offset DST changed that day, would
+        // otherwise never be sampled and its midnight or focus hour lost (explore: focus-window 13, two-products 30).
+        let zones = changes.map(\.zone)
         for day in firstDay...max(firstDay, lastDay) {
             let dayStart = Date(timeIntervalSince1970: Double(day) * 86_400)
             for second in wallSeconds {
                 let local = Double(day) * 86_400 + second
-                let offsets = Set([-86_400.0, 0, 86_400].map { offset(at: Date(timeIntervalSince1970: local + $0)) })
+                let offsets = Set([-86_400.0, 0, 86_400].flatMap { shift in
+                    zones.map { $0.secondsFromGMT(for: Date(timeIntervalSince1970: local + shift)) }
+                })
                 for offset in offsets {
                     let instant = Date(timeIntervalSince1970: local - Double(offset))
                     if self.offset(at: instant) == offset, range.contains(instant) { found.append(instant) }

@@ -1,0 +1,46 @@
+import Foundation
+@testable import LockInvariant
+import XCTest
+
+/// The checker's wall-clock cuts (a local midnight, a focus hour's start or end) in every zone the device was in,
+/// however briefly — explore found days where a zone held for two hours, or a zone whose offset DST changed that
+/// day, had its cuts missed, and a whole stretch was judged by its first instant (focus-window 13, two-products 30).
+final class ZoneTimelineTests: XCTestCase {
+    private func zone(_ name: String) -> TimeZone { TimeZone(identifier: name)! }
+
+    private func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
+
+    /// Property: for generated stays (a zone held 30 min to 6 h between two others, on ordinary and DST days),
+    /// every instant at which the wall clock of the zone in force shows a boundary is found (checked minute by minute).
+    func testEveryWallClockCutIsFoundInAZoneHeldBriefly() throws {
+        let zones = ["Europe/London", "Australia/Sydney", "America/New_York", "Asia/Tokyo", "GMT", "Europe/Berlin", "America/Los_Angeles"]
+        // Ordinary days and the 2026 DST days of these zones (Sydney Apr 5 / Oct 4, New York Mar 8 / Nov 1, Europe Mar 29 / Oct 25).
+        let days = ["2026-04-05", "2026-10-04", "2026-03-08", "2026-11-01", "2026-03-29", "2026-10-25", "2026-06-15", "2026-12-01"]
+        var seed: UInt64 = 13
+        func next(_ bound: Int) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int((seed >> 33) % UInt64(bound)) }
+        for run in 0..<120 {
+            let first = zone(zones[next(zones.count)]), brief = zone(zones[next(zones.count)]), last = zone(zones[next(zones.count)])
+            let day = date(days[next(days.count)] + "T00:00:00Z")
+            let enter = day.addingTimeInterval(Double(next(48 * 60)) * 60)
+            let leave = enter.addingTimeInterval(Double(30 + next(330)) * 60)
+            var timeline = ZoneTimeline(initial: first)
+            timeline.change(to: brief, at: enter)
+            timeline.change(to: last, at: leave)
+            let range = DateInterval(start: day.addingTimeInterval(-86_400), end: day.addingTimeInterval(3 * 86_400))
+            let boundaries: [Double] = [0, 13 * 3_600, Double(next(1_440)) * 60]
+            let found = Set(timeline.instants(in: range, wallSeconds: boundaries).map { Int64(($0.timeIntervalSince1970).rounded()) })
+            // The truth, minute by minute: an instant whose wall clock (in the zone in force) shows a boundary.
+            var expected: Set<Int64> = []
+            var instant = range.start
+            while instant < range.end {
+                let wall = timeline.wallTime(at: instant).secondOfDay
+                for boundary in boundaries where abs(wall - boundary) < 0.5 {
+                    expected.insert(Int64(instant.timeIntervalSince1970.rounded()))
+                }
+                instant.addTimeInterval(60)
+            }
+            let missed = expected.subtracting(found)
+            XCTAssertTrue(missed.isEmpty, "run \(run): \(first.identifier) → \(brief.identifier) at \(enter) → \(last.identifier) at \(leave): missed \(missed.sorted().map { Date(timeIntervalSince1970: Double($0)) })")
+        }
+    }
+}

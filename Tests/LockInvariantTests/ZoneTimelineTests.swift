@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 @testable import LockInvariant
 import XCTest
@@ -16,8 +17,8 @@ final class ZoneTimelineTests: XCTestCase {
         let zones = ["Europe/London", "Australia/Sydney", "America/New_York", "Asia/Tokyo", "GMT", "Europe/Berlin", "America/Los_Angeles"]
         // Ordinary days and the 2026 DST days of these zones (Sydney Apr 5 / Oct 4, New York Mar 8 / Nov 1, Europe Mar 29 / Oct 25).
         let days = ["2026-04-05", "2026-10-04", "2026-03-08", "2026-11-01", "2026-03-29", "2026-10-25", "2026-06-15", "2026-12-01"]
-        var seed: UInt64 = 13
-        func next(_ bound: Int) -> Int { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return Int((seed >> 33) % UInt64(bound)) }
+        var random = SeededRandom(seed: 13)
+        func next(_ bound: Int) -> Int { Int.random(in: 0..<bound, using: &random) }
         for run in 0..<120 {
             let first = zone(zones[next(zones.count)]), brief = zone(zones[next(zones.count)]), last = zone(zones[next(zones.count)])
             let day = date(days[next(days.count)] + "T00:00:00Z")

@@ -53,7 +53,9 @@ public final class Broker {
     private var outbox: [PendingEvent] = []
     /// What observers published while handling events they only observe, out of turn: sequenced together, in
     /// configuration order, once everything delivered has been handled — a fixed point, whatever the processes' timing.
-    private var heldPublications: [PendingEvent] = []
+    private var heldPublications: [PendingEvent] = [] {
+        didSet { ledger.noteHeld(heldPublications.map(\.held)) }
+    }
     private var isDrainingOutbox = false
 
     private(set) var lastSeq: UInt64 = 0
@@ -99,6 +101,17 @@ public final class Broker {
         var requester: [UInt8]?
         /// The plugins an OS event is for (one product's, on a device with several); nil: every subscriber.
         var audience: Set<String>? = nil
+
+        /// As kept in `bus.sqlite` while held (an observer's publication: never a request, for everyone).
+        var held: DeliveryStore.Held { DeliveryStore.Held(source: source, topic: topic, body: body, corr: corr, deadline: deadline) }
+
+        init(topic: String, body: [UInt8], source: String, corr: String?, deadline: BusTime?, requester: [UInt8]?, audience: Set<String>? = nil) {
+            (self.topic, self.body, self.source, self.corr, self.deadline, self.requester, self.audience) = (topic, body, source, corr, deadline, requester, audience)
+        }
+
+        init(held: DeliveryStore.Held) {
+            self.init(topic: held.topic, body: held.body, source: held.source, corr: held.corr, deadline: held.deadline, requester: nil)
+        }
     }
 
     public init(settings: BrokerSettings, clock: BusClock = BusClock(mode: .real), logger: Logger = Logger(label: "shieldbus.broker")) {
@@ -165,7 +178,9 @@ public final class Broker {
             router.close()
             self.router = nil
         }
-        if let path = settings.journalPath { journal = try Journal(path: path, appending: settings.journalAppends) }
+        if let path = settings.journalPath {
+            journal = try Journal(path: path, appending: settings.journalAppends, keepingThrough: savedSeqAtStart)
+        }
         defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
         let signals = SignalPipe()
@@ -585,6 +600,7 @@ public final class Broker {
             if serialDispatch, session.isObserver, session.acknowledges, awaitingTurn !== session || awaitingObserver {
                 if requester != nil { return refuse(identity, session: session, .requestWhileObserving(topic: publish.topic)) }
                 heldPublications.append(event)
+                armCrashPoint(event.topic)
             } else {
                 outbox.append(event)
             }
@@ -804,9 +820,41 @@ public final class Broker {
             index += 1
         }
         outbox.removeAll(keepingCapacity: true)
+        // Journal, save, send: what a plugin is given is in bus.sqlite first, so a broker killed at any point
+        // redelivers it; a journal line the save did not cover is cut off when the journal is resumed.
         flushJournal()
+        crashIfDue(before: true)
         saveLedger()
+        crashIfDue(before: false)
+        sendAfterSave()
         pumpSerialQueue()
+    }
+
+    /// Deliveries of the batch being sequenced, sent once it is saved.
+    private var unsent: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
+
+    private func sendAfterSave() {
+        guard !unsent.isEmpty else { return }
+        let batch = unsent
+        unsent.removeAll(keepingCapacity: true)
+        // A session that ended meanwhile gets nothing: a supervised plugin has it in the ledger for its next process.
+        for item in batch where sessionsByIdentity[item.session.identity] === item.session {
+            deliver(item.frame, seq: item.seq, to: item.session)
+        }
+    }
+
+    /// Whether the batch being sequenced holds an event on the fault test's crash topic.
+    private var crashArmed = false
+
+    private func armCrashPoint(_ topic: String) {
+        if settings.crashPoint?.topic == topic { crashArmed = true }
+    }
+
+    /// For fault tests: dies as a SIGKILL would, at the chosen side of the save, with nothing cleaned up.
+    private func crashIfDue(before: Bool) {
+        guard crashArmed, let point = settings.crashPoint, (point == .beforeSaving(topic: point.topic)) == before else { return }
+        logger.notice("killing the broker \(before ? "before" : "after") saving a batch with \(point.topic), as the fault test asks")
+        kill(getpid(), SIGKILL)
     }
 
     // MARK: Durable delivery
@@ -824,6 +872,9 @@ public final class Broker {
         let configured = Set(settings.plugins.map(\.name))
         ledger.restore(snapshot.pending.filter { configured.contains($0.plugin) }, published: snapshot.published)
         lastSeq = snapshot.lastSeq
+        savedSeqAtStart = snapshot.savedSeq
+        // Held for a settled point the last broker did not reach: sequenced at this one's.
+        heldPublications = snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:))
         if let time = snapshot.busTime { clock.resume(notBefore: time) }
         if !snapshot.pending.isEmpty {
             logger.notice("redelivering what plugins had not acknowledged when the last broker stopped",
@@ -856,7 +907,7 @@ public final class Broker {
     /// save, so nothing is lost when space returns.
     private func saveLedger() {
         do {
-            try ledger.save(lastSeq: lastSeq, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond, wallNow: monotonicMilliseconds())
+            try ledger.save(lastSeq: lastSeq, everySequenced: journal != nil, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond, wallNow: monotonicMilliseconds())
             if let failure = storageFailure {
                 storageFailure = nil
                 logger.notice("the delivery store is writable again", metadata: ["after": "\(failure)"])
@@ -902,6 +953,8 @@ public final class Broker {
     /// Each supervised plugin's events not yet acknowledged: its mailbox while it is between two processes
     /// (short-lived extensions, restarts, crashes), handed over in order when it says hello again.
     private var ledger = DeliveryLedger(limit: 0, store: nil)
+    /// The last sequence number the previous broker saved: a resumed journal is cut back to it.
+    private var savedSeqAtStart: UInt64?
     /// The subscriptions each supervised plugin had in its last session, to fill its mailbox while it is away.
     private var lastSubscriptions: [String: [String]] = [:]
     private var serialQueueHead = 0
@@ -966,6 +1019,7 @@ public final class Broker {
                                 corr: event.corr, deadline: event.deadline, body: event.body)
         let json = WireCodec.encodeEnvelope(envelope)
         if journal?.append(json) == true { flushJournal() }
+        armCrashPoint(event.topic)
         statistics.events += 1
         var requester: [UInt8]?
         // A request the OS addresses to a role goes to that role's holder only (and to taps, which only read).
@@ -1007,7 +1061,7 @@ public final class Broker {
             if serialDispatch && session.acknowledges && !isReply {
                 serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
-                deliver(shared!, seq: envelope.seq, to: session)
+                unsent.append((session, shared!, envelope.seq))
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)

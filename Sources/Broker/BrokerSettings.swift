@@ -31,6 +31,9 @@ public struct BrokerSettings: Sendable {
     public var journalAppends = false
     /// The plugins to start and supervise.
     public var plugins: [PluginSpec] = []
+    /// For fault tests: the broker kills itself (SIGKILL) at this point of the first batch that sequences or holds
+    /// an event on this topic.
+    public var crashPoint: CrashPoint?
     /// Facts handed to every plugin in its welcome (time zone, profile, …).
     public var settingsForPlugins: JSONValue = [:]
     /// Who may connect on tcp (required there; ignored on ipc, where the runtime directory's mode keeps others out).
@@ -49,6 +52,19 @@ public struct BrokerSettings: Sendable {
 
     /// The endpoint the broker binds.
     public var bindEndpoint: String { endpoint ?? runtimeDirectory.defaultEndpoint }
+}
+
+/// Where a fault test has the broker kill itself: around the save of `bus.sqlite` that makes a batch of events
+/// durable (the journal is written before it, deliveries go out after it).
+public enum CrashPoint: Sendable, Equatable {
+    case beforeSaving(topic: String)
+    case afterSaving(topic: String)
+
+    var topic: String {
+        switch self {
+        case .beforeSaving(let topic), .afterSaving(let topic): return topic
+        }
+    }
 }
 
 /// Who may connect on tcp: the broker's CURVE key pair, and the clients' public keys (Z85) with a name for logs.

@@ -43,6 +43,10 @@ final class DeliveryLedger {
     private var unsavedDeletions: [DeliveryStore.Key] = []
     /// Events whose publications changed since the last save.
     private var unsavedPublished = Set<DeliveryStore.Key>()
+    /// Observers' held publications, when they changed since the last save.
+    private var unsavedHeld: [DeliveryStore.Held]?
+    /// The last sequence number a save covered.
+    private var savedSeq: UInt64 = 0
     /// What the store promises a restarted broker: numbering from `seqReserved` and bus time from `timeReserved` —
     /// reserved ahead, so they are written now and then instead of with every event.
     private var seqReserved: UInt64 = 0
@@ -145,6 +149,12 @@ final class DeliveryLedger {
     /// Events kept for `plugin` (delivered or not).
     func count(of plugin: String) -> Int { entries[plugin]?.count ?? 0 }
 
+    /// The observers' publications held for the next settled point changed: saved with the next save, so that a
+    /// broker killed before it sequenced them sequences them after its restart.
+    func noteHeld(_ held: [DeliveryStore.Held]) {
+        if store != nil { unsavedHeld = held }
+    }
+
     /// Drops everything kept for a plugin that will not come back (it failed).
     func discard(_ plugin: String) {
         for entry in entries.removeValue(forKey: plugin)?.all ?? [] { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
@@ -152,20 +162,25 @@ final class DeliveryLedger {
     }
 
     /// Writes the changes since the last save in one transaction: at once when an event was kept (so a broker
-    /// crash loses none) or a reservation ran out; acknowledgements at most once a second (a lost one only means
-    /// a redelivery the plugin skips). `timeAhead`, for a clock that runs by itself, is how much bus time a second
-    /// of wall time brings: the bus time reserved ahead.
+    /// crash loses none), a publication noted or held, a reservation ran out, or — with `everySequenced` (a journal
+    /// is kept, and cut back to the last save on resuming) — anything was sequenced; acknowledgements at most once
+    /// a second (a lost one only means a redelivery the plugin skips). `timeAhead`, for a clock that runs by
+    /// itself, is how much bus time a second of wall time brings: the bus time reserved ahead.
     /// On failure the changes stay pending and are written by a later save.
-    func save(lastSeq: UInt64, busTime: Int64, timeAhead: Int64?, wallNow: Int64) throws {
+    func save(lastSeq: UInt64, everySequenced: Bool, busTime: Int64, timeAhead: Int64?, wallNow: Int64) throws {
         guard let store else { return }
         let reservationsRunOut = lastSeq >= seqReserved || (timeAhead != nil && busTime >= timeReserved)
         let deletionsDue = !unsavedDeletions.isEmpty && wallNow - lastDeletionSave >= 1_000
-        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || deletionsDue else { return }
+        let sequencedDue = everySequenced && lastSeq > savedSeq
+        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || unsavedHeld != nil || deletionsDue || sequencedDue else { return }
         let seqs = reservationsRunOut ? lastSeq + Self.seqReservation : seqReserved
         let time = reservationsRunOut ? busTime + (timeAhead ?? 0) : max(timeReserved, busTime)
         var published: [DeliveryStore.Key: [UInt64]] = [:]
         for key in unsavedPublished { published[key] = entries[key.plugin]?.entry(seq: key.seq)?.published }
-        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, published: published, seqReserved: seqs, timeReserved: time)
+        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, published: published, held: unsavedHeld,
+                        savedSeq: lastSeq, seqReserved: seqs, timeReserved: time)
+        unsavedHeld = nil
+        savedSeq = lastSeq
         unsavedInserts.removeAll(keepingCapacity: true)
         unsavedDeletions.removeAll(keepingCapacity: true)
         unsavedPublished.removeAll(keepingCapacity: true)

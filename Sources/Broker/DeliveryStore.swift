@@ -2,12 +2,22 @@ import Foundation
 import SQLite
 
 /// The broker's own crash-safe state in the state folder (`bus.sqlite`, SQLite in WAL mode): each supervised
-/// plugin's unacknowledged events (its durable cursor), the last sequence number and the bus time reached —
-/// so a restarted broker numbers on, never runs its clock backwards, and redelivers what plugins missed.
+/// plugin's unacknowledged events (its durable cursor), observers' publications held for the next settled point,
+/// the last sequence number saved and the bus time reached — so a restarted broker numbers on, never runs its
+/// clock backwards, cuts its journal back to what was saved, and redelivers what plugins missed.
 final class DeliveryStore {
     struct Key: Hashable {
         let plugin: String
         let seq: UInt64
+    }
+
+    /// An observer's publication held until the bus settles (protocol.md § 9.2), in the order it is to be sequenced.
+    struct Held: Equatable {
+        var source: String
+        var topic: String
+        var body: [UInt8]
+        var corr: String?
+        var deadline: Int64?
     }
 
     /// What a previous broker left: the sequence number and bus time it had reserved (never reached), and the
@@ -18,6 +28,9 @@ final class DeliveryStore {
         var pending: [(plugin: String, seq: UInt64, json: [UInt8])] = []
         /// The fingerprints of what handling a kept event published (`DeliveryLedger.isRepeat`).
         var published: [Key: [UInt64]] = [:]
+        /// The last sequence number whose batch was saved: journal lines after it were never delivered.
+        var savedSeq: UInt64?
+        var held: [Held] = []
     }
 
     let path: String
@@ -33,6 +46,8 @@ final class DeliveryStore {
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
                                                   PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS held (position INTEGER PRIMARY KEY, source TEXT NOT NULL, topic TEXT NOT NULL,
+                                             body BLOB NOT NULL, corr TEXT, deadline INTEGER);
             """)
     }
 
@@ -44,6 +59,7 @@ final class DeliveryStore {
             switch try meta.string(at: 0) {
             case "seqReserved": snapshot.lastSeq = UInt64(max(0, value))
             case "timeReserved": snapshot.busTime = value
+            case "savedSeq": snapshot.savedSeq = UInt64(max(0, value))
             default: break
             }
         }
@@ -59,12 +75,29 @@ final class DeliveryStore {
                 blob[start..<start + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
             }
         }
+        let held = try connection.prepare("SELECT source, topic, body, corr, deadline FROM held ORDER BY position")
+        while try held.step() {
+            guard let source = try held.string(at: 0), let topic = try held.string(at: 1), let body = try held.bytes(at: 2) else { continue }
+            snapshot.held.append(Held(source: source, topic: topic, body: body, corr: try held.string(at: 3), deadline: try held.int64(at: 4)))
+        }
         return snapshot
     }
 
-    /// Writes one batch of changes atomically: all of it or none of it.
-    func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], seqReserved: UInt64, timeReserved: Int64) throws {
+    /// Writes one batch of changes atomically: all of it or none of it. `held`, when given, replaces the held
+    /// publications; `savedSeq` is the last sequence number sequenced (everything up to it is now durable).
+    func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
+               savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
         try connection.transaction(.immediate) {
+            if let held {
+                try connection.execute("DELETE FROM held")
+                let insert = try connection.prepare("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)")
+                for (position, publication) in held.enumerated() {
+                    insert.reset()
+                    try insert.bind([.integer(Int64(position)), .text(publication.source), .text(publication.topic), .blob(Data(publication.body)),
+                                     publication.corr.map(SQLiteValue.text) ?? .null, publication.deadline.map(SQLiteValue.integer) ?? .null])
+                    try insert.run()
+                }
+            }
             if !inserts.isEmpty {
                 let insert = try connection.prepare("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
                 for (key, json) in inserts {
@@ -94,8 +127,8 @@ final class DeliveryStore {
                     }
                 }
             }
-            let meta = try connection.prepare("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            try meta.bind([.integer(Int64(seqReserved)), .integer(timeReserved)])
+            let meta = try connection.prepare("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+            try meta.bind([.integer(Int64(seqReserved)), .integer(timeReserved), .integer(Int64(savedSeq))])
             try meta.run()
         }
     }

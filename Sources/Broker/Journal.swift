@@ -1,3 +1,4 @@
+import BusProtocol
 import Foundation
 
 /// The journal: every sequenced event's envelope, one JSON object per line, in sequence order.
@@ -9,8 +10,11 @@ final class Journal {
     private var buffer: [UInt8] = []
     let path: String
 
-    /// `appending`: goes on after what is there (a resumed run); otherwise starts the file afresh.
-    init(path: String, appending: Bool = false) throws {
+    /// `appending`: goes on after what is there (a resumed run); otherwise starts the file afresh. `keepingThrough`:
+    /// when appending, the last sequence number the previous broker saved in `bus.sqlite` — lines after it were
+    /// written just before a SIGKILL that came before the save, so they were never delivered and are cut off
+    /// (a plugin sends such a publication again; kept, it would be journaled twice).
+    init(path: String, appending: Bool = false, keepingThrough savedSeq: UInt64? = nil) throws {
         self.path = path
         if !appending || !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
         guard let handle = FileHandle(forWritingAtPath: path) else {
@@ -19,7 +23,7 @@ final class Journal {
         if appending {
             // A line torn by the SIGKILL that ended the last run is cut off, so appended lines stay whole.
             let written = try Data(contentsOf: URL(fileURLWithPath: path))
-            try handle.truncate(atOffset: UInt64(written.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0))
+            try handle.truncate(atOffset: UInt64(Self.end(of: written, keepingThrough: savedSeq)))
             try handle.seekToEnd()
         } else {
             try handle.truncate(atOffset: 0)
@@ -27,6 +31,19 @@ final class Journal {
         fchmod(handle.fileDescriptor, 0o600)  // the person's whole day: its owner's alone, even if an older file was wider
         self.handle = handle
         buffer.reserveCapacity(1 << 16)
+    }
+
+    /// Where the kept part of a journal ends: after its last whole line, and before the first line numbered after
+    /// `savedSeq` (lines are in sequence order, so only the last few are read).
+    static func end(of written: Data, keepingThrough savedSeq: UInt64?) -> Int {
+        var end = written.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+        guard let savedSeq else { return end }
+        while end > 0 {
+            let start = written[..<(end - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            guard let line = try? WireCodec.decodeEnvelope(Array(written[start..<(end - 1)])), line.seq > savedSeq else { break }
+            end = start
+        }
+        return end
     }
 
     /// Buffers an envelope; whether the buffer is due to be written (`flush`).

@@ -74,6 +74,12 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) when scenario step n (1-based) is due, before playing it; `--resume` goes on from there.", valueName: "n"))
         var crashAtStep: Int?
 
+        @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) once it has journaled the first batch with an event on this topic (sequenced, or held from an observer), before saving it to bus.sqlite and sending it.", valueName: "topic"))
+        var crashBeforeSaving: String?
+
+        @Option(name: .long, help: ArgumentHelp("For fault tests: as --crash-before-saving, but just after the save, before sending.", valueName: "topic"))
+        var crashAfterSaving: String?
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -241,6 +247,7 @@ struct RunPlan {
         let clockStart = start.map(busTime).map { max($0, progress?.time ?? $0) }
         clock = BusClock(mode: mode, start: mode == .real ? nil : clockStart)
         settings.journalAppends = options.resume
+        settings.crashPoint = options.crashBeforeSaving.map(CrashPoint.beforeSaving) ?? options.crashAfterSaving.map(CrashPoint.afterSaving)
         settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
         let groups = configuration.appGroups.map(\.name)

@@ -124,7 +124,7 @@ final class DeliveryLedgerTests: XCTestCase {
                     XCTAssertFalse(ledger.isRepeat(publication, cause: publication.cause!, by: "app"), "seed \(seed): the first time is new")
                 }
             }
-            try ledger.save(lastSeq: 100, busTime: 0, timeAhead: nil, wallNow: 0)
+            try ledger.save(lastSeq: 100, everySequenced: false, busTime: 0, timeAhead: nil, wallNow: 0)
             // A restarted broker: the store's snapshot.
             let snapshot = try DeliveryStore(path: path).load()
             let restarted = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
@@ -142,5 +142,48 @@ final class DeliveryLedgerTests: XCTestCase {
                 XCTAssertFalse(restarted.isRepeat(extra, cause: extra.cause!, by: "monitor"))
             }
         }
+    }
+
+    /// A resumed journal keeps its whole lines up to the last saved sequence number, whatever follows: generated
+    /// journals with a torn last line or none, cut at every saved number from before the first line to past the last.
+    func testAResumedJournalIsCutBackToTheLastSave() throws {
+        for seed in UInt64(1)...60 {
+            var random = SeededRandom(seed: seed)
+            var seq: UInt64 = UInt64.random(in: 0...5, using: &random)
+            var lines: [(seq: UInt64, text: String)] = []
+            for _ in 0..<Int.random(in: 0...12, using: &random) {
+                seq += UInt64.random(in: 1...3, using: &random)  // gaps, as after a restart's reservation
+                let envelope = Envelope(seq: seq, time: Int64(seq) * 1_000, topic: "x.test.line", source: "broker", body: Array(#"{"k":"a\nb"}"#.utf8))
+                lines.append((seq, String(decoding: WireCodec.encodeEnvelope(envelope), as: UTF8.self) + "\n"))
+            }
+            let torn = Bool.random(using: &random) ? #"{"v":1,"seq":9999,"ti"# : ""
+            let written = Data((lines.map(\.text).joined() + torn).utf8)
+            for saved in 0...(seq + 2) {
+                let kept = lines.filter { $0.seq <= saved }.map(\.text).joined()
+                XCTAssertEqual(Journal.end(of: written, keepingThrough: saved), kept.utf8.count, "seed \(seed), saved \(saved)")
+            }
+            XCTAssertEqual(Journal.end(of: written, keepingThrough: nil), written.count - torn.utf8.count, "seed \(seed): only the torn line without a save")
+        }
+    }
+
+    /// Observers' held publications and the last saved number survive in bus.sqlite; a save without them keeps them.
+    func testHeldPublicationsAreKeptAcrossARestart() throws {
+        let folder = NSTemporaryDirectory() + "/sbheld-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/bus.sqlite"
+        let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+        let held = [DeliveryStore.Held(source: "reports", topic: "state.changed", body: Array(#"{"key":"a"}"#.utf8), corr: nil, deadline: nil),
+                    DeliveryStore.Held(source: "notifier", topic: "x.notifier.note", body: Array("{}".utf8), corr: "c-1", deadline: 42)]
+        ledger.noteHeld(held)
+        try ledger.save(lastSeq: 7, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        var snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual(snapshot.held, held, "in order, every field")
+        XCTAssertEqual(snapshot.savedSeq, 9)
+        ledger.noteHeld([])
+        try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual(snapshot.held, [], "released")
     }
 }

@@ -2,6 +2,7 @@ import BusClient
 import BusProtocol
 import Foundation
 import ShieldBusTestSupport
+import SQLite
 import XCTest
 
 /// The Python example plugin (Plugins/examples/python/echo_plugin.py, written from docs/protocol.md)
@@ -93,7 +94,64 @@ final class PythonPluginTests: XCTestCase {
         XCTAssertFalse(broker.log(tail: 200).contains("ignored SIGTERM"), "the plugin must stop on SIGTERM: \(broker.log())")
         let log = (try? String(contentsOfFile: pluginLog, encoding: .utf8)) ?? ""
         XCTAssertTrue(log.contains("stopping on SIGTERM"), "the plugin handles SIGTERM itself; its log:\n\(log)")
-        XCTAssertTrue(log.contains("answered \(bodies.count) ping(s); 0 gap(s)"), log)
+        XCTAssertTrue(log.contains("answered \(bodies.count) ping(s), skipped 0 handled before; 0 gap(s)"), log)
+    }
+
+    /// Supervised, the plugin keeps a handled record (protocol.md § 9.1). It answers 100 pings; then, stopped
+    /// (SIGSTOP), it is given 300 more; the broker is stopped and the plugin let go: it handles all 300, and its
+    /// pongs and acknowledgements wait unread when the broker is SIGKILLed (the plugin dies with it). The next
+    /// broker delivers again what it had not seen acknowledged; the plugin's next process skips each of them and
+    /// sends its pong again. Every ping the bus kept is answered exactly once, the copies dropped.
+    func testABrokerKilledMidStreamLeavesEveryPingAnsweredExactlyOnce() throws {
+        _ = try requirePython()
+        let config = """
+        name: python-durable
+        bus: {heartbeatMs: 200, sessionTimeoutMs: 30000}
+        plugins:
+          - name: py-echo
+            executable: python3
+            role: generic
+            arguments: ["\(Self.pluginPath)", "--subscribe", "app.ping"]
+            environment: {PYTHONUNBUFFERED: "1"}
+
+        """
+        let work = TemporaryDirectory(prefix: "sbpydurable")
+        let runtime = work.file("run")
+        let first = try BrokerProcess(configuration: config, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+        waitUntil("the Python plugin to connect", timeoutSeconds: 20) { connected("py-echo", first) }
+        let pid = try XCTUnwrap(entry("py-echo", in: try first.status())?["pid"]?.intValue.map(pid_t.init))
+        let tool = try first.connect(name: "burst", role: .tool, subscriptions: [])
+        defer { tool.close() }
+        let record = try SQLiteConnection(path: runtime + "/state/cursors/py-echo.sqlite", flags: [.readOnly])
+        func handled() -> Int64 { (try? scalar(record, "SELECT COUNT(*) FROM handled")) ?? 0 }
+
+        for n in 1...100 { try tool.publish(Publish(topic: "app.ping", body: ["n": .int(Int64(n))])) }
+        waitUntil("the plugin to answer the first 100 pings") { handled() == 100 }
+        kill(pid, SIGSTOP)
+        for n in 101...400 { try tool.publish(Publish(topic: "app.ping", body: ["n": .int(Int64(n))])) }
+        waitUntil("the broker to hand the stopped plugin 300 pings") { entry("py-echo", in: try? first.status())?["delivered"]?.intValue == 400 }
+        kill(first.process.processIdentifier, SIGSTOP)
+        kill(pid, SIGCONT)
+        waitUntil("the plugin to handle them while the broker cannot read its answers") { handled() == 400 }
+        first.stop(signal: SIGKILL)
+        let bus = try SQLiteConnection(path: runtime + "/state/bus.sqlite", flags: [.readOnly])
+        // The journal as far as the killed broker saved it (a resumed run cuts it there; protocol.md § 9.1).
+        let saved = try XCTUnwrap(try scalar(bus, "SELECT value FROM meta WHERE key = 'savedSeq'"))
+
+        let second = try BrokerProcess(configuration: config, arguments: ["--journal", work.file("second.jsonl")], runtimeDirectory: runtime)
+        defer { second.stop() }
+        waitUntil("the plugin's next process to acknowledge everything given again", timeoutSeconds: 30) {
+            let found = entry("py-echo", in: try? second.status())
+            return found?["connected"]?.boolValue == true && found?["kept"]?.intValue == 0 && found?["lag"]?.intValue == 0
+        }
+        let journal = journalEvents(work.file("first.jsonl")).filter { $0.seq <= UInt64(saved) } + journalEvents(work.file("second.jsonl"))
+        let pings = journal.filter { $0.topic == "app.ping" }
+        let answered = journal.filter { $0.topic == "app.pong" }.compactMap { $0.bodyValue["answers"]?.intValue }
+        XCTAssertEqual(pings.count, 400, "every ping was kept by the first broker")
+        XCTAssertEqual(answered.sorted(), pings.map { Int64($0.seq) }, "each ping answered exactly once")
+        let log = (try? String(contentsOfFile: runtime + "/logs/py-echo.log", encoding: .utf8)) ?? ""
+        XCTAssertGreaterThanOrEqual(log.components(separatedBy: "was handled already").count - 1, 300,
+                                    "the next process skipped what the killed broker had not seen acknowledged")
     }
 
     /// On tcp, the Python plugin written from protocol.md § 2 loads the CURVE keys the broker wrote and is served.
@@ -298,6 +356,17 @@ final class PythonPluginTests: XCTestCase {
         let text: JSONValue = .string("ping \(n) — ünïcödé \"quoted\" \\ tab\t")
         return .object(["n": .int(n), "text": text, "nested": nested,
                         "big": .int(9_007_199_254_740_993 + n), "fraction": .double(Double(n) + 0.25)])
+    }
+
+    /// The first column of the first row of `sql`, if any.
+    func scalar(_ connection: SQLiteConnection, _ sql: String) throws -> Int64? {
+        let statement = try connection.prepare(sql)
+        return try statement.step() ? statement.int64(at: 0) : nil
+    }
+
+    /// The events of a journal file (a line being written is left out).
+    func journalEvents(_ path: String) -> [Envelope] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
     }
 
     /// The status report's entry for `name`, if any.

@@ -172,4 +172,83 @@ final class DurableDeliveryTests: XCTestCase {
         let echoes = (journal(work.file("first.jsonl")) + journal(work.file("second.jsonl"))).filter { $0.topic == "app.sup.echo" }
         XCTAssertEqual(echoes.map { $0.bodyValue["n"] }, [7], "once")
     }
+
+    // MARK: A broker killed around the save of a batch
+
+    /// The broker journals a batch, saves it to bus.sqlite, then sends it. Killed (by itself, at that exact point)
+    /// just before or just after the save of the batch holding a plugin's publication (the echo: the plugin hangs
+    /// the first time before recording its cause as handled, so its next process publishes it again), and resumed
+    /// on the same state folder and journal (scaled clock: deliveries go out as they are sequenced): the echo is
+    /// in the journal once, and the plugin that subscribes to it is given it once, with that sequence number.
+    /// Before the fix the echo went out before the save and the journal kept it: made again, it was sequenced twice.
+    func testABrokerKilledAroundTheSaveOfAPublicationJournalsAndDeliversItOnce() throws {
+        let configuration = fixtureConfiguration + """
+
+              - {name: listener, executable: \(BuildProducts.path("fixture-supervised")), arguments: [--listener], role: generic}
+            """
+        let scenario = """
+            name: echo-once
+            start: 2026-03-07T07:00
+            timeZone: UTC
+            end: day 1 07:03
+            steps:
+              - {at: "07:00:30", publish: {topic: app.sup.echo-then-hang, body: {n: 1}}}
+              - {at: "07:02:00", publish: {topic: app.sup.echo-then-hang, body: {n: 2}}}
+            """
+        for crash in ["--crash-before-saving", "--crash-after-saving"] {
+            let work = TemporaryDirectory(prefix: "sbsave")
+            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--clock", "scaled", "--speed", "60", "--quiet"]
+            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.echo"], timeoutSeconds: 60)
+            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
+            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
+
+            let journal = journal(work.file("journal.jsonl"))
+            let echoes = journal.filter { $0.topic == "app.sup.echo" }
+            XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once")
+            XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on")
+            let heard = try String(contentsOfFile: work.file("state/listener-heard"), encoding: .utf8).split(separator: "\n").map(String.init)
+            XCTAssertEqual(heard, echoes.map { "\($0.seq) \($0.bodyValue["n"]?.intValue ?? -1)" },
+                           "\(crash): the listener was given each journaled echo once, and nothing else")
+        }
+    }
+
+    /// An observer's publications are held until the bus settles (virtual time). The broker killed just before or
+    /// just after saving the batch that holds one, and resumed: it is journaled once. Before the fix the held
+    /// publication was in memory only, and the copy the observer's next process sent again was dropped as a
+    /// repeat (its fingerprint was saved): lost.
+    func testAnObserversHeldPublicationSurvivesABrokerKill() throws {
+        let configuration = """
+            name: held
+            bus: {heartbeatMs: 200, sessionTimeoutMs: 1000}
+            plugins:
+              - {name: observer, executable: \(BuildProducts.path("fixture-supervised")), arguments: [--observer], role: generic}
+            """
+        let scenario = """
+            name: held
+            start: 2026-03-07T07:00
+            timeZone: UTC
+            end: day 1 08:00
+            steps:
+              - {at: "07:10", publish: {topic: app.sup.tell, body: {n: 1}}}
+              - {at: "07:20", publish: {topic: app.sup.tell, body: {n: 2}}}
+            """
+        for crash in ["--crash-before-saving", "--crash-after-saving"] {
+            let work = TemporaryDirectory(prefix: "sbheld")
+            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"]
+            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.told"], timeoutSeconds: 60)
+            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
+            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
+            let told = journal(work.file("journal.jsonl")).filter { $0.topic == "app.sup.told" }
+            XCTAssertEqual(told.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each held publication journaled once")
+            XCTAssertEqual(Set(told.map(\.source)), ["observer"])
+        }
+    }
 }

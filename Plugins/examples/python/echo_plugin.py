@@ -5,7 +5,10 @@ It answers every `app.ping` event with an `app.pong` event whose body is
     {"echo": <the ping's body>, "answers": <the ping's seq>}
 and acknowledges every event it receives. Along the way it does what the protocol asks of every plugin:
 it finds the broker, says hello, heartbeats, checks its delivery numbers and reports gaps, says hello
-again when the broker restarted or forgot it, and says bye on SIGTERM or SIGINT.
+again when the broker restarted or forgot it, and says bye on SIGTERM or SIGINT. Started by the broker
+(supervised), it keeps a handled record (docs/protocol.md § 9.1): an event delivered again after a crash
+is skipped and what handling it published is sent again, so each ping is answered exactly once; and it
+dies with its broker, as the Swift SDK's plugins do.
 
 Only dependency: pyzmq (`pip install pyzmq`, or `make deps` in the repository).
 
@@ -16,9 +19,11 @@ hello (e.g. `--protocol-version 2`), 64 for bad arguments.
 """
 
 import argparse
+import ctypes
 import json
 import os
 import signal
+import sqlite3
 import sys
 import time
 
@@ -257,6 +262,65 @@ class BusConnection:
 
 
 # ---------------------------------------------------------------------------------------------------
+# At least once (docs/protocol.md § 9.1)
+
+class HandledRecord:
+    """The events this plugin has handled and what handling each published, in
+    <state dir>/cursors/<name>.sqlite: it survives the process, so the next one skips a redelivered event
+    and sends its publications again (each with the same cause and index, so the broker keeps one copy)."""
+
+    def __init__(self, path):
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        self.db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit below
+        self.db.execute("PRAGMA journal_mode=WAL")             # a commit survives a SIGKILL of this process
+        self.db.execute("CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY)")
+        self.db.execute("CREATE TABLE IF NOT EXISTS published (seq INTEGER, idx INTEGER, message TEXT, PRIMARY KEY (seq, idx))")
+
+    @staticmethod
+    def for_supervised_plugin(name):
+        """The record of a plugin the broker started, or None when run by hand (nothing redelivers to it)."""
+        state = os.environ.get("SHIELDBUS_STATE_DIR")
+        if os.environ.get("SHIELDBUS_SUPERVISED") != "1" or not state:
+            return None
+        return HandledRecord(f"{state}/cursors/{name}.sqlite")
+
+    def publications(self, seq):
+        """What handling `seq` published, in order; None if it was never handled."""
+        if self.db.execute("SELECT 1 FROM handled WHERE seq = ?", (seq,)).fetchone() is None:
+            return None
+        return [json.loads(message) for (message,) in
+                self.db.execute("SELECT message FROM published WHERE seq = ? ORDER BY idx", (seq,))]
+
+    def record(self, seq, messages):
+        """`seq` is handled and published `messages`: one transaction, before they are sent — so a process
+        killed after it has only to send them again."""
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.execute("INSERT INTO handled (seq) VALUES (?)", (seq,))
+        self.db.executemany("INSERT INTO published VALUES (?, ?, ?)",
+                            [(seq, index, json.dumps(message)) for index, message in enumerate(messages)])
+        self.db.execute("COMMIT")
+
+
+def die_with_parent():
+    """A supervised plugin ends with the broker that started it (Linux: PR_SET_PDEATHSIG), so a killed broker
+    leaves no plugin behind to confuse its successor; elsewhere the broker's SIGTERM does it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the broker died before we asked
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def answer(fields):
+    """What an event makes this plugin publish, as (topic, body) pairs: a pong for a ping, nothing else."""
+    if fields["topic"] == "app.ping":
+        return [("app.pong", {"echo": fields["body"], "answers": fields["seq"]})]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------
 # The plugin
 
 def parse_arguments(argv):
@@ -305,6 +369,13 @@ def main(argv=None):
     except OSError as error:
         log(f"cannot read the CURVE keys for {endpoint}: {error}")
         return 1
+    if os.environ.get("SHIELDBUS_SUPERVISED") == "1":
+        die_with_parent()
+    try:
+        record = HandledRecord.for_supervised_plugin(arguments.name)
+    except sqlite3.Error as error:
+        log(f"cannot open the handled record in {os.environ.get('SHIELDBUS_STATE_DIR')}/cursors: {error}")
+        return 78  # EX_CONFIG: the broker marks the plugin failed with this line instead of restarting it
     bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version, arguments.runtime_dir, curve)
     poller = zmq.Poller()
     poller.register(bus.socket, zmq.POLLIN)
@@ -313,6 +384,7 @@ def main(argv=None):
     bus.hello()
     started = time.monotonic()
     pings = 0
+    skipped = 0
     status = 0
     try:
         while not stopping:
@@ -343,18 +415,32 @@ def main(argv=None):
                 if kind == "error":
                     log(f"the broker refused a message: {fields.get('code')}: {fields.get('message')}")
                 elif kind == "event":
-                    if fields["topic"] == "app.ping":
-                        # Publish the consequence first, then acknowledge (docs/protocol.md § 9).
-                        bus.publish("app.pong", {"echo": fields["body"], "answers": fields["seq"]})
-                        pings += 1
-                    bus.ack(fields["seq"])
+                    seq = fields["seq"]
+                    messages = record.publications(seq) if record else None
+                    if messages is not None:
+                        # Handled by an earlier process that died before its ack arrived: skip it, but send
+                        # again what it published (the broker may never have read it; a copy is dropped).
+                        skipped += 1
+                        log(f"seq {seq} ({fields['topic']}) was handled already; sending its {len(messages)} publication(s) again")
+                    else:
+                        messages = [{"topic": topic, "body": body} for topic, body in answer(fields)]
+                        if record:
+                            # Cause and index let the broker recognise the copy a later process sends again.
+                            for index, message in enumerate(messages):
+                                message.update(cause=seq, index=index)
+                            record.record(seq, messages)
+                        pings += 1 if messages else 0
+                    # Publish the consequences first, then acknowledge (docs/protocol.md § 9).
+                    for message in messages:
+                        bus.send("publish", message)
+                    bus.ack(seq)
     except Refused as refusal:
         log(f"the broker refused our hello: {refusal}")
         status = 2
     finally:
         if stopping:
             farewell = "said bye" if bus.bye() else "no session to say bye to"
-            log(f"stopping on {stopping[0]}: {farewell}; answered {pings} ping(s); "
+            log(f"stopping on {stopping[0]}: {farewell}; answered {pings} ping(s), skipped {skipped} handled before; "
                 f"{bus.gaps} gap(s), {bus.missed} missed deliveries")
         bus.close()
         signal.set_wakeup_fd(-1)

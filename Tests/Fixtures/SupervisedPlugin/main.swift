@@ -1,12 +1,14 @@
 // fixture-supervised: a plugin for the supervision tests — answers pings, and crashes, hangs or is refused on demand.
 //
-// Usage: fixture-supervised [--crash-at-start | --raw-hello JSON]
+// Usage: fixture-supervised [--crash-at-start | --raw-hello JSON | --listener | --observer]
 // Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
 // with status 3 and `app.sup.hang` makes it stop answering and heartbeating; `activity.habit.completed` is
 // answered with `app.sup.habit` {"sender"}. `app.sup.publish-when-stopped` waits until the broker is stopped (the
 // test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
 // {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
-// --crash-at-start exits with status 3
+// --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
+// handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
+// publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
 // at once; --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
 // language might, and exits with status 1 when the broker refuses it.
 
@@ -23,10 +25,23 @@ func fail(_ message: String, status: Int32) -> Never {
     exit(status)
 }
 
+let isListener = CommandLine.arguments.contains("--listener")
+let isObserver = CommandLine.arguments.contains("--observer")
+
 final class SupervisedFixture: BusPlugin {
-    override var subscriptions: [String] { ["app.sup.", "activity.habit."] }
+    override var subscriptions: [String] { isListener ? ["app.sup.echo"] : isObserver ? ["app.sup.tell"] : ["app.sup.", "activity.habit."] }
+    override var observedTopics: [String] { isObserver ? ["app.sup.tell"] : [] }
 
     override func handle(_ envelope: Envelope) {
+        if isListener {
+            // Its prefix matches `app.sup.echo-then-hang` too.
+            if envelope.topic == "app.sup.echo" { hear(envelope) }
+            return
+        }
+        if isObserver {
+            try? PluginRuntime.current?.publish("app.sup.told", json: ["n": envelope.bodyValue["n"] ?? .null])
+            return
+        }
         switch envelope.topic {
         case "app.sup.ping":
             let n = envelope.bodyValue["n"] ?? .null
@@ -51,6 +66,16 @@ final class SupervisedFixture: BusPlugin {
             break
         }
     }
+}
+
+func hear(_ echo: Envelope) {
+    let path = (ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] ?? ".") + "/\(name)-heard"
+    guard let file = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else {
+        fail("cannot write \(path)", status: 5)
+    }
+    file.seekToEndOfFile()
+    file.write(Data("\(echo.seq) \(echo.bodyValue["n"]?.jsonText ?? "null")\n".utf8))
+    file.closeFile()
 }
 
 func hang() -> Never {

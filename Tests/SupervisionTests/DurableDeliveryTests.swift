@@ -93,6 +93,31 @@ final class DurableDeliveryTests: XCTestCase {
         XCTAssertEqual(try second.status()["counters"]?["errorsByCode"]?["delivery-abandoned"]?.intValue, 1, "the hang itself was given up after two crashes")
     }
 
+    /// At the configured bound (`bus.deliveryLogLimit`), events for a plugin that stopped acknowledging are no
+    /// longer kept: said once as `bus.error` `delivery-log-full` naming it, and counted in status — never silent.
+    func testAFullDeliveryLogIsAClearErrorAndACounter() throws {
+        let configuration = """
+            name: log-full
+            bus: {heartbeatMs: 200, sessionTimeoutMs: 30000, deliveryLogLimit: 3}
+            plugins:
+              - {name: slow, executable: \(BuildProducts.path("fixture-supervised")), role: generic}
+            """
+        let broker = try BrokerProcess(configuration: configuration)
+        waitUntil("the plugin to connect") { slow(broker)?["connected"]?.boolValue == true }
+        let watcher = try broker.connect(name: "error-watcher", role: .tap, subscriptions: ["bus.error"])
+        let tool = try broker.connect(name: "flood", role: .tool, subscriptions: [])
+        try tool.publish(Publish(topic: "app.sup.hang", body: [:]))  // it stops acknowledging
+        for n in 1...6 { try tool.publish(Publish(topic: "app.sup.ping", body: ["n": .int(Int64(n))])) }
+        let errors = try collectEvents(from: watcher) { $0.contains { $0.bodyValue["code"]?.stringValue == "delivery-log-full" } }
+        let full = errors.filter { $0.bodyValue["code"]?.stringValue == "delivery-log-full" }
+        XCTAssertEqual(full.count, 1, "once per episode")
+        XCTAssertEqual(full.first?.bodyValue["receiver"]?.stringValue, "slow")
+        XCTAssertTrue(full.first?.bodyValue["message"]?.stringValue?.contains("bus.deliveryLogLimit") == true)
+        waitUntil("the broker to have read the flood") { (try? broker.status())?["counters"]?["events"]?.intValue ?? 0 >= 7 }
+        XCTAssertEqual(try broker.status()["counters"]?["errorsByCode"]?["delivery-log-full"]?.intValue, 1)
+        XCTAssertEqual(slow(broker)?["kept"]?.intValue, 3, "the bound holds")
+    }
+
     // MARK: What a plugin published when its broker was killed
 
     var fixtureConfiguration: String {

@@ -252,8 +252,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         reblock(state, reason: "the daily threshold was reached")
         do {
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
-            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.today() else { return }
-            try defaults.set(DayKey.today(), forKey: SharedKey.speedBumpDay)
+            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.deviceToday() else { return }
+            try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
             try scheduleCheck(at: nextSpeedBumpCheck())
         } catch {
             logger?.error("cannot schedule the end of the speed bump: \(error)")
@@ -392,10 +392,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             let passes = grantedPasses()
             do { try scheduleNextPassCheck(passes) } catch { logger?.error("cannot plan the pass check again: \(error)") }
         case .speedBump:
-            countTheTrueDay(registeringAgain: false)
-            checkSpeedBumpDay()
+            speedBumpDayMoved()
             if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
-                do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
+                do { try planResume(until: until) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
             }
         }
     }
@@ -409,32 +408,52 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
             try center.stopMonitoring([names.daily])
-            try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until))))
+            try planResume(until: until)
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
     }
 
-    /// A speed bump lasts until local midnight (a daily threshold): lift its shields once the day it was raised
-    /// on is over, else check again. The daily interval's start says so too, but under `ios-realistic` a far
-    /// schedule may fire late or never, so re-checks no further apart than 44 minutes lead up to midnight
-    /// (explore: shields kept into the next day).
-    open func checkSpeedBumpDay() {
-        countTheTrueDay()
-        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else {
-            // No speed bump raised: with the device clock set, checks lead up to the true midnight all the same.
-            if BusClock.clockOffset != 0 {
-                do { try scheduleCheck(at: nextSpeedBumpCheck()) } catch { logger?.error("cannot plan the check at midnight: \(error)") }
-            }
-            return
+    /// Plans the end of a dismiss's cooldown, registering the threshold ahead: on an interval that starts at the
+    /// cooldown's end, so that the OS counts from that very instant and the threshold's own whole-minute delivery is the
+    /// only delay (explore: speed-bump 76, 111, 114, 124 under `ios-realistic` — registered by the resume's callback,
+    /// itself up to a minute late, the threshold came up to two minutes after the use reached it). The interval's start
+    /// registers the daily threshold again for the days after. When no such interval can start when due (less than 15
+    /// minutes before the device's midnight, or in a repeated DST hour), the plain resume window is planned.
+    func planResume(until: Date) throws {
+        if let schedule = Self.countingWindow(from: until), let state = readState() {
+            let list = Self.currentBlockList(state, center: center, names: names)
+            return try center.startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)])
         }
+        try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until))))
+    }
+
+    /// A one-off schedule from the true instant `date` to the end of that device day (as `allDay` ends), or nil when it
+    /// would not start at `date` or would be shorter than DeviceActivity's 15 minutes.
+    static func countingWindow(from date: Date) -> DeviceActivitySchedule? {
+        guard startingWhenDue(date) == date else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let start = calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: date))
+        let end = DateComponents(hour: allDay.intervalEnd.hour, minute: allDay.intervalEnd.minute, second: 0)
+        let minutesLeft = ((end.hour ?? 0) - (start.hour ?? 0)) * 60 + (end.minute ?? 0) - (start.minute ?? 0)
+        guard minutesLeft > 15 else { return nil }
+        return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: false)
+    }
+
+    /// A speed bump lasts until the device's midnight (a daily threshold, counted by the OS on the device clock in
+    /// the zone in force): lift its shields once the day it was raised on is over, else check again. The daily
+    /// interval's start says so too, but under `ios-realistic` a far schedule may fire late or never, so re-checks no
+    /// further apart than 44 minutes lead up to midnight (explore: shields kept into the next day).
+    open func checkSpeedBumpDay() {
+        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }
         do {
-            let today = DayKey.today()
+            let today = DayKey.deviceToday()
             if day == today {
                 try scheduleCheck(at: nextSpeedBumpCheck())
             } else if today < day {
-                // A zone change across the date line made "today" the previous date. That day began earlier in true time
-                // and the OS counts all its use, the use that raised the speed bump included: it holds to that day's end.
+                // A clock or zone change made "today" the previous date. That day began earlier in true time and the OS
+                // counts all its use, the use that raised the speed bump included: it holds to that day's end.
                 try defaults.set(today, forKey: SharedKey.speedBumpDay)
                 try scheduleCheck(at: nextSpeedBumpCheck())
             } else {
@@ -447,53 +466,26 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
-    /// The OS counts the threshold within the day its device clock shows; the speed bump's day is the true local day.
-    /// With the clock set the two part, so on a new true day the monitor registers the threshold again and the OS
-    /// counts from there (explore: the clock set back 7 h — after true midnight the OS's day went on, yesterday's use
-    /// past the threshold, and no threshold came in the new day).
-    /// A zone or clock change is no new day for the count (`registeringAgain` false): the OS counts the new zone's day
-    /// itself, use before the change included, and registering again would forgive that use.
-    ///
-    /// A move back across the date line makes "today" the day before again, whose use the registration at its true
-    /// midnight forgave (explore: speed-bump 301 — the clock 2 h back in Tokyo, Facebook at 23:31, the threshold
-    /// registered again at 00:00, then a move to Los Angeles: the OS's threshold came 8 minutes late). So the threshold
-    /// is registered once more counting the interval's past use, which is that day's, as long as the device's day begins
-    /// no earlier than the true one (a clock set back) and no cooldown ended in it (the count starts again there).
-    func countTheTrueDay(registeringAgain: Bool = true) {
-        let today = DayKey.today()
-        let counted = try? defaults.string(forKey: SharedKey.speedBumpCountDay)
-        guard counted != today else { return }
-        do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
-        guard let counted else { return }
-        if today > counted {
-            // Registered again at the true midnight even when the OS's day began there too: the OS then counts from
-            // here when a later clock change puts the device's day start before it (explore: two-products 1004, the
-            // clock set 9 h forward at 01:03 — the device's day had begun at 15:00 the day before, and the OS raised
-            // yesterday's threshold again). During a cooldown its end registers anew.
-            if registeringAgain { resumeThresholdMonitoring() }
-        } else if BusClock.clockOffset <= 0, !cooldownEnded(since: startOfToday()) {
-            resumeThresholdMonitoring(includingPastActivity: true)
+    /// The device clock was set or the zone changed. When the device now shows a later date than the speed bump's,
+    /// the OS replans its daily interval on that date, which may have begun hours ago in true time: it counts that use
+    /// and delivers the threshold again at its next whole minute if it is reached. Lifting at once would let the
+    /// selection through until then (explore: speed-bump 95, a zone change to a new date, usable 2 minutes), so the
+    /// monitor checks at that whole minute instead, and lifts only if no threshold came for the new day.
+    func speedBumpDayMoved() {
+        if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
+            do { try scheduleCheck(at: Self.minuteAfter(now)) } catch { logger?.error("cannot plan the check of the new day: \(error)") }
+        } else {
+            checkSpeedBumpDay()
         }
     }
 
-    /// Whether a dismiss's cooldown ended (or runs) after `date`.
-    func cooldownEnded(since date: Date) -> Bool {
-        guard let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil) else { return false }
-        return until > date.timeIntervalSince1970
-    }
-
-    /// The start of the true local day, in the zone in force.
-    func startOfToday() -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
-        return calendar.startOfDay(for: now)
-    }
-
-    /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.
+    /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.
     func nextSpeedBumpCheck() -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
-        let midnight = calendar.nextDate(after: now, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime) ?? now
+        let shown = BusClock.deviceClock(at: now)
+        let midnight = calendar.nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)
+            .map { now.addingTimeInterval($0.timeIntervalSince(shown)) } ?? now
         return Self.startingWhenDue(min(now.addingTimeInterval(44 * 60), midnight))
     }
 
@@ -514,12 +506,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return date
     }
 
-    /// Registers the daily threshold again, after a cooldown or for a new true day: the OS counts from here, or, with
-    /// `includingPastActivity`, the running interval's use before it too.
-    open func resumeThresholdMonitoring(includingPastActivity: Bool = false) {
+    /// Registers the daily threshold again after a cooldown: the OS counts from here.
+    open func resumeThresholdMonitoring() {
         if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
             // Fired early (the device clock was set forward): the cooldown is not over in true time.
-            do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
+            do { try planResume(until: until) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
             return
         }
         guard let state = readState() else { return }
@@ -527,7 +518,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
             // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
             let list = Self.currentBlockList(state, center: center, names: names)
-            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list, includesPastActivity: includingPastActivity)])
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

@@ -52,7 +52,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
     /// When the OS refuses a new slot (the app's 20 activities are taken), the check goes to the reserve slot
-    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the true midnight.
+    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the device's midnight.
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)

@@ -57,11 +57,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
         do {
-            if let schedule = Self.warningWindow(checkingAt: date) {
-                try center.startMonitoring(warningSlotName(slot), during: schedule)
-            } else {
-                try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
-            }
+            let check = Self.checkSchedule(at: date)
+            try center.startMonitoring(check.atEndWarning ? warningSlotName(slot) : chainSlotName(slot), during: check.schedule)
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
         }
@@ -94,6 +91,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: repeats)
     }
 
+    /// The schedule that brings a check at the true instant `date`: a one-off window starting then or, when none starts
+    /// when due (the device clock shows `date` in a repeated DST hour's second pass), an interval whose end warning
+    /// comes then (`warningWindow`), whose start means nothing.
+    static func checkSchedule(at date: Date) -> (schedule: DeviceActivitySchedule, atEndWarning: Bool) {
+        warningWindow(checkingAt: date).map { ($0, true) } ?? (window(at: date), false)
+    }
+
     public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
 
     /// A re-check slot whose check is its interval's end warning (`warningWindow`); its start means nothing.
@@ -108,7 +112,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// that the OS reads as planned and that is 15 wall minutes on (DeviceActivity's minimum), and warns `date` before
     /// that end: the OS computes a warning in true time. Nil when a plain window starts when due.
     static func warningWindow(checkingAt date: Date) -> DeviceActivitySchedule? {
-        guard startingWhenDue(date) != date else { return nil }
+        startingWhenDue(date) != date ? endWarningWindow(checkingAt: date) : nil
+    }
+
+    /// The interval from the device clock's now whose end warning comes at the true instant `date` (`warningWindow`).
+    static func endWarningWindow(checkingAt date: Date) -> DeviceActivitySchedule {
         let zone = BusClock.timeZone
         func wallSeconds(_ instant: Date) -> Double {
             let shown = BusClock.deviceClock(at: instant)
@@ -214,8 +222,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
-        } else if names.isFocus(activity) || activity == names.focusCheck
-                    || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
+        } else if activity == names.focusCheck {
+            if plannedFocusCheck()?.atEndWarning != true { syncFocusHours() }  // else its check is the end warning
+        } else if names.isFocus(activity) || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
             syncFocusHours()
         } else if activity == names.pass {
             checkPass()
@@ -225,7 +234,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func intervalWillEndWarning(for activity: DeviceActivityName) {
-        if isWarningSlot(activity) { chainedCheckIsDue() }
+        if isWarningSlot(activity) { chainedCheckIsDue() } else if activity == names.focusCheck { syncFocusHours() }
     }
 
     /// A check of the chain came: the speed bump's day, or the unlock.
@@ -305,7 +314,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
-    /// schedule further out may fire early, late or never).
+    /// schedule further out may fire early, late or never). In a repeated DST hour's second pass it comes as an end
+    /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
+    /// late). A check planned more than 16 times at one instant means the OS keeps starting its window at once (explore:
+    /// focus-window 12, a schedule in a skipped hour): it is planned as an end warning, whose start is ignored, so
+    /// the callbacks cannot loop.
     func planFocusCheck() {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
@@ -313,11 +326,33 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0, second: 0), matchingPolicy: .nextTime)
         }
         guard let next = boundaries.min() else { return }
+        let date = min(next, now.addingTimeInterval(44 * 60))
+        var plan = PlannedFocusCheck(plannedAt: now.timeIntervalSince1970, at: date.timeIntervalSince1970, times: 1, atEndWarning: false)
+        var check = Self.checkSchedule(at: date)
+        if let last = plannedFocusCheck(), last.plannedAt == plan.plannedAt, last.at == plan.at {
+            plan.times = last.times + 1
+            // A clock change plans it once per callback it brings (the change, each window's end and start, the
+            // selection's, the check's): a handful. Hundreds are a loop.
+            if plan.times > 16 {
+                if last.atEndWarning { return }
+                logger?.warning("the focus check for \(busTime(date)) was planned \(plan.times) times at this instant (the OS starts its window at once): it comes as an end warning instead, so it cannot loop")
+                check = (Self.endWarningWindow(checkingAt: date), true)
+            }
+        }
+        plan.atEndWarning = check.atEndWarning
         do {
-            try center.startMonitoring(names.focusCheck, during: Self.window(at: min(next, now.addingTimeInterval(44 * 60))))
+            try center.startMonitoring(names.focusCheck, during: check.schedule)
+            // Recorded last: the monitor hears its own write, and one heard during a call held the short-lived
+            // extension's process past its callback (a later callback was then lost, under ios-realistic).
+            try defaults.set(plan, forKey: SharedKey.focusCheck)
         } catch {
             logger?.error("cannot plan the next focus check: \(error)")
         }
+    }
+
+    /// The focus check last planned, if it can be read.
+    func plannedFocusCheck() -> PlannedFocusCheck? {
+        try? defaults.value(PlannedFocusCheck.self, forKey: SharedKey.focusCheck)
     }
 
     public func activePass() -> (application: ApplicationToken, until: Date)? {

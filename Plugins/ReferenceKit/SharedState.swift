@@ -30,6 +30,17 @@ public enum SharedKey {
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
+    /// The focus check last planned (`PlannedFocusCheck`).
+    public static let focusCheck = "monitor.focusCheck"
+}
+
+/// A focus check as the monitor planned it: when (seconds since 1970), for when, how many times at that instant, and
+/// whether it comes as its interval's end warning (then the interval's start means nothing).
+public struct PlannedFocusCheck: Codable, Equatable {
+    public var plannedAt: Double
+    public var at: Double
+    public var times: Int
+    public var atEndWarning: Bool
 }
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never

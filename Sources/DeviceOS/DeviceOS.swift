@@ -128,7 +128,7 @@ public final class DeviceOS: BrokerService {
         activity = try DeviceActivityService(device: self)
         screen = Screen(device: self)
         lifecycle = try AppLifecycle(device: self)
-        notifications = NotificationCenterService(device: self)
+        notifications = try NotificationCenterService(device: self)
         webContent = WebContentFilter(device: self)
     }
 

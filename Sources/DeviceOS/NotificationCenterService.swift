@@ -5,37 +5,45 @@ import Foundation
 /// Posted notifications, and what happens when the person taps one: the companion app of the poster's product
 /// comes to the foreground (the notifier's pending deep-link route is the app's to read).
 final class NotificationCenterService {
-    private unowned let device: DeviceOS
-    private(set) var delivered: [NotificationRequest] = []
-    /// Who posted each delivered notification (by id): a tap opens that plugin's app.
-    private var posters: [String: String] = [:]
+    /// A delivered notification and the plugin that posted it: a tap opens that plugin's app.
+    private struct Delivered: Codable {
+        var request: NotificationRequest
+        var poster: String
+    }
 
-    init(device: DeviceOS) {
+    static let storeKey = "notifications.delivered"
+    private unowned let device: DeviceOS
+    /// Persisted, as on iOS: a notification not yet tapped is still there after a restart (a broker SIGKILL).
+    private var entries: [Delivered]
+    var delivered: [NotificationRequest] { entries.map(\.request) }
+
+    init(device: DeviceOS) throws {
         self.device = device
+        entries = try device.state.load([Delivered].self, key: Self.storeKey) ?? []
     }
 
     func handle(_ envelope: Envelope) {
         guard let request = device.decode(NotificationRequest.self, from: envelope) else { return }
         // As on iOS, a request with the identifier of a delivered notification replaces it: a notifier that
         // posts again after a restart (a redelivered trigger) does not post twice.
-        let isRepost = delivered.contains { $0.id == request.id }
-        delivered.removeAll { $0.id == request.id }
-        delivered.append(request)
-        posters[request.id] = envelope.source
+        let isRepost = entries.contains { $0.request.id == request.id }
+        entries.removeAll { $0.request.id == request.id }
+        entries.append(Delivered(request: request, poster: envelope.source))
+        device.save(entries, key: Self.storeKey)
         if !isRepost { device.emit(DeviceTopic.notificationPosted, request) }
         device.reply(to: envelope, .success(NoValue()))
     }
 
     /// The person taps a notification (the latest when `id` is nil).
     func tap(id: String?) {
-        guard let notification = id.map({ wanted in delivered.last { $0.id == wanted } }) ?? delivered.last else {
+        guard let notification = id.map({ wanted in entries.last { $0.request.id == wanted } }) ?? entries.last else {
             device.emit(topic: "bus.error", body: ["code": "no-notification", "sender": "broker",
                                                    "message": .string(id.map { "no notification with id '\($0)' was posted" } ?? "no notification was posted yet; nothing to tap")])
             return
         }
-        delivered.removeAll { $0.id == notification.id }
-        let poster = posters.removeValue(forKey: notification.id)
-        device.emit(topic: DeviceTopic.notificationTapped, body: ["id": .string(notification.id), "kind": notification.kind.map(JSONValue.string) ?? .null])
-        if let app = poster.flatMap(device.product(of:))?.companionApp { device.screen.open(app, reason: "notification") }
+        entries.removeAll { $0.request.id == notification.request.id }
+        device.save(entries, key: Self.storeKey)
+        device.emit(topic: DeviceTopic.notificationTapped, body: ["id": .string(notification.request.id), "kind": notification.request.kind.map(JSONValue.string) ?? .null])
+        if let app = device.product(of: notification.poster)?.companionApp { device.screen.open(app, reason: "notification") }
     }
 }

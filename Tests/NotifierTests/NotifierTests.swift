@@ -1,5 +1,7 @@
 import BusProtocol
 import Foundation
+import ReferenceKit
+import ShieldBusSDK
 import ShieldBusTestSupport
 import XCTest
 
@@ -104,6 +106,41 @@ final class NotifierTests: XCTestCase {
         let routeWritten = try XCTUnwrap(run.events("state.changed").first { $0.bodyValue["key"] == "PendingDeepLinkRoute" })
         let posted = try XCTUnwrap(run.events("notification.posted").first)
         XCTAssertLessThan(routeWritten.seq, posted.seq)
+    }
+
+    /// Issue 11: a notification posted and not yet tapped, and the deep-link route it leads to, outlive a broker
+    /// SIGKILLed between the post and the tap (`--crash-at-step`), and the tap after the restart opens the route.
+    func testAPendingNotificationAndItsRouteSurviveABrokerSIGKILL() throws {
+        let scenario = """
+        name: crash-between-post-and-tap
+        start: 2026-11-23T07:00
+        steps:
+        \(threshold("mindful", at: "07:00"))
+          - {at: "07:02", tapNotification: latest}
+          - {at: "07:03", home: true}
+        """
+        let state = TemporaryDirectory(prefix: "sbnotifiercrash")
+        let killed = try ScenarioRun.run(configuration: configuration(withApp: true), scenario: scenario,
+                                         arguments: ["--crash-at-step", "2"], stateDirectory: state.path)
+        XCTAssertEqual(killed.exitStatus, SIGKILL, "the broker died by SIGKILL before the tap: \(killed.errors)")
+        let posted = try XCTUnwrap(killed.events("notification.posted").first, killed.errors)
+        XCTAssertTrue(killed.events("notification.tapped").isEmpty && killed.events("app.url.opened").isEmpty, "nothing was tapped yet")
+        let defaults = try SharedDefaults(suiteName: "group.test.notifier", container: AppGroupContainer(root: URL(fileURLWithPath: state.file("appgroups"))))
+        let pending = try XCTUnwrap(try defaults.value(PendingDeepLinkRoute.self, forKey: PendingDeepLinkRoute.key), "the route is pending in the store")
+        XCTAssertEqual(pending.url, "tether://nudge?action=call")
+
+        let resumed = try ScenarioRun.run(configuration: configuration(withApp: true), scenario: scenario, arguments: ["--resume"], stateDirectory: state.path)
+        XCTAssertEqual(resumed.exitStatus, 0, resumed.errors)
+        XCTAssertFalse(resumed.events("bus.error").contains { $0.bodyValue["code"]?.stringValue == "no-notification" },
+                       "the notification posted before the kill is still delivered: \(resumed.events("bus.error").map(\.bodyValue))")
+        let tapped = try XCTUnwrap(resumed.events("notification.tapped").first, "the tap found the notification")
+        XCTAssertEqual(tapped.bodyValue["id"]?.stringValue, posted.bodyValue["id"]?.stringValue)
+        XCTAssertEqual(tapped.bodyValue["kind"]?.stringValue, "circle-nudge")
+        XCTAssertEqual(resumed.events("app.deeplink.outcome").map { $0.bodyValue["outcome"]?.stringValue }, ["opened"])
+        let opened = resumed.events("app.url.opened")
+        XCTAssertEqual(opened.map { $0.bodyValue["url"]?.stringValue }, ["tether://nudge?action=call"], "the route opens the right screen, once")
+        XCTAssertEqual(opened.first?.time, at(7, 2))
+        XCTAssertTrue(resumed.events("notification.posted").isEmpty, "not posted a second time")
     }
 
     /// `HH:MM` of a bus time in Berlin (UTC+1 in November).

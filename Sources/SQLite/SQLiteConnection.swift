@@ -146,7 +146,8 @@ public final class SQLiteConnection {
     /// Runs `PRAGMA quick_check` and returns the problems it reports; empty means the file is sound.
     ///
     /// Damage bad enough to stop the check (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) is reported as a
-    /// problem too; other failures (e.g. busy, I/O) throw.
+    /// problem too; other failures (e.g. busy, I/O) throw. A file that is not a whole number of pages was cut
+    /// short: SQLite reads the missing tail of its last page as zeros, which the check alone may not notice.
     public func quickCheck() throws -> [String] {
         var lines: [String] = []
         do {
@@ -154,10 +155,19 @@ public final class SQLiteConnection {
             while try statement.step() {
                 lines.append(try statement.string(at: 0) ?? "")
             }
+            if let cut = try partialPage() { lines.append(cut) }
         } catch let error as SQLiteError where error.isCorrupt || error.code == SQLITE_NOTADB {
             lines.append("\(error)")
         }
-        return lines == ["ok"] ? [] : lines
+        return lines.filter { $0 != "ok" }
+    }
+
+    /// Says so when the database file ends partway through a page (SQLite only ever writes whole pages to it).
+    private func partialPage() throws -> String? {
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else { return nil }
+        let statement = try prepare("PRAGMA page_size")
+        guard try statement.step(), let pageSize = try statement.int64(at: 0), pageSize > 0, Int64(size) % pageSize != 0 else { return nil }
+        return "the file is \(size) bytes, not a whole number of \(pageSize)-byte pages: it was cut short"
     }
 
     /// Compiles the first statement at `sql`; nil when only whitespace or comments remain.

@@ -125,22 +125,48 @@ final class SQLiteTests: XCTestCase {
         }
     }
 
+    /// A closed database file of a few pages: 500 rows of text.
+    func databaseOfSeveralPages(_ name: String) throws -> String {
+        let file = path(name)
+        let db = try SQLiteConnection(path: file)
+        try db.execute("""
+            CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
+            WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
+            INSERT INTO t SELECT i, printf('value-%05d-padding-padding-padding', i) FROM n;
+            """)
+        return file
+    }
+
     func testQuickCheckReportsDamagedPages() throws {
-        let file = path("damaged.sqlite")
-        do {
-            let db = try SQLiteConnection(path: file)
-            try db.execute("""
-                CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT);
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500)
-                INSERT INTO t SELECT i, printf('value-%05d-padding-padding-padding', i) FROM n;
-                """)
-        }
+        let file = try databaseOfSeveralPages("damaged.sqlite")
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: file))
         try handle.seek(toOffset: 4096 * 2 + 200)
         handle.write(Data(repeating: 0xFF, count: 64))
         try handle.close()
         let problems = try SQLiteConnection(path: file).quickCheck()
         XCTAssertFalse(problems.isEmpty)
+    }
+
+    /// A file cut anywhere short of its end is refused on opening or reported by the check, even where the lost
+    /// bytes would read back as the zeros SQLite fills a short last page with (a cut of a few bytes passes
+    /// `quick_check` alone).
+    func testQuickCheckReportsAFileCutAnywhere() throws {
+        let file = try databaseOfSeveralPages("whole.sqlite")
+        let whole = try XCTUnwrap(FileManager.default.contents(atPath: file))
+        XCTAssertEqual(try SQLiteConnection(path: file).quickCheck(), [])
+        var random = SystemRandomNumberGenerator()
+        let cuts = [1, 2, 8, 100, 4095, 4096] + (0..<20).map { _ in Int.random(in: 1..<whole.count, using: &random) }
+        for lost in cuts where lost < whole.count {
+            let cutFile = path("cut-\(lost).sqlite")
+            try whole.prefix(whole.count - lost).write(to: URL(fileURLWithPath: cutFile))
+            let problems: [String]
+            do {
+                problems = try SQLiteConnection(path: cutFile).quickCheck()
+            } catch let error as SQLiteError where error.isCorrupt {
+                problems = ["\(error)"]
+            }
+            XCTAssertFalse(problems.isEmpty, "\(lost) of \(whole.count) bytes cut off")
+        }
     }
 
     func testGarbageFileIsNotADatabaseAndStaysUntouched() throws {

@@ -26,5 +26,12 @@ public final class SmallDisk {
         try FileManager.default.removeItem(atPath: path + "/" + filler)
     }
 
+    /// Remounts the disk read-only (or writable again), as the kernel does to a failing disk. Refused (EBUSY) while
+    /// any file on it is open for writing.
+    public func remount(readOnly: Bool) throws {
+        let remounted = try runToEnd("/bin/mount", ["-o", readOnly ? "remount,ro" : "remount,rw", path])
+        guard remounted.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: remounted.output]) }
+    }
+
     deinit { _ = try? runToEnd("/bin/umount", ["-l", path]) }
 }

@@ -7,7 +7,7 @@ extension SharedDefaults {
     /// writable in this plugin's slice, announcing every change on the bus (`state.changed`). A wrong name is an
     /// error that lists the groups that exist — never a silent nil. It may be opened before the plugin connects.
     public static func forPlugin(suiteName: String? = nil) throws -> SharedDefaults {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = LaunchEnvironment.variables
         guard let writer = PluginRuntime.current?.name ?? environment["SHIELDBUS_PLUGIN_NAME"] else {
             throw PluginError.configuration("SHIELDBUS_PLUGIN_NAME is not set: the broker sets it for the plugins it starts")
         }
@@ -32,12 +32,12 @@ extension SharedDefaults {
 enum PluginAppGroup {
     /// The configured group's name, if any.
     static var configured: String? {
-        ProcessInfo.processInfo.environment["SHIELDBUS_APP_GROUP"].flatMap { $0.isEmpty ? nil : $0 }
+        LaunchEnvironment["SHIELDBUS_APP_GROUP"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// The folder of the device's app groups.
     static func container() throws -> AppGroupContainer {
-        guard let stateDirectory = ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] else {
+        guard let stateDirectory = LaunchEnvironment["SHIELDBUS_STATE_DIR"] else {
             throw PluginError.configuration("SHIELDBUS_STATE_DIR is not set: the broker sets it for the plugins it starts")
         }
         return AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))

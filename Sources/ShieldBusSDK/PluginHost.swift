@@ -32,10 +32,10 @@ public enum PluginHost {
     /// callback and the broker starts it again for the next (SHIELDBUS_EPHEMERAL), so state kept only in memory
     /// is lost between callbacks, as on a phone.
     public static func run<Component: BusComponent>(name: String? = nil, _ make: @escaping () -> Component) -> Never {
-        let environment = ProcessInfo.processInfo.environment
+        let environment = LaunchEnvironment.variables
         let component = make()
         let pluginName = name ?? environment["SHIELDBUS_PLUGIN_NAME"] ?? String(describing: Component.self).lowercased()
-        let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
+        let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil, environment: environment).brokerEndpoint()
         do {
             try PluginAppGroup.verify()
             let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions,

@@ -50,13 +50,14 @@ public final class PluginRuntime {
         self.name = name
         self.role = role
         var logger = Logger(label: "plugin.\(name)")
-        logger.logLevel = ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        logger.logLevel = LaunchEnvironment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
         self.logger = logger
         now = Date(timeIntervalSince1970: 0)
-        handled = try HandledEvents.forSupervisedPlugin(named: name)
+        handled = try HandledEvents.forSupervisedPlugin(named: name, environment: LaunchEnvironment.variables)
         self.observedTopics = observedTopics
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
-                                                                         pid: Int64(getpid()), observations: observedTopics))
+                                                                         pid: Int64(getpid()), observations: observedTopics),
+                                       runtime: .resolve(nil, environment: LaunchEnvironment.variables))
     }
 
     /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
@@ -88,7 +89,7 @@ public final class PluginRuntime {
 
     /// The options file the broker wrote (`SHIELDBUS_PLUGIN_OPTIONS_FILE`); `{}` for a plugin started by hand.
     static func launchOptionsBytes() throws -> [UInt8] {
-        guard let path = ProcessInfo.processInfo.environment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
+        guard let path = LaunchEnvironment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw PluginError.configuration("cannot read the plugin's options file \(path) (SHIELDBUS_PLUGIN_OPTIONS_FILE)")
         }
@@ -101,12 +102,11 @@ public final class PluginRuntime {
     /// The options of the plugin being launched, decoded as `T`, readable before it connects (e.g. to choose
     /// its subscriptions from them); a mismatch is a clear error naming the plugin.
     public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
-        let environment = ProcessInfo.processInfo.environment
         let bytes = try launchOptionsBytes()
         do {
             return try DeviceAPICoding.decode(type, from: bytes)
         } catch {
-            let name = environment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
+            let name = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
             throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
         }
     }
@@ -259,7 +259,7 @@ public final class PluginRuntime {
     private var startWork: (() -> Void)?
 
     /// Started by the broker for one callback at a time (short-lived extensions, the ios-realistic profile).
-    private var isEphemeral: Bool { ProcessInfo.processInfo.environment["SHIELDBUS_EPHEMERAL"] == "1" }
+    private let isEphemeral = LaunchEnvironment["SHIELDBUS_EPHEMERAL"] == "1"
 
     /// The events an extension process is started for: the extension point's callbacks.
     private func isCallback(_ envelope: Envelope) -> Bool {
@@ -388,7 +388,7 @@ public final class PluginRuntime {
             signal(signalNumber) { _ in PluginRuntime.stopRequested = 1 }
         }
         // A supervised plugin dies with its broker: no orphans if the broker is killed.
-        if ProcessInfo.processInfo.environment["SHIELDBUS_SUPERVISED"] == "1" {
+        if LaunchEnvironment["SHIELDBUS_SUPERVISED"] == "1" {
             _ = shieldbus_die_with_parent(SIGTERM)
             if getppid() == 1 { PluginRuntime.stopRequested = 1 }
         }

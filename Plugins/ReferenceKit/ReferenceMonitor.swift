@@ -56,14 +56,33 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
+        if let schedule = Self.warningWindow(checkingAt: date) {
+            try startMonitoring(warningSlotName(slot), during: schedule, checkingAt: date)
+        } else {
+            try startMonitoring(chainSlotName(slot), during: Self.window(at: date), checkingAt: date)
+        }
+    }
+
+    /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
+    /// focus check). When the OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates
+    /// the product's whole state (`chainedCheckIsDue`), so it stands in for whichever registration was refused.
+    func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule, checkingAt date: Date) throws {
         do {
-            if let schedule = Self.warningWindow(checkingAt: date) {
-                try center.startMonitoring(warningSlotName(slot), during: schedule)
-            } else {
-                try center.startMonitoring(chainSlotName(slot), during: Self.window(at: date))
-            }
+            try center.startMonitoring(activity, during: schedule)
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
+        }
+    }
+
+    /// The device clock or zone changed: the reserve's schedule is wall-clock time, so its check would now come at
+    /// another true instant (explore: habit-lock 50 — the clock set back 2 h moved the unlock's only live re-check 2 h
+    /// later). It is registered again on the new clock; a name already monitored is never refused.
+    func replanReserveCheck() {
+        guard let held = try? defaults.double(forKey: SharedKey.reserveCheck).map(Date.init(timeIntervalSince1970:)) else { return }
+        do {
+            try center.startMonitoring(names.reserve, during: Self.window(at: max(held, now), repeats: true))
+        } catch {
+            logger?.error("cannot move the reserve re-check to the new clock: \(error)")
         }
     }
 
@@ -228,9 +247,20 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if isWarningSlot(activity) { chainedCheckIsDue() }
     }
 
-    /// A check of the chain came: the speed bump's day, or the unlock.
+    /// A check of the chain or of the reserve came. It re-evaluates the product's whole state, not only the chain: a
+    /// check in the reserve stands in for any registration the OS refused (an unlock's re-check, a pass's end, a
+    /// cooldown's end).
     func chainedCheckIsDue() {
-        if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
+        switch options.product {
+        case .habitLock:
+            runCheck()
+        case .focusWindow:
+            checkPass()
+            syncFocusHours()
+        case .speedBump:
+            registerTheThresholdIfLost()
+            checkSpeedBumpDay()
+        }
     }
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {
@@ -313,8 +343,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0, second: 0), matchingPolicy: .nextTime)
         }
         guard let next = boundaries.min() else { return }
+        let check = min(next, now.addingTimeInterval(44 * 60))
         do {
-            try center.startMonitoring(names.focusCheck, during: Self.window(at: min(next, now.addingTimeInterval(44 * 60))))
+            try startMonitoring(names.focusCheck, during: Self.window(at: check), checkingAt: check)
         } catch {
             logger?.error("cannot plan the next focus check: \(error)")
         }
@@ -369,7 +400,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     private func scheduleNextPassCheck(_ passes: [String: Double]) throws {
         guard let first = passes.values.min() else { return }
-        try center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(Date(timeIntervalSince1970: first))))
+        let check = Self.minuteAfter(Date(timeIntervalSince1970: first))
+        try startMonitoring(names.pass, during: Self.window(at: check), checkingAt: check)
     }
 
     // MARK: The device clock
@@ -379,6 +411,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// wall-clock schedule now fires at another true instant, so the product judges its state in true time and plans
     /// its checks again on the new clock. Expiries are absolute already, so the new clock extends nothing.
     open func clockChanged() {
+        replanReserveCheck()
         switch options.product {
         case .habitLock:
             guard let state = readState() else { return }
@@ -395,7 +428,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             countTheTrueDay(registeringAgain: false)
             checkSpeedBumpDay()
             if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
-                do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
+                do { try planCooldownEnd(until) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
             }
         }
     }
@@ -409,10 +442,31 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
             try center.stopMonitoring([names.daily])
-            try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until))))
+            try planCooldownEnd(until)
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
+    }
+
+    /// The cooldown's end, when the threshold is registered again (the reserve takes it if the limit is full).
+    func planCooldownEnd(_ until: Date) throws {
+        let check = Self.startingWhenDue(Self.minuteAfter(until))
+        try startMonitoring(names.resume, during: Self.window(at: check), checkingAt: check)
+    }
+
+    /// Outside a cooldown the daily threshold must be registered: a re-registration the OS refused (the limit full) is
+    /// tried again at every check, so the speed bump comes back (explore: speed-bump 50 and 107 — `daily` refused at the
+    /// cooldown's end, and Instagram usable for the rest of the day). Only once the app has set up its schedules.
+    /// During a cooldown its end must be planned: the reserve holds one check, so a later cooldown end it held may have
+    /// given way to a sooner check.
+    func registerTheThresholdIfLost() {
+        guard let activities = try? center.activities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
+        if cooldownEnded(since: now) {
+            guard !activities.contains(names.resume) else { return }
+        } else {
+            logger?.warning("the daily threshold is not registered: registering it again")
+        }
+        resumeThresholdMonitoring()
     }
 
     /// A speed bump lasts until local midnight (a daily threshold): lift its shields once the day it was raised
@@ -519,15 +573,26 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     open func resumeThresholdMonitoring(includingPastActivity: Bool = false) {
         if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
             // Fired early (the device clock was set forward): the cooldown is not over in true time.
-            do { try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until)))) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
+            do { try planCooldownEnd(until) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
             return
         }
         guard let state = readState() else { return }
-        do {
-            // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
-            // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
-            let list = Self.currentBlockList(state, center: center, names: names)
+        // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
+        // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
+        let list = Self.currentBlockList(state, center: center, names: names)
+        let register = { [self] in
             try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list, includesPastActivity: includingPastActivity)])
+        }
+        do {
+            do {
+                try register()
+            } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
+                // The app's other activities took the place `daily` left at the dismiss (explore: speed-bump 50): the
+                // cooldown's own slot has done its work, so it makes room for the threshold.
+                logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
+                try center.stopMonitoring([names.resume])
+                try register()
+            }
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

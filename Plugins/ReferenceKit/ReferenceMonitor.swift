@@ -387,9 +387,18 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         var passes = grantedPasses()
         if let pass = activePass() { passes[pass.application.rawValue] = pass.until.timeIntervalSince1970 }  // granted while the monitor was away
         do {
+            var ended = false
             for (raw, until) in passes where until <= now.timeIntervalSince1970 {
                 if isInFocusHours(now) { try shields.reshield(application: ApplicationToken(rawValue: raw)) }
                 passes[raw] = nil
+                ended = true
+            }
+            if ended, isInFocusHours(now), let state = readState() {
+                // A pass granted before an iOS update recorded a token that no longer means anything: the selection in the
+                // OS's current tokens is shielded again, but for the passes still running.
+                var list = Self.currentBlockList(state, center: center, names: names)
+                list.applications.subtract(passes.keys.map(ApplicationToken.init(rawValue:)))
+                try shields.block(list)
             }
             try defaults.set(passes, forKey: SharedKey.passes)
             try scheduleNextPassCheck(passes)

@@ -59,9 +59,9 @@ public struct ProductOptions: Codable, Sendable {
     }
 
     /// The speed bump's daily threshold over the selection.
-    public func thresholdEvent(_ list: BlockList, includesPastActivity: Bool = false) -> DeviceActivityEvent {
+    public func thresholdEvent(_ list: BlockList) -> DeviceActivityEvent {
         DeviceActivityEvent(applications: list.applications, categories: list.categories, webDomains: list.webDomains,
-                            threshold: DateComponents(minute: thresholdMinutes), includesPastActivity: includesPastActivity)
+                            threshold: DateComponents(minute: thresholdMinutes))
     }
 
     /// This plugin's options (readable before it connects).

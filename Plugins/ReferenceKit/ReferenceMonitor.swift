@@ -52,23 +52,21 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
     /// When the OS refuses a new slot (the app's 20 activities are taken), the check goes to the reserve slot
-    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the true midnight.
+    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the device's midnight.
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
-        if let schedule = Self.warningWindow(checkingAt: date) {
-            try startMonitoring(warningSlotName(slot), during: schedule, checkingAt: date)
-        } else {
-            try startMonitoring(chainSlotName(slot), during: Self.window(at: date), checkingAt: date)
-        }
+        let check = Self.checkSchedule(at: date)
+        try startMonitoring(check.atEndWarning ? warningSlotName(slot) : chainSlotName(slot), during: check.schedule, checkingAt: date)
     }
 
     /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
     /// focus check). When the OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates
     /// the product's whole state (`chainedCheckIsDue`), so it stands in for whichever registration was refused.
-    func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule, checkingAt date: Date) throws {
+    func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
+                         events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date) throws {
         do {
-            try center.startMonitoring(activity, during: schedule)
+            try center.startMonitoring(activity, during: schedule, events: events)
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
         }
@@ -113,6 +111,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: repeats)
     }
 
+    /// The schedule that brings a check at the true instant `date`: a one-off window starting then or, when none starts
+    /// when due (the device clock shows `date` in a repeated DST hour's second pass), an interval whose end warning
+    /// comes then (`warningWindow`), whose start means nothing.
+    static func checkSchedule(at date: Date) -> (schedule: DeviceActivitySchedule, atEndWarning: Bool) {
+        warningWindow(checkingAt: date).map { ($0, true) } ?? (window(at: date), false)
+    }
+
     public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
 
     /// A re-check slot whose check is its interval's end warning (`warningWindow`); its start means nothing.
@@ -127,7 +132,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// that the OS reads as planned and that is 15 wall minutes on (DeviceActivity's minimum), and warns `date` before
     /// that end: the OS computes a warning in true time. Nil when a plain window starts when due.
     static func warningWindow(checkingAt date: Date) -> DeviceActivitySchedule? {
-        guard startingWhenDue(date) != date else { return nil }
+        startingWhenDue(date) != date ? endWarningWindow(checkingAt: date) : nil
+    }
+
+    /// The interval from the device clock's now whose end warning comes at the true instant `date` (`warningWindow`).
+    static func endWarningWindow(checkingAt date: Date) -> DeviceActivitySchedule {
         let zone = BusClock.timeZone
         func wallSeconds(_ instant: Date) -> Double {
             let shown = BusClock.deviceClock(at: instant)
@@ -233,8 +242,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
-        } else if names.isFocus(activity) || activity == names.focusCheck
-                    || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
+        } else if activity == names.focusCheck {
+            if plannedFocusCheck()?.atEndWarning != true { syncFocusHours() }  // else its check is the end warning
+        } else if names.isFocus(activity) || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
             syncFocusHours()
         } else if activity == names.pass {
             checkPass()
@@ -244,7 +254,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func intervalWillEndWarning(for activity: DeviceActivityName) {
-        if isWarningSlot(activity) { chainedCheckIsDue() }
+        if isWarningSlot(activity) { chainedCheckIsDue() } else if activity == names.focusCheck { syncFocusHours() }
     }
 
     /// A check of the chain or of the reserve came. It re-evaluates the product's whole state, not only the chain: a
@@ -282,8 +292,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         reblock(state, reason: "the daily threshold was reached")
         do {
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
-            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.today() else { return }
-            try defaults.set(DayKey.today(), forKey: SharedKey.speedBumpDay)
+            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.deviceToday() else { return }
+            try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
             try scheduleCheck(at: nextSpeedBumpCheck())
         } catch {
             logger?.error("cannot schedule the end of the speed bump: \(error)")
@@ -335,7 +345,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
-    /// schedule further out may fire early, late or never).
+    /// schedule further out may fire early, late or never). In a repeated DST hour's second pass it comes as an end
+    /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
+    /// late). A check planned more than 16 times at one instant means the OS keeps starting its window at once (explore:
+    /// focus-window 12, a schedule in a skipped hour): it is planned as an end warning, whose start is ignored, so
+    /// the callbacks cannot loop.
     func planFocusCheck() {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
@@ -343,12 +357,33 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0, second: 0), matchingPolicy: .nextTime)
         }
         guard let next = boundaries.min() else { return }
-        let check = min(next, now.addingTimeInterval(44 * 60))
+        let date = min(next, now.addingTimeInterval(44 * 60))
+        var plan = PlannedFocusCheck(plannedAt: now.timeIntervalSince1970, at: date.timeIntervalSince1970, times: 1, atEndWarning: false)
+        var check = Self.checkSchedule(at: date)
+        if let last = plannedFocusCheck(), last.plannedAt == plan.plannedAt, last.at == plan.at {
+            plan.times = last.times + 1
+            // A clock change plans it once per callback it brings (the change, each window's end and start, the
+            // selection's, the check's): a handful. Hundreds are a loop.
+            if plan.times > 16 {
+                if last.atEndWarning { return }
+                logger?.warning("the focus check for \(busTime(date)) was planned \(plan.times) times at this instant (the OS starts its window at once): it comes as an end warning instead, so it cannot loop")
+                check = (Self.endWarningWindow(checkingAt: date), true)
+            }
+        }
+        plan.atEndWarning = check.atEndWarning
         do {
-            try startMonitoring(names.focusCheck, during: Self.window(at: check), checkingAt: check)
+            try startMonitoring(names.focusCheck, during: check.schedule, checkingAt: date)
+            // Recorded last: the monitor hears its own write, and one heard during a call held the short-lived
+            // extension's process past its callback (a later callback was then lost, under ios-realistic).
+            try defaults.set(plan, forKey: SharedKey.focusCheck)
         } catch {
             logger?.error("cannot plan the next focus check: \(error)")
         }
+    }
+
+    /// The focus check last planned, if it can be read.
+    func plannedFocusCheck() -> PlannedFocusCheck? {
+        try? defaults.value(PlannedFocusCheck.self, forKey: SharedKey.focusCheck)
     }
 
     public func activePass() -> (application: ApplicationToken, until: Date)? {
@@ -434,10 +469,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             let passes = grantedPasses()
             do { try scheduleNextPassCheck(passes) } catch { logger?.error("cannot plan the pass check again: \(error)") }
         case .speedBump:
-            countTheTrueDay(registeringAgain: false)
-            checkSpeedBumpDay()
+            speedBumpDayMoved()
             if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
-                do { try planCooldownEnd(until) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
+                do { try planResume(until: until) } catch { logger?.error("cannot plan the end of the cooldown again: \(error)") }
             }
         }
     }
@@ -451,14 +485,23 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
             try center.stopMonitoring([names.daily])
-            try planCooldownEnd(until)
+            try planResume(until: until)
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
     }
 
-    /// The cooldown's end, when the threshold is registered again (the reserve takes it if the limit is full).
-    func planCooldownEnd(_ until: Date) throws {
+    /// Plans the end of a dismiss's cooldown, registering the threshold ahead: on an interval that starts at the
+    /// cooldown's end, so that the OS counts from that very instant and the threshold's own whole-minute delivery is the
+    /// only delay (explore: speed-bump 76, 111, 114, 124 under `ios-realistic` — registered by the resume's callback,
+    /// itself up to a minute late, the threshold came up to two minutes after the use reached it). The interval's start
+    /// registers the daily threshold again for the days after. When no such interval can start when due (less than 15
+    /// minutes before the device's midnight, or in a repeated DST hour), the plain resume window is planned.
+    func planResume(until: Date) throws {
+        if let schedule = Self.countingWindow(from: until), let state = readState() {
+            let list = Self.currentBlockList(state, center: center, names: names)
+            return try startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
+        }
         let check = Self.startingWhenDue(Self.minuteAfter(until))
         try startMonitoring(names.resume, during: Self.window(at: check), checkingAt: check)
     }
@@ -470,7 +513,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// given way to a sooner check.
     func registerTheThresholdIfLost() {
         guard let activities = try? center.activities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
-        if cooldownEnded(since: now) {
+        let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+        if cooling {
             guard !activities.contains(names.resume) else { return }
         } else {
             logger?.warning("the daily threshold is not registered: registering it again")
@@ -478,26 +522,32 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         resumeThresholdMonitoring()
     }
 
-    /// A speed bump lasts until local midnight (a daily threshold): lift its shields once the day it was raised
-    /// on is over, else check again. The daily interval's start says so too, but under `ios-realistic` a far
-    /// schedule may fire late or never, so re-checks no further apart than 44 minutes lead up to midnight
-    /// (explore: shields kept into the next day).
+    /// A one-off schedule from the true instant `date` to the end of that device day (as `allDay` ends), or nil when it
+    /// would not start at `date` or would be shorter than DeviceActivity's 15 minutes.
+    static func countingWindow(from date: Date) -> DeviceActivitySchedule? {
+        guard startingWhenDue(date) == date else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let start = calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: date))
+        let end = DateComponents(hour: allDay.intervalEnd.hour, minute: allDay.intervalEnd.minute, second: 0)
+        let minutesLeft = ((end.hour ?? 0) - (start.hour ?? 0)) * 60 + (end.minute ?? 0) - (start.minute ?? 0)
+        guard minutesLeft > 15 else { return nil }
+        return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: false)
+    }
+
+    /// A speed bump lasts until the device's midnight (a daily threshold, counted by the OS on the device clock in
+    /// the zone in force): lift its shields once the day it was raised on is over, else check again. The daily
+    /// interval's start says so too, but under `ios-realistic` a far schedule may fire late or never, so re-checks no
+    /// further apart than 44 minutes lead up to midnight (explore: shields kept into the next day).
     open func checkSpeedBumpDay() {
-        countTheTrueDay()
-        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else {
-            // No speed bump raised: with the device clock set, checks lead up to the true midnight all the same.
-            if BusClock.clockOffset != 0 {
-                do { try scheduleCheck(at: nextSpeedBumpCheck()) } catch { logger?.error("cannot plan the check at midnight: \(error)") }
-            }
-            return
-        }
+        guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }
         do {
-            let today = DayKey.today()
+            let today = DayKey.deviceToday()
             if day == today {
                 try scheduleCheck(at: nextSpeedBumpCheck())
             } else if today < day {
-                // A zone change across the date line made "today" the previous date. That day began earlier in true time
-                // and the OS counts all its use, the use that raised the speed bump included: it holds to that day's end.
+                // A clock or zone change made "today" the previous date. That day began earlier in true time and the OS
+                // counts all its use, the use that raised the speed bump included: it holds to that day's end.
                 try defaults.set(today, forKey: SharedKey.speedBumpDay)
                 try scheduleCheck(at: nextSpeedBumpCheck())
             } else {
@@ -510,53 +560,26 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
-    /// The OS counts the threshold within the day its device clock shows; the speed bump's day is the true local day.
-    /// With the clock set the two part, so on a new true day the monitor registers the threshold again and the OS
-    /// counts from there (explore: the clock set back 7 h — after true midnight the OS's day went on, yesterday's use
-    /// past the threshold, and no threshold came in the new day).
-    /// A zone or clock change is no new day for the count (`registeringAgain` false): the OS counts the new zone's day
-    /// itself, use before the change included, and registering again would forgive that use.
-    ///
-    /// A move back across the date line makes "today" the day before again, whose use the registration at its true
-    /// midnight forgave (explore: speed-bump 301 — the clock 2 h back in Tokyo, Facebook at 23:31, the threshold
-    /// registered again at 00:00, then a move to Los Angeles: the OS's threshold came 8 minutes late). So the threshold
-    /// is registered once more counting the interval's past use, which is that day's, as long as the device's day begins
-    /// no earlier than the true one (a clock set back) and no cooldown ended in it (the count starts again there).
-    func countTheTrueDay(registeringAgain: Bool = true) {
-        let today = DayKey.today()
-        let counted = try? defaults.string(forKey: SharedKey.speedBumpCountDay)
-        guard counted != today else { return }
-        do { try defaults.set(today, forKey: SharedKey.speedBumpCountDay) } catch { logger?.error("cannot record the counted day: \(error)") }
-        guard let counted else { return }
-        if today > counted {
-            // Registered again at the true midnight even when the OS's day began there too: the OS then counts from
-            // here when a later clock change puts the device's day start before it (explore: two-products 1004, the
-            // clock set 9 h forward at 01:03 — the device's day had begun at 15:00 the day before, and the OS raised
-            // yesterday's threshold again). During a cooldown its end registers anew.
-            if registeringAgain { resumeThresholdMonitoring() }
-        } else if BusClock.clockOffset <= 0, !cooldownEnded(since: startOfToday()) {
-            resumeThresholdMonitoring(includingPastActivity: true)
+    /// The device clock was set or the zone changed. When the device now shows a later date than the speed bump's,
+    /// the OS replans its daily interval on that date, which may have begun hours ago in true time: it counts that use
+    /// and delivers the threshold again at its next whole minute if it is reached. Lifting at once would let the
+    /// selection through until then (explore: speed-bump 95, a zone change to a new date, usable 2 minutes), so the
+    /// monitor checks at that whole minute instead, and lifts only if no threshold came for the new day.
+    func speedBumpDayMoved() {
+        if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
+            do { try scheduleCheck(at: Self.minuteAfter(now)) } catch { logger?.error("cannot plan the check of the new day: \(error)") }
+        } else {
+            checkSpeedBumpDay()
         }
     }
 
-    /// Whether a dismiss's cooldown ended (or runs) after `date`.
-    func cooldownEnded(since date: Date) -> Bool {
-        guard let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil) else { return false }
-        return until > date.timeIntervalSince1970
-    }
-
-    /// The start of the true local day, in the zone in force.
-    func startOfToday() -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
-        return calendar.startOfDay(for: now)
-    }
-
-    /// The next check on a running speed bump: 44 minutes out, or the next local midnight when that is sooner.
+    /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.
     func nextSpeedBumpCheck() -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
-        let midnight = calendar.nextDate(after: now, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime) ?? now
+        let shown = BusClock.deviceClock(at: now)
+        let midnight = calendar.nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)
+            .map { now.addingTimeInterval($0.timeIntervalSince(shown)) } ?? now
         return Self.startingWhenDue(min(now.addingTimeInterval(44 * 60), midnight))
     }
 
@@ -577,12 +600,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         return date
     }
 
-    /// Registers the daily threshold again, after a cooldown or for a new true day: the OS counts from here, or, with
-    /// `includingPastActivity`, the running interval's use before it too.
-    open func resumeThresholdMonitoring(includingPastActivity: Bool = false) {
+    /// Registers the daily threshold again after a cooldown: the OS counts from here.
+    open func resumeThresholdMonitoring() {
         if let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)), until > now {
             // Fired early (the device clock was set forward): the cooldown is not over in true time.
-            do { try planCooldownEnd(until) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
+            do { try planResume(until: until) } catch { logger?.error("cannot wait for the cooldown: \(error)") }
             return
         }
         guard let state = readState() else { return }
@@ -590,14 +612,14 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
         let list = Self.currentBlockList(state, center: center, names: names)
         let register = { [self] in
-            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list, includesPastActivity: includingPastActivity)])
+            try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
         }
         do {
             do {
                 try register()
             } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
                 // The app's other activities took the place `daily` left at the dismiss (explore: speed-bump 50): the
-                // cooldown's own slot has done its work, so it makes room for the threshold.
+                // cooldown's own slot, which counted from the cooldown's end as `daily` now does, makes room for it.
                 logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
                 try center.stopMonitoring([names.resume])
                 try register()

@@ -26,12 +26,21 @@ public enum SharedKey {
     public static let chainSlot = "monitor.chainSlot"
     /// The instant of the re-check the reserve slot holds (seconds since 1970); absent when it holds none.
     public static let reserveCheck = "monitor.reserveCheck"
-    /// The local day a speed bump was raised on ("2026-11-23"): its shields end with that day.
+    /// The day the device showed when a speed bump was raised ("2026-11-23"): its shields end with that day.
     public static let speedBumpDay = "monitor.speedBumpDay"
-    /// The true local day the OS's threshold count belongs to: with the device clock set, the OS's day is another.
-    public static let speedBumpCountDay = "monitor.speedBumpCountDay"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
+    /// The focus check last planned (`PlannedFocusCheck`).
+    public static let focusCheck = "monitor.focusCheck"
+}
+
+/// A focus check as the monitor planned it: when (seconds since 1970), for when, how many times at that instant, and
+/// whether it comes as its interval's end warning (then the interval's start means nothing).
+public struct PlannedFocusCheck: Codable, Equatable {
+    public var plannedAt: Double
+    public var at: Double
+    public var times: Int
+    public var atEndWarning: Bool
 }
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never
@@ -123,4 +132,7 @@ public enum DayKey {
     }
 
     public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
+
+    /// The date the device clock shows (the person may have set it): the day the OS counts DeviceActivity in.
+    public static func deviceToday() -> String { string(BusClock.deviceClock(at: BusClock.absoluteNow), in: BusClock.timeZone) }
 }

@@ -100,6 +100,38 @@ struct JournalFacts {
         (clockOffsets.map(\.from) + zones.changes.map(\.from)).filter { $0 > date }.min()
     }
 
+    /// The days the device showed within the journal's range, as the OS counts them: each runs from the true instant
+    /// the device clock (the person may have set it) showed midnight in the zone in force, or from a clock or zone
+    /// change that made it show a *later* date, to the next such instant. A change to an earlier date (or the same one)
+    /// continues the day: that date began earlier in true time, so the OS's count of it holds the day's use so far.
+    func deviceDays() -> [DateInterval] {
+        var days: [(interval: DateInterval, date: Int)] = []
+        var from = range.start
+        var atMidnight = true
+        while from < range.end {
+            let offset = clockOffset(at: from)
+            let midnight = zones.nextDeviceDayStart(after: from, clockOffset: offset)
+            let until = min(range.end, nextClockOrZoneChange(after: from) ?? range.end, midnight)
+            let date = deviceDate(at: from, clockOffset: offset)
+            if !atMidnight, let last = days.last, date <= last.date {
+                days[days.count - 1].interval = DateInterval(start: last.interval.start, end: until)
+                days[days.count - 1].date = date
+            } else {
+                days.append((DateInterval(start: from, end: until), date))
+            }
+            atMidnight = until == midnight
+            from = until
+        }
+        return days.map(\.interval)
+    }
+
+    /// The date (days since 1970-01-01) the device clock shows at `date`, in the zone in force.
+    private func deviceDate(at date: Date, clockOffset: TimeInterval) -> Int {
+        let shown = date.addingTimeInterval(clockOffset)
+        let local = shown.timeIntervalSince1970 + Double(zones.zone(at: date).secondsFromGMT(for: shown))
+        return Int((local / 86_400).rounded(.down))
+    }
+
     /// The token the OS used for a named app, category or domain in an epoch, if the journal shows it.
     func token(epoch: Int, kind: String, name: String) -> String? {
         tokens[TokenKey(epoch: epoch, kind: kind, name: name)]

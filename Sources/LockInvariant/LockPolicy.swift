@@ -132,21 +132,25 @@ public struct ProductRules {
     }
 
     /// Speed bump: locked from the instant the selection's use (public use: the OS counts no private tab) reaches
-    /// `thresholdMinutes` within the local day, to the day's end. "Dismiss" (the primary button on an app's shield)
-    /// lets that app through and pauses the count for `cooldownMinutes`; the count then starts again from zero, and
-    /// when it reaches the threshold everything is locked again.
+    /// `thresholdMinutes` within the day the device shows, to that day's end. "Dismiss" (the primary button on an
+    /// app's shield) lets that app through and pauses the count for `cooldownMinutes`; the count then starts again
+    /// from zero, and when it reaches the threshold everything is locked again.
+    ///
+    /// The day is the device's (`JournalFacts.deviceDays`), not the true one: the OS counts DeviceActivity by the
+    /// device clock in the zone in force, and a person who sets the clock moves their day. The product can know no
+    /// other count — on a phone its own clock is that clock — so the promise is "30 minutes a day as the phone
+    /// shows it" (docs/explore.md, "The device's day").
     func speedBumpPeriods(for target: Target, facts: JournalFacts) -> Periods {
         let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
         let cooldown = Double(cooldownMinutes) * 60
+        let dismisses = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) }
         var locked = Periods()
-        for day in facts.zones.days(in: facts.range) {
-            let nudges = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && day.contains($0.at) }
-            // The day's count runs from its local date's start — before `day.start` when a zone change began the day —
-            // or from the end of a cooldown in between (the OS counts from the threshold's registration again).
-            let dateStart = facts.zones.deviceDayStart(at: day.start, clockOffset: 0)
-            let resumes = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) && $0.at >= dateStart && $0.at < day.start }
-            let countStart = max(dateStart, resumes.map { $0.at.addingTimeInterval(cooldown) }.max() ?? dateStart)
-            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: countStart)
+        for day in facts.deviceDays() {
+            let nudges = dismisses.filter { day.contains($0.at) }
+            // The day's count runs from its start on the device clock, or from the end of a cooldown that began before
+            // the day and ends in it (the OS counts from the threshold's registration again).
+            let resumed = dismisses.filter { $0.at < day.start }.map { $0.at.addingTimeInterval(cooldown) }.max()
+            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: resumed ?? .distantPast)
             while let lockStart = reached {
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
@@ -169,10 +173,9 @@ public struct ProductRules {
     }
 
     /// The instant, from `start` on, at which the OS's count of the use in `used` reaches the threshold, if it does
-    /// before `end`. The OS counts within the day its device clock shows, in the zone in force: a clock set forward
-    /// past midnight starts the count again from the device's midnight (in true time), and a zone change counts the
-    /// new zone's day from its own midnight, use before the change included; no product can undo either. So the count
-    /// runs from the later of `countStart` (else `start`) and the start of the device's day,
+    /// before `end`. The OS counts within the day its device clock shows, in the zone in force, from that day's start
+    /// in true time: a clock or zone change replans the day and counts again from its new start, use before the change
+    /// included. So the count runs from the later of `countStart` (else `start`) and the start of the device's day,
     /// which moves at each clock or zone change and each device midnight.
     private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, countingFrom countStart: Date? = nil) -> Date? {
         let countStart = countStart ?? start

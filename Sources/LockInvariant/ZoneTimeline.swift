@@ -45,20 +45,6 @@ struct ZoneTimeline {
         return result
     }
 
-    /// The local days within `range`: stretches with one wall-clock date, cut where the date changes.
-    func days(in range: DateInterval) -> [DateInterval] {
-        let cuts = Array(Set(instants(in: range, wallSeconds: [0]) + [range.start, range.end])).sorted()
-        var days: [DateInterval] = []
-        for (start, end) in zip(cuts, cuts.dropFirst()) {
-            if let last = days.last, wallTime(at: last.start).day == wallTime(at: start).day {
-                days[days.count - 1] = DateInterval(start: last.start, end: end)
-            } else {
-                days.append(DateInterval(start: start, end: end))
-            }
-        }
-        return days
-    }
-
     /// The true instant at which the day the device clock shows at `date` began on that clock, the clock reading
     /// `clockOffset` ahead of true time: the start of the OS's daily interval, which a clock set forward moves earlier.
     func deviceDayStart(at date: Date, clockOffset: TimeInterval) -> Date {

@@ -5,8 +5,12 @@ import Foundation
 ///
 /// Pure and deterministic: "now" is always passed in. Daylight saving follows these rules:
 /// - a start or end in a skipped hour (spring forward) moves to the first valid instant after
-///   it (02:30 on a day that jumps from 02:00 to 03:00 becomes 03:00);
+///   it (02:30 on a day that jumps from 02:00 to 03:00 becomes 03:00), as `Calendar`'s
+///   `matchingPolicy: .nextTime`;
 /// - a repeated wall time (fall back) means its first occurrence;
+/// - an interval ends at the first wall time matching its end after its start's wall time, so a
+///   start and end that both fall in a skipped hour make an empty interval: the schedule has no
+///   interval that day (a 15-minute schedule never becomes a 23-hour one);
 /// - interval lengths are real elapsed time between the two instants.
 public struct ScheduleCalendar: Hashable, Sendable {
     /// The device's time zone.
@@ -29,7 +33,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
     /// year in the past). Components are read as by `Calendar.nextDate(after:matching:)`:
     /// `{hour: 9}` is 09:00:00 every day, `{weekday: 2, hour: 9}` Mondays at 09:00.
     public func nextDate(after date: Date, matching components: DateComponents) -> Date? {
-        firstMatch(ComponentPattern(components), from: date, inclusive: false)
+        firstMatch(ComponentPattern(components), from: date, inclusive: false)?.instant
     }
 
     /// The interval of the schedule that contains `now`, or else the next one; nil if the
@@ -41,13 +45,11 @@ public struct ScheduleCalendar: Hashable, Sendable {
         let start = ComponentPattern(schedule.intervalStart)
         let end = ComponentPattern(schedule.intervalEnd)
         if let lastStart = lastMatch(start, atOrBefore: now),
-           let lastEnd = firstMatch(end, from: lastStart, inclusive: false),
-           lastEnd > now {
-            return DateInterval(start: lastStart, end: lastEnd)
+           let current = interval(from: lastStart, endingAt: end),
+           current.end > now, current.duration > 0 {
+            return current
         }
-        guard let nextStart = firstMatch(start, from: now, inclusive: false),
-              let nextEnd = firstMatch(end, from: nextStart, inclusive: false) else { return nil }
-        return DateInterval(start: nextStart, end: nextEnd)
+        return firstInterval(from: firstMatch(start, from: now, inclusive: false), start, end)
     }
 
     /// The schedule's intervals from the one containing `now` (or else the next) on, in order.
@@ -60,9 +62,26 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     /// The interval following one of the schedule's intervals: the next start at or after its end.
     func interval(after interval: DateInterval, of schedule: DeviceActivitySchedule) -> DateInterval? {
-        guard let start = firstMatch(ComponentPattern(schedule.intervalStart), from: interval.end, inclusive: true),
-              let end = firstMatch(ComponentPattern(schedule.intervalEnd), from: start, inclusive: false) else { return nil }
-        return DateInterval(start: start, end: end)
+        let start = ComponentPattern(schedule.intervalStart)
+        return firstInterval(from: firstMatch(start, from: interval.end, inclusive: true), start, ComponentPattern(schedule.intervalEnd))
+    }
+
+    /// The first non-empty interval from the start `first` on (an empty one is a day whose start and end both fell
+    /// in a skipped hour); nil when no date matches.
+    private func firstInterval(from first: Match?, _ start: ComponentPattern, _ end: ComponentPattern) -> DateInterval? {
+        var candidate = first
+        while let match = candidate {
+            guard let interval = interval(from: match, endingAt: end) else { return nil }
+            if interval.duration > 0 { return interval }
+            candidate = firstMatch(start, afterWall: match.wall)
+        }
+        return nil
+    }
+
+    /// The interval from a start to the end's first wall time after the start's wall time. Paired on the wall clock,
+    /// not by instants: a start moved to a skipped hour's end must not take an end on the next day.
+    private func interval(from start: Match, endingAt end: ComponentPattern) -> DateInterval? {
+        firstMatch(end, afterWall: start.wall).map { DateInterval(start: start.instant, end: $0.instant) }
     }
 
     /// The start of the wall-clock hour that contains `date`.
@@ -81,24 +100,40 @@ public struct ScheduleCalendar: Hashable, Sendable {
     // Wall times of one day, in order, give instants in order (a gap maps several wall times to
     // the same instant; a repeat keeps the first occurrence), so the first hit is the earliest.
 
-    private func firstMatch(_ pattern: ComponentPattern, from bound: Date, inclusive: Bool) -> Date? {
-        guard !pattern.secondsOfDay.isEmpty else { return nil }
+    /// A matching wall time (local seconds) and the instant it stands for.
+    private struct Match {
+        let wall: Int
+        let instant: Date
+    }
+
+    private func firstMatch(_ pattern: ComponentPattern, from bound: Date, inclusive: Bool) -> Match? {
         // Start a day early: a wall time late the day before can land after `bound` across a gap.
-        var firstDay = CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) - 1
+        firstMatch(pattern, fromDay: CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) - 1) {
+            $0.instant > bound || (inclusive && $0.instant == bound)
+        }
+    }
+
+    private func firstMatch(_ pattern: ComponentPattern, afterWall wall: Int) -> Match? {
+        firstMatch(pattern, fromDay: CivilCalendar.floorDiv(wall, 86_400)) { $0.wall > wall }
+    }
+
+    private func firstMatch(_ pattern: ComponentPattern, fromDay day: Int, where accepts: (Match) -> Bool) -> Match? {
+        guard !pattern.secondsOfDay.isEmpty else { return nil }
+        var firstDay = day
         if let yearDays = pattern.yearDayRange {
             guard yearDays.upperBound >= firstDay else { return nil }
             firstDay = max(firstDay, yearDays.lowerBound - 1)
         }
         for dayNumber in firstDay...(firstDay + Self.searchDays) where pattern.matches(dayNumber: dayNumber) {
             for second in pattern.secondsOfDay {
-                let date = instant(dayNumber: dayNumber, second: second)
-                if date > bound || (inclusive && date == bound) { return date }
+                let match = self.match(dayNumber: dayNumber, second: second)
+                if accepts(match) { return match }
             }
         }
         return nil
     }
 
-    private func lastMatch(_ pattern: ComponentPattern, atOrBefore bound: Date) -> Date? {
+    private func lastMatch(_ pattern: ComponentPattern, atOrBefore bound: Date) -> Match? {
         guard !pattern.secondsOfDay.isEmpty else { return nil }
         var lastDay = CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) + 1
         if let yearDays = pattern.yearDayRange {
@@ -107,15 +142,16 @@ public struct ScheduleCalendar: Hashable, Sendable {
         }
         for dayNumber in stride(from: lastDay, through: lastDay - Self.searchDays, by: -1) where pattern.matches(dayNumber: dayNumber) {
             for second in pattern.secondsOfDay.reversed() {
-                let date = instant(dayNumber: dayNumber, second: second)
-                if date <= bound { return date }
+                let match = self.match(dayNumber: dayNumber, second: second)
+                if match.instant <= bound { return match }
             }
         }
         return nil
     }
 
-    private func instant(dayNumber: Int, second: Int) -> Date {
-        Date(timeIntervalSince1970: TimeInterval(clock.instant(ofLocalSeconds: dayNumber * 86_400 + second)))
+    private func match(dayNumber: Int, second: Int) -> Match {
+        let wall = dayNumber * 86_400 + second
+        return Match(wall: wall, instant: Date(timeIntervalSince1970: TimeInterval(clock.instant(ofLocalSeconds: wall))))
     }
 }
 

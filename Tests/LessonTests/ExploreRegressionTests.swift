@@ -325,8 +325,9 @@ final class ExploreRegressionTests: XCTestCase {
     func testASpeedBumpCheckPlannedInARepeatedHourNeitherLoopsNorIsLost() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         let days = [
-            // 502 as shrunk: the clock 5 h forward shows Berlin's repeated 02:00 hour from 21:45 on.
-            ("2026-10-24T21:10", "Europe/Berlin", "+5h", "21:15:11", "day 2 00:02"),
+            // 502 as shrunk: the clock 5 h forward shows Berlin's repeated 02:00 hour from 21:45 on; the device's day ends
+            // when it shows midnight again, at 19:00 the next day in true time.
+            ("2026-10-24T21:10", "Europe/Berlin", "+5h", "21:15:11", "day 2 19:02"),
             // 4, reduced: New York's repeated 01:00 hour, the clock 7 h back, the threshold at 01:05 on the device.
             ("2026-11-01T07:00", "America/New_York", "-7h", "07:35", "10:30"),
         ]
@@ -358,8 +359,8 @@ final class ExploreRegressionTests: XCTestCase {
     /// Los Angeles, and Sydney in April), the threshold is reached when the set device clock shows 40 or 10 minutes
     /// before the hour repeats, or 3 or 14 minutes into its second time — so that the next check, 44 minutes on, lands
     /// in the repeated hour as already over or already begun — in the morning (the clock set back) or the evening before
-    /// (set forward, so the speed bump must also end at midnight). Every day: no loop, the speed bump on until
-    /// midnight, and off after it.
+    /// (set forward, so the speed bump must also end at midnight). Every day: no loop, the speed bump on until the
+    /// device's midnight (the day the OS counts), and off after it.
     func testSpeedBumpChecksHoldAroundEveryRepeatedHour() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         // Each zone's 2026 fall-back: the instant the repeated hour begins for the second time, in UTC.
@@ -377,9 +378,11 @@ final class ExploreRegressionTests: XCTestCase {
                 // The threshold, in true time: 09:40 on the fall-back day, or 21:40 the evening before.
                 let thresholdAt = try XCTUnwrap(Self.localDate(evening ? -1 : 0, hour: evening ? 21 : 9, minute: 40, around: repeated, in: timeZone))
                 let shift = Int(repeated.addingTimeInterval(Double(minutes) * 60).timeIntervalSince(thresholdAt) / 60)
+                let start = thresholdAt.addingTimeInterval(-45 * 60)
+                let after = try XCTUnwrap(Self.deviceMidnight(after: thresholdAt, clockShift: Double(shift) * 60, in: timeZone)).addingTimeInterval(120)
                 let scenario = """
                 name: speed-bump-around-a-repeated-hour
-                start: \(Self.local(thresholdAt.addingTimeInterval(-45 * 60), in: timeZone))
+                start: \(Self.local(start, in: timeZone))
                 timeZone: \(zone)
                 profile: \(profile)
                 seed: \(zoneIndex * 4 + minuteIndex)
@@ -389,12 +392,12 @@ final class ExploreRegressionTests: XCTestCase {
                   - {after: 31m, home: true}
                   - {after: 2h, open: TikTok}
                   - {after: 1m, home: true}
-                  - {at: "day 2 00:02", open: TikTok}
+                  - {at: "\(Self.scenarioTime(after, from: start, in: timeZone))", open: TikTok}
                   - {after: 1m, home: true}
                 end: after 5m
                 expect:
                   - {at: "\(Self.local(thresholdAt.addingTimeInterval(2 * 3600 + 90), in: timeZone, clockOnly: true))", shielded: TikTok}
-                  - {at: "day 2 00:02:30", usable: TikTok}
+                  - {at: "\(Self.scenarioTime(after.addingTimeInterval(30), from: start, in: timeZone))", usable: TikTok}
 
                 """
                 try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), \(minutes) min from the repeated hour, clock \(shift) min, \(profile)")
@@ -403,13 +406,12 @@ final class ExploreRegressionTests: XCTestCase {
     }
 
     /// explore, speed-bump, seed 505 under both profiles (Sydney; shrunk from 56 steps to 2): the device clock set 7 h
-    /// back, TikTok used all day. The OS counts within the day its device clock shows, so at the true midnight its day
-    /// went on, yesterday's use already past the threshold, and no threshold came in the new day: TikTok was usable for
-    /// hours past its 30 minutes. With the clock set, the monitor now checks up to each true midnight and registers the
-    /// threshold again there, so the OS counts the true day. Around it: three zones, clocks set back 3 h, 7 h and
-    /// 11 h 30 min, with the speed bump raised the evening before or not (the OS's count then holds yesterday's 20
-    /// minutes, and the new day's lock must not come early), both profiles.
-    func testWithTheDeviceClockSetBackTheSpeedBumpCountsTheTrueDay() throws {
+    /// back, TikTok used in the evening. The OS counts within the day its device clock shows, so at the true midnight
+    /// its day goes on, and so does the speed bump: the day is the device's (docs/explore.md, "The device's day").
+    /// Three zones, clocks set back 3 h, 7 h and 11 h 30 min, with the threshold reached the evening before (the speed
+    /// bump holds past the true midnight) or not (yesterday's 20 minutes count: 10 more after midnight reach it), both
+    /// profiles.
+    func testWithTheDeviceClockSetBackTheSpeedBumpsDayIsTheDevicesDay() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         for (zone, date, shift) in [("Australia/Sydney", "2026-10-03", "-7h"), ("Europe/Berlin", "2026-11-23", "-3h"), ("America/New_York", "2026-11-23", "-11h30m")] {
             for eveningUse in ["35m", "20m"] {
@@ -428,8 +430,8 @@ final class ExploreRegressionTests: XCTestCase {
                       - {after: 40m, home: true}
                     end: after 5m
                     expect:
-                      - {at: "day 2 00:34", usable: Instagram}
-                      - {at: "day 2 00:36", shielded: Instagram}
+                      - {at: "day 2 \(eveningUse == "35m" ? "00:06" : "00:14")", \(eveningUse == "35m" ? "shielded" : "usable"): Instagram}
+                      - {at: "day 2 00:16", shielded: Instagram}
 
                     """
                     try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), clock \(shift), \(eveningUse) the evening before, \(profile)")
@@ -475,6 +477,27 @@ final class ExploreRegressionTests: XCTestCase {
         calendar.timeZone = zone
         guard let day = calendar.date(byAdding: .day, value: dayOffset, to: reference) else { return nil }
         return calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day)
+    }
+
+    /// The true instant at which the device clock, `clockShift` seconds ahead of true time, next shows midnight after
+    /// `date`: the end of the device's day, and of a speed bump raised in it.
+    static func deviceMidnight(after date: Date, clockShift: TimeInterval, in zone: TimeZone) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        return calendar.nextDate(after: date.addingTimeInterval(clockShift), matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)?
+            .addingTimeInterval(-clockShift)
+    }
+
+    /// A scenario's `at:` for `date`: "day N HH:mm:ss", N counted from the local date of `start`; in the second pass of a
+    /// repeated DST hour an hour later, so that the time names one instant.
+    static func scenarioTime(_ date: Date, from start: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        var instant = date
+        let wall = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: instant)
+        if let first = calendar.date(from: wall), first != instant { instant.addTimeInterval(3600) }
+        let day = (calendar.dateComponents([.day], from: calendar.startOfDay(for: start), to: calendar.startOfDay(for: instant)).day ?? 0) + 1
+        return "day \(day) \(local(instant, in: zone, clockOnly: true))"
     }
 
     /// `2026-10-25T09:40` (or `09:40:30` with `clockOnly`) in `zone`.

@@ -9,7 +9,8 @@ import XCTest
 /// midnight (the daily interval starts at the device's midnight, hours later). The app now registers the reserve slot
 /// for the speed bump too, and the monitor moves a refused check into it.
 extension ExploreRegressionTests {
-    /// The day as found: the limit filled at set-up, the clock set 3 h back, the threshold at 22:30, Instagram at 00:05.
+    /// The day as found: the limit filled at set-up, the clock set 3 h back, the threshold at 22:30; Instagram at 00:05
+    /// is still in the device's day (shielded), at 03:05 in the next (usable).
     func testASpeedBumpWithTheActivityLimitFullEndsAtMidnight() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         for profile in ["faithful", "ios-realistic"] {
@@ -27,14 +28,17 @@ extension ExploreRegressionTests {
               - {at: "22:00", open: Instagram}
               - {after: 35m, home: true}
               - {at: "day 2 00:05", open: Instagram}
+              - {after: 1m, home: true}
+              - {at: "day 2 03:05", open: Instagram}
               - {after: 5m, home: true}
             end: after 5m
             expect:
               - {at: "22:31", shielded: Instagram}
-              - {at: "day 2 00:06", usable: Instagram}
+              - {at: "day 2 00:05:30", shielded: Instagram}
+              - {at: "day 2 03:06", usable: Instagram}
 
             """
-            let run = try assertDayHolds(configuration, scenario, expectations: 2, profile)
+            let run = try assertDayHolds(configuration, scenario, expectations: 3, profile)
             XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): no re-check was refused, so the day tests nothing")
         }
     }

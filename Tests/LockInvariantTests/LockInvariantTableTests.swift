@@ -240,7 +240,7 @@ final class LockInvariantTableTests: XCTestCase {
     }
 
     /// The OS counts the day its device clock shows: set forward past midnight, the clock starts the count again from
-    /// the device's midnight, which no product can undo. The lock the new count reaches still lasts to the true midnight.
+    /// the device's midnight, which no product can undo.
     func testADeviceClockSetForwardPastMidnightStartsTheCountAgain() {
         func day(settingTheClock: Bool, usingLater: Bool = false) -> JournalBuilder {
             var j = JournalBuilder(start: "2026-11-23 20:00")
@@ -262,6 +262,32 @@ final class LockInvariantTableTests: XCTestCase {
         XCTAssertEqual(judge([Products.speedBump()], day(settingTheClock: true)), [])
         XCTAssertEqual(judge([Products.speedBump()], day(settingTheClock: true, usingLater: true)),
                        ["speed-bump usable-while-locked Instagram 23:15:00–23:25:00 by -"])
+    }
+
+    /// The speed bump's day is the device's: with the clock set 3 h back, the day the OS counts goes on past the true
+    /// midnight, to 03:00 (the device's midnight), and so does the lock; a clock set back after the true midnight to the
+    /// previous date continues that date's count, the evening's use included (explore: speed-bump 33, 53, 129).
+    func testTheSpeedBumpsDayIsTheDevicesDay() {
+        var setBack = JournalBuilder(start: "2026-11-23 20:00")
+        setBack.add("2026-11-23 20:05", "device.clock-changed", ["offsetMs": .int(-3 * 3_600_000)])
+        setBack.open("2026-11-23 23:00", "Instagram")
+        setBack.close("2026-11-23 23:25", "Instagram")                 // the threshold at 23:20
+        setBack.shield("2026-11-24 01:00", setBack.app("Instagram"))   // still the device's Nov 23: right
+        setBack.dismiss("2026-11-24 01:01", "Instagram")
+        setBack.shield("2026-11-24 03:30", setBack.app("Facebook"))      // the device's Nov 24: nothing used yet
+        setBack.dismiss("2026-11-24 03:31", "Facebook")
+        setBack.end("2026-11-24 04:00")
+        XCTAssertEqual(judge([Products.speedBump()], setBack), ["speed-bump usable-while-locked Instagram 23:20:00–23:25:00 by -",
+                                                                "speed-bump shielded-while-allowed Facebook 03:30:00–03:31:00 by -"])
+
+        var backToYesterday = JournalBuilder(start: "2026-11-23 20:00")
+        backToYesterday.open("2026-11-23 23:00", "Instagram")
+        backToYesterday.close("2026-11-23 23:15", "Instagram")         // 15 of the threshold's 20, on Nov 23
+        backToYesterday.add("2026-11-24 00:30", "device.clock-changed", ["offsetMs": .int(-2 * 3_600_000)])  // Nov 23, 22:30
+        backToYesterday.open("2026-11-24 00:40", "Instagram")          // 15 + 5: the threshold at 00:45
+        backToYesterday.close("2026-11-24 00:50", "Instagram")
+        backToYesterday.end("2026-11-24 01:00")
+        XCTAssertEqual(judge([Products.speedBump()], backToYesterday), ["speed-bump usable-while-locked Instagram 00:45:00–00:50:00 by -"])
     }
 
     /// Tokyo to Los Angeles across the date line makes "today" the previous date: the day in force is Los Angeles's

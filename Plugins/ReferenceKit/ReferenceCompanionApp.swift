@@ -75,6 +75,7 @@ open class ReferenceCompanionApp: App {
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
             registerReserve(monitorNames)
         case .focusWindow:
+            registerReserve(monitorNames)
             for (index, hours) in options.focusHours.enumerated() {
                 try center.startMonitoring(monitorNames.focus(index), during: DeviceActivitySchedule(
                     intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
@@ -91,9 +92,9 @@ open class ReferenceCompanionApp: App {
         }
     }
 
-    /// The reserve slot: a place among DeviceActivity's 20 kept for the monitor's chain of re-checks (the habit lock's
-    /// unlock, the speed bump's end at midnight), which the monitor reuses when a new re-check is refused (the app's
-    /// other activities may fill the rest). Registered once: the monitor may hold a re-check in it. A refusal here
+    /// The reserve slot: a place among DeviceActivity's 20 kept for the monitor's checks (the habit lock's unlock, a
+    /// grace pass's end, the speed bump's cooldown and its end at midnight), which the monitor reuses when a new
+    /// schedule is refused (the app's other activities may fill the rest). Registered once: the monitor may hold a re-check in it. A refusal here
     /// (the limit already full) costs the reserve only, not the product's other schedules.
     func registerReserve(_ monitorNames: ReferenceMonitorNames) {
         do {
@@ -209,7 +210,7 @@ public struct ReferenceMonitorNames {
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
     /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
     public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
-    /// The reserve re-check slot (habit lock and speed bump), registered at set-up: its callbacks mean something only
+    /// The reserve re-check slot, registered at set-up: its callbacks mean something only
     /// while it holds a re-check (`SharedKey.reserveCheck`).
     public var reserve: DeviceActivityName { DeviceActivityName("\(prefix).recheckReserve") }
 }

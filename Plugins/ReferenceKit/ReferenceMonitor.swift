@@ -56,11 +56,31 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     public func scheduleCheck(at date: Date) throws {
         let slot = (try defaults.integer(forKey: SharedKey.chainSlot) ?? -1) + 1
         try defaults.set(slot, forKey: SharedKey.chainSlot)
+        let check = Self.checkSchedule(at: date)
+        try startMonitoring(check.atEndWarning ? warningSlotName(slot) : chainSlotName(slot), during: check.schedule, checkingAt: date)
+    }
+
+    /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
+    /// focus check). When the OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates
+    /// the product's whole state (`chainedCheckIsDue`), so it stands in for whichever registration was refused.
+    func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
+                         events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date) throws {
         do {
-            let check = Self.checkSchedule(at: date)
-            try center.startMonitoring(check.atEndWarning ? warningSlotName(slot) : chainSlotName(slot), during: check.schedule)
+            try center.startMonitoring(activity, during: schedule, events: events)
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
+        }
+    }
+
+    /// The device clock or zone changed: the reserve's schedule is wall-clock time, so its check would now come at
+    /// another true instant (explore: habit-lock 50 — the clock set back 2 h moved the unlock's only live re-check 2 h
+    /// later). It is registered again on the new clock; a name already monitored is never refused.
+    func replanReserveCheck() {
+        guard let held = try? defaults.double(forKey: SharedKey.reserveCheck).map(Date.init(timeIntervalSince1970:)) else { return }
+        do {
+            try center.startMonitoring(names.reserve, during: Self.window(at: max(held, now), repeats: true))
+        } catch {
+            logger?.error("cannot move the reserve re-check to the new clock: \(error)")
         }
     }
 
@@ -237,9 +257,20 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if isWarningSlot(activity) { chainedCheckIsDue() } else if activity == names.focusCheck { syncFocusHours() }
     }
 
-    /// A check of the chain came: the speed bump's day, or the unlock.
+    /// A check of the chain or of the reserve came. It re-evaluates the product's whole state, not only the chain: a
+    /// check in the reserve stands in for any registration the OS refused (an unlock's re-check, a pass's end, a
+    /// cooldown's end).
     func chainedCheckIsDue() {
-        if options.product == .speedBump { checkSpeedBumpDay() } else { runCheck() }
+        switch options.product {
+        case .habitLock:
+            runCheck()
+        case .focusWindow:
+            checkPass()
+            syncFocusHours()
+        case .speedBump:
+            registerTheThresholdIfLost()
+            checkSpeedBumpDay()
+        }
     }
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {
@@ -341,7 +372,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
         plan.atEndWarning = check.atEndWarning
         do {
-            try center.startMonitoring(names.focusCheck, during: check.schedule)
+            try startMonitoring(names.focusCheck, during: check.schedule, checkingAt: date)
             // Recorded last: the monitor hears its own write, and one heard during a call held the short-lived
             // extension's process past its callback (a later callback was then lost, under ios-realistic).
             try defaults.set(plan, forKey: SharedKey.focusCheck)
@@ -391,9 +422,18 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         var passes = grantedPasses()
         if let pass = activePass() { passes[pass.application.rawValue] = pass.until.timeIntervalSince1970 }  // granted while the monitor was away
         do {
+            var ended = false
             for (raw, until) in passes where until <= now.timeIntervalSince1970 {
                 if isInFocusHours(now) { try shields.reshield(application: ApplicationToken(rawValue: raw)) }
                 passes[raw] = nil
+                ended = true
+            }
+            if ended, isInFocusHours(now), let state = readState() {
+                // A pass granted before an iOS update recorded a token that no longer means anything: the selection in the
+                // OS's current tokens is shielded again, but for the passes still running.
+                var list = Self.currentBlockList(state, center: center, names: names)
+                list.applications.subtract(passes.keys.map(ApplicationToken.init(rawValue:)))
+                try shields.block(list)
             }
             try defaults.set(passes, forKey: SharedKey.passes)
             try scheduleNextPassCheck(passes)
@@ -404,7 +444,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     private func scheduleNextPassCheck(_ passes: [String: Double]) throws {
         guard let first = passes.values.min() else { return }
-        try center.startMonitoring(names.pass, during: Self.window(at: Self.minuteAfter(Date(timeIntervalSince1970: first))))
+        let check = Self.minuteAfter(Date(timeIntervalSince1970: first))
+        try startMonitoring(names.pass, during: Self.window(at: check), checkingAt: check)
     }
 
     // MARK: The device clock
@@ -414,6 +455,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// wall-clock schedule now fires at another true instant, so the product judges its state in true time and plans
     /// its checks again on the new clock. Expiries are absolute already, so the new clock extends nothing.
     open func clockChanged() {
+        replanReserveCheck()
         switch options.product {
         case .habitLock:
             guard let state = readState() else { return }
@@ -458,9 +500,26 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     func planResume(until: Date) throws {
         if let schedule = Self.countingWindow(from: until), let state = readState() {
             let list = Self.currentBlockList(state, center: center, names: names)
-            return try center.startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)])
+            return try startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
         }
-        try center.startMonitoring(names.resume, during: Self.window(at: Self.startingWhenDue(Self.minuteAfter(until))))
+        let check = Self.startingWhenDue(Self.minuteAfter(until))
+        try startMonitoring(names.resume, during: Self.window(at: check), checkingAt: check)
+    }
+
+    /// Outside a cooldown the daily threshold must be registered: a re-registration the OS refused (the limit full) is
+    /// tried again at every check, so the speed bump comes back (explore: speed-bump 50 and 107 — `daily` refused at the
+    /// cooldown's end, and Instagram usable for the rest of the day). Only once the app has set up its schedules.
+    /// During a cooldown its end must be planned: the reserve holds one check, so a later cooldown end it held may have
+    /// given way to a sooner check.
+    func registerTheThresholdIfLost() {
+        guard let activities = try? center.activities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
+        let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+        if cooling {
+            guard !activities.contains(names.resume) else { return }
+        } else {
+            logger?.warning("the daily threshold is not registered: registering it again")
+        }
+        resumeThresholdMonitoring()
     }
 
     /// A one-off schedule from the true instant `date` to the end of that device day (as `allDay` ends), or nil when it
@@ -549,11 +608,22 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             return
         }
         guard let state = readState() else { return }
-        do {
-            // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
-            // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
-            let list = Self.currentBlockList(state, center: center, names: names)
+        // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
+        // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
+        let list = Self.currentBlockList(state, center: center, names: names)
+        let register = { [self] in
             try center.startMonitoring(names.daily, during: Self.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
+        }
+        do {
+            do {
+                try register()
+            } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
+                // The app's other activities took the place `daily` left at the dismiss (explore: speed-bump 50): the
+                // cooldown's own slot, which counted from the cooldown's end as `daily` now does, makes room for it.
+                logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
+                try center.stopMonitoring([names.resume])
+                try register()
+            }
         } catch {
             logger?.error("cannot resume monitoring: \(error)")
         }

@@ -36,7 +36,7 @@ extension Decoder {
 }
 
 /// A local wall-clock time of day, `"HH:MM"` in JSON, e.g. `"22:30"`.
-public struct ClockTime: Codable, Hashable, Comparable, CustomStringConvertible {
+public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Minutes since local midnight, 0…1439.
     public let minuteOfDay: Int
 

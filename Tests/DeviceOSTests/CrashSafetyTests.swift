@@ -66,8 +66,9 @@ final class CrashSafetyTests: XCTestCase {
         // The app re-blocks: its flag goes down, and the monitor shields the selection again.
         let container = AppGroupContainer(root: URL(fileURLWithPath: runtime + "/state/appgroups"))
         let defaults = try SharedDefaults(suiteName: "group.dev.shieldbus.habitlock", container: container)
-        waitUntil("isCurrentlyUnlocked to be false") { (try? defaults.bool(forKey: "isCurrentlyUnlocked")) == false }
-        waitUntil("the monitor to shield the apps again") {
+        // A deadline as long as the timer's: under load the restarted plugins can take many wall seconds to catch up.
+        waitUntil("isCurrentlyUnlocked to be false", timeoutSeconds: 30) { (try? defaults.bool(forKey: "isCurrentlyUnlocked")) == false }
+        waitUntil("the monitor to shield the apps again", timeoutSeconds: 30) {
             journal(work.file("after.jsonl")).contains { envelope in
                 envelope.topic == "managedsettings.changed" && envelope.seq > fired.seq
                     && envelope.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false

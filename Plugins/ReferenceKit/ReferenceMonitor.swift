@@ -523,9 +523,12 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// A one-off schedule from the true instant `date` to the end of that device day (as `allDay` ends), or nil when it
-    /// would not start at `date` or would be shorter than DeviceActivity's 15 minutes.
+    /// would not start at `date` or would be shorter than DeviceActivity's 15 minutes — or when `date` is on a later
+    /// device day than now: the OS would read the window's wall times on today, where it already runs, and start it at
+    /// once (explore speed-bump 2009: a cooldown from 23:46 to 00:01 looped on its own interval until ack-timeout).
     static func countingWindow(from date: Date) -> DeviceActivitySchedule? {
-        guard startingWhenDue(date) == date else { return nil }
+        guard startingWhenDue(date) == date,
+              DayKey.string(BusClock.deviceClock(at: date), in: BusClock.timeZone) == DayKey.deviceToday() else { return nil }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
         let start = calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: date))

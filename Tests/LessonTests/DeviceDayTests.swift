@@ -70,4 +70,36 @@ extension ExploreRegressionTests {
             }
         }
     }
+
+    /// A cooldown that ends on the next device day (explore speed-bump 2009: dismissed at 23:46:05 Berlin, the cooldown
+    /// to 00:01:05): the threshold registered ahead on a window from 00:01:05 to the day's end would be read by the OS on
+    /// today, where it already runs, so it started at once and the monitor planned it again until ack-timeout. Days
+    /// around it: four zones, the dismiss at a random minute between 23:37 and 23:55, both profiles; each day plays
+    /// to its end and holds the invariant.
+    func testACooldownThatEndsAfterTheDevicesMidnightDoesNotLoop() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let zones = ["Europe/Berlin", "Asia/Tokyo", "America/New_York", "Australia/Sydney"]
+        var random = SeededRandom(seed: 2009)
+        for day in 0..<4 {
+            let opened = "23:\(String(format: "%02d", Int.random(in: 6...24, using: &random)))"
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: speed-bump-cooldown-past-midnight-\(day)
+                start: 2026-11-24T22:00
+                timeZone: \(zones[day])
+                profile: \(profile)
+                seed: \(2009 + day)
+                end: after 40m
+                steps:
+                  - {at: "\(opened)", open: Instagram}
+                  - {after: 31m, press: primary}
+                  - {after: 3m, home: true}
+                  - {after: 20m, open: Instagram}
+
+                """
+                let run = try assertDayHolds(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
+                XCTAssertLessThan(run.events("deviceactivity.interval-did-start").count, 50, "day \(day), \(profile): an interval started again and again")
+            }
+        }
+    }
 }

@@ -132,7 +132,8 @@ final class PythonPluginTests: XCTestCase {
         waitUntil("the broker to hand the stopped plugin 300 pings") { entry("py-echo", in: try? first.status())?["delivered"]?.intValue == 400 }
         kill(first.process.processIdentifier, SIGSTOP)
         kill(pid, SIGCONT)
-        waitUntil("the plugin to handle them while the broker cannot read its answers") { handled() == 400 }
+        // 60 s: each ping is one SQLite commit in the plugin; a slow CI disk made 300 of them take over 10 s.
+        waitUntil("the plugin to handle them while the broker cannot read its answers", timeoutSeconds: 60) { handled() == 400 }
         first.stop(signal: SIGKILL)
         let bus = try SQLiteConnection(path: runtime + "/state/bus.sqlite", flags: [.readOnly])
         // The journal as far as the killed broker saved it (a resumed run cuts it there; protocol.md § 9.1).

@@ -12,6 +12,7 @@ extension ExploreRegressionTests {
     /// The shrunk day: habits Read and Walk, the limit filled, then Stretch; the app in the background all along.
     func testAnUnlockWithTheActivityLimitFullEndsInTime() throws {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let checks = DayChecks()
         for profile in ["faithful", "ios-realistic"] {
             let scenario = """
             name: limit-filled-before-unlock
@@ -33,11 +34,13 @@ extension ExploreRegressionTests {
               - {at: "09:40", shielded: Instagram}
 
             """
-            let run = try assertDayHolds(configuration, scenario, expectations: 2, profile)
-            let refusals = run.events("deviceactivity.start-monitoring.reply").filter { $0.bodyValue["error"]?["code"]?.stringValue == "excessive-activities" }
-            XCTAssertFalse(refusals.isEmpty, "\(profile): the OS refused no re-check, so the day tests nothing")
-            XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): the refusal was not surfaced")
+            checks.add(configuration, scenario, expectations: 2, profile) { run in
+                let refusals = run.events("deviceactivity.start-monitoring.reply").filter { $0.bodyValue["error"]?["code"]?.stringValue == "excessive-activities" }
+                XCTAssertFalse(refusals.isEmpty, "\(profile): the OS refused no re-check, so the day tests nothing")
+                XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): the refusal was not surfaced")
+            }
         }
+        try assertDaysHold(checks)
     }
 
     /// Days generated around the shrunk one: the limit filled at a random moment before the habits, between them or
@@ -47,6 +50,7 @@ extension ExploreRegressionTests {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
         var random = SeededRandom(seed: 0x20_AC71)
         var refusedDays = 0
+        let checks = DayChecks()
         for day in 0..<10 {
             var steps: [(second: Int, action: String)] = [(0, "open: Habit Lock")]
             let read = Int.random(in: 5...90, using: &random) * 60 + Int.random(in: 0...59, using: &random)
@@ -75,10 +79,12 @@ extension ExploreRegressionTests {
                   - {at: "\(clock(end + 6 * 60 + 30))", shielded: TikTok}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: 2, "day \(day), \(profile):\n\(scenario)")
-                if profile == "faithful", !run.events("x.monitor.recheck-refused").isEmpty { refusedDays += 1 }
+                checks.add(configuration, scenario, expectations: 2, "day \(day), \(profile):\n\(scenario)") { run in
+                    if profile == "faithful", !run.events("x.monitor.recheck-refused").isEmpty { refusedDays += 1 }
+                }
             }
         }
+        try assertDaysHold(checks)
         XCTAssertGreaterThan(refusedDays, 4, "too few generated days had a re-check refused to test the reserve slot")
     }
 }

@@ -13,6 +13,7 @@ extension ExploreRegressionTests {
     /// 76 as shrunk (31 steps to 10): X used past the threshold, TikTok dismissed, used again after the cooldown.
     func testAThresholdAfterACooldownComesWithOneDelayOnly() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for profile in ["faithful", "ios-realistic"] {
             let scenario = """
             name: speed-bump-seed76
@@ -34,10 +35,12 @@ extension ExploreRegressionTests {
               - {after: 9m36s, open: TikTok}
 
             """
-            let run = try assertDayHolds(configuration, scenario, expectations: nil, profile)
-            XCTAssertTrue(run.events("deviceactivity.event-did-reach-threshold").contains { $0.bodyValue["activity"]?.stringValue == "speed-bump.resume" },
-                          "\(profile): the threshold after the cooldown was not the one registered ahead")
+            checks.add(configuration, scenario, expectations: nil, profile) { run in
+                XCTAssertTrue(run.events("deviceactivity.event-did-reach-threshold").contains { $0.bodyValue["activity"]?.stringValue == "speed-bump.resume" },
+                              "\(profile): the threshold after the cooldown was not the one registered ahead")
+            }
         }
+        try assertDaysHold(checks)
     }
 
     /// Days around it: four zones, a dismiss at a random second, 5–14 minutes of the dismissed app in the cooldown, then
@@ -48,6 +51,7 @@ extension ExploreRegressionTests {
         let zones = ["Asia/Tokyo", "Europe/Berlin", "America/New_York", "Australia/Sydney"]
         let apps = ["Instagram", "TikTok", "Facebook", "X"]
         var random = SeededRandom(seed: 0x76)
+        let checks = DayChecks()
         for day in 0..<4 {
             let steps = ["  - {at: \"08:01\", open: \(apps[day])}",
                          "  - {after: 31m, press: primary}",
@@ -66,9 +70,10 @@ extension ExploreRegressionTests {
                 \(steps.joined(separator: "\n"))
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
+                checks.add(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// A cooldown that ends on the next device day (explore speed-bump 2009: dismissed at 23:46:05 Berlin, the cooldown
@@ -80,6 +85,7 @@ extension ExploreRegressionTests {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         let zones = ["Europe/Berlin", "Asia/Tokyo", "America/New_York", "Australia/Sydney"]
         var random = SeededRandom(seed: 2009)
+        let checks = DayChecks()
         for day in 0..<4 {
             let opened = "23:\(String(format: "%02d", Int.random(in: 6...24, using: &random)))"
             for profile in ["faithful", "ios-realistic"] {
@@ -97,9 +103,11 @@ extension ExploreRegressionTests {
                   - {after: 20m, open: Instagram}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
-                XCTAssertLessThan(run.events("deviceactivity.interval-did-start").count, 50, "day \(day), \(profile): an interval started again and again")
+                checks.add(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)") { run in
+                    XCTAssertLessThan(run.events("deviceactivity.interval-did-start").count, 50, "day \(day), \(profile): an interval started again and again")
+                }
             }
         }
+        try assertDaysHold(checks)
     }
 }

@@ -14,6 +14,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// the SDK: a plugin's clock never goes back, so a callback handled late is judged at the time it is handled.
     func testAStaleFocusIntervalEndHandledLateLiftsNothing() throws {
         let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        let checks = DayChecks()
         for (restart, seed) in [("07:27:23", 104), ("08:05", 7), ("08:59:30", 21)] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -30,14 +31,16 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:25", shielded: TikTok}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: nil, "restart at \(restart), seed \(seed), \(profile)")
-                if profile == "ios-realistic" {
-                    // The day still exercises the stale callbacks: the re-registration ended the focus windows at the restart.
-                    let ends = run.events("deviceactivity.interval-did-end").filter { $0.bodyValue["activity"]?.stringValue?.hasPrefix("focus-window.focus_") == true }
-                    XCTAssertFalse(ends.isEmpty, "restart at \(restart): no stale intervalDidEnd was delivered")
+                checks.add(configuration, scenario, expectations: nil, "restart at \(restart), seed \(seed), \(profile)") { run in
+                    if profile == "ios-realistic" {
+                        // The day still exercises the stale callbacks: the re-registration ended the focus windows at the restart.
+                        let ends = run.events("deviceactivity.interval-did-end").filter { $0.bodyValue["activity"]?.stringValue?.hasPrefix("focus-window.focus_") == true }
+                        XCTAssertFalse(ends.isEmpty, "restart at \(restart): no stale intervalDidEnd was delivered")
+                    }
                 }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// One of the issue's classes, found again by explore on the habit lock: an unlock that crosses midnight was cut at
@@ -46,6 +49,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// usable until the end, shielded after it.
     func testAnUnlockAcrossMidnightKeepsItsFullLength() throws {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let checks = DayChecks()
         for habitsAt in ["23:35", "23:48:20", "23:59:40"] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -69,9 +73,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "day 2 00:43", shielded: Instagram}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 3, "habits at \(habitsAt), \(profile)")
+                checks.add(configuration, scenario, expectations: 3, "habits at \(habitsAt), \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// One of the issue's classes: an iOS update during a speed-bump cooldown. Two faults hid each other: the OS's
@@ -80,6 +85,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// came back that day (and the checker of this branch called the day held: the `expect:` entry caught it).
     func testAnIOSUpdateDuringASpeedBumpCooldownDoesNotEndTheSpeedBumps() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for updateAfter in ["1m", "5m", "13m"] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -101,9 +107,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:20", shielded: Instagram}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 2, "update \(updateAfter) into the cooldown, \(profile)")
+                checks.add(configuration, scenario, expectations: 2, "update \(updateAfter) into the cooldown, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, speed-bump, seed 301 under both profiles (docs/explore.md): the speed bump is a daily threshold, so its
@@ -114,6 +121,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// of the evening, the last two minutes before midnight; both profiles, several quirk seeds.
     func testASpeedBumpEndsAtMidnight() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         // When Instagram opens; TikTok, opened 31 min 30 s later, is behind the speed bump 10 s after that.
         for (openAt, shieldedAt, seed) in [("21:05", "21:36:40", 301), ("22:47:30", "23:19:10", 5), ("23:28", "23:59:40", 17)] {
             for profile in ["faithful", "ios-realistic"] {
@@ -141,9 +149,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "day 2 00:03:30", usable: TikTok}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 3, "threshold after \(openAt), seed \(seed), \(profile)")
+                checks.add(configuration, scenario, expectations: 3, "threshold after \(openAt), seed \(seed), \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// The checker's note on the action delegate (issue #9): it records one grace pass at a time, so a second pass,
@@ -152,6 +161,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// pass it granted and re-shields each at its own end. The second pass 10 s, 2 min and 4 min 50 s after the first.
     func testASecondGracePassDoesNotStrandTheFirst() throws {
         let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        let checks = DayChecks()
         for (second, seed) in [("09:30:20", 3), ("09:32", 11), ("09:35", 29)] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -174,10 +184,12 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:46:10", shielded: TikTok}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: 2, "second pass at \(second), seed \(seed), \(profile)")
-                XCTAssertEqual(run.events("app.intent.grace-pass").count, 2, "second pass at \(second), \(profile): both passes were taken")
+                checks.add(configuration, scenario, expectations: 2, "second pass at \(second), seed \(seed), \(profile)") { run in
+                    XCTAssertEqual(run.events("app.intent.grace-pass").count, 2, "second pass at \(second), \(profile): both passes were taken")
+                }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, focus-window, seeds 400 and 401 under both profiles (docs/explore.md): a person sets the device clock
@@ -188,6 +200,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// again at each true boundary. Several settings, both profiles: shielded in the window, usable after it.
     func testSettingTheDeviceClockDoesNotMoveAFocusWindow() throws {
         let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        let checks = DayChecks()
         for (setAt, shift, seed) in [("08:00", "+3h", 400), ("09:30", "-2h", 401), ("10:15", "-10h", 7)] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -211,10 +224,12 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "14:10:10", shielded: YouTube}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: 3, "clock \(shift) at \(setAt), \(profile)")
-                XCTAssertFalse(run.events("device.clock-changed").isEmpty, "the clock was set")
+                checks.add(configuration, scenario, expectations: 3, "clock \(shift) at \(setAt), \(profile)") { run in
+                    XCTAssertFalse(run.events("device.clock-changed").isEmpty, "the clock was set")
+                }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// The same bypass on the habit lock: habits done, then the device clock set back, so that an unlock computed on
@@ -222,6 +237,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// on the new clock: shielded one minute after the 30 minutes, whatever the clock says.
     func testSettingTheDeviceClockBackDoesNotExtendAnUnlock() throws {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let checks = DayChecks()
         for (setAt, shift) in [("09:11", "-2h"), ("09:20", "-1h"), ("09:24:30", "-23h"), ("09:11", "+3h")] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -246,9 +262,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "09:45:10", shielded: Instagram}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 2, "clock \(shift) at \(setAt) in the unlock, \(profile)")
+                checks.add(configuration, scenario, expectations: 2, "clock \(shift) at \(setAt) in the unlock, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, speed-bump, seed 304 (faithful; shrunk from 41 steps to these 4): TikTok used for 20 minutes, the app
@@ -257,6 +274,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// leaves a running threshold (and a cooldown) alone. The relaunch at several points of the count, both profiles.
     func testARelaunchOfTheAppDoesNotRestartTheSpeedBumpsCount() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for (quitAfter, seed) in [("37s", 304), ("5m", 8), ("9m", 19)] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -274,9 +292,10 @@ final class ExploreRegressionTests: XCTestCase {
                 end: after 5m
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: nil, "force-quit \(quitAfter) after, \(profile)")
+                checks.add(configuration, scenario, expectations: nil, "force-quit \(quitAfter) after, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, focus-window, seed 403 (`ios-realistic`; also in the CI slice): the far-schedule quirk dropped the
@@ -286,6 +305,7 @@ final class ExploreRegressionTests: XCTestCase {
     func testAFocusWindowWhoseStartNeverFiresIsShieldedAnyway() throws {
         let configuration = try ScenarioRun.shippedConfiguration("focus-window")
         var fates: Set<String> = []
+        let checks = DayChecks()
         for seed in [403, 1, 2] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -308,10 +328,12 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "14:10:10", shielded: YouTube}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: 3, "seed \(seed), \(profile)")
-                fates.formUnion(run.events("device.quirk").compactMap { $0.bodyValue["fate"]?.stringValue })
+                checks.add(configuration, scenario, expectations: 3, "seed \(seed), \(profile)") { run in
+                    fates.formUnion(run.events("device.quirk").compactMap { $0.bodyValue["fate"]?.stringValue })
+                }
             }
         }
+        try assertDaysHold(checks)
         // The days still exercise the defence: a start that never fires and one that fires early.
         XCTAssertTrue(fates.isSuperset(of: ["never", "early"]), "fates: \(fates)")
     }
@@ -331,6 +353,7 @@ final class ExploreRegressionTests: XCTestCase {
             // 4, reduced: New York's repeated 01:00 hour, the clock 7 h back, the threshold at 01:05 on the device.
             ("2026-11-01T07:00", "America/New_York", "-7h", "07:35", "10:30"),
         ]
+        let checks = DayChecks()
         for (start, zone, shift, openAt, lastOpen) in days {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -350,9 +373,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "\(lastOpen):30", \(lastOpen.hasPrefix("day 2") ? "usable" : "shielded"): TikTok}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 1, "\(zone), clock \(shift), \(profile)")
+                checks.add(configuration, scenario, expectations: 1, "\(zone), clock \(shift), \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// The property behind the test above, on days around it: in four zones with a repeated hour (Berlin, New York,
@@ -368,6 +392,7 @@ final class ExploreRegressionTests: XCTestCase {
             ("Europe/Berlin", "2026-10-25T01:00:00Z"), ("America/New_York", "2026-11-01T06:00:00Z"),
             ("America/Los_Angeles", "2026-11-01T09:00:00Z"), ("Australia/Sydney", "2026-04-04T16:00:00Z"),
         ]
+        let checks = DayChecks()
         for (zoneIndex, (zone, secondHour)) in fallBacks.enumerated() {
             let timeZone = try XCTUnwrap(TimeZone(identifier: zone))
             let repeated = try XCTUnwrap(ISO8601DateFormatter().date(from: secondHour))
@@ -400,9 +425,10 @@ final class ExploreRegressionTests: XCTestCase {
                   - {at: "\(Self.scenarioTime(after.addingTimeInterval(30), from: start, in: timeZone))", usable: TikTok}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), \(minutes) min from the repeated hour, clock \(shift) min, \(profile)")
+                checks.add(configuration, scenario, expectations: 2, "\(zone), \(minutes) min from the repeated hour, clock \(shift) min, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, speed-bump, seed 505 under both profiles (Sydney; shrunk from 56 steps to 2): the device clock set 7 h
@@ -413,6 +439,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// profiles.
     func testWithTheDeviceClockSetBackTheSpeedBumpsDayIsTheDevicesDay() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for (zone, date, shift) in [("Australia/Sydney", "2026-10-03", "-7h"), ("Europe/Berlin", "2026-11-23", "-3h"), ("America/New_York", "2026-11-23", "-11h30m")] {
             for eveningUse in ["35m", "20m"] {
                 for profile in ["faithful", "ios-realistic"] {
@@ -434,10 +461,11 @@ final class ExploreRegressionTests: XCTestCase {
                       - {at: "day 2 00:16", shielded: Instagram}
 
                     """
-                    try assertDayHolds(configuration, scenario, expectations: 2, "\(zone), clock \(shift), \(eveningUse) the evening before, \(profile)")
+                    checks.add(configuration, scenario, expectations: 2, "\(zone), clock \(shift), \(eveningUse) the evening before, \(profile)")
                 }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// explore, speed-bump, seeds 505 (`ios-realistic`: Sydney to UTC) and 301 (Tokyo to Los Angeles): a move across the
@@ -446,6 +474,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// to that day's end. Three moves west across the date line, both profiles: judged by the invariant.
     func testAMoveBackAcrossTheDateLineKeepsTheSpeedBump() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for (from, to, date) in [("Australia/Sydney", "UTC", "2026-10-03"), ("Asia/Tokyo", "America/Los_Angeles", "2026-11-24"), ("Pacific/Auckland", "Pacific/Honolulu", "2026-11-24")] {
             for profile in ["faithful", "ios-realistic"] {
                 let scenario = """
@@ -465,10 +494,12 @@ final class ExploreRegressionTests: XCTestCase {
                 end: after 5m
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: nil, "\(from) to \(to), \(profile)")
-                XCTAssertFalse(run.events("device.time-zone-changed").isEmpty, "the zone changed")
+                checks.add(configuration, scenario, expectations: nil, "\(from) to \(to), \(profile)") { run in
+                    XCTAssertFalse(run.events("device.time-zone-changed").isEmpty, "the zone changed")
+                }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// The instant showing `hour:minute` in `zone` on the local date `dayOffset` days from the one of `reference`.
@@ -516,6 +547,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// the interval's use. Both profiles; under ios-realistic the callback comes at the next whole minute.
     func testABrokerCrashDoesNotForgetTheUseCountedTowardAThreshold() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for profile in ["faithful", "ios-realistic"] {
             let scenario = """
             name: speed-bump-crash-forgets-usage
@@ -533,8 +565,9 @@ final class ExploreRegressionTests: XCTestCase {
               - {at: "08:02:10", shielded: Snapchat}
 
             """
-            try assertDayHolds(configuration, scenario, expectations: 2, profile)
+            checks.add(configuration, scenario, expectations: 2, profile)
         }
+        try assertDaysHold(checks)
     }
 
     /// The property behind the test above, on generated days: selected apps used in stretches (switching apps, going
@@ -547,6 +580,7 @@ final class ExploreRegressionTests: XCTestCase {
         let places = [("America/New_York", "2026-03-07"), ("America/New_York", "2026-03-08"), ("Europe/Berlin", "2026-10-25"),
                       ("Australia/Sydney", "2026-11-24"), ("Asia/Tokyo", "2026-11-24")]
         var crashes = 0
+        let checks = DayChecks()
         for seed in UInt64(1)...6 {
             var random = SeededRandom(seed: seed)
             let (zone, date) = places[Int(seed - 1) % places.count]
@@ -592,14 +626,16 @@ final class ExploreRegressionTests: XCTestCase {
 
                 """
                 let context = "seed \(seed), \(profile):\n\(scenario)"
-                let run = try assertDayHolds(configuration, scenario, expectations: nil, context)
-                let start = try XCTUnwrap(run.events("bus.started").first).time
-                let reached = run.events("deviceactivity.event-did-reach-threshold").filter { $0.bodyValue["event"]?.stringValue == "speed-bump.limit" }
-                XCTAssertEqual(reached.count, 1, context)
-                let late = (try XCTUnwrap(reached.first, context).time - start) / 1000 - Int64(threshold)
-                XCTAssertTrue(profile == "faithful" ? late == 0 : (0..<60).contains(late), "\(late) s late; \(context)")
+                checks.add(configuration, scenario, expectations: nil, context) { run in
+                    let start = try XCTUnwrap(run.events("bus.started").first).time
+                    let reached = run.events("deviceactivity.event-did-reach-threshold").filter { $0.bodyValue["event"]?.stringValue == "speed-bump.limit" }
+                    XCTAssertEqual(reached.count, 1, context)
+                    let late = (try XCTUnwrap(reached.first, context).time - start) / 1000 - Int64(threshold)
+                    XCTAssertTrue(profile == "faithful" ? late == 0 : (0..<60).contains(late), "\(late) s late; \(context)")
+                }
             }
         }
+        try assertDaysHold(checks)
         XCTAssertGreaterThanOrEqual(crashes, 12, "the days crash the broker during counted use (\(crashes) times)")
     }
 
@@ -609,6 +645,21 @@ final class ExploreRegressionTests: XCTestCase {
     func assertDayHolds(_ configuration: String, _ scenario: String, expectations: Int?, _ context: String,
                                 file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
         let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        assertHeld(run, expectations: expectations, context, file: file, line: line)
+        return run
+    }
+
+    /// `assertDayHolds` for many days, played side by side (`ScenarioRun.runAll`) and judged in the order they were
+    /// added, each day then checked by its own `then`.
+    func assertDaysHold(_ checks: DayChecks) throws {
+        let runs = try ScenarioRun.runAll(checks.days.map { ($0.configuration, $0.scenario) })
+        for (day, run) in zip(checks.days, runs) {
+            assertHeld(run, expectations: day.expectations, day.context, file: day.file, line: day.line)
+            try day.then(run)
+        }
+    }
+
+    private func assertHeld(_ run: ScenarioRun, expectations: Int?, _ context: String, file: StaticString, line: UInt) {
         XCTAssertEqual(run.exitStatus, 0, "\(context): \(run.errors)", file: file, line: line)
         XCTAssertTrue(run.errors.contains("lock invariant    held"), "\(context): \(run.errors)", file: file, line: line)
         // A degraded bus (a plugin that loops until `ack-timeout`) fails a day as explore fails it.
@@ -617,6 +668,21 @@ final class ExploreRegressionTests: XCTestCase {
         if let expectations {
             XCTAssertTrue(run.errors.contains("expectations      \(expectations) held"), "\(context): \(run.errors)", file: file, line: line)
         }
-        return run
+    }
+}
+
+/// The days of one test for `assertDaysHold`: each with what `assertDayHolds` takes, and what else to check of its run.
+final class DayChecks {
+    struct Day {
+        let configuration: String, scenario: String, expectations: Int?, context: String
+        let file: StaticString, line: UInt
+        let then: (ScenarioRun) throws -> Void
+    }
+
+    private(set) var days: [Day] = []
+
+    func add(_ configuration: String, _ scenario: String, expectations: Int?, _ context: String,
+             file: StaticString = #filePath, line: UInt = #line, then: @escaping (ScenarioRun) throws -> Void = { _ in }) {
+        days.append(Day(configuration: configuration, scenario: scenario, expectations: expectations, context: context, file: file, line: line, then: then))
     }
 }

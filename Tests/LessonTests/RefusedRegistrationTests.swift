@@ -15,6 +15,7 @@ extension ExploreRegressionTests {
     /// front stayed usable until the next focus check, 8 min 15 s past the pass.
     func testAGracePassEndsWithTheActivityLimitFull() throws {
         let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        let checks = DayChecks()
         for profile in Self.profiles {
             let scenario = """
             name: focus-window-pass-limit-full
@@ -34,9 +35,11 @@ extension ExploreRegressionTests {
               - {at: "14:16", shielded: Facebook}
 
             """
-            let run = try assertDayHolds(configuration, scenario, expectations: 2, profile)
-            XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): the pass's end was not refused, so the day tests nothing")
+            checks.add(configuration, scenario, expectations: 2, profile) { run in
+                XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): the pass's end was not refused, so the day tests nothing")
+            }
         }
+        try assertDaysHold(checks)
     }
 
     /// Days around it: the limit filled at a random moment before or during a pass, the pass pressed at a random time
@@ -46,6 +49,7 @@ extension ExploreRegressionTests {
         let apps = ["Instagram", "TikTok", "YouTube", "Reddit", "X", "Facebook"]  // the picked ones
         var random = SeededRandom(seed: 0xF0_24)
         var refusedRuns = 0
+        let checks = DayChecks()
         for day in 0..<6 {
             let press = 9 * 3600 + Int.random(in: 5...160, using: &random) * 60 + Int.random(in: 0...59, using: &random)
             let fill = press + Int.random(in: -1800...200, using: &random)
@@ -70,10 +74,12 @@ extension ExploreRegressionTests {
                   - {at: "\(clock(press + 7 * 60 + 30))", shielded: \(app)}
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: 2, "day \(day), \(profile):\n\(scenario)")
-                if !run.events("x.monitor.recheck-refused").isEmpty { refusedRuns += 1 }
+                checks.add(configuration, scenario, expectations: 2, "day \(day), \(profile):\n\(scenario)") { run in
+                    if !run.events("x.monitor.recheck-refused").isEmpty { refusedRuns += 1 }
+                }
             }
         }
+        try assertDaysHold(checks)
         XCTAssertGreaterThanOrEqual(refusedRuns, 6, "too few generated days had the pass's end refused")
     }
 
@@ -81,6 +87,7 @@ extension ExploreRegressionTests {
     /// set back 2 h moved that wall-clock check 2 h later, and Reddit stayed usable 22 min past the unlock.
     func testAClockChangeMovesTheReserveCheckOfAnUnlock() throws {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let checks = DayChecks()
         for (shift, seed) in [("-2h", 50), ("-1h", 5), ("+3h", 6)] {
             for profile in Self.profiles {
                 let scenario = """
@@ -100,10 +107,12 @@ extension ExploreRegressionTests {
                 end: after 5m
 
                 """
-                let run = try assertDayHolds(configuration, scenario, expectations: nil, "clock \(shift), \(profile)")
-                XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): no re-check was refused")
+                checks.add(configuration, scenario, expectations: nil, "clock \(shift), \(profile)") { run in
+                    XCTAssertFalse(run.events("x.monitor.recheck-refused").isEmpty, "\(profile): no re-check was refused")
+                }
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// speed-bump 50 and 107: at "Dismiss" `daily` gives its place to `resume`; the app's other activities took the
@@ -111,6 +120,7 @@ extension ExploreRegressionTests {
     /// the day. The limit filled at several moments of the cooldown, then more than the threshold's use.
     func testTheSpeedBumpComesBackAfterACooldownWithTheLimitFull() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
         for (fillAfter, seed) in [("1m", 50), ("7m", 107), ("14m", 3)] {
             for profile in Self.profiles {
                 let scenario = """
@@ -132,9 +142,10 @@ extension ExploreRegressionTests {
                   - {at: "12:33", shielded: Instagram}
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: 2, "fill \(fillAfter) into the cooldown, \(profile)")
+                checks.add(configuration, scenario, expectations: 2, "fill \(fillAfter) into the cooldown, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 
     /// focus-window 106 and speed-bump 44: the button pressed ~25 s after an iOS update, on a shield drawn before it.
@@ -142,6 +153,7 @@ extension ExploreRegressionTests {
     /// at random moments before the press, both products, both profiles.
     func testAButtonPressedAfterAnIOSUpdateActsOnTheApp() throws {
         var random = SeededRandom(seed: 0x106_44)
+        let checks = DayChecks()
         for day in 0..<4 {
             let before = Int.random(in: 1...40, using: &random)
             for profile in Self.profiles {
@@ -162,7 +174,7 @@ extension ExploreRegressionTests {
                   - {at: "11:42", usable: TikTok}
 
                 """
-                try assertDayHolds(try ScenarioRun.shippedConfiguration("focus-window"), focus, expectations: 1, "focus, update \(before) s before, \(profile)")
+                checks.add(try ScenarioRun.shippedConfiguration("focus-window"), focus, expectations: 1, "focus, update \(before) s before, \(profile)")
                 let speedBump = """
                 name: speed-bump-dismiss-after-update
                 start: 2026-11-24T09:00
@@ -180,8 +192,9 @@ extension ExploreRegressionTests {
                   - {at: "10:33", usable: Snapchat}
 
                 """
-                try assertDayHolds(try ScenarioRun.shippedConfiguration("speed-bump"), speedBump, expectations: 1, "speed bump, update \(before) s before, \(profile)")
+                checks.add(try ScenarioRun.shippedConfiguration("speed-bump"), speedBump, expectations: 1, "speed bump, update \(before) s before, \(profile)")
             }
         }
+        try assertDaysHold(checks)
     }
 }

@@ -13,6 +13,7 @@ extension ExploreRegressionTests {
     /// The day as found: Berlin, fall back, habits at 02:05 in the second pass, Instagram open to the end.
     func testAnUnlockEndingInTheSecondPassOfARepeatedHourEndsInTime() throws {
         let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let checks = DayChecks()
         for profile in ["faithful", "ios-realistic"] {
             let scenario = """
             name: habit-lock-repeated-hour
@@ -30,8 +31,9 @@ extension ExploreRegressionTests {
             end: after 5m
 
             """
-            try assertDayHolds(configuration, scenario, expectations: nil, profile)
+            checks.add(configuration, scenario, expectations: nil, profile)
         }
+        try assertDaysHold(checks)
     }
 
     /// Days around it: four zones on their fall-back night, the habits done from 40 minutes before the repeated hour to
@@ -45,6 +47,7 @@ extension ExploreRegressionTests {
                       ("Australia/Sydney", "2026-04-05T01:00"), ("America/Los_Angeles", "2026-11-01T00:00")]
         let apps = ["Instagram", "TikTok", "YouTube", "Reddit", "X"]
         var random = SeededRandom(seed: 0xD57_0FF)
+        let checks = DayChecks()
         for day in 0..<8 {
             let (zone, start) = nights[day % nights.count]
             let habits = Int.random(in: 20...175, using: &random) * 60 + Int.random(in: 0...59, using: &random)  // from the start
@@ -75,8 +78,9 @@ extension ExploreRegressionTests {
                 \(steps.joined(separator: "\n"))
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
+                checks.add(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
             }
         }
+        try assertDaysHold(checks)
     }
 }

@@ -18,6 +18,7 @@ extension ExploreRegressionTests {
         let apps = ["Instagram", "TikTok", "Facebook", "X", "Snapchat"]
         let zones = ["Asia/Tokyo", "Europe/Berlin", "America/New_York", "Australia/Sydney"]
         var random = SeededRandom(seed: 0x1004_A1D)
+        let checks = DayChecks()
         for day in 0..<8 {
             let opened = 20 * 60 + Int.random(in: 0...90, using: &random)  // minutes of the day
             let use = Int.random(in: 31...60, using: &random)
@@ -43,8 +44,9 @@ extension ExploreRegressionTests {
                 \(steps.joined(separator: "\n"))
 
                 """
-                try assertDayHolds(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
+                checks.add(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
             }
         }
+        try assertDaysHold(checks)
     }
 }

@@ -14,40 +14,51 @@ public struct ScenarioRun {
     /// `stateDirectory` lets two runs share a device; `arguments` are added to the command.
     public static func run(configuration: String, scenario: String, arguments: [String] = [], stateDirectory: String? = nil,
                            timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
+        try start(configuration: configuration, scenario: scenario, arguments: arguments, stateDirectory: stateDirectory, file: file, line: line)
+            .finish(timeoutSeconds: timeoutSeconds, file: file, line: line)
+    }
+
+    /// Runs the scenarios `jobs` at a time and gives their runs in the same order. A virtual run takes one process's
+    /// turn at a time, so it keeps about one core busy: on two cores two runs take the time of one.
+    public static func runAll(_ scenarios: [(configuration: String, scenario: String)], jobs: Int = ProcessInfo.processInfo.activeProcessorCount,
+                              timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> [ScenarioRun] {
+        var started: [StartedScenarioRun] = [], runs: [ScenarioRun] = []
+        while runs.count < scenarios.count {
+            while started.count < scenarios.count && started.count - runs.count < max(1, jobs) {
+                let next = scenarios[started.count]
+                started.append(try start(configuration: next.configuration, scenario: next.scenario, file: file, line: line))
+            }
+            runs.append(try started[runs.count].finish(timeoutSeconds: timeoutSeconds, file: file, line: line))
+        }
+        return runs
+    }
+
+    /// Starts `shieldbus run --scenario` in its own temporary directory (runtime, state unless given, journal).
+    public static func start(configuration: String, scenario: String, arguments: [String] = [], stateDirectory: String? = nil,
+                             file: StaticString = #filePath, line: UInt = #line) throws -> StartedScenarioRun {
         let work = TemporaryDirectory(prefix: "sbs")
         // SHIELDBUS_KEEP_TEST_RUNS=1 keeps each run's configuration, scenario, journal and logs for a look afterwards.
         if ProcessInfo.processInfo.environment["SHIELDBUS_KEEP_TEST_RUNS"] == "1" {
             work.keep = true
             print("scenario run kept in \(work.path)")
         }
-        let configPath = work.file("config.yml"), scenarioPath = work.file("scenario.yml"), journalPath = work.file("journal.jsonl")
+        let configPath = work.file("config.yml"), scenarioPath = work.file("scenario.yml")
         try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
         try scenario.write(toFile: scenarioPath, atomically: true, encoding: .utf8)
         let catalog = BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path
         if !configuration.contains("catalog:") {
             try (configuration + "\ncatalog: \(catalog)\n").write(toFile: configPath, atomically: true, encoding: .utf8)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus", file: file, line: line))
-        process.arguments = ["run", "--config", configPath, "--scenario", scenarioPath, "--runtime-dir", work.file("run"),
-                             "--journal", journalPath, "--state-dir", stateDirectory ?? work.file("state")] + arguments
-        let outputPath = work.file("stdout"), errorPath = work.file("stderr")
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        process.standardError = FileHandle(forWritingAtPath: errorPath)
-        try process.run()
-        waitUntil("the scenario run to end", timeoutSeconds: timeoutSeconds, file: file, line: line) { !process.isRunning }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let journalBytes = FileManager.default.contents(atPath: journalPath) ?? Data()
-        let journal = try String(decoding: journalBytes, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
-        return ScenarioRun(exitStatus: process.terminationStatus,
-                           output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
-                           errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
-                           journal: journal, journalBytes: journalBytes)
+        let started = StartedScenarioRun(work: work)
+        started.process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus", file: file, line: line))
+        started.process.arguments = ["run", "--config", configPath, "--scenario", scenarioPath, "--runtime-dir", work.file("run"),
+                                     "--journal", started.journalPath, "--state-dir", stateDirectory ?? work.file("state")] + arguments
+        _ = FileManager.default.createFile(atPath: started.outputPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: started.errorPath, contents: nil)
+        started.process.standardOutput = FileHandle(forWritingAtPath: started.outputPath)
+        started.process.standardError = FileHandle(forWritingAtPath: started.errorPath)
+        try started.process.run()
+        return started
     }
 
     /// A shipped configuration (`Config/<name>.yml`) without its own scenario, its plugins pointing at the built executables.
@@ -62,4 +73,37 @@ public struct ScenarioRun {
 
     /// The events on a topic, in order.
     public func events(_ topic: String) -> [Envelope] { journal.filter { $0.topic == topic } }
+}
+
+/// A `shieldbus run --scenario` under way; `finish` waits for its end and reads what it left. One dropped unfinished
+/// is killed.
+public final class StartedScenarioRun {
+    let process = Process()
+    let work: TemporaryDirectory
+    var journalPath: String { work.file("journal.jsonl") }
+    var outputPath: String { work.file("stdout") }
+    var errorPath: String { work.file("stderr") }
+
+    init(work: TemporaryDirectory) { self.work = work }
+
+    /// Waits (a bound, not a guess) for the run to end, then reads its journal, output and exit status.
+    public func finish(timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
+        waitUntil("the scenario run to end", timeoutSeconds: timeoutSeconds, file: file, line: line) { !process.isRunning }
+        stop()
+        let journalBytes = FileManager.default.contents(atPath: journalPath) ?? Data()
+        let journal = try String(decoding: journalBytes, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        return ScenarioRun(exitStatus: process.terminationStatus,
+                           output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+                           errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
+                           journal: journal, journalBytes: journalBytes)
+    }
+
+    private func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
 }

@@ -205,11 +205,13 @@ final class ExploreTests: XCTestCase {
     }
 
     /// A product whose re-checks trust a stale "unlocked" flag (the seeds' lesson 6 flaw): explore finds the day that
-    /// breaks it, shrinks it to a handful of steps, and the written file replays the failure.
+    /// breaks it, shrinks it to a handful of steps, and the written file replays the failure. Seed 17 (20 steps to 4):
+    /// a day without the activity limit filled — on seed 3's, each failing candidate looped until `ack-timeout`, 5 s of
+    /// wall time, and the test took 90–105 s.
     func testExploreFindsANaiveProductsBugShrinksItAndTheFileReplaysIt() throws {
         let directory = TemporaryDirectory(prefix: "sbexplore")
         let config = try naiveConfiguration(flaw: "flag-only", in: directory)
-        let arguments = ["--config", config, "--days", "1", "--seed", "3", "--profile", "faithful", "--jobs", "2", "--shrink-runs", "30", "--json"]
+        let arguments = ["--config", config, "--days", "1", "--seed", "17", "--profile", "faithful", "--jobs", "2", "--shrink-runs", "30", "--json"]
         let (status, output) = try explore(arguments, in: directory)
         XCTAssertEqual(status, 3, output)
         let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
@@ -219,8 +221,8 @@ final class ExploreTests: XCTestCase {
         XCTAssertLessThan(steps, try XCTUnwrap(failure["originalSteps"]?.intValue))
         XCTAssertTrue(failure["account"]?.arrayValue?.first?.stringValue?.hasPrefix("usable-while-locked: ") == true, output)
         let file = try XCTUnwrap(failure["file"]?.stringValue)
-        XCTAssertEqual(file, "explore-failures/habit-lock-seed3.yml")
-        XCTAssertEqual(failure["replay"]?.stringValue, "shieldbus run --config \(config) --scenario explore-failures/habit-lock-seed3.yml")
+        XCTAssertEqual(file, "explore-failures/habit-lock-seed17.yml")
+        XCTAssertEqual(failure["replay"]?.stringValue, "shieldbus run --config \(config) --scenario explore-failures/habit-lock-seed17.yml")
         // The written scenario replays the failure through `shieldbus run`.
         let replay = try ScenarioRun.run(configuration: try String(contentsOfFile: config, encoding: .utf8),
                                          scenario: try String(contentsOfFile: directory.file(file), encoding: .utf8))

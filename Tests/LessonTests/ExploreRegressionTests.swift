@@ -652,7 +652,7 @@ final class ExploreRegressionTests: XCTestCase {
     /// `assertDayHolds` for many days, played side by side (`ScenarioRun.runAll`) and judged in the order they were
     /// added, each day then checked by its own `then`.
     func assertDaysHold(_ checks: DayChecks) throws {
-        let runs = try ScenarioRun.runAll(checks.days.map { ($0.configuration, $0.scenario) })
+        let runs = try ScenarioRun.runAll(checks.days.map { ($0.configuration, $0.scenario, []) })
         for (day, run) in zip(checks.days, runs) {
             assertHeld(run, expectations: day.expectations, day.context, file: day.file, line: day.line)
             try day.then(run)

@@ -98,11 +98,13 @@ final class FaultTests: XCTestCase {
         for seed in seeds {
             let scenario = HeavyUserDays(seed: seed, days: days).scenario
             let calm = TemporaryDirectory(prefix: "sbcalm")
-            let reference = try ScenarioRun.run(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"), timeoutSeconds: 300)
-            XCTAssertEqual(reference.exitStatus, 0, "seed \(seed): the fault-free run: \(reference.errors)")
-
+            // Played beside the fault run: a virtual run keeps about one core busy.
+            let fullRun = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"))
             let work = TemporaryDirectory(prefix: "sbfault")
             let faulty = try runKilling(scenario, seed: seed, work: work)
+            let reference = try fullRun.finish(timeoutSeconds: 300)
+            XCTAssertEqual(reference.exitStatus, 0, "seed \(seed): the fault-free run: \(reference.errors)")
+
             XCTAssertEqual(faulty.exitStatus, 0, "seed \(seed): the fault run: \(faulty.errors)")
             XCTAssertGreaterThan(faulty.kills, 0, "seed \(seed): no process was killed")
             let exits = faulty.run.filter { $0.topic == "plugin.exited" && $0.bodyValue["how"]?.stringValue?.contains("SIGKILL") == true }
@@ -203,11 +205,13 @@ final class FaultTests: XCTestCase {
                 reference.append(line)
             }
             let calm = TemporaryDirectory(prefix: "sbcalm")
-            let simulated = try ScenarioRun.run(configuration: configuration, scenario: reference.joined(separator: "\n"), stateDirectory: calm.file("state"), timeoutSeconds: 300)
-            XCTAssertEqual(simulated.exitStatus, 0, "seed \(seed): the run with the crashes played in-process: \(simulated.errors)")
-
+            // Played beside the killed run: a virtual run keeps about one core busy.
+            let inProcess = try ScenarioRun.start(configuration: configuration, scenario: reference.joined(separator: "\n"), stateDirectory: calm.file("state"))
             let first = TemporaryDirectory(prefix: "sbkill")
             let killed = try runCrashingBroker(scenario, at: crashes, work: first)
+            let simulated = try inProcess.finish(timeoutSeconds: 300)
+            XCTAssertEqual(simulated.exitStatus, 0, "seed \(seed): the run with the crashes played in-process: \(simulated.errors)")
+
             let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days); crashes before steps \(crashes)"
             XCTAssertEqual(killed.endings, crashes.map { _ in "signal \(SIGKILL)" } + ["exit 0"], "seed \(seed) (\(replay)): \(killed.errors)")
             let journal = try String(decoding: killed.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }

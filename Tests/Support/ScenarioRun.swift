@@ -20,13 +20,13 @@ public struct ScenarioRun {
 
     /// Runs the scenarios `jobs` at a time and gives their runs in the same order. A virtual run takes one process's
     /// turn at a time, so it keeps about one core busy: on two cores two runs take the time of one.
-    public static func runAll(_ scenarios: [(configuration: String, scenario: String)], jobs: Int = ProcessInfo.processInfo.activeProcessorCount,
+    public static func runAll(_ scenarios: [(configuration: String, scenario: String, arguments: [String])], jobs: Int = ProcessInfo.processInfo.activeProcessorCount,
                               timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> [ScenarioRun] {
         var started: [StartedScenarioRun] = [], runs: [ScenarioRun] = []
         while runs.count < scenarios.count {
             while started.count < scenarios.count && started.count - runs.count < max(1, jobs) {
                 let next = scenarios[started.count]
-                started.append(try start(configuration: next.configuration, scenario: next.scenario, file: file, line: line))
+                started.append(try start(configuration: next.configuration, scenario: next.scenario, arguments: next.arguments, file: file, line: line))
             }
             runs.append(try started[runs.count].finish(timeoutSeconds: timeoutSeconds, file: file, line: line))
         }

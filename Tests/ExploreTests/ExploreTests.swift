@@ -162,17 +162,25 @@ final class ExploreTests: XCTestCase {
     }
 
     func explore(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, output: String) {
+        try startExplore(arguments, in: directory)()
+    }
+
+    /// Starts `shieldbus explore`; what it returns waits for the end and gives the exit status and the output.
+    func startExplore(_ arguments: [String], in directory: TemporaryDirectory) throws -> () throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
         process.arguments = ["explore"] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        let output = directory.file("explore-\(UUID().uuidString.prefix(6)).out")
+        let name = "explore-\(UUID().uuidString.prefix(6))"
+        let output = directory.file(name + ".out")
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: output)
-        process.standardError = FileHandle(forWritingAtPath: directory.file("explore.err"))
+        process.standardError = FileHandle(forWritingAtPath: directory.file(name + ".err"))
         try process.run()
-        waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
-        return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))
+        return {
+            waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
+            return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))
+        }
     }
 
     /// Also whatever the number of jobs: days finish out of order (they differ in length), but are reported in order.
@@ -235,11 +243,16 @@ final class ExploreTests: XCTestCase {
     /// domains; `foreground-only` re-blocks only when the app comes to the front; `one-far-check` plans a single
     /// re-check however far ahead (and a far schedule may not fire).
     func testExploreFindsThreeMoreNaiveFlawsAndShrinksEach() throws {
-        for (flaw, seed, target) in [("apps-only", 5, "instagram.com"), ("foreground-only", 3, "TikTok"), ("one-far-check", 3, "TikTok")] {
+        // The three explores run at once: a shrinker's batch leaves a core idle while its slower day finishes.
+        let explores = try [("apps-only", 5, "instagram.com"), ("foreground-only", 3, "TikTok"), ("one-far-check", 3, "TikTok")].map { flaw, seed, target in
             let directory = TemporaryDirectory(prefix: "sbexplore")
             let config = try naiveConfiguration(flaw: flaw, in: directory)
-            let (status, output) = try explore(["--config", config, "--days", "1", "--seed", "\(seed)", "--profile", "faithful", "--jobs", "2",
-                                                "--shrink-runs", "30", "--json"], in: directory)
+            let finish = try startExplore(["--config", config, "--days", "1", "--seed", "\(seed)", "--profile", "faithful", "--jobs", "2",
+                                           "--shrink-runs", "30", "--json"], in: directory)
+            return (flaw, target, directory, finish)
+        }
+        for (flaw, target, _, finish) in explores {
+            let (status, output) = try finish()
             XCTAssertEqual(status, 3, "\(flaw): \(output)")
             let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
             let failure = try XCTUnwrap(lines.compactMap { $0["failure"] }.first, "\(flaw): \(output)")

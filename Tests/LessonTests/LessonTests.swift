@@ -61,14 +61,10 @@ final class LessonTests: XCTestCase {
         return text + lesson.extraPlugins
     }
 
-    /// The lesson's run under `profile`, with the reference or the naive plugins: what `ScenarioRun.runAll` takes.
-    static func lessonRun(_ lesson: Lesson, profile: Profile, naive: Bool) -> (configuration: String, scenario: String, arguments: [String]) {
-        (configuration(lesson, naive: naive), "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps, ["--profile", profile.rawValue])
-    }
-
-    /// The lock violations of a lesson's run; a reference run must also be healthy.
-    func violations(in run: ScenarioRun, of lesson: Lesson, profile: Profile, naive: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> [LockViolation] {
+    func violations(_ lesson: Lesson, profile: Profile, naive: Bool, file: StaticString = #filePath, line: UInt = #line) throws -> [LockViolation] {
         let config = Self.configuration(lesson, naive: naive)
+        let scenario = "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps
+        let run = try ScenarioRun.run(configuration: config, scenario: scenario, arguments: ["--profile", profile.rawValue], file: file, line: line)
         XCTAssertTrue(run.exitStatus == 0 || run.exitStatus == 3, "the run failed: \(run.errors)", file: file, line: line)
         let configuration = try ShieldBusConfiguration.parse(YAMLValue.parse(config, file: "lesson.yml"))
         let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
@@ -89,14 +85,11 @@ final class LessonTests: XCTestCase {
     }
 
     /// The naive variant breaks (under the profiles the seed's bug needs) and the reference plugins do not.
-    /// The four runs (each profile, reference and naive) are played side by side (`ScenarioRun.runAll`).
     func prove(_ lesson: Lesson, file: StaticString = #filePath, line: UInt = #line) throws {
-        let runs = try ScenarioRun.runAll(Profile.allCases.flatMap { profile in [false, true].map { Self.lessonRun(lesson, profile: profile, naive: $0) } },
-                                          file: file, line: line)
-        for (index, profile) in Profile.allCases.enumerated() {
-            let reference = try violations(in: runs[2 * index], of: lesson, profile: profile, naive: false, file: file, line: line)
+        for profile in Profile.allCases {
+            let reference = try violations(lesson, profile: profile, naive: false, file: file, line: line)
             XCTAssertEqual(reference.map(\.description), [], "the reference plugins broke the invariant under \(profile.rawValue)", file: file, line: line)
-            let naive = try violations(in: runs[2 * index + 1], of: lesson, profile: profile, naive: true, file: file, line: line)
+            let naive = try violations(lesson, profile: profile, naive: true, file: file, line: line)
             if lesson.breaksUnder.contains(profile) {
                 XCTAssertTrue(naive.contains { $0.target == lesson.victim }, "the naive '\(lesson.flaw)' variant should break under \(profile.rawValue); violations: \(naive)", file: file, line: line)
             }

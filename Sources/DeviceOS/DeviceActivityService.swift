@@ -140,6 +140,9 @@ final class DeviceActivityService {
         monitors[request.activity] = monitor
         persist()
         if running { plan(monitor, firstPlan: true) }
+        if device.settings.fidelity.has(.startsIntervalsAtOnce) {
+            emitCallback(DeviceTopic.intervalDidStart, activity: request.activity, event: nil, scheduledFor: now)
+        }
     }
 
     func stopMonitoring(_ names: [DeviceActivityName]) {

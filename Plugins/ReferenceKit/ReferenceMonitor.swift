@@ -61,15 +61,51 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
-    /// focus check). When the OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates
-    /// the product's whole state (`chainedCheckIsDue`), so it stands in for whichever registration was refused.
+    /// focus check); with `atEndWarning`, the check is the schedule's end warning and its start means nothing. When the
+    /// OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates the product's whole
+    /// state (`chainedCheckIsDue`), so it stands in for whichever registration was refused.
+    ///
+    /// The loop guard, for every product: a check planned more than 16 times at one instant means the OS starts its
+    /// interval at once each time and its callback plans the check again (explore: focus-window 12, a schedule in a
+    /// skipped hour; speed-bump 2009, a cooldown's window read on the wrong day, 1,430 plans at one instant until
+    /// `ack-timeout`). It is then logged and registered as the end warning of an interval starting now, without events
+    /// (the callback that stands for the start registers them), so the callbacks cannot loop.
     func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
-                         events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date) throws {
+                         events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date, atEndWarning: Bool = false) throws {
+        let stored = try? defaults.value(PlannedChecks.self, forKey: SharedKey.plannedChecks)
+        var plans = stored.flatMap { $0.plannedAt == now.timeIntervalSince1970 ? $0 : nil } ?? PlannedChecks(plannedAt: now.timeIntervalSince1970, times: [:])
+        let key = String(date.timeIntervalSince1970), times = (plans.times[key] ?? 0) + 1
+        plans.times[key] = times
+        var marked = Set(checksAtEndWarning())
+        var (schedule, events, atEndWarning) = (schedule, events, atEndWarning)
+        // A clock change plans a check once per callback it brings (the change, each window's end and start, …): a
+        // handful. Hundreds are a loop.
+        if times > 16 {
+            guard times == 17 || !marked.contains(activity.rawValue) else {  // already registered so at this instant
+                try defaults.set(plans, forKey: SharedKey.plannedChecks)
+                return
+            }
+            logger?.warning("the check for \(busTime(date)) was planned \(times) times at this instant (the OS starts \(activity.rawValue) at once): it comes as an end warning instead, so it cannot loop")
+            if let runtime = PluginRuntime.current {
+                try runtime.publish("x.\(runtime.name).check-loop", json: ["at": .int(busTime(date)), "activity": .string(activity.rawValue)])
+            }
+            (schedule, events, atEndWarning) = (Self.endWarningWindow(checkingAt: date), [:], true)
+        }
         do {
             try center.startMonitoring(activity, during: schedule, events: events)
+            if atEndWarning { marked.insert(activity.rawValue) } else { marked.remove(activity.rawValue) }
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             try recheckRefused(at: date, refusal: refusal)
         }
+        // Recorded after the call: the monitor hears its own writes, and one heard during a call held the short-lived
+        // extension's process past its callback (a later callback was then lost, under ios-realistic).
+        try defaults.set(plans, forKey: SharedKey.plannedChecks)
+        if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: SharedKey.checksAtEndWarning) }
+    }
+
+    /// The activities whose check is their interval's end warning (`startMonitoring`'s `atEndWarning` and loop guard).
+    func checksAtEndWarning() -> [String] {
+        (try? defaults.value([String].self, forKey: SharedKey.checksAtEndWarning)) ?? []
     }
 
     /// The device clock or zone changed: the reserve's schedule is wall-clock time, so its check would now come at
@@ -225,9 +261,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     // MARK: Callbacks
 
     open override func intervalDidStart(for activity: DeviceActivityName) {
-        if isWarningSlot(activity) {
-            return  // its check is the end warning
-        } else if activity == names.reserve {
+        guard !isWarningSlot(activity), !checksAtEndWarning().contains(activity.rawValue) else { return }  // its check is the end warning
+        checkIsDue(for: activity)
+    }
+
+    /// An interval started, or the end warning that stands for its start came: the check it brings, by activity.
+    func checkIsDue(for activity: DeviceActivityName) {
+        if activity == names.reserve {
             // Its set-up interval and its daily repeats hold no check.
             guard (try? defaults.double(forKey: SharedKey.reserveCheck)) ?? nil != nil else { return }
             do { _ = try defaults.removeObject(forKey: SharedKey.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
@@ -242,9 +282,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
             }
-        } else if activity == names.focusCheck {
-            if plannedFocusCheck()?.atEndWarning != true { syncFocusHours() }  // else its check is the end warning
-        } else if names.isFocus(activity) || (activity == names.selection && options.product == .focusWindow) {  // the selection's start: set-up
+        } else if names.isFocus(activity) || (activity == names.selection && options.product == .focusWindow) || activity == names.focusCheck {  // the selection's start: set-up
             syncFocusHours()
         } else if activity == names.pass {
             checkPass()
@@ -254,7 +292,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func intervalWillEndWarning(for activity: DeviceActivityName) {
-        if isWarningSlot(activity) { chainedCheckIsDue() } else if activity == names.focusCheck { syncFocusHours() }
+        if isWarningSlot(activity) { chainedCheckIsDue() } else if checksAtEndWarning().contains(activity.rawValue) { checkIsDue(for: activity) }
     }
 
     /// A check of the chain or of the reserve came. It re-evaluates the product's whole state, not only the chain: a
@@ -347,9 +385,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
     /// schedule further out may fire early, late or never). In a repeated DST hour's second pass it comes as an end
     /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
-    /// late). A check planned more than 16 times at one instant means the OS keeps starting its window at once (explore:
-    /// focus-window 12, a schedule in a skipped hour): it is planned as an end warning, whose start is ignored, so
-    /// the callbacks cannot loop.
+    /// late).
     func planFocusCheck() {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
@@ -358,32 +394,12 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
         guard let next = boundaries.min() else { return }
         let date = min(next, now.addingTimeInterval(44 * 60))
-        var plan = PlannedFocusCheck(plannedAt: now.timeIntervalSince1970, at: date.timeIntervalSince1970, times: 1, atEndWarning: false)
-        var check = Self.checkSchedule(at: date)
-        if let last = plannedFocusCheck(), last.plannedAt == plan.plannedAt, last.at == plan.at {
-            plan.times = last.times + 1
-            // A clock change plans it once per callback it brings (the change, each window's end and start, the
-            // selection's, the check's): a handful. Hundreds are a loop.
-            if plan.times > 16 {
-                if last.atEndWarning { return }
-                logger?.warning("the focus check for \(busTime(date)) was planned \(plan.times) times at this instant (the OS starts its window at once): it comes as an end warning instead, so it cannot loop")
-                check = (Self.endWarningWindow(checkingAt: date), true)
-            }
-        }
-        plan.atEndWarning = check.atEndWarning
+        let check = Self.checkSchedule(at: date)
         do {
-            try startMonitoring(names.focusCheck, during: check.schedule, checkingAt: date)
-            // Recorded last: the monitor hears its own write, and one heard during a call held the short-lived
-            // extension's process past its callback (a later callback was then lost, under ios-realistic).
-            try defaults.set(plan, forKey: SharedKey.focusCheck)
+            try startMonitoring(names.focusCheck, during: check.schedule, checkingAt: date, atEndWarning: check.atEndWarning)
         } catch {
             logger?.error("cannot plan the next focus check: \(error)")
         }
-    }
-
-    /// The focus check last planned, if it can be read.
-    func plannedFocusCheck() -> PlannedFocusCheck? {
-        try? defaults.value(PlannedFocusCheck.self, forKey: SharedKey.focusCheck)
     }
 
     public func activePass() -> (application: ApplicationToken, until: Date)? {

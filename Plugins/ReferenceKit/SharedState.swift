@@ -30,17 +30,17 @@ public enum SharedKey {
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
-    /// The focus check last planned (`PlannedFocusCheck`).
-    public static let focusCheck = "monitor.focusCheck"
+    /// The checks planned at the last instant the monitor planned one (`PlannedChecks`): the loop guard's count.
+    public static let plannedChecks = "monitor.plannedChecks"
+    /// The activities registered with their check as the interval's end warning: their start means nothing.
+    public static let checksAtEndWarning = "monitor.checksAtEndWarning"
 }
 
-/// A focus check as the monitor planned it: when (seconds since 1970), for when, how many times at that instant, and
-/// whether it comes as its interval's end warning (then the interval's start means nothing).
-public struct PlannedFocusCheck: Codable, Equatable {
+/// The checks the monitor planned at one instant (seconds since 1970): for each check's instant, how many times. A
+/// check planned again and again at one instant means the OS keeps starting its interval at once.
+public struct PlannedChecks: Codable, Equatable {
     public var plannedAt: Double
-    public var at: Double
-    public var times: Int
-    public var atEndWarning: Bool
+    public var times: [String: Int]
 }
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never

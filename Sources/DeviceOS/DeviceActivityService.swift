@@ -17,6 +17,9 @@ final class DeviceActivityService {
         var registeredAt: Date
         /// The start of the interval whose `intervalDidStart` was delivered and whose end is still ahead.
         var startedInterval: Date?
+        /// The start of an interval whose `intervalDidStart` waits for its whole minute (`whole-minute-callbacks`): a
+        /// broker stopped meanwhile announces it after the reload (explore: habit-lock 2319, the reserve's re-check lost).
+        var pendingStart: Date?
         /// The product whose app registered it (nil on a device with one product).
         var product: String?
         /// The threshold callbacks delivered in that interval (nil in state saved before they were kept): when a
@@ -140,6 +143,9 @@ final class DeviceActivityService {
         monitors[request.activity] = monitor
         persist()
         if running { plan(monitor, firstPlan: true) }
+        if device.settings.fidelity.has(.startsIntervalsAtOnce) {
+            emitCallback(DeviceTopic.intervalDidStart, activity: request.activity, event: nil, scheduledFor: now)
+        }
     }
 
     func stopMonitoring(_ names: [DeviceActivityName]) {
@@ -190,8 +196,8 @@ final class DeviceActivityService {
         let reference = now
         let name = monitor.registration.activity
         if interval.start <= now {
-            // Monitoring (re)starts inside an interval: it starts now, unless it had started before a restart.
-            let alreadyStarted = monitor.registration.startedInterval == interval.start
+            // Monitoring (re)starts inside an interval: it starts now, unless its start went out before a restart.
+            let alreadyStarted = monitor.registration.startedInterval == interval.start && monitor.registration.pendingStart != interval.start
             beginInterval(monitor, interval, announce: !alreadyStarted)
         } else {
             if let warning = activitySchedule.intervalWillStartWarning(for: interval), warning > now {
@@ -349,6 +355,10 @@ final class DeviceActivityService {
         if device.settings.fidelity.has(.wholeMinuteCallbacks) {
             let rounded = Self.nextWholeMinute(device.now)
             if rounded > device.now {
+                if topic == DeviceTopic.intervalDidStart {
+                    monitor.registration.pendingStart = scheduledFor
+                    persist()
+                }
                 let timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
                     guard let self, let monitor, monitors[activity] === monitor else { return }  // stopped or replaced meanwhile
                     emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: crossing)
@@ -363,6 +373,10 @@ final class DeviceActivityService {
     private func emitCallback(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing?) {
         if let crossing {
             monitor.registration.deliveredCrossings = (monitor.registration.deliveredCrossings ?? []) + [crossing]
+            persist()
+        }
+        if topic == DeviceTopic.intervalDidStart, monitor.registration.pendingStart != nil {
+            monitor.registration.pendingStart = nil
             persist()
         }
         emitCallback(topic, activity: monitor.registration.activity, event: event, scheduledFor: scheduledFor)

@@ -14,6 +14,14 @@ public enum Quirk: String, CaseIterable, Codable, Sendable {
     case suspendedBackgroundApps = "suspended-background-apps"
     /// An async task of a backgrounded app stops at its next suspension point.
     case suspendedAsyncTasks = "suspended-async-tasks"
+    /// A fault, in no profile: `startMonitoring` announces `intervalDidStart` at once, whatever the schedule — as an
+    /// interval starts when a schedule's wall times already run (a window meant for the next device day, speed-bump
+    /// 2009) or the OS misreads them (a skipped hour, focus-window 12). It tests a product's loop guard; a configuration
+    /// switches it on (`quirks:`).
+    case startsIntervalsAtOnce = "starts-intervals-at-once"
+
+    /// The faults: no profile turns them on.
+    public static let faults: Set<Quirk> = [.startsIntervalsAtOnce]
 
     /// What the quirk does, for `--help` and the docs.
     public var summary: String {
@@ -24,6 +32,7 @@ public enum Quirk: String, CaseIterable, Codable, Sendable {
         case .shortLivedExtensions: return "extensions run per callback and lose their memory"
         case .suspendedBackgroundApps: return "a backgrounded app's timers stop"
         case .suspendedAsyncTasks: return "a backgrounded app's async task stops mid-way"
+        case .startsIntervalsAtOnce: return "(a fault, in no profile) startMonitoring announces intervalDidStart at once"
         }
     }
 }
@@ -43,7 +52,7 @@ public struct Fidelity: Equatable, Sendable {
         public var quirks: Set<Quirk> {
             switch self {
             case .faithful: return []
-            case .iosRealistic: return Set(Quirk.allCases)
+            case .iosRealistic: return Set(Quirk.allCases).subtracting(Quirk.faults)
             }
         }
     }

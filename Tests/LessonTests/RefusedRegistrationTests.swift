@@ -54,26 +54,12 @@ extension ExploreRegressionTests {
             let press = 9 * 3600 + Int.random(in: 5...160, using: &random) * 60 + Int.random(in: 0...59, using: &random)
             let fill = press + Int.random(in: -1800...200, using: &random)
             let app = apps.randomElement(using: &random)!
-            func clock(_ second: Int) -> String { String(format: "%02d:%02d:%02d", second / 3600, second / 60 % 60, second % 60) }
             var steps: [(Int, String)] = [(8 * 3600 + 60, "open: Focus Window"), (8 * 3600 + 120, "home: true"),
                                           (fill, "fillActivityLimit: true"), (press - 5, "open: \(app)"), (press, "press: secondary")]
             if Bool.random(using: &random) { steps.append((press + Int.random(in: 30...250, using: &random), "osUpdate: true")) }
-            steps.sort { $0.0 < $1.0 }
             for profile in Self.profiles {
-                let scenario = """
-                name: focus-window-pass-limit-full-\(day)
-                start: 2026-11-24T08:00
-                timeZone: Europe/Berlin
-                profile: \(profile)
-                seed: \(day + 3)
-                steps:
-                \(steps.map { "  - {at: \"\(clock($0.0))\", \($0.1)}" }.joined(separator: "\n"))
-                end: day 1 \(clock(press + 12 * 60))
-                expect:
-                  - {at: "\(clock(press + 60))", usable: \(app)}
-                  - {at: "\(clock(press + 7 * 60 + 30))", shielded: \(app)}
-
-                """
+                let scenario = Self.gracePassDay("focus-window-pass-limit-full-\(day)", start: "2026-11-24T08:00", zone: "Europe/Berlin",
+                                                 profile: profile, seed: day + 3, steps: steps, press: press, app: app)
                 checks.add(configuration, scenario, expectations: 2, "day \(day), \(profile):\n\(scenario)") { run in
                     if !run.events("x.monitor.recheck-refused").isEmpty { refusedRuns += 1 }
                 }

@@ -73,6 +73,7 @@ let package = Package(
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/MemoryMonitor"),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/CallbackMonitor"),
+        .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/EchoMonitor"),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
         // The reference plugins (Plugins/), and what they share.

@@ -30,13 +30,35 @@ open class ReferenceCompanionApp: App {
                 logger?.warning("FamilyControls authorization is \(status.rawValue); nothing is blocked until it is approved")
                 return
             }
-            let selection = try AuthorizationCenter.shared.pickActivities()
-            try saveSelection(BlockList(selection))
-            try startSchedules()
-            // The synchronous check also covers a launch after a force-quit or a device restart.
-            foregroundCheck()
+            try setUp()
         } catch {
             logger?.error("launch failed: \(error)")
+        }
+    }
+
+    /// Whether this process has taken the selection and started the schedules.
+    private var isSetUp = false
+
+    /// Takes the selection, starts the product's schedules and shields what is due now — at launch, or when the
+    /// person approves the app later (a focus window already running is then shielded at once).
+    func setUp() throws {
+        let selection = try AuthorizationCenter.shared.pickActivities()
+        try saveSelection(BlockList(selection))
+        try startSchedules()
+        isSetUp = true
+        // The synchronous check also covers a launch after a force-quit or a device restart.
+        foregroundCheck()
+    }
+
+    /// An approval after launch (declined at first, allowed later) sets the app up; the one its own launch asked
+    /// for found it set up already.
+    open override func handleOther(_ envelope: Envelope) {
+        guard envelope.topic == DeviceTopic.authorizationChanged, !isSetUp,
+              envelope.bodyValue["status"]?.stringValue == AuthorizationStatus.approved.rawValue else { return }
+        do {
+            try setUp()
+        } catch {
+            logger?.error("set-up after the approval failed: \(error)")
         }
     }
 

@@ -831,7 +831,7 @@ public final class Broker {
     }
 
     /// Deliveries of the batch being sequenced, sent once it is saved.
-    private var unsent: [(session: Session, frame: SharedFrame, seq: UInt64)] = []
+    private var unsent: [(session: Session, frame: SharedFrame, seq: UInt64, isReply: Bool)] = []
 
     private func sendAfterSave() {
         guard !unsent.isEmpty else { return }
@@ -839,7 +839,7 @@ public final class Broker {
         unsent.removeAll(keepingCapacity: true)
         // A session that ended meanwhile gets nothing: a supervised plugin has it in the ledger for its next process.
         for item in batch where sessionsByIdentity[item.session.identity] === item.session {
-            deliver(item.frame, seq: item.seq, to: item.session)
+            deliver(item.frame, seq: item.seq, to: item.session, isReply: item.isReply)
         }
     }
 
@@ -1061,7 +1061,7 @@ public final class Broker {
             if serialDispatch && session.acknowledges && !isReply {
                 serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
-                unsent.append((session, shared!, envelope.seq))
+                unsent.append((session, shared!, envelope.seq, isReply))
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
@@ -1076,7 +1076,7 @@ public final class Broker {
     }
 
     @inline(__always)
-    private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session) {
+    private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session, isReply: Bool = false) {
         session.lastDelivery += 1
         let delivery = session.lastDelivery
         let queued: Bool
@@ -1089,7 +1089,9 @@ public final class Broker {
             queued = false  // EHOSTUNREACH: the peer is gone; its session will time out
         }
         if queued {
-            session.recordDelivered(seq: seq)
+            // A reply is awaited by the call that asked, not handled as an event: it takes no turn and needs no
+            // ack (an ack of its seq would cover events still on their way, protocol.md § 9).
+            session.recordDelivered(seq: seq, isReply: isReply)
             if session.isDurable { ledger.markDelivered(seq: seq, to: session.name) }
             statistics.deliveries += 1
             if let start = session.dropRunStart {

@@ -70,9 +70,9 @@ final class Session {
         lastObservedSeq > 0 && unacknowledged[unacknowledgedHead...].contains { $0 <= lastObservedSeq }
     }
 
-    func recordDelivered(seq: UInt64) {
+    func recordDelivered(seq: UInt64, isReply: Bool = false) {
         delivered += 1
-        if acknowledges { unacknowledged.append(seq) }
+        if acknowledges && !isReply { unacknowledged.append(seq) }
     }
 
     func acknowledge(upTo seq: UInt64) {

@@ -31,8 +31,6 @@ public final class PluginRuntime {
     /// Events that arrived while a synchronous call waited for its reply; handled next, in order.
     private var pending: [Envelope] = []
     private var correlation = 0
-    /// The highest sequence number received, replies consumed by calls included.
-    private var highestSeen: UInt64 = 0
     private var handler: ((Envelope) -> Void)?
     /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
     private let handled: HandledEvents?
@@ -191,7 +189,6 @@ public final class PluginRuntime {
             guard let message = try connection.receive(timeoutMilliseconds: Int(max(1, deadline - monotonicMilliseconds()))) else { continue }
             switch message {
             case .event(let envelope, _):
-                highestSeen = max(highestSeen, envelope.seq)
                 if envelope.corr == corr && envelope.isReply && (envelope.isFromSystem || !Topic.isAnsweredBySystem(topic)) { return envelope }
                 pending.append(envelope)
             case .error(let report):
@@ -225,35 +222,40 @@ public final class PluginRuntime {
         startWork = onReady
         if settings["ready"]?.boolValue ?? true { beginWork() }
         while Self.stopRequested == 0 {
-            if !pending.isEmpty {
-                dispatch(pending.removeFirst())
-                continue
-            }
-            guard let message = try connection.receive(timeoutMilliseconds: 250) else { continue }
-            switch message {
-            case .event(let envelope, _):
-                highestSeen = max(highestSeen, envelope.seq)
-                // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
-                // one held for bus.ready is handled (and ends the process) with the held events.
-                let endsProcess = isEphemeral && startWork == nil && pending.isEmpty && isCallback(envelope) && !wasHandled(envelope)
-                dispatch(envelope, acknowledge: !endsProcess)
-                if (endsProcess && pending.isEmpty) || endsAfterHeldCallback {
-                    // A short-lived extension: its process ends with the callback (it says goodbye instead of
-                    // acknowledging, so nothing more is sent to it; what comes next waits for its next process).
-                    logger.debug("the callback is handled; this extension process ends")
-                    connection.close()
-                    return
-                }
-            case .error(let report):
-                logger.error("the broker refused a message: \(report.message)")
-            case .bye(let reason):
-                logger.info("the broker is stopping (\(reason)); waiting for it to come back")
-            default:
-                break
+            guard let envelope = try nextEvent() else { continue }
+            // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
+            // one held for bus.ready is handled (and ends the process) with the held events.
+            let endsProcess = isEphemeral && startWork == nil && isCallback(envelope) && !wasHandled(envelope)
+            dispatch(envelope, acknowledge: !endsProcess)
+            if endsProcess || endsAfterHeldCallback {
+                // A short-lived extension: its process ends with the callback, whatever arrived while it ran (it
+                // says goodbye instead of acknowledging, so what it has not handled — events kept in `pending`
+                // included — waits in its mailbox for its next process, as on iOS: one process per callback).
+                logger.debug("the callback is handled; this extension process ends")
+                connection.close()
+                return
             }
         }
         logger.info("stopping")
         connection.close()
+    }
+
+    /// The next event to handle: one that arrived during a call first, else one from the broker (nil when
+    /// nothing came within the poll, or the message was not an event).
+    private func nextEvent() throws -> Envelope? {
+        if !pending.isEmpty { return pending.removeFirst() }
+        guard let message = try connection.receive(timeoutMilliseconds: 250) else { return nil }
+        switch message {
+        case .event(let envelope, _):
+            return envelope
+        case .error(let report):
+            logger.error("the broker refused a message: \(report.message)")
+        case .bye(let reason):
+            logger.info("the broker is stopping (\(reason)); waiting for it to come back")
+        default:
+            break
+        }
+        return nil
     }
 
     private var startWork: (() -> Void)?
@@ -287,7 +289,7 @@ public final class PluginRuntime {
         // act on one that claims otherwise.
         if Topic.isSystemOnly(envelope.topic) && !envelope.isFromSystem {
             logger.error("ignored \(envelope.topic) from \(TerminalText.escaped(envelope.sender)): only the system sends it")
-            if pending.isEmpty && acknowledge { try? connection.acknowledge(seq: max(highestSeen, envelope.seq)) }
+            if acknowledge { try? connection.acknowledge(seq: envelope.seq) }
             return
         }
         if startWork != nil && !startsWork(envelope) {
@@ -322,13 +324,13 @@ public final class PluginRuntime {
             handleOnce(envelope)
         }
         currentEvent = nil
-        // Acknowledge after handling, so everything the handler published reached the broker first; when
-        // nothing is left waiting, everything received so far (replies to calls included) is handled.
-        // Events can arrive out of sequence order in virtual time (a reply overtakes events waiting for their
-        // turn), so every handled event is acknowledged, with the highest sequence number seen.
-        if pending.isEmpty && acknowledge {
+        // Acknowledge after handling, so everything the handler published reached the broker first — by this
+        // event's seq and no more: an ack covers every event delivered with a smaller seq, and one still on its
+        // way (or kept in `pending`) must not be covered, or a process that ends before handling it (a
+        // short-lived extension, a crash) loses it. Events come in sequence order; replies need no ack.
+        if acknowledge {
             do {
-                try connection.acknowledge(seq: max(highestSeen, envelope.seq))
+                try connection.acknowledge(seq: envelope.seq)
             } catch {
                 logger.error("could not acknowledge: \(error)")
             }

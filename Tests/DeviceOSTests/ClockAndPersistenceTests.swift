@@ -86,13 +86,7 @@ final class ClockAndPersistenceTests: XCTestCase {
 /// only in memory is gone by the next one — and a run stays deterministic all the same.
 final class ShortLivedExtensionTests: XCTestCase {
     func testAnExtensionLosesItsMemoryBetweenCallbacksOnlyUnderIOSRealistic() throws {
-        let configuration = """
-        name: memory
-        timeZone: Europe/Berlin
-        device: {companionApp: Habit Lock}
-        plugins:
-          - {name: monitor, executable: \(BuildProducts.path("fixture-memory-monitor")), role: monitor}
-        """
+        let configuration = Self.configuration("memory", monitor: "fixture-memory-monitor")
         let day = "name: memory\nstart: 2026-11-23T06:30\nsteps: []\nend: day 1 09:30\n"
         let faithful = try ScenarioRun.run(configuration: configuration, scenario: day, arguments: ["--profile", "faithful"])
         XCTAssertEqual(faithful.exitStatus, 0, faithful.errors)

@@ -36,6 +36,8 @@ final class DeviceActivityService {
         var counter: ThresholdCounter
         var interval: DateInterval?
         var timers: [UInt64] = []
+        /// Callbacks already due, waiting for their whole minute: a clock or zone change replans what is ahead, not these.
+        var deliveries: Set<UInt64> = []
         /// The next interval start is announced by a quirk-moved timer (or never), not when counting starts.
         var suppressStart = false
         init(_ registration: Registration, calendar: ScheduleCalendar, warningTime: DateComponents?) {
@@ -184,6 +186,12 @@ final class DeviceActivityService {
     }
 
     private func cancelTimers(_ monitor: Monitor) {
+        cancelPlannedTimers(monitor)
+        for timer in monitor.deliveries { device.bus.cancel(timer) }
+        monitor.deliveries = []
+    }
+
+    private func cancelPlannedTimers(_ monitor: Monitor) {
         for timer in monitor.timers { device.bus.cancel(timer) }
         monitor.timers = []
     }
@@ -229,12 +237,16 @@ final class DeviceActivityService {
     }
 
     /// The device clock or time zone changed: every activity is planned again on it. A running interval that the
-    /// new clock moved (or left) ends now (`intervalDidEnd`), and the one the clock is in now starts.
-    func clockMoved() {
+    /// new clock moved (or left) ends now (`intervalDidEnd`), and the one the clock is in now starts. A callback
+    /// already due and waiting for its whole minute is still delivered while the device's day goes on (a change to the
+    /// same or an earlier date, docs/explore.md "The device's day"): the quirk delays a callback, it does not drop it
+    /// (explore speed-bump 2049: a threshold reached at 11:00:28, the clock set back to the same date at 11:00:57, and
+    /// no speed bump all day). A change to a later date ends that day, and what was still due for it.
+    func clockMoved(toALaterDate: Bool) {
         guard running else { return }
         for name in activityNames {
             guard let monitor = monitors[name] else { continue }
-            cancelTimers(monitor)
+            if toALaterDate { cancelTimers(monitor) } else { cancelPlannedTimers(monitor) }
             if let running = monitor.interval, currentInterval(of: monitor.registration.schedule) != running {
                 endInterval(monitor, running)
             } else {
@@ -271,7 +283,7 @@ final class DeviceActivityService {
 
     private func endInterval(_ monitor: Monitor, _ interval: DateInterval) {
         device.usage.flush()
-        monitor.timers = []  // this interval's timers have fired; a deferred intervalDidEnd below is the next one
+        monitor.timers = []  // this interval's timers have fired
         deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
         monitor.interval = nil
         monitor.registration.startedInterval = nil
@@ -359,11 +371,15 @@ final class DeviceActivityService {
                     monitor.registration.pendingStart = scheduledFor
                     persist()
                 }
-                let timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
+                let interval = monitor.interval
+                var timer: UInt64 = 0
+                timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
                     guard let self, let monitor, monitors[activity] === monitor else { return }  // stopped or replaced meanwhile
-                    emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: crossing)
+                    monitor.deliveries.remove(timer)
+                    // A crossing is kept as delivered in its own interval only: a clock change may have begun another.
+                    emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: monitor.interval == interval ? crossing : nil)
                 }
-                monitor.timers.append(timer)
+                monitor.deliveries.insert(timer)
                 return
             }
         }

@@ -401,17 +401,25 @@ public final class DeviceOS: BrokerService {
         case .absolute(let local): wall = local.resolve(in: clock.timeZone)
         }
         let offset = DeviceAPI.busTime(wall) - bus.now
+        let dateShown = shownDate
         saveClock { try clock.setOffset(milliseconds: offset) }
         emit(topic: DeviceTopic.clockChanged, body: ["offsetMs": .int(offset)])
-        clockMoved()
+        clockMoved(from: dateShown)
     }
 
     /// The time zone in force changes: `device.time-zone-changed {timeZone}`, then wall-clock schedules follow it.
     func setTimeZone(_ identifier: String) {
         guard let zone = TimeZone(identifier: identifier) else { return }  // the scenario checked the name
+        let dateShown = shownDate
         saveClock { try clock.setTimeZone(zone) }
         emit(topic: DeviceTopic.timeZoneChanged, body: ["timeZone": .string(zone.identifier)])
-        clockMoved()
+        clockMoved(from: dateShown)
+    }
+
+    /// The date the device clock shows, as days since 1970-01-01 in the zone in force.
+    private var shownDate: Int {
+        let wall = wallNow
+        return Int(((wall.timeIntervalSince1970 + Double(clock.timeZone.secondsFromGMT(for: wall))) / 86_400).rounded(.down))
     }
 
     private func saveClock(_ change: () throws -> Void) {
@@ -420,9 +428,10 @@ public final class DeviceOS: BrokerService {
         }
     }
 
-    private func clockMoved() {
+    /// The clock or zone changed while the device showed `dateShown`: a change to a later date begins another day.
+    private func clockMoved(from dateShown: Int) {
         announceClockToPlugins()
-        activity.clockMoved()
+        activity.clockMoved(toALaterDate: shownDate > dateShown)
     }
 
     /// Plugins that start from now on learn the clock from their welcome; running ones from the events.

@@ -147,10 +147,7 @@ public struct ProductRules {
         var locked = Periods()
         for day in facts.deviceDays() {
             let nudges = dismisses.filter { day.contains($0.at) }
-            // The day's count runs from its start on the device clock, or from the end of a cooldown that began before
-            // the day and ends in it (the OS counts from the threshold's registration again).
-            let resumed = dismisses.filter { $0.at < day.start }.map { $0.at.addingTimeInterval(cooldown) }.max()
-            var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: resumed ?? .distantPast)
+            var reached = firstLock(in: day, used: used, dismisses: dismisses, facts: facts).start
             while let lockStart = reached {
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
@@ -170,6 +167,23 @@ public struct ProductRules {
             }
         }
         return locked
+    }
+
+    /// When the day's first lock starts, if its count reaches the threshold, and where that count began if not at the
+    /// day's start (`countStart`, a cooldown's end). The count runs from the day's start
+    /// on the device clock, or from the end of the latest cooldown of a dismiss before the lock: one before the day
+    /// that ends in it, or one in the day on a shield still up from the day before (a move to a later date, the
+    /// monitor's check at the next whole minute; speed-bump 6167) — a dismiss pauses the count whichever day it falls
+    /// in, and the OS counts from the threshold's registration again at the cooldown's end.
+    private func firstLock(in day: DateInterval, used: Periods, dismisses: [JournalFacts.Press], facts: JournalFacts) -> (start: Date?, countStart: Date?) {
+        let cooldown = Double(cooldownMinutes) * 60
+        var resumed = dismisses.filter { $0.at < day.start }.map { $0.at.addingTimeInterval(cooldown) }.max()
+        var reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: resumed ?? .distantPast)
+        for nudge in dismisses where day.contains(nudge.at) && nudge.at < (reached ?? day.end) {
+            resumed = nudge.at.addingTimeInterval(cooldown)
+            reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: resumed)
+        }
+        return (reached, resumed)
     }
 
     /// The instant, from `start` on, at which the OS's count of the use in `used` reaches the threshold, if it does

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Watches a running `shieldbus run` from outside, as a person with `top` and `tail -f` would: the peak resident
-/// memory of the broker and of each plugin process, and how far bus time has got in the journal over wall time.
+/// Watches a running `shieldbus run` from outside, as a person with `top` and `tail -f` would: the peak memory of the
+/// broker and of each plugin process (resident, and dirty: iOS's measure), and how far bus time has got in the
+/// journal over wall time.
 ///
 /// Reads /proc and the journal file on its own thread every `interval`; nothing is asked of the broker, so the
 /// watching does not change what is measured (apart from the CPU it takes: well under 1%).
@@ -21,6 +22,8 @@ final class RunWatcher {
     /// Peak RSS in KiB by process (the broker is "broker", plugins by executable name); a restarted plugin's
     /// processes share its name, and the largest peak is kept.
     private var peaks: [String: Int] = [:]
+    /// Peak dirty footprint in KiB by process, named as `peaks`.
+    private var dirtyPeaks: [String: Int] = [:]
     private var progress: [Progress] = []
     private var journalOffset: UInt64 = 0
     private var partialLine: [UInt8] = []
@@ -45,24 +48,28 @@ final class RunWatcher {
     }
 
     /// Stops watching after one last look at the journal (the process has ended by now).
-    func stop() -> (peaks: [String: Int], progress: [Progress]) {
+    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress]) {
         lock.withLock { running = false }
         try? worker?.join()
         readJournal(at: monotonicNanoseconds())
-        return (peaks, progress)
+        return (peaks, dirtyPeaks, progress)
     }
 
     /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
     /// life, so only growth in the last 200 ms before a process ends can be missed.
+    /// The dirty footprint has no kernel peak; it is sampled, so a short spike between two readings can be missed.
     private func readMemory() {
-        var readings: [(String, Int)] = []
-        if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker)) }
+        var readings: [(name: String, peak: Int, dirty: Int?)] = []
+        if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker, Self.dirtyKiB(brokerPID))) }
         for pid in Self.children(of: brokerPID) {
             guard let kib = Self.peakKiB(pid), let name = Self.executableName(pid) else { continue }
-            readings.append((name, kib))
+            readings.append((name, kib, Self.dirtyKiB(pid)))
         }
         lock.withLock {
-            for (name, kib) in readings { peaks[name] = max(peaks[name] ?? 0, kib) }
+            for reading in readings {
+                peaks[reading.name] = max(peaks[reading.name] ?? 0, reading.peak)
+                if let dirty = reading.dirty { dirtyPeaks[reading.name] = max(dirtyPeaks[reading.name] ?? 0, dirty) }
+            }
         }
     }
 
@@ -101,6 +108,22 @@ final class RunWatcher {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
         return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
+    }
+
+    /// A process's dirty footprint in KiB: the pages only it can hold in memory (private and shared dirty, and what was
+    /// swapped out), from /proc/<pid>/smaps_rollup. This is what iOS's limit for an extension counts (the task's
+    /// `phys_footprint`: dirty and compressed memory); clean pages mapped from files — the program's code, its
+    /// libraries, most of the resident set here — are evictable and not counted.
+    static func dirtyKiB(_ pid: pid_t) -> Int? {
+        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return nil }
+        var total = 0, found = false
+        for line in rollup.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, ["Private_Dirty:", "Shared_Dirty:", "Swap:"].contains(fields[0]), let kib = Int(fields[1]) else { continue }
+            total += kib
+            found = true
+        }
+        return found ? total : nil
     }
 
     /// The processes whose parent is `pid` (this kernel has no /proc/<pid>/task/<pid>/children).

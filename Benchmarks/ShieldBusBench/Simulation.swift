@@ -36,6 +36,8 @@ struct SimulationRun {
     let wallSeconds: Double
     let events: Int
     let peaksKiB: [String: Int]
+    /// Peak dirty footprint (iOS's measure of an extension's memory; `RunWatcher.dirtyKiB`) by process, in KiB.
+    let dirtyPeaksKiB: [String: Int]
     let progress: [RunWatcher.Progress]
     let started: UInt64
     /// The broker's own count of turns (hand-offs it waited for), from its `stopped` log line.
@@ -63,14 +65,14 @@ struct SimulationRun {
         watcher.start()
         process.waitUntilExit()
         let ended = monotonicNanoseconds()
-        let (peaks, progress) = watcher.stop()
+        let (peaks, dirtyPeaks, progress) = watcher.stop()
         // 0: the scenario ran to its end; 3: it ended with lock-invariant findings, which are not this benchmark's business.
         guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
             let tail = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10).joined(separator: "\n")
             throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
         }
         return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
-                             peaksKiB: peaks, progress: progress, started: started, turns: turns(loggedIn: errors))
+                             peaksKiB: peaks, dirtyPeaksKiB: dirtyPeaks, progress: progress, started: started, turns: turns(loggedIn: errors))
     }
 
     /// `turns=N` from the broker's last `stopped` line in its log.

@@ -99,9 +99,13 @@ func simulation(_ options: BenchOptions, _ installation: Installation, _ directo
     }
     for name in ["broker"] + Installation.referencePlugins {
         guard let kib = year.run.peaksKiB[name] else { continue }
-        // iOS ends a DeviceActivityMonitor extension above about 6 MB; the monitor is the one that matters.
         figures.append(Figure(name: "peak RSS during the year, \(name)", value: Double(kib) / 1024, unit: "MiB",
-                              baseline: Baseline.peakMiB[name], target: name == "activity-monitor" ? 6 : nil, better: .lower))
+                              baseline: Baseline.peakMiB[name], target: nil, better: .lower))
+        // iOS ends a DeviceActivityMonitor extension whose footprint (dirty memory) passes about 6 MB; the monitor is
+        // the one that matters. Resident clean pages (code, libraries) do not count there (RunWatcher.dirtyKiB).
+        guard let dirty = year.run.dirtyPeaksKiB[name] else { continue }
+        figures.append(Figure(name: "peak dirty footprint during the year, \(name)", value: Double(dirty) / 1024, unit: "MiB",
+                              baseline: nil, target: name == "activity-monitor" ? 6 : nil, better: .lower))
     }
     return figures
 }

@@ -78,15 +78,17 @@ public struct Shields {
         store = ManagedSettingsStore(named: storeName)
     }
 
-    /// Shields everything in the list, keeping what is already shielded. One write: apps, categories, domains.
-    public func block(_ list: BlockList) throws {
+    /// Shields everything in the list, keeping what is already shielded, but for the apps `passing` (a running pass):
+    /// they stay out, or become the category shield's exceptions. One write: apps, categories, domains — an app
+    /// shielded by one write and lifted by the next was closed and showed its shield (explore: focus-window 3921).
+    public func block(_ list: BlockList, passing: Set<ApplicationToken> = []) throws {
         try store.shield.update { shield in
-            shield.applications = (shield.applications ?? []).union(list.applications)
+            shield.applications = (shield.applications ?? []).union(list.applications).subtracting(passing)
             shield.webDomains = (shield.webDomains ?? []).union(list.webDomains)
             if !list.categories.isEmpty {
                 var categories = Set<ActivityCategoryToken>()
                 if case .specific(let current, _)? = shield.applicationCategories { categories = current }
-                shield.applicationCategories = .specific(categories.union(list.categories))
+                shield.applicationCategories = .specific(categories.union(list.categories), except: passing)
                 var webCategories = Set<ActivityCategoryToken>()
                 if case .specific(let current, _)? = shield.webDomainCategories { webCategories = current }
                 shield.webDomainCategories = .specific(webCategories.union(list.categories))

@@ -196,9 +196,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// Re-blocks everything the person selected: apps, categories and web domains (lesson 5) — in the saved
     /// tokens and in the OS's current ones (the selection activity's event), which survive an OS update.
-    open func reblock(_ state: LockState, reason: String) {
+    open func reblock(_ state: LockState, reason: String, passing: Set<ApplicationToken> = []) {
         do {
-            try shields.block(Self.currentBlockList(state, center: center, names: names))
+            try shields.block(Self.currentBlockList(state, center: center, names: names), passing: passing)
             logger?.info("re-blocked (\(reason))")
         } catch {
             logger?.error("re-block failed (\(reason)): \(error)")
@@ -329,6 +329,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
         reblock(state, reason: "the daily threshold was reached")
         do {
+            try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.speedBumpRaised)
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
             guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.deviceToday() else { return }
             try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
@@ -374,8 +375,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     open func syncFocusHours() {
         if isInFocusHours(now) {
             guard let state = readState() else { return }
-            reblock(state, reason: "focus hours")
-            for (application, _) in runningPasses() { try? shields.lift(application: application) }
+            // The apps with a running pass stay out of that one write: shielded and lifted again, the app in use was
+            // closed and its shield shown for an instant (explore: focus-window 3921).
+            reblock(state, reason: "focus hours", passing: Set(runningPasses().map(\.0)))
         } else {
             do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
         }
@@ -447,9 +449,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if ended, isInFocusHours(now), let state = readState() {
                 // A pass granted before an iOS update recorded a token that no longer means anything: the selection in the
                 // OS's current tokens is shielded again, but for the passes still running.
-                var list = Self.currentBlockList(state, center: center, names: names)
-                list.applications.subtract(passes.keys.map(ApplicationToken.init(rawValue:)))
-                try shields.block(list)
+                try shields.block(Self.currentBlockList(state, center: center, names: names),
+                                  passing: Set(passes.keys.map(ApplicationToken.init(rawValue:))))
             }
             try defaults.set(passes, forKey: SharedKey.passes)
             try scheduleNextPassCheck(passes)
@@ -460,8 +461,10 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     private func scheduleNextPassCheck(_ passes: [String: Double]) throws {
         guard let first = passes.values.min() else { return }
-        let check = Self.minuteAfter(Date(timeIntervalSince1970: first))
-        try startMonitoring(names.pass, during: Self.window(at: check), checkingAt: check)
+        // In a repeated hour's second pass it comes as an end warning: a window there is read as the first pass, already
+        // over, and the pass never ended (the clock set back into Berlin's repeated hour, found with focus-window 3921).
+        let check = Self.minuteAfter(Date(timeIntervalSince1970: first)), plan = Self.checkSchedule(at: check)
+        try startMonitoring(names.pass, during: plan.schedule, checkingAt: check, atEndWarning: plan.atEndWarning)
     }
 
     // MARK: The device clock
@@ -583,13 +586,35 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// the OS replans its daily interval on that date, which may have begun hours ago in true time: it counts that use
     /// and delivers the threshold again at its next whole minute if it is reached. Lifting at once would let the
     /// selection through until then (explore: speed-bump 95, a zone change to a new date, usable 2 minutes), so the
-    /// monitor checks at that whole minute instead, and lifts only if no threshold came for the new day.
+    /// monitor checks at that whole minute instead, and lifts only if no threshold came for the new day — unless the
+    /// count that raised the speed bump lies within the new day (`raisedWithinToday`): then it is the new day's.
     func speedBumpDayMoved() {
         if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
-            do { try scheduleCheck(at: Self.minuteAfter(now)) } catch { logger?.error("cannot plan the check of the new day: \(error)") }
+            do {
+                guard raisedWithinToday() else { return try scheduleCheck(at: Self.minuteAfter(now)) }
+                try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
+                try scheduleCheck(at: nextSpeedBumpCheck())
+            } catch {
+                logger?.error("cannot plan the check of the new day: \(error)")
+            }
         } else {
             checkSpeedBumpDay()
         }
+    }
+
+    /// Whether the speed bump was raised by a count that ran from a cooldown's end which the device's new date began
+    /// before, in true time: that date's count holds all of it. The OS's own count of the new day may still fall short of
+    /// the threshold — the daily threshold registered from the resume's whole-minute callback misses the use since the
+    /// cooldown's end — and waiting for it lifted a speed bump that had to stay (explore: speed-bump 76, a move to a later
+    /// date 2 hours after the cooldown, X usable 45 s).
+    func raisedWithinToday() -> Bool {
+        guard let raised = (try? defaults.double(forKey: SharedKey.speedBumpRaised)) ?? nil,
+              let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil, raised >= cooldownEnd else { return false }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let shown = BusClock.deviceClock(at: now)
+        let dayStart = now.addingTimeInterval(calendar.startOfDay(for: shown).timeIntervalSince(shown))
+        return dayStart.timeIntervalSince1970 <= cooldownEnd
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.

@@ -28,6 +28,8 @@ public enum SharedKey {
     public static let reserveCheck = "monitor.reserveCheck"
     /// The day the device showed when a speed bump was raised ("2026-11-23"): its shields end with that day.
     public static let speedBumpDay = "monitor.speedBumpDay"
+    /// The true instant the speed bump was last raised (seconds since 1970): whether a threshold came after a cooldown.
+    public static let speedBumpRaised = "monitor.speedBumpRaised"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
     /// The checks planned at the last instant the monitor planned one (`PlannedChecks`): the loop guard's count.

@@ -200,7 +200,7 @@ public final class Broker {
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
-        emit(topic: "bus.started", body: ["clock": .string(clock.mode)])
+        emit(topic: "bus.started", body: .object(startedBody()))
         supervisor.startAll()
         drainOutbox()
         wallTimers.schedule(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in becomeReady() }
@@ -1140,6 +1140,13 @@ public final class Broker {
         supervisor.killUnresponsive(name: name, reason: reason)
     }
 
+    /// `bus.started`'s body: the clock's mode, and the fidelity the OS plays (so a judge of the journal knows it).
+    private func startedBody() -> [String: JSONValue] {
+        var body: [String: JSONValue] = ["clock": .string(clock.mode)]
+        for key in ["profile", "quirks"] { body[key] = settings.settingsForPlugins[key] }
+        return body
+    }
+
     /// Facts for plugins set while running (the device clock): they override `settings.settingsForPlugins`.
     var pluginSettings: [String: JSONValue] = [:]
 
@@ -1152,7 +1159,9 @@ public final class Broker {
             if let session = sessionsByName[plugin.spec.name] { forget(session, saidBye: true) }
         }
         supervisor.restartAll(reason: "broker crash")
-        emit(topic: "bus.started", body: ["clock": .string(clock.mode), "after": "crash"])
+        var body = startedBody()
+        body["after"] = "crash"
+        emit(topic: "bus.started", body: .object(body))
     }
 
     /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.

@@ -65,6 +65,8 @@ struct JournalFacts {
     private(set) var usable: [Span] = []
     private(set) var shielded: [Span] = []
     private(set) var storeChanges: [StoreChange] = []
+    /// The device behaviours the OS played (`bus.started`'s `quirks`; none in a journal that does not name them).
+    private(set) var quirks: Set<String> = []
     /// Tokens as the OS named them: (epoch, kind, name) → token.
     private var tokens: [TokenKey: String] = [:]
 
@@ -154,6 +156,7 @@ struct JournalFacts {
                 // counts that use up to its new start, as the report builder does; in virtual time that is the crash).
                 if started { closeAll(at: at, into: &facts) }
                 started = true
+                if let quirks = body["quirks"]?.arrayValue { facts.quirks = Set(quirks.compactMap(\.stringValue)) }
             case DeviceTopic.restarted:
                 closeAll(at: at, into: &facts)
             case DeviceTopic.clockChanged:

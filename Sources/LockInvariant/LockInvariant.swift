@@ -105,17 +105,20 @@ struct ProductJudge {
     let facts: JournalFacts
 
     func violations() -> [LockViolation] {
-        var lockedCache: [Target: Periods] = [:]
-        func locked(_ target: Target) -> Periods {
-            if let cached = lockedCache[target] { return cached }
-            let periods = rules.lockedPeriods(for: target, facts: facts)
-            lockedCache[target] = periods
-            return periods
+        var locksCache: [Target: Locks] = [:]
+        func locks(_ target: Target) -> Locks {
+            if let cached = locksCache[target] { return cached }
+            let locks = rules.locks(for: target, facts: facts)
+            locksCache[target] = locks
+            return locks
         }
+        func locked(_ target: Target) -> Periods { locks(target).periods }
         var found: [LockViolation] = []
         for span in facts.usable where rules.isSelected(span.target) {
+            let graces = locks(span.target).graces
             for lock in locked(span.target).intervals where lock.end > span.from && lock.start < span.to {
-                let illegalFrom = max(span.from, lock.start.addingTimeInterval(rules.grace)), illegalTo = min(span.to, lock.end)
+                let grace = graces[lock.start] ?? rules.grace
+                let illegalFrom = max(span.from, lock.start.addingTimeInterval(grace)), illegalTo = min(span.to, lock.end)
                 guard illegalTo > illegalFrom else { continue }
                 found.append(violation(.usableWhileLocked, span.target, from: max(span.from, lock.start), to: illegalTo, since: lock.start, decidedAt: illegalFrom))
             }

@@ -95,16 +95,16 @@ public struct ProductRules {
     static let osViews: Set<String> = ["content-restrictions", "screen-time-limits"]
 
     /// When a selected target must be locked, within the journal's range.
-    func lockedPeriods(for target: Target, facts: JournalFacts) -> Periods {
+    func locks(for target: Target, facts: JournalFacts) -> Locks {
         switch kind {
         case .habitLock:
-            return Periods([facts.range]).subtracting(unlocks(facts))
+            return Locks(periods: Periods([facts.range]).subtracting(unlocks(facts)))
         case .focusWindow:
-            guard target.isApp else { return focusPeriods(facts) }  // passes are for apps only
+            guard target.isApp else { return Locks(periods: focusPeriods(facts)) }  // passes are for apps only
             let passes = facts.presses.filter { $0.target == target && $0.action == .secondaryButtonPressed }
-            return focusPeriods(facts).subtracting(Periods(passes.map { DateInterval(start: $0.at, duration: Double(passMinutes) * 60) }))
+            return Locks(periods: focusPeriods(facts).subtracting(Periods(passes.map { DateInterval(start: $0.at, duration: Double(passMinutes) * 60) })))
         case .speedBump:
-            return speedBumpPeriods(for: target, facts: facts)
+            return speedBumpLocks(for: target, facts: facts)
         }
     }
 
@@ -140,15 +140,21 @@ public struct ProductRules {
     /// device clock in the zone in force, and a person who sets the clock moves their day. The product can know no
     /// other count — on a phone its own clock is that clock — so the promise is "30 minutes a day as the phone
     /// shows it" (docs/explore.md, "The device's day").
-    func speedBumpPeriods(for target: Target, facts: JournalFacts) -> Periods {
+    ///
+    /// A lock whose count restarted at a cooldown's end gets two minutes' grace when a clock or zone change came
+    /// before it within that count, under `whole-minute-callbacks` (`twoDelaysLate`).
+    func speedBumpLocks(for target: Target, facts: JournalFacts) -> Locks {
         let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
         let cooldown = Double(cooldownMinutes) * 60
         let dismisses = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) }
-        var locked = Periods()
+        var locks = Locks()
         for day in facts.deviceDays() {
             let nudges = dismisses.filter { day.contains($0.at) }
-            var reached = firstLock(in: day, used: used, dismisses: dismisses, facts: facts).start
+            let first = firstLock(in: day, used: used, dismisses: dismisses, facts: facts)
+            var reached = first.start
+            var countStart = first.countStart
             while let lockStart = reached {
+                if let countStart, twoDelaysLate(reached: lockStart, countingFrom: countStart, facts: facts) { locks.graces[lockStart] = 2 * grace }
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
                 var next: Date?
@@ -162,11 +168,12 @@ public struct ProductRules {
                 if let nudge = nudges.first(where: { $0.target == target && $0.at >= lockStart && $0.at < (next ?? day.end) }) {
                     period = period.subtracting(Periods([DateInterval(start: nudge.at, end: next ?? day.end)]))
                 }
-                locked = locked.union(period)
+                locks.periods = locks.periods.union(period)
                 reached = resumed == nil ? nil : next
+                countStart = resumed
             }
         }
-        return locked
+        return locks
     }
 
     /// When the day's first lock starts, if its count reaches the threshold, and where that count began if not at the
@@ -185,6 +192,21 @@ public struct ProductRules {
         }
         return (reached, resumed)
     }
+
+    /// Whether the OS's callback for a threshold reached at `reached`, its count restarted at a cooldown's end, may
+    /// come two documented delays late — the lead's ruling (docs/explore.md, "Two delays after a cooldown and a clock or
+    /// zone change"): under `whole-minute-callbacks`, when a clock or zone change between the cooldown's end and the
+    /// threshold ended the interval registered ahead for it, the count that remains is the daily threshold's, registered
+    /// from a whole-minute callback (short by up to a minute), and its crossing comes on a whole minute again. Only while
+    /// the count still runs from the cooldown's end: a change that starts the device's day later restarts it from there.
+    private func twoDelaysLate(reached: Date, countingFrom cooldownEnd: Date, facts: JournalFacts) -> Bool {
+        guard facts.quirks.contains(Self.wholeMinuteCallbacks),
+              let change = facts.nextClockOrZoneChange(after: cooldownEnd), change <= reached else { return false }
+        return facts.zones.deviceDayStart(at: reached, clockOffset: facts.clockOffset(at: reached)) <= cooldownEnd
+    }
+
+    /// The quirk's name as the journal's `bus.started` lists it (the checker knows the journal, not the device OS).
+    static let wholeMinuteCallbacks = "whole-minute-callbacks"
 
     /// The instant, from `start` on, at which the OS's count of the use in `used` reaches the threshold, if it does
     /// before `end`. The OS counts within the day its device clock shows, in the zone in force, from that day's start

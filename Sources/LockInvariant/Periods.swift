@@ -52,3 +52,10 @@ struct Periods: Equatable {
         Periods([range]).subtracting(self)
     }
 }
+
+/// When a target must be locked, and the lock starts whose grace is not the product's one minute.
+struct Locks {
+    var periods = Periods()
+    /// The grace of a lock beginning at that instant, where it differs from `ProductRules.grace`.
+    var graces: [Date: TimeInterval] = [:]
+}

@@ -10,9 +10,12 @@ struct JournalBuilder {
     var epoch = 0
     private(set) var envelopes: [Envelope] = []
 
-    init(zone: String = "Europe/Berlin", start: String) {
+    /// `quirks`: the device behaviours the OS plays, as the broker's `bus.started` names them (none if not given).
+    init(zone: String = "Europe/Berlin", start: String, quirks: [String]? = nil) {
         self.zone = TimeZone(identifier: zone)!
-        add(start, "bus.started", ["clock": "virtual"])
+        var started: [String: JSONValue] = ["clock": "virtual"]
+        if let quirks { started["quirks"] = .array(quirks.map { .string($0) }) }
+        add(start, "bus.started", .object(started))
     }
 
     /// "2026-11-23 09:00[:SS]" in the builder's zone, or an instant in UTC ending in "Z".

@@ -228,6 +228,55 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 09:10:00–09:11:01 by -"])
     }
 
+    /// The lead's ruling (docs/explore.md, "Two delays after a cooldown and a clock or zone change"): under
+    /// `whole-minute-callbacks`, a threshold whose count restarted at a cooldown's end, with a clock or zone change
+    /// between that end and the threshold, may come two minutes late; nothing else may. Instagram is dismissed at 08:31,
+    /// the cooldown runs to 08:46, and used on, its count reaches 20 minutes at 09:06 (Berlin) whatever the zone.
+    func testTwoMinutesForAThresholdAfterACooldownAndAChange() {
+        func day(quirks: [String]?, change: String?, pastTheThreshold seconds: Int) -> JournalBuilder {
+            let close = String(format: "2026-11-23 09:%02d:%02d", 6 + seconds / 60, seconds % 60)
+            var j = JournalBuilder(start: "2026-11-23 08:00", quirks: quirks)
+            j.open("2026-11-23 08:10", "Instagram")
+            j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
+            j.shield("2026-11-23 08:30", j.app("Instagram"))
+            j.press("2026-11-23 08:31", .primaryButtonPressed, on: "Instagram")
+            j.dismiss("2026-11-23 08:31", "Instagram")
+            j.open("2026-11-23 08:31", "Instagram")                 // the cooldown to 08:46, then 20 minutes: 09:06
+            if let change { j.timeZone(change, "Europe/London") }    // the same date, an hour back on the wall
+            j.close(close, "Instagram")
+            j.end("2026-11-23 10:00")
+            return j
+        }
+        let wholeMinute = ["short-lived-extensions", "whole-minute-callbacks"]
+        let afterTheCooldown = "2026-11-23 08:50"
+        // The two delays, after the cooldown's end: two minutes, no more.
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, change: afterTheCooldown, pastTheThreshold: 100)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, change: afterTheCooldown, pastTheThreshold: 120)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, change: afterTheCooldown, pastTheThreshold: 130)),
+                       ["speed-bump usable-while-locked Instagram 08:06:00–08:08:10 by -"])
+        // Without the change, or with it during the cooldown (the interval registered ahead still counts from its end): one.
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, change: nil, pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 09:06:00–09:07:40 by -"])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, change: "2026-11-23 08:40", pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
+        // Without `whole-minute-callbacks` (faithful, or a journal that names no quirks): one minute.
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: [], change: afterTheCooldown, pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: nil, change: afterTheCooldown, pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
+    }
+
+    /// The two minutes are that threshold's only: a lock from the day's own count (no cooldown before it) keeps one
+    /// minute under `whole-minute-callbacks` and a zone change, and so does the other error kind.
+    func testTheDaysFirstThresholdKeepsOneMinuteAfterAChange() {
+        var j = JournalBuilder(start: "2026-11-23 08:00", quirks: ["whole-minute-callbacks"])
+        j.open("2026-11-23 08:10", "Instagram")
+        j.timeZone("2026-11-23 08:20", "Europe/London")
+        j.close("2026-11-23 08:31:40", "Instagram")                  // the threshold at 08:30 (Berlin), 100 s past it
+        j.end("2026-11-23 10:00")
+        XCTAssertEqual(judge([Products.speedBump()], j), ["speed-bump usable-while-locked Instagram 07:30:00–07:31:40 by -"])
+    }
+
     func testASpeedBumpDayEndsAtLocalMidnight() {
         var j = JournalBuilder(start: "2026-11-23 23:00")
         j.open("2026-11-23 23:10", "Facebook")

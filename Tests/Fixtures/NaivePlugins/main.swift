@@ -58,11 +58,11 @@ final class NaiveMonitor: ReferenceMonitor {
         flaw == "unguarded-interval-end" ? true : super.shouldReblock(afterEndOf: activity, state)
     }
 
-    override func reblock(_ state: LockState, reason: String) {
+    override func reblock(_ state: LockState, reason: String, passing: Set<ApplicationToken> = []) {
         switch flaw {
         case "apps-only": blockAppsOnly(shields, state.blockList)
         case "write-back-empty": try? shields.block(state.blockList)  // the App Group is its only source of tokens
-        default: super.reblock(state, reason: reason)
+        default: super.reblock(state, reason: reason, passing: passing)
         }
     }
 

@@ -327,7 +327,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if let current = try? center.events(for: activity)[event] {
             state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
         }
-        reblock(state, reason: "the daily threshold was reached")
+        if activity == names.daily, coolingDown() {
+            // `daily` counted on through a dismiss while the day check was pending (`nudged`): its answer is in, and the
+            // dismiss pauses the count from here. A crossing after that instant counted the dismissed app's cooldown.
+            do { try center.stopMonitoring([names.daily]) } catch { logger?.error("cannot pause the count for the cooldown: \(error)") }
+            guard answersTheDayCheck() else { return }
+        }
+        reblock(state, reason: "the daily threshold was reached", passing: coolingDown() ? dismissedApplication() : [])
         do {
             try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.speedBumpRaised)
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
@@ -497,17 +503,50 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     // MARK: Speed bump
 
-    /// The delegate recorded a nudge: unblock only the app the system handed it, pause monitoring for the cooldown.
+    /// The delegate recorded a nudge: unblock only the app the system handed it, pause monitoring for the cooldown —
+    /// unless a check of the device's new day is pending: `daily` brings the threshold that check waits for (explore:
+    /// speed-bump 7018, stopped here, and every shield lifted at the check with the new day past its threshold), so it
+    /// counts on until that threshold comes (`answersTheDayCheck`) or the resume registers it again.
     open func nudged() {
         guard let raw = try? defaults.string(forKey: SharedKey.nudgeApplication),
               let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)) else { return }
         do {
             try shields.lift(application: ApplicationToken(rawValue: raw))
-            try center.stopMonitoring([names.daily])
+            if dayCheckPending() {
+                try defaults.set(Self.minuteAfter(now).timeIntervalSince1970, forKey: SharedKey.dayCheckAnswerBy)
+            } else {
+                try center.stopMonitoring([names.daily])
+            }
             try planResume(until: until)
         } catch {
             logger?.error("cannot apply the nudge: \(error)")
         }
+    }
+
+    /// The app the last dismiss let through.
+    func dismissedApplication() -> Set<ApplicationToken> {
+        ((try? defaults.string(forKey: SharedKey.nudgeApplication)) ?? nil).map { [ApplicationToken(rawValue: $0)] } ?? []
+    }
+
+    /// Whether a dismiss's cooldown runs.
+    func coolingDown() -> Bool {
+        ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+    }
+
+    /// Whether the device shows a later date than the speed bump's: its day check (`speedBumpDayMoved`) has not yet
+    /// kept it for the new day or lifted it.
+    func dayCheckPending() -> Bool {
+        guard let day = (try? defaults.string(forKey: SharedKey.speedBumpDay)) ?? nil else { return false }
+        return DayKey.deviceToday() > day
+    }
+
+    /// Whether a threshold of `daily` during a cooldown is the new day's answer to the pending day check: it came by the
+    /// whole minute after the move, when the OS delivers the replanned day's crossing. A threshold for the new day means the
+    /// dismiss stands (everything else shielded, the count from the cooldown's end); none means the new day's count is
+    /// under it, and the check has lifted the rest.
+    func answersTheDayCheck() -> Bool {
+        guard let answerBy = (try? defaults.double(forKey: SharedKey.dayCheckAnswerBy)) ?? nil else { return false }
+        return now.timeIntervalSince1970 <= answerBy
     }
 
     /// Plans the end of a dismiss's cooldown, registering the threshold ahead: on an interval that starts at the
@@ -532,8 +571,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// given way to a sooner check.
     func registerTheThresholdIfLost() {
         guard let activities = try? center.activities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
-        let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
-        if cooling {
+        if coolingDown() {
             guard !activities.contains(names.resume) else { return }
         } else {
             logger?.warning("the daily threshold is not registered: registering it again")

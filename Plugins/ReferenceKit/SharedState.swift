@@ -30,6 +30,9 @@ public enum SharedKey {
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// The true instant the speed bump was last raised (seconds since 1970): whether a threshold came after a cooldown.
     public static let speedBumpRaised = "monitor.speedBumpRaised"
+    /// A dismiss came while the day check after a move to a later date was pending: the new day's threshold, if its count
+    /// reaches it, comes by this instant (the whole minute after the move).
+    public static let dayCheckAnswerBy = "monitor.dayCheckAnswerBy"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
     /// The checks planned at the last instant the monitor planned one (`PlannedChecks`): the loop guard's count.

@@ -87,7 +87,7 @@ extension ExploreRegressionTests {
 
     /// The day took the path this is about: the shield of the day before was still up, and the action delegate answered
     /// "Dismiss" on it.
-    private static func assertDismissed(_ run: ScenarioRun, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
+    static func assertDismissed(_ run: ScenarioRun, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertTrue(run.events("shield.action.handled").contains { $0.bodyValue["decidedBy"]?.stringValue == "action" },
                       "\(context): no dismiss on the day before's shield", file: file, line: line)
     }

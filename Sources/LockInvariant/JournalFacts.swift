@@ -67,6 +67,9 @@ struct JournalFacts {
     private(set) var storeChanges: [StoreChange] = []
     /// The device behaviours the OS played (`bus.started`'s `quirks`; none in a journal that does not name them).
     private(set) var quirks: Set<String> = []
+    /// When the OS refused a registration carrying a threshold event because the app's activities were at Apple's limit
+    /// (`excessive-activities`, `MonitoringError.excessiveActivities`): the reply to a `start-monitoring` with events.
+    private(set) var thresholdRefusals: [Date] = []
     /// Tokens as the OS named them: (epoch, kind, name) → token.
     private var tokens: [TokenKey: String] = [:]
 
@@ -85,7 +88,8 @@ struct JournalFacts {
         range = DateInterval(start: first, end: max(first, last))
         zones = ZoneTimeline(initial: timeZone)
         var reader = Reader()
-        for envelope in journal where envelope.source == Self.osSource {
+        // The OS's events, and the registrations its replies answer (`thresholdRefusals`).
+        for envelope in journal where envelope.source == Self.osSource || envelope.topic == DeviceTopic.startMonitoringRequest {
             reader.read(envelope, into: &self)
         }
         reader.closeAll(at: range.end, into: &self)
@@ -146,6 +150,8 @@ struct JournalFacts {
         /// The token epoch in force, relative to the journal's start (`device.os-updated` moves it on).
         var epoch = 0
         var started = false
+        /// The `corr` of each `start-monitoring` request with events, until its reply.
+        var thresholdRegistrations: Set<String> = []
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             let at = date(busTime: envelope.time)
@@ -184,6 +190,11 @@ struct JournalFacts {
             case DeviceTopic.actionHandled:
                 guard let shield, let action = body["action"]?.stringValue.flatMap(ShieldAction.init(rawValue:)) else { return }
                 facts.presses.append(Press(at: at, action: action, target: shield.target))
+            case DeviceTopic.startMonitoringRequest:
+                if let corr = envelope.corr, body["events"]?.objectValue?.isEmpty == false { thresholdRegistrations.insert(corr) }
+            case DeviceTopic.startMonitoringReply:
+                guard let corr = envelope.corr, thresholdRegistrations.remove(corr) != nil else { return }
+                if body["error"]?["code"]?.stringValue == "excessive-activities" { facts.thresholdRefusals.append(at) }
             case DeviceTopic.settingsChanged:
                 guard let change = try? DeviceAPICoding.decode(ManagedSettingsChanged.self, from: envelope.body) else { return }
                 facts.storeChanges.append(StoreChange(at: at, store: change.store, writer: change.writer, shield: change.shield, epoch: epoch))

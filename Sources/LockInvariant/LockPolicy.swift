@@ -142,7 +142,8 @@ public struct ProductRules {
     /// shows it" (docs/explore.md, "The device's day").
     ///
     /// A lock whose count restarted at a cooldown's end gets two minutes' grace when a clock or zone change came
-    /// before it within that count, under `whole-minute-callbacks` (`twoDelaysLate`).
+    /// before it within that count, or the activity limit refused the count's registration at the cooldown's end, under
+    /// `whole-minute-callbacks` (`twoDelaysLate`).
     func speedBumpLocks(for target: Target, facts: JournalFacts) -> Locks {
         let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
         let cooldown = Double(cooldownMinutes) * 60
@@ -195,13 +196,19 @@ public struct ProductRules {
 
     /// Whether the OS's callback for a threshold reached at `reached`, its count restarted at a cooldown's end, may
     /// come two documented delays late — the lead's ruling (docs/explore.md, "Two delays after a cooldown and a clock or
-    /// zone change"): under `whole-minute-callbacks`, when a clock or zone change between the cooldown's end and the
-    /// threshold ended the interval registered ahead for it, the count that remains is the daily threshold's, registered
-    /// from a whole-minute callback (short by up to a minute), and its crossing comes on a whole minute again. Only while
-    /// the count still runs from the cooldown's end: a change that starts the device's day later restarts it from there.
+    /// zone change"): under `whole-minute-callbacks`, when the interval registered ahead for the cooldown's end was lost,
+    /// the count that remains is the daily threshold's, registered from a whole-minute callback (short by up to a
+    /// minute), and its crossing comes on a whole minute again. Lost either to a clock or zone change between the
+    /// cooldown's end and the threshold (it ends the interval), or to Apple's activity limit: the OS refused the daily
+    /// threshold's registration at the cooldown's end's whole minute, so one slot holds the count, and only the daily
+    /// registration survives a later change (speed-bump 9143, 9235). Only while the count still runs from the
+    /// cooldown's end: a change that starts the device's day later restarts it from there.
     private func twoDelaysLate(reached: Date, countingFrom cooldownEnd: Date, facts: JournalFacts) -> Bool {
-        guard facts.quirks.contains(Self.wholeMinuteCallbacks),
-              let change = facts.nextClockOrZoneChange(after: cooldownEnd), change <= reached else { return false }
+        guard facts.quirks.contains(Self.wholeMinuteCallbacks) else { return false }
+        let changed = facts.nextClockOrZoneChange(after: cooldownEnd).map { $0 <= reached } ?? false
+        let wholeMinute = Date(timeIntervalSince1970: (cooldownEnd.timeIntervalSince1970 / 60).rounded(.up) * 60)
+        let refused = facts.thresholdRefusals.contains { $0 >= cooldownEnd && $0 <= wholeMinute }
+        guard changed || refused else { return false }
         return facts.zones.deviceDayStart(at: reached, clockOffset: facts.clockOffset(at: reached)) <= cooldownEnd
     }
 

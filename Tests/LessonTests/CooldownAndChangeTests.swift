@@ -46,12 +46,10 @@ extension ExploreRegressionTests {
         for (index, day) in days.enumerated() {
             let second = Int.random(in: 1...25, using: &random)   // the cooldown ends this second past a minute
             let app = apps[index % apps.count]  // the dismissed app: the others stay shielded
-            let steps = ["  - {at: \"08:01:\(String(format: "%02d", second))\", open: \(app)}",
-                         "  - {after: 31m, press: primary}",                                          // the cooldown: 15 min
-                         "  - {after: 16m\(Int.random(in: 5...50, using: &random))s, home: true}",    // used across its end
-                         "  - {after: \(Int.random(in: 30...300, using: &random))s, open: \(app)}",
-                         "  - {after: \(Int.random(in: 3...12, using: &random))m\(Int.random(in: 0...59, using: &random))s, \(day.change)}",
-                         "  - {after: 40m, home: true}"]
+            let steps: [String] = ["  - {at: \"08:01:\(String(format: "%02d", second))\", open: \(app)}"]
+                + CooldownDay.dismissedAndUsedAcrossTheCooldown(app, random: &random)
+                + ["  - {after: \(Int.random(in: 3...12, using: &random))m\(Int.random(in: 0...59, using: &random))s, \(day.change)}",
+                   "  - {after: 40m, home: true}"]
             scenarios.append(CooldownDay(name: "speed-bump-cooldown-and-change-\(index)", start: "2026-11-24T08:00", zone: day.zone, seed: 112 + index,
                                          steps: steps.joined(separator: "\n")))
         }
@@ -96,14 +94,12 @@ extension ExploreRegressionTests {
         var scenarios = [CooldownDay(name: "speed-bump-seed76", start: "2026-11-24T07:00", zone: "Asia/Tokyo", seed: 76, steps: Self.seed76)]
         for (index, day) in days.enumerated() {
             let app = apps[index], other = apps[(index + 2) % apps.count]
-            let steps = ["  - {at: \"\(day.start):\(String(format: "%02d", Int.random(in: 1...40, using: &random)))\", open: \(app)}",
-                         "  - {after: 31m, press: primary}",                                             // the cooldown: 15 min
-                         "  - {after: 16m\(Int.random(in: 5...50, using: &random))s, home: true}",       // used across its end
-                         "  - {after: \(Int.random(in: 30...300, using: &random))s, open: \(app)}",
-                         "  - {after: 35m, home: true}",                                                 // past the threshold
-                         "  - {after: \(Int.random(in: 2...8, using: &random))m\(Int.random(in: 0...59, using: &random))s, \(day.change)}",
-                         "  - {after: \(Int.random(in: 1...10, using: &random))m, open: \(other)}",
-                         "  - {after: 5m, home: true}"]
+            let steps: [String] = ["  - {at: \"\(day.start):\(String(format: "%02d", Int.random(in: 1...40, using: &random)))\", open: \(app)}"]
+                + CooldownDay.dismissedAndUsedAcrossTheCooldown(app, random: &random)
+                + ["  - {after: 35m, home: true}",                                                 // past the threshold
+                   "  - {after: \(Int.random(in: 2...8, using: &random))m\(Int.random(in: 0...59, using: &random))s, \(day.change)}",
+                   "  - {after: \(Int.random(in: 1...10, using: &random))m, open: \(other)}",
+                   "  - {after: 5m, home: true}"]
             scenarios.append(CooldownDay(name: "speed-bump-later-date-after-a-cooldown-\(index)", start: "2026-11-24T\(day.start)", zone: day.zone,
                                          seed: 76 + index, steps: steps.joined(separator: "\n")))
         }
@@ -144,6 +140,14 @@ struct CooldownDay {
     var name: String, start: String, zone: String, seed: Int
     var end = "after 5m"
     var steps: String
+
+    /// Generated steps: "Dismiss" `after` the step before (by then the app is shielded past its threshold; the cooldown:
+    /// 15 minutes), the app used across the cooldown's end (16 minutes and 5–50 s on) and opened again 30 s – 5 min later.
+    static func dismissedAndUsedAcrossTheCooldown(_ app: String, after: String = "31m", random: inout SeededRandom) -> [String] {
+        ["  - {after: \(after), press: primary}",
+         "  - {after: 16m\(Int.random(in: 5...50, using: &random))s, home: true}",
+         "  - {after: \(Int.random(in: 30...300, using: &random))s, open: \(app)}"]
+    }
 
     /// Adds the day under both profiles; `realistic` checks its `ios-realistic` run (with the context to print).
     func addUnderBothProfiles(_ configuration: String, to checks: DayChecks, realistic: @escaping (ScenarioRun, String) throws -> Void) {

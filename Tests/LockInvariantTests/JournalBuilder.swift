@@ -105,6 +105,19 @@ struct JournalBuilder {
         add(time, "device.time-zone-changed", ["timeZone": .string(name)])
     }
 
+    /// The monitor's `start-monitoring` request, with a threshold event or without (a check's window), and the OS's
+    /// reply: refused for the activity limit, or done.
+    mutating func register(_ time: String, withThreshold: Bool, refused: Bool) {
+        let corr = "monitor-\(envelopes.count)"
+        let events: JSONValue = withThreshold ? ["limit": ["applications": [], "threshold": ["minute": 20]]] : [:]
+        let reply: JSONValue = refused ? ["ok": false, "error": ["code": "excessive-activities", "message": "the limit of 20"]] : ["ok": true, "value": [:]]
+        for (topic, body, source) in [(DeviceTopic.startMonitoringRequest, JSONValue.object(["activity": "daily", "events": events]), "monitor"),
+                                      (DeviceTopic.startMonitoringReply, reply, "broker")] {
+            envelopes.append(Envelope(seq: UInt64(envelopes.count + 1), time: busTime(instant(time)), topic: topic, source: source, corr: corr,
+                                      body: body.jsonBytes))
+        }
+    }
+
     mutating func end(_ time: String) {
         add(time, DeviceTopic.scenarioEnded, [:])
     }

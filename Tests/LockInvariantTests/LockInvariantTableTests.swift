@@ -228,24 +228,34 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 09:10:00–09:11:01 by -"])
     }
 
+    /// Instagram past its 20-minute threshold at 08:30 (Berlin), dismissed at 08:31 and `second` s, the cooldown to 08:46
+    /// and as many, used on until `seconds` past its count's 20 minutes (09:06 and `second` s); `meanwhile` adds what
+    /// comes during that use.
+    func instagramDismissed(atSecond second: Int, quirks: [String]?, pastTheThreshold seconds: Int,
+                            meanwhile: (inout JournalBuilder) -> Void) -> JournalBuilder {
+        let dismissed = String(format: "2026-11-23 08:31:%02d", second)
+        var j = JournalBuilder(start: "2026-11-23 08:00", quirks: quirks)
+        j.open("2026-11-23 08:10", "Instagram")
+        j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
+        j.shield("2026-11-23 08:30", j.app("Instagram"))
+        j.press(dismissed, .primaryButtonPressed, on: "Instagram")
+        j.dismiss(dismissed, "Instagram")
+        j.open(dismissed, "Instagram")
+        meanwhile(&j)
+        j.close(String(format: "2026-11-23 09:%02d:%02d", 6 + (second + seconds) / 60, (second + seconds) % 60), "Instagram")
+        j.end("2026-11-23 10:00")
+        return j
+    }
+
     /// The lead's ruling (docs/explore.md, "Two delays after a cooldown and a clock or zone change"): under
     /// `whole-minute-callbacks`, a threshold whose count restarted at a cooldown's end, with a clock or zone change
     /// between that end and the threshold, may come two minutes late; nothing else may. Instagram is dismissed at 08:31,
     /// the cooldown runs to 08:46, and used on, its count reaches 20 minutes at 09:06 (Berlin) whatever the zone.
     func testTwoMinutesForAThresholdAfterACooldownAndAChange() {
         func day(quirks: [String]?, change: String?, pastTheThreshold seconds: Int) -> JournalBuilder {
-            let close = String(format: "2026-11-23 09:%02d:%02d", 6 + seconds / 60, seconds % 60)
-            var j = JournalBuilder(start: "2026-11-23 08:00", quirks: quirks)
-            j.open("2026-11-23 08:10", "Instagram")
-            j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
-            j.shield("2026-11-23 08:30", j.app("Instagram"))
-            j.press("2026-11-23 08:31", .primaryButtonPressed, on: "Instagram")
-            j.dismiss("2026-11-23 08:31", "Instagram")
-            j.open("2026-11-23 08:31", "Instagram")                 // the cooldown to 08:46, then 20 minutes: 09:06
-            if let change { j.timeZone(change, "Europe/London") }    // the same date, an hour back on the wall
-            j.close(close, "Instagram")
-            j.end("2026-11-23 10:00")
-            return j
+            instagramDismissed(atSecond: 0, quirks: quirks, pastTheThreshold: seconds) { j in
+                if let change { j.timeZone(change, "Europe/London") }    // the same date, an hour back on the wall
+            }
         }
         let wholeMinute = ["short-lived-extensions", "whole-minute-callbacks"]
         let afterTheCooldown = "2026-11-23 08:50"
@@ -264,6 +274,28 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
         XCTAssertEqual(judge([Products.speedBump()], day(quirks: nil, change: afterTheCooldown, pastTheThreshold: 100)),
                        ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
+    }
+
+    /// The ruling's two delays when the activity limit, not a change, lost the interval registered ahead (speed-bump
+    /// 9143, 9235): the OS refused the daily threshold's registration at the cooldown's end's whole minute.
+    func testTwoMinutesForAThresholdAfterACooldownWithTheLimitFull() {
+        func day(quirks: [String]? = ["whole-minute-callbacks"], refusedAt: String? = "2026-11-23 08:47",
+                 withThreshold: Bool = true, pastTheThreshold seconds: Int) -> JournalBuilder {
+            instagramDismissed(atSecond: 20, quirks: quirks, pastTheThreshold: seconds) { j in
+                if let refusedAt { j.register(refusedAt, withThreshold: withThreshold, refused: true) }
+            }
+        }
+        // Refused at the whole minute after the cooldown's end: two minutes, no more.
+        XCTAssertEqual(judge([Products.speedBump()], day(pastTheThreshold: 100)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(pastTheThreshold: 120)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(pastTheThreshold: 130)),
+                       ["speed-bump usable-while-locked Instagram 09:06:20–09:08:30 by -"])
+        // Nothing refused, a check's window refused, a refusal after that minute, or no quirk: one minute.
+        for other in [day(refusedAt: nil, pastTheThreshold: 100), day(withThreshold: false, pastTheThreshold: 100),
+                      day(refusedAt: "2026-11-23 08:48", pastTheThreshold: 100), day(quirks: [], pastTheThreshold: 100),
+                      day(quirks: nil, pastTheThreshold: 100)] {
+            XCTAssertEqual(judge([Products.speedBump()], other), ["speed-bump usable-while-locked Instagram 09:06:20–09:08:00 by -"])
+        }
     }
 
     /// The two minutes are that threshold's only: a lock from the day's own count (no cooldown before it) keeps one

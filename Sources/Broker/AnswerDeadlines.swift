@@ -53,9 +53,10 @@ struct AnswerDeadlines {
         take { $0.delivered && $0.answerer == plugin }
     }
 
-    /// The deadlines of requests that went to a plugin that will not come back to take them: they start now.
+    /// The deadlines of requests that went to a plugin that will not come back to take them — delivered to a process
+    /// that ended before its turn, or waiting in its mailbox — start now.
     mutating func start(unreachable isReachable: (String) -> Bool) -> [Deadline] {
-        take { deadline in deadline.seq != nil && !deadline.delivered && deadline.answerer.map { !isReachable($0) } ?? true }
+        take { deadline in deadline.seq != nil && deadline.answerer.map { !isReachable($0) } ?? true }
     }
 
     private mutating func take(_ matching: (Deadline) -> Bool) -> [Deadline] {

@@ -3,6 +3,8 @@ import ZeroMQ
 
 /// Why a client could not talk to the broker.
 public enum BusClientError: Error, CustomStringConvertible {
+    /// No broker is running on this runtime directory (neither its bus socket nor its endpoint file exists).
+    case noBroker(runtimeDirectory: String)
     /// No broker answered within the time allowed.
     case brokerNotAnswering(endpoint: String, waitedMilliseconds: Int)
     /// The broker refused the hello or a message.
@@ -19,6 +21,8 @@ public enum BusClientError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case let .noBroker(directory):
+            return "no broker is running on \(directory) (no bus socket or endpoint file there) — start one with `shieldbus run`, or name another runtime directory (--runtime-dir or SHIELDBUS_RUNTIME_DIR)"
         case let .brokerNotAnswering(endpoint, waited):
             return "no broker answered at \(endpoint) within \(waited) ms — is `shieldbus run` running on this runtime directory? (--runtime-dir or SHIELDBUS_RUNTIME_DIR)"
         case let .refused(report):

@@ -61,6 +61,13 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public func checkAccess() throws {
         if access(path, X_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
     }
+
+    /// Throws unless a tool may talk to a broker here: `permissionDenied` for another user's folder, `noBroker` when
+    /// none is running — said at once, instead of waiting for an answer that cannot come.
+    public func checkBroker() throws {
+        try checkAccess()
+        guard hasBroker else { throw BusClientError.noBroker(runtimeDirectory: path) }
+    }
 }
 
 /// Names in a device's state folder that both the broker and the plugins' SDK use.

@@ -9,10 +9,7 @@ public enum BusTool {
     /// Connects to the broker on `runtimeDir` with a hello, or explains why not.
     public static func connect(runtimeDir: String?, name: String, role: Role, subscriptions: [String]) throws -> BusConnection {
         let runtime = RuntimeDirectory.resolve(runtimeDir)
-        try runtime.checkAccess()
-        guard runtime.hasBroker else {
-            throw BusClientError.brokerNotAnswering(endpoint: runtime.defaultEndpoint, waitedMilliseconds: 0)
-        }
+        try runtime.checkBroker()
         let connection = try BusConnection(endpoint: runtime.brokerEndpoint(),
                                            hello: Hello(name: name, role: role, subscriptions: subscriptions, pid: Int64(getpid())),
                                            runtime: runtime)

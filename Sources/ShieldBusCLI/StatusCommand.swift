@@ -19,8 +19,7 @@ extension ShieldBus {
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             let runtime = RuntimeDirectory.resolve(bus.runtimeDir)
-            try runtime.checkAccess()
-            guard runtime.hasBroker else { throw BusClientError.brokerNotAnswering(endpoint: runtime.defaultEndpoint, waitedMilliseconds: 0) }
+            try runtime.checkBroker()
             let connection = try BusConnection(endpoint: runtime.brokerEndpoint(),
                                                hello: Hello(name: BusTool.name("status"), role: .tool, subscriptions: []), runtime: runtime)
             defer { connection.close() }

@@ -107,10 +107,16 @@ final class CommandLineToolTests: XCTestCase {
                        Int64(broker.process.processIdentifier))
     }
 
+    /// Each tool says at once that no broker runs there, names the folder and how to start or find one — not a
+    /// wait that never happened ("no broker answered … within 0 ms").
     func testToolsSayClearlyWhenNoBrokerRuns() throws {
         let empty = RuntimeDirectory(path: TemporaryDirectory().path)
-        let result = try shieldbus(["status"], runtime: empty)
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertTrue(result.errors.contains("is `shieldbus run` running"), result.errors)
+        for tool in [["status"], ["status", "--json"], ["tap"], ["send", "app.x", "{}"]] {
+            let result = try shieldbus(tool, runtime: empty)
+            XCTAssertNotEqual(result.status, 0, "\(tool)")
+            XCTAssertTrue(result.errors.contains("no broker is running on \(empty.path)"), "\(tool): \(result.errors)")
+            XCTAssertTrue(result.errors.contains("shieldbus run"), "\(tool): \(result.errors)")
+            XCTAssertFalse(result.errors.contains("within 0 ms"), "\(tool): \(result.errors)")
+        }
     }
 }

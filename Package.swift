@@ -74,6 +74,7 @@ let package = Package(
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/MemoryMonitor"),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/CallbackMonitor"),
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/EchoMonitor"),
+        .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/ShieldThenCallMonitor"),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
         // The reference plugins (Plugins/), and what they share.

@@ -57,6 +57,9 @@ public final class Broker {
         didSet { ledger.noteHeld(heldPublications.map(\.held)) }
     }
     private var isDrainingOutbox = false
+    /// The OS's reply deadlines on its requests to a role, until their answerer's turn; then their wall timers.
+    private var answerDeadlines = AnswerDeadlines()
+    private var answerTimers: [String: UInt64] = [:]
 
     private(set) var lastSeq: UInt64 = 0
     /// The latest bus instant sequenced so far: a late timer is never stamped before it.
@@ -303,6 +306,26 @@ public final class Broker {
 
     func cancelWallTimer(_ id: UInt64) { wallTimers.cancel(id) }
 
+    /// Runs `action` once the plugin that the OS's request `corr` (emitted next) goes to has had it for `milliseconds`
+    /// of wall time, counted from the turn it is handed it; at once when nobody will take it.
+    func afterAnswerTime(for corr: String, milliseconds: Int64, _ action: @escaping () -> Void) {
+        answerDeadlines.add(corr: corr, milliseconds: milliseconds, action: action)
+    }
+
+    func cancelAnswerTime(for corr: String) {
+        if answerDeadlines.remove(corr: corr) { return }
+        if let timer = answerTimers.removeValue(forKey: corr) { wallTimers.cancel(timer) }
+    }
+
+    private func startAnswerTimers(_ deadlines: [AnswerDeadlines.Deadline]) {
+        for deadline in deadlines {
+            answerTimers[deadline.corr] = wallTimers.schedule(at: monotonicMilliseconds() + deadline.milliseconds) { [unowned self] in
+                answerTimers[deadline.corr] = nil
+                deadline.action()
+            }
+        }
+    }
+
     /// Runs `action` once the bus is ready (at once if it is).
     func whenReady(_ action: @escaping () -> Void) {
         if isReady { action() } else { readyActions.append(action) }
@@ -518,6 +541,8 @@ public final class Broker {
         checkReadiness()
         welcomeReturningPlugins()
         pumpSerialQueue()
+        // A request whose answerer failed or stopped for good is not answered: its deadline runs from now.
+        if !answerDeadlines.isEmpty { startAnswerTimers(answerDeadlines.start(unreachable: { sessionsByName[$0] != nil || isExpectedBack($0) })) }
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
         // at least where this one stopped; acknowledgements are written within a second.
         saveLedger()
@@ -1002,9 +1027,17 @@ public final class Broker {
             }
             statistics.turns += 1
             awaitingTurn = next.session
+            // The OS's request in this turn (or handed over with a returning plugin's mailbox) is in its hands now.
+            if !answerDeadlines.isEmpty { startAnswerTimers(answerDeadlines.start(heldBy: next.session.name)) }
         }
         serialQueue.removeAll(keepingCapacity: true)
         serialQueueHead = 0
+    }
+
+    /// Whether `name`'s session, or its next process, gets events on `topic`.
+    private func willReceive(_ topic: String, _ name: String) -> Bool {
+        if let session = sessionsByName[name] { return session.wants(topic) }
+        return isExpectedBack(name) && (lastSubscriptions[name] ?? []).contains { Topic.matches(topic, prefix: $0) }
     }
 
     /// Whether a plugin without a session will come back (it is supervised and running or restarting).
@@ -1069,6 +1102,11 @@ public final class Broker {
             if shared == nil { shared = SharedFrame(json) }
             keep(envelope.seq, json, shared!, for: name)
         }
+        // The OS's own request (plugins' requests have a requester): its deadline waits for the answerer's turn.
+        if !answerDeadlines.isEmpty, event.requester == nil, event.topic.hasSuffix(Topic.requestSuffix), let corr = event.corr {
+            let answerer = addressee.flatMap { willReceive(event.topic, $0) ? $0 : nil }
+            if let now = answerDeadlines.sequenced(corr: corr, seq: envelope.seq, answerer: answerer) { startAnswerTimers([now]) }
+        }
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)
         }
@@ -1077,6 +1115,11 @@ public final class Broker {
 
     @inline(__always)
     private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session, isReply: Bool = false) {
+        if !answerDeadlines.isEmpty && !isReply {
+            answerDeadlines.delivered(seq: seq, to: session.name)
+            // Outside turns (not virtual time, or a plugin that does not acknowledge) the delivery is the hand-over.
+            if !(serialDispatch && session.acknowledges) { startAnswerTimers(answerDeadlines.start(heldBy: session.name)) }
+        }
         session.lastDelivery += 1
         let delivery = session.lastDelivery
         let queued: Bool

@@ -53,6 +53,16 @@ public struct BrokerBus {
 
     public func cancelWallTimer(_ timer: UInt64) { broker.cancelWallTimer(timer) }
 
+    /// Runs `action` once the plugin that the request `corr`, emitted next, goes to has had it for `milliseconds` of wall
+    /// time (a reply deadline) — counted from the turn it is handed the request, never from the request: in virtual
+    /// time how long it waits for other plugins' turns, or for its plugin's next process, is process timing. At once
+    /// when no plugin will take it. `cancelAnswerTime` when the reply came.
+    public func afterAnswerTime(for corr: String, milliseconds: Int64, _ action: @escaping () -> Void) {
+        broker.afterAnswerTime(for: corr, milliseconds: milliseconds, action)
+    }
+
+    public func cancelAnswerTime(for corr: String) { broker.cancelAnswerTime(for: corr) }
+
     /// Runs `action` once every configured plugin has connected and `bus.ready` went out.
     public func whenReady(_ action: @escaping () -> Void) { broker.whenReady(action) }
 

@@ -48,14 +48,12 @@ final class Screen {
         let corr: String
         let subject: Subject
         let shielding: Shielding
-        let timer: UInt64
     }
 
     private struct PendingAction {
         let corr: String
         let action: ShieldAction
         let shield: PresentedShield
-        let timer: UInt64
     }
 
     private unowned let device: DeviceOS
@@ -165,12 +163,13 @@ final class Screen {
         let request = ShieldActionRequest(action: action, entryPoint: shield.shown.entryPoint,
                                           application: target.application?.token, webDomain: target.webDomain?.token,
                                           category: target.category?.token)
-        let timer = device.bus.afterWallTime(milliseconds: device.settings.replyTimeoutMilliseconds) { [weak self] in
+        // The delegate's time to answer counts from its turn, not from the press (docs/architecture.md § 5.2).
+        device.bus.afterAnswerTime(for: corr, milliseconds: device.settings.replyTimeoutMilliseconds) { [weak self] in
             guard let self, let pending = pendingAction, pending.corr == corr else { return }
             pendingAction = nil
             respond(.none, to: action, on: pending.shield, decidedBy: "system", note: "the action delegate did not answer within \(device.settings.replyTimeoutMilliseconds) ms")
         }
-        pendingAction = PendingAction(corr: corr, action: action, shield: shield, timer: timer)
+        pendingAction = PendingAction(corr: corr, action: action, shield: shield)
         device.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: device.bus.now, audience: audience)
     }
 
@@ -178,7 +177,7 @@ final class Screen {
 
     func handleReply(_ envelope: Envelope) {
         if let pending = pendingConfiguration, envelope.corr == pending.corr {
-            device.bus.cancelWallTimer(pending.timer)
+            device.bus.cancelAnswerTime(for: pending.corr)
             pendingConfiguration = nil
             do {
                 let reply = try DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
@@ -188,7 +187,7 @@ final class Screen {
                         fallbackReason: "renderer-error: \(DeviceAPICoding.describe(error))")
             }
         } else if let pending = pendingAction, envelope.corr == pending.corr {
-            device.bus.cancelWallTimer(pending.timer)
+            device.bus.cancelAnswerTime(for: pending.corr)
             pendingAction = nil
             guard presented != nil else { return }
             do {
@@ -290,7 +289,7 @@ final class Screen {
 
     /// Asks the renderer for the shield's configuration, within the deadline; falls back to the default shield.
     private func requestShield(_ subject: Subject, _ shielding: Shielding) {
-        if let pending = pendingConfiguration { device.bus.cancelWallTimer(pending.timer) }
+        if let pending = pendingConfiguration { device.bus.cancelAnswerTime(for: pending.corr) }
         pendingConfiguration = nil
         let audience = shielding.product.plugins
         guard device.bus.isConnected(role: .shield, among: audience) else {
@@ -299,13 +298,15 @@ final class Screen {
         }
         let corr = device.nextCorrelation("shield")
         let timeout = device.settings.replyTimeoutMilliseconds
-        let timer = device.bus.afterWallTime(milliseconds: timeout) { [weak self] in
+        // The renderer's time to answer counts from its turn: the request may wait behind the turn of the plugin whose
+        // write put the shield up (still calling the OS, then its next process starting), which is process timing.
+        device.bus.afterAnswerTime(for: corr, milliseconds: timeout) { [weak self] in
             guard let self, let pending = pendingConfiguration, pending.corr == corr else { return }
             pendingConfiguration = nil
             present(pending.subject, pending.shielding, configuration: .default, renderedBy: "system",
                     fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
         }
-        pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding, timer: timer)
+        pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding)
         device.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
                     corr: corr, deadline: device.bus.now, audience: audience)
     }
@@ -326,9 +327,9 @@ final class Screen {
     }
 
     private func dismissShield(reason: String) {
-        if let pending = pendingConfiguration { device.bus.cancelWallTimer(pending.timer) }
+        if let pending = pendingConfiguration { device.bus.cancelAnswerTime(for: pending.corr) }
         pendingConfiguration = nil
-        if let pending = pendingAction { device.bus.cancelWallTimer(pending.timer) }
+        if let pending = pendingAction { device.bus.cancelAnswerTime(for: pending.corr) }
         pendingAction = nil
         guard let shield = presented else { return }
         presented = nil

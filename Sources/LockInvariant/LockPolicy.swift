@@ -141,9 +141,9 @@ public struct ProductRules {
     /// other count — on a phone its own clock is that clock — so the promise is "30 minutes a day as the phone
     /// shows it" (docs/explore.md, "The device's day").
     ///
-    /// A lock whose count restarted at a cooldown's end gets two minutes' grace when a clock or zone change came
-    /// before it within that count, or the activity limit refused the count's registration at the cooldown's end, under
-    /// `whole-minute-callbacks` (`twoDelaysLate`).
+    /// A lock whose count restarted at a cooldown's end gets a minute of use and a minute when a clock or zone change
+    /// came before it within that count, or the activity limit refused the count's registration at the cooldown's end,
+    /// under `whole-minute-callbacks` (`twoDelaysLate`, `twoDelaysGrace`).
     func speedBumpLocks(for target: Target, facts: JournalFacts) -> Locks {
         let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
         let cooldown = Double(cooldownMinutes) * 60
@@ -155,7 +155,9 @@ public struct ProductRules {
             var reached = first.start
             var countStart = first.countStart
             while let lockStart = reached {
-                if let countStart, twoDelaysLate(reached: lockStart, countingFrom: countStart, facts: facts) { locks.graces[lockStart] = 2 * grace }
+                if let countStart, twoDelaysLate(reached: lockStart, countingFrom: countStart, facts: facts) {
+                    locks.graces[lockStart] = twoDelaysGrace(reached: lockStart, countingFrom: countStart, used: used, day: day, facts: facts)
+                }
                 var period = Periods([DateInterval(start: lockStart, end: day.end)])
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
                 var next: Date?
@@ -212,6 +214,18 @@ public struct ProductRules {
         return facts.zones.deviceDayStart(at: reached, clockOffset: facts.clockOffset(at: reached)) <= cooldownEnd
     }
 
+    /// The grace of a lock reached at `reached` that the OS may signal two delays late (`twoDelaysLate`): one for each
+    /// delay, each in what it loses. The registration from the whole-minute callback misses up to a minute of *use* — the
+    /// use between the cooldown's end and that minute — so the OS's count reaches the threshold once the checker's has
+    /// counted a minute more, however long the person paused in between (speed-bump 10563: 27 s used past the threshold,
+    /// the rest of that minute's use four hours later); then its crossing comes up to a minute late. With use
+    /// throughout, the ruling's two minutes.
+    private func twoDelaysGrace(reached: Date, countingFrom cooldownEnd: Date, used: Periods, day: DateInterval, facts: JournalFacts) -> TimeInterval {
+        let osReached = thresholdReached(in: used, from: max(day.start, cooldownEnd), until: day.end, facts: facts,
+                                         countingFrom: cooldownEnd, extraUse: grace)
+        return (osReached ?? day.end).timeIntervalSince(reached) + grace
+    }
+
     /// The quirk's name as the journal's `bus.started` lists it (the checker knows the journal, not the device OS).
     static let wholeMinuteCallbacks = "whole-minute-callbacks"
 
@@ -220,22 +234,23 @@ public struct ProductRules {
     /// in true time: a clock or zone change replans the day and counts again from its new start, use before the change
     /// included. So the count runs from the later of `countStart` (else `start`) and the start of the device's day,
     /// which moves at each clock or zone change and each device midnight.
-    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, countingFrom countStart: Date? = nil) -> Date? {
+    private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, countingFrom countStart: Date? = nil,
+                                  extraUse: TimeInterval = 0) -> Date? {
         let countStart = countStart ?? start
         var from = start
         while from < end {
             let offset = facts.clockOffset(at: from)
             let origin = max(countStart, facts.zones.deviceDayStart(at: from, clockOffset: offset))
             let until = min(end, facts.nextClockOrZoneChange(after: from) ?? end, facts.zones.nextDeviceDayStart(after: from, clockOffset: offset))
-            if let reached = thresholdReached(in: used, countingFrom: origin, until: until) { return max(from, reached) }
+            if let reached = thresholdReached(in: used, countingFrom: origin, until: until, extraUse: extraUse) { return max(from, reached) }
             from = until
         }
         return nil
     }
 
-    /// The instant the use in `used` from `origin` reaches the threshold, if it does before `end`.
-    private func thresholdReached(in used: Periods, countingFrom origin: Date, until end: Date) -> Date? {
-        var remaining = Double(thresholdMinutes) * 60
+    /// The instant the use in `used` from `origin` reaches the threshold (and `extraUse` more), if it does before `end`.
+    private func thresholdReached(in used: Periods, countingFrom origin: Date, until end: Date, extraUse: TimeInterval = 0) -> Date? {
+        var remaining = Double(thresholdMinutes) * 60 + extraUse
         for span in used.intervals where span.end > origin && span.start < end {
             let from = max(span.start, origin), to = min(span.end, end)
             if to.timeIntervalSince(from) >= remaining { return from.addingTimeInterval(remaining) }

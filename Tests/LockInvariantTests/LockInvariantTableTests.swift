@@ -276,6 +276,36 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
     }
 
+    /// The first of the two delays loses *use*, not time (speed-bump 10563): the daily registration misses up to a minute
+    /// of the count, so the OS's crossing waits for that much more use, however long the person paused. Instagram, as
+    /// above, used 30 s past its threshold (09:06, Berlin), put away, and opened again at 12:00 for `seconds`: 30 s more
+    /// reach the minute of use, and the crossing may then come a minute late.
+    func testTheTwoDelaysFirstMinuteIsAMinuteOfUse() {
+        func day(quirks: [String]?, reopenedFor seconds: Int) -> JournalBuilder {
+            var j = JournalBuilder(start: "2026-11-23 08:00", quirks: quirks)
+            j.open("2026-11-23 08:10", "Instagram")
+            j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
+            j.shield("2026-11-23 08:30", j.app("Instagram"))
+            j.press("2026-11-23 08:31", .primaryButtonPressed, on: "Instagram")
+            j.dismiss("2026-11-23 08:31", "Instagram")
+            j.open("2026-11-23 08:31", "Instagram")                 // the cooldown to 08:46, the count's 20 minutes at 09:06
+            j.timeZone("2026-11-23 08:50", "Europe/London")
+            j.close("2026-11-23 09:06:30", "Instagram")
+            j.open("2026-11-23 12:00", "Instagram")
+            j.close(String(format: "2026-11-23 12:%02d:%02d", seconds / 60, seconds % 60), "Instagram")
+            j.end("2026-11-23 13:00")
+            return j
+        }
+        let wholeMinute = ["whole-minute-callbacks"]
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, reopenedFor: 25)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, reopenedFor: 90)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, reopenedFor: 100)),
+                       ["speed-bump usable-while-locked Instagram 11:00:00–11:01:40 by -"])
+        // With one delay (no quirk list) the 30 s past the threshold are in its minute, the reopening is not.
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: nil, reopenedFor: 25)),
+                       ["speed-bump usable-while-locked Instagram 11:00:00–11:00:25 by -"])
+    }
+
     /// The ruling's two delays when the activity limit, not a change, lost the interval registered ahead (speed-bump
     /// 9143, 9235): the OS refused the daily threshold's registration at the cooldown's end's whole minute.
     func testTwoMinutesForAThresholdAfterACooldownWithTheLimitFull() {

@@ -710,7 +710,9 @@ open class ReferenceMonitor: DeviceActivityMonitor {
                 try register()
             } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
                 // The app's other activities took the place `daily` left at the dismiss (explore: speed-bump 50): the
-                // cooldown's own slot, which counted from the cooldown's end as `daily` now does, makes room for it.
+                // cooldown's own slot (`resume`, counting from the cooldown's end) makes room for it. `daily` counts from
+                // this whole-minute callback, so the use since the cooldown's end is not counted: the ruling's two delays
+                // (docs/explore.md, "Two delays with the activity limit full").
                 logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
                 try center.stopMonitoring([names.resume])
                 try register()

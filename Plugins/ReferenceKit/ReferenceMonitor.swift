@@ -554,13 +554,18 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// only delay (explore: speed-bump 76, 111, 114, 124 under `ios-realistic` — registered by the resume's callback,
     /// itself up to a minute late, the threshold came up to two minutes after the use reached it). The interval's start
     /// registers the daily threshold again for the days after. When no such interval can start when due (less than 15
-    /// minutes before the device's midnight, or in a repeated DST hour), the plain resume window is planned.
+    /// minutes before the device's midnight, or in a repeated DST hour), the plain resume window is planned. A cooldown
+    /// that ends on the device's next date cannot be registered ahead today (`countingWindow`): the plain window then
+    /// starts at the midnight between, whose callback (`resumeThresholdMonitoring`) registers the interval from the
+    /// cooldown's end on the new date (explore: speed-bump 10941 — the window at the end's whole minute registered the
+    /// threshold 52 s after it, and with the threshold's own delay tiktok.com was usable 1 min 39 s).
     func planResume(until: Date) throws {
         if let schedule = Self.countingWindow(from: until), let state = readState() {
             let list = Self.currentBlockList(state, center: center, names: names)
             return try startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
         }
-        let check = Self.startingWhenDue(Self.minuteAfter(until))
+        let midnight = nextDeviceMidnight()
+        let check = Self.startingWhenDue(midnight <= until ? midnight : Self.minuteAfter(until))
         try startMonitoring(names.resume, during: Self.window(at: check), checkingAt: check)
     }
 
@@ -657,12 +662,16 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.
     func nextSpeedBumpCheck() -> Date {
+        Self.startingWhenDue(min(now.addingTimeInterval(44 * 60), nextDeviceMidnight()))
+    }
+
+    /// The true instant the device clock next shows midnight in the zone in force.
+    func nextDeviceMidnight() -> Date {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
         let shown = BusClock.deviceClock(at: now)
-        let midnight = calendar.nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)
+        return calendar.nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)
             .map { now.addingTimeInterval($0.timeIntervalSince(shown)) } ?? now
-        return Self.startingWhenDue(min(now.addingTimeInterval(44 * 60), midnight))
     }
 
     /// `date`, or the first quarter hour after it that a one-off schedule starts at as planned. In a repeated DST hour

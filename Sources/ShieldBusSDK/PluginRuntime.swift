@@ -104,8 +104,11 @@ public final class PluginRuntime {
         do {
             return try DeviceAPICoding.decode(type, from: bytes)
         } catch {
-            let name = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? "this plugin"
-            throw PluginError.configuration("the options of plugin \(name) in the configuration do not fit \(type): \(DeviceAPICoding.describe(error))")
+            let reason = DeviceAPICoding.describe(error)
+            guard let name = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] else {
+                throw PluginError.configuration("this plugin was started outside `shieldbus run` (no SHIELDBUS_PLUGIN_NAME), so it has no options; declare it under a configuration's `plugins:` and run that — its options must fit \(type): \(reason)")
+            }
+            throw PluginError.configuration("the options of plugin '\(name)' in the configuration do not fit \(type): \(reason)")
         }
     }
 

@@ -107,6 +107,23 @@ final class CommandLineToolTests: XCTestCase {
                        Int64(broker.process.processIdentifier))
     }
 
+    /// A reference plugin started by hand, outside a broker, says so and what to do — not "plugin this plugin".
+    func testAPluginStartedOutsideABrokerSaysSo() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("activity-monitor"))
+        process.environment = ["PATH": "/usr/bin:/bin"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertNotEqual(process.terminationStatus, 0)
+        XCTAssertTrue(text.contains("started outside `shieldbus run`"), text)
+        XCTAssertTrue(text.contains("plugins:"), text)
+        XCTAssertFalse(text.contains("plugin this plugin"), text)
+    }
+
     /// Each tool says at once that no broker runs there, names the folder and how to start or find one — not a
     /// wait that never happened ("no broker answered … within 0 ms").
     func testToolsSayClearlyWhenNoBrokerRuns() throws {

@@ -61,6 +61,9 @@ enum Baseline {
     /// Counted from journals (docs/benchmarks.md, "Turns only where needed": 1,295 turns for 1,368 events); the
     /// heavy days were not counted at c4bace3.
     static let turnsPerEvent: [String: Double] = ["make run's day": 0.95]
+    /// The first release-build explore runs on a quiet machine (docs/benchmarks.md, "Extension launches under
+    /// `ios-realistic`", 2026-11-23 10:38 UTC: 20 days each, 0.57 and 0.80 days/s); habit-lock was not measured then.
+    static let exploreThousandDaysSeconds: [String: Double] = ["focus-window": 1000 / 0.57, "speed-bump": 1000 / 0.80]
     static let peakMiB: [String: Double] = [
         "broker": 56.9, "activity-monitor": 28.3, "shield-renderer": 28.7, "action-delegate": 24.5,
         "companion-app": 28.7, "report-builder": 29.4, "notifier": 29.0,

@@ -28,6 +28,8 @@ struct BenchOptions {
     var opens = 20_000
     /// Runs of each command under hyperfine.
     var commandRuns = 100
+    /// Days of each product `shieldbus explore` plays (half the seeds, both profiles).
+    var exploreDays = 1_000
 
     /// The quick mode's sizes.
     mutating func makeQuick() {
@@ -38,6 +40,7 @@ struct BenchOptions {
         dayRuns = 1
         opens = 2_000
         commandRuns = 20
+        exploreDays = 40
     }
     /// Instead of throughput: a client's round trip with this many idle, heartbeating sessions beside it.
     var idleSessions: Int?
@@ -49,26 +52,30 @@ struct BenchOptions {
     var highWaterMark: Int32 { Int32(clamping: max(100_000, max(events, warmupEvents) * 2)) }
 
     static let usage = """
-    usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N]
+    usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N] [--explore-days N]
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
 
-    ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in four suites:
+    ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in five suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
                    N subscribers (threads), every event counted on arrival and checked for gaps
       simulation   make run's day in events/s; the generated heavy-user year (faithful profile, every reference
                    plugin a process): wall time, cost per simulated day over the year, peak memory of each process
       latency      the shield decision (app opened → shield.shown, real-time clock) beside a raw libzmq round trip
       commands     shieldbus status and tap start-up, with hyperfine
+      explore      shieldbus explore on habit-lock, focus-window and speed-bump: N days each (both profiles, 2 at a
+                   time, no shrinking), the wall time of 1,000 days and the CPU of a day
 
-      --quick           small runs (about 3 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
-                        runs, 50000-event throughput runs; a year figure is then extrapolated from the days played
-      --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands (default all)
+      --quick           small runs (about 4 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
+                        runs, 40 explore days per product, 50000-event throughput runs; the year and 1,000 explore
+                        days are then extrapolated from the days played
+      --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands, explore (default all)
       --year-days N     days of the heavy-user year to play (default 365)
       --day-runs N      plays of make run's day; the median is reported (default 3)
       --opens N         shielded app opens timed (default 20000)
       --command-runs N  runs of each command under hyperfine (default 100)
+      --explore-days N  days of each product explore plays, both profiles together (default 1000)
 
       --events N        events per measured run (default 200000)
       --runs N          measured runs per load; the median is reported (default 3)
@@ -119,6 +126,7 @@ struct BenchOptions {
             case "--day-runs": options.dayRuns = try count(for: argument, minimum: 1)
             case "--opens": options.opens = try count(for: argument, minimum: 1)
             case "--command-runs": options.commandRuns = try count(for: argument, minimum: 2)
+            case "--explore-days": options.exploreDays = try count(for: argument, minimum: 2)
             case "--events": options.events = try count(for: argument, minimum: 1)
             case "--runs": options.runs = try count(for: argument, minimum: 1)
             case "--warmup": options.warmupEvents = try count(for: argument, minimum: 0)
@@ -145,7 +153,7 @@ struct UsageError: Error {
 
 /// The benchmark's measurements.
 enum Suite: String, CaseIterable {
-    case throughput, simulation, latency, commands
+    case throughput, simulation, latency, commands, explore
 }
 
 /// The loads the benchmark can put through.

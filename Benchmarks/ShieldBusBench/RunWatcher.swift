@@ -110,16 +110,19 @@ final class RunWatcher {
         return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) }
     }
 
-    /// A process's dirty footprint in KiB: the pages only it can hold in memory (private and shared dirty, and what was
-    /// swapped out), from /proc/<pid>/smaps_rollup. This is what iOS's limit for an extension counts (the task's
-    /// `phys_footprint`: dirty and compressed memory); clean pages mapped from files — the program's code, its
-    /// libraries, most of the resident set here — are evictable and not counted.
+    /// A process's dirty footprint in KiB: the pages only it can hold in memory — its anonymous pages (heap, stacks,
+    /// and pages of mapped files it wrote to, copied on write) and what was swapped out — from
+    /// /proc/<pid>/smaps_rollup. This is what iOS's limit for an extension counts (the task's `phys_footprint`: dirty
+    /// and compressed memory); pages mapped from files — the program's code, its libraries, most of the resident set
+    /// here — are not counted. Not `Private_Dirty`: a program file freshly written by the build is still dirty in the
+    /// page cache for a while, and its mapped pages would count as the process's own (16 MiB "dirty" for the monitor
+    /// right after `make bench-build`, 2 MiB a minute later).
     static func dirtyKiB(_ pid: pid_t) -> Int? {
         guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return nil }
         var total = 0, found = false
         for line in rollup.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count >= 2, ["Private_Dirty:", "Shared_Dirty:", "Swap:"].contains(fields[0]), let kib = Int(fields[1]) else { continue }
+            guard fields.count >= 2, ["Anonymous:", "Swap:"].contains(fields[0]), let kib = Int(fields[1]) else { continue }
             total += kib
             found = true
         }

@@ -38,6 +38,7 @@ func benchmark(_ options: BenchOptions) -> Int32 {
                 case .simulation: figures.figures += try simulation(options, installation, scratch.path)
                 case .latency: figures.figures += try latency(options, installation, scratch.path)
                 case .commands: figures.figures += try commands(options, installation, scratch.path)
+                case .explore: figures.figures += try explore(options, installation, scratch.path)
                 case .throughput: break
                 }
             }
@@ -130,6 +131,18 @@ func commands(_ options: BenchOptions, _ installation: Installation, _ directory
         Figure(name: "\(timing.command), median of \(timing.runs)", value: timing.median, unit: "ms",
                baseline: timing.command.contains("status") ? Baseline.statusMilliseconds : Baseline.tapMilliseconds, target: 15, better: .lower,
                note: String(format: "min %.1f ms, CPU %.1f ms", timing.min, timing.cpu))
+    }
+}
+
+func explore(_ options: BenchOptions, _ installation: Installation, _ directory: String) throws -> [Figure] {
+    let bench = ExploreSpeedBench(installation: installation, directory: directory)
+    return try ExploreSpeedBench.products.map { product in
+        let result = try bench.measure(product: product, days: options.exploreDays, progress: note)
+        let extrapolated = result.days >= 1000 ? "" : "extrapolated from \(result.days) days; "
+        return Figure(name: "explore \(product), 1,000 days, wall time", value: result.thousandDaysSeconds, unit: "s",
+                      baseline: Baseline.exploreThousandDaysSeconds[product], target: 300, better: .lower,
+                      note: extrapolated + String(format: "%.2f days/s, %.2f CPU-s a day, %d failed", result.daysPerSecond,
+                                                  result.cpuSeconds / Double(max(result.days, 1)), result.failures))
     }
 }
 

@@ -1,0 +1,69 @@
+import BusProtocol
+import Foundation
+
+/// `shieldbus explore` as a user runs it: generated days of one product under both profiles, two at a time, each day
+/// its own broker and plugin processes — timed from outside, with the CPU of every process it started.
+struct ExploreSpeedBench {
+    struct Result {
+        let product: String
+        let days: Int
+        let events: Int
+        let failures: Int
+        let wallSeconds: Double
+        /// User + system CPU of `shieldbus explore` and everything it started.
+        let cpuSeconds: Double
+
+        var daysPerSecond: Double { Double(days) / wallSeconds }
+        /// The unit: a thousand days of one product.
+        var thousandDaysSeconds: Double { wallSeconds * 1000 / Double(days) }
+    }
+
+    /// The products a user explores: every configuration with a product and its own lock invariant.
+    static let products = ["habit-lock", "focus-window", "speed-bump"]
+
+    let installation: Installation
+    let directory: String
+
+    /// Plays `days` days of `product` (`days / 2` seeds from 1 × both profiles, `--jobs 2`, no shrinking).
+    func measure(product: String, days: Int, progress: (String) -> Void) throws -> Result {
+        let folder = "\(directory)/explore-\(product)"
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: installation.program("shieldbus"))
+        process.arguments = ["explore", "--config", "\(installation.config)/\(product).yml", "--days", String(max(days / 2, 1)),
+                             "--seed", "1", "--profile", "both", "--jobs", "2", "--shrink-runs", "0",
+                             "--failures-dir", folder + "/failures", "--json"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        progress("explore \(product): \(days) days (both profiles, 2 at a time)…")
+        let cpuBefore = Self.childrenCPUSeconds()
+        let started = monotonicNanoseconds()
+        try process.run()
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        process.waitUntilExit()
+        let wall = Double(monotonicNanoseconds() - started) / 1e9
+        // 0: every day held; 3: a day failed — a finding about the product, shown beside the figure, not a bench failure.
+        guard process.terminationStatus == 0 || process.terminationStatus == 3,
+              let totalsLine = lines.last, let totals = try? JSONValue(parsing: Array(totalsLine.utf8)),
+              let played = totals["days"]?.intValue, let events = totals["events"]?.intValue,
+              let failures = totals["failures"]?.intValue else {
+            throw BenchFailure("shieldbus explore \(product) exited with \(process.terminationStatus) without its totals line")
+        }
+        let result = Result(product: product, days: Int(played), events: Int(events), failures: Int(failures), wallSeconds: wall,
+                            cpuSeconds: Self.childrenCPUSeconds() - cpuBefore)
+        progress(String(format: "explore \(product): %d days in %.1f s (%.2f days/s, %.2f CPU-s a day), %d failed",
+                        result.days, wall, result.daysPerSecond, result.cpuSeconds / Double(max(result.days, 1)), result.failures))
+        return result
+    }
+
+    /// User + system CPU of this process's waited-for descendants so far.
+    static func childrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}

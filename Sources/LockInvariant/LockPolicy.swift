@@ -250,6 +250,8 @@ public struct ProductRules {
 
     /// The instant the use in `used` from `origin` reaches the threshold (and `extraUse` more), if it does before `end`.
     private func thresholdReached(in used: Periods, countingFrom origin: Date, until end: Date, extraUse: TimeInterval = 0) -> Date? {
+        // A count that starts after its end counts nothing (a span clipped to it would be negative and add time back).
+        guard origin < end else { return nil }
         var remaining = Double(thresholdMinutes) * 60 + extraUse
         for span in used.intervals where span.end > origin && span.start < end {
             let from = max(span.start, origin), to = min(span.end, end)

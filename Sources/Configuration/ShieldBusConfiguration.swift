@@ -68,7 +68,7 @@ public struct ShieldBusConfiguration {
         public var companionPlugin: String?
         /// The only plugin that may remove shields.
         public var managedSettingsOwner: String?
-        /// `approve`, `deny` or `ask` (wait for a scenario step or `shieldbus authorize`).
+        /// `approve`, `deny` or `ask` (`notDetermined` until a scenario step or `shieldbus authorize` answers).
         public var authorization = "approve"
         public var selectionApps: [String] = []
         public var selectionCategories: [String] = []

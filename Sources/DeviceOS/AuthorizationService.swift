@@ -6,16 +6,17 @@ import ScreenTime
 /// FamilyControls: each app's authorization status and the FamilyActivityPicker.
 ///
 /// The status is asked for by the companion app, answered by the configuration, a scenario step or
-/// `shieldbus authorize`, and persisted. Revoking it removes the app's shields and schedules. On a device with
+/// `shieldbus authorize`, and persisted. Under the policy `ask` the request is answered at once with `notDetermined`
+/// while the prompt waits for the person, and the person's answer comes as `familycontrols.authorization.changed`:
+/// holding the reply until then would hold the app's turn, and with it virtual time, which the person's answer (a
+/// later scenario step) needs to move — a deadlock that only the wall-clock `ack-timeout` broke, at a point set by
+/// the processes' timing. Revoking it removes the app's shields and schedules. On a device with
 /// several products each app has its own status: its request answers for it alone (the person's answer in a
 /// scenario step or `shieldbus authorize`, which names no app, answers for every app).
 final class AuthorizationService {
     private unowned let device: DeviceOS
     /// Per product (by name), its app's status.
     private var statuses: [String: AuthorizationStatus] = [:]
-    /// Requests waiting for the person's answer (policy `ask`).
-    private var waiting: [Envelope] = []
-
     init(device: DeviceOS) throws {
         self.device = device
         for product in device.settings.products {
@@ -45,13 +46,9 @@ final class AuthorizationService {
             switch device.settings.authorization {
             case .approve: setStatus(.approved, of: product)
             case .deny: setStatus(.denied, of: product)
-            case .ask: break
+            case .ask: break  // the prompt is up: still notDetermined until the person answers
             }
-            if statuses[product.name] == .notDetermined {
-                waiting.append(envelope)
-            } else {
-                device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
-            }
+            device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
         case DeviceTopic.pickerRequest:
             device.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
         default:
@@ -59,12 +56,10 @@ final class AuthorizationService {
         }
     }
 
-    /// The person answers the authorization prompt (for every app).
+    /// The person answers the authorization prompt (for every app); each app hears it as
+    /// `familycontrols.authorization.changed`.
     func answer(_ newStatus: AuthorizationStatus) {
         for product in device.settings.products { setStatus(newStatus, of: product) }
-        let pending = waiting
-        waiting = []
-        for request in pending { device.reply(to: request, .success(AuthorizationState(status: status(of: request.source)))) }
     }
 
     /// Authorization revoked in Settings (for every app): their shields and schedules go with it.

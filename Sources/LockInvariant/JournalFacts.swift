@@ -70,6 +70,10 @@ struct JournalFacts {
     /// When the OS refused a registration carrying a threshold event because the app's activities were at Apple's limit
     /// (`excessive-activities`, `MonitoringError.excessiveActivities`): the reply to a `start-monitoring` with events.
     private(set) var thresholdRefusals: [Date] = []
+    /// FamilyControls authorization as the OS told it: a reply to a plugin's request (`plugin`: the requester) or a
+    /// change it announced (`plugin` nil: the person's answer or a revocation, for every app; or the policy's answer
+    /// to a request, which the reply that follows repeats).
+    private(set) var authorizations: [(at: Date, plugin: String?, approved: Bool)] = []
     /// Tokens as the OS named them: (epoch, kind, name) → token.
     private var tokens: [TokenKey: String] = [:]
 
@@ -89,12 +93,31 @@ struct JournalFacts {
         zones = ZoneTimeline(initial: timeZone)
         var reader = Reader()
         // The OS's events, and the registrations its replies answer (`thresholdRefusals`).
-        for envelope in journal where envelope.source == Self.osSource || envelope.topic == DeviceTopic.startMonitoringRequest {
+        for envelope in journal where envelope.source == Self.osSource || envelope.topic == DeviceTopic.startMonitoringRequest
+            || envelope.topic == DeviceTopic.authorizationRequest {
             reader.read(envelope, into: &self)
         }
         reader.closeAll(at: range.end, into: &self)
         usable.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
         shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+    }
+
+    /// When the app of the product with these plugins was not authorized: from the OS saying so (not determined,
+    /// denied, revoked) to its saying approved. Before the first word on it, authorized: a journal may start on a
+    /// device approved long ago, and then nobody asks.
+    func unauthorized(plugins: Set<String>) -> Periods {
+        var periods = Periods()
+        var since: Date?
+        for fact in authorizations where fact.plugin.map(plugins.contains) ?? true {
+            if fact.approved, let start = since {
+                periods.insert(DateInterval(start: start, end: fact.at))
+                since = nil
+            } else if !fact.approved, since == nil {
+                since = fact.at
+            }
+        }
+        if let start = since, start < range.end { periods.insert(DateInterval(start: start, end: range.end)) }
+        return periods
     }
 
     func clockOffset(at date: Date) -> TimeInterval {
@@ -152,6 +175,8 @@ struct JournalFacts {
         var started = false
         /// The `corr` of each `start-monitoring` request with events, until its reply.
         var thresholdRegistrations: Set<String> = []
+        /// The requester (its source, stamped by the broker) of each authorization request, by `corr`, until its reply.
+        var authorizationRequesters: [String: String] = [:]
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             let at = date(busTime: envelope.time)
@@ -195,6 +220,15 @@ struct JournalFacts {
             case DeviceTopic.startMonitoringReply:
                 guard let corr = envelope.corr, thresholdRegistrations.remove(corr) != nil else { return }
                 if body["error"]?["code"]?.stringValue == "excessive-activities" { facts.thresholdRefusals.append(at) }
+            case DeviceTopic.authorizationRequest:
+                if let corr = envelope.corr { authorizationRequesters[corr] = envelope.source }
+            case DeviceTopic.authorizationReply:
+                guard let corr = envelope.corr, let requester = authorizationRequesters.removeValue(forKey: corr),
+                      let status = body["value"]?["status"]?.stringValue else { return }
+                facts.authorizations.append((at, requester, status == AuthorizationStatus.approved.rawValue))
+            case DeviceTopic.authorizationChanged:
+                guard let status = body["status"]?.stringValue else { return }
+                facts.authorizations.append((at, nil, status == AuthorizationStatus.approved.rawValue))
             case DeviceTopic.settingsChanged:
                 guard let change = try? DeviceAPICoding.decode(ManagedSettingsChanged.self, from: envelope.body) else { return }
                 facts.storeChanges.append(StoreChange(at: at, store: change.store, writer: change.writer, shield: change.shield, epoch: epoch))

@@ -105,10 +105,14 @@ struct ProductJudge {
     let facts: JournalFacts
 
     func violations() -> [LockViolation] {
+        // Without FamilyControls authorization an app can shield nothing (the OS refuses its writes, and a revocation
+        // clears its stores): no lock holds then, and one that begins at the approval gets the usual minute.
+        let unauthorized = facts.unauthorized(plugins: rules.plugins)
         var locksCache: [Target: Locks] = [:]
         func locks(_ target: Target) -> Locks {
             if let cached = locksCache[target] { return cached }
-            let locks = rules.locks(for: target, facts: facts)
+            var locks = rules.locks(for: target, facts: facts)
+            if !unauthorized.intervals.isEmpty { locks.periods = locks.periods.subtracting(unauthorized) }
             locksCache[target] = locks
             return locks
         }

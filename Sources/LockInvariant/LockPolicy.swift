@@ -23,6 +23,8 @@ public struct ProductRules {
     /// The product's ManagedSettings stores; with one product on the device, every store but the OS's own is its.
     public var stores: Set<String> = []
     public var ownsEveryStore = false
+    /// The product's plugins (whose authorization requests the OS answers for the product's app).
+    public var plugins: Set<String> = []
     /// How long after a lock (or a permission) begins the other state may still show (the invariant's minute).
     public var grace: TimeInterval = 60
 
@@ -67,6 +69,7 @@ public struct ProductRules {
             rules.selectedCategories = Set(product.selectionCategories.compactMap { catalog.category(id: $0)?.name })
             rules.selectedDomains = Set(product.selectionDomains)
             rules.stores = Set(product.stores.map(\.name))
+            rules.plugins = Set(product.plugins)
             rules.ownsEveryStore = products.count == 1
             return rules
         }

@@ -118,6 +118,21 @@ struct JournalBuilder {
         }
     }
 
+    /// `requester`'s authorization request and the OS's reply with `status`.
+    mutating func authorizationRequest(_ time: String, by requester: String, answered status: String) {
+        let corr = "\(requester)-\(envelopes.count)"
+        for (topic, body, source) in [(DeviceTopic.authorizationRequest, JSONValue.object(["member": "individual"]), requester),
+                                      (DeviceTopic.authorizationReply, ["ok": true, "value": ["status": .string(status)]], "broker")] {
+            envelopes.append(Envelope(seq: UInt64(envelopes.count + 1), time: busTime(instant(time)), topic: topic, source: source, corr: corr,
+                                      body: body.jsonBytes))
+        }
+    }
+
+    /// The OS announces a new authorization status (the person's answer, or a revocation in Settings).
+    mutating func authorizationChanged(_ time: String, _ status: String) {
+        add(time, DeviceTopic.authorizationChanged, ["status": .string(status)])
+    }
+
     mutating func end(_ time: String) {
         add(time, DeviceTopic.scenarioEnded, [:])
     }

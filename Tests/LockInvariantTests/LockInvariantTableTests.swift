@@ -48,6 +48,38 @@ final class LockInvariantTableTests: XCTestCase {
                                                           "habit-lock usable-while-locked Solitaire 08:30:00–08:31:00 by -"])
     }
 
+    // MARK: FamilyControls authorization
+
+    /// Without authorization an app can shield nothing: no lock holds from the OS saying "not determined" (a prompt
+    /// the person has not answered), "denied" or a revocation, until it says "approved"; a lock that begins at the
+    /// approval gets the minute. The word of another app's request does not count; before any word, authorized.
+    func testNoLockHoldsWhileTheAppIsNotAuthorized() {
+        var j = JournalBuilder(start: "2026-11-23 08:00")
+        j.open("2026-11-23 08:01", "Instagram")                    // before any word on it: locked as ever
+        j.close("2026-11-23 08:02", "Instagram")
+        j.authorizationRequest("2026-11-23 08:05", by: "app", answered: "notDetermined")
+        j.authorizationRequest("2026-11-23 08:06", by: "other-app", answered: "approved")  // another product's app
+        j.open("2026-11-23 08:10", "Instagram")                    // the prompt is up: nothing can be shielded
+        j.authorizationChanged("2026-11-23 08:20", "approved")
+        j.close("2026-11-23 08:21", "Instagram")                   // within the minute from the approval
+        j.open("2026-11-23 08:30", "TikTok")
+        j.authorizationChanged("2026-11-23 08:40", "denied")       // revoked in Settings
+        j.close("2026-11-23 08:50", "TikTok")
+        j.open("2026-11-23 08:52", "TikTok")
+        j.close("2026-11-23 08:55", "TikTok")
+        j.end("2026-11-23 09:00")
+        var rules = Products.habitLock()
+        rules.plugins = ["app", "monitor"]
+        XCTAssertEqual(judge([rules], j), ["habit-lock usable-while-locked Instagram 08:01:00–08:02:00 by -",
+                                           "habit-lock usable-while-locked TikTok 08:30:00–08:40:00 by -"])
+        var approved = JournalBuilder(start: "2026-11-23 08:00")
+        approved.authorizationRequest("2026-11-23 08:05", by: "app", answered: "approved")
+        approved.open("2026-11-23 08:10", "Instagram")
+        approved.close("2026-11-23 08:20", "Instagram")
+        approved.end("2026-11-23 09:00")
+        XCTAssertEqual(judge([rules], approved), ["habit-lock usable-while-locked Instagram 08:10:00–08:20:00 by -"])
+    }
+
     func testShieldedDuringAnUnlock() {
         var j = JournalBuilder(start: "2026-11-23 08:00")
         j.habits("2026-11-23 08:56")

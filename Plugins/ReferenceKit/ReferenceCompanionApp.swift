@@ -50,11 +50,16 @@ open class ReferenceCompanionApp: App {
         foregroundCheck()
     }
 
-    /// An approval after launch (declined at first, allowed later) sets the app up; the one its own launch asked
-    /// for found it set up already.
+    /// An approval after launch (declined at first, allowed later, or allowed again after a revocation) sets the app
+    /// up; the one its own launch asked for found it set up already. A revocation took the app's shields and schedules
+    /// with it (the OS clears both), so the next approval must set everything up anew.
     open override func handleOther(_ envelope: Envelope) {
-        guard envelope.topic == DeviceTopic.authorizationChanged, !isSetUp,
-              envelope.bodyValue["status"]?.stringValue == AuthorizationStatus.approved.rawValue else { return }
+        guard envelope.topic == DeviceTopic.authorizationChanged, let status = envelope.bodyValue["status"]?.stringValue else { return }
+        guard status == AuthorizationStatus.approved.rawValue else {
+            isSetUp = false
+            return
+        }
+        guard !isSetUp else { return }
         do {
             try setUp()
         } catch {

@@ -5,10 +5,10 @@ import PackageDescription
 
 // The reference plugins' release builds are linked as position-dependent programs (no PIE): a statically linked
 // Swift program carries ~75,000 relative relocations that the loader applies, page by page, at every start, and an
-// ios-realistic day starts the monitor as a fresh process ~50 times (docs/benchmarks.md, "Plugin starts without
-// PIE"). The trade: the plugin's own code and data load at a fixed address (its stack, heap and libraries are still
-// randomised). The broker and the command-line tool stay position-independent: the broker reads every plugin's
-// messages, and it starts once a run.
+// ios-realistic day starts the monitor as a fresh process ~50 times (docs/benchmarks.md, "`shieldbus explore`:
+// where a day's CPU goes"). The trade: a plugin's own code and data load at a fixed address (its stack, heap and
+// libraries are still randomised; docs/security.md § 8). The broker and the command-line tool stay
+// position-independent: the broker reads every plugin's messages, and it starts once a run.
 let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
 
 let package = Package(

@@ -3,6 +3,14 @@
 import Foundation
 import PackageDescription
 
+// The reference plugins' release builds are linked as position-dependent programs (no PIE): a statically linked
+// Swift program carries ~75,000 relative relocations that the loader applies, page by page, at every start, and an
+// ios-realistic day starts the monitor as a fresh process ~50 times (docs/benchmarks.md, "`shieldbus explore`:
+// where a day's CPU goes"). The trade: a plugin's own code and data load at a fixed address (its stack, heap and
+// libraries are still randomised; docs/security.md § 8). The broker and the command-line tool stay
+// position-independent: the broker reads every plugin's messages, and it starts once a run.
+let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
+
 let package = Package(
     name: "ShieldBus",
     products: [
@@ -58,7 +66,7 @@ let package = Package(
         ], resources: [.copy("Resources")]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "ZeroMQ",
+            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "SQLite", "ZeroMQ",
             "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -77,15 +85,21 @@ let package = Package(
         .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/ShieldThenCallMonitor"),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
-        // The reference plugins (Plugins/), and what they share.
+        // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
+        // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),
-        .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor"),
+        .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
+                          linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer",
-                          resources: [.copy("Resources")]),
-        .executableTarget(name: "action-delegate", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActionDelegate"),
-        .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp"),
-        .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilder"),
-        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier"),
+                          resources: [.copy("Resources")], linkerSettings: pluginLinkerSettings),
+        .executableTarget(name: "action-delegate", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActionDelegate",
+                          linkerSettings: pluginLinkerSettings),
+        .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp",
+                          linkerSettings: pluginLinkerSettings),
+        .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilder",
+                          linkerSettings: pluginLinkerSettings),
+        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier",
+                          linkerSettings: pluginLinkerSettings),
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: [

@@ -54,7 +54,7 @@ final class GroupDatabase {
         self.url = url
         let flags: SQLiteConnection.OpenFlags = create ? [.readWrite, .create] : [.readWrite]
         // A store the broker created and that is now empty was truncated: opening it would start it over empty.
-        if !create, let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? Int, size == 0 {
+        if !create, FileSize.of(url.path) == 0 {
             throw AppGroupStoreError.corruptStore(path: url.path, detail: "the file is empty (0 bytes)")
         }
         connection = try Self.mapped(group: group, path: url.path) {

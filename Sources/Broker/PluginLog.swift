@@ -1,4 +1,5 @@
 import Foundation
+import SQLite
 
 /// A supervised plugin's log file (`<runtime dir>/logs/<name>.log`, appended to by every run of the plugin):
 /// where the current run's output starts, and the last thing that run said — usually why it stopped.
@@ -9,8 +10,7 @@ struct PluginLog {
 
     /// The file's current size: the offset where a run started now begins writing.
     func endOffset() -> UInt64 {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        return (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+        FileSize.of(path).map { UInt64($0) } ?? 0
     }
 
     /// The last non-empty line written at or after `offset`, shortened for a status line; nil when the run said nothing.

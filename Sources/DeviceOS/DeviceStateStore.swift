@@ -37,7 +37,7 @@ final class DeviceStateStore {
 
     init(path: String) throws {
         self.path = path
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+        if FileSize.of(path) == 0 {
             throw DeviceStateError.empty(path: path)
         }
         do {

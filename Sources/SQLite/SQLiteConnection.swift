@@ -164,9 +164,9 @@ public final class SQLiteConnection {
 
     /// Says so when the database file ends partway through a page (SQLite only ever writes whole pages to it).
     private func partialPage() throws -> String? {
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else { return nil }
+        guard let size = FileSize.of(path) else { return nil }
         let statement = try prepare("PRAGMA page_size")
-        guard try statement.step(), let pageSize = try statement.int64(at: 0), pageSize > 0, Int64(size) % pageSize != 0 else { return nil }
+        guard try statement.step(), let pageSize = try statement.int64(at: 0), pageSize > 0, size % pageSize != 0 else { return nil }
         return "the file is \(size) bytes, not a whole number of \(pageSize)-byte pages: it was cut short"
     }
 

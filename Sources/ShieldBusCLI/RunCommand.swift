@@ -11,6 +11,7 @@ import Explore
 import Foundation
 import LockInvariant
 import Logging
+import SQLite
 import ZeroMQ
 
 extension ShieldBus {
@@ -338,7 +339,7 @@ struct RunPlan {
         try PrivateDirectory.claim(directory, what: "state folder")
         for group in groups {
             let path = directory + "/appgroups/\(group).sqlite"
-            if let size = (try? files.attributesOfItem(atPath: path))?[.size] as? Int, size == 0 {
+            if FileSize.of(path) == 0 {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
             }
         }

@@ -507,7 +507,8 @@ public final class Broker {
     private func drainRouter(_ router: Socket) throws {
         // A bounded batch, so heartbeats and signals are never starved by a flood.
         for _ in 0..<10_000 {
-            guard let frames = try router.receive(dontWait: true) else { break }
+            guard try router.receive(into: &received, dontWait: true) else { break }
+            let frames = received
             // Outside virtual time, publishes already waiting are sequenced together, so that what each receiver
             // gets of them can go in one message (`sendAfterSave`). Anything else is handled, as on its own, after
             // the events before it are sequenced; so is a request or reply (the next publish's checks look at
@@ -520,6 +521,8 @@ public final class Broker {
         drainOutbox()
     }
 
+    /// The last message received: its arrays' storage serves the next one (nothing kept from it is touched).
+    private var received: [[UInt8]] = []
     private static let publishKind = Array(MessageKind.publish.rawValue.utf8)
     /// At most this many publishes are sequenced together: a batch message stays well under a few MB.
     static let publishesPerBatch = 64
@@ -870,8 +873,7 @@ public final class Broker {
     /// A delivery of the batch being sequenced, sent once it is saved.
     private struct UnsentDelivery {
         var session: Session
-        var frame: SharedFrame
-        var json: [UInt8]
+        var envelope: EnvelopeFrame
         var seq: UInt64
         var isReply: Bool
     }
@@ -898,7 +900,7 @@ public final class Broker {
         for index in batch.indices where !batch[index].session.hasEnded {
             let session = batch[index].session
             guard batching && session.readsBatches else {
-                deliver(batch[index].frame, seq: batch[index].seq, to: session, isReply: batch[index].isReply)
+                deliver(batch[index].envelope.frame, seq: batch[index].seq, to: session, isReply: batch[index].isReply)
                 continue
             }
             if session.batchItems.isEmpty { batchReceivers.append(session) }
@@ -911,11 +913,11 @@ public final class Broker {
             session.batchItems.removeAll(keepingCapacity: true)
             guard items.count > 1 else {
                 let item = items[0]
-                deliver(batch[item].frame, seq: batch[item].seq, to: session, isReply: batch[item].isReply)
+                deliver(batch[item].envelope.frame, seq: batch[item].seq, to: session, isReply: batch[item].isReply)
                 continue
             }
             if lastJoined?.items != items {
-                lastJoined = (items, SharedFrame(joining: items.lazy.map { batch[$0].json }, separator: WireCodec.batchSeparator))
+                lastJoined = (items, joinedEnvelopes(items, of: batch))
             }
             deliver(items, of: batch, joined: lastJoined!.frame, to: session)
         }
@@ -1127,8 +1129,8 @@ public final class Broker {
                 requester = pending.requester
             }
         }
-        // The envelope is copied into libzmq once and shared by every delivery.
-        var shared: SharedFrame?
+        // The envelope is copied into libzmq once, if a delivery on its own needs it, and shared by all of them.
+        var shared: EnvelopeFrame?
         // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
         // The list's buffer is kept from one event to the next.
         var recipients = recipientsBuffer
@@ -1144,26 +1146,26 @@ public final class Broker {
         }
         if serialDispatch { recipients.sort { $0.name < $1.name } }
         for session in recipients {
-            if shared == nil { shared = SharedFrame(json) }
+            if shared == nil { shared = EnvelopeFrame(json) }
             let isReply = session.identity == requester
             // A supervised plugin's events are kept until it acknowledges them (a reply only matters to the
             // process that asked). One catching up gets them from the ledger, behind what it missed.
             if session.isDurable && !isReply {
-                keep(envelope.seq, json, shared!, for: session.name)
+                keep(envelope.seq, json, shared!.frame, for: session.name)
                 if session.isCatchingUp { continue }
             }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
             if serialDispatch && session.acknowledges && !isReply {
-                serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
+                serialQueue.append((session, shared!.frame, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
-                unsent.append(UnsentDelivery(session: session, frame: shared!, json: json, seq: envelope.seq, isReply: isReply))
+                unsent.append(UnsentDelivery(session: session, envelope: shared!, seq: envelope.seq, isReply: isReply))
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
             && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
-            if shared == nil { shared = SharedFrame(json) }
-            keep(envelope.seq, json, shared!, for: name)
+            if shared == nil { shared = EnvelopeFrame(json) }
+            keep(envelope.seq, json, shared!.frame, for: name)
         }
         // The OS's own request (plugins' requests have a requester): its deadline waits for the answerer's turn.
         if !answerDeadlines.isEmpty, event.requester == nil, event.topic.hasSuffix(Topic.requestSuffix), let corr = event.corr {
@@ -1188,6 +1190,25 @@ public final class Broker {
             }
         }
         record(queued, delivery: delivery, seq: seq, to: session, isReply: isReply)
+    }
+
+    /// The envelopes of `items` one per line, as a batch carries them, in one frame.
+    private func joinedEnvelopes(_ items: [Int], of batch: [UnsentDelivery]) -> SharedFrame {
+        var size = items.count - 1
+        for item in items { size += batch[item].envelope.json.count }
+        return SharedFrame(size: size) { buffer in
+            var offset = 0
+            for item in items {
+                if offset > 0 {
+                    buffer[offset] = WireCodec.batchSeparator
+                    offset += 1
+                }
+                batch[item].envelope.json.withUnsafeBytes { json in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: json)
+                }
+                offset += batch[item].envelope.json.count
+            }
+        }
     }
 
     /// Delivers several events in one message (`events <first delivery>`, then `joined`: their envelopes, one per

@@ -16,22 +16,12 @@ public final class SharedFrame {
         }
     }
 
-    /// One frame holding `parts` one after another with `separator` between them (a batch's envelopes), copied once.
-    public init<Parts: Collection>(joining parts: Parts, separator: UInt8) where Parts.Element == [UInt8] {
-        precondition(!parts.isEmpty, "a joined frame has at least one part")
+    /// A frame of `size` bytes that `write` fills in place (a batch's envelopes): the bytes are made in libzmq's
+    /// buffer, copied nowhere else.
+    public init(size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
         message = .allocate(capacity: 1)
-        zmq_msg_init_size(message, parts.reduce(parts.count - 1) { $0 + $1.count })
-        var target = zmq_msg_data(message)!
-        for (index, part) in parts.enumerated() {
-            if index > 0 {
-                target.storeBytes(of: separator, as: UInt8.self)
-                target += 1
-            }
-            part.withUnsafeBytes { source in
-                if let base = source.baseAddress { memcpy(target, base, source.count) }
-            }
-            target += part.count
-        }
+        zmq_msg_init_size(message, size)
+        write(UnsafeMutableRawBufferPointer(start: zmq_msg_data(message), count: size))
     }
 
     deinit {

@@ -518,7 +518,7 @@ public final class Broker {
             handle(frames)
             if !joinsBatch || outbox.count >= Self.publishesPerBatch || outbox.last?.corr != nil { drainOutbox() }
         }
-        drainOutbox()
+        if !outbox.isEmpty { drainOutbox() }
     }
 
     /// The last message received: its arrays' storage serves the next one (nothing kept from it is touched).

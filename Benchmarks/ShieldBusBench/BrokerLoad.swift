@@ -118,7 +118,8 @@ struct DeliveryCheck {
 }
 
 /// Speaks the protocol with a bare DEALER socket and reads only what it checks — the delivery number in the first
-/// frame and the seq at the head of the envelope — so that it does no more per event than a proxy subscriber does.
+/// frame and the seq at the head of each envelope — so that it does no more per event than a proxy subscriber does.
+/// It reads batches (`events`): the envelopes one per line, numbered on from the first frame's delivery number.
 final class LeanSubscriber: BrokerSubscriber {
     let name: String
     private(set) var tally: Tally
@@ -139,7 +140,7 @@ final class LeanSubscriber: BrokerSubscriber {
         try socket.setReceiveTimeout(milliseconds: 100)
         try socket.connect(endpoint)
         let hello = Hello(name: name, role: .generic, subscriptions: [LoadShape.topic], acknowledges: false,
-                          credential: BusCredential.forClient(endpoint: endpoint))
+                          credential: BusCredential.forClient(endpoint: endpoint), readsBatches: true)
         try socket.send(WireCodec.encode(.hello(hello)))
         let deadline = monotonicNanoseconds() + 5_000_000_000
         while monotonicNanoseconds() < deadline {
@@ -161,19 +162,36 @@ final class LeanSubscriber: BrokerSubscriber {
             // The broker drops a session it has not heard from for 5 s, so say something every second.
             if now - lastSent > 1_000_000_000 { try socket.send(heartbeat); lastSent = now }
             // Only events count as progress: the broker's heartbeats go on after the last event.
-            guard let frames, frames.count == 2, frames[0].starts(with: WireCodec.eventHeadPrefix) else {
+            guard let frames, frames.count == 2, let head = LeanSubscriber.eventHeadLength(frames[0]) else {
                 if now - lastHeard > shape.idleTimeoutNanoseconds { break }
                 continue
             }
             lastHeard = now
-            guard let delivery = LeanSubscriber.decimal(frames[0], from: WireCodec.eventHeadPrefix.count),
-                  frames[1].starts(with: LeanSubscriber.seqHead),
-                  let seq = LeanSubscriber.decimal(frames[1], from: LeanSubscriber.seqHead.count) else {
-                throw BenchFailure("\(name): an event whose delivery number or seq cannot be read")
+            guard var delivery = LeanSubscriber.decimal(frames[0], from: head) else {
+                throw BenchFailure("\(name): an event whose delivery number cannot be read")
             }
-            check.arrived(delivery: delivery, seq: seq, at: now, in: &tally)
+            // One envelope, or a batch's, one per line: each starts with its seq.
+            var start = 0
+            let envelopes = frames[1]
+            while start < envelopes.count {
+                guard envelopes[start...].starts(with: LeanSubscriber.seqHead),
+                      let seq = LeanSubscriber.decimal(envelopes, from: start + LeanSubscriber.seqHead.count) else {
+                    throw BenchFailure("\(name): an event whose seq cannot be read")
+                }
+                check.arrived(delivery: delivery, seq: seq, at: now, in: &tally)
+                guard head == WireCodec.eventsHeadPrefix.count else { break }
+                delivery += 1
+                start = (envelopes[start...].firstIndex(of: WireCodec.batchSeparator) ?? envelopes.count) + 1
+            }
         }
         tally.missing += check.shortfall(expected: expected)
+    }
+
+    /// The length of an event's (`event `) or a batch's (`events `) kind and space; nil for other kinds.
+    private static func eventHeadLength(_ head: [UInt8]) -> Int? {
+        if head.starts(with: WireCodec.eventHeadPrefix) { return WireCodec.eventHeadPrefix.count }
+        if head.starts(with: WireCodec.eventsHeadPrefix) { return WireCodec.eventsHeadPrefix.count }
+        return nil
     }
 
     /// The ASCII decimal number starting at `from`, up to the first non-digit.

@@ -507,11 +507,25 @@ public final class Broker {
     private func drainRouter(_ router: Socket) throws {
         // A bounded batch, so heartbeats and signals are never starved by a flood.
         for _ in 0..<10_000 {
-            guard let frames = try router.receive(dontWait: true) else { return }
+            guard try router.receive(into: &received, dontWait: true) else { break }
+            let frames = received
+            // Outside virtual time, publishes already waiting are sequenced together, so that what each receiver
+            // gets of them can go in one message (`sendAfterSave`). Anything else is handled, as on its own, after
+            // the events before it are sequenced; so is a request or reply (the next publish's checks look at
+            // the requests it opens or closes).
+            let joinsBatch = !clock.isVirtual && frames.count == 3 && frames[1] == Self.publishKind
+            if !joinsBatch && !outbox.isEmpty { drainOutbox() }
             handle(frames)
-            drainOutbox()
+            if !joinsBatch || outbox.count >= Self.publishesPerBatch || outbox.last?.corr != nil { drainOutbox() }
         }
+        if !outbox.isEmpty { drainOutbox() }
     }
+
+    /// The last message received: its arrays' storage serves the next one (nothing kept from it is touched).
+    private var received: [[UInt8]] = []
+    private static let publishKind = Array(MessageKind.publish.rawValue.utf8)
+    /// At most this many publishes are sequenced together: a batch message stays well under a few MB.
+    static let publishesPerBatch = 64
 
     private func housekeeping() {
         let now = monotonicMilliseconds()
@@ -794,6 +808,7 @@ public final class Broker {
         if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
         sessions.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
+        session.hasEnded = true
         if sessionsByName[session.name] === session { sessionsByName[session.name] = nil }
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
@@ -855,17 +870,58 @@ public final class Broker {
         pumpSerialQueue()
     }
 
-    /// Deliveries of the batch being sequenced, sent once it is saved.
-    private var unsent: [(session: Session, frame: SharedFrame, seq: UInt64, isReply: Bool)] = []
+    /// A delivery of the batch being sequenced, sent once it is saved.
+    private struct UnsentDelivery {
+        var session: Session
+        var envelope: EnvelopeFrame
+        var seq: UInt64
+        var isReply: Bool
+    }
+
+    private var unsent: [UnsentDelivery] = []
+    /// `unsent`'s other buffer: the two take turns, so sending a batch allocates no list.
+    private var spareUnsent: [UnsentDelivery] = []
+    /// The receivers of batch messages being put together in `sendAfterSave`.
+    private var batchReceivers: [Session] = []
 
     private func sendAfterSave() {
         guard !unsent.isEmpty else { return }
-        let batch = unsent
-        unsent.removeAll(keepingCapacity: true)
-        // A session that ended meanwhile gets nothing: a supervised plugin has it in the ledger for its next process.
-        for item in batch where sessionsByIdentity[item.session.identity] === item.session {
-            deliver(item.frame, seq: item.seq, to: item.session, isReply: item.isReply)
+        var batch = spareUnsent
+        swap(&batch, &unsent)
+        defer {
+            batch.removeAll(keepingCapacity: true)
+            spareUnsent = batch
         }
+        // Outside virtual time, what a receiver that reads batches gets of this batch goes in one message: one send,
+        // one wake-up and one receive instead of one per event, with the same delivery numbers in the same order.
+        // (In virtual time every delivery goes on its own, as before: batching changes no turn and no journal.)
+        let batching = !clock.isVirtual && batch.count > 1
+        // A session that ended meanwhile gets nothing: a supervised plugin has it in the ledger for its next process.
+        for index in batch.indices where !batch[index].session.hasEnded {
+            let session = batch[index].session
+            guard batching && session.readsBatches else {
+                deliver(batch[index].envelope.frame, seq: batch[index].seq, to: session, isReply: batch[index].isReply)
+                continue
+            }
+            if session.batchItems.isEmpty { batchReceivers.append(session) }
+            session.batchItems.append(index)
+        }
+        // Receivers of the same events share one copy of them (the usual case: they subscribe to the same topics).
+        var lastJoined: (items: [Int], frame: SharedFrame)?
+        for session in batchReceivers {
+            let items = session.batchItems
+            session.batchItems.removeAll(keepingCapacity: true)
+            guard items.count > 1 else {
+                let item = items[0]
+                deliver(batch[item].envelope.frame, seq: batch[item].seq, to: session, isReply: batch[item].isReply)
+                continue
+            }
+            if lastJoined?.items != items {
+                lastJoined = (items, joinedEnvelopes(items, of: batch))
+            }
+            deliver(items, of: batch, joined: lastJoined!.frame, to: session)
+        }
+        batchReceivers.removeAll(keepingCapacity: true)
     }
 
     /// Whether the batch being sequenced holds an event on the fault test's crash topic.
@@ -1045,6 +1101,8 @@ public final class Broker {
         supervisor.runningPluginNames.contains(name) && lastSubscriptions[name] != nil
     }
 
+    private var recipientsBuffer: [Session] = []
+
     private func sequence(_ event: PendingEvent, at time: BusTime) {
         lastSeq += 1
         lastSequencedTime = max(lastSequencedTime, time)
@@ -1071,36 +1129,43 @@ public final class Broker {
                 requester = pending.requester
             }
         }
-        // The envelope is copied into libzmq once and shared by every delivery.
-        var shared: SharedFrame?
+        // The envelope is copied into libzmq once, if a delivery on its own needs it, and shared by all of them.
+        var shared: EnvelopeFrame?
         // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
-        var recipients = sessions.filter { session in
-            (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
-                && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
-                || (requester != nil && session.identity == requester!)
+        // The list's buffer is kept from one event to the next.
+        var recipients = recipientsBuffer
+        recipientsBuffer = []
+        defer {
+            recipients.removeAll(keepingCapacity: true)
+            recipientsBuffer = recipients
+        }
+        for session in sessions where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
+            && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
+            || (requester != nil && session.identity == requester!) {
+            recipients.append(session)
         }
         if serialDispatch { recipients.sort { $0.name < $1.name } }
         for session in recipients {
-            if shared == nil { shared = SharedFrame(json) }
+            if shared == nil { shared = EnvelopeFrame(json) }
             let isReply = session.identity == requester
             // A supervised plugin's events are kept until it acknowledges them (a reply only matters to the
             // process that asked). One catching up gets them from the ledger, behind what it missed.
             if session.isDurable && !isReply {
-                keep(envelope.seq, json, shared!, for: session.name)
+                keep(envelope.seq, json, shared!.frame, for: session.name)
                 if session.isCatchingUp { continue }
             }
             // In virtual time, plugins take their turns one at a time (by name), so that no race between plugin
             // processes can reorder the journal. A reply goes at once to the requester, which waits for it.
             if serialDispatch && session.acknowledges && !isReply {
-                serialQueue.append((session, shared!, envelope.seq, addressee == nil && session.observes(event.topic)))
+                serialQueue.append((session, shared!.frame, envelope.seq, addressee == nil && session.observes(event.topic)))
             } else {
-                unsent.append((session, shared!, envelope.seq, isReply))
+                unsent.append(UnsentDelivery(session: session, envelope: shared!, seq: envelope.seq, isReply: isReply))
             }
         }
         for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
             && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
-            if shared == nil { shared = SharedFrame(json) }
-            keep(envelope.seq, json, shared!, for: name)
+            if shared == nil { shared = EnvelopeFrame(json) }
+            keep(envelope.seq, json, shared!.frame, for: name)
         }
         // The OS's own request (plugins' requests have a requester): its deadline waits for the answerer's turn.
         if !answerDeadlines.isEmpty, event.requester == nil, event.topic.hasSuffix(Topic.requestSuffix), let corr = event.corr {
@@ -1115,22 +1180,76 @@ public final class Broker {
 
     @inline(__always)
     private func deliver(_ envelope: SharedFrame, seq: UInt64, to session: Session, isReply: Bool = false) {
+        noteHandOver(seq: seq, to: session, isReply: isReply)
+        session.lastDelivery += 1
+        let delivery = session.lastDelivery
+        // Two frames: `event <delivery>`, written on the stack, and the envelope every receiver shares.
+        let queued = sent { router in
+            try WireCodec.withEventHead(delivery: delivery) { head in
+                try router.send(routingID: session.identity, header: head, shared: envelope, dontWait: true)
+            }
+        }
+        record(queued, delivery: delivery, seq: seq, to: session, isReply: isReply)
+    }
+
+    /// The envelopes of `items` one per line, as a batch carries them, in one frame.
+    private func joinedEnvelopes(_ items: [Int], of batch: [UnsentDelivery]) -> SharedFrame {
+        var size = items.count - 1
+        for item in items { size += batch[item].envelope.json.count }
+        return SharedFrame(size: size) { buffer in
+            var offset = 0
+            for item in items {
+                if offset > 0 {
+                    buffer[offset] = WireCodec.batchSeparator
+                    offset += 1
+                }
+                batch[item].envelope.json.withUnsafeBytes { json in
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyMemory(from: json)
+                }
+                offset += batch[item].envelope.json.count
+            }
+        }
+    }
+
+    /// Delivers several events in one message (`events <first delivery>`, then `joined`: their envelopes, one per
+    /// line), to a session that reads batches. Each counts as a delivery of its own, with its own number.
+    private func deliver(_ items: [Int], of batch: [UnsentDelivery], joined: SharedFrame, to session: Session) {
+        for item in items { noteHandOver(seq: batch[item].seq, to: session, isReply: batch[item].isReply) }
+        let first = session.lastDelivery + 1
+        session.lastDelivery += UInt64(items.count)
+        let queued = sent { router in
+            try WireCodec.withEventsHead(firstDelivery: first) { head in
+                try router.send(routingID: session.identity, header: head, shared: joined, dontWait: true)
+            }
+        }
+        for (offset, item) in items.enumerated() {
+            record(queued, delivery: first + UInt64(offset), seq: batch[item].seq, to: session, isReply: batch[item].isReply)
+        }
+    }
+
+    /// The OS's request in a delivery is in its receiver's hands: its reply deadline may start.
+    @inline(__always)
+    private func noteHandOver(seq: UInt64, to session: Session, isReply: Bool) {
         if !answerDeadlines.isEmpty && !isReply {
             answerDeadlines.delivered(seq: seq, to: session.name)
             // Outside turns (not virtual time, or a plugin that does not acknowledge) the delivery is the hand-over.
             if !(serialDispatch && session.acknowledges) { startAnswerTimers(answerDeadlines.start(heldBy: session.name)) }
         }
-        session.lastDelivery += 1
-        let delivery = session.lastDelivery
-        let queued: Bool
+    }
+
+    /// Whether `send` queued its message on the router (false: the receiver's queue is full, or it is gone).
+    @inline(__always)
+    private func sent(_ send: (Socket) throws -> Bool) -> Bool {
         do {
-            // Two frames: `event <delivery>`, written on the stack, and the envelope every receiver shares.
-            queued = try WireCodec.withEventHead(delivery: delivery) { head in
-                try router!.send(routingID: session.identity, header: head, shared: envelope, dontWait: true)
-            }
+            return try send(router!)
         } catch {
-            queued = false  // EHOSTUNREACH: the peer is gone; its session will time out
+            return false  // EHOSTUNREACH: the peer is gone; its session will time out
         }
+    }
+
+    /// Counts one delivery, queued or lost; a run of losses is reported when the next delivery gets through.
+    @inline(__always)
+    private func record(_ queued: Bool, delivery: UInt64, seq: UInt64, to session: Session, isReply: Bool) {
         if queued {
             // A reply is awaited by the call that asked, not handled as an event: it takes no turn and needs no
             // ack (an ack of its seq would cover events still on their way, protocol.md § 9).

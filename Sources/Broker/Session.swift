@@ -9,6 +9,12 @@ final class Session {
     /// Topic prefixes it only observes: in virtual time handed over without a turn (docs/protocol.md, `observe`).
     let observations: [String]
     let pid: Int64?
+    /// Whether it reads several events in one message (`batches` in its hello).
+    let readsBatches: Bool
+    /// The broker's scratch while it sends a batch: which of the batch's deliveries are this session's.
+    var batchItems: [Int] = []
+    /// Set when the session ends (bye, timeout, replaced by a new hello): what was about to be sent to it is not.
+    var hasEnded = false
     private(set) var acknowledges: Bool
     let connectedAt: Int64
     var lastHeard: Int64
@@ -42,6 +48,7 @@ final class Session {
         self.subscriptions = hello.subscriptions
         self.observations = hello.observations
         self.pid = hello.pid
+        self.readsBatches = hello.readsBatches
         self.acknowledges = hello.acknowledges
         self.connectedAt = now
         self.lastHeard = now

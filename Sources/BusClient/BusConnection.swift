@@ -39,6 +39,9 @@ public final class BusConnection {
     /// The connection's own context: terminating it on close flushes the goodbye before the process exits.
     private var context: Context?
     private var nextDelivery: UInt64 = 1
+    /// The last batch (`events`) received, and which of its events is the next to return.
+    private var batch = EventBatch(firstDelivery: 0, envelopes: [])
+    private var batchHead = 0
     private var lastHeardFromBroker = monotonicMilliseconds()
     private var lastSent = monotonicMilliseconds()
     private var lastHelloSent: Int64 = 0
@@ -66,6 +69,7 @@ public final class BusConnection {
     public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil)) throws {
         self.endpoint = endpoint
         var hello = hello
+        hello.readsBatches = true  // `nextMessage` takes a batch apart into its events
         discoversCredential = hello.credential == nil
         self.runtime = runtime
         if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }
@@ -189,6 +193,7 @@ public final class BusConnection {
 
     /// Whether messages are queued unread: a client that was busy is not one the broker forgot.
     private func hasWaitingMessages() -> Bool {
+        if batchHead < batch.envelopes.count { return true }
         var poller = Poller()
         guard (try? poller.addReadable(socket)) != nil, let ready = try? poller.poll(timeoutMilliseconds: 0) else { return false }
         return ready.first == true
@@ -214,6 +219,10 @@ public final class BusConnection {
     /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting. `now` is
     /// the caller's clock reading, taken just before.
     private func nextMessage(timeoutMilliseconds: Int, now: Int64 = monotonicMilliseconds()) throws -> BrokerMessage? {
+        if batchHead < batch.envelopes.count {
+            batchHead += 1
+            return try counted(.event(batch.envelopes[batchHead - 1], delivery: batch.firstDelivery + UInt64(batchHead - 1)))
+        }
         let frames: [[UInt8]]
         do {
             // A busy client usually finds its next message already queued: take it without a poll (a system
@@ -234,10 +243,21 @@ public final class BusConnection {
         }
         let message: BrokerMessage
         do {
+            // Several events in one message: returned one by one, from this call on.
+            if let received = try WireCodec.decodeEventBatch(frames) {
+                batch = received
+                batchHead = 1
+                return try counted(.event(batch.envelopes[0], delivery: batch.firstDelivery))
+            }
             message = try WireCodec.decodeBrokerMessage(frames)
         } catch let error as BusProtocolError {
             throw BusClientError.protocolViolation(error)
         }
+        return try counted(message)
+    }
+
+    /// Updates the welcome state and the delivery accounting with `message`, and returns it.
+    private func counted(_ message: BrokerMessage) throws -> BrokerMessage {
         switch message {
         case .welcome(let welcome):
             let isReconnect = self.welcome != nil

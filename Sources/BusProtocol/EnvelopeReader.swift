@@ -5,11 +5,16 @@
 /// is taken to be the last member, as the broker writes it: a member after it is not looked for.
 struct EnvelopeReader {
     private let bytes: [UInt8]
+    /// Where the envelope ends: the end of the frame, or of its line in a batch.
+    private let end: Int
     private var parser: JSONParser
 
-    init(_ bytes: [UInt8]) {
+    /// A reader of the envelope in `bytes[range]` (all of them by default): a line of a batch is read in place.
+    init(_ bytes: [UInt8], in range: Range<Int>? = nil) {
         self.bytes = bytes
+        end = range?.upperBound ?? bytes.count
         parser = JSONParser(bytes)
+        parser.index = range?.lowerBound ?? 0
     }
 
     mutating func read() -> Envelope? {
@@ -28,16 +33,16 @@ struct EnvelopeReader {
             deadline = value
         }
         // The body is the last member: from its `{` to the byte before the envelope's closing `}`.
-        guard skip(#","body":"#), bytes.count - parser.index >= 3, bytes[parser.index] == UInt8(ascii: "{"),
-              bytes[bytes.count - 2] == UInt8(ascii: "}"), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return nil }
+        guard skip(#","body":"#), end - parser.index >= 3, bytes[parser.index] == UInt8(ascii: "{"),
+              bytes[end - 2] == UInt8(ascii: "}"), bytes[end - 1] == UInt8(ascii: "}") else { return nil }
         return Envelope(seq: UInt64(seq), time: time, topic: topic, source: source, corr: corr, deadline: deadline,
-                        body: Array(bytes[parser.index..<(bytes.count - 1)]))
+                        body: Array(bytes[parser.index..<(end - 1)]))
     }
 
     /// Moves past `literal` when the bytes continue with it.
     private mutating func skip(_ literal: StaticString) -> Bool {
         let count = literal.utf8CodeUnitCount
-        guard bytes.count - parser.index >= count else { return false }
+        guard end - parser.index >= count else { return false }
         let matches = literal.withUTF8Buffer { expected in
             (0..<count).allSatisfy { bytes[parser.index + $0] == expected[$0] }
         }
@@ -48,11 +53,11 @@ struct EnvelopeReader {
     /// An integer written as the broker writes one: an optional minus, then digits without a leading zero.
     private mutating func integer() -> Int64? {
         var index = parser.index
-        let negative = index < bytes.count && bytes[index] == UInt8(ascii: "-")
+        let negative = index < end && bytes[index] == UInt8(ascii: "-")
         if negative { index += 1 }
         let first = index
         var value: Int64 = 0
-        while index < bytes.count, parser.isDigit(bytes[index]) {
+        while index < end, parser.isDigit(bytes[index]) {
             let digit = Int64(bytes[index] - UInt8(ascii: "0"))
             let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
             let (next, overflowB) = negative ? times10.subtractingReportingOverflow(digit) : times10.addingReportingOverflow(digit)
@@ -67,7 +72,7 @@ struct EnvelopeReader {
 
     /// A JSON string, escapes and UTF-8 checked.
     private mutating func string() -> String? {
-        guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else { return nil }
+        guard parser.index < end, bytes[parser.index] == UInt8(ascii: "\"") else { return nil }
         return try? parser.parseString()
     }
 }

@@ -242,7 +242,7 @@ public struct JSONParser {
     /// Moves past a string starting at its opening quote, validating escapes and UTF-8.
     /// Returns whether it contains escapes.
     mutating func scanString() throws -> Bool {
-        index += 1  // opening quote
+        index = plainRunEnd(from: index + 1)  // past the opening quote and the plain bytes after it
         var hasEscapes = false
         while index < bytes.count {
             let byte = bytes[index]
@@ -273,6 +273,25 @@ public struct JSONParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// Where the run of plain string bytes from `start` on ends — printable ASCII other than `"` and `\`, the
+    /// bulk of most strings — tested eight bytes at a time. What ends it is for the byte-by-byte check.
+    @inline(__always)
+    func plainRunEnd(from start: Int) -> Int {
+        bytes.withUnsafeBytes { raw in
+            let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+            /// Whether some byte of `word` is 0 (the classic test: exact for "any", whatever the byte order).
+            func hasZeroByte(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+            var at = start
+            while at + 8 <= raw.count {
+                let word = raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+                let below0x20 = (word &- ones &* 0x20) & ~word & highs != 0
+                if below0x20 || word & highs != 0 || hasZeroByte(word ^ (ones &* 0x22)) || hasZeroByte(word ^ (ones &* 0x5C)) { break }
+                at += 8
+            }
+            return at
+        }
     }
 
     mutating func skipUTF8Sequence() throws {

@@ -29,6 +29,7 @@ public struct JSONObjectView {
         if parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "}") {
             parser.index += 1
         } else {
+            members.reserveCapacity(8)  // a message's members, without growing the list one step at a time
             while true {
                 parser.skipWhitespace()
                 guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else {

@@ -34,10 +34,13 @@ public struct Hello: Equatable, Sendable {
     /// Topic prefixes among the subscriptions that the client only observes (`observe`): in virtual time they
     /// are handed to it without a turn of its own, and it makes no request while handling them.
     public var observations: [String]
+    /// Whether the client reads several events in one message (`events`, `batches` in the hello). A client
+    /// written before batches existed does not say so, and gets every event in a message of its own.
+    public var readsBatches: Bool
 
     public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
                 acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil,
-                observations: [String] = []) {
+                observations: [String] = [], readsBatches: Bool = false) {
         self.version = version
         self.name = name
         self.role = role
@@ -46,6 +49,7 @@ public struct Hello: Equatable, Sendable {
         self.acknowledges = acknowledges ?? role.acknowledgesByDefault
         self.credential = credential
         self.observations = observations
+        self.readsBatches = readsBatches
     }
 }
 
@@ -215,5 +219,21 @@ public enum BrokerMessage: Equatable, Sendable {
         case .status: return .status
         case .bye: return .bye
         }
+    }
+}
+
+/// `events`: several events in one message, for a client that said `batches` in its hello — in sequence order,
+/// delivered with the numbers `firstDelivery`, `firstDelivery + 1`, … (docs/protocol.md § 4.3).
+public struct EventBatch: Equatable, Sendable {
+    public var firstDelivery: UInt64
+    public var envelopes: [Envelope]
+
+    public init(firstDelivery: UInt64, envelopes: [Envelope]) {
+        (self.firstDelivery, self.envelopes) = (firstDelivery, envelopes)
+    }
+
+    /// Each event with its delivery number.
+    public var deliveries: [(envelope: Envelope, delivery: UInt64)] {
+        envelopes.enumerated().map { ($0.element, firstDelivery + UInt64($0.offset)) }
     }
 }

@@ -19,6 +19,7 @@ public enum WireCodec {
             if let pid = hello.pid { object["pid"] = .int(pid) }
             if let credential = hello.credential { object["credential"] = .string(credential) }
             if !hello.observations.isEmpty { object["observe"] = .array(hello.observations.map(JSONValue.string)) }
+            if hello.readsBatches { object["batches"] = .bool(true) }
         case .status(let credential):
             if let credential { object["credential"] = .string(credential) }
         case .publish(let publish):
@@ -82,7 +83,8 @@ public enum WireCodec {
             return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
                                 version: try fields.int("v"), credential: try fields.optionalString("credential"),
-                                observations: try fields.optionalStringArray("observe") ?? []))
+                                observations: try fields.optionalStringArray("observe") ?? [],
+                                readsBatches: try fields.optionalBool("batches") ?? false))
         case .publish:
             let topic = try fields.string("topic")
             if let problem = Topic.syntaxProblem(with: topic) { throw problem }  // namespaces: the broker, which knows the declared ones
@@ -157,20 +159,64 @@ public enum WireCodec {
     /// Calls `body` with an event's first frame for `delivery` (`event 17`), written on the stack.
     @inline(__always)
     public static func withEventHead<Result>(delivery: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
-        // "event " and at most 20 digits.
+        try withHead(eventHeadPrefix, number: delivery, body)
+    }
+
+    /// Calls `body` with a batch's first frame for deliveries from `firstDelivery` on (`events 17`), written on the stack.
+    @inline(__always)
+    public static func withEventsHead<Result>(firstDelivery: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try withHead(eventsHeadPrefix, number: firstDelivery, body)
+    }
+
+    /// `prefix` (at most 12 bytes) then `number` in decimal, on the stack.
+    @inline(__always)
+    private static func withHead<Result>(_ prefix: [UInt8], number: UInt64, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        // The prefix and at most 20 digits.
         var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         return try withUnsafeMutableBytes(of: &storage) { buffer in
-            var value = delivery
+            var value = number
             var start = buffer.count
             repeat {
                 start -= 1
                 buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
                 value /= 10
             } while value > 0
-            start -= eventHeadPrefix.count
-            for (offset, byte) in eventHeadPrefix.enumerated() { buffer[start + offset] = byte }
+            start -= prefix.count
+            for (offset, byte) in prefix.enumerated() { buffer[start + offset] = byte }
             return try body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
         }
+    }
+
+    /// How a batch's first frame starts: the kind and one space; the first delivery number follows.
+    public static let eventsHeadPrefix = Array("events ".utf8)
+    /// What separates a batch's envelopes: the broker's compact JSON never holds a raw newline (as in the journal).
+    public static let batchSeparator = UInt8(ascii: "\n")
+
+    /// The frames of a batch for a client that reads them: `events <first delivery>`, then the envelopes, one per
+    /// line, delivered with the numbers `firstDelivery`, `firstDelivery + 1`, … in that order.
+    public static func eventBatchFrames(envelopeJSONs: [[UInt8]], firstDelivery: UInt64) -> [[UInt8]] {
+        [withEventsHead(firstDelivery: firstDelivery) { Array($0) }, Array(envelopeJSONs.joined(separator: [batchSeparator]))]
+    }
+
+    /// Decodes an `events` message, or returns nil when the frames are another kind (`decodeBrokerMessage`'s).
+    public static func decodeEventBatch(_ frames: [[UInt8]]) throws -> EventBatch? {
+        guard let first = frames.first, let firstDelivery = try deliveryNumber(first, prefix: eventsHeadPrefix) else { return nil }
+        guard frames.count == 2 else { throw BusProtocolError.wrongFrameCount(kind: "events", got: frames.count, expected: 2) }
+        // Each line read in place (a string cannot run on into the next line: a raw newline in it is an error).
+        let lines = frames[1]
+        var envelopes: [Envelope] = []
+        var start = 0
+        while true {
+            let end = lines[start...].firstIndex(of: batchSeparator) ?? lines.count
+            var reader = EnvelopeReader(lines, in: start..<end)
+            envelopes.append(try reader.read() ?? decodeEnvelope(Array(lines[start..<end])))
+            guard end < lines.count else { break }
+            start = end + 1
+        }
+        guard !firstDelivery.addingReportingOverflow(UInt64(envelopes.count - 1)).overflow else {
+            throw BusProtocolError.badDelivery("a batch of \(envelopes.count) events from delivery \(firstDelivery) runs past 64 bits")
+        }
+        return EventBatch(firstDelivery: firstDelivery, envelopes: envelopes)
     }
 
     /// The envelope as compact JSON with a fixed field order — the form in which it is delivered and journaled.
@@ -249,15 +295,21 @@ public enum WireCodec {
 
     /// The delivery number of an event's first frame (`event 17`), or nil when the frame names another kind.
     static func eventDelivery(_ head: [UInt8]) throws -> UInt64? {
-        let kind = MessageKind.event.rawValue.utf8
+        try deliveryNumber(head, prefix: eventHeadPrefix)
+    }
+
+    /// The number after `prefix` (a kind and a space: `event `, `events `), or nil when the frame names another kind.
+    private static func deliveryNumber(_ head: [UInt8], prefix: [UInt8]) throws -> UInt64? {
+        let kind = prefix.dropLast()
+        let name = String(decoding: kind, as: UTF8.self)
         guard head.starts(with: kind) else { return nil }
-        if head.count == kind.count { throw BusProtocolError.badDelivery("an event's first frame is 'event', a space and the delivery number") }
-        guard head.starts(with: eventHeadPrefix) else { return nil }  // another kind that starts with "event"
-        guard head.count > eventHeadPrefix.count else { throw BusProtocolError.badDelivery("an event's first frame has no delivery number after 'event '") }
+        if head.count == kind.count { throw BusProtocolError.badDelivery("an \(name) message's first frame is '\(name)', a space and the delivery number") }
+        guard head.starts(with: prefix) else { return nil }  // another kind that starts with the same letters
+        guard head.count > prefix.count else { throw BusProtocolError.badDelivery("an \(name) message's first frame has no delivery number after '\(name) '") }
         var value: UInt64 = 0
-        for byte in head[eventHeadPrefix.count...] {
+        for byte in head[prefix.count...] {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else {
-                throw BusProtocolError.badDelivery("the delivery number after 'event ' is not a decimal number")
+                throw BusProtocolError.badDelivery("the delivery number after '\(name) ' is not a decimal number")
             }
             let (times10, overflowA) = value.multipliedReportingOverflow(by: 10)
             let (next, overflowB) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))

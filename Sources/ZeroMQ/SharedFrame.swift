@@ -16,6 +16,14 @@ public final class SharedFrame {
         }
     }
 
+    /// A frame of `size` bytes that `write` fills in place (a batch's envelopes): the bytes are made in libzmq's
+    /// buffer, copied nowhere else.
+    public init(size: Int, _ write: (UnsafeMutableRawBufferPointer) -> Void) {
+        message = .allocate(capacity: 1)
+        zmq_msg_init_size(message, size)
+        write(UnsafeMutableRawBufferPointer(start: zmq_msg_data(message), count: size))
+    }
+
     deinit {
         zmq_msg_close(message)
         message.deallocate()

@@ -115,27 +115,39 @@ public final class Socket {
     /// Receives one whole multipart message. With `dontWait`, returns nil when none is waiting;
     /// without it, blocks (up to the receive timeout, then returns nil).
     public func receive(dontWait: Bool = false) throws -> [Frame]? {
-        let handle = try rawHandle
         var frames: [Frame] = []
+        return try receive(into: &frames, dontWait: dontWait) ? frames : nil
+    }
+
+    /// Receives one whole multipart message into `frames`, reusing the storage of the arrays already there, so that
+    /// a loop receiving message after message into the same variable allocates nothing per message. False (and
+    /// `frames` unchanged) when `dontWait` is set and none is waiting, or at the receive timeout.
+    public func receive(into frames: inout [Frame], dontWait: Bool = false) throws -> Bool {
+        let handle = try rawHandle
+        var count = 0
         var message = zmq_msg_t()
         zmq_msg_init(&message)
         defer { zmq_msg_close(&message) }
         while true {
-            let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
+            let flags: Int32 = count == 0 && dontWait ? ZMQ_DONTWAIT : 0
             let rc = retryingOnInterrupt { zmq_msg_recv(&message, handle, flags) }
             if rc < 0 {
                 let error = ZMQError.last("receive on \(type) socket")
-                if error.wouldBlock && frames.isEmpty { return nil }
+                if error.wouldBlock && count == 0 { return false }
                 throw error
             }
+            if count == frames.count { frames.append([]) }
+            frames[count].removeAll(keepingCapacity: true)
             let size = zmq_msg_size(&message)
-            if size == 0 {
-                frames.append([])
-            } else {
+            if size > 0 {
                 let data = zmq_msg_data(&message)!.assumingMemoryBound(to: UInt8.self)
-                frames.append(Frame(UnsafeBufferPointer(start: data, count: size)))
+                frames[count].append(contentsOf: UnsafeBufferPointer(start: data, count: size))
             }
-            if zmq_msg_more(&message) == 0 { return frames }
+            count += 1
+            if zmq_msg_more(&message) == 0 {
+                frames.removeLast(frames.count - count)
+                return true
+            }
         }
     }
 

@@ -19,6 +19,7 @@ final class WireFuzzRegressionTests: XCTestCase {
                 XCTAssertEqual(try? WireCodec.decodeClientMessage(WireCodec.encode(message)[...], maximumBodyBytes: 1 << 20), message, name)
             }
             _ = try? WireCodec.decodeBrokerMessage([kind + Array(" 7".utf8), json])  // an event's first frame: `event 7`
+            _ = try? WireCodec.decodeEventBatch([Array("events 7".utf8), json])  // a batch: its envelopes one per line
             if let value = try? JSONValue(parsing: String(decoding: json, as: UTF8.self)) {
                 XCTAssertEqual(try? JSONValue(parsing: String(decoding: value.jsonBytes, as: UTF8.self)).jsonBytes, value.jsonBytes, name)
             }

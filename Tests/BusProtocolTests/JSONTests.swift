@@ -54,6 +54,29 @@ final class JSONTests: XCTestCase {
         XCTAssertThrowsError(try JSONObjectView(Array("[1]".utf8)))
     }
 
+    /// Strings are checked eight bytes at a time while they are plain ASCII: whatever ends such a run — a quote,
+    /// an escape, a control character, UTF-8 good or bad — is found at every offset within and across the words.
+    func testStringsAreCheckedAlikeWhereverTheirSpecialBytesFall() throws {
+        let specials: [(bytes: [UInt8], valid: Bool, text: String)] = [
+            (Array(#"\""#.utf8), true, "\""), (Array(#"\\"#.utf8), true, "\\"), (Array(#"\u00e9"#.utf8), true, "é"),
+            ([0xC3, 0xA9], true, "é"), ([0xF0, 0x9F, 0x98, 0x80], true, "\u{1F600}"), ([0x7F], true, "\u{7F}"),
+            ([0x01], false, ""), ([0x0A], false, ""), ([0x1F], false, ""), ([0xFF], false, ""), ([0xC3], false, ""), (Array(#"\x"#.utf8), false, ""),
+        ]
+        for before in 0..<20 {
+            for after in [0, 1, 7, 8, 9] {
+                for special in specials {
+                    let bytes = Array(#"{"body":{"s":""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: before) + special.bytes
+                        + Array(repeating: UInt8(ascii: "b"), count: after) + Array(#""}}"#.utf8)
+                    let view = try? JSONObjectView(bytes)
+                    XCTAssertEqual(view != nil, special.valid, "\(special.bytes) after \(before) plain bytes")
+                    guard special.valid else { continue }
+                    let expected = String(repeating: "a", count: before) + special.text + String(repeating: "b", count: after)
+                    XCTAssertEqual(view?.value(of: "body")?["s"]?.stringValue, expected)
+                }
+            }
+        }
+    }
+
     func testEscapesControlCharactersWhenWriting() {
         XCTAssertEqual(JSONValue.string("a\"\\\u{01}").jsonText, #""a\"\\\u0001""#)
     }

@@ -305,6 +305,7 @@ final class PythonPluginTests: XCTestCase {
         XCTAssertEqual(fields[0]["subscribe"], ["app."])
         XCTAssertEqual(fields[0]["acks"], true)
         XCTAssertEqual(fields[0]["pid"]?.intValue, Int64(plugin.processIdentifier))
+        XCTAssertEqual(fields[0]["batches"], true, "it reads batches (`events`)")
         XCTAssertTrue(fields.allSatisfy { $0["v"] == 1 }, "every message carries v: 1")
         XCTAssertEqual(fields[1], ["v": 1, "topic": "app.pong", "body": ["echo": ["n": 1], "answers": 1]])
         XCTAssertEqual(fields[2]["seq"], 1)
@@ -316,7 +317,7 @@ final class PythonPluginTests: XCTestCase {
         XCTAssertTrue(pluginLog.contains("1 gap(s), 2 missed deliveries"), pluginLog)
     }
 
-    /// A broker in a few lines of pyzmq: welcome, three events with delivery numbers 1, 2, 5 (seqs 1, 2, 7),
+    /// A broker in a few lines of pyzmq: welcome, three events with delivery numbers 1, 2 (in one batch), 5 (seqs 1, 2, 7),
     /// then it records what the plugin sends (heartbeats aside), sends SIGTERM to the hello's pid after the
     /// third ack, and writes the transcript once the bye arrives.
     static let scriptedBroker = #"""
@@ -331,12 +332,13 @@ final class PythonPluginTests: XCTestCase {
     hello = json.loads(body)
     seen = [{"kind": kind.decode(), "fields": hello}]
     send(identity, "welcome", {"name": hello["name"], "time": 1000, "seq": 0, "clock": "real", "heartbeat": 1000, "settings": {}})
-    def event(seq, delivery, topic, body):
-        envelope = {"v": 1, "seq": seq, "time": 1000 + seq, "topic": topic, "source": "script", "body": body}
-        router.send_multipart([identity, f"event {delivery}".encode(), json.dumps(envelope).encode()])
-    event(1, 1, "app.ping", {"n": 1})
-    event(2, 2, "app.other", {})
-    event(7, 5, "app.ping", {"n": 5})   # deliveries 3 and 4 were "lost"
+    def envelope(seq, topic, body):
+        return json.dumps({"v": 1, "seq": seq, "time": 1000 + seq, "topic": topic, "source": "script", "body": body},
+                          separators=(",", ":")).encode()
+    # Deliveries 1 and 2 in one batch (the hello said "batches"), then 5 alone: 3 and 4 were "lost".
+    assert hello.get("batches") is True, hello
+    router.send_multipart([identity, b"events 1", envelope(1, "app.ping", {"n": 1}) + b"\n" + envelope(2, "app.other", {})])
+    router.send_multipart([identity, b"event 5", envelope(7, "app.ping", {"n": 5})])
     acks = 0
     while True:
         _, kind, body = router.recv_multipart()   # raises zmq.Again after 15 s of silence

@@ -155,8 +155,9 @@ class BusConnection:
         self.last_sent = time.monotonic()
 
     def hello(self):
+        # The pid is informational only; "batches": we read several events in one message (`events`, § 4.3).
         fields = {"name": self.name, "role": self.role, "subscribe": self.subscriptions,
-                  "acks": self.role not in ("tap", "tool"), "pid": os.getpid()}  # the pid is informational only
+                  "acks": self.role not in ("tap", "tool"), "pid": os.getpid(), "batches": True}
         credential = find_credential(self.endpoint, self.runtime_dir)  # read afresh: a new broker may have a new cookie
         if credential:
             fields["credential"] = credential
@@ -208,18 +209,27 @@ class BusConnection:
     # -- receiving
 
     def handle(self, frames):
-        """Reads one broker message; returns (kind, fields, delivery) for the caller, or None when handled here."""
+        """Reads one broker message; returns the (kind, fields, delivery) for the caller — several for a batch of
+        events, none when it was handled here."""
         self.last_heard = time.monotonic()
-        # Frame 1 is the kind; an event's also carries our delivery number after a space: "event 17" (§ 3).
+        # Frame 1 is the kind; an event's also carries our delivery number after a space: "event 17", and a
+        # batch's the first of its delivery numbers: "events 17" (§ 3).
         kind, _, delivery_text = frames[0].decode("ascii", "replace").partition(" ")
         if len(frames) != 2:
             log(f"ignoring a '{kind}' message with {len(frames)} frames (expected 2)")
-            return None
+            return []
+        if kind in ("event", "events") and not delivery_text.isdigit():
+            log(f"ignoring an event whose first frame has no delivery number: {frames[0]!r}")
+            return []
         try:
-            fields = json.loads(frames[1])
+            # A batch holds one envelope per line, delivered with the numbers that follow the first.
+            parts = [json.loads(line) for line in frames[1].split(b"\n")] if kind == "events" else [json.loads(frames[1])]
         except ValueError as error:
             log(f"ignoring a '{kind}' message whose JSON frame is not JSON: {error}")
-            return None
+            return []
+        if kind in ("event", "events"):
+            return [("event", fields, self.delivered(int(delivery_text) + offset)) for offset, fields in enumerate(parts)]
+        fields = parts[0]
         if kind == "welcome":
             self.welcome = fields
             self.in_session = True
@@ -228,37 +238,35 @@ class BusConnection:
             self.expected_delivery = 1   # a new session counts deliveries from 1
             log(f"welcomed as '{fields['name']}' (clock {fields['clock']}, last seq {fields['seq']}, "
                 f"heartbeat {fields['heartbeat']} ms) at {self.endpoint}")
-            return None
+            return []
         if kind == "heartbeat":
-            return None
+            return []
         if kind == "error":
             if fields.get("code") == "hello-required":
                 # The broker restarted, or removed us after a timeout: say hello again (once per interval).
                 if not self.awaiting_welcome or time.monotonic() - self.last_hello > self.interval:
                     log("the broker does not know us (hello-required); saying hello again")
                     self.hello()
-                return None
+                return []
             if self.welcome is None or fields.get("code") in ("unsupported-version", "bad-hello", "bad-name", "not-admitted", "role-not-allowed"):
                 raise Refused(fields)
-            return (kind, fields, None)
+            return [(kind, fields, None)]
         if kind == "bye":
             log(f"the broker said bye ({fields.get('reason', '')}); waiting for it to come back")
             self.in_session = False
-            return None
-        if kind == "event":
-            if not delivery_text.isdigit():
-                log(f"ignoring an event whose first frame has no delivery number: {frames[0]!r}")
-                return None
-            delivery = int(delivery_text)
-            if delivery > self.expected_delivery:
-                first, last = self.expected_delivery, delivery - 1
-                self.gaps += 1
-                self.missed += last - first + 1
-                log(f"deliveries {first}..{last} never arrived; reporting the gap")
-                self.send("gap", {"from": first, "to": last})
-            self.expected_delivery = max(self.expected_delivery, delivery + 1)
-            return (kind, fields, delivery)
-        return (kind, fields, None)
+            return []
+        return [(kind, fields, None)]
+
+    def delivered(self, delivery):
+        """Checks an event's delivery number against the one expected (§ 8); reports a gap. Returns it."""
+        if delivery > self.expected_delivery:
+            first, last = self.expected_delivery, delivery - 1
+            self.gaps += 1
+            self.missed += last - first + 1
+            log(f"deliveries {first}..{last} never arrived; reporting the gap")
+            self.send("gap", {"from": first, "to": last})
+        self.expected_delivery = max(self.expected_delivery, delivery + 1)
+        return delivery
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -411,32 +419,29 @@ def main(argv=None):
                     frames = bus.socket.recv_multipart(zmq.NOBLOCK)
                 except zmq.Again:
                     break
-                message = bus.handle(frames)
-                if message is None:
-                    continue
-                kind, fields, _delivery = message
-                if kind == "error":
-                    log(f"the broker refused a message: {fields.get('code')}: {fields.get('message')}")
-                elif kind == "event":
-                    seq = fields["seq"]
-                    messages = record.publications(seq) if record else None
-                    if messages is not None:
-                        # Handled by an earlier process that died before its ack arrived: skip it, but send
-                        # again what it published (the broker may never have read it; a copy is dropped).
-                        skipped += 1
-                        log(f"seq {seq} ({fields['topic']}) was handled already; sending its {len(messages)} publication(s) again")
-                    else:
-                        messages = [{"topic": topic, "body": body} for topic, body in answer(fields)]
-                        if record:
-                            # Cause and index let the broker recognise the copy a later process sends again.
-                            for index, message in enumerate(messages):
-                                message.update(cause=seq, index=index)
-                            record.record(seq, messages)
-                        pings += 1 if messages else 0
-                    # Publish the consequences first, then acknowledge (docs/protocol.md § 9).
-                    for message in messages:
-                        bus.send("publish", message)
-                    bus.ack(seq)
+                for kind, fields, _delivery in bus.handle(frames):
+                    if kind == "error":
+                        log(f"the broker refused a message: {fields.get('code')}: {fields.get('message')}")
+                    elif kind == "event":
+                        seq = fields["seq"]
+                        messages = record.publications(seq) if record else None
+                        if messages is not None:
+                            # Handled by an earlier process that died before its ack arrived: skip it, but send
+                            # again what it published (the broker may never have read it; a copy is dropped).
+                            skipped += 1
+                            log(f"seq {seq} ({fields['topic']}) was handled already; sending its {len(messages)} publication(s) again")
+                        else:
+                            messages = [{"topic": topic, "body": body} for topic, body in answer(fields)]
+                            if record:
+                                # Cause and index let the broker recognise the copy a later process sends again.
+                                for index, message in enumerate(messages):
+                                    message.update(cause=seq, index=index)
+                                record.record(seq, messages)
+                            pings += 1 if messages else 0
+                        # Publish the consequences first, then acknowledge (docs/protocol.md § 9).
+                        for message in messages:
+                            bus.send("publish", message)
+                        bus.ack(seq)
     except Refused as refusal:
         log(f"the broker refused our hello: {refusal}")
         status = 2

@@ -18,6 +18,7 @@ func fuzzWire(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         precondition(again == message, "client message round trip changed it: \(message) → \(String(describing: again))")
     }
     _ = try? WireCodec.decodeBrokerMessage([kind + Array(" 7".utf8), json])  // an event's first frame: `event 7`
+    _ = try? WireCodec.decodeEventBatch([Array("events 7".utf8), json])  // a batch: its envelopes one per line
     _ = try? WireCodec.decodeBrokerMessage([kind, json])
     if let value = try? JSONValue(parsing: String(decoding: json, as: UTF8.self)) {
         // What is written reads back and writes the same text (a double like 1.0 is written `1`, then reads as an integer).

@@ -107,17 +107,29 @@ extension SortedJSONEncoder {
     }
 
     final class ObjectNode {
-        var members: [(key: String, value: Node)] = []
+        private(set) var members: [(key: String, value: Node)] = []
+        /// Each key's place in `members`, built once the object is large (a dictionary of many entries): below
+        /// that, looking for a key encoded twice costs less than hashing.
+        private var places: [String: Int]?
 
         func set(_ value: Node, for key: String) {
-            if let index = members.firstIndex(where: { $0.key == key }) {
+            if let index = place(of: key) {
                 members[index].value = value
-            } else {
-                members.append((key, value))
+                return
+            }
+            places?[key] = members.count
+            members.append((key, value))
+            if places == nil && members.count > 16 {
+                places = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($0.element.key, $0.offset) })
             }
         }
 
-        func value(for key: String) -> Node? { members.first { $0.key == key }?.value }
+        func value(for key: String) -> Node? { place(of: key).map { members[$0].value } }
+
+        private func place(of key: String) -> Int? {
+            if let places { return places[key] }
+            return members.firstIndex { $0.key == key }
+        }
     }
 
     final class ArrayNode {

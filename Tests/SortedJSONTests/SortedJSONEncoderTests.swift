@@ -86,6 +86,8 @@ final class SortedJSONEncoderTests: XCTestCase {
         try assertSameBytes(Unusual())
         try assertSameBytes([Unusual(), Unusual()])
         try assertSameBytes(Child())
+        try assertSameBytes(ManyKeys())
+        try assertSameBytes(Dictionary(uniqueKeysWithValues: (0..<40).map { ("key\($0)", $0) }))
     }
 
     func testATopLevelValueThatEncodesNothingIsAnErrorAsInFoundation() {
@@ -120,6 +122,23 @@ private struct Unusual: Encodable {
         var object = list.nestedContainer(keyedBy: Keys.self)
         try object.encode(1.25, forKey: .single)
         try container.encode(Nothing(), forKey: .nothing)
+    }
+}
+
+/// More keys than an object searches one by one, one of them encoded twice.
+private struct ManyKeys: Encodable {
+    struct Key: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        for index in 0..<30 { try container.encode(index, forKey: Key(stringValue: "k\(index)")) }
+        try container.encode("again", forKey: Key(stringValue: "k3"))
+        try container.encode("late", forKey: Key(stringValue: "k29"))
     }
 }
 

@@ -40,9 +40,11 @@ let package = Package(
         .target(name: "ScreenTime"),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
-        .target(name: "AppGroupStore", dependencies: ["SQLite"]),
+        // Foundation's JSONEncoder bytes (sorted keys), written several times faster: device API bodies, App-Group values.
+        .target(name: "SortedJSON"),
+        .target(name: "AppGroupStore", dependencies: ["SQLite", "SortedJSON"]),
         .target(name: "UsageReports"),
-        .target(name: "DeviceAPI", dependencies: ["ScreenTime"]),
+        .target(name: "DeviceAPI", dependencies: ["ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
@@ -111,6 +113,7 @@ let package = Package(
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
+        .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),

@@ -82,8 +82,7 @@ final class GroupDatabase {
     }
 
     private func userVersion() throws -> Int64 {
-        let statement = try connection.prepare("PRAGMA user_version")
-        let found = try statement.step() ? try statement.requiredInt64(at: 0) : 0
+        let found = try connection.withStatement("PRAGMA user_version") { try $0.step() ? try $0.requiredInt64(at: 0) : 0 }
         guard found <= Self.formatVersion else {
             throw AppGroupStoreError.unsupportedFormat(path: url.path, found: found, supported: Self.formatVersion)
         }
@@ -107,95 +106,105 @@ final class GroupDatabase {
 
     /// The live entry of `key`, nil when it does not exist or was removed.
     func entry(forKey key: String) throws -> StoredEntry? {
-        let statement = try connection.prepare(
-            "SELECT \(Self.entryColumns) FROM entries WHERE key = ?1 AND json IS NOT NULL", bindings: [.text(key)])
-        return try statement.step() ? try Self.entry(from: statement) : nil
+        try connection.withStatement("SELECT \(Self.entryColumns) FROM entries WHERE key = ?1 AND json IS NOT NULL", bindings: [.text(key)]) {
+            try $0.step() ? try Self.entry(from: $0) : nil
+        }
     }
 
     /// Every live entry, by key.
     func entries() throws -> [StoredEntry] {
-        let statement = try connection.prepare(
-            "SELECT \(Self.entryColumns) FROM entries WHERE json IS NOT NULL ORDER BY key")
-        var found: [StoredEntry] = []
-        while try statement.step() {
-            found.append(try Self.entry(from: statement))
+        try connection.withStatement("SELECT \(Self.entryColumns) FROM entries WHERE json IS NOT NULL ORDER BY key") { statement in
+            var found: [StoredEntry] = []
+            while try statement.step() {
+                found.append(try Self.entry(from: statement))
+            }
+            return found
         }
-        return found
     }
 
     /// Stores `json` for `key` (next version) and logs the change. Call inside `writeTransaction`.
     func store(key: String, json: String, typeTag: String, writer: String, at time: Date) throws -> StoreChange {
-        let statement = try connection.prepare("""
+        let version = try connection.withStatement("""
             INSERT INTO entries (key, json, type_tag, version, writer, updated_at) VALUES (?1, ?2, ?3, 1, ?4, ?5)
             ON CONFLICT (key) DO UPDATE SET json = excluded.json, type_tag = excluded.type_tag,
                 version = entries.version + 1, writer = excluded.writer, updated_at = excluded.updated_at
             RETURNING version
-            """, bindings: [.text(key), .text(json), .text(typeTag), .text(writer), .real(time.timeIntervalSince1970)])
-        _ = try statement.step()
-        let version = try statement.requiredInt64(at: 0)
-        try statement.run()
+            """, bindings: [.text(key), .text(json), .text(typeTag), .text(writer), .real(time.timeIntervalSince1970)]) { statement in
+            _ = try statement.step()
+            let version = try statement.requiredInt64(at: 0)
+            try statement.run()
+            return version
+        }
         return try logChange(key: key, writer: writer, version: version, at: time, removed: false)
     }
 
     /// Removes `key` (leaving a tombstone) and logs the change; nil when there was nothing to remove.
     /// Call inside `writeTransaction`.
     func remove(key: String, writer: String, at time: Date) throws -> StoreChange? {
-        let statement = try connection.prepare("""
+        let removed: Int64? = try connection.withStatement("""
             UPDATE entries SET json = NULL, type_tag = NULL, version = version + 1, writer = ?2, updated_at = ?3
             WHERE key = ?1 AND json IS NOT NULL
             RETURNING version
-            """, bindings: [.text(key), .text(writer), .real(time.timeIntervalSince1970)])
-        guard try statement.step() else { return nil }
-        let version = try statement.requiredInt64(at: 0)
-        try statement.run()
+            """, bindings: [.text(key), .text(writer), .real(time.timeIntervalSince1970)]) { statement in
+            guard try statement.step() else { return nil }
+            let version = try statement.requiredInt64(at: 0)
+            try statement.run()
+            return version
+        }
+        guard let version = removed else { return nil }
         return try logChange(key: key, writer: writer, version: version, at: time, removed: true)
     }
 
     private func logChange(key: String, writer: String, version: Int64, at time: Date, removed: Bool) throws -> StoreChange {
-        let statement = try connection.prepare("""
+        let sequence = try connection.withStatement("""
             INSERT INTO changes (key, writer, version, changed_at, removed) VALUES (?1, ?2, ?3, ?4, ?5)
             RETURNING seq
             """, bindings: [.text(key), .text(writer), .integer(version), .real(time.timeIntervalSince1970),
-                            .integer(removed ? 1 : 0)])
-        _ = try statement.step()
-        let sequence = try statement.requiredInt64(at: 0)
-        try statement.run()
+                            .integer(removed ? 1 : 0)]) { statement in
+            _ = try statement.step()
+            let sequence = try statement.requiredInt64(at: 0)
+            try statement.run()
+            return sequence
+        }
         return StoreChange(group: group, sequence: sequence, key: key, writer: writer, version: version,
                            timestamp: time, removed: removed)
     }
 
     /// Up to `limit` changes numbered after `sequence`, oldest first.
     func changes(after sequence: Int64, limit: Int) throws -> [StoreChange] {
-        let statement = try connection.prepare("""
+        try connection.withStatement("""
             SELECT seq, key, writer, version, changed_at, removed FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2
-            """, bindings: [.integer(sequence), .integer(Int64(limit))])
-        var found: [StoreChange] = []
-        while try statement.step() {
-            found.append(StoreChange(group: group, sequence: try statement.requiredInt64(at: 0),
-                                     key: try statement.requiredString(at: 1), writer: try statement.requiredString(at: 2),
-                                     version: try statement.requiredInt64(at: 3),
-                                     timestamp: try statement.requiredDate(at: 4),
-                                     removed: try statement.requiredInt64(at: 5) == 1))
+            """, bindings: [.integer(sequence), .integer(Int64(limit))]) { statement in
+            var found: [StoreChange] = []
+            while try statement.step() {
+                found.append(StoreChange(group: group, sequence: try statement.requiredInt64(at: 0),
+                                         key: try statement.requiredString(at: 1), writer: try statement.requiredString(at: 2),
+                                         version: try statement.requiredInt64(at: 3),
+                                         timestamp: try statement.requiredDate(at: 4),
+                                         removed: try statement.requiredInt64(at: 5) == 1))
+            }
+            return found
         }
-        return found
     }
 
     /// The number of the newest change, 0 when there is none.
     func lastChangeNumber() throws -> Int64 {
-        let statement = try connection.prepare("SELECT coalesce(max(seq), 0) FROM changes")
-        _ = try statement.step()
-        return try statement.requiredInt64(at: 0)
+        try connection.withStatement("SELECT coalesce(max(seq), 0) FROM changes") { statement in
+            _ = try statement.step()
+            return try statement.requiredInt64(at: 0)
+        }
     }
 
     /// The group's slice declarations.
     func slices() throws -> SliceTable {
-        let statement = try connection.prepare("SELECT writer, pattern FROM slices")
-        var claims: [SliceClaim] = []
-        while try statement.step() {
-            claims.append(SliceClaim(writer: try statement.requiredString(at: 0),
-                                     pattern: try statement.requiredString(at: 1)))
+        try connection.withStatement("SELECT writer, pattern FROM slices") { statement in
+            var claims: [SliceClaim] = []
+            while try statement.step() {
+                claims.append(SliceClaim(writer: try statement.requiredString(at: 0),
+                                         pattern: try statement.requiredString(at: 1)))
+            }
+            return SliceTable(claims: claims)
         }
-        return SliceTable(claims: claims)
     }
 
     /// Replaces every slice declaration. Call inside `writeTransaction`.

@@ -1,19 +1,18 @@
 // How values become stored JSON text with a type tag, and back.
 import Foundation
+import SortedJSON
 
 /// JSON encoding of stored values.
 ///
 /// Keys are sorted so equal values give identical bytes (runs stay byte-for-byte
 /// deterministic); dates are seconds since 1970, as the seeds store timestamps.
 enum ValueCoding {
-    /// Encodes `value` for `key` as JSON text and its type tag.
+    /// Encodes `value` for `key` as JSON text and its type tag: `JSONEncoder`'s bytes with sorted keys, unescaped
+    /// slashes and dates as seconds, written by `SortedJSONEncoder` (every App-Group write goes through here).
     static func encode<T: Encodable>(_ value: T, forKey key: String) throws -> (json: String, typeTag: String) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .secondsSince1970
         do {
-            let data = try encoder.encode(value)
-            return (String(decoding: data, as: UTF8.self), typeTag(T.self))
+            let bytes = try SortedJSONEncoder(dates: .secondsSince1970).encode(value)
+            return (String(decoding: bytes, as: UTF8.self), typeTag(T.self))
         } catch {
             throw AppGroupStoreError.encodeFailed(key: key, type: typeTag(T.self), underlying: error)
         }

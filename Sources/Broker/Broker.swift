@@ -351,7 +351,7 @@ public final class Broker {
 
     /// Whether every supervised plugin that is running (or about to restart) has a session.
     private var allRunningPluginsConnected: Bool {
-        supervisor.runningPluginNames.allSatisfy { sessionsByName[$0] != nil }
+        supervisor.runningPlugins.allSatisfy { sessionsByName[$0.spec.name] != nil }
     }
 
     /// Whether everything sent so far has been handled: nothing queued, every acknowledging session has
@@ -1098,7 +1098,7 @@ public final class Broker {
 
     /// Whether a plugin without a session will come back (it is supervised and running or restarting).
     private func isExpectedBack(_ name: String) -> Bool {
-        supervisor.runningPluginNames.contains(name) && lastSubscriptions[name] != nil
+        lastSubscriptions[name] != nil && supervisor.runningPlugins.contains { $0.spec.name == name }
     }
 
     private var recipientsBuffer: [Session] = []

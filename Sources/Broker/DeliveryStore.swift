@@ -89,47 +89,49 @@ final class DeliveryStore {
                savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
         try connection.transaction(.immediate) {
             if let held {
-                try connection.execute("DELETE FROM held")
-                let insert = try connection.prepare("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)")
-                for (position, publication) in held.enumerated() {
-                    insert.reset()
-                    try insert.bind([.integer(Int64(position)), .text(publication.source), .text(publication.topic), .blob(Data(publication.body)),
-                                     publication.corr.map(SQLiteValue.text) ?? .null, publication.deadline.map(SQLiteValue.integer) ?? .null])
-                    try insert.run()
-                }
-            }
-            if !inserts.isEmpty {
-                let insert = try connection.prepare("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
-                for (key, json) in inserts {
-                    insert.reset()
-                    try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(json))])
-                    try insert.run()
-                }
-            }
-            if !published.isEmpty {
-                let insert = try connection.prepare("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)")
-                for (key, fingerprints) in published {
-                    insert.reset()
-                    // Little-endian, eight bytes each.
-                    let blob = fingerprints.flatMap { value in (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
-                    try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(blob))])
-                    try insert.run()
-                }
-            }
-            if !deletions.isEmpty {
-                let delete = try connection.prepare("DELETE FROM pending WHERE plugin = ? AND seq = ?")
-                let deletePublished = try connection.prepare("DELETE FROM published WHERE plugin = ? AND seq = ?")
-                for key in deletions {
-                    for statement in [delete, deletePublished] {
-                        statement.reset()
-                        try statement.bind([.text(key.plugin), .integer(Int64(key.seq))])
-                        try statement.run()
+                try connection.withStatement("DELETE FROM held") { try $0.run() }
+                try connection.withStatement("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)") { insert in
+                    for (position, publication) in held.enumerated() {
+                        insert.reset()
+                        try insert.bind([.integer(Int64(position)), .text(publication.source), .text(publication.topic), .blob(Data(publication.body)),
+                                         publication.corr.map(SQLiteValue.text) ?? .null, publication.deadline.map(SQLiteValue.integer) ?? .null])
+                        try insert.run()
                     }
                 }
             }
-            let meta = try connection.prepare("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-            try meta.bind([.integer(Int64(seqReserved)), .integer(timeReserved), .integer(Int64(savedSeq))])
-            try meta.run()
+            if !inserts.isEmpty {
+                try connection.withStatement("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)") { insert in
+                    for (key, json) in inserts {
+                        insert.reset()
+                        try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(json))])
+                        try insert.run()
+                    }
+                }
+            }
+            if !published.isEmpty {
+                try connection.withStatement("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)") { insert in
+                    for (key, fingerprints) in published {
+                        insert.reset()
+                        // Little-endian, eight bytes each.
+                        let blob = fingerprints.flatMap { value in (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
+                        try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(blob))])
+                        try insert.run()
+                    }
+                }
+            }
+            if !deletions.isEmpty {
+                for sql in ["DELETE FROM pending WHERE plugin = ? AND seq = ?", "DELETE FROM published WHERE plugin = ? AND seq = ?"] {
+                    try connection.withStatement(sql) { delete in
+                        for key in deletions {
+                            delete.reset()
+                            try delete.bind([.text(key.plugin), .integer(Int64(key.seq))])
+                            try delete.run()
+                        }
+                    }
+                }
+            }
+            try connection.withStatement("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                                         bindings: [.integer(Int64(seqReserved)), .integer(timeReserved), .integer(Int64(savedSeq))]) { try $0.run() }
         }
     }
 }

@@ -5,6 +5,7 @@
 // Both the broker's device OS and the plugin SDK speak it; see docs/protocol.md.
 
 import Foundation
+import SortedJSON
 import ScreenTime
 
 /// The topics of the device API.
@@ -96,16 +97,6 @@ public enum DeviceTopic {
 /// Encoders and decoders for device API bodies: sorted keys (deterministic bytes) and times as integer
 /// milliseconds since the Unix epoch, like bus time.
 public enum DeviceAPICoding {
-    public static func encoder() -> JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(Int64((date.timeIntervalSince1970 * 1000).rounded()))
-        }
-        return encoder
-    }
-
     public static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
@@ -115,10 +106,11 @@ public enum DeviceAPICoding {
         return decoder
     }
 
-    /// Encodes a body to compact JSON bytes.
+    /// Encodes a body to compact JSON bytes: `JSONEncoder`'s bytes with sorted keys and unescaped slashes, dates as
+    /// integer milliseconds, written by `SortedJSONEncoder` (a hot path: every event the OS emits).
     public static func encode<T: Encodable>(_ value: T) -> [UInt8] {
-        // Encoding our own Codable types cannot fail: they have no invalid states.
-        Array(try! encoder().encode(value))
+        // Encoding our own Codable types cannot fail: they have no invalid states (no NaN or infinite doubles).
+        try! SortedJSONEncoder(dates: .millisecondsSince1970).encode(value)
     }
 
     /// A decoding error in words: the path to the bad field and what was wrong with it.

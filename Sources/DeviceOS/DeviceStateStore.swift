@@ -69,8 +69,8 @@ final class DeviceStateStore {
     func save<T: Encodable>(_ value: T, key: String) throws {
         unsaved[key] = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
         for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
-            try connection.prepare("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                                   bindings: [.text(key), .text(json)]).run()
+            try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
+                                         bindings: [.text(key), .text(json)]) { try $0.run() }
             unsaved[key] = nil
         }
     }
@@ -81,9 +81,9 @@ final class DeviceStateStore {
         unsavedSpans.append((endMilliseconds, String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)))
         try connection.transaction(.immediate) {
             for (end, json) in unsavedSpans {
-                try connection.prepare("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]).run()
+                try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
             }
-            try connection.prepare("DELETE FROM usage_span WHERE end_ms < ?", bindings: [.integer(horizonMilliseconds)]).run()
+            try connection.withStatement("DELETE FROM usage_span WHERE end_ms < ?", bindings: [.integer(horizonMilliseconds)]) { try $0.run() }
         }
         unsavedSpans.removeAll()
     }

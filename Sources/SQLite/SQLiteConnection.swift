@@ -33,6 +33,8 @@ public final class SQLiteConnection {
         case immediate = "IMMEDIATE"
         /// Like `.immediate`; in rollback-journal mode it also keeps readers out (`BEGIN EXCLUSIVE`).
         case exclusive = "EXCLUSIVE"
+
+        var begin: String { "BEGIN \(rawValue)" }
     }
 
     /// The path the connection was opened with.
@@ -40,6 +42,9 @@ public final class SQLiteConnection {
     /// How long an operation keeps retrying while another connection holds a lock.
     public let busyTimeout: TimeInterval
     let handle: OpaquePointer
+    /// Statements compiled once and kept for the connection's life, by SQL text (`withStatement`). They do not keep
+    /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
+    private var kept: [String: Statement] = [:]
 
     /// Opens (or, with `.create`, creates) the database at `path`.
     ///
@@ -92,9 +97,15 @@ public final class SQLiteConnection {
 
     /// Compiles exactly one statement and binds `bindings` to its parameters `?1...?n`.
     public func prepare(_ sql: String, bindings: [SQLiteValue] = []) throws -> Statement {
-        let statement: Statement = try sql.withCString { start in
+        let statement = try prepare(sql, keptByConnection: false)
+        try statement.bind(bindings)
+        return statement
+    }
+
+    private func prepare(_ sql: String, keptByConnection: Bool) throws -> Statement {
+        try sql.withCString { start in
             var tail: UnsafePointer<CChar>?
-            guard let statement = try prepareFirst(start, tail: &tail) else {
+            guard let statement = try prepareFirst(start, tail: &tail, keptByConnection: keptByConnection) else {
                 throw SQLiteError.failed(code: SQLITE_MISUSE, extendedCode: SQLITE_MISUSE,
                                          message: "the text holds no SQL statement", sql: sql, path: path)
             }
@@ -106,8 +117,20 @@ public final class SQLiteConnection {
             }
             return statement
         }
+    }
+
+    /// Runs `body` with the statement for `sql` (one statement), `bindings` bound to `?1...?n`: compiled on first use
+    /// and kept, so SQL that runs per event or per commit is not parsed again each time (compiling is most of the cost
+    /// of a small statement). The statement is reset when `body` returns, so no read stays open between uses; `body`
+    /// must not keep it. A use of the same SQL inside `body` compiles a statement of its own.
+    public func withStatement<T>(_ sql: String, bindings: [SQLiteValue] = [], _ body: (Statement) throws -> T) throws -> T {
+        let statement = try kept.removeValue(forKey: sql) ?? prepare(sql, keptByConnection: true)
+        defer {
+            statement.reset()
+            kept[sql] = statement
+        }
         try statement.bind(bindings)
-        return statement
+        return try body(statement)
     }
 
     /// Switches the database to write-ahead logging, so readers never block the writer, with
@@ -131,10 +154,10 @@ public final class SQLiteConnection {
     /// Transactions do not nest: calling this inside one throws `SQLiteError.nestedTransaction`.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         guard !isInTransaction else { throw SQLiteError.nestedTransaction(path: path) }
-        try execute("BEGIN \(kind.rawValue)")
+        try withStatement(kind.begin) { try $0.run() }
         do {
             let result = try body()
-            _ = try prepare("COMMIT").step(retryingBusy: true)
+            _ = try withStatement("COMMIT") { try $0.step(retryingBusy: true) }
             return result
         } catch {
             // Some errors (e.g. SQLITE_FULL) already rolled the transaction back.
@@ -171,7 +194,7 @@ public final class SQLiteConnection {
     }
 
     /// Compiles the first statement at `sql`; nil when only whitespace or comments remain.
-    private func prepareFirst(_ sql: UnsafePointer<CChar>, tail: inout UnsafePointer<CChar>?) throws -> Statement? {
+    private func prepareFirst(_ sql: UnsafePointer<CChar>, tail: inout UnsafePointer<CChar>?, keptByConnection: Bool = false) throws -> Statement? {
         var statement: OpaquePointer?
         var end: UnsafePointer<CChar>?
         // Compiling reads the schema, which can meet a lock like any read.
@@ -181,7 +204,7 @@ public final class SQLiteConnection {
             sqlite3_finalize(statement)
             throw error(rc, sql: String(cString: sql))
         }
-        return statement.map { Statement(handle: $0, connection: self) }
+        return statement.map { Statement(handle: $0, connection: self, keptByConnection: keptByConnection) }
     }
 
     /// Repeats `attempt` while it returns SQLITE_BUSY, until `busyTimeout` has passed.

@@ -12,13 +12,17 @@ public final class Statement {
     /// The statement's SQL text.
     public let sql: String
     let handle: OpaquePointer
-    let connection: SQLiteConnection
+    /// The connection, which outlives the statement: held here, or — for a statement the connection keeps
+    /// (`withStatement`) — holding it.
+    unowned let connection: SQLiteConnection
+    private let owner: SQLiteConnection?
     /// Whether `step` ran since the last reset; only a statement that has produced nothing can be retried.
     private var hasStepped = false
 
-    init(handle: OpaquePointer, connection: SQLiteConnection) {
+    init(handle: OpaquePointer, connection: SQLiteConnection, keptByConnection: Bool) {
         self.handle = handle
         self.connection = connection
+        self.owner = keptByConnection ? nil : connection
         self.sql = String(cString: sqlite3_sql(handle))
     }
 

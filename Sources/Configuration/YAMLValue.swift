@@ -32,9 +32,14 @@ public struct YAMLValue {
     public let file: String
     public let keyPath: String
 
-    /// The most values a file may expand to, its aliases expanded: far above any real configuration or
-    /// scenario, far below what a "billion laughs" of nested aliases asks for.
+    /// The most values a file may expand to, its aliases expanded — or one per byte of its text, when that is more:
+    /// far above any hand-written configuration or scenario, far below what a "billion laughs" of nested aliases asks
+    /// for, and never reached by a file without aliases, however long (each value takes at least a byte: the
+    /// generated heavy-user year is 2.4 MB and about 300,000 values).
     public static let maximumExpandedValues = 200_000
+
+    /// The expansion limit of a text of `bytes` bytes.
+    public static func expansionLimit(forTextOf bytes: Int) -> Int { max(maximumExpandedValues, bytes) }
     /// The deepest nesting of flow collections (`[`, `{`), and the most indentation plus block indicators on one
     /// line: bounds that keep the recursive YAML composer far from the end of any thread's stack.
     public static let maximumFlowNesting = 128
@@ -49,7 +54,7 @@ public struct YAMLValue {
             guard let node = try Yams.compose(yaml: text) else {
                 throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
             }
-            try refuseExpansionBomb(node, file: file)
+            try refuseExpansionBomb(node, file: file, limit: expansionLimit(forTextOf: text.utf8.count))
             return YAMLValue(node: node, file: file, keyPath: "")
         } catch let error as YamlError {
             throw Self.describe(error, file: file)
@@ -107,14 +112,14 @@ public struct YAMLValue {
     }
 
     /// Counts the values of the expanded document, stopping at the limit (so the count costs at most that much).
-    private static func refuseExpansionBomb(_ root: Node, file: String) throws {
-        var budget = maximumExpandedValues
+    private static func refuseExpansionBomb(_ root: Node, file: String, limit: Int) throws {
+        var budget = limit
         var pending = [root]
         while let node = pending.popLast() {
             budget -= 1
             if budget < 0 {
                 throw ConfigurationError(file: file, line: node.mark?.line ?? 0, column: node.mark?.column ?? 0, key: "",
-                                         message: "the file expands to more than \(maximumExpandedValues) values through its aliases (*name), the last counted written here — a YAML bomb? Refused")
+                                         message: "the file expands to more than \(limit) values through its aliases (*name), the last counted written here — a YAML bomb? Refused")
             }
             switch node {
             case .scalar: break

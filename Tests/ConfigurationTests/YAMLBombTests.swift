@@ -49,13 +49,29 @@ final class YAMLBombTests: XCTestCase {
         XCTAssertEqual(configuration.plugins.map(\.options), [["product": "habit-lock", "n": 3], ["product": "habit-lock", "n": 3]])
     }
 
-    /// The limit is exact: a document of exactly the limit's values is read, one more is refused.
+    /// The limit is exact: a document of exactly the limit's values is read, one more is refused. An anchored list
+    /// of 100 values repeated through aliases keeps the text far smaller than the limit.
     func testExpansionLimitIsExact() throws {
         let limit = YAMLValue.maximumExpandedValues
-        // A mapping (1) with the key `a` (1) and a list (1) of n scalars: n + 3 values; `&x`/`*x` repeat a scalar for free.
-        func document(values: Int) -> String { "a: [&x s" + String(repeating: ",*x", count: values - 4) + "]\n" }
+        // The root mapping, keys `a` and `b`, the anchored list (1 + 99 scalars), `b`'s list: 104 values, then 100
+        // per alias and 1 per plain scalar.
+        func document(values: Int) -> String {
+            let aliases = (values - 104) / 100, scalars = (values - 104) % 100
+            let items = Array(repeating: "*x", count: aliases) + Array(repeating: "s", count: scalars)
+            return "a: &x [" + Array(repeating: "s", count: 99).joined(separator: ",") + "]\nb: [" + items.joined(separator: ",") + "]\n"
+        }
+        XCTAssertLessThan(document(values: limit + 1).utf8.count, limit)
         XCTAssertNoThrow(try YAMLValue.parse(document(values: limit), file: "fits.yml"))
         XCTAssertThrowsError(try YAMLValue.parse(document(values: limit + 1), file: "over.yml"))
+    }
+
+    /// A long file without aliases is no bomb, however many values it holds: the generated heavy-user year of the
+    /// benchmark (365 days, about 300,000 values) was refused as one.
+    func testALongFileWithoutAliasesIsRead() throws {
+        let values = 3 * YAMLValue.maximumExpandedValues
+        let text = "steps:\n" + String(repeating: "  - {at: x}\n", count: values / 3)
+        let parsed = try YAMLValue.parse(text, file: "long.yml")
+        XCTAssertEqual(try parsed.mapping()["steps"]?.list().count, values / 3)
     }
 
     func testDeeplyNestedBlocksAreRefusedNotACrash() {

@@ -149,6 +149,9 @@ final class DeliveryLedger {
     /// Events kept for `plugin` (delivered or not).
     func count(of plugin: String) -> Int { entries[plugin]?.count ?? 0 }
 
+    /// The slots held for `plugin`, holes included.
+    func storage(of plugin: String) -> Int { entries[plugin]?.storage ?? 0 }
+
     /// The observers' publications held for the next settled point changed: saved with the next save, so that a
     /// broker killed before it sequenced them sequences them after its restart.
     func noteHeld(_ held: [DeliveryStore.Held]) {
@@ -194,7 +197,8 @@ final class DeliveryLedger {
 /// proportional to what it removes, never copying what stays (a plugin may have thousands kept while it
 /// acknowledges one at a time). A removed event leaves a hole that keeps its sequence number (so the binary
 /// search stays valid) until the front passes it; the storage is compacted when the holes in front make up half
-/// of it, so each event is moved at most once on average.
+/// of it, or when holes anywhere make up three quarters of it (an event kept long at the front), so each event is
+/// moved a bounded number of times on average.
 struct PendingEvents {
     private struct Slot {
         let seq: UInt64
@@ -272,8 +276,16 @@ struct PendingEvents {
         } else if head >= 64, head * 2 >= slots.count {
             slots.removeFirst(head)
             head = 0
+        } else if slots.count >= 1_024, count * 4 <= slots.count {
+            // An event kept long at the front (for a plugin away, one still in hand) must not keep every hole behind
+            // it: they would grow with every later delivery, and each acknowledgement would walk them all.
+            slots.removeAll { $0.entry == nil }
+            head = 0
         }
     }
+
+    /// Slots held, holes included (what the compaction bounds).
+    var storage: Int { slots.count }
 
     /// The index of the first slot from `head` with a sequence number above `seq` (binary search: slots are in order).
     private func firstIndex(after seq: UInt64) -> Int {

@@ -101,6 +101,23 @@ final class DeliveryLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.count(of: "app"), 0)
     }
 
+    /// An event kept at the front for long (its plugin away, or one in hand) while everything after it is delivered and
+    /// acknowledged: the storage stays bounded by what is kept, not by everything delivered since. It held a hole per
+    /// later delivery — the broker grew to 238 MiB over the benchmark's year and each acknowledgement walked them all.
+    func testAnEventKeptAtTheFrontDoesNotKeepEveryHoleBehindIt() {
+        let ledger = DeliveryLedger(limit: 100_000, store: nil)
+        _ = ledger.route(seq: 1, json: [], frame: SharedFrame([]), to: "reports")  // never delivered: kept
+        for seq in UInt64(2)...50_000 {
+            _ = ledger.route(seq: seq, json: [], frame: SharedFrame([]), to: "reports")
+            ledger.markDelivered(seq: seq, to: "reports")
+            ledger.acknowledge(upTo: seq, by: "reports")
+            XCTAssertLessThanOrEqual(ledger.storage(of: "reports"), 1_024, "after \(seq)")
+            if ledger.storage(of: "reports") > 1_024 { break }
+        }
+        XCTAssertEqual(ledger.count(of: "reports"), 1)
+        XCTAssertEqual(ledger.undelivered(of: "reports").map(\.seq), [1])
+    }
+
     /// What a plugin published while handling a kept event is recognised when its next process sends it again —
     /// by cause, index, topic and body — and across a broker restart (the store); anything else is new. Many
     /// seeded runs: each publication is sent once, then the whole handling is sent again, sometimes changed.

@@ -49,6 +49,9 @@ enum Baseline {
     static let yearSeconds: Double? = 1030
     static let yearEventsPerSecond: Double? = 953
     static let dayCostLastOverFirst: Double? = 1.26
+    /// Not in the baseline run: the whole 365-day year before the checker's periods were merged in order
+    /// (main at 61a9a96, 2026-11-24, a quiet machine): 54 s from the last event to the end, the check nearly all of it.
+    static let yearAfterLastEventSeconds: Double? = 54
     static let makeRunDayEventsPerSecond: Double? = 716
     static let leanRatio: Double? = 0.35
     static let sdkRatio: Double? = 0.21

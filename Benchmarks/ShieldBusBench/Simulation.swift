@@ -82,8 +82,16 @@ struct SimulationRun {
         return line.split(separator: " ").first { $0.hasPrefix("turns=") }.flatMap { Int($0.dropFirst("turns=".count)) }
     }
 
+    /// When the journal's last line was seen (within a sampling period); the process's end without a journal.
+    var lastEventNanoseconds: UInt64 { progress.last?.wallNanoseconds ?? started + UInt64(wallSeconds * 1e9) }
+
+    /// Wall time from the last journaled event to the process's end: the run's own check of its journal (the lock
+    /// invariant, the expectations), the summary, the shutdown.
+    var afterLastEventSeconds: Double { max(0, wallSeconds - Double(lastEventNanoseconds - started) / 1e9) }
+
     /// The wall time each simulated day cost: from the moment the journal first reached a day's start (bus time)
-    /// to the moment it first reached the next day's. Day 1 starts when the process starts (plugin start-up included).
+    /// to the moment it first reached the next day's. Day 1 starts when the process starts (plugin start-up included);
+    /// the last day ends at the last event (what follows is `afterLastEventSeconds`, not a day's cost).
     func costPerDay(firstDayStart: Int64, days: Int) -> [Double] {
         var costs: [Double] = []
         var previous = started
@@ -91,7 +99,7 @@ struct SimulationRun {
         for day in 1...days {
             let end = firstDayStart + Int64(day) * 86_400_000
             while index < progress.count, progress[index].busTimeMilliseconds < end { index += 1 }
-            let reached = index < progress.count ? progress[index].wallNanoseconds : started + UInt64(wallSeconds * 1e9)
+            let reached = index < progress.count ? progress[index].wallNanoseconds : lastEventNanoseconds
             costs.append(Double(reached - min(reached, previous)) / 1e9)
             previous = reached
         }

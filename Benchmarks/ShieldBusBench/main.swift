@@ -85,6 +85,8 @@ func simulation(_ options: BenchOptions, _ installation: Installation, _ directo
                baseline: Baseline.yearSeconds, target: 15, better: .lower, note: extrapolated),
         Figure(name: "heavy-user year (\(Format.count(year.run.events)) events in \(year.days) days)", value: year.run.eventsPerSecond,
                unit: "events/s", baseline: Baseline.yearEventsPerSecond, target: nil, better: .higher),
+        Figure(name: "heavy-user year, after its last event (check, shutdown)", value: year.run.afterLastEventSeconds * scale, unit: "s",
+               baseline: Baseline.yearAfterLastEventSeconds, target: nil, better: .lower, note: extrapolated),
     ]
     // A turn is a hand-off the broker waits for (docs/protocol.md § 9): the unit a virtual run pays in wake-ups.
     for (name, run) in [("make run's day", day), ("heavy-user days", year.run)] {

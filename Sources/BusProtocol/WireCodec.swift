@@ -208,8 +208,7 @@ public enum WireCodec {
         var start = 0
         while true {
             let end = lines[start...].firstIndex(of: batchSeparator) ?? lines.count
-            var reader = EnvelopeReader(lines, in: start..<end)
-            envelopes.append(try reader.read() ?? decodeEnvelope(Array(lines[start..<end])))
+            envelopes.append(try decodeEnvelope(in: lines, range: start..<end))
             guard end < lines.count else { break }
             start = end + 1
         }
@@ -246,6 +245,13 @@ public enum WireCodec {
     }
 
     /// Decodes an envelope (a journal line or the second frame of an event).
+    /// The envelope in `bytes[range]` (a line of a batch or a journal): read in place when it is in the broker's own
+    /// compact form, otherwise decoded in full (which names what is wrong).
+    static func decodeEnvelope(in bytes: [UInt8], range: Range<Int>) throws -> Envelope {
+        var reader = EnvelopeReader(bytes, in: range)
+        return try reader.read() ?? decodeEnvelope(Array(bytes[range]))
+    }
+
     public static func decodeEnvelope(_ bytes: [UInt8]) throws -> Envelope {
         let fields = try Fields(bytes, kind: "event")
         try fields.checkVersion()

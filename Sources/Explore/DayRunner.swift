@@ -132,7 +132,7 @@ public final class DayRunner: @unchecked Sendable {
 
     static func readJournal(_ path: String) throws -> [Envelope] {
         guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return try String(decoding: data, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        return try JournalLines.envelopes(in: Array(data))
     }
 }
 

@@ -29,6 +29,16 @@ public struct ExpectationCheck {
         case notInFront = "not in front of the person"
     }
 
+    /// The topics an expectation is judged on: a run keeps only these events for its check.
+    static let topicsRead: Set<String> = [DeviceTopic.shieldShown, DeviceTopic.shieldDismissed, DeviceTopic.appOpened, DeviceTopic.webVisited,
+                                          DeviceTopic.appClosed, DeviceTopic.webLeft, DeviceTopic.notificationPosted]
+
+    /// Whether `failures(of:in:)` looks at this event.
+    public static func reads(_ envelope: Envelope) -> Bool {
+        topicsRead.contains(envelope.topic)
+    }
+
+    /// The expectations that do not hold; `journal` needs only the events `reads` keeps.
     public func failures(of expectations: [ScenarioExpectation], in journal: [Envelope]) -> [ExpectationFailure] {
         expectations.compactMap { expectation in
             problem(with: expectation.claim, journal).map { ExpectationFailure(line: expectation.line, problem: $0) }

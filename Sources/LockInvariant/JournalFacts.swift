@@ -86,20 +86,43 @@ struct JournalFacts {
     /// The source the OS's events carry in the journal.
     static let osSource = "broker"
 
-    init(journal: [Envelope], timeZone: TimeZone) {
-        let first = journal.first.map { date(busTime: $0.time) } ?? Date(timeIntervalSince1970: 0)
-        let last = journal.last.map { date(busTime: $0.time) } ?? first
-        range = DateInterval(start: first, end: max(first, last))
+    private init(timeZone: TimeZone) {
+        range = DateInterval(start: Date(timeIntervalSince1970: 0), duration: 0)
         zones = ZoneTimeline(initial: timeZone)
-        var reader = Reader()
-        // The OS's events, and the registrations its replies answer (`thresholdRefusals`).
-        for envelope in journal where envelope.source == Self.osSource || envelope.topic == DeviceTopic.startMonitoringRequest
-            || envelope.topic == DeviceTopic.authorizationRequest {
-            reader.read(envelope, into: &self)
+    }
+
+    /// Reads a journal one envelope at a time, keeping only the facts: a run's check need not hold its journal.
+    struct Builder {
+        private var partial: JournalFacts
+        private var reader = Reader()
+        private var first: Date?
+        private var last: Date?
+
+        init(timeZone: TimeZone) {
+            partial = JournalFacts(timeZone: timeZone)
         }
-        reader.closeAll(at: range.end, into: &self)
-        usable.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
-        shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+
+        mutating func read(_ envelope: Envelope) {
+            let at = date(busTime: envelope.time)
+            if first == nil { first = at }
+            last = at
+            // The OS's events, and the registrations its replies answer (`thresholdRefusals`).
+            guard envelope.source == JournalFacts.osSource || envelope.topic == DeviceTopic.startMonitoringRequest
+                || envelope.topic == DeviceTopic.authorizationRequest else { return }
+            reader.read(envelope, into: &partial)
+        }
+
+        /// The facts of the journal read so far, with what is still on screen closed at its last event.
+        func facts() -> JournalFacts {
+            var facts = partial
+            var reader = self.reader
+            let first = self.first ?? Date(timeIntervalSince1970: 0)
+            facts.range = DateInterval(start: first, end: max(first, last ?? first))
+            reader.closeAll(at: facts.range.end, into: &facts)
+            facts.usable.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+            facts.shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
+            return facts
+        }
     }
 
     /// When the app of the product with these plugins was not authorized: from the OS saying so (not determined,

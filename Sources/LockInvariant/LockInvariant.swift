@@ -94,8 +94,30 @@ public struct LockInvariantChecker {
 
     /// Each product's verdict, in configuration order.
     public func verdicts(for journal: [Envelope]) -> [ProductVerdict] {
-        let facts = JournalFacts(journal: journal, timeZone: timeZone)
-        return products.map { ProductVerdict(product: $0.name, kind: $0.kind, violations: ProductJudge(rules: $0, facts: facts).violations()) }
+        var reading = reading()
+        for envelope in journal { reading.read(envelope) }
+        return reading.verdicts()
+    }
+
+    /// A check fed one envelope at a time, as a run journals them: it keeps the facts, not the journal.
+    public func reading() -> Reading {
+        Reading(checker: self, facts: JournalFacts.Builder(timeZone: timeZone))
+    }
+
+    /// A journal being read for a check (`LockInvariantChecker.reading()`).
+    public struct Reading {
+        let checker: LockInvariantChecker
+        var facts: JournalFacts.Builder
+
+        public mutating func read(_ envelope: Envelope) {
+            facts.read(envelope)
+        }
+
+        /// Each product's verdict on the journal read so far, in configuration order.
+        public func verdicts() -> [ProductVerdict] {
+            let facts = facts.facts()
+            return checker.products.map { ProductVerdict(product: $0.name, kind: $0.kind, violations: ProductJudge(rules: $0, facts: facts).violations()) }
+        }
     }
 }
 
@@ -108,20 +130,19 @@ struct ProductJudge {
         // Without FamilyControls authorization an app can shield nothing (the OS refuses its writes, and a revocation
         // clears its stores): no lock holds then, and one that begins at the approval gets the usual minute.
         let unauthorized = facts.unauthorized(plugins: rules.plugins)
-        var locksCache: [Target: Locks] = [:]
-        func locks(_ target: Target) -> Locks {
+        var locksCache: [Target: (locks: Locks, allowed: Periods)] = [:]
+        func locksAndAllowed(_ target: Target) -> (locks: Locks, allowed: Periods) {
             if let cached = locksCache[target] { return cached }
             var locks = rules.locks(for: target, facts: facts)
             if !unauthorized.intervals.isEmpty { locks.periods = locks.periods.subtracting(unauthorized) }
-            locksCache[target] = locks
-            return locks
+            locksCache[target] = (locks, locks.periods.complement(in: facts.range))
+            return locksCache[target]!
         }
-        func locked(_ target: Target) -> Periods { locks(target).periods }
         var found: [LockViolation] = []
         for span in facts.usable where rules.isSelected(span.target) {
-            let graces = locks(span.target).graces
-            for lock in locked(span.target).intervals where lock.end > span.from && lock.start < span.to {
-                let grace = graces[lock.start] ?? rules.grace
+            let locks = locksAndAllowed(span.target).locks
+            for lock in locks.periods.overlapping(from: span.from, to: span.to) {
+                let grace = locks.graces[lock.start] ?? rules.grace
                 let illegalFrom = max(span.from, lock.start.addingTimeInterval(grace)), illegalTo = min(span.to, lock.end)
                 guard illegalTo > illegalFrom else { continue }
                 found.append(violation(.usableWhileLocked, span.target, from: max(span.from, lock.start), to: illegalTo, since: lock.start, decidedAt: illegalFrom))
@@ -133,7 +154,7 @@ struct ProductJudge {
                 continue
             }
             // A shield can be an instant (drawn and dismissed at once): its end counts.
-            for allowed in locked(span.target).complement(in: facts.range).intervals where allowed.end > span.from && allowed.start <= span.to {
+            for allowed in locksAndAllowed(span.target).allowed.overlapping(from: span.from, to: span.to, orAt: true) {
                 let illegalFrom = max(span.from, allowed.start.addingTimeInterval(rules.grace))
                 guard illegalFrom < allowed.end, illegalFrom <= span.to else { continue }
                 found.append(violation(.shieldedWhileAllowed, span.target, from: max(span.from, allowed.start), to: min(span.to, allowed.end),

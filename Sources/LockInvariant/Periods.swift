@@ -1,55 +1,99 @@
 import Foundation
 
-/// A set of disjoint half-open time intervals; touching intervals merge.
+/// A set of disjoint half-open time intervals, kept sorted; touching intervals merge. Every operation is a merge
+/// of sorted lists or a binary search: a year's journal holds tens of thousands of spans, each asking about its locks.
 struct Periods: Equatable {
     private(set) var intervals: [DateInterval] = []
 
     init(_ intervals: [DateInterval] = []) {
-        for interval in intervals { insert(interval) }
+        self.intervals = Self.merged(intervals.filter { $0.duration > 0 }.sorted { $0.start < $1.start })
+    }
+
+    private init(sortedDisjoint intervals: [DateInterval]) {
+        self.intervals = intervals
     }
 
     mutating func insert(_ interval: DateInterval) {
         guard interval.duration > 0 else { return }
+        // The first interval that ends at or after the new one starts, and the first that starts after it ends:
+        // everything between them touches it and merges into it.
+        let first = firstIndex { $0.end >= interval.start }
+        var last = first
         var merged = interval
-        var kept: [DateInterval] = []
-        for existing in intervals {
-            if existing.end < merged.start || existing.start > merged.end {
-                kept.append(existing)
-            } else {
-                merged = DateInterval(start: min(existing.start, merged.start), end: max(existing.end, merged.end))
-            }
+        while last < intervals.count, intervals[last].start <= interval.end {
+            merged = DateInterval(start: min(intervals[last].start, merged.start), end: max(intervals[last].end, merged.end))
+            last += 1
         }
-        kept.append(merged)
-        intervals = kept.sorted { $0.start < $1.start }
+        intervals.replaceSubrange(first..<last, with: [merged])
     }
 
     func union(_ other: Periods) -> Periods {
-        var result = self
-        for interval in other.intervals { result.insert(interval) }
-        return result
+        var all: [DateInterval] = []
+        all.reserveCapacity(intervals.count + other.intervals.count)
+        var mine = 0, theirs = 0
+        while mine < intervals.count || theirs < other.intervals.count {
+            if theirs == other.intervals.count || (mine < intervals.count && intervals[mine].start <= other.intervals[theirs].start) {
+                all.append(intervals[mine]); mine += 1
+            } else {
+                all.append(other.intervals[theirs]); theirs += 1
+            }
+        }
+        return Periods(sortedDisjoint: Self.merged(all))
     }
 
     func subtracting(_ other: Periods) -> Periods {
         var result: [DateInterval] = []
+        var cutIndex = 0
         for interval in intervals {
-            var pieces = [interval]
-            for cut in other.intervals {
-                pieces = pieces.flatMap { piece -> [DateInterval] in
-                    guard cut.end > piece.start && cut.start < piece.end else { return [piece] }
-                    var parts: [DateInterval] = []
-                    if cut.start > piece.start { parts.append(DateInterval(start: piece.start, end: cut.start)) }
-                    if cut.end < piece.end { parts.append(DateInterval(start: cut.end, end: piece.end)) }
-                    return parts
-                }
+            // Cuts that end before this interval starts cannot touch it nor any later one.
+            while cutIndex < other.intervals.count, other.intervals[cutIndex].end <= interval.start { cutIndex += 1 }
+            var start = interval.start
+            var cut = cutIndex
+            while cut < other.intervals.count, other.intervals[cut].start < interval.end {
+                if other.intervals[cut].start > start { result.append(DateInterval(start: start, end: other.intervals[cut].start)) }
+                start = max(start, other.intervals[cut].end)
+                cut += 1
             }
-            result += pieces
+            if start < interval.end { result.append(DateInterval(start: start, end: interval.end)) }
         }
-        return Periods(result)
+        return Periods(sortedDisjoint: result)
     }
 
     /// The complement within `range`.
     func complement(in range: DateInterval) -> Periods {
         Periods([range]).subtracting(self)
+    }
+
+    /// The intervals that end after `from` and start before `to` (`orAt`: or at `to` itself, for an instant's span).
+    func overlapping(from: Date, to: Date, orAt: Bool = false) -> ArraySlice<DateInterval> {
+        let first = firstIndex { $0.end > from }
+        var last = first
+        while last < intervals.count, intervals[last].start < to || (orAt && intervals[last].start == to) { last += 1 }
+        return intervals[first..<last]
+    }
+
+    /// The index of the first interval for which `isAtOrAfter` holds (it holds for all from some index on).
+    private func firstIndex(where isAtOrAfter: (DateInterval) -> Bool) -> Int {
+        var low = 0, high = intervals.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isAtOrAfter(intervals[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    /// Sorted intervals of positive length with those that overlap or touch merged.
+    private static func merged(_ sorted: [DateInterval]) -> [DateInterval] {
+        var result: [DateInterval] = []
+        result.reserveCapacity(sorted.count)
+        for interval in sorted where interval.duration > 0 {
+            if let last = result.last, interval.start <= last.end {
+                result[result.count - 1] = DateInterval(start: last.start, end: max(last.end, interval.end))
+            } else {
+                result.append(interval)
+            }
+        }
+        return result
     }
 }
 

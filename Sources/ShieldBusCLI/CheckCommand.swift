@@ -40,19 +40,17 @@ extension ShieldBus {
                 return zone
             }
             guard let data = FileManager.default.contents(atPath: journal) else { throw CommandFailure("cannot read \(journal)") }
-            var envelopes: [Envelope] = []
-            for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
-                do {
-                    envelopes.append(try WireCodec.decodeEnvelope(Array(line.utf8)))
-                } catch {
-                    throw CommandFailure("\(journal):\(number + 1): not a journal line: \(error)")
-                }
-            }
             let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone)
             guard !checker.products.isEmpty else {
                 throw CommandFailure("\(configuration.file) runs no reference product (no plugin has a `product` option): nothing to check")
             }
-            let verdicts = checker.verdicts(for: envelopes)
+            var reading = checker.reading()
+            do {
+                try JournalLines.forEach(in: Array(data)) { reading.read($0) }
+            } catch let bad as JournalLines.BadLine {
+                throw CommandFailure("\(journal):\(bad.line): not a journal line: \(bad.reason)")
+            }
+            let verdicts = reading.verdicts()
             print(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
             if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
         }

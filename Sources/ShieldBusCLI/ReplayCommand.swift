@@ -29,13 +29,11 @@ extension ShieldBus {
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
-            var envelopes: [Envelope] = []
-            for (number, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true).enumerated() {
-                do {
-                    envelopes.append(try WireCodec.decodeEnvelope(Array(line.utf8)))
-                } catch {
-                    throw ValidationError("\(file):\(number + 1): not a journal line: \(error)")
-                }
+            let envelopes: [Envelope]
+            do {
+                envelopes = try JournalLines.envelopes(in: Array(data))
+            } catch let bad as JournalLines.BadLine {
+                throw ValidationError("\(file):\(bad.line): not a journal line: \(bad.reason)")
             }
             let replayable = envelopes.filter { envelope in
                 !Topic.isSystemOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)

@@ -96,12 +96,21 @@ extension ShieldBus {
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
-            // A resumed scenario is checked as a whole: what the killed broker journaled comes first.
-            var journal = resume ? RunPlan.journaledSoFar(plan.brokerSettings.journalPath) : []
-            let checker = plan.scenario == nil ? nil : plan.checker
+            // The check reads each event as it is journaled and keeps only what it judges on: a year's run holds
+            // its facts, not its journal. A resumed scenario is checked as a whole: what the killed broker
+            // journaled comes first.
+            let checker = plan.scenario == nil || plan.checker.products.isEmpty ? nil : plan.checker
+            var reading = checker?.reading()
+            let keepsForExpectations = plan.scenario?.expectations.isEmpty == false
+            var expectationJournal: [Envelope] = []
+            func check(_ envelope: Envelope) {
+                reading?.read(envelope)
+                if keepsForExpectations && ExpectationCheck.reads(envelope) { expectationJournal.append(envelope) }
+            }
+            if resume { try RunPlan.journaledSoFar(plan.brokerSettings.journalPath, check) }
             broker.observeEvents { envelope in
                 timeline.record(envelope)
-                if plan.scenario != nil { journal.append(envelope) }
+                check(envelope)
             }
             if plan.scenario == nil {
                 printError("shieldbus: broker running on \(plan.brokerSettings.runtimeDirectory.path) (\(plan.clock.mode) clock); tap it with `shieldbus tap`; stop with Ctrl-C")
@@ -112,14 +121,14 @@ extension ShieldBus {
                 timeline.printSummary(wallMilliseconds: monotonicMilliseconds() - started, scenario: plan.scenario)
             }
             var broken = false
-            if let checker, !checker.products.isEmpty {
-                let verdicts = checker.verdicts(for: journal)
+            if let reading {
+                let verdicts = reading.verdicts()
                 // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
                 printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
                 broken = verdicts.contains(where: { !$0.isHeld })
             }
             if let scenario = plan.scenario, !scenario.expectations.isEmpty {
-                let failures = plan.expectationCheck.failures(of: scenario.expectations, in: journal)
+                let failures = plan.expectationCheck.failures(of: scenario.expectations, in: expectationJournal)
                 printError(failures.isEmpty ? "  expectations      \(scenario.expectations.count) held"
                                             : (["  expectations      \(failures.count) of \(scenario.expectations.count) FAILED"] + failures.map { "    - \(scenario.file):\($0.line): \($0.problem)" }).joined(separator: "\n"))
                 broken = broken || !failures.isEmpty
@@ -308,10 +317,15 @@ struct RunPlan {
                               resuming: progress, crashAtStep: options.crashAtStep)
     }
 
-    /// The envelopes a journal file holds (none without one); a torn last line (a SIGKILL mid-write) is left out.
-    static func journaledSoFar(_ path: String?) -> [Envelope] {
-        guard let path, let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+    /// Hands `body` the envelopes a journal file holds (none without one), up to a torn line (a SIGKILL mid-write):
+    /// the broker's journal, reopened, ends there too.
+    static func journaledSoFar(_ path: String?, _ body: (Envelope) -> Void) throws {
+        guard let path, let data = FileManager.default.contents(atPath: path) else { return }
+        do {
+            try JournalLines.forEach(in: Array(data), body)
+        } catch is JournalLines.BadLine {
+            return
+        }
     }
 
     /// Where `scenario` stopped on the state folder `directory`; a folder where it was not played is refused.

@@ -1,0 +1,39 @@
+/// A journal's envelopes (JSON Lines, one compact envelope per line, as the broker writes them), read in place.
+public enum JournalLines {
+    /// A line of a journal that is not an envelope.
+    public struct BadLine: Error, CustomStringConvertible {
+        /// Counted from 1, empty lines included.
+        public let line: Int
+        public let reason: Error
+
+        public var description: String { "line \(line): not a journal line: \(reason)" }
+    }
+
+    /// Calls `body` with each non-empty line's envelope in order; throws `BadLine` for the first line that is not one
+    /// (an error `body` throws is passed on). Reading bytes, not a `String`: a year's journal is hundreds of MB.
+    public static func forEach(in bytes: [UInt8], _ body: (Envelope) throws -> Void) throws {
+        var start = 0
+        var line = 1
+        while start < bytes.count {
+            let end = bytes[start...].firstIndex(of: WireCodec.batchSeparator) ?? bytes.count
+            if end > start {
+                let envelope: Envelope
+                do {
+                    envelope = try WireCodec.decodeEnvelope(in: bytes, range: start..<end)
+                } catch {
+                    throw BadLine(line: line, reason: error)
+                }
+                try body(envelope)
+            }
+            start = end + 1
+            line += 1
+        }
+    }
+
+    /// Every envelope of a journal (`forEach`'s).
+    public static func envelopes(in bytes: [UInt8]) throws -> [Envelope] {
+        var envelopes: [Envelope] = []
+        try forEach(in: bytes) { envelopes.append($0) }
+        return envelopes
+    }
+}

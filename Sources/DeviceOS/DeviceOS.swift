@@ -180,10 +180,15 @@ public final class DeviceOS: BrokerService {
     /// Saves a piece of persistent state. A failure (disk full, read-only) is reported on the terminal, in
     /// `status` and on the bus — never ignored; the value in memory stays in force and the next change saves it.
     func save<T: Encodable>(_ value: T, key: String) {
+        saving(key) { try $0.save(value, key: key) }
+    }
+
+    /// Runs a write to the device's state; a failure is handled as `save`'s.
+    func saving(_ what: String = "the device state", _ write: (DeviceStateStore) throws -> Void) {
         do {
-            try state.save(value, key: key)
+            try write(state)
         } catch {
-            storageFailed("cannot save \(key) in \(state.path): \(error)")
+            storageFailed("cannot save \(what) in \(state.path): \(error)")
         }
     }
 

@@ -32,6 +32,13 @@ final class DeviceStateStore {
     let path: String
     /// Values whose last save failed, by key: written again first at the next save.
     private var unsaved: [String: String] = [:]
+    /// List changes not yet written (a write failed), in order: written first with the next one.
+    private var unsavedListChanges: [ListChange] = []
+
+    private enum ListChange {
+        case append(list: String, id: String, json: String)
+        case remove(list: String, id: String)
+    }
     /// Spans of use whose append failed (end, JSON), in order: appended first at the next one.
     private var unsavedSpans: [(end: Int64, json: String)] = []
 
@@ -48,6 +55,12 @@ final class DeviceStateStore {
             try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
             // Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
             try connection.execute("CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL)")
+            // Items of lists that only grow at the end (delivered notifications), one row each, by id.
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS list_item (list TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, json TEXT NOT NULL,
+                                                      PRIMARY KEY (list, id)) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS list_item_order ON list_item (list, position);
+                """)
         } catch let error as SQLiteError {
             throw DeviceStateError.damaged(path: path, detail: "\(error)")
         }
@@ -73,6 +86,56 @@ final class DeviceStateStore {
                                          bindings: [.text(key), .text(json)]) { try $0.run() }
             unsaved[key] = nil
         }
+    }
+
+    /// Removes a stored value (nothing if there is none).
+    func removeValue(key: String) throws {
+        unsaved[key] = nil
+        try connection.withStatement("DELETE FROM state WHERE key = ?", bindings: [.text(key)]) { try $0.run() }
+    }
+
+    /// Puts `value` at the end of `list`, replacing the item with the same id: one row written, however long the list.
+    func appendItem<T: Encodable>(_ value: T, id: String, list: String) throws {
+        try write(.append(list: list, id: id, json: String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)))
+    }
+
+    /// Removes the item `id` from `list` (nothing if it is not there).
+    func removeItem(id: String, list: String) throws {
+        try write(.remove(list: list, id: id))
+    }
+
+    /// The items of `list`, in the order they were appended. One that no longer decodes is an error.
+    func items<T: Decodable>(_ type: T.Type, list: String) throws -> [T] {
+        let statement = try connection.prepare("SELECT json FROM list_item WHERE list = ? ORDER BY position", bindings: [.text(list)])
+        var items: [T] = []
+        while try statement.step() {
+            guard let json = try statement.string(at: 0) else { continue }
+            do {
+                items.append(try DeviceAPICoding.decode(type, from: Array(json.utf8)))
+            } catch {
+                throw DeviceStateError.undecodable(path: path, key: list, detail: DeviceAPICoding.describe(error))
+            }
+        }
+        return items
+    }
+
+    /// Writes `change` after any that failed before it, in one transaction; kept to be written with the next on failure.
+    private func write(_ change: ListChange) throws {
+        unsavedListChanges.append(change)
+        try connection.transaction(.immediate) {
+            for change in unsavedListChanges {
+                switch change {
+                case let .append(list, id, json):
+                    try connection.withStatement("""
+                        INSERT OR REPLACE INTO list_item (list, id, position, json)
+                        VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM list_item WHERE list = ?1), ?3)
+                        """, bindings: [.text(list), .text(id), .text(json)]) { try $0.run() }
+                case let .remove(list, id):
+                    try connection.withStatement("DELETE FROM list_item WHERE list = ? AND id = ?", bindings: [.text(list), .text(id)]) { try $0.run() }
+                }
+            }
+        }
+        unsavedListChanges.removeAll()
     }
 
     /// Appends a span of use (after any whose append failed) and forgets those that ended before `horizon`, in

@@ -11,7 +11,8 @@ final class NotificationCenterService {
         var poster: String
     }
 
-    static let storeKey = "notifications.delivered"
+    /// The stored list (one row per notification, by id: a post writes one row however many were delivered before).
+    static let storeList = "notifications.delivered"
     private unowned let device: DeviceOS
     /// Persisted, as on iOS: a notification not yet tapped is still there after a restart (a broker SIGKILL).
     private var entries: [Delivered]
@@ -19,7 +20,13 @@ final class NotificationCenterService {
 
     init(device: DeviceOS) throws {
         self.device = device
-        entries = try device.state.load([Delivered].self, key: Self.storeKey) ?? []
+        entries = try device.state.items(Delivered.self, list: Self.storeList)
+        // State saved before the list had rows of its own kept it whole under one key: move it over once.
+        if let saved = try device.state.load([Delivered].self, key: Self.storeList) {
+            for entry in saved { try device.state.appendItem(entry, id: entry.request.id, list: Self.storeList) }
+            try device.state.removeValue(key: Self.storeList)
+            entries = try device.state.items(Delivered.self, list: Self.storeList)
+        }
     }
 
     func handle(_ envelope: Envelope) {
@@ -28,8 +35,9 @@ final class NotificationCenterService {
         // posts again after a restart (a redelivered trigger) does not post twice.
         let isRepost = entries.contains { $0.request.id == request.id }
         entries.removeAll { $0.request.id == request.id }
-        entries.append(Delivered(request: request, poster: envelope.source))
-        device.save(entries, key: Self.storeKey)
+        let entry = Delivered(request: request, poster: envelope.source)
+        entries.append(entry)
+        device.saving("a delivered notification") { try $0.appendItem(entry, id: request.id, list: Self.storeList) }
         if !isRepost { device.emit(DeviceTopic.notificationPosted, request) }
         device.reply(to: envelope, .success(NoValue()))
     }
@@ -42,7 +50,7 @@ final class NotificationCenterService {
             return
         }
         entries.removeAll { $0.request.id == notification.request.id }
-        device.save(entries, key: Self.storeKey)
+        device.saving("a tapped notification") { try $0.removeItem(id: notification.request.id, list: Self.storeList) }
         device.emit(topic: DeviceTopic.notificationTapped, body: ["id": .string(notification.request.id), "kind": notification.request.kind.map(JSONValue.string) ?? .null])
         if let app = device.product(of: notification.poster)?.companionApp { device.screen.open(app, reason: "notification") }
     }

@@ -124,3 +124,45 @@ final class DeviceStateFullDiskTests: XCTestCase {
         XCTAssertEqual(try reopened.load([String].self, key: "managedsettings.stores")?.count, stores.count)
     }
 }
+
+/// Lists kept one row per item (delivered notifications): many generated runs of appends, replacements and removals
+/// read back in the model's order, also from a reopened store; a change that could not be written (a full disk) is
+/// written with the next one.
+final class DeviceStateListTests: XCTestCase {
+    func testGeneratedChangesReadBackInOrderAfterAReopen() throws {
+        let work = TemporaryDirectory(prefix: "sblist")
+        var seed: UInt64 = 2026_1124
+        for round in 0..<40 {
+            let path = work.file("device-\(round).sqlite")
+            var store = try DeviceStateStore(path: path)
+            var model: [(id: String, value: Int)] = []
+            for step in 0..<60 {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                let id = "n\(seed >> 60)"  // 16 ids: replacements and removals of present ones are common
+                if (seed >> 32) % 4 == 0 {
+                    try store.removeItem(id: id, list: "notifications.delivered")
+                    model.removeAll { $0.id == id }
+                } else {
+                    try store.appendItem(step, id: id, list: "notifications.delivered")
+                    model.removeAll { $0.id == id }
+                    model.append((id, step))
+                }
+                if step % 20 == 19 { store = try DeviceStateStore(path: path) }
+                XCTAssertEqual(try store.items(Int.self, list: "notifications.delivered"), model.map(\.value), "round \(round), step \(step)")
+            }
+            XCTAssertEqual(try store.items(Int.self, list: "another"), [], "lists are apart")
+        }
+    }
+
+    func testAChangeThatCouldNotBeWrittenIsWrittenWithTheNextOne() throws {
+        let disk = try SmallDisk(size: "4m")
+        let store = try DeviceStateStore(path: disk.path + "/device.sqlite")
+        try store.appendItem("first", id: "a", list: "notifications.delivered")
+        try disk.fill()
+        let large = String(repeating: "x", count: 2_000_000)
+        XCTAssertThrowsError(try store.appendItem(large, id: "b", list: "notifications.delivered"), "the disk is full")
+        try disk.free()
+        try store.removeItem(id: "a", list: "notifications.delivered")
+        XCTAssertEqual(try DeviceStateStore(path: disk.path + "/device.sqlite").items(String.self, list: "notifications.delivered"), [large])
+    }
+}

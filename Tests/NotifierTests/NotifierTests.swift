@@ -3,6 +3,7 @@ import Foundation
 import ReferenceKit
 import ShieldBusSDK
 import ShieldBusTestSupport
+import SQLite
 import XCTest
 
 /// The notifier and the pending deep link through the real broker and real plugin processes: quiet hours,
@@ -111,6 +112,26 @@ final class NotifierTests: XCTestCase {
     /// Issue 11: a notification posted and not yet tapped, and the deep-link route it leads to, outlive a broker
     /// SIGKILLed between the post and the tap (`--crash-at-step`), and the tap after the restart opens the route.
     func testAPendingNotificationAndItsRouteSurviveABrokerSIGKILL() throws {
+        try crashBetweenPostAndTap()
+    }
+
+    /// The same, on a device state written before delivered notifications had rows of their own (the whole list
+    /// under one key): the broker moves it over and the tap still finds the notification.
+    func testDeliveredNotificationsSavedAsOneValueAreReadAfterAnUpgrade() throws {
+        try crashBetweenPostAndTap { state in
+            let device = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readWrite])
+            let rows = try device.prepare("SELECT json FROM list_item WHERE list = 'notifications.delivered' ORDER BY position")
+            var items: [String] = []
+            while try rows.step() { items.append(try XCTUnwrap(try rows.string(at: 0))) }
+            XCTAssertEqual(items.count, 1, "the posted notification is stored as a row")
+            try device.execute("DELETE FROM list_item")
+            try device.prepare("INSERT INTO state (key, json) VALUES ('notifications.delivered', ?)", bindings: [.text("[" + items.joined(separator: ",") + "]")]).run()
+        }
+    }
+
+    /// Posts a notification, SIGKILLs the broker before the person taps it, runs `beforeResume` on the state folder,
+    /// resumes: the tap opens the route, once.
+    func crashBetweenPostAndTap(beforeResume: (String) throws -> Void = { _ in }) throws {
         let scenario = """
         name: crash-between-post-and-tap
         start: 2026-11-23T07:00
@@ -129,6 +150,7 @@ final class NotifierTests: XCTestCase {
         let pending = try XCTUnwrap(try defaults.value(PendingDeepLinkRoute.self, forKey: PendingDeepLinkRoute.key), "the route is pending in the store")
         XCTAssertEqual(pending.url, "tether://nudge?action=call")
 
+        try beforeResume(state.path)
         let resumed = try ScenarioRun.run(configuration: configuration(withApp: true), scenario: scenario, arguments: ["--resume"], stateDirectory: state.path)
         XCTAssertEqual(resumed.exitStatus, 0, resumed.errors)
         XCTAssertFalse(resumed.events("bus.error").contains { $0.bodyValue["code"]?.stringValue == "no-notification" },

@@ -166,9 +166,20 @@ final class GroupDatabase {
             try statement.run()
             return sequence
         }
+        // The log keeps its last `changeLogLength` changes: unbounded, a year of a product's writes made the store
+        // grow by megabytes, and every process's start pays `quick_check` over the whole file (the companion app,
+        // started dozens of times a day, spent twice as long starting at the year's end as at its start).
+        if sequence % Self.changeLogPruneInterval == 0 {
+            try connection.withStatement("DELETE FROM changes WHERE seq <= ?", bindings: [.integer(sequence - Self.changeLogLength)]) { try $0.run() }
+        }
         return StoreChange(group: group, sequence: sequence, key: key, writer: writer, version: version,
                            timestamp: time, removed: removed)
     }
+
+    /// How many of the latest changes the log keeps (a follower polling it is never this far behind), and how often
+    /// (in changes) older ones are removed.
+    static let changeLogLength: Int64 = 10_000
+    static let changeLogPruneInterval: Int64 = 1_000
 
     /// Up to `limit` changes numbered after `sequence`, oldest first.
     func changes(after sequence: Int64, limit: Int) throws -> [StoreChange] {

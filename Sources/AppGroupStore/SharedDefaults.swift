@@ -114,7 +114,8 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
 
     /// Up to `limit` committed changes numbered after `sequence`, oldest first.
     ///
-    /// Numbers follow commit order, so a watcher that remembers the last number it saw misses nothing.
+    /// Numbers follow commit order, so a watcher that remembers the last number it saw misses nothing — as long as
+    /// it is fewer than the log's last 10,000 changes behind (older ones are removed, so that the store stays small).
     public func changes(after sequence: Int64, limit: Int = 1000) throws -> [StoreChange] {
         try lock.withLock { try database.read { try database.changes(after: sequence, limit: limit) } }
     }

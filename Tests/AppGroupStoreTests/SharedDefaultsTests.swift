@@ -218,6 +218,18 @@ final class SharedDefaultsTests: ContainerTestCase {
         XCTAssertEqual(try defaults.lastChangeNumber(), 4)
         XCTAssertEqual(try defaults.changes(after: 4), [])
     }
+
+    /// The log keeps its last 10,000 changes (older ones go every 1,000), so a long run's store stays small; a
+    /// follower within them misses nothing, and the numbers go on.
+    func testTheChangeLogKeepsItsLatestChangesOnly() throws {
+        let defaults = try adminDefaults()
+        for value in 1...12_500 { try defaults.set(value, forKey: "count") }
+        XCTAssertEqual(try defaults.lastChangeNumber(), 12_500)
+        XCTAssertEqual(try defaults.changes(after: 0, limit: 1).map(\.sequence), [2_001], "pruned at 12,000: the 10,000 before it are kept")
+        XCTAssertEqual(try defaults.changes(after: 12_490).map(\.sequence), Array(12_491...12_500), "a follower close behind misses nothing")
+        XCTAssertEqual(try defaults.changes(after: 2_000, limit: 20_000).count, 10_500)
+        XCTAssertEqual(try defaults.integer(forKey: "count"), 12_500, "the values are not touched")
+    }
 }
 
 /// Collects errors from concurrent threads.

@@ -1,10 +1,12 @@
 import Foundation
 
-/// The wall time each simulated day of a long run cost, summed up over stretches of the run: flat when a day
-/// late in the year costs what a day early in it did.
+/// What each simulated day of a long run cost (wall time, or CPU), summed up over stretches of the run: flat when
+/// a day late in the year costs what a day early in it did.
 struct DayCostCurve {
     /// Seconds, day by day (day 1 includes starting the broker and the plugins).
     let costs: [Double]
+    /// What was measured, for the heading: "wall ms" or "CPU ms, every process".
+    let measure: String
 
     /// Stretches of the run: (first day, last day), both counted from 1.
     var stretches: [(Int, Int)] {
@@ -26,7 +28,7 @@ struct DayCostCurve {
     }
 
     var text: String {
-        var lines = ["cost per simulated day (wall ms per day of bus time, mean over each stretch):"]
+        var lines = ["cost per simulated day (\(measure) per day of bus time, mean over each stretch):"]
         for (first, last) in stretches {
             let name = first == last ? "day \(first)" : "days \(first)–\(last)"
             lines.append("  \(name.padding(16)) \(String(format: "%8.1f", mean(first, last) * 1000)) ms")

@@ -13,6 +13,12 @@ final class RunWatcher {
         let busTimeMilliseconds: Int64
     }
 
+    /// The CPU the run had used by a wall time: the broker's, its ended children's and its running children's.
+    struct CPUReading {
+        let wallNanoseconds: UInt64
+        let cpuSeconds: Double
+    }
+
     private let brokerPID: pid_t
     private let journalPath: String
     private let interval: UInt64
@@ -25,6 +31,7 @@ final class RunWatcher {
     /// Peak dirty footprint in KiB by process, named as `peaks`.
     private var dirtyPeaks: [String: Int] = [:]
     private var progress: [Progress] = []
+    private var cpu: [CPUReading] = []
     private var journalOffset: UInt64 = 0
     private var partialLine: [UInt8] = []
     private(set) var journalLines = 0
@@ -48,11 +55,11 @@ final class RunWatcher {
     }
 
     /// Stops watching after one last look at the journal (the process has ended by now).
-    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress]) {
+    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress], cpu: [CPUReading]) {
         lock.withLock { running = false }
         try? worker?.join()
         readJournal(at: monotonicNanoseconds())
-        return (peaks, dirtyPeaks, progress)
+        return (peaks, dirtyPeaks, progress, cpu)
     }
 
     /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
@@ -61,11 +68,16 @@ final class RunWatcher {
     private func readMemory() {
         var readings: [(name: String, peak: Int, dirty: Int?)] = []
         if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker, Self.dirtyKiB(brokerPID))) }
-        for pid in Self.children(of: brokerPID) {
+        let children = Self.children(of: brokerPID)
+        for pid in children {
             guard let kib = Self.peakKiB(pid), let name = Self.executableName(pid) else { continue }
             readings.append((name, kib, Self.dirtyKiB(pid)))
         }
+        // A child that ended moves from its own count to the broker's count of ended children: the sum carries on.
+        let ticks = (Self.cpuTicks(brokerPID, withEndedChildren: true) ?? 0) + children.compactMap { Self.cpuTicks($0, withEndedChildren: false) }.reduce(0, +)
+        let reading = CPUReading(wallNanoseconds: monotonicNanoseconds(), cpuSeconds: Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))))
         lock.withLock {
+            cpu.append(reading)
             for reading in readings {
                 peaks[reading.name] = max(peaks[reading.name] ?? 0, reading.peak)
                 if let dirty = reading.dirty { dirtyPeaks[reading.name] = max(dirtyPeaks[reading.name] ?? 0, dirty) }
@@ -127,6 +139,16 @@ final class RunWatcher {
             found = true
         }
         return found ? total : nil
+    }
+
+    /// A process's user and system CPU in clock ticks from /proc/<pid>/stat (`withEndedChildren`: and that of its
+    /// children it has waited for).
+    static func cpuTicks(_ pid: pid_t, withEndedChildren: Bool) -> Int? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else { return nil }
+        // After "(comm)": state, ppid, … — utime, stime, cutime, cstime are the 14th to 17th fields of the line.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 14 else { return nil }
+        return (11...(withEndedChildren ? 14 : 12)).compactMap { Int(fields[$0]) }.reduce(0, +)
     }
 
     /// The processes whose parent is `pid` (this kernel has no /proc/<pid>/task/<pid>/children).

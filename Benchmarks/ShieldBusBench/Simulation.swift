@@ -39,6 +39,7 @@ struct SimulationRun {
     /// Peak dirty footprint (iOS's measure of an extension's memory; `RunWatcher.dirtyKiB`) by process, in KiB.
     let dirtyPeaksKiB: [String: Int]
     let progress: [RunWatcher.Progress]
+    let cpu: [RunWatcher.CPUReading]
     let started: UInt64
     /// The broker's own count of turns (hand-offs it waited for), from its `stopped` log line.
     let turns: Int?
@@ -65,14 +66,14 @@ struct SimulationRun {
         watcher.start()
         process.waitUntilExit()
         let ended = monotonicNanoseconds()
-        let (peaks, dirtyPeaks, progress) = watcher.stop()
+        let (peaks, dirtyPeaks, progress, cpu) = watcher.stop()
         // 0: the scenario ran to its end; 3: it ended with lock-invariant findings, which are not this benchmark's business.
         guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
             let tail = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10).joined(separator: "\n")
             throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
         }
         return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
-                             peaksKiB: peaks, dirtyPeaksKiB: dirtyPeaks, progress: progress, started: started, turns: turns(loggedIn: errors))
+                             peaksKiB: peaks, dirtyPeaksKiB: dirtyPeaks, progress: progress, cpu: cpu, started: started, turns: turns(loggedIn: errors))
     }
 
     /// `turns=N` from the broker's last `stopped` line in its log.
@@ -89,26 +90,40 @@ struct SimulationRun {
     /// invariant, the expectations), the summary, the shutdown.
     var afterLastEventSeconds: Double { max(0, wallSeconds - Double(lastEventNanoseconds - started) / 1e9) }
 
-    /// The wall time each simulated day cost: from the moment the journal first reached a day's start (bus time)
-    /// to the moment it first reached the next day's. Day 1 starts when the process starts (plugin start-up included);
+    /// When each simulated day ended, in wall time: when the journal first reached the next day's start (bus time);
     /// the last day ends at the last event (what follows is `afterLastEventSeconds`, not a day's cost).
-    func costPerDay(firstDayStart: Int64, days: Int) -> [Double] {
-        var costs: [Double] = []
-        var previous = started
+    func dayEnds(firstDayStart: Int64, days: Int) -> [UInt64] {
         var index = 0
-        for day in 1...days {
+        return (1...days).map { day in
             let end = firstDayStart + Int64(day) * 86_400_000
             while index < progress.count, progress[index].busTimeMilliseconds < end { index += 1 }
-            let reached = index < progress.count ? progress[index].wallNanoseconds : lastEventNanoseconds
-            costs.append(Double(reached - min(reached, previous)) / 1e9)
-            previous = reached
+            return index < progress.count ? progress[index].wallNanoseconds : lastEventNanoseconds
         }
-        return costs
+    }
+
+    /// The wall time each simulated day cost, in seconds. Day 1 starts when the process starts (plugin start-up included).
+    func costPerDay(firstDayStart: Int64, days: Int) -> [Double] {
+        let ends = dayEnds(firstDayStart: firstDayStart, days: days)
+        return zip([started] + ends, ends).map { Double($1 - min($1, $0)) / 1e9 }
+    }
+
+    /// The CPU each simulated day cost, in seconds, over every process of the run (the broker and all its plugins,
+    /// those that ended too): unlike the wall time, it does not move with other work on the machine.
+    func cpuPerDay(firstDayStart: Int64, days: Int) -> [Double] {
+        let ends = dayEnds(firstDayStart: firstDayStart, days: days)
+        return zip([started] + ends, ends).map { cpuSeconds(at: $1) - cpuSeconds(at: $0) }
+    }
+
+    /// The run's CPU at a wall time, interpolated between the watcher's readings (every 200 ms).
+    func cpuSeconds(at wall: UInt64) -> Double {
+        guard let after = cpu.firstIndex(where: { $0.wallNanoseconds >= wall }) else { return cpu.last?.cpuSeconds ?? 0 }
+        guard after > 0 else { return 0 }
+        let (a, b) = (cpu[after - 1], cpu[after])
+        let share = Double(wall - a.wallNanoseconds) / Double(max(1, b.wallNanoseconds - a.wallNanoseconds))
+        return a.cpuSeconds + (b.cpuSeconds - a.cpuSeconds) * share
     }
 }
 
-/// The simulation figures: `make run`'s day in events/s, and the generated heavy-user year (time, cost per
-/// simulated day over the year, peak memory).
 struct SimulationBench {
     struct DayResult {
         let runs: [SimulationRun]
@@ -121,6 +136,8 @@ struct SimulationBench {
         let run: SimulationRun
         /// Seconds of wall time per simulated day, day by day.
         let costPerDay: [Double]
+        /// Seconds of CPU (every process of the run) per simulated day, day by day.
+        let cpuPerDay: [Double]
     }
 
     let installation: Installation
@@ -147,7 +164,8 @@ struct SimulationBench {
         // The scenario starts at 2026-11-23T06:00 in the configuration's zone (Europe/Berlin, UTC+1 in November):
         // 05:00Z in ms since the epoch; a "day" here is 24 h of bus time from there.
         let costs = run.costPerDay(firstDayStart: 1_795_410_000_000, days: days)
+        let cpu = run.cpuPerDay(firstDayStart: 1_795_410_000_000, days: days)
         progress("heavy-user year: \(run.events) events in \(String(format: "%.1f", run.wallSeconds)) s (\(Format.rate(run.eventsPerSecond)) events/s)")
-        return YearResult(days: days, counts: generated.counts, run: run, costPerDay: costs)
+        return YearResult(days: days, counts: generated.counts, run: run, costPerDay: costs, cpuPerDay: cpu)
     }
 }

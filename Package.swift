@@ -68,7 +68,7 @@ let package = Package(
         ], resources: [.copy("Resources")]),
 
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "SQLite", "ZeroMQ",
+            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "CProcessControl", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "SQLite", "ZeroMQ",
             "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

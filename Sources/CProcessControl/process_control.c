@@ -1,6 +1,11 @@
 #include "process_control.h"
+#include <malloc.h>
 #include <sys/prctl.h>
 
 int shieldbus_die_with_parent(int signal) {
     return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
+}
+
+void shieldbus_release_free_heap(void) {
+    malloc_trim(0);
 }

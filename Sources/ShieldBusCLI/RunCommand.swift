@@ -8,6 +8,7 @@ import Configuration
 import DeviceAPI
 import DeviceOS
 import Explore
+import CProcessControl
 import Foundation
 import LockInvariant
 import Logging
@@ -93,6 +94,9 @@ extension ShieldBus {
             umask(0o077)
             let logger = Logger(label: "shieldbus")
             let plan = try exitingOnProblems { try RunPlan(options: self) }
+            // Reading a long scenario builds a YAML tree of tens of MB (a generated year's: ~50) that is garbage once
+            // the steps are read; hand those pages back rather than hold them for the whole run.
+            shieldbus_release_free_heap()
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)

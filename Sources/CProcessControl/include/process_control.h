@@ -1,9 +1,13 @@
-// CProcessControl: the one Linux call Swift's Glibc module does not expose — dying with one's parent.
+// CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back.
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
 /// Asks the kernel to send `signal` to this process when its parent dies (prctl PR_SET_PDEATHSIG).
 /// Returns 0 on success, -1 with errno set on failure.
 int shieldbus_die_with_parent(int signal);
+
+/// Hands the heap's free pages back to the kernel (glibc's malloc_trim): after a large structure is freed, the
+/// process's resident memory shrinks instead of staying at its peak.
+void shieldbus_release_free_heap(void);
 
 #endif

@@ -113,9 +113,13 @@ open class ReferenceCompanionApp: App {
             // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
             // dismiss's cooldown: the monitor resumes the count when it ends.
             let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+            // A registration made here counts the day's use so far (`includesPastActivity`): the first of a day, or one
+            // after a revocation stopped every schedule — the speed bump is a daily threshold, and use before a
+            // revocation counted towards it (explore: speed-bump 3, 6 and 19, a revocation allowed again mid-day).
             guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
             let list = try LockState.readBlockList(from: defaults)
-            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
+            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay,
+                                       events: [monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: true)])
         }
     }
 

@@ -58,7 +58,6 @@ public struct ProductOptions: Codable, Sendable {
         icon = try c.decodeIfPresent(String.self, forKey: .icon)
     }
 
-    /// The speed bump's daily threshold over the selection.
     /// The speed bump's daily threshold over `list`; `includingPastActivity`: the OS counts the interval's use before
     /// the registration too (Apple's `includesPastActivity`; otherwise it counts from the registration).
     public func thresholdEvent(_ list: BlockList, includingPastActivity: Bool = false) -> DeviceActivityEvent {

@@ -38,14 +38,18 @@ open class ReferenceCompanionApp: App {
 
     /// Whether this process has taken the selection and started the schedules.
     private var isSetUp = false
+    /// Whether this process had set the product up and then lost its authorization (revoked, denied, not determined):
+    /// the OS stopped its schedules then, and the next set-up registers them again in the middle of a day.
+    private var lostAuthorization = false
 
     /// Takes the selection, starts the product's schedules and shields what is due now — at launch, or when the
     /// person approves the app later (a focus window already running is then shielded at once).
     func setUp() throws {
         let selection = try AuthorizationCenter.shared.pickActivities()
         try saveSelection(BlockList(selection))
-        try startSchedules()
+        try startSchedules(afterLostAuthorization: lostAuthorization)
         isSetUp = true
+        lostAuthorization = false
         // The synchronous check also covers a launch after a force-quit or a device restart.
         foregroundCheck()
     }
@@ -56,6 +60,7 @@ open class ReferenceCompanionApp: App {
     open override func handleOther(_ envelope: Envelope) {
         guard envelope.topic == DeviceTopic.authorizationChanged, let status = envelope.bodyValue["status"]?.stringValue else { return }
         guard status == AuthorizationStatus.approved.rawValue else {
+            if isSetUp { lostAuthorization = true }
             isSetUp = false
             return
         }
@@ -90,7 +95,8 @@ open class ReferenceCompanionApp: App {
         }
     }
 
-    open func startSchedules() throws {
+    /// Starts the product's schedules; `afterLostAuthorization`: again, after a revocation stopped them mid-day.
+    open func startSchedules(afterLostAuthorization: Bool) throws {
         let monitorNames = ReferenceMonitorNames(options: options)
         let saved = try LockState.readBlockList(from: defaults)
         try center.startMonitoring(monitorNames.selection, during: ReferenceMonitor.allDay, events: [
@@ -113,13 +119,14 @@ open class ReferenceCompanionApp: App {
             // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
             // dismiss's cooldown: the monitor resumes the count when it ends.
             let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
-            // A registration made here counts the day's use so far (`includesPastActivity`): the first of a day, or one
-            // after a revocation stopped every schedule — the speed bump is a daily threshold, and use before a
-            // revocation counted towards it (explore: speed-bump 3, 6 and 19, a revocation allowed again mid-day).
             guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
+            // The speed bump promises N minutes a day. A revocation stopped its schedules, so the registration made again
+            // at the approval must count the day's use before it (Apple's `includesPastActivity`): otherwise the OS counts
+            // from the approval and forgives that use (explore: speed-bump 3, 6 and 19). The first set-up, and every
+            // other registration, keeps Apple's default: the count starts at the registration.
             let list = try LockState.readBlockList(from: defaults)
             try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay,
-                                       events: [monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: true)])
+                                       events: [monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: afterLostAuthorization)])
         }
     }
 

@@ -17,7 +17,6 @@ final class AuthorizationRevokedTests: XCTestCase {
     /// be reached then), the revocation between 07:00 and 15:00, the approval 1 minute to 3 hours later, then the
     /// apps used several times (the checker judges each stretch against the product's lock).
     static func day(product: String, index: Int, using generator: inout SeededRandom) -> String {
-        func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
         let apps = selectedApps[product]!
         var steps: [String] = []
         func use(at minute: Int, forMinutes minutes: Int) {
@@ -39,8 +38,14 @@ final class AuthorizationRevokedTests: XCTestCase {
             use(at: at, forMinutes: minutes)
             at += minutes + Int.random(in: 5...90, using: &generator)
         }
-        return """
-        name: revoked-\(product)-\(index)
+        return scenario(name: "revoked-\(product)-\(index)", steps: steps)
+    }
+
+    static func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
+
+    static func scenario(name: String, steps: [String]) -> String {
+        """
+        name: \(name)
         start: 2026-11-23T06:30
         timeZone: Europe/Berlin
         steps:
@@ -73,6 +78,97 @@ final class AuthorizationRevokedTests: XCTestCase {
             let approval = try XCTUnwrap(run.events("familycontrols.authorization.changed").last, name)
             XCTAssertTrue(run.journal.contains { $0.seq > approval.seq && $0.topic == "deviceactivity.start-monitoring.request" },
                           "\(name): no schedule was started again after the approval")
+        }
+    }
+}
+
+/// The speed bump's 30 minutes a day across a revocation: the threshold registered again at the approval counts the
+/// day's use before it (`includesPastActivity`), so a threshold reached before the revocation, or while the app was not
+/// authorized, raises the speed bump again at the approval (the OS calls `eventDidReachThreshold` at once), and use
+/// before the revocation counts towards one reached after the approval.
+extension AuthorizationRevokedTests {
+    /// How the day's use falls around the revocation.
+    enum SpeedBumpUse: CaseIterable {
+        /// 31–50 minutes before the revocation: the speed bump was up when the OS cleared it.
+        case reachedBefore
+        /// A picked app open through the revocation, the threshold reached while the app is not authorized.
+        case reachedWhileRevoked
+        /// 10–25 minutes before the revocation, the rest after the approval.
+        case reachedAfter
+    }
+
+    static func speedBumpDay(_ use: SpeedBumpUse, index: Int, using generator: inout SeededRandom) -> (scenario: String, approved: Int) {
+        let apps = selectedApps["speed-bump"]!
+        func app() -> String { apps[Int.random(in: 0..<apps.count, using: &generator)] }
+        var steps: [String] = []
+        var at = 7 * 60 + Int.random(in: 0...120, using: &generator)
+        let before: Int
+        switch use {
+        case .reachedBefore: before = Int.random(in: 31...50, using: &generator)
+        case .reachedWhileRevoked: before = Int.random(in: 5...25, using: &generator)
+        case .reachedAfter: before = Int.random(in: 10...25, using: &generator)
+        }
+        // In one or two stretches.
+        let first = Int.random(in: 0...1, using: &generator) == 0 ? before : before / 2
+        steps += ["  - {at: \"\(clock(at))\", open: \(app())}", "  - {after: \(first)m, home: true}"]
+        at += first
+        if first < before {
+            at += Int.random(in: 1...30, using: &generator)
+            steps += ["  - {at: \"\(clock(at))\", open: \(app())}", "  - {after: \(before - first)m, home: true}"]
+            at += before - first
+        }
+        let revoked: Int
+        if use == .reachedWhileRevoked {
+            // Back in a picked app just before the revocation, kept open until the day's use is past the threshold.
+            revoked = at + Int.random(in: 2...20, using: &generator)
+            steps.removeLast()  // the app stays open through the revocation
+            steps += ["  - {at: \"\(clock(revoked))\", authorize: revoked}",
+                      "  - {after: \(30 - before + Int.random(in: 2...15, using: &generator))m, home: true}"]
+        } else {
+            revoked = at + Int.random(in: 5...90, using: &generator)
+            steps += ["  - {at: \"\(clock(revoked))\", authorize: revoked}"]
+        }
+        let approved = revoked + 30 + Int.random(in: 15...120, using: &generator)
+        steps += ["  - {at: \"\(clock(approved))\", authorize: approved}"]
+        // Then a picked app within minutes of the approval: locked at once unless the day's count is still short.
+        let after = use == .reachedAfter ? 30 - before + Int.random(in: 5...20, using: &generator) : Int.random(in: 3...20, using: &generator)
+        at = approved + Int.random(in: 0...5, using: &generator)
+        steps += ["  - {at: \"\(clock(at))\", open: \(app())}", "  - {after: \(after)m, home: true}"]
+        return (scenario(name: "revoked-speed-bump-\(use)-\(index)", steps: steps), approved)
+    }
+
+    func testTheSpeedBumpCountsTheDaysUseBeforeARevocation() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        var generator = SeededRandom(seed: 20261125)
+        var days: [(configuration: String, scenario: String, arguments: [String])] = []
+        var described: [(name: String, use: SpeedBumpUse)] = []
+        for index in 0..<6 {
+            let use = SpeedBumpUse.allCases[index % SpeedBumpUse.allCases.count]
+            let profile = index / SpeedBumpUse.allCases.count == 0 ? "faithful" : "ios-realistic"
+            days.append((configuration, Self.speedBumpDay(use, index: index, using: &generator).scenario, ["--profile", profile]))
+            described.append(("speed-bump \(use) \(index) (\(profile))", use))
+        }
+        let runs = try ScenarioRun.runAll(days, timeoutSeconds: 120)
+        for (index, run) in runs.enumerated() {
+            let (name, use) = described[index]
+            XCTAssertEqual(run.exitStatus, 0, "\(name): \(run.output.split(separator: "\n").filter { $0.contains("lock invariant") || $0.hasPrefix("    - ") }.joined(separator: "\n"))\n\(days[index].scenario)")
+            XCTAssertEqual(run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }, [], name)
+            let approval = try XCTUnwrap(run.events("familycontrols.authorization.changed").last, name)
+            XCTAssertEqual(approval.bodyValue["status"]?.stringValue, "approved", name)
+            let thresholds = run.events("deviceactivity.event-did-reach-threshold").filter {
+                $0.seq > approval.seq && $0.bodyValue["activity"]?.stringValue == "speed-bump.daily"
+            }
+            guard let first = thresholds.first else {
+                XCTFail("\(name): no threshold after the approval\n\(days[index].scenario)")
+                continue
+            }
+            switch use {
+            case .reachedBefore, .reachedWhileRevoked:
+                // The OS counted the day's use at the registration: the callback comes at once (its whole minute at most).
+                XCTAssertLessThanOrEqual(first.time - approval.time, 60_000, "\(name): the threshold came \(first.time - approval.time) ms after the approval")
+            case .reachedAfter:
+                XCTAssertGreaterThan(first.time - approval.time, 60_000, "\(name): the threshold came at the approval, before the day's use reached it")
+            }
         }
     }
 }

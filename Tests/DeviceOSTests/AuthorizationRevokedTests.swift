@@ -41,6 +41,13 @@ final class AuthorizationRevokedTests: XCTestCase {
         return scenario(name: "revoked-\(product)-\(index)", steps: steps)
     }
 
+    /// The day held the lock invariant (the checker's account otherwise) and the bus reported no error.
+    static func assertHeld(_ run: ScenarioRun, _ name: String, _ scenario: String, file: StaticString = #filePath, line: UInt = #line) {
+        let account = run.errors.split(separator: "\n").filter { $0.contains("lock invariant") || $0.hasPrefix("    - ") }.joined(separator: "\n")
+        XCTAssertEqual(run.exitStatus, 0, "\(name): \(account)\n\(scenario)", file: file, line: line)
+        XCTAssertEqual(run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }, [], name, file: file, line: line)
+    }
+
     static func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
 
     static func scenario(name: String, steps: [String]) -> String {
@@ -70,8 +77,7 @@ final class AuthorizationRevokedTests: XCTestCase {
         let runs = try ScenarioRun.runAll(days, timeoutSeconds: 120)
         for (index, run) in runs.enumerated() {
             let name = names[index]
-            XCTAssertEqual(run.exitStatus, 0, "\(name): \(run.output.split(separator: "\n").filter { $0.contains("lock invariant") || $0.hasPrefix("    - ") }.joined(separator: "\n"))\n\(days[index].scenario)")
-            XCTAssertEqual(run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }, [], name)
+            Self.assertHeld(run, name, days[index].scenario)
             let statuses = run.events("familycontrols.authorization.changed").compactMap { $0.bodyValue["status"]?.stringValue }
             XCTAssertEqual(Array(statuses.suffix(2)), ["denied", "approved"], name)
             // Set up again: the product's schedules are started anew after the approval.
@@ -151,8 +157,7 @@ extension AuthorizationRevokedTests {
         let runs = try ScenarioRun.runAll(days, timeoutSeconds: 120)
         for (index, run) in runs.enumerated() {
             let (name, use) = described[index]
-            XCTAssertEqual(run.exitStatus, 0, "\(name): \(run.output.split(separator: "\n").filter { $0.contains("lock invariant") || $0.hasPrefix("    - ") }.joined(separator: "\n"))\n\(days[index].scenario)")
-            XCTAssertEqual(run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue }, [], name)
+            Self.assertHeld(run, name, days[index].scenario)
             let approval = try XCTUnwrap(run.events("familycontrols.authorization.changed").last, name)
             XCTAssertEqual(approval.bodyValue["status"]?.stringValue, "approved", name)
             let thresholds = run.events("deviceactivity.event-did-reach-threshold").filter {
@@ -169,6 +174,86 @@ extension AuthorizationRevokedTests {
             case .reachedAfter:
                 XCTAssertGreaterThan(first.time - approval.time, 60_000, "\(name): the threshold came at the approval, before the day's use reached it")
             }
+        }
+    }
+}
+
+/// A dismiss before the revocation: the count started again at the cooldown's end, and the speed bump held to the
+/// device's midnight for every picked app but the dismissed one. The revocation cleared its shields and stopped the
+/// cooldown's end with every other schedule; the approval must put both back, and count the day's use only from the
+/// cooldown's end.
+extension AuthorizationRevokedTests {
+    static let dismissedThenRevoked = """
+    start: 2026-11-23T06:30
+    timeZone: Europe/Berlin
+    end: 2026-11-23T11:30
+    steps:
+      - {at: "07:00", open: Instagram}
+      - {after: 32m, press: primary}
+      - {after: 3m, home: true}
+      - {at: "08:00", open: TikTok}
+      - {after: 5m, home: true}
+      - {at: "08:30", authorize: revoked}
+      - {at: "09:30", authorize: approved}
+
+    """
+
+    func testADismissBeforeARevocationStandsAfterTheApproval() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let days: [(name: String, scenario: String)] = [
+            // Explore speed-bump 86 as shrunk (26 steps to 8): X's speed bump dismissed, the clock set to the next date
+            // (whose count runs from the cooldown's end), a revocation approved 10 s later. The threshold registered with
+            // the day's use raised the speed bump over Snapchat at once: shielded though allowed.
+            ("speed-bump 86", """
+            name: speed-bump-seed86
+            start: 2026-11-24T08:14
+            timeZone: Asia/Tokyo
+            seed: 86
+            end: after 27m2s
+            steps:
+              - {after: 1h4m26s, open: X}
+              - {after: 10h26m14s, press: primary}
+              - {after: 14m5s, visit: {url: "https://www.instagram.com/", tab: 2, private: false}}
+              - {after: 11m18s, restart: true}
+              - {after: 21m32s, setClock: "+11h"}
+              - {after: 12m39s, authorize: revoked}
+              - {after: 10s, authorize: approved}
+              - {after: 6s, open: Snapchat}
+
+            """),
+            // The dismissed app after the approval: allowed until the count from the cooldown's end reaches 30 minutes.
+            ("the dismissed app", "name: dismissed-then-revoked-instagram\n" + Self.dismissedThenRevoked
+                + "  - {at: \"09:35\", open: Instagram}\n  - {after: 10m, home: true}\n"),
+            // Another picked app after the approval: its speed bump holds to midnight (it was usable, the store empty).
+            ("another app", "name: dismissed-then-revoked-tiktok\n" + Self.dismissedThenRevoked
+                + "  - {at: \"09:35\", open: TikTok}\n  - {after: 10m, home: true}\n"),
+            // Approved during the cooldown: the count starts again at its end (the dismissed app was usable to 08:30).
+            ("approved during the cooldown", """
+            name: approved-during-the-cooldown
+            start: 2026-11-23T06:30
+            timeZone: Europe/Berlin
+            end: 2026-11-23T11:30
+            steps:
+              - {at: "07:00", open: Instagram}
+              - {after: 32m, press: primary}
+              - {after: 2m, home: true}
+              - {at: "07:35", authorize: revoked}
+              - {at: "07:40", authorize: approved}
+              - {at: "07:50", open: Instagram}
+              - {after: 40m, home: true}
+              - {at: "09:00", open: TikTok}
+              - {after: 5m, home: true}
+
+            """),
+        ]
+        let profiles = ["faithful", "ios-realistic"]
+        let runs = try ScenarioRun.runAll(profiles.flatMap { profile in days.map { (configuration, $0.scenario, ["--profile", profile]) } },
+                                          timeoutSeconds: 120)
+        for (index, run) in runs.enumerated() {
+            let day = days[index % days.count]
+            let name = "\(day.name) (\(profiles[index / days.count]))"
+            Self.assertHeld(run, name, day.scenario)
+            XCTAssertEqual(run.events("familycontrols.authorization.changed").last?.bodyValue["status"]?.stringValue, "approved", name)
         }
     }
 }

@@ -28,6 +28,9 @@ open class ReferenceCompanionApp: App {
             let status = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
             guard status == .approved else {
                 logger?.warning("FamilyControls authorization is \(status.rawValue); nothing is blocked until it is approved")
+                // A selection saved by an earlier launch: the product was set up, and the authorization was lost since
+                // (this launch came after a force-quit or a restart while it was revoked).
+                lostAuthorization = (try? defaults.string(forKey: SharedKey.globalSerializedTokens)) ?? nil != nil
                 return
             }
             try setUp()
@@ -38,8 +41,9 @@ open class ReferenceCompanionApp: App {
 
     /// Whether this process has taken the selection and started the schedules.
     private var isSetUp = false
-    /// Whether this process had set the product up and then lost its authorization (revoked, denied, not determined):
-    /// the OS stopped its schedules then, and the next set-up registers them again in the middle of a day.
+    /// Whether the product was set up and then lost its authorization (revoked, denied, not determined) — in this
+    /// process, or before it was launched: the OS stopped its schedules then, and the next set-up registers them again
+    /// in the middle of a day.
     private var lostAuthorization = false
 
     /// Takes the selection, starts the product's schedules and shields what is due now — at launch, or when the

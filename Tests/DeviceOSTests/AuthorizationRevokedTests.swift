@@ -257,3 +257,35 @@ extension AuthorizationRevokedTests {
         }
     }
 }
+
+extension AuthorizationRevokedTests {
+    /// The app force-quit while revoked: the process that hears the approval was launched after the revocation, so it
+    /// learns that the product had been set up from the selection saved in the App Group, not from its own memory (the
+    /// speed bump raised at 07:35 stayed down after the approval: TikTok usable).
+    func testAnAppLaunchedWhileRevokedSetsUpAgainWithTheDaysUse() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let scenario = """
+        name: speed-bump-force-quit-while-revoked
+        start: 2026-11-23T06:30
+        timeZone: Europe/Berlin
+        end: 2026-11-23T11:30
+        steps:
+          - {at: "07:00", open: Instagram}
+          - {after: 35m, home: true}
+          - {at: "08:00", authorize: revoked}
+          - {at: "08:05", forceQuit: Speed Bump}
+          - {at: "08:30", authorize: approved}
+          - {at: "08:40", open: TikTok}
+          - {after: 10m, home: true}
+
+        """
+        let profiles = ["faithful", "ios-realistic"]
+        let runs = try ScenarioRun.runAll(profiles.map { (configuration, scenario, ["--profile", $0]) }, timeoutSeconds: 120)
+        for (profile, run) in zip(profiles, runs) {
+            Self.assertHeld(run, profile, scenario)
+            let approval = try XCTUnwrap(run.events("familycontrols.authorization.changed").last, profile)
+            XCTAssertTrue(run.events("deviceactivity.event-did-reach-threshold").contains { $0.seq > approval.seq && $0.time - approval.time <= 60_000 },
+                          "\(profile): no threshold at the approval")
+        }
+    }
+}

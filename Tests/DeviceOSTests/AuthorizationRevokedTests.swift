@@ -264,21 +264,11 @@ extension AuthorizationRevokedTests {
     /// speed bump raised at 07:35 stayed down after the approval: TikTok usable).
     func testAnAppLaunchedWhileRevokedSetsUpAgainWithTheDaysUse() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
-        let scenario = """
-        name: speed-bump-force-quit-while-revoked
-        start: 2026-11-23T06:30
-        timeZone: Europe/Berlin
-        end: 2026-11-23T11:30
-        steps:
-          - {at: "07:00", open: Instagram}
-          - {after: 35m, home: true}
-          - {at: "08:00", authorize: revoked}
-          - {at: "08:05", forceQuit: Speed Bump}
-          - {at: "08:30", authorize: approved}
-          - {at: "08:40", open: TikTok}
-          - {after: 10m, home: true}
-
-        """
+        let scenario = Self.scenario(name: "speed-bump-force-quit-while-revoked", steps: [
+            "  - {at: \"07:00\", open: Instagram}", "  - {after: 35m, home: true}",
+            "  - {at: \"08:00\", authorize: revoked}", "  - {at: \"08:05\", forceQuit: Speed Bump}",
+            "  - {at: \"08:30\", authorize: approved}", "  - {at: \"08:40\", open: TikTok}", "  - {after: 10m, home: true}",
+        ])
         let profiles = ["faithful", "ios-realistic"]
         let runs = try ScenarioRun.runAll(profiles.map { (configuration, scenario, ["--profile", $0]) }, timeoutSeconds: 120)
         for (profile, run) in zip(profiles, runs) {

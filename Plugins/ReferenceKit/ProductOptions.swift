@@ -58,10 +58,11 @@ public struct ProductOptions: Codable, Sendable {
         icon = try c.decodeIfPresent(String.self, forKey: .icon)
     }
 
-    /// The speed bump's daily threshold over the selection.
-    public func thresholdEvent(_ list: BlockList) -> DeviceActivityEvent {
+    /// The speed bump's daily threshold over `list`; `includingPastActivity`: the OS counts the interval's use before
+    /// the registration too (Apple's `includesPastActivity`; otherwise it counts from the registration).
+    public func thresholdEvent(_ list: BlockList, includingPastActivity: Bool = false) -> DeviceActivityEvent {
         DeviceActivityEvent(applications: list.applications, categories: list.categories, webDomains: list.webDomains,
-                            threshold: DateComponents(minute: thresholdMinutes))
+                            threshold: DateComponents(minute: thresholdMinutes), includesPastActivity: includingPastActivity)
     }
 
     /// This plugin's options (readable before it connects).

@@ -28,6 +28,9 @@ open class ReferenceCompanionApp: App {
             let status = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
             guard status == .approved else {
                 logger?.warning("FamilyControls authorization is \(status.rawValue); nothing is blocked until it is approved")
+                // A selection saved by an earlier launch: the product was set up, and the authorization was lost since
+                // (this launch came after a force-quit or a restart while it was revoked).
+                lostAuthorization = (try? defaults.string(forKey: SharedKey.globalSerializedTokens)) ?? nil != nil
                 return
             }
             try setUp()
@@ -38,14 +41,20 @@ open class ReferenceCompanionApp: App {
 
     /// Whether this process has taken the selection and started the schedules.
     private var isSetUp = false
+    /// Whether the product was set up and then lost its authorization (revoked, denied, not determined) — in this
+    /// process, or before it was launched: the OS stopped its schedules then, and the next set-up registers them again
+    /// in the middle of a day.
+    private var lostAuthorization = false
 
     /// Takes the selection, starts the product's schedules and shields what is due now — at launch, or when the
     /// person approves the app later (a focus window already running is then shielded at once).
     func setUp() throws {
         let selection = try AuthorizationCenter.shared.pickActivities()
         try saveSelection(BlockList(selection))
-        try startSchedules()
+        try startSchedules(afterLostAuthorization: lostAuthorization)
+        if lostAuthorization { try raiseTheDaysSpeedBumpAgain() }
         isSetUp = true
+        lostAuthorization = false
         // The synchronous check also covers a launch after a force-quit or a device restart.
         foregroundCheck()
     }
@@ -56,6 +65,7 @@ open class ReferenceCompanionApp: App {
     open override func handleOther(_ envelope: Envelope) {
         guard envelope.topic == DeviceTopic.authorizationChanged, let status = envelope.bodyValue["status"]?.stringValue else { return }
         guard status == AuthorizationStatus.approved.rawValue else {
+            if isSetUp { lostAuthorization = true }
             isSetUp = false
             return
         }
@@ -90,7 +100,8 @@ open class ReferenceCompanionApp: App {
         }
     }
 
-    open func startSchedules() throws {
+    /// Starts the product's schedules; `afterLostAuthorization`: again, after a revocation stopped them mid-day.
+    open func startSchedules(afterLostAuthorization: Bool) throws {
         let monitorNames = ReferenceMonitorNames(options: options)
         let saved = try LockState.readBlockList(from: defaults)
         try center.startMonitoring(monitorNames.selection, during: ReferenceMonitor.allDay, events: [
@@ -112,11 +123,34 @@ open class ReferenceCompanionApp: App {
             // Registering the threshold again restarts its count (the OS counts from the registration), so a relaunch
             // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
             // dismiss's cooldown: the monitor resumes the count when it ends.
-            let cooling = ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
+            let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil
+            let cooling = cooldownEnd.map { $0 > now.timeIntervalSince1970 } ?? false
             guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
+            // The speed bump promises N minutes a day. A revocation stopped its schedules, so the registration made again
+            // at the approval must count the day's use before it (Apple's `includesPastActivity`): otherwise the OS counts
+            // from the approval and forgives that use (explore: speed-bump 3, 6 and 19). Not when a dismiss's cooldown
+            // ended today: the count started again there, and the day's use before it would raise the speed bump over the
+            // dismissed app at once (explore: speed-bump 86). The first set-up, and every other registration, keeps
+            // Apple's default: the count starts at the registration.
+            let countStartedToday = cooldownEnd.map { $0 >= DayKey.deviceDayStart().timeIntervalSince1970 } ?? false
             let list = try LockState.readBlockList(from: defaults)
-            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [monitorNames.thresholdEvent: options.thresholdEvent(list)])
+            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [
+                monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: afterLostAuthorization && !countStartedToday),
+            ])
         }
+    }
+
+    /// The revocation cleared the shields of a speed bump raised today, which holds to the device's midnight: it goes
+    /// up again at once, over every picked app but the one a dismiss let through since it was raised. The threshold
+    /// registered again cannot say so when a cooldown restarted the day's count (it then counts from the approval), and
+    /// TikTok stayed usable after the approval though Instagram's dismiss had let only Instagram through.
+    func raiseTheDaysSpeedBumpAgain() throws {
+        guard options.product == .speedBump, try defaults.string(forKey: SharedKey.speedBumpDay) == DayKey.deviceToday(),
+              let raised = try defaults.double(forKey: SharedKey.speedBumpRaised) else { return }
+        let dismissedSince = try defaults.double(forKey: SharedKey.nudgeCooldownUntil).map { $0 > raised } ?? false
+        let dismissed = dismissedSince ? try defaults.string(forKey: SharedKey.nudgeApplication).map { [ApplicationToken(rawValue: $0)] } ?? [] : []
+        let list = ReferenceMonitor.currentBlockList(try readStateRepairingFromPicker(), center: center, names: ReferenceMonitorNames(options: options))
+        try shields.block(list, passing: Set(dismissed))
     }
 
     /// The reserve slot: a place among DeviceActivity's 20 kept for the monitor's checks (the habit lock's unlock, a

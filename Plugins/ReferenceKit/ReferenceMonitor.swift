@@ -276,6 +276,10 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             chainedCheckIsDue()
         } else if activity == names.daily, options.product == .speedBump {
             checkSpeedBumpDay()
+        } else if activity == names.selection, options.product == .speedBump, coolingDown() {
+            // The app set up again during a dismiss's cooldown (after a revocation, which stopped the cooldown's end
+            // with every other schedule): the count must still start again at its end.
+            registerTheThresholdIfLost()
         } else if activity == names.daily {
             // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight (explore
             // found one cut at 00:00). The daily interval also "starts" again when the app re-registers it mid-day.
@@ -653,11 +657,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     func raisedWithinToday() -> Bool {
         guard let raised = (try? defaults.double(forKey: SharedKey.speedBumpRaised)) ?? nil,
               let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil, raised >= cooldownEnd else { return false }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
-        let shown = BusClock.deviceClock(at: now)
-        let dayStart = now.addingTimeInterval(calendar.startOfDay(for: shown).timeIntervalSince(shown))
-        return dayStart.timeIntervalSince1970 <= cooldownEnd
+        return DayKey.deviceDayStart().timeIntervalSince1970 <= cooldownEnd
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.

@@ -140,4 +140,13 @@ public enum DayKey {
 
     /// The date the device clock shows (the person may have set it): the day the OS counts DeviceActivity in.
     public static func deviceToday() -> String { string(BusClock.deviceClock(at: BusClock.absoluteNow), in: BusClock.timeZone) }
+
+    /// The true instant at which the day the device clock shows began (its midnight in the zone in force).
+    public static func deviceDayStart() -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = BusClock.timeZone
+        let now = BusClock.absoluteNow
+        let shown = BusClock.deviceClock(at: now)
+        return now.addingTimeInterval(calendar.startOfDay(for: shown).timeIntervalSince(shown))
+    }
 }

@@ -43,7 +43,8 @@ public struct ProductSurface: Sendable {
 /// A day covers, with weights: opening and closing picked and other apps, habits, web pages in public and
 /// private tabs (and switching tabs), both shield buttons, force-quits, backgrounding for minutes to over
 /// twelve hours, device restarts, iOS updates, device clock and time-zone changes, DST dates in several
-/// zones, days that run past midnight, the broker crashing mid-day, and the 20-activity limit filled around an unlock. Under `ios-realistic` the scenario's
+/// zones, days that run past midnight, the broker crashing mid-day, the 20-activity limit filled around an unlock, and
+/// FamilyControls authorization revoked in Settings and allowed again later. Under `ios-realistic` the scenario's
 /// seed is the day's, so the quirks' fates vary by seed.
 public struct DayGenerator {
     public let surface: ProductSurface
@@ -120,6 +121,7 @@ public struct DayGenerator {
         }
         let tail = Int.random(in: 30...90, using: &random) * 60
         fillActivityLimit(around: &steps, seed: seed)
+        revokeAuthorization(in: &steps, seed: seed)
         return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail)
     }
 
@@ -135,5 +137,22 @@ public struct DayGenerator {
         let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...600, using: &random)
         if index < steps.count { steps[index].gap -= gap }
         steps.insert(DayStep(gap: gap, action: "fillActivityLimit: true"), at: index)
+    }
+
+    /// On one day in eight the person revokes the app's FamilyControls authorization in Settings (the OS clears its
+    /// shields and stops its schedules) and allows it again a few steps later: the product must set itself up anew.
+    /// Drawn from its own stream, like the activity limit's fill, so every other day of every seed is as it was.
+    static let revocationStreamSalt: UInt64 = 0x4E70_CA7E_D5EE
+    func revokeAuthorization(in steps: inout [DayStep], seed: UInt64) {
+        var random = SeededRandom(seed: seed ^ Self.revocationStreamSalt)
+        guard !steps.isEmpty, Int.random(in: 0..<8, using: &random) == 0 else { return }
+        let revoked = Int.random(in: 0..<steps.count, using: &random)
+        let approved = Int.random(in: revoked...min(steps.count, revoked + 6), using: &random)
+        // Each takes part of the gap before the step it goes in front of, so every other step keeps its time.
+        for (index, action) in [(approved, "authorize: approved"), (revoked, "authorize: revoked")] {
+            let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...3600, using: &random)
+            if index < steps.count { steps[index].gap -= gap }
+            steps.insert(DayStep(gap: gap, action: action), at: index)
+        }
     }
 }

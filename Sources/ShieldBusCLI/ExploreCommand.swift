@@ -13,7 +13,7 @@ extension ShieldBus {
             discussion: """
             Each day is generated from a seed (apps picked and not, habits, web pages in public and private \
             tabs, shield buttons, force-quits, hours in the background, restarts, iOS updates, device clock and \
-            time-zone changes, DST dates, broker crashes), played in virtual time by `shieldbus run` child \
+            time-zone changes, DST dates, broker crashes, authorization revoked and allowed again), played in virtual time by `shieldbus run` child \
             processes, and checked against the lock invariant of the configuration's product.
 
             A failing day is shrunk — fewer steps, shorter gaps, fewer apps — to a small scenario that fails the \

@@ -41,7 +41,7 @@ final class ExploreTests: XCTestCase {
             }
             // The weights reach every kind of step the issue lists (over 150 days).
             XCTAssertEqual(keys, ["open", "close", "home", "visit", "switchTab", "press", "habit", "forceQuit", "restart", "osUpdate",
-                                  "setClock", "timeZone", "crashBroker", "fillActivityLimit"], product)
+                                  "setClock", "timeZone", "crashBroker", "fillActivityLimit", "authorize"], product)
             XCTAssertGreaterThanOrEqual(zones.count, 4, product)
         }
         let generator = DayGenerator(surface: try surface("habit-lock"))
@@ -54,15 +54,37 @@ final class ExploreTests: XCTestCase {
         let generator = DayGenerator(surface: try surface("habit-lock"))
         var before = 0, during = 0
         for seed in UInt64(1)...150 {
-            let day = generator.day(seed: seed, profile: "faithful")
-            guard let fill = day.steps.firstIndex(where: { $0.action == "fillActivityLimit: true" }) else { continue }
-            XCTAssertEqual(day.steps.filter { $0.action == "fillActivityLimit: true" }.count, 1, "seed \(seed)")
-            let lastHabit = try XCTUnwrap(day.steps.lastIndex { $0.action == "habit: Habit 3" }, "seed \(seed)")
+            // The revocation's steps are drawn after the fill and may fall between it and the habit.
+            let steps = generator.day(seed: seed, profile: "faithful").steps.filter { !$0.action.hasPrefix("authorize: ") }
+            guard let fill = steps.firstIndex(where: { $0.action == "fillActivityLimit: true" }) else { continue }
+            XCTAssertEqual(steps.filter { $0.action == "fillActivityLimit: true" }.count, 1, "seed \(seed)")
+            let lastHabit = try XCTUnwrap(steps.lastIndex { $0.action == "habit: Habit 3" }, "seed \(seed)")
             if fill < lastHabit { before += 1 } else { during += 1 }
             XCTAssertEqual(fill < lastHabit ? lastHabit - fill : fill - lastHabit, 1, "seed \(seed): next to the last habit")
         }
         XCTAssertGreaterThan(before, 3)
         XCTAssertGreaterThan(during, 3)
+    }
+
+    /// Some days revoke the app's authorization and allow it again up to six steps later; taken out again (their gaps
+    /// to the steps after them), they leave the day as it was: every other step keeps its time.
+    func testSomeDaysRevokeTheAuthorizationAndAllowItAgain() throws {
+        let generator = DayGenerator(surface: try surface("speed-bump"))
+        var revoked = 0
+        for seed in UInt64(1)...160 {
+            let day = generator.day(seed: seed, profile: "faithful")
+            let indices = day.steps.indices.filter { day.steps[$0].action.hasPrefix("authorize: ") }
+            guard !indices.isEmpty else { continue }
+            revoked += 1
+            XCTAssertEqual(indices.map { day.steps[$0].action }, ["authorize: revoked", "authorize: approved"], "seed \(seed)")
+            XCTAssertLessThanOrEqual(indices[1] - indices[0], 7, "seed \(seed)")
+            let without = Shrinker.removing(indices[0]..<indices[0] + 1, from: Shrinker.removing(indices[1]..<indices[1] + 1, from: day))
+            var steps = without.steps
+            generator.revokeAuthorization(in: &steps, seed: seed)
+            XCTAssertEqual(steps, day.steps, "seed \(seed): the revocation moved another step")
+        }
+        XCTAssertGreaterThan(revoked, 8)   // one day in eight: 20 expected
+        XCTAssertLessThan(revoked, 40)
     }
 
     /// Two products on one device: both apps are opened and force-quit, and both selections count as picked.

@@ -106,17 +106,21 @@ final class DeviceStateStore {
 
     /// The items of `list`, in the order they were appended. One that no longer decodes is an error.
     func items<T: Decodable>(_ type: T.Type, list: String) throws -> [T] {
-        let statement = try connection.prepare("SELECT json FROM list_item WHERE list = ? ORDER BY position", bindings: [.text(list)])
-        var items: [T] = []
+        try decodedRows(type, of: try connection.prepare("SELECT json FROM list_item WHERE list = ? ORDER BY position", bindings: [.text(list)]), key: list)
+    }
+
+    /// Each row's JSON (the statement's first column) decoded; one that no longer decodes is an error naming `key`.
+    private func decodedRows<T: Decodable>(_ type: T.Type, of statement: Statement, key: String) throws -> [T] {
+        var rows: [T] = []
         while try statement.step() {
             guard let json = try statement.string(at: 0) else { continue }
             do {
-                items.append(try DeviceAPICoding.decode(type, from: Array(json.utf8)))
+                rows.append(try DeviceAPICoding.decode(type, from: Array(json.utf8)))
             } catch {
-                throw DeviceStateError.undecodable(path: path, key: list, detail: DeviceAPICoding.describe(error))
+                throw DeviceStateError.undecodable(path: path, key: key, detail: DeviceAPICoding.describe(error))
             }
         }
-        return items
+        return rows
     }
 
     /// Writes `change` after any that failed before it, in one transaction; kept to be written with the next on failure.
@@ -153,16 +157,6 @@ final class DeviceStateStore {
 
     /// The stored spans of use, in the order they were recorded. One that no longer decodes is an error.
     func usageSpans<T: Decodable>(_ type: T.Type) throws -> [T] {
-        let statement = try connection.prepare("SELECT json FROM usage_span ORDER BY id")
-        var spans: [T] = []
-        while try statement.step() {
-            guard let json = try statement.string(at: 0) else { continue }
-            do {
-                spans.append(try DeviceAPICoding.decode(type, from: Array(json.utf8)))
-            } catch {
-                throw DeviceStateError.undecodable(path: path, key: "usage_span", detail: DeviceAPICoding.describe(error))
-            }
-        }
-        return spans
+        try decodedRows(type, of: try connection.prepare("SELECT json FROM usage_span ORDER BY id"), key: "usage_span")
     }
 }

@@ -38,7 +38,12 @@ public final class Broker {
     private var sessionsByIdentity: [[UInt8]: Session] = [:]
     /// Names are unique among sessions; looked up on every message, so never found by scanning `sessions`
     /// (thousands of idle sessions would make each message cost thousands of steps).
-    private var sessionsByName: [String: Session] = [:]
+    private var sessionsByName: [String: Session] = [:] {
+        didSet { absentSubscribersFound = nil }
+    }
+    /// The sessions in name order, the order of turns in virtual time: kept so as sessions come and go, so that no
+    /// event sorts its receivers (by comparing strings).
+    private var sessionsInNameOrder: [Session] = []
     /// Requests awaiting replies: correlation id → who asked (nil: the OS), the reply topic, and who may answer.
     private var pendingRequests: [String: PendingRequest] = [:]
     /// Who may say hello as whom; set when the broker starts (it needs the cookie).
@@ -731,6 +736,7 @@ public final class Broker {
         }
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
         sessions.append(session)
+        sessionsInNameOrder.insert(session, at: sessionsInNameOrder.firstIndex { $0.name > session.name } ?? sessionsInNameOrder.count)
         sessionsByIdentity[identity] = session
         sessionsByName[session.name] = session
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
@@ -807,6 +813,7 @@ public final class Broker {
     private func forget(_ session: Session, saidBye: Bool = false) {
         if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
         sessions.removeAll { $0 === session }
+        sessionsInNameOrder.removeAll { $0 === session }
         sessionsByIdentity[session.identity] = nil
         session.hasEnded = true
         if sessionsByName[session.name] === session { sessionsByName[session.name] = nil }
@@ -1037,7 +1044,18 @@ public final class Broker {
     /// The last sequence number the previous broker saved: a resumed journal is cut back to it.
     private var savedSeqAtStart: UInt64?
     /// The subscriptions each supervised plugin had in its last session, to fill its mailbox while it is away.
-    private var lastSubscriptions: [String: [String]] = [:]
+    private var lastSubscriptions: [String: [String]] = [:] {
+        didSet { absentSubscribersFound = nil }
+    }
+    /// The plugins in `lastSubscriptions` without a session, found again only when a session or a subscription comes
+    /// or goes: every event looks at them, and usually there are none.
+    private var absentSubscribersFound: [String]?
+    private var absentSubscribers: [String] {
+        if let found = absentSubscribersFound { return found }
+        let found = lastSubscriptions.keys.filter { sessionsByName[$0] == nil }
+        absentSubscribersFound = found
+        return found
+    }
     private var serialQueueHead = 0
     private var awaitingTurn: Session?
     /// Whether `awaitingTurn` is an observer finishing what it observes before its turn (it does not hold the turn yet).
@@ -1131,20 +1149,18 @@ public final class Broker {
         }
         // The envelope is copied into libzmq once, if a delivery on its own needs it, and shared by all of them.
         var shared: EnvelopeFrame?
-        // Filtered before sorted: with thousands of sessions, sorting them all for every event would dominate.
-        // The list's buffer is kept from one event to the next.
+        // In virtual time, in name order (the order of turns). The list's buffer is kept from one event to the next.
         var recipients = recipientsBuffer
         recipientsBuffer = []
         defer {
             recipients.removeAll(keepingCapacity: true)
             recipientsBuffer = recipients
         }
-        for session in sessions where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
+        for session in serialDispatch ? sessionsInNameOrder : sessions where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
             && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
             || (requester != nil && session.identity == requester!) {
             recipients.append(session)
         }
-        if serialDispatch { recipients.sort { $0.name < $1.name } }
         for session in recipients {
             if shared == nil { shared = EnvelopeFrame(json) }
             let isReply = session.identity == requester
@@ -1162,8 +1178,8 @@ public final class Broker {
                 unsent.append(UnsentDelivery(session: session, envelope: shared!, seq: envelope.seq, isReply: isReply))
             }
         }
-        for (name, subscriptions) in lastSubscriptions where sessionsByName[name] == nil && isExpectedBack(name)
-            && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true) && subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+        for name in absentSubscribers where isExpectedBack(name) && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true)
+            && lastSubscriptions[name, default: []].contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             if shared == nil { shared = EnvelopeFrame(json) }
             keep(envelope.seq, json, shared!.frame, for: name)
         }
@@ -1286,7 +1302,7 @@ public final class Broker {
     func isSubscribed(_ topic: String) -> Bool {
         func matches(_ prefixes: [String]) -> Bool { prefixes.contains { Topic.matches(topic, prefix: $0) } }
         return sessions.contains { $0.role != .tap && $0.role != .tool && $0.wants(topic) }
-            || lastSubscriptions.contains { sessionsByName[$0.key] == nil && isExpectedBack($0.key) && matches($0.value) }
+            || absentSubscribers.contains { isExpectedBack($0) && matches(lastSubscriptions[$0, default: []]) }
             || services.contains { matches($0.subscriptions) }
     }
 

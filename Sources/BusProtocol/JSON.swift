@@ -413,7 +413,7 @@ public enum JSONWriter {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .int(let i): writeInteger(i, into: &out)
         case .double(let d):
             if d.isFinite, d.rounded() == d, abs(d) < 1e15 {
                 out.append(contentsOf: String(Int64(d)).utf8)
@@ -447,7 +447,20 @@ public enum JSONWriter {
     /// Writes `s` as a JSON string literal, escaping quotes, backslashes and control characters.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
+        var s = s
+        s.withUTF8 { bytes in
+            // Names and topics need no escape: copied in one go rather than byte by byte.
+            if !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                out.append(contentsOf: bytes)
+            } else {
+                writeEscaped(bytes, into: &out)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ bytes: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
@@ -461,6 +474,32 @@ public enum JSONWriter {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
+    }
+
+    /// An integer in decimal, as `String(value)` writes it, without making the string.
+    public static func writeInteger(_ value: Int64, into out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        writeInteger(value.magnitude, into: &out)
+    }
+
+    public static func writeInteger(_ value: UInt64, into out: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // room for UInt64.max's 20 digits
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            let start = writeDigits(of: value, endingAt: buffer.count, in: buffer)
+            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[start...]))
+        }
+    }
+
+    /// Writes `value`'s decimal digits into `buffer` so that they end just before `end`; returns where they start.
+    @inline(__always)
+    static func writeDigits(of value: UInt64, endingAt end: Int, in buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var rest = value
+        var start = end
+        repeat {
+            start -= 1
+            buffer[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+        } while rest > 0
+        return start
     }
 }

@@ -46,13 +46,13 @@ public enum WireCodec {
         }
         if let deadline = publish.deadline {
             out.append(contentsOf: #","deadline":"#.utf8)
-            out.append(contentsOf: String(deadline).utf8)
+            JSONWriter.writeInteger(deadline, into: &out)
         }
         if let cause = publish.cause {
             out.append(contentsOf: #","cause":"#.utf8)
-            out.append(contentsOf: String(cause.seq).utf8)
+            JSONWriter.writeInteger(cause.seq, into: &out)
             out.append(contentsOf: #","index":"#.utf8)
-            out.append(contentsOf: String(cause.index).utf8)
+            JSONWriter.writeInteger(Int64(cause.index), into: &out)
         }
         out.append(contentsOf: #","body":"#.utf8)
         out.append(contentsOf: publish.body)
@@ -62,6 +62,25 @@ public enum WireCodec {
 
     /// Decodes and validates a plugin's message (the frames after any ROUTER identity).
     public static func decodeClientMessage(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes) throws -> ClientMessage {
+        // The broker's most frequent messages, as the SDK writes them, in one pass; anything else in full.
+        if frames.count == 2 {
+            let (kind, json) = (frames[frames.startIndex], frames[frames.startIndex + 1])
+            if kind == publishKind {
+                var reader = ClientMessageReader(json)
+                if let publish = reader.publish(maximumBodyBytes: maximumBodyBytes) { return .publish(publish) }
+            } else if kind == ackKind {
+                var reader = ClientMessageReader(json)
+                if let seq = reader.ack() { return .ack(seq: seq) }
+            }
+        }
+        return try decodeClientMessageInFull(frames, maximumBodyBytes: maximumBodyBytes)
+    }
+
+    private static let publishKind = kindFrame(.publish)
+    private static let ackKind = kindFrame(.ack)
+
+    /// Decodes and validates a plugin's message in any member order and form, naming what is wrong.
+    static func decodeClientMessageInFull(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes) throws -> ClientMessage {
         let kindName = frames.first.map { String(decoding: $0, as: UTF8.self) }
         guard frames.count == 2 else {
             throw BusProtocolError.wrongFrameCount(kind: kindName.flatMap { MessageKind(rawValue: $0) }?.rawValue, got: frames.count, expected: 2)
@@ -174,13 +193,7 @@ public enum WireCodec {
         // The prefix and at most 20 digits.
         var storage: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         return try withUnsafeMutableBytes(of: &storage) { buffer in
-            var value = number
-            var start = buffer.count
-            repeat {
-                start -= 1
-                buffer[start] = UInt8(ascii: "0") + UInt8(value % 10)
-                value /= 10
-            } while value > 0
+            var start = JSONWriter.writeDigits(of: number, endingAt: buffer.count, in: buffer)
             start -= prefix.count
             for (offset, byte) in prefix.enumerated() { buffer[start + offset] = byte }
             return try body(UnsafeRawBufferPointer(rebasing: buffer[start...]))
@@ -223,9 +236,9 @@ public enum WireCodec {
         var out: [UInt8] = []
         out.reserveCapacity(envelope.body.count + 96)
         out.append(contentsOf: #"{"v":1,"seq":"#.utf8)
-        out.append(contentsOf: String(envelope.seq).utf8)
+        JSONWriter.writeInteger(envelope.seq, into: &out)
         out.append(contentsOf: #","time":"#.utf8)
-        out.append(contentsOf: String(envelope.time).utf8)
+        JSONWriter.writeInteger(envelope.time, into: &out)
         out.append(contentsOf: #","topic":"#.utf8)
         JSONWriter.writeString(envelope.topic, into: &out)
         out.append(contentsOf: #","source":"#.utf8)
@@ -236,7 +249,7 @@ public enum WireCodec {
         }
         if let deadline = envelope.deadline {
             out.append(contentsOf: #","deadline":"#.utf8)
-            out.append(contentsOf: String(deadline).utf8)
+            JSONWriter.writeInteger(deadline, into: &out)
         }
         out.append(contentsOf: #","body":"#.utf8)
         out.append(contentsOf: envelope.body)

@@ -8,6 +8,26 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(value.jsonText, #"{"a":"x\né😀","b":[1,2.5,true,null]}"#)
     }
 
+    func testIntegersAreWrittenAsStringWritesThem() {
+        for value: Int64 in [0, 7, 10, -1, -10, 1_795_410_000_000, Int64.max, Int64.min] {
+            var out: [UInt8] = []
+            JSONWriter.writeInteger(value, into: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), String(value))
+        }
+        var out: [UInt8] = []
+        JSONWriter.writeInteger(UInt64.max, into: &out)
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), String(UInt64.max))
+    }
+
+    func testStringsAreEscapedOnlyWhereJSONNeedsIt() {
+        for (text, json) in [("app.bench", #""app.bench""#), ("é ✓", #""é ✓""#), ("a\"b\\c", #""a\"b\\c""#),
+                             ("tab\tline\n\u{1}", #""tab\tline\n\u0001""#), ("", #""""#)] {
+            var out: [UInt8] = []
+            JSONWriter.writeString(text, into: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), json, text)
+        }
+    }
+
     func testRejectsWhatIsNotStrictJSON() {
         for bad in ["{\"a\":1,}", "[1,]", "{'a':1}", "{\"a\":01}", "\"tab\there\"", "{\"a\":1} x", "nul", "1.", "-", "{\"a\"}", ""] {
             XCTAssertThrowsError(try JSONValue(parsing: bad), "accepted \(bad)")

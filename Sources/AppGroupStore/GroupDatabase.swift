@@ -249,7 +249,7 @@ final class GroupDatabase {
             switch error {
             case .notADatabase:
                 throw AppGroupStoreError.corruptStore(path: path, detail: "the file is not a SQLite database")
-            case .busy(_, let timeout, _, _, _):
+            case .busy(_, let timeout, _, _, _), .heldByAnotherConnection(_, let timeout):
                 throw AppGroupStoreError.busy(group: group, timeout: timeout)
             case .failed(_, _, let message, _, _) where error.isCorrupt:
                 throw AppGroupStoreError.corruptStore(path: path, detail: message)

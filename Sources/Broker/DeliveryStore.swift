@@ -36,9 +36,12 @@ final class DeliveryStore {
     let path: String
     private let connection: SQLiteConnection
 
-    init(path: String) throws {
+    /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
+    /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets
+    /// `SQLiteError.heldByAnotherConnection` after `busyTimeout`.
+    init(path: String, busyTimeout: TimeInterval = 5) throws {
         self.path = path
-        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout)
         try connection.enableWAL()
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,

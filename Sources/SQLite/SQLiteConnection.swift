@@ -37,6 +37,19 @@ public final class SQLiteConnection {
         var begin: String { "BEGIN \(rawValue)" }
     }
 
+    /// Whether other connections may use the database while this one is open.
+    public enum Access: Sendable {
+        /// Any number of connections, in this process and others: each transaction takes POSIX locks (`fcntl`) on
+        /// the file and, in WAL mode, on its shared-memory index (`-shm`) — two to six system calls a transaction.
+        case shared
+        /// This connection alone, from open to close (`PRAGMA locking_mode = EXCLUSIVE`, the file claimed at
+        /// open): its lock is taken once, and in WAL mode the index lives in the process's memory, so a
+        /// transaction costs no locking system call. For a store one process owns while it runs. Commits are as
+        /// durable as in `.shared` (the WAL file holds them); the lock goes with the process, so its successor
+        /// opens the file as usual. Another opener meanwhile gets `SQLiteError.heldByAnotherConnection`.
+        case exclusive
+    }
+
     /// The path the connection was opened with.
     public let path: String
     /// How long an operation keeps retrying while another connection holds a lock.
@@ -53,8 +66,10 @@ public final class SQLiteConnection {
     /// - Parameters:
     ///   - path: a file path, or `":memory:"`.
     ///   - flags: how to open it; `[.readWrite, .create]` by default.
-    ///   - busyTimeout: how long to wait for another connection's lock before `SQLiteError.busy`.
-    public init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: TimeInterval = 5) throws {
+    ///   - access: `.exclusive` keeps the file to this connection until it closes (needs `.readWrite`).
+    ///   - busyTimeout: how long to wait for another connection's lock before `SQLiteError.busy`
+    ///     (`SQLiteError.heldByAnotherConnection` when the file cannot even be opened).
+    public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5) throws {
         var db: OpaquePointer?
         // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
         let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_FULLMUTEX, nil)
@@ -68,9 +83,17 @@ public final class SQLiteConnection {
         self.path = path
         self.busyTimeout = busyTimeout
         sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
-        // SQLite opens lazily: reading the schema now turns a foreign file into an error
-        // before anything could be written to it.
-        try execute("SELECT count(*) FROM sqlite_master")
+        do {
+            // Before the first read, so a WAL index is never made in shared memory.
+            if access == .exclusive { try execute("PRAGMA locking_mode = EXCLUSIVE") }
+            // SQLite opens lazily: reading the schema now turns a foreign file into an error
+            // before anything could be written to it.
+            try execute("SELECT count(*) FROM sqlite_master")
+            // A write lock, kept from now on: a second opener is refused now, not at its first write.
+            if access == .exclusive { try execute("BEGIN EXCLUSIVE; COMMIT") }
+        } catch let error as SQLiteError where error.isBusy {
+            throw SQLiteError.heldByAnotherConnection(path: path, timeout: busyTimeout)
+        }
     }
 
     deinit {

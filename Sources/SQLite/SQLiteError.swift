@@ -8,6 +8,9 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     case notADatabase(path: String)
     /// Another connection held a conflicting lock for longer than the busy timeout (`SQLITE_BUSY`).
     case busy(path: String, timeout: TimeInterval, extendedCode: Int32, message: String, sql: String?)
+    /// The file could not be opened: another connection keeps it to itself (`SQLiteConnection.Access.exclusive`,
+    /// e.g. the process that owns the store is running) or held a lock past the busy timeout.
+    case heldByAnotherConnection(path: String, timeout: TimeInterval)
     /// Any other failure: the primary and extended result codes, `sqlite3_errmsg` and the SQL that failed.
     case failed(code: Int32, extendedCode: Int32, message: String, sql: String?, path: String)
     /// A typed column read met a value of another storage class.
@@ -21,7 +24,7 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     public var code: Int32 {
         switch self {
         case .notADatabase: return SQLITE_NOTADB
-        case .busy: return SQLITE_BUSY
+        case .busy, .heldByAnotherConnection: return SQLITE_BUSY
         case .failed(let code, _, _, _, _): return code
         case .columnTypeMismatch, .nestedTransaction: return SQLITE_MISUSE
         case .journalModeRejected: return SQLITE_ERROR
@@ -51,6 +54,9 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
             return "database '\(path)' stayed locked by another connection for more than \(timeout) s "
                 + "(SQLite \(extended): \(message))\(Self.sqlSuffix(sql)). "
                 + "Retry later, or find the process that holds a long transaction."
+        case .heldByAnotherConnection(let path, let timeout):
+            return "database '\(path)' is held by another connection, which keeps it to itself while it runs "
+                + "(waited \(timeout) s): one process owns this store at a time. Stop that process, or use another folder."
         case .failed(let code, let extended, let message, let sql, let path):
             return "SQLite error \(code) (extended \(extended)) on '\(path)': \(message)\(Self.sqlSuffix(sql))"
         case .columnTypeMismatch(let column, let name, let expected, let found, let sql):

@@ -1,6 +1,7 @@
 @testable import Broker
 import BusProtocol
 import Configuration
+import SQLite
 import XCTest
 import ZeroMQ
 
@@ -128,23 +129,26 @@ final class DeliveryLedgerTests: XCTestCase {
         for seed in UInt64(1)...40 {
             var random = SeededRandom(seed: seed)
             let path = folder + "/bus-\(seed).sqlite"
-            let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
             let json = Array(#"{"v":1}"#.utf8)
             let causes = (1...Int.random(in: 1...5, using: &random)).map { UInt64($0 * 10) }
-            for cause in causes { XCTAssertNil(ledger.route(seq: cause, json: json, frame: SharedFrame(json), to: "app")) }
             var made: [UInt64: [Publish]] = [:]
-            for cause in causes {
-                made[cause] = (0..<Int.random(in: 0...4, using: &random)).map { n in
-                    Publish(topic: "x.app.note", body: ["n": .int(Int64(n % 2))], cause: PublicationCause(seq: cause, index: n))
+            do {  // the first broker, gone (its store closed) before the next opens it: one process holds it at a time
+                let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+                for cause in causes { XCTAssertNil(ledger.route(seq: cause, json: json, frame: SharedFrame(json), to: "app")) }
+                for cause in causes {
+                    made[cause] = (0..<Int.random(in: 0...4, using: &random)).map { n in
+                        Publish(topic: "x.app.note", body: ["n": .int(Int64(n % 2))], cause: PublicationCause(seq: cause, index: n))
+                    }
+                    for publication in made[cause]! {
+                        XCTAssertFalse(ledger.isRepeat(publication, cause: publication.cause!, by: "app"), "seed \(seed): the first time is new")
+                    }
                 }
-                for publication in made[cause]! {
-                    XCTAssertFalse(ledger.isRepeat(publication, cause: publication.cause!, by: "app"), "seed \(seed): the first time is new")
-                }
+                try ledger.save(lastSeq: 100, everySequenced: false, busTime: 0, timeAhead: nil, wallNow: 0)
             }
-            try ledger.save(lastSeq: 100, everySequenced: false, busTime: 0, timeAhead: nil, wallNow: 0)
             // A restarted broker: the store's snapshot.
-            let snapshot = try DeliveryStore(path: path).load()
-            let restarted = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+            let store = try DeliveryStore(path: path)
+            let snapshot = try store.load()
+            let restarted = DeliveryLedger(limit: 100, store: store)
             restarted.restore(snapshot.pending, published: snapshot.published)
             for cause in causes {
                 for var publication in made[cause]! {
@@ -189,18 +193,45 @@ final class DeliveryLedgerTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/bus.sqlite"
-        let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
         let held = [DeliveryStore.Held(source: "reports", topic: "state.changed", body: Array(#"{"key":"a"}"#.utf8), corr: nil, deadline: nil),
                     DeliveryStore.Held(source: "notifier", topic: "x.notifier.note", body: Array("{}".utf8), corr: "c-1", deadline: 42)]
-        ledger.noteHeld(held)
-        try ledger.save(lastSeq: 7, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
-        try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
-        var snapshot = try DeliveryStore(path: path).load()
-        XCTAssertEqual(snapshot.held, held, "in order, every field")
-        XCTAssertEqual(snapshot.savedSeq, 9)
-        ledger.noteHeld([])
-        try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
-        snapshot = try DeliveryStore(path: path).load()
-        XCTAssertEqual(snapshot.held, [], "released")
+        // Each broker's store is closed before the next opens it (one process holds it at a time).
+        do {
+            let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
+            ledger.noteHeld(held)
+            try ledger.save(lastSeq: 7, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+            try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        }
+        do {
+            let store = try DeliveryStore(path: path)
+            let snapshot = try store.load()
+            XCTAssertEqual(snapshot.held, held, "in order, every field")
+            XCTAssertEqual(snapshot.savedSeq, 9)
+            let ledger = DeliveryLedger(limit: 100, store: store)
+            ledger.noteHeld([])
+            try ledger.save(lastSeq: 9, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        }
+        XCTAssertEqual(try DeliveryStore(path: path).load().held, [], "released")
+    }
+
+    /// The broker keeps bus.sqlite to itself while it runs (no POSIX lock per transaction): a second opener is refused
+    /// with an error naming the file, and the store opens again, with what was saved, once the first has closed it.
+    func testTheDeliveryStoreIsOpenInOneProcessAtATime() throws {
+        let folder = NSTemporaryDirectory() + "/sbexclusive-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/bus.sqlite"
+        do {
+            let store = try DeliveryStore(path: path, busyTimeout: 0.05)
+            try store.write(inserts: [DeliveryStore.Key(plugin: "app", seq: 3): Array("{}".utf8)], deletions: [], savedSeq: 3, seqReserved: 10, timeReserved: 0)
+            XCTAssertThrowsError(try DeliveryStore(path: path, busyTimeout: 0.05)) { error in
+                guard case .heldByAnotherConnection(let held, _)? = error as? SQLiteError else { return XCTFail("\(error)") }
+                XCTAssertEqual(held, path)
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path + "-shm"), "no shared-memory index: its locks are the process's own")
+        }
+        let snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual(snapshot.pending.map(\.seq), [3])
+        XCTAssertEqual(snapshot.savedSeq, 3)
     }
 }

@@ -137,11 +137,14 @@ final class PythonPluginTests: XCTestCase {
         waitUntil("the plugin to handle them while the broker cannot read its answers", timeoutSeconds: 60) { handled() == 200 }
         first.stop(signal: SIGKILL)
         waitUntil("the plugin to die with its broker") { !processExists(pid) }
-        let bus = try SQLiteConnection(path: runtime + "/state/bus.sqlite", flags: [.readOnly])
-        // The journal as far as the killed broker saved it (a resumed run cuts it there; protocol.md § 9.1).
-        let saved = try XCTUnwrap(try scalar(bus, "SELECT value FROM meta WHERE key = 'savedSeq'"))
-        // What the next broker will deliver again, and which of those the plugin had handled: exactly these are skipped.
-        let unacknowledged = Set(try column(bus, "SELECT seq FROM pending WHERE plugin = 'py-echo'"))
+        // Read between the brokers and closed before the next one starts: a running broker keeps bus.sqlite to itself.
+        let (saved, unacknowledged) = try { () throws -> (Int64, Set<Int64>) in
+            let bus = try SQLiteConnection(path: runtime + "/state/bus.sqlite", flags: [.readOnly])
+            // The journal as far as the killed broker saved it (a resumed run cuts it there; protocol.md § 9.1).
+            // What the next broker will deliver again, and which of those the plugin had handled: exactly these are skipped.
+            return (try XCTUnwrap(try scalar(bus, "SELECT value FROM meta WHERE key = 'savedSeq'")),
+                    Set(try column(bus, "SELECT seq FROM pending WHERE plugin = 'py-echo'")))
+        }()
         let handledBefore = Set(try column(record, "SELECT seq FROM handled"))
         let handledButUnacknowledged = handledBefore.intersection(unacknowledged).count
         XCTAssertGreaterThanOrEqual(handledButUnacknowledged, 50, "the plugin handled pings whose acknowledgements the broker never read")

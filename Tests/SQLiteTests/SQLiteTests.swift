@@ -212,4 +212,47 @@ final class SQLiteTests: XCTestCase {
         XCTAssertTrue(try read.step())
         XCTAssertEqual(try read.int64(at: 0), 1)
     }
+
+    /// A connection opened `.exclusive` holds the file from open to close: another connection — here in the same
+    /// process, as from another — is refused with an error naming the file; in WAL mode there is no shared-memory
+    /// index (`-shm`), whose POSIX locks every transaction took; and the store opens again once it is closed.
+    func testAnExclusiveConnectionRefusesAnotherUntilClosed() throws {
+        let file = path("exclusive.sqlite")
+        do {
+            let holder = try SQLiteConnection(path: file, access: .exclusive, busyTimeout: 0.05)
+            try holder.enableWAL()
+            try holder.execute("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)")
+            for flags: SQLiteConnection.OpenFlags in [[.readWrite], [.readOnly]] {
+                XCTAssertThrowsError(try SQLiteConnection(path: file, flags: flags, busyTimeout: 0.05)) { error in
+                    guard case .heldByAnotherConnection(let path, _)? = error as? SQLiteError else { return XCTFail("\(error)") }
+                    XCTAssertEqual(path, file)
+                    XCTAssertTrue("\(error)".contains("keeps it to itself"), "\(error)")
+                }
+            }
+            XCTAssertThrowsError(try SQLiteConnection(path: file, access: .exclusive, busyTimeout: 0.05))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: file + "-shm"), "the WAL index is in the holder's memory")
+        }
+        let reopened = try SQLiteConnection(path: file, flags: [.readOnly])
+        let read = try reopened.prepare("SELECT count(*) FROM t")
+        XCTAssertTrue(try read.step())
+        XCTAssertEqual(try read.int64(at: 0), 1)
+    }
+
+    /// What an exclusive connection committed is in its WAL file when the commit returns: a copy of the files taken
+    /// while it is still open (as a SIGKILL would leave them, the index lost with the process's memory) opens with it.
+    func testAnExclusiveConnectionsCommitsSurviveItsProcess() throws {
+        let file = path("killed.sqlite"), copy = path("after-kill.sqlite")
+        let holder = try SQLiteConnection(path: file, access: .exclusive)
+        try holder.enableWAL()
+        try holder.execute("CREATE TABLE t (v INTEGER)")
+        for value in 1...50 { try holder.transaction(.immediate) { try holder.execute("INSERT INTO t VALUES (\(value))") } }
+        try FileManager.default.copyItem(atPath: file, toPath: copy)
+        try FileManager.default.copyItem(atPath: file + "-wal", toPath: copy + "-wal")
+        let recovered = try SQLiteConnection(path: copy)
+        let read = try recovered.prepare("SELECT count(*), sum(v) FROM t")
+        XCTAssertTrue(try read.step())
+        XCTAssertEqual(try read.int64(at: 0), 50)
+        XCTAssertEqual(try read.int64(at: 1), 1_275)
+        XCTAssertEqual(try recovered.quickCheck(), [])
+    }
 }

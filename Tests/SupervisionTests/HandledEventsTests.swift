@@ -1,0 +1,44 @@
+import BusProtocol
+import Configuration
+import Foundation
+import SQLite
+@testable import ShieldBusSDK
+import XCTest
+
+/// The SDK's record of handled events (`cursors/<plugin>.sqlite`): what an earlier process handled is found by the
+/// next, in any order of arrival.
+final class HandledEventsTests: XCTestCase {
+    private var folder: String!
+
+    override func setUpWithError() throws {
+        folder = NSTemporaryDirectory() + "/sbhandled-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: folder) }
+
+    /// Seeded runs of processes, each handling events in a shuffled order (an older event can arrive after a newer
+    /// reply), some of them redelivered: an event is found handled exactly when some process recorded it, with what
+    /// handling it published.
+    func testWhatAnyProcessRecordedIsFoundAndNothingElse() throws {
+        for seed in UInt64(1)...20 {
+            var random = SeededRandom(seed: seed)
+            let path = folder + "/cursor-\(seed).sqlite"
+            var recorded: Set<UInt64> = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                let handled = try HandledEvents(path: path)
+                let arriving = (1...60).map { _ in UInt64.random(in: 1...80, using: &random) }
+                for seq in arriving {
+                    XCTAssertEqual(try handled.contains(seq), recorded.contains(seq), "seed \(seed), seq \(seq)")
+                    guard !recorded.contains(seq), Bool.random(using: &random) else { continue }
+                    try handled.record(seq, publications: [Publish(topic: "x.test.made", body: ["seq": .int(Int64(seq))])])
+                    recorded.insert(seq)
+                }
+            }
+            let last = try HandledEvents(path: path)
+            for seq in recorded {
+                XCTAssertEqual(try last.publications(of: seq).map(\.topic), ["x.test.made"], "seed \(seed), seq \(seq)")
+            }
+        }
+    }
+}

@@ -65,8 +65,10 @@ public final class DayRunner: @unchecked Sendable {
             process.arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
                                  "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
             process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: errorPath)
+            let errors = FileHandle(forWritingAtPath: errorPath)
+            process.standardError = errors
             try process.run()
+            try? errors?.close()  // the child has its copy; explore plays thousands of days in one process
             process.waitUntilExit()
             let journal = try Self.readJournal(journalPath)
             guard process.terminationStatus == 0 || process.terminationStatus == 3 else {

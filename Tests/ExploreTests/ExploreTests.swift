@@ -195,10 +195,7 @@ final class ExploreTests: XCTestCase {
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let name = "explore-\(UUID().uuidString.prefix(6))"
         let output = directory.file(name + ".out")
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        process.standardOutput = FileHandle(forWritingAtPath: output)
-        process.standardError = FileHandle(forWritingAtPath: directory.file(name + ".err"))
-        try process.run()
+        try process.run(outputTo: output, errorsTo: directory.file(name + ".err"))
         return {
             waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
             return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))

@@ -59,10 +59,7 @@ final class FaultTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
         process.arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", runtime.path,
                              "--journal", work.file("journal.jsonl"), "--state-dir", work.file("state"), "--quiet"]
-        _ = FileManager.default.createFile(atPath: work.file("stderr"), contents: nil)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: work.file("stderr"))
-        try process.run()
+        try process.run(outputTo: nil, errorsTo: work.file("stderr"))
         var random = SeededRandom(seed: seed ^ 0xFA17)
         var kills = 0
         var lastKilled: [String: Date] = [:]
@@ -143,10 +140,7 @@ final class FaultTests: XCTestCase {
                                  "--journal", work.file("journal.jsonl"), "--state-dir", work.file("state"), "--quiet"]
                 + clock + (run > 0 ? ["--resume"] : []) + (crash.map { ["--crash-at-step", "\($0)"] } ?? [])
             let errorPath = work.file("stderr-\(run)")
-            _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle(forWritingAtPath: errorPath)
-            try process.run()
+            try process.run(outputTo: nil, errorsTo: errorPath)
             if run < killAfter.count {
                 let readyBefore = run
                 waitUntil("broker run \(run) to be ready", timeoutSeconds: 60) {

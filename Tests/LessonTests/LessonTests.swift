@@ -326,12 +326,10 @@ final class CheckCommandTests: XCTestCase {
         let catalog = BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path
         try (configuration + "\ncatalog: \(catalog)\n").write(toFile: configPath, atomically: true, encoding: .utf8)
         try run.journalBytes.write(to: URL(fileURLWithPath: journalPath))
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
         process.arguments = ["check", "--config", configPath, journalPath] + (json ? ["--json"] : [])
-        process.standardOutput = FileHandle(forWritingAtPath: outputPath)
-        try process.run()
+        try process.run(outputTo: outputPath, errorsTo: nil)
         process.waitUntilExit()
         return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8))
     }

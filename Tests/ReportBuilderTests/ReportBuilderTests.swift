@@ -238,14 +238,16 @@ final class ReportBuilderTests: XCTestCase {
     static func shieldbus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let folder = TemporaryDirectory(prefix: "sbcli")
         let errorPath = folder.file("stderr")
-        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle(forWritingAtPath: errorPath)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+        let errors = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        process.standardError = errors
         try process.run()
+        try errors.close()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self), (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")

@@ -33,11 +33,8 @@ final class StartedCommand {
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        for name in ["stdout", "stderr"] { _ = FileManager.default.createFile(atPath: work.file(name), contents: nil) }
-        process.standardOutput = FileHandle(forWritingAtPath: work.file("stdout"))
-        process.standardError = FileHandle(forWritingAtPath: work.file("stderr"))
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.run(outputTo: work.file("stdout"), errorsTo: work.file("stderr"))
     }
 
     /// Standard output so far.

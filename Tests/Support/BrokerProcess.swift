@@ -45,18 +45,12 @@ public func waitUntil(_ what: String, timeoutSeconds: Double = 10, file: StaticS
 
 /// Starts a process with its standard output and error going to `log`.
 public func startProcess(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws -> Process {
-    guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else {
-        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: log])
-    }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.environment = environment
     process.standardInput = FileHandle.nullDevice
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    try handle.close()
+    try process.run(outputTo: log, errorsTo: log)
     return process
 }
 
@@ -88,17 +82,13 @@ public final class BrokerProcess {
         let configPath = workDirectory.file("config.yml")
         try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
         logPath = workDirectory.file("broker.log")
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus", file: file, line: line))
         process.arguments = ["run", "--config", configPath, "--runtime-dir", runtime.path] + arguments
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         process.environment = env
         process.currentDirectoryURL = BuildProducts.repositoryRoot
-        let log = FileHandle(forWritingAtPath: logPath)!
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        try process.run(outputTo: logPath, errorsTo: logPath)
         if waitForReady {
             // Ready means it answers a status request (a socket file may be a stale one).
             waitUntil("the broker to answer (log: \(logPath))", file: file, line: line) {

@@ -53,11 +53,7 @@ public struct ScenarioRun {
         started.process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus", file: file, line: line))
         started.process.arguments = ["run", "--config", configPath, "--scenario", scenarioPath, "--runtime-dir", work.file("run"),
                                      "--journal", started.journalPath, "--state-dir", stateDirectory ?? work.file("state")] + arguments
-        _ = FileManager.default.createFile(atPath: started.outputPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: started.errorPath, contents: nil)
-        started.process.standardOutput = FileHandle(forWritingAtPath: started.outputPath)
-        started.process.standardError = FileHandle(forWritingAtPath: started.errorPath)
-        try started.process.run()
+        try started.process.run(outputTo: started.outputPath, errorsTo: started.errorPath)
         return started
     }
 

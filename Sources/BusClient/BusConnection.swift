@@ -55,7 +55,7 @@ public final class BusConnection {
 
     /// This process's credential for `endpoint`; on tcp the cookie is the given runtime directory's.
     private static func credential(endpoint: String, runtime: RuntimeDirectory) -> String? {
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessEnvironment.current
         environment["SHIELDBUS_RUNTIME_DIR"] = runtime.path
         return BusCredential.forClient(endpoint: endpoint, environment: environment)
     }

@@ -47,6 +47,23 @@ final class SharedDefaultsTests: ContainerTestCase {
         XCTAssertEqual(try defaults.dictionaryRepresentation()["int"]?.rawJSON, "42")
     }
 
+    /// The stored tag is the type's name as `String(describing:)` writes it (stores written before keep their tags).
+    func testTypeTagsAreTheTypeNamesAsStringDescribingWritesThem() throws {
+        let defaults = try adminDefaults()
+        let session = UnlockSession(isCurrentlyUnlocked: false, quotaEnd: Date(timeIntervalSince1970: 0), tokens: [])
+        try defaults.set([session], forKey: "sessions")
+        try defaults.set(["today": [session]], forKey: "byDay")
+        try defaults.set(Optional(3), forKey: "optional")
+        try defaults.set(Set(["a"]), forKey: "set")
+        try defaults.set([[1.5]], forKey: "nested")
+        XCTAssertEqual(try defaults.entry(forKey: "sessions")?.typeTag, String(describing: [UnlockSession].self))
+        XCTAssertEqual(try defaults.entry(forKey: "byDay")?.typeTag, String(describing: [String: [UnlockSession]].self))
+        XCTAssertEqual(try defaults.entry(forKey: "optional")?.typeTag, String(describing: Int?.self))
+        XCTAssertEqual(try defaults.entry(forKey: "set")?.typeTag, String(describing: Set<String>.self))
+        XCTAssertEqual(try defaults.entry(forKey: "nested")?.typeTag, String(describing: [[Double]].self))
+        XCTAssertEqual(try defaults.entry(forKey: "sessions")?.typeTag, "Array<UnlockSession>")
+    }
+
     func testValuesAreSharedBetweenInstances() throws {
         try adminDefaults().set("shared", forKey: "greeting")
         let reader = try SharedDefaults(suiteName: group, container: container)

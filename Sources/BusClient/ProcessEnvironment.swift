@@ -1,0 +1,28 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The process's environment variables, read straight from `environ`: the dictionary
+/// `ProcessInfo.processInfo.environment` gives, at a fraction of its cost. Foundation splits each `NAME=value` at
+/// the `=` by Characters (grapheme breaking) and grows its dictionary insert by insert — about 13,000 instructions a
+/// variable, 0.65 M per read, in a plugin start that read it twice (docs/benchmarks.md, "Plugin starts: the
+/// environment and type tags"); a short-lived extension process pays that at every callback.
+public enum ProcessEnvironment {
+    /// Every variable, by name (an entry without `=` is skipped, and the last of two same-named entries wins, as
+    /// `ProcessInfo.environment` does).
+    public static var current: [String: String] {
+        var count = 0
+        while environ[count] != nil { count += 1 }
+        // Sized once: grown insert by insert, the dictionary rehashes every key at each doubling (most of the cost).
+        var variables = [String: String](minimumCapacity: count)
+        var entry = environ
+        while let text = entry.pointee {
+            if let equals = strchr(text, 0x3D) {  // "="
+                let name = String(decoding: UnsafeRawBufferPointer(start: text, count: equals - text), as: UTF8.self)
+                variables[name] = String(cString: equals + 1)
+            }
+            entry += 1
+        }
+        return variables
+    }
+}

@@ -205,4 +205,5 @@ struct DayInsights: Codable, Hashable {
     let insights: Insights
 }
 
+FreedMemoryRetention.apply()
 PluginHost.run(options: ReportBuilderOptions.self) { ReportBuilder(options: $0) }

@@ -9,3 +9,7 @@ int shieldbus_die_with_parent(int signal) {
 void shieldbus_release_free_heap(void) {
     malloc_trim(0);
 }
+
+int shieldbus_keep_freed_heap(int bytes) {
+    return mallopt(M_TRIM_THRESHOLD, bytes) && mallopt(M_MMAP_THRESHOLD, bytes);
+}

@@ -1,4 +1,5 @@
-// CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back.
+// CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back,
+// keeping freed heap.
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -9,5 +10,10 @@ int shieldbus_die_with_parent(int signal);
 /// Hands the heap's free pages back to the kernel (glibc's malloc_trim): after a large structure is freed, the
 /// process's resident memory shrinks instead of staying at its peak.
 void shieldbus_release_free_heap(void);
+
+/// Lets the heap keep up to `bytes` free at its top instead of handing it back to the kernel, and serves blocks below
+/// `bytes` from the heap instead of mapping each one (glibc's mallopt M_TRIM_THRESHOLD and M_MMAP_THRESHOLD).
+/// Returns 1 on success, 0 when glibc refused a value.
+int shieldbus_keep_freed_heap(int bytes);
 
 #endif

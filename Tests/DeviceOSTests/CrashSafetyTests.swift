@@ -42,7 +42,14 @@ final class CrashSafetyTests: XCTestCase {
         for (n, habit) in ["read", "walk", "stretch"].enumerated() {
             try tool.publish(Publish(topic: "input.habit.request", body: ["habit": .string(habit)], corr: "person-\(n)"))
         }
-        waitUntil("the app to set its unlock timer") { journal(work.file("before.jsonl")).contains { $0.topic == "app.timer.reply" } }
+        // Mid-unlock means the unlock is in effect: the app's timer set and the monitor's lift written (the monitor
+        // answers the app's flag, before or after the app's timer). A broker killed before the lift leaves the shields
+        // up all along (the monitor's write dies with it), and there is then nothing for the expiry to re-block.
+        waitUntil("the app to set its unlock timer and the monitor to lift the shields") {
+            let written = journal(work.file("before.jsonl"))
+            let shield = written.last { $0.topic == "managedsettings.changed" }?.bodyValue["shield"]
+            return written.contains { $0.topic == "app.timer.reply" } && shield != nil && shield?["applications"]?.arrayValue?.isEmpty != false
+        }
         first.stop(signal: SIGKILL)
         let before = journal(work.file("before.jsonl"))
         let started = try XCTUnwrap(before.first { $0.topic == "app.unlock.started" })

@@ -16,20 +16,14 @@ final class Journal {
     /// (a plugin sends such a publication again; kept, it would be journaled twice).
     init(path: String, appending: Bool = false, keepingThrough savedSeq: UInt64? = nil) throws {
         self.path = path
-        if !appending || !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-        guard let handle = FileHandle(forWritingAtPath: path) else {
-            throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-        }
-        if appending {
+        let opened = try JournalFile.openForWriting(path, appending: appending)
+        if appending && opened.isRegularFile {
             // A line torn by the SIGKILL that ended the last run is cut off, so appended lines stay whole.
             let written = try Data(contentsOf: URL(fileURLWithPath: path))
-            try handle.truncate(atOffset: UInt64(Self.end(of: written, keepingThrough: savedSeq)))
-            try handle.seekToEnd()
-        } else {
-            try handle.truncate(atOffset: 0)
+            try opened.handle.truncate(atOffset: UInt64(Self.end(of: written, keepingThrough: savedSeq)))
+            try opened.handle.seekToEnd()
         }
-        fchmod(handle.fileDescriptor, 0o600)  // the person's whole day: its owner's alone, even if an older file was wider
-        self.handle = handle
+        self.handle = opened.handle
         buffer.reserveCapacity(1 << 16)
     }
 

@@ -37,10 +37,9 @@ extension ShieldBus {
             defer { connection.close() }
             var recorder: FileHandle?
             if let record {
-                guard FileManager.default.createFile(atPath: record, contents: nil), let handle = FileHandle(forWritingAtPath: record) else {
+                do { recorder = try JournalFile.openForWriting(record, appending: false).handle } catch {
                     throw ValidationError("cannot write the journal file \(record)")
                 }
-                recorder = handle
             }
             defer { try? recorder?.close() }
             connection.onGap = { missed in

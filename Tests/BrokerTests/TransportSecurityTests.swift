@@ -98,10 +98,11 @@ final class TransportSecurityTests: XCTestCase {
     }
 
     func testPluginsAndToolsOfTheUserReachATCPBrokerWithTheLocalKey() throws {
+        let work = TemporaryDirectory(prefix: "sbcurve")
         let broker = try BrokerProcess(configuration: """
             name: curve-plugin
             plugins:
-              - {name: echo, executable: \(BuildProducts.path("bus-test-plugin")), arguments: [echo, /dev/null, app.echo, "0", "1"], role: generic}
+              - {name: echo, executable: \(BuildProducts.path("bus-test-plugin")), arguments: [echo, \(work.file("echo.out")), app.echo, "0", "1"], role: generic}
             """, arguments: ["--endpoint", "tcp://127.0.0.1:*"])
         defer { broker.stop() }
         try waitUntil("the supervised plugin to connect over tcp") {

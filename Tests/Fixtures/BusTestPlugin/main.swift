@@ -19,7 +19,9 @@ let output = arguments[2]
 let topic = arguments[3]
 let subscriptions = Array(arguments.dropFirst(6)) + ["app.test.go"]
 let endpoint = ProcessInfo.processInfo.environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
-_ = FileManager.default.createFile(atPath: output, contents: nil)
+// Created only when missing: `createFile` writes by renaming a new file over the path, which as root would turn a
+// device such as /dev/null into a regular file for every process on the machine.
+if !FileManager.default.fileExists(atPath: output) { _ = FileManager.default.createFile(atPath: output, contents: nil) }
 let file = FileHandle(forWritingAtPath: output)!
 
 do {

@@ -24,7 +24,8 @@ struct ExploreSpeedBench {
     let installation: Installation
     let directory: String
 
-    /// Plays `days` days of `product` (`days / 2` seeds from 1 × both profiles, `--jobs 2`, no shrinking).
+    /// Plays `days` days of `product` (`days / 2` seeds from 1 × both profiles, explore's default jobs — twice the
+    /// cores —, no shrinking), as a user runs it.
     func measure(product: String, days: Int, progress: (String) -> Void) throws -> Result {
         let folder = "\(directory)/explore-\(product)"
         try? FileManager.default.removeItem(atPath: folder)
@@ -32,13 +33,13 @@ struct ExploreSpeedBench {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: installation.program("shieldbus"))
         process.arguments = ["explore", "--config", "\(installation.config)/\(product).yml", "--days", String(max(days / 2, 1)),
-                             "--seed", "1", "--profile", "both", "--jobs", "2", "--shrink-runs", "0",
+                             "--seed", "1", "--profile", "both", "--shrink-runs", "0",
                              "--failures-dir", folder + "/failures", "--json"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        progress("explore \(product): \(days) days (both profiles, 2 at a time)…")
+        progress("explore \(product): \(days) days (both profiles, \(2 * ProcessInfo.processInfo.activeProcessorCount) at a time)…")
         let cpuBefore = Self.childrenCPUSeconds()
         let started = monotonicNanoseconds()
         try process.run()

@@ -11,6 +11,25 @@ import PackageDescription
 // position-independent: the broker reads every plugin's messages, and it starts once a run.
 let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
 
+// libzmq and SQLite: shared libraries in debug builds (tests, development), their archives in release builds. A shared
+// libzmq brings 13 more libraries, and the loader's ~6,500 symbol look-ups across them were 40 % of a monitor launch's
+// user-space instructions (docs/benchmarks.md, "Plugins linked with libzmq and SQLite's archives"). The module maps
+// name no library (`link` would put `-lzmq` first on every link line, and the shared library would win), so these
+// settings are the only place that does. `-l:` names the archive itself; `-Bstatic` would not stay in place, because
+// swiftc moves its `-l` options ahead of the `-Xlinker` ones. Every archive comes with Debian's libzmq3-dev (its
+// dependencies libsodium-dev, libpgm-dev, libnorm-dev) and libsqlite3-dev; GSSAPI (krb5), used by libzmq.a, has no
+// archive in Debian and stays shared, as do libstdc++ and libbsd.
+let zeroMQLinkerSettings: [LinkerSetting] = [
+    .linkedLibrary("zmq", .when(configuration: .debug)),
+    .unsafeFlags(["-Xlinker", "-l:libzmq.a", "-Xlinker", "-l:libsodium.a", "-Xlinker", "-l:libpgm.a",
+                  "-Xlinker", "-l:libnorm.a", "-Xlinker", "-l:libprotokit.a",
+                  "-Xlinker", "-lgssapi_krb5", "-Xlinker", "-lbsd", "-Xlinker", "-lstdc++"], .when(configuration: .release)),
+]
+let sqliteLinkerSettings: [LinkerSetting] = [
+    .linkedLibrary("sqlite3", .when(configuration: .debug)),
+    .unsafeFlags(["-Xlinker", "-l:libsqlite3.a"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "ShieldBus",
     products: [
@@ -27,8 +46,8 @@ let package = Package(
     ],
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
-        .systemLibrary(name: "CZeroMQ", path: "Sources/CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .systemLibrary(name: "CZeroMQ", path: "Sources/CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], linkerSettings: zeroMQLinkerSettings),
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", .product(name: "Logging", package: "swift-log")]),
@@ -38,8 +57,8 @@ let package = Package(
 
         // Screen Time's domain model, shared state, and usage reports.
         .target(name: "ScreenTime"),
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "SQLite", dependencies: ["CSQLite"], linkerSettings: sqliteLinkerSettings),
         // Foundation's JSONEncoder bytes (sorted keys), written several times faster: device API bodies, App-Group values.
         .target(name: "SortedJSON"),
         .target(name: "AppGroupStore", dependencies: ["SQLite", "SortedJSON"]),

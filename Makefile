@@ -52,6 +52,7 @@ EXPLORE_SEED ?= 1
 EXPLORE_JOBS ?= $(shell nproc)
 explore: deps
 	@for product in $(RELEASE_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,$(RELEASE_PRODUCTS))
 	@status=0; for product in habit-lock focus-window speed-bump two-products; do \
 		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
@@ -72,6 +73,13 @@ RELEASE_FLAGS ?= --static-swift-stdlib
 # `shieldbus` and the reference plugins it starts.
 RELEASE_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
 BENCH_PRODUCTS = shieldbus-bench $(RELEASE_PRODUCTS)
+# Release programs link libzmq, SQLite and libstdc++ from their archives (Package.swift, `zeroMQLinkerSettings`). An
+# object compiled before that change still asks for the shared libraries (the module maps' old `link`, kept in each
+# object), and an incremental build does not recompile it: refuse such a program rather than measure the shared ones.
+check_release_archives = for product in $(1); do \
+	if readelf -d $(RELEASE_BIN)/$$product | grep -qE 'NEEDED.*\[lib(zmq|sqlite3|stdc\+\+)\.so'; then \
+		echo "$$product loads a shared libzmq, SQLite or libstdc++: objects compiled before release builds linked their archives; rm -rf .build/*/release and build again" >&2; \
+		exit 1; fi; done
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
 
@@ -81,11 +89,13 @@ bench-quick: bench-build
 bench-build: deps
 	@command -v hyperfine >/dev/null || { echo "installing hyperfine with apt-get (command start-up times)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null; }
 	@for product in $(BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,$(BENCH_PRODUCTS))
 
 ## bench-reports: `shieldbus report` end to end over a generated year of stored days, from the store and through a
 ## running broker (release build, linked statically as bench-build's; aim < 50 ms)
 bench-reports: deps
 	@for product in shieldbus report-builder shieldbus-report-bench; do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,shieldbus report-builder shieldbus-report-bench)
 	$(RELEASE_BIN)/shieldbus-report-bench
 
 ## fuzz: libFuzzer on the wire decoder, the configuration loader and the scenario parser (FUZZ_SECONDS each, niced)

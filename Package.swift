@@ -13,21 +13,27 @@ let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"
 
 // libzmq and SQLite: shared libraries in debug builds (tests, development), their archives in release builds. A shared
 // libzmq brings 13 more libraries, and the loader's ~6,500 symbol look-ups across them were 40 % of a monitor launch's
-// user-space instructions (docs/benchmarks.md, "Plugins linked with libzmq and SQLite's archives"). The module maps
+// user-space instructions (docs/benchmarks.md, "Plugins linked with their libraries' archives"). The module maps
 // name no library (`link` would put `-lzmq` first on every link line, and the shared library would win), so these
 // settings are the only place that does. `-l:` names the archive itself; `-Bstatic` would not stay in place, because
-// swiftc moves its `-l` options ahead of the `-Xlinker` ones. Every archive comes with Debian's libzmq3-dev (its
-// dependencies libsodium-dev, libpgm-dev, libnorm-dev) and libsqlite3-dev; GSSAPI (krb5), used by libzmq.a, has no
-// archive in Debian and stays shared, as do libstdc++ and libbsd.
+// swiftc moves its `-l` options ahead of the `-Xlinker` ones. The archives come with Debian's libzmq3-dev (and its
+// dependencies libsodium-dev, libpgm-dev, libnorm-dev, libbsd-dev) and libsqlite3-dev. GSSAPI (krb5), used by
+// libzmq.a, has no archive in Debian and stays shared. libstdc++ (libzmq's and the Swift runtime's) comes from GCC's
+// archive through Linking/libstdc++.so, a linker script found first on `releaseLibraryPath`.
+let releaseLibraryPath = Context.packageDirectory + "/Linking"
 let zeroMQLinkerSettings: [LinkerSetting] = [
     .linkedLibrary("zmq", .when(configuration: .debug)),
-    .unsafeFlags(["-Xlinker", "-l:libzmq.a", "-Xlinker", "-l:libsodium.a", "-Xlinker", "-l:libpgm.a",
-                  "-Xlinker", "-l:libnorm.a", "-Xlinker", "-l:libprotokit.a",
-                  "-Xlinker", "-lgssapi_krb5", "-Xlinker", "-lbsd", "-Xlinker", "-lstdc++"], .when(configuration: .release)),
+    .unsafeFlags(["-L", releaseLibraryPath,
+                  "-Xlinker", "-l:libzmq.a", "-Xlinker", "-l:libsodium.a", "-Xlinker", "-l:libpgm.a",
+                  "-Xlinker", "-l:libnorm.a", "-Xlinker", "-l:libprotokit.a", "-Xlinker", "-lgssapi_krb5",
+                  "-Xlinker", "-l:libbsd.a", "-Xlinker", "-l:libmd.a",
+                  // libzmq.a's C++ comes after swiftc's own -lstdc++, so name it again (the archive, as above).
+                  "-Xlinker", "-lstdc++"], .when(configuration: .release)),
 ]
 let sqliteLinkerSettings: [LinkerSetting] = [
     .linkedLibrary("sqlite3", .when(configuration: .debug)),
-    .unsafeFlags(["-Xlinker", "-l:libsqlite3.a"], .when(configuration: .release)),
+    // The library path too: a program with SQLite but no libzmq (the report bench) gets the C++ archive as well.
+    .unsafeFlags(["-L", releaseLibraryPath, "-Xlinker", "-l:libsqlite3.a"], .when(configuration: .release)),
 ]
 
 let package = Package(

@@ -9,10 +9,15 @@ public enum BusCredential {
 
     /// A fresh secret: 32 random bytes (the system's cryptographic generator), as 64 hex digits.
     public static func random() -> String {
+        // Eight bytes per draw: the generator asks the kernel (`getrandom`) at each one, and a byte per draw made
+        // 32 system calls per credential — one per plugin launch, ~60 launches in an ios-realistic day.
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+        return (0..<4).map { _ in
+            let draw = generator.next()
+            return (0..<8).map { index in
+                let byte = UInt8(truncatingIfNeeded: draw >> (8 * index))
+                return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }.joined()
         }.joined()
     }
 

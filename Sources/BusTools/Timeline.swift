@@ -25,8 +25,9 @@ public final class Timeline {
         events += 1
         if firstTime == nil { firstTime = envelope.time }
         lastTime = envelope.time
-        guard let line = Self.describe(envelope) else { return }
-        counts[line.kind, default: 0] += 1
+        guard let kind = Self.kind(of: envelope) else { return }
+        counts[kind, default: 0] += 1
+        // Quiet (explore's days): only the summary's counts, without decoding each body for words no one reads.
         guard !quiet else { return }
         if json {
             output.write(Data((TerminalText.escapedJSON(String(decoding: WireCodec.encodeEnvelope(envelope), as: UTF8.self)) + "\n").utf8))
@@ -37,7 +38,7 @@ public final class Timeline {
             currentDay = day
             write("── \(day) ─────────────────────────────────────────")
         }
-        write("\(time.prefix(8))  \(line.kind.padding(toLength: 10, withPad: " ", startingAt: 0)) \(line.text)")
+        write("\(time.prefix(8))  \(kind.padding(toLength: 10, withPad: " ", startingAt: 0)) \(Self.text(of: envelope, kind: kind))")
     }
 
     private var currentDay: String?
@@ -48,64 +49,104 @@ public final class Timeline {
 
     /// The kind (a short tag) and the words of an event worth showing; nil for the rest.
     public static func describe(_ envelope: Envelope) -> (kind: String, text: String)? {
+        guard let kind = kind(of: envelope) else { return nil }
+        return (kind, text(of: envelope, kind: kind))
+    }
+
+    /// The kind of an event worth showing, nil for the rest: by its topic alone, except a store change (whether it
+    /// lifts every shield), so that counting kinds decodes almost no body.
+    static func kind(of envelope: Envelope) -> String? {
+        switch envelope.topic {
+        case DeviceTopic.scenarioStep: return "person"
+        case DeviceTopic.shieldShown: return "SHIELD"
+        case DeviceTopic.actionHandled: return "button"
+        case DeviceTopic.shieldDismissed: return "dismissed"
+        case DeviceTopic.appOpened: return "open"
+        case DeviceTopic.appClosed: return "close"
+        case DeviceTopic.webVisited: return "web"
+        case DeviceTopic.settingsChanged: return ShieldedCount(envelope.bodyValue["shield"]).isEmpty ? "UNBLOCK" : "BLOCK"
+        case _ where envelope.topic.hasPrefix("deviceactivity.") && !envelope.topic.hasSuffix(".request") && !envelope.topic.hasSuffix(".reply"):
+            return "monitor"
+        case DeviceTopic.notificationPosted: return "notify"
+        case DeviceTopic.notificationTapped: return "tap"
+        case DeviceTopic.urlOpened: return "url"
+        case DeviceTopic.authorizationChanged: return "auth"
+        case DeviceTopic.habitCompleted: return "habit"
+        case DeviceTopic.osUpdated, DeviceTopic.restarted: return "device"
+        case "device.quirk": return "quirk"
+        case "bus.error": return "ERROR"
+        case "plugin.failed", "plugin.exited": return "plugin"
+        case "report.insight", "app.unlock.started", "app.unlock.ended": return "app"
+        default: return nil
+        }
+    }
+
+    /// The words for an event of `kind` (`kind(of:)`'s).
+    private static func text(of envelope: Envelope, kind: String) -> String {
         let body = envelope.bodyValue
         func string(_ key: String) -> String { body[key]?.stringValue ?? "?" }
-        switch envelope.topic {
-        case DeviceTopic.scenarioStep:
-            return ("person", string("action"))
-        case DeviceTopic.shieldShown:
+        switch kind {
+        case "person":
+            return string("action")
+        case "SHIELD":
             let target = body["target"]?["application"]?["localizedDisplayName"]?.stringValue ?? body["target"]?["webDomain"]?["domain"]?.stringValue ?? "?"
             let title = body["configuration"]?["title"]?["text"]?.stringValue ?? ""
             let by = string("renderedBy")
             let fallback = body["fallbackReason"]?.stringValue.map { ", fallback: \($0)" } ?? ""
-            return ("SHIELD", "\(target) — \"\(title)\" (\(body["entryPoint"]?.stringValue ?? "?"), drawn by \(by)\(fallback))")
-        case DeviceTopic.actionHandled:
-            return ("button", "\(string("action")) on \(string("target")) → .\(string("response")) (decided by \(string("decidedBy")))")
-        case DeviceTopic.shieldDismissed:
-            return ("dismissed", "shield over \(string("target")) (\(string("reason")))")
-        case DeviceTopic.appOpened:
-            return ("open", "\(body["application"]?["localizedDisplayName"]?.stringValue ?? "?") (\(string("reason")))")
-        case DeviceTopic.appClosed:
-            return ("close", "\(body["application"]?["localizedDisplayName"]?.stringValue ?? "?") (\(string("reason")))")
-        case DeviceTopic.webVisited:
-            return ("web", "\(body["webDomain"]?["domain"]?.stringValue ?? "?") in \(body["isPrivate"]?.boolValue == true ? "private " : "")tab \(body["tab"]?.intValue ?? 0)")
-        case DeviceTopic.settingsChanged:
-            let shield = body["shield"]
-            let apps = shield?["applications"]?.arrayValue?.count ?? 0
-            let domains = shield?["webDomains"]?.arrayValue?.count ?? 0
-            let categories = shield?["applicationCategories"]?["categories"]?.arrayValue?.count ?? (shield?["applicationCategories"]?["policy"]?.stringValue == "all" ? -1 : 0)
-            let empty = apps == 0 && domains == 0 && categories == 0
-            let what = empty ? "no shields (unblocked)" : "\(apps) app(s), \(categories < 0 ? "all" : String(categories)) categor\(categories == 1 ? "y" : "ies"), \(domains) domain(s) shielded"
-            return (empty ? "UNBLOCK" : "BLOCK", "store \(string("store")): \(what) — by \(string("writer"))")
-        case _ where envelope.topic.hasPrefix("deviceactivity.") && !envelope.topic.hasSuffix(".request") && !envelope.topic.hasSuffix(".reply"):
+            return "\(target) — \"\(title)\" (\(body["entryPoint"]?.stringValue ?? "?"), drawn by \(by)\(fallback))"
+        case "button":
+            return "\(string("action")) on \(string("target")) → .\(string("response")) (decided by \(string("decidedBy")))"
+        case "dismissed":
+            return "shield over \(string("target")) (\(string("reason")))"
+        case "open", "close":
+            return "\(body["application"]?["localizedDisplayName"]?.stringValue ?? "?") (\(string("reason")))"
+        case "web":
+            return "\(body["webDomain"]?["domain"]?.stringValue ?? "?") in \(body["isPrivate"]?.boolValue == true ? "private " : "")tab \(body["tab"]?.intValue ?? 0)"
+        case "BLOCK", "UNBLOCK":
+            let count = ShieldedCount(body["shield"])
+            let what = count.isEmpty ? "no shields (unblocked)"
+                : "\(count.apps) app(s), \(count.categories < 0 ? "all" : String(count.categories)) categor\(count.categories == 1 ? "y" : "ies"), \(count.domains) domain(s) shielded"
+            return "store \(string("store")): \(what) — by \(string("writer"))"
+        case "monitor":
             let callback = String(envelope.topic.dropFirst("deviceactivity.".count))
             let event = body["event"]?.stringValue.map { " event \($0)" } ?? ""
-            return ("monitor", "\(callback): \(string("activity"))\(event)")
-        case DeviceTopic.notificationPosted:
-            return ("notify", "\"\(string("title"))\" — \(string("body")) [\(string("interruptionLevel"))]")
-        case DeviceTopic.notificationTapped:
-            return ("tap", "notification \(string("id"))")
-        case DeviceTopic.urlOpened:
-            return ("url", string("url"))
-        case DeviceTopic.authorizationChanged:
-            return ("auth", "FamilyControls \(string("status"))")
-        case DeviceTopic.habitCompleted:
-            return ("habit", string("habit"))
-        case DeviceTopic.osUpdated:
-            return ("device", "iOS updated: every token regenerated")
-        case DeviceTopic.restarted:
-            return ("device", "restarted")
-        case "device.quirk":
-            return ("quirk", "\(string("callback")) for \(string("activity")): \(string("fate"))")
-        case "bus.error":
-            return ("ERROR", "\(string("code")): \(string("message"))")
-        case "plugin.failed", "plugin.exited":
-            return ("plugin", "\(string("name")) \(envelope.topic.dropFirst("plugin.".count)): \(body["how"]?.stringValue ?? body["reason"]?.stringValue ?? "")")
-        case "report.insight", "app.unlock.started", "app.unlock.ended":
-            return ("app", "\(envelope.topic): \(body.jsonText)")
-        default:
-            return nil
+            return "\(callback): \(string("activity"))\(event)"
+        case "notify":
+            return "\"\(string("title"))\" — \(string("body")) [\(string("interruptionLevel"))]"
+        case "tap":
+            return "notification \(string("id"))"
+        case "url":
+            return string("url")
+        case "auth":
+            return "FamilyControls \(string("status"))"
+        case "habit":
+            return string("habit")
+        case "device":
+            return envelope.topic == DeviceTopic.osUpdated ? "iOS updated: every token regenerated" : "restarted"
+        case "quirk":
+            return "\(string("callback")) for \(string("activity")): \(string("fate"))"
+        case "ERROR":
+            return "\(string("code")): \(string("message"))"
+        case "plugin":
+            return "\(string("name")) \(envelope.topic.dropFirst("plugin.".count)): \(body["how"]?.stringValue ?? body["reason"]?.stringValue ?? "")"
+        default:  // "app"
+            return "\(envelope.topic): \(body.jsonText)"
         }
+    }
+
+    /// What a ManagedSettings store change shields: apps, categories (-1: all) and web domains.
+    private struct ShieldedCount {
+        let apps: Int
+        let categories: Int
+        let domains: Int
+
+        init(_ shield: JSONValue?) {
+            apps = shield?["applications"]?.arrayValue?.count ?? 0
+            domains = shield?["webDomains"]?.arrayValue?.count ?? 0
+            categories = shield?["applicationCategories"]?["categories"]?.arrayValue?.count ?? (shield?["applicationCategories"]?["policy"]?.stringValue == "all" ? -1 : 0)
+        }
+
+        var isEmpty: Bool { apps == 0 && domains == 0 && categories == 0 }
     }
 
     public func printSummary(wallMilliseconds: Int64, scenario: Scenario?) {

@@ -80,7 +80,12 @@ final class DeviceStateStore {
     /// Saves `value`, and before it every value whose save failed (disk full, read-only): nothing the device
     /// could not write is forgotten, it is written with the next save once there is room.
     func save<T: Encodable>(_ value: T, key: String) throws {
-        unsaved[key] = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
+        try save(json: DeviceAPICoding.encode(value), key: key)
+    }
+
+    /// Saves a value already encoded as `DeviceAPICoding.encode` encodes it, as `save` does.
+    func save(json: [UInt8], key: String) throws {
+        unsaved[key] = String(decoding: json, as: UTF8.self)
         for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
             try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
                                          bindings: [.text(key), .text(json)]) { try $0.run() }

@@ -58,14 +58,16 @@ public final class DayRunner: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let scenarioPath = directory + "/day.yml", journalPath = directory + "/journal.jsonl", errorPath = directory + "/stderr"
-            try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: true, encoding: .utf8)
-            _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
+            // The day's folder is new and no one reads it before the run starts: files written in place, not through
+            // Foundation's atomic writes (a temporary file, an fsync and a rename each, for a folder removed at the end).
+            try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: false, encoding: .utf8)
+            let errorDescriptor = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
                                  "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
             process.standardOutput = FileHandle.nullDevice
-            let errors = FileHandle(forWritingAtPath: errorPath)
+            let errors = errorDescriptor < 0 ? nil : FileHandle(fileDescriptor: errorDescriptor, closeOnDealloc: true)
             process.standardError = errors
             try process.run()
             try? errors?.close()  // the child has its copy; explore plays thousands of days in one process

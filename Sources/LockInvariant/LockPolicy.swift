@@ -151,10 +151,14 @@ public struct ProductRules {
         let used = Periods(facts.usable.filter { !$0.isPrivate && isSelected($0.target) }.map { DateInterval(start: $0.from, end: $0.to) })
         let cooldown = Double(cooldownMinutes) * 60
         let dismisses = facts.presses.filter { $0.action == .primaryButtonPressed && $0.target.isApp && isSelected($0.target) }
+        let approvals = facts.unauthorized(plugins: plugins).intervals.map(\.end).filter { $0 < facts.range.end }
         var locks = Locks()
         for day in facts.deviceDays() {
             let nudges = dismisses.filter { day.contains($0.at) }
-            let first = firstLock(in: day, used: used, dismisses: dismisses, facts: facts)
+            var first = firstLock(in: day, used: used, dismisses: dismisses, facts: facts)
+            let firstApproval = countAfterApproval(reached: first.start, countingFrom: first.countStart, day: day, approvals: approvals, used: used, facts: facts)
+            // Registered at the approval by the app itself: not the whole-minute callback's two delays (below).
+            if let firstApproval { first = (firstApproval.reached, nil) }
             var reached = first.start
             var countStart = first.countStart
             while let lockStart = reached {
@@ -165,10 +169,14 @@ public struct ProductRules {
                 // Each dismiss from this lock on pauses the count again; the next lock comes once it reaches the threshold.
                 var next: Date?
                 var resumed: Date?
+                var countsFromApproval = false
                 for nudge in nudges where nudge.at >= lockStart {
                     if let next, nudge.at >= next { break }
                     resumed = nudge.at.addingTimeInterval(cooldown)
                     next = thresholdReached(in: used, from: resumed!, until: day.end, facts: facts)
+                    let approval = countAfterApproval(reached: next, countingFrom: resumed, day: day, approvals: approvals, used: used, facts: facts)
+                    if let approval { next = approval.reached }
+                    countsFromApproval = approval != nil
                 }
                 if let next { period = period.subtracting(Periods([DateInterval(start: next, end: day.end)])) }
                 if let nudge = nudges.first(where: { $0.target == target && $0.at >= lockStart && $0.at < (next ?? day.end) }) {
@@ -176,7 +184,8 @@ public struct ProductRules {
                 }
                 locks.periods = locks.periods.union(period)
                 reached = resumed == nil ? nil : next
-                countStart = resumed
+                // The two delays of a count restarted by a whole-minute callback; one registered at an approval has neither.
+                countStart = countsFromApproval ? nil : resumed
             }
         }
         return locks
@@ -197,6 +206,25 @@ public struct ProductRules {
             reached = thresholdReached(in: used, from: day.start, until: day.end, facts: facts, countingFrom: resumed)
         }
         return (reached, resumed)
+    }
+
+    /// Where a count that restarted at a cooldown's end today (`countStart`) reaches the threshold when the product's app
+    /// lost its authorization and got it back after that end, before the threshold (nil when it did not): the count
+    /// starts again at the approval — the lead's ruling (docs/explore.md, "A revocation after a cooldown"). A revocation
+    /// stops the product's schedules; the threshold registered at the approval can count the day's use before it
+    /// (`includesPastActivity`) but not the use since the cooldown's end alone, and a monitor has no readout of use: so
+    /// the product counts from the approval, and the use between the cooldown's end and the revocation is forgiven.
+    /// `approval`: where the count starts now (several lost authorizations restart it at the last).
+    private func countAfterApproval(reached: Date?, countingFrom countStart: Date?, day: DateInterval, approvals: [Date], used: Periods,
+                                    facts: JournalFacts) -> (reached: Date?, approval: Date)? {
+        guard let cooldownEnd = countStart, cooldownEnd >= day.start else { return nil }
+        var restart: (reached: Date?, approval: Date)?
+        var reached = reached
+        while let approval = approvals.first(where: { $0 > (restart?.approval ?? cooldownEnd) && $0 < (reached ?? day.end) }) {
+            reached = thresholdReached(in: used, from: approval, until: day.end, facts: facts, countingFrom: approval)
+            restart = (reached, approval)
+        }
+        return restart
     }
 
     /// Whether the OS's callback for a threshold reached at `reached`, its count restarted at a cooldown's end, may

@@ -104,6 +104,7 @@ final class TrustRulesTests: XCTestCase {
     func testCredentialsAreLongRandomAndComparedWhole() {
         let one = BusCredential.random(), two = BusCredential.random()
         XCTAssertEqual(one.utf8.count, 64)
+        XCTAssertTrue(one.allSatisfy { "0123456789abcdef".contains($0) }, "64 lowercase hex digits, as a cookie file must hold: \(one)")
         XCTAssertNotEqual(one, two)
         XCTAssertTrue(BusCredential.matches(one, one))
         XCTAssertFalse(BusCredential.matches(one, two))

@@ -279,3 +279,54 @@ extension AuthorizationRevokedTests {
         }
     }
 }
+
+/// Use of the dismissed app after its cooldown's end, then a revocation and an approval: the app's registration at the
+/// approval counts from there (Apple's `includesPastActivity` would count the day's use before the dismiss too), and a
+/// monitor has no readout of the use since the cooldown's end — so that use is forgiven, and the checker counts from the
+/// approval (the lead's ruling, docs/explore.md "A revocation after a cooldown"). Generated days, both profiles, the
+/// real broker and plugins; each day's use before and after the approval together passes the threshold on most days,
+/// so a checker counting from the cooldown's end finds a late lock.
+extension AuthorizationRevokedTests {
+    /// A day: Instagram to the speed bump and dismissed, used again after the cooldown for less than the threshold,
+    /// the revocation, the approval, then Instagram again (`after` minutes: past the threshold from the approval or not).
+    static func usedAfterTheCooldownDay(index: Int, using generator: inout SeededRandom) -> (scenario: String, after: Int) {
+        var at = 7 * 60 + Int.random(in: 0...60, using: &generator)
+        let dismissed = at + Int.random(in: 31...36, using: &generator)
+        var steps = ["  - {at: \"\(clock(at))\", open: Instagram}", "  - {at: \"\(clock(dismissed))\", press: primary}",
+                     "  - {after: \(Int.random(in: 1...5, using: &generator))m, home: true}"]
+        at = dismissed + 15 + Int.random(in: 1...20, using: &generator)
+        let before = Int.random(in: 5...25, using: &generator)
+        steps += ["  - {at: \"\(clock(at))\", open: Instagram}", "  - {after: \(before)m, home: true}"]
+        let revoked = at + before + Int.random(in: 5...60, using: &generator)
+        let approved = revoked + Int.random(in: 30...120, using: &generator)
+        let after = Int.random(in: 5...45, using: &generator)
+        steps += ["  - {at: \"\(clock(revoked))\", authorize: revoked}", "  - {at: \"\(clock(approved))\", authorize: approved}",
+                  "  - {at: \"\(clock(approved + 2))\", open: Instagram}", "  - {after: \(after)m, home: true}"]
+        return (scenario(name: "used-after-the-cooldown-\(index)", steps: steps), after)
+    }
+
+    func testAfterACooldownTheCountStartsAgainAtTheApproval() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        var generator = SeededRandom(seed: 20261126)
+        let profiles = ["faithful", "ios-realistic"]
+        let days = (0..<8).map { Self.usedAfterTheCooldownDay(index: $0, using: &generator) }
+        let runs = try ScenarioRun.runAll(days.enumerated().map { (configuration, $0.element.scenario, ["--profile", profiles[$0.offset % 2]]) },
+                                          timeoutSeconds: 120)
+        for (index, run) in runs.enumerated() {
+            let day = days[index]
+            let name = "day \(index) (\(profiles[index % 2]))"
+            Self.assertHeld(run, name, day.scenario)
+            let approval = try XCTUnwrap(run.events("familycontrols.authorization.changed").last, name)
+            let thresholds = run.events("deviceactivity.event-did-reach-threshold").filter {
+                $0.seq > approval.seq && $0.bodyValue["activity"]?.stringValue == "speed-bump.daily"
+            }
+            // Instagram opens two minutes after the approval; the OS's count starts at the approval (no use in between).
+            if day.after >= 31 {
+                let first = try XCTUnwrap(thresholds.first, "\(name): the threshold never came after the approval\n\(day.scenario)")
+                XCTAssertEqual(Double(first.time - approval.time) / 60_000, 32, accuracy: 1, "\(name): the count did not start at the approval\n\(day.scenario)")
+            } else if day.after < 30 {
+                XCTAssertEqual(thresholds.count, 0, "\(name): the threshold came before 30 minutes of use since the approval\n\(day.scenario)")
+            }
+        }
+    }
+}

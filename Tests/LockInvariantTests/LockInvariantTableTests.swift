@@ -260,6 +260,45 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 09:10:00–09:11:01 by -"])
     }
 
+    /// Use after a cooldown's end, then a revocation and an approval: the count starts again at the approval (the
+    /// lead's ruling, docs/explore.md "A revocation after a cooldown"), so the 10 minutes 08:50–09:00 are forgiven — but
+    /// a lock later than 20 minutes from the approval is still late, and an approval during the cooldown changes nothing.
+    func testAfterACooldownARevocationRestartsTheCountAtTheApproval() {
+        /// `lost`: each revocation in Settings with its approval.
+        func day(lost: [(revoked: String, approved: String)], closingAt close: String) -> JournalBuilder {
+            var j = JournalBuilder(start: "2026-11-23 08:00")
+            j.authorizationRequest("2026-11-23 08:01", by: "app", answered: "approved")
+            j.open("2026-11-23 08:10", "Instagram")
+            j.close("2026-11-23 08:30", "Instagram")                // the threshold: 20 minutes
+            j.shield("2026-11-23 08:30", j.app("Instagram"))
+            j.press("2026-11-23 08:31", .primaryButtonPressed, on: "Instagram")
+            j.dismiss("2026-11-23 08:31", "Instagram")               // the cooldown runs to 08:46
+            j.open("2026-11-23 08:50", "Instagram")                 // 10 minutes of the next count
+            j.close("2026-11-23 09:00", "Instagram")
+            for (revoked, approved) in lost {
+                j.authorizationChanged("2026-11-23 " + revoked, "denied")
+                j.authorizationChanged("2026-11-23 " + approved, "approved")
+            }
+            j.open("2026-11-23 10:00", "Instagram")                 // 20 minutes from the last approval
+            j.close(close, "Instagram")
+            j.end("2026-11-23 11:00")
+            return j
+        }
+        var rules = Products.speedBump()
+        rules.plugins = ["app", "monitor"]
+        XCTAssertEqual(judge([rules], day(lost: [("09:10", "09:30")], closingAt: "2026-11-23 10:21")), [])
+        XCTAssertEqual(judge([rules], day(lost: [("09:10", "09:30")], closingAt: "2026-11-23 10:21:01")),
+                       ["speed-bump usable-while-locked Instagram 10:20:00–10:21:01 by -"])
+        // Without the revocation the count runs from the cooldown's end: locked at 10:10.
+        XCTAssertEqual(judge([rules], day(lost: [], closingAt: "2026-11-23 10:21")),
+                       ["speed-bump usable-while-locked Instagram 10:10:00–10:21:00 by -"])
+        // Approved during the cooldown: its end starts the count, as without a revocation.
+        XCTAssertEqual(judge([rules], day(lost: [("08:35", "08:40")], closingAt: "2026-11-23 10:21")),
+                       ["speed-bump usable-while-locked Instagram 10:10:00–10:21:00 by -"])
+        // Two lost authorizations before the threshold: the count starts at the last approval (09:40: locked at 10:20).
+        XCTAssertEqual(judge([rules], day(lost: [("09:10", "09:20"), ("09:25", "09:40")], closingAt: "2026-11-23 10:21")), [])
+    }
+
     /// Instagram past its 20-minute threshold at 08:30 (Berlin), dismissed at 08:31 and `second` s, the cooldown to 08:46
     /// and as many, used on until `seconds` past its count's 20 minutes (09:06 and `second` s); `meanwhile` adds what
     /// comes during that use.

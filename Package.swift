@@ -19,8 +19,8 @@ let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"
 // swiftc moves its `-l` options ahead of the `-Xlinker` ones. The archives come with Debian's libzmq3-dev (and its
 // dependencies libsodium-dev, libpgm-dev, libnorm-dev, libbsd-dev) and libsqlite3-dev. GSSAPI (krb5), used by
 // libzmq.a, has no archive in Debian and stays shared. libstdc++ (libzmq's and the Swift runtime's) comes from GCC's
-// archive through Linking/libstdc++.so, a linker script found first on `releaseLibraryPath`.
-let releaseLibraryPath = Context.packageDirectory + "/Linking"
+// archive through Sources/CZeroMQ/StaticLink/libstdc++.so, a linker script found first on `releaseLibraryPath`.
+let releaseLibraryPath = Context.packageDirectory + "/Sources/CZeroMQ/StaticLink"
 let zeroMQLinkerSettings: [LinkerSetting] = [
     .linkedLibrary("zmq", .when(configuration: .debug)),
     .unsafeFlags(["-L", releaseLibraryPath,

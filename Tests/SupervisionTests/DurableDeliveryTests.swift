@@ -198,6 +198,61 @@ final class DurableDeliveryTests: XCTestCase {
         XCTAssertEqual(echoes.map { $0.bodyValue["n"] }, [7], "once")
     }
 
+    // MARK: A broker killed while a plugin's call waits for its reply
+
+    /// Whether a process has ended (gone, or a zombie nobody has reaped yet).
+    func hasEnded(_ pid: pid_t) -> Bool {
+        guard processExists(pid) else { return true }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+
+    /// The plugin handles an event with three OS calls — authorization, a ManagedSettings write (the shield), a
+    /// DeviceActivity read — publishing a step before each. The broker is stopped just before call number `cutAt`
+    /// is sent (the request waits unread in its socket) and SIGKILLed; the plugin, told by SIGTERM that its broker
+    /// died, ends. Before the fix the call timed out, the SDK recorded the event as handled, and the next process
+    /// skipped it when the new broker delivered it again: the write never happened (the lost lift). Now the event
+    /// is handled again from the start: the write is applied, each step is on the bus once (the new broker drops
+    /// the copies it has by their causes) and the handling ends, once — for each of the three calls cut off.
+    func testAnEventWhoseCallLostItsBrokerIsHandledAgainByTheNextProcess() throws {
+        for cutAt in 0...2 {
+            let context = "cut before call \(cutAt)"
+            let work = TemporaryDirectory(prefix: "sbcut")
+            let runtime = work.file("run")
+            let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+            waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
+            let pid = pid_t(try XCTUnwrap(slow(first)?["pid"]?.intValue))
+            let tool = try first.connect(name: "caller", role: .tool, subscriptions: [])
+            try tool.publish(Publish(topic: "app.sup.calls", body: ["n": 1, "cutAt": .int(Int64(cutAt))]))
+            waitUntil("step \(cutAt) to be journaled (\(context))") {
+                journal(work.file("first.jsonl")).contains { $0.topic == "app.sup.step" && $0.bodyValue["step"]?.intValue == Int64(cutAt) }
+            }
+            _ = try first.status()  // answered after the turn that sequenced the step, and saved what it published
+            kill(first.process.processIdentifier, SIGSTOP)
+            waitUntil("the plugin to make call \(cutAt) to the stopped broker (\(context))") {
+                FileManager.default.fileExists(atPath: runtime + "/state/slow-cut")
+            }
+            first.stop(signal: SIGKILL)
+            // Its successor must not race it: the old process has ended (and recorded what it recorded) first.
+            waitUntil("the plugin's process to end with its broker (\(context))", timeoutSeconds: 20) { hasEnded(pid) }
+
+            let second = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("second.jsonl")], runtimeDirectory: runtime)
+            defer { second.stop() }
+            waitUntil("the handling to end after the restart (\(context); log: \(second.log(tail: 10)))", timeoutSeconds: 20) {
+                journal(work.file("second.jsonl")).contains { $0.topic == "app.sup.calls-done" }
+            }
+            waitUntil("the plugin to acknowledge it (\(context))") { slow(second)?["kept"]?.intValue == 0 }
+            let both = journal(work.file("first.jsonl")) + journal(work.file("second.jsonl"))
+            let shields = both.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }
+            XCTAssertEqual(shields.count, 1, "\(context): the shield was written, once")
+            XCTAssertEqual(shields.first?.bodyValue["shield"]?["applicationCategories"]?["policy"]?.stringValue, "all", context)
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "\(context): each step on the bus once")
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.calls-done" }.count, 1, context)
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [], "\(context): nothing of the cut-off handling reached a broker")
+            XCTAssertEqual(try second.status()["counters"]?["repeatsDropped"]?.intValue, Int64(cutAt + 1), "\(context): the steps the first broker had came again and were dropped")
+        }
+    }
+
     // MARK: A broker killed around the save of a batch
 
     /// The broker journals a batch, saves it to bus.sqlite, then sends it. Killed (by itself, at that exact point)

@@ -253,6 +253,37 @@ final class DurableDeliveryTests: XCTestCase {
         }
     }
 
+    /// The broker kills itself (a real SIGKILL) just after saving the batch that holds the plugin's ManagedSettings
+    /// write — the OS has applied it and answered, and the reply was never sent — and is resumed on the same state
+    /// folder and journal. Before the fix the call timed out and the event was recorded as handled: the handling
+    /// never ended (no `app.sup.calls-done`). Now it is handled again: the write, made again, changes nothing and is
+    /// announced once; each step and the end are journaled once.
+    func testABrokerKilledBeforeSendingTheReplyToAWriteHasTheHandlingDoneOnce() throws {
+        let scenario = """
+            name: calls-once
+            start: 2026-03-07T07:00
+            timeZone: UTC
+            end: day 1 07:03
+            steps:
+              - {at: "07:00:30", publish: {topic: app.sup.calls, body: {n: 1, cutAt: -1}}}
+            """
+        let work = TemporaryDirectory(prefix: "sbreply")
+        try fixtureConfiguration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+        let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                         "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--clock", "scaled", "--speed", "60", "--quiet"]
+        let killed = try CommandRun.shieldbus(arguments + ["--crash-after-saving", "managedsettings.write.request"], timeoutSeconds: 60)
+        XCTAssertEqual(killed.status, SIGKILL, "the broker killed itself after the save: \(killed.errors)")
+        let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+        XCTAssertEqual(resumed.status, 0, resumed.errors)
+
+        let journal = journal(work.file("journal.jsonl"))
+        XCTAssertEqual(journal.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }.count, 1, "the write, announced once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "each step journaled once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.calls-done" }.count, 1, "the handling ended, once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [])
+    }
+
     // MARK: A broker killed around the save of a batch
 
     /// The broker journals a batch, saves it to bus.sqlite, then sends it. Killed (by itself, at that exact point)

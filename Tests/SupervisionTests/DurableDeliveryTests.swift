@@ -253,6 +253,23 @@ final class DurableDeliveryTests: XCTestCase {
         }
     }
 
+    // MARK: A broker killed around the save of a batch
+
+    /// Plays `scenario` with `shieldbus run` until the broker kills itself at `crash` (`--crash-before-saving TOPIC`
+    /// or `--crash-after-saving TOPIC`), then resumes it on the same state folder and journal; returns the journal.
+    func playKilledThenResumed(_ configuration: String, _ scenario: String, crash: [String], clock: [String] = [], work: TemporaryDirectory,
+                               file: StaticString = #filePath, line: UInt = #line) throws -> [Envelope] {
+        try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+        let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                         "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"] + clock
+        let killed = try CommandRun.shieldbus(arguments + crash, timeoutSeconds: 60)
+        XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)", file: file, line: line)
+        let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+        XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)", file: file, line: line)
+        return journal(work.file("journal.jsonl"))
+    }
+
     /// The broker kills itself (a real SIGKILL) just after saving the batch that holds the plugin's ManagedSettings
     /// write — the OS has applied it and answered, and the reply was never sent — and is resumed on the same state
     /// folder and journal. Before the fix the call timed out and the event was recorded as handled: the handling
@@ -268,23 +285,14 @@ final class DurableDeliveryTests: XCTestCase {
               - {at: "07:00:30", publish: {topic: app.sup.calls, body: {n: 1, cutAt: -1}}}
             """
         let work = TemporaryDirectory(prefix: "sbreply")
-        try fixtureConfiguration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-        let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                         "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--clock", "scaled", "--speed", "60", "--quiet"]
-        let killed = try CommandRun.shieldbus(arguments + ["--crash-after-saving", "managedsettings.write.request"], timeoutSeconds: 60)
-        XCTAssertEqual(killed.status, SIGKILL, "the broker killed itself after the save: \(killed.errors)")
-        let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
-        XCTAssertEqual(resumed.status, 0, resumed.errors)
-
-        let journal = journal(work.file("journal.jsonl"))
+        let journal = try playKilledThenResumed(fixtureConfiguration, scenario, crash: ["--crash-after-saving", "managedsettings.write.request"],
+                                                clock: ["--clock", "scaled", "--speed", "60"], work: work)
         XCTAssertEqual(journal.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }.count, 1, "the write, announced once")
         XCTAssertEqual(journal.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "each step journaled once")
         XCTAssertEqual(journal.filter { $0.topic == "app.sup.calls-done" }.count, 1, "the handling ended, once")
         XCTAssertEqual(journal.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [])
     }
 
-    // MARK: A broker killed around the save of a batch
 
     /// The broker journals a batch, saves it to bus.sqlite, then sends it. Killed (by itself, at that exact point)
     /// just before or just after the save of the batch holding a plugin's publication (the echo: the plugin hangs
@@ -308,16 +316,7 @@ final class DurableDeliveryTests: XCTestCase {
             """
         for crash in ["--crash-before-saving", "--crash-after-saving"] {
             let work = TemporaryDirectory(prefix: "sbsave")
-            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--clock", "scaled", "--speed", "60", "--quiet"]
-            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.echo"], timeoutSeconds: 60)
-            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
-            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
-            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
-
-            let journal = journal(work.file("journal.jsonl"))
+            let journal = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.echo"], clock: ["--clock", "scaled", "--speed", "60"], work: work)
             let echoes = journal.filter { $0.topic == "app.sup.echo" }
             XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once")
             XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on")
@@ -349,15 +348,7 @@ final class DurableDeliveryTests: XCTestCase {
             """
         for crash in ["--crash-before-saving", "--crash-after-saving"] {
             let work = TemporaryDirectory(prefix: "sbheld")
-            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"]
-            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.told"], timeoutSeconds: 60)
-            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
-            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
-            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
-            let told = journal(work.file("journal.jsonl")).filter { $0.topic == "app.sup.told" }
+            let told = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.told"], work: work).filter { $0.topic == "app.sup.told" }
             XCTAssertEqual(told.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each held publication journaled once")
             XCTAssertEqual(Set(told.map(\.source)), ["observer"])
         }

@@ -37,6 +37,13 @@ public final class PluginRuntime {
     /// What handling the current event has published so far (events, not requests or replies), kept with its
     /// handled record; nil when nothing is recorded.
     private var publications: [Publish]?
+    /// Set when a call made while handling the current event lost its broker (in a plugin with a handled record):
+    /// the event is then left unhandled (`handleOnce`, `dispatch`), and nothing more of that handling reaches the bus.
+    private var interruption: CallInterruption?
+    /// Sessions the broker welcomed this process to (a new one after the broker restarted or forgot it).
+    private var sessions = 0
+    /// How long one wait for the broker lasts at most, so that a stop request is noticed soon (ms).
+    private static let stopCheckMilliseconds = 250
     /// Subscribed topic prefixes it only observes (hello `observe`): no calls while handling them.
     private let observedTopics: [String]
     private static var stopRequested: sig_atomic_t = 0
@@ -137,7 +144,10 @@ public final class PluginRuntime {
     }
 
     /// Publishes an event, marked with its cause (the event being handled) and kept for the handled record.
+    /// After an interrupted call it is not sent: the event is handled again, and what that handling publishes (with
+    /// the same causes) is what counts — this handling's later publications would follow from a call that failed.
     private func send(_ publication: Publish) throws {
+        guard interruption == nil else { return logger.debug("not published (the event will be handled again): \(publication.topic)") }
         guard publications != nil, let cause = currentEvent?.seq else { return try connection.publish(publication) }
         var publication = publication
         publication.cause = PublicationCause(seq: cause, index: publications!.count)
@@ -159,6 +169,8 @@ public final class PluginRuntime {
     /// Answers a request event: publishes `body` (JSON bytes) on the request's reply topic with its correlation id,
     /// so the broker routes it to the requester.
     public func reply(to request: Envelope, body: [UInt8]) throws {
+        // The request comes back with the event being handled again, and is answered then.
+        guard interruption == nil else { return }
         try connection.publish(Publish(topic: Topic.reply(to: request.topic), body: body, corr: request.corr))
     }
 
@@ -184,12 +196,23 @@ public final class PluginRuntime {
         if let event = currentEvent, observedTopics.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             throw PluginError.callWhileObserving(call: topic, event: event.topic)
         }
+        // The handling this call belongs to is over for this process already: it will be handled again.
+        if let interruption { throw PluginError.callInterrupted(call: topic, by: interruption) }
+        if Self.stopRequested != 0 { throw interrupted(topic, by: .stopRequested) }
         correlation += 1
         let corr = "\(name)-\(correlation)"
         try connection.publish(Publish(topic: topic, body: body, corr: corr, deadline: busTime(now) + Int64(callTimeoutMilliseconds)))
+        let session = sessions
         let deadline = monotonicMilliseconds() + Int64(callTimeoutMilliseconds)
         while monotonicMilliseconds() < deadline {
-            guard let message = try connection.receive(timeoutMilliseconds: Int(max(1, deadline - monotonicMilliseconds()))) else { continue }
+            let message = try connection.receive(timeoutMilliseconds: Int(min(Int64(Self.stopCheckMilliseconds), max(1, deadline - monotonicMilliseconds()))))
+            if sessions != session {
+                let error = interrupted(topic, by: .newSession)
+                if case .event(let envelope, _)? = message { pending.append(envelope) }  // the new session's first
+                throw error
+            }
+            if Self.stopRequested != 0 { throw interrupted(topic, by: .stopRequested) }
+            guard let message else { continue }
             switch message {
             case .event(let envelope, _):
                 if envelope.corr == corr && envelope.isReply && (envelope.isFromSystem || !Topic.isAnsweredBySystem(topic)) { return envelope }
@@ -197,12 +220,31 @@ public final class PluginRuntime {
             case .error(let report):
                 throw PluginError.device(DeviceError(code: report.code, message: report.message))
             case .bye(let reason):
-                throw PluginError.device(DeviceError(code: "broker-left", message: reason))
+                throw interrupted(topic, by: .brokerLeft(reason: reason))
             default:
                 continue
             }
         }
+        // A timeout with the broker still there is an answer of sorts: the handler is told, and what it does instead
+        // completes the event, which is recorded and acknowledged as usual. Handling it again would not help — the
+        // broker, keeping this session, redelivers nothing to it, and a call the OS did not answer is likely not
+        // answered the second time either — while under the virtual clock an unacknowledged event holds time still.
         throw PluginError.timeout(topic: topic, milliseconds: callTimeoutMilliseconds)
+    }
+
+    /// The call lost its broker. A plugin whose cursor the broker keeps (supervised: it has a handled record) leaves
+    /// the event being handled unhandled, to be handled again, and drops the events kept from a session that is
+    /// over: they come again, redelivered in the next session — handled first they would be out of order, and
+    /// acknowledging one in the new session would cover the redelivered copies of older ones. Any other plugin gets
+    /// nothing again: its handler's own answer to the error is all there is, as before.
+    private func interrupted(_ call: String, by interruption: CallInterruption) -> PluginError {
+        guard handled != nil else { return .callInterrupted(call: call, by: interruption) }
+        if interruption != .stopRequested { pending.removeAll() }
+        if let event = currentEvent {
+            self.interruption = interruption
+            logger.notice("\(call) got no reply: \(interruption); seq \(event.seq) (\(event.topic)) is left to be handled again")
+        }
+        return .callInterrupted(call: call, by: interruption)
     }
 
     // MARK: The loop
@@ -216,6 +258,7 @@ public final class PluginRuntime {
         connection.onReconnect = { [weak self] welcome in
             self?.logger.notice("reconnected to a restarted broker")
             self?.now = DeviceAPI.date(busTime: welcome.time)
+            self?.sessions += 1
         }
         connection.onGap = { [weak self] missed in
             self?.logger.error("missed deliveries \(missed.lowerBound)–\(missed.upperBound): the broker or libzmq dropped them")
@@ -247,7 +290,7 @@ public final class PluginRuntime {
     /// nothing came within the poll, or the message was not an event).
     private func nextEvent() throws -> Envelope? {
         if !pending.isEmpty { return pending.removeFirst() }
-        guard let message = try connection.receive(timeoutMilliseconds: 250) else { return nil }
+        guard let message = try connection.receive(timeoutMilliseconds: Self.stopCheckMilliseconds) else { return nil }
         switch message {
         case .event(let envelope, _):
             return envelope
@@ -300,6 +343,7 @@ public final class PluginRuntime {
             return
         }
         currentEvent = envelope
+        interruption = nil
         // The plugin's clock never goes back: an event handled late (one that waited in the mailbox of a short-lived
         // extension, or behind a call) is handled at the time it is handled, as `Date()` on a phone would say.
         now = max(now, DeviceAPI.date(busTime: envelope.time))
@@ -309,11 +353,19 @@ public final class PluginRuntime {
             let held = beforeReady
             beforeReady = []
             for event in held where event.topic != "bus.ready" {
+                // A call lost its broker (in the work's start, or an earlier held event): this and the rest come
+                // again, unacknowledged, with the bus.ready.
+                guard interruption == nil else { break }
                 let endsProcess = isEphemeral && isCallback(event) && !wasHandled(event)
                 // Each held event is handled at its own time (redeliveries come before bus.ready).
                 currentEvent = event
                 now = DeviceAPI.date(busTime: event.time)
                 handleOnce(event)
+                if endsProcess && interruption != nil {
+                    // Its next process gets the callback again, with what was held after it.
+                    endsAfterHeldCallback = true
+                    break
+                }
                 if endsProcess {
                     // What was held up to this callback is handled: acknowledged by its seq, which leaves bus.ready
                     // unacknowledged, so no turn passes before the goodbye. The rest goes to the next process.
@@ -327,11 +379,14 @@ public final class PluginRuntime {
             handleOnce(envelope)
         }
         currentEvent = nil
+        let leftUnhandled = interruption != nil
+        interruption = nil
         // Acknowledge after handling, so everything the handler published reached the broker first — by this
         // event's seq and no more: an ack covers every event delivered with a smaller seq, and one still on its
         // way (or kept in `pending`) must not be covered, or a process that ends before handling it (a
-        // short-lived extension, a crash) loses it. Events come in sequence order; replies need no ack.
-        if acknowledge {
+        // short-lived extension, a crash) loses it. Events come in sequence order; replies need no ack. An event
+        // whose call lost its broker is not acknowledged: the broker gives it again.
+        if acknowledge && !leftUnhandled {
             do {
                 try connection.acknowledge(seq: envelope.seq)
             } catch {
@@ -350,7 +405,7 @@ public final class PluginRuntime {
     }
 
     /// Hands `envelope` to the plugin unless an earlier process handled it, and records it with what it published
-    /// before it is acknowledged.
+    /// before it is acknowledged — unless a call of its handling lost its broker (`interruption`).
     private func handleOnce(_ envelope: Envelope) {
         guard !wasHandled(envelope) else {
             logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
@@ -361,6 +416,10 @@ public final class PluginRuntime {
         handler?(envelope)
         let published = publications ?? []
         publications = nil
+        // Its call lost the broker: what it asked for may not have happened. Recorded, the event would be skipped
+        // when it comes back (the lost lift); unrecorded, it is handled again from the start, publishing again with
+        // the same causes — the broker drops what it already has (docs/protocol.md § 9.1).
+        guard interruption == nil else { return }
         do {
             try handled?.record(envelope.seq, publications: published)
         } catch {

@@ -27,6 +27,12 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
     case configuration(String)
     /// A call (an OS request) made while handling an event the plugin only observes (`observedTopics`).
     case callWhileObserving(call: String, event: String)
+    /// The call lost its broker before the reply came. In a supervised plugin (whose cursor the broker keeps) the
+    /// event being handled is neither recorded as handled nor acknowledged: it comes back (to this process's new
+    /// session, or to its next process) and is handled again from the start, so a handler need not make up for
+    /// it; until that handling ends, further calls fail the same way and what it publishes is not sent
+    /// (docs/protocol.md § 9.1). A plugin started by hand gets nothing again: its handler's answer is all there is.
+    case callInterrupted(call: String, by: CallInterruption)
 
     public var description: String {
         switch self {
@@ -36,6 +42,26 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
         case .notRunning: return "this call needs a running plugin: call it from inside PluginHost.run"
         case .configuration(let what): return what
         case let .callWhileObserving(call, event): return "\(call) cannot be called while handling \(event), which this plugin only observes (observedTopics): observe fewer topics, or call in a turn of its own"
+        case let .callInterrupted(call, interruption): return "no reply to \(call): \(interruption); the event being handled will be handled again"
+        }
+    }
+}
+
+/// How a call lost its broker while it waited for the reply.
+public enum CallInterruption: Equatable, Sendable, CustomStringConvertible {
+    /// The broker said goodbye (`bye`): it is stopping, and answers nothing more.
+    case brokerLeft(reason: String)
+    /// The plugin was welcomed again — by a restarted broker, or by one that had ended its session: the request
+    /// ended with the old session (docs/protocol.md § 6.4).
+    case newSession
+    /// SIGTERM or SIGINT arrived: the process is ending (a supervised plugin gets SIGTERM when its broker dies).
+    case stopRequested
+
+    public var description: String {
+        switch self {
+        case .brokerLeft(let reason): return "the broker left (\(reason))"
+        case .newSession: return "the plugin was welcomed by a new session of the broker (it restarted, or had ended the old session)"
+        case .stopRequested: return "the process was asked to stop"
         }
     }
 }

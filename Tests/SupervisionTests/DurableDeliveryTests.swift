@@ -198,7 +198,101 @@ final class DurableDeliveryTests: XCTestCase {
         XCTAssertEqual(echoes.map { $0.bodyValue["n"] }, [7], "once")
     }
 
+    // MARK: A broker killed while a plugin's call waits for its reply
+
+    /// Whether a process has ended (gone, or a zombie nobody has reaped yet).
+    func hasEnded(_ pid: pid_t) -> Bool {
+        guard processExists(pid) else { return true }
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+    }
+
+    /// The plugin handles an event with three OS calls — authorization, a ManagedSettings write (the shield), a
+    /// DeviceActivity read — publishing a step before each. The broker is stopped just before call number `cutAt`
+    /// is sent (the request waits unread in its socket) and SIGKILLed; the plugin, told by SIGTERM that its broker
+    /// died, ends. Before the fix the call timed out, the SDK recorded the event as handled, and the next process
+    /// skipped it when the new broker delivered it again: the write never happened (the lost lift). Now the event
+    /// is handled again from the start: the write is applied, each step is on the bus once (the new broker drops
+    /// the copies it has by their causes) and the handling ends, once — for each of the three calls cut off.
+    func testAnEventWhoseCallLostItsBrokerIsHandledAgainByTheNextProcess() throws {
+        for cutAt in 0...2 {
+            let context = "cut before call \(cutAt)"
+            let work = TemporaryDirectory(prefix: "sbcut")
+            let runtime = work.file("run")
+            let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+            waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
+            let pid = pid_t(try XCTUnwrap(slow(first)?["pid"]?.intValue))
+            let tool = try first.connect(name: "caller", role: .tool, subscriptions: [])
+            try tool.publish(Publish(topic: "app.sup.calls", body: ["n": 1, "cutAt": .int(Int64(cutAt))]))
+            waitUntil("step \(cutAt) to be journaled (\(context))") {
+                journal(work.file("first.jsonl")).contains { $0.topic == "app.sup.step" && $0.bodyValue["step"]?.intValue == Int64(cutAt) }
+            }
+            _ = try first.status()  // answered after the turn that sequenced the step, and saved what it published
+            kill(first.process.processIdentifier, SIGSTOP)
+            waitUntil("the plugin to make call \(cutAt) to the stopped broker (\(context))") {
+                FileManager.default.fileExists(atPath: runtime + "/state/slow-cut")
+            }
+            first.stop(signal: SIGKILL)
+            // Its successor must not race it: the old process has ended (and recorded what it recorded) first.
+            waitUntil("the plugin's process to end with its broker (\(context))", timeoutSeconds: 20) { hasEnded(pid) }
+
+            let second = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("second.jsonl")], runtimeDirectory: runtime)
+            defer { second.stop() }
+            waitUntil("the handling to end after the restart (\(context); log: \(second.log(tail: 10)))", timeoutSeconds: 20) {
+                journal(work.file("second.jsonl")).contains { $0.topic == "app.sup.calls-done" }
+            }
+            waitUntil("the plugin to acknowledge it (\(context))") { slow(second)?["kept"]?.intValue == 0 }
+            let both = journal(work.file("first.jsonl")) + journal(work.file("second.jsonl"))
+            let shields = both.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }
+            XCTAssertEqual(shields.count, 1, "\(context): the shield was written, once")
+            XCTAssertEqual(shields.first?.bodyValue["shield"]?["applicationCategories"]?["policy"]?.stringValue, "all", context)
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "\(context): each step on the bus once")
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.calls-done" }.count, 1, context)
+            XCTAssertEqual(both.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [], "\(context): nothing of the cut-off handling reached a broker")
+            XCTAssertEqual(try second.status()["counters"]?["repeatsDropped"]?.intValue, Int64(cutAt + 1), "\(context): the steps the first broker had came again and were dropped")
+        }
+    }
+
     // MARK: A broker killed around the save of a batch
+
+    /// Plays `scenario` with `shieldbus run` until the broker kills itself at `crash` (`--crash-before-saving TOPIC`
+    /// or `--crash-after-saving TOPIC`), then resumes it on the same state folder and journal; returns the journal.
+    func playKilledThenResumed(_ configuration: String, _ scenario: String, crash: [String], clock: [String] = [], work: TemporaryDirectory,
+                               file: StaticString = #filePath, line: UInt = #line) throws -> [Envelope] {
+        try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+        let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                         "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"] + clock
+        let killed = try CommandRun.shieldbus(arguments + crash, timeoutSeconds: 60)
+        XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)", file: file, line: line)
+        let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+        XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)", file: file, line: line)
+        return journal(work.file("journal.jsonl"))
+    }
+
+    /// The broker kills itself (a real SIGKILL) just after saving the batch that holds the plugin's ManagedSettings
+    /// write — the OS has applied it and answered, and the reply was never sent — and is resumed on the same state
+    /// folder and journal. Before the fix the call timed out and the event was recorded as handled: the handling
+    /// never ended (no `app.sup.calls-done`). Now it is handled again: the write, made again, changes nothing and is
+    /// announced once; each step and the end are journaled once.
+    func testABrokerKilledBeforeSendingTheReplyToAWriteHasTheHandlingDoneOnce() throws {
+        let scenario = """
+            name: calls-once
+            start: 2026-03-07T07:00
+            timeZone: UTC
+            end: day 1 07:03
+            steps:
+              - {at: "07:00:30", publish: {topic: app.sup.calls, body: {n: 1, cutAt: -1}}}
+            """
+        let work = TemporaryDirectory(prefix: "sbreply")
+        let journal = try playKilledThenResumed(fixtureConfiguration, scenario, crash: ["--crash-after-saving", "managedsettings.write.request"],
+                                                clock: ["--clock", "scaled", "--speed", "60"], work: work)
+        XCTAssertEqual(journal.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }.count, 1, "the write, announced once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "each step journaled once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.calls-done" }.count, 1, "the handling ended, once")
+        XCTAssertEqual(journal.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [])
+    }
+
 
     /// The broker journals a batch, saves it to bus.sqlite, then sends it. Killed (by itself, at that exact point)
     /// just before or just after the save of the batch holding a plugin's publication (the echo: the plugin hangs
@@ -222,16 +316,7 @@ final class DurableDeliveryTests: XCTestCase {
             """
         for crash in ["--crash-before-saving", "--crash-after-saving"] {
             let work = TemporaryDirectory(prefix: "sbsave")
-            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--clock", "scaled", "--speed", "60", "--quiet"]
-            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.echo"], timeoutSeconds: 60)
-            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
-            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
-            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
-
-            let journal = journal(work.file("journal.jsonl"))
+            let journal = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.echo"], clock: ["--clock", "scaled", "--speed", "60"], work: work)
             let echoes = journal.filter { $0.topic == "app.sup.echo" }
             XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once")
             XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on")
@@ -263,15 +348,7 @@ final class DurableDeliveryTests: XCTestCase {
             """
         for crash in ["--crash-before-saving", "--crash-after-saving"] {
             let work = TemporaryDirectory(prefix: "sbheld")
-            try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-            try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-            let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                             "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"]
-            let killed = try CommandRun.shieldbus(arguments + [crash, "app.sup.told"], timeoutSeconds: 60)
-            XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)")
-            let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
-            XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)")
-            let told = journal(work.file("journal.jsonl")).filter { $0.topic == "app.sup.told" }
+            let told = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.told"], work: work).filter { $0.topic == "app.sup.told" }
             XCTAssertEqual(told.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each held publication journaled once")
             XCTAssertEqual(Set(told.map(\.source)), ["observer"])
         }

@@ -6,6 +6,13 @@
 // answered with `app.sup.habit` {"sender"}. `app.sup.publish-when-stopped` waits until the broker is stopped (the
 // test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
 // {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
+// `app.sup.ask` {"n"} publishes `app.sup.asking` {"n"}, calls `x.<name>.question.request` and publishes `app.sup.answered`
+// {"n", "answer"} with the reply's body (`--call-timeout-ms N`: the call's timeout). `app.sup.calls` {"n", "cutAt"}
+// makes three OS calls — FamilyControls authorization, a ManagedSettings write (store `sup`: every app category
+// shielded), DeviceActivity's activities — each after publishing `app.sup.step` {"n", "step"}, then publishes
+// `app.sup.calls-done` {"n"}; the first time only, before call number `cutAt`, it waits until the broker is stopped
+// (the test sends it SIGSTOP) and leaves the marker `<state dir>/<name>-cut` so the test can kill it there. A failed
+// call of either is published as `app.sup.call-failed` {"n", "error"}.
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -32,6 +39,10 @@ final class SupervisedFixture: BusPlugin {
     override var subscriptions: [String] { isListener ? ["app.sup.echo"] : isObserver ? ["app.sup.tell"] : ["app.sup.", "activity.habit."] }
     override var observedTopics: [String] { isObserver ? ["app.sup.tell"] : [] }
 
+    override func didStart() {
+        if let timeout = option("--call-timeout-ms").flatMap(Int.init) { PluginRuntime.current?.callTimeoutMilliseconds = timeout }
+    }
+
     override func handle(_ envelope: Envelope) {
         if isListener {
             // Its prefix matches `app.sup.echo-then-hang` too.
@@ -55,6 +66,10 @@ final class SupervisedFixture: BusPlugin {
         case "app.sup.publish-when-stopped":
             waitUntilTheBrokerIsStopped()
             try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])
+        case "app.sup.ask":
+            ask(envelope.bodyValue["n"] ?? .null)
+        case "app.sup.calls":
+            makeCalls(envelope.bodyValue["n"] ?? .null, cutAt: envelope.bodyValue["cutAt"]?.intValue ?? -1)
         case "app.sup.echo-then-hang":
             try? PluginRuntime.current?.publish("app.sup.echo", json: ["n": envelope.bodyValue["n"] ?? .null])
             let marker = (ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] ?? ".") + "/\(name)-hung-once"
@@ -66,6 +81,44 @@ final class SupervisedFixture: BusPlugin {
             break
         }
     }
+}
+
+func ask(_ n: JSONValue) {
+    guard let runtime = PluginRuntime.current else { return }
+    do {
+        try runtime.publish("app.sup.asking", json: ["n": n])
+        let reply = try runtime.callRaw("x.\(name).question.request", body: JSONValue.object(["n": n]).jsonBytes)
+        try runtime.publish("app.sup.answered", json: ["n": n, "answer": reply.bodyValue])
+    } catch {
+        try? runtime.publish("app.sup.call-failed", json: ["n": n, "error": .string("\(error)")])
+    }
+}
+
+func makeCalls(_ n: JSONValue, cutAt: Int64) {
+    guard let runtime = PluginRuntime.current else { return }
+    let calls: [() throws -> Void] = [
+        { _ = try AuthorizationCenter.shared.requestAuthorization(for: .individual) },
+        { try ManagedSettingsStore(named: "sup").shield.write(ShieldSettings(applicationCategories: .all())) },
+        { _ = try DeviceActivityCenter().activities() },
+    ]
+    let marker = (ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] ?? ".") + "/\(name)-cut"
+    do {
+        for (step, call) in calls.enumerated() {
+            try runtime.publish("app.sup.step", json: ["n": n, "step": .int(Int64(step))])
+            if step == cutAt && !FileManager.default.fileExists(atPath: marker) {
+                waitUntilTheBrokerIsStopped()
+                _ = FileManager.default.createFile(atPath: marker, contents: nil)
+            }
+            try call()
+        }
+        try runtime.publish("app.sup.calls-done", json: ["n": n])
+    } catch {
+        try? runtime.publish("app.sup.call-failed", json: ["n": n, "error": .string("\(error)")])
+    }
+}
+
+func option(_ name: String) -> String? {
+    CommandLine.arguments.firstIndex(of: name).flatMap { $0 + 1 < CommandLine.arguments.count ? CommandLine.arguments[$0 + 1] : nil }
 }
 
 func hear(_ echo: Envelope) {

@@ -128,9 +128,9 @@ final class TransportSecurityTests: XCTestCase {
         let state = TemporaryDirectory(prefix: "sbstate")
         // What an earlier run under a looser umask left behind is tightened.
         chmod(state.path, 0o755)
-        FileManager.default.createFile(atPath: state.file("device.sqlite-old"), contents: Data("x".utf8), attributes: [.posixPermissions: 0o644])
+        XCTAssertTrue(FileManager.default.createFile(atPath: state.file("device.sqlite-old"), contents: Data("x".utf8), attributes: [.posixPermissions: 0o644]))
         let journal = state.file("journal.jsonl")
-        FileManager.default.createFile(atPath: journal, contents: nil, attributes: [.posixPermissions: 0o644])
+        XCTAssertTrue(FileManager.default.createFile(atPath: journal, contents: nil, attributes: [.posixPermissions: 0o644]))
         let broker = try BrokerProcess(configuration: """
             name: modes
             appGroups:

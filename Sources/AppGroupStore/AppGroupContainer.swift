@@ -7,15 +7,23 @@ import Foundation
 /// Groups exist only once created (by the broker, from configuration), so a misspelled
 /// suite name is an error instead of iOS's silent nil.
 public struct AppGroupContainer: Sendable {
+    /// The folder holding the stores, as a path: the stores' paths are joined from it as text (`URL`'s
+    /// `appendingPathComponent` and `path` were 8% of a short-lived extension's launch).
+    public let rootPath: String
     /// The folder holding the stores.
-    public let root: URL
+    public var root: URL { URL(fileURLWithPath: rootPath) }
     /// How long an operation waits for another writer's lock before `AppGroupStoreError.busy`.
     public let busyTimeout: TimeInterval
 
+    /// A container at the folder `rootPath` (created with the first group).
+    public init(rootPath: String, busyTimeout: TimeInterval = 5) {
+        self.rootPath = rootPath
+        self.busyTimeout = busyTimeout
+    }
+
     /// A container at `root` (created with the first group).
     public init(root: URL, busyTimeout: TimeInterval = 5) {
-        self.root = root
-        self.busyTimeout = busyTimeout
+        self.init(rootPath: root.path, busyTimeout: busyTimeout)
     }
 
     /// The store file of app group `name`.
@@ -23,23 +31,23 @@ public struct AppGroupContainer: Sendable {
         URL(fileURLWithPath: try storePath(forGroup: name))
     }
 
-    /// The store file's path, joined as text: `URL.appendingPathComponent` was 4% of a short-lived extension's launch.
+    /// The store file's path.
     func storePath(forGroup name: String) throws -> String {
         try GroupName.validate(name)
-        return root.path + "/" + name + Self.fileExtension
+        return rootPath + "/" + name + Self.fileExtension
     }
 
     /// Creates app group `name`, or does nothing if it exists; a damaged existing store throws `corruptStore`.
     public func createGroup(_ name: String) throws {
         let path = try storePath(forGroup: name)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
         _ = try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true)
     }
 
     /// The names of the existing app groups, sorted.
     public func groups() throws -> [String] {
-        guard FileManager.default.fileExists(atPath: root.path) else { return [] }
-        return try FileManager.default.contentsOfDirectory(atPath: root.path)
+        guard FileManager.default.fileExists(atPath: rootPath) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: rootPath)
             .filter { $0.hasSuffix(Self.fileExtension) }
             .map { String($0.dropLast(Self.fileExtension.count)) }
             .filter { (try? GroupName.validate($0)) != nil }

@@ -1,4 +1,5 @@
 import Foundation
+import ShieldBusSDK
 
 /// What is wrong with a plugin's `options` in a configuration.
 public enum PluginOptionsError: Error, CustomStringConvertible, Equatable {
@@ -28,10 +29,84 @@ struct AnyOptionKey: CodingKey {
 extension Decoder {
     /// Throws `PluginOptionsError.unknownKey` for the first key (in sorted order) not in `allowed`.
     public func rejectUnknownKeys(allowed: [String], in place: String) throws {
-        let keys = try container(keyedBy: AnyOptionKey.self).allKeys.map(\.stringValue).sorted()
-        if let unknown = keys.first(where: { !allowed.contains($0) }) {
+        try PluginOptionsError.rejectUnknown(try container(keyedBy: AnyOptionKey.self).allKeys.map(\.stringValue), allowed: allowed, in: place)
+    }
+}
+
+extension PluginOptionsError {
+    /// Throws `unknownKey` for the first of `keys` (in sorted order) not in `allowed`.
+    static func rejectUnknown(_ keys: [String], allowed: [String], in place: String) throws {
+        if let unknown = keys.sorted().first(where: { !allowed.contains($0) }) {
             throw PluginOptionsError.unknownKey(unknown, in: place, allowed: allowed)
         }
+    }
+}
+
+/// One object of a plugin's options, read member by member from the configuration's JSON (`JSONValue`) instead of
+/// `Codable` (`JSONReadableOptions`): an unknown key is refused, a member of the wrong type is named by its key path
+/// with what was expected, and an absent or null member reads as nil (as `decodeIfPresent` had it).
+public struct OptionsObject {
+    private let members: [String: JSONValue]
+    /// Where the object sits in the options, for errors: empty at the top, e.g. `focusHours[0]` inside.
+    private let path: String
+
+    /// The object `value`, whose keys must be among `allowed` (`place` names it in the error); nil allows any key.
+    public init(_ value: JSONValue, path: String = "", in place: String, allowed: [String]?) throws {
+        guard case .object(let members) = value else {
+            throw PluginOptionsError.invalid(key: path.isEmpty ? "options" : path, problem: "expected an object, found \(value.kindName)")
+        }
+        if let allowed { try PluginOptionsError.rejectUnknown(Array(members.keys), allowed: allowed, in: place) }
+        self.members = members
+        self.path = path
+    }
+
+    /// The key path of member `key`, as errors name it.
+    private func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    private func member(_ key: String) -> JSONValue? {
+        guard let value = members[key], value != .null else { return nil }
+        return value
+    }
+
+    private func mismatch(_ key: String, expected: String, found: JSONValue) -> PluginOptionsError {
+        .invalid(key: keyPath(key), problem: "expected \(expected), found \(found.kindName)")
+    }
+
+    /// The text of member `key`.
+    public func string(_ key: String) throws -> String? {
+        guard let value = member(key) else { return nil }
+        guard case .string(let text) = value else { throw mismatch(key, expected: "a string", found: value) }
+        return text
+    }
+
+    /// The whole number of member `key`.
+    public func int(_ key: String) throws -> Int? {
+        guard let value = member(key) else { return nil }
+        guard case .int(let number) = value, let int = Int(exactly: number) else { throw mismatch(key, expected: "a whole number", found: value) }
+        return int
+    }
+
+    /// The time of day (`"HH:MM"`) of member `key`.
+    public func clockTime(_ key: String) throws -> ClockTime? {
+        guard let text = try string(key) else { return nil }
+        guard let time = ClockTime(text) else { throw PluginOptionsError.invalid(key: keyPath(key), problem: ClockTime.notATimeOfDay(text)) }
+        return time
+    }
+
+    /// The list of objects of member `key`, each with keys among `allowed` (`place` names them in the error; nil
+    /// allows any key).
+    public func objects(_ key: String, in place: String, allowed: [String]?) throws -> [OptionsObject]? {
+        guard let value = member(key) else { return nil }
+        guard case .array(let items) = value else { throw mismatch(key, expected: "a list", found: value) }
+        return try items.enumerated().map { index, item in
+            try OptionsObject(item, path: "\(keyPath(key))[\(index)]", in: place, allowed: allowed)
+        }
+    }
+
+    /// The value `read` finds for member `key`, which must be there.
+    public func required<T>(_ key: String, _ read: (String) throws -> T?) throws -> T {
+        guard let value = try read(key) else { throw PluginOptionsError.invalid(key: keyPath(key), problem: "missing") }
+        return value
     }
 }
 
@@ -60,10 +135,13 @@ public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringCo
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let time = ClockTime(text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not a time of day; expected HH:MM like 22:30")
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notATimeOfDay(text))
         }
         self = time
     }
+
+    /// Why `text` is refused as a time of day.
+    static func notATimeOfDay(_ text: String) -> String { "'\(text)' is not a time of day; expected HH:MM like 22:30" }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
@@ -72,7 +150,7 @@ public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringCo
 
     /// `"HH:MM"`.
     public var description: String {
-        String(format: "%02d:%02d", minuteOfDay / 60, minuteOfDay % 60)
+        "\(zeroPadded(minuteOfDay / 60, to: 2)):\(zeroPadded(minuteOfDay % 60, to: 2))"
     }
 
     public static func < (lhs: ClockTime, rhs: ClockTime) -> Bool { lhs.minuteOfDay < rhs.minuteOfDay }

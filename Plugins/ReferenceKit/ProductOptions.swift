@@ -2,7 +2,7 @@ import Foundation
 import ShieldBusSDK
 
 /// Which of the three products a reference plugin plays (the seeds' three apps).
-public enum Product: String, Codable, Sendable {
+public enum Product: String, Sendable {
     /// Habit Doom: the selection stays shielded until the day's habits are done; then unlocked for a while.
     case habitLock = "habit-lock"
     /// The focus app: shields during focus hours; a grace pass opens one app for a few minutes.
@@ -12,7 +12,10 @@ public enum Product: String, Codable, Sendable {
 }
 
 /// The settings every reference plugin reads from its `options` in the configuration.
-public struct ProductOptions: Codable, Sendable {
+///
+/// Read from the options' JSON without `Codable` (`JSONReadableOptions`): the monitor, renderer and delegate read them
+/// at every launch of a short-lived extension.
+public struct ProductOptions: JSONReadableOptions, Sendable {
     public var product: Product
     /// The App Group the product's plugins share.
     public var appGroup: String
@@ -30,32 +33,50 @@ public struct ProductOptions: Codable, Sendable {
     /// Shield renderer: the icon's resource name (a file in the renderer's resources).
     public var icon: String?
 
-    /// One window of focus hours, local times of day (`"09:00"` to `"12:00"`); a wrong time is a decoding error.
-    public struct FocusHours: Codable, Sendable, Equatable {
+    /// One window of focus hours, local times of day (`"09:00"` to `"12:00"`); a wrong time is an options error.
+    public struct FocusHours: Sendable, Equatable {
         public var start: ClockTime
         public var end: ClockTime
+
+        public init(start: ClockTime, end: ClockTime) {
+            self.start = start
+            self.end = end
+        }
+
+        enum Key: String { case start, end }
+
+        init(_ window: OptionsObject) throws {
+            self.init(start: try window.required(Key.start.rawValue, window.clockTime),
+                      end: try window.required(Key.end.rawValue, window.clockTime))
+        }
 
         public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
         public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    /// The keys the options may have (the configuration checks the same: `ReferencePluginOptions.product`).
+    enum Key: String, CaseIterable {
         case product, appGroup, store, habitsPerDay, unlockMinutes, focusHours, passMinutes, thresholdMinutes, cooldownMinutes, icon
     }
 
-    public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "the product's options")
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        product = try c.decode(Product.self, forKey: .product)
-        appGroup = try c.decode(String.self, forKey: .appGroup)
-        store = try c.decodeIfPresent(String.self, forKey: .store) ?? "lock"
-        habitsPerDay = try c.decodeIfPresent(Int.self, forKey: .habitsPerDay) ?? 3
-        unlockMinutes = try c.decodeIfPresent(Int.self, forKey: .unlockMinutes) ?? 30
-        focusHours = try c.decodeIfPresent([FocusHours].self, forKey: .focusHours) ?? []
-        passMinutes = try c.decodeIfPresent(Int.self, forKey: .passMinutes) ?? 5
-        thresholdMinutes = try c.decodeIfPresent(Int.self, forKey: .thresholdMinutes) ?? 30
-        cooldownMinutes = try c.decodeIfPresent(Int.self, forKey: .cooldownMinutes) ?? 15
-        icon = try c.decodeIfPresent(String.self, forKey: .icon)
+    public init(json: JSONValue) throws {
+        let options = try OptionsObject(json, in: "the product's options", allowed: Key.allCases.map(\.rawValue))
+        func int(_ key: Key, default value: Int) throws -> Int { try options.int(key.rawValue) ?? value }
+        let word = try options.required(Key.product.rawValue, options.string)
+        guard let product = Product(rawValue: word) else {
+            throw PluginOptionsError.invalid(key: Key.product.rawValue, problem: "'\(word)' is not one of habit-lock, focus-window, speed-bump")
+        }
+        self.product = product
+        appGroup = try options.required(Key.appGroup.rawValue, options.string)
+        store = try options.string(Key.store.rawValue) ?? "lock"
+        habitsPerDay = try int(.habitsPerDay, default: 3)
+        unlockMinutes = try int(.unlockMinutes, default: 30)
+        // A window's other keys are ignored, as they always were (the configuration does not check inside them).
+        focusHours = try options.objects(Key.focusHours.rawValue, in: "focusHours", allowed: nil)?.map(FocusHours.init) ?? []
+        passMinutes = try int(.passMinutes, default: 5)
+        thresholdMinutes = try int(.thresholdMinutes, default: 30)
+        cooldownMinutes = try int(.cooldownMinutes, default: 15)
+        icon = try options.string(Key.icon.rawValue)
     }
 
     /// The speed bump's daily threshold over `list`; `includingPastActivity`: the OS counts the interval's use before

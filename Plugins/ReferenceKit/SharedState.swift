@@ -133,7 +133,7 @@ public enum DayKey {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+        return "\(zeroPadded(c.year!, to: 4))-\(zeroPadded(c.month!, to: 2))-\(zeroPadded(c.day!, to: 2))"
     }
 
     public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }

@@ -7,34 +7,47 @@ import Foundation
 /// Groups exist only once created (by the broker, from configuration), so a misspelled
 /// suite name is an error instead of iOS's silent nil.
 public struct AppGroupContainer: Sendable {
+    /// The folder holding the stores, as a path: the stores' paths are joined from it as text (`URL`'s
+    /// `appendingPathComponent` and `path` were 8% of a short-lived extension's launch).
+    public let rootPath: String
     /// The folder holding the stores.
-    public let root: URL
+    public var root: URL { URL(fileURLWithPath: rootPath) }
     /// How long an operation waits for another writer's lock before `AppGroupStoreError.busy`.
     public let busyTimeout: TimeInterval
 
+    /// A container at the folder `rootPath` (created with the first group).
+    public init(rootPath: String, busyTimeout: TimeInterval = 5) {
+        self.rootPath = rootPath
+        self.busyTimeout = busyTimeout
+    }
+
     /// A container at `root` (created with the first group).
     public init(root: URL, busyTimeout: TimeInterval = 5) {
-        self.root = root
-        self.busyTimeout = busyTimeout
+        self.init(rootPath: root.path, busyTimeout: busyTimeout)
     }
 
     /// The store file of app group `name`.
     public func storeURL(forGroup name: String) throws -> URL {
+        URL(fileURLWithPath: try storePath(forGroup: name))
+    }
+
+    /// The store file's path.
+    func storePath(forGroup name: String) throws -> String {
         try GroupName.validate(name)
-        return root.appendingPathComponent(name + Self.fileExtension)
+        return rootPath + "/" + name + Self.fileExtension
     }
 
     /// Creates app group `name`, or does nothing if it exists; a damaged existing store throws `corruptStore`.
     public func createGroup(_ name: String) throws {
-        let url = try storeURL(forGroup: name)
-        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        _ = try GroupDatabase(group: name, url: url, busyTimeout: busyTimeout, create: true)
+        let path = try storePath(forGroup: name)
+        try FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
+        _ = try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true)
     }
 
     /// The names of the existing app groups, sorted.
     public func groups() throws -> [String] {
-        guard FileManager.default.fileExists(atPath: root.path) else { return [] }
-        return try FileManager.default.contentsOfDirectory(atPath: root.path)
+        guard FileManager.default.fileExists(atPath: rootPath) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: rootPath)
             .filter { $0.hasSuffix(Self.fileExtension) }
             .map { String($0.dropLast(Self.fileExtension.count)) }
             .filter { (try? GroupName.validate($0)) != nil }
@@ -60,11 +73,11 @@ public struct AppGroupContainer: Sendable {
 
     /// Opens an existing group's store; `unknownSuite` (listing the groups) when it does not exist.
     func openGroup(_ name: String) throws -> GroupDatabase {
-        let url = try storeURL(forGroup: name)
-        guard FileManager.default.fileExists(atPath: url.path) else {
+        let path = try storePath(forGroup: name)
+        guard FileManager.default.fileExists(atPath: path) else {
             throw AppGroupStoreError.unknownSuite(name: name, existing: try groups())
         }
-        return try GroupDatabase(group: name, url: url, busyTimeout: busyTimeout, create: false)
+        return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: false)
     }
 
     private static let fileExtension = ".sqlite"

@@ -41,52 +41,39 @@ final class GroupDatabase {
 
     /// The app group's name.
     let group: String
-    /// The store file.
-    let url: URL
+    /// The store file's path.
+    let path: String
     private let connection: SQLiteConnection
 
-    /// Opens the store file, refusing a damaged one, and sets up WAL mode and the schema.
+    /// Opens the store file, refusing a damaged one, and sets up WAL mode and the schema when the file does not
+    /// have them yet (`SQLiteConnection.setUpSchema`).
     ///
     /// With `create` false the file must exist; it is never created, truncated or rewritten
-    /// when it is not a sound database.
-    init(group: String, url: URL, busyTimeout: TimeInterval, create: Bool) throws {
+    /// when it is not a sound database. `quick_check` runs at every open, not once per file: it is what refuses a
+    /// store damaged since it was made (by another process with access to the folder, a full disk) before anything
+    /// is written into it.
+    init(group: String, path: String, busyTimeout: TimeInterval, create: Bool) throws {
         self.group = group
-        self.url = url
+        self.path = path
         let flags: SQLiteConnection.OpenFlags = create ? [.readWrite, .create] : [.readWrite]
         // A store the broker created and that is now empty was truncated: opening it would start it over empty.
-        if !create, FileSize.of(url.path) == 0 {
-            throw AppGroupStoreError.corruptStore(path: url.path, detail: "the file is empty (0 bytes)")
+        if !create, FileSize.of(path) == 0 {
+            throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes)")
         }
-        connection = try Self.mapped(group: group, path: url.path) {
-            try SQLiteConnection(path: url.path, flags: flags, busyTimeout: busyTimeout)
+        connection = try Self.mapped(group: group, path: path) {
+            try SQLiteConnection(path: path, flags: flags, busyTimeout: busyTimeout)
         }
         try mapped {
             let problems = try connection.quickCheck()
             guard problems.isEmpty else {
-                throw AppGroupStoreError.corruptStore(path: url.path,
+                throw AppGroupStoreError.corruptStore(path: path,
                                                       detail: "quick_check: " + problems.prefix(3).joined(separator: "; "))
             }
-            try connection.enableWAL()
-            try migrate()
+            let found = try connection.setUpSchema(version: Self.formatVersion, Self.schema)
+            guard found <= Self.formatVersion else {
+                throw AppGroupStoreError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
+            }
         }
-    }
-
-    /// Creates the schema unless it is there; another process may be doing the same at once.
-    private func migrate() throws {
-        guard try userVersion() < Self.formatVersion else { return }
-        try connection.transaction(.immediate) {
-            let found = try userVersion()
-            guard found < Self.formatVersion else { return }
-            try connection.execute(Self.schema)
-        }
-    }
-
-    private func userVersion() throws -> Int64 {
-        let found = try connection.withStatement("PRAGMA user_version") { try $0.step() ? try $0.requiredInt64(at: 0) : 0 }
-        guard found <= Self.formatVersion else {
-            throw AppGroupStoreError.unsupportedFormat(path: url.path, found: found, supported: Self.formatVersion)
-        }
-        return found
     }
 
     // MARK: Access
@@ -238,7 +225,7 @@ final class GroupDatabase {
     // MARK: Errors
 
     private func mapped<T>(_ body: () throws -> T) throws -> T {
-        try Self.mapped(group: group, path: url.path, body)
+        try Self.mapped(group: group, path: path, body)
     }
 
     /// Turns SQLite's errors into the store's: damage into `corruptStore`, lock timeouts into `busy`.

@@ -3,9 +3,15 @@ import Foundation
 
 /// Rules for app-group names such as `group.com.example.focus`.
 enum GroupName {
-    /// Characters a name may hold: a name is a file name on every platform, never a path.
-    private static let allowed = CharacterSet(charactersIn:
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_")
+    /// Whether a name may hold `byte`: ASCII letters, digits, `.`, `-` and `_` — a name is a file name on every
+    /// platform, never a path.
+    private static func isAllowed(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): return true
+        default: return false
+        }
+    }
 
     /// Throws `AppGroupStoreError.invalidGroupName` unless `name` is a valid app-group name.
     static func validate(_ name: String) throws {
@@ -13,10 +19,9 @@ enum GroupName {
         guard !name.isEmpty else { throw reject("the name is empty") }
         guard name.count <= 200 else { throw reject("the name is longer than 200 characters") }
         if name.contains("/") || name.contains("\\") { throw reject("it contains a slash") }
-        if name.unicodeScalars.contains(where: CharacterSet.whitespacesAndNewlines.contains) {
-            throw reject("it contains whitespace")
-        }
-        if let bad = name.unicodeScalars.first(where: { !allowed.contains($0) }) {
+        if let bad = name.unicodeScalars.first(where: { !$0.isASCII || !isAllowed(UInt8($0.value)) }) {
+            // Whitespace anywhere is named as such (a valid name never gets here: `CharacterSet` is slow to ask).
+            if name.unicodeScalars.contains(where: CharacterSet.whitespacesAndNewlines.contains) { throw reject("it contains whitespace") }
             throw reject("it contains '\(bad)'")
         }
         // A leading '.' would make a hidden file; a leading '-' reads as an option to tools.

@@ -171,6 +171,30 @@ public final class SQLiteConnection {
         try execute("PRAGMA synchronous = NORMAL")
     }
 
+    /// The schema version the file records (`PRAGMA user_version`; 0 for a new file).
+    public func userVersion() throws -> Int64 {
+        try withStatement("PRAGMA user_version") { try $0.step() ? try $0.int64(at: 0) ?? 0 : 0 }
+    }
+
+    /// Sets up a database whose schema this program keeps at `version` in `PRAGMA user_version`, and returns the
+    /// version the file recorded on opening. A file at `version` is used as it is: WAL mode belongs to the file, set
+    /// when it was made, so only this connection's own setting (`synchronous = NORMAL`) is made, and no schema
+    /// statement runs — a short-lived extension opens its stores at every launch. An older file (a new one is 0) is
+    /// switched to WAL (`enableWAL`) and given `schema`, which must create what is missing (`IF NOT EXISTS`) and set
+    /// `user_version` to `version`; under the write lock and checked again, since another process may be doing the
+    /// same at once. A newer file is left untouched: the caller refuses it.
+    @discardableResult
+    public func setUpSchema(version: Int64, _ schema: String) throws -> Int64 {
+        let found = try userVersion()
+        if found == version { try execute("PRAGMA synchronous = NORMAL") }
+        guard found < version else { return found }
+        try enableWAL()
+        try transaction(.immediate) {
+            if try userVersion() < version { try execute(schema) }
+        }
+        return found
+    }
+
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     ///
     /// `BEGIN` and `COMMIT` are retried while the database is busy, up to `busyTimeout`.

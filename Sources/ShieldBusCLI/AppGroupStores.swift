@@ -11,7 +11,7 @@ struct AppGroupStores {
 
     init(stateDirectory: String?, runtimeDirectory: String?) {
         self.stateDirectory = stateDirectory ?? RuntimeDirectory.resolve(runtimeDirectory).path + "/state"
-        container = AppGroupContainer(root: URL(fileURLWithPath: self.stateDirectory + "/appgroups"))
+        container = AppGroupContainer(rootPath: self.stateDirectory + "/appgroups")
     }
 
     /// The groups a command about many groups means: the one named (which must exist), else every group.
@@ -40,7 +40,7 @@ struct AppGroupStores {
     }
 
     private var noGroupsMessage: String {
-        "no app groups in \(container.root.path): the broker creates them from the configuration's `appGroups:` when it starts; "
+        "no app groups in \(container.rootPath): the broker creates them from the configuration's `appGroups:` when it starts; "
             + "if it keeps its state elsewhere, pass --state-dir (or --runtime-dir)"
     }
 }

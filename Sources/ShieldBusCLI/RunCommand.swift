@@ -263,7 +263,7 @@ struct RunPlan {
         settings.journalAppends = options.resume
         settings.crashPoint = options.crashBeforeSaving.map(CrashPoint.beforeSaving) ?? options.crashAfterSaving.map(CrashPoint.afterSaving)
         settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
-        let container = AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        let container = AppGroupContainer(rootPath: stateDirectory + "/appgroups")
         let groups = configuration.appGroups.map(\.name)
         expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
             guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {

@@ -145,7 +145,7 @@ extension ShieldBus.State {
             guard intervalMs > 0 else { throw ValidationError("--interval-ms must be positive") }
             let stores = options.stores
             var logs = try stores.groups(named: options.group).map { try ChangeFollower(defaults: stores.open($0)) }
-            printError("watching \(logs.map(\.defaults.suiteName).joined(separator: ", ")) in \(stores.container.root.path); Ctrl-C to stop")
+            printError("watching \(logs.map(\.defaults.suiteName).joined(separator: ", ")) in \(stores.container.rootPath); Ctrl-C to stop")
             var seen = 0
             while count.map({ seen < $0 }) ?? true {
                 var quiet = true

@@ -40,7 +40,7 @@ enum PluginAppGroup {
         guard let stateDirectory = LaunchEnvironment["SHIELDBUS_STATE_DIR"] else {
             throw PluginError.configuration("SHIELDBUS_STATE_DIR is not set: the broker sets it for the plugins it starts")
         }
-        return AppGroupContainer(root: URL(fileURLWithPath: stateDirectory + "/appgroups"))
+        return AppGroupContainer(rootPath: stateDirectory + "/appgroups")
     }
 
     /// Checks at start that the configured group exists, so that a wrong name stops the plugin at once, with

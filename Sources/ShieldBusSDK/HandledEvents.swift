@@ -14,6 +14,8 @@ import SQLite
 final class HandledEvents {
     /// How many recent sequence numbers are kept; older ones cannot be redelivered any more.
     private static let window: UInt64 = 1_000_000
+    /// The record's schema version, kept in `PRAGMA user_version`.
+    static let formatVersion: Int64 = 1
     private let connection: SQLiteConnection
     private let insert: Statement
     private let lookup: Statement
@@ -31,12 +33,15 @@ final class HandledEvents {
 
     init(path: String) throws {
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
-        try connection.enableWAL()
-        try connection.execute("""
+        // WAL and the tables once, when the file is made: each launch of a short-lived extension opens its record.
+        // (Records made before the version was kept record 0 and get it at their next open.)
+        let found = try connection.setUpSchema(version: Self.formatVersion, """
             CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY);
             CREATE TABLE IF NOT EXISTS published (seq INTEGER NOT NULL, idx INTEGER NOT NULL, message BLOB NOT NULL,
                                                   PRIMARY KEY (seq, idx)) WITHOUT ROWID;
+            PRAGMA user_version = 1;
             """)
+        guard found <= Self.formatVersion else { throw HandledEventsError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion) }
         insert = try connection.prepare("INSERT OR IGNORE INTO handled (seq) VALUES (?)")
         lookup = try connection.prepare("SELECT 1 FROM handled WHERE seq = ?")
         insertPublication = try connection.prepare("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
@@ -81,5 +86,18 @@ final class HandledEvents {
             found.append(publication)
         }
         return found
+    }
+}
+
+/// Why a plugin's record of handled events cannot be used.
+enum HandledEventsError: Error, CustomStringConvertible {
+    /// The file was written by a newer ShieldBus, whose schema this one does not know.
+    case unsupportedFormat(path: String, found: Int64, supported: Int64)
+
+    var description: String {
+        switch self {
+        case let .unsupportedFormat(path, found, supported):
+            return "\(path) records format \(found), newer than this plugin's \(supported): it was written by a newer ShieldBus"
+        }
     }
 }

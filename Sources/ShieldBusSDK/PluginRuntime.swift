@@ -108,10 +108,22 @@ public final class PluginRuntime {
     /// its subscriptions from them); a mismatch is a clear error naming the plugin.
     public static func launchOptions<T: Decodable>(as type: T.Type) throws -> T {
         let bytes = try launchOptionsBytes()
+        return try fitting(type, describing: DeviceAPICoding.describe) { try DeviceAPICoding.decode(type, from: bytes) }
+    }
+
+    /// The options of the plugin being launched, read as `T` from their JSON (`JSONReadableOptions`: no `Codable`);
+    /// a mismatch is a clear error naming the plugin, the key and what was expected.
+    public static func launchOptions<T: JSONReadableOptions>(as type: T.Type) throws -> T {
+        let bytes = try launchOptionsBytes()
+        return try fitting(type, describing: { "\($0)" }) { try T(json: JSONValue(parsing: bytes)) }
+    }
+
+    /// Runs `read`, turning what it throws into a configuration error that names the plugin and the type.
+    private static func fitting<T>(_ type: T.Type, describing describe: (Error) -> String, _ read: () throws -> T) throws -> T {
         do {
-            return try DeviceAPICoding.decode(type, from: bytes)
+            return try read()
         } catch {
-            let reason = DeviceAPICoding.describe(error)
+            let reason = describe(error)
             guard let name = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] else {
                 throw PluginError.configuration("this plugin was started outside `shieldbus run` (no SHIELDBUS_PLUGIN_NAME), so it has no options; declare it under a configuration's `plugins:` and run that — its options must fit \(type): \(reason)")
             }

@@ -113,8 +113,7 @@ open class DeviceActivityMonitor: BusComponent {
     open func handleOther(_ envelope: Envelope) {}
 
     public func handle(_ envelope: Envelope) {
-        guard envelope.topic.hasPrefix("deviceactivity."),
-              let callback = try? DeviceAPICoding.decode(DeviceActivityCallback.self, from: envelope.body) else {
+        guard envelope.topic.hasPrefix("deviceactivity."), let callback = DeviceActivityCallback(body: envelope.bodyValue) else {
             return handleOther(envelope)
         }
         switch envelope.topic {
@@ -126,5 +125,21 @@ open class DeviceActivityMonitor: BusComponent {
         case DeviceTopic.eventWillReachThresholdWarning: if let event = callback.event { eventWillReachThresholdWarning(event, activity: callback.activity) }
         default: handleOther(envelope)
         }
+    }
+}
+
+extension DeviceActivityCallback {
+    /// Reads a callback's body as `JSONDecoder` would decode it (unknown members ignored, `event` optional,
+    /// `scheduledFor` in integer milliseconds), nil when it is not one: with BusProtocol's JSON reader, since every
+    /// launch of a short-lived monitor reads one, and `JSONDecoder` cost ~0.3 M instructions of its conformance scans.
+    init?(body: JSONValue) {
+        guard case .string(let activity)? = body["activity"], case .int(let scheduledFor)? = body["scheduledFor"] else { return nil }
+        let event: DeviceActivityEvent.Name?
+        switch body["event"] {
+        case nil, .null?: event = nil
+        case .string(let name)?: event = DeviceActivityEvent.Name(rawValue: name)
+        default: return nil
+        }
+        self.init(activity: DeviceActivityName(rawValue: activity), event: event, scheduledFor: DeviceAPI.date(busTime: scheduledFor))
     }
 }

@@ -5,7 +5,7 @@ import XCTest
 /// The keys the configuration accepts for the reference plugins are exactly the keys their option types decode.
 final class ReferencePluginOptionsTests: XCTestCase {
     func testTheConfigurationAndThePluginsKnowTheSameKeys() {
-        XCTAssertEqual(Set(ReferencePluginOptions.product), Set(ProductOptions.CodingKeys.allCases.map(\.rawValue)))
+        XCTAssertEqual(Set(ReferencePluginOptions.product), Set(ProductOptions.Key.allCases.map(\.rawValue)))
         XCTAssertEqual(Set(ReferencePluginOptions.notifier), Set(NotifierOptions.CodingKeys.allCases.map(\.rawValue)))
         XCTAssertEqual(Set(ReferencePluginOptions.notifierRule), Set(NotificationRule.CodingKeys.allCases.map(\.rawValue)))
         XCTAssertEqual(Set(ReferencePluginOptions.quietHours), Set(QuietHours.CodingKeys.allCases.map(\.rawValue)))

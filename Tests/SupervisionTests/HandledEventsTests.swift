@@ -41,4 +41,34 @@ final class HandledEventsTests: XCTestCase {
             }
         }
     }
+
+    /// The schema is made once, with the file: a later open finds its version and runs no schema statement; a record
+    /// made before the version was kept is taken as it is (its rows stay) and gets the version.
+    func testTheSchemaIsMadeOnceAndAnOlderRecordKeepsItsRows() throws {
+        let path = folder + "/new.sqlite"
+        try HandledEvents(path: path).record(7)
+        let made = try SQLiteConnection(path: path)
+        XCTAssertEqual(try made.userVersion(), HandledEvents.formatVersion)
+        XCTAssertEqual(try made.withStatement("PRAGMA journal_mode") { try $0.step() ? try $0.string(at: 0) : nil }, "wal")
+        XCTAssertTrue(try HandledEvents(path: path).contains(7))
+
+        let older = folder + "/older.sqlite"
+        let before = try SQLiteConnection(path: older)
+        try before.execute("""
+            CREATE TABLE handled (seq INTEGER PRIMARY KEY);
+            CREATE TABLE published (seq INTEGER NOT NULL, idx INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (seq, idx)) WITHOUT ROWID;
+            INSERT INTO handled (seq) VALUES (41);
+            """)
+        XCTAssertTrue(try HandledEvents(path: older).contains(41))
+        XCTAssertEqual(try before.userVersion(), HandledEvents.formatVersion)
+    }
+
+    func testARecordOfANewerFormatIsRefusedUntouched() throws {
+        let path = folder + "/newer.sqlite"
+        try SQLiteConnection(path: path).execute("CREATE TABLE other (x); PRAGMA user_version = 9")
+        XCTAssertThrowsError(try HandledEvents(path: path)) { error in
+            XCTAssertTrue("\(error)".contains("records format 9, newer than this plugin's 1"), "\(error)")
+        }
+        XCTAssertEqual(try SQLiteConnection(path: path).withStatement("SELECT count(*) FROM sqlite_master WHERE name = 'handled'") { try $0.step() ? try $0.int64(at: 0) : nil }, 0)
+    }
 }

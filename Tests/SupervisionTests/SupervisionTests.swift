@@ -166,6 +166,21 @@ final class SupervisionTests: XCTestCase {
         XCTAssertTrue(broker.log().contains("no app group named 'group.dev.shieldbus.habitlok' exists"), "said on the terminal: \(broker.log())")
     }
 
+    func testAMonitorWhoseOptionIsOfTheWrongTypeStopsAtStartNamingThePluginTheKeyAndTheType() throws {
+        let config = """
+            name: mistyped
+            appGroups:
+              - {name: group.dev.shieldbus.habitlock, slices: {monitor: ["monitor.*"]}}
+            plugins:
+              - {name: monitor, executable: \(BuildProducts.path("activity-monitor")), role: monitor, options: {product: habit-lock, appGroup: group.dev.shieldbus.habitlock, store: 5}}
+            """
+        let broker = try BrokerProcess(configuration: config)
+        waitUntil("the monitor to fail (log: \(broker.log(tail: 10)))") { plugin("monitor", in: broker)?["state"]?.stringValue == "failed" }
+        let error = plugin("monitor", in: broker)?["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(error.contains("configuration error (exit status 78)"), error)
+        XCTAssertTrue(error.contains("the options of plugin 'monitor' in the configuration do not fit ProductOptions: 'store': expected a string, found number"), error)
+    }
+
     func testLargeOptionsReachThePluginThroughAFileNotTheEnvironment() throws {
         let blob = String(repeating: "x", count: 300_000)  // over Linux's 128 KiB limit for one environment string
         let broker = try BrokerProcess(configuration: configuration([("big", ", options: {blob: \(blob)}")]))

@@ -133,8 +133,12 @@ public final class BusConnection {
         try send(.ack(seq: seq))
     }
 
+    /// Whether `nextMessage`'s wait ended because a signal arrived.
+    private var waitWasInterrupted = false
+
     /// Waits up to `timeoutMilliseconds` for the next message for the caller: an event, an error, a status
-    /// report or a bye. Heartbeats, welcomes and reconnects are handled here and not returned.
+    /// report or a bye. Heartbeats, welcomes and reconnects are handled here and not returned. A signal ends the
+    /// wait early (nil), so that a caller looping on its own stop flag sees it at once.
     public func receive(timeoutMilliseconds: Int) throws -> BrokerMessage? {
         // One clock reading per message while they keep coming (the clock is a measurable share of a busy client).
         var now = monotonicMilliseconds()
@@ -151,7 +155,8 @@ public final class BusConnection {
                 }
             }
             now = monotonicMilliseconds()
-            if now >= deadline { return nil }
+            // A signal (a stop request) ends the wait early, so the caller sees its flag now, not at the deadline.
+            if now >= deadline || waitWasInterrupted { return nil }
         }
     }
 
@@ -219,6 +224,7 @@ public final class BusConnection {
     /// Reads one message (or nil on timeout), updating liveness, welcome state and delivery accounting. `now` is
     /// the caller's clock reading, taken just before.
     private func nextMessage(timeoutMilliseconds: Int, now: Int64 = monotonicMilliseconds()) throws -> BrokerMessage? {
+        waitWasInterrupted = false
         if batchHead < batch.envelopes.count {
             batchHead += 1
             return try counted(.event(batch.envelopes[batchHead - 1], delivery: batch.firstDelivery + UInt64(batchHead - 1)))
@@ -233,8 +239,9 @@ public final class BusConnection {
             } else {
                 var poller = Poller()
                 try poller.addReadable(socket)
-                guard try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0],
-                      let received = try socket.receive(dontWait: true) else { return nil }
+                let ready = try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0]
+                waitWasInterrupted = poller.wasInterrupted
+                guard ready, let received = try socket.receive(dontWait: true) else { return nil }
                 frames = received
                 lastHeardFromBroker = monotonicMilliseconds()
             }

@@ -6,6 +6,8 @@ import Glibc
 /// Waits for any of several sockets or plain file descriptors to become readable (zmq_poll).
 public struct Poller {
     private var items: [zmq_pollitem_t] = []
+    /// Whether the last `poll` ended early because a signal arrived (its result then has nothing ready).
+    public private(set) var wasInterrupted = false
 
     public init() {}
 
@@ -27,12 +29,16 @@ public struct Poller {
     /// An interrupting signal returns early with nothing ready, so callers re-check their state.
     public mutating func poll(timeoutMilliseconds: Int) throws -> [Bool] {
         let count = Int32(items.count)
+        wasInterrupted = false
         let rc = items.withUnsafeMutableBufferPointer { buffer in
             zmq_poll(buffer.baseAddress, count, timeoutMilliseconds)
         }
         if rc < 0 {
             let error = ZMQError.last("zmq_poll")
-            if error.errno == EINTR { return Array(repeating: false, count: items.count) }
+            if error.errno == EINTR {
+                wasInterrupted = true
+                return Array(repeating: false, count: items.count)
+            }
             throw error
         }
         return items.map { $0.revents & Int16(ZMQ_POLLIN) != 0 }

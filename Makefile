@@ -27,12 +27,15 @@ build: deps
 run: build
 	$(BIN)/shieldbus run --config Config/default.yml
 
-## test: every test suite
+## test: every test suite (stopped after TEST_TIME_LIMIT — about 9 minutes on 2 cores is usual — so a hang fails fast)
+TEST_TIME_LIMIT ?= 40m
 test: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	@# The whole log scrolls past in CI; on a failure, repeat the failing assertions and tests at the end.
-	@{ $(SWIFT) test --skip-build $(BUILD_FLAGS); echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
+	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS); echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
 		status=$$(cat .build/test-status); \
+		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last test started:"; \
+			grep "' started at" .build/test.log | tail -1; fi; \
 		if [ "$$status" != 0 ]; then echo "=== make test failed (status $$status); the failures:"; \
 			grep -E ": error: |' failed \(|Fatal error|Test .* failed after" .build/test.log | head -60; fi; exit $$status
 

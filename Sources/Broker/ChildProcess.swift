@@ -1,7 +1,9 @@
+import CProcessControl
 import Foundation
 
 /// Starting a child process with posix_spawn: its own process group (so a Ctrl-C reaches only the broker,
-/// which stops its plugins in order), default signal handling, and its output appended to a log file.
+/// which stops its plugins in order), default signal handling, its output appended to a log file, and no other
+/// descriptor of the broker's — not its journal, stores or sockets, nor whatever its own parent left open.
 enum ChildProcess {
     struct SpawnError: Error, CustomStringConvertible {
         let executable: String
@@ -16,6 +18,10 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&fileActions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
+        // A plugin may be hostile, and one that outlives the broker must not hold what the broker's parent waits on
+        // (Foundation's `Process` sees its child end only when every holder of a socket it passed down has closed it).
+        let closing = shieldbus_spawn_close_from(&fileActions, 3)
+        guard closing == 0 else { throw SpawnError(executable: executable, errno: closing) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

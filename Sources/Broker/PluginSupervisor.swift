@@ -98,6 +98,8 @@ final class PluginSupervisor {
         environment["SHIELDBUS_PLUGIN_NAME"] = plugin.spec.name
         environment["SHIELDBUS_PLUGIN_ROLE"] = plugin.spec.role.rawValue
         environment["SHIELDBUS_SUPERVISED"] = "1"
+        // Lets the plugin see that its broker died before it could ask to die with it (its parent is then another).
+        environment["SHIELDBUS_BROKER_PID"] = String(getpid())
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
         if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }

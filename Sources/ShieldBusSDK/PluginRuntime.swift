@@ -264,6 +264,10 @@ public final class PluginRuntime {
     /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
     func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
         installSignalHandlers()
+        if Self.stopRequested != 0 {
+            logger.notice("the broker that started this process is gone; stopping")
+            return
+        }
         try connection.connect(timeoutMilliseconds: 10_000)
         settings = connection.welcome?.settings ?? [:]
         now = DeviceAPI.date(busTime: connection.welcome?.time ?? 0)
@@ -466,7 +470,10 @@ public final class PluginRuntime {
         // A supervised plugin dies with its broker: no orphans if the broker is killed.
         if LaunchEnvironment["SHIELDBUS_SUPERVISED"] == "1" {
             _ = shieldbus_die_with_parent(SIGTERM)
-            if getppid() == 1 { PluginRuntime.stopRequested = 1 }
+            // The broker died before the request: the parent is already another process (init, or a subreaper that is
+            // not pid 1 in a container or a test harness), and no signal will come.
+            let parent = getppid(), broker = LaunchEnvironment["SHIELDBUS_BROKER_PID"].flatMap { pid_t($0) }
+            if parent == 1 || broker.map({ $0 != parent }) == true { PluginRuntime.stopRequested = 1 }
         }
     }
 }

@@ -97,7 +97,7 @@ final class InterruptedCallTests: XCTestCase {
     }
 
     /// The fixture as the broker starts it — supervised, with a state folder, so it keeps a handled record.
-    func startPlugin(endpoint: String, state: String, arguments: [String] = []) throws -> Process {
+    func startPlugin(endpoint: String, state: String, arguments: [String] = [], brokerPid: Int32? = nil) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("fixture-supervised"))
         process.arguments = arguments
@@ -109,6 +109,7 @@ final class InterruptedCallTests: XCTestCase {
         environment["SHIELDBUS_STATE_DIR"] = state
         environment["SHIELDBUS_APP_GROUP"] = nil
         environment["SHIELDBUS_EPHEMERAL"] = nil
+        environment["SHIELDBUS_BROKER_PID"] = brokerPid.map(String.init)
         process.environment = environment
         try process.run()
         return process
@@ -168,6 +169,28 @@ final class InterruptedCallTests: XCTestCase {
         }
         XCTAssertEqual(causes, ["5/0", "5/0"], "published again with the same cause, which the broker drops as a copy", file: file, line: line)
         XCTAssertFalse(broker.publications.contains { $0.hasPrefix("app.sup.call-failed") }, "nothing of the cut-off handling reached the bus: \(broker.publications)", file: file, line: line)
+    }
+
+    /// A plugin whose broker died before the plugin asked to die with it gets no death signal; its parent is then
+    /// another process — init, or a subreaper that is not pid 1 (a container's init, a test harness). It sees that its
+    /// parent is not the broker that started it and stops, instead of waiting for that broker for ever.
+    func testAPluginWhoseBrokerDiedBeforeItStartedStopsAtOnce() throws {
+        let work = TemporaryDirectory(prefix: "sbgone")
+        let endpoint = "ipc://\(work.path)/broker.sock"
+        let broker = try StandInBroker(endpoint: endpoint)
+        // The test process is the plugin's parent: any other pid is a broker that is gone.
+        let orphan = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid() == 2 ? 3 : 2)
+        addTeardownBlock { if orphan.isRunning { orphan.terminate(); orphan.waitUntilExit() } }
+        // Within less than its 10 s wait for a broker: it does not wait at all.
+        waitUntil("the plugin to stop", timeoutSeconds: 5) { !orphan.isRunning }
+        XCTAssertFalse(orphan.isRunning)
+        if !orphan.isRunning { XCTAssertEqual(orphan.terminationStatus, 0, "it stops, it does not fail") }
+
+        // Started by its parent, the same plugin stays and says hello.
+        let plugin = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid())
+        addTeardownBlock { if plugin.isRunning { plugin.terminate(); plugin.waitUntilExit() } }
+        try broker.pump(until: "the hello") { broker.hellos == 1 }
+        XCTAssertEqual(broker.hellos, 1, "only the plugin whose parent is its broker said hello")
     }
 
     func testACallTheBrokerLeftLeavesTheEventToBeHandledAgain() throws {

@@ -71,6 +71,29 @@ final class SupervisionTests: XCTestCase {
         XCTAssertEqual(entry["state"]?.stringValue, "running")
     }
 
+    /// What each of a process's descriptors from 3 up points at, where that names one object (a file, a socket, a pipe;
+    /// not an anonymous inode such as an eventfd, whose name is the same for all).
+    func namedDescriptors(of pid: Int32) throws -> Set<String> {
+        let folder = "/proc/\(pid)/fd"
+        return Set(try FileManager.default.contentsOfDirectory(atPath: folder).compactMap { fd -> String? in
+            guard let number = Int(fd), number >= 3, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\(fd)"),
+                  !target.hasPrefix("anon_inode:") else { return nil }
+            return target
+        })
+    }
+
+    func testAPluginInheritsNoDescriptorOfTheBroker() throws {
+        let broker = try BrokerProcess(configuration: configuration([("crashy", "")]))
+        let pid = Int32(waitConnected("crashy", in: broker))
+        let brokers = try namedDescriptors(of: broker.process.processIdentifier)
+        // The broker holds its journal, its store, its sockets and the socket Foundation's `Process` gave it (how the
+        // test process learns it ended): a plugin holding that one keeps the broker "running" for the test until it ends.
+        XCTAssertTrue(brokers.contains { $0.hasPrefix("socket:") }, "\(brokers)")
+        XCTAssertTrue(brokers.contains { $0.hasSuffix(".sqlite") }, "\(brokers)")
+        let plugins = try namedDescriptors(of: pid)
+        XCTAssertEqual(plugins.intersection(brokers), [], "the plugin holds the broker's descriptors")
+    }
+
     func testAHungPluginIsKilledAndRestarted() throws {
         let broker = try BrokerProcess(configuration: configuration([("hangs", "")]))
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin.down"])

@@ -8,6 +8,7 @@ import XCTest
 /// Where the build put the executables (the test binary lives in the same products directory).
 public enum BuildProducts {
     public static var directory: URL {
+        _ = TestWatchdog.registered
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         // `swift test` runs <products>/ShieldBusPackageTests.xctest; walk up to the folder holding it.
         while url.pathComponents.count > 1 && !FileManager.default.fileExists(atPath: url.deletingLastPathComponent().appendingPathComponent("shieldbus").path) {
@@ -28,6 +29,52 @@ public enum BuildProducts {
     /// The repository root (for Config/ files).
     public static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+}
+
+/// Flushes the test log at every test's start and end, and ends a run in which one test hangs. XCTest's lines go to
+/// a buffered standard output, so when CI stops a run that hangs, the last few kilobytes — the test that hung among
+/// them — would never be written. A test that runs longer than `SHIELDBUS_TEST_CASE_LIMIT_SECONDS` (300; the
+/// longest take about 30 s) ends the run with its name and the processes it left, instead of holding CI for hours.
+/// Registered by the first test that starts a built program.
+final class TestWatchdog: NSObject, XCTestObservation, @unchecked Sendable {
+    static let registered: Void = {
+        let watchdog = TestWatchdog()
+        // Registered during a test, whose start the watchdog did not see: timed from here.
+        watchdog.current = ("the test running at the first program start", Date())
+        XCTestObservationCenter.shared.addTestObserver(watchdog)
+        Thread.detachNewThread { watchdog.watch() }
+    }()
+
+    private let limit = Double(ProcessInfo.processInfo.environment["SHIELDBUS_TEST_CASE_LIMIT_SECONDS"] ?? "") ?? 300
+    private let lock = NSLock()
+    private var current: (name: String, started: Date)?
+
+    func testCaseWillStart(_ testCase: XCTestCase) {
+        fflush(stdout)
+        lock.withLock { current = (testCase.name, Date()) }
+    }
+
+    func testCaseDidFinish(_ testCase: XCTestCase) {
+        lock.withLock { current = nil }
+        fflush(stdout)
+    }
+
+    private func watch() {
+        while true {
+            sleep(1)  // the watchdog's own tick: it measures, it waits for nothing
+            guard let (name, started) = lock.withLock({ current }), Date().timeIntervalSince(started) > limit else { continue }
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(getpid())/task")) ?? []
+            let children = tasks.flatMap { task in
+                ((try? String(contentsOfFile: "/proc/\(getpid())/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int32($0) }
+            }
+            let processes = children.map { pid in
+                FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { "\(pid) " + String(decoding: $0, as: UTF8.self).replacingOccurrences(of: "\0", with: " ") } ?? "\(pid)"
+            }
+            print("=== \(name) has run for more than \(Int(limit)) s: it hangs; the run stops here. The test process's children (killed): \(processes)")
+            for pid in children { kill(pid, SIGKILL) }  // a broker's plugins end with it
+            exit(2)  // flushes the log on the way out
+        }
     }
 }
 
@@ -127,6 +174,7 @@ public final class BrokerProcess {
         kill(process.processIdentifier, signal)
         waitUntil("the broker to exit", timeoutSeconds: timeoutSeconds) { !process.isRunning }
         if process.isRunning { process.interrupt(); kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+        assertNoPluginOutlivesItsBroker(runtimeDirectory: runtime.path)
         return process.terminationStatus
     }
 
@@ -153,6 +201,35 @@ public func collectEvents(from connection: BusConnection, timeoutSeconds: Double
 /// Whether a process with this pid exists.
 public func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno == EPERM
+}
+
+/// The processes a broker started on this runtime directory that are still there (pid and command line), from
+/// their environment: the broker's `SHIELDBUS_RUNTIME_DIR` and `SHIELDBUS_BROKER_PID` (a plugin started by hand has
+/// no broker pid).
+public func pluginProcesses(ofRuntimeDirectory path: String) -> [(pid: Int32, command: String)] {
+    let entry = "SHIELDBUS_RUNTIME_DIR=\(path)"
+    let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+    return pids.compactMap { pid in
+        // A process that ended between the listing and the read, or a zombie, has no environment to read.
+        guard let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ")?.split(separator: 0).map({ String(decoding: $0, as: UTF8.self) }),
+              environment.contains(entry), environment.contains(where: { $0.hasPrefix("SHIELDBUS_BROKER_PID=") }) else { return nil }
+        let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline").map { String(decoding: $0, as: UTF8.self).replacingOccurrences(of: "\0", with: " ") } ?? "?"
+        return (pid, command)
+    }
+}
+
+/// Fails when a plugin outlives its broker (it must end with it — on a stop, and by its death signal when the
+/// broker is killed), and kills what is left so that it cannot disturb later tests.
+public func assertNoPluginOutlivesItsBroker(runtimeDirectory path: String, timeoutSeconds: Double = 10, file: StaticString = #filePath, line: UInt = #line) {
+    let deadline = Date().addingTimeInterval(timeoutSeconds)
+    var left = pluginProcesses(ofRuntimeDirectory: path)
+    while !left.isEmpty && Date() < deadline {
+        usleep(2_000)  // a poll interval; the deadline decides
+        left = pluginProcesses(ofRuntimeDirectory: path)
+    }
+    guard !left.isEmpty else { return }
+    XCTFail("plugins outlived their broker: \(left.map { "\($0.pid) \($0.command)" })", file: file, line: line)
+    for process in left { kill(process.pid, SIGKILL) }
 }
 
 /// Runs a program to its end: its exit status, and its standard output with standard error appended.

@@ -86,6 +86,7 @@ public final class StartedScenarioRun {
     public func finish(timeoutSeconds: Double = 60, file: StaticString = #filePath, line: UInt = #line) throws -> ScenarioRun {
         waitUntil("the scenario run to end", timeoutSeconds: timeoutSeconds, file: file, line: line) { !process.isRunning }
         stop()
+        assertNoPluginOutlivesItsBroker(runtimeDirectory: work.file("run"), file: file, line: line)
         let journalBytes = FileManager.default.contents(atPath: journalPath) ?? Data()
         let journal = try String(decoding: journalBytes, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
         return ScenarioRun(exitStatus: process.terminationStatus,

@@ -320,7 +320,9 @@ def die_with_parent():
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         return
-    if os.getppid() == 1:  # the broker died before we asked
+    # The broker died before we asked: the parent is already another process (init, or a subreaper).
+    broker = os.environ.get("SHIELDBUS_BROKER_PID")
+    if os.getppid() == 1 or (broker and broker.isdigit() and os.getppid() != int(broker)):
         os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -80,7 +80,7 @@ final class LessonTests: XCTestCase {
                            "the reference run under \(profile.rawValue) fell back to the system shield", file: file, line: line)
         }
         // The summary the command prints agrees with the in-process check.
-        XCTAssertEqual(run.exitStatus == 3, !found.isEmpty, "exit \(run.exitStatus) vs \(found)", file: file, line: line)
+        XCTAssertEqual(run.exitStatus == 3, !found.isEmpty, "exit \(run.exitStatus) vs \(found); the run said: \(run.errors.suffix(1500))", file: file, line: line)
         return found
     }
 

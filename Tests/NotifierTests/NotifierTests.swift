@@ -143,7 +143,7 @@ final class NotifierTests: XCTestCase {
         let state = TemporaryDirectory(prefix: "sbnotifiercrash")
         let killed = try ScenarioRun.run(configuration: configuration(withApp: true), scenario: scenario,
                                          arguments: ["--crash-at-step", "2"], stateDirectory: state.path)
-        XCTAssertEqual(killed.exitStatus, SIGKILL, "the broker died by SIGKILL before the tap: \(killed.errors)")
+        XCTAssertEqual(killed.exitStatus, 128 + SIGKILL, "the broker died by SIGKILL before the tap: \(killed.errors)")
         let posted = try XCTUnwrap(killed.events("notification.posted").first, killed.errors)
         XCTAssertTrue(killed.events("notification.tapped").isEmpty && killed.events("app.url.opened").isEmpty, "nothing was tapped yet")
         let defaults = try SharedDefaults(suiteName: "group.test.notifier", container: AppGroupContainer(root: URL(fileURLWithPath: state.file("appgroups"))))

@@ -4,6 +4,7 @@ import XCTest
 
 /// One complete `shieldbus run --scenario` as a child process, with its journal, output and exit status.
 public struct ScenarioRun {
+    /// The exit status, or 128 + the signal that ended the run.
     public let exitStatus: Int32
     public let output: String
     public let errors: String
@@ -89,7 +90,9 @@ public final class StartedScenarioRun {
         assertNoPluginOutlivesItsBroker(runtimeDirectory: work.file("run"), file: file, line: line)
         let journalBytes = FileManager.default.contents(atPath: journalPath) ?? Data()
         let journal = try String(decoding: journalBytes, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
-        return ScenarioRun(exitStatus: process.terminationStatus,
+        // A signal's end is told apart from an exit status as a shell does (128 + the signal): SIGQUIT is not exit 3.
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return ScenarioRun(exitStatus: status,
                            output: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
                            errors: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "",
                            journal: journal, journalBytes: journalBytes)

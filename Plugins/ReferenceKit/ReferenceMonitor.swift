@@ -138,12 +138,21 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// A one-off 15-minute schedule starting at the true instant `date`, as DeviceActivity takes it: local time
     /// components of what the device clock will show then (the person may have set it; the OS runs on it).
+    ///
+    /// It ends 15 minutes on in wall time when 15 true minutes would cross a fall-back: the OS pairs a start with the
+    /// first end after it *on the wall clock*, so a window from 02:55:22 in a repeated hour's first pass to 02:10:22 in
+    /// its second ran overnight from the day before, and the OS read it as begun long ago (a cooldown ending in the
+    /// last quarter of the first pass, planned from the midnight before: `countingWindow` and the plain window both
+    /// gave way to 03:11, and the count restarted 16 minutes late — `testACooldownEndingAroundARepeatedHourCountsFromItsTrueEnd`).
     public static func window(at date: Date, repeats: Bool = false) -> DeviceActivitySchedule {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone
         let shown = BusClock.deviceClock(at: date)
         let start = calendar.dateComponents([.hour, .minute, .second], from: shown)
-        let end = calendar.dateComponents([.hour, .minute, .second], from: shown.addingTimeInterval(15 * 60))
+        let wall = { (instant: Date) in instant.timeIntervalSince1970 + Double(BusClock.timeZone.secondsFromGMT(for: instant)) }
+        var endShown = shown.addingTimeInterval(15 * 60)
+        endShown.addTimeInterval(max(0, wall(shown) + 15 * 60 - wall(endShown)))  // the hour a fall-back repeats
+        let end = calendar.dateComponents([.hour, .minute, .second], from: endShown)
         return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: repeats)
     }
 
@@ -569,6 +578,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             return try startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
         }
         let midnight = nextDeviceMidnight()
+        if midnight > until, let schedule = Self.warningWindow(checkingAt: until) {
+            // The device clock shows the cooldown's end in a repeated hour's second pass: no one-off schedule starts
+            // there (the OS reads its wall time as the first pass), and the first quarter hour it reads as planned is
+            // up to an hour on — the dismissed app counted nothing for that long. Its end warning comes at the true
+            // end, whose callback registers the threshold (the habit lock's re-checks there, `checkSchedule`).
+            return try startMonitoring(names.resume, during: schedule, checkingAt: until, atEndWarning: true)
+        }
         let check = Self.startingWhenDue(midnight <= until ? midnight : Self.minuteAfter(until))
         try startMonitoring(names.resume, during: Self.window(at: check), checkingAt: check)
     }

@@ -234,14 +234,18 @@ public struct ProductRules {
     /// minute), and its crossing comes on a whole minute again. Lost either to a clock or zone change between the
     /// cooldown's end and the threshold (it ends the interval), or to Apple's activity limit: the OS refused the daily
     /// threshold's registration at the cooldown's end's whole minute, so one slot holds the count, and only the daily
-    /// registration survives a later change (speed-bump 9143, 9235). Only while the count still runs from the
+    /// registration survives a later change (speed-bump 9143, 9235). Or to a fall-back: the device clock shows the
+    /// cooldown's end in the second pass of the hour it repeats, where no interval can start (the OS reads the wall
+    /// time as the first pass), so the count is registered from the end warning's whole-minute callback
+    /// (docs/explore.md, "A cooldown ending in a repeated hour"). Only while the count still runs from the
     /// cooldown's end: a change that starts the device's day later restarts it from there.
     private func twoDelaysLate(reached: Date, countingFrom cooldownEnd: Date, facts: JournalFacts) -> Bool {
         guard facts.quirks.contains(Self.wholeMinuteCallbacks) else { return false }
         let changed = facts.nextClockOrZoneChange(after: cooldownEnd).map { $0 <= reached } ?? false
         let wholeMinute = Date(timeIntervalSince1970: (cooldownEnd.timeIntervalSince1970 / 60).rounded(.up) * 60)
         let refused = facts.thresholdRefusals.contains { $0 >= cooldownEnd && $0 <= wholeMinute }
-        guard changed || refused else { return false }
+        let repeated = facts.zones.showsARepeatedWallTime(at: cooldownEnd, clockOffset: facts.clockOffset(at: cooldownEnd))
+        guard changed || refused || repeated else { return false }
         return facts.zones.deviceDayStart(at: reached, clockOffset: facts.clockOffset(at: reached)) <= cooldownEnd
     }
 

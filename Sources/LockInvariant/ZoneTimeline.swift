@@ -58,6 +58,18 @@ struct ZoneTimeline {
         return (calendar.date(byAdding: .day, value: 1, to: today) ?? today.addingTimeInterval(86_400)).addingTimeInterval(-clockOffset)
     }
 
+    /// Whether the device clock, reading `clockOffset` ahead of true time, shows at `date` a wall time it showed before
+    /// under the offset in force up to two hours earlier: the second pass of an hour that a fall-back repeats, which
+    /// the OS reads a schedule's wall-clock start as the first pass of.
+    func showsARepeatedWallTime(at date: Date, clockOffset: TimeInterval) -> Bool {
+        let shown = date.addingTimeInterval(clockOffset), zone = zone(at: date)
+        let before = zone.secondsFromGMT(for: shown.addingTimeInterval(-7200)), now = zone.secondsFromGMT(for: shown)
+        guard before > now else { return false }
+        // The instant that showed the same wall time under the earlier offset, if that offset was then in force.
+        let firstPass = shown.addingTimeInterval(Double(now - before))
+        return zone.secondsFromGMT(for: firstPass) == before
+    }
+
     private func deviceCalendar(at date: Date) -> Calendar {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone(at: date)

@@ -532,7 +532,7 @@ final class ExploreRegressionTests: XCTestCase {
     }
 
     /// `2026-10-25T09:40` (or `09:40:30` with `clockOnly`) in `zone`.
-    private static func local(_ date: Date, in zone: TimeZone, clockOnly: Bool = false) -> String {
+    static func local(_ date: Date, in zone: TimeZone, clockOnly: Bool = false) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = zone

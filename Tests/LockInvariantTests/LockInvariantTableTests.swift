@@ -347,6 +347,42 @@ final class LockInvariantTableTests: XCTestCase {
                        ["speed-bump usable-while-locked Instagram 08:06:00–08:07:40 by -"])
     }
 
+    /// The ruling's two delays when the cooldown ends in the second pass of a repeated hour (docs/explore.md, "A cooldown
+    /// ending in a repeated hour"): no interval can start there, so the count is registered from the end warning's
+    /// whole-minute callback. Berlin's fall-back: Instagram dismissed at 02:50 CEST, the cooldown to 02:05 CET, its 20
+    /// minutes at 02:25 CET — or all an hour earlier, the cooldown ending in the first pass, where the interval
+    /// registered ahead counts from its end: one minute.
+    func testTwoMinutesForAThresholdAfterACooldownEndingInARepeatedHour() {
+        func day(quirks: [String]?, secondPass: Bool, pastTheThreshold seconds: Int) -> JournalBuilder {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss'Z'"
+            let shift: TimeInterval = secondPass ? 0 : -3600
+            let at = { (utc: String) in formatter.string(from: JournalBuilder.parse(utc, in: TimeZone(identifier: "UTC")!).addingTimeInterval(shift)) }
+            var j = JournalBuilder(start: at("2026-10-24 22:30"), quirks: quirks)
+            j.open(at("2026-10-24 23:30"), "Instagram")
+            j.close(at("2026-10-24 23:50"), "Instagram")             // the threshold: 20 minutes
+            j.shield(at("2026-10-24 23:50"), j.app("Instagram"))
+            j.press(at("2026-10-25 00:50"), .primaryButtonPressed, on: "Instagram")
+            j.dismiss(at("2026-10-25 00:50"), "Instagram")
+            j.open(at("2026-10-25 00:50"), "Instagram")               // the cooldown to 01:05 UTC, 20 minutes more at 01:25
+            j.close(at(String(format: "2026-10-25 01:%02d:%02d", 25 + seconds / 60, seconds % 60)), "Instagram")
+            j.end(at("2026-10-25 02:30"))
+            return j
+        }
+        let wholeMinute = ["short-lived-extensions", "whole-minute-callbacks"]
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, secondPass: true, pastTheThreshold: 100)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, secondPass: true, pastTheThreshold: 120)), [])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, secondPass: true, pastTheThreshold: 130)),
+                       ["speed-bump usable-while-locked Instagram 02:25:00–02:27:10 by -"])
+        // In the first pass, or without `whole-minute-callbacks`: one minute.
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: wholeMinute, secondPass: false, pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 02:25:00–02:26:40 by -"])
+        XCTAssertEqual(judge([Products.speedBump()], day(quirks: nil, secondPass: true, pastTheThreshold: 100)),
+                       ["speed-bump usable-while-locked Instagram 02:25:00–02:26:40 by -"])
+    }
+
     /// The first of the two delays loses *use*, not time (speed-bump 10563): the daily registration misses up to a minute
     /// of the count, so the OS's crossing waits for that much more use, however long the person paused. Instagram, as
     /// above, used 30 s past its threshold (09:06, Berlin), put away, and opened again at 12:00 for `seconds`: 30 s more

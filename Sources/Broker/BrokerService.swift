@@ -30,7 +30,7 @@ public struct BrokerBus {
 
     /// Emits an event whose body is already compact JSON (one object). With a `fact`, the event states that fact of
     /// the service's durable state (its whole current value, in the body): the broker keeps the body as what the
-    /// journal last said of it, saved in bus.sqlite with the batch that journals the event (`announced(_:)`).
+    /// journal last said of it, saved in bus.sqlite with the batch that journals the event (`announced`).
     public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
                      fact: String? = nil) {
         broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline, audience: audience, fact: fact)

@@ -109,8 +109,10 @@ public final class Broker {
         var requester: [UInt8]?
         /// The plugins an OS event is for (one product's, on a device with several); nil: every subscriber.
         var audience: Set<String>? = nil
-        /// The service fact this event states (`BrokerBus.emit(…, fact:)`), if it states one.
+        /// The service fact this event states (`BrokerBus.emit(…, fact:)`), if it states one, and its value when
+        /// that is not the body.
         var fact: String? = nil
+        var factValue: [UInt8]? = nil
 
         /// As kept in `bus.sqlite` while held (an observer's publication: never a request, for everyone).
         var held: DeliveryStore.Held { DeliveryStore.Held(source: source, topic: topic, body: body, corr: corr, deadline: deadline) }
@@ -852,14 +854,15 @@ public final class Broker {
 
     /// Queues an event whose body is already compact JSON (an object).
     func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
-              fact: String? = nil) {
+              fact: String? = nil, factValue: [UInt8]? = nil) {
         var event = PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil, audience: audience)
         event.fact = fact
+        event.factValue = factValue
         outbox.append(event)
     }
 
-    /// What the journal last said of each service fact, by fact: the body of the last event sequenced stating it
-    /// (after a restart, the last one saved in bus.sqlite: what the resumed journal keeps).
+    /// What the journal last said of each service fact, by fact: the value stated by the last event sequenced stating
+    /// it (after a restart, the last one saved in bus.sqlite: what the resumed journal keeps).
     private(set) var announced: [String: [UInt8]] = [:]
 
     /// Sequences queued events in order; events emitted while doing so join the end of the queue.
@@ -1144,8 +1147,8 @@ public final class Broker {
         if journal?.append(json) == true { flushJournal() }
         armCrashPoint(event.topic)
         if let fact = event.fact {
-            announced[fact] = event.body
-            ledger.noteAnnounced(fact, body: event.body)
+            announced[fact] = event.factValue ?? event.body
+            ledger.noteAnnounced(fact, body: event.factValue ?? event.body)
         }
         statistics.events += 1
         var requester: [UInt8]?

@@ -167,8 +167,8 @@ public final class DeviceOS: BrokerService {
     /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it; with a `fact`, the
     /// event states that fact of the device's durable state (`StatedFact`, `JournalCatchUp`).
     func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
-                               fact: String? = nil) {
-        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience, fact: fact)
+                               fact: String? = nil, factValue: [UInt8]? = nil) {
+        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
     }
 
     func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {

@@ -13,6 +13,14 @@ enum StatedFact {
     static func authorization(of product: String) -> String { "familycontrols.authorization.\(product)" }
     static let storePrefix = "managedsettings.store."
     static func store(_ name: String) -> String { storePrefix + name }
+    /// The threshold callbacks delivered in an activity's running interval (`DeliveredCrossings`, stated by each one).
+    static func crossings(of activity: DeviceActivityName) -> String { "deviceactivity.crossings.\(activity.rawValue)" }
+}
+
+/// What the threshold callbacks of an activity have told: the interval they belong to and every crossing delivered in it.
+struct DeliveredCrossings: Codable {
+    var interval: Date
+    var crossings: [ThresholdCrossing]
 }
 
 /// After a broker was killed between journaling a batch and saving it, the device's state (saved at once in
@@ -20,12 +28,15 @@ enum StatedFact {
 /// went up, a revoked authorization, a clock set, an iOS update. At start, before the scenario goes on, the OS
 /// compares each stated fact with what the journal last said of it (kept in `bus.sqlite` with the saved batch)
 /// and announces every one that differs, as it would have announced the change. A fact never stated is the
-/// fresh device's value, so a run that lost nothing announces nothing and its journal is unchanged.
+/// fresh device's value, so a run that lost nothing announces nothing and its journal is unchanged. A threshold
+/// callback the device marked delivered in a lost batch is unmarked, so that DeviceActivity delivers it again when
+/// it resumes (iOS calls it once per interval; the monitor never had it).
 struct JournalCatchUp {
     let device: DeviceOS
 
     func announceWhatTheJournalLacks() {
         let lastSaid = device.bus.announced
+        device.activity.forgetCrossings { activity in said(lastSaid[StatedFact.crossings(of: activity)], as: DeliveredCrossings.self) }
         let clock = device.clock!
         if said(lastSaid[StatedFact.clockOffset], as: ClockOffset.self)?.offsetMs ?? 0 != clock.offsetMilliseconds { device.announceClockOffset() }
         if said(lastSaid[StatedFact.timeZone], as: ZoneSetting.self)?.timeZone ?? device.settings.timeZone.identifier != clock.timeZone.identifier {

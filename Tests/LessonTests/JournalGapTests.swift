@@ -177,4 +177,47 @@ extension FaultTests {
             }
         }
     }
+
+    /// The threshold callbacks the device had marked delivered when its broker was killed: (activity, event, callback, scheduledFor).
+    func crossingsMarkedDelivered(_ state: String) throws -> Set<[String]> {
+        let connection = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
+        let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(DeviceActivityService.registrationsKey)])
+        guard try statement.step(), let json = try statement.string(at: 0) else { return [] }
+        let registrations = try DeviceAPICoding.decode([DeviceActivityService.Registration].self, from: Array(json.utf8))
+        return Set(registrations.flatMap { registration in
+            (registration.deliveredCrossings ?? []).map {
+                [registration.activity.rawValue, $0.event.rawValue,
+                 $0.callback == .eventDidReachThreshold ? DeviceTopic.eventDidReachThreshold : DeviceTopic.eventWillReachThresholdWarning,
+                 "\(DeviceAPI.busTime($0.date))"]
+            }
+        })
+    }
+
+    /// The speed bump's threshold callback, with the broker killed just before or just after saving the batch that
+    /// holds it, and resumed: the device marked it delivered as it went out (iOS calls it once per interval). Before
+    /// the fix a kill before the save lost it for good — the journal was cut, the monitor never had it, and the
+    /// reloaded device did not deliver it again: no speed bump that day. Now each callback the killed broker's device
+    /// had marked delivered is in the journal exactly once.
+    func testAThresholdCallbackLostWithABrokerKilledBeforeItsSaveIsDeliveredOnce() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let scenario = try String(contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("Config/scenarios/speed-bump-day.yml"), encoding: .utf8)
+        for side in ["--crash-before-saving", "--crash-after-saving"] {
+            let work = TemporaryDirectory(prefix: "sbgap")
+            var marked: Set<[String]> = []
+            let run = try runCrashingBroker(scenario, crashing: [[side, DeviceTopic.eventDidReachThreshold]], configuration: configuration,
+                                            afterKill: { marked = try crossingsMarkedDelivered(work.file("state")) }, work: work)
+            // The resumed run's verdict is not asserted: its virtual time starts at the last step played (12:35), before
+            // the threshold's instant (12:40) — bus time runs back in the journal and the checker misreads the day, on
+            // main as well, on either side of the save. Its end is: the day was played out.
+            XCTAssertEqual(run.endings.first, "signal \(SIGKILL)", "\(side): \(run.errors)")
+            XCTAssertFalse(marked.isEmpty, "\(side): the device had marked the threshold delivered when the broker died")
+            let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let told = journal.filter { [DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning].contains($0.topic) && $0.source == "broker" }
+                .map { [$0.bodyValue["activity"]?.stringValue ?? "", $0.bodyValue["event"]?.stringValue ?? "", $0.topic, $0.bodyValue["scheduledFor"]?.jsonText ?? ""] }
+            XCTAssertTrue(journal.contains { $0.topic == DeviceTopic.scenarioEnded }, "\(side): the resumed run played the day out")
+            for crossing in marked.sorted(by: { $0.joined() < $1.joined() }) {
+                XCTAssertEqual(told.filter { $0 == crossing }.count, 1, "\(side): \(crossing) is in the journal once")
+            }
+        }
+    }
 }

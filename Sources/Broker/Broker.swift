@@ -109,6 +109,10 @@ public final class Broker {
         var requester: [UInt8]?
         /// The plugins an OS event is for (one product's, on a device with several); nil: every subscriber.
         var audience: Set<String>? = nil
+        /// The service fact this event states (`BrokerBus.emit(…, fact:)`), if it states one, and its value when
+        /// that is not the body.
+        var fact: String? = nil
+        var factValue: [UInt8]? = nil
 
         /// As kept in `bus.sqlite` while held (an observer's publication: never a request, for everyone).
         var held: DeliveryStore.Held { DeliveryStore.Held(source: source, topic: topic, body: body, corr: corr, deadline: deadline) }
@@ -849,9 +853,17 @@ public final class Broker {
     }
 
     /// Queues an event whose body is already compact JSON (an object).
-    func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
-        outbox.append(PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil, audience: audience))
+    func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
+              fact: String? = nil, factValue: [UInt8]? = nil) {
+        var event = PendingEvent(topic: topic, body: bodyJSON, source: source, corr: corr, deadline: deadline, requester: nil, audience: audience)
+        event.fact = fact
+        event.factValue = factValue
+        outbox.append(event)
     }
+
+    /// What the journal last said of each service fact, by fact: the value stated by the last event sequenced stating
+    /// it (after a restart, the last one saved in bus.sqlite: what the resumed journal keeps).
+    private(set) var announced: [String: [UInt8]] = [:]
 
     /// Sequences queued events in order; events emitted while doing so join the end of the queue.
     private func drainOutbox() {
@@ -933,6 +945,8 @@ public final class Broker {
 
     /// Whether the batch being sequenced holds an event on the fault test's crash topic.
     private var crashArmed = false
+    /// How many batches held an event on the crash topic so far (the crash comes at `crashOccurrence`).
+    private var batchesOnCrashTopic = 0
 
     private func armCrashPoint(_ topic: String) {
         if settings.crashPoint?.topic == topic { crashArmed = true }
@@ -940,8 +954,10 @@ public final class Broker {
 
     /// For fault tests: dies as a SIGKILL would, at the chosen side of the save, with nothing cleaned up.
     private func crashIfDue(before: Bool) {
-        guard crashArmed, let point = settings.crashPoint, (point == .beforeSaving(topic: point.topic)) == before else { return }
-        logger.notice("killing the broker \(before ? "before" : "after") saving a batch with \(point.topic), as the fault test asks")
+        guard crashArmed, let point = settings.crashPoint else { return }
+        if before { batchesOnCrashTopic += 1 } else { crashArmed = false }  // a batch is counted once, at its first point
+        guard batchesOnCrashTopic == settings.crashOccurrence, (point == .beforeSaving(topic: point.topic)) == before else { return }
+        logger.notice("killing the broker \(before ? "before" : "after") saving batch \(batchesOnCrashTopic) with \(point.topic), as the fault test asks")
         kill(getpid(), SIGKILL)
     }
 
@@ -961,6 +977,7 @@ public final class Broker {
         ledger.restore(snapshot.pending.filter { configured.contains($0.plugin) }, published: snapshot.published)
         lastSeq = snapshot.lastSeq
         savedSeqAtStart = snapshot.savedSeq
+        announced = snapshot.announced
         // Held for a settled point the last broker did not reach: sequenced at this one's.
         heldPublications = snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:))
         if let time = snapshot.busTime { clock.resume(notBefore: time) }
@@ -1129,6 +1146,10 @@ public final class Broker {
         let json = WireCodec.encodeEnvelope(envelope)
         if journal?.append(json) == true { flushJournal() }
         armCrashPoint(event.topic)
+        if let fact = event.fact {
+            announced[fact] = event.factValue ?? event.body
+            ledger.noteAnnounced(fact, body: event.factValue ?? event.body)
+        }
         statistics.events += 1
         var requester: [UInt8]?
         // A request the OS addresses to a role goes to that role's holder only (and to taps, which only read).

@@ -28,10 +28,19 @@ public struct BrokerBus {
         broker.emit(topic: topic, body: body, source: source, corr: corr, deadline: deadline, audience: audience)
     }
 
-    /// Emits an event whose body is already compact JSON (one object).
-    public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
-        broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline, audience: audience)
+    /// Emits an event whose body is already compact JSON (one object). With a `fact`, the event states that fact of
+    /// the service's durable state — its whole current value, the body unless `factValue` gives it: the broker keeps
+    /// the value as what the journal last said of it, saved in bus.sqlite with the batch that journals the event
+    /// (`announced`).
+    public func emit(topic: String, bodyJSON: [UInt8], source: String = "broker", corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
+                     fact: String? = nil, factValue: [UInt8]? = nil) {
+        broker.emit(topic: topic, bodyJSON: bodyJSON, source: source, corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
     }
+
+    /// What the journal last said of each fact (`emit(…, fact:)`), by fact: the value stated by the last event stating it —
+    /// on a restarted broker, the last one its predecessor saved, which is what a resumed journal keeps. A service
+    /// whose state was saved at once finds there what a broker killed before the save never journaled.
+    public var announced: [String: [UInt8]] { broker.announced }
 
     /// Bus time now.
     public var now: BusTime { broker.clock.now() }

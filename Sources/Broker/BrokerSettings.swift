@@ -34,6 +34,8 @@ public struct BrokerSettings: Sendable {
     /// For fault tests: the broker kills itself (SIGKILL) at this point of the first batch that sequences or holds
     /// an event on this topic.
     public var crashPoint: CrashPoint?
+    /// Which batch with an event on the crash point's topic it is (1: the first).
+    public var crashOccurrence = 1
     /// Facts handed to every plugin in its welcome (time zone, profile, …).
     public var settingsForPlugins: JSONValue = [:]
     /// Who may connect on tcp (required there; ignored on ipc, where the runtime directory's mode keeps others out).

@@ -45,6 +45,8 @@ final class DeliveryLedger {
     private var unsavedPublished = Set<DeliveryStore.Key>()
     /// Observers' held publications, when they changed since the last save.
     private var unsavedHeld: [DeliveryStore.Held]?
+    /// Facts stated by events sequenced since the last save (`noteAnnounced`).
+    private var unsavedAnnounced: [String: [UInt8]] = [:]
     /// The last sequence number a save covered.
     private var savedSeq: UInt64 = 0
     /// What the store promises a restarted broker: numbering from `seqReserved` and bus time from `timeReserved` —
@@ -158,6 +160,12 @@ final class DeliveryLedger {
         if store != nil { unsavedHeld = held }
     }
 
+    /// An event stating `fact` was sequenced, with `body`: saved with its batch, so the store says what the saved
+    /// journal last said of it.
+    func noteAnnounced(_ fact: String, body: [UInt8]) {
+        if store != nil { unsavedAnnounced[fact] = body }
+    }
+
     /// Drops everything kept for a plugin that will not come back (it failed).
     func discard(_ plugin: String) {
         for entry in entries.removeValue(forKey: plugin)?.all ?? [] { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
@@ -175,14 +183,15 @@ final class DeliveryLedger {
         let reservationsRunOut = lastSeq >= seqReserved || (timeAhead != nil && busTime >= timeReserved)
         let deletionsDue = !unsavedDeletions.isEmpty && wallNow - lastDeletionSave >= 1_000
         let sequencedDue = everySequenced && lastSeq > savedSeq
-        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || unsavedHeld != nil || deletionsDue || sequencedDue else { return }
+        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || unsavedHeld != nil || !unsavedAnnounced.isEmpty || deletionsDue || sequencedDue else { return }
         let seqs = reservationsRunOut ? lastSeq + Self.seqReservation : seqReserved
         let time = reservationsRunOut ? busTime + (timeAhead ?? 0) : max(timeReserved, busTime)
         var published: [DeliveryStore.Key: [UInt64]] = [:]
         for key in unsavedPublished { published[key] = entries[key.plugin]?.entry(seq: key.seq)?.published }
         try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, published: published, held: unsavedHeld,
-                        savedSeq: lastSeq, seqReserved: seqs, timeReserved: time)
+                        announced: unsavedAnnounced, savedSeq: lastSeq, seqReserved: seqs, timeReserved: time)
         unsavedHeld = nil
+        unsavedAnnounced.removeAll(keepingCapacity: true)
         savedSeq = lastSeq
         unsavedInserts.removeAll(keepingCapacity: true)
         unsavedDeletions.removeAll(keepingCapacity: true)

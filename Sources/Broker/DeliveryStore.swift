@@ -3,8 +3,9 @@ import SQLite
 
 /// The broker's own crash-safe state in the state folder (`bus.sqlite`, SQLite in WAL mode): each supervised
 /// plugin's unacknowledged events (its durable cursor), observers' publications held for the next settled point,
-/// the last sequence number saved and the bus time reached — so a restarted broker numbers on, never runs its
-/// clock backwards, cuts its journal back to what was saved, and redelivers what plugins missed.
+/// the last sequence number saved and the bus time reached, and what the saved events last said of each service
+/// fact — so a restarted broker numbers on, never runs its clock backwards, cuts its journal back to what was
+/// saved, redelivers what plugins missed, and its services can tell what the journal does not say yet.
 final class DeliveryStore {
     struct Key: Hashable {
         let plugin: String
@@ -31,6 +32,9 @@ final class DeliveryStore {
         /// The last sequence number whose batch was saved: journal lines after it were never delivered.
         var savedSeq: UInt64?
         var held: [Held] = []
+        /// What the saved journal last said of each of a service's facts (`BrokerBus.emit(…, fact:)`): the body of
+        /// the last event sequenced stating it, by fact.
+        var announced: [String: [UInt8]] = [:]
     }
 
     let path: String
@@ -51,6 +55,7 @@ final class DeliveryStore {
                                                   PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS held (position INTEGER PRIMARY KEY, source TEXT NOT NULL, topic TEXT NOT NULL,
                                              body BLOB NOT NULL, corr TEXT, deadline INTEGER);
+            CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
             """)
     }
 
@@ -83,14 +88,29 @@ final class DeliveryStore {
             guard let source = try held.string(at: 0), let topic = try held.string(at: 1), let body = try held.bytes(at: 2) else { continue }
             snapshot.held.append(Held(source: source, topic: topic, body: body, corr: try held.string(at: 3), deadline: try held.int64(at: 4)))
         }
+        let announced = try connection.prepare("SELECT fact, body FROM announced")
+        while try announced.step() {
+            guard let fact = try announced.string(at: 0), let body = try announced.bytes(at: 1) else { continue }
+            snapshot.announced[fact] = body
+        }
         return snapshot
     }
 
     /// Writes one batch of changes atomically: all of it or none of it. `held`, when given, replaces the held
-    /// publications; `savedSeq` is the last sequence number sequenced (everything up to it is now durable).
+    /// publications; `announced` holds the facts the batch states (by fact, the body that states it); `savedSeq`
+    /// is the last sequence number sequenced (everything up to it is now durable).
     func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
-               savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
+               announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
         try connection.transaction(.immediate) {
+            if !announced.isEmpty {
+                try connection.withStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)") { insert in
+                    for (fact, body) in announced {
+                        insert.reset()
+                        try insert.bind([.text(fact), .blob(Data(body))])
+                        try insert.run()
+                    }
+                }
+            }
             if let held {
                 try connection.withStatement("DELETE FROM held") { try $0.run() }
                 try connection.withStatement("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)") { insert in

@@ -29,6 +29,9 @@ final class AuthorizationService {
         device.settings.products.count > 1 ? "authorization.status.\(product.name)" : "authorization.status"
     }
 
+    /// The status of `product`'s app.
+    func status(ofProduct product: String) -> AuthorizationStatus { statuses[product] ?? .notDetermined }
+
     /// The status of `plugin`'s app; for a client of no product (a tool), approved once any app is.
     func status(of plugin: String) -> AuthorizationStatus {
         if let product = device.product(of: plugin) { return statuses[product.name] ?? .notDetermined }
@@ -73,7 +76,13 @@ final class AuthorizationService {
         guard newStatus != statuses[product.name] else { return }
         statuses[product.name] = newStatus
         device.save(newStatus, key: Self.key(of: product, on: device))
-        device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: newStatus), audience: product.plugins)
+        announce(product)
+    }
+
+    /// `familycontrols.authorization.changed`: `product`'s status in force, to its plugins.
+    func announce(_ product: DeviceProduct) {
+        device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status(ofProduct: product.name)), audience: product.plugins,
+                    fact: StatedFact.authorization(of: product.name))
     }
 
     /// The tokens for what the person picked in `requester`'s app, in the current token epoch.

@@ -400,21 +400,43 @@ final class DeviceActivityService {
     }
 
     private func emitCallback(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing?) {
+        var told: DeliveredCrossings?
         if let crossing {
-            monitor.registration.deliveredCrossings = (monitor.registration.deliveredCrossings ?? []) + [crossing]
+            let delivered = (monitor.registration.deliveredCrossings ?? []) + [crossing]
+            monitor.registration.deliveredCrossings = delivered
             persist()
+            told = monitor.registration.startedInterval.map { DeliveredCrossings(interval: $0, crossings: delivered) }
         }
         if topic == DeviceTopic.intervalDidStart, monitor.registration.pendingStart != nil {
             monitor.registration.pendingStart = nil
             persist()
         }
-        emitCallback(topic, activity: monitor.registration.activity, event: event, scheduledFor: scheduledFor)
+        emitCallback(topic, activity: monitor.registration.activity, event: event, scheduledFor: scheduledFor, told: told)
     }
 
-    private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
+    /// `told`: with a threshold callback, what the activity's callbacks have told in its interval (`JournalCatchUp`).
+    private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date,
+                              told: DeliveredCrossings? = nil) {
         // On a device with several products, only the registering app's plugins hear its activities' callbacks.
         let audience = monitors[activity]?.registration.product.flatMap { name in device.settings.products.first { $0.name == name }?.plugins }
-        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience)
+        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
+                    fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
+    }
+
+    /// Unmarks the threshold callbacks marked delivered in a running interval that the journal never told (`told`:
+    /// what the activity's callbacks last told), so that `resume` delivers them: their batch was lost with a
+    /// broker killed before saving it, and the monitor never had them.
+    func forgetCrossings(told: (DeviceActivityName) -> DeliveredCrossings?) {
+        var changed = false
+        for monitor in monitors.values {
+            guard let delivered = monitor.registration.deliveredCrossings, !delivered.isEmpty, let started = monitor.registration.startedInterval else { continue }
+            let said = told(monitor.registration.activity).flatMap { $0.interval == started ? $0.crossings : nil } ?? []
+            let kept = delivered.filter { crossing in said.contains { $0.event == crossing.event && $0.callback == crossing.callback } }
+            guard kept.count != delivered.count else { continue }
+            monitor.registration.deliveredCrossings = kept
+            changed = true
+        }
+        if changed { persist() }
     }
 
     /// Schedules a warning callback, subject to the far-schedule quirk.

@@ -110,6 +110,7 @@ public final class DeviceOS: BrokerService {
     public func attach(to bus: BrokerBus) {
         self.bus = bus
         bus.whenReady { [unowned self] in
+            JournalCatchUp(device: self).announceWhatTheJournalLacks()
             usage.recordUseLeftInProgress()
             activity.resume()
             lifecycle.resumeTimers()
@@ -163,13 +164,15 @@ public final class DeviceOS: BrokerService {
     /// Bus time now, as a date.
     var now: Date { DeviceAPI.date(busTime: bus.now) }
 
-    /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it.
-    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
-        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience)
+    /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it; with a `fact`, the
+    /// event states that fact of the device's durable state (`StatedFact`, `JournalCatchUp`).
+    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
+                               fact: String? = nil, factValue: [UInt8]? = nil) {
+        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
     }
 
-    func emit(topic: String, body: JSONValue, audience: Set<String>? = nil) {
-        bus.emit(topic: topic, body: body, audience: audience)
+    func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {
+        bus.emit(topic: topic, bodyJSON: body.jsonBytes, audience: audience, fact: fact)
     }
 
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
@@ -359,8 +362,13 @@ public final class DeviceOS: BrokerService {
         save(tokens.epoch, key: "tokens.epoch")
         managedSettings.migrate(migration)
         activity.migrate(migration)
-        emit(topic: DeviceTopic.osUpdated, body: ["tokenEpoch": .int(Int64(tokens.epoch))])
+        announceTokenEpoch()
         screen.reevaluate(reason: "os-update")
+    }
+
+    /// `device.os-updated {tokenEpoch}`: the tokens in force.
+    func announceTokenEpoch() {
+        emit(topic: DeviceTopic.osUpdated, body: ["tokenEpoch": .int(Int64(tokens.epoch))], fact: StatedFact.tokenEpoch)
     }
 
     /// A device restart: every process ends, in-memory state is lost, persistent state is reloaded.
@@ -408,8 +416,18 @@ public final class DeviceOS: BrokerService {
         let offset = DeviceAPI.busTime(wall) - bus.now
         let dateShown = shownDate
         saveClock { try clock.setOffset(milliseconds: offset) }
-        emit(topic: DeviceTopic.clockChanged, body: ["offsetMs": .int(offset)])
+        announceClockOffset()
         clockMoved(from: dateShown)
+    }
+
+    /// `device.clock-changed {offsetMs}`: the device clock in force.
+    func announceClockOffset() {
+        emit(topic: DeviceTopic.clockChanged, body: ["offsetMs": .int(clock.offsetMilliseconds)], fact: StatedFact.clockOffset)
+    }
+
+    /// `device.time-zone-changed {timeZone}`: the zone in force.
+    func announceTimeZone() {
+        emit(topic: DeviceTopic.timeZoneChanged, body: ["timeZone": .string(clock.timeZone.identifier)], fact: StatedFact.timeZone)
     }
 
     /// The time zone in force changes: `device.time-zone-changed {timeZone}`, then wall-clock schedules follow it.
@@ -417,7 +435,7 @@ public final class DeviceOS: BrokerService {
         guard let zone = TimeZone(identifier: identifier) else { return }  // the scenario checked the name
         let dateShown = shownDate
         saveClock { try clock.setTimeZone(zone) }
-        emit(topic: DeviceTopic.timeZoneChanged, body: ["timeZone": .string(zone.identifier)])
+        announceTimeZone()
         clockMoved(from: dateShown)
     }
 

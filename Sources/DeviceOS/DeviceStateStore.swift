@@ -85,12 +85,21 @@ final class DeviceStateStore {
 
     /// Saves a value already encoded as `DeviceAPICoding.encode` encodes it, as `save` does.
     func save(json: [UInt8], key: String) throws {
-        unsaved[key] = String(decoding: json, as: UTF8.self)
-        for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
-            try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                                         bindings: [.text(key), .text(json)]) { try $0.run() }
-            unsaved[key] = nil
+        try save(jsonByKey: [key: json])
+    }
+
+    /// Saves several encoded values in one transaction — all of them or none (with any whose save failed before).
+    func save(jsonByKey values: [String: [UInt8]]) throws {
+        for (key, json) in values { unsaved[key] = String(decoding: json, as: UTF8.self) }
+        func writeUnsaved() throws {
+            for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
+                try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
+                                             bindings: [.text(key), .text(json)]) { try $0.run() }
+            }
         }
+        // One value (the usual save) commits by itself; a transaction's BEGIN and COMMIT would only add to it.
+        if unsaved.count == 1 { try writeUnsaved() } else { try connection.transaction(.immediate) { try writeUnsaved() } }
+        unsaved.removeAll()
     }
 
     /// Removes a stored value (nothing if there is none).

@@ -9,11 +9,17 @@ import ScreenTime
 final class ManagedSettingsService {
     private unowned let device: DeviceOS
     private(set) var stores: [String: ShieldSettings]
+    /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
+    private var writers: [String: String]
 
     init(device: DeviceOS) throws {
         self.device = device
         stores = try device.state.load([String: ShieldSettings].self, key: "managedsettings.stores") ?? [:]
+        writers = try device.state.load([String: String].self, key: "managedsettings.writers") ?? [:]
     }
+
+    /// The plugin (or "system") whose write made `store` what it is.
+    func lastWriter(of store: String) -> String { writers[store] ?? "system" }
 
     /// The stores of `product`'s app (every store on a device with one product).
     func matcher(for product: DeviceProduct) -> ShieldMatcher { ShieldMatcher(stores: stores.filter { product.owns(store: $0.key) }) }
@@ -64,9 +70,15 @@ final class ManagedSettingsService {
         // Writing what is already there changes nothing, and says nothing.
         guard shield != (stores[store] ?? ShieldSettings()) else { return }
         if shield.isEmpty { stores[store] = nil } else { stores[store] = shield }
+        writers[store] = writer
         persist()
-        device.emit(DeviceTopic.settingsChanged, ManagedSettingsChanged(store: store, shield: shield, writer: writer))
+        announce(shield, to: store, writer: writer)
         device.screen.reevaluate(reason: "managed-settings")
+    }
+
+    /// `managedsettings.changed`: what `store` holds now, and who wrote it.
+    func announce(_ shield: ShieldSettings, to store: String, writer: String) {
+        device.emit(DeviceTopic.settingsChanged, ManagedSettingsChanged(store: store, shield: shield, writer: writer), fact: StatedFact.store(store))
     }
 
     func clearAll(reason: String) {
@@ -78,8 +90,11 @@ final class ManagedSettingsService {
         persist()
     }
 
+    /// Saves the stores and their writers together (one transaction).
     private func persist() {
-        device.save(stores, key: "managedsettings.stores")
+        device.saving("the ManagedSettings stores") {
+            try $0.save(jsonByKey: ["managedsettings.stores": DeviceAPICoding.encode(stores), "managedsettings.writers": DeviceAPICoding.encode(writers)])
+        }
     }
 }
 

@@ -63,6 +63,21 @@ final class TokenIssuer {
         )
     }
 
+    /// From every earlier epoch's tokens to this epoch's (what the OS's own settings went through, update by update).
+    func migrationFromEarlierEpochs(for catalog: AppCatalog) -> TokenMigration {
+        var applications: [ApplicationToken: ApplicationToken] = [:]
+        var categories: [ActivityCategoryToken: ActivityCategoryToken] = [:]
+        var domains: [WebDomainToken: WebDomainToken] = [:]
+        for earlier in 0..<epoch {
+            let old = TokenIssuer(seed: seed, epoch: earlier)
+            old.issueAll(for: catalog)
+            for (token, id) in old.applications { applications[token] = application(id) }
+            for (token, id) in old.categories { categories[token] = category(id) }
+            for (token, domain) in old.domains { domains[token] = webDomain(domain) }
+        }
+        return TokenMigration(applications: applications, categories: categories, domains: domains)
+    }
+
     /// An opaque, stable string: a 64-bit FNV-1a hash of the seed, epoch, kind and name.
     private func opaque(_ kind: String, _ name: String) -> String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325

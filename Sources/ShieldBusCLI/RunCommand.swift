@@ -82,6 +82,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("For fault tests: as --crash-before-saving, but just after the save, before sending.", valueName: "topic"))
         var crashAfterSaving: String?
 
+        @Option(name: .long, help: ArgumentHelp("For fault tests: with --crash-before-saving or --crash-after-saving, the nth batch with an event on that topic (default: the first).", valueName: "n"))
+        var crashOccurrence: Int = 1
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -262,6 +265,7 @@ struct RunPlan {
         clock = BusClock(mode: mode, start: mode == .real ? nil : clockStart)
         settings.journalAppends = options.resume
         settings.crashPoint = options.crashBeforeSaving.map(CrashPoint.beforeSaving) ?? options.crashAfterSaving.map(CrashPoint.afterSaving)
+        settings.crashOccurrence = options.crashOccurrence
         settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
         let container = AppGroupContainer(rootPath: stateDirectory + "/appgroups")
         let groups = configuration.appGroups.map(\.name)

@@ -128,17 +128,26 @@ final class FaultTests: XCTestCase {
     func runCrashingBroker(_ scenario: String, at crashes: [Int], clock: [String] = [], killAfter: [Double] = [],
                            configuration chosen: String? = nil,
                            work: TemporaryDirectory) throws -> (journal: Data, endings: [String], errors: String) {
+        try runCrashingBroker(scenario, crashing: killAfter.isEmpty ? crashes.map { ["--crash-at-step", "\($0)"] } : killAfter.map { _ in [] },
+                              clock: clock, killAfter: killAfter, configuration: chosen, work: work)
+    }
+
+    /// As `runCrashingBroker(_:at:…)`, each broker but the last killing itself where its arguments in `crashes` say
+    /// (`--crash-at-step N`, `--crash-before-saving TOPIC`…; none with `killAfter`); `afterKill` looks at the state
+    /// folder a killed broker left, before the next one starts.
+    func runCrashingBroker(_ scenario: String, crashing crashes: [[String]], clock: [String] = [], killAfter: [Double] = [],
+                           configuration chosen: String? = nil, afterKill: () throws -> Void = {},
+                           work: TemporaryDirectory) throws -> (journal: Data, endings: [String], errors: String) {
         try (chosen ?? configuration()).write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
         try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
         var endings: [String] = []
         var errors = ""
-        let crashes: [Int?] = killAfter.isEmpty ? crashes : killAfter.map { _ in nil }
-        for (run, crash) in (crashes + [nil]).enumerated() {
+        for (run, crash) in (crashes + [[]]).enumerated() {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
             process.arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
                                  "--journal", work.file("journal.jsonl"), "--state-dir", work.file("state"), "--quiet"]
-                + clock + (run > 0 ? ["--resume"] : []) + (crash.map { ["--crash-at-step", "\($0)"] } ?? [])
+                + clock + (run > 0 ? ["--resume"] : []) + crash
             let errorPath = work.file("stderr-\(run)")
             try process.run(outputTo: nil, errorsTo: errorPath)
             if run < killAfter.count {
@@ -156,6 +165,7 @@ final class FaultTests: XCTestCase {
             process.waitUntilExit()
             endings.append(process.terminationReason == .uncaughtSignal ? "signal \(process.terminationStatus)" : "exit \(process.terminationStatus)")
             errors += (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+            if run < crashes.count { try afterKill() }
         }
         return (FileManager.default.contents(atPath: work.file("journal.jsonl")) ?? Data(), endings, errors)
     }

@@ -192,6 +192,7 @@ public final class Broker {
         }
         if let path = settings.journalPath {
             journal = try Journal(path: path, appending: settings.journalAppends, keepingThrough: savedSeqAtStart)
+            if let reached = journal?.cutOffReached { clock.resume(notBefore: reached, continuingTheRun: settings.journalAppends) }
         }
         defer { do { try journal?.close() } catch { reportJournalFailure(error) } }
 
@@ -980,7 +981,7 @@ public final class Broker {
         announced = snapshot.announced
         // Held for a settled point the last broker did not reach: sequenced at this one's.
         heldPublications = snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:))
-        if let time = snapshot.busTime { clock.resume(notBefore: time) }
+        if let time = snapshot.busTime { clock.resume(notBefore: time, continuingTheRun: settings.journalAppends) }
         if !snapshot.pending.isEmpty {
             logger.notice("redelivering what plugins had not acknowledged when the last broker stopped",
                           metadata: ["events": "\(snapshot.pending.count)", "store": "\(path)"])

@@ -83,8 +83,15 @@ public final class BusClock {
     }
 
     /// A restarted broker's clock never runs backwards: a scaled clock goes on from `time` (where the last broker
-    /// stopped) if that is later than its start. Real time is the wall clock's; virtual time is the scenario's.
-    func resume(notBefore time: BusTime) {
+    /// stopped) if that is later than its start. Real time is the wall clock's. Virtual time is the scenario's, and
+    /// a scenario continued after a crash (`continuingTheRun`) goes on from `time` too when that is later than the
+    /// step it resumes at: a timer that fired after that step (a threshold between two steps) was journaled and saved
+    /// at its own time, and the resumed journal must not go back before it.
+    func resume(notBefore time: BusTime, continuingTheRun: Bool) {
+        if isVirtual {
+            if continuingTheRun { virtualNow = max(virtualNow, time) }
+            return
+        }
         guard case .scaled = clockMode else { return }
         // Before `startRunning` the clock stands at its start; once running it is moved on, never back.
         if !isRunning { startBusTime = max(startBusTime, time); return }

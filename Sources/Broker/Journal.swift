@@ -9,6 +9,9 @@ final class Journal {
     private let handle: FileHandle
     private var buffer: [UInt8] = []
     let path: String
+    /// When appending: the latest bus time of the lines cut off (journaled by a broker killed before it saved them).
+    /// The device acted on them already, so a resumed run's clock must not start before it.
+    private(set) var cutOffReached: BusTime?
 
     /// `appending`: goes on after what is there (a resumed run); otherwise starts the file afresh. `keepingThrough`:
     /// when appending, the last sequence number the previous broker saved in `bus.sqlite` — lines after it were
@@ -20,7 +23,9 @@ final class Journal {
         if appending && opened.isRegularFile {
             // A line torn by the SIGKILL that ended the last run is cut off, so appended lines stay whole.
             let written = try Data(contentsOf: URL(fileURLWithPath: path))
-            try opened.handle.truncate(atOffset: UInt64(Self.end(of: written, keepingThrough: savedSeq)))
+            let end = Self.end(of: written, keepingThrough: savedSeq)
+            cutOffReached = written[end...].split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).time }.max()
+            try opened.handle.truncate(atOffset: UInt64(end))
             try opened.handle.seekToEnd()
         }
         self.handle = opened.handle

@@ -5,14 +5,15 @@ import Foundation
 import ScreenTime
 
 /// Where a scenario stands, kept in the device's store as each step is played: a broker killed mid-scenario
-/// (SIGKILL, a power cut) is continued by `shieldbus run --resume` from the first step it had not played, at that
-/// step's time. A step is played at most once, as a tap during a phone's crash is lost.
+/// (SIGKILL, a power cut) is continued by `shieldbus run --resume` from the first step it had not played, at the
+/// time of the step last due (or where the killed broker's journal had got, if later: `BusClock.resume`). A step
+/// is played at most once, as a tap during a phone's crash is lost.
 public struct ScenarioProgress: Codable, Hashable, Sendable {
     /// The scenario's name: a resume with another scenario is refused.
     public var scenario: String
     /// The index of the first step not played yet.
     public var nextStep: Int
-    /// Bus time of that step (virtual time resumes there).
+    /// Bus time of the step last due — played, or about to be (virtual time resumes there, or later: `BusClock.resume`).
     public var time: BusTime
 
     static let key = "scenario.progress"

@@ -70,7 +70,7 @@ extension ShieldBus {
         @Flag(name: .long, help: "Start from a fresh device deliberately: remove the state folder's device, app-group and delivery state first (e.g. after a damaged store was reported).")
         var resetState = false
 
-        @Flag(name: .long, help: "Continue the scenario a killed broker (SIGKILL, a power cut) was playing on this state folder: its state is kept, the scenario goes on from the first step it had not played, at that step's time, and the journal is appended to.")
+        @Flag(name: .long, help: "Continue the scenario a killed broker (SIGKILL, a power cut) was playing on this state folder: its state is kept, the scenario goes on from the first step it had not played, its clock from where the killed broker had got, and the journal is appended to.")
         var resume = false
 
         @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) when scenario step n (1-based) is due, before playing it; `--resume` goes on from there.", valueName: "n"))

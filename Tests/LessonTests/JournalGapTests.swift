@@ -221,3 +221,40 @@ extension FaultTests {
         }
     }
 }
+
+/// A resumed scenario's clock starts where the killed broker had got to, not at the last step it played: a timer
+/// that fired after that step (a threshold between two steps) was journaled — and acted on by the device — at its
+/// own time, so the resumed journal ran back in time (and the checker misread the day: speed-bump-day, killed after
+/// saving its threshold, was judged broken three times). Cut off or saved, what was journaled sets the start.
+extension FaultTests {
+    func testAResumedRunGoesOnFromWhereTheKilledBrokerHadGot() throws {
+        let topics = [DeviceTopic.eventDidReachThreshold, DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd,
+                      DeviceTopic.settingsWriteRequest, "shield.configuration.request"]
+        var random = SeededRandom(seed: 0x7E5)
+        for product in ["speed-bump", "habit-lock", "focus-window"] {
+            let configuration = try ScenarioRun.shippedConfiguration(product)
+            let scenario = try String(contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("Config/scenarios/\(product)-day.yml"), encoding: .utf8)
+            let calm = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+            XCTAssertEqual(calm.exitStatus, 0, "\(product)-day without a crash: \(calm.errors)")
+            // The day's events on each topic: a crash at one of them, chosen by the seed (the threshold's first, the
+            // one that found it, whenever the day has one).
+            let counts = Dictionary(grouping: calm.journal.filter { topics.contains($0.topic) }, by: \.topic).mapValues(\.count)
+            for side in ["--crash-before-saving", "--crash-after-saving"] {
+                var crashes: [[String]] = counts[DeviceTopic.eventDidReachThreshold] == nil ? [] : [[side, DeviceTopic.eventDidReachThreshold]]
+                for _ in 0..<2 {
+                    let (topic, count) = counts.sorted { $0.key < $1.key }.randomElement(using: &random)!
+                    crashes.append([side, topic, "--crash-occurrence", "\(Int.random(in: 1...count, using: &random))"])
+                }
+                for crash in crashes {
+                    let context = "\(product)-day, \(crash.joined(separator: " "))"
+                    let work = TemporaryDirectory(prefix: "sbresume")
+                    let run = try runCrashingBroker(scenario, crashing: [crash], configuration: configuration, work: work)
+                    XCTAssertEqual(run.endings, ["signal \(SIGKILL)", "exit 0"], "\(context): killed, then resumed with the lock invariant held: \(run.errors.suffix(1200))")
+                    let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+                    let back = zip(journal, journal.dropFirst()).first { $1.time < $0.time }
+                    XCTAssertTrue(back == nil, "\(context): bus time ran back from seq \(back?.0.seq ?? 0) (\(back?.0.topic ?? "")) to seq \(back?.1.seq ?? 0) (\(back?.1.topic ?? ""))")
+                }
+            }
+        }
+    }
+}

@@ -36,11 +36,23 @@ let sqliteLinkerSettings: [LinkerSetting] = [
     .unsafeFlags(["-L", releaseLibraryPath, "-Xlinker", "-l:libsqlite3.a"], .when(configuration: .release)),
 ]
 
+// What a plugin imports to be written as on iOS.
+let appleFrameworks: [Target.Dependency] = ["ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls"]
+
 let package = Package(
     name: "ShieldBus",
     products: [
         .executable(name: "shieldbus", targets: ["ShieldBusCLI"]),
         .library(name: "ShieldBusSDK", targets: ["ShieldBusSDK"]),
+        // Apple's Screen Time frameworks under their own names, so extension code builds with its imports unchanged;
+        // and the least of UIKit, os and UserNotifications that such code reaches for (docs/porting-from-ios.md).
+        .library(name: "ManagedSettings", targets: ["ManagedSettings"]),
+        .library(name: "ManagedSettingsUI", targets: ["ManagedSettingsUI"]),
+        .library(name: "DeviceActivity", targets: ["DeviceActivity"]),
+        .library(name: "FamilyControls", targets: ["FamilyControls"]),
+        .library(name: "UIKit", targets: ["UIKit"]),
+        .library(name: "os", targets: ["os"]),
+        .library(name: "UserNotifications", targets: ["UserNotifications"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -74,10 +86,20 @@ let package = Package(
         .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
+        // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).
+        .target(name: "CDeviceClock"),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
+            "BusClient", "CProcessControl", "CDeviceClock", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // Apple's framework names over the SDK (plugins import these as on iOS).
+        .target(name: "UIKit", dependencies: ["ScreenTime"]),
+        .target(name: "os"),
+        .target(name: "ManagedSettings", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        .target(name: "ManagedSettingsUI", dependencies: ["ManagedSettings", "UIKit", "ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        .target(name: "DeviceActivity", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        .target(name: "FamilyControls", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        .target(name: "UserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),
         .target(name: "DeviceOS", dependencies: [
             "Broker", "BusProtocol", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
             .product(name: "Logging", package: "swift-log"),
@@ -102,19 +124,19 @@ let package = Package(
         .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
-        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureShield"),
-        .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/FixtureApp"),
-        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/NaivePlugins"),
+        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield"),
+        .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp"),
+        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
-        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/MemoryMonitor"),
-        .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/CallbackMonitor"),
-        .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/EchoMonitor"),
-        .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/ShieldThenCallMonitor"),
+        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor"),
+        .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor"),
+        .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor"),
+        .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor"),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
         // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
         // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.
-        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")], path: "Plugins/ReferenceKit"),
+        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit"),
         .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer",
@@ -142,7 +164,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
-        .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "Configuration", "CProcessControl"]),
+        .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration", "SQLite"]),
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
@@ -155,8 +177,8 @@ let package = Package(
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
-        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"], path: "Tests/Fixtures/SupervisedPlugin"),
-        .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Tests/Fixtures/DeepLinkApp"),
+        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin"),
+        .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp"),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v5]

@@ -60,7 +60,7 @@ final class Notifier: BusPlugin {
             let expiry = now.addingTimeInterval(TimeInterval(options.routeLifetimeMinutes * 60))
             try defaults.set(PendingDeepLinkRoute(route: route, url: url, createdAt: now, expiresAt: expiry), forKey: PendingDeepLinkRoute.key)
         }
-        try UserNotifications.post(request)
+        try Notifications.post(request)
         // Recorded once posted: a notifier killed in between posts again for the redelivered trigger (the same
         // identifier, which the OS replaces) instead of taking its own unposted notification for a duplicate.
         try defaults.set(now, forKey: lastKey)

@@ -1,4 +1,5 @@
 import Foundation
+import ManagedSettings
 import ShieldBusSDK
 
 /// Which of the three products a reference plugin plays (the seeds' three apps).
@@ -97,7 +98,7 @@ public struct Shields {
     public let store: ManagedSettingsStore
 
     public init(storeName: String) {
-        store = ManagedSettingsStore(named: storeName)
+        store = ManagedSettingsStore(named: ManagedSettingsStore.Name(storeName))
     }
 
     /// Shields everything in the list, keeping what is already shielded, but for the apps `passing` (a running pass):
@@ -120,7 +121,7 @@ public struct Shields {
 
     /// Lifts every shield of the store (only the stores' owner may).
     public func liftAll() throws {
-        try store.clearAllSettings()
+        try store.removeAllSettings()
     }
 
     /// Lifts the shield of one app only (a pass, a nudge): its token comes out of the app list and, if it is

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ManagedSettings
 import ShieldBusSDK
 
 /// The reference action delegate: decides what the shield's buttons do and records intents (grace passes,

@@ -1,3 +1,5 @@
+import DeviceActivity
+import FamilyControls
 import Foundation
 import Logging
 import ShieldBusSDK
@@ -125,7 +127,7 @@ open class ReferenceCompanionApp: App {
             // dismiss's cooldown: the monitor resumes the count when it ends.
             let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil
             let cooling = cooldownEnd.map { $0 > now.timeIntervalSince1970 } ?? false
-            guard try !center.activities().contains(monitorNames.daily), !cooling else { break }
+            guard try !center.monitoredActivities().contains(monitorNames.daily), !cooling else { break }
             // The speed bump promises N minutes a day. A revocation stopped its schedules, so the registration made again
             // at the approval must count the day's use before it (Apple's `includesPastActivity`): otherwise the OS counts
             // from the approval and forgives that use (explore: speed-bump 3, 6 and 19). Not when a dismiss's cooldown
@@ -159,7 +161,7 @@ open class ReferenceCompanionApp: App {
     /// (the limit already full) costs the reserve only, not the product's other schedules.
     func registerReserve(_ monitorNames: ReferenceMonitorNames) {
         do {
-            if try !center.activities().contains(monitorNames.reserve) {
+            if try !center.monitoredActivities().contains(monitorNames.reserve) {
                 try center.startMonitoring(monitorNames.reserve, during: ReferenceMonitor.allDay)
             }
         } catch {

@@ -1,3 +1,4 @@
+import DeviceActivity
 import Foundation
 import Logging
 import ShieldBusSDK
@@ -217,7 +218,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// The saved selection together with the OS's copy of it, whose tokens the OS keeps current.
     public static func currentBlockList(_ state: LockState, center: DeviceActivityCenter, names: ReferenceMonitorNames) -> BlockList {
         var list = state.blockList
-        if let event = try? center.events(for: names.selection)[names.selectionEvent] {
+        if let event = try? center.monitoredEvents(for: names.selection)[names.selectionEvent] {
             list.applications.formUnion(event.applications)
             list.categories.formUnion(event.categories)
             list.webDomains.formUnion(event.webDomains)
@@ -337,13 +338,13 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     open override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
         guard options.product == .speedBump, var state = readState() else { return }
         // The OS's own copy of the event has today's tokens; the saved ones go stale after an OS update (FB14237883).
-        if let current = try? center.events(for: activity)[event] {
+        if let current = try? center.monitoredEvents(for: activity)[event] {
             state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
         }
         if activity == names.daily, coolingDown() {
             // `daily` counted on through a dismiss while the day check was pending (`nudged`): its answer is in, and the
             // dismiss pauses the count from here. A crossing after that instant counted the dismissed app's cooldown.
-            do { try center.stopMonitoring([names.daily]) } catch { logger?.error("cannot pause the count for the cooldown: \(error)") }
+            do { try center.stopMonitoringActivities([names.daily]) } catch { logger?.error("cannot pause the count for the cooldown: \(error)") }
             guard answersTheDayCheck() else { return }
         }
         reblock(state, reason: "the daily threshold was reached", passing: coolingDown() ? dismissedApplication() : [])
@@ -528,7 +529,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             if dayCheckPending() {
                 try defaults.set(Self.minuteAfter(now).timeIntervalSince1970, forKey: SharedKey.dayCheckAnswerBy)
             } else {
-                try center.stopMonitoring([names.daily])
+                try center.stopMonitoringActivities([names.daily])
             }
             try planResume(until: until)
         } catch {
@@ -595,7 +596,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// During a cooldown its end must be planned: the reserve holds one check, so a later cooldown end it held may have
     /// given way to a sooner check.
     func registerTheThresholdIfLost() {
-        guard let activities = try? center.activities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
+        guard let activities = try? center.monitoredActivities(), activities.contains(names.selection), !activities.contains(names.daily) else { return }
         if coolingDown() {
             guard !activities.contains(names.resume) else { return }
         } else {
@@ -730,7 +731,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
                 // this whole-minute callback, so the use since the cooldown's end is not counted: the ruling's two delays
                 // (docs/explore.md, "Two delays with the activity limit full").
                 logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
-                try center.stopMonitoring([names.resume])
+                try center.stopMonitoringActivities([names.resume])
                 try register()
             }
         } catch {

@@ -1,5 +1,7 @@
+import DeviceActivity
 import Foundation
 import Logging
+import ManagedSettingsUI
 import ShieldBusSDK
 
 /// The reference shield renderer: the shield in the product's own voice — and, after every shield request, the
@@ -127,12 +129,12 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
 
     /// The icon from the renderer's own resources. A missing file gives the default icon and a warning, never
     /// a silently empty shield (the Rork write-up: UIImage(named:) reads the extension's bundle only).
-    open func icon() -> String? {
+    open func icon() -> ShieldIcon? {
         guard let name = options.icon else { return nil }
         guard let file = resources?.appendingPathComponent(name), FileManager.default.fileExists(atPath: file.path) else {
             logger?.warning("the shield icon '\(name)' is not in the renderer's resources (\(resources?.path ?? "none")); the default icon is shown")
             return nil
         }
-        return file.lastPathComponent
+        return ShieldIcon(file.lastPathComponent)
     }
 }

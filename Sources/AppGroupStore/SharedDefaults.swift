@@ -17,6 +17,8 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
     public let suiteName: String
     /// Who writes through this instance; nil makes it read-only.
     public let writer: String?
+    /// Whether writes outside the writer's slice are refused.
+    public let slices: SliceEnforcement
 
     private let database: GroupDatabase
     private let clock: () -> Date
@@ -30,11 +32,14 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
     ///   - clock: stamps writes; ShieldBus passes bus time.
     /// - Throws: `AppGroupStoreError.unknownSuite` (listing the groups that exist) when the group does not exist,
     ///   `invalidGroupName`, `corruptStore`.
-    public init(suiteName: String, container: AppGroupContainer, writer: String? = nil,
+    ///   - slices: `.strict` refuses a write outside the writer's slice; `.open` lets every writer write every key,
+    ///     as iOS lets every process of an App Group (each key still keeps its writer and version).
+    public init(suiteName: String, container: AppGroupContainer, writer: String? = nil, slices: SliceEnforcement = .strict,
                 clock: @escaping () -> Date = Date.init) throws {
         self.database = try container.openGroup(suiteName)
         self.suiteName = suiteName
         self.writer = writer
+        self.slices = slices
         self.clock = clock
     }
 
@@ -99,7 +104,7 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         -> TransactionResult<Value> {
         let (result, handler): (TransactionResult<Value>, (([StoreChange]) -> Void)?) = try lock.withLock {
             let result = try database.writeTransaction {
-                let tx = SharedDefaultsTransaction(database: database, writer: writer, clock: clock)
+                let tx = SharedDefaultsTransaction(database: database, writer: writer, slices: slices, clock: clock)
                 defer { tx.close() }
                 let value = try body(tx)
                 return TransactionResult(value: value, changes: tx.changes)
@@ -124,4 +129,12 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
     public func lastChangeNumber() throws -> Int64 {
         try lock.withLock { try database.read { try database.lastChangeNumber() } }
     }
+}
+
+/// Whether an app group's slices bind its writers.
+public enum SliceEnforcement: Sendable, Equatable {
+    /// A write outside the writer's slice is refused (`outsideSlice`): ShieldBus's opt-in check.
+    case strict
+    /// Every writer may write every key, as on iOS; who wrote what stays recorded.
+    case open
 }

@@ -8,15 +8,17 @@ import Foundation
 public final class SharedDefaultsTransaction: SharedDefaultsReading {
     private let database: GroupDatabase
     private let writer: String?
+    private let enforcement: SliceEnforcement
     private let clock: () -> Date
     private var slices: SliceTable?
     private var isOpen = true
     /// The changes made so far, in order.
     private(set) var changes: [StoreChange] = []
 
-    init(database: GroupDatabase, writer: String?, clock: @escaping () -> Date) {
+    init(database: GroupDatabase, writer: String?, slices: SliceEnforcement = .strict, clock: @escaping () -> Date) {
         self.database = database
         self.writer = writer
+        enforcement = slices
         self.clock = clock
     }
 
@@ -51,6 +53,7 @@ public final class SharedDefaultsTransaction: SharedDefaultsReading {
     func authorize(key: String) throws -> String {
         try checkOpen()
         guard let writer else { throw AppGroupStoreError.readOnly(suite: database.group) }
+        guard enforcement == .strict else { return writer }
         let table = try slices ?? database.slices()
         slices = table
         try table.authorize(key: key, writer: writer, group: database.group)

@@ -749,6 +749,8 @@ public final class Broker {
         // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
         let isSupervised = supervisor.plugin(named: hello.name) != nil
         pluginSettings["ready"] = .bool(isReady && !isSupervised)
+        // Plugins run their device clock on between events at this speed (`Date()` inside a plugin).
+        if case .scaled(let speed) = clock.clockMode { pluginSettings["clockSpeed"] = .double(speed) }
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
                               heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(pluginSettings))
         sendDirect(WireCodec.encode(.welcome(welcome)), to: identity)

@@ -28,6 +28,10 @@ public enum Topic {
     /// it (protocol.md § 10).
     public static let writeFailed = "state.write-failed"
 
+    /// A call that iOS fails silently (a shield setter refused, an App Group that is not the plugin's, a completion
+    /// handler never called) failed in a plugin: `{call, message}`; the device counts it (protocol.md § 10).
+    public static let callFailed = "state.call-failed"
+
     /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
     public static let inputNamespace = "input"
 

@@ -46,4 +46,9 @@ public struct WebDomain: Hashable, Sendable, Codable {
         self.token = token
         self.domain = domain
     }
+
+    /// A web domain by its name, with no token (`WebDomain(domain:)`), as a web content filter takes it.
+    public init(domain: String) {
+        self.init(token: nil, domain: domain)
+    }
 }

@@ -47,6 +47,9 @@ public struct ShieldColor: Hashable, Sendable, Codable, CustomStringConvertible 
         }.joined()
     }
 
+    /// The four channels at once (UIKit's names `red`, `green` and `blue` are also its named colors).
+    public var channels: (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) { (red, green, blue, alpha) }
+
     /// The hex form.
     public var description: String { hex }
 

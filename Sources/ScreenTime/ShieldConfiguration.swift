@@ -54,8 +54,8 @@ public struct ShieldConfiguration: Hashable, Sendable, Codable {
     public var backgroundBlurStyle: ShieldBlurStyle?
     /// The color over the blur.
     public var backgroundColor: ShieldColor?
-    /// The icon: a resource name or path bundled with the shield plugin (as `UIImage(named:)`).
-    public var icon: String?
+    /// The icon: a resource name or path bundled with the shield plugin (`UIImage(named:)`), or a symbol.
+    public var icon: ShieldIcon?
     /// The title.
     public var title: Label?
     /// The text under the title.
@@ -71,7 +71,7 @@ public struct ShieldConfiguration: Hashable, Sendable, Codable {
     public init(
         backgroundBlurStyle: ShieldBlurStyle? = nil,
         backgroundColor: ShieldColor? = nil,
-        icon: String? = nil,
+        icon: ShieldIcon? = nil,
         title: Label? = nil,
         subtitle: Label? = nil,
         primaryButtonLabel: Label? = nil,
@@ -151,4 +151,35 @@ public enum ShieldActionResponse: String, Hashable, Sendable, Codable, CaseItera
     case `defer`
     /// Nothing more to do: the shield stays as it is.
     case none
+}
+
+/// An image on a shield (stands in for `UIImage`): the name of a resource bundled with the shield plugin, or an SF
+/// Symbol's name (`symbol:NAME`). JSON: that string.
+public struct ShieldIcon: Hashable, Sendable, Codable, ExpressibleByStringLiteral, CustomStringConvertible {
+    /// The resource's name or path, or `symbol:` and a symbol's name.
+    public var name: String
+
+    /// An icon bundled with the shield plugin.
+    public init(_ name: String) { self.name = name }
+    public init(stringLiteral name: String) { self.name = name }
+    /// An image bundled with the plugin (`UIImage(named:)`); nil for an empty name.
+    public init?(named name: String) {
+        guard !name.isEmpty else { return nil }
+        self.name = name
+    }
+    /// An SF Symbol (`UIImage(systemName:)`); nil for an empty name.
+    public init?(systemName: String) {
+        guard !systemName.isEmpty else { return nil }
+        name = "symbol:" + systemName
+    }
+
+    /// The symbol's name, when the icon is one.
+    public var systemName: String? { name.hasPrefix("symbol:") ? String(name.dropFirst(7)) : nil }
+    public var description: String { name }
+
+    public init(from decoder: Decoder) throws { name = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(name)
+    }
 }

@@ -92,7 +92,7 @@ enum PluginTemplates {
                 override func handle(_ envelope: Envelope) {
                     guard let callback = try? DeviceAPICoding.decode(DeviceActivityCallback.self, from: envelope.body) else { return }
                     do {
-                        try UserNotifications.post(NotificationRequest(id: "__NAME__-\(envelope.seq)", title: "Time's up",
+                        try Notifications.post(NotificationRequest(id: "__NAME__-\(envelope.seq)", title: "Time's up",
                                                                        body: "\(callback.activity.rawValue) has ended", kind: "interval-ended"))
                     } catch {
                         PluginRuntime.current?.logger.error("could not post a notification: \(error)")

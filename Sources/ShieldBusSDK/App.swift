@@ -66,8 +66,8 @@ public func openURLFromExtension(_ url: String) throws {
     throw PluginError.unavailableInExtension("UIApplication.shared.open(\(url))")
 }
 
-/// Posting notifications (UserNotifications), from any plugin.
-public enum UserNotifications {
+/// Posting notifications through the OS, from any plugin (the `UserNotifications` module has the iOS-shaped API).
+public enum Notifications {
     public static func post(_ request: NotificationRequest) throws {
         _ = try runtime().call(DeviceTopic.notificationPostRequest, request, expecting: NoValue.self)
     }

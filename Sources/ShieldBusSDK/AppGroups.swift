@@ -6,7 +6,7 @@ extension SharedDefaults {
     /// The App-Group store `suiteName` — by default the plugin's own (`appGroup:` in its configuration entry) —
     /// writable in this plugin's slice, announcing every change on the bus (`state.changed`). A wrong name is an
     /// error that lists the groups that exist — never a silent nil. It may be opened before the plugin connects.
-    public static func forPlugin(suiteName: String? = nil) throws -> SharedDefaults {
+    public static func forPlugin(suiteName: String? = nil, slices: SliceEnforcement = .strict) throws -> SharedDefaults {
         let environment = LaunchEnvironment.variables
         guard let writer = PluginRuntime.current?.name ?? environment["SHIELDBUS_PLUGIN_NAME"] else {
             throw PluginError.configuration("SHIELDBUS_PLUGIN_NAME is not set: the broker sets it for the plugins it starts")
@@ -14,7 +14,7 @@ extension SharedDefaults {
         guard let suite = suiteName ?? PluginAppGroup.configured else {
             throw PluginError.configuration("no suiteName given and no app group configured for plugin \(writer): add `appGroup: NAME` to its configuration entry, or pass suiteName:")
         }
-        let defaults = try SharedDefaults(suiteName: suite, container: PluginAppGroup.container(), writer: writer, clock: { BusClock.now })
+        let defaults = try SharedDefaults(suiteName: suite, container: PluginAppGroup.container(), writer: writer, slices: slices, clock: { BusClock.now })
         defaults.onChange = { changes in
             for change in changes {
                 try? PluginRuntime.current?.publish("state.changed", json: [

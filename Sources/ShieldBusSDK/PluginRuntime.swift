@@ -20,10 +20,10 @@ public final class PluginRuntime {
     public let role: Role
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
-    public private(set) var settings: JSONValue = [:]
+    public private(set) var settings: JSONValue = [:] { didSet { bindDeviceClock() } }
     /// Bus time: the time of the event being handled, or of a later one already heard (the welcome's included).
     /// Plugins never read the system clock.
-    public private(set) var now: Date
+    public private(set) var now: Date { didSet { bindDeviceClock() } }
     /// The event being handled.
     public private(set) var currentEvent: Envelope?
 
@@ -76,6 +76,22 @@ public final class PluginRuntime {
 
     /// How far the person set the device clock from bus time, in seconds.
     public var clockOffset: TimeInterval { Double(settings["clockOffsetMs"]?.intValue ?? 0) / 1000 }
+
+    /// How many device seconds pass per host second between events: none in virtual time (the clock holds still at
+    /// the instant being handled), the broker's speed in scaled time.
+    private var deviceClockRate: Double {
+        switch clockMode {
+        case "virtual": return 0
+        case "scaled": return settings["clockSpeed"]?.doubleValue ?? 1
+        default: return 1
+        }
+    }
+
+    /// Puts the device's clock and zone behind the process's system clock (`Date()`, `TimeZone.current`).
+    private func bindDeviceClock() {
+        DeviceClockBinding.set(deviceTime: deviceClockNow, rate: deviceClockRate)
+        DeviceClockBinding.set(zone: timeZone)
+    }
 
     /// Keeps the device clock's facts current: they change while the plugin runs.
     private func noteClockFacts(_ envelope: Envelope) {
@@ -259,6 +275,37 @@ public final class PluginRuntime {
         return .callInterrupted(call: call, by: interruption)
     }
 
+    // MARK: Work from other threads
+
+    private let jobsLock = NSLock()
+    private var jobs: [() -> Void] = []
+
+    /// Runs `body` on the plugin's own thread — the one that talks to the broker — and returns its result: what an
+    /// `async` API (`AuthorizationCenter.requestAuthorization`) or a `Task` needs, since the connection is the
+    /// thread's alone. The thread runs such work between events and while it waits for a completion handler.
+    public static func onPluginThread<Value>(_ body: @escaping () throws -> Value) async throws -> Value {
+        let runtime = try running()
+        if Thread.isMainThread { return try body() }
+        return try await withCheckedThrowingContinuation { continuation in
+            runtime.enqueue { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private func enqueue(_ job: @escaping () -> Void) {
+        jobsLock.lock()
+        jobs.append(job)
+        jobsLock.unlock()
+    }
+
+    /// Runs the work other threads handed to this one (`onPluginThread`).
+    func runJobs() {
+        jobsLock.lock()
+        let due = jobs
+        jobs = []
+        jobsLock.unlock()
+        for job in due { job() }
+    }
+
     // MARK: The loop
 
     /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
@@ -305,6 +352,7 @@ public final class PluginRuntime {
     /// The next event to handle: one that arrived during a call first, else one from the broker (nil when
     /// nothing came within the poll, or the message was not an event).
     private func nextEvent() throws -> Envelope? {
+        runJobs()
         if !pending.isEmpty { return pending.removeFirst() }
         guard let message = try connection.receive(timeoutMilliseconds: Self.stopCheckMilliseconds) else { return nil }
         switch message {

@@ -1,6 +1,7 @@
 import BusProtocol
 import Foundation
-@testable import ShieldBusSDK
+@testable import DeviceActivity
+import ShieldBusSDK
 import XCTest
 
 /// The monitor reads a callback's body with BusProtocol's JSON reader: it finds what `JSONDecoder` found, and refuses

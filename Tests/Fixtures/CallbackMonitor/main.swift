@@ -1,6 +1,8 @@
 // fixture-callback-monitor: a monitor that registers one activity with a warning time and a threshold event
 // (over all activity), so a test can see every DeviceActivity callback arrive at its instant.
 
+import DeviceActivity
+import FamilyControls
 import Foundation
 import ShieldBusSDK
 
@@ -8,7 +10,7 @@ final class CallbackMonitor: DeviceActivityMonitor {
     override func didStart() {
         let center = DeviceActivityCenter()
         _ = try? AuthorizationCenter.shared.requestAuthorization(for: .individual)  // no companion app in this test
-        guard (try? center.activities().isEmpty) == true else { return }
+        guard (try? center.monitoredActivities().isEmpty) == true else { return }
         let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: 10, minute: 0), intervalEnd: DateComponents(hour: 10, minute: 30),
                                               repeats: false, warningTime: DateComponents(minute: 5))
         let limit = DeviceActivityEvent(threshold: DateComponents(minute: 10))

@@ -1,6 +1,8 @@
 // fixture-deeplink-app: a test companion app that follows the pending deep link on every foreground (app.deeplink.outcome); --monitor-minutes N also monitors the picked apps and domains.
 
 import BusProtocol
+import DeviceActivity
+import FamilyControls
 import Foundation
 import ReferenceKit
 import ShieldBusSDK

@@ -4,6 +4,8 @@
 // handles is announced as `x.<name>.handled {seq, inProcess}`: which callback, and how many this process has
 // handled (memory only), so a test can see every callback handled once, at its instant, one per process.
 
+import DeviceActivity
+import FamilyControls
 import Foundation
 import ShieldBusSDK
 
@@ -22,7 +24,7 @@ final class EchoMonitor: DeviceActivityMonitor {
 
     override func didStart() {
         _ = try? AuthorizationCenter.shared.requestAuthorization(for: .individual)  // no companion app in this test
-        guard (try? center.activities().isEmpty) == true else { return }
+        guard (try? center.monitoredActivities().isEmpty) == true else { return }
         for name in Self.activities { register(name, minutesAhead: 5) }
     }
 

@@ -3,7 +3,10 @@
 // (--unauthorized: tries without asking for authorization); with --activities N it then starts monitoring N daily
 // activities named <store>.a1 … <store>.aN, one request each.
 
+import DeviceActivity
+import FamilyControls
 import Foundation
+import ManagedSettings
 import ShieldBusSDK
 
 final class FixtureApp: App {
@@ -13,7 +16,7 @@ final class FixtureApp: App {
             do {
                 if !CommandLine.arguments.contains("--unauthorized") { try AuthorizationCenter.shared.requestAuthorization(for: .individual) }
                 let selection = try AuthorizationCenter.shared.pickActivities()
-                try ManagedSettingsStore(named: store).shield.update { shield in
+                try ManagedSettingsStore(named: .init(store)).shield.update { shield in
                     shield.applications = selection.applicationTokens
                     shield.webDomains = selection.webDomainTokens
                 }

@@ -2,6 +2,7 @@
 // or (--answer-others) a hostile one that answers the OS's first shield request whoever it went to.
 
 import Foundation
+import ManagedSettingsUI
 import ShieldBusSDK
 
 final class FixtureShield: ShieldConfigurationDataSource {

@@ -5,7 +5,10 @@
 // after its first write the callback works N ms of wall time before its next call, as a real extension's work takes
 // time (longer than the OS's reply deadline, the renderer's request waits that long for its turn).
 
+import DeviceActivity
+import FamilyControls
 import Foundation
+import ManagedSettings
 import ShieldBusSDK
 
 final class ShieldThenCallMonitor: DeviceActivityMonitor {
@@ -20,7 +23,7 @@ final class ShieldThenCallMonitor: DeviceActivityMonitor {
 
     override func didStart() {
         _ = try? AuthorizationCenter.shared.requestAuthorization(for: .individual)  // no companion app in this test
-        guard (try? center.activities().isEmpty) == true else { return }
+        guard (try? center.monitoredActivities().isEmpty) == true else { return }
         let minute = option("--minute").flatMap(Int.init) ?? 0
         let hours = (option("--hours") ?? "10,14").split(separator: ",").compactMap { Int($0) }
         for hour in hours {
@@ -41,7 +44,7 @@ final class ShieldThenCallMonitor: DeviceActivityMonitor {
             try store.shield.setApplicationCategories(.all())
             if let work = option("--work-ms").flatMap(UInt32.init) { usleep(work * 1_000) }
             try store.shield.setWebDomainCategories(.all())
-            _ = try center.activities()
+            _ = try center.monitoredActivities()
             let round = ((try defaults.integer(forKey: "monitor.rounds")) ?? 0) + 1
             try defaults.set(round, forKey: "monitor.rounds")
         } catch {
@@ -50,7 +53,7 @@ final class ShieldThenCallMonitor: DeviceActivityMonitor {
     }
 
     override func intervalDidEnd(for activity: DeviceActivityName) {
-        do { try store.clearAllSettings() } catch { PluginRuntime.current?.logger.error("the window's end failed: \(error)") }
+        do { try store.removeAllSettings() } catch { PluginRuntime.current?.logger.error("the window's end failed: \(error)") }
     }
 
     private func option(_ name: String) -> String? {

@@ -21,7 +21,10 @@
 
 import BusClient
 import BusProtocol
+import DeviceActivity
+import FamilyControls
 import Foundation
+import ManagedSettings
 import ShieldBusSDK
 import ZeroMQ
 
@@ -99,7 +102,7 @@ func makeCalls(_ n: JSONValue, cutAt: Int64) {
     let calls: [() throws -> Void] = [
         { _ = try AuthorizationCenter.shared.requestAuthorization(for: .individual) },
         { try ManagedSettingsStore(named: "sup").shield.write(ShieldSettings(applicationCategories: .all())) },
-        { _ = try DeviceActivityCenter().activities() },
+        { _ = try DeviceActivityCenter().monitoredActivities() },
     ]
     let marker = (ProcessInfo.processInfo.environment["SHIELDBUS_STATE_DIR"] ?? ".") + "/\(name)-cut"
     do {

@@ -1,0 +1,107 @@
+// The device clock: this program's own definitions of the C library's real-time clock calls. An executable's
+// definition wins over the C library's for every caller in the process (Foundation's included), so a plugin reads
+// bus time with no preloaded library and no per-call parsing: the SDK sets it as each event is handled.
+// Until it is set (the broker, the tools, a test process) every call goes to the C library unchanged. Monotonic
+// clocks always stay the host's: timeouts, polls and libzmq's timers measure real time.
+#define _GNU_SOURCE
+#include "device_clock.h"
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef int (*clock_gettime_function)(clockid_t, struct timespec *);
+
+/// A seqlock: the SDK's thread writes, any thread reads (a logger's, a Task's) and never sees a torn setting.
+static _Atomic uint64_t generation = 0;
+static _Atomic int is_set = 0;
+static int64_t base_nanoseconds = 0;
+static int64_t base_monotonic = 0;
+static double base_rate = 0;
+
+static clock_gettime_function host_clock_gettime(void) {
+    static _Atomic(clock_gettime_function) found = NULL;
+    clock_gettime_function function = atomic_load_explicit(&found, memory_order_acquire);
+    if (function == NULL) {
+        function = (clock_gettime_function)dlsym(RTLD_NEXT, "clock_gettime");
+        atomic_store_explicit(&found, function, memory_order_release);
+    }
+    return function;
+}
+
+static int host_gettime(clockid_t id, struct timespec *time) {
+    clock_gettime_function function = host_clock_gettime();
+    if (function != NULL) return function(id, time);
+    return (int)syscall(SYS_clock_gettime, id, time);
+}
+
+static int64_t monotonic_nanoseconds(void) {
+    struct timespec now;
+    host_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+int64_t shieldbus_host_realtime_nanoseconds(void) {
+    struct timespec now;
+    host_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void shieldbus_device_clock_set(int64_t nanoseconds, double rate) {
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);  // odd: being written
+    base_nanoseconds = nanoseconds;
+    base_monotonic = monotonic_nanoseconds();
+    base_rate = rate;
+    atomic_store_explicit(&is_set, 1, memory_order_release);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);  // even: consistent
+}
+
+void shieldbus_device_clock_clear(void) { atomic_store_explicit(&is_set, 0, memory_order_release); }
+
+int shieldbus_device_clock_is_set(void) { return atomic_load_explicit(&is_set, memory_order_acquire); }
+
+/// The device clock now, in nanoseconds since 1970; false when it is not set.
+static int device_nanoseconds(int64_t *result) {
+    if (!atomic_load_explicit(&is_set, memory_order_acquire)) return 0;
+    for (;;) {
+        uint64_t before = atomic_load_explicit(&generation, memory_order_acquire);
+        if (before & 1) continue;
+        int64_t nanoseconds = base_nanoseconds, monotonic = base_monotonic;
+        double rate = base_rate;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&generation, memory_order_relaxed) != before) continue;
+        if (rate != 0) nanoseconds += (int64_t)((double)(monotonic_nanoseconds() - monotonic) * rate);
+        *result = nanoseconds;
+        return 1;
+    }
+}
+
+int clock_gettime(clockid_t id, struct timespec *time) {
+    int64_t nanoseconds;
+    if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && time != NULL && device_nanoseconds(&nanoseconds)) {
+        time->tv_sec = (time_t)(nanoseconds / 1000000000);
+        time->tv_nsec = (long)(nanoseconds % 1000000000);
+        return 0;
+    }
+    return host_gettime(id, time);
+}
+
+int gettimeofday(struct timeval *restrict time, void *restrict zone) {
+    (void)zone;  // obsolete: always ignored
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (time != NULL) {
+        time->tv_sec = now.tv_sec;
+        time->tv_usec = now.tv_nsec / 1000;
+    }
+    return 0;
+}
+
+time_t time(time_t *result) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (result != NULL) *result = now.tv_sec;
+    return now.tv_sec;
+}

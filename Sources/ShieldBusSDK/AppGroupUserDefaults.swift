@@ -1,0 +1,251 @@
+import AppGroupStore
+import BusProtocol
+import Foundation
+
+/// `UserDefaults`, as extension code uses it, on the device's App Groups. A plugin module says once
+/// `typealias UserDefaults = AppGroupUserDefaults` (the line `shieldbus plugin new` writes in `main.swift`): a
+/// declaration of the module's own wins over Foundation's, so every `UserDefaults(suiteName:)` of its files is this.
+///
+/// - `UserDefaults(suiteName:)` with the plugin's App Group (its configuration's `appGroup:`) is that group's
+///   store: crash-safe (SQLite), each write announced as `state.changed`, seen by `shieldbus state list` and the
+///   Studio, read at once by every other process (no `synchronize()` needed). Any other name gives nil, as iOS
+///   gives for a group the app is not entitled to — and the refusal is reported on the bus.
+/// - `UserDefaults.standard` is private to the plugin, in its container inside the run's state folder.
+/// - Values are property-list values, as on iOS: strings, numbers, Bool, Date, Data, URL, and arrays and
+///   dictionaries of them. Anything else is refused and reported (iOS raises an exception).
+/// - Every process of the group may write every key, as on iOS; each key keeps its last writer and version, and a
+///   key written by a second plugin is reported (`state.multiple-writers`) unless the group declares it `shared:`.
+///   A group with `strictSlices: true` refuses writes outside the writer's slice instead.
+///
+/// A write that cannot be stored (a full or read-only disk) is reported as `state.write-failed`, never dropped silently.
+public final class AppGroupUserDefaults: @unchecked Sendable {
+    private let store: SharedDefaults
+    private let shared: [String]
+    private let isGroup: Bool
+    private var registered: [String: Any] = [:]
+    private let lock = NSLock()
+
+    /// The group's store, or nil (reported) when the plugin's product has no such App Group.
+    public convenience init?(suiteName: String?) {
+        guard let suiteName else {
+            guard let standard = try? AppGroupUserDefaults.openStandard() else { return nil }
+            self.init(store: standard, shared: [], isGroup: false)
+            return
+        }
+        guard let store = AppGroupUserDefaults.openGroup(suiteName) else { return nil }
+        self.init(store: store, shared: AppGroupUserDefaults.sharedPatterns, isGroup: true)
+    }
+
+    private init(store: SharedDefaults, shared: [String], isGroup: Bool) {
+        self.store = store
+        self.shared = shared
+        self.isGroup = isGroup
+    }
+
+    /// The plugin's own defaults, in its container (never `$HOME`).
+    public static let standard: AppGroupUserDefaults = {
+        guard let standard = AppGroupUserDefaults(suiteName: nil) else {
+            fatalError("UserDefaults.standard cannot be opened: this process is not a plugin started by the broker (no SHIELDBUS_STATE_DIR and SHIELDBUS_PLUGIN_NAME)")
+        }
+        return standard
+    }()
+
+    // MARK: Reading
+
+    /// The stored value, or the registered default (`object(forKey:)`).
+    public func object(forKey key: String) -> Any? {
+        let entry: StoredEntry?
+        do {
+            entry = try store.entry(forKey: key)
+        } catch {
+            SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).object(forKey: \(key))", "\(error)")
+            entry = nil
+        }
+        if let entry, let value = PropertyListCoding.value(of: entry) { return value }
+        lock.lock()
+        defer { lock.unlock() }
+        return registered[key]
+    }
+
+    public func string(forKey key: String) -> String? {
+        switch object(forKey: key) {
+        case let string as String: return string
+        case let number as NSNumber: return number.stringValue
+        case let int as Int: return String(int)
+        case let double as Double: return String(double)
+        default: return nil
+        }
+    }
+    public func array(forKey key: String) -> [Any]? { object(forKey: key) as? [Any] }
+    public func dictionary(forKey key: String) -> [String: Any]? { object(forKey: key) as? [String: Any] }
+    public func data(forKey key: String) -> Data? { object(forKey: key) as? Data }
+    public func stringArray(forKey key: String) -> [String]? { object(forKey: key) as? [String] }
+    public func integer(forKey key: String) -> Int {
+        switch object(forKey: key) {
+        case let int as Int: return int
+        case let double as Double: return Int(double)
+        case let bool as Bool: return bool ? 1 : 0
+        case let string as String: return Int(string) ?? Double(string).map { Int($0) } ?? 0
+        default: return 0
+        }
+    }
+    public func double(forKey key: String) -> Double {
+        switch object(forKey: key) {
+        case let double as Double: return double
+        case let int as Int: return Double(int)
+        case let bool as Bool: return bool ? 1 : 0
+        case let string as String: return Double(string) ?? 0
+        case let date as Date: return date.timeIntervalSinceReferenceDate
+        default: return 0
+        }
+    }
+    public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
+    public func bool(forKey key: String) -> Bool {
+        switch object(forKey: key) {
+        case let bool as Bool: return bool
+        case let int as Int: return int != 0
+        case let double as Double: return double != 0
+        case let string as String: return ["yes", "true", "1"].contains(string.lowercased())
+        default: return false
+        }
+    }
+    public func url(forKey key: String) -> URL? {
+        switch object(forKey: key) {
+        case let url as URL: return url
+        case let string as String: return URL(string: string)
+        default: return nil
+        }
+    }
+
+    /// Every stored value with the registered defaults under them (`dictionaryRepresentation()`).
+    public func dictionaryRepresentation() -> [String: Any] {
+        lock.lock()
+        var result = registered
+        lock.unlock()
+        let entries = (try? store.dictionaryRepresentation()) ?? [:]
+        for (key, entry) in entries { result[key] = PropertyListCoding.value(of: entry) }
+        return result
+    }
+
+    /// Values read when nothing is stored (`register(defaults:)`): in memory only, as on iOS.
+    public func register(defaults: [String: Any]) {
+        lock.lock()
+        registered.merge(defaults) { _, new in new }
+        lock.unlock()
+    }
+
+    // MARK: Writing
+
+    /// Stores a property-list value, or removes the key for nil (`set(_:forKey:)`).
+    public func set(_ value: Any?, forKey key: String) {
+        guard let value, !(value is NSNull) else { return removeObject(forKey: key) }
+        write(key) { store, key in
+            guard let change = try PropertyListCoding.store(value, forKey: key, in: store) else {
+                throw PropertyListCoding.Failure(description: "\(type(of: value)) is not a property-list value: store strings, numbers, Bool, Date, Data, URL, or arrays and dictionaries of them")
+            }
+            return change
+        }
+    }
+    public func set(_ value: Int, forKey key: String) { set(value as Any?, forKey: key) }
+    public func set(_ value: Double, forKey key: String) { set(value as Any?, forKey: key) }
+    public func set(_ value: Float, forKey key: String) { set(Double(value) as Any?, forKey: key) }
+    public func set(_ value: Bool, forKey key: String) { set(value as Any?, forKey: key) }
+    public func set(_ url: URL?, forKey key: String) { set(url?.absoluteString as Any?, forKey: key) }
+
+    /// Removes the key (`removeObject(forKey:)`).
+    public func removeObject(forKey key: String) {
+        write(key) { store, key in try store.removeObject(forKey: key) }
+    }
+
+    /// Writes reach the store at once: always true (`synchronize()`).
+    @discardableResult
+    public func synchronize() -> Bool { true }
+
+    private func write(_ key: String, _ body: (SharedDefaults, String) throws -> StoreChange?) {
+        do {
+            let previous = try store.entry(forKey: key)?.writer
+            guard let change = try body(store, key) else { return }
+            if isGroup, let previous, previous != change.writer, previous != SharedDefaults.administrator,
+               !shared.contains(where: { Self.matches($0, key) }) {
+                SharedWriteReport.multipleWriters(group: store.suiteName, key: key, previous: previous, writer: change.writer)
+            }
+        } catch let error as PropertyListCoding.Failure {
+            SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).set(_:forKey: \(key))", error.description)
+        } catch {
+            PluginRuntime.current?.reportWriteFailure("\(key) in \(store.suiteName)", error)
+                ?? FileHandle.standardError.write(Data("cannot write \(key) in \(store.suiteName): \(error)\n".utf8))
+        }
+    }
+
+    private static func matches(_ pattern: String, _ key: String) -> Bool {
+        pattern.hasSuffix("*") ? key.hasPrefix(pattern.dropLast()) : key == pattern
+    }
+
+    // MARK: Opening
+
+    /// Key patterns of the plugin's group that several plugins write by design (the group's `shared:`).
+    static var sharedPatterns: [String] {
+        (LaunchEnvironment["SHIELDBUS_APP_GROUP_SHARED"] ?? "").split(separator: ",").map(String.init)
+    }
+
+    private static func openGroup(_ name: String) -> SharedDefaults? {
+        guard let own = PluginAppGroup.configured, own == name else {
+            let has = PluginAppGroup.configured.map { "its App Group is \($0)" } ?? "it has no App Group (add `appGroup:` to its configuration entry)"
+            SilentCall.reportFailure("UserDefaults(suiteName: \"\(name)\")", "nil: this plugin's product has no App Group '\(name)'; \(has)")
+            return nil
+        }
+        do {
+            let strict = LaunchEnvironment["SHIELDBUS_APP_GROUP_STRICT"] == "1"
+            return try SharedDefaults.forPlugin(suiteName: name, slices: strict ? .strict : .open)
+        } catch {
+            SilentCall.reportFailure("UserDefaults(suiteName: \"\(name)\")", "nil: \(error)")
+            return nil
+        }
+    }
+
+    private static func openStandard() throws -> SharedDefaults {
+        let container = try PluginContainer.path()
+        let preferences = container + "/Library/Preferences"
+        try FileManager.default.createDirectory(atPath: preferences, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let groups = AppGroupContainer(rootPath: preferences)
+        try groups.createGroup("standard")
+        let writer = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? "plugin"
+        return try SharedDefaults(suiteName: "standard", container: groups, writer: writer, slices: .open, clock: { BusClock.now })
+    }
+}
+
+/// The plugin's own container folder (`<state>/containers/<plugin>`), where `UserDefaults.standard` and `$HOME` are.
+enum PluginContainer {
+    static func path() throws -> String {
+        guard let state = LaunchEnvironment["SHIELDBUS_STATE_DIR"], let name = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] else {
+            throw PluginError.configuration("SHIELDBUS_STATE_DIR and SHIELDBUS_PLUGIN_NAME are not set: the broker sets them for the plugins it starts")
+        }
+        return state + "/containers/" + name
+    }
+}
+
+/// A key that a second plugin wrote: iOS allows it, and it is often how an app and its extensions share a session —
+/// or how one clobbers another's state. Reported so that it is seen; a group's `shared:` names the keys meant so.
+enum SharedWriteReport {
+    static func multipleWriters(group: String, key: String, previous: String, writer: String) {
+        guard let runtime = PluginRuntime.current else { return }
+        runtime.logger.notice("\(key) in \(group) was written by \(previous) and now by \(writer) (declare it under the group's `shared:` if that is meant)")
+        try? runtime.publish("state.multiple-writers", json: ["group": .string(group), "key": .string(key),
+                                                              "writers": .array([.string(previous), .string(writer)])])
+    }
+}
+
+extension FileManager {
+    /// The App Group's folder (`containerURL(forSecurityApplicationGroupIdentifier:)`): the plugin's own group only;
+    /// nil (reported) for any other, as iOS gives for a group the app is not entitled to.
+    public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? {
+        guard PluginAppGroup.configured == groupIdentifier, let state = LaunchEnvironment["SHIELDBUS_STATE_DIR"] else {
+            SilentCall.reportFailure("FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: \"\(groupIdentifier)\")",
+                                     "nil: this plugin's product has no App Group '\(groupIdentifier)'")
+            return nil
+        }
+        let folder = URL(fileURLWithPath: state + "/appgroups/" + groupIdentifier + ".container", isDirectory: true)
+        try? createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return folder
+    }
+}

@@ -1,0 +1,33 @@
+import CDeviceClock
+import Foundation
+
+/// Puts the device's clock and zone behind the system's: inside a plugin, `Date()`, `Date.now`, `gettimeofday`,
+/// `clock_gettime(CLOCK_REALTIME)` and `time()` read the device clock (bus time plus whatever the person set the
+/// clock by), and `TimeZone.current` and `Calendar.current` are the device's zone in force — so extension code that
+/// computes expiries and schedules with them runs on the device's time, as on a phone. Monotonic clocks stay the
+/// host's (timeouts, polls). In virtual time the clock holds still at the instant of the event being handled.
+///
+/// The reads are this program's own definitions of the C library's clock calls (`CDeviceClock`), not libfaketime:
+/// the time changes with every event, and libfaketime takes it from a variable or file that it parses again at
+/// each read when asked not to cache, and fakes monotonic clocks, sleeps and polls unless told one by one not to.
+enum DeviceClockBinding {
+    private static var zoneInForce: String?
+
+    /// Sets the process's clock to `deviceTime`, running at `rate` device seconds per host second (0 in virtual time).
+    static func set(deviceTime: Date, rate: Double) {
+        let nanoseconds = (deviceTime.timeIntervalSince1970 * 1_000_000_000).rounded()
+        shieldbus_device_clock_set(Int64(nanoseconds), rate)
+    }
+
+    /// Makes `zone` the process's `TimeZone.current` (through `TZ`, which Foundation reads for the system zone).
+    static func set(zone: TimeZone) {
+        guard zone.identifier != zoneInForce else { return }
+        zoneInForce = zone.identifier
+        setenv("TZ", zone.identifier, 1)
+        tzset()
+        NSTimeZone.resetSystemTimeZone()
+    }
+
+    /// The host's wall clock, for what must stay real whatever the device says (a desktop notification's stamp).
+    static var hostNow: Date { Date(timeIntervalSince1970: Double(shieldbus_host_realtime_nanoseconds()) / 1_000_000_000) }
+}

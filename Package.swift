@@ -179,6 +179,8 @@ let package = Package(
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin"),
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp"),
+        // The seeds' extension code, compiled with its imports unchanged (issue 24's proof).
+        .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK", "UIKit", "os"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct"),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v5]

@@ -88,6 +88,11 @@ public struct ShieldBusConfiguration {
         /// Writer (plugin name) → key patterns (exact keys, or prefixes ending in `*`).
         public var slices: [String: [String]]
         public var line: Int
+        /// Key patterns several plugins write by design (`shared:`): a second writer of one is not reported.
+        public var shared: [String] = []
+        /// Whether `UserDefaults` writes outside the writer's slice are refused (`strictSlices: true`); by default
+        /// every plugin of the group writes every key, as on iOS, and the slices say who is expected to.
+        public var strictSlices = false
     }
 
     /// The line of each key that names something defined elsewhere (plugins, apps), for error messages.
@@ -197,7 +202,7 @@ public struct ShieldBusConfiguration {
         var names = Set<String>()
         var namespaces = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
             if let problem = BusName.problem(with: name) { throw nameValue.error(problem.description) }
@@ -219,6 +224,10 @@ public struct ShieldBusConfiguration {
                 plugin.appGroup = try configuration.declaredAppGroup(group, plugin: name)
                 // The environment is what the plugin process gets; the SDK checks the group there at start.
                 plugin.environment["SHIELDBUS_APP_GROUP"] = plugin.appGroup
+                if let declaration = configuration.appGroups.first(where: { $0.name == plugin.appGroup }) {
+                    plugin.environment["SHIELDBUS_APP_GROUP_SHARED"] = declaration.shared.joined(separator: ",")
+                    plugin.environment["SHIELDBUS_APP_GROUP_STRICT"] = declaration.strictSlices ? "1" : "0"
+                }
             }
             if let restart = fields["restart"] {
                 let word = try restart.string()
@@ -228,6 +237,8 @@ public struct ShieldBusConfiguration {
                 plugin.restart = word
             }
             plugin.namespaces = try declaredNamespaces(fields["namespaces"], taken: &namespaces)
+            // The extension's principal class (NSExtensionPrincipalClass): which of the program's classes runs.
+            if let principal = fields["principalClass"] { plugin.environment["SHIELDBUS_PRINCIPAL_CLASS"] = try principal.string() }
             configuration.plugins.append(plugin)
         }
         if let clients = top["clients"] {
@@ -340,14 +351,16 @@ public struct ShieldBusConfiguration {
             try parseWebContent(fields)
         }
         for entry in try top["appGroups"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "slices"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "slices", "shared", "strictSlices"])
             guard let name = fields["name"] else { throw entry.error("an app group needs a 'name' (like group.dev.shieldbus.habitlock)") }
             var slices: [String: [String]] = [:]
             for (writer, patterns) in try fields["slices"]?.uniqueMapping() ?? [:] {
                 slices[writer] = try patterns.stringList()
                 lines["appGroups.\(try name.string()).slices.\(writer)"] = patterns.line
             }
-            appGroups.append(AppGroupDeclaration(name: try name.string(), slices: slices, line: entry.line))
+            appGroups.append(AppGroupDeclaration(name: try name.string(), slices: slices, line: entry.line,
+                                                 shared: try fields["shared"]?.stringList() ?? [],
+                                                 strictSlices: try fields["strictSlices"]?.bool() ?? false))
         }
     }
 

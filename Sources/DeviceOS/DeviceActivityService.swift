@@ -51,6 +51,9 @@ final class DeviceActivityService {
         var deliveries: Set<UInt64> = []
         /// The next interval start is announced by a quirk-moved timer (or never), not when counting starts.
         var suppressStart = false
+        /// Its schedule has no further interval: it is no longer monitored, but a callback of its last interval that
+        /// waits for its whole minute still goes out.
+        var isFinished = false
         init(_ registration: Registration, calendar: ScheduleCalendar, warningTime: DateComponents?) {
             self.registration = registration
             counter = ThresholdCounter(events: registration.events, warningTime: warningTime, calendar: calendar)
@@ -311,6 +314,7 @@ final class DeviceActivityService {
 
     /// A schedule with no further interval is no longer monitored.
     private func finish(_ monitor: Monitor) {
+        monitor.isFinished = true
         monitors[monitor.registration.activity] = nil
         persist()
     }
@@ -386,8 +390,10 @@ final class DeviceActivityService {
                 }
                 let interval = monitor.interval
                 var timer: UInt64 = 0
-                timer = device.bus.schedule(at: busTime(rounded)) { [weak self, weak monitor] in
-                    guard let self, let monitor, monitors[activity] === monitor else { return }  // stopped or replaced meanwhile
+                // The monitor is held here: a finished one (its schedule does not repeat) is no longer the device's.
+                timer = device.bus.schedule(at: busTime(rounded)) { [weak self, monitor] in
+                    // Stopped or replaced meanwhile: dropped. Finished (a schedule that does not repeat ended): its end goes out.
+                    guard let self, monitors[activity] === monitor || (monitor.isFinished && monitors[activity] == nil) else { return }
                     monitor.deliveries.remove(timer)
                     // A crossing is kept as delivered in its own interval only: a clock change may have begun another.
                     emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: monitor.interval == interval ? crossing : nil)

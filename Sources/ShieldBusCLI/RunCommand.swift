@@ -177,6 +177,18 @@ struct RunPlan {
     let device: DeviceOS
     let scenario: Scenario?
     let timeZone: TimeZone
+    /// A plugin's own container folder in the state folder, made its home: Foundation's `UserDefaults.standard`, caches and
+    /// anything else a plugin keeps under `$HOME` stay with the device (fresh with it) and never reach the user's home.
+    static func container(of plugin: String, in stateDirectory: String) throws -> [String: String] {
+        let path = stateDirectory + "/containers/" + plugin
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Problem(description: "cannot make the container of plugin '\(plugin)' (\(path)): \(error)")
+        }
+        return ["HOME": path, "XDG_CONFIG_HOME": path + "/.config", "XDG_DATA_HOME": path + "/.local/share", "XDG_CACHE_HOME": path + "/.cache"]
+    }
+
     /// Taken before the state folder is touched, so a second broker changes nothing.
     let runtimeLock: RuntimeLock
     let stateLock: StateDirectoryLock
@@ -298,6 +310,7 @@ struct RunPlan {
                        arguments: declaration.arguments,
                        // The broker's own variables win: a configuration cannot point a plugin at another state folder.
                        environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
+                           .merging(try Self.container(of: declaration.name, in: stateDirectory)) { _, container in container }
                            .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),

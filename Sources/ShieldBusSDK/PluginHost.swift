@@ -51,6 +51,32 @@ public enum PluginHost {
 }
 
 extension PluginHost {
+    /// Runs the extension whose principal class the configuration names (`principalClass:`, as an extension's
+    /// Info.plist names its `NSExtensionPrincipalClass`) among the program's `principalClasses` — or, when it names
+    /// none, the only one given. One program may so hold several extensions, each run as its own process:
+    ///
+    ///     PluginHost.run(principalClasses: ["FocusShieldConfiguration": FocusShieldConfiguration.init,
+    ///                                       "FocusShieldAction": FocusShieldAction.init])
+    public static func run(principalClasses: KeyValuePairs<String, () -> BusComponent>) -> Never {
+        let named = LaunchEnvironment["SHIELDBUS_PRINCIPAL_CLASS"].flatMap { $0.isEmpty ? nil : $0 }
+        let classes = principalClasses.map(\.key)
+        let make: () -> BusComponent
+        if let named {
+            guard let found = principalClasses.first(where: { $0.key == named }) else {
+                FileHandle.standardError.write(Data("the configuration's principalClass '\(named)' is not one of this program's: \(classes.joined(separator: ", "))\n".utf8))
+                exit(PluginExitStatus.configurationError)
+            }
+            make = found.value
+        } else {
+            guard principalClasses.count == 1, let only = principalClasses.first else {
+                FileHandle.standardError.write(Data("this program holds several extensions (\(classes.joined(separator: ", "))): name one with `principalClass:` in the plugin's configuration entry\n".utf8))
+                exit(PluginExitStatus.configurationError)
+            }
+            make = only.value
+        }
+        run { AnyComponent(make()) }
+    }
+
     /// Runs the component made from the plugin's options (the configuration's `plugins[].options`, decoded as
     /// `Options`). Options that do not decode end the process with `PluginExitStatus.configurationError` and the reason on standard error
     /// (the plugin's log), before it connects.
@@ -109,4 +135,15 @@ open class BusPlugin: BusComponent {
 func runtime() throws -> PluginRuntime {
     guard let runtime = PluginRuntime.current else { throw PluginError.notRunning }
     return runtime
+}
+
+/// A component chosen at run time (`run(principalClasses:)`), hosted through the protocol's requirements.
+private final class AnyComponent: BusComponent {
+    let base: BusComponent
+    init(_ base: BusComponent) { self.base = base }
+    var role: Role { base.role }
+    var subscriptions: [String] { base.subscriptions }
+    var observedTopics: [String] { base.observedTopics }
+    func didStart() { base.didStart() }
+    func handle(_ envelope: Envelope) { base.handle(envelope) }
 }

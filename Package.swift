@@ -181,6 +181,8 @@ let package = Package(
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp"),
         // The seeds' extension code, compiled with its imports unchanged (issue 24's proof).
         .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK", "UIKit", "os"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct"),
+        // A monitor written with Date() and Calendar.current, and its twin on bus time.
+        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct"),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v5]

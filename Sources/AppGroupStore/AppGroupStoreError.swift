@@ -122,3 +122,13 @@ public enum AppGroupStoreError: Error, CustomStringConvertible, LocalizedError {
         return previous[b.count]
     }
 }
+
+extension AppGroupStoreError {
+    /// Whether the write was refused by the group's slices (the writer has none, or the key is outside it).
+    public var isSliceRefusal: Bool {
+        switch self {
+        case .noSlice, .outsideSlice: return true
+        default: return false
+        }
+    }
+}

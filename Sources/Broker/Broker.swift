@@ -1045,6 +1045,12 @@ public final class Broker {
         reportStorageFailure("cannot write the journal \(journal?.path ?? ""): \(error); its events are kept in memory and written when it can be")
     }
 
+    /// A plugin's report of what iOS lets pass silently: counted in `status` under `code`, said on the terminal.
+    func countPluginReport(_ code: String, _ message: String) {
+        statistics.countError(code)
+        logger.warning("\(message)")
+    }
+
     /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
     /// published as `bus.error` `storage-failed`.
     func reportStorageFailure(_ message: String) {

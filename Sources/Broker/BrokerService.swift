@@ -111,6 +111,12 @@ public struct BrokerBus {
     /// `lastStorageError`) and as a `bus.error` `storage-failed`.
     public func reportStorageFailure(_ message: String) { broker.reportStorageFailure(message) }
 
+    /// Counts a plugin's report of what iOS would have let pass silently (`state.call-failed`,
+    /// `state.multiple-writers`) in `status` under `code`, and says it on the terminal.
+    public func countPluginReport(_ code: String, _ message: String) {
+        broker.countPluginReport(code, message)
+    }
+
     /// Stops the broker (the end of a scenario).
     public func stop() { broker.stop() }
 }

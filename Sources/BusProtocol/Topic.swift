@@ -32,6 +32,10 @@ public enum Topic {
     /// handler never called) failed in a plugin: `{call, message}`; the device counts it (protocol.md § 10).
     public static let callFailed = "state.call-failed"
 
+    /// An App-Group key that a second plugin wrote (allowed, as on iOS, and reported unless declared `shared:`):
+    /// `{group, key, writers}` (protocol.md § 10).
+    public static let multipleWriters = "state.multiple-writers"
+
     /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
     public static let inputNamespace = "input"
 

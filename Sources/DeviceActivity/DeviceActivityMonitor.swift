@@ -7,6 +7,8 @@ import ShieldBusSDK
 /// DeviceActivity's monitor extension: override the callbacks you need.
 open class DeviceActivityMonitor: BusComponent {
     public init() {}
+    /// The extension's host context (`extensionContext`): its `open(_:)` fails, as in these sandboxes on iOS.
+    public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .monitor }
     open var subscriptions: [String] { ["deviceactivity.interval-", "deviceactivity.event-"] }
     open func didStart() {}

@@ -80,7 +80,7 @@ public final class DeviceOS: BrokerService {
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request", "input.", Topic.writeFailed,
+        "app.", "notification.post.request", "input.", Topic.writeFailed, Topic.callFailed, Topic.multipleWriters,
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
@@ -154,6 +154,8 @@ public final class DeviceOS: BrokerService {
             handleInput(envelope)
         case Topic.writeFailed:
             inputs.writeFailed(envelope)
+        case Topic.callFailed, Topic.multipleWriters:
+            countPluginReport(envelope)
         default:
             break
         }
@@ -178,6 +180,22 @@ public final class DeviceOS: BrokerService {
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
     func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
         emit(Topic.reply(to: request.topic), reply, corr: request.corr)
+    }
+
+    /// What iOS lets pass silently, as a plugin reports it: counted in `status` and said on the terminal. Only a
+    /// supervised plugin is believed.
+    private func countPluginReport(_ envelope: Envelope) {
+        guard bus.isSupervisedPlugin(envelope.source) else { return }
+        let body = envelope.bodyValue
+        if envelope.topic == Topic.callFailed {
+            let call = TerminalText.escaped(body["call"]?.stringValue ?? "a call")
+            let message = TerminalText.escaped(body["message"]?.stringValue ?? "no reason given")
+            bus.countPluginReport("call-failed", "\(envelope.source): \(call) failed: \(message)")
+        } else {
+            let key = TerminalText.escaped(body["key"]?.stringValue ?? "a key")
+            let writers = (body["writers"]?.arrayValue ?? []).compactMap(\.stringValue).map(TerminalText.escaped).joined(separator: " and ")
+            bus.countPluginReport("multiple-writers", "\(key) in \(TerminalText.escaped(body["group"]?.stringValue ?? "an app group")) is written by \(writers) (declare it `shared:` if that is meant)")
+        }
     }
 
     /// Saves a piece of persistent state. A failure (disk full, read-only) is reported on the terminal, in

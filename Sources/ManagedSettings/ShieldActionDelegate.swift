@@ -12,6 +12,8 @@ import ShieldBusSDK
 /// never calls it leaves the OS to its default (no action), reported on the bus.
 open class ShieldActionDelegate: BusComponent {
     public init() {}
+    /// The extension's host context (`extensionContext`): its `open(_:)` fails, as in these sandboxes on iOS.
+    public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .action }
     open var subscriptions: [String] { [DeviceTopic.actionRequest] }
     open func didStart() {}

@@ -12,6 +12,8 @@ import ScreenTime
 /// you need; each returns the system default unless overridden.
 open class ShieldConfigurationDataSource: BusComponent {
     public init() {}
+    /// The extension's host context (`extensionContext`): its `open(_:)` fails, as in these sandboxes on iOS.
+    public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .shield }
     open var subscriptions: [String] { [DeviceTopic.configurationRequest] }
     open func didStart() {}

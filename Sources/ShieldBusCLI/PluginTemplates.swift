@@ -3,11 +3,37 @@
 enum PluginTemplates {
     static func main(name: PluginName, kind: PluginKind) -> String {
         let (purpose, code) = bodies[kind]!
-        // Only the kinds that handle raw events use the bus protocol's types (Envelope, Role, JSONValue).
-        let imports = [.notifier, .report, .generic].contains(kind) ? "import BusProtocol\nimport ShieldBusSDK\n" : "import ShieldBusSDK\n"
-        let source = header.replacingOccurrences(of: "__PURPOSE__", with: purpose) + imports + "\n" + code + "\nPluginHost.run { __CLASS__() }\n"
+        let source = header.replacingOccurrences(of: "__PURPOSE__", with: purpose) + imports[kind]!.map { "import \($0)\n" }.joined()
+            + "\n" + code + footer
         return fill(source, name: name, kind: kind)
     }
+
+    /// What each kind imports: an extension Apple's frameworks, as its iOS code does; the kinds that handle raw
+    /// events the bus protocol's types (Envelope, Role, JSONValue).
+    private static let imports: [PluginKind: [String]] = [
+        .monitor: ["DeviceActivity", "Foundation", "ManagedSettings", "os", "ShieldBusSDK"],
+        .shield: ["ManagedSettings", "ManagedSettingsUI", "ShieldBusSDK", "UIKit"],
+        .action: ["Foundation", "ManagedSettings", "os", "ShieldBusSDK"],
+        .notifier: ["BusProtocol", "ShieldBusSDK"],
+        .report: ["BusProtocol", "ShieldBusSDK"],
+        .app: ["FamilyControls", "os", "ShieldBusSDK"],
+        .generic: ["BusProtocol", "ShieldBusSDK"],
+    ]
+
+    /// The modules a generated plugin's target depends on (Package.swift).
+    static let dependencies = ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls", "UIKit", "os"]
+
+    /// The host: App Groups behind `UserDefaults`, and the extension's principal class (docs/porting-from-ios.md).
+    private static let footer = """
+
+        // App Groups behind UserDefaults: this module's own declaration wins over Foundation's (docs/porting-from-ios.md).
+        typealias UserDefaults = AppGroupUserDefaults
+
+        // The principal class (an extension's NSExtensionPrincipalClass). A program with several extensions lists them
+        // all — PluginHost.run(principalClasses: ["A": A.init, "B": B.init]) — and the configuration names one (`principalClass:`).
+        PluginHost.run(principalClasses: ["__CLASS__": __CLASS__.init])
+
+        """
 
     static func test(name: PluginName, kind: PluginKind) -> String {
         fill(testHeader + (kindTest[kind] ?? "") + "}\n", name: name, kind: kind)
@@ -33,21 +59,20 @@ enum PluginTemplates {
     private static let bodies: [PluginKind: (String, String)] = [
         .monitor: ("a DeviceActivity monitor — hears monitored intervals start and end, and thresholds being reached.", #"""
             /// The OS (the broker) calls it as the schedules started with `DeviceActivityCenter().startMonitoring` run.
+            /// Written as on iOS: `Date()` and `Calendar.current` are the device's, `UserDefaults(suiteName:)` the App Group.
             final class __CLASS__: DeviceActivityMonitor {
+                private let logger = Logger(subsystem: "__NAME__", category: "monitor")
+
                 override func intervalDidStart(for activity: DeviceActivityName) {
-                    log("interval started: \(activity.rawValue)")
+                    logger.info("interval started: \(activity.rawValue, privacy: .public) at \(Date(), privacy: .public)")
                 }
 
                 override func intervalDidEnd(for activity: DeviceActivityName) {
-                    log("interval ended: \(activity.rawValue)")
+                    logger.info("interval ended: \(activity.rawValue, privacy: .public)")
                 }
 
                 override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
-                    log("\(event.rawValue) reached its threshold in \(activity.rawValue)")
-                }
-
-                private func log(_ message: String) {
-                    PluginRuntime.current?.logger.info("\(message)")
+                    logger.info("\(event.rawValue, privacy: .public) reached its threshold in \(activity.rawValue, privacy: .public)")
                 }
             }
 
@@ -73,8 +98,11 @@ enum PluginTemplates {
         .action: ("a shield action extension — what the buttons on a shield do.", #"""
             /// The OS (the broker) asks it what a button press on a shield does. It never lifts a shield itself.
             final class __CLASS__: ShieldActionDelegate {
+                private let logger = Logger(subsystem: "__NAME__", category: "action")
+
                 override func handle(action: ShieldAction, for application: ApplicationToken,
                                      completionHandler: @escaping (ShieldActionResponse) -> Void) {
+                    logger.info("\(action.rawValue, privacy: .public) at \(Date(), privacy: .public)")
                     switch action {
                     case .primaryButtonPressed: completionHandler(.close)
                     case .secondaryButtonPressed: completionHandler(.defer)  // the shield stays and is drawn again
@@ -123,21 +151,19 @@ enum PluginTemplates {
         .app: ("the companion app — asks for Screen Time authorization when it starts.", #"""
             /// The main app: the only plugin that may open URLs and show the FamilyActivityPicker.
             final class __CLASS__: App {
+                private let logger = Logger(subsystem: "__NAME__", category: "app")
+
                 override func didStart() {
                     do {
-                        let status = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
-                        log("authorization: \(status)")
+                        let status: AuthorizationStatus = try AuthorizationCenter.shared.requestAuthorization(for: .individual)
+                        logger.info("authorization: \(status.rawValue, privacy: .public)")
                     } catch {
-                        log("authorization failed: \(error)")
+                        logger.error("authorization failed: \(String(describing: error), privacy: .public)")
                     }
                 }
 
                 override func willEnterForeground() {
-                    log("in the foreground")
-                }
-
-                private func log(_ message: String) {
-                    PluginRuntime.current?.logger.info("\(message)")
+                    logger.info("in the foreground")
                 }
             }
 

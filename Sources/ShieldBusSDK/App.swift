@@ -63,7 +63,7 @@ open class App: BusComponent {
 
 /// Opening a URL from an extension fails as on iOS (the Tether write-up): use a pending route instead.
 public func openURLFromExtension(_ url: String) throws {
-    throw PluginError.unavailableInExtension("UIApplication.shared.open(\(url))")
+    throw PluginError.unavailableInExtension("UIApplication.shared.open(\(url)): \(NSExtensionContext.lesson)")
 }
 
 /// Posting notifications through the OS, from any plugin (the `UserNotifications` module has the iOS-shaped API).

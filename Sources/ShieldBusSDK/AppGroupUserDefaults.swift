@@ -171,6 +171,8 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
             }
         } catch let error as PropertyListCoding.Failure {
             SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).set(_:forKey: \(key))", error.description)
+        } catch let error as AppGroupStoreError where error.isSliceRefusal {
+            SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).set(_:forKey: \(key))", "\(error) (the group has strictSlices: true)")
         } catch {
             PluginRuntime.current?.reportWriteFailure("\(key) in \(store.suiteName)", error)
                 ?? FileHandle.standardError.write(Data("cannot write \(key) in \(store.suiteName): \(error)\n".utf8))
@@ -230,7 +232,7 @@ enum SharedWriteReport {
     static func multipleWriters(group: String, key: String, previous: String, writer: String) {
         guard let runtime = PluginRuntime.current else { return }
         runtime.logger.notice("\(key) in \(group) was written by \(previous) and now by \(writer) (declare it under the group's `shared:` if that is meant)")
-        try? runtime.publish("state.multiple-writers", json: ["group": .string(group), "key": .string(key),
+        try? runtime.publish(Topic.multipleWriters, json: ["group": .string(group), "key": .string(key),
                                                               "writers": .array([.string(previous), .string(writer)])])
     }
 }

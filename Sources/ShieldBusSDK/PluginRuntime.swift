@@ -220,6 +220,8 @@ public final class PluginRuntime {
 
     /// Sends a request and returns the raw reply envelope.
     public func callRaw(_ topic: String, body: [UInt8]) throws -> Envelope {
+        // The connection is the plugin thread's alone: a call from a `Task` or another queue is made there.
+        if !isOnPluginThread { return try waitOnPluginThread { try self.callRaw(topic, body: body) } }
         // The broker would refuse it: an observer's work must not wait on anyone (docs/protocol.md, `observe`).
         if let event = currentEvent, observedTopics.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             throw PluginError.callWhileObserving(call: topic, event: event.topic)
@@ -277,6 +279,11 @@ public final class PluginRuntime {
 
     // MARK: Work from other threads
 
+    /// The thread that runs the plugin (`run`) and alone uses the connection.
+    private var pluginThread: Thread?
+    /// Whether the caller is on the plugin's thread (true before `run`, when nothing runs yet).
+    var isOnPluginThread: Bool { pluginThread.map { $0 == Thread.current } ?? true }
+
     private let jobsLock = NSLock()
     private var jobs: [() -> Void] = []
 
@@ -285,10 +292,25 @@ public final class PluginRuntime {
     /// thread's alone. The thread runs such work between events and while it waits for a completion handler.
     public static func onPluginThread<Value>(_ body: @escaping () throws -> Value) async throws -> Value {
         let runtime = try running()
-        if Thread.isMainThread { return try body() }
+        if runtime.isOnPluginThread { return try body() }
         return try await withCheckedThrowingContinuation { continuation in
             runtime.enqueue { continuation.resume(with: Result { try body() }) }
         }
+    }
+
+    /// Runs `body` on the plugin's thread and waits for it (a synchronous call from another thread), at most the
+    /// call timeout: the thread runs such work between events.
+    private func waitOnPluginThread<Value>(_ body: @escaping () throws -> Value) throws -> Value {
+        let done = DispatchSemaphore(value: 0)
+        var result: Result<Value, Error>?
+        enqueue {
+            result = Result { try body() }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds)) == .success, let result else {
+            throw PluginError.timeout(topic: "a call from another thread", milliseconds: callTimeoutMilliseconds)
+        }
+        return try result.get()
     }
 
     private func enqueue(_ job: @escaping () -> Void) {
@@ -310,6 +332,7 @@ public final class PluginRuntime {
 
     /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
     func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
+        pluginThread = Thread.current
         installSignalHandlers()
         if Self.stopRequested != 0 {
             logger.notice("the broker that started this process is gone; stopping")

@@ -64,8 +64,9 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
         while DispatchTime.now().uptimeNanoseconds < deadline {
             // A short turn of the main run loop: it runs what was queued on the main queue, then returns.
-            _ = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.002))
+            let ranSomething = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.002))
             PluginRuntime.current?.runJobs()
+            if !ranSomething { usleep(500) }  // nothing to run yet: no busy wait
             if let answer { return answer }
         }
         return answer

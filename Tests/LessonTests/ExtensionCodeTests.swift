@@ -107,4 +107,121 @@ final class ExtensionCodeTests: XCTestCase {
         XCTAssertEqual(drawn["primaryButtonLabel"]?["text"]?.stringValue, "Close")
         XCTAssertNil(drawn["secondaryButtonLabel"], "secondaryButtonLabel: nil is a single button")
     }
+
+    /// A monitor written as iOS code is — its checks computed with `Date()` and `Calendar.current` — gives the same
+    /// journal, byte for byte, as its twin on bus time, across a fall-back night and two time-zone changes, under both
+    /// profiles: inside a plugin the system clock and calendar are the device's.
+    func testAMonitorOnTheSystemClockMatchesItsTwinOnBusTime() throws {
+        let program = BuildProducts.path("fixture-wall-clock-product")
+        func configuration(_ monitor: String) -> String {
+            """
+            name: night-focus
+            timeZone: Europe/Berlin
+            device:
+              companionApp: Focus Window
+              companionPlugin: app
+              managedSettingsOwner: monitor
+              authorization: approve
+              selection: {apps: [Instagram, TikTok]}
+            appGroups:
+              - {name: group.com.example.night, slices: {app: [selection]}}
+            plugins:
+              - {name: monitor, executable: \(program), role: monitor, appGroup: group.com.example.night, principalClass: \(monitor)}
+              - {name: app, executable: \(program), role: app, appGroup: group.com.example.night, principalClass: NightApp}
+
+            """
+        }
+        for profile in ["faithful", "ios-realistic"] {
+            // West across two zones, through London's fall-back night (01:00–02:00 twice): every check still ahead.
+            let scenario = """
+            name: night-across-zones
+            start: 2026-10-24T20:30
+            end: after 18h
+            profile: \(profile)
+            seed: 11
+            steps:
+              - {after: 2h40m, timeZone: Europe/London}
+              - {after: 5h, timeZone: America/New_York}
+              - {after: 30m, open: Instagram}
+
+            """
+            let onTheSystemClock = try ScenarioRun.run(configuration: configuration("SystemTimeNightMonitor"), scenario: scenario, timeoutSeconds: 120)
+            let onBusTime = try ScenarioRun.run(configuration: configuration("BusTimeNightMonitor"), scenario: scenario, timeoutSeconds: 120)
+            XCTAssertEqual(onBusTime.exitStatus, 0, "\(profile): \(onBusTime.errors.suffix(1500))")
+            XCTAssertEqual(onTheSystemClock.exitStatus, 0, "\(profile): \(onTheSystemClock.errors.suffix(1500))")
+            let writes = onBusTime.events("managedsettings.changed")
+            XCTAssertTrue(writes.contains { $0.bodyValue["shield"]?["applications"] != nil }, "\(profile): the window shielded")
+            XCTAssertTrue(writes.contains { $0.bodyValue["shield"]?["applications"] == nil }, "\(profile): and lifted")
+            XCTAssertGreaterThan(onBusTime.events("deviceactivity.interval-did-start").count, 15, "\(profile): the checks ran all night")
+            XCTAssertEqual(onTheSystemClock.events("managedsettings.changed").map { "\($0.time) \($0.bodyValue)" }, writes.map { "\($0.time) \($0.bodyValue)" }, profile)
+            XCTAssertEqual(onTheSystemClock.journalBytes, onBusTime.journalBytes, "\(profile): the same journal, byte for byte")
+        }
+    }
+
+    /// `UserDefaults` on the App Group, as iOS code uses it: every property-list kind written and read back, nil
+    /// (and reported) for a group the product does not declare, `standard` private to the plugin in its container; a
+    /// key written by a second plugin allowed and reported, not reported when declared `shared:`, refused (and
+    /// reported) under `strictSlices: true`.
+    func testUserDefaultsIsTheAppGroup() throws {
+        let program = BuildProducts.path("fixture-wall-clock-product")
+        func configuration(_ groupExtras: String) -> String {
+            """
+            name: group-probe
+            timeZone: Europe/Berlin
+            device: {companionApp: Focus Window, companionPlugin: app, authorization: approve}
+            appGroups:
+              - {name: group.com.example.night, slices: {app: [session]}\(groupExtras)}
+            plugins:
+              - {name: app, executable: \(program), role: app, appGroup: group.com.example.night, principalClass: GroupProbeApp}
+              - {name: writer, executable: \(program), role: generic, appGroup: group.com.example.night, principalClass: GroupProbeWriter}
+
+            """
+        }
+        let scenario = "name: probe\nstart: 2026-11-23T09:00\nend: after 1m\nsteps: []\n"
+        let open = try ScenarioRun.run(configuration: configuration(""), scenario: scenario)
+        let probe = try XCTUnwrap(open.events("x.app.probe").first, open.errors.suffix(2000).description)
+        XCTAssertEqual(probe.bodyValue["failures"]?.arrayValue, [], "\(probe.bodyValue)")
+        let failed = open.events("state.call-failed").compactMap { $0.bodyValue["call"]?.stringValue }
+        XCTAssertTrue(failed.contains { $0.contains("UserDefaults(suiteName: \"group.com.example.other\")") }, "\(failed)")
+        XCTAssertTrue(failed.contains { $0.contains("containerURL(forSecurityApplicationGroupIdentifier: \"group.com.example.other\")") }, "\(failed)")
+        XCTAssertTrue(failed.contains { $0.contains("forKey: object") }, "a value that is no property-list value: \(failed)")
+        let crossed = try XCTUnwrap(open.events("state.multiple-writers").first)
+        XCTAssertEqual(crossed.bodyValue["key"]?.stringValue, "session")
+        XCTAssertEqual(crossed.bodyValue["writers"]?.arrayValue?.compactMap(\.stringValue), ["app", "writer"])
+        XCTAssertEqual(open.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "writer", "the second writer's write stands, as on iOS")
+        XCTAssertTrue(open.errors.contains("multiple-writers") || open.output.contains("written by app and writer") || open.errors.contains("written by app and writer"),
+                      "said on the broker's terminal")
+
+        let shared = try ScenarioRun.run(configuration: configuration(", shared: [session]"), scenario: scenario)
+        XCTAssertTrue(shared.events("state.multiple-writers").isEmpty, "a shared key is not reported")
+        XCTAssertEqual(shared.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "writer")
+
+        let strict = try ScenarioRun.run(configuration: configuration(", strictSlices: true"), scenario: scenario)
+        XCTAssertEqual(strict.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "app", "the write outside the slice is refused")
+        XCTAssertTrue(strict.events("state.call-failed").contains { $0.source == "writer" && ($0.bodyValue["message"]?.stringValue ?? "").contains("strictSlices") })
+    }
+
+    /// A completion handler called later — from a `Task` on another thread, from the main queue after a delay — is
+    /// the OS's answer, as on iOS.
+    func testACompletionHandlerMayBeCalledLater() throws {
+        let configuration = Self.configuration().replacingOccurrences(
+            of: "executable: \(BuildProducts.path("fixture-seed-product")), role: action, appGroup: \(Self.group), principalClass: FocusPassAction",
+            with: "executable: \(BuildProducts.path("fixture-wall-clock-product")), role: action, principalClass: LateAction")
+        XCTAssertTrue(configuration.contains("LateAction"))
+        let scenario = """
+        name: late-answers
+        start: 2026-11-23T09:00
+        end: after 5m
+        steps:
+          - {after: 1m, open: Instagram}
+          - {after: 10s, press: primary}
+          - {after: 10s, open: TikTok}
+          - {after: 10s, press: secondary}
+
+        """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, "\(run.errors.suffix(1500))")
+        XCTAssertEqual(run.events("shield.action.handled").compactMap { $0.bodyValue["response"]?.stringValue }, ["close", "defer"])
+        XCTAssertTrue(run.events(Topic.callFailed).isEmpty, "\(run.events(Topic.callFailed).map(\.bodyValue))")
+    }
 }

@@ -25,7 +25,9 @@ final class PluginNewTests: XCTestCase {
         let main = try String(contentsOfFile: folder.file("Plugins/focus-shield/main.swift"), encoding: .utf8)
         XCTAssertTrue(main.hasPrefix("// focus-shield: a shield configuration extension"), main)
         XCTAssertTrue(main.contains("final class FocusShieldPlugin: ShieldConfigurationDataSource {"), main)
-        XCTAssertTrue(main.hasSuffix("PluginHost.run { FocusShieldPlugin() }\n"), main)
+        XCTAssertTrue(main.hasSuffix("PluginHost.run(principalClasses: [\"FocusShieldPlugin\": FocusShieldPlugin.init])\n"), main)
+        XCTAssertTrue(main.contains("import ManagedSettingsUI\n") && main.contains("import UIKit\n"), "Apple's imports, as the iOS extension has them: \(main)")
+        XCTAssertTrue(main.contains("\ntypealias UserDefaults = AppGroupUserDefaults\n"), "App Groups behind UserDefaults: \(main)")
         XCTAssertFalse(main.contains("__"), "every placeholder is filled: \(main)")
         let test = try String(contentsOfFile: folder.file("Tests/FocusShieldTests/FocusShieldTests.swift"), encoding: .utf8)
         XCTAssertTrue(test.contains("final class FocusShieldTests: XCTestCase {"), test)
@@ -35,7 +37,7 @@ final class PluginNewTests: XCTestCase {
         let manifest = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
         XCTAssertTrue(manifest.contains("""
                     .target(name: "Existing"),
-                    .executableTarget(name: "focus-shield", dependencies: ["ShieldBusSDK", "BusProtocol"], path: "Plugins/focus-shield"),
+                    .executableTarget(name: "focus-shield", dependencies: ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls", "UIKit", "os"], path: "Plugins/focus-shield"),
                     .testTarget(name: "FocusShieldTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "focus-shield"], path: "Tests/FocusShieldTests"),
                     \(Self.marker)
             """), manifest)

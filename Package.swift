@@ -37,7 +37,14 @@ let sqliteLinkerSettings: [LinkerSetting] = [
 ]
 
 // What a plugin imports to be written as on iOS.
-let appleFrameworks: [Target.Dependency] = ["ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls"]
+let appleFrameworks: [Target.Dependency] = ["ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls",
+                                            "ShieldBusUIKit", "ShieldBusOS", "ShieldBusUserNotifications"]
+// `import UIKit`, `import os` and `import UserNotifications` in a plugin load ShieldBus's slivers of them (swiftc's
+// -module-alias). The slivers are not built under those names: a module named `os` on the search path would turn
+// every dependency's `#if canImport(os)` on (swift-argument-parser's Mutex then needs os_unfair_lock).
+let appleModuleAliases: [SwiftSetting] = [.unsafeFlags([
+    "-module-alias", "UIKit=ShieldBusUIKit", "-module-alias", "os=ShieldBusOS", "-module-alias", "UserNotifications=ShieldBusUserNotifications",
+])]
 
 let package = Package(
     name: "ShieldBus",
@@ -50,9 +57,11 @@ let package = Package(
         .library(name: "ManagedSettingsUI", targets: ["ManagedSettingsUI"]),
         .library(name: "DeviceActivity", targets: ["DeviceActivity"]),
         .library(name: "FamilyControls", targets: ["FamilyControls"]),
-        .library(name: "UIKit", targets: ["UIKit"]),
-        .library(name: "os", targets: ["os"]),
-        .library(name: "UserNotifications", targets: ["UserNotifications"]),
+        // Imported as UIKit, os and UserNotifications through `appleModuleAliases`: a module of its own named `os` or
+        // `UIKit` would make every package's `#if canImport(os)` true on Linux (swift-argument-parser's is).
+        .library(name: "ShieldBusUIKit", targets: ["ShieldBusUIKit"]),
+        .library(name: "ShieldBusOS", targets: ["ShieldBusOS"]),
+        .library(name: "ShieldBusUserNotifications", targets: ["ShieldBusUserNotifications"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
@@ -93,13 +102,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Apple's framework names over the SDK (plugins import these as on iOS).
-        .target(name: "UIKit", dependencies: ["ScreenTime"]),
-        .target(name: "os"),
+        .target(name: "ShieldBusUIKit", dependencies: ["ScreenTime"]),
+        .target(name: "ShieldBusOS"),
         .target(name: "ManagedSettings", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
-        .target(name: "ManagedSettingsUI", dependencies: ["ManagedSettings", "UIKit", "ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        .target(name: "ManagedSettingsUI", dependencies: ["ManagedSettings", "ShieldBusUIKit", "ShieldBusSDK", "ScreenTime", "DeviceAPI"],
+                swiftSettings: appleModuleAliases),
         .target(name: "DeviceActivity", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "FamilyControls", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
-        .target(name: "UserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),
+        .target(name: "ShieldBusUserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),
         .target(name: "DeviceOS", dependencies: [
             "Broker", "BusProtocol", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
             .product(name: "Logging", package: "swift-log"),
@@ -124,19 +134,20 @@ let package = Package(
         .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
-        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield"),
-        .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp"),
-        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins"),
+        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins", swiftSettings: appleModuleAliases),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
-        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor"),
-        .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor"),
-        .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor"),
-        .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor"),
+        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
 
         // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
         // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.
-        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit"),
+        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit",
+                swiftSettings: appleModuleAliases),
         .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer",
@@ -177,12 +188,12 @@ let package = Package(
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
-        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin"),
-        .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp"),
+        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp", swiftSettings: appleModuleAliases),
         // The seeds' extension code, compiled with its imports unchanged (issue 24's proof).
-        .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK", "UIKit", "os"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct"),
+        .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct", swiftSettings: appleModuleAliases),
         // A monitor written with Date() and Calendar.current, and its twin on bus time.
-        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct"),
+        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct", swiftSettings: appleModuleAliases),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v5]

@@ -185,6 +185,20 @@ final class GroupDatabase {
         }
     }
 
+    /// The plugins that wrote each key (the administrator left out), in the order they first did, as far back as the
+    /// change log reaches.
+    func writersByKey() throws -> [String: [String]] {
+        try connection.withStatement("""
+            SELECT key, writer FROM changes WHERE writer != ?1 GROUP BY key, writer ORDER BY key, min(seq)
+            """, bindings: [.text(SharedDefaults.administrator)]) { statement in
+            var found: [String: [String]] = [:]
+            while try statement.step() {
+                found[try statement.requiredString(at: 0), default: []].append(try statement.requiredString(at: 1))
+            }
+            return found
+        }
+    }
+
     /// The number of the newest change, 0 when there is none.
     func lastChangeNumber() throws -> Int64 {
         try connection.withStatement("SELECT coalesce(max(seq), 0) FROM changes") { statement in

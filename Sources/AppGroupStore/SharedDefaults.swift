@@ -125,6 +125,12 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         try lock.withLock { try database.read { try database.changes(after: sequence, limit: limit) } }
     }
 
+    /// The plugins that wrote each key, in the order they first did (from the change log: its last 10,000
+    /// changes). A key with two or more was written by several processes, as iOS allows.
+    public func writersByKey() throws -> [String: [String]] {
+        try lock.withLock { try database.read { try database.writersByKey() } }
+    }
+
     /// The number of the newest change (0 when none): where a watcher that wants only new changes starts.
     public func lastChangeNumber() throws -> Int64 {
         try lock.withLock { try database.read { try database.lastChangeNumber() } }

@@ -95,7 +95,7 @@ struct PluginScaffold {
     /// The targets to add to Package.swift: the plugin and its test.
     var packageTargets: [String] {
         [
-            #".executableTarget(name: "\#(name.name)", dependencies: [\#(PluginTemplates.dependencies.map { "\"\($0)\"" }.joined(separator: ", "))], path: "\#(directory)/\#(name.name)"),"#,
+            #".executableTarget(name: "\#(name.name)", dependencies: [\#(PluginTemplates.dependencies.map { "\"\($0)\"" }.joined(separator: ", "))], path: "\#(directory)/\#(name.name)", \#(PluginTemplates.swiftSettings)),"#,
             #".testTarget(name: "\#(name.testName)", dependencies: ["BusProtocol", "ShieldBusTestSupport", "\#(name.name)"], path: "Tests/\#(name.testName)"),"#,
         ]
     }

@@ -21,7 +21,12 @@ enum PluginTemplates {
     ]
 
     /// The modules a generated plugin's target depends on (Package.swift).
-    static let dependencies = ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls", "UIKit", "os"]
+    static let dependencies = ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls",
+                               "ShieldBusUIKit", "ShieldBusOS", "ShieldBusUserNotifications"]
+
+    /// Its Swift settings: `import UIKit`, `os` and `UserNotifications` load ShieldBus's slivers of them (Package.swift,
+    /// `appleModuleAliases`, says why they are not built under those names).
+    static let swiftSettings = #"swiftSettings: [.unsafeFlags(["-module-alias", "UIKit=ShieldBusUIKit", "-module-alias", "os=ShieldBusOS", "-module-alias", "UserNotifications=ShieldBusUserNotifications"])]"#
 
     /// The host: App Groups behind `UserDefaults`, and the extension's principal class (docs/porting-from-ios.md).
     private static let footer = """

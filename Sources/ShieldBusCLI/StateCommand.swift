@@ -56,11 +56,17 @@ extension ShieldBus.State {
             let stores = options.stores
             var groups: [JSONValue] = []
             for group in try stores.groups(named: options.group) {
-                let entries = try stores.open(group).dictionaryRepresentation().values.sorted { $0.key < $1.key }
+                let store = try stores.open(group)
+                let entries = try store.dictionaryRepresentation().values.sorted { $0.key < $1.key }
+                let writers = try store.writersByKey()
                 if options.json {
-                    groups.append(["group": .string(group), "entries": .array(entries.map(StateRendering.json))])
+                    groups.append(["group": .string(group), "entries": .array(entries.map { entry in
+                        guard case .object(var fields) = StateRendering.json(entry) else { return StateRendering.json(entry) }
+                        fields["writers"] = .array((writers[entry.key] ?? [entry.writer]).map { .string($0) })
+                        return .object(fields)
+                    })])
                 } else {
-                    StateRendering.table(group: group, entries: entries).forEach(printLine)
+                    StateRendering.table(group: group, entries: entries, writers: writers).forEach(printLine)
                 }
             }
             if options.json { printLine(JSONValue.object(["groups": .array(groups)]).jsonText) }

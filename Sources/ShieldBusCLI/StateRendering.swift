@@ -30,15 +30,22 @@ enum StateRendering {
     }
 
     /// One group's entries as a table.
-    static func table(group: String, entries: [StoredEntry]) -> [String] {
+    /// A key written by several plugins is marked, and listed with its writers after the table.
+    static func table(group: String, entries: [StoredEntry], writers: [String: [String]] = [:]) -> [String] {
         var lines = ["\(group) (\(entries.count) key\(entries.count == 1 ? "" : "s"))"]
         guard !entries.isEmpty else { return lines }
         let rows = [["KEY", "TYPE", "VERSION", "WRITER", "UPDATED", "VALUE"]] + entries.map { entry in
-            [entry.key, entry.typeTag, String(entry.version), entry.writer, timestamp(entry.updatedAt), shortened(entry.rawJSON)]
+            [entry.key, entry.typeTag, String(entry.version), entry.writer + ((writers[entry.key]?.count ?? 0) > 1 ? " *" : ""),
+             timestamp(entry.updatedAt), shortened(entry.rawJSON)]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max()! + 2 }
         for row in rows {
             lines.append("  " + zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined() + row[5])
+        }
+        let shared = entries.filter { (writers[$0.key]?.count ?? 0) > 1 }
+        if !shared.isEmpty {
+            lines.append("  * written by several plugins (allowed, as on iOS; declare such keys under the group's `shared:` if that is meant):")
+            lines += shared.map { "    \($0.key): \(writers[$0.key]!.joined(separator: ", "))" }
         }
         return lines
     }

@@ -178,7 +178,8 @@ final class ExtensionCodeTests: XCTestCase {
             """
         }
         let scenario = "name: probe\nstart: 2026-11-23T09:00\nend: after 1m\nsteps: []\n"
-        let open = try ScenarioRun.run(configuration: configuration(""), scenario: scenario)
+        let state = TemporaryDirectory(prefix: "sbstate")
+        let open = try ScenarioRun.run(configuration: configuration(""), scenario: scenario, stateDirectory: state.path)
         let probe = try XCTUnwrap(open.events("x.app.probe").first, open.errors.suffix(2000).description)
         XCTAssertEqual(probe.bodyValue["failures"]?.arrayValue, [], "\(probe.bodyValue)")
         let failed = open.events("state.call-failed").compactMap { $0.bodyValue["call"]?.stringValue }
@@ -189,6 +190,11 @@ final class ExtensionCodeTests: XCTestCase {
         XCTAssertEqual(crossed.bodyValue["key"]?.stringValue, "session")
         XCTAssertEqual(crossed.bodyValue["writers"]?.arrayValue?.compactMap(\.stringValue), ["app", "writer"])
         XCTAssertEqual(open.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "writer", "the second writer's write stands, as on iOS")
+        let listed = try runToEnd(BuildProducts.path("shieldbus"), ["state", "list", "--state-dir", state.path])
+        XCTAssertTrue(listed.output.contains("    session: app, writer"), listed.output)
+        let entries = try JSONValue(parsing: runToEnd(BuildProducts.path("shieldbus"), ["state", "list", "--json", "--state-dir", state.path]).output)["groups"]?.arrayValue?.first?["entries"]?.arrayValue ?? []
+        XCTAssertEqual(entries.first { $0["key"]?.stringValue == "session" }?["writers"]?.arrayValue?.compactMap(\.stringValue), ["app", "writer"])
+        XCTAssertEqual(entries.first { $0["key"]?.stringValue == "flag" }?["writers"]?.arrayValue?.compactMap(\.stringValue), ["app"])
         XCTAssertTrue(open.errors.contains("multiple-writers") || open.output.contains("written by app and writer") || open.errors.contains("written by app and writer"),
                       "said on the broker's terminal")
 

@@ -37,7 +37,7 @@ final class PluginNewTests: XCTestCase {
         let manifest = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
         XCTAssertTrue(manifest.contains("""
                     .target(name: "Existing"),
-                    .executableTarget(name: "focus-shield", dependencies: ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls", "UIKit", "os"], path: "Plugins/focus-shield"),
+                    .executableTarget(name: "focus-shield", dependencies: ["ShieldBusSDK", "BusProtocol", "ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls", "ShieldBusUIKit", "ShieldBusOS", "ShieldBusUserNotifications"], path: "Plugins/focus-shield", swiftSettings: [.unsafeFlags(["-module-alias", "UIKit=ShieldBusUIKit", "-module-alias", "os=ShieldBusOS", "-module-alias", "UserNotifications=ShieldBusUserNotifications"])]),
                     .testTarget(name: "FocusShieldTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "focus-shield"], path: "Tests/FocusShieldTests"),
                     \(Self.marker)
             """), manifest)

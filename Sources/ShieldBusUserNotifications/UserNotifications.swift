@@ -1,4 +1,4 @@
-// UserNotifications, as far as screen-time extensions use it: the notification centre, content, requests and
+// ShieldBusUserNotifications, imported as `UserNotifications` (a module alias, Package.swift): as far as screen-time extensions use it: the notification centre, content, requests and
 // triggers under Apple's names, posting through the device's notification centre (the notifier path). A request
 // with a time or calendar trigger is refused with a clear error: the device posts at once and keeps no
 // scheduled notifications (docs/porting-from-ios.md).

@@ -1,4 +1,4 @@
-// UIKit, as far as a shield configuration reaches into it: `UIColor`, `UIImage` and `UIBlurEffect.Style` under
+// ShieldBusUIKit, imported as `UIKit` (a module alias, Package.swift): UIKit as far as a shield configuration reaches into it: `UIColor`, `UIImage` and `UIBlurEffect.Style` under
 // Apple's names, and nothing else — no views, no windows, no `UIApplication`. A Linux build has no UIKit; this module
 // exists so that a ShieldConfiguration extension compiles with its `import UIKit` unchanged, and a use of anything
 // else fails to compile here rather than pretending to work (docs/porting-from-ios.md).

@@ -1,4 +1,4 @@
-// os, as far as extension code logs with it: `Logger(subsystem:category:)` and its privacy-annotated messages,
+// ShieldBusOS, imported as `os` (a module alias, Package.swift): os as far as extension code logs with it — `Logger(subsystem:category:)` and its privacy-annotated messages,
 // written to the plugin's log (standard error, which the broker keeps per plugin). Nothing else of Apple's `os`
 // (signposts, activities, `os_unfair_lock`) exists here (docs/porting-from-ios.md).
 import Foundation

@@ -116,17 +116,18 @@ enum PluginTemplates {
             }
 
             """#),
-        .notifier: ("a notifier — posts a notification when a monitored interval ends.", #"""
-            /// Hears `deviceactivity.interval-did-end` and posts a notification about it.
+        .notifier: ("a notifier — posts a notification when the person opens an app.", #"""
+            /// Hears `activity.app.opened` and posts a gentle notification about it.
             final class __CLASS__: BusPlugin {
                 override var role: Role { .notifier }
-                override var subscriptions: [String] { [DeviceTopic.intervalDidEnd] }
+                override var subscriptions: [String] { [DeviceTopic.appOpened] }
 
                 override func handle(_ envelope: Envelope) {
-                    guard let callback = try? DeviceAPICoding.decode(DeviceActivityCallback.self, from: envelope.body) else { return }
+                    guard let opened = try? DeviceAPICoding.decode(AppActivity.self, from: envelope.body) else { return }
+                    let app = opened.application.localizedDisplayName ?? "an app"
                     do {
-                        try Notifications.post(NotificationRequest(id: "__NAME__-\(envelope.seq)", title: "Time's up",
-                                                                       body: "\(callback.activity.rawValue) has ended", kind: "interval-ended"))
+                        try Notifications.post(NotificationRequest(id: "__NAME__-\(envelope.seq)", title: "Mindful moment",
+                                                                   body: "\(app) was opened", kind: "app-opened"))
                     } catch {
                         PluginRuntime.current?.logger.error("could not post a notification: \(error)")
                     }
@@ -240,12 +241,13 @@ enum PluginTemplates {
             """#,
         .notifier: #"""
 
-                func testItPostsANotificationWhenAnIntervalEnds() throws {
+                func testItPostsANotificationWhenAnAppIsOpened() throws {
                     let broker = try startBroker()
                     let tester = try broker.connect(name: "__NAME__-tester", subscriptions: ["notification.posted"])
-                    try tester.publish(Publish(topic: "deviceactivity.interval-did-end", body: ["activity": "evening", "scheduledFor": 0]))
-                    let posted = try collectEvents(from: tester) { !$0.isEmpty }.first
-                    XCTAssertEqual(posted?.bodyValue["body"]?.stringValue, "evening has ended")
+                    // The person opens an app (as `shieldbus do open Instagram`): only the device says an app opened.
+                    try tester.publish(Publish(topic: "input.open.request", body: ["app": "Instagram"], corr: "__NAME__-tester-1"))
+                    let posted = try collectEvents(from: tester) { $0.contains { $0.topic == "notification.posted" } }.first { $0.topic == "notification.posted" }
+                    XCTAssertEqual(posted?.bodyValue["body"]?.stringValue, "Instagram was opened")
                 }
 
             """#,
@@ -254,11 +256,12 @@ enum PluginTemplates {
                 func testItCountsAppOpens() throws {
                     let broker = try startBroker()
                     let tester = try broker.connect(name: "__NAME__-tester", subscriptions: ["report.__NAME__."])
-                    for _ in 1...2 {
-                        try tester.publish(Publish(topic: "activity.app.opened", body: ["application": ["localizedDisplayName": "Instagram"], "reason": "user"]))
+                    // The person opens Instagram, goes home and opens it again (as `shieldbus do`): only the device says an app opened.
+                    for (index, input) in [("open", ["app": "Instagram"]), ("home", [:]), ("open", ["app": "Instagram"])].enumerated() {
+                        try tester.publish(Publish(topic: "input.\(input.0).request", body: .object(input.1.mapValues { .string($0) }), corr: "__NAME__-tester-\(index)"))
                     }
-                    let tallies = try collectEvents(from: tester) { $0.count == 2 }
-                    XCTAssertEqual(tallies.last?.bodyValue, ["Instagram": 2])
+                    let tallies = try collectEvents(from: tester) { $0.filter { $0.topic == "report.__NAME__.opens" }.count == 2 }
+                    XCTAssertEqual(tallies.last { $0.topic == "report.__NAME__.opens" }?.bodyValue, ["Instagram": 2])
                 }
 
             """#,

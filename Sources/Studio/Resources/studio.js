@@ -13,7 +13,7 @@ const categoryColors = {
 // MARK: The model: what the device showed and held after a prefix of the events.
 
 function emptyModel() {
-  return { foreground: { kind: "home" }, shield: null, groups: {}, stores: {}, schedules: [], notifications: [], plugins: {}, time: null };
+  return { foreground: { kind: "home" }, shield: null, groups: {}, stores: {}, schedules: [], notifications: [], plugins: {}, failedCalls: {}, time: null };
 }
 
 function apply(model, event) {
@@ -53,9 +53,18 @@ function apply(model, event) {
     case "state.changed": {
       const group = (model.groups[body.group] ||= {});
       if (body.removed) delete group[body.key];
-      else group[body.key] = { writer: body.writer, version: body.version, time: event.time };
+      else {
+        // Every plugin that wrote the key: on iOS any process of the group may, and a second one is worth seeing.
+        const writers = group[body.key]?.writers ?? [];
+        group[body.key] = { writer: body.writer, version: body.version, time: event.time,
+          writers: writers.includes(body.writer) ? writers : [...writers, body.writer] };
+      }
       break;
     }
+    case "state.call-failed":
+      // What iOS would have let fail silently (a refused setter, an App Group that is not the plugin's).
+      (model.failedCalls[event.source] ||= []).push({ call: body.call, message: body.message, time: event.time });
+      break;
     case "managedsettings.changed":
       model.stores[body.store] = { shield: body.shield || {}, writer: body.writer, time: event.time };
       break;
@@ -227,7 +236,8 @@ function drawBus(events) {
 }
 
 function row(cells, header) {
-  return el("tr", {}, cells.map((c) => el(header ? "th" : "td", typeof c === "object" && c && c.class ? { class: c.class } : {}, c && c.text !== undefined ? c.text : c)));
+  const attributes = (c) => typeof c === "object" && c && c.class ? (c.title ? { class: c.class, title: c.title } : { class: c.class }) : {};
+  return el("tr", {}, cells.map((c) => el(header ? "th" : "td", attributes(c), c && c.text !== undefined ? c.text : c)));
 }
 
 function drawState(model) {
@@ -235,7 +245,9 @@ function drawState(model) {
   for (const group of Object.keys(model.groups).sort()) {
     for (const key of Object.keys(model.groups[group]).sort()) {
       const entry = model.groups[group][key];
-      groupRows.push(row([{ text: key, class: "mono" }, entry.writer, `v${entry.version}`, clockOf(entry.time).slice(0, 8)]));
+      const writers = (entry.writers ?? [entry.writer]).filter((w) => w !== "shieldbus");
+      const writer = writers.length > 1 ? { text: `${entry.writer} (also ${writers.filter((w) => w !== entry.writer).join(", ")})`, class: "warn" } : entry.writer;
+      groupRows.push(row([{ text: key, class: "mono" }, writer, `v${entry.version}`, clockOf(entry.time).slice(0, 8)]));
     }
   }
   $("groups").replaceChildren(row(["key", "writer", "version", "written"], true), ...groupRows);
@@ -266,8 +278,12 @@ function drawPlugins(model) {
   const plugins = live ? (studio.status.plugins || []).filter((p) => p.supervised).map((p) => ({
     name: p.name, role: p.role, state: p.connected ? (p.state || "running") : (p.state || "gone"), restarts: p.restarts ?? 0, lag: p.lag ?? 0,
   })) : Object.values(model.plugins);
-  $("plugins").replaceChildren(row(["plugin", "state", "restarts", "lag"], true), ...plugins.map((p) =>
-    row([p.name, el("span", { class: "pill " + p.state }, p.state === "running" ? "up" : p.state), String(p.restarts ?? 0), p.lag === undefined ? "—" : String(p.lag)])));
+  const failed = (name) => {
+    const calls = model.failedCalls[name] ?? [];
+    return calls.length ? { text: String(calls.length), class: "warn", title: calls.map((c) => `${c.call}: ${c.message}`).join("\n") } : "0";
+  };
+  $("plugins").replaceChildren(row(["plugin", "state", "restarts", "lag", "failed calls"], true), ...plugins.map((p) =>
+    row([p.name, el("span", { class: "pill " + p.state }, p.state === "running" ? "up" : p.state), String(p.restarts ?? 0), p.lag === undefined ? "—" : String(p.lag), failed(p.name)])));
 }
 
 function draw() {

@@ -14,12 +14,13 @@
 
 typedef int (*clock_gettime_function)(clockid_t, struct timespec *);
 
-/// A seqlock: the SDK's thread writes, any thread reads (a logger's, a Task's) and never sees a torn setting.
+/// A seqlock: the SDK's thread writes, any thread reads (a logger's, a Task's) and never sees a torn setting. The
+/// fields are atomics read and written relaxed, ordered by the fences around them (Boehm's seqlock recipe).
 static _Atomic uint64_t generation = 0;
 static _Atomic int is_set = 0;
-static int64_t base_nanoseconds = 0;
-static int64_t base_monotonic = 0;
-static double base_rate = 0;
+static _Atomic int64_t base_nanoseconds = 0;
+static _Atomic int64_t base_monotonic = 0;
+static _Atomic double base_rate = 0;
 
 static clock_gettime_function host_clock_gettime(void) {
     static _Atomic(clock_gettime_function) found = NULL;
@@ -43,19 +44,15 @@ static int64_t monotonic_nanoseconds(void) {
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
-int64_t shieldbus_host_realtime_nanoseconds(void) {
-    struct timespec now;
-    host_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
 void shieldbus_device_clock_set(int64_t nanoseconds, double rate) {
-    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);  // odd: being written
-    base_nanoseconds = nanoseconds;
-    base_monotonic = monotonic_nanoseconds();
-    base_rate = rate;
+    int64_t monotonic = monotonic_nanoseconds();
+    atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);  // odd: being written
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&base_nanoseconds, nanoseconds, memory_order_relaxed);
+    atomic_store_explicit(&base_monotonic, monotonic, memory_order_relaxed);
+    atomic_store_explicit(&base_rate, rate, memory_order_relaxed);
+    atomic_fetch_add_explicit(&generation, 1, memory_order_release);  // even: consistent
     atomic_store_explicit(&is_set, 1, memory_order_release);
-    atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);  // even: consistent
 }
 
 void shieldbus_device_clock_clear(void) { atomic_store_explicit(&is_set, 0, memory_order_release); }
@@ -68,8 +65,9 @@ static int device_nanoseconds(int64_t *result) {
     for (;;) {
         uint64_t before = atomic_load_explicit(&generation, memory_order_acquire);
         if (before & 1) continue;
-        int64_t nanoseconds = base_nanoseconds, monotonic = base_monotonic;
-        double rate = base_rate;
+        int64_t nanoseconds = atomic_load_explicit(&base_nanoseconds, memory_order_relaxed);
+        int64_t monotonic = atomic_load_explicit(&base_monotonic, memory_order_relaxed);
+        double rate = atomic_load_explicit(&base_rate, memory_order_relaxed);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&generation, memory_order_relaxed) != before) continue;
         if (rate != 0) nanoseconds += (int64_t)((double)(monotonic_nanoseconds() - monotonic) * rate);
@@ -81,8 +79,11 @@ static int device_nanoseconds(int64_t *result) {
 int clock_gettime(clockid_t id, struct timespec *time) {
     int64_t nanoseconds;
     if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && time != NULL && device_nanoseconds(&nanoseconds)) {
-        time->tv_sec = (time_t)(nanoseconds / 1000000000);
-        time->tv_nsec = (long)(nanoseconds % 1000000000);
+        // Floor division: an instant before 1970 keeps tv_nsec in 0..<1e9, as the C library gives it.
+        int64_t seconds = nanoseconds / 1000000000, rest = nanoseconds % 1000000000;
+        if (rest < 0) { seconds -= 1; rest += 1000000000; }
+        time->tv_sec = (time_t)seconds;
+        time->tv_nsec = (long)rest;
         return 0;
     }
     return host_gettime(id, time);

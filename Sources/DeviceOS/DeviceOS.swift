@@ -479,5 +479,7 @@ public final class DeviceOS: BrokerService {
     private func announceClockToPlugins() {
         bus?.setPluginSetting("clockOffsetMs", .int(clock.offsetMilliseconds))
         bus?.setPluginSetting("timeZone", .string(clock.timeZone.identifier))
+        // How long the OS waits for a shield's answer: an action delegate's completion handler has that long.
+        bus?.setPluginSetting("replyTimeoutMs", .int(settings.replyTimeoutMilliseconds))
     }
 }

@@ -45,9 +45,15 @@ open class ShieldActionDelegate: BusComponent {
             } else {
                 answer.complete(.none)
             }
-            guard let response = answer.wait(milliseconds: runtime.callTimeoutMilliseconds) else {
+            // The OS waits `device.replyTimeoutMs` for the answer, then takes no action (as iOS does).
+            let deadline = runtime.settings["replyTimeoutMs"]?.intValue.map(Int.init) ?? runtime.callTimeoutMilliseconds
+            guard let response = answer.wait(milliseconds: deadline) else {
                 SilentCall.reportFailure("ShieldActionDelegate.handle(action:for:completionHandler:)",
-                                         "the completion handler was not called within \(runtime.callTimeoutMilliseconds) ms: the OS takes no action")
+                                         "the completion handler was not called within the OS's \(deadline) ms: the OS took no action")
+                answer.whenLate { response in
+                    SilentCall.reportFailure("ShieldActionDelegate.handle(action:for:completionHandler:)",
+                                             "the completion handler answered .\(response.rawValue) after the OS's \(deadline) ms: too late, ignored")
+                }
                 return
             }
             try runtime.reply(to: envelope, body: DeviceAPICoding.encode(ShieldActionReply(response: response)))

@@ -1,7 +1,6 @@
 // ManagedSettingsUI, as iOS names it: the shield-configuration extension point. Its `ShieldConfiguration` takes
-// UIKit's types (`UIColor`, `UIImage`, `UIBlurEffect.Style`), which this module brings with it.
-@_exported import ManagedSettings
-@_exported import UIKit
+// UIKit's types (`UIColor`, `UIImage`, `UIBlurEffect.Style`), which this module brings with it (ShieldBusUIKit, which a plugin imports as UIKit).
+@_exported import ShieldBusUIKit
 import BusProtocol
 import ShieldBusSDK
 import DeviceAPI

@@ -42,6 +42,14 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
         self.isGroup = isGroup
     }
 
+    /// The plugin's own defaults (`UserDefaults()`, as `standard`).
+    public convenience init() { self.init(store: AppGroupUserDefaults.standard.store, shared: [], isGroup: false) }
+
+    /// The value for a key (`value(forKey:)`, key-value coding's form of `object(forKey:)`).
+    public func value(forKey key: String) -> Any? { object(forKey: key) }
+    /// Stores a value (`setValue(_:forKey:)`).
+    public func setValue(_ value: Any?, forKey key: String) { set(value, forKey: key) }
+
     /// The plugin's own defaults, in its container (never `$HOME`).
     public static let standard: AppGroupUserDefaults = {
         guard let standard = AppGroupUserDefaults(suiteName: nil) else {
@@ -61,7 +69,11 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
             SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).object(forKey: \(key))", "\(error)")
             entry = nil
         }
-        if let entry, let value = PropertyListCoding.value(of: entry) { return value }
+        if let entry {
+            if let value = PropertyListCoding.value(of: entry) { return value }
+            SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).object(forKey: \(key))",
+                                     "the stored \(entry.typeTag) does not read as a property-list value: \(entry.rawJSON.prefix(80))")
+        }
         lock.lock()
         defer { lock.unlock() }
         return registered[key]
@@ -70,9 +82,7 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
     public func string(forKey key: String) -> String? {
         switch object(forKey: key) {
         case let string as String: return string
-        case let number as NSNumber: return number.stringValue
-        case let int as Int: return String(int)
-        case let double as Double: return String(double)
+        case let value?: return PropertyListCoding.Scalar(value).map { "\($0.object)" }
         default: return nil
         }
     }
@@ -82,30 +92,24 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
     public func stringArray(forKey key: String) -> [String]? { object(forKey: key) as? [String] }
     public func integer(forKey key: String) -> Int {
         switch object(forKey: key) {
-        case let int as Int: return int
-        case let double as Double: return Int(double)
-        case let bool as Bool: return bool ? 1 : 0
         case let string as String: return Int(string) ?? Double(string).map { Int($0) } ?? 0
+        case let value?: return PropertyListCoding.Scalar(value)?.object.intValue ?? 0
         default: return 0
         }
     }
     public func double(forKey key: String) -> Double {
         switch object(forKey: key) {
-        case let double as Double: return double
-        case let int as Int: return Double(int)
-        case let bool as Bool: return bool ? 1 : 0
         case let string as String: return Double(string) ?? 0
         case let date as Date: return date.timeIntervalSinceReferenceDate
+        case let value?: return PropertyListCoding.Scalar(value)?.object.doubleValue ?? 0
         default: return 0
         }
     }
     public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
     public func bool(forKey key: String) -> Bool {
         switch object(forKey: key) {
-        case let bool as Bool: return bool
-        case let int as Int: return int != 0
-        case let double as Double: return double != 0
         case let string as String: return ["yes", "true", "1"].contains(string.lowercased())
+        case let value?: return PropertyListCoding.Scalar(value)?.object.boolValue ?? false
         default: return false
         }
     }
@@ -122,8 +126,11 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
         lock.lock()
         var result = registered
         lock.unlock()
-        let entries = (try? store.dictionaryRepresentation()) ?? [:]
-        for (key, entry) in entries { result[key] = PropertyListCoding.value(of: entry) }
+        do {
+            for (key, entry) in try store.dictionaryRepresentation() { result[key] = PropertyListCoding.value(of: entry) }
+        } catch {
+            SilentCall.reportFailure("UserDefaults(suiteName: \(store.suiteName)).dictionaryRepresentation()", "\(error)")
+        }
         return result
     }
 

@@ -12,11 +12,20 @@ import Foundation
 /// each read when asked not to cache, and fakes monotonic clocks, sleeps and polls unless told one by one not to.
 enum DeviceClockBinding {
     private static var zoneInForce: String?
+    private static var offsetInForce: TimeInterval?
 
     /// Sets the process's clock to `deviceTime`, running at `rate` device seconds per host second (0 in virtual time).
-    static func set(deviceTime: Date, rate: Double) {
-        let nanoseconds = (deviceTime.timeIntervalSince1970 * 1_000_000_000).rounded()
-        shieldbus_device_clock_set(Int64(nanoseconds), rate)
+    /// A running clock (real, scaled time) never goes back to an event's stamp, which trails it by the delivery's delay —
+    /// unless the person set the device clock (`offset` changed), which moves it either way, as on a phone.
+    static func set(deviceTime: Date, rate: Double, offset: TimeInterval) {
+        var target = deviceTime.timeIntervalSince1970
+        if rate > 0, offset == offsetInForce, shieldbus_device_clock_is_set() != 0 {
+            target = max(target, Date().timeIntervalSince1970)
+        }
+        offsetInForce = offset
+        // Whole nanoseconds within Int64's range (years 1678–2262).
+        let nanoseconds = min(max((target * 1_000_000_000).rounded(), -9.2e18), 9.2e18)
+        shieldbus_device_clock_set(nanoseconds.isFinite ? Int64(nanoseconds) : 0, rate)
     }
 
     /// Makes `zone` the process's `TimeZone.current` (through `TZ`, which Foundation reads for the system zone).
@@ -27,7 +36,4 @@ enum DeviceClockBinding {
         tzset()
         NSTimeZone.resetSystemTimeZone()
     }
-
-    /// The host's wall clock, for what must stay real whatever the device says (a desktop notification's stamp).
-    static var hostNow: Date { Date(timeIntervalSince1970: Double(shieldbus_host_realtime_nanoseconds()) / 1_000_000_000) }
 }

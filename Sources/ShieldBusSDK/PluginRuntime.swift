@@ -89,7 +89,7 @@ public final class PluginRuntime {
 
     /// Puts the device's clock and zone behind the process's system clock (`Date()`, `TimeZone.current`).
     private func bindDeviceClock() {
-        DeviceClockBinding.set(deviceTime: deviceClockNow, rate: deviceClockRate)
+        DeviceClockBinding.set(deviceTime: deviceClockNow, rate: deviceClockRate, offset: clockOffset)
         DeviceClockBinding.set(zone: timeZone)
     }
 
@@ -175,6 +175,8 @@ public final class PluginRuntime {
     /// After an interrupted call it is not sent: the event is handled again, and what that handling publishes (with
     /// the same causes) is what counts — this handling's later publications would follow from a call that failed.
     private func send(_ publication: Publish) throws {
+        // The connection is the plugin thread's alone: a publication from a `Task` or another queue goes out from there.
+        guard isOnPluginThread else { return enqueue { [weak self] in try? self?.send(publication) } }
         guard interruption == nil else { return logger.debug("not published (the event will be handled again): \(publication.topic)") }
         guard publications != nil, let cause = currentEvent?.seq else { return try connection.publish(publication) }
         var publication = publication
@@ -197,6 +199,7 @@ public final class PluginRuntime {
     /// Answers a request event: publishes `body` (JSON bytes) on the request's reply topic with its correlation id,
     /// so the broker routes it to the requester.
     public func reply(to request: Envelope, body: [UInt8]) throws {
+        guard isOnPluginThread else { return enqueue { [weak self] in try? self?.reply(to: request, body: body) } }
         // The request comes back with the event being handled again, and is answered then.
         guard interruption == nil else { return }
         try connection.publish(Publish(topic: Topic.reply(to: request.topic), body: body, corr: request.corr))
@@ -301,16 +304,42 @@ public final class PluginRuntime {
     /// Runs `body` on the plugin's thread and waits for it (a synchronous call from another thread), at most the
     /// call timeout: the thread runs such work between events.
     private func waitOnPluginThread<Value>(_ body: @escaping () throws -> Value) throws -> Value {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<Value, Error>?
-        enqueue {
-            result = Result { try body() }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds)) == .success, let result else {
-            throw PluginError.timeout(topic: "a call from another thread", milliseconds: callTimeoutMilliseconds)
+        let handoff = Handoff<Value>()
+        enqueue { handoff.run(body) }
+        let waited = handoff.done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds))
+        // Given up: the job must not make the call later, after its caller was told it timed out.
+        guard waited == .success, let result = handoff.cancelOrTake() else {
+            throw PluginError.timeout(topic: "a call from another thread (the plugin's thread was busy)", milliseconds: callTimeoutMilliseconds)
         }
         return try result.get()
+    }
+
+    /// A call handed to the plugin's thread: run once, or cancelled by a caller that stopped waiting.
+    private final class Handoff<Value>: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var result: Result<Value, Error>?
+        private var cancelled = false
+
+        func run(_ body: () throws -> Value) {
+            lock.lock()
+            let skip = cancelled
+            lock.unlock()
+            guard !skip else { return }
+            let outcome = Result { try body() }
+            lock.lock()
+            result = outcome
+            lock.unlock()
+            done.signal()
+        }
+
+        /// The result when there is one; otherwise marks the hand-off cancelled and gives nil.
+        func cancelOrTake() -> Result<Value, Error>? {
+            lock.lock()
+            defer { lock.unlock() }
+            if result == nil { cancelled = true }
+            return result
+        }
     }
 
     private func enqueue(_ job: @escaping () -> Void) {
@@ -321,11 +350,19 @@ public final class PluginRuntime {
 
     /// Runs the work other threads handed to this one (`onPluginThread`).
     func runJobs() {
+        runMainQueue()
         jobsLock.lock()
         let due = jobs
         jobs = []
         jobsLock.unlock()
         for job in due { job() }
+    }
+
+    /// Runs what waits on the main queue (`DispatchQueue.main.async`, `@MainActor` work): this thread is the main
+    /// thread, and on iOS an extension's main queue runs. One pass, without waiting.
+    func runMainQueue() {
+        guard Thread.isMainThread else { return }
+        _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
 
     // MARK: The loop
@@ -339,8 +376,9 @@ public final class PluginRuntime {
             return
         }
         try connection.connect(timeoutMilliseconds: 10_000)
-        settings = connection.welcome?.settings ?? [:]
+        // Bus time first: the clock is bound as each changes, and never to 1970 plus the offset.
         now = DeviceAPI.date(busTime: connection.welcome?.time ?? 0)
+        settings = connection.welcome?.settings ?? [:]
         connection.onReconnect = { [weak self] welcome in
             self?.logger.notice("reconnected to a restarted broker")
             self?.now = DeviceAPI.date(busTime: welcome.time)
@@ -364,6 +402,8 @@ public final class PluginRuntime {
                 // says goodbye instead of acknowledging, so what it has not handled — events kept in `pending`
                 // included — waits in its mailbox for its next process, as on iOS: one process per callback).
                 logger.debug("the callback is handled; this extension process ends")
+                // What the callback left queued (a main-queue block, a Task's publication) goes out before the end.
+                runJobs()
                 connection.close()
                 return
             }

@@ -11,16 +11,50 @@ enum PropertyListCoding {
     static func store(_ value: Any, forKey key: String, in store: SharedDefaults) throws -> StoreChange? {
         switch value {
         case let string as String: return try store.set(string, forKey: key)
-        case let bool as Bool: return try store.set(bool, forKey: key)
-        case let int as Int: return try store.set(int, forKey: key)
-        case let double as Double: return try store.set(double, forKey: key)
-        case let float as Float: return try store.set(Double(float), forKey: key)
         case let date as Date: return try store.set(date, forKey: key)
         case let data as Data: return try store.set(data, forKey: key)
         case let url as URL: return try store.set(url.absoluteString, forKey: key)
         default:
-            guard let tree = PropertyListValue(value) else { return nil }
-            return try store.set(tree, forKey: key)
+            switch Scalar(value) {
+            case .bool(let bool)?: return try store.set(bool, forKey: key)
+            case .int(let int)?: return try store.set(int, forKey: key)
+            case .double(let double)?: return try store.set(double, forKey: key)
+            case nil:
+                guard let tree = PropertyListValue(value) else { return nil }
+                return try store.set(tree, forKey: key)
+            }
+        }
+    }
+
+    /// A number or a Bool, whatever Swift or Foundation type holds it (iOS takes them all as NSNumber).
+    enum Scalar {
+        case bool(Bool), int(Int), double(Double)
+
+        init?(_ value: Any) {
+            if type(of: value) == Bool.self, let bool = value as? Bool {
+                self = .bool(bool)
+            } else if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+                switch String(cString: number.objCType) {
+                case "c", "B": self = .bool(number.boolValue)
+                case "f", "d": self = .double(number.doubleValue)
+                default: self = .int(number.intValue)
+                }
+            } else if let integer = value as? any BinaryInteger, let int = Int(exactly: integer) {
+                self = .int(int)
+            } else if let floating = value as? any BinaryFloatingPoint {
+                self = .double(Double(floating))
+            } else {
+                return nil
+            }
+        }
+
+        /// As iOS gives numbers back: an NSNumber, which `as? Int`, `as? Double` and `as? Bool` all read.
+        var object: NSNumber {
+            switch self {
+            case .bool(let bool): return NSNumber(value: bool)
+            case .int(let int): return NSNumber(value: int)
+            case .double(let double): return NSNumber(value: double)
+            }
         }
     }
 
@@ -31,9 +65,9 @@ enum PropertyListCoding {
         decoder.dateDecodingStrategy = .secondsSince1970
         switch entry.typeTag {
         case "String": return try? decoder.decode(String.self, from: bytes)
-        case "Bool": return try? decoder.decode(Bool.self, from: bytes)
-        case "Int", "Int64", "Int32": return try? decoder.decode(Int.self, from: bytes)
-        case "Double", "Float": return try? decoder.decode(Double.self, from: bytes)
+        case "Bool": return (try? decoder.decode(Bool.self, from: bytes)).map { NSNumber(value: $0) }
+        case "Int", "Int64", "Int32": return (try? decoder.decode(Int.self, from: bytes)).map { NSNumber(value: $0) }
+        case "Double", "Float": return (try? decoder.decode(Double.self, from: bytes)).map { NSNumber(value: $0) }
         case "Date": return try? decoder.decode(Date.self, from: bytes)
         case "Data": return try? decoder.decode(Data.self, from: bytes)
         case "PropertyListValue": return (try? decoder.decode(PropertyListValue.self, from: bytes))?.value
@@ -52,10 +86,12 @@ indirect enum PropertyListValue: Codable {
     init?(_ value: Any) {
         switch value {
         case let string as String: self = .string(string)
-        case let bool as Bool: self = .bool(bool)
-        case let int as Int: self = .int(int)
-        case let double as Double: self = .double(double)
-        case let float as Float: self = .double(Double(float))
+        case _ where PropertyListCoding.Scalar(value) != nil:
+            switch PropertyListCoding.Scalar(value)! {
+            case .bool(let bool): self = .bool(bool)
+            case .int(let int): self = .int(int)
+            case .double(let double): self = .double(double)
+            }
         case let date as Date: self = .date(date)
         case let data as Data: self = .data(data)
         case let url as URL: self = .string(url.absoluteString)
@@ -80,9 +116,9 @@ indirect enum PropertyListValue: Codable {
     var value: Any {
         switch self {
         case .string(let value): return value
-        case .bool(let value): return value
-        case .int(let value): return value
-        case .double(let value): return value
+        case .bool(let value): return NSNumber(value: value)
+        case .int(let value): return NSNumber(value: value)
+        case .double(let value): return NSNumber(value: value)
         case .date(let value): return value
         case .data(let value): return value
         case .array(let items): return items.map(\.value)

@@ -44,11 +44,23 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
 
     public init() {}
 
+    private var late: ((Value) -> Void)?
+
     /// The completion handler: the first answer counts.
     public func complete(_ answer: Value) {
         lock.lock()
-        defer { lock.unlock() }
-        if value == nil { value = answer }
+        let first = value == nil
+        if first { value = answer }
+        let lateHandler = first ? late : nil
+        lock.unlock()
+        lateHandler?(answer)
+    }
+
+    /// Called with an answer that comes after the waiting gave up (to report it).
+    public func whenLate(_ handler: @escaping (Value) -> Void) {
+        lock.lock()
+        late = handler
+        lock.unlock()
     }
 
     private var answer: Value? {
@@ -64,9 +76,9 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
         while DispatchTime.now().uptimeNanoseconds < deadline {
             // A short turn of the main run loop: it runs what was queued on the main queue, then returns.
-            let ranSomething = RunLoop.main.run(mode: .default, before: Date().addingTimeInterval(0.002))
-            PluginRuntime.current?.runJobs()
-            if !ranSomething { usleep(500) }  // nothing to run yet: no busy wait
+            PluginRuntime.current?.runJobs()  // the main queue, and work handed over by other threads
+            if let answer { return answer }
+            usleep(500)  // host time: a scaled device clock must not turn this into a busy wait
             if let answer { return answer }
         }
         return answer

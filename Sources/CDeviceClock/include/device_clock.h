@@ -14,7 +14,4 @@ void shieldbus_device_clock_clear(void);
 /// Whether the device clock is set.
 int shieldbus_device_clock_is_set(void);
 
-/// The host's real-time clock, whatever the device clock says (nanoseconds since 1970).
-int64_t shieldbus_host_realtime_nanoseconds(void);
-
 #endif

@@ -53,12 +53,22 @@ open class ReferenceCompanionApp: App {
     func setUp() throws {
         let selection = try AuthorizationCenter.shared.pickActivities()
         try saveSelection(BlockList(selection))
-        try startSchedules(afterLostAuthorization: lostAuthorization)
-        if lostAuthorization { try raiseTheDaysSpeedBumpAgain() }
-        isSetUp = true
-        lostAuthorization = false
+        var refused: Error?
+        do {
+            try startSchedules(afterLostAuthorization: lostAuthorization)
+            if lostAuthorization { try raiseTheDaysSpeedBumpAgain() }
+        } catch {
+            // A registration refused (the activity limit full after an approval): what is due now is still shielded,
+            // by the synchronous check below (explore: habit-lock 147).
+            refused = error
+        }
+        if refused == nil {
+            isSetUp = true
+            lostAuthorization = false
+        }
         // The synchronous check also covers a launch after a force-quit or a device restart.
         foregroundCheck()
+        if let refused { throw refused }
     }
 
     /// An approval after launch (declined at first, allowed later, or allowed again after a revocation) sets the app

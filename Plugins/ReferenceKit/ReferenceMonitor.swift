@@ -252,6 +252,21 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         }
     }
 
+    /// The daily interval started again mid-unlock — the app registered it anew after an approval. A revocation took the
+    /// unlock's chained checks with every other schedule, so nothing would re-block at its end (explore: habit-lock 117):
+    /// the chain starts again when no check of it is registered.
+    func checkTheRunningUnlock(_ state: LockState) {
+        guard let quotaEnd = state.quotaEnd else { return }
+        do {
+            let registered = try center.monitoredActivities()
+            let held = (try? defaults.double(forKey: SharedKey.reserveCheck)) ?? nil
+            guard !registered.contains(where: { isChainSlot($0) || isWarningSlot($0) }), held == nil else { return }
+            for check in initialChecks(from: now, quotaEnd: quotaEnd) { try scheduleCheck(at: check) }
+        } catch {
+            logger?.error("cannot check the running unlock again: \(error)")
+        }
+    }
+
     /// A re-check fired: re-block if the unlock is over, else chain the next check.
     open func runCheck() {
         guard let state = readState() else { return }
@@ -293,8 +308,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         } else if activity == names.daily {
             // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight (explore
             // found one cut at 00:00). The daily interval also "starts" again when the app re-registers it mid-day.
-            if let state = readState(), options.product == .habitLock, unlockHasEnded(state) {
+            guard let state = readState(), options.product == .habitLock else { return }
+            if unlockHasEnded(state) {
                 reblock(state, reason: "a new day")
+            } else {
+                checkTheRunningUnlock(state)
             }
         } else if names.isFocus(activity) || (activity == names.selection && options.product == .focusWindow) || activity == names.focusCheck {  // the selection's start: set-up
             syncFocusHours()

@@ -1,0 +1,53 @@
+import BusProtocol
+import Configuration
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// An approval after a revocation (habit-lock 117 and 147, found by explore seeds 1–1000). A revocation takes the
+/// app's shields and every schedule with it. Approved again in the middle of an unlock, the app registered its daily
+/// schedules but nothing re-blocked at the unlock's end (117: YouTube usable for hours after it); approved with
+/// DeviceActivity's 20 activities taken, the set-up stopped at the first refused registration, before the synchronous
+/// check that shields what is due (147: reddit.com usable 38 minutes).
+extension ExploreRegressionTests {
+    /// Generated days in four zones (a spring-forward and a fall-back day among them), both profiles: the day's habits
+    /// unlock the apps, the authorization is revoked at a seeded moment, the app sometimes force-quit or the activity
+    /// limit filled meanwhile, and approved again before or after the unlock's end. The lock invariant holds.
+    func testAnApprovalAfterARevocationShieldsWhatIsDueAndKeepsTheUnlocksEnd() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("habit-lock")
+        let places = [("America/New_York", "2026-03-08"), ("Europe/Berlin", "2026-10-25"), ("Asia/Tokyo", "2026-11-24"),
+                      ("Australia/Sydney", "2026-10-04")]
+        let meanwhile = ["forceQuit: Habit Lock", "fillActivityLimit: true", "open: YouTube", "visit: {url: \"https://www.reddit.com/\"}"]
+        var random = SeededRandom(seed: 117)
+        let checks = DayChecks()
+        for day in 0..<8 {
+            let (zone, date) = places[day % places.count]
+            let start = String(format: "%@T%02d:%02d", date, Int.random(in: 7...10, using: &random), Int.random(in: 0...59, using: &random))
+            var steps = (1...3).map { "  - {after: \(Int.random(in: 5...40, using: &random))m, habit: Habit \($0)}" }
+            // Revoked during the 30-minute unlock; approved again before its end or after it. With the activity limit
+            // filled meanwhile, after it: an unlock still running then has no slot left for the check at its end, and
+            // under ios-realistic a backgrounded app's timer does not fire either (an open question, docs/explore.md).
+            let revokedAt = Int.random(in: 2...20, using: &random), fills = day % meanwhile.count == 1
+            steps.append("  - {after: \(revokedAt)m, authorize: revoked}")
+            steps.append("  - {after: 1m, \(meanwhile[day % meanwhile.count])}")
+            steps.append(fills ? "  - {after: \(30 - revokedAt + Int.random(in: 1...20, using: &random))m, authorize: approved}"
+                               : "  - {after: \(Int.random(in: 5...60, using: &random))s, authorize: approved}")
+            steps.append("  - {after: \(Int.random(in: 1...40, using: &random))m, open: Instagram}")
+            for profile in ["faithful", "ios-realistic"] {
+                let scenario = """
+                name: approval-after-revocation-\(day)
+                start: \(start)
+                timeZone: \(zone)
+                profile: \(profile)
+                seed: \(117 + day)
+                end: after 3h
+                steps:
+                \(steps.joined(separator: "\n"))
+
+                """
+                checks.add(configuration, scenario, expectations: nil, "day \(day), \(profile):\n\(scenario)")
+            }
+        }
+        try assertDaysHold(checks)
+    }
+}

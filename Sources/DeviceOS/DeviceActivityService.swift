@@ -175,10 +175,19 @@ final class DeviceActivityService {
         usageChanged()
     }
 
-    func stopAll(reason: String) { stopMonitoring(activityNames) }
+    /// A revocation: every activity of the app stops — its other activities too, which held places of the limit.
+    func stopAll(reason: String) {
+        stopMonitoring(activityNames)
+        guard otherActivities != 0 else { return }
+        otherActivities = 0
+        device.save(otherActivities, key: "deviceactivity.otherActivities")
+    }
 
-    /// The app's other activities take every place the limit leaves free (a scenario's `fillActivityLimit`).
+    /// The app's other activities take every place the limit leaves free (a scenario's `fillActivityLimit`) — when the
+    /// app may monitor: without authorization its other features cannot register activities either (`startMonitoring`
+    /// throws `.unauthorized`), so the limit fills only once some app is approved.
     func fillLimit() {
+        guard device.settings.products.contains(where: { device.authorization.status(ofProduct: $0.name) == .approved }) else { return }
         // Per app: the app with the most activities is left with no free place.
         let perProduct = Dictionary(grouping: monitors.values, by: { $0.registration.product ?? "" }).values.map(\.count)
         otherActivities = max(0, DeviceActivityMonitoringError.maximumActivities - (perProduct.max() ?? 0))

@@ -50,4 +50,40 @@ extension ExploreRegressionTests {
         }
         try assertDaysHold(checks)
     }
+
+    /// The app's other activities cannot fill DeviceActivity's limit while the app is unauthorized (iOS refuses
+    /// `startMonitoring` then), and a revocation stops them with the product's own (focus-window 147: revoked, the
+    /// limit filled, approved — no place was left for the focus hours, and X stayed usable through them). Approved
+    /// again, the product registers its schedules and the next focus hours are shielded; a limit filled after the
+    /// approval still leaves the product the places it took.
+    func testTheLimitFillsOnlyWhileTheAppMayMonitor() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("focus-window")
+        var scenarios: [(configuration: String, scenario: String, arguments: [String])] = []
+        for profile in ["faithful", "ios-realistic"] {
+            for fillAfterApproval in [false, true] {
+                let meanwhile = ["  - {after: 10m, authorize: revoked}", "  - {after: 5m, fillActivityLimit: true}", "  - {after: 3s, authorize: approved}"]
+                let steps = fillAfterApproval ? [meanwhile[0], meanwhile[2], "  - {after: 1m, fillActivityLimit: true}"] : meanwhile
+                scenarios.append((configuration, """
+                    name: limit-and-authorization
+                    start: 2026-11-24T07:30
+                    timeZone: Europe/Berlin
+                    profile: \(profile)
+                    seed: 147
+                    end: after 3h
+                    steps:
+                    \(steps.joined(separator: "\n"))
+                      - {at: "09:30", open: X}
+                    expect:
+                      - {at: "09:31", shielded: X}
+
+                    """, []))
+            }
+        }
+        for (run, day) in zip(try ScenarioRun.runAll(scenarios), scenarios) {
+            XCTAssertEqual(run.exitStatus, 0, "\(day.scenario)\n\(run.errors.suffix(1200))")
+            XCTAssertTrue(run.errors.contains("lock invariant    held"), "\(day.scenario)\n\(run.errors.suffix(600))")
+            let refused = run.events("deviceactivity.start-monitoring.reply").filter { $0.bodyValue["ok"]?.boolValue == false }
+            XCTAssertTrue(refused.isEmpty, "\(day.scenario): \(refused.map(\.bodyValue))")
+        }
+    }
 }

@@ -146,9 +146,11 @@ final class DeviceActivityService {
         let now = device.now
         let product = owner(of: requester)
         let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
+        // Judged on the device clock, which the schedules run on (`currentInterval`): on true time, a clock set back
+        // put a check planned for tonight on tomorrow's date (explore: focus-window 743, the eve of a spring-forward).
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
                                                monitoredActivityCount: monitoredCount + otherActivities + (existing == nil ? 1 : 0),
-                                               authorizationStatus: device.authorization.status(of: requester), now: now)
+                                               authorizationStatus: device.authorization.status(of: requester), now: device.wallNow)
         if let existing {
             cancelTimers(existing)
             if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {

@@ -77,3 +77,8 @@ struct SliceTable: Equatable {
         }
     }
 }
+
+extension SharedDefaults {
+    /// Whether a key pattern (an exact key, or a prefix ending in `*`, as slices and `shared:` write them) matches `key`.
+    public static func pattern(_ pattern: String, matches key: String) -> Bool { SliceTable.matches(pattern, key) }
+}

@@ -8,6 +8,9 @@ import ScreenTime
 /// Schedules persist across restarts. Callbacks go out as `deviceactivity.*` events at their instants —
 /// unless the ios-realistic quirks make them late, early, rounded to the minute, or lost. On a device with several
 /// products, each app's activities are its own: its plugins list, stop and hear only those, 20 at most.
+///
+/// Why one file past 500 lines: registration, planning, the quirks' fates, threshold counting and persistence all
+/// act on the same private `Monitor` records and their timers, which no other part of the device may touch.
 final class DeviceActivityService {
     /// A monitored activity as persisted.
     struct Registration: Codable {

@@ -173,7 +173,7 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
             let previous = try store.entry(forKey: key)?.writer
             guard let change = try body(store, key) else { return }
             if isGroup, let previous, previous != change.writer, previous != SharedDefaults.administrator,
-               !shared.contains(where: { Self.matches($0, key) }) {
+               !shared.contains(where: { SharedDefaults.pattern($0, matches: key) }) {
                 SharedWriteReport.multipleWriters(group: store.suiteName, key: key, previous: previous, writer: change.writer)
             }
         } catch let error as PropertyListCoding.Failure {
@@ -184,10 +184,6 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
             PluginRuntime.current?.reportWriteFailure("\(key) in \(store.suiteName)", error)
                 ?? FileHandle.standardError.write(Data("cannot write \(key) in \(store.suiteName): \(error)\n".utf8))
         }
-    }
-
-    private static func matches(_ pattern: String, _ key: String) -> Bool {
-        pattern.hasSuffix("*") ? key.hasPrefix(pattern.dropLast()) : key == pattern
     }
 
     // MARK: Opening

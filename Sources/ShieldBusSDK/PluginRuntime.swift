@@ -10,6 +10,10 @@ import Glibc
 /// The running plugin's link to the bus: one connection, the bus clock as the plugin sees it, synchronous
 /// calls to the OS, and the event loop that dispatches events, acknowledges them, heartbeats and reconnects.
 ///
+/// Why one file past 500 lines: the loop's state — events kept during a call, the handled record, an interrupted
+/// handling, work handed over by other threads — is private and shared by dispatch, calls and publications alike;
+/// split, it would have to be opened to the whole module.
+///
 /// One per process (`PluginRuntime.current`), as Apple's APIs (`ManagedSettingsStore()`,
 /// `DeviceActivityCenter()`) reach the OS without being handed a connection.
 public final class PluginRuntime {
@@ -312,34 +316,6 @@ public final class PluginRuntime {
             throw PluginError.timeout(topic: "a call from another thread (the plugin's thread was busy)", milliseconds: callTimeoutMilliseconds)
         }
         return try result.get()
-    }
-
-    /// A call handed to the plugin's thread: run once, or cancelled by a caller that stopped waiting.
-    private final class Handoff<Value>: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        private let lock = NSLock()
-        private var result: Result<Value, Error>?
-        private var cancelled = false
-
-        func run(_ body: () throws -> Value) {
-            lock.lock()
-            let skip = cancelled
-            lock.unlock()
-            guard !skip else { return }
-            let outcome = Result { try body() }
-            lock.lock()
-            result = outcome
-            lock.unlock()
-            done.signal()
-        }
-
-        /// The result when there is one; otherwise marks the hand-off cancelled and gives nil.
-        func cancelOrTake() -> Result<Value, Error>? {
-            lock.lock()
-            defer { lock.unlock() }
-            if result == nil { cancelled = true }
-            return result
-        }
     }
 
     private func enqueue(_ job: @escaping () -> Void) {

@@ -160,7 +160,7 @@ open class ReferenceCompanionApp: App {
         guard options.product == .speedBump, try defaults.string(forKey: SharedKey.speedBumpDay) == DayKey.deviceToday(),
               let raised = try defaults.double(forKey: SharedKey.speedBumpRaised) else { return }
         let dismissedSince = try defaults.double(forKey: SharedKey.nudgeCooldownUntil).map { $0 > raised } ?? false
-        let dismissed = dismissedSince ? try defaults.string(forKey: SharedKey.nudgeApplication).map { [ApplicationToken(rawValue: $0)] } ?? [] : []
+        let dismissed = dismissedSince ? try DismissedApplication.current(in: defaults).map { [$0] } ?? [] : []
         let list = ReferenceMonitor.currentBlockList(try readStateRepairingFromPicker(), center: center, names: ReferenceMonitorNames(options: options))
         try shields.block(list, passing: Set(dismissed))
     }

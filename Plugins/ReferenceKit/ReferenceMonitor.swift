@@ -286,6 +286,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     // MARK: Callbacks
 
     open override func intervalDidStart(for activity: DeviceActivityName) {
+        keepTheDismissedApplicationCurrent()
         guard !isWarningSlot(activity), !checksAtEndWarning().contains(activity.rawValue) else { return }  // its check is the end warning
         checkIsDue(for: activity)
     }
@@ -344,6 +345,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     }
 
     open override func intervalDidEnd(for activity: DeviceActivityName) {
+        keepTheDismissedApplicationCurrent()
         if names.isFocus(activity) {
             syncFocusHours()
             return
@@ -355,6 +357,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override func eventDidReachThreshold(_ event: DeviceActivityEvent.Name, activity: DeviceActivityName) {
         guard options.product == .speedBump, var state = readState() else { return }
+        keepTheDismissedApplicationCurrent()
         // The OS's own copy of the event has today's tokens; the saved ones go stale after an OS update (FB14237883).
         if let current = try? center.monitoredEvents(for: activity)[event] {
             state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
@@ -557,7 +560,20 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// The app the last dismiss let through.
     func dismissedApplication() -> Set<ApplicationToken> {
-        ((try? defaults.string(forKey: SharedKey.nudgeApplication)) ?? nil).map { [ApplicationToken(rawValue: $0)] } ?? []
+        ((try? DismissedApplication.current(in: defaults)) ?? nil).map { [$0] } ?? []
+    }
+
+    /// After an OS update, the dismissed app in today's tokens (`DismissedApplication`), found in the OS's copies.
+    func keepTheDismissedApplicationCurrent() {
+        // Only while a dismiss let an app through a speed bump that is up: the one time the shield is written anew.
+        guard options.product == .speedBump, ((try? defaults.string(forKey: SharedKey.speedBumpDay)) ?? nil) != nil,
+              ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil) != nil,
+              let event = try? center.monitoredEvents(for: names.selection)[names.selectionEvent] else { return }
+        do {
+            try DismissedApplication.keepCurrent(in: defaults, selected: event.applications, shield: try shields.store.shield.current())
+        } catch {
+            logger?.error("cannot record the dismissed app in today's tokens: \(error)")
+        }
     }
 
     /// Whether a dismiss's cooldown runs.

@@ -39,6 +39,8 @@ public enum SharedKey {
     public static let plannedChecks = "monitor.plannedChecks"
     /// The activities registered with their check as the interval's end warning: their start means nothing.
     public static let checksAtEndWarning = "monitor.checksAtEndWarning"
+    /// The app the last dismiss let through, in the tokens of the OS update since (`DismissedApplication`).
+    public static let dismissedApplicationNow = "monitor.dismissedApplication"
 }
 
 /// The checks the monitor planned at one instant (seconds since 1970): for each check's instant, how many times. A

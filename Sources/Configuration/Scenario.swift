@@ -217,8 +217,11 @@ public struct Scenario: Sendable {
 
     static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {
         // Only IANA names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
+        // The known list holds one name per zone and misses current IANA names that tzdata keeps as links
+        // (Asia/Kolkata beside Asia/Calcutta): any Area/Location name the system resolves is a zone too.
         let known = TimeZone.knownTimeZoneIdentifiers
-        if known.contains(name) || name == "UTC", let zone = TimeZone(identifier: name) { return zone }
+        let isAreaLocation = name.contains("/") && !name.hasPrefix("Etc/")
+        if known.contains(name) || name == "UTC" || isAreaLocation, let zone = TimeZone(identifier: name) { return zone }
         let suggestion = closest(to: name, in: known).map { " — did you mean '\($0)'?" } ?? ""
         throw value.error("expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
     }

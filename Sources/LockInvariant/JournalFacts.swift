@@ -74,6 +74,10 @@ struct JournalFacts {
     /// change it announced (`plugin` nil: the person's answer or a revocation, for every app; or the policy's answer
     /// to a request, which the reply that follows repeats).
     private(set) var authorizations: [(at: Date, plugin: String?, approved: Bool)] = []
+    /// When an iOS update regenerated every token (`device.os-updated`).
+    private(set) var osUpdates: [Date] = []
+    /// DeviceActivity callbacks the OS delivered, each with the plugin that registered its activity.
+    private(set) var callbacks: [(at: Date, registrant: String?)] = []
     /// Tokens as the OS named them: (epoch, kind, name) → token.
     private var tokens: [TokenKey: String] = [:]
 
@@ -198,6 +202,8 @@ struct JournalFacts {
         var started = false
         /// The `corr` of each `start-monitoring` request with events, until its reply.
         var thresholdRegistrations: Set<String> = []
+        /// The plugin that last registered each activity (the source of its `start-monitoring` request).
+        var registrants: [String: String] = [:]
         /// The requester (its source, stamped by the broker) of each authorization request, by `corr`, until its reply.
         var authorizationRequesters: [String: String] = [:]
 
@@ -219,6 +225,10 @@ struct JournalFacts {
                 if let zone = body["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) { facts.zones.change(to: zone, at: at) }
             case DeviceTopic.osUpdated:
                 if let value = body["tokenEpoch"]?.intValue { epoch = Int(value) }
+                facts.osUpdates.append(at)
+            case DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning,
+                 DeviceTopic.intervalWillEndWarning, DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning:
+                facts.callbacks.append((at, body["activity"]?.stringValue.flatMap { registrants[$0] }))
             case DeviceTopic.habitCompleted:
                 if let habit = body["habit"]?.stringValue { facts.habitCompletions.append((at, habit)) }
             case DeviceTopic.appOpened, DeviceTopic.webVisited:
@@ -239,6 +249,7 @@ struct JournalFacts {
                 guard let shield, let action = body["action"]?.stringValue.flatMap(ShieldAction.init(rawValue:)) else { return }
                 facts.presses.append(Press(at: at, action: action, target: shield.target))
             case DeviceTopic.startMonitoringRequest:
+                if let activity = body["activity"]?.stringValue { registrants[activity] = envelope.source }
                 if let corr = envelope.corr, body["events"]?.objectValue?.isEmpty == false { thresholdRegistrations.insert(corr) }
             case DeviceTopic.startMonitoringReply:
                 guard let corr = envelope.corr, thresholdRegistrations.remove(corr) != nil else { return }

@@ -135,7 +135,7 @@ struct ProductJudge {
             if let cached = locksCache[target] { return cached }
             var locks = rules.locks(for: target, facts: facts)
             if !unauthorized.intervals.isEmpty { locks.periods = locks.periods.subtracting(unauthorized) }
-            locksCache[target] = (locks, locks.periods.complement(in: facts.range))
+            locksCache[target] = (locks, locks.periods.complement(in: facts.range).subtracting(locks.mayBeShielded))
             return locksCache[target]!
         }
         var found: [LockViolation] = []

@@ -181,6 +181,9 @@ public struct ProductRules {
                 if let next { period = period.subtracting(Periods([DateInterval(start: next, end: day.end)])) }
                 if let nudge = nudges.first(where: { $0.target == target && $0.at >= lockStart && $0.at < (next ?? day.end) }) {
                     period = period.subtracting(Periods([DateInterval(start: nudge.at, end: next ?? day.end)]))
+                    if let forgotten = dismissForgotten(at: nudge.at, until: next ?? day.end, facts: facts) {
+                        locks.mayBeShielded.insert(DateInterval(start: forgotten, end: next ?? day.end))
+                    }
                 }
                 locks.periods = locks.periods.union(period)
                 reached = resumed == nil ? nil : next
@@ -189,6 +192,20 @@ public struct ProductRules {
             }
         }
         return locks
+    }
+
+    /// The approval from which a dismiss's pass (from `dismissed` to `passEnd`) may be shielded again — the lead's
+    /// ruling (docs/explore.md, "A dismiss an iOS update and a revocation forgot"): an iOS update regenerated every
+    /// token after the dismiss, and a revocation cleared the shields before the product's monitor ran again. The
+    /// OS's copies that name the dismissed app in the new tokens (the store that lets it through) are gone, and tokens
+    /// are opaque: raising the speed bump again at the approval, the product cannot leave that one app out.
+    private func dismissForgotten(at dismissed: Date, until passEnd: Date, facts: JournalFacts) -> Date? {
+        for revoked in facts.unauthorized(plugins: plugins).intervals where revoked.start > dismissed && revoked.end < passEnd {
+            guard let update = facts.osUpdates.last(where: { $0 > dismissed && $0 < revoked.start }) else { continue }
+            let monitorRan = facts.callbacks.contains { $0.at > update && $0.at < revoked.start && $0.registrant.map(plugins.contains) ?? false }
+            if !monitorRan { return revoked.end }
+        }
+        return nil
     }
 
     /// When the day's first lock starts, if its count reaches the threshold, and where that count began if not at the

@@ -102,4 +102,7 @@ struct Locks {
     var periods = Periods()
     /// The grace of a lock beginning at that instant, where it differs from `ProductRules.grace`.
     var graces: [Date: TimeInterval] = [:]
+    /// Outside the locks, where a shield is no fault either: the product cannot tell the target from the others (a
+    /// ruling in docs/explore.md names each case).
+    var mayBeShielded = Periods()
 }

@@ -91,6 +91,15 @@ final class ScenarioTests: XCTestCase {
         assertError("name: t\nstart: 2026-11-23T06:30\nsteps: []\nstepz: []\n", line: 4, key: "stepz", message: "unknown key — did you mean 'steps'?")
     }
 
+    /// A current IANA name that tzdata keeps as a link, missing from `TimeZone.knownTimeZoneIdentifiers` (which lists
+    /// the old Asia/Calcutta), is a zone; abbreviations and offsets are still refused.
+    func testEveryIANANameTheSystemResolvesIsAZone() throws {
+        let kolkata = try parse("name: t\nstart: 2026-11-23T06:30\ntimeZone: Asia/Kolkata\nsteps: []\n")
+        XCTAssertEqual(kolkata.start, utc("2026-11-23 01:00:00"), "06:30 in India is 01:00 UTC")
+        assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: CET\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
+        assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: Etc/GMT+1\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
+    }
+
     func testALargeSeedFitsInUInt64() throws {
         XCTAssertEqual(try parse("name: t\nstart: 2026-11-23T06:30\nseed: 18446744073709551615\nsteps: []\n").seed, UInt64.max)
     }

@@ -303,7 +303,12 @@ public struct HabitCompleted: Codable, Hashable {
 /// device answered (false: still busy after a few seconds; a failure to record it is an error reply instead).
 public struct InputOutcome: Codable, Hashable {
     public var handled: Bool
-    public init(handled: Bool) { self.handled = handled }
+    /// What is on screen once the input was handled: the app or page in front, and the shield over it, if any.
+    public var screen: DeviceLook?
+    public init(handled: Bool, screen: DeviceLook? = nil) {
+        self.handled = handled
+        self.screen = screen
+    }
 }
 
 /// An empty reply value.

@@ -13,12 +13,16 @@ final class DeviceClock {
     /// The IANA zone in force.
     private(set) var timeZone: TimeZone
     private(set) var calendar: ScheduleCalendar
+    /// Whether the zone in force is the one the device's state last ran in (false: a fresh device's configured zone).
+    let zoneIsStored: Bool
     private let state: DeviceStateStore
 
     init(state: DeviceStateStore, defaultTimeZone: TimeZone) throws {
         self.state = state
         offsetMilliseconds = try state.load(Int64.self, key: "clock.offsetMs") ?? 0
-        timeZone = try state.load(String.self, key: "clock.timeZone").flatMap(TimeZone.init(identifier:)) ?? defaultTimeZone
+        let stored = try state.load(String.self, key: "clock.timeZone").flatMap(TimeZone.init(identifier:))
+        zoneIsStored = stored != nil
+        timeZone = stored ?? defaultTimeZone
         calendar = ScheduleCalendar(timeZone: timeZone)
     }
 

@@ -74,6 +74,8 @@ public final class DeviceOS: BrokerService {
     private(set) var webContent: WebContentFilter!
     private(set) var clock: DeviceClock!
     private var scenario: ScenarioPlayer?
+    /// The zone the device was switched on in, when it differs from the one its state last ran in (applied once ready).
+    private var switchedOnIn: TimeZone?
     private var correlation: UInt64 = 0
     /// Tools' inputs waiting for the plugins to handle them.
     private lazy var inputs = InputConfirmations(device: self)
@@ -99,7 +101,12 @@ public final class DeviceOS: BrokerService {
         if let scenario { self.scenario = ScenarioPlayer(scenario: scenario, resumeAt: resuming, crashAtStep: crashAtStep) }
         // Every stored value is read now, before anything starts: a bad one stops the run with its key.
         try loadParts()
+        // A phone switched on in another zone than the one it was switched off in (the state kept, the configuration's
+        // or scenario's zone another): the zone changes at start, as iOS's automatic time zone does. Not when a killed
+        // broker resumes its scenario, whose steps may have changed the zone.
+        if resuming == nil, clock.timeZone.identifier != settings.timeZone.identifier { switchedOnIn = settings.timeZone }
     }
+
 
     /// Where the scenario played on the state in `statePath` stopped (nil: none was played there).
     public static func scenarioProgress(statePath: String) throws -> ScenarioProgress? {
@@ -110,10 +117,16 @@ public final class DeviceOS: BrokerService {
     public func attach(to bus: BrokerBus) {
         self.bus = bus
         bus.whenReady { [unowned self] in
-            JournalCatchUp(device: self).announceWhatTheJournalLacks()
+            JournalCatchUp(device: self).announceWhatTheJournalLacks(zoneToCome: switchedOnIn)
             usage.recordUseLeftInProgress()
             activity.resume()
             lifecycle.resumeTimers()
+            if let zone = switchedOnIn {
+                switchedOnIn = nil
+                setTimeZone(zone.identifier)
+            } else if !clock.zoneIsStored {
+                saveClock { try clock.setTimeZone(clock.timeZone) }  // the zone it runs in, for the next start to compare
+            }
             if settings.clockTicks { ClockTicker(device: self).start() }
             scenario?.start(on: self)
         }
@@ -175,6 +188,13 @@ public final class DeviceOS: BrokerService {
 
     func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {
         bus.emit(topic: topic, bodyJSON: body.jsonBytes, audience: audience, fact: fact)
+    }
+
+    /// The person's action did nothing (a press with no shield up, a tap with no notification): said on the bus as
+    /// an error, and to the tool whose input it was (`shieldbus do` then exits non-zero instead of saying "done").
+    func actionDidNothing(_ code: String, _ message: String) {
+        emit(topic: "bus.error", body: ["code": .string(code), "sender": "broker", "message": .string(message)])
+        inputs.refuse(DeviceError(code: code, message: message))
     }
 
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.

@@ -3,8 +3,9 @@ import BusProtocol
 import DeviceAPI
 
 /// A tool's input (`shieldbus do`) is answered once the plugins have handled what it caused, and with a failure
-/// if one of them reported that it could not record it (`state.write-failed`) — never "done" for a habit the
-/// app failed to save.
+/// if one of them reported that it could not record it (`state.write-failed`) or the device did nothing with it (a
+/// press with no shield up, a tap with no notification) — never "done" for a habit the app failed to save. A success
+/// carries what is on screen after it, so the tool can say whether a shield came up.
 final class InputConfirmations {
     /// How long a tool's input waits for the plugins (wall time): less than the tool's own 5 s, so the tool hears
     /// an answer even when a plugin is slow; it is then told the input was not yet handled.
@@ -13,12 +14,16 @@ final class InputConfirmations {
     private struct Waiting {
         let request: Envelope
         var failures: [String] = []
+        /// Why the input did nothing (the first reason), if it did nothing.
+        var refusal: DeviceError?
         var timer: UInt64 = 0
     }
 
     private unowned let device: DeviceOS
     /// By the request's sequence number.
     private var waiting: [UInt64: Waiting] = [:]
+    /// The input whose action runs now (actions run synchronously): the one a refusal is about.
+    private var performing: UInt64?
 
     init(device: DeviceOS) {
         self.device = device
@@ -30,9 +35,22 @@ final class InputConfirmations {
     func perform(_ request: Envelope, _ action: () -> Void) {
         let seq = request.seq
         waiting[seq] = Waiting(request: request)
+        performing = seq
         action()
+        performing = nil
+        if let refusal = waiting[seq]?.refusal {
+            waiting[seq] = nil
+            return device.reply(to: request, DeviceReply<NoValue>.failure(refusal))
+        }
         waiting[seq]?.timer = device.bus.afterWallTime(milliseconds: Self.waitMilliseconds) { [weak self] in self?.answer(seq, handled: false) }
         device.bus.whenQuiet { [weak self] in self?.answer(seq, handled: true) }
+    }
+
+    /// The input being performed did nothing on the device: its tool is told why instead of "done". Outside a
+    /// tool's input (a scenario's step) nothing is waiting and this does nothing.
+    func refuse(_ error: DeviceError) {
+        guard let seq = performing, waiting[seq]?.refusal == nil else { return }
+        waiting[seq]?.refusal = error
     }
 
     /// A plugin could not record what an event asked for: counted and said on the terminal (`storage-failed`),
@@ -57,7 +75,9 @@ final class InputConfirmations {
         guard let entry = waiting.removeValue(forKey: seq) else { return }
         device.bus.cancelWallTimer(entry.timer)
         if entry.failures.isEmpty {
-            device.reply(to: entry.request, .success(InputOutcome(handled: handled)))
+            var screen = DeviceLook()
+            device.screen.look(into: &screen)
+            device.reply(to: entry.request, .success(InputOutcome(handled: handled, screen: screen)))
         } else {
             device.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: "not-recorded", message: entry.failures.joined(separator: "; "))))
         }

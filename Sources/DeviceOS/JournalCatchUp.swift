@@ -34,12 +34,13 @@ struct DeliveredCrossings: Codable {
 struct JournalCatchUp {
     let device: DeviceOS
 
-    func announceWhatTheJournalLacks() {
+    /// `zoneToCome`: the zone the device changes to at start (switched on elsewhere), which then announces the zone.
+    func announceWhatTheJournalLacks(zoneToCome: TimeZone?) {
         let lastSaid = device.bus.announced
         device.activity.forgetCrossings { activity in said(lastSaid[StatedFact.crossings(of: activity)], as: DeliveredCrossings.self) }
         let clock = device.clock!
         if said(lastSaid[StatedFact.clockOffset], as: ClockOffset.self)?.offsetMs ?? 0 != clock.offsetMilliseconds { device.announceClockOffset() }
-        if said(lastSaid[StatedFact.timeZone], as: ZoneSetting.self)?.timeZone ?? device.settings.timeZone.identifier != clock.timeZone.identifier {
+        if zoneToCome == nil, said(lastSaid[StatedFact.timeZone], as: ZoneSetting.self)?.timeZone ?? device.settings.timeZone.identifier != clock.timeZone.identifier {
             device.announceTimeZone()
         }
         if said(lastSaid[StatedFact.tokenEpoch], as: TokenEpoch.self)?.tokenEpoch ?? 0 != device.tokens.epoch { device.announceTokenEpoch() }

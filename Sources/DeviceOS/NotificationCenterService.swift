@@ -45,9 +45,9 @@ final class NotificationCenterService {
     /// The person taps a notification (the latest when `id` is nil).
     func tap(id: String?) {
         guard let notification = id.map({ wanted in entries.last { $0.request.id == wanted } }) ?? entries.last else {
-            device.emit(topic: "bus.error", body: ["code": "no-notification", "sender": "broker",
-                                                   "message": .string(id.map { "no notification with id '\($0)' was posted" } ?? "no notification was posted yet; nothing to tap")])
-            return
+            // A tapped notification leaves the list, as on iOS: "none waiting" covers never posted and tapped already.
+            return device.actionDidNothing("no-notification", id.map { "no notification with id '\($0)' is waiting to be tapped" }
+                ?? "no notification is waiting to be tapped (none was posted, or each was tapped already); the tap did nothing")
         }
         entries.removeAll { $0.request.id == notification.request.id }
         device.saving("a tapped notification") { try $0.removeItem(id: notification.request.id, list: Self.storeList) }

@@ -145,8 +145,12 @@ final class Screen {
 
     func press(_ action: ShieldAction) {
         guard let shield = presented else {
-            device.emit(topic: "bus.error", body: ["code": "no-shield", "sender": "broker", "message": .string("a shield button was pressed but no shield is on screen; the press did nothing")])
-            return
+            return device.actionDidNothing("no-shield", "a shield button was pressed but no shield is on screen; the press did nothing")
+        }
+        if action == .secondaryButtonPressed, shield.shown.configuration.secondaryButtonLabel == nil {
+            // iOS draws the secondary button only when the configuration labels it: there is nothing to press.
+            return device.actionDidNothing("no-secondary-button", "the shield over \(shield.shown.target.displayName) has no secondary button "
+                + "(its configuration sets no secondaryButtonLabel, so iOS draws none); the press did nothing")
         }
         guard pendingAction == nil else { return }  // a second press while the first is handled: ignored, like a double tap
         let audience = shield.product?.plugins

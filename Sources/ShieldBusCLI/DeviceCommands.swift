@@ -2,6 +2,7 @@ import ArgumentParser
 import BusClient
 import BusProtocol
 import BusTools
+import DeviceAPI
 import Foundation
 
 extension ShieldBus {
@@ -18,8 +19,10 @@ extension ShieldBus {
               shieldbus do habit "Read 10 pages"
               shieldbus do force-quit "Habit Lock"
 
-            The device answers once the plugins have handled the action: "done", or an error naming the plugin and \
-            what it could not record (a full or read-only App-Group store) — the command then exits with status 1.
+            The device answers once the plugins have handled the action: "done" and what is on screen after it \
+            (the app in front, and the shield over it if one came up), or an error — the command then exits with \
+            status 1: a press with no shield up or on a button the shield does not draw, a tap with no notification \
+            waiting, or a plugin that could not record the action (a full or read-only App-Group store).
             """
         )
 
@@ -48,11 +51,23 @@ extension ShieldBus {
             // The device answers once the plugins have handled the action, with an error if one could not record it.
             let outcome = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
             let what = "\(action)\(value.map { " \($0)" } ?? "")"
+            let screen = (try? DeviceAPICoding.decode(InputOutcome.self, from: outcome.jsonBytes))?.screen.map { " — \(Self.describe($0))" } ?? ""
             if outcome["handled"]?.boolValue == false {
-                print("sent: \(what) (the plugins had not finished handling it when the device answered; `shieldbus status` shows any error)")
+                print("sent: \(what)\(screen) (the plugins had not finished handling it when the device answered; `shieldbus status` shows any error)")
             } else {
-                print("done: \(what)")
+                print("done: \(what)\(screen)")
             }
+        }
+
+        /// What the person sees, in a few words: "Instagram under a shield: “A speed bump” (drawn by shield)".
+        static func describe(_ screen: DeviceLook) -> String {
+            let front = screen.app?.application.localizedDisplayName
+                ?? screen.web.map { "\($0.webDomain.domain) in tab \($0.tab)\($0.isPrivate ? " (private)" : "")" }
+                ?? screen.shield?.target.displayName
+            guard let front else { return "the home screen" }
+            guard let shield = screen.shield else { return "\(front) in use" }
+            let title = shield.configuration.title.map { ": “\($0.text)”" } ?? ""
+            return "\(front) under a shield\(title) (drawn by \(shield.renderedBy))"
         }
     }
 

@@ -80,6 +80,32 @@ final class ClockAndPersistenceTests: XCTestCase {
         XCTAssertTrue(second.events("deviceactivity.interval-did-end").contains { $0.bodyValue["activity"]?.stringValue == "habit-lock.daily" },
                       "and ended the old one at 23:59")
     }
+
+    /// A phone switched off in Berlin and on in Tokyo (the state kept, the configuration's zone another): the zone
+    /// changes at start, announced as any change is, and the daily schedule registered in Berlin starts at Tokyo's
+    /// midnight. Switched on again where it was, nothing is announced.
+    func testAPhoneSwitchedOnInAnotherZoneChangesZoneAtStart() throws {
+        let state = TemporaryDirectory(prefix: "sbzone")
+        let day = "name: day\nstart: 2026-11-23T22:00\nsteps: []\nend: day 1 22:10\n"
+        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        XCTAssertTrue(first.events("device.time-zone-changed").isEmpty, "a fresh device starts in its zone: nothing changed")
+
+        let inTokyo = "name: tokyo\ntimeZone: Asia/Tokyo\ndevice: {companionApp: Habit Lock}\n"
+        let night = "name: night\nstart: 2026-11-24T23:50\nsteps: []\nend: day 2 00:05\n"
+        let second = try ScenarioRun.run(configuration: inTokyo, scenario: night, arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(second.exitStatus, 0, second.errors)
+        let changes = second.events("device.time-zone-changed")
+        XCTAssertEqual(changes.compactMap { $0.bodyValue["timeZone"]?.stringValue }, ["Asia/Tokyo"], "announced once, at start")
+        XCTAssertEqual(changes.first?.time, second.journal.first?.time, "at the start, before the night goes on")
+        let daily = second.events("deviceactivity.interval-did-start").filter { $0.bodyValue["activity"]?.stringValue == "habit-lock.daily" }
+        XCTAssertEqual(daily.last?.time, 1_795_532_400_000, "the daily interval starts at 2026-11-25T00:00 in Tokyo: \(daily.map(\.time))")
+
+        let again = try ScenarioRun.run(configuration: inTokyo, scenario: night.replacingOccurrences(of: "2026-11-24", with: "2026-11-26"),
+                                        arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(again.exitStatus, 0, again.errors)
+        XCTAssertTrue(again.events("device.time-zone-changed").isEmpty, "switched on where it was switched off: no change")
+    }
 }
 
 /// Short-lived extensions (ios-realistic): an extension's process ends after each callback, so what it keeps

@@ -43,7 +43,7 @@ extension CrashSafetyTests {
         let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
         defer { broker.stop() }
         let group = "group.dev.shieldbus.habitlock"
-        XCTAssertEqual(try person("habit", "walk").output, "done: habit walk\n", "with room, the habit is recorded")
+        XCTAssertTrue(try person("habit", "walk").output.hasPrefix("done: habit walk — "), "with room, the habit is recorded")
 
         try disk.fill()
         let habit = try person("habit", "read")
@@ -63,7 +63,7 @@ extension CrashSafetyTests {
 
         // Space returns: the same action is recorded, and the device writes what it could not.
         try disk.free()
-        XCTAssertEqual(try person("habit", "read").output, "done: habit read\n")
+        XCTAssertTrue(try person("habit", "read").output.hasPrefix("done: habit read — "))
         let defaults = try SharedDefaults(suiteName: group, container: AppGroupContainer(root: URL(fileURLWithPath: state + "/appgroups")))
         let habits = try defaults.allKeys.filter { $0.hasPrefix("habits.") }.flatMap { try defaults.value([String].self, forKey: $0) ?? [] }
         XCTAssertEqual(habits, ["walk", "read"], "the refused habit is recorded when done again, nothing twice")
@@ -78,7 +78,7 @@ extension CrashSafetyTests {
         let device = try startDeviceOnSmallDisk()
         let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
         defer { broker.stop() }
-        XCTAssertEqual(try person("open", "Maps").output, "done: open Maps\n", "with room, the use is stored")
+        XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n", "with room, the use is stored")
 
         try disk.fill()
         let opened = try person("open", "Duolingo")
@@ -93,7 +93,7 @@ extension CrashSafetyTests {
 
         // Space returns: the next action is recorded, and with it what the device kept.
         try disk.free()
-        XCTAssertEqual(try person("home").output, "done: home\n")
+        XCTAssertEqual(try person("home").output, "done: home — the home screen\n")
         let stored = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
         let spans = try stored.prepare("SELECT json FROM usage_span")
         var used: [String] = []

@@ -1,0 +1,47 @@
+@testable import DeviceOS
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// `shieldbus do` through the real broker and the habit lock's plugins: an action that did nothing on the device
+/// exits non-zero and says why — never "done" — and one that did says what is on screen after it, so "open" tells
+/// whether a shield came up. (In CrashSafetyTests for its habit-lock configuration.)
+extension CrashSafetyTests {
+    func testThePersonsToolSaysWhatHappenedAndNeverDoneForNothing() throws {
+        let work = TemporaryDirectory(prefix: "sbperson")
+        let journal = work.file("journal.jsonl")
+        let broker = try BrokerProcess(configuration: try habitLockConfiguration(), arguments: ["--no-scenario", "--journal", journal])
+        defer { broker.stop() }
+        func person(_ arguments: String...) throws -> (status: Int32, output: String) {
+            try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+        }
+        waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { self.journal(journal).contains { $0.topic == "bus.ready" } }
+
+        let pressAtHome = try person("press", "primary")
+        XCTAssertEqual(pressAtHome.status, 1, pressAtHome.output)
+        XCTAssertFalse(pressAtHome.output.contains("done"), pressAtHome.output)
+        XCTAssertTrue(pressAtHome.output.contains("no shield is on screen"), pressAtHome.output)
+
+        let open = try person("open", "Instagram")
+        XCTAssertEqual(open.status, 0, open.output)
+        XCTAssertEqual(open.output, "done: open Instagram — Instagram under a shield: “Habits first” (drawn by shield)\n")
+
+        let secondary = try person("press", "secondary")
+        XCTAssertEqual(secondary.status, 1, "the habit lock's shield draws one button: \(secondary.output)")
+        XCTAssertTrue(secondary.output.contains("has no secondary button"), secondary.output)
+
+        let close = try person("press", "primary")
+        XCTAssertEqual(close.status, 0, close.output)
+        XCTAssertEqual(close.output, "done: press primary — the home screen\n", "the habit lock's Close closes the app")
+
+        // Each notification waiting can be tapped once (the habit lock's notifier may have posted one): then none is.
+        let posted = self.journal(journal).filter { $0.topic == "notification.posted" }.count
+        for _ in 0..<posted { XCTAssertEqual(try person("notification-tap").status, 0) }
+        let tap = try person("notification-tap")
+        XCTAssertEqual(tap.status, 1, "\(posted) posted, \(posted) tapped: \(tap.output)")
+        XCTAssertFalse(tap.output.contains("done"), tap.output)
+        XCTAssertTrue(tap.output.contains("no notification is waiting to be tapped"), tap.output)
+
+        XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n", "an app not picked is not shielded")
+    }
+}

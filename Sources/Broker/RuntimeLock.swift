@@ -68,6 +68,11 @@ public final class RuntimeLock {
         try? PrivateFile.write("\(getpid())\n", to: directory.pidPath)
     }
 
+    /// Records the state folder, for tools that are not told it (`RuntimeDirectory.stateDirectory()`).
+    public func publishStateDirectory(_ stateDirectory: String) throws {
+        try PrivateFile.write(URL(fileURLWithPath: stateDirectory).standardizedFileURL.path + "\n", to: directory.stateDirectoryPointerPath)
+    }
+
     /// Records the endpoint clients should use.
     func publishEndpoint(_ endpoint: String) throws {
         try PrivateFile.write(endpoint + "\n", to: directory.endpointFilePath)

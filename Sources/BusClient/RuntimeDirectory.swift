@@ -36,6 +36,17 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public var serverCertificatePath: String { path + "/broker.key" }
     /// The secret certificate the broker made for its own plugins and its user's tools on tcp (0600).
     public var localClientCertificatePath: String { path + "/local.key_secret" }
+    /// The state folder of the last broker that ran here (written at its start, kept after it): where `shieldbus
+    /// state` and `report` look when no `--state-dir` is given, so a broker run with its own `--state-dir` is found.
+    public var stateDirectoryPointerPath: String { path + "/state-dir" }
+    /// The state folder of the last broker that ran here, else the default `<runtime dir>/state`.
+    public func stateDirectory() -> String {
+        if let written = try? String(contentsOfFile: stateDirectoryPointerPath, encoding: .utf8) {
+            let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
+            if !trimmed.isEmpty { return trimmed }
+        }
+        return path + "/state"
+    }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
     /// Where each supervised plugin's options are written (`<name>.json`), for it to read at start: a file,

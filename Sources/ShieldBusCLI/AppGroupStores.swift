@@ -1,17 +1,23 @@
 import AppGroupStore
 import BusClient
+import DeviceOS
 import Foundation
 
 /// Where `shieldbus state` finds the device's app groups (`<state dir>/appgroups`), and which of them a
 /// command means.
 struct AppGroupStores {
-    /// The state folder given, else the broker's default one: `<runtime dir>/state`.
+    /// The state folder given, else the one the last broker of the runtime directory used (`<runtime dir>/state` by default).
     let stateDirectory: String
     let container: AppGroupContainer
 
     init(stateDirectory: String?, runtimeDirectory: String?) {
-        self.stateDirectory = stateDirectory ?? RuntimeDirectory.resolve(runtimeDirectory).path + "/state"
+        self.stateDirectory = stateDirectory ?? RuntimeDirectory.resolve(runtimeDirectory).stateDirectory()
         container = AppGroupContainer(rootPath: self.stateDirectory + "/appgroups")
+    }
+
+    /// The device's time zone, as its state last ran in (a store's times are shown in it), else UTC (no device known).
+    var deviceTimeZone: TimeZone {
+        ((try? DeviceOS.timeZone(statePath: stateDirectory + "/device.sqlite")) ?? nil) ?? TimeZone(identifier: "UTC")!
     }
 
     /// The groups a command about many groups means: the one named (which must exist), else every group.

@@ -30,7 +30,7 @@ extension ShieldBus {
         @Argument(help: "daily, weekly, monthly or range.")
         var kind: ReportContext
 
-        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD): a daily report's day, a weekly report's last day. Default: today.", valueName: "day"))
+        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD): a daily report's day, a weekly report's last day. Default: the device's today — a running broker's, or the last day the store holds.", valueName: "day"))
         var date: String?
 
         @Option(name: .long, help: ArgumentHelp("A monthly report's month (YYYY-MM). Default: this month.", valueName: "month"))
@@ -45,10 +45,10 @@ extension ShieldBus {
         @Flag(name: .long, help: "Print the report as JSON.")
         var json = false
 
-        @Option(name: .long, help: ArgumentHelp("Write the HTML page (with charts) to this file; daily and weekly share one page of the day and its week.", valueName: "file"))
+        @Option(name: .long, help: ArgumentHelp("Write the HTML page (with charts) to this file: the day and its week (daily), the week's days (weekly), the month or range.", valueName: "file"))
         var html: String?
 
-        @Option(name: .long, help: ArgumentHelp("The device's state folder to read the store from (default: <runtime dir>/state).", valueName: "dir"))
+        @Option(name: .long, help: ArgumentHelp("The device's state folder to read the store from (default: the one the runtime directory's last broker used, else <runtime dir>/state).", valueName: "dir"))
         var stateDir: String?
 
         @Option(name: .long, help: ArgumentHelp("The app group holding the report builder's days (default: the only one that holds any).", valueName: "name"))
@@ -78,7 +78,10 @@ extension ShieldBus {
             switch kind {
             case .daily, .weekly:
                 if let html {
-                    try write(HTMLReportRenderer().render(daily: try source.daily(day), weekly: try source.weekly(day)), to: html)
+                    let weekly = try source.weekly(day)
+                    // The daily page shows the day and its week; the weekly page the week's seven days as a run of days.
+                    try write(kind == .daily ? HTMLReportRenderer().render(daily: try source.daily(day), weekly: weekly)
+                                             : HTMLReportRenderer().render(range: try source.range(from: weekly.firstDay, to: weekly.lastDay)), to: html)
                 }
                 if kind == .daily {
                     try show(try source.daily(day), text: TerminalReportRenderer().render)
@@ -110,7 +113,17 @@ extension ShieldBus {
         }
 
         private func write(_ page: String, to path: String) throws {
-            try page.write(toFile: path, atomically: true, encoding: .utf8)
+            let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CommandFailure("cannot write the page to \(path): the folder \(folder) does not exist")
+            }
+            do {
+                try page.write(toFile: path, atomically: true, encoding: .utf8)
+            } catch {
+                let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+                throw CommandFailure("cannot write the page to \(path): \(underlying?.localizedDescription ?? error.localizedDescription)")
+            }
             if !json { print("wrote \(path)") }
         }
     }

@@ -269,6 +269,7 @@ struct RunPlan {
         let fresh = (scenario != nil && !options.keepState && !options.resume) || options.resetState
         runtimeLock = try RuntimeLock(runtime)
         stateLock = try StateDirectoryLock(stateDirectory)
+        try runtimeLock.publishStateDirectory(stateDirectory)
         try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
         let progress = try options.resume ? RunPlan.progress(of: scenario, in: stateDirectory) : nil
         // A resumed scenario's clock goes on at the step it had not played (virtual time; a scaled clock also

@@ -16,9 +16,48 @@ struct ShieldBus: ParsableCommand {
 
         Start a broker with `shieldbus run`, then watch it with `shieldbus tap` in another terminal.
         """,
+        version: ShieldBus.version,
         subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self, Do.self, Authorize.self, Pick.self, OSUpdate.self,
                       Notification.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self, StudioCommand.self]
     )
+
+    /// The release this build is (the bus protocol's version is in its `hello`, docs/protocol.md).
+    static let version = "0.1.0"
+
+    /// As ArgumentParser's, but a usage mistake a command finds itself (a `ValidationError` from its `run`, such as
+    /// an unknown `do` action or a body that is not JSON) is shown with that command's usage, not the top level's.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            do {
+                try command.run()
+            } catch let mistake as ValidationError {
+                let name = commandPath(of: type(of: command))
+                FileHandle.standardError.write(Data("""
+                    Error: \(mistake.message)
+                    Usage: \(usageString(for: type(of: command)))
+                      See '\(name) --help' for more information.
+
+                    """.utf8))
+                Foundation.exit(ExitCode.validationFailure.rawValue)
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// "shieldbus state list": the command names from the top level down to `command`.
+    private static func commandPath(of command: ParsableCommand.Type) -> String {
+        func path(from parent: ParsableCommand.Type) -> [String]? {
+            let name = parent.configuration.commandName ?? "\(parent)"
+            if parent == command { return [name] }
+            for child in parent.configuration.subcommands {
+                if let rest = path(from: child) { return [name] + rest }
+            }
+            return nil
+        }
+        return (path(from: ShieldBus.self) ?? ["shieldbus"]).joined(separator: " ")
+    }
 }
 
 /// Options every command that talks to a running broker shares.

@@ -30,7 +30,7 @@ struct StateOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The app group (default: every group for list and watch, the only group for get and set).", valueName: "name"))
     var group: String?
 
-    @Option(name: .long, help: ArgumentHelp("The device's state folder (default: <runtime dir>/state).", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The device's state folder (default: the one the runtime directory's last broker used, else <runtime dir>/state).", valueName: "dir"))
     var stateDir: String?
 
     @Flag(name: .long, help: "Print JSON (one object; for watch, one object per line).")
@@ -66,7 +66,7 @@ extension ShieldBus.State {
                         return .object(fields)
                     })])
                 } else {
-                    StateRendering.table(group: group, entries: entries, writers: writers).forEach(printLine)
+                    StateRendering.table(group: group, entries: entries, writers: writers, in: stores.deviceTimeZone).forEach(printLine)
                 }
             }
             if options.json { printLine(JSONValue.object(["groups": .array(groups)]).jsonText) }
@@ -151,6 +151,7 @@ extension ShieldBus.State {
             guard intervalMs > 0 else { throw ValidationError("--interval-ms must be positive") }
             let stores = options.stores
             var logs = try stores.groups(named: options.group).map { try ChangeFollower(defaults: stores.open($0)) }
+            let zone = stores.deviceTimeZone
             printError("watching \(logs.map(\.defaults.suiteName).joined(separator: ", ")) in \(stores.container.rootPath); Ctrl-C to stop")
             var seen = 0
             while count.map({ seen < $0 }) ?? true {
@@ -159,7 +160,7 @@ extension ShieldBus.State {
                     for change in try logs[index].next() {
                         quiet = false
                         let entry = try logs[index].defaults.entry(forKey: change.key)
-                        printLine(options.json ? StateRendering.json(change, now: entry).jsonText : StateRendering.line(change, now: entry))
+                        printLine(options.json ? StateRendering.json(change, now: entry).jsonText : StateRendering.line(change, now: entry, in: zone))
                         seen += 1
                         if count == seen { return }
                     }

@@ -31,12 +31,12 @@ enum StateRendering {
 
     /// One group's entries as a table.
     /// A key written by several plugins is marked, and listed with its writers after the table.
-    static func table(group: String, entries: [StoredEntry], writers: [String: [String]] = [:]) -> [String] {
+    static func table(group: String, entries: [StoredEntry], writers: [String: [String]] = [:], in zone: TimeZone) -> [String] {
         var lines = ["\(group) (\(entries.count) key\(entries.count == 1 ? "" : "s"))"]
         guard !entries.isEmpty else { return lines }
         let rows = [["KEY", "TYPE", "VERSION", "WRITER", "UPDATED", "VALUE"]] + entries.map { entry in
             [entry.key, entry.typeTag, String(entry.version), entry.writer + ((writers[entry.key]?.count ?? 0) > 1 ? " *" : ""),
-             timestamp(entry.updatedAt), shortened(entry.rawJSON)]
+             timestamp(entry.updatedAt, in: zone), shortened(entry.rawJSON)]
         }
         let widths = (0..<5).map { column in rows.map { $0[column].count }.max()! + 2 }
         for row in rows {
@@ -51,7 +51,7 @@ enum StateRendering {
     }
 
     /// One change as a line: time, group, key, version, writer, and the value it wrote (when still current).
-    static func line(_ change: StoreChange, now entry: StoredEntry?) -> String {
+    static func line(_ change: StoreChange, now entry: StoredEntry?, in zone: TimeZone) -> String {
         let what: String
         if change.removed {
             what = "removed"
@@ -60,12 +60,13 @@ enum StateRendering {
         } else {
             what = "(overwritten since)"
         }
-        return "\(timestamp(change.timestamp))  \(change.group)  \(change.key)  v\(change.version) by \(change.writer)  \(what)"
+        return "\(timestamp(change.timestamp, in: zone))  \(change.group)  \(change.key)  v\(change.version) by \(change.writer)  \(what)"
     }
 
-    /// A store time (bus time for plugins' writes) as ISO 8601 in UTC, to the millisecond.
-    static func timestamp(_ date: Date) -> String {
+    /// A store time (bus time for plugins' writes) as ISO 8601 in the device's zone, with its offset, to the millisecond.
+    static func timestamp(_ date: Date, in zone: TimeZone) -> String {
         let formatter = ISO8601DateFormatter()
+        formatter.timeZone = zone
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }

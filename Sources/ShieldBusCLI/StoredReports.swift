@@ -4,7 +4,8 @@ import UsageReports
 
 /// Reports made from the report builder's days in its App-Group store, read directly (no broker needed; reading
 /// never writes, and SQLite's write-ahead log lets it read while a broker writes). Only finished spans are stored,
-/// so the use in progress is not included. "Today" is today on this machine's clock, in the days' time zone.
+/// so the use in progress is not included. "Today" is the last day the store holds (a played day's date), else today
+/// on this machine's clock, in the days' time zone.
 /// Monthly and range reports take a month's roll-up (`MonthRollup`) instead of its days while it sums exactly the
 /// stored days, so a year decodes about a dozen roll-ups and the days of its first and last month.
 struct StoredReports: ReportSource {
@@ -91,7 +92,9 @@ struct StoredReports: ReportSource {
         return rollup.sums(stored, timeZoneIdentifier: timeZone.identifier) ? rollup : nil
     }
 
-    private func today(_ ledger: UsageLedger) -> LocalDay { ledger.day(containing: Date()) }
+    /// The device's today as the store knows it: its last day with use (a played day is the device's date, not this
+    /// machine's), else today on this machine's clock.
+    private func today(_ ledger: UsageLedger) -> LocalDay { storedDays.keys.max() ?? ledger.day(containing: Date()) }
 
     /// A ledger with the stored days a daily or weekly report ending on `day` looks at (its week of insights).
     private func ledger(endingOn day: LocalDay?) throws -> UsageLedger {

@@ -45,3 +45,24 @@ extension CrashSafetyTests {
         XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n", "an app not picked is not shielded")
     }
 }
+
+/// Usage mistakes a command finds itself are shown with that command's usage (not the top level's), and exit 64.
+final class CommandUsageTests: XCTestCase {
+    func testAMistakeShowsTheCommandsOwnUsage() throws {
+        let shieldbus = BuildProducts.path("shieldbus")
+        let cases: [([String], String, String)] = [
+            (["do", "frobnicate"], "unknown action 'frobnicate'", "Usage: shieldbus do "),
+            (["send", "app.note.added", "{bad"], "the body is not JSON", "Usage: shieldbus send "),
+        ]
+        for (arguments, error, usage) in cases {
+            let run = try runToEnd(shieldbus, arguments + ["--runtime-dir", "/nonexistent"])
+            XCTAssertEqual(run.status, 64, run.output)
+            XCTAssertTrue(run.output.contains("Error: \(error)"), run.output)
+            XCTAssertTrue(run.output.contains(usage), "the command's own usage: \(run.output)")
+            XCTAssertFalse(run.output.contains("<subcommand>"), run.output)
+        }
+        let version = try runToEnd(shieldbus, ["--version"])
+        XCTAssertEqual(version.status, 0)
+        XCTAssertEqual(version.output.split(separator: ".").count, 3, "a release number: \(version.output)")
+    }
+}

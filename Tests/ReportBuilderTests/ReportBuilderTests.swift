@@ -202,6 +202,10 @@ final class ReportBuilderTests: XCTestCase {
         XCTAssertEqual(stored.status, 0, stored.errors)
         XCTAssertTrue(stored.errors.contains("read the report builder's days in app group group.test.reports"), stored.errors)
         XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(stored.output.utf8)), answered)
+        // Without --date the store's today is its last day (the played day), not this machine's.
+        let lastPlayed = try Self.shieldbus(["report", "daily", "--json", "--state-dir", state.path])
+        XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(lastPlayed.output.utf8)).day.description,
+                       "2026-11-25", lastPlayed.errors)
 
         let table = try Self.shieldbus(["report", "weekly", "--date", "2026-11-25", "--runtime-dir", broker.runtime.path])
         XCTAssertEqual(table.status, 0, table.output)
@@ -214,6 +218,15 @@ final class ReportBuilderTests: XCTestCase {
         let text = try String(contentsOfFile: page, encoding: .utf8)
         XCTAssertTrue(text.hasPrefix("<!DOCTYPE html>") && text.contains("<svg"), "a page with SVG charts")
         try assertChromiumRenders(page: page, in: state)
+
+        // The weekly page is the week's, not the daily page again; a missing folder is said plainly.
+        let weekPage = state.file("week.html")
+        XCTAssertEqual(try Self.shieldbus(["report", "weekly", "--date", "2026-11-25", "--html", weekPage, "--runtime-dir", broker.runtime.path]).status, 0)
+        XCTAssertNotEqual(try String(contentsOfFile: weekPage, encoding: .utf8), text, "weekly and daily are different pages")
+        let nowhere = try Self.shieldbus(["report", "daily", "--html", state.file("missing/report.html"), "--state-dir", state.path])
+        XCTAssertEqual(nowhere.status, 1)
+        XCTAssertTrue(nowhere.errors.contains("the folder \(state.file("missing")) does not exist"), nowhere.errors)
+        XCTAssertFalse(nowhere.errors.contains("NSCocoaErrorDomain"), nowhere.errors)
     }
 
     private func assertChromiumRenders(page: String, in folder: TemporaryDirectory) throws {

@@ -97,6 +97,23 @@ final class StateCommandTests: XCTestCase {
         XCTAssertEqual(get.output, "30\n")
     }
 
+    /// A broker run with its own `--state-dir`: `state` given only the runtime directory finds that folder, and shows
+    /// the stores' times in the device's zone (Berlin: +01:00 in November), as the timeline does.
+    func testTheRuntimeDirectoryLeadsToTheBrokersOwnStateFolderAndItsZone() throws {
+        let state = TemporaryDirectory(prefix: "sbownstate")
+        let broker = try BrokerProcess(configuration: "name: state\ntimeZone: Europe/Berlin\nappGroups:\n  - {name: \(group), slices: {}}\n",
+                                       arguments: ["--state-dir", state.path])
+        defer { broker.stop() }
+        XCTAssertEqual(try CommandRun.shieldbus(["state", "set", "unlockMinutes", "30", "--runtime-dir", broker.runtime.path]).status, 0)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: state.file("appgroups")), "written in the broker's own state folder")
+        var listed = ""
+        try waitUntil("the device to record its zone: \(listed)") {
+            listed = try CommandRun.shieldbus(["state", "list", "--runtime-dir", broker.runtime.path]).output
+            return listed.contains("unlockMinutes") && listed.contains("+01:00")
+        }
+        XCTAssertFalse(listed.contains("Z  "), "no UTC time beside the device's: \(listed)")
+    }
+
     func testWatchPrintsEachChangeAsItIsCommitted() throws {
         let (state, container) = try makeState()
         let monitor = try SharedDefaults(suiteName: group, container: container, writer: "monitor")

@@ -55,8 +55,10 @@ public struct Explorer {
     }
 
     /// Plays every day (until the time budget is spent), `jobs` at a time; `played` hears each outcome in the days'
-    /// order, `shrunk` each failure.
-    public func explore(played: (DayOutcome) -> Void, shrunk: (ShrunkFailure) -> Void) {
+    /// order, `shrinking` each failure's shrinking as it goes (the day, the runs spent, its steps now), `shrunk` each
+    /// failure shrunk.
+    public func explore(played: (DayOutcome) -> Void, shrinking: @escaping (_ failure: DayOutcome, _ runs: Int, _ steps: Int) -> Void = { _, _, _ in },
+                        shrunk: (ShrunkFailure) -> Void) {
         let started = Date()
         let budget = options.timeBudget
         var written = Set<String>()
@@ -65,8 +67,9 @@ public struct Explorer {
             played(outcome)
             guard outcome.failed else { return }
             // A run that went wrong is written as it was: shrinking needs a verdict to keep.
-            let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
-                : Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns).shrink(outcome)
+            var shrinker = Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns)
+            shrinker.progress = { runs, steps in shrinking(outcome, runs, steps) }
+            let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0) : shrinker.shrink(outcome)
             var name = "\(product)-seed\(outcome.day.seed)"
             if written.contains(name) { name += "-\(outcome.day.profile)" }
             written.insert(name)

@@ -8,6 +8,8 @@ public struct Shrinker {
     public let runner: DayRunner
     public let jobs: Int
     public let maximumRuns: Int
+    /// Hears the shrinking go on after each batch of runs: the runs spent, and the steps the smallest failing day has.
+    public var progress: (_ runs: Int, _ steps: Int) -> Void = { _, _ in }
 
     public init(runner: DayRunner, jobs: Int, maximumRuns: Int = 80) {
         self.runner = runner
@@ -36,7 +38,9 @@ public struct Shrinker {
             while start < candidates.count && runs < maximumRuns {
                 let batch = Array(candidates[start..<min(candidates.count, start + jobs, start + maximumRuns - runs)])
                 runs += batch.count
-                if let found = runner.run(batch, jobs: jobs).first(where: { $0.failsLike(failure) }) { return found }
+                let found = runner.run(batch, jobs: jobs).first(where: { $0.failsLike(failure) })
+                progress(runs, (found ?? best).day.steps.count)
+                if let found { return found }
                 start += batch.count
             }
             return nil

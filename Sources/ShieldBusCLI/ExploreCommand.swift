@@ -92,7 +92,7 @@ extension ShieldBus {
             let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
             let started = Date()
             if !json { print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", ")) from seed \(seed), \(jobs) at a time") }
-            explorer.explore(played: report.record, shrunk: report.record)
+            explorer.explore(played: report.record, shrinking: report.shrinking, shrunk: report.record)
             report.finish(wallSeconds: Date().timeIntervalSince(started))
             if report.failures > 0 { throw ExitCode(3) }
         }
@@ -100,7 +100,8 @@ extension ShieldBus {
 }
 
 /// What explore prints: on standard output only what the seed decides (so two runs compare byte for byte);
-/// the progress bar and wall times on standard error.
+/// progress and wall times on standard error — a bar on a terminal, else a line per finished day — with the time
+/// spent and an estimate of the time left, and the shrinking of a failure as it goes.
 final class ExploreReport {
     let json: Bool
     let configPath: String
@@ -109,11 +110,31 @@ final class ExploreReport {
     private(set) var events = 0
     private(set) var failures = 0
     private let showsProgress = isatty(STDERR_FILENO) == 1
+    private let started = Date()
 
     init(json: Bool, configPath: String, total: Int) {
         self.json = json
         self.configPath = configPath
         self.total = total
+    }
+
+    /// "1m02s, about 8m40s left": the time spent, and the time the days not yet played take at the rate so far.
+    private var timing: String {
+        let elapsed = Date().timeIntervalSince(started)
+        guard played > 0, played < total else { return Self.duration(elapsed) }
+        return "\(Self.duration(elapsed)), about \(Self.duration(elapsed / Double(played) * Double(total - played))) left"
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        if whole >= 3600 { return String(format: "%dh%02dm", whole / 3600, whole % 3600 / 60) }
+        return whole >= 60 ? String(format: "%dm%02ds", whole / 60, whole % 60) : "\(whole)s"
+    }
+
+    /// A failure being shrunk: how far it has come.
+    func shrinking(_ failure: DayOutcome, runs: Int, steps: Int) {
+        let line = "shrinking seed \(failure.day.seed) (\(failure.day.profile)): \(runs) run(s), \(failure.day.steps.count) → \(steps) step(s) · \(Self.duration(Date().timeIntervalSince(started)))"
+        FileHandle.standardError.write(Data((showsProgress ? "\r\u{1B}[K" + line : line + "\n").utf8))
     }
 
     func record(_ outcome: DayOutcome) {
@@ -171,10 +192,13 @@ final class ExploreReport {
     }
 
     private func drawProgress() {
-        guard showsProgress else { return }
+        guard showsProgress else {
+            // Not on a terminal (a log, CI): a line per finished day.
+            return FileHandle.standardError.write(Data("explore: \(played)/\(total) days · \(failures) failure(s) · \(timing)\n".utf8))
+        }
         let width = 30, done = total == 0 ? width : min(width, played * width / total)
         let bar = String(repeating: "#", count: done) + String(repeating: "-", count: width - done)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(played)/\(total) days · \(events) events · \(failures) failure(s)".utf8))
+        FileHandle.standardError.write(Data("\r[\(bar)] \(played)/\(total) days · \(events) events · \(failures) failure(s) · \(timing)".utf8))
     }
 
     private func clearProgress() {

@@ -188,6 +188,9 @@ final class ExploreTests: XCTestCase {
     }
 
     /// Starts `shieldbus explore`; what it returns waits for the end and gives the exit status and the output.
+    /// Standard error of the last explore started (progress and wall times).
+    var lastErrorsFile = ""
+
     func startExplore(_ arguments: [String], in directory: TemporaryDirectory) throws -> () throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
@@ -195,7 +198,8 @@ final class ExploreTests: XCTestCase {
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let name = "explore-\(UUID().uuidString.prefix(6))"
         let output = directory.file(name + ".out")
-        try process.run(outputTo: output, errorsTo: directory.file(name + ".err"))
+        lastErrorsFile = directory.file(name + ".err")
+        try process.run(outputTo: output, errorsTo: lastErrorsFile)
         return {
             waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
             return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))
@@ -247,6 +251,11 @@ final class ExploreTests: XCTestCase {
         XCTAssertLessThanOrEqual(steps, 6, "shrunk to a handful of steps: \(output)")
         XCTAssertLessThan(steps, try XCTUnwrap(failure["originalSteps"]?.intValue))
         XCTAssertTrue(failure["account"]?.arrayValue?.first?.stringValue?.hasPrefix("usable-while-locked: ") == true, output)
+        // Not on a terminal, standard error has a line per finished day and the shrinking as it goes.
+        let progress = try String(contentsOfFile: lastErrorsFile, encoding: .utf8)
+        XCTAssertTrue(progress.contains("explore: 1/1 days · 1 failure(s) · "), progress)
+        XCTAssertTrue(progress.contains("shrinking seed 17 (faithful): "), progress)
+        XCTAssertTrue(progress.contains(" → \(steps) step(s)"), "the last shrinking line has the steps found: \(progress)")
         let file = try XCTUnwrap(failure["file"]?.stringValue)
         XCTAssertEqual(file, "explore-failures/habit-lock-seed17.yml")
         XCTAssertEqual(failure["replay"]?.stringValue, "shieldbus run --config \(config) --scenario explore-failures/habit-lock-seed17.yml")

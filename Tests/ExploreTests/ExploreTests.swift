@@ -239,9 +239,10 @@ final class ExploreTests: XCTestCase {
     /// breaks it, shrinks it to a handful of steps, and the written file replays the failure. Seed 17 (20 steps to 4):
     /// a day without the activity limit filled — on seed 3's, each failing candidate looped until `ack-timeout`, 5 s of
     /// wall time, and the test took 90–105 s.
+    /// The README's example: `Config/naive-habit-lock.yml` is this product.
     func testExploreFindsANaiveProductsBugShrinksItAndTheFileReplaysIt() throws {
         let directory = TemporaryDirectory(prefix: "sbexplore")
-        let config = try naiveConfiguration(flaw: "flag-only", in: directory)
+        let config = Self.root + "/Config/naive-habit-lock.yml"
         let arguments = ["--config", config, "--days", "1", "--seed", "17", "--profile", "faithful", "--jobs", "2", "--shrink-runs", "30", "--json"]
         let (status, output) = try explore(arguments, in: directory)
         XCTAssertEqual(status, 3, output)

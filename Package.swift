@@ -184,7 +184,7 @@ let package = Package(
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

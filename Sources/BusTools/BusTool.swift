@@ -62,14 +62,41 @@ public struct EventFormatter {
             lines.append("── \(day) (\(timeZoneName)) ──")
             lastDay = day
         }
-        var body = envelope.bodyValue.jsonText
-        if body.count > maximumBodyCharacters { body = String(body.prefix(maximumBodyCharacters - 1)) + "…" }
         let seq = "#\(envelope.seq)".padding(toLength: 7, withPad: " ", startingAt: 0)
         let topic = envelope.topic.padding(toLength: max(30, envelope.topic.count), withPad: " ", startingAt: 0)
         let source = envelope.source.padding(toLength: max(12, envelope.source.count), withPad: " ", startingAt: 0)
-        var line = "\(time)  \(seq) \(topic) \(source) \(body)"
+        var line = "\(time)  \(seq) \(topic) \(source) \(body(of: envelope))"
         if let corr = envelope.corr { line += "  corr=\(corr)" }
         lines.append(line)
         return lines
+    }
+
+    /// The body as compact JSON, cut at `maximumBodyCharacters`.
+    public func body(of envelope: Envelope) -> String {
+        let body = envelope.bodyValue.jsonText
+        return body.count > maximumBodyCharacters ? String(body.prefix(maximumBodyCharacters - 1)) + "…" : body
+    }
+
+    /// One line from a template: `{day}`, `{time}`, `{seq}`, `{topic}`, `{source}`, `{corr}`, `{body}` are replaced.
+    public func line(for envelope: Envelope, template: String) -> String {
+        let (day, time) = dayAndTime(envelope.time)
+        let fields = ["day": day, "time": time, "seq": String(envelope.seq), "topic": envelope.topic, "source": envelope.source,
+                      "corr": envelope.corr ?? "", "body": body(of: envelope)]
+        var line = template
+        for (name, value) in fields { line = line.replacingOccurrences(of: "{\(name)}", with: value) }
+        return line
+    }
+
+    /// The fields a template may use.
+    public static let templateFields = ["day", "time", "seq", "topic", "source", "corr", "body"]
+
+    /// An ANSI color per namespace: errors red, shields magenta, DeviceActivity cyan, the person's actions green.
+    public static func color(of topic: String) -> String? {
+        if topic == "bus.error" || topic.hasSuffix(".failed") { return "31" }
+        if topic.hasPrefix("shield.") { return "35" }
+        if topic.hasPrefix("deviceactivity.") { return "36" }
+        if topic.hasPrefix("activity.") || topic.hasPrefix("input.") { return "32" }
+        if topic.hasPrefix("managedsettings.") { return "33" }
+        return nil
     }
 }

@@ -10,9 +10,16 @@ extension ShieldBus {
             commandName: "tap",
             abstract: "Watch the bus live: one line per event, in sequence order.",
             discussion: """
-            Each line shows bus time, sequence number, topic, source and a compact body. Give topic \
-            prefixes (e.g. `shield.` `deviceactivity.`) to see only those. A tap joins and leaves at any \
-            time without disturbing anyone; if it cannot keep up it says how many events it missed.
+            Each line shows bus time, sequence number, topic, source and a compact body (the whole body when the \
+            output is not a terminal). Give topic patterns to see only those: a prefix (`shield.`) or a glob \
+            (`deviceactivity.*.reply`); hide some with --exclude and pick senders with --source. A tap joins and \
+            leaves at any time without disturbing anyone; if it cannot keep up it says how many events it missed.
+
+            Examples:
+              shieldbus tap --exclude state.changed
+              shieldbus tap 'deviceactivity.*' --source broker
+              shieldbus tap --format '{time} {topic} {body}' | grep Instagram
+              shieldbus tap --wait        # before the broker starts; follows it across restarts
             """
         )
 
@@ -21,20 +28,41 @@ extension ShieldBus {
         @Flag(name: .long, help: "Print JSON Lines (one envelope per line) instead of text.")
         var json = false
 
-        @Option(name: .long, help: ArgumentHelp("Also write every event to this journal file.", valueName: "file"))
+        @Option(name: .long, help: ArgumentHelp("Also write every event shown to this journal file.", valueName: "file"))
         var record: String?
 
         @Option(name: .long, help: ArgumentHelp("Stop after this many events.", valueName: "n"))
         var count: Int?
 
-        @Argument(help: "Topic prefixes to show (default: everything).")
-        var prefixes: [String] = []
+        @Option(name: .long, help: ArgumentHelp("Hide topics matching this prefix or glob; repeat for more.", valueName: "pattern"))
+        var exclude: [String] = []
+
+        @Option(name: .customLong("source"), help: ArgumentHelp("Show only events from this sender (a plugin's name, broker, scenario); repeat for more.", valueName: "name"))
+        var sources: [String] = []
+
+        @Option(name: .long, help: ArgumentHelp("A line per event from this template: {day} {time} {seq} {topic} {source} {corr} {body}.", valueName: "template"))
+        var format: String?
+
+        @Flag(name: .long, help: "Wait for a broker to start, and when it leaves, for the next one (saying which events passed meanwhile).")
+        var wait = false
+
+        @Flag(name: .long, help: "No colors (also when NO_COLOR is set or the output is not a terminal).")
+        var noColor = false
+
+        @Argument(help: "Topic prefixes or globs to show (default: everything).")
+        var patterns: [String] = []
+
+        func validate() throws {
+            if let format, !EventFormatter.templateFields.contains(where: { format.contains("{\($0)}") }) {
+                throw ValidationError("--format names no field; use some of {\(EventFormatter.templateFields.joined(separator: "} {"))}")
+            }
+            if json, format != nil { throw ValidationError("--json and --format both say how to print; choose one") }
+            if let count, count <= 0 { throw ValidationError("--count must be positive") }
+        }
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            let connection = try BusTool.connect(runtimeDir: bus.runtimeDir, name: BusTool.name("tap"), role: .tap,
-                                                 subscriptions: prefixes.isEmpty ? [""] : prefixes)
-            defer { connection.close() }
+            let filter = TapFilter(include: patterns, exclude: exclude, sources: Set(sources))
             var recorder: FileHandle?
             if let record {
                 do { recorder = try JournalFile.openForWriting(record, appending: false).handle } catch {
@@ -42,34 +70,105 @@ extension ShieldBus {
                 }
             }
             defer { try? recorder?.close() }
-            connection.onGap = { missed in
-                printError("⚠ tap missed \(missed.count) event(s) (deliveries \(missed.lowerBound)–\(missed.upperBound)): it could not keep up")
-            }
-            var formatter = EventFormatter(settings: connection.welcome?.settings)
-            var seen = 0
-            let output = FileHandle.standardOutput
-            while count.map({ seen < $0 }) ?? true {
-                guard let message = try connection.receive(timeoutMilliseconds: 1000) else { continue }
-                switch message {
-                case .event(let envelope, _):
-                    seen += 1
-                    let encoded = WireCodec.encodeEnvelope(envelope)
-                    if let recorder { recorder.write(Data(encoded + [0x0A])) }
-                    // Nothing from the bus reaches the terminal raw: a body or a corr may hold escape sequences.
-                    if json {
-                        output.write(Data((TerminalText.escapedJSON(String(decoding: encoded, as: UTF8.self)) + "\n").utf8))
-                    } else {
-                        output.write(Data((formatter.lines(for: envelope).map(TerminalText.escaped).joined(separator: "\n") + "\n").utf8))
+            let onTerminal = isatty(STDOUT_FILENO) == 1
+            let color = onTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+            var printer = TapPrinter(json: json, template: format, color: color, wholeBodies: !onTerminal, recorder: recorder)
+            // The last sequence number the bus had issued as far as this tap knows (from a welcome or an event).
+            var lastKnownSeq: UInt64?
+            var shown = 0
+            repeat {
+                let connection = try connect(reconnecting: lastKnownSeq != nil)
+                defer { connection.close() }
+                printer.adopt(settings: connection.welcome?.settings)
+                if let welcomed = connection.welcome?.seq {
+                    if let lastKnownSeq, welcomed > lastKnownSeq {
+                        printError("⚠ events #\(lastKnownSeq + 1)–#\(welcomed) went by while the tap was away (the broker's --journal keeps them)")
                     }
-                case .error(let report):
-                    printError("error from broker: \(TerminalText.escaped(report.message))")
-                case .bye(let reason):
-                    printError("the broker left: \(reason)")
-                    return
-                default:
-                    break
+                    lastKnownSeq = max(lastKnownSeq ?? 0, welcomed)
+                }
+                while count.map({ shown < $0 }) ?? true {
+                    guard let message = try connection.receive(timeoutMilliseconds: 1000) else { continue }
+                    switch message {
+                    case .event(let envelope, _):
+                        lastKnownSeq = max(lastKnownSeq ?? 0, envelope.seq)
+                        guard filter.shows(envelope) else { continue }
+                        shown += 1
+                        printer.print(envelope)
+                    case .error(let report):
+                        printError("error from broker: \(TerminalText.escaped(report.message))")
+                    case .bye(let reason):
+                        printError("the broker left: \(reason)")
+                        guard wait else { return }
+                        printError("waiting for the next broker…")
+                        break
+                    default:
+                        continue
+                    }
+                    if case .bye = message { break }
+                }
+            } while wait && count.map({ shown < $0 }) ?? true
+        }
+
+        /// Connects, or with --wait tries again every half second until a broker answers.
+        private func connect(reconnecting: Bool) throws -> BusConnection {
+            while true {
+                do {
+                    let connection = try BusTool.connect(runtimeDir: bus.runtimeDir, name: BusTool.name("tap"), role: .tap,
+                                                         subscriptions: TapFilter(include: patterns).subscriptions)
+                    connection.onGap = { missed in
+                        printError("⚠ tap missed \(missed.count) event(s) (deliveries \(missed.lowerBound)–\(missed.upperBound)): it could not keep up")
+                    }
+                    if reconnecting { printError("reconnected to the broker") }
+                    return connection
+                } catch where wait {
+                    usleep(500_000)  // a person's tool polling for a broker to appear; nothing on the bus to wait on yet
                 }
             }
         }
+    }
+}
+
+/// How a tap prints an event: JSON Lines, a template, or the formatter's lines; never raw bytes to a terminal.
+struct TapPrinter {
+    let json: Bool
+    let template: String?
+    let color: Bool
+    let wholeBodies: Bool
+    let recorder: FileHandle?
+    private var formatter = EventFormatter(settings: nil)
+    private let output = FileHandle.standardOutput
+
+    init(json: Bool, template: String?, color: Bool, wholeBodies: Bool, recorder: FileHandle?) {
+        self.json = json
+        self.template = template
+        self.color = color
+        self.wholeBodies = wholeBodies
+        self.recorder = recorder
+    }
+
+    /// The broker's settings (its zone) from its welcome.
+    mutating func adopt(settings: JSONValue?) {
+        formatter = EventFormatter(settings: settings)
+        if wholeBodies { formatter.maximumBodyCharacters = .max }
+    }
+
+    mutating func print(_ envelope: Envelope) {
+        let encoded = WireCodec.encodeEnvelope(envelope)
+        if let recorder { recorder.write(Data(encoded + [0x0A])) }
+        // Nothing from the bus reaches the terminal raw: a body or a corr may hold escape sequences.
+        let text: String
+        if json {
+            text = TerminalText.escapedJSON(String(decoding: encoded, as: UTF8.self))
+        } else if let template {
+            text = TerminalText.escaped(formatter.line(for: envelope, template: template))
+        } else {
+            var lines = formatter.lines(for: envelope).map(TerminalText.escaped)
+            // The topic in its namespace's color, added after escaping (a topic holds no control characters).
+            if color, let code = EventFormatter.color(of: envelope.topic), let range = lines[lines.count - 1].range(of: " \(envelope.topic) ") {
+                lines[lines.count - 1].replaceSubrange(range, with: " \u{1B}[\(code)m\(envelope.topic)\u{1B}[0m ")
+            }
+            text = lines.joined(separator: "\n")
+        }
+        output.write(Data((text + "\n").utf8))
     }
 }

@@ -1,0 +1,77 @@
+import BusProtocol
+import BusTools
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// `shieldbus tap`'s filters: prefixes and globs to show, patterns to hide, senders.
+final class TapFilterTests: XCTestCase {
+    func envelope(_ topic: String, from source: String = "broker") -> Envelope {
+        Envelope(seq: 1, time: 0, topic: topic, source: source, body: Array("{}".utf8))
+    }
+
+    func testPrefixesGlobsExcludesAndSenders() {
+        let filter = TapFilter(include: ["shield.", "deviceactivity.*.reply"], exclude: ["shield.configuration.*"], sources: ["broker", "monitor"])
+        XCTAssertEqual(filter.subscriptions, ["deviceactivity.", "shield."], "the broker is asked for each pattern's literal start")
+        XCTAssertTrue(filter.shows(envelope("shield.shown")))
+        XCTAssertFalse(filter.shows(envelope("shield.configuration.request")), "excluded by a glob")
+        XCTAssertTrue(filter.shows(envelope("deviceactivity.start-monitoring.reply")))
+        XCTAssertFalse(filter.shows(envelope("deviceactivity.start-monitoring.request")), "a glob matches the whole topic")
+        XCTAssertFalse(filter.shows(envelope("shield.shown", from: "app")), "not a chosen sender")
+        XCTAssertFalse(filter.shows(envelope("state.changed")))
+
+        let everything = TapFilter(exclude: ["state.changed"])
+        XCTAssertEqual(everything.subscriptions, [""])
+        XCTAssertTrue(everything.shows(envelope("clock.tick")))
+        XCTAssertFalse(everything.shows(envelope("state.changed")))
+        XCTAssertTrue(TapFilter(include: ["*.reply"]).shows(envelope("a.b.reply")))
+        XCTAssertFalse(TapFilter(include: ["a*b*c"]).shows(envelope("aXbY")))
+        XCTAssertTrue(TapFilter(include: ["a*b*c"]).shows(envelope("aXbYc")))
+    }
+}
+
+extension CommandLineToolTests {
+    /// A tap started before its broker (--wait) shows only what its filters let through, in its template, and when
+    /// the broker is stopped and another starts on the same runtime directory, it follows, saying what went by.
+    func testTapWaitsFiltersAndFollowsABrokerRestart() throws {
+        let work = TemporaryDirectory(prefix: "sbtap")
+        let runtime = work.file("run")
+        let output = work.file("tap.out"), errors = work.file("tap.err")
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = ["tap", "--wait", "--count", "2", "--exclude", "app.noise", "--source", "greeter", "--format", "{topic} {source} {body}",
+                         "--runtime-dir", runtime, "app."]
+        try tap.run(outputTo: output, errorsTo: errors)
+        defer { if tap.isRunning { tap.terminate() } }
+
+        func greet(_ broker: BrokerProcess, _ topic: String, as name: String = "greeter") throws {
+            let sender = try broker.connect(name: name, role: .generic, subscriptions: [])
+            try sender.publish(Publish(topic: topic, body: ["n": 1]))
+            sender.close()
+        }
+        func tapConnected(_ broker: BrokerProcess) -> Bool {
+            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+        }
+        let configuration = "name: tools\n"
+        let first = try BrokerProcess(configuration: configuration, runtimeDirectory: runtime)
+        waitUntil("the waiting tap to connect") { tapConnected(first) }
+        try greet(first, "app.noise")
+        try greet(first, "app.hello", as: "stranger")
+        try greet(first, "app.hello")
+        waitUntil("the tap to show the first greeting") { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("app.hello") }
+        _ = first.stop()
+
+        let second = try BrokerProcess(configuration: configuration, runtimeDirectory: runtime)
+        defer { _ = second.stop() }
+        waitUntil("the tap to follow the new broker") { tapConnected(second) }
+        try greet(second, "app.again")
+        waitUntil("the tap to end after two events") { !tap.isRunning }
+        XCTAssertEqual(tap.terminationStatus, 0)
+        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), "app.hello greeter {\"n\":1}\napp.again greeter {\"n\":1}\n",
+                       "the excluded topic and the other sender are not shown; the template is followed")
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        XCTAssertTrue(said.contains("the broker left"), said)
+        XCTAssertTrue(said.contains("reconnected to the broker"), said)
+        XCTAssertTrue(said.contains("went by while the tap was away"), "the broker's own start-up events went by: \(said)")
+    }
+}

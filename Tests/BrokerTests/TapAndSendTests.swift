@@ -4,7 +4,7 @@ import Foundation
 import ShieldBusTestSupport
 import XCTest
 
-/// `shieldbus tap`'s filters: prefixes and globs to show, patterns to hide, senders.
+/// `shieldbus tap`'s filters (prefixes and globs to show, patterns to hide, senders), and `tap` and `send` as a person runs them.
 final class TapFilterTests: XCTestCase {
     func envelope(_ topic: String, from source: String = "broker") -> Envelope {
         Envelope(seq: 1, time: 0, topic: topic, source: source, body: Array("{}".utf8))
@@ -73,5 +73,38 @@ extension CommandLineToolTests {
         XCTAssertTrue(said.contains("the broker left"), said)
         XCTAssertTrue(said.contains("reconnected to the broker"), said)
         XCTAssertTrue(said.contains("went by while the tap was away"), "the broker's own start-up events went by: \(said)")
+    }
+}
+
+extension CommandLineToolTests {
+    /// `send --stdin` sends one event per line (a tap's JSON lines too), says which lines it could not send and
+    /// exits 1 for them, and `--json` prints each event's seq and bus time.
+    func testSendReadsEventsFromStandardInput() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        defer { _ = broker.stop() }
+        let watcher = try broker.connect(name: "watcher", subscriptions: ["app."])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["send", "--stdin", "--json", "--runtime-dir", broker.runtime.path]
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let lines = [#"{"topic":"app.one","body":{"n":1}}"#, #"{"seq":7,"time":0,"topic":"app.two","source":"x","body":{"n":2}}"#,
+                     "{oops", #"{"topic":"clock.tick","body":{}}"#, #"{"topic":"app.three","body":{"n":3}}"#, ""]
+        input.fileHandleForWriting.write(Data(lines.joined(separator: "\n").utf8))
+        try input.fileHandleForWriting.close()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 1, "two lines were not sent: \(said)")
+        let sent = try printed.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        XCTAssertEqual(sent.map { $0["topic"] }, ["app.one", "app.two", "app.three"], "a refused line does not stop the rest: \(printed)")
+        XCTAssertTrue(sent.allSatisfy { ($0["seq"]?.intValue ?? 0) > 0 && $0["time"]?.intValue != nil }, printed)
+        XCTAssertTrue(said.contains("line 3: not JSON"), said)
+        XCTAssertTrue(said.contains("line 4: the broker refused clock.tick"), said)
+        let events = try collectEvents(from: watcher) { $0.count >= 3 }
+        XCTAssertEqual(events.map(\.bodyValue), [["n": 1], ["n": 2], ["n": 3]], "the bodies arrive as given")
     }
 }

@@ -28,10 +28,11 @@ extension ShieldBus {
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "open, close, home, visit, close-tab, press, habit, restart, force-quit, os-update, notification-tap.")
+        @Argument(help: "open, close, home, visit, close-tab, press, habit, restart, force-quit, os-update, notification-tap.",
+                  completion: .list(PersonInput.actions))
         var action: String
 
-        @Argument(help: "The app, URL, button (primary/secondary) or habit.")
+        @Argument(help: "The app, URL, button (primary/secondary) or habit.", completion: .custom { _ in ["primary", "secondary"] + DefaultFiles.appNames() })
         var value: String?
 
         @Option(name: .long, help: "The browser tab, for visit and close-tab.")

@@ -31,7 +31,7 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("The first day's seed; day i has seed S + i.", valueName: "s"))
         var seed: UInt64 = 1
 
-        @Option(name: .long, help: ArgumentHelp("faithful, ios-realistic or both.", valueName: "profile"))
+        @Option(name: .long, help: ArgumentHelp("faithful, ios-realistic or both.", valueName: "profile"), completion: .list(["faithful", "ios-realistic", "both"]))
         var profile = "both"
 
         // Twice the cores: a virtual day keeps about 0.7 of a core busy (its processes wait on each other's turns), so

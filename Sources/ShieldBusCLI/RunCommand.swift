@@ -55,7 +55,8 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Bus seconds per wall second with --clock scaled.", valueName: "n"))
         var speed: Double?
 
-        @Option(name: .long, help: ArgumentHelp("Fidelity profile: faithful or ios-realistic.", valueName: "profile"))
+        @Option(name: .long, help: ArgumentHelp("Fidelity profile: faithful or ios-realistic.", valueName: "profile"),
+                completion: .list(["faithful", "ios-realistic"]))
         var profile: String?
 
         @Option(name: .long, help: ArgumentHelp("Seed for the ios-realistic profile's randomness (a failing run replays with the same seed).", valueName: "n"))
@@ -427,6 +428,13 @@ enum DefaultFiles {
             throw NotFound(description: "no default configuration found (looked for \(candidates.joined(separator: ", "))); pass --config FILE")
         }
         return found
+    }
+
+    /// The shipped catalog's app names, for shell completion (none when it cannot be read).
+    static func appNames() -> [String] {
+        guard let path = configFolderCandidates().map({ $0 + "/catalog.yml" }).first(where: FileManager.default.fileExists(atPath:)),
+              let catalog = try? AppCatalog.load(path: path) else { return [] }
+        return catalog.apps.map(\.name).sorted()
     }
 
     /// The catalog next to the configuration, else the shipped one.

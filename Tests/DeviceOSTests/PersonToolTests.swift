@@ -61,6 +61,11 @@ final class CommandUsageTests: XCTestCase {
             XCTAssertTrue(run.output.contains(usage), "the command's own usage: \(run.output)")
             XCTAssertFalse(run.output.contains("<subcommand>"), run.output)
         }
+        // Shell completion knows do's actions, and its value from the shipped catalog's apps and the buttons.
+        let script = try runToEnd(shieldbus, ["--generate-completion-script", "bash"])
+        XCTAssertTrue(script.output.contains("notification-tap"), "do's actions are listed")
+        let values = try runToEnd(shieldbus, ["---completion", "do", "--", "value"]).output.split(separator: "\n").map(String.init)
+        XCTAssertTrue(values.contains("Instagram") && values.contains("primary"), "\(values.prefix(5))")
         let version = try runToEnd(shieldbus, ["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertEqual(version.output.split(separator: ".").count, 3, "a release number: \(version.output)")

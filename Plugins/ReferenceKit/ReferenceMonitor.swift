@@ -430,10 +430,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
     /// late).
     func planFocusCheck() {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
+        // ScheduleCalendar, not Foundation's `nextDate(…, matchingPolicy: .nextTime)`: on Linux that skips to the next
+        // day when a wall time falls in a jump that is not a whole hour or not at 02:00 (Lord_Howe, Chatham, Nuuk).
+        let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
         let boundaries = options.focusHours.flatMap { [$0.startComponents, $0.endComponents] }.compactMap { wall in
-            calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0, second: 0), matchingPolicy: .nextTime)
+            calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0))
         }
         guard let next = boundaries.min() else { return }
         let date = min(next, now.addingTimeInterval(44 * 60))
@@ -718,10 +719,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// The true instant the device clock next shows midnight in the zone in force.
     func nextDeviceMidnight() -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
         let shown = BusClock.deviceClock(at: now)
-        return calendar.nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0, second: 0), matchingPolicy: .nextTime)
+        return ScheduleCalendar(timeZone: BusClock.timeZone).nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0))
             .map { now.addingTimeInterval($0.timeIntervalSince(shown)) } ?? now
     }
 

@@ -145,10 +145,8 @@ public enum DayKey {
 
     /// The true instant at which the day the device clock shows began (its midnight in the zone in force).
     public static func deviceDayStart() -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
         let now = BusClock.absoluteNow
         let shown = BusClock.deviceClock(at: now)
-        return now.addingTimeInterval(calendar.startOfDay(for: shown).timeIntervalSince(shown))
+        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).startOfDay(containing: shown).timeIntervalSince(shown))
     }
 }

@@ -1,5 +1,6 @@
 import DeviceAPI
 import Foundation
+import ScreenTime
 
 /// The clock's events: `clock.tick` at every whole minute of bus time while a plugin subscribes to it, and
 /// `clock.day-changed` at every local midnight in the time zone in force.
@@ -42,10 +43,7 @@ final class ClockTicker {
 
     /// The first local midnight after `date`.
     private static func midnight(after date: Date, in zone: TimeZone) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
-        let start = calendar.startOfDay(for: date)
-        return calendar.date(byAdding: .day, value: 1, to: start) ?? start.addingTimeInterval(86_400)
+        ScheduleCalendar(timeZone: zone).startOfNextDay(after: date)
     }
 }
 

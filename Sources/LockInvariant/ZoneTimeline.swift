@@ -1,4 +1,5 @@
 import Foundation
+import ScreenTime
 
 /// The device's time zone over a run: the configured zone, then each `device.time-zone-changed`. Products' hours
 /// are local wall time in the zone in force; the checker judges in true (bus) time, so a repeated DST hour is
@@ -48,14 +49,13 @@ struct ZoneTimeline {
     /// The true instant at which the day the device clock shows at `date` began on that clock, the clock reading
     /// `clockOffset` ahead of true time: the start of the OS's daily interval, which a clock set forward moves earlier.
     func deviceDayStart(at date: Date, clockOffset: TimeInterval) -> Date {
-        deviceCalendar(at: date).startOfDay(for: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
+        ScheduleCalendar(timeZone: zone(at: date)).startOfDay(containing: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
     }
 
-    /// The true instant at which the device clock, unchanged, next shows midnight after `date`.
+    /// The true instant at which the device clock, unchanged, next shows midnight after `date` (the first instant of
+    /// its next day, when the zone skips midnight).
     func nextDeviceDayStart(after date: Date, clockOffset: TimeInterval) -> Date {
-        let calendar = deviceCalendar(at: date)
-        let today = calendar.startOfDay(for: date.addingTimeInterval(clockOffset))
-        return (calendar.date(byAdding: .day, value: 1, to: today) ?? today.addingTimeInterval(86_400)).addingTimeInterval(-clockOffset)
+        ScheduleCalendar(timeZone: zone(at: date)).startOfNextDay(after: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
     }
 
     /// Whether the device clock, reading `clockOffset` ahead of true time, shows at `date` a wall time it showed before
@@ -68,12 +68,6 @@ struct ZoneTimeline {
         // The instant that showed the same wall time under the earlier offset, if that offset was then in force.
         let firstPass = shown.addingTimeInterval(Double(now - before))
         return zone.secondsFromGMT(for: firstPass) == before
-    }
-
-    private func deviceCalendar(at date: Date) -> Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone(at: date)
-        return calendar
     }
 
     /// Every instant in `range` at which the wall clock shows one of `wallSeconds` (0, 1 or 2 a day: DST), and every

@@ -84,6 +84,18 @@ public struct ScheduleCalendar: Hashable, Sendable {
         firstMatch(end, afterWall: start.wall).map { DateInterval(start: start.instant, end: $0.instant) }
     }
 
+    /// The first instant of the wall-clock day that contains `date`: its midnight, or the instant after the gap when
+    /// the zone skips midnight (America/Santiago, America/Havana). Foundation's `startOfDay(for:)` and
+    /// `date(byAdding: .day, …)` are not used for this: on Linux they were wrong across some transitions.
+    public func startOfDay(containing date: Date) -> Date {
+        lastMatch(ComponentPattern(DateComponents(hour: 0, minute: 0)), atOrBefore: date)?.instant ?? date
+    }
+
+    /// The first instant of the wall-clock day after the one that contains `date`.
+    public func startOfNextDay(after date: Date) -> Date {
+        nextDate(after: date, matching: DateComponents(hour: 0, minute: 0)) ?? date.addingTimeInterval(86_400)
+    }
+
     /// The start of the wall-clock hour that contains `date`.
     public func startOfHour(containing date: Date) -> Date {
         clock.startOfHour(containing: date)

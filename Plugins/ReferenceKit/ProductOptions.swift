@@ -51,6 +51,11 @@ public struct ProductOptions: JSONReadableOptions, Sendable {
                       end: try window.required(Key.end.rawValue, window.clockTime))
         }
 
+        /// Whether a wall time of day (minutes since midnight) is inside the window; a window past midnight wraps.
+        public func contains(minuteOfDay minute: Int) -> Bool {
+            start < end ? (start.minuteOfDay..<end.minuteOfDay).contains(minute) : minute >= start.minuteOfDay || minute < end.minuteOfDay
+        }
+
         public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
         public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
     }

@@ -401,12 +401,12 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     // MARK: Focus window and grace passes
 
+    /// Whether the wall clock at `date` shows a time inside the focus hours. By the wall time, not by the schedule's
+    /// interval: in a repeated DST hour the clock shows the window's times twice, and the OS's interval (which reads
+    /// a repeated wall time as its first pass) covers only the first — apps stayed usable through the second.
     public func isInFocusHours(_ date: Date) -> Bool {
-        let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
-        return options.focusHours.contains { hours in
-            let schedule = DeviceActivitySchedule(intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true)
-            return calendar.nextInterval(for: schedule, at: date)?.contains(date) == true
-        }
+        let minute = ClockTime(of: date, in: BusClock.timeZone).minuteOfDay
+        return options.focusHours.contains { $0.contains(minuteOfDay: minute) }
     }
 
     /// A focus window started or ended, or a focus check came: the OS runs the windows on the device clock, which
@@ -430,14 +430,19 @@ open class ReferenceMonitor: DeviceActivityMonitor {
     /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
     /// late).
     func planFocusCheck() {
-        // ScheduleCalendar, not Foundation's `nextDate(…, matchingPolicy: .nextTime)`: on Linux that skips to the next
-        // day when a wall time falls in a jump that is not a whole hour or not at 02:00 (Lord_Howe, Chatham, Nuuk).
-        let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
-        let boundaries = options.focusHours.flatMap { [$0.startComponents, $0.endComponents] }.compactMap { wall in
-            calendar.nextDate(after: now, matching: DateComponents(hour: wall.hour ?? 0, minute: wall.minute ?? 0))
+        guard !options.focusHours.isEmpty else { return }
+        // The first whole minute within 44 at which the focus hours begin or end. Walked minute by minute, since a
+        // boundary's second pass in a repeated hour is not a calendar's "next" wall time; every zone's offset is whole
+        // minutes, so a boundary falls on a whole true minute.
+        let inFocus = isInFocusHours(now), latest = now.addingTimeInterval(44 * 60)
+        var date = latest, minute = Self.minuteAfter(now)
+        while minute < latest {
+            if isInFocusHours(minute) != inFocus {
+                date = minute
+                break
+            }
+            minute = minute.addingTimeInterval(60)
         }
-        guard let next = boundaries.min() else { return }
-        let date = min(next, now.addingTimeInterval(44 * 60))
         let check = Self.checkSchedule(at: date)
         do {
             try startMonitoring(names.focusCheck, during: check.schedule, checkingAt: date, atEndWarning: check.atEndWarning)

@@ -42,7 +42,8 @@ extension ShieldBus {
             guard let data = FileManager.default.contents(atPath: journal) else { throw CommandFailure("cannot read \(journal)") }
             let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone)
             guard !checker.products.isEmpty else {
-                throw CommandFailure("\(configuration.file) runs no reference product (no plugin has a `product` option): nothing to check")
+                printError("error: \(LockReport.noPromise(configuration.file)); nothing to check")
+                throw ExitCode(2)
             }
             var reading = checker.reading()
             do {
@@ -59,6 +60,12 @@ extension ShieldBus {
 
 /// The invariant's verdicts, in words or as JSON.
 enum LockReport {
+    /// Why a configuration is not checked, and what to add.
+    static func noPromise(_ file: String) -> String {
+        "\(file) declares no promise to check: give its monitor plugin a `product` option (habit-lock, focus-window or "
+            + "speed-bump, with that product's options; docs/writing-plugins.md)"
+    }
+
     static func text(_ verdicts: [ProductVerdict]) -> String {
         verdicts.map { verdict in
             if verdict.isHeld { return "  lock invariant    held (\(verdict.product))" }

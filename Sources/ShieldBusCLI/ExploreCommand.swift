@@ -78,7 +78,8 @@ extension ShieldBus {
                 throw ExitCode(2)
             }
             guard !products.isEmpty else {
-                throw CommandFailure("\(configPath) runs no reference product (no plugin has a `product` option): there is no invariant to explore")
+                printError("error: \(LockReport.noPromise(configPath)); there is nothing to explore against")
+                throw ExitCode(2)
             }
             let product = products.joined(separator: "+")
             guard let executable = Bundle.main.executablePath else { throw CommandFailure("cannot find the shieldbus executable to start runs with") }

@@ -134,6 +134,10 @@ extension ShieldBus {
                 // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
                 printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
                 broken = verdicts.contains(where: { !$0.isHeld })
+            } else if plan.scenario != nil {
+                // A played day with nothing to judge it by says so: no verdict is not "held".
+                printError(json ? JSONValue.object(["held": .null, "notChecked": .string(LockReport.noPromise(plan.configuration.file))]).jsonText
+                                : "  lock invariant    not checked: \(LockReport.noPromise(plan.configuration.file))")
             }
             if let scenario = plan.scenario, !scenario.expectations.isEmpty {
                 let failures = plan.expectationCheck.failures(of: scenario.expectations, in: expectationJournal)

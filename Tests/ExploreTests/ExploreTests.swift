@@ -206,6 +206,21 @@ final class ExploreTests: XCTestCase {
         }
     }
 
+    /// A configuration with no product to judge: explore and check exit 2 saying what to add; a played day says it was
+    /// not checked (no verdict is not "held").
+    func testAConfigurationWithoutAPromiseIsSaidNotChecked() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let config = Self.root + "/Config/report-demo.yml"
+        let (status, _) = try explore(["--config", config, "--days", "1"], in: directory)
+        XCTAssertEqual(status, 2, "a configuration problem")
+        let said = try String(contentsOfFile: lastErrorsFile, encoding: .utf8)
+        XCTAssertTrue(said.contains("declares no promise to check: give its monitor plugin a `product` option"), said)
+        let run = try ScenarioRun.run(configuration: "name: plain\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n",
+                                      scenario: "name: day\nstart: 2026-11-23T07:00\nsteps: [{after: 1m, open: Instagram}]\n")
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertTrue(run.errors.contains("lock invariant    not checked: "), run.errors)
+    }
+
     /// Also whatever the number of jobs: days finish out of order (they differ in length), but are reported in order.
     func testTheSameSeedGivesTheSameVerdictsByteForByte() throws {
         let directory = TemporaryDirectory(prefix: "sbexplore")

@@ -45,6 +45,12 @@ final class ManagedSettingsService {
 
     /// Why a write is refused, if it is.
     private func refusal(of write: ManagedSettingsWrite, by writer: String) -> DeviceError? {
+        if let over = write.shield.tokenSetOverTheLimit {
+            // iOS takes such a write without an error and shields nothing past the limit; here the whole write is refused,
+            // loudly — stricter on purpose: a product that needs more tokens must not look as if it worked.
+            return DeviceError(code: "too-many-tokens", message: "\(over.setting) holds \(over.count) tokens: ManagedSettings takes at most "
+                + "\(ShieldSettings.maximumTokens) per set (iOS shields nothing past it, without a word); the store is unchanged")
+        }
         let status = device.authorization.status(of: writer)
         guard status == .approved else {
             return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(status.rawValue): request and get authorization before writing shields")

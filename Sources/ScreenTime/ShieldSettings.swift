@@ -15,6 +15,24 @@ public struct ShieldSettings: Hashable, Sendable, Codable {
     /// Web domains to shield by their category.
     public var webDomainCategories: ActivityCategoryPolicy<WebDomain>?
 
+    /// Apple's limit on each token set of a store's shield settings: applications, web domains, a category policy's
+    /// categories and its exceptions (ManagedSettings' documentation: at most 50 of each).
+    public static let maximumTokens = 50
+
+    /// The first token set over `maximumTokens`, named as the setting is, with its size; nil when every set is within it.
+    public var tokenSetOverTheLimit: (setting: String, count: Int)? {
+        func categorySets<A>(_ name: String, _ policy: ActivityCategoryPolicy<A>?) -> [(String, Int)] {
+            switch policy {
+            case .specific(let categories, let exceptions)?: return [("\(name) categories", categories.count), ("\(name) exceptions", exceptions.count)]
+            case .all(let exceptions)?: return [("\(name) exceptions", exceptions.count)]
+            default: return []
+            }
+        }
+        let sets = [("applications", applications?.count ?? 0), ("webDomains", webDomains?.count ?? 0)]
+            + categorySets("applicationCategories", applicationCategories) + categorySets("webDomainCategories", webDomainCategories)
+        return sets.first { $0.1 > Self.maximumTokens }.map { (setting: $0.0, count: $0.1) }
+    }
+
     /// Settings that shield what is given; by default nothing.
     public init(
         applications: Set<ApplicationToken>? = nil,

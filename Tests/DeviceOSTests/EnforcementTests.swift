@@ -145,3 +145,25 @@ final class AuthorizationTests: XCTestCase {
         XCTAssertEqual(run.events("activity.app.opened").count, 1, "Instagram opens after the revocation")
     }
 }
+
+/// Apple's limit of 50 tokens per set of a store's shield settings, through the real broker: a write over it is
+/// refused with `too-many-tokens`, naming the set and its size, and the store is unchanged (iOS would say nothing).
+final class ShieldTokenLimitTests: XCTestCase {
+    func testAWriteOverFiftyTokensIsRefusedAndChangesNothing() throws {
+        let broker = try BrokerProcess(configuration: "name: limits\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n")
+        defer { _ = broker.stop() }
+        let client = try broker.connect(name: "writer", role: .generic, subscriptions: ["managedsettings."])
+        func write(_ count: Int, corr: String) throws -> JSONValue {
+            let tokens = (0..<count).map { JSONValue.string("app-token-\($0)") }
+            try client.publish(Publish(topic: "managedsettings.write.request", body: ["store": "default", "shield": ["applications": .array(tokens)]], corr: corr))
+            let replies = try collectEvents(from: client) { events in events.contains { $0.corr == corr && $0.isReply } }
+            return try XCTUnwrap(replies.first { $0.corr == corr && $0.isReply }?.bodyValue)
+        }
+        let over = try write(51, corr: "over")
+        XCTAssertEqual(over["ok"]?.boolValue, false)
+        XCTAssertEqual(over["error"]?["code"]?.stringValue, "too-many-tokens")
+        XCTAssertTrue(over["error"]?["message"]?.stringValue?.contains("applications holds 51 tokens") == true, over.jsonText)
+        let atTheLimit = try write(50, corr: "limit")
+        XCTAssertNotEqual(atTheLimit["error"]?["code"]?.stringValue, "too-many-tokens", "50 is within the limit: \(atTheLimit.jsonText)")
+    }
+}

@@ -66,4 +66,14 @@ final class ShieldSettingsTests: XCTestCase {
         XCTAssertFalse(policy.shields(app("x"), category: category("c")))
         XCTAssertFalse(policy.shields(app("a"), category: category("other")))
     }
+
+    func testTheFiftyTokenLimitOfEachSet() {
+        let apps = Set((0..<50).map { app("a\($0)") })
+        XCTAssertNil(ShieldSettings(applications: apps).tokenSetOverTheLimit, "50 is within the limit")
+        XCTAssertEqual(ShieldSettings(applications: apps.union([app("one more")])).tokenSetOverTheLimit?.count, 51)
+        let categories = Set((0..<51).map { category("c\($0)") })
+        XCTAssertEqual(ShieldSettings(applicationCategories: .specific(categories)).tokenSetOverTheLimit?.setting, "applicationCategories categories")
+        let exceptions = Set((0..<51).map { domain("d\($0)") })
+        XCTAssertEqual(ShieldSettings(webDomainCategories: .all(except: exceptions)).tokenSetOverTheLimit?.setting, "webDomainCategories exceptions")
+    }
 }

@@ -102,9 +102,10 @@ extension FaultTests {
         return facts
     }
 
-    /// The same facts as the journal tells them (the last event of the OS stating each).
-    func otherFactsTold(_ journal: some Sequence<Envelope>) -> [String: String] {
-        var facts: [String: String] = [:]
+    /// The same facts as the journal tells them (the last event of the OS stating each). A zone never stated is the
+    /// scenario's, `startZone` (the device stores the zone it starts in, and the journal says nothing of it).
+    func otherFactsTold(_ journal: some Sequence<Envelope>, startZone: String) -> [String: String] {
+        var facts: [String: String] = ["clock.timeZone": JSONValue.string(startZone).jsonText]
         for envelope in journal where envelope.source == "broker" {
             let body = envelope.bodyValue
             switch envelope.topic {
@@ -165,7 +166,7 @@ extension FaultTests {
                 let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
                 let resumedAt = try XCTUnwrap(journal.lastIndex { $0.topic == "bus.started" }, context)
                 let beforeAnyoneActs = journal[resumedAt...].firstIndex { $0.source != "broker" || $0.topic == DeviceTopic.scenarioStep } ?? journal.endIndex
-                let told = otherFactsTold(journal[..<beforeAnyoneActs])
+                let told = otherFactsTold(journal[..<beforeAnyoneActs], startZone: "Europe/Berlin")
                 for (key, value) in heldAtKill.facts {
                     XCTAssertEqual(told[key], value, "\(context): on resuming, the journal tells \(key) as the killed broker's device held it")
                 }

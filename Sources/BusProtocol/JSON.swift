@@ -3,6 +3,9 @@
 // The broker validates every body that crosses the bus and copies it into the event envelope without
 // re-encoding it, so it needs to validate and locate values in raw bytes; Foundation's JSONSerialization
 // can do neither cheaply. Output is deterministic (object keys sorted) so journals compare byte for byte.
+//
+// Why one file past 500 lines: the reader, the validator that locates values in raw bytes and the writer share one
+// byte-level grammar (escapes, numbers, nesting limits); apart, each would restate it.
 
 /// A JSON value.
 public enum JSONValue: Equatable, Sendable {

@@ -24,6 +24,8 @@ public struct ProductDeclaration: Equatable {
     public var selectionCategories: [String] = []
     public var selectionDomains: [String] = []
     public var plugins: [String] = []
+    /// What the product promises about its locks (`promise:`); nil: nothing the checker can judge.
+    public var promise: Promise?
     public var line: Int
 
     /// The store a reference plugin writes when its options name none.
@@ -46,11 +48,13 @@ extension ShieldBusConfiguration {
         product.selectionCategories = device.selectionCategories
         product.selectionDomains = device.selectionDomains
         product.plugins = plugins.map(\.name)
+        product.promise = promise
         return [product]
     }
 
     /// Reads `products:` once the plugins and app groups are known.
-    mutating func parseProducts(_ value: YAMLValue, device deviceValue: YAMLValue?) throws {
+    mutating func parseProducts(_ value: YAMLValue, device deviceValue: YAMLValue?, promise promiseValue: YAMLValue?) throws {
+        if let promiseValue { throw promiseValue.error("with `products:`, each product declares its own promise (move it into its product)") }
         if let deviceFields = try deviceValue?.uniqueMapping() {
             for key in ["companionApp", "companionPlugin", "managedSettingsOwner", "selection"] {
                 if let field = deviceFields[key] { throw field.error("with `products:`, each product names its own \(key) (move it into its product)") }
@@ -60,7 +64,7 @@ extension ShieldBusConfiguration {
         var owners: [String: String] = [:]
         var storeProducts: [String: String] = [:]
         for entry in try value.list() {
-            let fields = try entry.uniqueMapping(allowed: ["name", "companionApp", "companionPlugin", "appGroup", "stores", "selection", "plugins"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "companionApp", "companionPlugin", "appGroup", "stores", "selection", "plugins", "promise"])
             guard let nameValue = fields["name"] else { throw entry.error("a product needs a 'name'") }
             var product = ProductDeclaration(name: try nameValue.string(), line: entry.line)
             guard !products.contains(where: { $0.name == product.name }) else { throw nameValue.error("the product name '\(product.name)' is used twice") }
@@ -99,6 +103,7 @@ extension ShieldBusConfiguration {
                 product.selectionDomains = try picked["domains"]?.stringList() ?? []
                 lines["products.\(product.name).selection"] = selection.line
             }
+            product.promise = try fields["promise"].map(Promise.parse)
             lines["products.\(product.name)"] = entry.line
             products.append(product)
         }

@@ -31,6 +31,8 @@ public struct ShieldBusConfiguration {
     public var appGroups: [AppGroupDeclaration] = []
     /// The products on the device, when it runs several (`products:`); see `resolvedProducts`.
     public var products: [ProductDeclaration] = []
+    /// The promise of the one product a configuration without `products:` runs (`promise:`).
+    public var promise: Promise?
     /// Outside clients (admitted by the runtime directory's cookie) and the roles they may take; nil: the
     /// default (taps, tools and generic plugins of any name).
     public var clients: [ClientDeclaration]?
@@ -169,7 +171,7 @@ public struct ShieldBusConfiguration {
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
         let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
-                                                 "seed", "catalog", "state", "scenario", "device", "appGroups", "clients", "products"])
+                                                 "seed", "catalog", "state", "scenario", "device", "appGroups", "clients", "products", "promise"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
         if let bus = top["bus"] {
@@ -252,7 +254,11 @@ public struct ShieldBusConfiguration {
                 return ClientDeclaration(name: name, roles: try roles.list().map { try $0.oneOf(Role.self) }, namespaces: declared)
             }
         }
-        if let products = top["products"] { try configuration.parseProducts(products, device: top["device"]) }
+        if let products = top["products"] {
+            try configuration.parseProducts(products, device: top["device"], promise: top["promise"])
+        } else {
+            configuration.promise = try top["promise"].map(Promise.parse)
+        }
         return configuration
     }
 

@@ -299,6 +299,19 @@ public struct HabitCompleted: Codable, Hashable {
     public init(habit: String) { self.habit = habit }
 }
 
+/// The person did something in a product's app (`activity.app.action`): a button the app offers, such as "skip
+/// tonight" or "pause for 15 minutes". The OS says it, as it says a habit done: the app's plugin reacts, and the
+/// lock-invariant checker reads it as the person's act.
+public struct AppAction: Codable, Hashable {
+    /// The app's name in the catalog.
+    public var app: String
+    public var action: String
+    public init(app: String, action: String) {
+        self.app = app
+        self.action = action
+    }
+}
+
 /// The reply to a tool's input (`input.<action>.reply`): whether the plugins had handled what it caused when the
 /// device answered (false: still busy after a few seconds; a failure to record it is an error reply instead).
 public struct InputOutcome: Codable, Hashable {

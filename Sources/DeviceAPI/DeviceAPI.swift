@@ -17,6 +17,8 @@ public enum DeviceTopic {
     public static let webLeft = "activity.web.left"
     public static let home = "activity.home"
     public static let habitCompleted = "activity.habit.completed"
+    /// The person used one of a product app's own controls (`AppAction`).
+    public static let appAction = "activity.app.action"
 
     // Shields.
     public static let configurationRequest = "shield.configuration.request"

@@ -32,13 +32,17 @@ public final class DayRunner: @unchecked Sendable {
     public let configuration: ShieldBusConfiguration
     public let catalog: AppCatalog
     let workDirectory: String
+    /// Where the promises' models are found.
+    let models: PromiseModels
     private let counter = NSLock()
     private var runs = 0
 
     /// Bus errors that mean the run was not healthy (a plugin stopped answering, one was missing, deliveries lost).
     static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"]
 
-    public init(executable: String, configurationPath: String, configuration: ShieldBusConfiguration, catalog: AppCatalog, workDirectory: String) {
+    public init(executable: String, configurationPath: String, configuration: ShieldBusConfiguration, catalog: AppCatalog, workDirectory: String,
+                models: PromiseModels = .none) {
+        self.models = models
         self.executable = executable
         self.configurationPath = configurationPath
         self.configuration = configuration
@@ -78,8 +82,10 @@ public final class DayRunner: @unchecked Sendable {
                 return outcome(events: journal.count, problem: "the run exited with status \(process.terminationStatus): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))")
             }
             let degraded = journal.filter { $0.topic == "bus.error" }.compactMap { $0.bodyValue["code"]?.stringValue }.filter(Self.degradations.contains)
-            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: day.timeZone))
-            let violations = checker.verdicts(for: journal).flatMap(\.violations)
+            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: day.timeZone), models: models)
+            let verdicts = checker.verdicts(for: journal)
+            if let failure = verdicts.compactMap(\.modelFailure).first { return outcome(events: journal.count, problem: "the promise could not be judged: \(failure)") }
+            let violations = verdicts.flatMap(\.violations)
             let decider = violations.first?.decidedBy
             return outcome(events: journal.count, violations: violations,
                            problem: degraded.isEmpty ? nil : "the bus was degraded: \(Array(Set(degraded)).sorted().joined(separator: ", "))",

@@ -61,6 +61,8 @@ struct JournalFacts {
     /// The device clock minus true time from each `device.clock-changed` on (the person set the clock).
     private(set) var clockOffsets: [(from: Date, offset: TimeInterval)] = [(Date.distantPast, 0)]
     private(set) var habitCompletions: [(at: Date, habit: String)] = []
+    /// The person's actions in a product's app ("skip tonight").
+    private(set) var appActions: [(at: Date, app: String, action: String)] = []
     private(set) var presses: [Press] = []
     private(set) var usable: [Span] = []
     private(set) var shielded: [Span] = []
@@ -231,6 +233,8 @@ struct JournalFacts {
                 facts.callbacks.append((at, body["activity"]?.stringValue.flatMap { registrants[$0] }))
             case DeviceTopic.habitCompleted:
                 if let habit = body["habit"]?.stringValue { facts.habitCompletions.append((at, habit)) }
+            case DeviceTopic.appAction:
+                if let app = body["app"]?.stringValue, let action = body["action"]?.stringValue { facts.appActions.append((at, app, action)) }
             case DeviceTopic.appOpened, DeviceTopic.webVisited:
                 guard let target = learn(body, into: &facts) else { return }
                 usable[target] = Span(target: target, from: at, to: at, isPrivate: body["isPrivate"]?.boolValue ?? false)

@@ -67,10 +67,17 @@ public struct LockViolation: Equatable, CustomStringConvertible, Sendable {
 /// One product's verdict over a journal.
 public struct ProductVerdict: Equatable, Sendable {
     public var product: String
-    public var kind: ProductRules.Kind
     public var violations: [LockViolation]
+    /// The product's promise model failed (it could not be run, or answered nonsense): no verdict could be reached.
+    public var modelFailure: String?
 
-    public var isHeld: Bool { violations.isEmpty }
+    public init(product: String, violations: [LockViolation], modelFailure: String? = nil) {
+        self.product = product
+        self.violations = violations
+        self.modelFailure = modelFailure
+    }
+
+    public var isHeld: Bool { violations.isEmpty && modelFailure == nil }
 }
 
 /// Judges journals against the lock invariant of every product of a configuration. The one entry point:
@@ -85,10 +92,11 @@ public struct LockInvariantChecker {
         self.timeZone = timeZone
     }
 
-    /// The checker of every reference product in a configuration; `timeZone` overrides the configuration's
-    /// (a scenario may name its own). Throws a `ConfigurationError` for a product option it cannot read.
-    public init(configuration: ShieldBusConfiguration, catalog: AppCatalog, timeZone: TimeZone? = nil) throws {
-        products = try ProductRules.all(in: configuration, catalog: catalog)
+    /// The checker of every product of a configuration that declares a promise; `timeZone` overrides the
+    /// configuration's (a scenario may name its own); `models` resolves the promises' escape hatches. Throws a
+    /// `ConfigurationError` for a model it cannot find.
+    public init(configuration: ShieldBusConfiguration, catalog: AppCatalog, timeZone: TimeZone? = nil, models: PromiseModels = .none) throws {
+        products = try ProductRules.all(in: configuration, catalog: catalog, models: models)
         self.timeZone = timeZone ?? TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!
     }
 
@@ -99,24 +107,44 @@ public struct LockInvariantChecker {
         return reading.verdicts()
     }
 
-    /// A check fed one envelope at a time, as a run journals them: it keeps the facts, not the journal.
+    /// A check fed one envelope at a time, as a run journals them: it keeps the facts, not the journal (only the
+    /// OS's events, when a promise model needs them).
     public func reading() -> Reading {
-        Reading(checker: self, facts: JournalFacts.Builder(timeZone: timeZone))
+        Reading(checker: self, facts: JournalFacts.Builder(timeZone: timeZone), keepsEvents: products.contains { $0.model != nil })
     }
 
     /// A journal being read for a check (`LockInvariantChecker.reading()`).
     public struct Reading {
         let checker: LockInvariantChecker
         var facts: JournalFacts.Builder
+        let keepsEvents: Bool
+        var osEvents: [Envelope] = []
+
+        init(checker: LockInvariantChecker, facts: JournalFacts.Builder, keepsEvents: Bool) {
+            self.checker = checker
+            self.facts = facts
+            self.keepsEvents = keepsEvents
+        }
 
         public mutating func read(_ envelope: Envelope) {
             facts.read(envelope)
+            if keepsEvents && envelope.source == JournalFacts.osSource { osEvents.append(envelope) }
         }
 
         /// Each product's verdict on the journal read so far, in configuration order.
         public func verdicts() -> [ProductVerdict] {
             let facts = facts.facts()
-            return checker.products.map { ProductVerdict(product: $0.name, kind: $0.kind, violations: ProductJudge(rules: $0, facts: facts).violations()) }
+            return checker.products.map { rules in
+                var modelLocks: [String: Periods]?
+                if let model = rules.model {
+                    do {
+                        modelLocks = try model.lockedPeriods(journal: osEvents, product: rules.name).mapValues { Periods($0) }
+                    } catch {
+                        return ProductVerdict(product: rules.name, violations: [], modelFailure: "\(error)")
+                    }
+                }
+                return ProductVerdict(product: rules.name, violations: ProductJudge(rules: rules, facts: facts, modelLocks: modelLocks).violations())
+            }
         }
     }
 }
@@ -125,6 +153,8 @@ public struct LockInvariantChecker {
 struct ProductJudge {
     let rules: ProductRules
     let facts: JournalFacts
+    /// A promise model's answer, when the product has one.
+    var modelLocks: [String: Periods]? = nil
 
     func violations() -> [LockViolation] {
         // Without FamilyControls authorization an app can shield nothing (the OS refuses its writes, and a revocation
@@ -133,7 +163,7 @@ struct ProductJudge {
         var locksCache: [Target: (locks: Locks, allowed: Periods)] = [:]
         func locksAndAllowed(_ target: Target) -> (locks: Locks, allowed: Periods) {
             if let cached = locksCache[target] { return cached }
-            var locks = rules.locks(for: target, facts: facts)
+            var locks = rules.locks(for: target, facts: facts, model: modelLocks)
             if !unauthorized.intervals.isEmpty { locks.periods = locks.periods.subtracting(unauthorized) }
             locksCache[target] = (locks, locks.periods.complement(in: facts.range).subtracting(locks.mayBeShielded))
             return locksCache[target]!

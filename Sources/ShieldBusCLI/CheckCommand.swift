@@ -40,9 +40,9 @@ extension ShieldBus {
                 return zone
             }
             guard let data = FileManager.default.contents(atPath: journal) else { throw CommandFailure("cannot read \(journal)") }
-            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone)
+            let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone, models: DefaultFiles.promiseModels)
             guard !checker.products.isEmpty else {
-                printError("error: \(LockReport.noPromise(configuration.file)); nothing to check")
+                printError("error: \(LockReport.noPromise(configuration)); nothing to check")
                 throw ExitCode(2)
             }
             var reading = checker.reading()
@@ -61,26 +61,31 @@ extension ShieldBus {
 /// The invariant's verdicts, in words or as JSON.
 enum LockReport {
     /// Why a configuration is not checked, and what to add.
-    static func noPromise(_ file: String) -> String {
-        "\(file) declares no promise to check: give its monitor plugin a `product` option (habit-lock, focus-window or "
-            + "speed-bump, with that product's options; docs/writing-plugins.md)"
+    static func noPromise(_ configuration: ShieldBusConfiguration) -> String {
+        let names = ProductRules.undeclared(in: configuration)
+        return "\(names.joined(separator: ", ")) declare\(names.count == 1 ? "s" : "") no promise in \(configuration.file): add a `promise:` "
+            + "(\(configuration.products.isEmpty ? "at the top level" : "to the product")) saying when its targets are locked, e.g. "
+            + "`promise: {locked: always, unlocks: [{habits: 3, minutes: 30}]}` (docs/promises.md)"
     }
 
     static func text(_ verdicts: [ProductVerdict]) -> String {
         verdicts.map { verdict in
+            if let failure = verdict.modelFailure { return "  lock invariant    NOT JUDGED (\(verdict.product)): \(failure)" }
             if verdict.isHeld { return "  lock invariant    held (\(verdict.product))" }
             return (["  lock invariant    BROKEN (\(verdict.product)): \(verdict.violations.count) violation(s)"]
                 + verdict.violations.map { "    - \($0)" }).joined(separator: "\n")
         }.joined(separator: "\n")
     }
 
-    /// `{"held": Bool, "products": [{"product", "kind", "held", "violations": [...]}]}`; times are bus times (ms).
+    /// `{"held": Bool, "products": [{"product", "held", "violations": [...], "modelFailure"?}]}`; times are bus times (ms).
     static func json(_ verdicts: [ProductVerdict]) -> JSONValue {
         .object([
             "held": .bool(verdicts.allSatisfy(\.isHeld)),
             "products": .array(verdicts.map { verdict in
-                .object(["product": .string(verdict.product), "kind": .string(verdict.kind.rawValue), "held": .bool(verdict.isHeld),
-                         "violations": .array(verdict.violations.map(json))])
+                var fields: [String: JSONValue] = ["product": .string(verdict.product), "held": .bool(verdict.isHeld),
+                                                   "violations": .array(verdict.violations.map(json))]
+                if let failure = verdict.modelFailure { fields["modelFailure"] = .string(failure) }
+                return .object(fields)
             }),
         ])
     }

@@ -72,20 +72,21 @@ extension ShieldBus {
             }
             let products: [String]
             do {
-                products = try LockInvariantChecker(configuration: configuration, catalog: catalog).products.map(\.name)
+                products = try LockInvariantChecker(configuration: configuration, catalog: catalog, models: DefaultFiles.promiseModels).products.map(\.name)
             } catch let error as ConfigurationError {
                 printError("error: \(error)")
                 throw ExitCode(2)
             }
             guard !products.isEmpty else {
-                printError("error: \(LockReport.noPromise(configPath)); there is nothing to explore against")
+                printError("error: \(LockReport.noPromise(configuration)); there is nothing to explore against")
                 throw ExitCode(2)
             }
             let product = products.joined(separator: "+")
             guard let executable = Bundle.main.executablePath else { throw CommandFailure("cannot find the shieldbus executable to start runs with") }
             let work = NSTemporaryDirectory() + "shieldbus-explore-\(getpid())"
             defer { try? FileManager.default.removeItem(atPath: work) }
-            let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work)
+            let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
+                                   models: DefaultFiles.promiseModels)
             let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
                                          timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns)
             let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),

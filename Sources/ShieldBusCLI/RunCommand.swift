@@ -136,8 +136,11 @@ extension ShieldBus {
                 broken = verdicts.contains(where: { !$0.isHeld })
             } else if plan.scenario != nil {
                 // A played day with nothing to judge it by says so: no verdict is not "held".
-                printError(json ? JSONValue.object(["held": .null, "notChecked": .string(LockReport.noPromise(plan.configuration.file))]).jsonText
-                                : "  lock invariant    not checked: \(LockReport.noPromise(plan.configuration.file))")
+                printError(json ? JSONValue.object(["held": .null, "notChecked": .string(LockReport.noPromise(plan.configuration))]).jsonText
+                                : "  lock invariant    not checked: \(LockReport.noPromise(plan.configuration))")
+            }
+            if reading != nil, !ProductRules.undeclared(in: plan.configuration).isEmpty, !json {
+                printError("  lock invariant    not checked: \(LockReport.noPromise(plan.configuration))")
             }
             if let scenario = plan.scenario, !scenario.expectations.isEmpty {
                 let failures = plan.expectationCheck.failures(of: scenario.expectations, in: expectationJournal)
@@ -213,7 +216,7 @@ struct RunPlan {
         let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))
         scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, defaultTimeZone: configuredZone) }
         timeZone = scenario?.resolvedTimeZone ?? configuredZone
-        checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: timeZone)
+        checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: timeZone, models: DefaultFiles.promiseModels)
 
         // Clock: options, then the configuration; a scenario defaults to virtual time starting at its start.
         let modeName = options.clock ?? (scenario != nil && options.clock == nil && configuration.clock.mode == "real" ? "virtual" : configuration.clock.mode)
@@ -411,6 +414,9 @@ enum DefaultFiles {
     }
 
     /// The directory holding the running `shieldbus` executable (the build products directory).
+    /// The promise models a configuration may name: programs next to `shieldbus` first.
+    static var promiseModels: PromiseModels { PromiseModels(programFolder: executableDirectory.path) }
+
     static var executableDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }

@@ -132,7 +132,10 @@ final class TwoProductsTests: XCTestCase {
         configuration = configuration.replacingOccurrences(of: "apps: [Facebook, X, Snapchat]", with: "apps: [Instagram, Facebook]")
             .replacingOccurrences(of: "product: speed-bump, appGroup: group.dev.shieldbus.speedbump, store: speed-bump, thresholdMinutes: 30, cooldownMinutes: 15",
                                   with: "product: focus-window, appGroup: group.dev.shieldbus.speedbump, store: speed-bump, focusHours: [{start: \"09:00\", end: \"12:00\"}]")
+            .replacingOccurrences(of: "promise: {locked: {dailyUse: {minutes: 30, dismiss: primary, cooldownMinutes: 15}}}",
+                                  with: #"promise: {locked: {windows: [{start: "09:00", end: "12:00"}]}}"#)
         XCTAssertTrue(configuration.contains("product: focus-window"), "the shipped file changed: adapt this test")
+        XCTAssertTrue(configuration.contains("windows: [{start"), "the shipped file changed: adapt this test")
         for profile in ["faithful", "ios-realistic"] {
             let run = try ScenarioRun.run(configuration: configuration, scenario: """
             name: same-app-two-products

@@ -159,6 +159,7 @@ final class ExploreTests: XCTestCase {
         name: naive-\(flaw)
         timeZone: Europe/Berlin
         catalog: \(Self.root)/Config/catalog.yml
+        promise: {locked: always, unlocks: [{habits: 3, minutes: 30}]}
         device:
           companionApp: Habit Lock
           companionPlugin: app
@@ -214,11 +215,11 @@ final class ExploreTests: XCTestCase {
         let (status, _) = try explore(["--config", config, "--days", "1"], in: directory)
         XCTAssertEqual(status, 2, "a configuration problem")
         let said = try String(contentsOfFile: lastErrorsFile, encoding: .utf8)
-        XCTAssertTrue(said.contains("declares no promise to check: give its monitor plugin a `product` option"), said)
+        XCTAssertTrue(said.contains("declares no promise in \(config): add a `promise:` (at the top level)"), said)
         let run = try ScenarioRun.run(configuration: "name: plain\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n",
                                       scenario: "name: day\nstart: 2026-11-23T07:00\nsteps: [{after: 1m, open: Instagram}]\n")
         XCTAssertEqual(run.exitStatus, 0, run.errors)
-        XCTAssertTrue(run.errors.contains("lock invariant    not checked: "), run.errors)
+        XCTAssertTrue(run.errors.contains("lock invariant    not checked: plain declares no promise"), run.errors)
     }
 
     /// Also whatever the number of jobs: days finish out of order (they differ in length), but are reported in order.

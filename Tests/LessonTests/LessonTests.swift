@@ -24,6 +24,22 @@ final class LessonTests: XCTestCase {
         var extraPlugins = ""
         var seed = 7
         var steps: String
+
+        /// What the lesson's product promises, in the terms its plugin options give.
+        var promise: String {
+            func option(_ key: String, _ fallback: Int) -> Int {
+                guard let range = options.range(of: key + ": ") else { return fallback }
+                return Int(options[range.upperBound...].prefix { $0.isNumber }) ?? fallback
+            }
+            switch product {
+            case "speed-bump":
+                return "{locked: {dailyUse: {minutes: \(option("thresholdMinutes", 30)), dismiss: primary, cooldownMinutes: \(option("cooldownMinutes", 15))}}}"
+            case "focus-window":
+                return #"{locked: {windows: [{start: "09:00", end: "12:00"}]}, passes: [{button: secondary, minutes: 5, targets: apps}]}"#
+            default:
+                return "{locked: always, unlocks: [{habits: 3, minutes: \(option("unlockMinutes", 30))}]}"
+            }
+        }
     }
 
     static let roles: [(name: String, executable: String)] = [("monitor", "activity-monitor"), ("shield", "shield-renderer"), ("action", "action-delegate"), ("app", "companion-app")]
@@ -36,6 +52,7 @@ final class LessonTests: XCTestCase {
         timeZone: Europe/Berlin
         seed: \(lesson.seed)
         bus: {ackTimeoutMs: 2000}
+        promise: \(lesson.promise)
         device:
           companionApp: \(companion)
           companionPlugin: app

@@ -1,4 +1,5 @@
 import BusProtocol
+import Configuration
 import DeviceAPI
 import Foundation
 import LockInvariant
@@ -141,8 +142,10 @@ struct JournalBuilder {
 /// The products of the tests, built as a configuration would give them.
 enum Products {
     static func habitLock(_ name: String = "habit-lock", store: String = "lock", unlockMinutes: Int = 30) -> ProductRules {
-        var rules = ProductRules(name: name, kind: .habitLock)
-        rules.unlockMinutes = unlockMinutes
+        var promise = Promise(line: 0)
+        promise.locked.always = true
+        promise.unlocks = [Promise.Unlock(earned: .habits(3), minutes: unlockMinutes)]
+        var rules = ProductRules(name: name, promise: promise)
         rules.selectedApps = ["Instagram", "TikTok"]
         rules.selectedCategories = ["Games"]
         rules.selectedDomains = ["instagram.com"]
@@ -151,8 +154,12 @@ enum Products {
     }
 
     static func focusWindow(_ hours: [(String, String)], store: String = "lock") -> ProductRules {
-        var rules = ProductRules(name: "focus-window", kind: .focusWindow)
-        rules.focusHours = hours.map { (seconds($0.0), seconds($0.1)) }
+        var promise = Promise(line: 0)
+        promise.locked.windows = hours.map { Promise.Window(start: Int(seconds($0.0)), end: Int(seconds($0.1))) }
+        var pass = Promise.Pass(button: .secondary, minutes: 5)
+        pass.appsOnly = true
+        promise.passes = [pass]
+        var rules = ProductRules(name: "focus-window", promise: promise)
         rules.selectedApps = ["Instagram", "TikTok"]
         rules.selectedDomains = ["instagram.com"]
         rules.stores = [store]
@@ -160,9 +167,12 @@ enum Products {
     }
 
     static func speedBump(store: String = "lock", thresholdMinutes: Int = 20, cooldownMinutes: Int = 15) -> ProductRules {
-        var rules = ProductRules(name: "speed-bump", kind: .speedBump)
-        rules.thresholdMinutes = thresholdMinutes
-        rules.cooldownMinutes = cooldownMinutes
+        var promise = Promise(line: 0)
+        var use = Promise.DailyUse(minutes: thresholdMinutes)
+        use.dismiss = .primary
+        use.cooldownMinutes = cooldownMinutes
+        promise.locked.dailyUse = use
+        var rules = ProductRules(name: "speed-bump", promise: promise)
         rules.selectedApps = ["Instagram", "Facebook"]
         rules.selectedDomains = ["instagram.com"]
         rules.stores = [store]

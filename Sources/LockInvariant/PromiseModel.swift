@@ -1,0 +1,99 @@
+import BusProtocol
+import Configuration
+import Foundation
+
+/// The escape hatch: for a promise the rules cannot say, a model written by the product's author says when each
+/// selected target must be locked. The checker hands it the journal's facts as it reads them — the OS's events
+/// (the person's acts among them), never what plugins say — and judges the screen against its answer exactly as
+/// against the rules'.
+public protocol PromiseModel {
+    /// Each target's locked intervals (by the catalog name of an app, or a web domain); a target left out is never locked.
+    func lockedPeriods(journal: [Envelope], product: String) throws -> [String: [DateInterval]]
+}
+
+/// The models a configuration may name in `promise.model`: Swift types registered by name (a program that embeds
+/// the checker), else an executable — a path relative to the configuration, or a program next to `shieldbus` or on
+/// PATH — run as an `ExecutablePromiseModel`.
+public struct PromiseModels {
+    public var registered: [String: PromiseModel]
+    /// Where programs named without a slash are looked for first (the folder of `shieldbus`).
+    public var programFolder: String?
+
+    public init(registered: [String: PromiseModel] = [:], programFolder: String? = nil) {
+        self.registered = registered
+        self.programFolder = programFolder
+    }
+
+    public static let none = PromiseModels()
+
+    func model(named name: String, configuration: ShieldBusConfiguration) -> PromiseModel? {
+        if let model = registered[name] { return model }
+        let candidates: [String]
+        if name.contains("/") {
+            candidates = [configuration.resolve(name)]
+        } else {
+            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+            candidates = (programFolder.map { [$0 + "/" + name] } ?? []) + path.split(separator: ":").map { "\($0)/\(name)" }
+        }
+        return candidates.first(where: FileManager.default.isExecutableFile(atPath:)).map(ExecutablePromiseModel.init(path:))
+    }
+
+    var describe: String {
+        let names = registered.keys.sorted()
+        return (names.isEmpty ? "" : "registered: \(names.joined(separator: ", ")); ") + "nor an executable by that name (a path relative to the configuration, or a program next to shieldbus or on PATH)"
+    }
+}
+
+/// A model in a program of its own, in any language: it reads the journal's OS events as JSON lines on its standard
+/// input (the journal's own format; `SHIELDBUS_PRODUCT` names the product) and writes one JSON object on its
+/// standard output: `{"locked": {"Instagram": [[fromMs, toMs], …], …}}`, bus times in milliseconds since 1970.
+/// A model that fails, or answers anything else, is an error naming it: never a verdict.
+public struct ExecutablePromiseModel: PromiseModel {
+    public let path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public func lockedPeriods(journal: [Envelope], product: String) throws -> [String: [DateInterval]] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.environment = ProcessInfo.processInfo.environment.merging(["SHIELDBUS_PRODUCT": product]) { $1 }
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // Written from another thread: a model that answers while reading would otherwise fill its pipe and ours.
+        let writer = Thread {
+            var bytes: [UInt8] = []
+            for envelope in journal { bytes += WireCodec.encodeEnvelope(envelope); bytes.append(10) }
+            try? input.fileHandleForWriting.write(contentsOf: bytes)
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
+        let answer = output.fileHandleForReading.readDataToEndOfFile()
+        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Failure(description: "the promise model \(path) exited with status \(process.terminationStatus): \(complaint.split(separator: "\n").suffix(3).joined(separator: " / "))")
+        }
+        guard let value = try? JSONValue(parsing: Array(answer)), let locked = value["locked"]?.objectValue else {
+            throw Failure(description: "the promise model \(path) did not answer {\"locked\": {target: [[fromMs, toMs], …]}}: \(String(decoding: answer.prefix(200), as: UTF8.self))")
+        }
+        var periods: [String: [DateInterval]] = [:]
+        for (target, list) in locked {
+            periods[target] = try (list.arrayValue ?? []).map { pair in
+                guard let bounds = pair.arrayValue, bounds.count == 2, let from = bounds[0].intValue, let to = bounds[1].intValue, to >= from else {
+                    throw Failure(description: "the promise model \(path) gave \(target) an interval that is not [fromMs, toMs]")
+                }
+                return DateInterval(start: Date(timeIntervalSince1970: Double(from) / 1000), end: Date(timeIntervalSince1970: Double(to) / 1000))
+            }
+        }
+        return periods
+    }
+}

@@ -12,7 +12,7 @@ public struct PersonInput: Equatable {
     }
 
     /// The actions, as `shieldbus do` names them.
-    public static let actions = ["open", "close", "home", "visit", "close-tab", "press", "habit", "restart", "force-quit",
+    public static let actions = ["open", "close", "home", "visit", "close-tab", "press", "habit", "app-action", "restart", "force-quit",
                                  "os-update", "notification-tap"]
 
     /// The request for `action` with its `value` (an app, URL, button, habit or notification id); `tab` and
@@ -32,6 +32,9 @@ public struct PersonInput: Equatable {
             guard let value, ["primary", "secondary"].contains(value) else { throw Invalid(description: "'press' needs primary or secondary") }
             body["button"] = .string(value)
         case "habit": body["habit"] = .string(value ?? "habit")
+        case "app-action":
+            guard let value, !value.isEmpty else { throw Invalid(description: "'app-action' needs the control's name, e.g. skip-tonight") }
+            body["action"] = .string(value)
         case "notification-tap": if let value { body["id"] = .string(value) }
         case "home", "restart", "os-update": break
         default: throw Invalid(description: "unknown action '\(action)'; see `shieldbus do --help`")

@@ -72,6 +72,7 @@ public final class Timeline {
         case DeviceTopic.urlOpened: return "url"
         case DeviceTopic.authorizationChanged: return "auth"
         case DeviceTopic.habitCompleted: return "habit"
+        case DeviceTopic.appAction: return "in-app"
         case DeviceTopic.osUpdated, DeviceTopic.restarted: return "device"
         case "device.quirk": return "quirk"
         case "bus.error": return "ERROR"
@@ -121,6 +122,8 @@ public final class Timeline {
             return "FamilyControls \(string("status"))"
         case "habit":
             return string("habit")
+        case "in-app":
+            return "\(string("action")) in \(string("app"))"
         case "device":
             return envelope.topic == DeviceTopic.osUpdated ? "iOS updated: every token regenerated" : "restarted"
         case "quirk":

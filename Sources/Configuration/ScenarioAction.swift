@@ -33,6 +33,8 @@ public enum ScenarioAction: Equatable, Sendable {
     case tapNotification(id: String?)
     /// The user completes a habit (free text).
     case habit(String)
+    /// The user taps one of a product app's own controls ("skip tonight"); nil: the device's one product app.
+    case appAction(app: CatalogApp?, action: String)
     case authorize(AuthorizationAnswer)
     /// An iOS update: the OS regenerates every token.
     case osUpdate
@@ -55,7 +57,7 @@ public enum ScenarioAction: Equatable, Sendable {
 
     /// The keys that name an action in a step, in the order the documentation lists them.
     public static let keys = ["open", "close", "home", "visit", "closeTab", "switchTab", "press", "tapNotification", "habit",
-                              "authorize", "osUpdate", "restart", "forceQuit", "setClock", "timeZone", "crashBroker", "fillActivityLimit", "publish"]
+                              "appAction", "authorize", "osUpdate", "restart", "forceQuit", "setClock", "timeZone", "crashBroker", "fillActivityLimit", "publish"]
 
     /// The key that names this action in a file.
     public var key: String {
@@ -69,6 +71,7 @@ public enum ScenarioAction: Equatable, Sendable {
         case .press: return "press"
         case .tapNotification: return "tapNotification"
         case .habit: return "habit"
+        case .appAction: return "appAction"
         case .authorize: return "authorize"
         case .osUpdate: return "osUpdate"
         case .restart: return "restart"
@@ -100,6 +103,11 @@ public enum ScenarioAction: Equatable, Sendable {
             let habit = try value.string().trimmingCharacters(in: .whitespaces)
             guard !habit.isEmpty else { throw value.error("expected the habit completed, e.g. \"Read 10 pages\"") }
             return .habit(habit)
+        case "appAction":
+            if case .scalar = value.node { return .appAction(app: nil, action: try actionName(value)) }
+            let fields = try value.uniqueMapping(allowed: ["app", "action"])
+            guard let action = fields["action"] else { throw value.error("an app action needs its 'action', e.g. {app: Bedtime, action: skip-tonight}") }
+            return .appAction(app: try fields["app"].map { try app($0, catalog) }, action: try actionName(action))
         case "authorize": return .authorize(try value.oneOf(AuthorizationAnswer.self))
         case "osUpdate": try flag(value); return .osUpdate
         case "restart": try flag(value); return .restart
@@ -119,6 +127,15 @@ public enum ScenarioAction: Equatable, Sendable {
         } catch let error as CatalogLookupError {
             throw value.error(error.description)
         }
+    }
+
+    /// An app action's name: short, of letters, digits, '-', '_' and '.' (what a promise names).
+    private static func actionName(_ value: YAMLValue) throws -> String {
+        let name = try value.string()
+        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+            throw value.error("an app action is a short name of letters, digits, '-', '_' or '.', e.g. skip-tonight; got '\(name)'")
+        }
+        return name
     }
 
     /// `home: true` and the like: the key alone carries the meaning, so only `true` (or nothing) is accepted.

@@ -265,6 +265,12 @@ public final class DeviceOS: BrokerService {
         return ActivityCategory(token: tokens.category(category.id), localizedDisplayName: category.name)
     }
 
+    /// The one product app on the device (nil with none, or several).
+    var onlyCompanionApp: String? {
+        let apps = settings.products.compactMap(\.companionApp?.name)
+        return apps.count == 1 ? apps[0] : nil
+    }
+
     /// The product `plugin` belongs to (on a device with one product, that product).
     func product(of plugin: String) -> DeviceProduct? { settings.products.first { $0.includes(plugin) } }
 
@@ -292,6 +298,14 @@ public final class DeviceOS: BrokerService {
         case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
         case .tapNotification(let id): device.notifications.tap(id: id)
         case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+        case let .appAction(app, action):
+            guard let name = app?.name ?? device.onlyCompanionApp else {
+                device.emit(topic: "bus.error", body: ["code": "ambiguous-app-action", "message": .string("the app action '\(action)' names no app and the device has several product apps: give {app: …, action: \(action)}")])
+                return
+            }
+            // Only that app's product hears it, on a device with several; the journal keeps it for the checker.
+            let owner = settings.products.count > 1 ? settings.products.first { $0.companionApp?.name == name }?.plugins : nil
+            device.emit(DeviceTopic.appAction, AppAction(app: name, action: action), audience: owner)
         case .authorize(let answer):
             switch answer {
             case .approved: device.authorization.answer(.approved)
@@ -352,6 +366,15 @@ public final class DeviceOS: BrokerService {
                 action = .press(button: button)
             case "notification-tap": action = .tapNotification(id: body["id"]?.stringValue)
             case "habit": action = .habit(body["habit"]?.stringValue ?? "habit")
+            case "app-action":
+                guard let name = body["action"]?.stringValue, !name.isEmpty else {
+                    throw DeviceError(code: "bad-request", message: "'app-action' needs 'action': the control's name, e.g. skip-tonight")
+                }
+                let named = body["app"] == nil ? nil : try app()
+                guard named != nil || onlyCompanionApp != nil else {
+                    throw DeviceError(code: "bad-request", message: "'app-action' needs 'app': the device has several product apps")
+                }
+                action = .appAction(app: named, action: name)
             case "authorize":
                 guard let answer = body["answer"]?.stringValue.flatMap(AuthorizationAnswer.init(rawValue:)) else {
                     throw DeviceError(code: "bad-request", message: "'authorize' needs 'answer': approved, denied or revoked")
@@ -372,7 +395,7 @@ public final class DeviceOS: BrokerService {
                 reply(to: envelope, .success(PickerResult(selection: selection)))
                 return
             default:
-                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, authorize, os-update, restart, force-quit, pick, look")
+                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, app-action, authorize, os-update, restart, force-quit, pick, look")
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
             inputs.perform(envelope) { perform(action) }

@@ -79,6 +79,7 @@ final class ScenarioPlayer {
         case .press(let button): return "press the \(button.rawValue) shield button"
         case .tapNotification(let id): return "tap notification \(id ?? "(latest)")"
         case .habit(let habit): return "complete habit \"\(habit)\""
+        case let .appAction(app, action): return "tap \"\(action)\" in \(app?.name ?? "the product's app")"
         case .authorize(let answer): return "authorization \(answer.rawValue)"
         case .osUpdate: return "iOS update (tokens regenerate)"
         case .restart: return "restart the device"

@@ -17,6 +17,7 @@ extension ShieldBus {
               shieldbus do visit https://www.instagram.com/explore --tab 2 --private
               shieldbus do close | home | restart
               shieldbus do habit "Read 10 pages"
+              shieldbus do app-action skip-tonight        (a control in the product's own app)
               shieldbus do force-quit "Habit Lock"
 
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
@@ -28,11 +29,11 @@ extension ShieldBus {
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "open, close, home, visit, close-tab, press, habit, restart, force-quit, os-update, notification-tap.",
+        @Argument(help: "open, close, home, visit, close-tab, press, habit, app-action, restart, force-quit, os-update, notification-tap.",
                   completion: .list(PersonInput.actions))
         var action: String
 
-        @Argument(help: "The app, URL, button (primary/secondary) or habit.", completion: .custom { _ in ["primary", "secondary"] + DefaultFiles.appNames() })
+        @Argument(help: "The app, URL, button (primary/secondary), habit or app action.", completion: .custom { _ in ["primary", "secondary"] + DefaultFiles.appNames() })
         var value: String?
 
         @Option(name: .long, help: "The browser tab, for visit and close-tab.")

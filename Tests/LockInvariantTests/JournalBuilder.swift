@@ -90,6 +90,11 @@ struct JournalBuilder {
         for name in names { add(time, DeviceTopic.habitCompleted, ["habit": .string(name)]) }
     }
 
+    /// The person taps a control of a product's app.
+    mutating func appAction(_ time: String, _ action: String, app: String = "Bedtime") {
+        add(time, DeviceTopic.appAction, ["app": .string(app), "action": .string(action)])
+    }
+
     /// A store write as the OS applied it: these apps shielded, in tokens of `epoch` (the writer's, maybe stale).
     mutating func store(_ time: String, _ store: String = "lock", apps: [String], writer: String, epoch tokenEpoch: Int? = nil) {
         let tokens = Set(apps.map { ApplicationToken(rawValue: Self.token("app", $0, epoch: tokenEpoch ?? epoch)) })
@@ -176,6 +181,17 @@ enum Products {
         rules.selectedApps = ["Instagram", "Facebook"]
         rules.selectedDomains = ["instagram.com"]
         rules.stores = [store]
+        return rules
+    }
+
+    /// A product of the tests with a promise written as a configuration would (`promise:`'s YAML), Bedtime's app.
+    static func promised(_ yaml: String, name: String = "bedtime") throws -> ProductRules {
+        let configuration = try ShieldBusConfiguration.parse(YAMLValue.parse("promise: " + yaml + "\n", file: "promise.yml"))
+        var rules = ProductRules(name: name, promise: configuration.promise!)
+        rules.selectedApps = ["Instagram", "TikTok"]
+        rules.selectedDomains = ["instagram.com"]
+        rules.stores = ["lock"]
+        rules.companionApp = "Bedtime"
         return rules
     }
 

@@ -7,6 +7,10 @@ import XCTest
 final class LockInvariantTableTests: XCTestCase {
     /// Each violation as "product kind target from–to [decided by]", local times in the zone in force.
     func judge(_ products: [ProductRules], _ journal: JournalBuilder, zone: String = "Europe/Berlin") -> [String] {
+        Self.judge(products, journal, zone: zone)
+    }
+
+    static func judge(_ products: [ProductRules], _ journal: JournalBuilder, zone: String = "Europe/Berlin") -> [String] {
         let checker = LockInvariantChecker(products: products, timeZone: TimeZone(identifier: zone)!)
         return checker.verdicts(for: journal.envelopes).flatMap(\.violations).map { violation in
             let from = String(LockViolationFormat.time(violation.from, violation.timeZone))

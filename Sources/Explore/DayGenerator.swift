@@ -10,6 +10,10 @@ public struct ProductSurface: Sendable {
     public var otherApps: [String]
     public var selectedDomains: [String]
     public var otherDomains: [String]
+    /// The person's actions in the products' apps that their promises name, each with its app (nil: the device's one).
+    public var appActions: [(app: String?, action: String)] = []
+    /// The shield buttons whose passes have a cap, with the largest cap: days press them up to and past it.
+    public var cappedButtons: [(button: String, cap: Int)] = []
 
     public init(companionApps: [String], selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
         self.companionApps = companionApps
@@ -35,6 +39,19 @@ public struct ProductSurface: Sendable {
         for domain in products.flatMap(\.selectionDomains) where !domains.contains(domain) { domains.append(domain) }
         selectedDomains = domains
         otherDomains = ["github.com", "wikipedia.org", "nytimes.com"].filter { !domains.contains($0) }
+        for product in products {
+            guard let promise = product.promise else { continue }
+            let app = products.count > 1 ? product.companionApp : nil
+            appActions += promise.appActions.map { (app, $0) }
+            for pass in promise.passes {
+                guard let cap = pass.cap else { continue }
+                if let index = cappedButtons.firstIndex(where: { $0.button == pass.button.rawValue }) {
+                    cappedButtons[index].cap = max(cappedButtons[index].cap, cap)
+                } else {
+                    cappedButtons.append((pass.button.rawValue, cap))
+                }
+            }
+        }
     }
 }
 
@@ -122,6 +139,7 @@ public struct DayGenerator {
         let tail = Int.random(in: 30...90, using: &random) * 60
         fillActivityLimit(around: &steps, seed: seed)
         revokeAuthorization(in: &steps, seed: seed)
+        drawPromiseActions(into: &steps, seed: seed)
         return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail)
     }
 
@@ -137,6 +155,39 @@ public struct DayGenerator {
         let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...600, using: &random)
         if index < steps.count { steps[index].gap -= gap }
         steps.insert(DayStep(gap: gap, action: "fillActivityLimit: true"), at: index)
+    }
+
+    /// The actions the products' promises name: on most days a few of the person's app actions ("skip tonight",
+    /// "pause"), sometimes in a row; and, for a pass with a cap, on one day in two a run of opens and presses of that
+    /// button on a picked app up to one past the cap, minutes apart. Drawn from their own stream, so a product whose
+    /// promise names neither gets the days it always got.
+    static let promiseStreamSalt: UInt64 = 0x9E0_415E_AC75
+    func drawPromiseActions(into steps: inout [DayStep], seed: UInt64) {
+        guard !surface.appActions.isEmpty || !surface.cappedButtons.isEmpty else { return }
+        var random = SeededRandom(seed: seed ^ Self.promiseStreamSalt)
+        func insert(_ inserted: [DayStep], at index: Int) {
+            // The first takes part of the gap before the step it goes in front of, so every other step keeps its time.
+            var block = inserted
+            let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...3600, using: &random)
+            if index < steps.count { steps[index].gap -= gap }
+            block[0].gap = gap
+            steps.insert(contentsOf: block, at: index)
+        }
+        if !surface.appActions.isEmpty {
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                let (app, action) = surface.appActions.randomElement(using: &random)!
+                let yaml = app.map { "appAction: {app: \"\($0)\", action: \(action)}" } ?? "appAction: \(action)"
+                insert([DayStep(gap: 0, action: yaml)], at: Int.random(in: 0...steps.count, using: &random))
+            }
+        }
+        if let capped = surface.cappedButtons.randomElement(using: &random), Bool.random(using: &random), let app = surface.selectedApps.randomElement(using: &random) {
+            var run: [DayStep] = []
+            for _ in 0...capped.cap {
+                run.append(DayStep(gap: Int.random(in: 60...900, using: &random), action: "open: \(app)", app: app))
+                run.append(DayStep(gap: Int.random(in: 2...30, using: &random), action: "press: \(capped.button)"))
+            }
+            insert(run, at: Int.random(in: 0...steps.count, using: &random))
+        }
     }
 
     /// On one day in eight the person revokes the app's FamilyControls authorization in Settings (the OS clears its

@@ -11,17 +11,26 @@ public struct DayOutcome {
     public let violations: [LockViolation]
     /// The run itself went wrong (it did not end cleanly, or the bus was degraded): nil when healthy.
     public let runProblem: String?
+    /// The kind of the run's first problem (`RunHealth.Problem.kind`, or `exit` / `unplayable`): what a shrunk day keeps.
+    public let runProblemKind: String?
     /// The plugin (or the OS) that last wrote the ManagedSettings stores before the first violation began.
     public let lastDecider: String?
     public let wallMilliseconds: Int64
+    /// What the day exercised: "<product>: <counter>" and "device: <counter>" → count.
+    public var coverage: [String: Int] = [:]
 
     public var failed: Bool { !violations.isEmpty || runProblem != nil }
 
-    /// Whether this outcome fails the way `other` did: a violation of the same kind on the same target.
+    /// Whether this outcome fails the way `other` did: a violation of the same kind on the same target, or (for a day
+    /// with none) a run problem of the same kind.
     public func failsLike(_ other: DayOutcome) -> Bool {
-        guard let first = other.violations.first else { return false }
-        return violations.contains { $0.kind == first.kind && $0.target == first.target }
+        if let first = other.violations.first { return violations.contains { $0.kind == first.kind && $0.target == first.target } }
+        guard let kind = other.runProblemKind else { return false }
+        return runProblemKind == kind
     }
+
+    /// Whether shrinking can keep this failure: a violation, or a degraded run (not one that could not be played at all).
+    public var isShrinkable: Bool { !violations.isEmpty || (runProblemKind != nil && runProblemKind != "unplayable") }
 }
 
 /// Plays days through the real broker and plugins — `shieldbus run` child processes, in virtual time — and
@@ -36,9 +45,6 @@ public final class DayRunner: @unchecked Sendable {
     let models: PromiseModels
     private let counter = NSLock()
     private var runs = 0
-
-    /// Bus errors that mean the run was not healthy (a plugin stopped answering, one was missing, deliveries lost).
-    static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped"]
 
     public init(executable: String, configurationPath: String, configuration: ShieldBusConfiguration, catalog: AppCatalog, workDirectory: String,
                 models: PromiseModels = .none) {
@@ -55,8 +61,9 @@ public final class DayRunner: @unchecked Sendable {
         let started = Date()
         let directory = workDirectory + "/run-\(nextRunNumber())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        func outcome(events: Int = 0, violations: [LockViolation] = [], problem: String?, lastDecider: String? = nil) -> DayOutcome {
-            DayOutcome(day: day, events: events, violations: violations, runProblem: problem, lastDecider: lastDecider,
+        func outcome(events: Int = 0, violations: [LockViolation] = [], problem: String?, kind: String? = nil, lastDecider: String? = nil) -> DayOutcome {
+            DayOutcome(day: day, events: events, violations: violations, runProblem: problem, runProblemKind: problem == nil ? nil : kind ?? "unplayable",
+                       lastDecider: lastDecider,
                        wallMilliseconds: Int64(Date().timeIntervalSince(started) * 1000))
         }
         do {
@@ -79,17 +86,23 @@ public final class DayRunner: @unchecked Sendable {
             let journal = try Self.readJournal(journalPath)
             guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
                 let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-                return outcome(events: journal.count, problem: "the run exited with status \(process.terminationStatus): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))")
+                return outcome(events: journal.count, problem: "the run exited with status \(process.terminationStatus): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))",
+                               kind: "exit")
             }
-            let degraded = journal.filter { $0.topic == "bus.error" }.compactMap { $0.bodyValue["code"]?.stringValue }.filter(Self.degradations.contains)
+            var health = RunHealth()
+            for envelope in journal { health.read(envelope) }
             let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: TimeZone(identifier: day.timeZone), models: models)
-            let verdicts = checker.verdicts(for: journal)
+            let (verdicts, device) = checker.verdictsAndDeviceCoverage(for: journal)
             if let failure = verdicts.compactMap(\.modelFailure).first { return outcome(events: journal.count, problem: "the promise could not be judged: \(failure)") }
             let violations = verdicts.flatMap(\.violations)
             let decider = violations.first?.decidedBy
-            return outcome(events: journal.count, violations: violations,
-                           problem: degraded.isEmpty ? nil : "the bus was degraded: \(Array(Set(degraded)).sorted().joined(separator: ", "))",
-                           lastDecider: decider)
+            let problems = health.problems
+            var played = outcome(events: journal.count, violations: violations,
+                                 problem: problems.isEmpty ? nil : "the run was degraded: \(problems.map(\.detail).joined(separator: "; "))",
+                                 kind: problems.first?.kind, lastDecider: decider)
+            for verdict in verdicts { for (name, count) in verdict.coverage.counts { played.coverage["\(verdict.product): \(name)"] = count } }
+            for (name, count) in device.counts { played.coverage["device: \(name)"] = count }
+            return played
         } catch {
             return outcome(problem: "the run could not be played: \(error)")
         }

@@ -13,8 +13,12 @@ public struct ExploreOptions: Sendable {
     public var failuresDirectory: String
     /// Runs the shrinker may spend on one failure.
     public var shrinkRuns: Int
+    /// Where every generated day is kept as a scenario file (nil: nowhere).
+    public var keptDaysDirectory: String?
 
-    public init(days: Int, seed: UInt64, profiles: [String], jobs: Int, timeBudget: TimeInterval?, failuresDirectory: String, shrinkRuns: Int) {
+    public init(days: Int, seed: UInt64, profiles: [String], jobs: Int, timeBudget: TimeInterval?, failuresDirectory: String, shrinkRuns: Int,
+                keptDaysDirectory: String? = nil) {
+        self.keptDaysDirectory = keptDaysDirectory
         self.days = days
         self.seed = seed
         self.profiles = profiles
@@ -63,13 +67,14 @@ public struct Explorer {
         let budget = options.timeBudget
         var written = Set<String>()
         runner.play(days(), jobs: options.jobs, startsMore: { budget.map { Date().timeIntervalSince(started) <= $0 } ?? true },
-                    quiesces: { $0.failed && !$0.violations.isEmpty && options.shrinkRuns > 0 }) { outcome in
+                    quiesces: { $0.failed && $0.isShrinkable && options.shrinkRuns > 0 }) { outcome in
+            if let kept = options.keptDaysDirectory { keep(outcome, in: kept) }
             played(outcome)
             guard outcome.failed else { return }
-            // A run that went wrong is written as it was: shrinking needs a verdict to keep.
+            // A run that could not be played is written as it was: shrinking needs a failure to keep.
             var shrinker = Shrinker(runner: runner, jobs: options.jobs, maximumRuns: options.shrinkRuns)
             shrinker.progress = { runs, steps in shrinking(outcome, runs, steps) }
-            let result = outcome.violations.isEmpty ? Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0) : shrinker.shrink(outcome)
+            let result = outcome.isShrinkable ? shrinker.shrink(outcome) : Shrinker.Result(day: outcome.day, outcome: outcome, runs: 0)
             var name = "\(product)-seed\(outcome.day.seed)"
             if written.contains(name) { name += "-\(outcome.day.profile)" }
             written.insert(name)
@@ -81,6 +86,19 @@ public struct Explorer {
                 FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
             }
             shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path))
+        }
+    }
+
+    /// Writes a played day as a scenario file, its verdict in its comment.
+    private func keep(_ outcome: DayOutcome, in directory: String) {
+        let name = "\(product)-seed\(outcome.day.seed)-\(outcome.day.profile)"
+        let path = directory + "/\(name).yml"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let verdict = outcome.failed ? Self.account(of: outcome) : "held"
+            try outcome.day.scenarioText(name: name, comment: verdict).write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("explore: cannot keep \(path): \(error)\n".utf8))
         }
     }
 

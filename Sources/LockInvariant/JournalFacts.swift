@@ -76,6 +76,8 @@ struct JournalFacts {
     /// change it announced (`plugin` nil: the person's answer or a revocation, for every app; or the policy's answer
     /// to a request, which the reply that follows repeats).
     private(set) var authorizations: [(at: Date, plugin: String?, approved: Bool)] = []
+    /// When the broker — the OS — started again after a crash (each `bus.started` but the first).
+    private(set) var brokerRestarts: [Date] = []
     /// When an iOS update regenerated every token (`device.os-updated`).
     private(set) var osUpdates: [Date] = []
     /// DeviceActivity callbacks the OS delivered, each with the plugin that registered its activity.
@@ -216,7 +218,10 @@ struct JournalFacts {
             case "bus.started":
                 // A broker that starts again crashed: what was on screen stayed in use until it came back (the OS
                 // counts that use up to its new start, as the report builder does; in virtual time that is the crash).
-                if started { closeAll(at: at, into: &facts) }
+                if started {
+                    closeAll(at: at, into: &facts)
+                    facts.brokerRestarts.append(at)
+                }
                 started = true
                 if let quirks = body["quirks"]?.arrayValue { facts.quirks = Set(quirks.compactMap(\.stringValue)) }
             case DeviceTopic.restarted:

@@ -41,14 +41,20 @@ extension ProductRules {
     /// counts toward no cap; one past the cap grants nothing.
     func passes(_ pass: Promise.Pass, for target: Target, facts: JournalFacts) -> Periods {
         if pass.appsOnly && !target.isApp { return Periods() }
+        let granted = pressesFor(pass, facts: facts).granted
+        let mine = pass.forProduct ? granted : granted.filter { $0.target == target }
+        return Periods(mine.map { DateInterval(start: $0.at, duration: Double(pass.minutes) * 60) })
+    }
+
+    /// The presses of a pass's button on the selection's shields, outside strict windows and sessions, and those of them
+    /// the cap lets through.
+    func pressesFor(_ pass: Promise.Pass, facts: JournalFacts) -> (all: [JournalFacts.Press], granted: [JournalFacts.Press]) {
         let strict = windowPeriods(facts, strict: true).union(sessionPeriods(facts, strict: true))
         let presses = facts.presses.filter {
             $0.action == pass.button.shieldAction && isSelected($0.target) && (!pass.appsOnly || $0.target.isApp)
                 && strict.overlapping(from: $0.at, to: $0.at, orAt: true).isEmpty
         }
-        let granted = pass.cap.map { cap in withinCap(presses, cap: cap, per: pass.capPer, facts: facts) } ?? presses
-        let mine = pass.forProduct ? granted : granted.filter { $0.target == target }
-        return Periods(mine.map { DateInterval(start: $0.at, duration: Double(pass.minutes) * 60) })
+        return (presses, pass.cap.map { cap in withinCap(presses, cap: cap, per: pass.capPer, facts: facts) } ?? presses)
     }
 
     /// The presses a cap lets through, counted per window occurrence (a press outside every window counts toward

@@ -70,11 +70,14 @@ public struct ProductVerdict: Equatable, Sendable {
     public var violations: [LockViolation]
     /// The product's promise model failed (it could not be run, or answered nonsense): no verdict could be reached.
     public var modelFailure: String?
+    /// What the journal exercised of the promise.
+    public var coverage = Coverage()
 
-    public init(product: String, violations: [LockViolation], modelFailure: String? = nil) {
+    public init(product: String, violations: [LockViolation], modelFailure: String? = nil, coverage: Coverage = Coverage()) {
         self.product = product
         self.violations = violations
         self.modelFailure = modelFailure
+        self.coverage = coverage
     }
 
     public var isHeld: Bool { violations.isEmpty && modelFailure == nil }
@@ -105,6 +108,13 @@ public struct LockInvariantChecker {
         var reading = reading()
         for envelope in journal { reading.read(envelope) }
         return reading.verdicts()
+    }
+
+    /// Each product's verdict and what the device went through, from one reading of the journal.
+    public func verdictsAndDeviceCoverage(for journal: [Envelope]) -> (verdicts: [ProductVerdict], device: Coverage) {
+        var reading = reading()
+        for envelope in journal { reading.read(envelope) }
+        return (reading.verdicts(), reading.deviceCoverage())
     }
 
     /// A check fed one envelope at a time, as a run journals them: it keeps the facts, not the journal (only the
@@ -143,8 +153,14 @@ public struct LockInvariantChecker {
                         return ProductVerdict(product: rules.name, violations: [], modelFailure: "\(error)")
                     }
                 }
-                return ProductVerdict(product: rules.name, violations: ProductJudge(rules: rules, facts: facts, modelLocks: modelLocks).violations())
+                return ProductVerdict(product: rules.name, violations: ProductJudge(rules: rules, facts: facts, modelLocks: modelLocks).violations(),
+                                      coverage: rules.coverage(facts))
             }
+        }
+
+        /// What the device went through in the journal read so far (clock, zones, DST, crashes, updates, revocations).
+        public func deviceCoverage() -> Coverage {
+            facts.facts().deviceCoverage()
         }
     }
 }

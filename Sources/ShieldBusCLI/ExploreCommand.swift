@@ -49,6 +49,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Runs the shrinker may spend on one failure.", valueName: "n"))
         var shrinkRuns = 60
 
+        @Option(name: .long, help: ArgumentHelp("Also keep every generated day here, as a scenario file (<product>-seed<S>-<profile>.yml) to replay with `shieldbus run --scenario`.", valueName: "dir"))
+        var keepDays: String?
+
         @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
         var json = false
 
@@ -88,7 +91,8 @@ extension ShieldBus {
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
                                    models: DefaultFiles.promiseModels)
             let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
-                                         timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns)
+                                         timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns,
+                                         keptDaysDirectory: keepDays)
             let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),
                                     product: product, options: options)
             let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
@@ -104,6 +108,11 @@ extension ShieldBus {
 /// What explore prints: on standard output only what the seed decides (so two runs compare byte for byte);
 /// progress and wall times on standard error — a bar on a terminal, else a line per finished day — with the time
 /// spent and an estimate of the time left, and the shrinking of a failure as it goes.
+private extension Array where Element == String {
+    /// The first two elements (the second empty if there is none).
+    var pair: (String, String) { (first ?? "", count > 1 ? self[1] : "") }
+}
+
 final class ExploreReport {
     let json: Bool
     let configPath: String
@@ -111,6 +120,8 @@ final class ExploreReport {
     private(set) var played = 0
     private(set) var events = 0
     private(set) var failures = 0
+    /// Each coverage counter: the days that reached it, and its total over them.
+    private(set) var coverage: [String: (days: Int, total: Int)] = [:]
     private let showsProgress = isatty(STDERR_FILENO) == 1
     private let started = Date()
 
@@ -143,12 +154,14 @@ final class ExploreReport {
         played += 1
         events += outcome.events
         if outcome.failed { failures += 1 }
+        for (name, count) in outcome.coverage { coverage[name] = ((coverage[name]?.days ?? 0) + 1, (coverage[name]?.total ?? 0) + count) }
         if json {
             var line: [String: JSONValue] = [
                 "seed": .int(Int64(bitPattern: outcome.day.seed)), "profile": .string(outcome.day.profile), "timeZone": .string(outcome.day.timeZone),
                 "start": .string(outcome.day.start), "steps": .int(Int64(outcome.day.steps.count)), "events": .int(Int64(outcome.events)),
                 "verdict": .string(outcome.failed ? "broken" : "held"),
                 "violations": .array(outcome.violations.map { .string($0.description) }),
+                "coverage": .object(outcome.coverage.mapValues { .int(Int64($0)) }),
             ]
             if let problem = outcome.runProblem { line["runProblem"] = .string(problem) }
             print(JSONValue.object(line).jsonText)
@@ -185,12 +198,28 @@ final class ExploreReport {
     func finish(wallSeconds: Double) {
         clearProgress()
         if json {
-            print(JSONValue.object(["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures))]).jsonText)
+            let counters = coverage.mapValues { JSONValue.object(["days": .int(Int64($0.days)), "total": .int(Int64($0.total))]) }
+            print(JSONValue.object(["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
+                                    "coverage": .object(counters)]).jsonText)
         } else {
             print("explored \(played) day(s), \(events) events: \(failures == 0 ? "no failures" : "\(failures) failure(s)")")
+            print(coverageText)
         }
         let rate = wallSeconds > 0 ? Double(played) / wallSeconds : 0
         printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate, wallSeconds > 0 ? Double(events) / wallSeconds : 0))
+    }
+
+    /// "coverage (days that reached it, and how often):" then a line per product and one for the device; a counter
+    /// no day reached is named too, where the promise has it, so a gap shows.
+    var coverageText: String {
+        var groups: [String: [String]] = [:]
+        for name in coverage.keys.sorted() {
+            let (group, counter) = name.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }.pair
+            groups[group, default: []].append("\(counter) \(coverage[name]!.days) (×\(coverage[name]!.total))")
+        }
+        guard !groups.isEmpty else { return "coverage: nothing reached (no window, pass, unlock, threshold or device event in any day)" }
+        let order = groups.keys.sorted { ($0 == "device" ? 1 : 0, $0) < ($1 == "device" ? 1 : 0, $1) }
+        return (["coverage (days that reached it, and how many times):"] + order.map { "  \($0): \(groups[$0]!.joined(separator: ", "))" }).joined(separator: "\n")
     }
 
     private func drawProgress() {

@@ -111,8 +111,10 @@ extension ShieldBus {
             var reading = checker?.reading()
             let keepsForExpectations = plan.scenario?.expectations.isEmpty == false
             var expectationJournal: [Envelope] = []
+            var health = RunHealth()
             func check(_ envelope: Envelope) {
                 reading?.read(envelope)
+                health.read(envelope)
                 if keepsForExpectations && ExpectationCheck.reads(envelope) { expectationJournal.append(envelope) }
             }
             if resume { try RunPlan.journaledSoFar(plan.brokerSettings.journalPath, check) }
@@ -147,6 +149,13 @@ extension ShieldBus {
                 printError(failures.isEmpty ? "  expectations      \(scenario.expectations.count) held"
                                             : (["  expectations      \(failures.count) of \(scenario.expectations.count) FAILED"] + failures.map { "    - \(scenario.file):\($0.line): \($0.problem)" }).joined(separator: "\n"))
                 broken = broken || !failures.isEmpty
+            }
+            // A degraded day fails whatever its verdict: a plugin that stopped answering kept no promise.
+            if plan.scenario != nil, !health.isHealthy {
+                let problems = health.problems
+                printError(json ? JSONValue.object(["degraded": .array(problems.map { .object(["kind": .string($0.kind), "detail": .string($0.detail)]) })]).jsonText
+                                : (["  run health        DEGRADED: \(problems.count) problem(s)"] + problems.map { "    - \($0.detail)" }).joined(separator: "\n"))
+                broken = true
             }
             if broken { throw ExitCode(3) }
         }

@@ -1,0 +1,70 @@
+import BusProtocol
+import DeviceAPI
+import Foundation
+
+/// Whether a run was healthy, read from its journal as it is written: a verdict on a degraded run proves nothing
+/// (a plugin that stopped answering cannot break a lock it never had to keep), so a degraded run fails on its own.
+///
+/// Degraded means: the bus reported a plugin that did not answer in time (`ack-timeout`, `startup-timeout`), a
+/// delivery lost or abandoned (`gap`, `delivery-dropped`, `delivery-abandoned`); or a callback loop — more than
+/// `loopLimit` DeviceActivity callbacks for one plugin's activities within a minute of bus time, where a
+/// monitor that re-registers at each callback spins (on iOS the system throttles, then stops, such an extension).
+public struct RunHealth {
+    /// One way a run went wrong: a stable kind (what explore's shrinker keeps) and its account.
+    public struct Problem: Equatable, Sendable {
+        public var kind: String
+        public var detail: String
+    }
+
+    /// Bus errors that mean the run was not healthy.
+    public static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped", "delivery-abandoned"]
+    /// Callbacks for one plugin's activities in any minute beyond which it loops.
+    public static let loopLimit = 60
+
+    private var errors: [String: (count: Int, first: String)] = [:]
+    /// Each plugin's recent callbacks (bus times, ms), the last minute's.
+    private var recentCallbacks: [String: [Int64]] = [:]
+    private var registrants: [String: String] = [:]
+    private var loops: [String: (count: Int, at: Int64)] = [:]
+
+    public init() {}
+
+    public mutating func read(_ envelope: Envelope) {
+        switch envelope.topic {
+        case "bus.error" where envelope.source == JournalFacts.osSource:
+            let body = envelope.bodyValue
+            guard let code = body["code"]?.stringValue, Self.degradations.contains(code) else { return }
+            let who = body["receiver"]?.stringValue ?? body["plugin"]?.stringValue ?? body["sender"]?.stringValue
+            let first = errors[code]?.first ?? (body["message"]?.stringValue ?? who.map { "\($0)" } ?? "")
+            errors[code] = ((errors[code]?.count ?? 0) + 1, first)
+        case DeviceTopic.startMonitoringRequest:
+            if let activity = envelope.bodyValue["activity"]?.stringValue { registrants[activity] = envelope.source }
+        case DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning, DeviceTopic.intervalWillEndWarning,
+             DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning:
+            guard envelope.source == JournalFacts.osSource else { return }
+            let plugin = envelope.bodyValue["activity"]?.stringValue.flatMap { registrants[$0] } ?? "?"
+            var recent = recentCallbacks[plugin, default: []]
+            recent.append(envelope.time)
+            let cutoff = envelope.time - 60_000
+            if let keep = recent.firstIndex(where: { $0 > cutoff }), keep > 0 { recent.removeFirst(keep) }
+            recentCallbacks[plugin] = recent
+            if recent.count > Self.loopLimit, (loops[plugin]?.count ?? 0) < recent.count { loops[plugin] = (recent.count, envelope.time) }
+        default:
+            return
+        }
+    }
+
+    /// What went wrong, in a fixed order; empty for a healthy run.
+    public var problems: [Problem] {
+        var found = errors.keys.sorted().map { code in
+            Problem(kind: code, detail: "\(code) ×\(errors[code]!.count)\(errors[code]!.first.isEmpty ? "" : " (first: \(errors[code]!.first))")")
+        }
+        for plugin in loops.keys.sorted() {
+            let loop = loops[plugin]!
+            found.append(Problem(kind: "callback-loop", detail: "callback-loop: \(loop.count) DeviceActivity callbacks for \(plugin)'s activities within a minute (more than \(Self.loopLimit): it re-registers at each callback)"))
+        }
+        return found
+    }
+
+    public var isHealthy: Bool { problems.isEmpty }
+}

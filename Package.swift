@@ -56,6 +56,7 @@ let package = Package(
         .library(name: "ManagedSettings", targets: ["ManagedSettings"]),
         .library(name: "ManagedSettingsUI", targets: ["ManagedSettingsUI"]),
         .library(name: "DeviceActivity", targets: ["DeviceActivity"]),
+        .library(name: "MonitorKit", targets: ["MonitorKit"]),
         .library(name: "FamilyControls", targets: ["FamilyControls"]),
         // Imported as UIKit, os and UserNotifications through `appleModuleAliases`: a module of its own named `os` or
         // `UIKit` would make every package's `#if canImport(os)` true on Linux (swift-argument-parser's is).
@@ -107,6 +108,9 @@ let package = Package(
         .target(name: "ManagedSettings", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "ManagedSettingsUI", dependencies: ["ManagedSettings", "ShieldBusUIKit", "ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "DeviceActivity", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
+        // What makes a monitor survive iOS, for any product: checks at true instants, wall-clock windows, passes.
+        .target(name: "MonitorKit", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceActivity", "ManagedSettings", "FamilyControls",
+                                                    .product(name: "Logging", package: "swift-log")]),
         .target(name: "FamilyControls", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "ShieldBusUserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),
         .target(name: "DeviceOS", dependencies: [
@@ -145,7 +149,7 @@ let package = Package(
 
         // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
         // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.
-        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit",
+        .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", "MonitorKit", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit",
                 swiftSettings: appleModuleAliases),
         .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
                           linkerSettings: pluginLinkerSettings),

@@ -35,30 +35,7 @@ public struct ProductOptions: JSONReadableOptions, Sendable {
     public var icon: String?
 
     /// One window of focus hours, local times of day (`"09:00"` to `"12:00"`); a wrong time is an options error.
-    public struct FocusHours: Sendable, Equatable {
-        public var start: ClockTime
-        public var end: ClockTime
-
-        public init(start: ClockTime, end: ClockTime) {
-            self.start = start
-            self.end = end
-        }
-
-        enum Key: String { case start, end }
-
-        init(_ window: OptionsObject) throws {
-            self.init(start: try window.required(Key.start.rawValue, window.clockTime),
-                      end: try window.required(Key.end.rawValue, window.clockTime))
-        }
-
-        /// Whether a wall time of day (minutes since midnight) is inside the window; a window past midnight wraps.
-        public func contains(minuteOfDay minute: Int) -> Bool {
-            start < end ? (start.minuteOfDay..<end.minuteOfDay).contains(minute) : minute >= start.minuteOfDay || minute < end.minuteOfDay
-        }
-
-        public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
-        public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
-    }
+    public typealias FocusHours = WallClockWindow
 
     /// The keys the options may have (the configuration checks the same: `ReferencePluginOptions.product`).
     enum Key: String, CaseIterable {
@@ -98,58 +75,11 @@ public struct ProductOptions: JSONReadableOptions, Sendable {
     }
 }
 
-/// Applying and lifting the product's shields: apps, categories and web domains together, every time (lesson 5).
-public struct Shields {
-    public let store: ManagedSettingsStore
+extension WallClockWindow {
+    enum Key: String { case start, end }
 
-    public init(storeName: String) {
-        store = ManagedSettingsStore(named: ManagedSettingsStore.Name(storeName))
+    init(_ window: OptionsObject) throws {
+        self.init(start: try window.required(Key.start.rawValue, window.clockTime),
+                  end: try window.required(Key.end.rawValue, window.clockTime))
     }
-
-    /// Shields everything in the list, keeping what is already shielded, but for the apps `passing` (a running pass):
-    /// they stay out, or become the category shield's exceptions. One write: apps, categories, domains — an app
-    /// shielded by one write and lifted by the next was closed and showed its shield (explore: focus-window 3921).
-    public func block(_ list: BlockList, passing: Set<ApplicationToken> = []) throws {
-        try store.shield.update { shield in
-            shield.applications = (shield.applications ?? []).union(list.applications).subtracting(passing)
-            shield.webDomains = (shield.webDomains ?? []).union(list.webDomains)
-            if !list.categories.isEmpty {
-                var categories = Set<ActivityCategoryToken>()
-                if case .specific(let current, _)? = shield.applicationCategories { categories = current }
-                shield.applicationCategories = .specific(categories.union(list.categories), except: passing)
-                var webCategories = Set<ActivityCategoryToken>()
-                if case .specific(let current, _)? = shield.webDomainCategories { webCategories = current }
-                shield.webDomainCategories = .specific(webCategories.union(list.categories))
-            }
-        }
-    }
-
-    /// Lifts every shield of the store (only the stores' owner may).
-    public func liftAll() throws {
-        try store.removeAllSettings()
-    }
-
-    /// Lifts the shield of one app only (a pass, a nudge): its token comes out of the app list and, if it is
-    /// shielded by category, it becomes an exception.
-    public func lift(application token: ApplicationToken) throws {
-        try store.shield.update { shield in
-            shield.applications?.remove(token)
-            if case .specific(let categories, let except)? = shield.applicationCategories {
-                shield.applicationCategories = .specific(categories, except: except.union([token]))
-            }
-        }
-    }
-
-    /// Shields one app again after its pass.
-    public func reshield(application token: ApplicationToken) throws {
-        try store.shield.update { shield in
-            shield.applications = (shield.applications ?? []).union([token])
-            if case .specific(let categories, let except)? = shield.applicationCategories {
-                shield.applicationCategories = .specific(categories, except: except.subtracting([token]))
-            }
-        }
-    }
-
-    /// Whether anything is shielded.
-    public func isBlocking() throws -> Bool { !(try store.shield.current().isEmpty) }
 }

@@ -115,14 +115,10 @@ open class ReferenceCompanionApp: App {
     /// Starts the product's schedules; `afterLostAuthorization`: again, after a revocation stopped them mid-day.
     open func startSchedules(afterLostAuthorization: Bool) throws {
         let monitorNames = ReferenceMonitorNames(options: options)
-        let saved = try LockState.readBlockList(from: defaults)
-        try center.startMonitoring(monitorNames.selection, during: ReferenceMonitor.allDay, events: [
-            monitorNames.selectionEvent: DeviceActivityEvent(applications: saved.applications, categories: saved.categories,
-                                                             webDomains: saved.webDomains, threshold: DateComponents(hour: 23, minute: 59)),
-        ])
+        try monitorNames.keptSelection.register(try LockState.readBlockList(from: defaults), center: center)
         switch options.product {
         case .habitLock:
-            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay)
+            try center.startMonitoring(monitorNames.daily, during: TrueTimeSchedules.allDay)
             registerReserve(monitorNames)
         case .focusWindow:
             registerReserve(monitorNames)
@@ -146,7 +142,7 @@ open class ReferenceCompanionApp: App {
             // Apple's default: the count starts at the registration.
             let countStartedToday = cooldownEnd.map { $0 >= DayKey.deviceDayStart().timeIntervalSince1970 } ?? false
             let list = try LockState.readBlockList(from: defaults)
-            try center.startMonitoring(monitorNames.daily, during: ReferenceMonitor.allDay, events: [
+            try center.startMonitoring(monitorNames.daily, during: TrueTimeSchedules.allDay, events: [
                 monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: afterLostAuthorization && !countStartedToday),
             ])
         }
@@ -172,7 +168,7 @@ open class ReferenceCompanionApp: App {
     func registerReserve(_ monitorNames: ReferenceMonitorNames) {
         do {
             if try !center.monitoredActivities().contains(monitorNames.reserve) {
-                try center.startMonitoring(monitorNames.reserve, during: ReferenceMonitor.allDay)
+                try center.startMonitoring(monitorNames.reserve, during: TrueTimeSchedules.allDay)
             }
         } catch {
             logger?.warning("no reserve re-check slot: \(error)")
@@ -279,11 +275,12 @@ public struct ReferenceMonitorNames {
     /// update (FB14237883), so the extensions re-block with tokens that still mean something.
     public var selection: DeviceActivityName { DeviceActivityName("\(prefix).selection") }
     public var selectionEvent: DeviceActivityEvent.Name { DeviceActivityEvent.Name("\(prefix).selection") }
+    public var keptSelection: KeptSelection { KeptSelection(activity: selection, event: selectionEvent) }
     public func focus(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).focus_\(index)") }
     public func isFocus(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).focus_") }
     /// The monitor's own checks of the focus hours in true time, chained at most 44 minutes apart.
     public var focusCheck: DeviceActivityName { DeviceActivityName("\(prefix).focusCheck") }
     /// The reserve re-check slot, registered at set-up: its callbacks mean something only
-    /// while it holds a re-check (`SharedKey.reserveCheck`).
+    /// while it holds a re-check (`CheckChain.reserveCheck()`).
     public var reserve: DeviceActivityName { DeviceActivityName("\(prefix).recheckReserve") }
 }

@@ -1,6 +1,7 @@
 // ReferenceKit: what the reference plugins share — the App-Group schema they agree on, and their common logic.
 
 import Foundation
+@_exported import MonitorKit
 import ShieldBusSDK
 
 /// A deep link the notifier leaves for the companion app (the Tether write-up's `PendingDeepLinkRoute`):
@@ -48,11 +49,4 @@ public enum ReportTopic {
     public static let monthlyRequest = "report.monthly.request"
     /// `{"from": "YYYY-MM-DD", "to": "YYYY-MM-DD"}`, both included → `{"ok": true, "value": RangeReport}`.
     public static let rangeRequest = "report.range.request"
-}
-
-/// `value` in decimal with leading zeros to `width` digits (`%0*d` for values ≥ 0): `String(format:)` casts each argument
-/// to `CVarArg` at run time, ~0.9 M instructions the first time in a process — once per launch of a short-lived extension.
-func zeroPadded(_ value: Int, to width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
 }

@@ -22,10 +22,7 @@ public enum SharedKey {
     public static let nudgeApplication = "nudge.application"
     public static let nudgeCooldownUntil = "nudge.cooldownUntil"
     public static let nudgeCount = "nudge.count"
-    // The activity monitor's slice.
-    public static let chainSlot = "monitor.chainSlot"
-    /// The instant of the re-check the reserve slot holds (seconds since 1970); absent when it holds none.
-    public static let reserveCheck = "monitor.reserveCheck"
+    // The activity monitor's slice (and the check chain's, `CheckChain.Keys`).
     /// The day the device showed when a speed bump was raised ("2026-11-23"): its shields end with that day.
     public static let speedBumpDay = "monitor.speedBumpDay"
     /// The true instant the speed bump was last raised (seconds since 1970): whether a threshold came after a cooldown.
@@ -35,20 +32,10 @@ public enum SharedKey {
     public static let dayCheckAnswerBy = "monitor.dayCheckAnswerBy"
     /// Every grace pass still running, app token → end (seconds since 1970): the delegate's record holds the last one only.
     public static let passes = "monitor.passes"
-    /// The checks planned at the last instant the monitor planned one (`PlannedChecks`): the loop guard's count.
-    public static let plannedChecks = "monitor.plannedChecks"
-    /// The activities registered with their check as the interval's end warning: their start means nothing.
-    public static let checksAtEndWarning = "monitor.checksAtEndWarning"
     /// The app the last dismiss let through, in the tokens of the OS update since (`DismissedApplication`).
     public static let dismissedApplicationNow = "monitor.dismissedApplication"
 }
 
-/// The checks the monitor planned at one instant (seconds since 1970): for each check's instant, how many times. A
-/// check planned again and again at one instant means the OS keeps starting its interval at once.
-public struct PlannedChecks: Codable, Equatable {
-    public var plannedAt: Double
-    public var times: [String: Int]
-}
 
 /// Why the shared lock state cannot be used. Reading never repairs: a failed read is reported, never
 /// "fixed" by writing an empty value back (lesson 4).
@@ -61,25 +48,6 @@ public enum LockStateError: Error, CustomStringConvertible {
             return "the stored tokens under \(key) do not decode (\(detail)); they are left as they are"
         }
     }
-}
-
-/// What to block: the person's selection, as tokens.
-public struct BlockList: Equatable {
-    public var applications: Set<ApplicationToken>
-    public var categories: Set<ActivityCategoryToken>
-    public var webDomains: Set<WebDomainToken>
-
-    public init(applications: Set<ApplicationToken> = [], categories: Set<ActivityCategoryToken> = [], webDomains: Set<WebDomainToken> = []) {
-        self.applications = applications
-        self.categories = categories
-        self.webDomains = webDomains
-    }
-
-    public init(_ selection: FamilyActivitySelection) {
-        self.init(applications: selection.applicationTokens, categories: selection.categoryTokens, webDomains: selection.webDomainTokens)
-    }
-
-    public var isEmpty: Bool { applications.isEmpty && categories.isEmpty && webDomains.isEmpty }
 }
 
 /// The lock's state as every path reads it: the flag, the timestamp, and the tokens to re-block.
@@ -129,24 +97,3 @@ public struct LockState: Equatable {
     }
 }
 
-/// Local calendar days as the products key them in the App-Group store ("2026-11-23").
-public enum DayKey {
-    public static func string(_ date: Date, in timeZone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return "\(zeroPadded(c.year!, to: 4))-\(zeroPadded(c.month!, to: 2))-\(zeroPadded(c.day!, to: 2))"
-    }
-
-    public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
-
-    /// The date the device clock shows (the person may have set it): the day the OS counts DeviceActivity in.
-    public static func deviceToday() -> String { string(BusClock.deviceClock(at: BusClock.absoluteNow), in: BusClock.timeZone) }
-
-    /// The true instant at which the day the device clock shows began (its midnight in the zone in force).
-    public static func deviceDayStart() -> Date {
-        let now = BusClock.absoluteNow
-        let shown = BusClock.deviceClock(at: now)
-        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).startOfDay(containing: shown).timeIntervalSince(shown))
-    }
-}

@@ -5,12 +5,12 @@ import ScreenTime
 
 /// The companion app — the main app of the product: it comes to the foreground and goes to the background,
 /// may open URLs (extensions may not), has timers that stop while it is suspended, and hears what the
-/// person does (habits completed, notifications tapped).
+/// person does (habits completed, the app's own controls used, notifications tapped).
 open class App: BusComponent {
     public init() {}
     public var role: Role { .app }
     /// App-Group changes (`state.changed`) are not among them: an app that reacts to them subscribes (each costs it a turn).
-    open var subscriptions: [String] { ["app.", "activity.habit.", "notification.tapped", "familycontrols.authorization.changed"] }
+    open var subscriptions: [String] { ["app.", "activity.habit.", DeviceTopic.appAction, "notification.tapped", "familycontrols.authorization.changed"] }
 
     /// Called once when the app's process starts (also after a force-quit or a device restart).
     open func didStart() {}
@@ -22,6 +22,8 @@ open class App: BusComponent {
     open func timerFired(_ id: String) {}
     /// The person completed a habit.
     open func habitCompleted(_ habit: String) {}
+    /// The person used one of the app's own controls ("skip tonight"): on iOS, a button in the app's view.
+    open func actionTapped(_ action: String) {}
     /// Any other subscribed event.
     open func handleOther(_ envelope: Envelope) {}
 
@@ -33,6 +35,8 @@ open class App: BusComponent {
             if let fired = try? DeviceAPICoding.decode(AppTimerFired.self, from: envelope.body) { timerFired(fired.id) }
         case DeviceTopic.habitCompleted:
             if let habit = try? DeviceAPICoding.decode(HabitCompleted.self, from: envelope.body) { habitCompleted(habit.habit) }
+        case DeviceTopic.appAction:
+            if let tapped = try? DeviceAPICoding.decode(AppAction.self, from: envelope.body) { actionTapped(tapped.action) }
         default: handleOther(envelope)
         }
     }

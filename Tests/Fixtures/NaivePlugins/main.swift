@@ -26,8 +26,8 @@ final class NaiveMonitor: ReferenceMonitor {
 
     override func initialChecks(from now: Date, quotaEnd: Date) -> [Date] {
         switch flaw {
-        case "one-far-check": return [ReferenceMonitor.minuteAfter(quotaEnd)]  // however far ahead
-        case "single-slot-name": return [ReferenceMonitor.minuteAfter(quotaEnd)] + [15, 30, 44].map { now.addingTimeInterval(Double($0) * 60) }
+        case "one-far-check": return [TrueTimeSchedules.minuteAfter(quotaEnd)]  // however far ahead
+        case "single-slot-name": return [TrueTimeSchedules.minuteAfter(quotaEnd)] + [15, 30, 44].map { now.addingTimeInterval(Double($0) * 60) }
         case "no-buffer": return [Date(timeIntervalSince1970: (quotaEnd.timeIntervalSince1970 / 60).rounded(.down) * 60)]
         case _ where singlePath.contains(flaw): return []
         default: return super.initialChecks(from: now, quotaEnd: quotaEnd)

@@ -1,0 +1,185 @@
+import DeviceActivity
+import Foundation
+import Logging
+import ShieldBusSDK
+
+/// Callbacks at true instants for a monitor — "call me at T" — that survive what iOS does to schedules: a check is a
+/// one-off 15-minute interval starting at T in rotating slots (no schedule overwrites another), or the end warning of
+/// one when the device clock shows T in a repeated DST hour's second pass; a check the OS refuses at the activity
+/// limit goes to the reserve slot; a check planned again and again at one instant (the OS starting its interval at
+/// once, the callback planning it again) is registered so that it cannot loop. Its state lives in the App Group under
+/// `keyPrefix` (the monitor's slice), so each short-lived launch of the extension picks it up.
+///
+/// A monitor reads an interval's start as a check when it is a slot's (`isChainSlot`) or the reserve's holding one
+/// (`takeReserveCheck`), unless the start means nothing (`startMeansNothing`: the check is the end warning, which it
+/// reads instead); then it re-evaluates its whole state (a reserve check stands in for any refused one) and plans the next.
+public final class CheckChain {
+    public let center: DeviceActivityCenter
+    public let defaults: SharedDefaults
+    /// The slots' names begin with it (`<prefix>.reblock_0` …): one prefix per product.
+    public let prefix: String
+    /// The one activity that holds a check the OS refused (registered daily, so a name already monitored is never refused).
+    public let reserve: DeviceActivityName
+    public let keys: Keys
+    /// The name of rotating slot `index` (a test's naive monitor overrides it).
+    public var slotName: (Int) -> DeviceActivityName
+    /// What happens to a check the OS refused at the activity limit; by default `moveToReserve`.
+    public var onRefusal: ((Date, DeviceError) throws -> Void)?
+
+    /// The App-Group keys of the chain's state.
+    public struct Keys: Sendable {
+        public var slot: String
+        public var reserveCheck: String
+        public var plannedChecks: String
+        public var checksAtEndWarning: String
+
+        public init(prefix: String) {
+            slot = prefix + "chainSlot"
+            reserveCheck = prefix + "reserveCheck"
+            plannedChecks = prefix + "plannedChecks"
+            checksAtEndWarning = prefix + "checksAtEndWarning"
+        }
+    }
+
+    /// The checks a monitor planned at one instant (seconds since 1970): for each check's instant, how many times. A
+    /// check planned again and again at one instant means the OS keeps starting its interval at once.
+    public struct PlannedChecks: Codable, Equatable {
+        public var plannedAt: Double
+        public var times: [String: Int]
+    }
+
+    /// How far ahead one check is planned at most: a schedule further out may fire early, late or never.
+    public static let horizon: TimeInterval = 44 * 60
+
+    public init(center: DeviceActivityCenter = DeviceActivityCenter(), defaults: SharedDefaults, prefix: String,
+                reserve: DeviceActivityName, keyPrefix: String = "monitor.") {
+        self.center = center
+        self.defaults = defaults
+        self.prefix = prefix
+        self.reserve = reserve
+        keys = Keys(prefix: keyPrefix)
+        slotName = { DeviceActivityName("\(prefix).reblock_\($0 % 5)") }
+    }
+
+    var logger: Logger? { PluginRuntime.current?.logger }
+    var now: Date { BusClock.absoluteNow }
+
+    // MARK: Planning
+
+    /// A check at `date`, or sooner: at most `horizon` from now (re-evaluate then, and call again).
+    public func call(at date: Date) throws {
+        try scheduleCheck(at: min(date, now.addingTimeInterval(Self.horizon)))
+    }
+
+    /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
+    /// When the OS refuses a new slot (the app's 20 activities are taken), the check goes to the reserve slot
+    /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the device's midnight.
+    public func scheduleCheck(at date: Date) throws {
+        let slot = (try defaults.integer(forKey: keys.slot) ?? -1) + 1
+        try defaults.set(slot, forKey: keys.slot)
+        let check = TrueTimeSchedules.checkSchedule(at: date)
+        try startMonitoring(check.atEndWarning ? warningSlotName(slot) : slotName(slot), during: check.schedule, checkingAt: date)
+    }
+
+    /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
+    /// window's boundary); with `atEndWarning`, the check is the schedule's end warning and its start means nothing. When
+    /// the OS refuses it for the limit, the check goes to the reserve slot, whose check re-evaluates the product's whole
+    /// state, so it stands in for whichever registration was refused.
+    ///
+    /// The loop guard: a check planned more than 16 times at one instant means the OS starts its interval at once each
+    /// time and its callback plans the check again (a schedule in a skipped hour; a window read on the wrong day). It is
+    /// then logged and registered as the end warning of an interval starting now, without events (the callback that
+    /// stands for the start registers them), so the callbacks cannot loop.
+    public func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
+                                events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date, atEndWarning: Bool = false) throws {
+        let stored = try? defaults.value(PlannedChecks.self, forKey: keys.plannedChecks)
+        var plans = stored.flatMap { $0.plannedAt == now.timeIntervalSince1970 ? $0 : nil } ?? PlannedChecks(plannedAt: now.timeIntervalSince1970, times: [:])
+        let key = String(date.timeIntervalSince1970), times = (plans.times[key] ?? 0) + 1
+        plans.times[key] = times
+        var marked = Set(checksAtEndWarning())
+        var (schedule, events, atEndWarning) = (schedule, events, atEndWarning)
+        // A clock change plans a check once per callback it brings (the change, each window's end and start, …): a
+        // handful. Hundreds are a loop.
+        if times > 16 {
+            guard times == 17 || !marked.contains(activity.rawValue) else {  // already registered so at this instant
+                try defaults.set(plans, forKey: keys.plannedChecks)
+                return
+            }
+            logger?.warning("the check for \(busTime(date)) was planned \(times) times at this instant (the OS starts \(activity.rawValue) at once): it comes as an end warning instead, so it cannot loop")
+            if let runtime = PluginRuntime.current {
+                try runtime.publish("x.\(runtime.name).check-loop", json: ["at": .int(busTime(date)), "activity": .string(activity.rawValue)])
+            }
+            (schedule, events, atEndWarning) = (TrueTimeSchedules.endWarningWindow(checkingAt: date), [:], true)
+        }
+        do {
+            try center.startMonitoring(activity, during: schedule, events: events)
+            if atEndWarning { marked.insert(activity.rawValue) } else { marked.remove(activity.rawValue) }
+        } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
+            if let onRefusal { try onRefusal(date, refusal) } else { try moveToReserve(at: date, refusal: refusal) }
+        }
+        // Recorded after the call: the monitor hears its own writes, and one heard during a call held the short-lived
+        // extension's process past its callback (a later callback was then lost, under ios-realistic).
+        try defaults.set(plans, forKey: keys.plannedChecks)
+        if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: keys.checksAtEndWarning) }
+    }
+
+    /// The activities whose check is their interval's end warning (`startMonitoring`'s `atEndWarning` and loop guard).
+    public func checksAtEndWarning() -> [String] {
+        (try? defaults.value([String].self, forKey: keys.checksAtEndWarning)) ?? []
+    }
+
+    /// Puts the check at `date` in the reserve slot, unless it already holds a sooner one still ahead (the chain
+    /// goes on from that one). A repeating window, so that the slot stays registered once the check has fired.
+    public func moveToReserve(at date: Date, refusal: DeviceError) throws {
+        let held = try defaults.double(forKey: keys.reserveCheck).map(Date.init(timeIntervalSince1970:))
+        if let held, held > now, held <= date {
+            logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): the reserve slot holds a sooner one")
+            return
+        }
+        logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): it goes to the reserve slot")
+        try center.startMonitoring(reserve, during: TrueTimeSchedules.window(at: date, repeats: true))
+        try defaults.set(date.timeIntervalSince1970, forKey: keys.reserveCheck)
+        if let runtime = PluginRuntime.current {
+            try runtime.publish("x.\(runtime.name).recheck-refused", json: ["at": .int(busTime(date)), "code": .string(refusal.code)])
+        }
+    }
+
+    /// The check the reserve slot holds, if any.
+    public func reserveCheck() -> Date? {
+        ((try? defaults.double(forKey: keys.reserveCheck)) ?? nil).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// The device clock or zone changed: the reserve's schedule is wall-clock time, so its check would now come at
+    /// another true instant (the clock set back 2 h moved an unlock's only live re-check 2 h later). It is registered
+    /// again on the new clock; a name already monitored is never refused.
+    public func replanReserveCheck() {
+        guard let held = try? defaults.double(forKey: keys.reserveCheck).map(Date.init(timeIntervalSince1970:)) else { return }
+        do {
+            try center.startMonitoring(reserve, during: TrueTimeSchedules.window(at: max(held, now), repeats: true))
+        } catch {
+            logger?.error("cannot move the reserve re-check to the new clock: \(error)")
+        }
+    }
+
+    // MARK: Callbacks
+
+    public func isChainSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblock") }
+
+    /// A re-check slot whose check is its interval's end warning (`warningWindow`); its start means nothing.
+    public func warningSlotName(_ index: Int) -> DeviceActivityName { DeviceActivityName("\(prefix).reblockAtWarning_\(index % 5)") }
+
+    public func isWarningSlot(_ activity: DeviceActivityName) -> Bool { activity.rawValue.hasPrefix("\(prefix).reblockAtWarning_") }
+
+    /// Whether an interval's start is no check at all: a warning slot's, or one registered with its check at the end warning.
+    public func startMeansNothing(_ activity: DeviceActivityName) -> Bool {
+        isWarningSlot(activity) || checksAtEndWarning().contains(activity.rawValue)
+    }
+
+    /// The reserve's interval started, or the end warning standing for its start came: whether it held a check,
+    /// which is then freed (its set-up interval and its daily repeats hold none).
+    public func takeReserveCheck() -> Bool {
+        guard reserveCheck() != nil else { return false }
+        do { _ = try defaults.removeObject(forKey: keys.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
+        return true
+    }
+}

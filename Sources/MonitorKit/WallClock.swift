@@ -1,0 +1,137 @@
+import Foundation
+import ScreenTime
+import ShieldBusSDK
+
+/// Local calendar days as the products key them in the App-Group store ("2026-11-23").
+public enum DayKey {
+    public static func string(_ date: Date, in timeZone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return "\(zeroPadded(c.year!, to: 4))-\(zeroPadded(c.month!, to: 2))-\(zeroPadded(c.day!, to: 2))"
+    }
+
+    public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
+
+    /// The date the device clock shows (the person may have set it): the day the OS counts DeviceActivity in.
+    public static func deviceToday() -> String { string(BusClock.deviceClock(at: BusClock.absoluteNow), in: BusClock.timeZone) }
+
+    /// The true instant at which the day the device clock shows began (its midnight in the zone in force).
+    public static func deviceDayStart() -> Date {
+        let now = BusClock.absoluteNow
+        let shown = BusClock.deviceClock(at: now)
+        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).startOfDay(containing: shown).timeIntervalSince(shown))
+    }
+}
+
+/// A local wall-clock time of day, `"HH:MM"` in JSON, e.g. `"22:30"`.
+public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Minutes since local midnight, 0…1439.
+    public let minuteOfDay: Int
+
+    /// Parses `"HH:MM"` (00:00 … 23:59); nil for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts.allSatisfy({ $0.count == 2 }), let hour = Int(parts[0]), let minute = Int(parts[1]),
+              (0..<24).contains(hour), (0..<60).contains(minute) else { return nil }
+        minuteOfDay = hour * 60 + minute
+    }
+
+    /// The local time of day of `date` in `timeZone`, to the minute.
+    public init(of date: Date, in timeZone: TimeZone) {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.hour, .minute], from: date)
+        minuteOfDay = parts.hour! * 60 + parts.minute!
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let time = ClockTime(text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: Self.notATimeOfDay(text))
+        }
+        self = time
+    }
+
+    /// Why `text` is refused as a time of day.
+    public static func notATimeOfDay(_ text: String) -> String { "'\(text)' is not a time of day; expected HH:MM like 22:30" }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+
+    /// `"HH:MM"`.
+    public var description: String {
+        "\(zeroPadded(minuteOfDay / 60, to: 2)):\(zeroPadded(minuteOfDay % 60, to: 2))"
+    }
+
+    public static func < (lhs: ClockTime, rhs: ClockTime) -> Bool { lhs.minuteOfDay < rhs.minuteOfDay }
+}
+
+/// A window of wall-clock time, every day or on some weekdays: local times of day in the zone in force, as the
+/// device shows them; an end at or before the start ends on the next day (22:30–06:30). Judged by the wall clock
+/// itself, never by a schedule's interval: in a repeated DST hour the clock shows the window's times twice, and an
+/// interval (which the OS reads as the first pass) covers only the first.
+public struct WallClockWindow: Sendable, Equatable {
+    public var start: ClockTime
+    public var end: ClockTime
+    /// The weekdays the window starts on (1 Sunday … 7 Saturday, as `Calendar` numbers them); nil: every day.
+    public var weekdays: Set<Int>?
+
+    public init(start: ClockTime, end: ClockTime, weekdays: Set<Int>? = nil) {
+        self.start = start
+        self.end = end
+        self.weekdays = weekdays
+    }
+
+    /// Whether a wall time of day (minutes since midnight) is inside the window on any day; a window past midnight wraps.
+    public func contains(minuteOfDay minute: Int) -> Bool {
+        start < end ? (start.minuteOfDay..<end.minuteOfDay).contains(minute) : minute >= start.minuteOfDay || minute < end.minuteOfDay
+    }
+
+    /// Whether the wall clock at `date` (true time; the device shows it in `timeZone`) is inside the window, counting an
+    /// overnight window's morning to the day it started.
+    public func contains(_ date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Bool {
+        let minute = ClockTime(of: date, in: timeZone).minuteOfDay
+        guard contains(minuteOfDay: minute) else { return false }
+        guard let weekdays else { return true }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let weekday = calendar.component(.weekday, from: date)
+        let started = start < end || minute >= start.minuteOfDay ? weekday : (weekday + 5) % 7 + 1
+        return weekdays.contains(started)
+    }
+
+    public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
+    public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
+}
+
+extension Collection where Element == WallClockWindow {
+    /// Whether the wall clock at `date` is inside any of the windows.
+    public func contain(_ date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Bool {
+        contains { $0.contains(date, in: timeZone) }
+    }
+
+    /// The first whole minute after `now` and before `now + horizon` at which being inside the windows changes, else
+    /// `now + horizon`. Walked minute by minute, since a boundary's second pass in a repeated hour is not a calendar's
+    /// "next" wall time; every zone's offset is whole minutes, so a boundary falls on a whole true minute. The horizon
+    /// keeps a check close: a schedule far out may fire early, late or never.
+    public func nextChange(after now: Date, within horizon: TimeInterval = 44 * 60) -> Date {
+        let inside = contain(now), latest = now.addingTimeInterval(horizon)
+        var minute = TrueTimeSchedules.minuteAfter(now)
+        while minute < latest {
+            if contain(minute) != inside { return minute }
+            minute = minute.addingTimeInterval(60)
+        }
+        return latest
+    }
+}
+
+/// `value` in decimal with leading zeros to `width` digits (`%0*d` for values ≥ 0): `String(format:)` casts each argument
+/// to `CVarArg` at run time, ~0.9 M instructions the first time in a process — once per launch of a short-lived extension.
+public func zeroPadded(_ value: Int, to width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}

@@ -13,7 +13,10 @@ public struct ProductSurface: Sendable {
     /// The person's actions in the products' apps that their promises name, each with its app (nil: the device's one).
     public var appActions: [(app: String?, action: String)] = []
     /// The shield buttons whose passes have a cap, with the largest cap: days press them up to and past it.
-    public var cappedButtons: [(button: String, cap: Int)] = []
+    public var cappedButtons: [(button: String, cap: Int, minutes: Int)] = []
+    /// The promises' wall-clock windows (seconds of the local day; an end at or before the start ends the next day):
+    /// the generator presses and skips around them.
+    public var windows: [(start: Int, end: Int)] = []
 
     public init(companionApps: [String], selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
         self.companionApps = companionApps
@@ -43,12 +46,14 @@ public struct ProductSurface: Sendable {
             guard let promise = product.promise else { continue }
             let app = products.count > 1 ? product.companionApp : nil
             appActions += promise.appActions.map { (app, $0) }
+            windows += promise.locked.windows.map { ($0.start, $0.end) }
             for pass in promise.passes {
                 guard let cap = pass.cap else { continue }
                 if let index = cappedButtons.firstIndex(where: { $0.button == pass.button.rawValue }) {
                     cappedButtons[index].cap = max(cappedButtons[index].cap, cap)
+                    cappedButtons[index].minutes = max(cappedButtons[index].minutes, pass.minutes)
                 } else {
-                    cappedButtons.append((pass.button.rawValue, cap))
+                    cappedButtons.append((pass.button.rawValue, cap, pass.minutes))
                 }
             }
         }
@@ -139,7 +144,7 @@ public struct DayGenerator {
         let tail = Int.random(in: 30...90, using: &random) * 60
         fillActivityLimit(around: &steps, seed: seed)
         revokeAuthorization(in: &steps, seed: seed)
-        drawPromiseActions(into: &steps, seed: seed)
+        drawPromiseActions(into: &steps, seed: seed, startSecond: startMinute * 60)
         return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail)
     }
 
@@ -157,14 +162,32 @@ public struct DayGenerator {
         steps.insert(DayStep(gap: gap, action: "fillActivityLimit: true"), at: index)
     }
 
-    /// The actions the products' promises name: on most days a few of the person's app actions ("skip tonight",
-    /// "pause"), sometimes in a row; and, for a pass with a cap, on one day in two a run of opens and presses of that
-    /// button on a picked app up to one past the cap, minutes apart. Drawn from their own stream, so a product whose
-    /// promise names neither gets the days it always got.
+    /// The actions the products' promises name: on half the days one or two of the person's app actions ("skip tonight",
+    /// "pause"), half of them in the hour before a window starts; and, for a pass with a cap, on one day in two a run of
+    /// opens and presses of that button on a picked app up to one past the cap, each after the last pass ended, inside a window when
+    /// the day reaches one. Drawn from their own stream, so a product whose promise names neither gets the days it
+    /// always got. Wall times are reckoned from the day's start by the steps' gaps (a clock or zone change the day
+    /// plays may shift them: the days still vary).
     static let promiseStreamSalt: UInt64 = 0x9E0_415E_AC75
-    func drawPromiseActions(into steps: inout [DayStep], seed: UInt64) {
+    func drawPromiseActions(into steps: inout [DayStep], seed: UInt64, startSecond: Int) {
         guard !surface.appActions.isEmpty || !surface.cappedButtons.isEmpty else { return }
         var random = SeededRandom(seed: seed ^ Self.promiseStreamSalt)
+        /// The second of the local day each step would happen at, by index (`steps.count`: after the last).
+        func secondsOfDay() -> [Int] {
+            var elapsed = startSecond, seconds: [Int] = []
+            for step in steps { elapsed += step.gap; seconds.append(elapsed % 86_400) }
+            return seconds + [(elapsed + 60) % 86_400]
+        }
+        func inWindow(_ second: Int) -> Bool {
+            surface.windows.contains { $0.start < $0.end ? ($0.start..<$0.end).contains(second) : second >= $0.start || second < $0.end }
+        }
+        func beforeAWindow(_ second: Int) -> Bool {
+            surface.windows.contains { (1...3600).contains(($0.start - second + 86_400) % 86_400) }
+        }
+        func index(where wanted: (Int) -> Bool) -> Int {
+            let candidates = secondsOfDay().enumerated().filter { wanted($0.element) }.map(\.offset)
+            return candidates.randomElement(using: &random) ?? Int.random(in: 0...steps.count, using: &random)
+        }
         func insert(_ inserted: [DayStep], at index: Int) {
             // The first takes part of the gap before the step it goes in front of, so every other step keeps its time.
             var block = inserted
@@ -174,19 +197,22 @@ public struct DayGenerator {
             steps.insert(contentsOf: block, at: index)
         }
         if !surface.appActions.isEmpty {
-            for _ in 0..<Int.random(in: 0...4, using: &random) {
+            for _ in 0..<[0, 0, 0, 0, 0, 1, 1, 1, 2, 2].randomElement(using: &random)! {
                 let (app, action) = surface.appActions.randomElement(using: &random)!
                 let yaml = app.map { "appAction: {app: \"\($0)\", action: \(action)}" } ?? "appAction: \(action)"
-                insert([DayStep(gap: 0, action: yaml)], at: Int.random(in: 0...steps.count, using: &random))
+                let at = Bool.random(using: &random) ? index(where: beforeAWindow) : Int.random(in: 0...steps.count, using: &random)
+                insert([DayStep(gap: 0, action: yaml)], at: at)
             }
         }
         if let capped = surface.cappedButtons.randomElement(using: &random), Bool.random(using: &random), let app = surface.selectedApps.randomElement(using: &random) {
             var run: [DayStep] = []
             for _ in 0...capped.cap {
-                run.append(DayStep(gap: Int.random(in: 60...900, using: &random), action: "open: \(app)", app: app))
+                // Each open after the last pass ended: a shield to press on again.
+                let passEnd = capped.minutes * 60 + 60
+                run.append(DayStep(gap: Int.random(in: passEnd...(passEnd + 600), using: &random), action: "open: \(app)", app: app))
                 run.append(DayStep(gap: Int.random(in: 2...30, using: &random), action: "press: \(capped.button)"))
             }
-            insert(run, at: Int.random(in: 0...steps.count, using: &random))
+            insert(run, at: index(where: inWindow))
         }
     }
 

@@ -32,8 +32,10 @@ public final class CheckChain {
         public var reserveCheck: String
         public var plannedChecks: String
         public var checksAtEndWarning: String
+        public var calls: String
 
         public init(prefix: String) {
+            calls = prefix + "calls"
             slot = prefix + "chainSlot"
             reserveCheck = prefix + "reserveCheck"
             plannedChecks = prefix + "plannedChecks"
@@ -66,9 +68,16 @@ public final class CheckChain {
 
     // MARK: Planning
 
-    /// A check at `date`, or sooner: at most `horizon` from now (re-evaluate then, and call again).
+    /// A check at `date`, or sooner: at most `horizon` from now (re-evaluate then, and call again). Nothing is
+    /// registered when a call already planned comes at or before it: that check re-evaluates and calls again, and a
+    /// monitor that called at every callback would otherwise double its checks at each one.
     public func call(at date: Date) throws {
-        try scheduleCheck(at: min(date, now.addingTimeInterval(Self.horizon)))
+        let due = min(date, now.addingTimeInterval(Self.horizon))
+        var pending = ((try? defaults.value([Double].self, forKey: keys.calls)) ?? nil ?? []).filter { $0 > now.timeIntervalSince1970 }
+        if pending.contains(where: { $0 <= due.timeIntervalSince1970 }) { return }
+        try scheduleCheck(at: due)
+        pending.append(due.timeIntervalSince1970)
+        try defaults.set(pending.sorted(), forKey: keys.calls)
     }
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
@@ -159,6 +168,14 @@ public final class CheckChain {
         } catch {
             logger?.error("cannot move the reserve re-check to the new clock: \(error)")
         }
+    }
+
+    /// The device clock or zone changed: every check registered so far comes at another true instant (its schedule is
+    /// wall-clock time), so the calls planned are forgotten — the monitor calls again for what it needs — and the
+    /// reserve's check moves to the new clock.
+    public func clockChanged() {
+        do { _ = try defaults.removeObject(forKey: keys.calls) } catch { logger?.error("cannot forget the planned calls: \(error)") }
+        replanReserveCheck()
     }
 
     // MARK: Callbacks

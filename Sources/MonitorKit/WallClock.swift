@@ -37,6 +37,11 @@ public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringCo
         minuteOfDay = hour * 60 + minute
     }
 
+    /// A time of day from minutes since midnight (wrapping past 24:00).
+    public init(minuteOfDay: Int) {
+        self.minuteOfDay = ((minuteOfDay % 1440) + 1440) % 1440
+    }
+
     /// The local time of day of `date` in `timeZone`, to the minute.
     public init(of date: Date, in timeZone: TimeZone) {
         var calendar = Calendar(identifier: .gregorian)

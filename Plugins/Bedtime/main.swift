@@ -1,0 +1,17 @@
+// Bedtime: a product written only against the public API — the Apple-shaped modules, ShieldBusSDK and MonitorKit:
+// every night 22:30–06:30 the picked apps and games are shielded; the shield's secondary button grants five more
+// minutes on that app, at most twice a night; a wind-down notification at 22:15 links into the app; "skip tonight"
+// from the app lifts tonight's shield. Config/bedtime.yml runs it and states its promise.
+//
+// Usage: the configuration names each plugin's principal class (BedtimeMonitor, BedtimeShield, BedtimeAction, BedtimeApp).
+import ShieldBusSDK
+
+// App Groups behind UserDefaults (docs/porting-from-ios.md): this module's declaration wins over Foundation's.
+typealias UserDefaults = AppGroupUserDefaults
+
+PluginHost.run(principalClasses: [
+    "BedtimeMonitor": BedtimeMonitor.init,
+    "BedtimeShield": BedtimeShield.init,
+    "BedtimeAction": BedtimeAction.init,
+    "BedtimeApp": BedtimeApp.init,
+])

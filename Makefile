@@ -46,17 +46,18 @@ soak: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	SHIELDBUS_SOAK_SEEDS=$(SEEDS) SHIELDBUS_SOAK_DAYS=$(DAYS) $(SWIFT) test --skip-build --filter SoakTests $(BUILD_FLAGS)
 
-## explore: generated days of each shipped product, and of two products on one device (two-products.yml), under both
+## explore: generated days of each shipped product (EXPLORE_PRODUCTS), and of two products on one device, under both
 ## profiles, for a bounded budget each (EXPLORE_DAYS=1000 EXPLORE_BUDGET=20m EXPLORE_SEED=1 EXPLORE_JOBS=cores); failures
 ## are shrunk into explore-failures/. Release build: a day costs half the CPU of the debug build's (docs/explore.md).
 EXPLORE_DAYS ?= 1000
+EXPLORE_PRODUCTS ?= habit-lock focus-window speed-bump bedtime profiles two-products
 EXPLORE_BUDGET ?= 20m
 EXPLORE_SEED ?= 1
 EXPLORE_JOBS ?= $(shell nproc)
 explore: deps
 	@for product in $(RELEASE_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 	@$(call check_release_archives,$(RELEASE_PRODUCTS))
-	@status=0; for product in habit-lock focus-window speed-bump two-products; do \
+	@status=0; for product in $(EXPLORE_PRODUCTS); do \
 		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
@@ -74,7 +75,7 @@ faults: deps
 # (no symbol relocations across 20 shared libraries) and each plugin process is smaller (docs/benchmarks.md).
 RELEASE_FLAGS ?= --static-swift-stdlib
 # `shieldbus` and the reference plugins it starts.
-RELEASE_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
+RELEASE_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier bedtime profiles
 BENCH_PRODUCTS = shieldbus-bench $(RELEASE_PRODUCTS)
 # Release programs link libzmq, SQLite and libstdc++ from their archives (Package.swift, `zeroMQLinkerSettings`). An
 # object compiled before that change still asks for the shared libraries (the module maps' old `link`, kept in each

@@ -161,8 +161,10 @@ let package = Package(
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports", "CProcessControl"], path: "Plugins/ReportBuilder",
                           linkerSettings: pluginLinkerSettings),
-        // A product written only against the public API (the Apple-shaped modules, the SDK, MonitorKit).
+        // Products written only against the public API (the Apple-shaped modules, the SDK, MonitorKit).
         .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Bedtime",
+                          swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
+        .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Profiles",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier",
                           linkerSettings: pluginLinkerSettings),

@@ -34,33 +34,6 @@ enum Bedtime {
 
     static var now: Date { BusClock.absoluteNow }
 
-    /// When the night in progress at `date` began (true time): walked back minute by minute, as a repeated DST hour
-    /// is not a calendar's "previous" wall time. Nil outside the night.
-    static func nightStart(containing date: Date) -> Date? {
-        guard night.contains(date) else { return nil }
-        var start = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60)
-        for _ in 0..<(24 * 60) {
-            let before = start.addingTimeInterval(-60)
-            guard night.contains(before) else { return start }
-            start = before
-        }
-        return start
-    }
-
-    /// Whether "skip tonight", tapped at `skippedAt`, lifts the night in progress at `date`: the night in progress when
-    /// it was tapped, or else the next one to start within a day.
-    static func skips(_ skippedAt: Date, at date: Date) -> Bool {
-        guard let start = nightStart(containing: date), skippedAt <= date else { return false }
-        if start <= skippedAt { return true }
-        guard start.timeIntervalSince(skippedAt) <= 86_400 else { return false }
-        var minute = TrueTimeSchedules.minuteAfter(skippedAt)
-        while minute < start {
-            if night.contains(minute) { return false }  // another night came between
-            minute.addTimeInterval(60)
-        }
-        return true
-    }
-
     /// The product's App Group, as this plugin may write it (its slice); nil, logged, when it cannot be opened.
     static func defaults() -> SharedDefaults? {
         do {

@@ -22,7 +22,7 @@ final class BedtimeAction: ShieldActionDelegate {
     /// Counts the pass against tonight and records it, in one transaction; false when tonight's are used up.
     private func grantAPass(to application: ApplicationToken) -> Bool {
         let now = Bedtime.now
-        guard let defaults = Bedtime.defaults(), let night = Bedtime.nightStart(containing: now) else { return false }
+        guard let defaults = Bedtime.defaults(), let night = Bedtime.night.occurrenceStart(containing: now) else { return false }
         let countKey = Bedtime.passCountKey(night: night)
         do {
             return try defaults.transaction { tx -> Bool in

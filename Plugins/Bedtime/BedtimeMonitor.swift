@@ -56,7 +56,7 @@ final class BedtimeMonitor: DeviceActivityMonitor {
         guard let defaults, let chain, let passBook else { return }
         let now = Bedtime.now
         let skippedAt = ((try? defaults.double(forKey: Bedtime.skipKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
-        let skipped = Bedtime.flaw == "skip-any-night" ? skippedAt != nil : skippedAt.map { Bedtime.skips($0, at: now) } ?? false
+        let skipped = Bedtime.flaw == "skip-any-night" ? skippedAt != nil : skippedAt.map { Bedtime.night.isTheOccurrence(after: $0, containing: now) } ?? false
         do {
             if Bedtime.night.contains(now) && !skipped {
                 let passes = passBook.all().filter { $0.value > now.timeIntervalSince1970 }

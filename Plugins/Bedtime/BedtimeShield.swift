@@ -9,7 +9,7 @@ import UIKit
 /// (a press on a button the shield does not draw does nothing).
 final class BedtimeShield: ShieldConfigurationDataSource {
     override func configuration(shielding application: Application) -> ShieldConfiguration {
-        let left = passesLeft()
+        let left = Bedtime.flaw == "uncapped" ? Bedtime.passesPerNight : passesLeft()
         return ShieldConfiguration(
             backgroundBlurStyle: .systemThinMaterialDark,
             backgroundColor: UIColor(red: 0.05, green: 0.06, blue: 0.15, alpha: 1),
@@ -27,7 +27,7 @@ final class BedtimeShield: ShieldConfigurationDataSource {
 
     /// Tonight's passes not yet used (read only: the action's slice).
     private func passesLeft() -> Int {
-        guard let night = Bedtime.nightStart(containing: Bedtime.now), let defaults = Bedtime.defaults() else { return Bedtime.passesPerNight }
+        guard let night = Bedtime.night.occurrenceStart(containing: Bedtime.now), let defaults = Bedtime.defaults() else { return Bedtime.passesPerNight }
         return max(0, Bedtime.passesPerNight - (((try? defaults.integer(forKey: Bedtime.passCountKey(night: night))) ?? nil) ?? 0))
     }
 }

@@ -14,7 +14,8 @@ public struct Promise: Equatable, Sendable {
     public var unlocks: [Unlock] = []
     public var passes: [Pass] = []
     public var overrides: [Override] = []
-    /// The escape hatch: a model the checker asks instead of (or beside) the rules above, by its registered name.
+    /// The escape hatch: a model the checker asks instead of the rules above — a registered Swift type's name, or a
+    /// program (a path relative to the configuration, or a program next to `shieldbus` or on PATH).
     public var model: String?
     public var line: Int
 
@@ -168,8 +169,11 @@ extension Promise {
         guard promise.declaresALock else {
             throw value.error("a promise needs a lock: `locked: always`, or `locked:` with windows, dailyUse or sessions (or a `model`)")
         }
-        if promise.overrides.contains(where: { $0.effect.isWindowEffect }), promise.locked.windows.isEmpty {
-            throw fields["overrides"]!.error("skip-window and end-window need `locked.windows` to act on")
+        if promise.overrides.contains(where: { $0.effect.isWindowEffect }), !promise.locked.windows.contains(where: { !$0.strict }) {
+            throw fields["overrides"]!.error("skip-window and end-window need a window that is not strict (`locked.windows`) to act on")
+        }
+        if promise.model != nil, promise.locked != Locked() || !promise.unlocks.isEmpty || !promise.passes.isEmpty || !promise.overrides.isEmpty {
+            throw fields["model"]!.error("a promise model says when targets are locked on its own: give either `model` or the rules, not both")
         }
         return promise
     }
@@ -219,7 +223,7 @@ extension Promise {
         if let days = fields["days"] {
             window.weekdays = Set(try days.list().map { day in
                 let word = try day.string().lowercased()
-                guard let index = Self.weekdayNames.firstIndex(where: { word.hasPrefix($0) && word.count >= 3 }) else {
+                guard let index = Self.weekdayFullNames.firstIndex(where: { $0.hasPrefix(word) && word.count >= 3 }) else {
                     throw day.error("expected a weekday (mon, tue, wed, thu, fri, sat, sun), got '\(word)'")
                 }
                 return index
@@ -235,8 +239,8 @@ extension Promise {
         return window
     }
 
-    /// Weekday names from Sunday, as `Calendar` numbers them less one.
-    static let weekdayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+    /// Weekday names from Sunday, as `Calendar` numbers them less one (`mon`, `monday` and `Mon` all read).
+    static let weekdayFullNames = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
 
     private static func parseUnlock(_ entry: YAMLValue) throws -> Unlock {
         let fields = try entry.uniqueMapping(allowed: ["habits", "appAction", "minutes"])

@@ -57,16 +57,18 @@ extension ProductRules {
         return (presses, pass.cap.map { cap in withinCap(presses, cap: cap, per: pass.capPer, facts: facts) } ?? presses)
     }
 
-    /// The presses a cap lets through, counted per window occurrence (a press outside every window counts toward
-    /// its device day) or per device day.
+    /// The presses a cap lets through, counted per window occurrence (of the first window, in declaration order, that
+    /// holds the press; a press outside every window counts toward its device day) or per device day.
     private func withinCap(_ presses: [JournalFacts.Press], cap: Int, per period: Promise.Pass.CapPeriod, facts: JournalFacts) -> [JournalFacts.Press] {
-        let occurrences = period == .window ? windowPeriods(facts, strict: false).intervals : []
+        let each = period == .window ? lenientWindowOccurrences(facts) : []
         let days = facts.deviceDays()
         var used: [String: Int] = [:]
         return presses.filter { press in
             let bucket: String
-            if let index = occurrences.firstIndex(where: { $0.start <= press.at && press.at < $0.end }) {
-                bucket = "window \(index)"
+            if let (window, index) = each.enumerated().lazy.compactMap({ window, occurrences in
+                occurrences.intervals.firstIndex { $0.start <= press.at && press.at < $0.end }.map { (window, $0) }
+            }).first {
+                bucket = "window \(window) occurrence \(index)"
             } else {
                 bucket = "day \(days.firstIndex { $0.start <= press.at && press.at < $0.end } ?? -1)"
             }

@@ -87,8 +87,7 @@ public struct ProductRules {
         var lenient = Periods()
         var locks = Locks()
         if locked.always { lenient = Periods([facts.range]) }
-        let windows = windowPeriods(facts, strict: false)
-        lenient = lenient.union(windows.subtracting(liftedWindows(windows, facts: facts)))
+        lenient = lenient.union(lenientWindowLock(facts))
         lenient = lenient.union(sessionPeriods(facts, strict: false))
         if locked.dailyUse != nil {
             locks = dailyUseLocks(for: target, facts: facts)

@@ -6,31 +6,46 @@ import Foundation
 extension ProductRules {
     /// Whenever the wall clock in the zone in force shows a time within a window of this strictness.
     func windowPeriods(_ facts: JournalFacts, strict: Bool) -> Periods {
-        let windows = promise.locked.windows.filter { $0.strict == strict }
+        periods(of: promise.locked.windows.filter { $0.strict == strict }, facts)
+    }
+
+    /// Whenever the wall clock in the zone in force shows a time within one of `windows`.
+    func periods(of windows: [Promise.Window], _ facts: JournalFacts) -> Periods {
         guard !windows.isEmpty else { return Periods() }
         return facts.zones.periods(in: facts.range, boundaries: windows.flatMap { [Double($0.start), Double($0.end)] }) { wall in
             windows.contains { $0.contains(wall) }
         }
     }
 
-    /// The occurrences the person's overrides lifted: "skip" lifts the occurrence in progress or else the next one to
-    /// start within a day of the action; "end" lifts the rest of the one in progress.
-    func liftedWindows(_ windows: Periods, facts: JournalFacts) -> Periods {
-        var lifted = Periods()
+    /// Each lenient window's own periods (its occurrences), in declaration order.
+    func lenientWindowOccurrences(_ facts: JournalFacts) -> [Periods] {
+        promise.locked.windows.filter { !$0.strict }.map { periods(of: [$0], facts) }
+    }
+
+    /// The lenient windows' lock: each window's occurrences less what the person's overrides lifted of that window.
+    func lenientWindowLock(_ facts: JournalFacts) -> Periods {
+        let each = lenientWindowOccurrences(facts)
+        let lifted = liftedWindows(each, facts: facts)
+        return zip(each, lifted).reduce(Periods()) { $0.union($1.0.subtracting($1.1)) }
+    }
+
+    /// What the person's overrides lifted of each window (by index): "end" lifts the rest of every occurrence in
+    /// progress; "skip" lifts those in progress too or, when none is, the next occurrence to start within a day (of
+    /// every window that starts then) — a skip or an end lifts a profile, not the others that overlap it.
+    func liftedWindows(_ each: [Periods], facts: JournalFacts) -> [Periods] {
+        var lifted = [Periods](repeating: Periods(), count: each.count)
         for override in promise.overrides where override.effect.isWindowEffect {
             for action in appActions(named: override.appAction, facts: facts) {
-                let occurrence = windows.intervals.first { $0.end > action }
-                guard let occurrence else { continue }
-                switch override.effect {
-                case .skipWindow:
-                    guard occurrence.start <= action.addingTimeInterval(86_400) else { continue }
-                    lifted.insert(DateInterval(start: max(occurrence.start, action), end: occurrence.end))
-                case .endWindow:
-                    guard occurrence.start <= action else { continue }
-                    lifted.insert(DateInterval(start: action, end: occurrence.end))
-                case .pause:
-                    continue
+                var inProgress = false
+                for (index, occurrences) in each.enumerated() {
+                    guard let occurrence = occurrences.intervals.first(where: { $0.start <= action && $0.end > action }) else { continue }
+                    lifted[index].insert(DateInterval(start: action, end: occurrence.end))
+                    inProgress = true
                 }
+                guard override.effect == .skipWindow, !inProgress else { continue }
+                let next = each.map { $0.intervals.first { $0.start > action } }
+                guard let start = next.compactMap(\.?.start).min(), start <= action.addingTimeInterval(86_400) else { continue }
+                for (index, occurrence) in next.enumerated() where occurrence?.start == start { lifted[index].insert(occurrence!) }
             }
         }
         return lifted

@@ -109,6 +109,33 @@ public struct WallClockWindow: Sendable, Equatable {
         return weekdays.contains(started)
     }
 
+    /// When the occurrence in progress at `date` began (true time), nil outside the window: walked back minute by
+    /// minute, as a repeated DST hour is not a calendar's "previous" wall time.
+    public func occurrenceStart(containing date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Date? {
+        guard contains(date, in: timeZone) else { return nil }
+        var start = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60)
+        for _ in 0..<(24 * 60) {
+            let before = start.addingTimeInterval(-60)
+            guard contains(before, in: timeZone) else { return start }
+            start = before
+        }
+        return start
+    }
+
+    /// Whether the occurrence in progress at `date` is the one an action at `action` aimed at: the one in progress then,
+    /// or else the next to start, within a day ("skip tonight" tapped in the evening).
+    public func isTheOccurrence(after action: Date, containing date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Bool {
+        guard action <= date, let start = occurrenceStart(containing: date, in: timeZone) else { return false }
+        if start <= action { return true }
+        guard start.timeIntervalSince(action) <= 86_400 else { return false }
+        var minute = TrueTimeSchedules.minuteAfter(action)
+        while minute < start {
+            if contains(minute, in: timeZone) { return false }  // another occurrence came between
+            minute.addTimeInterval(60)
+        }
+        return true
+    }
+
     public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
     public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
 }

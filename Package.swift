@@ -146,6 +146,7 @@ let package = Package(
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
+        .executableTarget(name: "bedtime-model", path: "Tests/Fixtures/BedtimeModel"),
 
         // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
         // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.

@@ -14,6 +14,8 @@ public struct Promise: Equatable, Sendable {
     public var unlocks: [Unlock] = []
     public var passes: [Pass] = []
     public var overrides: [Override] = []
+    /// What explore's generator should draw beyond what the rules name (a model's promise names nothing).
+    public var hints = ExploreHints()
     /// The escape hatch: a model the checker asks instead of the rules above — a registered Swift type's name, or a
     /// program (a path relative to the configuration, or a program next to `shieldbus` or on PATH).
     public var model: String?
@@ -135,6 +137,22 @@ public struct Promise: Equatable, Sendable {
         }
     }
 
+    /// What `explore` draws for a promise beyond the actions its rules name (`explore:`): the app actions, runs of
+    /// presses of a button, and the wall-clock windows to press and act around — for a promise a model judges.
+    public struct ExploreHints: Equatable, Sendable {
+        public var appActions: [String] = []
+        /// A run of `times` presses of `button`, each `apartMinutes` after the last.
+        public var repeatedPresses: (button: ShieldButton, times: Int, apartMinutes: Int)?
+        public var windows: [Window] = []
+
+        public init() {}
+
+        public static func == (lhs: ExploreHints, rhs: ExploreHints) -> Bool {
+            lhs.appActions == rhs.appActions && lhs.windows == rhs.windows && lhs.repeatedPresses?.button == rhs.repeatedPresses?.button
+                && lhs.repeatedPresses?.times == rhs.repeatedPresses?.times && lhs.repeatedPresses?.apartMinutes == rhs.repeatedPresses?.apartMinutes
+        }
+    }
+
     /// Whether it says anything: a lock source or a model.
     public var declaresALock: Bool {
         locked.always || !locked.windows.isEmpty || locked.dailyUse != nil || !locked.sessions.isEmpty || model != nil
@@ -145,7 +163,7 @@ public struct Promise: Equatable, Sendable {
         var names: [String] = []
         for unlock in unlocks { if case .appAction(let name) = unlock.earned { names.append(name) } }
         for session in locked.sessions { names.append(session.start); if let stop = session.stop { names.append(stop) } }
-        names += overrides.map(\.appAction)
+        names += overrides.map(\.appAction) + hints.appActions
         var seen = Set<String>()
         return names.filter { seen.insert($0).inserted }
     }
@@ -154,7 +172,7 @@ public struct Promise: Equatable, Sendable {
 extension Promise {
     /// Reads a `promise:` mapping; every mistake names its file, line and key.
     public static func parse(_ value: YAMLValue) throws -> Promise {
-        let fields = try value.uniqueMapping(allowed: ["graceSeconds", "locked", "unlocks", "passes", "overrides", "model"])
+        let fields = try value.uniqueMapping(allowed: ["graceSeconds", "locked", "unlocks", "passes", "overrides", "model", "explore"])
         var promise = Promise(line: value.line)
         if let grace = fields["graceSeconds"] {
             let seconds = try grace.int()
@@ -166,6 +184,17 @@ extension Promise {
         promise.passes = try fields["passes"]?.list().map(parsePass) ?? []
         promise.overrides = try fields["overrides"]?.list().map(parseOverride) ?? []
         promise.model = try fields["model"]?.string()
+        if let hints = fields["explore"] {
+            let members = try hints.uniqueMapping(allowed: ["appActions", "repeatedPresses", "windows"])
+            promise.hints.appActions = try members["appActions"]?.list().map(actionName) ?? []
+            promise.hints.windows = try members["windows"]?.list().map(parseWindow) ?? []
+            if let presses = members["repeatedPresses"] {
+                let run = try presses.uniqueMapping(allowed: ["button", "times", "apartMinutes"])
+                guard let button = run["button"], let times = run["times"] else { throw presses.error("repeated presses need their button and times") }
+                promise.hints.repeatedPresses = (try button.oneOf(ShieldButton.self), try positive(times, "times"),
+                                                 try run["apartMinutes"].map { try positive($0, "apartMinutes") } ?? 6)
+            }
+        }
         guard promise.declaresALock else {
             throw value.error("a promise needs a lock: `locked: always`, or `locked:` with windows, dailyUse or sessions (or a `model`)")
         }

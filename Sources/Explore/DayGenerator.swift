@@ -46,7 +46,8 @@ public struct ProductSurface: Sendable {
             guard let promise = product.promise else { continue }
             let app = products.count > 1 ? product.companionApp : nil
             appActions += promise.appActions.map { (app, $0) }
-            windows += promise.locked.windows.map { ($0.start, $0.end) }
+            windows += (promise.locked.windows + promise.hints.windows).map { ($0.start, $0.end) }
+            if let run = promise.hints.repeatedPresses { cappedButtons.append((run.button.rawValue, run.times - 1, max(0, run.apartMinutes - 1))) }
             for pass in promise.passes {
                 guard let cap = pass.cap else { continue }
                 if let index = cappedButtons.firstIndex(where: { $0.button == pass.button.rawValue }) {

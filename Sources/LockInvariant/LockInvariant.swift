@@ -148,7 +148,7 @@ public struct LockInvariantChecker {
                 var modelLocks: [String: Periods]?
                 if let model = rules.model {
                     do {
-                        modelLocks = try model.lockedPeriods(journal: osEvents, product: rules.name).mapValues { Periods($0) }
+                        modelLocks = try model.lockedPeriods(journal: osEvents, product: rules.name, timeZone: checker.timeZone).mapValues { Periods($0) }
                     } catch {
                         return ProductVerdict(product: rules.name, violations: [], modelFailure: "\(error)")
                     }

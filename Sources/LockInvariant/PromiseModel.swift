@@ -7,8 +7,9 @@ import Foundation
 /// (the person's acts among them), never what plugins say — and judges the screen against its answer exactly as
 /// against the rules'.
 public protocol PromiseModel {
-    /// Each target's locked intervals (by the catalog name of an app, or a web domain); a target left out is never locked.
-    func lockedPeriods(journal: [Envelope], product: String) throws -> [String: [DateInterval]]
+    /// Each target's locked intervals (by the catalog name of an app, or a web domain); a target left out is never
+    /// locked. `timeZone`: the device's zone when the journal begins (`device.time-zone-changed` events change it).
+    func lockedPeriods(journal: [Envelope], product: String, timeZone: TimeZone) throws -> [String: [DateInterval]]
 }
 
 /// The models a configuration may name in `promise.model`: Swift types registered by name (a program that embeds
@@ -45,7 +46,8 @@ public struct PromiseModels {
 }
 
 /// A model in a program of its own, in any language: it reads the journal's OS events as JSON lines on its standard
-/// input (the journal's own format; `SHIELDBUS_PRODUCT` names the product) and writes one JSON object on its
+/// input (the journal's own format; `SHIELDBUS_PRODUCT` names the product, `SHIELDBUS_TIME_ZONE` the device's zone when
+/// the journal begins) and writes one JSON object on its
 /// standard output: `{"locked": {"Instagram": [[fromMs, toMs], …], …}}`, bus times in milliseconds since 1970.
 /// A model that fails, or answers anything else, is an error naming it: never a verdict.
 public struct ExecutablePromiseModel: PromiseModel {
@@ -59,10 +61,10 @@ public struct ExecutablePromiseModel: PromiseModel {
         public var description: String
     }
 
-    public func lockedPeriods(journal: [Envelope], product: String) throws -> [String: [DateInterval]] {
+    public func lockedPeriods(journal: [Envelope], product: String, timeZone: TimeZone) throws -> [String: [DateInterval]] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.environment = ProcessInfo.processInfo.environment.merging(["SHIELDBUS_PRODUCT": product]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["SHIELDBUS_PRODUCT": product, "SHIELDBUS_TIME_ZONE": timeZone.identifier]) { $1 }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -76,9 +78,13 @@ public struct ExecutablePromiseModel: PromiseModel {
             try? input.fileHandleForWriting.close()
         }
         writer.start()
+        // Its complaints are read beside its answer: a model that says much on standard error must not block on it.
+        let complaints = ErrorCollector()
+        let reader = Thread { complaints.data = errors.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
         let answer = output.fileHandleForReading.readDataToEndOfFile()
-        let complaint = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        let complaint = complaints.wait()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "the promise model \(path) exited with status \(process.terminationStatus): \(complaint.split(separator: "\n").suffix(3).joined(separator: " / "))")
         }
@@ -87,7 +93,10 @@ public struct ExecutablePromiseModel: PromiseModel {
         }
         var periods: [String: [DateInterval]] = [:]
         for (target, list) in locked {
-            periods[target] = try (list.arrayValue ?? []).map { pair in
+            guard let pairs = list.arrayValue else {
+                throw Failure(description: "the promise model \(path) gave \(target) \(list.jsonText) instead of a list of [fromMs, toMs]")
+            }
+            periods[target] = try pairs.map { pair in
                 guard let bounds = pair.arrayValue, bounds.count == 2, let from = bounds[0].intValue, let to = bounds[1].intValue, to >= from else {
                     throw Failure(description: "the promise model \(path) gave \(target) an interval that is not [fromMs, toMs]")
                 }
@@ -95,5 +104,16 @@ public struct ExecutablePromiseModel: PromiseModel {
             }
         }
         return periods
+    }
+}
+
+/// Standard error of a model, read on its own thread until the model closes it.
+private final class ErrorCollector: @unchecked Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    var data = Data() { didSet { done.signal() } }
+
+    func wait() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -69,6 +69,15 @@ final class ProductRulesTests: XCTestCase {
         XCTAssertEqual(promise.passes.first?.cap, 2)
         XCTAssertEqual(promise.overrides.map(\.effect), [.skipWindow, .endWindow, .pause(minutes: 15)])
         XCTAssertEqual(promise.appActions, ["earned-time", "start-focus", "stop-focus", "skip-tonight", "end-early", "pause"])
+        let hinted = try XCTUnwrap(ShieldBusConfiguration.parse(YAMLValue.parse("""
+            promise:
+              model: mine
+              explore: {appActions: [go], repeatedPresses: {button: primary, times: 4}, windows: [{start: "21:00", end: "07:00"}]}
+            """, file: "p.yml")).promise)
+        XCTAssertEqual(hinted.appActions, ["go"])
+        XCTAssertEqual(hinted.hints.repeatedPresses?.times, 4)
+        XCTAssertEqual(hinted.hints.repeatedPresses?.apartMinutes, 6)
+        XCTAssertEqual(hinted.hints.windows.map(\.start), [21 * 3600])
     }
 
     func testAMistakeInAPromiseNamesFileLineAndKey() throws {
@@ -77,7 +86,9 @@ final class ProductRulesTests: XCTestCase {
             ("promise:\n  locked: sometimes\n", "expected `always`"),
             ("promise:\n  unlocks: [{habits: 3, minutes: 30}]\n", "a promise needs a lock"),
             ("promise:\n  locked: always\n  passes: [{button: tertiary, minutes: 5}]\n", "expected one of primary, secondary"),
-            ("promise:\n  locked: always\n  overrides: [{appAction: skip, effect: skip-window}]\n", "need `locked.windows`"),
+            ("promise:\n  locked: always\n  overrides: [{appAction: skip, effect: skip-window}]\n", "need a window that is not strict"),
+            ("promise:\n  model: mine\n  locked: always\n", "either `model` or the rules"),
+            ("promise:\n  locked: {windows: [{start: \"22:00\", end: \"06:00\", days: [monkey]}]}\n", "expected a weekday"),
             ("promise:\n  locked: always\n  unlcks: []\n", "did you mean 'unlocks'"),
             ("promise:\n  locked: {sessions: [{start: go}]}\n", "a session ends"),
             ("promise:\n  locked: {windows: [{start: \"22:00\", end: \"06:00\", days: [someday]}]}\n", "expected a weekday"),

@@ -165,7 +165,7 @@ final class PromiseRuleTableTests: XCTestCase {
     /// only — nothing the rules can say), and the checker judges the screen against it.
     func testAPromiseModelJudgesWhatTheRulesCannotSay() throws {
         struct OddMinutes: PromiseModel {
-            func lockedPeriods(journal: [Envelope], product: String) throws -> [String: [DateInterval]] {
+            func lockedPeriods(journal: [Envelope], product: String, timeZone: TimeZone) throws -> [String: [DateInterval]] {
                 let start = Date(timeIntervalSince1970: Double(journal.first!.time) / 1000)
                 return ["Instagram": (0..<120).filter { $0 % 2 == 1 }.map { DateInterval(start: start.addingTimeInterval(Double($0) * 60), duration: 60) }]
             }

@@ -1,0 +1,86 @@
+import BusProtocol
+import Configuration
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// Products declared by their promise alone: the two written only against the public API, their naive twins' flaws
+/// found and shrunk by `shieldbus explore`, and a product judged through the escape hatch (a promise model program).
+final class ProductPromiseTests: XCTestCase {
+    static let root = BuildProducts.repositoryRoot.path
+
+    /// Runs explore with `arguments` in a new folder; the status and standard output.
+    func explore(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let directory = TemporaryDirectory(prefix: "sbpromise")
+        let output = directory.file("explore.out"), errors = directory.file("explore.err")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["explore"] + arguments + ["--failures-dir", directory.file("failures"), "--json"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        try process.run(outputTo: output, errorsTo: errors)
+        waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning }
+        return (process.terminationStatus, try String(contentsOfFile: output, encoding: .utf8))
+    }
+
+    /// The first failure explore wrote, and its account.
+    func failure(in output: String) throws -> (steps: Int, originalSteps: Int, account: String) {
+        let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let failure = try XCTUnwrap(lines.compactMap { $0["failure"] }.first, output)
+        return (Int(try XCTUnwrap(failure["steps"]?.intValue)), Int(try XCTUnwrap(failure["originalSteps"]?.intValue)),
+                (failure["account"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: "\n"))
+    }
+
+    /// Each naive twin's flaw, on the first seed of explore's default run that breaks it: found, and shrunk to a handful
+    /// of steps that still fail the same way. Bedtime's twin forgets the cap (seed 5: a third "5 more minutes" in a
+    /// night); Profiles' lets a break end the strict workday profile (seed 37).
+    func testTheNaiveTwinsFlawsAreFoundAndShrunk() throws {
+        for (config, seed, expected) in [("naive-bedtime", 5, "usable-while-locked: naive-bedtime: Clash Royale was usable"),
+                                         ("naive-profiles", 37, "usable-while-locked: naive-profiles: X was usable")] {
+            let (status, output) = try explore(["--config", Self.root + "/Config/\(config).yml", "--days", "1", "--seed", "\(seed)",
+                                                "--profile", "faithful", "--shrink-runs", "40"])
+            XCTAssertEqual(status, 3, "\(config): \(output)")
+            let found = try failure(in: output)
+            XCTAssertLessThanOrEqual(found.steps, 6, "\(config): shrunk to a handful of steps: \(output)")
+            XCTAssertLessThan(found.steps, found.originalSteps, config)
+            XCTAssertTrue(found.account.hasPrefix(expected), "\(config): \(found.account)")
+        }
+    }
+
+    /// The shipped products hold on the seeds that break their twins: the flaw is the twin's, not the promise's.
+    func testTheProductsHoldWhereTheirTwinsBreak() throws {
+        for (config, seed) in [("bedtime", 5), ("profiles", 37)] {
+            let (status, output) = try explore(["--config", Self.root + "/Config/\(config).yml", "--days", "1", "--seed", "\(seed)", "--shrink-runs", "0"])
+            XCTAssertEqual(status, 0, "\(config): \(output)")
+            XCTAssertTrue(output.contains("\"failures\":0"), output)
+        }
+    }
+
+    /// The escape hatch: Bedtime's twin judged by a promise model — a program written with Foundation alone that reads
+    /// the OS's events and says when each app is locked — instead of the rules; explore finds the twin's flaw through it.
+    func testAPromiseModelJudgesAProductAndExploreFindsItsFlaw() throws {
+        let shipped = try String(contentsOfFile: Self.root + "/Config/naive-bedtime.yml", encoding: .utf8)
+        let start = try XCTUnwrap(shipped.range(of: "promise:\n")), end = try XCTUnwrap(shipped.range(of: "\nappGroups:"))
+        let directory = TemporaryDirectory(prefix: "sbmodel")
+        let config = directory.file("modelled.yml")
+        // What the model judges, explore cannot read from it: the promise says what to draw (the same as the rules name).
+        let promise = """
+            promise:
+              model: \(BuildProducts.path("bedtime-model"))
+              explore:
+                appActions: [skip-tonight]
+                repeatedPresses: {button: secondary, times: 3, apartMinutes: 6}
+                windows: [{start: "22:30", end: "06:30"}]
+
+            """
+        let text = shipped[..<start.lowerBound] + "catalog: \(Self.root)/Config/catalog.yml\n" + promise + shipped[end.lowerBound...]
+        try String(text).write(toFile: config, atomically: true, encoding: .utf8)
+        let (status, output) = try explore(["--config", config, "--days", "1", "--seed", "5", "--profile", "faithful", "--shrink-runs", "20"])
+        XCTAssertEqual(status, 3, output)
+        XCTAssertTrue(try failure(in: output).account.hasPrefix("usable-while-locked: naive-bedtime: Clash Royale was usable"), output)
+        // The same model on the product without the flaw: held.
+        let fixed = String(text).replacingOccurrences(of: ", environment: {BEDTIME_FLAW: uncapped}", with: "")
+        try fixed.write(toFile: config, atomically: true, encoding: .utf8)
+        let (held, heldOutput) = try explore(["--config", config, "--days", "1", "--seed", "5", "--profile", "faithful", "--shrink-runs", "0"])
+        XCTAssertEqual(held, 0, heldOutput)
+    }
+}

@@ -15,9 +15,9 @@ public struct PersonInput: Equatable {
     public static let actions = ["open", "close", "home", "visit", "close-tab", "press", "habit", "app-action", "restart", "force-quit",
                                  "os-update", "notification-tap"]
 
-    /// The request for `action` with its `value` (an app, URL, button, habit or notification id); `tab` and
-    /// `isPrivate` apply to visit and close-tab.
-    public init(action: String, value: String? = nil, tab: Int = 1, isPrivate: Bool = false) throws {
+    /// The request for `action` with its `value` (an app, URL, button, habit, app action or notification id); `tab` and
+    /// `isPrivate` apply to visit and close-tab, `app` to app-action.
+    public init(action: String, value: String? = nil, tab: Int = 1, isPrivate: Bool = false, app: String? = nil) throws {
         var body: [String: JSONValue] = [:]
         switch action {
         case "open", "force-quit":
@@ -33,8 +33,11 @@ public struct PersonInput: Equatable {
             body["button"] = .string(value)
         case "habit": body["habit"] = .string(value ?? "habit")
         case "app-action":
-            guard let value, !value.isEmpty else { throw Invalid(description: "'app-action' needs the control's name, e.g. skip-tonight") }
+            guard let value, !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+                throw Invalid(description: "'app-action' needs the control's name: letters, digits, '-', '_' or '.', e.g. skip-tonight")
+            }
             body["action"] = .string(value)
+            if let app { body["app"] = .string(app) }
         case "notification-tap": if let value { body["id"] = .string(value) }
         case "home", "restart", "os-update": break
         default: throw Invalid(description: "unknown action '\(action)'; see `shieldbus do --help`")

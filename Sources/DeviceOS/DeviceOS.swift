@@ -300,7 +300,9 @@ public final class DeviceOS: BrokerService {
         case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
         case let .appAction(app, action):
             guard let name = app?.name ?? device.onlyCompanionApp else {
-                device.emit(topic: "bus.error", body: ["code": "ambiguous-app-action", "message": .string("the app action '\(action)' names no app and the device has several product apps: give {app: …, action: \(action)}")])
+                let why = settings.products.contains { $0.companionApp != nil } ? "the device has several product apps: give {app: …, action: \(action)}"
+                                                                                : "the device has no product app (device.companionApp)"
+                device.emit(topic: "bus.error", body: ["code": "ambiguous-app-action", "message": .string("the app action '\(action)' names no app and \(why)")])
                 return
             }
             // Only that app's product hears it, on a device with several; the journal keeps it for the checker.
@@ -372,7 +374,8 @@ public final class DeviceOS: BrokerService {
                 }
                 let named = body["app"] == nil ? nil : try app()
                 guard named != nil || onlyCompanionApp != nil else {
-                    throw DeviceError(code: "bad-request", message: "'app-action' needs 'app': the device has several product apps")
+                    throw DeviceError(code: "bad-request", message: settings.products.contains { $0.companionApp != nil }
+                        ? "'app-action' needs 'app': the device has several product apps" : "'app-action': the device has no product app (device.companionApp)")
                 }
                 action = .appAction(app: named, action: name)
             case "authorize":

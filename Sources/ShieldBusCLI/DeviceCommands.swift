@@ -17,7 +17,7 @@ extension ShieldBus {
               shieldbus do visit https://www.instagram.com/explore --tab 2 --private
               shieldbus do close | home | restart
               shieldbus do habit "Read 10 pages"
-              shieldbus do app-action skip-tonight        (a control in the product's own app)
+              shieldbus do app-action skip-tonight        (a control in the product's own app; --app NAME with several)
               shieldbus do force-quit "Habit Lock"
 
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
@@ -42,11 +42,15 @@ extension ShieldBus {
         @Flag(name: .long, help: "Visit in a private tab (no usage is recorded).")
         var `private` = false
 
+        @Option(name: .long, help: ArgumentHelp("The product app an app-action is tapped in (needed on a device with several).", valueName: "app"),
+                completion: .custom { _ in DefaultFiles.appNames() })
+        var app: String?
+
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             let input: PersonInput
             do {
-                input = try PersonInput(action: action, value: value, tab: tab, isPrivate: `private`)
+                input = try PersonInput(action: action, value: value, tab: tab, isPrivate: `private`, app: app)
             } catch let error as PersonInput.Invalid {
                 throw ValidationError(error.description)
             }

@@ -43,6 +43,16 @@ extension CrashSafetyTests {
         XCTAssertTrue(tap.output.contains("no notification is waiting to be tapped"), tap.output)
 
         XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n", "an app not picked is not shielded")
+
+        // A control in the product's app: journaled by the OS as the person's act, for the product's app.
+        let tapped = try person("app-action", "skip-tonight")
+        XCTAssertEqual(tapped.status, 0, tapped.output)
+        XCTAssertTrue(waitUntil("the app action to be journaled") {
+            self.journal(journal).contains { $0.topic == "activity.app.action" && $0.bodyValue["app"]?.stringValue == "Habit Lock"
+                && $0.bodyValue["action"]?.stringValue == "skip-tonight" && $0.source == "broker" }
+        })
+        let unnamed = try person("app-action", "skip tonight")
+        XCTAssertEqual(unnamed.status, 64, "a control's name is one word: \(unnamed.output)")
     }
 }
 
@@ -53,6 +63,7 @@ final class CommandUsageTests: XCTestCase {
         let cases: [([String], String, String)] = [
             (["do", "frobnicate"], "unknown action 'frobnicate'", "Usage: shieldbus do "),
             (["send", "app.note.added", "{bad"], "the body is not JSON", "Usage: shieldbus send "),
+            (["do", "app-action"], "'app-action' needs the control's name", "Usage: shieldbus do "),
         ]
         for (arguments, error, usage) in cases {
             let run = try runToEnd(shieldbus, arguments + ["--runtime-dir", "/nonexistent"])

@@ -5,5 +5,5 @@ import ShieldBusSDK
 
 PluginHost.run {
     let (options, defaults) = ReferencePlugin.setUp()
-    return ReferenceMonitor(options: options, defaults: defaults)
+    return ReferenceMonitor.make(options: options, defaults: defaults)
 }

@@ -15,7 +15,9 @@ final class CrashSafetyTests: XCTestCase {
     func habitLockConfiguration(unlockMinutes: Int = 30) throws -> String {
         var text = try String(contentsOfFile: root + "/Config/habit-lock.yml", encoding: .utf8)
         text = text.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
+        // The plugins' unlock and the promise's, in step.
         text = text.replacingOccurrences(of: "unlockMinutes: 30", with: "unlockMinutes: \(unlockMinutes)")
+            .replacingOccurrences(of: "{habits: 3, minutes: 30}", with: "{habits: 3, minutes: \(unlockMinutes)}")
         for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
             text = text.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
         }

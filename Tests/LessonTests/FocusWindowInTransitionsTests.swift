@@ -27,9 +27,13 @@ extension ExploreRegressionTests {
         var random = SeededRandom(seed: 0x26_0001)
         let checks = DayChecks()
         for (night, (zone, start, from, to, opens)) in nights.enumerated() {
+            // The plugins' focus hours and the promise's windows, in step.
             let configuration = shipped.replacingOccurrences(of: #"focusHours: [{start: "09:00", end: "12:00"}, {start: "14:00", end: "17:00"}]"#,
                                                              with: "focusHours: [{start: \"\(from)\", end: \"\(to)\"}]")
+                .replacingOccurrences(of: "      - {start: \"09:00\", end: \"12:00\"}\n      - {start: \"14:00\", end: \"17:00\"}",
+                                      with: "      - {start: \"\(from)\", end: \"\(to)\"}")
             XCTAssertNotEqual(configuration, shipped, "the shipped focus hours were replaced")
+            XCTAssertFalse(configuration.contains("\"14:00\""), "the promise's windows were replaced too")
             var steps: [String] = [], elapsed = 0
             for minute in opens {
                 steps.append("  - {after: \(minute - elapsed)m, open: \(apps.randomElement(using: &random)!)}")

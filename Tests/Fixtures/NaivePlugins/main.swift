@@ -19,7 +19,7 @@ func blockAppsOnly(_ shields: Shields, _ list: BlockList) {
     try? shields.store.shield.update { $0.applications = ($0.applications ?? []).union(list.applications) }
 }
 
-final class NaiveMonitor: ReferenceMonitor {
+final class NaiveMonitor: HabitLockMonitor {
     override func chainSlotName(_ index: Int) -> DeviceActivityName {
         ["single-slot-name", "unguarded-interval-end"].contains(flaw) ? DeviceActivityName("\(options.product.rawValue).reblock") : super.chainSlotName(index)
     }
@@ -66,6 +66,9 @@ final class NaiveMonitor: ReferenceMonitor {
         }
     }
 
+}
+
+final class NaiveFocusMonitor: FocusWindowMonitor {
     override func passGranted() {
         guard flaw == "pass-no-recheck" else { return super.passGranted() }
         if let pass = activePass() { try? shields.lift(application: pass.application) }  // and never looks again
@@ -155,7 +158,14 @@ final class NaiveApp: ReferenceCompanionApp {
 
 let (options, defaults) = ReferencePlugin.setUp()
 switch CommandLine.arguments.dropFirst().first {
-case "monitor": PluginHost.run { NaiveMonitor(options: options, defaults: defaults) }
+case "monitor":
+    PluginHost.run { () -> ReferenceMonitor in
+        switch options.product {
+        case .habitLock: return NaiveMonitor(options: options, defaults: defaults)
+        case .focusWindow: return NaiveFocusMonitor(options: options, defaults: defaults)
+        case .speedBump: return ReferenceMonitor.make(options: options, defaults: defaults)
+        }
+    }
 case "shield": PluginHost.run { NaiveRenderer(options: options, defaults: defaults, resources: nil) }
 case "action": PluginHost.run { NaiveDelegate(options: options, defaults: defaults) }
 case "app": PluginHost.run { NaiveApp(options: options, defaults: defaults) }

@@ -22,7 +22,9 @@ final class BedtimeAction: ShieldActionDelegate {
     /// Counts the pass against tonight and records it, in one transaction; false when tonight's are used up.
     private func grantAPass(to application: ApplicationToken) -> Bool {
         let now = Bedtime.now
-        guard let defaults = Bedtime.defaults(), let night = Bedtime.night.occurrenceStart(containing: now) else { return false }
+        // Tonight as the monitor keeps it: in the zones the device was in (after travel, a new night is another).
+        guard let defaults = Bedtime.defaults(),
+              let night = Bedtime.night.occurrenceStart(containing: now, zoneAt: ZoneHistory(defaults: defaults).reader()) else { return false }
         let countKey = Bedtime.passCountKey(night: night)
         do {
             return try defaults.transaction { tx -> Bool in

@@ -55,8 +55,11 @@ final class BedtimeMonitor: DeviceActivityMonitor {
     private func sync() {
         guard let defaults, let chain, let passBook else { return }
         let now = Bedtime.now
+        let zones = ZoneHistory(defaults: defaults)
+        do { try zones.record() } catch { log("cannot note the time zone: \(error)") }
+        let zoneAt = zones.reader()
         let skippedAt = ((try? defaults.double(forKey: Bedtime.skipKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
-        let skipped = Bedtime.flaw == "skip-any-night" ? skippedAt != nil : skippedAt.map { Bedtime.night.isTheOccurrence(after: $0, containing: now) } ?? false
+        let skipped = Bedtime.flaw == "skip-any-night" ? skippedAt != nil : skippedAt.map { Bedtime.night.isTheOccurrence(after: $0, containing: now, zoneAt: zoneAt) } ?? false
         do {
             if Bedtime.night.contains(now) && !skipped {
                 let passes = passBook.all().filter { $0.value > now.timeIntervalSince1970 }

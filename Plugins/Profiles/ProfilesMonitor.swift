@@ -37,6 +37,7 @@ final class ProfilesMonitor: DeviceActivityMonitor {
     private func sync() {
         guard let defaults, let chain else { return }
         let now = Profiles.now
+        do { try ZoneHistory(defaults: defaults).record() } catch { PluginRuntime.current?.logger.error("cannot note the time zone: \(error)") }
         let choices = Profiles.Choices(defaults)
         do {
             if choices.isLocked(at: now) {

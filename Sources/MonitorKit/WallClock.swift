@@ -110,27 +110,29 @@ public struct WallClockWindow: Sendable, Equatable {
     }
 
     /// When the occurrence in progress at `date` began (true time), nil outside the window: walked back minute by
-    /// minute, as a repeated DST hour is not a calendar's "previous" wall time.
-    public func occurrenceStart(containing date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Date? {
-        guard contains(date, in: timeZone) else { return nil }
+    /// minute, as a repeated DST hour is not a calendar's "previous" wall time, each minute read in the zone then in
+    /// force (`zoneAt`; a `ZoneHistory`): after travel, the night that began at home is not tonight's.
+    public func occurrenceStart(containing date: Date, zoneAt: (Date) -> TimeZone = { _ in BusClock.timeZone }) -> Date? {
+        guard contains(date, in: zoneAt(date)) else { return nil }
         var start = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60)
         for _ in 0..<(24 * 60) {
             let before = start.addingTimeInterval(-60)
-            guard contains(before, in: timeZone) else { return start }
+            guard contains(before, in: zoneAt(before)) else { return start }
             start = before
         }
         return start
     }
 
     /// Whether the occurrence in progress at `date` is the one an action at `action` aimed at: the one in progress then,
-    /// or else the next to start, within a day ("skip tonight" tapped in the evening).
-    public func isTheOccurrence(after action: Date, containing date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Bool {
-        guard action <= date, let start = occurrenceStart(containing: date, in: timeZone) else { return false }
+    /// or else the next to start, within a day ("skip tonight" tapped in the evening). Each minute is read in the zone
+    /// then in force: an occurrence a time-zone change ends is over, and the next one is another.
+    public func isTheOccurrence(after action: Date, containing date: Date, zoneAt: (Date) -> TimeZone = { _ in BusClock.timeZone }) -> Bool {
+        guard action <= date, let start = occurrenceStart(containing: date, zoneAt: zoneAt) else { return false }
         if start <= action { return true }
         guard start.timeIntervalSince(action) <= 86_400 else { return false }
         var minute = TrueTimeSchedules.minuteAfter(action)
         while minute < start {
-            if contains(minute, in: timeZone) { return false }  // another occurrence came between
+            if contains(minute, in: zoneAt(minute)) { return false }  // another occurrence came between
             minute.addTimeInterval(60)
         }
         return true
@@ -166,4 +168,48 @@ extension Collection where Element == WallClockWindow {
 public func zeroPadded(_ value: Int, to width: Int) -> String {
     let digits = String(value)
     return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}
+
+/// The zones the device was in, and from when, kept in the App Group by the monitor that hears each change: a window's
+/// past occurrences are read in the zone then in force, as the OS shows them (and as the checker judges them).
+public struct ZoneHistory {
+    public let defaults: SharedDefaults
+    public let key: String
+    /// Changes older than this are dropped: no occurrence reaches further back.
+    public static let kept: TimeInterval = 2 * 86_400
+
+    public init(defaults: SharedDefaults, key: String = "monitor.zones") {
+        self.defaults = defaults
+        self.key = key
+    }
+
+    private struct Change: Codable, Equatable {
+        var at: Double
+        var zone: String
+    }
+
+    private func changes() -> [Change] { ((try? defaults.value([Change].self, forKey: key)) ?? nil) ?? [] }
+
+    /// Notes the zone in force from `date` on (nothing when it is the one in force already).
+    public func record(_ zone: TimeZone = BusClock.timeZone, at date: Date = BusClock.absoluteNow) throws {
+        var list = changes()
+        guard list.last?.zone != zone.identifier else { return }
+        // The first note stands for every time before it: the monitor knows no earlier zone.
+        list.append(Change(at: list.isEmpty ? -Double.greatestFiniteMagnitude : date.timeIntervalSince1970, zone: zone.identifier))
+        // Keep the last change older than the horizon: it is the zone in force at the horizon.
+        let horizon = date.timeIntervalSince1970 - Self.kept
+        if let lastOld = list.lastIndex(where: { $0.at <= horizon }), lastOld > 0 { list.removeFirst(lastOld) }
+        try defaults.set(list, forKey: key)
+    }
+
+    /// The zone in force at `date`: the last change at or before it, else the device's now.
+    public func zone(at date: Date) -> TimeZone {
+        changes().last { $0.at <= date.timeIntervalSince1970 }.flatMap { TimeZone(identifier: $0.zone) } ?? BusClock.timeZone
+    }
+
+    /// A reader for a window's `zoneAt`, reading the App Group once.
+    public func reader() -> (Date) -> TimeZone {
+        let list = changes().compactMap { change in TimeZone(identifier: change.zone).map { (change.at, $0) } }
+        return { date in list.last { $0.0 <= date.timeIntervalSince1970 }?.1 ?? BusClock.timeZone }
+    }
 }

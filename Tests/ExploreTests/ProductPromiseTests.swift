@@ -55,6 +55,17 @@ final class ProductPromiseTests: XCTestCase {
         }
     }
 
+    /// Bedtime across time zones (explore found these days on bedtime, 1,000 from seed 1: seeds 100, 111 and 139): "skip
+    /// tonight", then travel that ends the skipped night and starts another by the new zone's clock. The monitor read
+    /// past minutes in the new zone, not the one in force then, and took the new night for the skipped one.
+    func testASkippedNightEndsWithTravelAndTheNextNightLocks() throws {
+        for seed in [100, 111, 139] {
+            let (status, output) = try explore(["--config", Self.root + "/Config/bedtime.yml", "--days", "1", "--seed", "\(seed)",
+                                                "--profile", "faithful", "--shrink-runs", "0"])
+            XCTAssertEqual(status, 0, "seed \(seed): \(output)")
+        }
+    }
+
     /// The escape hatch: Bedtime's twin judged by a promise model — a program written with Foundation alone that reads
     /// the OS's events and says when each app is locked — instead of the rules; explore finds the twin's flaw through it.
     func testAPromiseModelJudgesAProductAndExploreFindsItsFlaw() throws {

@@ -1,0 +1,68 @@
+import DeviceAPI
+import Foundation
+
+/// The device clock and time zone the person sets (Settings › General › Date & Time): each change is announced to
+/// the plugins and replans the wall-clock schedules.
+extension DeviceOS {
+    /// The device clock now (what `Date()` shows on the phone).
+    var wallNow: Date { clock.wallTime(at: now) }
+
+    /// The person sets the device clock: `device.clock-changed {offsetMs}`, then wall-clock schedules are planned again.
+    func setClock(_ setting: ClockSetting) {
+        let wall: Date
+        switch setting {
+        case .shift(let seconds): wall = wallNow.addingTimeInterval(seconds)
+        case .absolute(let local): wall = local.resolve(in: clock.timeZone)
+        }
+        let offset = DeviceAPI.busTime(wall) - bus.now
+        let dateShown = shownDate
+        saveClock { try clock.setOffset(milliseconds: offset) }
+        announceClockOffset()
+        clockMoved(from: dateShown)
+    }
+
+    /// `device.clock-changed {offsetMs}`: the device clock in force.
+    func announceClockOffset() {
+        emit(topic: DeviceTopic.clockChanged, body: ["offsetMs": .int(clock.offsetMilliseconds)], fact: StatedFact.clockOffset)
+    }
+
+    /// `device.time-zone-changed {timeZone}`: the zone in force.
+    func announceTimeZone() {
+        emit(topic: DeviceTopic.timeZoneChanged, body: ["timeZone": .string(clock.timeZone.identifier)], fact: StatedFact.timeZone)
+    }
+
+    /// The time zone in force changes: `device.time-zone-changed {timeZone}`, then wall-clock schedules follow it.
+    func setTimeZone(_ identifier: String) {
+        guard let zone = TimeZone(identifier: identifier) else { return }  // the scenario checked the name
+        let dateShown = shownDate
+        saveClock { try clock.setTimeZone(zone) }
+        announceTimeZone()
+        clockMoved(from: dateShown)
+    }
+
+    /// The date the device clock shows, as days since 1970-01-01 in the zone in force.
+    fileprivate var shownDate: Int {
+        let wall = wallNow
+        return Int(((wall.timeIntervalSince1970 + Double(clock.timeZone.secondsFromGMT(for: wall))) / 86_400).rounded(.down))
+    }
+
+    func saveClock(_ change: () throws -> Void) {
+        do { try change() } catch {
+            storageFailed("cannot save the device clock in \(state.path): \(error)")
+        }
+    }
+
+    /// The clock or zone changed while the device showed `dateShown`: a change to a later date begins another day.
+    fileprivate func clockMoved(from dateShown: Int) {
+        announceClockToPlugins()
+        activity.clockMoved(toALaterDate: shownDate > dateShown)
+    }
+
+    /// Plugins that start from now on learn the clock from their welcome; running ones from the events.
+    func announceClockToPlugins() {
+        bus?.setPluginSetting("clockOffsetMs", .int(clock.offsetMilliseconds))
+        bus?.setPluginSetting("timeZone", .string(clock.timeZone.identifier))
+        // How long the OS waits for a shield's answer: an action delegate's completion handler has that long.
+        bus?.setPluginSetting("replyTimeoutMs", .int(settings.replyTimeoutMilliseconds))
+    }
+}

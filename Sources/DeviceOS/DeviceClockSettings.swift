@@ -1,3 +1,4 @@
+import Configuration
 import DeviceAPI
 import Foundation
 

@@ -24,7 +24,7 @@ final class BedtimeAction: ShieldActionDelegate {
         let now = Bedtime.now
         // Tonight as the monitor keeps it: in the zones the device was in (after travel, a new night is another).
         guard let defaults = Bedtime.defaults(),
-              let night = Bedtime.night.occurrenceStart(containing: now, zoneAt: ZoneHistory(defaults: defaults).reader()) else { return false }
+              let night = Bedtime.night.occurrenceStart(containing: now, zones: ZoneHistory(defaults: defaults).reader()) else { return false }
         let countKey = Bedtime.passCountKey(night: night)
         do {
             return try defaults.transaction { tx -> Bool in

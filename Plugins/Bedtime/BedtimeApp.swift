@@ -31,9 +31,10 @@ final class BedtimeApp: App {
         guard let defaults = Bedtime.defaults() else { return }
         do {
             guard try AuthorizationCenter.shared.requestAuthorization(for: .individual) == .approved else { return }
-            if try defaults.value(FamilyActivitySelection.self, forKey: Bedtime.selectionKey) == nil {
-                try defaults.set(try AuthorizationCenter.shared.pickActivities(), forKey: Bedtime.selectionKey)
-            }
+            // The pick in the OS's current tokens, at every set-up: an iOS update regenerates them, and a revocation
+            // took the OS's copy of the selection with the schedules — the saved one alone would shield nothing.
+            let picked = try AuthorizationCenter.shared.pickActivities()
+            if try defaults.value(FamilyActivitySelection.self, forKey: Bedtime.selectionKey) != picked { try defaults.set(picked, forKey: Bedtime.selectionKey) }
             try Bedtime.kept.register(Bedtime.selection(defaults), center: center)
             let registered = try center.monitoredActivities()
             if !registered.contains(Bedtime.reserve) { try center.startMonitoring(Bedtime.reserve, during: TrueTimeSchedules.allDay) }

@@ -57,9 +57,9 @@ final class BedtimeMonitor: DeviceActivityMonitor {
         let now = Bedtime.now
         let zones = ZoneHistory(defaults: defaults)
         do { try zones.record() } catch { log("cannot note the time zone: \(error)") }
-        let zoneAt = zones.reader()
+        let reading = zones.reader()
         let skippedAt = ((try? defaults.double(forKey: Bedtime.skipKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
-        let skipped = Bedtime.flaw == "skip-any-night" ? skippedAt != nil : skippedAt.map { Bedtime.night.isTheOccurrence(after: $0, containing: now, zoneAt: zoneAt) } ?? false
+        let skipped = skippedAt.map { Bedtime.night.isTheOccurrence(after: $0, containing: now, zones: reading) } ?? false
         do {
             if Bedtime.night.contains(now) && !skipped {
                 let passes = passBook.all().filter { $0.value > now.timeIntervalSince1970 }

@@ -28,7 +28,7 @@ final class BedtimeShield: ShieldConfigurationDataSource {
     /// Tonight's passes not yet used (read only: the action's slice).
     private func passesLeft() -> Int {
         guard let defaults = Bedtime.defaults(),
-              let night = Bedtime.night.occurrenceStart(containing: Bedtime.now, zoneAt: ZoneHistory(defaults: defaults).reader()) else { return Bedtime.passesPerNight }
+              let night = Bedtime.night.occurrenceStart(containing: Bedtime.now, zones: ZoneHistory(defaults: defaults).reader()) else { return Bedtime.passesPerNight }
         return max(0, Bedtime.passesPerNight - (((try? defaults.integer(forKey: Bedtime.passCountKey(night: night))) ?? nil) ?? 0))
     }
 }

@@ -6,9 +6,6 @@
 // Usage: the configuration names each plugin's principal class (BedtimeMonitor, BedtimeShield, BedtimeAction, BedtimeApp).
 import ShieldBusSDK
 
-// App Groups behind UserDefaults (docs/porting-from-ios.md): this module's declaration wins over Foundation's.
-typealias UserDefaults = AppGroupUserDefaults
-
 PluginHost.run(principalClasses: [
     "BedtimeMonitor": BedtimeMonitor.init,
     "BedtimeShield": BedtimeShield.init,

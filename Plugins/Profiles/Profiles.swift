@@ -49,11 +49,11 @@ enum Profiles {
         var endedEveningAt: Date?
         var breakAt: Date?
 
-        /// The zone in force at each instant (the monitor keeps the history).
-        var zoneAt: (Date) -> TimeZone = { _ in BusClock.timeZone }
+        /// The zones in force over time (the monitor keeps the history).
+        var zones = ZoneReading()
 
         init(_ defaults: SharedDefaults) {
-            zoneAt = ZoneHistory(defaults: defaults).reader()
+            zones = ZoneHistory(defaults: defaults).reader()
             sessionActive = ((try? defaults.value(Bool.self, forKey: Profiles.sessionKey)) ?? nil) ?? false
             endedEveningAt = ((try? defaults.double(forKey: Profiles.endedEveningKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
             breakAt = ((try? defaults.double(forKey: Profiles.breakKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
@@ -67,7 +67,7 @@ enum Profiles {
             let onBreak = breakAt.map { $0 <= date && date < breakEnd! } ?? false
             if Profiles.workday.contains(date) { return Profiles.flaw == "break-ends-strict" ? !onBreak : true }
             let endedEvening = endedEveningAt.map { ended in
-                Profiles.evening.occurrenceStart(containing: date, zoneAt: zoneAt).map { $0 <= ended && ended <= date } ?? false
+                Profiles.evening.occurrenceStart(containing: date, zones: zones).map { $0 <= ended && ended <= date } ?? false
             } ?? false
             return (Profiles.evening.contains(date) && !endedEvening || sessionActive) && !onBreak
         }

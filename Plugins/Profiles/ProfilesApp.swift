@@ -38,9 +38,10 @@ final class ProfilesApp: App {
         guard let defaults = Profiles.defaults() else { return }
         do {
             guard try AuthorizationCenter.shared.requestAuthorization(for: .individual) == .approved else { return }
-            if try defaults.value(FamilyActivitySelection.self, forKey: Profiles.selectionKey) == nil {
-                try defaults.set(try AuthorizationCenter.shared.pickActivities(), forKey: Profiles.selectionKey)
-            }
+            // The pick in the OS's current tokens, at every set-up: an iOS update regenerates them, and a revocation
+            // took the OS's copy of the selection with the schedules — the saved one alone would shield nothing.
+            let picked = try AuthorizationCenter.shared.pickActivities()
+            if try defaults.value(FamilyActivitySelection.self, forKey: Profiles.selectionKey) != picked { try defaults.set(picked, forKey: Profiles.selectionKey) }
             try Profiles.kept.register(Profiles.selection(defaults), center: center)
             if try !center.monitoredActivities().contains(Profiles.reserve) {
                 try center.startMonitoring(Profiles.reserve, during: TrueTimeSchedules.allDay)

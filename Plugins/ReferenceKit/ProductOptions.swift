@@ -2,7 +2,8 @@ import Foundation
 import ManagedSettings
 import ShieldBusSDK
 
-/// Which of the three products a reference plugin plays (the seeds' three apps).
+/// Which of the reference products a reference plugin plays (the seeds' three apps); what it is held to is its
+/// configuration's `promise:`.
 public enum Product: String, Sendable {
     /// Habit Doom: the selection stays shielded until the day's habits are done; then unlocked for a while.
     case habitLock = "habit-lock"

@@ -70,7 +70,7 @@ extension ProductRules {
         return locks
     }
 
-    /// The approval from which a dismiss's pass (from `dismissed` to `passEnd`) may be shielded again — the lead's
+    /// The approval from which a dismiss's pass (from `dismissed` to `passEnd`) may be shielded again — the checker's
     /// ruling (docs/explore.md, "A dismiss an iOS update and a revocation forgot"): an iOS update regenerated every
     /// token after the dismiss, and a revocation cleared the shields before the product's monitor ran again. The
     /// OS's copies that name the dismissed app in the new tokens (the store that lets it through) are gone, and tokens
@@ -103,7 +103,7 @@ extension ProductRules {
 
     /// Where a count that restarted at a cooldown's end today (`countStart`) reaches the threshold when the product's app
     /// lost its authorization and got it back after that end, before the threshold (nil when it did not): the count
-    /// starts again at the approval — the lead's ruling (docs/explore.md, "A revocation after a cooldown"). A revocation
+    /// starts again at the approval — the checker's ruling (docs/explore.md, "A revocation after a cooldown"). A revocation
     /// stops the product's schedules; the threshold registered at the approval can count the day's use before it
     /// (`includesPastActivity`) but not the use since the cooldown's end alone, and a monitor has no readout of use: so
     /// the product counts from the approval, and the use between the cooldown's end and the revocation is forgiven.
@@ -121,7 +121,7 @@ extension ProductRules {
     }
 
     /// Whether the OS's callback for a threshold reached at `reached`, its count restarted at a cooldown's end, may
-    /// come two documented delays late — the lead's ruling (docs/explore.md, "Two delays after a cooldown and a clock or
+    /// come two documented delays late — the checker's ruling (docs/explore.md, "Two delays after a cooldown and a clock or
     /// zone change"): under `whole-minute-callbacks`, when the interval registered ahead for the cooldown's end was lost,
     /// the count that remains is the daily threshold's, registered from a whole-minute callback (short by up to a
     /// minute), and its crossing comes on a whole minute again. Lost either to a clock or zone change between the

@@ -111,31 +111,38 @@ public struct WallClockWindow: Sendable, Equatable {
 
     /// When the occurrence in progress at `date` began (true time), nil outside the window: walked back minute by
     /// minute, as a repeated DST hour is not a calendar's "previous" wall time, each minute read in the zone then in
-    /// force (`zoneAt`; a `ZoneHistory`): after travel, the night that began at home is not tonight's.
-    public func occurrenceStart(containing date: Date, zoneAt: (Date) -> TimeZone = { _ in BusClock.timeZone }) -> Date? {
-        guard contains(date, in: zoneAt(date)) else { return nil }
-        var start = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60)
-        for _ in 0..<(24 * 60) {
-            let before = start.addingTimeInterval(-60)
-            guard contains(before, in: zoneAt(before)) else { return start }
-            start = before
+    /// force (`zones`; a `ZoneHistory`): after travel, the night that began at home is not tonight's. A window's edges
+    /// fall on whole minutes; a zone change may start an occurrence between two, at its own instant.
+    public func occurrenceStart(containing date: Date, zones: ZoneReading = ZoneReading()) -> Date? {
+        guard contains(date, in: zones.zone(at: date)) else { return nil }
+        var inside = date
+        var minute = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60)
+        for _ in 0...(24 * 60) {
+            guard contains(minute, in: zones.zone(at: minute)) else {
+                // Outside at this minute: the occurrence began at the next, or at a zone change between them.
+                let change = zones.changes.last { $0 > minute && $0 <= inside && contains($0, in: zones.zone(at: $0)) }
+                return change ?? min(inside, minute.addingTimeInterval(60))
+            }
+            inside = minute
+            minute.addTimeInterval(-60)
         }
-        return start
+        return inside
     }
 
     /// Whether the occurrence in progress at `date` is the one an action at `action` aimed at: the one in progress then,
     /// or else the next to start, within a day ("skip tonight" tapped in the evening). Each minute is read in the zone
     /// then in force: an occurrence a time-zone change ends is over, and the next one is another.
-    public func isTheOccurrence(after action: Date, containing date: Date, zoneAt: (Date) -> TimeZone = { _ in BusClock.timeZone }) -> Bool {
-        guard action <= date, let start = occurrenceStart(containing: date, zoneAt: zoneAt) else { return false }
+    public func isTheOccurrence(after action: Date, containing date: Date, zones: ZoneReading = ZoneReading()) -> Bool {
+        guard action <= date, let start = occurrenceStart(containing: date, zones: zones) else { return false }
         if start <= action { return true }
         guard start.timeIntervalSince(action) <= 86_400 else { return false }
+        // Another occurrence between the action and this one: inside at a whole minute, or at a zone change.
         var minute = TrueTimeSchedules.minuteAfter(action)
         while minute < start {
-            if contains(minute, in: zoneAt(minute)) { return false }  // another occurrence came between
+            if contains(minute, in: zones.zone(at: minute)) { return false }
             minute.addTimeInterval(60)
         }
-        return true
+        return !zones.changes.contains { $0 > action && $0 < start && contains($0, in: zones.zone(at: $0)) }
     }
 
     public var startComponents: DateComponents { DateComponents(hour: start.minuteOfDay / 60, minute: start.minuteOfDay % 60) }
@@ -195,7 +202,7 @@ public struct ZoneHistory {
         var list = changes()
         guard list.last?.zone != zone.identifier else { return }
         // The first note stands for every time before it: the monitor knows no earlier zone.
-        list.append(Change(at: list.isEmpty ? -Double.greatestFiniteMagnitude : date.timeIntervalSince1970, zone: zone.identifier))
+        list.append(Change(at: list.isEmpty ? Date.distantPast.timeIntervalSince1970 : date.timeIntervalSince1970, zone: zone.identifier))
         // Keep the last change older than the horizon: it is the zone in force at the horizon.
         let horizon = date.timeIntervalSince1970 - Self.kept
         if let lastOld = list.lastIndex(where: { $0.at <= horizon }), lastOld > 0 { list.removeFirst(lastOld) }
@@ -207,9 +214,29 @@ public struct ZoneHistory {
         changes().last { $0.at <= date.timeIntervalSince1970 }.flatMap { TimeZone(identifier: $0.zone) } ?? BusClock.timeZone
     }
 
-    /// A reader for a window's `zoneAt`, reading the App Group once.
-    public func reader() -> (Date) -> TimeZone {
-        let list = changes().compactMap { change in TimeZone(identifier: change.zone).map { (change.at, $0) } }
-        return { date in list.last { $0.0 <= date.timeIntervalSince1970 }?.1 ?? BusClock.timeZone }
+    /// The history as a window reads it, from one read of the App Group.
+    public func reader() -> ZoneReading {
+        ZoneReading(changes().compactMap { change in TimeZone(identifier: change.zone).map { (Date(timeIntervalSince1970: change.at), $0) } })
     }
+}
+
+/// The zones in force over time, as read once: each from its instant on (the first for all time before it).
+public struct ZoneReading {
+    private let list: [(from: Date, zone: TimeZone)]
+
+    /// Only the device's zone now, for all time.
+    public init() {
+        list = []
+    }
+
+    public init(_ list: [(from: Date, zone: TimeZone)]) {
+        self.list = list
+    }
+
+    public func zone(at date: Date) -> TimeZone {
+        list.last { $0.from <= date }?.zone ?? list.first?.zone ?? BusClock.timeZone
+    }
+
+    /// The instants the zone changed (not the first entry's, which stands for all time before).
+    public var changes: [Date] { list.dropFirst().map(\.from) }
 }

@@ -9,14 +9,15 @@ extension ShieldBus {
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "check",
-            abstract: "Check a journal against the lock invariant of every product its configuration runs.",
+            abstract: "Check a journal against the promise of every product its configuration runs.",
             discussion: """
-            The invariant, for each product: nothing it selected is usable more than one minute after it must be \
-            locked (after an unlock, a pass or a cooldown ends, inside its focus hours, past its threshold), and \
-            nothing is under its shield more than one minute after it must be usable. The products' rules come \
-            from the configuration; what happened comes from the OS's events in the journal (the person's \
-            actions, what was on screen), never from the plugins. Hours are local wall time in the zone in force, \
-            judged in true bus time. Prints each product's verdict; exits 3 when any product's invariant was broken.
+            Each product's `promise:` (docs/promises.md) says when its targets are locked. The invariant, for each \
+            product: nothing it selected is usable longer than the promise's grace (a minute by default) after it \
+            must be locked, and nothing is under its shield longer than that after it must be usable. What happened \
+            comes from the OS's events in the journal (the person's actions, what was on screen), never from the \
+            plugins. Windows are local wall time in the zone in force, judged in true bus time. Prints each \
+            product's verdict; exits 3 when any product's promise was broken (or its promise model failed), 2 when \
+            no product declares a promise.
             """
         )
 

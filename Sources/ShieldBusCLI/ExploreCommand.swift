@@ -14,7 +14,10 @@ extension ShieldBus {
             Each day is generated from a seed (apps picked and not, habits, web pages in public and private \
             tabs, shield buttons, force-quits, hours in the background, restarts, iOS updates, device clock and \
             time-zone changes, DST dates, broker crashes, authorization revoked and allowed again), played in virtual time by `shieldbus run` child \
-            processes, and checked against the lock invariant of the configuration's product.
+            processes, and checked against the promise of each of the configuration's products (docs/promises.md), \
+            with the app actions and the presses past a cap that the promise names. A degraded run (a plugin that \
+            stopped answering, a callback loop) fails too. The totals end with the coverage: how many days reached \
+            each edge of each promise.
 
             A failing day is shrunk — fewer steps, shorter gaps, fewer apps — to a small scenario that fails the \
             same way, written to <failures-dir>/<product>-seed<S>.yml, with the command that replays it. \
@@ -22,7 +25,7 @@ extension ShieldBus {
             """
         )
 
-        @Option(name: .long, help: ArgumentHelp("The configuration (its product is checked).", valueName: "file"))
+        @Option(name: .long, help: ArgumentHelp("The configuration (each product that declares a promise is judged by it).", valueName: "file"))
         var config: String?
 
         @Option(name: .long, help: ArgumentHelp("Days to generate (per profile).", valueName: "n"))
@@ -209,8 +212,8 @@ final class ExploreReport {
         printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate, wallSeconds > 0 ? Double(events) / wallSeconds : 0))
     }
 
-    /// "coverage (days that reached it, and how often):" then a line per product and one for the device; a counter
-    /// no day reached is named too, where the promise has it, so a gap shows.
+    /// "coverage (days that reached it, and how often):" then a line per product and one for the device; a counter no
+    /// day reached is absent, so a promise edge missing from the line was never tested.
     var coverageText: String {
         var groups: [String: [String]] = [:]
         for name in coverage.keys.sorted() {

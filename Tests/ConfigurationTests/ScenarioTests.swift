@@ -137,6 +137,8 @@ final class ScenarioTests: XCTestCase {
           - {after: 1m, timeZone: America/New_York}
           - {after: 1m, crashBroker: true}
           - {after: 1m, fillActivityLimit: true}
+          - {after: 1m, appAction: skip-tonight}
+          - {after: 1m, appAction: {app: Habit Lock, action: take-a-break}}
 
         """))
         let app = { (name: String) in Self.catalog.app(named: name)! }
@@ -170,13 +172,15 @@ final class ScenarioTests: XCTestCase {
             .setTimeZone("America/New_York"),
             .crashBroker,
             .fillActivityLimit,
+            .appAction(app: nil, action: "skip-tonight"),
+            .appAction(app: app("dev.shieldbus.habitlock"), action: "take-a-break"),
         ])
-        XCTAssertEqual(scenario.steps.map(\.line), Array(4...32))
+        XCTAssertEqual(scenario.steps.map(\.line), Array(4...34))
         XCTAssertEqual(scenario.steps.map(\.action.key), [
             "open", "open", "close", "close", "home", "visit", "visit", "closeTab", "press", "press", "tapNotification",
             "tapNotification", "tapNotification", "habit", "authorize", "authorize", "authorize", "osUpdate", "restart",
             "forceQuit", "publish", "publish", "switchTab", "setClock", "setClock", "setClock", "timeZone", "crashBroker",
-            "fillActivityLimit",
+            "fillActivityLimit", "appAction", "appAction",
         ])
         XCTAssertEqual(Set(scenario.steps.map(\.action.key)), Set(ScenarioAction.keys), "every action is covered")
     }

@@ -45,7 +45,9 @@ final class ProfilesMonitor: DeviceActivityMonitor {
             } else if try shields.isBlocking() {
                 try shields.liftAll()
             }
-            var next = [Profiles.evening, Profiles.workday].nextChange(after: now, within: CheckChain.horizon)
+            // Each profile's own edges: where they overlap, one starting inside the other changes nothing about "inside
+            // a profile", yet a strict one starting during a break locks.
+            var next = [Profiles.evening, Profiles.workday].map { [$0].nextChange(after: now, within: CheckChain.horizon) }.min()!
             if let end = choices.breakEnd, end > now { next = min(next, end) }
             try chain.call(at: next)
         } catch {

@@ -23,7 +23,7 @@ final class BedtimeAction: ShieldActionDelegate {
     private func grantAPass(to application: ApplicationToken) -> Bool {
         let now = Bedtime.now
         // Tonight as the monitor keeps it: in the zones the device was in (after travel, a new night is another).
-        guard let defaults = Bedtime.defaults(),
+        guard let defaults = Bedtime.product.defaults(),
               let night = Bedtime.night.occurrenceStart(containing: now, zones: ZoneHistory(defaults: defaults).reader()) else { return false }
         let countKey = Bedtime.passCountKey(night: night)
         do {

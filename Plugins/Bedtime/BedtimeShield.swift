@@ -27,7 +27,7 @@ final class BedtimeShield: ShieldConfigurationDataSource {
 
     /// Tonight's passes not yet used (read only: the action's slice).
     private func passesLeft() -> Int {
-        guard let defaults = Bedtime.defaults(),
+        guard let defaults = Bedtime.product.defaults(),
               let night = Bedtime.night.occurrenceStart(containing: Bedtime.now, zones: ZoneHistory(defaults: defaults).reader()) else { return Bedtime.passesPerNight }
         return max(0, Bedtime.passesPerNight - (((try? defaults.integer(forKey: Bedtime.passCountKey(night: night))) ?? nil) ?? 0))
     }

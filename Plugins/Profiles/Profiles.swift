@@ -1,13 +1,10 @@
-import DeviceActivity
-import FamilyControls
 import Foundation
 import MonitorKit
 import ShieldBusSDK
 
 /// The profiles, the App Group's keys and the activities' names the product's extensions and app share.
 enum Profiles {
-    static let group = "group.dev.shieldbus.profiles"
-    static let store = "profiles"
+    static let product = MonitoredProduct(name: "profiles", group: "group.dev.shieldbus.profiles")
     /// Ends early on the person's word ("end-evening").
     static let evening = WallClockWindow(start: ClockTime("21:00")!, end: ClockTime("08:00")!)
     /// Strict: no break, no ending early (weekdays as `Calendar` numbers them: Monday 2 … Friday 6).
@@ -16,32 +13,13 @@ enum Profiles {
     /// The seeded flaw of the naive twin (Config/naive-profiles.yml), if any.
     static let flaw = ProcessInfo.processInfo.environment["PROFILES_FLAW"] ?? ""
 
-    // The app's slice.
-    static let selectionKey = "selection"
+    // The app's slice: the pick (`product.selectionKey`) and the person's choices.
     static let sessionKey = "session.active"
     static let endedEveningKey = "evening.endedAt"
     static let breakKey = "break.at"
-    static let appKeys = [selectionKey, sessionKey, endedEveningKey, breakKey]
-
-    static let kept = KeptSelection(activity: DeviceActivityName("profiles.selection"), event: DeviceActivityEvent.Name("profiles.selection"))
-    static let wake = DeviceActivityName("profiles.wake")
-    static let reserve = DeviceActivityName("profiles.reserve")
+    static let choiceKeys = [sessionKey, endedEveningKey, breakKey]
 
     static var now: Date { BusClock.absoluteNow }
-
-    static func defaults() -> SharedDefaults? {
-        do {
-            return try SharedDefaults.forPlugin(suiteName: group)
-        } catch {
-            PluginRuntime.current?.logger.error("cannot open \(group): \(error)")
-            return nil
-        }
-    }
-
-    static func selection(_ defaults: SharedDefaults) -> BlockList {
-        let saved = ((try? defaults.value(FamilyActivitySelection.self, forKey: selectionKey)) ?? nil).map(BlockList.init) ?? BlockList()
-        return kept.current(saved, center: DeviceActivityCenter())
-    }
 
     /// What the App Group says the person did, read once per decision.
     struct Choices {
@@ -52,8 +30,8 @@ enum Profiles {
         /// The zones in force over time (the monitor keeps the history).
         var zones = ZoneReading()
 
-        init(_ defaults: SharedDefaults) {
-            zones = ZoneHistory(defaults: defaults).reader()
+        init(_ defaults: SharedDefaults, zones: ZoneReading) {
+            self.zones = zones
             sessionActive = ((try? defaults.value(Bool.self, forKey: Profiles.sessionKey)) ?? nil) ?? false
             endedEveningAt = ((try? defaults.double(forKey: Profiles.endedEveningKey)) ?? nil).map(Date.init(timeIntervalSince1970:))
             breakAt = ((try? defaults.double(forKey: Profiles.breakKey)) ?? nil).map(Date.init(timeIntervalSince1970:))

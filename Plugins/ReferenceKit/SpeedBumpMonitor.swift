@@ -105,7 +105,8 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     func planResume(until: Date) throws {
         if let schedule = TrueTimeSchedules.countingWindow(from: until), let state = readState() {
             let list = Self.currentBlockList(state, center: center, names: names)
-            return try chain.startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
+            try chain.startMonitoring(names.resume, during: schedule, events: [names.thresholdEvent: options.thresholdEvent(list)], checkingAt: until)
+            return
         }
         let midnight = TrueTimeSchedules.nextDeviceMidnight(after: now)
         if midnight > until, let schedule = TrueTimeSchedules.warningWindow(checkingAt: until) {
@@ -113,7 +114,8 @@ open class SpeedBumpMonitor: ReferenceMonitor {
             // there (the OS reads its wall time as the first pass), and the first quarter hour it reads as planned is
             // up to an hour on — the dismissed app counted nothing for that long. Its end warning comes at the true
             // end, whose callback registers the threshold (the habit lock's re-checks there, `checkSchedule`).
-            return try chain.startMonitoring(names.resume, during: schedule, checkingAt: until, atEndWarning: true)
+            try chain.startMonitoring(names.resume, during: schedule, checkingAt: until, atEndWarning: true)
+            return
         }
         let check = TrueTimeSchedules.startingWhenDue(midnight <= until ? midnight : TrueTimeSchedules.minuteAfter(until))
         try chain.startMonitoring(names.resume, during: TrueTimeSchedules.window(at: check), checkingAt: check)
@@ -168,7 +170,10 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     func speedBumpDayMoved() {
         if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
             do {
-                guard raisedWithinToday() else { return try chain.scheduleCheck(at: TrueTimeSchedules.minuteAfter(now)) }
+                guard raisedWithinToday() else {
+                    try chain.scheduleCheck(at: TrueTimeSchedules.minuteAfter(now))
+                    return
+                }
                 try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
                 try chain.scheduleCheck(at: nextSpeedBumpCheck())
             } catch {

@@ -68,26 +68,45 @@ public final class CheckChain {
 
     // MARK: Planning
 
+    /// A call planned: the instant of its check and the activity registered for it.
+    public struct PlannedCall: Codable, Equatable {
+        public var at: Double
+        public var activity: String
+    }
+
     /// A check at `date`, or sooner: at most `horizon` from now (re-evaluate then, and call again). Nothing is
-    /// registered when a call already planned comes at or before it: that check re-evaluates and calls again, and a
-    /// monitor that called at every callback would otherwise double its checks at each one.
+    /// registered when a call already planned comes at or before it and its activity is still monitored: that check
+    /// re-evaluates and calls again, and a monitor that called at every callback would otherwise double its checks at
+    /// each one. A revoked authorization takes every schedule with it, so a planned call is trusted only while the OS
+    /// still holds its activity.
     public func call(at date: Date) throws {
         let due = min(date, now.addingTimeInterval(Self.horizon))
-        var pending = ((try? defaults.value([Double].self, forKey: keys.calls)) ?? nil ?? []).filter { $0 > now.timeIntervalSince1970 }
-        if pending.contains(where: { $0 <= due.timeIntervalSince1970 }) { return }
-        try scheduleCheck(at: due)
-        pending.append(due.timeIntervalSince1970)
-        try defaults.set(pending.sorted(), forKey: keys.calls)
+        var pending = plannedCalls().filter { $0.at > now.timeIntervalSince1970 }
+        if pending.contains(where: { $0.at <= due.timeIntervalSince1970 }) {
+            let monitored = Set(try center.monitoredActivities().map(\.rawValue))
+            pending = pending.filter { monitored.contains($0.activity) }
+            if pending.contains(where: { $0.at <= due.timeIntervalSince1970 }) { return }
+        }
+        let activity = try scheduleCheck(at: due)
+        pending.append(PlannedCall(at: due.timeIntervalSince1970, activity: activity.rawValue))
+        try defaults.set(pending.sorted { $0.at < $1.at }, forKey: keys.calls)
+    }
+
+    /// The calls planned so far (`call(at:)`), past ones included.
+    public func plannedCalls() -> [PlannedCall] {
+        (try? defaults.value([PlannedCall].self, forKey: keys.calls)) ?? nil ?? []
     }
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
     /// When the OS refuses a new slot (the app's 20 activities are taken), the check goes to the reserve slot
     /// instead: no other path re-blocks while the app is suspended, nor ends a speed bump at the device's midnight.
-    public func scheduleCheck(at date: Date) throws {
+    /// Returns the activity that holds the check: the slot's, or the reserve's when the OS refused the slot.
+    @discardableResult
+    public func scheduleCheck(at date: Date) throws -> DeviceActivityName {
         let slot = (try defaults.integer(forKey: keys.slot) ?? -1) + 1
         try defaults.set(slot, forKey: keys.slot)
         let check = TrueTimeSchedules.checkSchedule(at: date)
-        try startMonitoring(check.atEndWarning ? warningSlotName(slot) : slotName(slot), during: check.schedule, checkingAt: date)
+        return try startMonitoring(check.atEndWarning ? warningSlotName(slot) : slotName(slot), during: check.schedule, checkingAt: date)
     }
 
     /// Registers a schedule the product relies on for a check at `date` (a re-check, a pass's or a cooldown's end, a
@@ -99,8 +118,11 @@ public final class CheckChain {
     /// time and its callback plans the check again (a schedule in a skipped hour; a window read on the wrong day). It is
     /// then logged and registered as the end warning of an interval starting now, without events (the callback that
     /// stands for the start registers them), so the callbacks cannot loop.
+    ///
+    /// Returns the activity that holds the check: `activity`, or the reserve when the OS refused it.
+    @discardableResult
     public func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
-                                events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date, atEndWarning: Bool = false) throws {
+                                events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date, atEndWarning: Bool = false) throws -> DeviceActivityName {
         let stored = try? defaults.value(PlannedChecks.self, forKey: keys.plannedChecks)
         var plans = stored.flatMap { $0.plannedAt == now.timeIntervalSince1970 ? $0 : nil } ?? PlannedChecks(plannedAt: now.timeIntervalSince1970, times: [:])
         let key = String(date.timeIntervalSince1970), times = (plans.times[key] ?? 0) + 1
@@ -112,7 +134,7 @@ public final class CheckChain {
         if times > 16 {
             guard times == 17 || !marked.contains(activity.rawValue) else {  // already registered so at this instant
                 try defaults.set(plans, forKey: keys.plannedChecks)
-                return
+                return activity
             }
             logger?.warning("the check for \(busTime(date)) was planned \(times) times at this instant (the OS starts \(activity.rawValue) at once): it comes as an end warning instead, so it cannot loop")
             if let runtime = PluginRuntime.current {
@@ -120,16 +142,19 @@ public final class CheckChain {
             }
             (schedule, events, atEndWarning) = (TrueTimeSchedules.endWarningWindow(checkingAt: date), [:], true)
         }
+        var holder = activity
         do {
             try center.startMonitoring(activity, during: schedule, events: events)
             if atEndWarning { marked.insert(activity.rawValue) } else { marked.remove(activity.rawValue) }
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             if let onRefusal { try onRefusal(date, refusal) } else { try moveToReserve(at: date, refusal: refusal) }
+            holder = reserve
         }
         // Recorded after the call: the monitor hears its own writes, and one heard during a call held the short-lived
         // extension's process past its callback (a later callback was then lost, under ios-realistic).
         try defaults.set(plans, forKey: keys.plannedChecks)
         if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: keys.checksAtEndWarning) }
+        return holder
     }
 
     /// The activities whose check is their interval's end warning (`startMonitoring`'s `atEndWarning` and loop guard).

@@ -90,29 +90,40 @@ public struct AppCatalog: Sendable {
     private let categoriesByID: [String: CatalogCategory]
     private let domainsByName: [String: CatalogWebDomain]
 
-    /// Reads and validates a catalog file.
-    public static func load(path: String) throws -> AppCatalog {
-        try parse(YAMLValue.load(path: path))
+    /// Reads and validates a catalog file; with a `base` (the shipped catalog), the file adds to it (`parse`).
+    public static func load(path: String, extending base: AppCatalog? = nil) throws -> AppCatalog {
+        try parse(YAMLValue.load(path: path), extending: base)
     }
 
     /// Validates a parsed catalog document: categories exist and are unique, bundle identifiers and names
     /// (ignoring case) are unique, domains are lowercase hostnames listed at most once in the whole catalog.
-    public static func parse(_ document: YAMLValue) throws -> AppCatalog {
-        let top = try document.uniqueMapping(allowed: ["categories", "apps", "webDomains"])
-        guard let categoryList = top["categories"] else { throw document.error("a catalog needs 'categories' (a list of {id, name})") }
-        guard let appList = top["apps"] else { throw document.error("a catalog needs 'apps' (a list of {bundle, name, category, domains})") }
+    ///
+    /// With a `base`, the document adds categories, apps and web domains to it (each list optional), and may not list
+    /// again what the base has; `standalone: true` at its top makes it the whole catalog instead.
+    public static func parse(_ document: YAMLValue, extending base: AppCatalog? = nil) throws -> AppCatalog {
+        let top = try document.uniqueMapping(allowed: ["categories", "apps", "webDomains", "standalone"])
+        let base = try top["standalone"]?.bool() == true ? nil : base
+        let categoryList = top["categories"], appList = top["apps"]
+        if base == nil {
+            guard categoryList != nil else { throw document.error("a catalog needs 'categories' (a list of {id, name})") }
+            guard appList != nil else { throw document.error("a catalog needs 'apps' (a list of {bundle, name, category, domains})") }
+        }
+        // Where a name the document lists again was listed first.
+        func listedIn(_ line: Int?) -> String { line.map { "on line \($0)" } ?? "in \(base?.file ?? "the base catalog")" }
 
-        var categories: [CatalogCategory] = []
-        var categoriesByID: [String: CatalogCategory] = [:]
-        var categoryNames = Set<String>()
-        for entry in try categoryList.list() {
+        var categories = base?.categories ?? []
+        var categoriesByID = base?.categoriesByID ?? [:]
+        var categoryNames = Set(categories.map { $0.name.lowercased() })
+        for entry in try categoryList?.list() ?? [] {
             let fields = try entry.uniqueMapping(allowed: ["id", "name"])
             let idValue = try required("id", in: fields, of: entry, "a category needs an 'id' (e.g. social)")
             let id = try idValue.string()
             guard !id.isEmpty, id.allSatisfy({ $0.isASCIIDigit || ("a"..."z").contains($0) || $0 == "-" }) else {
                 throw idValue.error("a category id is lowercase letters, digits and '-', got '\(id)'")
             }
-            guard categoriesByID[id] == nil else { throw idValue.error("the category id '\(id)' is used twice") }
+            guard categoriesByID[id] == nil else {
+                throw idValue.error(base?.categoriesByID[id] != nil ? "the category id '\(id)' is already in \(base!.file)" : "the category id '\(id)' is used twice")
+            }
             let nameValue = try required("name", in: fields, of: entry, "category '\(id)' needs a 'name' (e.g. Social)")
             let name = try nonEmpty(nameValue)
             guard categoryNames.insert(name.lowercased()).inserted else { throw nameValue.error("the category name '\(name)' is used twice") }
@@ -120,7 +131,7 @@ public struct AppCatalog: Sendable {
             categories.append(category)
             categoriesByID[id] = category
         }
-        guard !categories.isEmpty else { throw categoryList.error("a catalog needs at least one category") }
+        guard !categories.isEmpty else { throw (categoryList ?? document).error("a catalog needs at least one category") }
 
         func categoryID(_ value: YAMLValue) throws -> String {
             let id = try value.string()
@@ -129,30 +140,34 @@ public struct AppCatalog: Sendable {
             throw value.error("no category '\(id)' in the catalog\(suggestion)")
         }
 
-        var domainLines: [String: Int] = [:]
+        // The line a domain was listed on in this document; nil for the base's.
+        var domainLines: [String: Int?] = Dictionary(uniqueKeysWithValues: (base?.webDomains ?? []).map { ($0.domain, nil) })
         func domain(_ value: YAMLValue) throws -> String {
             let domain = try value.string()
             if let problem = hostnameProblem(domain) { throw value.error(problem) }
-            if let line = domainLines[domain] { throw value.error("the domain '\(domain)' is already listed on line \(line); a domain belongs to at most one app") }
+            if let line = domainLines[domain] { throw value.error("the domain '\(domain)' is already listed \(listedIn(line)); a domain belongs to at most one app") }
             domainLines[domain] = value.line
             return domain
         }
 
-        var apps: [CatalogApp] = []
-        var appsByKey: [String: CatalogApp] = [:]
-        var webDomains: [CatalogWebDomain] = []
-        for entry in try appList.list() {
+        var apps = base?.apps ?? []
+        var appsByKey = base?.appsByKey ?? [:]
+        var webDomains = base?.webDomains ?? []
+        for entry in try appList?.list() ?? [] {
             let fields = try entry.uniqueMapping(allowed: ["bundle", "name", "category", "domains"])
             let bundleValue = try required("bundle", in: fields, of: entry, "an app needs a 'bundle' identifier (e.g. com.burbn.instagram)")
             let bundle = try bundleValue.string()
             guard isBundleIdentifier(bundle) else {
                 throw bundleValue.error("a bundle identifier is reverse-DNS: two or more dot-separated parts of letters, digits and '-', got '\(bundle)'")
             }
-            guard appsByKey[bundle.lowercased()] == nil else { throw bundleValue.error("the bundle identifier '\(bundle)' is used twice") }
+            guard appsByKey[bundle.lowercased()] == nil else {
+                throw bundleValue.error(base?.app(named: bundle) != nil ? "the bundle identifier '\(bundle)' is already in \(base!.file)" : "the bundle identifier '\(bundle)' is used twice")
+            }
             let nameValue = try required("name", in: fields, of: entry, "app '\(bundle)' needs a display 'name'")
             let name = try nonEmpty(nameValue)
             guard appsByKey[name.lowercased()] == nil else {
-                throw nameValue.error("the app name '\(name)' is used twice (names are compared ignoring case)")
+                throw nameValue.error(base?.app(named: name) != nil ? "the app name '\(name)' is already in \(base!.file) (names are compared ignoring case)"
+                                                                     : "the app name '\(name)' is used twice (names are compared ignoring case)")
             }
             let category = try categoryID(try required("category", in: fields, of: entry, "app '\(name)' needs a 'category' (one of \(categories.map(\.id).joined(separator: ", ")))"))
             let domains = try (fields["domains"]?.list() ?? []).map(domain)

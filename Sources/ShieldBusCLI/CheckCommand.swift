@@ -35,7 +35,7 @@ extension ShieldBus {
 
         func run() throws {
             let configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(config))
-            let catalog = try AppCatalog.load(path: try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file))
+            let catalog = try DefaultFiles.catalog(for: configuration)
             let zone = try timeZone.map { name in
                 guard let zone = TimeZone(identifier: name) else { throw CommandFailure("unknown time zone '\(name)' (use an IANA name like Europe/Berlin)") }
                 return zone

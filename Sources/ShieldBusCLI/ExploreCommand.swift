@@ -70,7 +70,7 @@ extension ShieldBus {
             let configuration: ShieldBusConfiguration, catalog: AppCatalog
             do {
                 configuration = try ShieldBusConfiguration.load(path: configPath)
-                catalog = try AppCatalog.load(path: try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file))
+                catalog = try DefaultFiles.catalog(for: configuration)
                 try configuration.validateReferences(catalog: catalog)
             } catch let error as ConfigurationError {
                 printError("error: \(error)")

@@ -216,8 +216,7 @@ struct RunPlan {
 
     init(options: ShieldBus.Run) throws {
         configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
-        let catalogPath = try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file)
-        let catalog = try AppCatalog.load(path: catalogPath)
+        let catalog = try DefaultFiles.catalog(for: configuration)
         self.catalog = catalog
         try configuration.validateReferences(catalog: catalog)
         guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
@@ -451,19 +450,31 @@ enum DefaultFiles {
 
     /// The shipped catalog's app names, for shell completion (none when it cannot be read).
     static func appNames() -> [String] {
-        guard let path = configFolderCandidates().map({ $0 + "/catalog.yml" }).first(where: FileManager.default.fileExists(atPath:)),
-              let catalog = try? AppCatalog.load(path: path) else { return [] }
+        guard let path = shippedCatalogPath(), let catalog = try? AppCatalog.load(path: path) else { return [] }
         return catalog.apps.map(\.name).sorted()
     }
 
-    /// The catalog next to the configuration, else the shipped one.
-    static func catalogPath(near configurationFile: String) throws -> String {
-        let beside = URL(fileURLWithPath: configurationFile).deletingLastPathComponent().appendingPathComponent("catalog.yml").path
-        let candidates = [beside] + configFolderCandidates().map { $0 + "/catalog.yml" }
-        guard let found = candidates.first(where: FileManager.default.fileExists(atPath:)) else {
-            throw NotFound(description: "no app catalog found (looked for \(candidates.joined(separator: ", "))); set `catalog:` in the configuration")
+    /// The shipped catalog (`Config/catalog.yml`), if it can be found.
+    static func shippedCatalogPath() -> String? {
+        configFolderCandidates().map { $0 + "/catalog.yml" }.first(where: FileManager.default.fileExists(atPath:))
+    }
+
+    /// The configuration's catalog: its `catalog:` file, else a `catalog.yml` next to it, added to the shipped catalog
+    /// (a file with `standalone: true` stands alone); the shipped catalog when there is neither.
+    static func catalog(for configuration: ShieldBusConfiguration) throws -> AppCatalog {
+        let beside = URL(fileURLWithPath: configuration.file).deletingLastPathComponent().appendingPathComponent("catalog.yml").path
+        let own = try configuration.catalog.map(configuration.resolve) ?? (FileManager.default.fileExists(atPath: beside) ? beside : nil)
+        let shipped = shippedCatalogPath()
+        func same(_ a: String, _ b: String) -> Bool {
+            URL(fileURLWithPath: a).resolvingSymlinksInPath().path == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
         }
-        return found
+        switch (own, shipped) {
+        case let (own?, shipped?) where !same(own, shipped): return try AppCatalog.load(path: own, extending: AppCatalog.load(path: shipped))
+        case let (own?, _): return try AppCatalog.load(path: own)
+        case let (nil, shipped?): return try AppCatalog.load(path: shipped)
+        case (nil, nil):
+            throw NotFound(description: "no app catalog found (looked for \(beside) and \(configFolderCandidates().map { $0 + "/catalog.yml" }.joined(separator: ", "))); set `catalog:` in the configuration")
+        }
     }
 
     /// A plugin's executable: a path as given, else a built product name next to `shieldbus`, else a

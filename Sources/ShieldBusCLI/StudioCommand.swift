@@ -46,7 +46,7 @@ extension ShieldBus {
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             let configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(config))
-            let catalog = try AppCatalog.load(path: try configuration.catalog.map(configuration.resolve) ?? DefaultFiles.catalogPath(near: configuration.file))
+            let catalog = try DefaultFiles.catalog(for: configuration)
             let source: StudioServer.Source = journal.map {
                 .journal(path: $0, timeZone: TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!)
             } ?? .live(runtimeDirectory: bus.runtimeDir)

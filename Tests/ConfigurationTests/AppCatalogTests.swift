@@ -197,6 +197,66 @@ final class AppCatalogTests: XCTestCase {
                     line: 11, key: "webDomains[0]", contains: "'nytimes.com' needs a 'category'")
     }
 
+    // MARK: Extending a base catalog
+
+    func extend(_ text: String) throws -> AppCatalog {
+        try AppCatalog.parse(YAMLValue.parse(text, file: "mine.yml"), extending: parse(Self.small))
+    }
+
+    func testAnExtensionAddsAppsCategoriesAndDomainsToTheBase() throws {
+        let catalog = try extend("""
+            categories:
+              - {id: games, name: Games}
+            apps:
+              - {bundle: com.example.wordgame, name: Word Game, category: games, domains: [wordgame.example.com]}
+              - {bundle: com.example.notes, name: Notes Plus, category: utilities}
+            webDomains:
+              - {domain: news.example.org, category: information-reading}
+
+            """)
+        XCTAssertEqual(catalog.categories.map(\.id), ["social", "information-reading", "utilities", "games"])
+        XCTAssertEqual(catalog.apps.map(\.name), ["Instagram", "TikTok", "Safari", "Google Maps", "Word Game", "Notes Plus"])
+        XCTAssertEqual(catalog.app(named: "instagram")?.bundleIdentifier, "com.burbn.instagram")
+        XCTAssertEqual(catalog.app(named: "com.example.wordgame")?.categoryID, "games")
+        XCTAssertEqual(catalog.domain("www.wordgame.example.com")?.ownerBundleIdentifier, "com.example.wordgame")
+        XCTAssertEqual(catalog.domain("maps.google.com")?.ownerBundleIdentifier, "com.google.Maps")
+        XCTAssertEqual(catalog.domain("news.example.org")?.categoryID, "information-reading")
+    }
+
+    func testAnExtensionNeedsNoSectionAndMayNotListTheBaseAgain() throws {
+        XCTAssertEqual(try extend("apps: []\n").apps.count, 4)
+        XCTAssertEqual(try extend("categories:\n  - {id: games, name: Games}\n").categories.count, 4)
+        for (text, message) in [
+            ("apps:\n  - {bundle: com.burbn.instagram, name: Insta, category: social}\n", "the bundle identifier 'com.burbn.instagram' is already in catalog.yml"),
+            ("apps:\n  - {bundle: com.example.insta, name: INSTAGRAM, category: social}\n", "the app name 'INSTAGRAM' is already in catalog.yml"),
+            ("apps:\n  - {bundle: com.example.gram, name: Gram, category: social, domains: [instagram.com]}\n",
+             "the domain 'instagram.com' is already listed in catalog.yml"),
+            ("categories:\n  - {id: social, name: Social Media}\n", "the category id 'social' is already in catalog.yml"),
+            ("apps:\n  - {bundle: com.example.game, name: Game, category: gamez}\n", "no category 'gamez' in the catalog"),
+        ] {
+            XCTAssertThrowsError(try extend(text), text) { error in
+                XCTAssertTrue("\(error)".hasPrefix("mine.yml:2:"), "\(error)")
+                XCTAssertTrue("\(error)".contains(message), "\(error)")
+            }
+        }
+    }
+
+    func testAStandaloneCatalogIgnoresTheBase() throws {
+        let catalog = try extend("""
+            standalone: true
+            categories:
+              - {id: games, name: Games}
+            apps:
+              - {bundle: com.example.wordgame, name: Word Game, category: games}
+
+            """)
+        XCTAssertEqual(catalog.apps.map(\.name), ["Word Game"])
+        XCTAssertNil(catalog.app(named: "Instagram"))
+        XCTAssertThrowsError(try extend("standalone: true\napps: []\n")) { error in
+            XCTAssertTrue("\(error)".contains("a catalog needs 'categories'"), "\(error)")
+        }
+    }
+
     // MARK: The shipped catalog
 
     func testTheShippedCatalogIsValidAndRealistic() throws {

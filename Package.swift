@@ -163,7 +163,8 @@ let package = Package(
         .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports", "CProcessControl"], path: "Plugins/ReportBuilder",
                           linkerSettings: pluginLinkerSettings),
         // Products written only against the public API (the Apple-shaped modules, the SDK, MonitorKit).
-        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Bedtime",
+        .target(name: "BedtimeKit", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/BedtimeKit", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "MonitorKit", "BedtimeKit"] + appleFrameworks, path: "Plugins/Bedtime",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Profiles",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),

@@ -1,4 +1,5 @@
 import DeviceActivity
+import BedtimeKit
 import Foundation
 import MonitorKit
 import ShieldBusSDK

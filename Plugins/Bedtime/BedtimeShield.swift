@@ -1,3 +1,4 @@
+import BedtimeKit
 import Foundation
 import ManagedSettings
 import ManagedSettingsUI

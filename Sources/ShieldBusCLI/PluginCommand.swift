@@ -1,5 +1,7 @@
-// `shieldbus plugin new`: a new plugin from a template — its source, its test through the real broker, its targets.
+// `shieldbus plugin new`: a new plugin from a template — its source, its test through the real broker, its targets —
+// or a whole product (ProductScaffold).
 import ArgumentParser
+import Configuration
 import Foundation
 
 extension ShieldBus {
@@ -14,22 +16,34 @@ extension ShieldBus.Plugin {
     struct New: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "new",
-            abstract: "Create a working plugin of a kind, with a test that runs it against the real broker.",
+            abstract: "Create a working plugin of a kind, or a whole product, with what proves it.",
+            usage: """
+            shieldbus plugin new <name> --kind <kind> [--directory <dir>] [--package-path <dir>]
+            shieldbus plugin new --product <name> [--package-path <dir>]
+            """,
             discussion: """
-            Writes <directory>/NAME/main.swift (a subclass of the SDK class for the kind) and \
-            Tests/<Name>Tests/<Name>Tests.swift, adds both targets to Package.swift above the line \
-            `\(PackageManifest.marker)`, and prints the configuration entry that runs the plugin.
+            A plugin (NAME --kind KIND): writes <directory>/NAME/main.swift (a subclass of the SDK class for the kind) \
+            and Tests/<Name>Tests/<Name>Tests.swift, adds both targets to Package.swift above the line \
+            `\(PackageManifest.marker)`, and prints the configuration entry that runs the plugin. Kinds: monitor \
+            (DeviceActivityMonitor), shield (ShieldConfigurationDataSource), action (ShieldActionDelegate), notifier and \
+            report (BusPlugin in those roles), app (App), generic (BusPlugin).
 
-            Kinds: monitor (DeviceActivityMonitor), shield (ShieldConfigurationDataSource), action \
-            (ShieldActionDelegate), notifier and report (BusPlugin in those roles), app (App), generic (BusPlugin).
+            A product (--product NAME): a renamed copy of the shipped Bedtime to make your own — Plugins/<Name>Kit (what \
+            the app and the extensions share), Plugins/<Name> (the monitor, shield, action and app in one executable), \
+            Config/NAME.yml (App Group with slices, the store's owner, the pick, the promise), Config/NAME-apps.yml (its \
+            app, added to the shipped catalog) and Config/scenarios/NAME-night.yml (two nights with probes); both \
+            targets go into Package.swift. `swift build --product NAME` builds it all.
             """
         )
 
         @Argument(help: "The plugin's name: lowercase letters, digits and '-' (also its product and its hello name).")
-        var name: String
+        var name: String?
 
         @Option(name: .long, help: "monitor, shield, action, notifier, report, app or generic.")
-        var kind: PluginKind
+        var kind: PluginKind?
+
+        @Option(name: .long, help: ArgumentHelp("Create a whole product of this name instead (lowercase letters, digits and '-').", valueName: "name"))
+        var product: String?
 
         @Option(name: .long, help: ArgumentHelp("The plugins' folder, relative to the package.", valueName: "dir"))
         var directory = "Plugins"
@@ -37,25 +51,64 @@ extension ShieldBus.Plugin {
         @Option(name: .long, help: ArgumentHelp("The package's folder (holding Package.swift).", valueName: "dir"))
         var packagePath = "."
 
+        func validate() throws {
+            switch (name, kind, product) {
+            case (_?, _?, nil), (nil, nil, _?): return
+            case (nil, _, nil): throw ValidationError("name the plugin (shieldbus plugin new NAME --kind KIND), or a product (--product NAME)")
+            case (_?, nil, nil): throw ValidationError("say which kind of plugin with --kind (monitor, shield, action, notifier, report, app, generic)")
+            default: throw ValidationError("--product makes a whole product: give it alone, without a plugin name or --kind")
+            }
+        }
+
         func run() throws {
-            let scaffold = PluginScaffold(name: try PluginName(name), kind: kind, directory: directory)
+            if let product {
+                try makeProduct(ProductScaffold(name: try PluginName(product), packagePath: packagePath))
+            } else if let name, let kind {
+                try makePlugin(PluginScaffold(name: try PluginName(name), kind: kind, directory: directory))
+            }
+        }
+
+        private func makePlugin(_ scaffold: PluginScaffold) throws {
             var manifest = try PackageManifest(packagePath: packagePath)
-            for target in [name, scaffold.name.testName] where manifest.declaresTarget(target) {
+            for target in [scaffold.name.name, scaffold.name.testName] where manifest.declaresTarget(target) {
                 throw PluginScaffoldError.targetExists(name: target, manifest: manifest.path)
             }
-            let files = FileManager.default
-            for folder in [(scaffold.sourcePath as NSString).deletingLastPathComponent, (scaffold.testPath as NSString).deletingLastPathComponent]
-                where files.fileExists(atPath: packagePath + "/" + folder) {
-                throw PluginScaffoldError.alreadyExists(path: folder)
-            }
+            let folders = [(scaffold.sourcePath as NSString).deletingLastPathComponent, (scaffold.testPath as NSString).deletingLastPathComponent]
+            try refuseExisting(folders)
             try manifest.insertAboveMarker(scaffold.packageTargets)  // checked before anything is written
-            for file in scaffold.files {
+            try write(scaffold.files, manifest: manifest)
+            print(scaffold.nextSteps)
+        }
+
+        private func makeProduct(_ scaffold: ProductScaffold) throws {
+            var manifest = try PackageManifest(packagePath: packagePath)
+            for target in [scaffold.name.name, scaffold.libraryName] where manifest.declaresTarget(target) {
+                throw PluginScaffoldError.targetExists(name: target, manifest: manifest.path)
+            }
+            try refuseExisting(scaffold.folders + [scaffold.configurationPath, scaffold.catalogPath, scaffold.scenarioPath])
+            if let shipped = DefaultFiles.shippedCatalogPath(), let catalog = try? AppCatalog.load(path: shipped),
+               catalog.app(named: scaffold.displayName) != nil || catalog.app(named: scaffold.bundleIdentifier) != nil {
+                throw PluginScaffoldError.appExists(name: scaffold.displayName, catalog: shipped)
+            }
+            let files = try scaffold.files()  // read and renamed before anything is written
+            try manifest.insertAboveMarker(scaffold.packageTargets)
+            try write(files, manifest: manifest)
+            print(scaffold.nextSteps)
+        }
+
+        private func refuseExisting(_ paths: [String]) throws {
+            for path in paths where FileManager.default.fileExists(atPath: packagePath + "/" + path) {
+                throw PluginScaffoldError.alreadyExists(path: path)
+            }
+        }
+
+        private func write(_ files: [(path: String, contents: String)], manifest: PackageManifest) throws {
+            for file in files {
                 let path = packagePath + "/" + file.path
-                try files.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
                 try file.contents.write(toFile: path, atomically: true, encoding: .utf8)
             }
             try manifest.write()
-            print(scaffold.nextSteps)
         }
     }
 }

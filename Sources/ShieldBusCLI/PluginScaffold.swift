@@ -29,6 +29,9 @@ enum PluginScaffoldError: Error, CustomStringConvertible {
     case targetExists(name: String, manifest: String)
     case noManifest(path: String)
     case noMarker(manifest: String, marker: String)
+    case noTemplate(path: String, package: String)
+    case templateChanged(what: String)
+    case appExists(name: String, catalog: String)
 
     var description: String {
         switch self {
@@ -42,6 +45,12 @@ enum PluginScaffoldError: Error, CustomStringConvertible {
             return "no Package.swift in \(path): run this in the ShieldBus package, or pass --package-path"
         case let .noMarker(manifest, marker):
             return "\(manifest) has no line `\(marker)` in its targets list; add it before the list's closing `]`, then run this again"
+        case let .noTemplate(path, package):
+            return "\(package)/\(path) is missing: a product is made from the shipped Bedtime; run this in the ShieldBus package, or pass --package-path"
+        case let .templateChanged(what):
+            return "the shipped Bedtime no longer reads as the template expects (\(what)); report this as a bug"
+        case let .appExists(name, catalog):
+            return "\(catalog) already has an app named '\(name)' (the product's companion app); choose another name"
         }
     }
 }

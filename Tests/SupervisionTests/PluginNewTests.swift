@@ -102,6 +102,18 @@ final class PluginNewTests: XCTestCase {
 
     // MARK: Slow: a real build
 
+    /// A copy of this package's sources, to add to and build.
+    static func copyOfThePackage() throws -> TemporaryDirectory {
+        let copy = TemporaryDirectory(prefix: "sbcopy")
+        let root = BuildProducts.repositoryRoot.path
+        let parts = ["Package.swift", "Package.resolved", "Sources", "Plugins", "Tests", "Benchmarks", "Config"].filter {
+            FileManager.default.fileExists(atPath: "\(root)/\($0)")
+        }
+        let copied = try CommandRun.run("/bin/cp", ["-R"] + parts.map { "\(root)/\($0)" } + [copy.path])
+        XCTAssertEqual(copied.status, 0, copied.errors)
+        return copy
+    }
+
     /// Every kind, created in a copy of this package, builds; the generic one runs under the broker; and every
     /// generated test passes there as generated.
     func testEveryKindBuildsAndItsGeneratedTestPassesInACopyOfThePackage() throws {
@@ -109,11 +121,7 @@ final class PluginNewTests: XCTestCase {
             print("skipped: a full build of a copy of the package takes minutes; run with SHIELDBUS_SLOW_TESTS=1")
             return
         }
-        let copy = TemporaryDirectory(prefix: "sbcopy")
-        let root = BuildProducts.repositoryRoot.path
-        let parts = ["Package.swift", "Package.resolved", "Sources", "Plugins", "Tests", "Benchmarks", "Config"]
-        let copied = try CommandRun.run("/bin/cp", ["-R"] + parts.map { "\(root)/\($0)" } + [copy.path])
-        XCTAssertEqual(copied.status, 0, copied.errors)
+        let copy = try Self.copyOfThePackage()
         let kinds = ["monitor", "shield", "action", "notifier", "report", "app", "generic"]
         for kind in kinds {
             let made = try CommandRun.shieldbus(["plugin", "new", "probe-\(kind)", "--kind", kind], directory: copy.path)

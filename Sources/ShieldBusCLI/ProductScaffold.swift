@@ -1,0 +1,148 @@
+// `shieldbus plugin new --product`: a whole product, as a renamed copy of the shipped Bedtime (a product explored on
+// thousands of days): its shared library, its extensions and app, its configuration with its promise, its app in a
+// catalog of its own, and a two-night scenario with probes.
+import Foundation
+
+/// The files of a new product made from the shipped Bedtime, and its targets.
+struct ProductScaffold {
+    /// The template product, as it ships in the package.
+    enum Template {
+        static let name = "bedtime"
+        static let stem = "Bedtime"
+        static let scenario = "Config/scenarios/bedtime-night.yml"
+        static let configuration = "Config/bedtime.yml"
+    }
+
+    let name: PluginName
+    let packagePath: String
+
+    var stem: String { name.typeStem }
+    var libraryName: String { stem + "Kit" }
+    /// The companion app's display name: `wind-down` → "Wind Down".
+    var displayName: String { name.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ") }
+    var bundleIdentifier: String { "com.example." + name.name.replacingOccurrences(of: "-", with: "") }
+    var configurationPath: String { "Config/\(name.name).yml" }
+    var catalogPath: String { "Config/\(name.name)-apps.yml" }
+    var scenarioPath: String { "Config/scenarios/\(name.name)-night.yml" }
+    var folders: [String] { ["Plugins/\(stem)", "Plugins/\(libraryName)"] }
+
+    /// Relative path → contents.
+    func files() throws -> [(path: String, contents: String)] {
+        var files: [(path: String, contents: String)] = []
+        for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
+            let names = try templateFolder(from)
+            for file in names.sorted() where file.hasSuffix(".swift") {
+                let text = try swift(read(from + "/" + file))
+                files.append((to + "/" + file.replacingOccurrences(of: Template.stem, with: stem), text))
+            }
+        }
+        let configuration = try yaml(read(Template.configuration))
+            .replacingOccurrences(of: "\nscenario: scenarios/\(name.name)-night.yml\n",
+                                  with: "\nscenario: scenarios/\(name.name)-night.yml\ncatalog: \(name.name)-apps.yml    # the product's app, added to the shipped catalog\n")
+        files.append((configurationPath, configuration))
+        files.append((scenarioPath, try yaml(read(Template.scenario))))
+        files.append((catalogPath, """
+            # \(displayName)'s apps, added to the shipped catalog (Config/catalog.yml; docs/configuration-reference.md § 2).
+            apps:
+              - {bundle: \(bundleIdentifier), name: \(displayName), category: productivity-finance}
+
+            """))
+        return files
+    }
+
+    /// The targets to add to Package.swift: the shared library and the executable holding every extension and the app.
+    var packageTargets: [String] {
+        let dependencies = (PluginTemplates.dependencies + ["MonitorKit"]).map { "\"\($0)\"" }.joined(separator: ", ")
+        return [
+            #".target(name: "\#(libraryName)", dependencies: [\#(dependencies)], path: "Plugins/\#(libraryName)", \#(PluginTemplates.swiftSettings)),"#,
+            #".executableTarget(name: "\#(name.name)", dependencies: [\#(dependencies), "\#(libraryName)"], path: "Plugins/\#(stem)", \#(PluginTemplates.swiftSettings)),"#,
+        ]
+    }
+
+    /// What to do next, printed after the files are written.
+    var nextSteps: String {
+        """
+        Created the product \(name.name), a copy of Bedtime to make your own:
+          Plugins/\(libraryName)/       what the app and the extensions share (the window, the pass, the App Group's keys)
+          Plugins/\(stem)/          the monitor, the shield, the action and the app (one executable; principalClass picks one)
+          \(configurationPath)       its App Group with slices, its store's owner, the pick, and its promise
+          \(catalogPath)  its app, added to the shipped catalog
+          \(scenarioPath)  two nights with probes (`expect:`)
+          Package.swift: the targets \(libraryName) and \(name.name)
+
+        Build it, play its nights, and explore it:
+          swift build --product shieldbus && swift build --product \(name.name)
+          .build/debug/shieldbus run --config \(configurationPath)
+          .build/debug/shieldbus explore --config \(configurationPath) --days 100
+
+        Then change the code and the promise together (docs/writing-a-product.md, docs/promises.md).
+        """
+    }
+
+    // MARK: Renaming
+
+    private func read(_ path: String) throws -> String {
+        do {
+            return try String(contentsOfFile: packagePath + "/" + path, encoding: .utf8)
+        } catch {
+            throw PluginScaffoldError.noTemplate(path: path, package: packagePath)
+        }
+    }
+
+    private func templateFolder(_ path: String) throws -> [String] {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: packagePath + "/" + path) else {
+            throw PluginScaffoldError.noTemplate(path: path, package: packagePath)
+        }
+        return names
+    }
+
+    /// The template's Swift renamed: identifiers to the stem, what the person reads to the display name, the App
+    /// Group, activities, store and deep links to the product's name; the naive twin's seeded flaw left out.
+    func swift(_ text: String) throws -> String {
+        var text = withoutTheFlaw(text)
+        // What the person reads: string literals, but not a principal class's name ("BedtimeMonitor").
+        text = replacing(#""[^"\n]*""#, in: text) { literal in
+            literal.range(of: #"^"\#(Template.stem)[A-Z][A-Za-z]*"$"#, options: .regularExpression) != nil
+                ? literal : literal.replacingOccurrences(of: Template.stem, with: displayName)
+        }
+        text = sortingImports(text.replacingOccurrences(of: Template.stem, with: stem).replacingOccurrences(of: Template.name, with: name.name))
+        guard !text.lowercased().contains("flaw") else { throw PluginScaffoldError.templateChanged(what: "the naive twin's flaw") }
+        return text
+    }
+
+    /// The template's configuration or scenario renamed: the companion app to the display name, the rest to the name.
+    /// Class names (`principalClass: BedtimeMonitor`) and folders take the stem.
+    func yaml(_ text: String) throws -> String {
+        let code = replacing(#"Plugins/\#(Template.stem)|\#(Template.stem)[A-Z]"#, in: text) { $0.replacingOccurrences(of: Template.stem, with: stem) }
+        return code.replacingOccurrences(of: Template.stem, with: displayName).replacingOccurrences(of: Template.name, with: name.name)
+    }
+
+    /// The imports in order again (the library's new name sorts elsewhere).
+    private func sortingImports(_ text: String) -> String {
+        var lines = text.components(separatedBy: "\n")
+        guard let first = lines.firstIndex(where: { $0.hasPrefix("import ") }) else { return text }
+        let end = lines[first...].firstIndex(where: { !$0.hasPrefix("import ") }) ?? lines.endIndex
+        lines[first..<end] = ArraySlice(lines[first..<end].sorted())
+        return lines.joined(separator: "\n")
+    }
+
+    private func withoutTheFlaw(_ text: String) -> String {
+        var lines = text.components(separatedBy: "\n")
+        if let index = lines.firstIndex(where: { $0.contains("static let flaw") }) {
+            lines.remove(at: index)
+            if index > 0, lines[index - 1].contains("flaw") { lines.remove(at: index - 1) }
+        }
+        var text = lines.joined(separator: "\n")
+        text = replacing(#"\#(Template.stem)\.flaw == "[^"]*" \? [^:\n]+ : "#, in: text) { _ in "" }
+        return replacing(#"\#(Template.stem)\.flaw == "[^"]*" \|\| "#, in: text) { _ in "" }
+    }
+
+    private func replacing(_ pattern: String, in text: String, with transform: (String) -> String) -> String {
+        var result = "", rest = text[...]
+        while let range = rest.range(of: pattern, options: .regularExpression) {
+            result += rest[..<range.lowerBound] + transform(String(rest[range]))
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}

@@ -105,4 +105,54 @@ final class ProductPromiseTests: XCTestCase {
         let (held, heldOutput) = try explore(["--config", config, "--days", "1", "--seed", "5", "--profile", "faithful", "--shrink-runs", "0"])
         XCTAssertEqual(held, 0, heldOutput)
     }
+
+    /// A product only the escape hatch can judge: the picked apps rest every other day (even day numbers in the zone in
+    /// force), which no rule can say; its model program says it. Its app comes from a catalog of its own, added to the
+    /// shipped one. Explore finds the seeded flaw (days counted in UTC) and shrinks it; the product without it holds.
+    func testAProductOnlyAModelCanJudgeAndExploreFindsItsFlaw() throws {
+        let directory = TemporaryDirectory(prefix: "sbalt")
+        try """
+            apps:
+              - {bundle: com.example.alternate, name: Alternate Days, category: productivity-finance}
+
+            """.write(toFile: directory.file("apps.yml"), atomically: true, encoding: .utf8)
+        let product = BuildProducts.path("fixture-alternate-days")
+        func configuration(flaw: Bool) -> String {
+            let environment = flaw ? ", environment: {ALTERNATE_DAYS_FLAW: utc-days}" : ""
+            return """
+                name: alternate
+                timeZone: Asia/Tokyo
+                catalog: apps.yml
+                device:
+                  companionApp: Alternate Days
+                  companionPlugin: app
+                  managedSettingsOwner: monitor
+                  authorization: approve
+                  selection: {apps: [Instagram, TikTok, YouTube]}
+                promise:
+                  model: \(BuildProducts.path("alternate-days-model"))
+                  explore:
+                    windows: [{start: "23:30", end: "00:30"}]
+                appGroups:
+                  - name: group.com.example.alternate
+                    slices: {app: [selection], monitor: ["monitor.*"]}
+                plugins:
+                  - {name: monitor, executable: \(product), role: monitor, appGroup: group.com.example.alternate, principalClass: AlternateDaysMonitor\(environment)}
+                  - {name: app, executable: \(product), role: app, appGroup: group.com.example.alternate, principalClass: AlternateDaysApp}
+
+                """
+        }
+        let config = directory.file("alternate.yml")
+        try configuration(flaw: true).write(toFile: config, atomically: true, encoding: .utf8)
+        let (status, output) = try explore(["--config", config, "--days", "1", "--seed", "1", "--profile", "faithful", "--shrink-runs", "30"])
+        XCTAssertEqual(status, 3, output)
+        let found = try failure(in: output)
+        XCTAssertTrue(found.account.contains("-while-"), output)
+        XCTAssertTrue(found.account.contains("alternate:"), output)
+        XCTAssertLessThan(found.steps, found.originalSteps, "shrunk: \(output)")
+
+        try configuration(flaw: false).write(toFile: config, atomically: true, encoding: .utf8)
+        let (held, heldOutput) = try explore(["--config", config, "--days", "3", "--seed", "1", "--profile", "faithful", "--shrink-runs", "0"])
+        XCTAssertEqual(held, 0, heldOutput)
+    }
 }

@@ -315,7 +315,7 @@ public struct ShieldBusConfiguration {
         }
         if let zone = top["timeZone"] {
             timeZone = try zone.string()
-            guard TimeZone(identifier: timeZone) != nil else { throw zone.error("unknown time zone '\(timeZone)' (use an IANA name like Europe/Berlin)") }
+            _ = try Scenario.timeZone(named: timeZone, zone)  // the scenario's rule: IANA names only
         }
         if let value = top["profile"] {
             profile = try value.string()

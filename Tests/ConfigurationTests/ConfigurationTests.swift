@@ -17,6 +17,15 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// The configuration reads zone names as scenarios do: IANA names (current ones that tzdata keeps as links too),
+    /// never an abbreviation or an offset that ignores daylight saving.
+    func testTimeZonesAreIANANamesAsInScenarios() throws {
+        XCTAssertEqual(try parse("name: t\ntimeZone: Asia/Kolkata\n").timeZone, "Asia/Kolkata")
+        XCTAssertEqual(try parse("name: t\ntimeZone: UTC\n").timeZone, "UTC")
+        assertError("name: t\ntimeZone: CET\n", line: 2, key: "timeZone", contains: "expected an IANA time zone name like Europe/Berlin, got 'CET'")
+        assertError("name: t\ntimeZone: Europe/Berln\n", line: 2, key: "timeZone", contains: "did you mean 'Europe/Berlin'?")
+    }
+
     func testReadsAFullConfiguration() throws {
         let configuration = try parse("""
         name: demo

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast bench bench-quick bench-build bench-reports soak faults explore fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow bench bench-quick bench-build bench-reports soak faults explore fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -45,6 +45,12 @@ test: test-fast
 			grep "' started at" .build/test.log | tail -1; fi; \
 		if [ "$$status" != 0 ]; then echo "=== make test failed (status $$status); the failures:"; \
 			grep -E ": error: |' failed \(|Fatal error|Test .* failed after" .build/test.log | head -60; fi; exit $$status
+
+## test-slow: every suite with every variation of the regression days, and the tests that build a copy of the package
+## and its generated plugins and product (SHIELDBUS_SLOW_TESTS=1; an hour or more on 2 cores)
+test-slow: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	SHIELDBUS_SLOW_TESTS=1 $(SWIFT) test --skip-build $(BUILD_FLAGS)
 
 ## soak: many random days of a heavy user under ios-realistic, the lock invariant checked (SEEDS=1,2,3 DAYS=7)
 SEEDS ?= 1,2,3,4,5,6,7,8

@@ -54,7 +54,7 @@ extension ExploreRegressionTests {
                 }
             }
         }
-        try assertDaysHold(checks)
+        try assertDaysHold(checks, everyDay: true)
         for shrunk in Self.limitFullShrunk {
             XCTAssertTrue(needingTwo.contains(shrunk.name), "\(shrunk.name) no longer needs the second minute: \(needingTwo)")
         }

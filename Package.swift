@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "UsageReports"),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
-        .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant"]),
+        .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).

@@ -1,5 +1,4 @@
 import Configuration
-import DeviceOS
 import Foundation
 
 /// What the generator needs to know of the products on a device: their apps and web domains, picked or not, and

@@ -100,9 +100,6 @@ public struct ShieldBusConfiguration {
     /// The line of each key that names something defined elsewhere (plugins, apps), for error messages.
     public var lines: [String: Int] = [:]
 
-    /// The quirk names the configuration accepts.
-    public static var knownQuirks: [String] = []
-
     /// Settings of the bus itself.
     public struct BusSection: Equatable {
         public var maxBodyBytes = defaultMaximumBodyBytes
@@ -322,7 +319,7 @@ public struct ShieldBusConfiguration {
             guard ["faithful", "ios-realistic"].contains(profile) else { throw value.error("expected faithful or ios-realistic, got '\(profile)'") }
         }
         if let value = top["quirks"] {
-            for (name, flag) in try value.uniqueMapping(allowed: Self.knownQuirks.isEmpty ? nil : Self.knownQuirks) { quirks[name] = try flag.bool() }
+            for (name, flag) in try value.uniqueMapping(allowed: Quirk.allCases.map(\.rawValue)) { quirks[name] = try flag.bool() }
         }
         if let value = top["seed"] {
             let number = try value.int()

@@ -1,4 +1,5 @@
 import BusProtocol
+import Configuration
 import DeviceAPI
 import Foundation
 import ScreenTime

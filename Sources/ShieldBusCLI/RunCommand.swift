@@ -243,13 +243,8 @@ struct RunPlan {
         // Fidelity.
         let profileName = options.profile ?? scenario?.profile ?? configuration.profile
         guard let profile = Fidelity.Profile(rawValue: profileName) else { throw Problem(description: "--profile must be faithful or ios-realistic, not '\(profileName)'") }
-        var overrides: [Quirk: Bool] = [:]
-        for (name, on) in configuration.quirks {
-            guard let quirk = Quirk(rawValue: name) else {
-                throw Problem(description: "\(configuration.file): quirks: unknown quirk '\(name)'; known: \(Quirk.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            overrides[quirk] = on
-        }
+        // The names were checked at load (with their line); only known ones remain.
+        let overrides = Dictionary(uniqueKeysWithValues: configuration.quirks.compactMap { name, on in Quirk(rawValue: name).map { ($0, on) } })
         let fidelity = Fidelity(profile: profile, overrides: overrides, seed: options.seed ?? scenario?.seed ?? configuration.seed)
 
         // Broker.

@@ -26,6 +26,13 @@ final class ConfigurationTests: XCTestCase {
         assertError("name: t\ntimeZone: Europe/Berln\n", line: 2, key: "timeZone", contains: "did you mean 'Europe/Berlin'?")
     }
 
+    /// Quirk names are checked at load, with their line and the closest known name.
+    func testQuirksAreKnownNames() throws {
+        XCTAssertEqual(try parse("name: t\nquirks: {whole-minute-callbacks: false, starts-intervals-at-once: true}\n").quirks,
+                       ["whole-minute-callbacks": false, "starts-intervals-at-once": true])
+        assertError("name: t\nquirks:\n  whole-minute-callback: false\n", line: 3, key: "quirks.whole-minute-callback", contains: "did you mean 'whole-minute-callbacks'?")
+    }
+
     func testReadsAFullConfiguration() throws {
         let configuration = try parse("""
         name: demo

@@ -84,13 +84,14 @@ let package = Package(
         .target(name: "BusTools", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceAPI"]),
 
         // Screen Time's domain model, shared state, and usage reports.
-        .target(name: "ScreenTime"),
+        .target(name: "CivilCalendar"),
+        .target(name: "ScreenTime", dependencies: ["CivilCalendar"]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "SQLite", dependencies: ["CSQLite"], linkerSettings: sqliteLinkerSettings),
         // Foundation's JSONEncoder bytes (sorted keys), written several times faster: device API bodies, App-Group values.
-        .target(name: "SortedJSON"),
+        .target(name: "SortedJSON", dependencies: ["BusProtocol"]),
         .target(name: "AppGroupStore", dependencies: ["SQLite", "SortedJSON"]),
-        .target(name: "UsageReports"),
+        .target(name: "UsageReports", dependencies: ["CivilCalendar"]),
         .target(name: "DeviceAPI", dependencies: ["ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "LockInvariant"]),
@@ -183,7 +184,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
-        .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime"]),
+        .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar"]),
         .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),

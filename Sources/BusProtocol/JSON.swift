@@ -447,7 +447,9 @@ public enum JSONWriter {
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
-    /// Writes `s` as a JSON string literal, escaping quotes, backslashes and control characters.
+    /// Writes `s` as a JSON string literal, escaping quotes, backslashes and control characters as `JSONEncoder`
+    /// does (the short forms where JSON has one, `\u00XX` for the rest): the wire and the App Group's stored values
+    /// (`SortedJSONEncoder`) write strings alike.
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
@@ -470,6 +472,8 @@ public enum JSONWriter {
             case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
             case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
             case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
                 out.append(hexDigits[Int(byte >> 4)])

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// Schedule math in one time zone with the Gregorian calendar: when a schedule's intervals

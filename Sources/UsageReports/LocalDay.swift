@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 
 /// A Gregorian calendar day on the wall clock of a ledger's time zone, e.g. `2026-03-29`.
@@ -15,7 +16,7 @@ public struct LocalDay: Hashable, Comparable, Codable, Sendable, CustomStringCon
     /// Creates a day, or returns nil when the date does not exist (e.g. 2026-02-29).
     public init?(year: Int, month: Int, day: Int) {
         guard (1...12).contains(month), (1...31).contains(day) else { return nil }
-        let candidate = LocalDay(dayNumber: LocalDay.dayNumber(year: year, month: month, day: day))
+        let candidate = LocalDay(dayNumber: CivilCalendar.dayNumber(year: year, month: month, day: day))
         guard candidate.year == year, candidate.month == month, candidate.day == day else { return nil }
         self = candidate
     }
@@ -30,31 +31,11 @@ public struct LocalDay: Hashable, Comparable, Codable, Sendable, CustomStringCon
 
     /// Days since 1970-01-01 (negative before it).
     init(dayNumber: Int) {
-        // Howard Hinnant's civil_from_days: exact for every Gregorian date.
-        let z = dayNumber + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        self.day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        self.month = month
-        self.year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        (year, month, day) = CivilCalendar.date(dayNumber: dayNumber)
     }
 
     /// Days since 1970-01-01 (negative before it).
-    var dayNumber: Int { LocalDay.dayNumber(year: year, month: month, day: day) }
-
-    private static func dayNumber(year: Int, month: Int, day: Int) -> Int {
-        // Howard Hinnant's days_from_civil: years start in March so leap days come last.
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * ((month + 9) % 12) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    var dayNumber: Int { CivilCalendar.dayNumber(year: year, month: month, day: day) }
 
     /// The day `days` days later (earlier when negative).
     public func adding(days: Int) -> LocalDay {

@@ -21,7 +21,8 @@ final class JSONTests: XCTestCase {
 
     func testStringsAreEscapedOnlyWhereJSONNeedsIt() {
         for (text, json) in [("app.bench", #""app.bench""#), ("é ✓", #""é ✓""#), ("a\"b\\c", #""a\"b\\c""#),
-                             ("tab\tline\n\u{1}", #""tab\tline\n\u0001""#), ("", #""""#)] {
+                             ("tab\tline\n\u{1}", #""tab\tline\n\u0001""#), ("", #""""#),
+                             ("\u{8}\u{C}\r\u{1F}", #""\b\f\r\u001f""#)] {  // JSONEncoder's forms: the wire and stored values alike
             var out: [UInt8] = []
             JSONWriter.writeString(text, into: &out)
             XCTAssertEqual(String(decoding: out, as: UTF8.self), json, text)

@@ -1,4 +1,5 @@
 import XCTest
+import CivilCalendar
 @testable import ScreenTime
 
 /// New York is UTC-5 (EST) and UTC-4 (EDT, 2026-03-08 to 2026-11-01); Berlin is UTC+1 (CET)

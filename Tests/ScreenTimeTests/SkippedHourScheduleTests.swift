@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import CivilCalendar
 @testable import ScreenTime
 
 /// Schedules around daylight saving changes, as the OS plans them (issue #9: focus-window seeds 12, 34, 41, 107,

@@ -147,10 +147,11 @@ let package = Package(
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
-        .executableTarget(name: "bedtime-model", path: "Tests/Fixtures/BedtimeModel"),
+        .target(name: "ModelSupport", path: "Tests/Fixtures/ModelSupport"),
+        .executableTarget(name: "bedtime-model", dependencies: ["ModelSupport"], path: "Tests/Fixtures/BedtimeModel"),
         .executableTarget(name: "fixture-alternate-days", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Tests/Fixtures/AlternateDays",
                           swiftSettings: appleModuleAliases),
-        .executableTarget(name: "alternate-days-model", path: "Tests/Fixtures/AlternateDaysModel"),
+        .executableTarget(name: "alternate-days-model", dependencies: ["ModelSupport"], path: "Tests/Fixtures/AlternateDaysModel"),
 
         // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
         // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.

@@ -1,5 +1,5 @@
-import DeviceActivity
 import BedtimeKit
+import DeviceActivity
 import Foundation
 import MonitorKit
 import ShieldBusSDK

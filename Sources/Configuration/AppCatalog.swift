@@ -108,8 +108,10 @@ public struct AppCatalog: Sendable {
             guard categoryList != nil else { throw document.error("a catalog needs 'categories' (a list of {id, name})") }
             guard appList != nil else { throw document.error("a catalog needs 'apps' (a list of {bundle, name, category, domains})") }
         }
+        // A file meant as a whole catalog (a copy of the shipped one with additions) reads as additions without it.
+        let standaloneHint = " (this file adds to it; `standalone: true` at its top makes it the whole catalog instead)"
         // Where a name the document lists again was listed first.
-        func listedIn(_ line: Int?) -> String { line.map { "on line \($0)" } ?? "in \(base?.file ?? "the base catalog")" }
+        func listedIn(_ line: Int?) -> String { line.map { "on line \($0)" } ?? "in \(base?.file ?? "the base catalog")\(standaloneHint)" }
 
         var categories = base?.categories ?? []
         var categoriesByID = base?.categoriesByID ?? [:]
@@ -122,7 +124,7 @@ public struct AppCatalog: Sendable {
                 throw idValue.error("a category id is lowercase letters, digits and '-', got '\(id)'")
             }
             guard categoriesByID[id] == nil else {
-                throw idValue.error(base?.categoriesByID[id] != nil ? "the category id '\(id)' is already in \(base!.file)" : "the category id '\(id)' is used twice")
+                throw idValue.error(base?.categoriesByID[id] != nil ? "the category id '\(id)' is already in \(base!.file)\(standaloneHint)" : "the category id '\(id)' is used twice")
             }
             let nameValue = try required("name", in: fields, of: entry, "category '\(id)' needs a 'name' (e.g. Social)")
             let name = try nonEmpty(nameValue)
@@ -161,12 +163,12 @@ public struct AppCatalog: Sendable {
                 throw bundleValue.error("a bundle identifier is reverse-DNS: two or more dot-separated parts of letters, digits and '-', got '\(bundle)'")
             }
             guard appsByKey[bundle.lowercased()] == nil else {
-                throw bundleValue.error(base?.app(named: bundle) != nil ? "the bundle identifier '\(bundle)' is already in \(base!.file)" : "the bundle identifier '\(bundle)' is used twice")
+                throw bundleValue.error(base?.app(named: bundle) != nil ? "the bundle identifier '\(bundle)' is already in \(base!.file)\(standaloneHint)" : "the bundle identifier '\(bundle)' is used twice")
             }
             let nameValue = try required("name", in: fields, of: entry, "app '\(bundle)' needs a display 'name'")
             let name = try nonEmpty(nameValue)
             guard appsByKey[name.lowercased()] == nil else {
-                throw nameValue.error(base?.app(named: name) != nil ? "the app name '\(name)' is already in \(base!.file) (names are compared ignoring case)"
+                throw nameValue.error(base?.app(named: name) != nil ? "the app name '\(name)' is already in \(base!.file) (names are compared ignoring case)\(standaloneHint)"
                                                                      : "the app name '\(name)' is used twice (names are compared ignoring case)")
             }
             let category = try categoryID(try required("category", in: fields, of: entry, "app '\(name)' needs a 'category' (one of \(categories.map(\.id).joined(separator: ", ")))"))

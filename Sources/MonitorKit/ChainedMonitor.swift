@@ -54,7 +54,7 @@ open class ChainedMonitor: DeviceActivityMonitor {
             guard envelope.bodyValue["group"]?.stringValue == product.group,
                   let key = envelope.bodyValue["key"]?.stringValue, watchedKeys.contains(key) else { return }
             watchedKeyChanged(key)
-        } else if envelope.isFromSystem, envelope.topic == "device.clock-changed" || envelope.topic == "device.time-zone-changed" {
+        } else if envelope.isFromSystem, envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged {
             chain?.clockChanged()  // every wall-clock schedule now fires at another true instant
             sync()
         }
@@ -65,11 +65,14 @@ open class ChainedMonitor: DeviceActivityMonitor {
         guard let defaults, let chain else { return }
         let zones = ZoneHistory(defaults: defaults)
         do { try zones.record() } catch { logger?.error("cannot note the time zone: \(error)") }
+        let now = BusClock.absoluteNow
+        var next = now.addingTimeInterval(CheckChain.horizon)  // a decision that failed is tried again then
         do {
-            try chain.call(at: decide(at: BusClock.absoluteNow, defaults: defaults, zones: zones.reader()))
+            next = try decide(at: now, defaults: defaults, zones: zones.reader())
         } catch {
             logger?.error("cannot keep \(product.name)'s shields: \(error)")
         }
+        do { try chain.call(at: next) } catch { logger?.error("cannot plan \(product.name)'s next check: \(error)") }
     }
 
     public var logger: Logger? { PluginRuntime.current?.logger }

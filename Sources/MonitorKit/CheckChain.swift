@@ -78,13 +78,17 @@ public final class CheckChain {
     /// registered when a call already planned comes at or before it and its activity is still monitored: that check
     /// re-evaluates and calls again, and a monitor that called at every callback would otherwise double its checks at
     /// each one. A revoked authorization takes every schedule with it, so a planned call is trusted only while the OS
-    /// still holds its activity.
+    /// still holds its activity — and never one the reserve holds: the app registers the reserve again at its set-up,
+    /// without the check. (When the OS does not answer, the calls planned are trusted: the next check plans again.)
     public func call(at date: Date) throws {
         let due = min(date, now.addingTimeInterval(Self.horizon))
         var pending = plannedCalls().filter { $0.at > now.timeIntervalSince1970 }
         if pending.contains(where: { $0.at <= due.timeIntervalSince1970 }) {
-            let monitored = Set(try center.monitoredActivities().map(\.rawValue))
-            pending = pending.filter { monitored.contains($0.activity) }
+            guard let monitored = try? Set(center.monitoredActivities().map(\.rawValue)) else {
+                logger?.warning("cannot list the monitored activities: the calls planned are kept")
+                return
+            }
+            pending = pending.filter { $0.activity != reserve.rawValue && monitored.contains($0.activity) }
             if pending.contains(where: { $0.at <= due.timeIntervalSince1970 }) { return }
         }
         let activity = try scheduleCheck(at: due)

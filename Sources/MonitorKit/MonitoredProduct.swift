@@ -53,7 +53,8 @@ public struct MonitoredProduct {
     /// authorization; the pick in the OS's current tokens, saved and registered as the OS's copy (an iOS update
     /// regenerates the tokens, and a revocation took the OS's copy — the saved one alone would shield nothing); the
     /// reserve slot and the product's own `schedules`, each registered when missing; then a wake-up, so the monitor
-    /// decides at once. False, logged, when it could not be done.
+    /// decides at once. False when the person has not approved (nothing to set up until an approval), or, logged, when
+    /// it could not be done.
     @discardableResult
     public func setUp(schedules: [DeviceActivityName: DeviceActivitySchedule] = [:], center: DeviceActivityCenter = DeviceActivityCenter()) -> Bool {
         guard let defaults = defaults() else { return false }

@@ -45,13 +45,14 @@ extension ShieldBus.Plugin {
         @Option(name: .long, help: ArgumentHelp("Create a whole product of this name instead (lowercase letters, digits and '-').", valueName: "name"))
         var product: String?
 
-        @Option(name: .long, help: ArgumentHelp("The plugins' folder, relative to the package.", valueName: "dir"))
-        var directory = "Plugins"
+        @Option(name: .long, help: ArgumentHelp("The plugin's folder, relative to the package (default: Plugins; a product's is always Plugins).", valueName: "dir"))
+        var directory: String?
 
         @Option(name: .long, help: ArgumentHelp("The package's folder (holding Package.swift).", valueName: "dir"))
         var packagePath = "."
 
         func validate() throws {
+            if product != nil, directory != nil { throw ValidationError("--directory is for a plugin; a product's folders are always under Plugins") }
             switch (name, kind, product) {
             case (_?, _?, nil), (nil, nil, _?): return
             case (nil, _, nil): throw ValidationError("name the plugin (shieldbus plugin new NAME --kind KIND), or a product (--product NAME)")
@@ -64,7 +65,7 @@ extension ShieldBus.Plugin {
             if let product {
                 try makeProduct(ProductScaffold(name: try PluginName(product), packagePath: packagePath))
             } else if let name, let kind {
-                try makePlugin(PluginScaffold(name: try PluginName(name), kind: kind, directory: directory))
+                try makePlugin(PluginScaffold(name: try PluginName(name), kind: kind, directory: directory ?? "Plugins"))
             }
         }
 
@@ -86,7 +87,9 @@ extension ShieldBus.Plugin {
                 throw PluginScaffoldError.targetExists(name: target, manifest: manifest.path)
             }
             try refuseExisting(scaffold.folders + [scaffold.configurationPath, scaffold.catalogPath, scaffold.scenarioPath])
-            if let shipped = DefaultFiles.shippedCatalogPath(), let catalog = try? AppCatalog.load(path: shipped),
+            let packageCatalog = packagePath + "/Config/catalog.yml"
+            if let shipped = FileManager.default.fileExists(atPath: packageCatalog) ? packageCatalog : DefaultFiles.shippedCatalogPath(),
+               let catalog = try? AppCatalog.load(path: shipped),
                catalog.app(named: scaffold.displayName) != nil || catalog.app(named: scaffold.bundleIdentifier) != nil {
                 throw PluginScaffoldError.appExists(name: scaffold.displayName, catalog: shipped)
             }

@@ -1,5 +1,5 @@
-// `shieldbus plugin new --product`: a whole product, as a renamed copy of the shipped Bedtime (a product explored on
-// thousands of days): its shared library, its extensions and app, its configuration with its promise, its app in a
+// `shieldbus plugin new --product`: a whole product, as a renamed copy of the shipped Bedtime (a product explore holds
+// to its promise): its shared library, its extensions and app, its configuration with its promise, its app in a
 // catalog of its own, and a two-night scenario with probes.
 import Foundation
 
@@ -32,14 +32,16 @@ struct ProductScaffold {
         for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
             let names = try templateFolder(from)
             for file in names.sorted() where file.hasSuffix(".swift") {
-                let text = try swift(read(from + "/" + file))
-                files.append((to + "/" + file.replacingOccurrences(of: Template.stem, with: stem), text))
+                let template = try read(from + "/" + file)
+                try refuseShadowing(template)
+                files.append((to + "/" + file.replacingOccurrences(of: Template.stem, with: stem), try swift(template)))
             }
         }
+        let scenarioLine = "\nscenario: scenarios/\(name.name)-night.yml\n"
         let configuration = try yaml(read(Template.configuration))
-            .replacingOccurrences(of: "\nscenario: scenarios/\(name.name)-night.yml\n",
-                                  with: "\nscenario: scenarios/\(name.name)-night.yml\ncatalog: \(name.name)-apps.yml    # the product's app, added to the shipped catalog\n")
-        files.append((configurationPath, configuration))
+        guard configuration.contains(scenarioLine) else { throw PluginScaffoldError.templateChanged(what: "its configuration's `scenario:` line") }
+        files.append((configurationPath, configuration.replacingOccurrences(
+            of: scenarioLine, with: scenarioLine + "catalog: \(name.name)-apps.yml    # the product's app, added to the shipped catalog\n")))
         files.append((scenarioPath, try yaml(read(Template.scenario))))
         files.append((catalogPath, """
             # \(displayName)'s apps, added to the shipped catalog (Config/catalog.yml; docs/configuration-reference.md § 2).
@@ -100,21 +102,43 @@ struct ProductScaffold {
     /// Group, activities, store and deep links to the product's name; the naive twin's seeded flaw left out.
     func swift(_ text: String) throws -> String {
         var text = withoutTheFlaw(text)
+        guard !text.lowercased().contains("flaw") else { throw PluginScaffoldError.templateChanged(what: "the naive twin's flaw") }
         // What the person reads: string literals, but not a principal class's name ("BedtimeMonitor").
         text = replacing(#""[^"\n]*""#, in: text) { literal in
-            literal.range(of: #"^"\#(Template.stem)[A-Z][A-Za-z]*"$"#, options: .regularExpression) != nil
-                ? literal : literal.replacingOccurrences(of: Template.stem, with: displayName)
+            literal.replacingOccurrences(of: Template.stem, with: literal.range(of: #"^"\#(Template.stem)[A-Z][A-Za-z]*"$"#, options: .regularExpression) != nil
+                                         ? Placeholder.stem : Placeholder.displayName)
         }
-        text = sortingImports(text.replacingOccurrences(of: Template.stem, with: stem).replacingOccurrences(of: Template.name, with: name.name))
-        guard !text.lowercased().contains("flaw") else { throw PluginScaffoldError.templateChanged(what: "the naive twin's flaw") }
-        return text
+        return sortingImports(filled(text.replacingOccurrences(of: Template.stem, with: Placeholder.stem).replacingOccurrences(of: Template.name, with: Placeholder.name)))
     }
 
     /// The template's configuration or scenario renamed: the companion app to the display name, the rest to the name.
     /// Class names (`principalClass: BedtimeMonitor`) and folders take the stem.
     func yaml(_ text: String) throws -> String {
-        let code = replacing(#"Plugins/\#(Template.stem)|\#(Template.stem)[A-Z]"#, in: text) { $0.replacingOccurrences(of: Template.stem, with: stem) }
-        return code.replacingOccurrences(of: Template.stem, with: displayName).replacingOccurrences(of: Template.name, with: name.name)
+        let code = replacing(#"Plugins/\#(Template.stem)|\#(Template.stem)[A-Z]"#, in: text) { $0.replacingOccurrences(of: Template.stem, with: Placeholder.stem) }
+        return filled(code.replacingOccurrences(of: Template.stem, with: Placeholder.displayName).replacingOccurrences(of: Template.name, with: Placeholder.name))
+    }
+
+    /// A stem that is a type the template uses (`date` → `Date`, `app` → `App`) would shadow it: the copy would not build.
+    private func refuseShadowing(_ template: String) throws {
+        var rest = template[...]
+        while let range = rest.range(of: #"\b[A-Z][A-Za-z0-9]*\b"#, options: .regularExpression) {
+            let type = rest[range]
+            if !type.hasPrefix(Template.stem), type == stem || type == libraryName {
+                throw PluginScaffoldError.invalidName(name.name, reason: "its type `\(stem)` would hide the `\(type)` the product's code uses")
+            }
+            rest = rest[range.upperBound...]
+        }
+    }
+
+    /// Marks for the new names, put in a single pass over the template and filled after: a new name that contains the
+    /// template's ("bedtime-lite") is never renamed twice.
+    private enum Placeholder {
+        static let stem = "\u{1}S", displayName = "\u{1}D", name = "\u{1}N"
+    }
+
+    private func filled(_ text: String) -> String {
+        text.replacingOccurrences(of: Placeholder.stem, with: stem).replacingOccurrences(of: Placeholder.displayName, with: displayName)
+            .replacingOccurrences(of: Placeholder.name, with: name.name)
     }
 
     /// The imports in order again (the library's new name sorts elsewhere).

@@ -68,10 +68,10 @@ final class ProductPromiseTests: XCTestCase {
     ///   and approved again: the revocation took that check's schedule, but the chain still counted it as planned and
     ///   planned none at the wake-up, so the evening never started; a planned call now counts only while its activity
     ///   is still monitored.
-    /// (A slice of them outside the slow lane: `SlowLane`.)
+    /// (A slice of them outside the slow lane, the latest find first: `SlowLane`.)
     func testTheDaysExploreFoundOnTheNewProductsHold() throws {
-        for (config, seed) in SlowLane.slice([("bedtime", 100), ("bedtime", 111), ("bedtime", 139), ("bedtime", 36), ("profiles", 73),
-                                              ("profiles", 100), ("profiles", 600)]) {
+        for (config, seed) in SlowLane.slice([("profiles", 600), ("bedtime", 100), ("bedtime", 111), ("bedtime", 139), ("bedtime", 36),
+                                              ("profiles", 73), ("profiles", 100)]) {
             let (status, output) = try explore(["--config", Self.root + "/Config/\(config).yml", "--days", "1", "--seed", "\(seed)",
                                                 "--profile", "both", "--shrink-runs", "0"])
             XCTAssertEqual(status, 0, "\(config) seed \(seed): \(output)")

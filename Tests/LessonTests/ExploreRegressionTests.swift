@@ -1,3 +1,5 @@
+// Longer than 500 lines: one regression day per test, each with the story of the failure it pins in its doc comment,
+// and the helpers every file of these days shares (`assertDaysHold`, `DayChecks`); split by behaviour elsewhere.
 import BusProtocol
 import Configuration
 import Foundation

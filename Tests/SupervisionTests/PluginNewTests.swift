@@ -117,10 +117,7 @@ final class PluginNewTests: XCTestCase {
     /// Every kind, created in a copy of this package, builds; the generic one runs under the broker; and every
     /// generated test passes there as generated.
     func testEveryKindBuildsAndItsGeneratedTestPassesInACopyOfThePackage() throws {
-        guard ProcessInfo.processInfo.environment["SHIELDBUS_SLOW_TESTS"] == "1" else {
-            print("skipped: a full build of a copy of the package takes minutes; run with SHIELDBUS_SLOW_TESTS=1")
-            return
-        }
+        try XCTSkipUnless(SlowLane.isOn, "a full build of a copy of the package: in the slow lane (make test-slow)")
         let copy = try Self.copyOfThePackage()
         let kinds = ["monitor", "shield", "action", "notifier", "report", "app", "generic"]
         for kind in kinds {

@@ -4,8 +4,8 @@ import ShieldBusTestSupport
 import XCTest
 
 /// `shieldbus plugin new --product`: a renamed copy of the shipped Bedtime — its files, its targets, a configuration,
-/// catalog and scenario that load — in a package holding only what the command reads (fast); the slow lane builds and
-/// explores it in a copy of the whole package (PluginNewTests).
+/// catalog and scenario that load — in a package holding only what the command reads (fast); in the slow lane, the
+/// product built, played and explored in a copy of the whole package.
 final class ProductNewTests: XCTestCase {
     static let root = BuildProducts.repositoryRoot.path
 
@@ -70,6 +70,24 @@ final class ProductNewTests: XCTestCase {
         XCTAssertFalse(scenario.expectations.isEmpty, "the scenario has probes")
     }
 
+    /// A name holding the template's ("bedtime-lite", "flawless") is renamed once, and nothing of it is taken for the
+    /// template's own words.
+    func testANameHoldingTheTemplatesIsRenamedOnce() throws {
+        let folder = try package()
+        for product in ["bedtime-lite", "flawless"] {
+            let run = try CommandRun.shieldbus(["plugin", "new", "--product", product, "--package-path", folder.path])
+            XCTAssertEqual(run.status, 0, run.errors)
+        }
+        let shield = try String(contentsOfFile: folder.file("Plugins/BedtimeLite/BedtimeLiteShield.swift"), encoding: .utf8)
+        XCTAssertTrue(shield.contains("import BedtimeLiteKit\n") && shield.contains("final class BedtimeLiteShield: ShieldConfigurationDataSource"), shield)
+        XCTAssertTrue(shield.contains(#"Label(text: "Bedtime Lite", color: .white)"#), shield)
+        let configuration = try String(contentsOfFile: folder.file("Config/bedtime-lite.yml"), encoding: .utf8)
+        XCTAssertTrue(configuration.contains("principalClass: BedtimeLiteMonitor}") && configuration.contains("companionApp: Bedtime Lite\n"), configuration)
+        XCTAssertTrue(configuration.contains("group.dev.shieldbus.bedtime-lite,"), configuration)
+        let monitor = try String(contentsOfFile: folder.file("Plugins/Flawless/FlawlessMonitor.swift"), encoding: .utf8)
+        XCTAssertTrue(monitor.contains("final class FlawlessMonitor: ChainedMonitor"), monitor)
+    }
+
     func testMistakesChangeNothingAndSayWhatToDo() throws {
         let folder = try package()
         let before = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
@@ -77,6 +95,9 @@ final class ProductNewTests: XCTestCase {
             (["--product", "bedtime"], "Plugins/Bedtime already exists; choose another name"),
             (["--product", "focus-window"], "already has an app named 'Focus Window' (the product's companion app); choose another name"),
             (["--product", "Wind Down"], "'Wind Down' cannot name a plugin"),
+            (["--product", "date"], "'date' cannot name a plugin: its type `Date` would hide the `Date` the product's code uses"),
+            (["--product", "app"], "its type `App` would hide the `App` the product's code uses"),
+            (["--product", "wind-down", "--directory", "Extensions"], "--directory is for a plugin"),
             (["--product", "wind-down", "--kind", "monitor"], "--product makes a whole product: give it alone"),
             (["wind-down"], "say which kind of plugin with --kind"),
             ([], "name the plugin (shieldbus plugin new NAME --kind KIND), or a product (--product NAME)"),
@@ -101,10 +122,7 @@ final class ProductNewTests: XCTestCase {
     /// As the printed steps say, in a copy of this package: the product builds with one command, its two nights hold
     /// with every probe, and explore finds nothing on a few generated days.
     func testTheNewProductBuildsHoldsItsNightsAndExplores() throws {
-        guard ProcessInfo.processInfo.environment["SHIELDBUS_SLOW_TESTS"] == "1" else {
-            print("skipped: a full build of a copy of the package takes minutes; run with SHIELDBUS_SLOW_TESTS=1")
-            return
-        }
+        try XCTSkipUnless(SlowLane.isOn, "a full build of a copy of the package: in the slow lane (make test-slow)")
         let copy = try PluginNewTests.copyOfThePackage()
         let made = try CommandRun.shieldbus(["plugin", "new", "--product", "wind-down"], directory: copy.path)
         XCTAssertEqual(made.status, 0, made.errors)

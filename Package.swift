@@ -4,16 +4,15 @@ import Foundation
 import PackageDescription
 
 // The reference plugins' release builds are linked as position-dependent programs (no PIE): a statically linked
-// Swift program carries ~75,000 relative relocations that the loader applies, page by page, at every start, and an
-// ios-realistic day starts the monitor as a fresh process ~50 times (docs/benchmarks.md, "`shieldbus explore`:
-// where a day's CPU goes"). The trade: a plugin's own code and data load at a fixed address (its stack, heap and
+// Swift program carries tens of thousands of relative relocations that the loader applies at every start, and an
+// ios-realistic day starts the monitor as a fresh process dozens of times (docs/benchmarks.md). The trade: a plugin's own code and data load at a fixed address (its stack, heap and
 // libraries are still randomised; docs/security.md § 8). The broker and the command-line tool stay
 // position-independent: the broker reads every plugin's messages, and it starts once a run.
 let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
 
-// libzmq and SQLite: shared libraries in debug builds (tests, development), their archives in release builds. A shared
-// libzmq brings 13 more libraries, and the loader's ~6,500 symbol look-ups across them were 40 % of a monitor launch's
-// user-space instructions (docs/benchmarks.md, "Plugins linked with their libraries' archives"). The module maps
+// libzmq and SQLite: shared libraries in debug builds (tests, development), their archives in release builds: a shared
+// libzmq brings a dozen more libraries, and the loader's symbol look-ups across them dominate a short-lived monitor's
+// launch (docs/benchmarks.md). The module maps
 // name no library (`link` would put `-lzmq` first on every link line, and the shared library would win), so these
 // settings are the only place that does. `-l:` names the archive itself; `-Bstatic` would not stay in place, because
 // swiftc moves its `-l` options ahead of the `-Xlinker` ones. The archives come with Debian's libzmq3-dev (and its

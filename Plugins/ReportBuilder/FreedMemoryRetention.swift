@@ -4,9 +4,8 @@ import CProcessControl
 ///
 /// With glibc's defaults, every recorded event made the heap's top grow and shrink: in each App-Group write
 /// transaction SQLite allocates and frees its working memory, and once more than 128 KiB lies free at the top of the
-/// heap glibc returns it (`brk`), to ask for it again at the next event. Measured over 2,000 shielded opens
-/// (docs/benchmarks.md, "The report builder's cost per record"), that churn (`brk`, `sysmalloc`, `munmap`) was 15% of
-/// the report builder's CPU. Keeping up to 1 MiB free (and serving blocks below that size from the heap rather than
+/// heap glibc returns it (`brk`), to ask for it again at the next event: a churn (`brk`, `sysmalloc`, `munmap`) that
+/// shows in the report builder's CPU (docs/benchmarks.md, "The report builder's cost per record"). Keeping up to 1 MiB free (and serving blocks below that size from the heap rather than
 /// from maps of their own, which glibc would as well map and unmap per event) ends it for a bounded amount of memory.
 enum FreedMemoryRetention {
     /// What the heap may keep free, and the size from which a block gets a map of its own.

@@ -8,7 +8,7 @@ import Foundation
 /// suite name is an error instead of iOS's silent nil.
 public struct AppGroupContainer: Sendable {
     /// The folder holding the stores, as a path: the stores' paths are joined from it as text (`URL`'s
-    /// `appendingPathComponent` and `path` were 8% of a short-lived extension's launch).
+    /// `appendingPathComponent` and `path` weigh on a short-lived extension's launch).
     public let rootPath: String
     /// The folder holding the stores.
     public var root: URL { URL(fileURLWithPath: rootPath) }

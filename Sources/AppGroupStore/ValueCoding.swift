@@ -33,7 +33,7 @@ enum ValueCoding {
     /// The tag stored with a value: the Swift type's name, unqualified — the text `String(describing: type)` gives,
     /// without its way there: `String(describing:)` first asks the metatype for `TextOutputStreamable`,
     /// `CustomStringConvertible` and `CustomDebugStringConvertible` and reflects it, and each first ask for a type
-    /// scans every protocol conformance record of the program (2.4% of a monitor's start, every write of a new
+    /// scans every protocol conformance record of the program (at a monitor's start, at every write of a new
     /// type; docs/benchmarks.md, "Plugin starts: the environment and type tags").
     static func typeTag<T>(_ type: T.Type) -> String { _typeName(type, qualified: false) }
 }

@@ -4,9 +4,8 @@ import Glibc
 
 /// The process's environment variables, read straight from `environ`: the dictionary
 /// `ProcessInfo.processInfo.environment` gives, at a fraction of its cost. Foundation splits each `NAME=value` at
-/// the `=` by Characters (grapheme breaking) and grows its dictionary insert by insert — about 13,000 instructions a
-/// variable, 0.65 M per read, in a plugin start that read it twice (docs/benchmarks.md, "Plugin starts: the
-/// environment and type tags"); a short-lived extension process pays that at every callback.
+/// the `=` by Characters (grapheme breaking) and grows its dictionary insert by insert, and a short-lived extension
+/// process pays that at every callback (docs/benchmarks.md says where a launch's time goes).
 public enum ProcessEnvironment {
     /// Every variable, by name (an entry without `=` is skipped, and the last of two same-named entries wins, as
     /// `ProcessInfo.environment` does).

@@ -41,7 +41,7 @@ open class DeviceActivityMonitor: BusComponent {
 extension DeviceActivityCallback {
     /// Reads a callback's body as `JSONDecoder` would decode it (unknown members ignored, `event` optional,
     /// `scheduledFor` in integer milliseconds), nil when it is not one: with BusProtocol's JSON reader, since every
-    /// launch of a short-lived monitor reads one, and `JSONDecoder` cost ~0.3 M instructions of its conformance scans.
+    /// launch of a short-lived monitor reads one, and `JSONDecoder` would spend it in the runtime's conformance scans.
     init?(body: JSONValue) {
         guard case .string(let activity)? = body["activity"], case .int(let scheduledFor)? = body["scheduledFor"] else { return nil }
         let event: DeviceActivityEvent.Name?

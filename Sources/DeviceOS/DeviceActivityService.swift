@@ -22,7 +22,7 @@ final class DeviceActivityService {
         /// The start of the interval whose `intervalDidStart` was delivered and whose end is still ahead.
         var startedInterval: Date?
         /// The start of an interval whose `intervalDidStart` waits for its whole minute (`whole-minute-callbacks`): a
-        /// broker stopped meanwhile announces it after the reload (explore: habit-lock 2319, the reserve's re-check lost).
+        /// broker stopped meanwhile announces it after the reload (else the reserve's re-check would be lost).
         var pendingStart: Date?
         /// The product whose app registered it (nil on a device with one product).
         var product: String?
@@ -40,7 +40,7 @@ final class DeviceActivityService {
             didSet { savedForm = nil }
         }
         /// The registration as `persist` writes it, kept until it changes: a save rewrites every registration, and
-        /// most saves change one of them (encoding them all again was 4–5 % of the broker's CPU in an explored day).
+        /// most saves change one of them, and encoding them all again at every save shows in the broker's CPU.
         private var savedForm: [UInt8]?
         var persistedJSON: [UInt8] {
             if let savedForm { return savedForm }
@@ -151,7 +151,7 @@ final class DeviceActivityService {
         let product = owner(of: requester)
         let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
         // Judged on the device clock, which the schedules run on (`currentInterval`): on true time, a clock set back
-        // put a check planned for tonight on tomorrow's date (explore: focus-window 743, the eve of a spring-forward).
+        // put a check planned for tonight on tomorrow's date (as on the eve of a spring-forward).
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
                                                monitoredActivityCount: monitoredCount + otherActivities + (existing == nil ? 1 : 0),
                                                authorizationStatus: device.authorization.status(of: requester), now: device.wallNow)
@@ -271,8 +271,8 @@ final class DeviceActivityService {
     /// new clock moved (or left) ends now (`intervalDidEnd`), and the one the clock is in now starts. A callback
     /// already due and waiting for its whole minute is still delivered while the device's day goes on (a change to the
     /// same or an earlier date, docs/explore.md "The device's day"): the quirk delays a callback, it does not drop it
-    /// (explore speed-bump 2049: a threshold reached at 11:00:28, the clock set back to the same date at 11:00:57, and
-    /// no speed bump all day). A change to a later date ends that day, and what was still due for it.
+    /// (a threshold reached seconds before the clock is set back would otherwise never come that day). A change to a
+    /// later date ends that day, and what was still due for it.
     func clockMoved(toALaterDate: Bool) {
         guard running else { return }
         for name in activityNames {

@@ -414,7 +414,7 @@ public final class DeviceOS: BrokerService {
     /// An iOS update or restore: every token is regenerated; the OS carries its own settings over.
     func updateOperatingSystem() {
         // The use so far is recorded in the old tokens and goes on in the new ones: an app still in front after the
-        // update is still in use (explore: a paused meter never counted it again, so no threshold came that day).
+        // update is still in use (a paused meter would never count it again, and no threshold would come that day).
         usage.flush()
         let migration = tokens.regenerate(for: catalog)
         save(tokens.epoch, key: "tokens.epoch")

@@ -8,7 +8,7 @@ import ScreenTime
 /// History is kept in the OS's own names (bundle ids, hosts), not tokens, so it survives a token regeneration;
 /// private browsing records nothing (`suppressUsageRecording`), as Safari does. Every span is stored in the device
 /// state as it is recorded: on iOS the use counted toward a threshold is the system's and survives a restart or a
-/// crash, so after a reload DeviceActivity replays the running interval's use from it (explore, speed-bump seed 11).
+/// crash, so after a reload DeviceActivity replays the running interval's use from it.
 /// The use in progress is stored too: a broker killed by SIGKILL records nothing as it dies, and its successor
 /// counts that use up to its own start instead of forgetting it.
 final class UsageMeter {

@@ -79,7 +79,7 @@ struct ZoneTimeline {
         var previous = range.start.addingTimeInterval(-86_400)
         // Every recorded zone's offsets near the wall reading are candidates, not only those in force at that
         // reading taken as UTC: a zone held for two hours, or one whose offset DST changed that day, would
-        // otherwise never be sampled and its midnight or focus hour lost (explore: focus-window 13, two-products 30).
+        // otherwise never be sampled and its midnight or focus hour lost.
         let zones = changes.map(\.zone)
         for day in firstDay...max(firstDay, lastDay) {
             let dayStart = Date(timeIntervalSince1970: Double(day) * 86_400)

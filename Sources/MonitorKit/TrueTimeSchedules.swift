@@ -46,7 +46,7 @@ public enum TrueTimeSchedules {
     /// A one-off schedule from the true instant `date` to the end of that device day (as `allDay` ends), or nil when it
     /// would not start at `date` or would be shorter than DeviceActivity's 15 minutes — or when `date` is on a later
     /// device day than now: the OS would read the window's wall times on today, where it already runs, and start it at
-    /// once (explore speed-bump 2009: a cooldown from 23:46 to 00:01 looped on its own interval until ack-timeout).
+    /// once, and a window that plans itself again at its start would loop.
     public static func countingWindow(from date: Date) -> DeviceActivitySchedule? {
         guard startingWhenDue(date) == date,
               DayKey.string(BusClock.deviceClock(at: date), in: BusClock.timeZone) == DayKey.deviceToday() else { return nil }
@@ -61,8 +61,7 @@ public enum TrueTimeSchedules {
 
     /// `date`, or the first quarter hour after it that a one-off schedule starts at as planned. In a repeated DST hour
     /// the device clock shows a time twice and the OS reads a schedule's start as the first: a check planned in the
-    /// second would start at once, and a check that chains the next would loop (explore: the clock set back into the
-    /// repeated hour, two-products seed 4, ended in `ack-timeout`).
+    /// second would start at once, and a check that chains the next would loop.
     public static func startingWhenDue(_ date: Date) -> Date {
         let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
         let shownNow = BusClock.deviceClock(at: BusClock.absoluteNow)
@@ -81,8 +80,7 @@ public enum TrueTimeSchedules {
 
     /// A schedule whose end warning comes at the true instant `date`, for a check that no one-off schedule can start
     /// when due: the device clock shows `date` in the second pass of a repeated DST hour, which the OS reads as the
-    /// first, already over (explore: the habit lock's unlock ended at 02:35 in Berlin's second 02:00–03:00 and no
-    /// re-check came). The interval runs from the device clock's now (it starts at once) to the first quarter hour on
+    /// first, already over, so no check would come. The interval runs from the device clock's now (it starts at once) to the first quarter hour on
     /// that the OS reads as planned and that is 15 wall minutes on (DeviceActivity's minimum), and warns `date` before
     /// that end: the OS computes a warning in true time. Nil when a plain window starts when due.
     public static func warningWindow(checkingAt date: Date) -> DeviceActivitySchedule? {

@@ -171,7 +171,7 @@ extension Collection where Element == WallClockWindow {
 }
 
 /// `value` in decimal with leading zeros to `width` digits (`%0*d` for values ≥ 0): `String(format:)` casts each argument
-/// to `CVarArg` at run time, ~0.9 M instructions the first time in a process — once per launch of a short-lived extension.
+/// to `CVarArg` at run time, costly the first time in a process — and a short-lived extension is a new process each launch.
 public func zeroPadded(_ value: Int, to width: Int) -> String {
     let digits = String(value)
     return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits

@@ -5,5 +5,5 @@ import ShieldBusSDK
 
 PluginHost.run {
     let (options, defaults) = ReferencePlugin.setUp()
-    return ReferenceActionDelegate(options: options, defaults: defaults)
+    return ReferenceActionDelegate.make(options: options, defaults: defaults)
 }

@@ -5,5 +5,5 @@ import ShieldBusSDK
 
 PluginHost.run {
     let (options, defaults) = ReferencePlugin.setUp()
-    return ReferenceCompanionApp(options: options, defaults: defaults)
+    return ReferenceCompanionApp.make(options: options, defaults: defaults)
 }

@@ -3,13 +3,14 @@ import Logging
 import ManagedSettings
 import ShieldBusSDK
 
-/// The reference action delegate: decides what the shield's buttons do and records intents (grace passes,
-/// nudges) in the App-Group store. It never lifts a shield itself — the monitor does (the Rork write-up).
+/// The reference action delegate's common part: what the shield's buttons do — the primary one closes the app — and,
+/// per product (`HabitLockAction`, `FocusWindowAction`, `SpeedBumpAction`), the intents a press records in the
+/// App-Group store (grace passes, nudges). It never lifts a shield itself — the monitor does (the Rork write-up).
 open class ReferenceActionDelegate: ShieldActionDelegate {
     public let options: ProductOptions
     public let defaults: SharedDefaults
 
-    public init(options: ProductOptions, defaults: SharedDefaults) {
+    public required init(options: ProductOptions, defaults: SharedDefaults) {
         self.options = options
         self.defaults = defaults
         super.init()
@@ -18,61 +19,51 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
     var logger: Logger? { PluginRuntime.current?.logger }
     var now: Date { BusClock.absoluteNow }
 
+    /// The action delegate of the product its options name.
+    public static func make(options: ProductOptions, defaults: SharedDefaults) -> ReferenceActionDelegate {
+        let type: [Product: ReferenceActionDelegate.Type] = [.habitLock: HabitLockAction.self, .focusWindow: FocusWindowAction.self, .speedBump: SpeedBumpAction.self]
+        return type[options.product]!.init(options: options, defaults: defaults)
+    }
+
     open override func handle(action: ShieldAction, for application: ApplicationToken, completionHandler: @escaping (ShieldActionResponse) -> Void) {
-        switch (options.product, action) {
-        case (.focusWindow, .secondaryButtonPressed):
-            completionHandler(grantPass(to: application) ? .defer : .none)
-        case (.speedBump, .primaryButtonPressed):
-            // The token the system hands over now: valid even after an OS update regenerated the saved ones (Tether).
-            completionHandler(recordNudge(for: application) ? .defer : .close)
-        case (_, .primaryButtonPressed):
-            completionHandler(.close)
-        default:
-            completionHandler(.none)  // a stray tap, or a button this product does not offer
-        }
+        completionHandler(response(to: action, for: application))
     }
 
     open override func handle(action: ShieldAction, for webDomain: WebDomainToken, completionHandler: @escaping (ShieldActionResponse) -> Void) {
-        completionHandler(action == .primaryButtonPressed ? .close : .none)
+        completionHandler(closes(action))
     }
 
     open override func handle(action: ShieldAction, for category: ActivityCategoryToken, completionHandler: @escaping (ShieldActionResponse) -> Void) {
-        completionHandler(action == .primaryButtonPressed ? .close : .none)
+        completionHandler(closes(action))
     }
 
-    /// Records a grace pass for one app (the monitor lifts its shield until the pass ends), and tallies it.
-    open func grantPass(to application: ApplicationToken) -> Bool {
-        let until = now.addingTimeInterval(Double(options.passMinutes) * 60)
-        let tallyKey = SharedKey.graceTally(on: DayKey.today())
+    /// A press on an app's shield: the product's button records its intent; any other is `closes(_:)`.
+    open func response(to action: ShieldAction, for application: ApplicationToken) -> ShieldActionResponse {
+        closes(action)
+    }
+
+    /// The primary button closes the app; any other press is a stray tap, or a button this product does not offer.
+    public func closes(_ action: ShieldAction) -> ShieldActionResponse {
+        action == .primaryButtonPressed ? .close : .none
+    }
+
+    /// Records an intent on one app in one App-Group transaction — one more on its count, the app, and its end `minutes`
+    /// from now — then announces it (`announce(end, count)`). False, the failure reported, when it cannot be recorded.
+    public func recordIntent(_ what: String, on application: ApplicationToken, minutes: Int, countKey: String, applicationKey: String,
+                             endKey: String, announce: (Date, Int) throws -> Void) -> Bool {
+        let end = now.addingTimeInterval(Double(minutes) * 60)
         do {
-            let tally = try defaults.transaction { tx -> Int in
-                let tally = (try tx.integer(forKey: tallyKey) ?? 0) + 1
-                _ = try tx.set(tally, forKey: tallyKey)
-                _ = try tx.set(application.rawValue, forKey: SharedKey.passApplication)
-                _ = try tx.set(until.timeIntervalSince1970, forKey: SharedKey.passUntil)
-                return tally
+            let count = try defaults.transaction { tx -> Int in
+                let count = (try tx.integer(forKey: countKey) ?? 0) + 1
+                _ = try tx.set(count, forKey: countKey)
+                _ = try tx.set(application.rawValue, forKey: applicationKey)
+                _ = try tx.set(end.timeIntervalSince1970, forKey: endKey)
+                return count
             }.value
-            try PluginRuntime.current?.publish("app.intent.grace-pass", json: ["until": .int(busTime(until)), "tallyToday": .int(Int64(tally))])
+            try announce(end, count)
             return true
         } catch {
-            PluginRuntime.current?.reportWriteFailure("the grace pass", error)
-            return false
-        }
-    }
-
-    /// Records a nudge: the app to unblock and the cooldown during which monitoring pauses.
-    open func recordNudge(for application: ApplicationToken) -> Bool {
-        let until = now.addingTimeInterval(Double(options.cooldownMinutes) * 60)
-        do {
-            _ = try defaults.transaction { tx in
-                _ = try tx.set((try tx.integer(forKey: SharedKey.nudgeCount) ?? 0) + 1, forKey: SharedKey.nudgeCount)
-                _ = try tx.set(application.rawValue, forKey: SharedKey.nudgeApplication)
-                _ = try tx.set(until.timeIntervalSince1970, forKey: SharedKey.nudgeCooldownUntil)
-            }
-            try PluginRuntime.current?.publish("app.intent.nudge", json: ["cooldownUntil": .int(busTime(until))])
-            return true
-        } catch {
-            PluginRuntime.current?.reportWriteFailure("the nudge", error)
+            PluginRuntime.current?.reportWriteFailure(what, error)
             return false
         }
     }

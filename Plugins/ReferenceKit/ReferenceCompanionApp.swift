@@ -4,16 +4,17 @@ import Foundation
 import Logging
 import ShieldBusSDK
 
-/// The reference companion app — the product's main app. It asks for authorization, holds the selection,
-/// starts the product's schedules, starts and ends unlocks, and on every foreground runs the synchronous
-/// re-block check before anything else (lessons 1 and 7).
+/// The reference companion app's common part — the product's main app. It asks for authorization, holds the selection,
+/// starts the schedules and on every foreground runs the product's synchronous re-block check before anything else
+/// (lessons 1 and 7). What differs by product — its schedules, its unlocks — is in one subclass per product
+/// (`HabitLockApp`, `FocusWindowApp`, `SpeedBumpApp`).
 open class ReferenceCompanionApp: App {
     public let options: ProductOptions
     public let defaults: SharedDefaults
     public let shields: Shields
     public let center = DeviceActivityCenter()
 
-    public init(options: ProductOptions, defaults: SharedDefaults) {
+    public required init(options: ProductOptions, defaults: SharedDefaults) {
         self.options = options
         self.defaults = defaults
         shields = Shields(storeName: options.store)
@@ -22,6 +23,14 @@ open class ReferenceCompanionApp: App {
 
     var logger: Logger? { PluginRuntime.current?.logger }
     var now: Date { BusClock.absoluteNow }
+    /// The activity names the app shares with the monitor.
+    public var names: ReferenceMonitorNames { ReferenceMonitorNames(options: options) }
+
+    /// The companion app of the product its options name.
+    public static func make(options: ProductOptions, defaults: SharedDefaults) -> ReferenceCompanionApp {
+        let type: [Product: ReferenceCompanionApp.Type] = [.habitLock: HabitLockApp.self, .focusWindow: FocusWindowApp.self, .speedBump: SpeedBumpApp.self]
+        return type[options.product]!.init(options: options, defaults: defaults)
+    }
 
     // MARK: Launch
 
@@ -56,7 +65,7 @@ open class ReferenceCompanionApp: App {
         var refused: Error?
         do {
             try startSchedules(afterLostAuthorization: lostAuthorization)
-            if lostAuthorization { try raiseTheDaysSpeedBumpAgain() }
+            if lostAuthorization { try restoreShieldsAfterLostAuthorization() }
         } catch {
             // A registration refused (the activity limit full after an approval): what is due now is still shielded,
             // by the synchronous check below (explore: habit-lock 147).
@@ -112,63 +121,27 @@ open class ReferenceCompanionApp: App {
         }
     }
 
-    /// Starts the product's schedules; `afterLostAuthorization`: again, after a revocation stopped them mid-day.
+    /// Starts the schedules; `afterLostAuthorization`: again, after a revocation stopped them mid-day.
     open func startSchedules(afterLostAuthorization: Bool) throws {
-        let monitorNames = ReferenceMonitorNames(options: options)
-        try monitorNames.keptSelection.register(try LockState.readBlockList(from: defaults), center: center)
-        switch options.product {
-        case .habitLock:
-            try center.startMonitoring(monitorNames.daily, during: TrueTimeSchedules.allDay)
-            registerReserve(monitorNames)
-        case .focusWindow:
-            registerReserve(monitorNames)
-            for (index, hours) in options.focusHours.enumerated() {
-                try center.startMonitoring(monitorNames.focus(index), during: DeviceActivitySchedule(
-                    intervalStart: hours.startComponents, intervalEnd: hours.endComponents, repeats: true))
-            }
-        case .speedBump:
-            registerReserve(monitorNames)
-            // Registering the threshold again restarts its count (the OS counts from the registration), so a relaunch
-            // of the app — a force-quit, a restart — forgave the use so far (explore, speed-bump seed 304). Nor during a
-            // dismiss's cooldown: the monitor resumes the count when it ends.
-            let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil
-            let cooling = cooldownEnd.map { $0 > now.timeIntervalSince1970 } ?? false
-            guard try !center.monitoredActivities().contains(monitorNames.daily), !cooling else { break }
-            // The speed bump promises N minutes a day. A revocation stopped its schedules, so the registration made again
-            // at the approval must count the day's use before it (Apple's `includesPastActivity`): otherwise the OS counts
-            // from the approval and forgives that use (explore: speed-bump 3, 6 and 19). Not when a dismiss's cooldown
-            // ended today: the count started again there, and the day's use before it would raise the speed bump over the
-            // dismissed app at once (explore: speed-bump 86). The first set-up, and every other registration, keeps
-            // Apple's default: the count starts at the registration.
-            let countStartedToday = cooldownEnd.map { $0 >= DayKey.deviceDayStart().timeIntervalSince1970 } ?? false
-            let list = try LockState.readBlockList(from: defaults)
-            try center.startMonitoring(monitorNames.daily, during: TrueTimeSchedules.allDay, events: [
-                monitorNames.thresholdEvent: options.thresholdEvent(list, includingPastActivity: afterLostAuthorization && !countStartedToday),
-            ])
-        }
+        try names.keptSelection.register(try LockState.readBlockList(from: defaults), center: center)
+        try startProductSchedules(afterLostAuthorization: afterLostAuthorization)
     }
 
-    /// The revocation cleared the shields of a speed bump raised today, which holds to the device's midnight: it goes
-    /// up again at once, over every picked app but the one a dismiss let through since it was raised. The threshold
-    /// registered again cannot say so when a cooldown restarted the day's count (it then counts from the approval), and
-    /// TikTok stayed usable after the approval though Instagram's dismiss had let only Instagram through.
-    func raiseTheDaysSpeedBumpAgain() throws {
-        guard options.product == .speedBump, try defaults.string(forKey: SharedKey.speedBumpDay) == DayKey.deviceToday(),
-              let raised = try defaults.double(forKey: SharedKey.speedBumpRaised) else { return }
-        let dismissedSince = try defaults.double(forKey: SharedKey.nudgeCooldownUntil).map { $0 > raised } ?? false
-        let dismissed = dismissedSince ? try DismissedApplication.current(in: defaults).map { [$0] } ?? [] : []
-        let list = ReferenceMonitor.currentBlockList(try readStateRepairingFromPicker(), center: center, names: ReferenceMonitorNames(options: options))
-        try shields.block(list, passing: Set(dismissed))
-    }
+    /// The product's own schedules, with the reserve slot (`registerReserve()`) among them.
+    open func startProductSchedules(afterLostAuthorization: Bool) throws {}
+
+    /// The revocation cleared the shields: what the product still holds today goes up again once its schedules are
+    /// registered anew.
+    open func restoreShieldsAfterLostAuthorization() throws {}
 
     /// The reserve slot: a place among DeviceActivity's 20 kept for the monitor's checks (the habit lock's unlock, a
     /// grace pass's end, the speed bump's cooldown and its end at midnight), which the monitor reuses when a new
     /// schedule is refused (the app's other activities may fill the rest). Registered once: the monitor may hold a re-check in it. A refusal here
     /// (the limit already full) costs the reserve only, not the product's other schedules.
-    func registerReserve(_ monitorNames: ReferenceMonitorNames) {
+    func registerReserve() {
         do {
-            if try !center.monitoredActivities().contains(monitorNames.reserve) {
-                try center.startMonitoring(monitorNames.reserve, during: TrueTimeSchedules.allDay)
+            if try !center.monitoredActivities().contains(names.reserve) {
+                try center.startMonitoring(names.reserve, during: TrueTimeSchedules.allDay)
             }
         } catch {
             logger?.warning("no reserve re-check slot: \(error)")
@@ -189,19 +162,9 @@ open class ReferenceCompanionApp: App {
         }
     }
 
-    /// The synchronous re-block check: a direct read of the shared state and a direct write of the shields,
-    /// with no suspension point in between, so nothing can stop it half-way (lessons 7 and 9).
-    open func foregroundCheck() {
-        guard options.product == .habitLock else { return }
-        do {
-            let state = try readStateRepairingFromPicker()
-            if state.isUnlockActive(at: now) { return }
-            try shields.block(state.blockList)
-            if state.isCurrentlyUnlocked { try defaults.set(false, forKey: SharedKey.isCurrentlyUnlocked) }  // a stale flag (lesson 6)
-        } catch {
-            logger?.error("foreground check failed: \(error)")
-        }
-    }
+    /// The product's synchronous re-block check, run before anything else the app does (lesson 7): only the habit lock
+    /// has one, as only its unlocks are ended by the app too.
+    open func foregroundCheck() {}
 
     /// The lock state; when the saved tokens do not decode, the picker's selection (held by the OS) is saved
     /// anew — validated first — rather than anything being written back empty (lesson 4).
@@ -212,52 +175,6 @@ open class ReferenceCompanionApp: App {
             logger?.error("\(error); restoring the selection from the picker")
             try saveSelection(BlockList(try AuthorizationCenter.shared.pickActivities()))
             return try LockState.read(from: defaults)
-        }
-    }
-
-    // MARK: Habits and unlocks
-
-    open override func habitCompleted(_ habit: String) {
-        guard options.product == .habitLock else { return }
-        let key = SharedKey.habits(on: DayKey.today())
-        do {
-            var done = try defaults.value([String].self, forKey: key) ?? []
-            guard !done.contains(habit) else { return }
-            done.append(habit)
-            try defaults.set(done, forKey: key)
-            if done.count == options.habitsPerDay { try startUnlock() }
-        } catch {
-            PluginRuntime.current?.reportWriteFailure("the habit '\(habit)'", error)
-        }
-    }
-
-    /// Starts an unlock: the flag and the timestamp together; the monitor lifts the shields in response.
-    open func startUnlock() throws {
-        let until = now.addingTimeInterval(Double(options.unlockMinutes) * 60)
-        _ = try defaults.transaction { tx in
-            _ = try tx.set(until.timeIntervalSince1970, forKey: SharedKey.quotaEndTimestamp)
-            _ = try tx.set(true, forKey: SharedKey.isCurrentlyUnlocked)
-        }
-        try PluginRuntime.current?.publish("app.unlock.started", json: ["until": .int(busTime(until)), "minutes": .int(Int64(options.unlockMinutes))])
-        // The app's own timer clears the flag — but it stops while the app is suspended, so no path trusts it alone.
-        try scheduleTimer(id: "unlock-expiry", at: until)
-    }
-
-    open override func timerFired(_ id: String) {
-        guard id == "unlock-expiry" else { return }
-        endUnlock()
-    }
-
-    /// Ends the unlock: the synchronous re-block first, then the slower clean-up that may be suspended (lesson 9).
-    open func endUnlock() {
-        foregroundCheck()
-        do {
-            try suspensionPoint()
-            try defaults.set(false, forKey: SharedKey.isCurrentlyUnlocked)
-            try suspensionPoint()
-            try PluginRuntime.current?.publish("app.unlock.ended", json: [:])
-        } catch {
-            logger?.warning("the unlock clean-up was interrupted: \(error)")
         }
     }
 }

@@ -6,5 +6,5 @@ import ShieldBusSDK
 
 PluginHost.run {
     let (options, defaults) = ReferencePlugin.setUp()
-    return ReferenceShieldRenderer(options: options, defaults: defaults, resources: Bundle.module.url(forResource: "Resources", withExtension: nil))
+    return ReferenceShieldRenderer.make(options: options, defaults: defaults, resources: Bundle.module.url(forResource: "Resources", withExtension: nil))
 }

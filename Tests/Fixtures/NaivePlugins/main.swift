@@ -75,10 +75,10 @@ final class NaiveFocusMonitor: FocusWindowMonitor {
     }
 }
 
-final class NaiveRenderer: ReferenceShieldRenderer {
+final class NaiveRenderer: HabitLockShield {
     override func reblockIfNeeded() {
         switch flaw {
-        case _ where singlePath.contains(flaw), "pass-no-recheck": return
+        case _ where singlePath.contains(flaw): return
         case "apps-only":
             if let state = try? LockState.read(from: defaults), !state.isUnlockActive(at: BusClock.now) { blockAppsOnly(shields, state.blockList) }
         case "flag-only":
@@ -89,7 +89,13 @@ final class NaiveRenderer: ReferenceShieldRenderer {
     }
 }
 
-final class NaiveDelegate: ReferenceActionDelegate {
+final class NaiveFocusShield: FocusWindowShield {
+    override func reblockIfNeeded() {
+        if flaw != "pass-no-recheck" { super.reblockIfNeeded() }
+    }
+}
+
+final class NaiveDelegate: SpeedBumpAction {
     override func recordNudge(for application: ApplicationToken) -> Bool {
         // Looks the app up in the saved selection — stale after an OS update (FB14237883) — instead of using
         // the token the system just handed over.
@@ -99,7 +105,7 @@ final class NaiveDelegate: ReferenceActionDelegate {
     }
 }
 
-final class NaiveApp: ReferenceCompanionApp {
+final class NaiveApp: HabitLockApp {
     override func refreshSelection() {
         if flaw != "write-back-empty" { super.refreshSelection() }  // its tokens come from the App Group only
     }
@@ -166,9 +172,22 @@ case "monitor":
         case .speedBump: return ReferenceMonitor.make(options: options, defaults: defaults)
         }
     }
-case "shield": PluginHost.run { NaiveRenderer(options: options, defaults: defaults, resources: nil) }
-case "action": PluginHost.run { NaiveDelegate(options: options, defaults: defaults) }
-case "app": PluginHost.run { NaiveApp(options: options, defaults: defaults) }
+case "shield":
+    PluginHost.run { () -> ReferenceShieldRenderer in
+        switch options.product {
+        case .habitLock: return NaiveRenderer(options: options, defaults: defaults, resources: nil)
+        case .focusWindow: return NaiveFocusShield(options: options, defaults: defaults, resources: nil)
+        case .speedBump: return ReferenceShieldRenderer.make(options: options, defaults: defaults, resources: nil)
+        }
+    }
+case "action":
+    PluginHost.run { () -> ReferenceActionDelegate in
+        options.product == .speedBump ? NaiveDelegate(options: options, defaults: defaults) : ReferenceActionDelegate.make(options: options, defaults: defaults)
+    }
+case "app":
+    PluginHost.run { () -> ReferenceCompanionApp in
+        options.product == .habitLock ? NaiveApp(options: options, defaults: defaults) : ReferenceCompanionApp.make(options: options, defaults: defaults)
+    }
 default:
     FileHandle.standardError.write(Data("usage: naive-plugin monitor|shield|action|app (NAIVE_FLAW=…)\n".utf8))
     exit(64)

@@ -11,7 +11,7 @@ final class Notifier: BusPlugin {
     let options: NotifierOptions
     private lazy var desktop = DesktopNotifier.ifAvailable(enabled: options.desktop)
     /// The App-Group store, opened at the first notification and kept: a connection, not a copy (every read goes to
-    /// the store). Opening it for each notification (a quick_check, the WAL set-up) was a tenth of the notifier's CPU.
+    /// the store). Opening it for each notification would run a quick_check and the WAL set-up every time.
     private var openedDefaults: SharedDefaults?
 
     init(options: NotifierOptions) {

@@ -7,9 +7,8 @@ import ShieldBusSDK
 /// and carries the OS's own copies over — the stores' shields, the activities' events — but not the App Group: the
 /// recorded token then names no app. The shields stay right (the store's copy is the OS's); what breaks is writing
 /// them again from scratch, as the companion app does after a revocation cleared them: passing the stale token
-/// shields the dismissed app (explore: speed-bump 165). So the monitor, at each callback, finds the dismissed app in
-/// the OS's copies — the one selected app the store lets through — and records it in its own slice, for the nudge
-/// it belongs to.
+/// shields the dismissed app. So the monitor, at each callback, finds the dismissed app in the OS's copies — the one
+/// selected app the store lets through — and records it in its own slice, for the nudge it belongs to.
 public enum DismissedApplication {
     /// The monitor's record: the token in today's tokens, and the cooldown end of the nudge it stands for.
     struct Record: Codable, Equatable {

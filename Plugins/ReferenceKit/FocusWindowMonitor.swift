@@ -8,20 +8,20 @@ import ShieldBusSDK
 open class FocusWindowMonitor: ReferenceMonitor {
     /// Whether the wall clock at `date` shows a time inside the focus hours. By the wall time, not by the schedule's
     /// interval: in a repeated DST hour the clock shows the window's times twice, and the OS's interval (which reads
-    /// a repeated wall time as its first pass) covers only the first — apps stayed usable through the second.
+    /// a repeated wall time as its first pass) covers only the first — apps would stay usable through the second.
     public func isInFocusHours(_ date: Date) -> Bool {
         options.focusHours.contain(date)
     }
 
     /// A focus window started or ended, or a focus check came: the OS runs the windows on the device clock, which
-    /// the person may have set, and a far schedule may fire early, late or never (explore: a window that never
-    /// started; the clock set back two hours ended one). So the monitor judges the hours in true time, shields or
-    /// lifts by that alone, and checks again at the next true boundary.
+    /// the person may have set, and a far schedule may fire early, late or never (a window may never start, and a
+    /// clock set back may end one). So the monitor judges the hours in true time, shields or lifts by that alone,
+    /// and checks again at the next true boundary.
     open func syncFocusHours() {
         if isInFocusHours(now) {
             guard let state = readState() else { return }
-            // The apps with a running pass stay out of that one write: shielded and lifted again, the app in use was
-            // closed and its shield shown for an instant (explore: focus-window 3921).
+            // The apps with a running pass stay out of that one write: shielded and lifted again, the app in use would
+            // be closed and its shield shown for an instant.
             reblock(state, reason: "focus hours", passing: Set(passBook.running(at: now).map(\.application)))
         } else {
             do { try shields.liftAll() } catch { logger?.error("cannot end the focus window: \(error)") }
@@ -31,8 +31,8 @@ open class FocusWindowMonitor: ReferenceMonitor {
 
     /// The next check: at the next true boundary of the focus hours, or 44 minutes out when that is sooner (a
     /// schedule further out may fire early, late or never). In a repeated DST hour's second pass it comes as an end
-    /// warning, as the habit lock's re-checks (explore: focus-window 85, a check the OS read as the first pass, a day
-    /// late).
+    /// warning, as the habit lock's re-checks: a check planned there the OS would read as the first pass, and it would
+    /// come a day late.
     func planFocusCheck() {
         guard !options.focusHours.isEmpty else { return }
         let date = options.focusHours.nextChange(after: now, within: CheckChain.horizon)
@@ -57,7 +57,7 @@ open class FocusWindowMonitor: ReferenceMonitor {
 
     /// The delegate recorded a pass: lift that app alone, and check on the passes one minute after the first ends.
     /// The delegate keeps only the last pass, so the monitor keeps them all: a second pass must not strand the
-    /// first app unshielded (explore).
+    /// first app unshielded.
     open override func passGranted() {
         guard let pass = activePass() else { return }
         var passes = grantedPasses()
@@ -98,7 +98,7 @@ open class FocusWindowMonitor: ReferenceMonitor {
     private func scheduleNextPassCheck(_ passes: [String: Double]) throws {
         guard let first = passes.values.min() else { return }
         // In a repeated hour's second pass it comes as an end warning: a window there is read as the first pass, already
-        // over, and the pass never ended (the clock set back into Berlin's repeated hour, found with focus-window 3921).
+        // over, and the pass would never end (as when the clock is set back into a repeated hour).
         let check = TrueTimeSchedules.minuteAfter(Date(timeIntervalSince1970: first)), plan = TrueTimeSchedules.checkSchedule(at: check)
         try chain.startMonitoring(names.pass, during: plan.schedule, checkingAt: check, atEndWarning: plan.atEndWarning)
     }

@@ -38,8 +38,8 @@ open class HabitLockMonitor: ReferenceMonitor {
     }
 
     /// The daily interval started again mid-unlock — the app registered it anew after an approval. A revocation took the
-    /// unlock's chained checks with every other schedule, so nothing would re-block at its end (explore: habit-lock 117):
-    /// the chain starts again when no check of it is registered.
+    /// unlock's chained checks with every other schedule, so nothing would re-block at its end: the chain starts again
+    /// when no check of it is registered.
     func checkTheRunningUnlock(_ state: LockState) {
         guard let quotaEnd = state.quotaEnd else { return }
         do {
@@ -69,8 +69,8 @@ open class HabitLockMonitor: ReferenceMonitor {
 
     open override func productCheckIsDue(for activity: DeviceActivityName) {
         guard activity == names.daily else { return }
-        // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight (explore
-        // found one cut at 00:00). The daily interval also "starts" again when the app re-registers it mid-day.
+        // A new day re-blocks unless an unlock still runs: an unlock keeps its absolute end across midnight, not cut
+        // at 00:00. The daily interval also "starts" again when the app re-registers it mid-day.
         guard let state = readState() else { return }
         if unlockHasEnded(state) {
             reblock(state, reason: "a new day")

@@ -8,8 +8,8 @@ import ShieldBusSDK
 /// Habit Lock's shield: the selection unlocks when the day's habits are done; after each request it re-blocks when no
 /// unlock is running.
 open class HabitLockShield: ReferenceShieldRenderer {
-    /// An unlock ends at its absolute end: a new day (or a first check ever) does not cut it short — explore found an
-    /// unlock across midnight cut at 00:00.
+    /// An unlock ends at its absolute end: a new day (or a first check ever) does not cut it short, so an unlock
+    /// across midnight runs on past 00:00.
     open override func productReblockCheck() throws {
         let state = try LockState.read(from: defaults)
         if !state.isUnlockActive(at: now) {

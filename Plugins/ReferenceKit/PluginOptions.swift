@@ -44,7 +44,7 @@ extension PluginOptionsError {
 
 /// One object of a plugin's options, read member by member from the configuration's JSON (`JSONValue`) instead of
 /// `Codable` (`JSONReadableOptions`): an unknown key is refused, a member of the wrong type is named by its key path
-/// with what was expected, and an absent or null member reads as nil (as `decodeIfPresent` had it).
+/// with what was expected, and an absent or null member reads as nil (as `decodeIfPresent` reads it).
 public struct OptionsObject {
     private let members: [String: JSONValue]
     /// Where the object sits in the options, for errors: empty at the top, e.g. `focusHours[0]` inside.

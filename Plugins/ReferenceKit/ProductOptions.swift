@@ -55,7 +55,7 @@ public struct ProductOptions: JSONReadableOptions, Sendable {
         store = try options.string(Key.store.rawValue) ?? "lock"
         habitsPerDay = try int(.habitsPerDay, default: 3)
         unlockMinutes = try int(.unlockMinutes, default: 30)
-        // A window's other keys are ignored, as they always were (the configuration does not check inside them).
+        // A window's other keys are ignored, as the configuration ignores them (it does not check inside them).
         focusHours = try options.objects(Key.focusHours.rawValue, in: "focusHours", allowed: nil)?.map(FocusHours.init) ?? []
         passMinutes = try int(.passMinutes, default: 5)
         thresholdMinutes = try int(.thresholdMinutes, default: 30)

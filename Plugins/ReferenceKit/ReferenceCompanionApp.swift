@@ -68,7 +68,7 @@ open class ReferenceCompanionApp: App {
             if lostAuthorization { try restoreShieldsAfterLostAuthorization() }
         } catch {
             // A registration refused (the activity limit full after an approval): what is due now is still shielded,
-            // by the synchronous check below (explore: habit-lock 147).
+            // by the synchronous check below.
             refused = error
         }
         if refused == nil {

@@ -46,7 +46,7 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
     /// The product's part of the re-block check: what it shields again when it finds something over.
     open func productReblockCheck() throws {}
 
-    /// Writes `lastShieldDayCheck` on the first check of each day only: a write on every request was an App-Group
+    /// Writes `lastShieldDayCheck` on the first check of each day only: a write on every request would be an App-Group
     /// commit (an fdatasync) per shield, and the key says which day was last checked.
     func recordDayCheck() throws {
         let today = DayKey.string(now, in: BusClock.timeZone)

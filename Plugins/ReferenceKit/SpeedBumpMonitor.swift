@@ -16,8 +16,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
             state.blockList = BlockList(applications: current.applications, categories: current.categories, webDomains: current.webDomains)
         }
         if activity == names.daily, coolingDown() {
-            // `daily` counted on through a dismiss while the day check was pending (`nudged`): its answer is in, and the
-            // dismiss pauses the count from here. A crossing after that instant counted the dismissed app's cooldown.
+            // `daily` counted on through a dismiss while the day check was pending (`nudged`): its answer is in, and
+            // the dismiss pauses the count from here. A crossing after that instant would count the dismissed app's
+            // cooldown.
             do { try center.stopMonitoringActivities([names.daily]) } catch { logger?.error("cannot pause the count for the cooldown: \(error)") }
             guard answersTheDayCheck() else { return }
         }
@@ -34,9 +35,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     /// The delegate recorded a nudge: unblock only the app the system handed it, pause monitoring for the cooldown —
-    /// unless a check of the device's new day is pending: `daily` brings the threshold that check waits for (explore:
-    /// speed-bump 7018, stopped here, and every shield lifted at the check with the new day past its threshold), so it
-    /// counts on until that threshold comes (`answersTheDayCheck`) or the resume registers it again.
+    /// unless a check of the device's new day is pending: `daily` brings the threshold that check waits for (stopped
+    /// here, it would never bring it, and the check would lift every shield with the new day past its threshold), so
+    /// it counts on until that threshold comes (`answersTheDayCheck`) or the resume registers it again.
     open override func nudged() {
         guard let raw = try? defaults.string(forKey: SharedKey.nudgeApplication),
               let until = try? defaults.double(forKey: SharedKey.nudgeCooldownUntil).map(Date.init(timeIntervalSince1970:)) else { return }
@@ -94,14 +95,14 @@ open class SpeedBumpMonitor: ReferenceMonitor {
 
     /// Plans the end of a dismiss's cooldown, registering the threshold ahead: on an interval that starts at the
     /// cooldown's end, so that the OS counts from that very instant and the threshold's own whole-minute delivery is the
-    /// only delay (explore: speed-bump 76, 111, 114, 124 under `ios-realistic` — registered by the resume's callback,
-    /// itself up to a minute late, the threshold came up to two minutes after the use reached it). The interval's start
-    /// registers the daily threshold again for the days after. When no such interval can start when due (less than 15
-    /// minutes before the device's midnight, or in a repeated DST hour), the plain resume window is planned. A cooldown
-    /// that ends on the device's next date cannot be registered ahead today (`countingWindow`): the plain window then
-    /// starts at the midnight between, whose callback (`resumeThresholdMonitoring`) registers the interval from the
-    /// cooldown's end on the new date (explore: speed-bump 10941 — the window at the end's whole minute registered the
-    /// threshold 52 s after it, and with the threshold's own delay tiktok.com was usable 1 min 39 s).
+    /// only delay (registered by the resume's callback, itself up to a minute late under `ios-realistic`, the threshold
+    /// would come up to two minutes after the use reached it). The interval's start registers the daily threshold
+    /// again for the days after. When no such interval can start when due (less than 15 minutes before the device's
+    /// midnight, or in a repeated DST hour), the plain resume window is planned. A cooldown that ends on the device's
+    /// next date cannot be registered ahead today (`countingWindow`): the plain window then starts at the midnight
+    /// between, whose callback (`resumeThresholdMonitoring`) registers the interval from the cooldown's end on the new
+    /// date (a window at the end's whole minute would register the threshold only after the end, and with the
+    /// threshold's own delay the selection would stay usable past its threshold).
     func planResume(until: Date) throws {
         if let schedule = TrueTimeSchedules.countingWindow(from: until), let state = readState() {
             let list = Self.currentBlockList(state, center: center, names: names)
@@ -112,7 +113,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         if midnight > until, let schedule = TrueTimeSchedules.warningWindow(checkingAt: until) {
             // The device clock shows the cooldown's end in a repeated hour's second pass: no one-off schedule starts
             // there (the OS reads its wall time as the first pass), and the first quarter hour it reads as planned is
-            // up to an hour on — the dismissed app counted nothing for that long. Its end warning comes at the true
+            // up to an hour on — the dismissed app would count nothing for that long. Its end warning comes at the true
             // end, whose callback registers the threshold (the habit lock's re-checks there, `checkSchedule`).
             try chain.startMonitoring(names.resume, during: schedule, checkingAt: until, atEndWarning: true)
             return
@@ -122,8 +123,8 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     /// Outside a cooldown the daily threshold must be registered: a re-registration the OS refused (the limit full) is
-    /// tried again at every check, so the speed bump comes back (explore: speed-bump 50 and 107 — `daily` refused at the
-    /// cooldown's end, and Instagram usable for the rest of the day). Only once the app has set up its schedules.
+    /// tried again at every check, so the speed bump comes back (else a `daily` refused at the cooldown's end would
+    /// leave the app usable for the rest of the day). Only once the app has set up its schedules.
     /// During a cooldown its end must be planned: the reserve holds one check, so a later cooldown end it held may have
     /// given way to a sooner check.
     func registerTheThresholdIfLost() {
@@ -139,7 +140,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// A speed bump lasts until the device's midnight (a daily threshold, counted by the OS on the device clock in
     /// the zone in force): lift its shields once the day it was raised on is over, else check again. The daily
     /// interval's start says so too, but under `ios-realistic` a far schedule may fire late or never, so re-checks no
-    /// further apart than 44 minutes lead up to midnight (explore: shields kept into the next day).
+    /// further apart than 44 minutes lead up to midnight (else the shields could be kept into the next day).
     open func checkSpeedBumpDay() {
         guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }
         do {
@@ -164,9 +165,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// The device clock was set or the zone changed. When the device now shows a later date than the speed bump's,
     /// the OS replans its daily interval on that date, which may have begun hours ago in true time: it counts that use
     /// and delivers the threshold again at its next whole minute if it is reached. Lifting at once would let the
-    /// selection through until then (explore: speed-bump 95, a zone change to a new date, usable 2 minutes), so the
-    /// monitor checks at that whole minute instead, and lifts only if no threshold came for the new day — unless the
-    /// count that raised the speed bump lies within the new day (`raisedWithinToday`): then it is the new day's.
+    /// selection through until then, so the monitor checks at that whole minute instead, and lifts only if no
+    /// threshold came for the new day — unless the count that raised the speed bump lies within the new day
+    /// (`raisedWithinToday`): then it is the new day's.
     func speedBumpDayMoved() {
         if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
             do {
@@ -187,8 +188,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// Whether the speed bump was raised by a count that ran from a cooldown's end which the device's new date began
     /// before, in true time: that date's count holds all of it. The OS's own count of the new day may still fall short of
     /// the threshold — the daily threshold registered from the resume's whole-minute callback misses the use since the
-    /// cooldown's end — and waiting for it lifted a speed bump that had to stay (explore: speed-bump 76, a move to a later
-    /// date 2 hours after the cooldown, X usable 45 s).
+    /// cooldown's end — and waiting for it would lift a speed bump that has to stay.
     func raisedWithinToday() -> Bool {
         guard let raised = (try? defaults.double(forKey: SharedKey.speedBumpRaised)) ?? nil,
               let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil, raised >= cooldownEnd else { return false }
@@ -209,7 +209,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         }
         guard let state = readState() else { return }
         // The OS's copy of the selection, not the saved tokens: an iOS update during the cooldown regenerated them,
-        // and a threshold on stale tokens never counts again (explore: the speed bump never came back that day).
+        // and a threshold on stale tokens never counts again: the speed bump would not come back that day.
         let list = Self.currentBlockList(state, center: center, names: names)
         let register = { [self] in
             try center.startMonitoring(names.daily, during: TrueTimeSchedules.allDay, events: [names.thresholdEvent: options.thresholdEvent(list)])
@@ -218,9 +218,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
             do {
                 try register()
             } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
-                // The app's other activities took the place `daily` left at the dismiss (explore: speed-bump 50): the
-                // cooldown's own slot (`resume`, counting from the cooldown's end) makes room for it. `daily` counts from
-                // this whole-minute callback, so the use since the cooldown's end is not counted: the ruling's two delays
+                // The app's other activities have taken the place `daily` left at the dismiss: the cooldown's own slot
+                // (`resume`, counting from the cooldown's end) makes room for it. `daily` counts from this whole-minute
+                // callback, so the use since the cooldown's end is not counted: the ruling's two delays
                 // (docs/explore.md, "Two delays with the activity limit full").
                 logger?.warning("registering the daily threshold again was refused (\(refusal)): the cooldown's slot makes room for it")
                 try center.stopMonitoringActivities([names.resume])

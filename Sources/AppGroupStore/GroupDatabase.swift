@@ -153,9 +153,8 @@ final class GroupDatabase {
             try statement.run()
             return sequence
         }
-        // The log keeps its last `changeLogLength` changes: unbounded, a year of a product's writes made the store
-        // grow by megabytes, and every process's start pays `quick_check` over the whole file (the companion app,
-        // started dozens of times a day, spent twice as long starting at the year's end as at its start).
+        // The log keeps its last `changeLogLength` changes: unbounded, it would grow with every write a product ever
+        // made, and every process's start pays `quick_check` over the whole file, so starts would slow as it grew.
         if sequence % Self.changeLogPruneInterval == 0 {
             try connection.withStatement("DELETE FROM changes WHERE seq <= ?", bindings: [.integer(sequence - Self.changeLogLength)]) { try $0.run() }
         }

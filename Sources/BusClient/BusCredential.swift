@@ -9,8 +9,8 @@ public enum BusCredential {
 
     /// A fresh secret: 32 random bytes (the system's cryptographic generator), as 64 hex digits.
     public static func random() -> String {
-        // Eight bytes per draw: the generator asks the kernel (`getrandom`) at each one, and a byte per draw made
-        // 32 system calls per credential — one per plugin launch, ~60 launches in an ios-realistic day.
+        // Eight bytes per draw: the generator asks the kernel (`getrandom`) at each one, and a byte per draw would
+        // make a system call per byte of a credential, which every plugin launch draws.
         var generator = SystemRandomNumberGenerator()
         return (0..<4).map { _ in
             let draw = generator.next()

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// The process's environment variables, read straight from `environ`: the dictionary
-/// `ProcessInfo.processInfo.environment` gives, at a fraction of its cost. Foundation splits each `NAME=value` at
+/// `ProcessInfo.processInfo.environment` gives, more cheaply. Foundation splits each `NAME=value` at
 /// the `=` by Characters (grapheme breaking) and grows its dictionary insert by insert, and a short-lived extension
 /// process pays that at every callback (docs/benchmarks.md says where a launch's time goes).
 public enum ProcessEnvironment {

@@ -14,9 +14,8 @@ public enum Quirk: String, CaseIterable, Codable, Sendable {
     /// An async task of a backgrounded app stops at its next suspension point.
     case suspendedAsyncTasks = "suspended-async-tasks"
     /// A fault, in no profile: `startMonitoring` announces `intervalDidStart` at once, whatever the schedule — as an
-    /// interval starts when a schedule's wall times already run (a window meant for the next device day, speed-bump
-    /// 2009) or the OS misreads them (a skipped hour, focus-window 12). It tests a product's loop guard; a configuration
-    /// switches it on (`quirks:`).
+    /// interval starts when a schedule's wall times already run (a window meant for the next device day) or the OS
+    /// misreads them (a skipped hour). It tests a product's loop guard; a configuration switches it on (`quirks:`).
     case startsIntervalsAtOnce = "starts-intervals-at-once"
 
     /// The faults: no profile turns them on.

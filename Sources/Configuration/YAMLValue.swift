@@ -34,8 +34,8 @@ public struct YAMLValue {
 
     /// The most values a file may expand to, its aliases expanded — or one per byte of its text, when that is more:
     /// far above any hand-written configuration or scenario, far below what a "billion laughs" of nested aliases asks
-    /// for, and never reached by a file without aliases, however long (each value takes at least a byte: the
-    /// generated heavy-user year is 2.4 MB and about 300,000 values).
+    /// for, and never reached by a file without aliases, however long (each value takes at least a byte, and a long
+    /// generated scenario such as the heavy-user year has more values than the fixed limit).
     public static let maximumExpandedValues = 200_000
 
     /// The expansion limit of a text of `bytes` bytes.

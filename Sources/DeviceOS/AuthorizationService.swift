@@ -9,8 +9,8 @@ import ScreenTime
 /// `shieldbus authorize`, and persisted. Under the policy `ask` the request is answered at once with `notDetermined`
 /// while the prompt waits for the person, and the person's answer comes as `familycontrols.authorization.changed`:
 /// holding the reply until then would hold the app's turn, and with it virtual time, which the person's answer (a
-/// later scenario step) needs to move — a deadlock that only the wall-clock `ack-timeout` broke, at a point set by
-/// the processes' timing. Revoking it removes the app's shields and schedules. On a device with
+/// later scenario step) needs to move — a deadlock that only the wall-clock `ack-timeout` would break, at a point
+/// set by the processes' timing. Revoking it removes the app's shields and schedules. On a device with
 /// several products each app has its own status: its request answers for it alone (the person's answer in a
 /// scenario step or `shieldbus authorize`, which names no app, answers for every app).
 final class AuthorizationService {

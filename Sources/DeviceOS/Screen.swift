@@ -161,8 +161,8 @@ final class Screen {
         }
         let corr = device.nextCorrelation("action")
         // The tokens as iOS knows them at the press, not as the shield was drawn: an OS update since then regenerated
-        // them, and the delegate acts on the token it is handed (Tether: the injected token stays valid; explore:
-        // focus-window 106 and speed-bump 44 lifted a stale token, so the pressed app stayed shielded).
+        // them, and the delegate acts on the token it is handed (Tether: the injected token stays valid; a stale
+        // token would lift nothing, and the pressed app would stay shielded).
         let target = target(shield.subject)
         let request = ShieldActionRequest(action: action, entryPoint: shield.shown.entryPoint,
                                           application: target.application?.token, webDomain: target.webDomain?.token,

@@ -97,7 +97,7 @@ public struct DayGenerator {
         var habits = 0
         let count = Int.random(in: 20...60, using: &random)
         func pick(_ list: [String]) -> String? { list.isEmpty ? nil : list.randomElement(using: &random) }
-        // One product's app is taken without a draw, so that a seed gives the days it always gave.
+        // One product's app is taken without a draw: a draw here would shift every later draw of a one-product seed.
         func companion() -> String? { surface.companionApps.count > 1 ? pick(surface.companionApps) : surface.companionApps.first }
         while steps.count < count {
             var gap = Int.random(in: 10...(25 * 60), using: &random)
@@ -150,7 +150,7 @@ public struct DayGenerator {
 
     /// On one day in three with an unlock, the app's other activities fill DeviceActivity's limit of 20 just before
     /// the last habit or while the unlock runs, so that a re-check is refused. Drawn from a second stream, so that
-    /// adding this kind of day left every other step of every seed as it was (seeds named in the docs and tests).
+    /// this kind of day changes no other step of any seed (seeds named in the docs and tests keep their days).
     static let fillStreamSalt: UInt64 = 0x20_AC71_7135
     func fillActivityLimit(around steps: inout [DayStep], seed: UInt64) {
         var random = SeededRandom(seed: seed ^ Self.fillStreamSalt)
@@ -164,10 +164,10 @@ public struct DayGenerator {
 
     /// The actions the products' promises name: on half the days one or two of the person's app actions ("skip tonight",
     /// "pause"), half of them in the hour before a window starts; and, for a pass with a cap, on one day in two a run of
-    /// opens and presses of that button on a picked app up to one past the cap, each after the last pass ended, inside a window when
-    /// the day reaches one. Drawn from their own stream, so a product whose promise names neither gets the days it
-    /// always got. Wall times are reckoned from the day's start by the steps' gaps (a clock or zone change the day
-    /// plays may shift them: the days still vary).
+    /// opens and presses of that button on a picked app up to one past the cap, each after the last pass ended, inside
+    /// a window when the day reaches one. Drawn from their own stream, so a product whose promise names neither gets
+    /// the same days as without them. Wall times are reckoned from the day's start by the steps' gaps (a clock or zone
+    /// change the day plays may shift them: the days still vary).
     static let promiseStreamSalt: UInt64 = 0x9E0_415E_AC75
     func drawPromiseActions(into steps: inout [DayStep], seed: UInt64, startSecond: Int) {
         guard !surface.appActions.isEmpty || !surface.cappedButtons.isEmpty else { return }
@@ -218,7 +218,7 @@ public struct DayGenerator {
 
     /// On one day in eight the person revokes the app's FamilyControls authorization in Settings (the OS clears its
     /// shields and stops its schedules) and allows it again a few steps later: the product must set itself up anew.
-    /// Drawn from its own stream, like the activity limit's fill, so every other day of every seed is as it was.
+    /// Drawn from its own stream, like the activity limit's fill, so it changes no other draw of any seed.
     static let revocationStreamSalt: UInt64 = 0x4E70_CA7E_D5EE
     func revokeAuthorization(in steps: inout [DayStep], seed: UInt64) {
         var random = SeededRandom(seed: seed ^ Self.revocationStreamSalt)

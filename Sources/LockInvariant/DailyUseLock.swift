@@ -88,8 +88,8 @@ extension ProductRules {
     /// day's start (`countStart`, a cooldown's end). The count runs from the day's start
     /// on the device clock, or from the end of the latest cooldown of a dismiss before the lock: one before the day
     /// that ends in it, or one in the day on a shield still up from the day before (a move to a later date, the
-    /// monitor's check at the next whole minute; speed-bump 6167) — a dismiss pauses the count whichever day it falls
-    /// in, and the OS counts from the threshold's registration again at the cooldown's end.
+    /// monitor's check at the next whole minute) — a dismiss pauses the count whichever day it falls in, and the OS
+    /// counts from the threshold's registration again at the cooldown's end.
     private func firstLock(in day: DateInterval, used: Periods, dismisses: [JournalFacts.Press], facts: JournalFacts) -> (start: Date?, countStart: Date?) {
         let cooldown = Double(cooldownMinutes) * 60
         var resumed = dismisses.filter { $0.at < day.start }.map { $0.at.addingTimeInterval(cooldown) }.max()
@@ -127,9 +127,9 @@ extension ProductRules {
     /// minute), and its crossing comes on a whole minute again. Lost either to a clock or zone change between the
     /// cooldown's end and the threshold (it ends the interval), or to Apple's activity limit: the OS refused the daily
     /// threshold's registration at the cooldown's end's whole minute, so one slot holds the count, and only the daily
-    /// registration survives a later change (speed-bump 9143, 9235). Or to a fall-back: the device clock shows the
-    /// cooldown's end in the second pass of the hour it repeats, where no interval can start (the OS reads the wall
-    /// time as the first pass), so the count is registered from the end warning's whole-minute callback
+    /// registration survives a later change. Or to a fall-back: the device clock shows the cooldown's end in the
+    /// second pass of the hour it repeats, where no interval can start (the OS reads the wall time as the first pass),
+    /// so the count is registered from the end warning's whole-minute callback
     /// (docs/explore.md, "A cooldown ending in a repeated hour"). Only while the count still runs from the
     /// cooldown's end: a change that starts the device's day later restarts it from there.
     private func twoDelaysLate(reached: Date, countingFrom cooldownEnd: Date, facts: JournalFacts) -> Bool {
@@ -145,9 +145,8 @@ extension ProductRules {
     /// The grace of a lock reached at `reached` that the OS may signal two delays late (`twoDelaysLate`): one for each
     /// delay, each in what it loses. The registration from the whole-minute callback misses up to a minute of *use* — the
     /// use between the cooldown's end and that minute — so the OS's count reaches the threshold once the checker's has
-    /// counted a minute more, however long the person paused in between (speed-bump 10563: 27 s used past the threshold,
-    /// the rest of that minute's use four hours later); then its crossing comes up to a minute late. With use
-    /// throughout, the ruling's two minutes.
+    /// counted a minute more, however long the person paused in between (the rest of that minute's use may come hours
+    /// later); then its crossing comes up to a minute late. With use throughout, the ruling's two minutes.
     private func twoDelaysGrace(reached: Date, countingFrom cooldownEnd: Date, used: Periods, day: DateInterval, facts: JournalFacts) -> TimeInterval {
         let osReached = thresholdReached(in: used, from: max(day.start, cooldownEnd), until: day.end, facts: facts,
                                          countingFrom: cooldownEnd, extraUse: grace)

@@ -154,8 +154,8 @@ public final class CheckChain {
             if let onRefusal { try onRefusal(date, refusal) } else { try moveToReserve(at: date, refusal: refusal) }
             holder = reserve
         }
-        // Recorded after the call: the monitor hears its own writes, and one heard during a call held the short-lived
-        // extension's process past its callback (a later callback was then lost, under ios-realistic).
+        // Recorded after the call: the monitor hears its own writes, and one heard during a call would hold the
+        // short-lived extension's process past its callback (and under ios-realistic a later callback would be lost).
         try defaults.set(plans, forKey: keys.plannedChecks)
         if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: keys.checksAtEndWarning) }
         return holder

@@ -32,7 +32,7 @@ public struct Shields {
 
     /// Shields everything in the list, keeping what is already shielded, but for the apps `passing` (a running pass):
     /// they stay out, or become the category shield's exceptions. One write: apps, categories, domains — an app
-    /// shielded by one write and lifted by the next was closed and showed its shield.
+    /// shielded by one write and lifted by the next is closed and shows its shield.
     public func block(_ list: BlockList, passing: Set<ApplicationToken> = []) throws {
         try store.shield.update { shield in
             shield.applications = (shield.applications ?? []).union(list.applications).subtracting(passing)

@@ -21,9 +21,9 @@ public enum TrueTimeSchedules {
     ///
     /// It ends 15 minutes on in wall time when 15 true minutes would cross a fall-back: the OS pairs a start with the
     /// first end after it *on the wall clock*, so a window from 02:55:22 in a repeated hour's first pass to 02:10:22 in
-    /// its second ran overnight from the day before, and the OS read it as begun long ago (a cooldown ending in the
-    /// last quarter of the first pass, planned from the midnight before: `countingWindow` and the plain window both
-    /// gave way to 03:11, and the count restarted 16 minutes late — `testACooldownEndingAroundARepeatedHourCountsFromItsTrueEnd`).
+    /// its second would run overnight from the day before, and the OS would read it as begun long ago: a cooldown
+    /// ending in the last quarter of the first pass would restart its count late
+    /// (`testACooldownEndingAroundARepeatedHourCountsFromItsTrueEnd`).
     public static func window(at date: Date, repeats: Bool = false) -> DeviceActivitySchedule {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = BusClock.timeZone

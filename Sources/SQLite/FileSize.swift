@@ -4,7 +4,7 @@ import Glibc
 
 /// The size of a file by `stat`, nil when it cannot be read. `FileManager.attributesOfItem` builds a dictionary of
 /// every attribute and looks up the owner's and group's names (NSS) to answer the same question; a short-lived
-/// extension asked it at each store it opened, and the broker at each plugin start (docs/benchmarks.md,
+/// extension asks it at each store it opens, and the broker at each plugin start (docs/benchmarks.md,
 /// "`shieldbus explore`: where a day's CPU goes").
 public enum FileSize {
     public static func of(_ path: String) -> Int64? {

@@ -87,7 +87,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     /// The first instant of the wall-clock day that contains `date`: its midnight, or the instant after the gap when
     /// the zone skips midnight (America/Santiago, America/Havana). Foundation's `startOfDay(for:)` and
-    /// `date(byAdding: .day, …)` are not used for this: on Linux they were wrong across some transitions.
+    /// `date(byAdding: .day, …)` are not used for this: on Linux they can be wrong across some transitions.
     public func startOfDay(containing date: Date) -> Date {
         lastMatch(ComponentPattern(DateComponents(hour: 0, minute: 0)), atOrBefore: date)?.instant ?? date
     }

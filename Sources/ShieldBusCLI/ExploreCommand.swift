@@ -37,9 +37,8 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("faithful, ios-realistic or both.", valueName: "profile"), completion: .list(["faithful", "ios-realistic", "both"]))
         var profile = "both"
 
-        // Twice the cores: a virtual day keeps about 0.7 of a core busy (its processes wait on each other's turns), so
-        // days played one per core leave a third of the machine idle. On 2 cores 4 at a time play 1,000 days in ~20%
-        // less wall time than 2, for the same CPU (docs/benchmarks.md, "Explore: days at once").
+        // Twice the cores: a virtual day keeps less than a core busy (its processes wait on each other's turns), so
+        // days played one per core leave part of the machine idle (docs/benchmarks.md, "Explore: days at once").
         @Option(name: .long, help: ArgumentHelp("Days played at once, each by its own broker and plugins (default: twice the machine's cores: a day's processes wait on each other's turns, so one day per core leaves cores idle).", valueName: "j"))
         var jobs = 2 * ProcessInfo.processInfo.activeProcessorCount
 

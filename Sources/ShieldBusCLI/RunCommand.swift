@@ -98,8 +98,8 @@ extension ShieldBus {
             umask(0o077)
             let logger = Logger(label: "shieldbus")
             let plan = try exitingOnProblems { try RunPlan(options: self) }
-            // Reading a long scenario builds a YAML tree of tens of MB (a generated year's: ~50) that is garbage once
-            // the steps are read; hand those pages back rather than hold them for the whole run.
+            // Reading a long scenario builds a large YAML tree that is garbage once the steps are read; hand those
+            // pages back rather than hold them for the whole run.
             shieldbus_release_free_heap()
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
@@ -311,8 +311,8 @@ struct RunPlan {
         settings.plugins = try configuration.plugins.map { declaration in
             let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
             // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
-            // runtime folder is this run's alone and no plugin reads the file before it is started, so the six
-            // fsyncs that cost every explored day bought nothing.
+            // runtime folder is this run's alone and no plugin reads the file before it is started, so the fsyncs
+            // would cost every explored day and buy nothing.
             do {
                 try PrivateFile.write(String(decoding: declaration.options.jsonBytes, as: UTF8.self), to: optionsFile)
             } catch {

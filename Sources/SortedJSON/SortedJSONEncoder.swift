@@ -2,10 +2,10 @@ import BusProtocol
 import Foundation
 
 /// A `Codable` encoder that writes the very bytes Foundation's `JSONEncoder` writes with
-/// `[.sortedKeys, .withoutEscapingSlashes]` and default strategies (dates aside), several times faster.
+/// `[.sortedKeys, .withoutEscapingSlashes]` and default strategies (dates aside), more cheaply.
 ///
-/// Why: every event the device OS emits, every body a plugin sends and every App-Group value went through a new
-/// `JSONEncoder`: a tenth of all CPU on the heavy-user days (docs/benchmarks.md, "CPU per journal event"). The bytes must
+/// Why: every event the device OS emits, every body a plugin sends and every App-Group value is encoded to JSON, so
+/// the encoder's cost is paid on every event (docs/benchmarks.md, "CPU per journal event"). The bytes must
 /// stay Foundation's — they are in the journal, which is compared byte for byte — so the rules below are
 /// swift-foundation's, and `SortedJSONEncoderTests` compares the two on every device API body and on the edge
 /// cases (escapes, doubles, nested and keyed-by-integer dictionaries):

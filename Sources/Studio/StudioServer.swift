@@ -26,7 +26,7 @@ public struct StudioServer: Sendable {
     private let feed: EventFeed
     private let logger = Logger(label: "shieldbus.studio")
 
-    /// How many events a live Studio keeps in memory unless told otherwise (a busy day is ~10,000).
+    /// How many events a live Studio keeps in memory unless told otherwise (room for a busy day's events).
     public static let defaultKeptEvents = 20_000
 
     /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from

@@ -29,8 +29,8 @@ public struct UsageTotals: Codable, Hashable, Sendable {
         case days, appSeconds, appCategories, categorySeconds, webDomainSeconds, shieldEncounters, nudgesUsed
     }
 
-    /// The day lines stored as columns, one array per field: a month's 31 lines decode several times faster than 31
-    /// objects, and decoding is most of what a report over stored months costs.
+    /// The day lines stored as columns, one array per field: a month's 31 lines decode faster as a few arrays than as
+    /// 31 objects, and decoding is most of what a report over stored months costs.
     private struct DayColumns: Codable {
         var day: [LocalDay]
         var totalSeconds: [TimeInterval]

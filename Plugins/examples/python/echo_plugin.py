@@ -282,7 +282,7 @@ class HandledRecord:
         self.db = sqlite3.connect(path, isolation_level=None)  # transactions are explicit below
         self.db.execute("PRAGMA journal_mode=WAL")             # a commit survives a SIGKILL of this process
         # NORMAL, as the Swift SDK: a commit is in the WAL when it returns (safe from a crash of this process or
-        # its broker) without an fsync per event, which on a slow disk cost ~35 ms a ping.
+        # its broker) without an fsync per event, which a slow disk would make every ping wait for.
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY)")
         self.db.execute("CREATE TABLE IF NOT EXISTS published (seq INTEGER, idx INTEGER, message TEXT, PRIMARY KEY (seq, idx))")

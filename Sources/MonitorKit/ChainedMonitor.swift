@@ -46,7 +46,9 @@ open class ChainedMonitor: DeviceActivityMonitor {
     }
 
     open override func intervalWillEndWarning(for activity: DeviceActivityName) {
-        if let chain, chain.startMeansNothing(activity) { sync() }
+        guard let chain, chain.startMeansNothing(activity) else { return }
+        if activity == product.reserve, !chain.takeReserveCheck() { return }
+        sync()
     }
 
     open override func handleOther(_ envelope: Envelope) {

@@ -131,12 +131,11 @@ public final class CheckChain {
         var plans = stored.flatMap { $0.plannedAt == now.timeIntervalSince1970 ? $0 : nil } ?? PlannedChecks(plannedAt: now.timeIntervalSince1970, times: [:])
         let key = String(date.timeIntervalSince1970), times = (plans.times[key] ?? 0) + 1
         plans.times[key] = times
-        var marked = Set(checksAtEndWarning())
         var (schedule, events, atEndWarning) = (schedule, events, atEndWarning)
         // A clock change plans a check once per callback it brings (the change, each window's end and start, …): a
         // handful. Hundreds are a loop.
         if times > 16 {
-            guard times == 17 || !marked.contains(activity.rawValue) else {  // already registered so at this instant
+            guard times == 17 || !checksAtEndWarning().contains(activity.rawValue) else {  // already registered so at this instant
                 try defaults.set(plans, forKey: keys.plannedChecks)
                 return activity
             }
@@ -146,10 +145,10 @@ public final class CheckChain {
             }
             (schedule, events, atEndWarning) = (TrueTimeSchedules.endWarningWindow(checkingAt: date), [:], true)
         }
-        var holder = activity
+        var holder = activity, registered = false
         do {
             try center.startMonitoring(activity, during: schedule, events: events)
-            if atEndWarning { marked.insert(activity.rawValue) } else { marked.remove(activity.rawValue) }
+            registered = true
         } catch PluginError.device(let refusal) where refusal.code == "excessive-activities" {
             if let onRefusal { try onRefusal(date, refusal) } else { try moveToReserve(at: date, refusal: refusal) }
             holder = reserve
@@ -157,8 +156,15 @@ public final class CheckChain {
         // Recorded after the call: the monitor hears its own writes, and one heard during a call would hold the
         // short-lived extension's process past its callback (and under ios-realistic a later callback would be lost).
         try defaults.set(plans, forKey: keys.plannedChecks)
-        if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: keys.checksAtEndWarning) }
+        if registered { try mark(activity, checkingAtEndWarning: atEndWarning) }
         return holder
+    }
+
+    /// Notes whether `activity`'s check is its end warning (its start then means nothing), leaving the others' notes.
+    func mark(_ activity: DeviceActivityName, checkingAtEndWarning atEndWarning: Bool) throws {
+        var marked = Set(checksAtEndWarning())
+        if atEndWarning { marked.insert(activity.rawValue) } else { marked.remove(activity.rawValue) }
+        if marked.sorted() != checksAtEndWarning() { try defaults.set(marked.sorted(), forKey: keys.checksAtEndWarning) }
     }
 
     /// The activities whose check is their interval's end warning (`startMonitoring`'s `atEndWarning` and loop guard).
@@ -175,11 +181,22 @@ public final class CheckChain {
             return
         }
         logger?.warning("re-check at \(busTime(date)) refused (\(refusal)): it goes to the reserve slot")
-        try center.startMonitoring(reserve, during: TrueTimeSchedules.window(at: date, repeats: true))
+        try registerReserve(checkingAt: date)
         try defaults.set(date.timeIntervalSince1970, forKey: keys.reserveCheck)
         if let runtime = PluginRuntime.current {
             try runtime.publish("x.\(runtime.name).recheck-refused", json: ["at": .int(busTime(date)), "code": .string(refusal.code)])
         }
+    }
+
+    /// Registers the reserve for a check at `date`: a window starting then, or — when the device clock shows `date` in
+    /// a repeated hour's second pass, where no window starts when due — an interval whose end warning comes then, its
+    /// start meaning nothing (as a slot's, `checkSchedule`). Both repeat, so the slot stays registered.
+    func registerReserve(checkingAt date: Date) throws {
+        let check = TrueTimeSchedules.checkSchedule(at: date)
+        let schedule = check.schedule
+        try center.startMonitoring(reserve, during: DeviceActivitySchedule(intervalStart: schedule.intervalStart, intervalEnd: schedule.intervalEnd,
+                                                                           repeats: true, warningTime: schedule.warningTime))
+        try mark(reserve, checkingAtEndWarning: check.atEndWarning)
     }
 
     /// The check the reserve slot holds, if any.
@@ -193,7 +210,7 @@ public final class CheckChain {
     public func replanReserveCheck() {
         guard let held = try? defaults.double(forKey: keys.reserveCheck).map(Date.init(timeIntervalSince1970:)) else { return }
         do {
-            try center.startMonitoring(reserve, during: TrueTimeSchedules.window(at: max(held, now), repeats: true))
+            try registerReserve(checkingAt: max(held, now))
         } catch {
             logger?.error("cannot move the reserve re-check to the new clock: \(error)")
         }

@@ -1,3 +1,5 @@
+// Longer than 500 lines: one table of journals and verdicts per rule kind, each case a few lines, sharing the
+// journal builders at the bottom; the table reads best whole.
 import BusProtocol
 import Foundation
 import LockInvariant

@@ -27,7 +27,7 @@ public final class Broker {
     /// The last message received: its arrays' storage serves the next one (nothing kept from it is touched).
     private var received: [[UInt8]] = []
 
-    // The parts that need nothing of a run's state.
+    // The parts that need nothing of a run's state. Those not private serve `BrokerBus`: a service asks the part itself.
     let statistics = BusStatistics()
     /// Each supervised plugin's events not yet acknowledged: its mailbox while it is between two processes.
     let ledger: DeliveryLedger
@@ -52,6 +52,7 @@ public final class Broker {
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
     private var router: EventRouter!
+    private(set) var restarts: PluginRestarts!
 
     public init(settings: BrokerSettings, clock: BusClock = BusClock(mode: .real), logger: Logger = Logger(label: "shieldbus.broker")) {
         self.settings = settings
@@ -125,7 +126,7 @@ public final class Broker {
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
-        outbox.emit(topic: "bus.started", body: .object(startedBody()))
+        outbox.emit(topic: "bus.started", body: .object(restarts.startedBody()))
         supervisor.startAll()
         outbox.drain()
         time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in readiness.becomeReady() }
@@ -144,6 +145,8 @@ public final class Broker {
                               settings: settings, clock: clock, logger: logger)
         router = EventRouter(sessions: sessions, readiness: readiness, ledger: ledger, turns: turns, dispatcher: dispatcher, outbox: outbox,
                              statistics: statistics, logger: logger)
+        restarts = PluginRestarts(supervisor: supervisor, sessions: sessions, reception: reception, requests: requests, outbox: outbox,
+                                  settings: settings, clock: clock)
         (self.supervisor, self.dispatcher, self.readiness) = (supervisor, dispatcher, readiness)
         supervisor.onLifecycle = { [unowned self] name, what, detail in
             var body = detail.objectValue ?? [:]
@@ -266,7 +269,8 @@ public final class Broker {
         }
     }
 
-    private func shutDown() {
+    /// Says `bus.stopping`, says goodbye to every session, and stops the plugins.
+    func shutDown() {
         outbox.append(contentsOf: held.takeAll())
         outbox.emit(topic: "bus.stopping", body: [:])
         outbox.drain()
@@ -377,35 +381,6 @@ public final class Broker {
         return sessions.all.contains { $0.role != .tap && $0.role != .tool && $0.wants(topic) }
             || sessions.absentPlugins.contains { readiness.isExpectedBack($0) && matches(sessions.lastSubscriptions(of: $0) ?? []) }
             || services.contains { matches($0.subscriptions) }
-    }
-
-    /// `bus.started`'s body: the clock's mode, and the fidelity the OS plays (so a judge of the journal knows it).
-    private func startedBody() -> [String: JSONValue] {
-        var body: [String: JSONValue] = ["clock": .string(clock.mode)]
-        for key in ["profile", "quirks"] { body[key] = settings.settingsForPlugins[key] }
-        return body
-    }
-
-    /// What a SIGKILL of the broker loses, then its start again on the same state (see `BrokerBus.crashAndRestart`).
-    func crashAndRestart() {
-        requests.removeAll()
-        // What each plugin had not acknowledged stays in the delivery ledger (as in bus.sqlite after a real SIGKILL)
-        // and goes to its next process; the broker's crash is not held against the event a plugin had in hand.
-        for plugin in supervisor.plugins {
-            if let session = sessions.named(plugin.spec.name) { reception.forget(session, saidBye: true) }
-        }
-        supervisor.restartAll(reason: "broker crash")
-        var body = startedBody()
-        body["after"] = "crash"
-        outbox.emit(topic: "bus.started", body: .object(body))
-    }
-
-    /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
-    func restartPlugins(named name: String? = nil, reason: String) {
-        for plugin in supervisor.plugins where name == nil || plugin.spec.name == name {
-            if let session = sessions.named(plugin.spec.name) { reception.remove(session, reason: reason) }
-        }
-        if let name { supervisor.restart(named: name, reason: reason) } else { supervisor.restartAll(reason: reason) }
     }
 }
 

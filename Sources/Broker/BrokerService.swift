@@ -97,10 +97,10 @@ public struct BrokerBus {
     public func killPlugin(named name: String, reason: String) { broker.supervisor.killUnresponsive(name: name, reason: reason) }
 
     /// Kills and restarts every supervised plugin (a device restart).
-    public func restartAllPlugins(reason: String) { broker.restartPlugins(reason: reason) }
+    public func restartAllPlugins(reason: String) { broker.restarts.restart(reason: reason) }
 
     /// Kills and restarts one plugin at once, without counting a failure (an app force-quit by the person).
-    public func restartPlugin(named name: String, reason: String) { broker.restartPlugins(named: name, reason: reason) }
+    public func restartPlugin(named name: String, reason: String) { broker.restarts.restart(named: name, reason: reason) }
 
     /// Sets a fact that plugins (re)starting from now on find in their welcome's `settings`.
     public func setPluginSetting(_ key: String, _ value: JSONValue) { broker.reception.pluginSettings[key] = value }
@@ -108,7 +108,7 @@ public struct BrokerBus {
     /// The broker is killed and starts again on the same state (a scenario's `crashBroker`): deliveries waiting in
     /// mailboxes and pending requests are lost, every plugin is killed and started again, and the journal shows
     /// `bus.started {clock, after: "crash"}`. Timers of services stay: the services reload and re-plan them.
-    public func crashAndRestart() { broker.crashAndRestart() }
+    public func crashAndRestart() { broker.restarts.crashAndRestart() }
 
     /// Reports that state could not be written: on the terminal, in `status` (`storageErrors`,
     /// `lastStorageError`) and as a `bus.error` `storage-failed`.

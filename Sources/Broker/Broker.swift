@@ -40,18 +40,18 @@ public final class Broker {
     private let turns = TurnQueue()
     let sessions = SessionTable()
     private var heartbeats: Heartbeats
-    private var crashPoints: CrashPoints
+    private let crashPoints: CrashPoints
     let recorder: Recorder
 
-    // The parts a run makes when it opens: they need its cookie, its transport or its plugins' supervisor.
+    // The parts a run makes when it opens: they need its transport or its plugins' supervisor.
     private var transport: BusTransport?
     private var signals: SignalPipe?
-    private var authority: Authority!
     private(set) var supervisor: PluginSupervisor!
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
     private var router: EventRouter!
+    private var intake: Intake!
     private(set) var restarts: PluginRestarts!
 
     public init(settings: BrokerSettings, clock: BusClock = BusClock(mode: .real), logger: Logger = Logger(label: "shieldbus.broker")) {
@@ -100,9 +100,10 @@ public final class Broker {
         shutDown()
     }
 
-    /// Opens the run's state and serves on the transport `makeTransport` makes: the delivery store, the cookie, the
-    /// endpoint published in the runtime directory, the journal, the plugins started and `bus.started` sequenced.
-    /// `handlingSignals`: SIGINT and SIGTERM stop the loop, SIGCHLD reaps (a process's own broker, not a test's).
+    /// Opens a run on the transport `makeTransport` makes: the delivery store, the cookie, the endpoint published in
+    /// the runtime directory, the journal, the parts composed, the plugins started and `bus.started` sequenced; then
+    /// `serveOnce` turns the loop. `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's
+    /// own broker, not one a test drives).
     func open(lock: RuntimeLock, handlingSignals: Bool, transport makeTransport: () throws -> BusTransport) throws {
         let restored = try recorder.openDeliveryStore(path: settings.deliveryStorePath, plugins: Set(configurationOrder.keys),
                                                       continuingTheRun: settings.journalAppends)
@@ -111,7 +112,6 @@ public final class Broker {
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         let admission = Admission(cookie: try BusCookie.establish(in: settings.runtimeDirectory), grants: settings.outsideClients,
                                   runtimeDirectory: settings.runtimeDirectory)
-        authority = Authority(plugins: settings.plugins, clients: settings.outsideClients)
         let transport = try makeTransport()
         self.transport = transport
         do {
@@ -145,6 +145,8 @@ public final class Broker {
                               settings: settings, clock: clock, logger: logger)
         router = EventRouter(sessions: sessions, readiness: readiness, ledger: ledger, turns: turns, dispatcher: dispatcher, outbox: outbox,
                              statistics: statistics, logger: logger)
+        intake = Intake(authority: Authority(plugins: settings.plugins, clients: settings.outsideClients), requests: requests, reception: reception,
+                        ledger: ledger, turns: turns, held: held, outbox: outbox, crashPoints: crashPoints, statistics: statistics)
         restarts = PluginRestarts(supervisor: supervisor, sessions: sessions, reception: reception, requests: requests, outbox: outbox,
                                   settings: settings, clock: clock)
         (self.supervisor, self.dispatcher, self.readiness) = (supervisor, dispatcher, readiness)
@@ -306,7 +308,7 @@ public final class Broker {
             dispatcher.send(WireCodec.encode(.status(statusReport.json(full: trusted))), to: identity)
         case .publish(let publish):
             guard let session else { return reception.refuse(identity, session: nil, .helloRequired(kind: "publish")) }
-            accept(publish, from: session)
+            intake.accept(publish, from: session)
         case .ack(let seq):
             guard let session else { return reception.refuse(identity, session: nil, .helloRequired(kind: "ack")) }
             session.acknowledge(upTo: seq)
@@ -325,32 +327,6 @@ public final class Broker {
             if session == nil { reception.refuse(identity, session: nil, .helloRequired(kind: "heartbeat")) }
         case .bye:
             if let session { reception.remove(session, reason: "bye") }
-        }
-    }
-
-    /// Takes a publication in for sequencing, or refuses it (`Authority`, a correlation id already open).
-    private func accept(_ publish: Publish, from session: Session) {
-        // A plugin's next process sends again what handling a redelivered event published; the bus has it once
-        // (and a refused one is not refused twice).
-        if let cause = publish.cause, session.isDurable, ledger.isRepeat(publish, cause: cause, by: session.name) {
-            statistics.repeatsDropped += 1
-            return
-        }
-        if let problem = authority.problem(with: publish, from: session, requests: requests) { return reception.refuse(session.identity, session: session, problem) }
-        let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? session.identity : nil
-        if requester != nil, let corr = publish.corr, requests[corr] != nil {
-            return reception.refuse(session.identity, session: session, .duplicateCorrelation(corr))
-        }
-        let event = PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
-                                 corr: publish.corr, deadline: publish.deadline, requester: requester)
-        // An observer publishing out of its turn is handling something it observes: what it publishes waits
-        // for a fixed point; a request cannot wait (the observer blocks on its reply), so it is refused.
-        if turns.inForce, session.isObserver, session.acknowledges, !turns.isHeld(by: session) {
-            if requester != nil { return reception.refuse(session.identity, session: session, .requestWhileObserving(topic: publish.topic)) }
-            held.hold(event)
-            crashPoints.arm(event.topic)
-        } else {
-            outbox.append(event)
         }
     }
 

@@ -6,7 +6,7 @@ import Logging
 /// `shieldbus run --crash-before-saving TOPIC` (or `--crash-after-saving`) with `--crash-occurrence N`: the broker
 /// kills itself around the save of the Nth batch holding an event on TOPIC, with nothing cleaned up, so a fault test
 /// can resume it from exactly that state.
-struct CrashPoints {
+final class CrashPoints {
     private let point: CrashPoint?
     private let occurrence: Int
     private let logger: Logger
@@ -20,12 +20,12 @@ struct CrashPoints {
     }
 
     /// An event on `topic` joins the batch being sequenced (or is held for a later one).
-    mutating func arm(_ topic: String) {
+    func arm(_ topic: String) {
         if point?.topic == topic { armed = true }
     }
 
     /// Dies here if this is the chosen batch and side of its save (`before`: the journal is written, the save not made).
-    mutating func crashIfDue(before: Bool) {
+    func crashIfDue(before: Bool) {
         guard armed, let point else { return }
         if before { batchesOnTopic += 1 } else { armed = false }  // a batch is counted once, at its first point
         guard batchesOnTopic == occurrence, (point == .beforeSaving(topic: point.topic)) == before else { return }

@@ -69,7 +69,7 @@ struct PieceTimings {
                             nanoseconds: time(iterations) { _ = try? WireCodec.decodeClientMessage(publishFrames[...]) }))
         broker.append(Piece(name: "  of which: topic syntax check", code: "Topic.problem(with:) (one pass over the bytes)",
                             nanoseconds: time(iterations) { _ = Topic.problem(with: publish.topic) }, isPart: true))
-        broker.append(Piece(name: "reserved-namespace check", code: "Broker.handle: Topic.isSystemOnly, isKnownNamespace",
+        broker.append(Piece(name: "reserved-namespace check", code: "Authority.problem: Topic.isSystemOnly, isKnownNamespace",
                             nanoseconds: time(iterations) { _ = Topic.isSystemOnly(publish.topic) || !Topic.isKnownNamespace(publish.topic) }))
 
         // Sequence: stamp and encode the envelope once.
@@ -78,7 +78,7 @@ struct PieceTimings {
                             nanoseconds: time(iterations) { _ = WireCodec.encodeEnvelope(envelope) }))
 
         // Out: one send per receiver, the routing id and `event <delivery>` copied, the envelope shared.
-        broker.append(Piece(name: "deliver to \(subscribers): 2 frames each, envelope shared", code: "Broker.deliver → Socket.send(routingID:header:shared:)",
+        broker.append(Piece(name: "deliver to \(subscribers): 2 frames each, envelope shared", code: "Dispatcher.deliver → ZeroMQTransport → Socket.send(routingID:header:shared:)",
                             nanoseconds: try delivering(envelopeJSON, to: subscribers, context: context, iterations: iterations)))
         proxy.append(Piece(name: "send once to \(subscribers): XPUB fans out one refcounted message", code: "zmq_proxy, XPUB",
                            nanoseconds: try fanningOut(body, to: subscribers, context: context, iterations: iterations)))
@@ -127,7 +127,7 @@ struct PieceTimings {
         return Double(monotonicNanoseconds() - start) / Double(iterations)
     }
 
-    /// Time for the broker's delivery of one event to `count` DEALER receivers, as `Broker.deliver` sends it.
+    /// Time for the broker's delivery of one event to `count` DEALER receivers, as `Dispatcher.deliver` sends it through `ZeroMQTransport`.
     private static func delivering(_ envelopeJSON: [UInt8], to count: Int, context: Context, iterations: Int) throws -> Double {
         let endpoint = inprocEndpoint()
         let router = try Socket(context, .router)

@@ -1,5 +1,7 @@
-/// The broker's counters, reported by `shieldbus status`.
-struct BusStatistics {
+// BusStatistics: the broker's counters, as `shieldbus status` reports them.
+
+/// The broker's counters, reported by `shieldbus status`; shared by the parts that count.
+final class BusStatistics {
     /// Events sequenced.
     var events: UInt64 = 0
     /// Deliveries queued to receivers.
@@ -11,9 +13,9 @@ struct BusStatistics {
     /// Publications a plugin's next process sent again that the bus already had (protocol.md § 9.1): not sequenced twice.
     var repeatsDropped: UInt64 = 0
     /// Faults by error code (malformed messages, refused hellos, gaps, …).
-    var errorsByCode: [String: UInt64] = [:]
+    private(set) var errorsByCode: [String: UInt64] = [:]
 
-    mutating func countError(_ code: String) { errorsByCode[code, default: 0] += 1 }
+    func countError(_ code: String) { errorsByCode[code, default: 0] += 1 }
 
     var errors: UInt64 { errorsByCode.values.reduce(0, +) }
 }

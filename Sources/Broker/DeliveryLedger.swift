@@ -1,5 +1,4 @@
 import BusProtocol
-import ZeroMQ
 
 /// Durable delivery: for each supervised plugin, the events routed to it that it has not acknowledged yet —
 /// waiting for their turn, delivered and not yet handled, or waiting for its next process.
@@ -11,8 +10,9 @@ import ZeroMQ
 final class DeliveryLedger {
     struct Entry {
         let seq: UInt64
-        let json: [UInt8]
-        let frame: SharedFrame
+        /// The event's envelope, as sent.
+        let envelope: EnvelopeFrame
+        var json: [UInt8] { envelope.json }
         /// Handed to the plugin's current process: only its acknowledgement removes it.
         var delivered: Bool
         /// Processes that crashed while this was the oldest event they had not acknowledged (the one in hand).
@@ -34,7 +34,7 @@ final class DeliveryLedger {
 
     /// The most events kept per plugin.
     let limit: Int
-    let store: DeliveryStore?
+    private(set) var store: DeliveryStore?
     private var entries: [String: PendingEvents] = [:]
     /// Plugins whose ledger is full, so the overflow is reported once per episode, not once per event.
     private var overflowing = Set<String>()
@@ -61,11 +61,14 @@ final class DeliveryLedger {
         self.store = store
     }
 
+    /// Keeps the ledger in `store` (the state folder's `bus.sqlite`) from now on; `restore` what it holds.
+    func attach(_ store: DeliveryStore) { self.store = store }
+
     /// Loads what a previous broker left unacknowledged (and what handling it published); nothing of it counts
     /// as delivered.
     func restore(_ stored: [(plugin: String, seq: UInt64, json: [UInt8])], published: [DeliveryStore.Key: [UInt64]] = [:]) {
         for item in stored.sorted(by: { $0.seq < $1.seq }) {
-            var entry = Entry(seq: item.seq, json: item.json, frame: SharedFrame(item.json), delivered: false)
+            var entry = Entry(seq: item.seq, envelope: EnvelopeFrame(item.json), delivered: false)
             entry.published = published[DeliveryStore.Key(plugin: item.plugin, seq: item.seq)] ?? []
             entries[item.plugin, default: PendingEvents()].append(entry)
         }
@@ -73,13 +76,13 @@ final class DeliveryLedger {
 
     /// Keeps `seq` for `plugin` until it acknowledges it. Returns the overflow when the ledger is full — the first
     /// time only, so the caller reports it once.
-    func route(seq: UInt64, json: [UInt8], frame: SharedFrame, to plugin: String) -> Overflow? {
+    func route(seq: UInt64, envelope: EnvelopeFrame, to plugin: String) -> Overflow? {
         let count = entries[plugin]?.count ?? 0
         if count >= limit {
             return overflowing.insert(plugin).inserted ? .full(plugin: plugin, limit: limit) : nil
         }
-        entries[plugin, default: PendingEvents()].append(Entry(seq: seq, json: json, frame: frame, delivered: false))
-        if store != nil { unsavedInserts[DeliveryStore.Key(plugin: plugin, seq: seq)] = json }
+        entries[plugin, default: PendingEvents()].append(Entry(seq: seq, envelope: envelope, delivered: false))
+        if store != nil { unsavedInserts[DeliveryStore.Key(plugin: plugin, seq: seq)] = envelope.json }
         return nil
     }
 

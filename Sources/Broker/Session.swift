@@ -11,7 +11,7 @@ final class Session {
     let pid: Int64?
     /// Whether it reads several events in one message (`batches` in its hello).
     let readsBatches: Bool
-    /// The broker's scratch while it sends a batch: which of the batch's deliveries are this session's.
+    /// The dispatcher's scratch while it sends a batch: which of the batch's deliveries are this session's.
     var batchItems: [Int] = []
     /// Set when the session ends (bye, timeout, replaced by a new hello): what was about to be sent to it is not.
     var hasEnded = false

@@ -50,7 +50,7 @@ final class DeliveryLedgerTests: XCTestCase {
                 switch random.next() % 100 {
                 case 0..<45:
                     seq += 1
-                    let overflow = ledger.route(seq: seq, json: Array("\(seq)".utf8), frame: SharedFrame(Array("\(seq)".utf8)), to: plugin)
+                    let overflow = ledger.route(seq: seq, envelope: EnvelopeFrame(Array("\(seq)".utf8)), to: plugin)
                     if (model.entries[plugin]?.count ?? 0) < limit {
                         XCTAssertNil(overflow, context)
                         model.entries[plugin, default: []].append(ModelEntry(seq: seq, delivered: false, endings: 0))
@@ -86,7 +86,7 @@ final class DeliveryLedgerTests: XCTestCase {
     func testABacklogAcknowledgedOneByOneLeavesInOrder() {
         let ledger = DeliveryLedger(limit: 100_000, store: nil)
         for seq in UInt64(1)...20_000 {
-            _ = ledger.route(seq: seq, json: [], frame: SharedFrame([]), to: "app")
+            _ = ledger.route(seq: seq, envelope: EnvelopeFrame([]), to: "app")
             ledger.markDelivered(seq: seq, to: "app")
         }
         _ = ledger.processEnded("app", crashed: false)
@@ -107,9 +107,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// later delivery — the broker grew to 238 MiB over the benchmark's year and each acknowledgement walked them all.
     func testAnEventKeptAtTheFrontDoesNotKeepEveryHoleBehindIt() {
         let ledger = DeliveryLedger(limit: 100_000, store: nil)
-        _ = ledger.route(seq: 1, json: [], frame: SharedFrame([]), to: "reports")  // never delivered: kept
+        _ = ledger.route(seq: 1, envelope: EnvelopeFrame([]), to: "reports")  // never delivered: kept
         for seq in UInt64(2)...50_000 {
-            _ = ledger.route(seq: seq, json: [], frame: SharedFrame([]), to: "reports")
+            _ = ledger.route(seq: seq, envelope: EnvelopeFrame([]), to: "reports")
             ledger.markDelivered(seq: seq, to: "reports")
             ledger.acknowledge(upTo: seq, by: "reports")
             XCTAssertLessThanOrEqual(ledger.storage(of: "reports"), 1_024, "after \(seq)")
@@ -134,7 +134,7 @@ final class DeliveryLedgerTests: XCTestCase {
             var made: [UInt64: [Publish]] = [:]
             do {  // the first broker, gone (its store closed) before the next opens it: one process holds it at a time
                 let ledger = DeliveryLedger(limit: 100, store: try DeliveryStore(path: path))
-                for cause in causes { XCTAssertNil(ledger.route(seq: cause, json: json, frame: SharedFrame(json), to: "app")) }
+                for cause in causes { XCTAssertNil(ledger.route(seq: cause, envelope: EnvelopeFrame(json), to: "app")) }
                 for cause in causes {
                     made[cause] = (0..<Int.random(in: 0...4, using: &random)).map { n in
                         Publish(topic: "x.app.note", body: ["n": .int(Int64(n % 2))], cause: PublicationCause(seq: cause, index: n))

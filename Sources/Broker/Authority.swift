@@ -1,0 +1,48 @@
+// Authority: who may publish what — taps, system topics, the person's input, namespaces, and replies (architecture.md § 8.1).
+
+import BusProtocol
+
+/// The rules a publication must pass before it is sequenced. Who may connect as whom is `Admission`'s.
+struct Authority {
+    /// Namespaces declared in the configuration → the plugin or client that alone publishes there.
+    private let declaredNamespaces: [String: String]
+    private let declaredNamespaceNames: Set<String>
+
+    init(plugins: [PluginSpec], clients: [ClientGrant]) {
+        var declared: [String: String] = [:]
+        for plugin in plugins { for namespace in plugin.namespaces { declared[namespace] = plugin.name } }
+        for grant in clients { if let name = grant.name { for namespace in grant.namespaces { declared[namespace] = name } } }
+        declaredNamespaces = declared
+        declaredNamespaceNames = Set(declared.keys)
+    }
+
+    /// Why `session` may not publish `publish`, if it may not: taps only read; events only the system produces,
+    /// the person's input (tools only), unknown namespaces, other plugins' namespaces, and replies from anyone
+    /// but the request's addressee are refused.
+    func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
+        let topic = publish.topic
+        if session.role == .tap { return .readOnly(topic: topic) }
+        if Topic.isSystemOnly(topic) || (session.role != .tool && topic.hasPrefix(Topic.inputNamespace + ".")) {
+            return .reservedTopic(topic)
+        }
+        if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
+        // Only topics that can have an owner are split (the hot path allocates nothing for the others).
+        if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,
+           let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name {
+            return .foreignNamespace(topic: topic, owner: owner)
+        }
+        if let corr = publish.corr, topic.hasSuffix(Topic.replySuffix) {
+            guard let pending = requests[corr], pending.replyTopic == topic else {
+                return .replyRefused(topic: topic, corr: corr, reason: "it answers no pending request")
+            }
+            switch pending.answerer {
+            case .anyone: break
+            case .session(let name) where name == session.name: break
+            case .session(let name): return .replyRefused(topic: topic, corr: corr, reason: "the request went to '\(name)', not to '\(session.name)'")
+            case .nobody(let role): return .replyRefused(topic: topic, corr: corr, reason: "the request went to the holder of the role '\(role.rawValue)', and '\(session.name)' is not it")
+            case .system: return .replyRefused(topic: topic, corr: corr, reason: "the OS answers this request; nobody else may")
+            }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,35 @@
+// CrashPoints: for fault tests, the broker's own death, as a SIGKILL, on either side of a chosen batch's save.
+
+import Foundation
+import Logging
+
+/// `shieldbus run --crash-before-saving TOPIC` (or `--crash-after-saving`) with `--crash-occurrence N`: the broker
+/// kills itself around the save of the Nth batch holding an event on TOPIC, with nothing cleaned up, so a fault test
+/// can resume it from exactly that state.
+final class CrashPoints {
+    private let point: CrashPoint?
+    private let occurrence: Int
+    private let logger: Logger
+    /// Whether the batch being sequenced holds an event on the crash topic.
+    private var armed = false
+    /// How many batches held an event on the crash topic so far.
+    private var batchesOnTopic = 0
+
+    init(point: CrashPoint?, occurrence: Int, logger: Logger) {
+        (self.point, self.occurrence, self.logger) = (point, occurrence, logger)
+    }
+
+    /// An event on `topic` joins the batch being sequenced (or is held for a later one).
+    func arm(_ topic: String) {
+        if point?.topic == topic { armed = true }
+    }
+
+    /// Dies here if this is the chosen batch and side of its save (`before`: the journal is written, the save not made).
+    func crashIfDue(before: Bool) {
+        guard armed, let point else { return }
+        if before { batchesOnTopic += 1 } else { armed = false }  // a batch is counted once, at its first point
+        guard batchesOnTopic == occurrence, (point == .beforeSaving(topic: point.topic)) == before else { return }
+        logger.notice("killing the broker \(before ? "before" : "after") saving batch \(batchesOnTopic) with \(point.topic), as the fault test asks")
+        kill(getpid(), SIGKILL)
+    }
+}

@@ -1,0 +1,126 @@
+// Readiness: which plugins are connected or coming back, and `bus.ready` — at start-up, and for each plugin that returns.
+
+import BusProtocol
+
+/// The broker is ready once every supervised plugin has connected (or the start-up limit passed): the plugins are
+/// announced in configuration order, so the journal does not depend on which process started faster. A plugin that
+/// comes back later is announced once every running plugin is connected, with its mailbox and its own `bus.ready`.
+final class Readiness {
+    /// Set once `bus.ready` went out.
+    private(set) var isReady = false
+    private var readyActions: [() -> Void] = []
+    /// Plugins (re)started after bus.ready that said hello and wait to be announced.
+    private var returning = Set<String>()
+    private let supervisor: PluginSupervisor
+    private let sessions: SessionTable
+    private let ledger: DeliveryLedger
+    private let dispatcher: Dispatcher
+    private let outbox: Outbox
+    private let turns: TurnQueue
+    private let statistics: BusStatistics
+    private let settings: BrokerSettings
+    private let clock: BusClock
+
+    init(supervisor: PluginSupervisor, sessions: SessionTable, ledger: DeliveryLedger, dispatcher: Dispatcher, outbox: Outbox,
+         turns: TurnQueue, statistics: BusStatistics, settings: BrokerSettings, clock: BusClock) {
+        (self.supervisor, self.sessions, self.ledger, self.dispatcher, self.outbox) = (supervisor, sessions, ledger, dispatcher, outbox)
+        (self.turns, self.statistics, self.settings, self.clock) = (turns, statistics, settings, clock)
+    }
+
+    /// Runs `action` once the bus is ready (at once if it is).
+    func whenReady(_ action: @escaping () -> Void) {
+        if isReady { action() } else { readyActions.append(action) }
+    }
+
+    /// Whether a returning plugin waits to be announced: meanwhile nobody takes a turn.
+    var awaitsReturningPlugins: Bool { !returning.isEmpty }
+
+    /// Whether every supervised plugin that is running (or about to restart) has a session.
+    var allRunningPluginsConnected: Bool {
+        supervisor.runningPlugins.allSatisfy { sessions.named($0.spec.name) != nil }
+    }
+
+    /// Whether a plugin without a session will come back (it is supervised and running or restarting).
+    func isExpectedBack(_ name: String) -> Bool {
+        sessions.lastSubscriptions(of: name) != nil && supervisor.runningPlugins.contains { $0.spec.name == name }
+    }
+
+    /// Whether `name`'s session, or its next process, gets events on `topic`.
+    func willReceive(_ topic: String, _ name: String) -> Bool {
+        if let session = sessions.named(name) { return session.wants(topic) }
+        return isExpectedBack(name) && (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
+    }
+
+    /// Becomes ready if every supervised plugin has connected.
+    func check() {
+        guard !isReady else { return }
+        if supervisor.expectedPluginNames.allSatisfy({ sessions.named($0) != nil }) { becomeReady() }
+    }
+
+    /// Announces the connected plugins in configuration order (and the missing ones as `startup-timeout`), hands over
+    /// what a previous broker left unacknowledged, says `bus.ready`, and runs what waited for it.
+    func becomeReady() {
+        guard !isReady else { return }
+        isReady = true
+        if clock.isVirtual { turns.begin() }
+        for plugin in supervisor.plugins {
+            if let session = sessions.named(plugin.spec.name) { announceUp(session) }
+        }
+        let missing = supervisor.expectedPluginNames.filter { sessions.named($0) == nil }.sorted()
+        if !missing.isEmpty {
+            statistics.countError("startup-timeout")
+            outbox.emit(topic: "bus.error", body: [
+                "code": "startup-timeout", "sender": "broker",
+                "message": .string("plugin(s) \(missing.joined(separator: ", ")) did not connect within \(settings.startupTimeoutMilliseconds) ms; see their logs in \(settings.runtimeDirectory.logsPath)"),
+            ])
+        }
+        // What a previous broker left unacknowledged goes first, before bus.ready and anything new.
+        for session in sessions.all where session.isCatchingUp { catchUp(session) }
+        outbox.emit(topic: "bus.ready", body: ["plugins": .array(supervisor.plugins.map { .string($0.spec.name) }), "startup": true])
+        outbox.drain()
+        let actions = readyActions
+        readyActions = []
+        for action in actions { action() }
+        outbox.drain()
+    }
+
+    /// A supervised plugin said hello after bus.ready: it is announced once every running plugin is connected.
+    func pluginReturned(_ name: String) {
+        returning.insert(name)
+        welcomeReturningPlugins()
+    }
+
+    /// Once every running plugin is connected, announces the returning ones in configuration order — each
+    /// with its own bus.ready and its mailbox — so a restart's journal does not depend on process timing.
+    func welcomeReturningPlugins() {
+        guard !returning.isEmpty, allRunningPluginsConnected else { return }
+        for plugin in supervisor.plugins where returning.contains(plugin.spec.name) {
+            guard let session = sessions.named(plugin.spec.name) else { continue }
+            announceUp(session)
+            catchUp(session)
+            outbox.emit(topic: "bus.ready", body: ["plugins": [.string(plugin.spec.name)]])
+            outbox.drain()
+        }
+        returning = []
+    }
+
+    /// `plugin.up`, for plugins only: taps and tools come and go without a trace in the journal.
+    func announceUp(_ session: Session) {
+        guard session.role != .tap && session.role != .tool else { return }
+        outbox.emit(topic: "plugin.up", body: [
+            "name": .string(session.name), "role": .string(session.role.rawValue),
+            "subscribe": .array(session.subscriptions.map(JSONValue.string)),
+        ])
+    }
+
+    /// Hands a returning plugin what it missed — what its last process did not acknowledge, and what arrived
+    /// while it was away — in sequence order, at once and just before its own bus.ready (which it waits for,
+    /// holding them): so its acknowledgement of bus.ready covers them all, and no turn passes meanwhile.
+    /// From now on its new events are delivered as they come.
+    private func catchUp(_ session: Session) {
+        session.isCatchingUp = false
+        for item in ledger.undelivered(of: session.name) {
+            dispatcher.deliver(item.envelope, seq: item.seq, to: session)
+        }
+    }
+}

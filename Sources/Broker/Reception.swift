@@ -1,0 +1,140 @@
+// Reception: sessions begin and end here — hellos admitted or refused, welcomes, goodbyes, and refusals of bad messages.
+
+import BusClient
+import BusProtocol
+import Logging
+
+/// Admits a hello by `Admission`'s rules, opens its session and welcomes it; ends sessions (a goodbye, a timeout, a
+/// process that exited), giving what a plugin's process left unacknowledged back to the ledger; answers a bad message
+/// with an `error` and, when it is news, a `bus.error`.
+final class Reception {
+    /// Facts for plugins set while running (the device clock): they override `settings.settingsForPlugins`.
+    var pluginSettings: [String: JSONValue] = [:]
+    private let admission: Admission
+    /// The transport admitted every peer by its key (CURVE on tcp), which admits an outside client as the cookie does.
+    private let admitsByKey: Bool
+    private let supervisor: PluginSupervisor
+    private let sessions: SessionTable
+    private let readiness: Readiness
+    private let dispatcher: Dispatcher
+    private let ledger: DeliveryLedger
+    private let requests: OpenRequests
+    private let turns: TurnQueue
+    private let outbox: Outbox
+    private let statistics: BusStatistics
+    private let settings: BrokerSettings
+    private let clock: BusClock
+    private let logger: Logger
+
+    struct Parts {
+        let supervisor: PluginSupervisor, sessions: SessionTable, readiness: Readiness, dispatcher: Dispatcher, ledger: DeliveryLedger
+        let requests: OpenRequests, turns: TurnQueue, outbox: Outbox, statistics: BusStatistics
+    }
+
+    init(admission: Admission, admitsByKey: Bool, parts: Parts, settings: BrokerSettings, clock: BusClock, logger: Logger) {
+        (self.admission, self.admitsByKey, self.settings, self.clock, self.logger) = (admission, admitsByKey, settings, clock, logger)
+        (supervisor, sessions, readiness, dispatcher, ledger) = (parts.supervisor, parts.sessions, parts.readiness, parts.dispatcher, parts.ledger)
+        (requests, turns, outbox, statistics) = (parts.requests, parts.turns, parts.outbox, parts.statistics)
+    }
+
+    /// Whether `credential` may see the full status report (a session is trusted already).
+    func isTrusted(_ credential: String?) -> Bool { admission.isTrusted(credential, plugins: supervisor.plugins) }
+
+    /// Admits `hello` from `identity` and welcomes it (`lastSeq`: the bus's sequence number now), or refuses it.
+    func welcome(_ identity: [UInt8], _ hello: Hello, lastSeq: UInt64) {
+        if let previous = sessions[identity: identity] { forget(previous) }
+        let admitted: Admission.Admitted
+        switch admission.admit(hello, plugins: supervisor.plugins, keyAdmitted: admitsByKey) {
+        case .success(let result): admitted = result
+        case .failure(let refusal): return refuse(identity, session: nil, refusal)
+        }
+        if let mismatch = supervisor.roleMismatch(hello) {
+            supervisor.recordRefusedHello(name: hello.name, credential: hello.credential, mismatch)
+            return refuse(identity, session: nil, mismatch)
+        }
+        if let sameName = sessions.named(hello.name) {
+            if case .supervised = admitted {
+                // Its credential proves it is the current run: the old connection's goodbye is still on its way.
+                remove(sameName, reason: "replaced by its new connection")
+            } else {
+                // Two live clients under one name would take it from each other forever: the second is refused.
+                return refuse(identity, session: nil, .nameTaken(hello.name))
+            }
+        }
+        let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
+        sessions.add(session)
+        // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
+        var welcomeSettings = (settings.settingsForPlugins.objectValue ?? [:]).merging(pluginSettings) { _, now in now }
+        // A supervised plugin (re)started after bus.ready gets its own bus.ready, in turn, through the sequencer.
+        let isSupervised = supervisor.plugin(named: hello.name) != nil
+        welcomeSettings["ready"] = .bool(readiness.isReady && !isSupervised)
+        // Plugins run their device clock on between events at this speed (`Date()` inside a plugin).
+        if case .scaled(let speed) = clock.clockMode { welcomeSettings["clockSpeed"] = .double(speed) }
+        let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
+                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(welcomeSettings))
+        dispatcher.send(WireCodec.encode(.welcome(welcome)), to: identity)
+        // Before bus.ready, supervised plugins are announced together, in configuration order.
+        if !isSupervised { readiness.announceUp(session) }
+        if isSupervised {
+            supervisor.saidHello(name: hello.name)
+            sessions.noteSubscriptions(hello.subscriptions, of: hello.name)
+            session.isDurable = true
+            // Until it has had what it missed, new events wait for it in the ledger, behind the old ones.
+            session.isCatchingUp = readiness.isReady || !ledger.undelivered(of: hello.name).isEmpty
+        }
+        if readiness.isReady && isSupervised { readiness.pluginReturned(hello.name) }
+        readiness.check()
+    }
+
+    /// Ends `session` and, for a plugin, says so (`plugin.down`).
+    func remove(_ session: Session, reason: String) {
+        forget(session, saidBye: reason == "bye")
+        guard session.role != .tap && session.role != .tool else { return }
+        outbox.emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
+    }
+
+    /// Ends a session. Its unacknowledged events go back to the ledger for the plugin's next process; only an
+    /// end without `bye` (a crash, a kill) counts against the event it had in hand.
+    func forget(_ session: Session, saidBye: Bool = false) {
+        if session.isDurable, let abandoned = ledger.processEnded(session.name, crashed: !saidBye) { reportAbandoned(abandoned, by: session.name) }
+        sessions.remove(session)
+        requests.forget(requester: session.identity)
+        turns.forget(session)
+    }
+
+    /// Answers a bad message: an `error` to its sender, a `bus.error` event for everyone, and a count.
+    /// The housekeeping messages of a connection whose session ended (its last ack or heartbeat) get only the
+    /// `error` that tells it to say hello again: they are no news, and journaling them would depend on timing.
+    func refuse(_ identity: [UInt8], session: Session?, _ error: BusProtocolError) {
+        if session == nil, case .helloRequired(let kind) = error, kind != "publish" || sessions.hasEnded(identity) {
+            statistics.countError(error.code)
+            dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
+            return
+        }
+        statistics.countError(error.code)
+        session?.errors += 1
+        session?.lastError = error.description
+        let sender = session?.name ?? hexIdentity(identity)
+        logger.warning("refused a message", metadata: ["sender": "\(sender)", "code": "\(error.code)", "reason": "\(error.description)"])
+        dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
+        outbox.emit(topic: "bus.error", body: ["code": .string(error.code), "message": .string(error.description), "sender": .string(sender)])
+    }
+
+    /// The name of the client holding `role` (among `audience`, one product's plugins): the configured plugin, else a
+    /// connected outside client granted it.
+    func holder(of role: Role, among audience: Set<String>?) -> String? {
+        let candidate = { (name: String) in audience?.contains(name) ?? true }
+        return supervisor.plugins.first { $0.spec.role == role && candidate($0.spec.name) }?.spec.name
+            ?? sessions.all.first { $0.role == role && candidate($0.name) }?.name
+    }
+
+    private func reportAbandoned(_ entry: DeliveryLedger.Entry, by plugin: String) {
+        statistics.countError("delivery-abandoned")
+        let topic = (try? WireCodec.decodeEnvelope(entry.json).topic) ?? "?"
+        logger.error("delivery abandoned", metadata: ["plugin": "\(plugin)", "seq": "\(entry.seq)", "topic": "\(topic)"])
+        outbox.emit(topic: "bus.error", body: [
+            "code": "delivery-abandoned", "sender": "broker", "receiver": .string(plugin), "seq": .int(Int64(entry.seq)),
+            "message": .string("\(plugin) ended \(DeliveryLedger.endingsBeforeAbandoning) times while handling seq \(entry.seq) (\(topic)); it is not delivered again. See its log"),
+        ])
+    }
+}

@@ -1,0 +1,71 @@
+// SessionTable: the connected sessions — by identity, by name, in name order — and the subscriptions of plugins away.
+
+import BusProtocol
+
+/// Every connected session, found without scanning: thousands of idle sessions must not make each message cost
+/// thousands of steps. Names are unique among sessions. Also what each supervised plugin subscribed to in its last
+/// session, so that its mailbox fills while it is between two processes.
+final class SessionTable {
+    /// In the order they connected.
+    private(set) var all: [Session] = []
+    /// In name order, the order of turns in virtual time: kept so as sessions come and go, so that no event sorts its
+    /// receivers (by comparing strings).
+    private(set) var inNameOrder: [Session] = []
+    private var byIdentity: [[UInt8]: Session] = [:]
+    private var byName: [String: Session] = [:] {
+        didSet { absentFound = nil }
+    }
+    /// Connections whose session ended: what they still send is their leftovers, not news.
+    private var endedIdentities = Set<[UInt8]>()
+    /// The subscriptions each supervised plugin had in its last session.
+    private var lastSubscriptions: [String: [String]] = [:] {
+        didSet { absentFound = nil }
+    }
+    /// The plugins in `lastSubscriptions` without a session, found again only when a session or a subscription comes
+    /// or goes: every event looks at them, and usually there are none.
+    private var absentFound: [String]?
+
+    var isEmpty: Bool { all.isEmpty }
+
+    subscript(identity identity: [UInt8]) -> Session? { byIdentity[identity] }
+
+    func named(_ name: String) -> Session? { byName[name] }
+
+    /// Whether `session` is still the one its connection has (not ended, not replaced).
+    func isCurrent(_ session: Session) -> Bool { byIdentity[session.identity] === session }
+
+    func add(_ session: Session) {
+        all.append(session)
+        inNameOrder.insert(session, at: inNameOrder.firstIndex { $0.name > session.name } ?? inNameOrder.count)
+        byIdentity[session.identity] = session
+        byName[session.name] = session
+    }
+
+    /// Takes `session` out; what its connection sends from now on is leftovers.
+    func remove(_ session: Session) {
+        all.removeAll { $0 === session }
+        inNameOrder.removeAll { $0 === session }
+        byIdentity[session.identity] = nil
+        session.hasEnded = true
+        if byName[session.name] === session { byName[session.name] = nil }
+        endedIdentities.insert(session.identity)
+        if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
+    }
+
+    /// Whether `identity` is a connection whose session ended.
+    func hasEnded(_ identity: [UInt8]) -> Bool { endedIdentities.contains(identity) }
+
+    /// A supervised plugin said hello with these subscriptions: its mailbox fills by them while it is away.
+    func noteSubscriptions(_ subscriptions: [String], of name: String) { lastSubscriptions[name] = subscriptions }
+
+    /// What a supervised plugin subscribed to in its last session; nil for others.
+    func lastSubscriptions(of name: String) -> [String]? { lastSubscriptions[name] }
+
+    /// The supervised plugins without a session now.
+    var absentPlugins: [String] {
+        if let found = absentFound { return found }
+        let found = lastSubscriptions.keys.filter { byName[$0] == nil }
+        absentFound = found
+        return found
+    }
+}

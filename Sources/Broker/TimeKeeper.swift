@@ -1,0 +1,127 @@
+// TimeKeeper: timers on the bus clock and on the wall clock, and time moved on — in virtual time, whenever the bus is quiet.
+
+import BusClient
+import BusProtocol
+
+/// What the timekeeper needs of the bus it keeps time for.
+protocol QuietBus: AnyObject {
+    var isStopping: Bool { get }
+    /// Everything delivered has been handled and nothing is held: virtual time may move on.
+    var isQuiet: Bool { get }
+    /// The latest bus instant sequenced: a late timer is never stamped before it.
+    var lastSequencedTime: BusTime { get }
+    /// Sequences what observers held, if the bus has settled; whether there was any.
+    func releaseHeldPublications() -> Bool
+    /// Sequences what an action emitted.
+    func drain()
+    /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`).
+    func excuseLaggards()
+}
+
+/// Bus timers fire by the wall clock in real and scaled time; in virtual time the clock jumps to the next timer's
+/// instant whenever the bus is quiet, so a virtual run is as fast as its plugins and deterministic. Wall timers
+/// (reply deadlines, the start-up limit) keep wall time in every mode.
+final class TimeKeeper {
+    let clock: BusClock
+    weak var bus: QuietBus?
+    private var busTimers = TimerQueue()
+    private var wallTimers = TimerQueue()
+    /// Actions waiting for the bus to go quiet (everything delivered has been handled).
+    private var quietActions: [() -> Void] = []
+    /// Since when (wall ms) time has been waiting for the bus to go quiet.
+    private var waitingForQuietSince: Int64?
+    /// `bus.ackTimeoutMs`: how long a plugin's missing acknowledgements may hold time up.
+    private let acknowledgementTimeout: Int64
+
+    init(clock: BusClock, acknowledgementTimeout: Int64) {
+        self.clock = clock
+        self.acknowledgementTimeout = acknowledgementTimeout
+    }
+
+    /// Runs `action` at bus time `time` (at once if it has passed).
+    @discardableResult
+    func schedule(at time: BusTime, _ action: @escaping () -> Void) -> UInt64 { busTimers.schedule(at: time, action) }
+    func cancel(_ id: UInt64) { busTimers.cancel(id) }
+
+    /// Runs `action` at the wall instant `instant` (monotonic ms), whatever the bus clock does.
+    @discardableResult
+    func scheduleWall(at instant: Int64, _ action: @escaping () -> Void) -> UInt64 { wallTimers.schedule(at: instant, action) }
+    func cancelWall(_ id: UInt64) { wallTimers.cancel(id) }
+
+    /// Runs `action` once everything delivered so far has been handled (before virtual time moves on).
+    func whenQuiet(_ action: @escaping () -> Void) { quietActions.append(action) }
+
+    var hasQuietActions: Bool { !quietActions.isEmpty }
+    func nextBusTimer() -> BusTime? { busTimers.nextTime() }
+    func nextWallTimer() -> Int64? { wallTimers.nextTime() }
+
+    /// Fires the wall timers that are due.
+    func fireDueWallTimers() {
+        while let entry = wallTimers.popDue(atOrBefore: monotonicMilliseconds()) {
+            entry.action()
+            bus?.drain()
+        }
+    }
+
+    /// Fires due timers: by the wall clock in real and scaled time; in virtual time, jumping to the next scheduled
+    /// instant whenever the bus is quiet. Call it only once the bus is ready.
+    func advance() {
+        guard let bus else { return }
+        runQuietActions()
+        if !clock.isVirtual {
+            // A timer runs at its own instant (never before what is already sequenced): after a stall, timers
+            // due meanwhile keep their order in bus time instead of all sharing the instant the broker woke at.
+            while let entry = busTimers.popDue(atOrBefore: clock.now()) {
+                clock.holding(at: max(entry.time, bus.lastSequencedTime)) {
+                    entry.action()
+                    bus.drain()
+                }
+            }
+            // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
+            if !quietActions.isEmpty && !bus.isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
+            return
+        }
+        for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
+            guard !bus.isStopping else { return }
+            if bus.releaseHeldPublications() { continue }
+            guard bus.isQuiet else {
+                excuseLaggardsIfWaitingTooLong()
+                return
+            }
+            waitingForQuietSince = nil
+            if runQuietActions() { continue }  // they may have made the bus busy again
+            guard let next = busTimers.nextTime() else { return }
+            clock.advance(to: next)
+            // One timer at a time: what it sets off is handled before the next one due at the same instant runs.
+            if let entry = busTimers.popDue(atOrBefore: next) {
+                entry.action()
+                bus.drain()
+            }
+        }
+    }
+
+    /// Runs the actions waiting for quiet, if the bus is quiet; returns whether any ran.
+    @discardableResult
+    private func runQuietActions() -> Bool {
+        guard let bus, !quietActions.isEmpty, bus.isQuiet else { return false }
+        let actions = quietActions
+        quietActions = []
+        for action in actions {
+            action()
+            bus.drain()
+        }
+        return true
+    }
+
+    /// A plugin that stops acknowledging must not freeze time: after the limit it is no longer waited for.
+    private func excuseLaggardsIfWaitingTooLong() {
+        let now = monotonicMilliseconds()
+        guard let since = waitingForQuietSince else {
+            waitingForQuietSince = now
+            return
+        }
+        guard now - since > acknowledgementTimeout else { return }
+        waitingForQuietSince = nil
+        bus?.excuseLaggards()
+    }
+}

@@ -1,0 +1,251 @@
+@testable import Broker
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+import ZeroMQ
+
+/// The broker's core over its transport seam: one exchange between test peers, driven step by step from the test,
+/// gives the same journal byte for byte over libzmq and over the in-memory transport. The broker runs in this
+/// process on a virtual clock with no device and no scenario; its plugins are the test's peers (outside clients), so
+/// nothing but the transport differs between the two runs.
+final class TransportSeamTests: XCTestCase {
+    /// Virtual-time turns, an observer's publication held until the bus settles, a reply the OS alone may give refused,
+    /// and a goodbye: each step is one peer's message, then every peer takes in what the broker sent it.
+    func testOneExchangeJournalsTheSameOverLibzmqAndInMemory() throws {
+        let overZeroMQ = try journal(of: .zeroMQ)
+        let inMemory = try journal(of: .inMemory)
+        let topics = inMemory.split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).topic }
+        // The exchange happened: the held publication came after the ask, the refusal and the goodbye were sequenced.
+        XCTAssertEqual(topics.filter { $0.hasPrefix("app.") }, Self.exchanged)
+        XCTAssertEqual(topics.filter { $0.hasPrefix("plugin.") || $0 == "bus.error" }, ["plugin.up", "plugin.up", "bus.error", "plugin.down"])
+        XCTAssertEqual(topics.last, "bus.stopping")
+        XCTAssertEqual(overZeroMQ, inMemory, "the journals differ:\n--- libzmq\n\(String(decoding: overZeroMQ, as: UTF8.self))--- in memory\n\(String(decoding: inMemory, as: UTF8.self))")
+    }
+
+    /// The in-memory transport delivers nothing until the test turns the loop, and each pass takes in what waits.
+    func testTheInMemoryTransportMovesOnlyWhenTheTestTurnsTheLoop() throws {
+        let exchange = try SteppedExchange(.inMemory)
+        defer { exchange.finish() }
+        let tap = try exchange.join("seam-tap", role: .tap, subscriptions: ["app."])
+        let sender = try exchange.join("seam-sender", role: .tool, subscriptions: [])
+        exchange.transport.arrive(from: sender.identity, WireCodec.encode(.publish(Publish(topic: "app.quiet", body: [:]))))
+        XCTAssertTrue(exchange.transport.takeSent(to: tap.identity).isEmpty, "nothing moves before the loop turns")
+        try exchange.broker.serveOnce()
+        let delivered = exchange.transport.takeSent(to: tap.identity).compactMap { frames -> String? in
+            guard case .event(let envelope, _)? = try? WireCodec.decodeBrokerMessage(frames) else { return nil }
+            return envelope.topic
+        }
+        XCTAssertEqual(delivered, ["app.quiet"])
+    }
+
+    // MARK: The exchange
+
+    /// What the exchange sequences of its own, in order.
+    private static let exchanged = ["app.use.opened", "app.other.reacted", "app.ask.report", "app.observer.recorded", "app.lookup.request"]
+
+    private func journal(of kind: SteppedExchange.Kind) throws -> [UInt8] {
+        let exchange = try SteppedExchange(kind)
+        // The observer comes first by name: without `observe` the other would wait for its acknowledgement.
+        let tap = try exchange.join("seam-tap", role: .tap, subscriptions: ["app."])
+        let sender = try exchange.join("seam-sender", role: .tool, subscriptions: [])
+        let observer = try exchange.join("a-observer", role: .generic, subscriptions: ["app.use.", "app.ask."], observing: ["app.use."])
+        let other = try exchange.join("b-other", role: .generic, subscriptions: ["app.use.", "app.lookup."])
+        try exchange.step(sender, .publish(Publish(topic: "app.use.opened", body: [:])))
+        // Observing, out of its turn: held until the bus settles.
+        try exchange.step(observer, .publish(Publish(topic: "app.observer.recorded", body: [:])))
+        try exchange.step(other, .publish(Publish(topic: "app.other.reacted", body: [:])))
+        try exchange.step(other, .ack(seq: other.lastSeq))
+        try exchange.step(sender, .publish(Publish(topic: "app.ask.report", body: [:])))
+        // Its turn waited for this acknowledgement of what it observed; then it has the ask, and the bus settles.
+        try exchange.step(observer, .ack(seq: observer.lastSeq))
+        try exchange.step(observer, .ack(seq: observer.lastSeq))
+        // A request in the OS's namespace: only the OS may answer it.
+        try exchange.step(sender, .publish(Publish(topic: "app.lookup.request", body: [:], corr: "lookup-1")))
+        try exchange.step(other, .publish(Publish(topic: "app.lookup.reply", body: ["found": true], corr: "lookup-1")))
+        XCTAssertEqual(other.refusals, ["reply-refused"])
+        try exchange.step(other, .ack(seq: other.lastSeq))
+        try exchange.step(other, .bye)
+        XCTAssertEqual(tap.topics, Self.exchanged, "the tap saw it all")
+        exchange.finish()
+        return try Array(Data(contentsOf: URL(fileURLWithPath: exchange.journalPath)))
+    }
+}
+
+/// A broker in this test's thread, on a virtual clock, turned one pass at a time over the transport of `kind`.
+private final class SteppedExchange {
+    enum Kind { case zeroMQ, inMemory }
+
+    /// One of the test's clients, as it sees the bus.
+    final class Peer {
+        let name: String
+        let identity: [UInt8]
+        /// Its socket, over libzmq.
+        let socket: Socket?
+        /// Every message the broker sent it, in order.
+        private(set) var arrived: [BrokerMessage] = []
+
+        init(name: String, socket: Socket?) {
+            self.name = name
+            identity = Array(name.utf8)
+            self.socket = socket
+        }
+
+        func take(_ frames: [[UInt8]]) throws { arrived.append(try WireCodec.decodeBrokerMessage(frames)) }
+
+        var events: [Envelope] {
+            arrived.compactMap { if case .event(let envelope, _) = $0 { return envelope } else { return nil } }
+        }
+
+        var topics: [String] { events.map(\.topic) }
+        var refusals: [String] { arrived.compactMap { if case .error(let report) = $0 { return report.code } else { return nil } } }
+        var lastSeq: UInt64 { events.map(\.seq).max() ?? 0 }
+    }
+
+    let broker: Broker
+    let journalPath: String
+    /// The in-memory transport (the broker's when the kind is `.inMemory`), which a test may drive directly.
+    let transport: InMemoryTransport
+    private let counting: CountingTransport
+    private let lock: RuntimeLock
+    private let runtime: RuntimeDirectory
+    private let context: Context?
+    private var peers: [Peer] = []
+    private let work: TemporaryDirectory
+    private var finished = false
+
+    init(_ kind: Kind) throws {
+        let work = TemporaryDirectory()
+        let runtime = RuntimeDirectory(path: work.path + "/run")
+        var settings = BrokerSettings(runtimeDirectory: runtime)
+        settings.journalPath = work.path + "/journal.jsonl"
+        // The peers send no heartbeats: a slow step on a loaded machine must not end their sessions.
+        settings.sessionTimeoutMilliseconds = 600_000
+        let broker = Broker(settings: settings, clock: BusClock(mode: .virtual, start: 0))
+        let lock = try RuntimeLock(runtime)
+        let memory = InMemoryTransport()
+        var made: CountingTransport?
+        try broker.open(lock: lock, handlingSignals: false) {
+            let inner: BusTransport = kind == .zeroMQ
+                ? try ZeroMQTransport(try ZeroMQTransport.endpoint(settings.bindEndpoint), settings: settings, lock: lock, logger: broker.logger, countRefusal: { _ in })
+                : memory
+            made = CountingTransport(inner)
+            return made!
+        }
+        (self.work, self.runtime, self.broker, self.lock, self.transport) = (work, runtime, broker, lock, memory)
+        journalPath = settings.journalPath!
+        counting = made!
+        context = kind == .zeroMQ ? try Context() : nil
+    }
+
+    /// A peer says hello with the runtime directory's cookie, and takes its welcome.
+    func join(_ name: String, role: Role, subscriptions: [String], observing: [String] = []) throws -> Peer {
+        var socket: Socket?
+        if let context {
+            let dealer = try Socket(context, .dealer)
+            try dealer.setRoutingID(Array(name.utf8))
+            try dealer.setLinger(milliseconds: 0)
+            try dealer.connect(counting.endpoint)
+            socket = dealer
+        }
+        let peer = Peer(name: name, socket: socket)
+        peers.append(peer)
+        try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, credential: runtime.cookie(), observations: observing)))
+        guard case .welcome? = peer.arrived.first else { throw SeamTestFailure("\(name) was not welcomed: \(peer.arrived)") }
+        return peer
+    }
+
+    /// `peer` sends `message`; the broker's loop turns until it has taken the message in (and what came with it
+    /// is handled in the same pass); then every peer takes in all the broker sent it.
+    func step(_ peer: Peer, _ message: ClientMessage) throws {
+        let received = counting.received
+        let frames = WireCodec.encode(message)
+        if let socket = peer.socket {
+            guard try socket.send(frames) else { throw SeamTestFailure("\(peer.name) could not send") }
+        } else {
+            transport.arrive(from: peer.identity, frames)
+        }
+        let deadline = monotonicMilliseconds() + 10_000
+        while counting.received == received {
+            guard monotonicMilliseconds() < deadline else { throw SeamTestFailure("the broker did not receive \(peer.name)'s \(message.kind)") }
+            try broker.serveOnce()
+        }
+        for each in peers { try collect(each, deadline: deadline) }
+    }
+
+    /// Takes in everything the broker has sent `peer` so far: at once in memory, as it crosses the socket over libzmq.
+    private func collect(_ peer: Peer, deadline: Int64) throws {
+        guard let socket = peer.socket else {
+            for frames in transport.takeSent(to: peer.identity) { try peer.take(frames) }
+            return
+        }
+        let expected = counting.sent[peer.identity, default: 0]
+        while peer.arrived.count < expected {
+            guard monotonicMilliseconds() < deadline else { throw SeamTestFailure("\(peer.name) got \(peer.arrived.count) of \(expected) messages") }
+            var poller = Poller()
+            try poller.addReadable(socket)
+            guard try poller.poll(timeoutMilliseconds: 100)[0] else { continue }
+            while let frames = try socket.receive(dontWait: true) { try peer.take(frames) }
+        }
+    }
+
+    /// Stops as the broker stops at the end of a run: `bus.stopping`, goodbyes, the journal closed.
+    func finish() {
+        guard !finished else { return }
+        finished = true
+        broker.shutDown()
+        broker.close()
+        for peer in peers { peer.socket?.close() }
+        lock.release()
+    }
+
+    deinit { finish() }
+}
+
+/// Counts what crosses the seam: the messages the broker received, and those it sent each peer.
+private final class CountingTransport: BusTransport {
+    private let inner: BusTransport
+    private(set) var received = 0
+    private(set) var sent: [[UInt8]: Int] = [:]
+
+    init(_ inner: BusTransport) { self.inner = inner }
+
+    var endpoint: String { inner.endpoint }
+    var admitsPeersByKey: Bool { inner.admitsPeersByKey }
+
+    func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32?) throws -> TransportWake {
+        try inner.wait(timeoutMilliseconds: timeoutMilliseconds, wakeDescriptor: wakeDescriptor)
+    }
+
+    func receive(into message: inout [[UInt8]]) throws -> Bool {
+        let got = try inner.receive(into: &message)
+        if got { received += 1 }
+        return got
+    }
+
+    func send(_ frames: [[UInt8]], to peer: [UInt8]) {
+        sent[peer, default: 0] += 1
+        inner.send(frames, to: peer)
+    }
+
+    func send(head: UnsafeRawBufferPointer, envelope: EnvelopeFrame, to peer: [UInt8]) -> Bool {
+        counted(inner.send(head: head, envelope: envelope, to: peer), peer)
+    }
+
+    func send(head: UnsafeRawBufferPointer, batch: EnvelopeBatch, to peer: [UInt8]) -> Bool {
+        counted(inner.send(head: head, batch: batch, to: peer), peer)
+    }
+
+    private func counted(_ queued: Bool, _ peer: [UInt8]) -> Bool {
+        if queued { sent[peer, default: 0] += 1 }
+        return queued
+    }
+
+    func close() { inner.close() }
+}
+
+private struct SeamTestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -123,13 +123,17 @@ final class ZeroMQTests: XCTestCase {
         defer { sigaction(SIGUSR1, &previous, nil) }
         let waiter = pthread_self()
         let waiting = WaitFlag()
+        let signallerEnded = DispatchSemaphore(value: 0)
         let signaller = Thread {
             // Until the wait has ended (a signal sent before it began is simply handled): no timing assumed.
             while waiting.isSet { pthread_kill(waiter, SIGUSR1); sched_yield() }
+            signallerEnded.signal()
         }
         signaller.start()
         let ready = try poller.poll(timeoutMilliseconds: 60_000)
         waiting.clear()
+        // Its last signal must be handled before the default action (ending the process) is put back.
+        signallerEnded.wait()
         XCTAssertEqual(ready, [false])
         XCTAssertTrue(poller.wasInterrupted, "the poll ended without a signal (its 60 s timeout?)")
         XCTAssertEqual(try poller.poll(timeoutMilliseconds: 0), [false])

@@ -19,7 +19,7 @@ struct Admission {
     /// allowlist (on tcp every connection has), which admits an outside client as the cookie does.
     func admit(_ hello: Hello, plugins: [PluginSupervisor.Plugin], keyAdmitted: Bool = false) -> Result<Admitted, BusProtocolError> {
         if let plugin = plugins.first(where: { $0.spec.name == hello.name }) {
-            guard BusCredential.matches(hello.credential, plugin.credential) else {
+            guard BusCredential.matches(hello.credential, plugin.liveCredential) else {
                 return .failure(.notAdmitted("'\(hello.name)' is a configured plugin: only the process the broker started for it may use that name, "
                     + "and it proves it with its per-launch credential (\(BusCredential.environmentKey)); a pid proves nothing"))
             }
@@ -42,6 +42,6 @@ struct Admission {
 
     /// Whether `credential` belongs to this user: the cookie, or a running plugin's launch credential.
     func isTrusted(_ credential: String?, plugins: [PluginSupervisor.Plugin]) -> Bool {
-        BusCredential.matches(credential, cookie) || plugins.contains { BusCredential.matches(credential, $0.credential) }
+        BusCredential.matches(credential, cookie) || plugins.contains { BusCredential.matches(credential, $0.liveCredential) }
     }
 }

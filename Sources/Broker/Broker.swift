@@ -317,12 +317,8 @@ public final class Broker {
         case .gap(let from, let to):
             guard let session else { return reception.refuse(identity, session: nil, .helloRequired(kind: "gap")) }
             session.gapsReported += 1
-            statistics.countError("gap")
-            outbox.emit(topic: "bus.error", body: [
-                "code": "gap", "sender": .string(session.name),
-                "message": .string("\(session.name) missed deliveries \(from)–\(to) (\(to - from + 1) events)"),
-                "from": .int(Int64(from)), "to": .int(Int64(to)),
-            ])
+            outbox.reportError("gap", sender: session.name, message: "\(session.name) missed deliveries \(from)–\(to) (\(to - from + 1) events)",
+                               details: ["from": .int(Int64(from)), "to": .int(Int64(to))], countedIn: statistics)
         case .heartbeat:
             if session == nil { reception.refuse(identity, session: nil, .helloRequired(kind: "heartbeat")) }
         case .bye:
@@ -353,10 +349,9 @@ public final class Broker {
     /// Taps and tools only watch: an event only they would see is not worth making (it would make the journal
     /// depend on who watched).
     func isSubscribed(_ topic: String) -> Bool {
-        func matches(_ prefixes: [String]) -> Bool { prefixes.contains { Topic.matches(topic, prefix: $0) } }
-        return sessions.all.contains { $0.role != .tap && $0.role != .tool && $0.wants(topic) }
-            || sessions.absentPlugins.contains { readiness.isExpectedBack($0) && matches(sessions.lastSubscriptions(of: $0) ?? []) }
-            || services.contains { matches($0.subscriptions) }
+        sessions.all.contains { !$0.isTapOrTool && $0.wants(topic) }
+            || sessions.absentPlugins.contains { readiness.isExpectedBack($0, wanting: topic) }
+            || services.contains { $0.subscriptions.contains { Topic.matches(topic, prefix: $0) } }
     }
 }
 
@@ -426,11 +421,9 @@ extension Broker: QuietBus {
     func excuseLaggards() {
         for session in sessions.all where session.acknowledges && session.lag > 0 {
             session.excuseFromAcknowledging()
-            statistics.countError("ack-timeout")
-            outbox.emit(topic: "bus.error", body: [
-                "code": "ack-timeout", "sender": .string(session.name),
-                "message": .string("\(session.name) left \(session.lag) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it"),
-            ])
+            outbox.reportError("ack-timeout", sender: session.name,
+                               message: "\(session.name) left \(session.lag) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it",
+                               countedIn: statistics)
         }
         outbox.drain()
     }

@@ -48,6 +48,14 @@ enum ChildProcess {
         return pid
     }
 
+    /// Whether child `pid` has ended, without reaping it: a zombie the broker has not yet waited for has ended.
+    /// A pid that is not (or no longer) our child has ended too.
+    static func hasEnded(_ pid: pid_t) -> Bool {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 else { return true }
+        return info._sifields._kill.si_pid != 0  // left zero when no child has changed state
+    }
+
     /// How a process ended, in words.
     static func describe(waitStatus status: Int32) -> String {
         let signalNumber = status & 0x7F

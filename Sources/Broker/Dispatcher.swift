@@ -132,11 +132,8 @@ final class Dispatcher {
     }
 
     private func reportDrops(_ session: Session, fromDelivery: UInt64, toDelivery: UInt64, fromSeq: UInt64, toSeq: UInt64) {
-        statistics.countError("delivery-dropped")
-        outbox.emit(topic: "bus.error", body: [
-            "code": "delivery-dropped", "sender": "broker", "receiver": .string(session.name),
-            "message": .string("\(toDelivery - fromDelivery + 1) deliveries to \(session.name) were dropped: its queue was full (deliveries \(fromDelivery)–\(toDelivery), around seq \(fromSeq)–\(toSeq))"),
-            "from": .int(Int64(fromDelivery)), "to": .int(Int64(toDelivery)),
-        ])
+        outbox.reportError("delivery-dropped", sender: "broker",
+                           message: "\(toDelivery - fromDelivery + 1) deliveries to \(session.name) were dropped: its queue was full (deliveries \(fromDelivery)–\(toDelivery), around seq \(fromSeq)–\(toSeq))",
+                           details: ["receiver": .string(session.name), "from": .int(Int64(fromDelivery)), "to": .int(Int64(toDelivery))], countedIn: statistics)
     }
 }

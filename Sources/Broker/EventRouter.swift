@@ -59,8 +59,8 @@ final class EventRouter {
             }
         }
         // A supervised plugin between two processes gets it in its mailbox.
-        for name in sessions.absentPlugins where readiness.isExpectedBack(name) && (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true)
-            && (sessions.lastSubscriptions(of: name) ?? []).contains(where: { Topic.matches(event.topic, prefix: $0) }) {
+        for name in sessions.absentPlugins where (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true)
+            && readiness.isExpectedBack(name, wanting: event.topic) {
             if shared == nil { shared = EnvelopeFrame(json) }
             keep(envelope.seq, shared!, for: name)
         }
@@ -69,11 +69,9 @@ final class EventRouter {
     /// Keeps an event for a supervised plugin until it acknowledges it; a full ledger is reported, never silent.
     private func keep(_ seq: UInt64, _ envelope: EnvelopeFrame, for plugin: String) {
         guard case .full(let name, let limit)? = ledger.route(seq: seq, envelope: envelope, to: plugin) else { return }
-        statistics.countError("delivery-log-full")
         logger.error("delivery log full", metadata: ["plugin": "\(name)", "limit": "\(limit)"])
-        outbox.emit(topic: "bus.error", body: [
-            "code": "delivery-log-full", "sender": "broker", "receiver": .string(name),
-            "message": .string("\(name) has \(limit) unacknowledged events (bus.deliveryLogLimit): from seq \(seq) on, events for it are no longer kept for redelivery until it catches up"),
-        ])
+        outbox.reportError("delivery-log-full", sender: "broker",
+                           message: "\(name) has \(limit) unacknowledged events (bus.deliveryLogLimit): from seq \(seq) on, events for it are no longer kept for redelivery until it catches up",
+                           details: ["receiver": .string(name)], countedIn: statistics)
     }
 }

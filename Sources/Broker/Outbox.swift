@@ -29,6 +29,17 @@ struct PendingEvent {
     }
 }
 
+extension Outbox {
+    /// Counts a problem under `code` in `statistics` and queues its `bus.error` (`code`, `sender`, `message` and
+    /// `details`): one place, so what `status` counts and what the journal tells cannot drift apart.
+    func reportError(_ code: String, sender: String, message: String, details: [String: JSONValue] = [:], countedIn statistics: BusStatistics) {
+        statistics.countError(code)
+        var body = details
+        (body["code"], body["sender"], body["message"]) = (.string(code), .string(sender), .string(message))
+        emit(topic: "bus.error", body: .object(body))
+    }
+}
+
 /// What draining the outbox does with a batch of events: the broker's sequencing, journaling, saving and sending.
 protocol OutboxDrain: AnyObject {
     /// The bus instant the batch's events share (in scaled time, a step and what it sets off are not told apart by

@@ -35,7 +35,17 @@ final class PluginSupervisor {
         var refusal: String?
         /// The current run's secret, handed only to its process: what proves a hello comes from it.
         var credential: String?
+        /// The connection the current run said hello on: a second connection presenting its credential while
+        /// that one lives is someone who copied it.
+        var connection: [UInt8]?
         init(spec: PluginSpec) { self.spec = spec }
+
+        /// The current run's credential while it still proves anything: not once its process has ended, even
+        /// before the broker reaps it (SIGCHLD may be read after an impostor's hello), nor once it said bye.
+        var liveCredential: String? {
+            guard let credential, let pid, !ChildProcess.hasEnded(pid) else { return nil }
+            return credential
+        }
 
         /// Running or about to restart: the bus is not quiet until it is connected.
         var isRunning: Bool {
@@ -112,6 +122,7 @@ final class PluginSupervisor {
                                              environment: environment, logPath: log.path)
             plugin.pid = pid
             plugin.credential = credential
+            plugin.connection = nil
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
             logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)"])
@@ -132,6 +143,7 @@ final class PluginSupervisor {
             guard let plugin = plugins.first(where: { $0.pid == pid }) else { continue }
             plugin.pid = nil
             plugin.credential = nil  // a run that ended proves nothing any more
+            plugin.connection = nil
             let how = ChildProcess.describe(waitStatus: status)
             plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
             if plugin.state == .stopped { continue }
@@ -272,7 +284,17 @@ final class PluginSupervisor {
     }
 
     /// The plugin said hello: its start succeeded.
-    func saidHello(name: String) { helloTimeouts[name] = nil }
+    func saidHello(name: String, connection: [UInt8]) {
+        helloTimeouts[name] = nil
+        plugin(named: name)?.connection = connection
+    }
+
+    /// The current run of `name` said bye on `connection`: its credential admits nobody any more.
+    func saidBye(name: String, connection: [UInt8]) {
+        guard let plugin = plugin(named: name), plugin.connection == connection else { return }
+        plugin.credential = nil
+        plugin.connection = nil
+    }
 
     /// Kills one plugin and starts it again at once (an app force-quit by the person), without counting a failure.
     func restart(named name: String, reason: String) {
@@ -291,6 +313,7 @@ final class PluginSupervisor {
             waitpid(plugin.pid!, &status, 0)
             plugin.pid = nil
             plugin.credential = nil
+            plugin.connection = nil
             plugin.lastExit = "killed by SIGKILL (\(reason))"
         }
         for plugin in plugins where plugin.state == .stopped {

@@ -48,7 +48,12 @@ final class Readiness {
     /// Whether `name`'s session, or its next process, gets events on `topic`.
     func willReceive(_ topic: String, _ name: String) -> Bool {
         if let session = sessions.named(name) { return session.wants(topic) }
-        return isExpectedBack(name) && (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
+        return isExpectedBack(name, wanting: topic)
+    }
+
+    /// Whether plugin `name`, away between two processes, comes back subscribed to `topic` (its mailbox keeps it).
+    func isExpectedBack(_ name: String, wanting topic: String) -> Bool {
+        isExpectedBack(name) && (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
     }
 
     /// Becomes ready if every supervised plugin has connected.
@@ -68,11 +73,9 @@ final class Readiness {
         }
         let missing = supervisor.expectedPluginNames.filter { sessions.named($0) == nil }.sorted()
         if !missing.isEmpty {
-            statistics.countError("startup-timeout")
-            outbox.emit(topic: "bus.error", body: [
-                "code": "startup-timeout", "sender": "broker",
-                "message": .string("plugin(s) \(missing.joined(separator: ", ")) did not connect within \(settings.startupTimeoutMilliseconds) ms; see their logs in \(settings.runtimeDirectory.logsPath)"),
-            ])
+            outbox.reportError("startup-timeout", sender: "broker",
+                               message: "plugin(s) \(missing.joined(separator: ", ")) did not connect within \(settings.startupTimeoutMilliseconds) ms; see their logs in \(settings.runtimeDirectory.logsPath)",
+                               countedIn: statistics)
         }
         // What a previous broker left unacknowledged goes first, before bus.ready and anything new.
         for session in sessions.all where session.isCatchingUp { catchUp(session) }
@@ -106,7 +109,7 @@ final class Readiness {
 
     /// `plugin.up`, for plugins only: taps and tools come and go without a trace in the journal.
     func announceUp(_ session: Session) {
-        guard session.role != .tap && session.role != .tool else { return }
+        guard !session.isTapOrTool else { return }
         outbox.emit(topic: "plugin.up", body: [
             "name": .string(session.name), "role": .string(session.role.rawValue),
             "subscribe": .array(session.subscriptions.map(JSONValue.string)),

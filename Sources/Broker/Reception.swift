@@ -25,6 +25,7 @@ final class Reception {
     private let settings: BrokerSettings
     private let clock: BusClock
     private let logger: Logger
+    private var refusalLog = RefusalLog()
 
     struct Parts {
         let supervisor: PluginSupervisor, sessions: SessionTable, readiness: Readiness, dispatcher: Dispatcher, ledger: DeliveryLedger
@@ -53,7 +54,10 @@ final class Reception {
             return refuse(identity, session: nil, mismatch)
         }
         if let sameName = sessions.named(hello.name) {
-            if case .supervised = admitted {
+            if case .supervised(let plugin) = admitted, plugin.connection == sameName.identity {
+                // The current run holds its connection: a second one presenting its credential copied it.
+                return refuse(identity, session: nil, .nameTaken(hello.name))
+            } else if case .supervised = admitted {
                 // Its credential proves it is the current run: the old connection's goodbye is still on its way.
                 remove(sameName, reason: "replaced by its new connection")
             } else {
@@ -76,7 +80,7 @@ final class Reception {
         // Before bus.ready, supervised plugins are announced together, in configuration order.
         if !isSupervised { readiness.announceUp(session) }
         if isSupervised {
-            supervisor.saidHello(name: hello.name)
+            supervisor.saidHello(name: hello.name, connection: identity)
             sessions.noteSubscriptions(hello.subscriptions, of: hello.name)
             session.isDurable = true
             // Until it has had what it missed, new events wait for it in the ledger, behind the old ones.
@@ -89,7 +93,8 @@ final class Reception {
     /// Ends `session` and, for a plugin, says so (`plugin.down`).
     func remove(_ session: Session, reason: String) {
         forget(session, saidBye: reason == "bye")
-        guard session.role != .tap && session.role != .tool else { return }
+        if reason == "bye" { supervisor.saidBye(name: session.name, connection: session.identity) }
+        guard !session.isTapOrTool else { return }
         outbox.emit(topic: "plugin.down", body: ["name": .string(session.name), "reason": .string(reason)])
     }
 
@@ -111,13 +116,15 @@ final class Reception {
             dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
             return
         }
-        statistics.countError(error.code)
         session?.errors += 1
         session?.lastError = error.description
         let sender = session?.name ?? hexIdentity(identity)
-        logger.warning("refused a message", metadata: ["sender": "\(sender)", "code": "\(error.code)", "reason": "\(error.description)"])
+        if let refusals = refusalLog.refusal(error.code, now: monotonicMilliseconds()) {
+            logger.warning("refused a message", metadata: ["sender": "\(sender)", "code": "\(error.code)", "reason": "\(error.description)",
+                                                           "refusals": "\(refusals)"])
+        }
         dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
-        outbox.emit(topic: "bus.error", body: ["code": .string(error.code), "message": .string(error.description), "sender": .string(sender)])
+        outbox.reportError(error.code, sender: sender, message: error.description, countedIn: statistics)
     }
 
     /// The name of the client holding `role` (among `audience`, one product's plugins): the configured plugin, else a
@@ -129,12 +136,10 @@ final class Reception {
     }
 
     private func reportAbandoned(_ entry: DeliveryLedger.Entry, by plugin: String) {
-        statistics.countError("delivery-abandoned")
         let topic = (try? WireCodec.decodeEnvelope(entry.json).topic) ?? "?"
         logger.error("delivery abandoned", metadata: ["plugin": "\(plugin)", "seq": "\(entry.seq)", "topic": "\(topic)"])
-        outbox.emit(topic: "bus.error", body: [
-            "code": "delivery-abandoned", "sender": "broker", "receiver": .string(plugin), "seq": .int(Int64(entry.seq)),
-            "message": .string("\(plugin) ended \(DeliveryLedger.endingsBeforeAbandoning) times while handling seq \(entry.seq) (\(topic)); it is not delivered again. See its log"),
-        ])
+        outbox.reportError("delivery-abandoned", sender: "broker",
+                           message: "\(plugin) ended \(DeliveryLedger.endingsBeforeAbandoning) times while handling seq \(entry.seq) (\(topic)); it is not delivered again. See its log",
+                           details: ["receiver": .string(plugin), "seq": .int(Int64(entry.seq))], countedIn: statistics)
     }
 }

@@ -102,9 +102,8 @@ final class Recorder {
     /// published as `bus.error` `storage-failed`.
     func reportStorageFailure(_ message: String) {
         lastStorageError = message
-        statistics.countError("storage-failed")
         logger.error("\(message)")
-        outbox.emit(topic: "bus.error", body: ["code": "storage-failed", "sender": "broker", "message": .string(message)])
+        outbox.reportError("storage-failed", sender: "broker", message: message, countedIn: statistics)
     }
 
     private func reportJournalFailure(_ error: Error) {

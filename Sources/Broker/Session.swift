@@ -68,6 +68,10 @@ final class Session {
 
     var isObserver: Bool { !observations.isEmpty }
 
+    /// A tap or a tool: it watches or drives the bus and is no plugin, so nothing waits for it and its comings and
+    /// goings are not announced.
+    var isTapOrTool: Bool { role == .tap || role == .tool }
+
     /// The last event handed to it to observe, without a turn.
     var lastObservedSeq: UInt64 = 0
 

@@ -10,15 +10,14 @@ import ZeroMQ
 /// (security.md).
 final class ZeroMQTransport: BusTransport {
     let endpoint: String
-    private let context: Context
+    // No context is kept: the sockets keep theirs alive, so closing them ends it (flushing the byes) inside `run()`.
     private let router: Socket
     private let guards: TransportGuards?
     private let logger: Logger
     /// Counts a refused connection under its error code (`status`).
     private let countRefusal: (String) -> Void
     private var poller: Poller?
-    private var lastHandshakeFailureLogged: Int64 = 0
-    private var handshakeFailuresNotLogged = 0
+    private var refusalLog = RefusalLog()
 
     /// On tcp: libzmq lets only clients with a key on the allowlist through, so each of them is admitted as the cookie admits.
     var admitsPeersByKey: Bool { guards != nil }
@@ -61,7 +60,7 @@ final class ZeroMQTransport: BusTransport {
             guards?.close()
             throw error
         }
-        (self.context, self.router, self.guards) = (context, router, guards)
+        (self.router, self.guards) = (router, guards)
     }
 
     func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32?) throws -> TransportWake {
@@ -142,8 +141,10 @@ final class ZeroMQTransport: BusTransport {
             }
             if let name = guards.allowedClients[key] { return .admit(userID: name) }
             countRefusal("curve-refused")
-            logger.warning("refused a tcp client: its CURVE key is not on the allowlist (bus.curve.allow)",
-                           metadata: ["address": "\(request.address)", "key": "\(key)"])
+            if let refusals = refusalLog.refusal("curve-refused", now: monotonicMilliseconds()) {
+                logger.warning("refused a tcp client: its CURVE key is not on the allowlist (bus.curve.allow)",
+                               metadata: ["address": "\(request.address)", "key": "\(key)", "refusals": "\(refusals)"])
+            }
             return .refuse(reason: "key not on the allowlist")
         }
         for event in try guards.monitor.pending() {
@@ -151,13 +152,9 @@ final class ZeroMQTransport: BusTransport {
             case .handshakeFailedProtocol, .handshakeFailedNoDetail:
                 countRefusal("curve-handshake-failed")
                 // libzmq clients reconnect every 100 ms: one line a second says enough.
-                let now = monotonicMilliseconds()
-                handshakeFailuresNotLogged += 1
-                guard now - lastHandshakeFailureLogged >= 1_000 else { continue }
+                guard let refusals = refusalLog.refusal("curve-handshake-failed", now: monotonicMilliseconds()) else { continue }
                 logger.warning("refused a tcp client: no CURVE handshake (a client without keys, or with the wrong broker key)",
-                               metadata: ["endpoint": "\(event.endpoint)", "refusals": "\(handshakeFailuresNotLogged)"])
-                lastHandshakeFailureLogged = now
-                handshakeFailuresNotLogged = 0
+                               metadata: ["endpoint": "\(event.endpoint)", "refusals": "\(refusals)"])
             default:
                 break  // refusals by key were logged when ZAP was asked
             }

@@ -120,8 +120,10 @@ private final class SteppedExchange {
         let runtime = RuntimeDirectory(path: work.path + "/run")
         var settings = BrokerSettings(runtimeDirectory: runtime)
         settings.journalPath = work.path + "/journal.jsonl"
-        // The peers send no heartbeats: a slow step on a loaded machine must not end their sessions.
+        // The peers send no heartbeats and acknowledge at their own pace: a slow step on a loaded machine must
+        // neither end their sessions nor excuse them from acknowledging (either would be journaled in one run only).
         settings.sessionTimeoutMilliseconds = 600_000
+        settings.acknowledgementTimeoutMilliseconds = 600_000
         let broker = Broker(settings: settings, clock: BusClock(mode: .virtual, start: 0))
         let lock = try RuntimeLock(runtime)
         let memory = InMemoryTransport()

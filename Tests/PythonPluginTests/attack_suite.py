@@ -131,6 +131,7 @@ def has_key(value, key):
 
 
 CALLS = [0]
+COOKIE = [None]  # the outside clients' cookie, read in main()
 
 
 def call(client, topic, body, timeout=5):
@@ -158,6 +159,21 @@ def bystander_served(after):
     report(f"broker serves others after: {after}", message is not None)
 
 
+def hellos_as_monitor_until_it_is_back(credential, old_pid, seconds, at_least):
+    """Impostor hellos as the monitor, one after another, until its new process holds its session (and at least
+    `at_least` were tried) or `seconds` pass; their answers."""
+    answers = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        impostor = Client(ENDPOINT)
+        answers.append(impostor.hello("monitor", "monitor", ["deviceactivity."], credential=credential, timeout=2))
+        impostor.close()
+        current = plugin(status(COOKIE[0]), "monitor")
+        if current["connected"] and current.get("pid") not in (None, old_pid) and len(answers) >= at_least:
+            break
+    return answers
+
+
 def main():
     global CONTEXT, ENDPOINT, BYSTANDER
     parser = argparse.ArgumentParser()
@@ -168,6 +184,7 @@ def main():
         ENDPOINT = file.read().strip()
     with open(runtime + "/cookie", encoding="utf-8") as file:
         cookie = file.read().strip()
+    COOKIE[0] = cookie
     CONTEXT = zmq.Context()
 
     BYSTANDER = Client(ENDPOINT)
@@ -293,15 +310,7 @@ def main():
     # 6. An impostor racing the monitor's new process after a device restart.
     monitor_before = plugin(status(cookie), "monitor")
     person.publish("input.restart.request", {}, corr="person-restart-1")
-    answers = []
-    deadline = time.monotonic() + 3
-    while time.monotonic() < deadline:
-        impostor = Client(ENDPOINT)
-        answers.append(impostor.hello("monitor", "monitor", ["deviceactivity."], credential=cookie, timeout=2))
-        impostor.close()
-        current = plugin(status(cookie), "monitor")
-        if current["connected"] and current.get("pid") != monitor_before["pid"] and len(answers) >= 5:
-            break
+    answers = hellos_as_monitor_until_it_is_back(credential=cookie, old_pid=monitor_before["pid"], seconds=3, at_least=5)
     report(f"after a device restart, all {len(answers)} impostor hellos as monitor are refused not-admitted",
            all(answer and answer[0] == "error" and answer[1]["code"] == "not-admitted" for answer in answers), str(answers[:2]))
     restarted = None
@@ -314,6 +323,28 @@ def main():
            restarted and restarted["connected"] and restarted.get("pid") != monitor_before["pid"] and restarted.get("state") == "running",
            str(restarted))
     bystander_served("device restart")
+
+    # 7. A copy of the monitor's own credential (read from /proc, as any process of the same user can), presented
+    # while the monitor lives and at every moment around its death: it admits nobody but the monitor's process.
+    for round_ in range(2):
+        alive = plugin(status(cookie), "monitor")
+        with open(f"/proc/{alive['pid']}/environ", "rb") as file:
+            environment = dict(item.split(b"=", 1) for item in file.read().split(b"\0") if b"=" in item)
+        stolen = environment[b"SHIELDBUS_CREDENTIAL"].decode()
+        impostor = Client(ENDPOINT)
+        answer = impostor.hello("monitor", "monitor", ["deviceactivity."], credential=stolen)
+        impostor.close()
+        report(f"round {round_ + 1}: the live monitor's copied credential on another connection is refused name-taken",
+               answer and answer[0] == "error" and answer[1]["code"] == "name-taken", str(answer))
+        os.kill(alive["pid"], 9)
+        answers = hellos_as_monitor_until_it_is_back(credential=stolen, old_pid=alive["pid"], seconds=10, at_least=20)
+        current = plugin(status(cookie), "monitor")
+        welcomed = [answer for answer in answers if not answer or answer[0] != "error"]
+        report(f"round {round_ + 1}: all {len(answers)} hellos with the killed monitor's credential are refused",
+               len(answers) >= 20 and not welcomed, str(welcomed[:2] or answers[:2]))
+        report(f"round {round_ + 1}: the monitor's new process holds its session",
+               current["connected"] and current.get("pid") != alive["pid"], str(current))
+    bystander_served("a dead plugin's credential")
 
     lock_after = lock_store(BYSTANDER)
     report("the lock store is untouched by every attack", lock_after == lock_before, f"before {lock_before} after {lock_after}")

@@ -250,6 +250,7 @@ public final class Broker {
         takeTurns()
         // A request whose answerer failed or stopped for good is not answered: its deadline runs from now.
         if !answerTimers.isEmpty { answerTimers.startUnreachable { sessions.named($0) != nil || readiness.isExpectedBack($0) } }
+        if !outbox.isEmpty { outbox.drain() }  // what waits for numbering to resume
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
         // at least where this one stopped; acknowledgements are written within a second.
         recorder.saveLedger(lastSeq: sequencer.lastSeq)
@@ -360,7 +361,8 @@ public final class Broker {
 extension Broker: OutboxDrain {
     func batchInstant() -> BusTime { clock.now() }
 
-    func sequence(_ event: PendingEvent, at time: BusTime) {
+    func sequence(_ event: PendingEvent, at time: BusTime) -> Bool {
+        guard recorder.reserveNumber(after: sequencer.lastSeq) else { return false }
         let envelope = sequencer.stamp(event, at: time)
         let json = WireCodec.encodeEnvelope(envelope)
         recorder.journal(json)
@@ -377,6 +379,7 @@ extension Broker: OutboxDrain {
             service.handle(envelope)
         }
         for observer in eventObservers { observer(envelope) }
+        return true
     }
 
     /// Journal, save, send: what a plugin is given is in bus.sqlite first, so a broker killed at any point

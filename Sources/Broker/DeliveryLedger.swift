@@ -175,6 +175,21 @@ final class DeliveryLedger {
         overflowing.remove(plugin)
     }
 
+    /// Whether `seq` is covered by the reservation the store holds: a number past it would be handed out again by
+    /// a broker restarted after a crash. Without a store nothing is resumed, so every number is.
+    func mayNumber(_ seq: UInt64) -> Bool { store == nil || seq <= seqReserved }
+
+    /// Reserves the numbers after `lastSeq` (and the bus time ahead) in the store, alone: before a number past the
+    /// last reservation is handed out. Throws when the store cannot be written; nothing changes then.
+    func reserveNumbers(after lastSeq: UInt64, busTime: Int64, timeAhead: Int64?) throws {
+        guard let store else { return }
+        let seqs = lastSeq + Self.seqReservation
+        let time = max(timeReserved, busTime + (timeAhead ?? 0))
+        try store.write(inserts: [:], deletions: [], savedSeq: savedSeq, seqReserved: seqs, timeReserved: time)
+        seqReserved = seqs
+        timeReserved = time
+    }
+
     /// Writes the changes since the last save in one transaction: at once when an event was kept (so a broker
     /// crash loses none), a publication noted or held, a reservation ran out, or — with `everySequenced` (a journal
     /// is kept, and cut back to the last save on resuming) — anything was sequenced; acknowledgements at most once

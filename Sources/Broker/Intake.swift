@@ -42,6 +42,8 @@ final class Intake {
             if requester != nil { return reception.refuse(session.identity, session: session, .requestWhileObserving(topic: publish.topic)) }
             held.hold(event)
             crashPoints.arm(event.topic)
+        } else if outbox.count >= Outbox.waitingLimit {
+            reception.refuse(session.identity, session: session, .busFull(waiting: outbox.count))
         } else {
             outbox.append(event)
         }

@@ -45,8 +45,8 @@ protocol OutboxDrain: AnyObject {
     /// The bus instant the batch's events share (in scaled time, a step and what it sets off are not told apart by
     /// how long the broker took between them).
     func batchInstant() -> BusTime
-    /// Sequences one event of the batch.
-    func sequence(_ event: PendingEvent, at instant: BusTime)
+    /// Sequences one event of the batch; false when no number can be given now (it and those after it wait).
+    func sequence(_ event: PendingEvent, at instant: BusTime) -> Bool
     /// The batch is sequenced: journal it, save it, send it.
     func commitBatch()
 }
@@ -54,6 +54,10 @@ protocol OutboxDrain: AnyObject {
 /// Events emitted while something else is handled wait here and are sequenced in order when the outbox is drained,
 /// never inside another event's handling. Events emitted while a batch is sequenced join its end.
 final class Outbox {
+    /// Publications peers may leave waiting while nothing can be numbered (the store cannot be written); more are
+    /// refused (`bus-full`), so a broken disk costs bounded memory.
+    static let waitingLimit = 100_000
+
     private var events: [PendingEvent] = []
     private var isDraining = false
     weak var drainer: OutboxDrain?
@@ -80,18 +84,16 @@ final class Outbox {
     }
 
     /// Sequences every queued event, and those queued meanwhile, as one batch, then commits it. Within a drain this
-    /// does nothing: what is emitted meanwhile waits for the drain in progress, or the next one.
+    /// does nothing: what is emitted meanwhile waits for the drain in progress, or the next one. When numbering
+    /// stops partway, what was sequenced is committed and the rest waits, in order, for a later drain.
     func drain() {
         guard !isDraining, let drainer else { return }
         isDraining = true
         defer { isDraining = false }
         let instant = drainer.batchInstant()
         var index = 0
-        while index < events.count {
-            drainer.sequence(events[index], at: instant)
-            index += 1
-        }
-        events.removeAll(keepingCapacity: true)
-        drainer.commitBatch()
+        while index < events.count, drainer.sequence(events[index], at: instant) { index += 1 }
+        if index == events.count { events.removeAll(keepingCapacity: true) } else { events.removeFirst(index) }
+        if index > 0 { drainer.commitBatch() }
     }
 }

@@ -98,6 +98,26 @@ final class Recorder {
         }
     }
 
+    /// Makes sure the number after `lastSeq` is reserved in `bus.sqlite` before it is handed out; false (said once
+    /// per episode) when the store cannot be written: the broker then numbers nothing until it can, since a number
+    /// it gave without a reservation would be given again after a crash.
+    func reserveNumber(after lastSeq: UInt64) -> Bool {
+        guard !ledger.mayNumber(lastSeq + 1) else { return true }
+        do {
+            try ledger.reserveNumbers(after: lastSeq, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond)
+            return true
+        } catch {
+            let message = "cannot write the delivery store \(ledger.store?.path ?? ""): \(error); numbering stopped after seq \(lastSeq) "
+                + "until it can be written (a number not reserved there would be given again after a crash); what is published waits"
+            lastStorageError = message
+            if storageFailure == nil {
+                storageFailure = message
+                reportStorageFailure(message)
+            }
+            return false
+        }
+    }
+
     /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
     /// published as `bus.error` `storage-failed`.
     func reportStorageFailure(_ message: String) {

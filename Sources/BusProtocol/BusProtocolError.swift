@@ -29,6 +29,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case readOnly(topic: String)
     /// A request from a client handling an event it only observes (`observe` in its hello), out of its turn.
     case requestWhileObserving(topic: String)
+    /// The broker already holds this many publications it cannot number yet (its store cannot be written).
+    case busFull(waiting: Int)
 
     /// A stable, kebab-case identifier for the fault.
     public var code: String {
@@ -55,6 +57,7 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .replyRefused: return "reply-refused"
         case .readOnly: return "read-only"
         case .requestWhileObserving: return "request-while-observing"
+        case .busFull: return "bus-full"
         }
     }
 
@@ -111,6 +114,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "a tap only reads the bus; it cannot publish '\(topic)' (say hello as a tool or a plugin to publish)"
         case let .requestWhileObserving(topic):
             return "request '\(topic)' refused: it came while handling an event this client only observes (`observe` in its hello); move the topic out of `observe` to make requests in its turn"
+        case let .busFull(waiting):
+            return "the broker holds \(waiting) publications it cannot number yet (its delivery store cannot be written: see bus.error storage-failed); this one is refused, publish it again later"
         }
     }
 }

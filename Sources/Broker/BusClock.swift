@@ -4,7 +4,8 @@ import Foundation
 
 /// How the bus clock runs.
 public enum ClockMode: Equatable, Sendable {
-    /// Bus time is wall-clock time.
+    /// Bus time is wall-clock time at the start, then runs on at the true rate: a step of the host's clock (an NTP
+    /// correction, a person setting it) never moves it, back or forward.
     case real
     /// Bus time runs `speed` times faster than wall time, from a chosen start.
     case scaled(speed: Double)
@@ -20,12 +21,29 @@ public enum ClockMode: Equatable, Sendable {
     }
 }
 
+/// The host's clocks a bus clock reads: the wall clock (ms since the epoch: it may step) and a clock that only runs
+/// on, suspended time included (ms). Tests inject their own.
+struct HostClocks {
+    var wall: () -> Int64
+    var elapsed: () -> Int64
+
+    static let system = HostClocks(
+        wall: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },
+        elapsed: {
+            var now = timespec()
+            clock_gettime(CLOCK_BOOTTIME, &now)  // CLOCK_MONOTONIC stops while a laptop sleeps; the wall clock does not
+            return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+        })
+}
+
 /// The bus clock — the only source of time plugins ever see — in any of the three modes.
 /// Only the broker advances virtual time.
 public final class BusClock {
     public let clockMode: ClockMode
+    private let host: HostClocks
     private var virtualNow: BusTime
     private var startBusTime: BusTime
+    /// The host's elapsed-time clock when bus time stood at `startBusTime` (real and scaled time run on from it).
     private var startWall: Int64
     private var isRunning = false
     /// While a due timer runs in real or scaled time: its own instant, so a broker that was late (a stall on a
@@ -33,12 +51,16 @@ public final class BusClock {
     private var heldAt: BusTime?
 
     /// A clock in `mode` whose bus time starts at `start` (ignored for `.real`).
-    public init(mode: ClockMode, start: BusTime? = nil) {
+    public convenience init(mode: ClockMode, start: BusTime? = nil) {
+        self.init(mode: mode, start: start, host: .system)
+    }
+
+    init(mode: ClockMode, start: BusTime?, host: HostClocks) {
         clockMode = mode
-        let wallNow = BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down))
-        startBusTime = start ?? wallNow
+        self.host = host
+        startBusTime = mode == .real ? host.wall() : start ?? host.wall()
         virtualNow = startBusTime
-        startWall = monotonicMilliseconds()
+        startWall = host.elapsed()
     }
 
     /// `real`, `scaled` or `virtual`.
@@ -51,15 +73,17 @@ public final class BusClock {
     func startRunning() {
         guard !isRunning else { return }
         isRunning = true
-        startWall = monotonicMilliseconds()
+        // Real time ran on meanwhile (from the wall clock at start, or where a previous broker got): it goes on from here.
+        if clockMode == .real { startBusTime = now() }
+        startWall = host.elapsed()
     }
 
     /// Bus time now.
     public func now() -> BusTime {
         if let heldAt { return heldAt }
         switch clockMode {
-        case .real: return BusTime((Date().timeIntervalSince1970 * 1000).rounded(.down))
-        case .scaled(let speed): return startBusTime + BusTime(Double(monotonicMilliseconds() - startWall) * speed)
+        case .real: return startBusTime + (host.elapsed() - startWall)
+        case .scaled(let speed): return startBusTime + BusTime(Double(host.elapsed() - startWall) * speed)
         case .virtual: return virtualNow
         }
     }
@@ -82,8 +106,9 @@ public final class BusClock {
         return nil
     }
 
-    /// A restarted broker's clock never runs backwards: a scaled clock goes on from `time` (where the last broker
-    /// stopped) if that is later than its start. Real time is the wall clock's. Virtual time is the scenario's, and
+    /// A restarted broker's clock never runs backwards: a real or scaled clock goes on from `time` (where the last
+    /// broker stopped) if that is later than its start (for real time: the host's clock was set back while no broker
+    /// ran). Virtual time is the scenario's, and
     /// a scenario continued after a crash (`continuingTheRun`) goes on from `time` too when that is later than the
     /// step it resumes at: a timer that fired after that step (a threshold between two steps) was journaled and saved
     /// at its own time, and the resumed journal must not go back before it.
@@ -92,9 +117,8 @@ public final class BusClock {
             if continuingTheRun { virtualNow = max(virtualNow, time) }
             return
         }
-        guard case .scaled = clockMode else { return }
         // Before `startRunning` the clock stands at its start; once running it is moved on, never back.
-        if !isRunning { startBusTime = max(startBusTime, time); return }
+        if !isRunning, case .scaled = clockMode { startBusTime = max(startBusTime, time); return }
         guard time > now() else { return }
         startBusTime += time - now()
     }

@@ -47,6 +47,14 @@ final class PluginSupervisor {
             return credential
         }
 
+        /// Given up on, or waiting to restart: no process runs for it now.
+        var isFailedOrBackingOff: Bool {
+            switch state {
+            case .failed, .backingOff: return true
+            case .running, .stopped: return false
+            }
+        }
+
         /// Running or about to restart: the bus is not quiet until it is connected.
         var isRunning: Bool {
             switch state {
@@ -302,8 +310,17 @@ final class PluginSupervisor {
     }
 
     private func restart(_ candidates: [Plugin], reason: String) {
-        // Only what runs is restarted: a plugin stopped on purpose (or given up on) stays so.
+        // What runs is killed and started again. What was given up on, or waits to restart, starts afresh, as every
+        // process does after a device restart (its executable may have been fixed meanwhile); a plugin stopped on
+        // purpose stays so.
         let plugins = candidates.filter { $0.pid != nil }
+        for plugin in candidates where plugin.pid == nil && plugin.isFailedOrBackingOff {
+            plugin.recentFailures = []
+            helloTimeouts[plugin.spec.name] = nil
+            plugin.restarts += 1
+            logger.notice("starting a plugin again", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(reason)", "was": "\(plugin.state)"])
+            start(plugin)
+        }
         for plugin in plugins {
             plugin.state = .stopped  // so reaping does not count the kill as a crash
             kill(plugin.pid!, SIGKILL)

@@ -159,6 +159,23 @@ final class SupervisionTests: XCTestCase {
         for key in ["pid", "uptimeMs", "processUptimeMs", "lag", "restarts"] { XCTAssertNotNil(running[key], "\(key) in \(running.jsonText)") }
     }
 
+    /// A plugin given up on comes back with the device's restart once its executable is fixed, as every process does
+    /// when a phone restarts; `status` then shows it running.
+    func testAPluginGivenUpOnStartsAgainWithADeviceRestart() throws {
+        let work = TemporaryDirectory(prefix: "sbrevive")
+        let broken = work.file("broken")
+        XCTAssertTrue(FileManager.default.createFile(atPath: broken, contents: Data()))
+        let broker = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start-while, \(broken)]"), ("steady", "")]))
+        waitUntil("the crash loop to be given up on (log: \(broker.log(tail: 10)))") { plugin("loops", in: broker)?["state"]?.stringValue == "failed" }
+        try FileManager.default.removeItem(atPath: broken)  // the build is fixed
+        let restart = try CommandRun.shieldbus(["do", "restart", "--runtime-dir", broker.runtime.path])
+        XCTAssertEqual(restart.status, 0, restart.errors)
+        waitConnected("loops", in: broker, restarts: 5)
+        XCTAssertEqual(plugin("loops", in: broker)?["state"]?.stringValue, "running")
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
+        XCTAssertNotNil(try ping(1, through: tap), "the plugins answer after the restart")
+    }
+
     // MARK: Refused at start
 
     func testAnAppGroupThatIsNotDeclaredStopsTheConfigurationAtLoad() throws {

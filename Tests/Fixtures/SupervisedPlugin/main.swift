@@ -16,7 +16,7 @@
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
-// at once; --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
+// at once (--crash-at-start-while FILE: while FILE exists); --raw-hello says hello with the given JSON object (plus its name, pid and credential), as a plugin in another
 // language might, and exits with status 1 when the broker refuses it.
 
 import BusClient
@@ -175,6 +175,8 @@ func sayRawHello(_ json: String) throws -> Never {
 
 let arguments = CommandLine.arguments
 if arguments.contains("--crash-at-start") { fail("crashing at start, as asked", status: 3) }
+// As a broken build does until it is fixed: crashes at start while the file exists.
+if let broken = option("--crash-at-start-while"), FileManager.default.fileExists(atPath: broken) { fail("crashing at start while \(broken) exists", status: 3) }
 if let index = arguments.firstIndex(of: "--raw-hello"), index + 1 < arguments.count {
     do { try sayRawHello(arguments[index + 1]) } catch { fail("\(error)", status: 1) }
 }

@@ -25,7 +25,8 @@ struct Admission {
             }
             return .success(.supervised(plugin))
         }
-        guard keyAdmitted || BusCredential.matches(hello.credential, cookie) else {
+        // A client the allowlist admitted needs no credential, but one it presents must be right.
+        guard (keyAdmitted && hello.credential == nil) || BusCredential.matches(hello.credential, cookie) else {
             return .failure(.notAdmitted("an outside client presents the cookie from \(runtimeDirectory.cookiePath) (readable only by the broker's user) "
                 + "in its hello's 'credential'; the shieldbus tools and the SDK read it themselves"))
         }

@@ -25,6 +25,7 @@ struct Authority {
         if Topic.isSystemOnly(topic) || (session.role != .tool && topic.hasPrefix(Topic.inputNamespace + ".")) {
             return .reservedTopic(topic)
         }
+        if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }
         if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
         // Only topics that can have an owner are split (the hot path allocates nothing for the others).
         if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,

@@ -20,7 +20,7 @@ enum BusCookie {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw RuntimeDirectoryError.cannotCreate(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
-        let bytes = Array((cookie + "\n").utf8)
+        let bytes = Array(cookie.utf8)  // exactly what a client presents: no newline to strip
         guard fchmod(descriptor, 0o600) == 0, write(descriptor, bytes, bytes.count) == bytes.count else {
             let reason = String(cString: strerror(errno))
             unlink(path)

@@ -49,7 +49,7 @@ final class Session {
         self.observations = hello.observations
         self.pid = hello.pid
         self.readsBatches = hello.readsBatches
-        self.acknowledges = hello.acknowledges
+        self.acknowledges = hello.acknowledges && hello.role != .tap  // a tap only reads: nothing waits for it
         self.connectedAt = now
         self.lastHeard = now
     }

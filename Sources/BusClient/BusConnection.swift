@@ -61,7 +61,8 @@ public final class BusConnection {
     }
 
     /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
-    /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's cookie.
+    /// the one this process has (`BusCredential.forClient`): its per-launch credential, or the runtime directory's
+    /// cookie — unless `curve` gives the client's own keys, which admit it without one.
     ///
     /// A tcp endpoint needs CURVE keys: `curve`, else those found in the runtime directory
     /// (`CurveClientKeys.discover`). An ipc socket this user may not open is reported as permission denied
@@ -70,7 +71,8 @@ public final class BusConnection {
         self.endpoint = endpoint
         var hello = hello
         hello.readsBatches = true  // `nextMessage` takes a batch apart into its events
-        discoversCredential = hello.credential == nil
+        // A client given its own CURVE keys is admitted by them: a cookie found on this machine may be another broker's.
+        discoversCredential = hello.credential == nil && curve == nil
         self.runtime = runtime
         if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }
         self.hello = hello

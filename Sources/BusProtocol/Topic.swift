@@ -94,6 +94,14 @@ public enum Topic {
         }
     }
 
+    /// Why a topic in the plugins' namespace is not one, if it is not: `x.<plugin-name>.<topic>` has three segments
+    /// at least (a bare `x` or `x.<name>` names nobody's topic).
+    public static func pluginTopicProblem(_ topic: String) -> BusProtocolError? {
+        guard topic == pluginNamespace || topic.hasPrefix(pluginNamespace + ".") else { return nil }
+        guard topic.split(separator: ".", maxSplits: 2).count < 3 else { return nil }
+        return .badTopic(topic, reason: "a plugin's own topics are x.<its name>.<topic>: three segments at least")
+    }
+
     /// The plugin that owns the topic's namespace: `x.<name>.…` is plugin `name`'s; `declared` maps namespaces
     /// that configurations declare to their plugins. Nil for the system's namespaces.
     public static func owner(of topic: String, declared: [String: String]) -> String? {

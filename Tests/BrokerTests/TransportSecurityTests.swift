@@ -66,6 +66,16 @@ final class TransportSecurityTests: XCTestCase {
         let events = try collectEvents(from: tap) { $0.contains { $0.topic == "app.curve.hello" } }
         XCTAssertEqual(events.first { $0.topic == "app.curve.hello" }?.source, "dev")
 
+        // An allowed key with a credential that is not the cookie is refused: what a client presents must be right.
+        var guessed = Hello(name: "dev-guess", role: .generic, subscriptions: [])
+        guessed.credential = String(repeating: "0", count: 64)
+        let guessing = try BusConnection(endpoint: endpoint, hello: guessed, curve: CurveClientKeys(serverKey: serverKey, keys: dev))
+        defer { guessing.close() }
+        XCTAssertThrowsError(try guessing.connect()) { error in
+            guard case BusClientError.refused(let report) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(report.code, "not-admitted")
+        }
+
         // By now the refused ones had every chance: none got an answer.
         for socket in [plain, wrong, misdirected] { XCTAssertNil(try socket.receive(dontWait: true), "a refused client got an answer") }
         withExtendedLifetime([plainContext, wrongContext, misdirectedContext]) {}

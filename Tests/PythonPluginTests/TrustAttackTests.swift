@@ -28,6 +28,7 @@ final class TrustAttackTests: XCTestCase {
         XCTAssertEqual(stat(broker.runtime.cookiePath, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600, "the cookie is readable by its owner only")
         XCTAssertEqual(cookie.utf8.count, 64)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: broker.runtime.cookiePath)), Data(cookie.utf8), "the file holds exactly what is presented")
         waitUntil("every plugin of the habit lock to connect", timeoutSeconds: 30) {
             let plugins = (try? broker.status())?["plugins"]?.arrayValue ?? []
             return plugins.filter { $0["connected"]?.boolValue == true && $0["supervised"]?.boolValue == true }.count == 6

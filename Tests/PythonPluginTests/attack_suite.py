@@ -68,9 +68,9 @@ class Client:
                 self.send("ack", {"seq": fields["seq"]})
             return kind, fields
 
-    def hello(self, name, role, subscribe=(), credential=None, pid=None, timeout=5):
+    def hello(self, name, role, subscribe=(), credential=None, pid=None, timeout=5, acks=False):
         """Says hello; returns ("welcome", fields) or ("error", fields)."""
-        fields = {"name": name, "role": role, "subscribe": list(subscribe), "acks": False}
+        fields = {"name": name, "role": role, "subscribe": list(subscribe), "acks": acks}
         if credential is not None:
             fields["credential"] = credential
         if pid is not None:
@@ -297,6 +297,17 @@ def main():
     hijack_errors = status(cookie)["counters"]["errorsByCode"].get("reply-refused", 0)
     report("refused replies are counted", hijack_errors >= 4, str(hijack_errors))
     bystander_served("reply hijacking")
+
+    # 5a. A tap that asks to acknowledge (it would hold up virtual time while it reads), and topics in the plugins'
+    # namespace that name nobody's topic.
+    greedy = Client(ENDPOINT)
+    greedy.hello("greedy-tap", "tap", ["x.bystander."], credential=cookie, acks=True)
+    greedy_entry = plugin(status(cookie), "greedy-tap")
+    report("a tap asking for acks: true does not acknowledge", greedy_entry and greedy_entry.get("acknowledges") is False, str(greedy_entry))
+    greedy.close()
+    for topic in ("x", "x.bystander"):
+        code = BYSTANDER.error_after(lambda: BYSTANDER.publish(topic, {}))
+        report(f"the bare topic {topic!r} is refused bad-topic", code == "bad-topic", str(code))
 
     # 5. Bad names.
     for name in ("Broker", "br\u043eker", "mon\u001bitor", "nul\u0000", "bell\u0007", "zero\u200bwidth", "x" * 65, "broker", ""):

@@ -47,6 +47,15 @@ public struct RuntimeDirectory: Equatable, Sendable {
         }
         return path + "/state"
     }
+    /// The journal the running broker writes (its absolute path, written at its start when it journals, removed
+    /// when it stops): where the Studio reads what came before it connected.
+    public var journalPointerPath: String { path + "/journal" }
+    /// The journal of the broker running here, if it writes one.
+    public func journalPath() -> String? {
+        guard let written = try? String(contentsOfFile: journalPointerPath, encoding: .utf8) else { return nil }
+        let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
+    }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
     /// Where each supervised plugin's options are written (`<name>.json`), for it to read at start: a file,

@@ -122,17 +122,38 @@ def live():
     stop(broker)
 
 
-def test_a_studio_that_comes_later_reads_the_stores(browser, live):
-    """A Studio started after the lock was set (and before the habits lift it) still shows the lock store: it
-    reads the stores when it connects."""
+def send(live, topic, body):
+    """An event on the live broker's bus from a tool (`shieldbus send`), once it is sequenced."""
+    subprocess.run([SHIELDBUS, "send", "--runtime-dir", live["runtime"], topic, json.dumps(body)], check=True,
+                   stdout=subprocess.DEVNULL, timeout=30)
+
+
+def page_seqs(page):
+    """The seqs of the bus lines on the page, top (newest) first."""
+    return [int(seq) for seq in page.locator("#bus li").evaluate_all("rows => rows.map(row => row.dataset.seq)")]
+
+
+def test_a_studio_that_comes_later_shows_what_came_before(browser, live):
+    """A Studio started after the broker's start-up (the lock set, the schedule registered) shows it all: it reads
+    the broker's journal up to its tap's welcome, then follows the tap, each event once, none missed."""
     studio, address = start_studio(["--runtime-dir", live["runtime"]])
     try:
         page = browser.new_page()
         page.goto(address)
-        expect(page.locator("#stores td", has_text="(before the Studio)")).to_have_count(1)
-        expect(page.get_by_test_id("stores")).to_contain_text("lock")
-        # The schedules registered before it came, from its look at the phone.
+        expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+        events = read_journal(live["journal"])
+        lock = next(e for e in events if e["topic"] == "managedsettings.changed")
+        # The start-up's BLOCK, as `shieldbus run` prints it, and the store with the writer the journal names.
+        expect(page.get_by_test_id("timeline")).to_contain_text(re.compile(r"\bBLOCK\b"))
+        expect(page.locator("#stores tr", has_text=lock["body"]["store"])).to_contain_text(lock["body"]["writer"])
         expect(page.get_by_test_id("schedules")).to_contain_text("habit-lock.daily")
+        # One event sent after it connected: the bus then holds the journal's events up to it, newest first, each once.
+        send(live, "app.studio-after", {})
+        expect(page.locator("#bus li[data-topic='app.studio-after']")).to_have_count(1)
+        shown = page_seqs(page)
+        journaled = [e["seq"] for e in reversed(read_journal(live["journal"])) if e["seq"] <= shown[0]][:400]
+        assert shown == journaled, f"the bus is the journal, without gaps or repeats: {shown[:20]}… vs {journaled[:20]}…"
+        assert journaled[-1] == 1 or len(shown) == 400, "from the broker's first event on"
         for topic in ["managedsettings.read.request", "input.look.request"]:
             asked = [e for e in read_journal(live["journal"]) if e["topic"] == topic and e["source"].startswith("studio-")]
             assert asked, f"the Studio's {topic} is an ordinary request on the bus"

@@ -1,5 +1,6 @@
 """ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins:
-the phone, the person's actions, the state and a replayed journal.
+the phone, the person's actions, the state and a replayed journal. (`studio_page_test.py`: the page itself —
+incremental drawing, the banner.)
 
 Run by StudioBrowserTests.swift from `make test`, and by `make studio-screenshots`; `studio_support.py` says what
 they need. What the page shows is checked against the broker's own journal, never against the page's own idea of it.
@@ -130,16 +131,18 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
 
 
 def test_tap_a_notification_and_follow_its_deep_link(browser, live):
-    """The notifier's reminder (posted when the shield came up) is on the phone; a tap brings the companion app to
-    the foreground, and the app opens the notifier's pending deep-link route — once."""
+    """The notifier's reminder (posted when the shield came up) waits in the notifications; a tap brings the companion
+    app to the foreground, and the app opens the notifier's pending deep-link route — once."""
     posted = last(journal_until(live["journal"], lambda es: any(e["topic"] == "notification.posted" for e in es), "the reminder"),
                   "notification.posted")["body"]
-    # A Studio started after it was posted shows it too: from its look at the phone (input.look.reply's notifications).
+    # A Studio started after it was posted lists it too (not as a banner: that was long ago), and the broker's look at
+    # the phone (input.look.reply's notifications) has it.
     late, late_address = start_studio(["--runtime-dir", live["runtime"]])
     try:
         late_page = browser.new_page()
         late_page.goto(late_address)
-        expect(late_page.get_by_test_id("banner")).to_contain_text(posted["title"])
+        expect(late_page.get_by_test_id("notifications")).to_contain_text(posted["title"])
+        expect(late_page.get_by_test_id("banner")).to_be_hidden()
         look = last(read_journal(live["journal"]), "input.look.reply")
         assert look["source"] == "broker" and posted["id"] in [n["id"] for n in look["body"]["value"]["notifications"]], look
         late_page.close()
@@ -149,14 +152,13 @@ def test_tap_a_notification_and_follow_its_deep_link(browser, live):
     page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
-    banner = page.get_by_test_id("banner")
-    expect(banner).to_be_visible()
-    expect(banner).to_contain_text(posted["title"])
+    waiting = page.locator("#notifications button", has_text=posted["title"])
+    expect(waiting).to_have_count(1)
     shot(page, "7-notification")
-    banner.click()
+    waiting.click()
     expect(page.get_by_test_id("action-result")).to_have_text(f"done: notification-tap {posted['id']}")
     expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Habit Lock")
-    expect(banner).to_be_hidden()
+    expect(waiting).to_have_count(0)
     events = journal_until(live["journal"], lambda es: any(e["topic"] == "app.url.opened" for e in es), "the deep link opened")
     tapped = last(events, "notification.tapped")
     assert tapped["body"]["id"] == posted["id"], tapped

@@ -1,6 +1,6 @@
 """ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins:
 the phone, the person's actions, the state and a replayed journal. (`studio_page_test.py`: the page itself —
-incremental drawing, the banner.)
+layout, incremental drawing, the banner.)
 
 Run by StudioBrowserTests.swift from `make test`, and by `make studio-screenshots`; `studio_support.py` says what
 they need. What the page shows is checked against the broker's own journal, never against the page's own idea of it.

@@ -1,5 +1,6 @@
 """The Studio's page itself in a real browser, on the live broker the browser tests share: it is drawn incrementally
-(selections and clicks survive the events coming), and a notification's banner comes and goes. Run after `studio_browser_test.py` (they post notifications its tests must not see).
+(selections and clicks survive the events coming), a notification's banner comes and goes, and it fits a phone's
+width and a laptop's. Run after `studio_browser_test.py` (they post notifications its tests must not see).
 """
 import json
 import re
@@ -123,4 +124,45 @@ def test_a_banner_comes_and_goes(browser, live):
     expect(after.locator("#notifications button", has_text="Banner restarted")).to_have_count(1)
     expect(after.get_by_test_id("banner")).to_be_hidden()
     after.close()
+    page.close()
+
+
+PANELS = ["phone", "person", "notifications-panel", "timeline-panel", "plugins-panel", "bus-panel", "state-panel"]
+# Panels shown whole (the others scroll inside by design: the timeline, the bus, the tables).
+WHOLE = {"phone", "person", "notifications-panel"}
+
+# Whether a panel can be seen and used: scrolled to, it is inside the window's width, wide enough to read, the point
+# near its top is the panel's own (nothing lies over it), and whether its content is cut off.
+PANEL_IN_REACH = """panel => {
+    panel.scrollIntoView({block: "start"});
+    const box = panel.getBoundingClientRect();
+    const y = Math.min(Math.max(box.top + 12, 0), innerHeight - 1);
+    const hit = document.elementFromPoint(box.left + box.width / 2, y);
+    return {left: box.left, right: box.right, width: box.width, height: box.height, covered: !panel.contains(hit),
+            by: hit ? hit.outerHTML.slice(0, 80) : null, clipped: panel.scrollHeight > panel.clientHeight + 1};
+}"""
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_the_page_fits_a_phone_and_a_laptop(browser, live, width, height):
+    """At a phone's width the columns stack, at a laptop's they stand side by side: never a sideways scroll, every
+    panel on the page, readable and uncovered, the home screen's apps clickable."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    expect(page.locator("#plugins .pill")).to_have_count(len(PLUGINS))
+    expect(page.locator("#bus li").first).to_be_visible()
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("app-Instagram")).to_be_visible()
+    overflow = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    assert overflow[0] <= overflow[1], f"no sideways scroll at {width} px: {overflow}"
+    for panel in PANELS:
+        box = page.get_by_test_id(panel).evaluate(PANEL_IN_REACH)
+        assert box["width"] >= min(300, width - 40) and box["height"] > 0, f"{panel} at {width} px: {box}"
+        assert 0 <= box["left"] and box["right"] <= width, f"{panel} is inside the window at {width} px: {box}"
+        assert not box["covered"], f"{panel} is covered at {width} px: {box}"
+        assert not (panel in WHOLE and box["clipped"]), f"{panel} is cut off at {width} px: {box}"
+    # An app on the home screen's top row takes a click (trial: Playwright's own check that nothing covers it).
+    page.get_by_test_id("app-Instagram").click(trial=True, timeout=5000)
+    shot(page, f"8-layout-{width}")
     page.close()

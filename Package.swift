@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
-                    exclude: ["studio_browser_test.py"]),
+                    exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).

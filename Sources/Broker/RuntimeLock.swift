@@ -64,6 +64,7 @@ public final class RuntimeLock {
         unlink(directory.endpointFilePath)
         unlink(directory.serverCertificatePath)
         unlink(directory.localClientCertificatePath)
+        unlink(directory.journalPointerPath)  // an earlier broker's journal is not this one's
         PrivateDirectory.restrictFiles(in: path)  // what an earlier run left (logs) may have wider modes
         try? PrivateFile.write("\(getpid())\n", to: directory.pidPath)
     }
@@ -71,6 +72,11 @@ public final class RuntimeLock {
     /// Records the state folder, for tools that are not told it (`RuntimeDirectory.stateDirectory()`).
     public func publishStateDirectory(_ stateDirectory: String) throws {
         try PrivateFile.write(URL(fileURLWithPath: stateDirectory).standardizedFileURL.path + "\n", to: directory.stateDirectoryPointerPath)
+    }
+
+    /// Records where the journal is written (relative paths made absolute), for tools that read what came before them.
+    public func publishJournal(_ journalPath: String) throws {
+        try PrivateFile.write(URL(fileURLWithPath: journalPath).standardizedFileURL.path + "\n", to: directory.journalPointerPath)
     }
 
     /// Records the endpoint clients should use.
@@ -92,6 +98,7 @@ public final class RuntimeLock {
         unlink(directory.pidPath)
         unlink(directory.serverCertificatePath)
         unlink(directory.localClientCertificatePath)
+        unlink(directory.journalPointerPath)
         unlink(directory.lockPath)
         close(lockDescriptor)
         lockDescriptor = -1

@@ -41,11 +41,14 @@ public struct RuntimeDirectory: Equatable, Sendable {
     public var stateDirectoryPointerPath: String { path + "/state-dir" }
     /// The state folder of the last broker that ran here, else the default `<runtime dir>/state`.
     public func stateDirectory() -> String {
-        if let written = try? String(contentsOfFile: stateDirectoryPointerPath, encoding: .utf8) {
-            let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty { return trimmed }
-        }
-        return path + "/state"
+        Self.written(in: stateDirectoryPointerPath) ?? path + "/state"
+    }
+    /// The journal the running broker writes (its absolute path, written at its start when it journals, removed
+    /// when it stops): where the Studio reads what came before it connected.
+    public var journalPointerPath: String { path + "/journal" }
+    /// The journal of the broker running here, if it writes one.
+    public func journalPath() -> String? {
+        Self.written(in: journalPointerPath)
     }
     /// Where plugin processes' output goes.
     public var logsPath: String { path + "/logs" }
@@ -55,11 +58,14 @@ public struct RuntimeDirectory: Equatable, Sendable {
 
     /// The endpoint of the broker running here: what it wrote at start, else the default ipc endpoint.
     public func brokerEndpoint() -> String {
-        if let written = try? String(contentsOfFile: endpointFilePath, encoding: .utf8) {
-            let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty { return trimmed }
-        }
-        return defaultEndpoint
+        Self.written(in: endpointFilePath) ?? defaultEndpoint
+    }
+
+    /// What the broker wrote in one of its pointer files (trimmed), if the file is there and not blank.
+    private static func written(in file: String) -> String? {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return trimmed.isEmpty ? nil : trimmed
     }
 
     /// Whether a broker appears to be running here (its socket or endpoint file exists).

@@ -281,6 +281,7 @@ struct RunPlan {
         runtimeLock = try RuntimeLock(runtime)
         stateLock = try StateDirectoryLock(stateDirectory)
         try runtimeLock.publishStateDirectory(stateDirectory)
+        if let journal = settings.journalPath { try runtimeLock.publishJournal(journal) }
         try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
         let progress = try options.resume ? RunPlan.progress(of: scenario, in: stateDirectory) : nil
         // A resumed scenario's clock goes on at the step it had not played (virtual time; a scaled clock also

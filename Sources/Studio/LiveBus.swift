@@ -5,14 +5,20 @@ import DeviceAPI
 import Foundation
 import Logging
 
-/// The Studio's own connection to a running broker, on a thread of its own: every event (a tap session), the
-/// ManagedSettings stores and a look at the phone asked once at connect, and the broker's status report once a second.
-/// Loses nothing while it runs and says hello again when the broker comes back.
+/// The Studio's own connection to a running broker, on a thread of its own: what the broker journaled before the tap
+/// was welcomed, then every event (a tap session), the ManagedSettings stores and a look at the phone asked once at
+/// connect, and the broker's status report once a second. Loses nothing while it runs and says hello again when the
+/// broker comes back, catching up from the journal on what went by meanwhile.
 final class LiveBus: @unchecked Sendable {
     private let runtimeDirectory: String?
     private let feed: EventFeed
     private let logger = Logger(label: "shieldbus.studio.bus")
     private var narrator: EventNarrator?
+    /// The seq of the newest event given to the feed: where the journal's history and the tap's events meet, so that
+    /// each event is given once.
+    private var lastSeq: UInt64 = 0
+    /// How long to wait for journal lines the broker has not flushed yet.
+    static let journalPatienceMilliseconds: Int64 = 2000
 
     init(runtimeDirectory: String?, feed: EventFeed) {
         self.runtimeDirectory = runtimeDirectory
@@ -42,12 +48,19 @@ final class LiveBus: @unchecked Sendable {
         // A tap, as `shieldbus tap`: only taps receive every event, the requests to a role among them.
         let connection = try BusTool.connect(runtimeDir: runtimeDirectory, name: BusTool.name("studio"), role: .tap, subscriptions: [""])
         defer { connection.close() }
-        try askWhatCameBefore()
         let zone = connection.welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         if narrator == nil { narrator = EventNarrator(timeZone: zone) }
-        report(connected: true, message: "following the broker at \(connection.endpoint)", timeZone: zone)
+        let missing = catchUp(through: connection.welcome?.seq ?? 0)
+        try askWhatCameBefore()
+        report(connected: true, message: "following the broker at \(connection.endpoint)" + (missing.map { "; \($0)" } ?? ""), timeZone: zone)
         connection.onGap = { [weak self] missed in
             self?.report(connected: true, message: "the Studio missed \(missed.count) event(s): it could not keep up", timeZone: zone)
+        }
+        // A broker killed and started again welcomes the tap anew (inside `receive`, before the events after it).
+        let endpoint = connection.endpoint
+        connection.onReconnect = { [weak self] welcome in
+            guard let self, let missing = catchUp(through: welcome.seq) else { return }
+            report(connected: true, message: "following the broker at \(endpoint); \(missing)", timeZone: zone)
         }
         let status = try BusConnection(endpoint: connection.endpoint, hello: Hello(name: BusTool.name("studio-status"), role: .tool, subscriptions: []))
         defer { status.close() }
@@ -58,8 +71,8 @@ final class LiveBus: @unchecked Sendable {
                 nextStatus = monotonicMilliseconds() + 1000
             }
             switch try connection.receive(timeoutMilliseconds: 250) {
-            case .event(let envelope, _)?:
-                feed.append(event: narrator!.narrate(envelope))
+            case .event(let envelope, _)? where envelope.seq > lastSeq:  // not one read from the journal already
+                take(envelope)
             case .bye(let reason)?:
                 report(connected: false, message: "the broker left: \(reason)")
                 return
@@ -68,6 +81,29 @@ final class LiveBus: @unchecked Sendable {
             default:
                 continue
             }
+        }
+    }
+
+    private func take(_ envelope: Envelope) {
+        lastSeq = envelope.seq
+        feed.append(event: narrator!.narrate(envelope))
+    }
+
+    /// Gives the feed what the broker journaled up to `welcomed` (its last seq when it welcomed the tap) that the feed
+    /// does not have yet; what could not be read, in words (nil when nothing is missing).
+    private func catchUp(through welcomed: UInt64) -> String? {
+        if welcomed < lastSeq { lastSeq = 0 }  // a broker numbering afresh (a new state folder): all its events are new
+        guard welcomed > lastSeq else { return nil }
+        guard let path = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
+            return "the broker writes no journal (--journal): events #\(lastSeq + 1)–#\(welcomed) are not shown"
+        }
+        do {
+            let reached = try JournalHistory.read(path: path, after: lastSeq, through: welcomed,
+                                                  patienceMilliseconds: Self.journalPatienceMilliseconds) { take($0) }
+            return reached < welcomed ? "its journal \(path) ends at #\(reached): events #\(reached + 1)–#\(welcomed) are not shown" : nil
+        } catch {
+            logger.warning("cannot read the broker's journal", metadata: ["path": "\(path)", "error": "\(error)"])
+            return "cannot read its journal: \(error)"
         }
     }
 

@@ -21,35 +21,20 @@ final class RecordedJournal: @unchecked Sendable {
         defer { try? handle.close() }
         var narrator = EventNarrator(timeZone: timeZone)
         var lineNumber = 0
-        func take(_ bytes: Data, at offset: Int) throws {
-            lineNumber += 1
-            guard bytes.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { return }
-            let envelope = try Self.decode(bytes, path: path, line: lineNumber)
-            if lines.count % Self.checkpointInterval == 0 { checkpoints.append(narrator) }
-            _ = narrator.narrate(envelope)
-            lines.append(offset..<offset + bytes.count)
-        }
-        var buffer = Data()
-        var bufferOffset = 0
-        while true {
-            let chunk: Data
-            do {
-                chunk = try handle.read(upToCount: 1 << 20) ?? Data()
-            } catch {
-                throw StudioError.unreadableJournal(path: path)
+        do {
+            _ = try JournalLines.read(handle, from: 0, unterminatedToo: true) { bytes, offset in
+                lineNumber += 1
+                guard !JournalLines.isBlank(bytes) else { return true }
+                let envelope = try Self.decode(bytes, path: path, line: lineNumber)
+                if lines.count % Self.checkpointInterval == 0 { checkpoints.append(narrator) }
+                _ = narrator.narrate(envelope)
+                lines.append(offset..<offset + bytes.count)
+                return true
             }
-            if chunk.isEmpty {
-                if !buffer.isEmpty { try take(buffer, at: bufferOffset) }
-                break
-            }
-            buffer.append(chunk)
-            var start = buffer.startIndex
-            while let newline = buffer[start...].firstIndex(of: 0x0A) {
-                try take(buffer[start..<newline], at: bufferOffset + (start - buffer.startIndex))
-                start = newline + 1
-            }
-            bufferOffset += start - buffer.startIndex
-            buffer = Data(buffer[start...])
+        } catch let error as StudioError {
+            throw error
+        } catch {
+            throw StudioError.unreadableJournal(path: path)
         }
     }
 

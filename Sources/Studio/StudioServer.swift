@@ -87,7 +87,9 @@ public struct StudioServer: Sendable {
         let source = self.source
         router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8") }
         router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8") }
-        router.get("/studio.js") { _, _ in try Self.resource("studio.js", type: "text/javascript; charset=utf-8") }
+        for script in ["studio.js", "studio-model.js", "studio-draw.js"] {
+            router.get(RouterPath("/" + script)) { _, _ in try Self.resource(script, type: "text/javascript; charset=utf-8") }
+        }
         router.get("/icon/{name}") { _, context in
             // Only a plain file name in the shield plugins' resources, as UIImage(named:) reads its own bundle.
             guard let name = context.parameters.get("name"), !name.hasPrefix("."), !name.contains("/"),

@@ -3,12 +3,15 @@ import ShieldBusTestSupport
 import XCTest
 
 /// ShieldBus Studio in headless Chromium, through the real broker and the reference plugins: runs
-/// `studio_browser_test.py` (pytest + Playwright for Python, driving Debian's chromium) and requires it to pass.
+/// `studio_browser_test.py` and `studio_page_test.py` (pytest + Playwright for Python, driving Debian's chromium), in
+/// that order, and requires every test to pass.
 ///
 /// Needs python3 with pytest and playwright, and /usr/bin/chromium (`make deps` installs them); when they are
 /// missing the test fails, saying what to install.
 final class StudioBrowserTests: XCTestCase {
-    static let testFile = BuildProducts.repositoryRoot.appendingPathComponent("Tests/StudioTests/studio_browser_test.py").path
+    static let testFiles = ["studio_browser_test.py", "studio_page_test.py"].map {
+        BuildProducts.repositoryRoot.appendingPathComponent("Tests/StudioTests/\($0)").path
+    }
 
     func testThePhoneTheBusAndTheStateInABrowser() throws {
         let shieldbus = BuildProducts.path("shieldbus")
@@ -23,12 +26,12 @@ final class StudioBrowserTests: XCTestCase {
                 + "(\((try? String(contentsOfFile: work.file("check.log"), encoding: .utf8)) ?? ""))")
             return
         }
-        let run = try startProcess("/usr/bin/env", ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", Self.testFile],
+        let run = try startProcess("/usr/bin/env", ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"] + Self.testFiles,
                                    environment: environment, log: work.file("pytest.log"))
         // pytest's own expectations carry the deadlines (Playwright's expect polls; every wait has a timeout).
         run.waitUntilExit()
         let output = (try? String(contentsOfFile: work.file("pytest.log"), encoding: .utf8)) ?? ""
         XCTAssertEqual(run.terminationStatus, 0, "the Studio's browser test failed:\n\(output)")
-        XCTAssertTrue(output.contains("6 passed"), "every browser test ran and passed:\n\(output)")
+        XCTAssertTrue(output.contains("10 passed"), "every browser test ran and passed:\n\(output)")
     }
 }

@@ -5,7 +5,7 @@ import ScreenTime
 @testable import Studio
 import XCTest
 
-/// The Studio's own logic without a browser: who may act, and the schedules' coming intervals.
+/// The Studio's own logic without a browser: who may act, the schedules' coming intervals, and the journals it reads.
 final class StudioLogicTests: XCTestCase {
     func testOnlyALoopbackPageWithoutAForeignOriginMayAct() {
         for authority in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "127.0.0.1", "localhost"] {
@@ -167,6 +167,44 @@ final class StudioLogicTests: XCTestCase {
             guard case StudioError.badJournalLine(let path, 1, _)? = error as? StudioError else { return XCTFail("\(error)") }
             XCTAssertEqual(path, file.path)
         }
+    }
+
+    /// Property: the history a Studio reads from a live journal is every event after the feed's newest through the
+    /// tap's welcome, once and in order — never a line past the welcome (the tap delivers it), nor the half of a line
+    /// the broker is still writing; and lines the broker flushes while the Studio waits for them are taken.
+    func testTheHistoryIsTheJournalFromTheFeedsNewestToTheWelcome() throws {
+        let lines = (1...300).map { seq in
+            WireCodec.encodeEnvelope(Envelope(seq: UInt64(seq), time: 1_795_388_400_000 + Int64(seq), topic: "app.ping", source: "app",
+                                              body: Array("{\"n\":\(seq)}".utf8))) + [0x0A]
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-history-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        for _ in 0..<60 {
+            let written = Int.random(in: 0...lines.count)
+            let after = UInt64.random(in: 0...300), through = UInt64.random(in: 0...300)
+            // The whole lines written, and half of the next one (the broker mid-write).
+            try Data(lines[..<written].joined() + (written < lines.count ? lines[written].prefix(lines[written].count / 2) : [])).write(to: file)
+            var taken: [UInt64] = []
+            let reached = try JournalHistory.read(path: file.path, after: after, through: through, patienceMilliseconds: 0) { taken.append($0.seq) }
+            let last = min(through, UInt64(written))
+            let expected = after < last ? Array(after + 1...last) : []
+            XCTAssertEqual(taken, expected, "after \(after) through \(through) with \(written) lines written")
+            XCTAssertEqual(reached, expected.last ?? after)
+        }
+
+        // The welcome is ahead of the file: the read waits for the broker's next flush (the rest, from another thread).
+        let half = lines[100].count / 2
+        try Data(lines[..<100].joined() + lines[100].prefix(half)).write(to: file)
+        let writer = try FileHandle(forWritingTo: file)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) {
+            _ = try? writer.seekToEnd()
+            try? writer.write(contentsOf: Data(lines[100].dropFirst(half) + lines[101...].joined()))
+            try? writer.close()
+        }
+        var taken: [UInt64] = []
+        let reached = try JournalHistory.read(path: file.path, after: 50, through: 200, patienceMilliseconds: 10_000) { taken.append($0.seq) }
+        XCTAssertEqual(taken, Array(51...200))
+        XCTAssertEqual(reached, 200)
     }
 
     private func register(_ board: inout ScheduleBoard, _ name: String, start: DateComponents, end: DateComponents, at time: BusTime,

@@ -1,138 +1,45 @@
-"""ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins.
+"""ShieldBus Studio in a real browser (Playwright driving Debian's chromium), through the real broker and plugins:
+the phone, the person's actions, the state and a replayed journal. (`studio_page_test.py`: the page itself —
+layout, incremental drawing, the banner.)
 
-Run by StudioTests.swift from `make test`, and by `make studio-screenshots` (STUDIO_SCREENSHOTS=folder: a PNG of each
-step; STUDIO_SCALE=0.75 for smaller pictures). Needs SHIELDBUS (the built `shieldbus`) and, optionally, CHROMIUM (default /usr/bin/chromium).
-What the page shows is checked against the broker's own journal, never against the page's own idea of it.
+Run by StudioBrowserTests.swift from `make test`, and by `make studio-screenshots`; `studio_support.py` says what
+they need. What the page shows is checked against the broker's own journal, never against the page's own idea of it.
 """
-import json
 import os
 import re
-import signal
 import subprocess
 import tempfile
-import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-# Deadlines, not sleeps: every expectation polls until it holds or 20 s pass (a loaded 2-core CI machine needs more
-# than Playwright's default 5 s for a broker round trip through six plugin processes).
-expect.set_options(timeout=20_000)
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "shieldbus"))
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CONFIG = os.path.join(ROOT, "Config", "habit-lock.yml")
-SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS")
-SCALE = float(os.environ.get("STUDIO_SCALE", "1"))  # pixels per CSS pixel of the screenshots (docs/images: 0.75)
-PLUGINS = ["monitor", "shield", "action", "app", "reports", "notifier"]
+from studio_support import (CONFIG, PLUGINS, SCALE, SHIELDBUS, journal_until, last, page_seqs, read_journal, send, shot,
+                            start_studio, stop)
 
 
-def read_journal(path):
-    with open(path) as journal:
-        return [json.loads(line) for line in journal if line.strip()]
-
-
-def last(events, topic):
-    found = [e for e in events if e["topic"] == topic]
-    assert found, f"no {topic} in the journal"
-    return found[-1]
-
-
-def journal_until(path, condition, what, seconds=15):
-    """The broker's journal once `condition` holds for it (read again until a deadline)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        events = read_journal(path) if os.path.exists(path) else []
-        if condition(events):
-            return events
-        assert time.monotonic() < deadline, f"the journal never showed {what}"
-        time.sleep(0.05)  # poll the file with a deadline: the broker appends as it goes
-
-
-def start_studio(arguments):
-    """`shieldbus studio --port 0 …`, and the address it prints once it listens."""
-    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", CONFIG] + arguments,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    line = studio.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:\d+", line)
-    if not match:
-        studio.kill()
-        pytest.fail(f"the Studio did not start: {line!r} {studio.stderr.read()}")
-    return studio, match.group(0)
-
-
-def stop(process):
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def shot(page, name):
-    if SCREENSHOTS:
-        os.makedirs(SCREENSHOTS, exist_ok=True)
-        page.screenshot(path=os.path.join(SCREENSHOTS, f"{name}.png"))
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
-
-
-def live_configuration(folder):
-    """The habit-lock configuration for a broker on the real clock: its notifier's reminder without quiet hours (the
-    test runs at any hour) and with a deep-link route, so that a tap in the Studio opens the app on that route."""
-    text = open(CONFIG).read()
-    edits = [
-        (re.compile(r"^scenario: .*\n", re.M), ""),
-        (re.compile(r"^name: habit-lock$", re.M), f"name: habit-lock\ncatalog: {os.path.join(ROOT, 'Config', 'catalog.yml')}"),
-        (re.compile(r"^( +)quietHours: .*\n", re.M), r"\1routes: {habits: 'habitlock://habits'}\n"),
-        (re.compile(r"^( +)interruptionLevel: passive$", re.M), r"\1interruptionLevel: passive\n\1route: habits"),
-    ]
-    for pattern, replacement in edits:
-        text, count = pattern.subn(replacement, text)
-        assert count == 1, f"{CONFIG} no longer has {pattern.pattern!r}: update live_configuration"
-    path = os.path.join(folder, "habit-lock-live.yml")
-    with open(path, "w") as file:
-        file.write(text)
-    return path
-
-
-@pytest.fixture(scope="module")
-def live():
-    """A Studio, then a broker on the habit-lock configuration (real clock, no scenario, journaled) for it to follow."""
-    folder = tempfile.mkdtemp(prefix="sb-studio-")
-    runtime, journal = os.path.join(folder, "run"), os.path.join(folder, "journal.jsonl")
-    studio, address = start_studio(["--runtime-dir", runtime])
-    broker = subprocess.Popen([SHIELDBUS, "run", "--config", live_configuration(folder), "--no-scenario", "--quiet", "--runtime-dir", runtime,
-                               "--state-dir", os.path.join(folder, "state"), "--journal", journal],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
-    journal_until(journal, lambda events: any(e["topic"] == "managedsettings.changed" for e in events), "the lock being set")
-    yield {"address": address, "journal": journal, "folder": folder, "runtime": runtime}
-    stop(studio)
-    stop(broker)
-
-
-def test_a_studio_that_comes_later_reads_the_stores(browser, live):
-    """A Studio started after the lock was set (and before the habits lift it) still shows the lock store: it
-    reads the stores when it connects."""
+def test_a_studio_that_comes_later_shows_what_came_before(browser, live):
+    """A Studio started after the broker's start-up (the lock set, the schedule registered) shows it all: it reads
+    the broker's journal up to its tap's welcome, then follows the tap, each event once, none missed."""
     studio, address = start_studio(["--runtime-dir", live["runtime"]])
     try:
         page = browser.new_page()
         page.goto(address)
-        expect(page.locator("#stores td", has_text="(before the Studio)")).to_have_count(1)
-        expect(page.get_by_test_id("stores")).to_contain_text("lock")
-        # The schedules registered before it came, from its look at the phone.
+        expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+        events = read_journal(live["journal"])
+        lock = next(e for e in events if e["topic"] == "managedsettings.changed")
+        # The start-up's BLOCK, as `shieldbus run` prints it, and the store with the writer the journal names.
+        expect(page.get_by_test_id("timeline")).to_contain_text(re.compile(r"\bBLOCK\b"))
+        expect(page.locator("#stores tr", has_text=lock["body"]["store"])).to_contain_text(lock["body"]["writer"])
         expect(page.get_by_test_id("schedules")).to_contain_text("habit-lock.daily")
+        # One event sent after it connected: the bus then holds the journal's events up to it, newest first, each once.
+        send(live, "app.studio-after", {})
+        expect(page.locator("#bus li[data-topic='app.studio-after']")).to_have_count(1)
+        shown = page_seqs(page)
+        journaled = [e["seq"] for e in reversed(read_journal(live["journal"])) if e["seq"] <= shown[0]][:400]
+        assert shown == journaled, f"the bus is the journal, without gaps or repeats: {shown[:20]}… vs {journaled[:20]}…"
+        assert journaled[-1] == 1 or len(shown) == 400, "from the broker's first event on"
         for topic in ["managedsettings.read.request", "input.look.request"]:
             asked = [e for e in read_journal(live["journal"]) if e["topic"] == topic and e["source"].startswith("studio-")]
             assert asked, f"the Studio's {topic} is an ordinary request on the bus"
@@ -224,16 +131,18 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
 
 
 def test_tap_a_notification_and_follow_its_deep_link(browser, live):
-    """The notifier's reminder (posted when the shield came up) is on the phone; a tap brings the companion app to
-    the foreground, and the app opens the notifier's pending deep-link route — once."""
+    """The notifier's reminder (posted when the shield came up) waits in the notifications; a tap brings the companion
+    app to the foreground, and the app opens the notifier's pending deep-link route — once."""
     posted = last(journal_until(live["journal"], lambda es: any(e["topic"] == "notification.posted" for e in es), "the reminder"),
                   "notification.posted")["body"]
-    # A Studio started after it was posted shows it too: from its look at the phone (input.look.reply's notifications).
+    # A Studio started after it was posted lists it too (not as a banner: that was long ago), and the broker's look at
+    # the phone (input.look.reply's notifications) has it.
     late, late_address = start_studio(["--runtime-dir", live["runtime"]])
     try:
         late_page = browser.new_page()
         late_page.goto(late_address)
-        expect(late_page.get_by_test_id("banner")).to_contain_text(posted["title"])
+        expect(late_page.get_by_test_id("notifications")).to_contain_text(posted["title"])
+        expect(late_page.get_by_test_id("banner")).to_be_hidden()
         look = last(read_journal(live["journal"]), "input.look.reply")
         assert look["source"] == "broker" and posted["id"] in [n["id"] for n in look["body"]["value"]["notifications"]], look
         late_page.close()
@@ -243,14 +152,13 @@ def test_tap_a_notification_and_follow_its_deep_link(browser, live):
     page = browser.new_page(viewport={"width": 1440, "height": 900}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
-    banner = page.get_by_test_id("banner")
-    expect(banner).to_be_visible()
-    expect(banner).to_contain_text(posted["title"])
+    waiting = page.locator("#notifications button", has_text=posted["title"])
+    expect(waiting).to_have_count(1)
     shot(page, "7-notification")
-    banner.click()
+    waiting.click()
     expect(page.get_by_test_id("action-result")).to_have_text(f"done: notification-tap {posted['id']}")
     expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Habit Lock")
-    expect(banner).to_be_hidden()
+    expect(waiting).to_have_count(0)
     events = journal_until(live["journal"], lambda es: any(e["topic"] == "app.url.opened" for e in es), "the deep link opened")
     tapped = last(events, "notification.tapped")
     assert tapped["body"]["id"] == posted["id"], tapped

@@ -1,0 +1,104 @@
+// ShieldBus Studio's page, its model: what the device showed and held after a prefix of the bus's events, folded from
+// the events alone, so a live broker and a recorded journal draw the same way.
+"use strict";
+
+/// How many notifications not yet tapped are listed (the newest).
+const LISTED_NOTIFICATIONS = 20;
+
+function emptyModel() {
+  return { foreground: { kind: "home" }, shield: null, groups: {}, stores: {}, schedules: [], notifications: [], plugins: {}, failedCalls: {},
+    time: null, clock: null };
+}
+
+function apply(model, event) {
+  const body = event.body || {};
+  model.time = event.time;
+  model.clock = event.clock;
+  switch (event.topic) {
+    case "activity.app.opened":
+      model.foreground = { kind: "app", name: body.application?.localizedDisplayName ?? "?" };
+      model.shield = null;
+      break;
+    case "activity.web.visited":
+      model.foreground = { kind: "web", domain: body.webDomain?.domain ?? "?", url: body.url, tab: body.tab, private: !!body.isPrivate };
+      model.shield = null;
+      break;
+    case "device.restarted":
+      // A restart ends any banner; the notifications not yet tapped stay in the list, as on iOS.
+      model.notifications = model.notifications.map((n) => ({ ...n, banner: false }));
+      // fallthrough: the phone starts on the home screen
+    case "activity.home":
+      model.foreground = { kind: "home" };
+      model.shield = null;
+      break;
+    case "shield.shown": {
+      const target = body.target || {};
+      if (target.application) model.foreground = { kind: "app", name: target.application.localizedDisplayName };
+      else if (target.webDomain) {
+        // A shield over the page on screen (a redraw, a lock set while reading) keeps its URL; a page shielded on its
+        // first visit was never shown, and the shield tells its tab and privacy.
+        const fg = model.foreground;
+        const same = fg.kind === "web" && fg.domain === target.webDomain.domain && (body.tab === undefined || fg.tab === body.tab);
+        model.foreground = { kind: "web", domain: target.webDomain.domain, url: same ? fg.url : "https://" + target.webDomain.domain,
+          tab: body.tab ?? (same ? fg.tab : undefined), private: body.isPrivate ?? (same ? fg.private : false) };
+      }
+      model.shield = body;
+      break;
+    }
+    case "shield.dismissed":
+      model.shield = null;
+      break;
+    case "state.changed": {
+      const group = (model.groups[body.group] ||= {});
+      if (body.removed) delete group[body.key];
+      else {
+        // Every plugin that wrote the key: on iOS any process of the group may, and a second one is worth seeing.
+        const writers = group[body.key]?.writers ?? [];
+        group[body.key] = { writer: body.writer, version: body.version, clock: event.clock,
+          writers: writers.includes(body.writer) ? writers : [...writers, body.writer] };
+      }
+      break;
+    }
+    case "state.call-failed":
+      // What iOS would have let fail silently (a refused setter, an App Group that is not the plugin's).
+      (model.failedCalls[event.source] ||= []).push({ call: body.call, message: body.message });
+      break;
+    case "managedsettings.changed":
+      model.stores[body.store] = { shield: body.shield || {}, writer: body.writer, clock: event.clock };
+      break;
+    case "managedsettings.read.reply":
+      // A read (the Studio's own at connect, or a plugin's) tells every store as it is, whoever wrote it.
+      for (const [name, shield] of Object.entries(body.ok ? body.value?.stores || {} : {})) {
+        model.stores[name] = { shield, writer: model.stores[name]?.writer ?? "(before the Studio)", clock: model.stores[name]?.clock ?? event.clock };
+      }
+      break;
+    case "input.look.reply": {
+      // A look at the phone (the Studio's own at connect) tells what is on screen and waiting, whatever came before.
+      const look = body.ok && event.source === "broker" ? body.value || {} : null;
+      if (!look) break;
+      if (look.app) model.foreground = { kind: "app", name: look.app.application?.localizedDisplayName ?? "?" };
+      else if (look.web) model.foreground = { kind: "web", domain: look.web.webDomain?.domain ?? "?", url: look.web.url, tab: look.web.tab, private: !!look.web.isPrivate };
+      else model.foreground = { kind: "home" };
+      model.shield = look.shield || null;
+      // Posted before the look: in the list, never a banner.
+      model.notifications = (look.notifications || []).map((n) => ({ ...n, time: event.time, banner: false })).reverse().slice(0, LISTED_NOTIFICATIONS);
+      break;
+    }
+    case "notification.posted":
+      model.notifications = [{ ...body, time: event.time, banner: true }, ...model.notifications.filter((n) => n.id !== body.id)].slice(0, LISTED_NOTIFICATIONS);
+      break;
+    case "notification.tapped":
+      model.notifications = model.notifications.filter((n) => n.id !== body.id);
+      break;
+    case "plugin.started": plugin(model, body.name).restarts = body.restarts ?? 0; plugin(model, body.name).state = "starting"; break;
+    case "plugin.up": plugin(model, body.name).state = "running"; break;
+    case "plugin.down": plugin(model, body.name).state = "down"; break;
+    case "plugin.exited": plugin(model, body.name).state = "restarting"; break;
+    case "plugin.failed": plugin(model, body.name).state = "failed"; break;
+  }
+  if (event.schedules) model.schedules = event.schedules;
+}
+
+function plugin(model, name) {
+  return (model.plugins[name] ||= { name, state: "?", restarts: 0 });
+}

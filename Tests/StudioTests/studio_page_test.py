@@ -1,0 +1,168 @@
+"""The Studio's page itself in a real browser, on the live broker the browser tests share: it is drawn incrementally
+(selections and clicks survive the events coming), a notification's banner comes and goes, and it fits a phone's
+width and a laptop's. Run after `studio_browser_test.py` (they post notifications its tests must not see).
+"""
+import json
+import re
+import subprocess
+
+import pytest
+from playwright.sync_api import expect
+
+from studio_support import PLUGINS, SCALE, SHIELDBUS, journal_until, read_journal, send, shot
+
+
+SELECTION_HELD = """([marker, since]) => {
+    const node = document.querySelector(`[data-probe="${marker}"]`);
+    const lost = !node || !node.isConnected || !getSelection().toString() || !node.contains(getSelection().anchorNode);
+    return lost || performance.now() - since > 10000;
+}"""
+
+
+def hold_selection(page, locator, marker):
+    """Selects the text of `locator`'s element, then waits (polling) until it has been kept 10 s or is lost; whether
+    it was kept."""
+    locator.evaluate("(node, marker) => { node.dataset.probe = marker; getSelection().selectAllChildren(node); }", marker)
+    since = page.evaluate("() => performance.now()")
+    page.wait_for_function(SELECTION_HELD, arg=[marker, since], polling=100, timeout=20_000)
+    return page.evaluate(f"() => document.querySelector('[data-probe=\"{marker}\"]')?.contains(getSelection().anchorNode) ?? false")
+
+
+def test_selections_and_clicks_survive_the_events_coming(browser, live):
+    """The page is drawn incrementally: a selection in the timeline or in an event's JSON stays while events and
+    status reports come in, and every click on a bus line opens that very line."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    expect(page.locator("#timeline span:not(.day)").first).to_be_visible()
+
+    # A timeline line selected; then new timeline lines (notifications posted) and bus lines come above it.
+    line = page.locator("#timeline span:not(.day)").first
+    line.evaluate("node => { node.dataset.probe = 'line'; getSelection().selectAllChildren(node); }")
+    for number in range(3):
+        send(live, "notification.post.request", {"id": f"studio-select-{number}", "title": f"Selection {number}", "body": "", "interruptionLevel": "passive"})
+    expect(page.locator("#timeline span.notify", has_text="Selection 2")).to_have_count(1)
+    assert hold_selection(page, line, "line"), "the timeline line's selection survived 10 s of events and status reports"
+
+    # An event's JSON selected, while more events come.
+    page.locator("#bus li[data-topic='notification.posted']").first.click()
+    json_text = page.get_by_test_id("event-json").first
+    expect(json_text).to_be_visible()
+    send(live, "app.studio-tick", {})
+    assert hold_selection(page, json_text, "json"), "the JSON's selection survived 10 s of events and status reports"
+    page.evaluate("() => getSelection().removeAllRanges()")
+
+    # 20 clicks on bus lines while events keep coming (a tool sending them one after another): each opens its line.
+    sending = subprocess.Popen([SHIELDBUS, "send", "--runtime-dir", live["runtime"], "--stdin"], stdin=subprocess.PIPE,
+                               stdout=subprocess.DEVNULL, text=True)
+    try:
+        for number in range(20):
+            sending.stdin.write(json.dumps({"topic": "app.studio-click", "body": {"n": number}}) + "\n")
+            sending.stdin.flush()
+            row = page.locator("#bus li:not(.open):not([data-probe])").nth(2)
+            row.evaluate("(node, n) => { node.dataset.probe = `click-${n}`; }", number)
+            page.locator(f"#bus li[data-probe='click-{number}']").click()
+            expect(page.locator(f"#bus li[data-probe='click-{number}']")).to_have_class(re.compile(r"\bopen\b"), timeout=5000)
+        expect(page.locator("#bus li.open[data-probe^='click-']")).to_have_count(20)
+    finally:
+        sending.stdin.close()
+        sending.wait(timeout=30)
+    page.close()
+
+
+def test_a_banner_comes_and_goes(browser, live):
+    """A notification shows as a banner for a few seconds, then waits in the list; × or a swipe up puts it away at
+    once; a device restart ends it and it does not come back. Meanwhile the apps under it stay reachable."""
+    page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+    banner = page.get_by_test_id("banner")
+
+    def post(name):
+        send(live, "notification.post.request", {"id": f"studio-banner-{name}", "title": f"Banner {name}", "body": "A reminder", "interruptionLevel": "active"})
+        expect(banner).to_contain_text(f"Banner {name}")
+        expect(banner).to_be_visible()
+
+    # Left alone, it goes within a few seconds (polled up to 15 s), and then it is in the list, the app under it clickable.
+    post("left")
+    shot(page, "9-banner")
+    expect(banner).to_be_hidden(timeout=15_000)
+    expect(page.locator("#notifications button", has_text="Banner left")).to_have_count(1)
+    page.get_by_test_id("app-Instagram").click(timeout=5000)
+    expect(page.get_by_test_id("action-result")).to_have_text("done: open Instagram")
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+
+    # × puts it away at once (well before it would go by itself); it stays in the list.
+    post("closed")
+    page.get_by_test_id("banner-close").click()
+    expect(banner).to_be_hidden(timeout=1500)
+    expect(page.locator("#notifications button", has_text="Banner closed")).to_have_count(1)
+
+    # A swipe up too.
+    post("swiped")
+    box = banner.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] - 40, steps=6)
+    page.mouse.up()
+    expect(banner).to_be_hidden(timeout=1500)
+    expect(page.get_by_test_id("action-result")).not_to_have_text(re.compile("notification-tap"))
+
+    # A restart ends it; neither this page nor one opened after the restart shows it again, and it is still listed.
+    ups = sum(e["topic"] == "plugin.up" for e in read_journal(live["journal"]))
+    post("restarted")
+    page.get_by_role("button", name="Restart device").click()
+    expect(page.get_by_test_id("action-result")).to_have_text("done: restart")
+    journal_until(live["journal"], lambda es: sum(e["topic"] == "plugin.up" for e in es) >= ups + len(PLUGINS),
+                  "every plugin back after the restart", seconds=30)
+    expect(banner).to_be_hidden()
+    after = browser.new_page(viewport={"width": 390, "height": 844})
+    after.goto(live["address"])
+    expect(after.locator("#notifications button", has_text="Banner restarted")).to_have_count(1)
+    expect(after.get_by_test_id("banner")).to_be_hidden()
+    after.close()
+    page.close()
+
+
+PANELS = ["phone", "person", "notifications-panel", "timeline-panel", "plugins-panel", "bus-panel", "state-panel"]
+# Panels shown whole (the others scroll inside by design: the timeline, the bus, the tables).
+WHOLE = {"phone", "person", "notifications-panel"}
+
+# Whether a panel can be seen and used: scrolled to, it is inside the window's width, wide enough to read, the point
+# near its top is the panel's own (nothing lies over it), and whether its content is cut off.
+PANEL_IN_REACH = """panel => {
+    panel.scrollIntoView({block: "start"});
+    const box = panel.getBoundingClientRect();
+    const y = Math.min(Math.max(box.top + 12, 0), innerHeight - 1);
+    const hit = document.elementFromPoint(box.left + box.width / 2, y);
+    return {left: box.left, right: box.right, width: box.width, height: box.height, covered: !panel.contains(hit),
+            by: hit ? hit.outerHTML.slice(0, 80) : null, clipped: panel.scrollHeight > panel.clientHeight + 1};
+}"""
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_the_page_fits_a_phone_and_a_laptop(browser, live, width, height):
+    """At a phone's width the columns stack, at a laptop's they stand side by side: never a sideways scroll, every
+    panel on the page, readable and uncovered, the home screen's apps clickable."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    expect(page.locator("#plugins .pill")).to_have_count(len(PLUGINS))
+    expect(page.locator("#bus li").first).to_be_visible()
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("app-Instagram")).to_be_visible()
+    overflow = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    assert overflow[0] <= overflow[1], f"no sideways scroll at {width} px: {overflow}"
+    for panel in PANELS:
+        box = page.get_by_test_id(panel).evaluate(PANEL_IN_REACH)
+        assert box["width"] >= min(300, width - 40) and box["height"] > 0, f"{panel} at {width} px: {box}"
+        assert 0 <= box["left"] and box["right"] <= width, f"{panel} is inside the window at {width} px: {box}"
+        assert not box["covered"], f"{panel} is covered at {width} px: {box}"
+        assert not (panel in WHOLE and box["clipped"]), f"{panel} is cut off at {width} px: {box}"
+    # An app on the home screen's top row takes a click (trial: Playwright's own check that nothing covers it).
+    page.get_by_test_id("app-Instagram").click(trial=True, timeout=5000)
+    shot(page, f"8-layout-{width}")
+    page.close()

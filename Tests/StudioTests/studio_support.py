@@ -1,0 +1,106 @@
+"""What the Studio's browser tests share: where things are, the broker's journal, starting and stopping a Studio.
+
+Needs SHIELDBUS (the built `shieldbus`) and, optionally, CHROMIUM (default /usr/bin/chromium); STUDIO_SCREENSHOTS=folder
+writes a PNG of each step, STUDIO_SCALE=0.75 makes them smaller.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+# Deadlines, not sleeps: every expectation polls until it holds or 20 s pass (a loaded 2-core CI machine needs more
+# than Playwright's default 5 s for a broker round trip through six plugin processes).
+expect.set_options(timeout=20_000)
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "shieldbus"))
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CONFIG = os.path.join(ROOT, "Config", "habit-lock.yml")
+SCREENSHOTS = os.environ.get("STUDIO_SCREENSHOTS")
+SCALE = float(os.environ.get("STUDIO_SCALE", "1"))  # pixels per CSS pixel of the screenshots (docs/images: 0.75)
+PLUGINS = ["monitor", "shield", "action", "app", "reports", "notifier"]
+
+
+def read_journal(path):
+    with open(path) as journal:
+        return [json.loads(line) for line in journal if line.strip()]
+
+
+def last(events, topic):
+    found = [e for e in events if e["topic"] == topic]
+    assert found, f"no {topic} in the journal"
+    return found[-1]
+
+
+def journal_until(path, condition, what, seconds=15):
+    """The broker's journal once `condition` holds for it (read again until a deadline)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        events = read_journal(path) if os.path.exists(path) else []
+        if condition(events):
+            return events
+        assert time.monotonic() < deadline, f"the journal never showed {what}"
+        time.sleep(0.05)  # poll the file with a deadline: the broker appends as it goes
+
+
+def start_studio(arguments):
+    """`shieldbus studio --port 0 …`, and the address it prints once it listens."""
+    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", CONFIG] + arguments,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = studio.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+", line)
+    if not match:
+        studio.kill()
+        pytest.fail(f"the Studio did not start: {line!r} {studio.stderr.read()}")
+    return studio, match.group(0)
+
+
+def stop(process):
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def shot(page, name):
+    if SCREENSHOTS:
+        os.makedirs(SCREENSHOTS, exist_ok=True)
+        page.screenshot(path=os.path.join(SCREENSHOTS, f"{name}.png"))
+
+
+def live_configuration(folder):
+    """The habit-lock configuration for a broker on the real clock: its notifier's reminder without quiet hours (the
+    test runs at any hour) and with a deep-link route, so that a tap in the Studio opens the app on that route."""
+    text = open(CONFIG).read()
+    edits = [
+        (re.compile(r"^scenario: .*\n", re.M), ""),
+        (re.compile(r"^name: habit-lock$", re.M), f"name: habit-lock\ncatalog: {os.path.join(ROOT, 'Config', 'catalog.yml')}"),
+        (re.compile(r"^( +)quietHours: .*\n", re.M), r"\1routes: {habits: 'habitlock://habits'}\n"),
+        (re.compile(r"^( +)interruptionLevel: passive$", re.M), r"\1interruptionLevel: passive\n\1route: habits"),
+    ]
+    for pattern, replacement in edits:
+        text, count = pattern.subn(replacement, text)
+        assert count == 1, f"{CONFIG} no longer has {pattern.pattern!r}: update live_configuration"
+    path = os.path.join(folder, "habit-lock-live.yml")
+    with open(path, "w") as file:
+        file.write(text)
+    return path
+
+
+def send(live, topic, body):
+    """An event on the live broker's bus from a tool (`shieldbus send`), once it is sequenced."""
+    subprocess.run([SHIELDBUS, "send", "--runtime-dir", live["runtime"], topic, json.dumps(body)], check=True,
+                   stdout=subprocess.DEVNULL, timeout=30)
+
+
+def page_seqs(page):
+    """The seqs of the bus lines on the page, top (newest) first."""
+    return [int(seq) for seq in page.locator("#bus li").evaluate_all("rows => rows.map(row => row.dataset.seq)")]

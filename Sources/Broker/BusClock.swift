@@ -119,8 +119,9 @@ public final class BusClock {
         }
         // Before `startRunning` the clock stands at its start; once running it is moved on, never back.
         if !isRunning, case .scaled = clockMode { startBusTime = max(startBusTime, time); return }
-        guard time > now() else { return }
-        startBusTime += time - now()
+        let current = now()
+        guard time > current else { return }
+        startBusTime += time - current
     }
 
     /// Runs `body` with bus time standing at `time` (real and scaled time; virtual time is moved by `advance`).

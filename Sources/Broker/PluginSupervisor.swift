@@ -271,7 +271,7 @@ final class PluginSupervisor {
 
     /// Kills every running plugin and starts it again at once (a device restart), without counting failures.
     func restartAll(reason: String) {
-        restart(plugins, reason: reason)
+        restart(plugins, reason: reason, revivingFailed: true)
     }
 
     /// Consecutive starts that never said hello, per plugin: three, and it is given up (a crash loop would not
@@ -306,15 +306,15 @@ final class PluginSupervisor {
 
     /// Kills one plugin and starts it again at once (an app force-quit by the person), without counting a failure.
     func restart(named name: String, reason: String) {
-        restart(plugins.filter { $0.spec.name == name }, reason: reason)
+        restart(plugins.filter { $0.spec.name == name }, reason: reason, revivingFailed: false)
     }
 
-    private func restart(_ candidates: [Plugin], reason: String) {
-        // What runs is killed and started again. What was given up on, or waits to restart, starts afresh, as every
-        // process does after a device restart (its executable may have been fixed meanwhile); a plugin stopped on
-        // purpose stays so.
+    private func restart(_ candidates: [Plugin], reason: String, revivingFailed: Bool) {
+        // What runs is killed and started again. With the whole device (`revivingFailed`), what was given up on, or
+        // waits to restart, starts afresh too, as every process does when a phone restarts (its executable may have
+        // been fixed meanwhile); a plugin stopped on purpose stays so.
         let plugins = candidates.filter { $0.pid != nil }
-        for plugin in candidates where plugin.pid == nil && plugin.isFailedOrBackingOff {
+        for plugin in candidates where revivingFailed && plugin.pid == nil && plugin.isFailedOrBackingOff {
             plugin.recentFailures = []
             helloTimeouts[plugin.spec.name] = nil
             plugin.restarts += 1

@@ -54,8 +54,10 @@ final class Reception {
             return refuse(identity, session: nil, mismatch)
         }
         if let sameName = sessions.named(hello.name) {
-            if case .supervised(let plugin) = admitted, plugin.connection == sameName.identity {
-                // The current run holds its connection: a second one presenting its credential copied it.
+            if case .supervised(let plugin) = admitted, plugin.connection == sameName.identity,
+               monotonicMilliseconds() - sameName.lastHeard <= 2 * settings.heartbeatMilliseconds {
+                // The current run holds its connection, alive: a second one presenting its credential copied it. (One
+                // silent for two heartbeats may be the run's own connection lost in transport: the new one replaces it.)
                 return refuse(identity, session: nil, .nameTaken(hello.name))
             } else if case .supervised = admitted {
                 // Its credential proves it is the current run: the old connection's goodbye is still on its way.
@@ -124,7 +126,10 @@ final class Reception {
                                                            "refusals": "\(refusals)"])
         }
         dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
-        outbox.reportError(error.code, sender: sender, message: error.description, countedIn: statistics)
+        // While nothing can be numbered a refusal's bus.error would wait in the full outbox too: counted only.
+        if outbox.count >= Outbox.waitingLimit { statistics.countError(error.code) } else {
+            outbox.reportError(error.code, sender: sender, message: error.description, countedIn: statistics)
+        }
     }
 
     /// The name of the client holding `role` (among `audience`, one product's plugins): the configured plugin, else a

@@ -16,6 +16,8 @@ final class Recorder {
     private var journal: Journal?
     /// The last failure to save the delivery ledger, while it lasts.
     private var storageFailure: String?
+    /// Numbering stopped for want of a reservation (said once, until one is written).
+    private(set) var numberingStopped = false
     private var journalFailing = false
     /// The last failure to write any of the broker's or the device's state (`status`).
     private(set) var lastStorageError: String?
@@ -105,13 +107,18 @@ final class Recorder {
         guard !ledger.mayNumber(lastSeq + 1) else { return true }
         do {
             try ledger.reserveNumbers(after: lastSeq, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond)
+            if numberingStopped {
+                numberingStopped = false
+                logger.notice("numbering goes on: the delivery store is writable again", metadata: ["after": "\(lastSeq)"])
+            }
             return true
         } catch {
             let message = "cannot write the delivery store \(ledger.store?.path ?? ""): \(error); numbering stopped after seq \(lastSeq) "
                 + "until it can be written (a number not reserved there would be given again after a crash); what is published waits"
             lastStorageError = message
-            if storageFailure == nil {
-                storageFailure = message
+            // Said once per stop, whatever other write failed before it: it is news of its own (nothing is numbered).
+            if !numberingStopped {
+                numberingStopped = true
                 reportStorageFailure(message)
             }
             return false

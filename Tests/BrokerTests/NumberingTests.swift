@@ -9,10 +9,8 @@ import XCTest
 /// folder, it numbers on past everything it handed out. The disk is a real small tmpfs (root only).
 final class NumberingTests: XCTestCase {
     func testAFullDiskStopsNumberingAtTheReservationAndAKilledBrokersSuccessorGivesNoNumberTwice() throws {
-        let work = TemporaryDirectory(prefix: "sbnumber")
-        let disk = try mountSmallDisk(in: work)
-        defer { _ = run("/bin/umount", ["-l", disk]) }
-        let state = disk + "/state"
+        let disk = try SmallDisk(size: "8m")
+        let state = disk.path + "/state"
         let first = try BrokerProcess(configuration: "name: numbering\n", arguments: ["--state-dir", state])
         let tap = try first.connect(name: "watcher", role: .tap, subscriptions: ["app."])
         let writer = try first.connect(name: "writer", role: .tool, subscriptions: [])
@@ -21,8 +19,7 @@ final class NumberingTests: XCTestCase {
         XCTAssertEqual(seen.count, 10, "the bus numbers while the disk has room")
 
         // The disk fills up: the store's next reservation cannot be written.
-        let filler = disk + "/filler"
-        _ = run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        try disk.fill()
         try publish(writer, 10..<1_210)
         waitUntil("the broker to say numbering stopped") { first.log(tail: 400).contains("numbering stopped after seq") }
         let stoppedAt = try XCTUnwrap(first.status()["broker"]?["seq"]?.intValue)
@@ -33,7 +30,7 @@ final class NumberingTests: XCTestCase {
 
         // Killed while stopped; the disk has room again; its successor numbers on past everything handed out.
         first.stop(signal: SIGKILL)
-        try FileManager.default.removeItem(atPath: filler)
+        try disk.free()
         let second = try BrokerProcess(configuration: "name: numbering\n", arguments: ["--state-dir", state])
         defer { second.stop() }
         let tapAfter = try second.connect(name: "watcher", role: .tap, subscriptions: ["app."])
@@ -47,46 +44,22 @@ final class NumberingTests: XCTestCase {
 
     /// Given room again without a crash, the broker numbers what waited, in order, and loses none of it.
     func testWhatWaitedForNumberingIsNumberedInOrderWhenTheDiskHasRoomAgain() throws {
-        let work = TemporaryDirectory(prefix: "sbnumber")
-        let disk = try mountSmallDisk(in: work)
-        defer { _ = run("/bin/umount", ["-l", disk]) }
-        let broker = try BrokerProcess(configuration: "name: numbering\n", arguments: ["--state-dir", disk + "/state"])
+        let disk = try SmallDisk(size: "8m")
+        let broker = try BrokerProcess(configuration: "name: numbering\n", arguments: ["--state-dir", disk.path + "/state"])
         defer { broker.stop() }
         let tap = try broker.connect(name: "watcher", role: .tap, subscriptions: ["app."])
         let writer = try broker.connect(name: "writer", role: .tool, subscriptions: [])
-        let filler = disk + "/filler"
-        _ = run("/bin/dd", ["if=/dev/zero", "of=\(filler)", "bs=64k"])
+        try disk.fill()
         try publish(writer, 0..<1_500)
         waitUntil("the broker to say numbering stopped") { broker.log(tail: 400).contains("numbering stopped after seq") }
-        try FileManager.default.removeItem(atPath: filler)
+        try disk.free()
         let events = try collectEvents(from: tap, timeoutSeconds: 30) { $0.count == 1_500 }
         XCTAssertEqual(events.compactMap { $0.bodyValue["n"]?.intValue }, Array(0..<1_500), "every publication, in order")
         XCTAssertEqual(events.map(\.seq), events.map(\.seq).sorted())
         XCTAssertEqual(Set(events.map(\.seq)).count, events.count, "no number twice")
     }
 
-    /// A real 8 MiB tmpfs in `work`, small enough to fill in a moment.
-    private func mountSmallDisk(in work: TemporaryDirectory) throws -> String {
-        let disk = work.file("disk")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        guard run("/bin/mount", ["-t", "tmpfs", "-o", "size=8m", "tmpfs", disk]) == 0 else {
-            throw XCTSkip("mounting a small tmpfs needs root; the full disk was not simulated")
-        }
-        return disk
-    }
-
     private func publish(_ writer: BusConnection, _ numbers: Range<Int>) throws {
         for n in numbers { try writer.publish(Publish(topic: "app.numbering.n", body: ["n": .int(Int64(n))])) }
-    }
-
-    private func run(_ executable: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
     }
 }

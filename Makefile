@@ -12,6 +12,8 @@ deps:
 		echo "installing libzmq3-dev and libsqlite3-dev with apt-get"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libzmq3-dev libsqlite3-dev pkg-config >/dev/null; \
 	fi
+	@# Plugins run sandboxed by bubblewrap, as iOS sandboxes extensions.
+	@command -v bwrap >/dev/null || { echo "installing bubblewrap with apt-get (the plugins' sandbox)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
@@ -99,6 +101,7 @@ check_release_archives = for product in $(1); do \
 		exit 1; fi; done
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
+	$(RELEASE_BIN)/shieldbus-bench --abuse
 
 bench-quick: bench-build
 	$(RELEASE_BIN)/shieldbus-bench --quick $(BENCH_ARGS)

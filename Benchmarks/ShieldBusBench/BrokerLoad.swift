@@ -81,6 +81,15 @@ final class BrokerHost {
         return Int(dropped)
     }
 
+    /// The broker's own count of the errors it answered, by code, from its status report.
+    func errorCounts() throws -> [String: Int64] {
+        let tool = try BusConnection(endpoint: endpoint, hello: Hello(name: "bench-errors", role: .tool, subscriptions: []))
+        defer { tool.close() }
+        try tool.connect()
+        let counts = try tool.status()["counters"]?["errorsByCode"]?.objectValue ?? [:]
+        return counts.compactMapValues(\.intValue)
+    }
+
     /// Stops the broker the way its own process is stopped — SIGTERM, which its self-pipe turns into a clean
     /// shutdown inside its loop (`Broker.stop()` is for calls from inside that loop) — and waits for it.
     func stop() {

@@ -53,24 +53,7 @@ struct IdleSessionsBench {
     }
 
     private func measureRoundTrips(endpoint: String) throws -> [Double] {
-        let client = try BusConnection(endpoint: endpoint, hello: Hello(name: "well-behaved", role: .generic, subscriptions: ["app.bench.echo"], acknowledges: false))
-        defer { client.close() }
-        try client.connect()
-        var latencies: [Double] = []
-        latencies.reserveCapacity(roundTrips)
-        for n in 0..<roundTrips {
-            let started = monotonicNanoseconds()
-            try client.publish(Publish(topic: "app.bench.echo", body: ["n": .int(Int64(n))]))
-            while true {
-                guard let message = try client.receive(timeoutMilliseconds: 10_000) else { throw BenchFailure("round trip \(n): no event back within 10 s") }
-                if case .event(let envelope, _) = message, envelope.topic == "app.bench.echo" { break }
-            }
-            let elapsed = monotonicNanoseconds() - started
-            latencies.append(Double(elapsed) / 1_000)
-            let pace = UInt64(paceMilliseconds) * 1_000_000
-            if elapsed < pace { usleep(UInt32((pace - elapsed) / 1_000)) }  // pacing the load, not waiting for a result
-        }
-        return latencies
+        try RoundTrips(endpoint: endpoint, count: roundTrips, paceMilliseconds: paceMilliseconds).measure()
     }
 }
 

@@ -46,6 +46,8 @@ struct BenchOptions {
     var idleSessions: Int?
     /// Round trips measured per phase of the idle-sessions bench.
     var roundTrips = 2_000
+    /// Instead of throughput: a client's round trip beside each abuse of docs/security.md § 6.
+    var abuse = false
 
     /// The limit given to every queue: twice the largest run, so no queue can fill and nothing is dropped for
     /// lack of room (losses are still counted, so a limit too small would show).
@@ -56,6 +58,7 @@ struct BenchOptions {
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
+           shieldbus-bench --abuse [--round-trips N] [--json]
 
     ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in five suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
@@ -135,6 +138,7 @@ struct BenchOptions {
             case "--only": options.loads = try choices(LoadKind.self, for: argument, named: "load")
             case "--idle-sessions": options.idleSessions = try count(for: argument, minimum: 1)
             case "--round-trips": options.roundTrips = try count(for: argument, minimum: 10)
+            case "--abuse": options.abuse = true
             case "--pieces": options.pieces = true
             case "--json": options.json = true
             case "--help", "-h": throw UsageError(nil)

@@ -192,9 +192,52 @@ func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
     }
 }
 
+/// The abuse bench: each abuse's round trips beside the quiet ones, and whether every p99 stayed within 2×.
+func abuseBenchmark(_ options: BenchOptions) -> Int32 {
+    do {
+        let machine = MachineInfo.current()
+        var template = Array("/tmp/sbabuse-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchFailure("cannot create a temporary folder in /tmp") }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        note("shieldbus-bench: \(options.roundTrips) round trips of a well-behaved client, quiet and beside each abuse")
+        let bench = AbuseBench(roundTrips: options.roundTrips, paceMilliseconds: 2, directory: directory,
+                               log: StandardErrorCapture(path: directory + "/broker.log"))
+        let phases = try bench.run(progress: note)
+        let quiet = max(phases[0].percentile(0.99), 1)
+        let ratios = phases.map { $0.percentile(0.99) / quiet }
+        if options.json {
+            let rows: [JSONValue] = zip(phases, ratios).map { phase, ratio in
+                ["abuse": .string(phase.abuse.rawValue), "p50us": .double(Format.rounded(phase.percentile(0.5))),
+                 "p99us": .double(Format.rounded(phase.percentile(0.99))), "p99Ratio": .double(Format.rounded(ratio)),
+                 "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100)),
+                 "residentMBAfter": .double(Format.rounded(phase.residentMegabytesAfter)),
+                 "refusals": .object(phase.refusals.mapValues(JSONValue.int))]
+            }
+            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
+                                    "loadAverage": .string(((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")), "phases": .array(rows)]).jsonText)
+        } else {
+            print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")
+            print("abuse               p50 µs      p99 µs      p99 ÷ quiet   broker CPU   memory after   refused")
+            for (phase, ratio) in zip(phases, ratios) {
+                let refused = phase.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                print(phase.abuse.rawValue.padding(20) + Format.micro(phase.percentile(0.5)).padding(12) + Format.micro(phase.percentile(0.99)).padding(12)
+                      + String(format: "%.2f", ratio).padding(14) + String(format: "%.1f %%", phase.brokerCPUShare * 100).padding(13)
+                      + String(format: "%.0f MB", phase.residentMegabytesAfter).padding(15) + (refused.isEmpty ? "—" : refused))
+            }
+            print("aim: every p99 within 2× of the quiet one")
+        }
+        return ratios.allSatisfy { $0 <= 2 } ? 0 : 1
+    } catch {
+        note("shieldbus-bench: \(error)")
+        return 1
+    }
+}
+
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
     if let idle = options.idleSessions { exit(idleSessionsBenchmark(options, idle: idle)) }
+    if options.abuse { exit(abuseBenchmark(options)) }
     exit(benchmark(options))
 } catch let error as UsageError {
     guard let message = error.message else {

@@ -4,15 +4,35 @@ import BusProtocol
 /// Who may say hello as whom (docs/protocol.md § 4.1). A configured plugin's name is only for the process the
 /// broker started for it, which proves it with its per-launch credential (a pid proves nothing); its role comes
 /// from the configuration and is its alone when the OS addresses that role. Everyone else is an outside client,
-/// admitted by the runtime directory's cookie to the roles the configuration's `clients:` grants.
+/// admitted by the runtime directory's cookie to the roles the configuration's `clients:` grants — or, as `tool`
+/// under any name, by the tool credential, which the person's own tools present and which alone lets a client act
+/// as the person (publish `input.*`).
 struct Admission {
     let cookie: String
+    let toolCredential: String
     let grants: [ClientGrant]
     let runtimeDirectory: RuntimeDirectory
 
     enum Admitted {
         case supervised(PluginSupervisor.Plugin)
-        case outside
+        /// An outside client; `actsForPerson` when it presented the tool credential.
+        case outside(actsForPerson: Bool)
+    }
+
+    /// The most sessions outside clients may hold at once with one credential (the cookie, the tool credential, an
+    /// allowlisted key's): one hostile holder cannot exhaust the broker for the others.
+    static let sessionsPerCredential = 256
+    /// The most subscription (and observation) prefixes a session may have, and their bytes in all: a session's
+    /// prefixes are matched against every event, and announced in its `plugin.up`.
+    static let subscriptionLimit = 1_000
+    static let subscriptionBytesLimit = 16_384
+
+    /// Why `hello` asks for more than a session may have, if it does.
+    static func subscriptionProblem(_ hello: Hello) -> BusProtocolError? {
+        let prefixes = hello.subscriptions.count + hello.observations.count
+        let bytes = hello.subscriptions.reduce(0) { $0 + $1.utf8.count } + hello.observations.reduce(0) { $0 + $1.utf8.count }
+        guard prefixes > subscriptionLimit || bytes > subscriptionBytesLimit else { return nil }
+        return .tooManySubscriptions(count: prefixes, bytes: bytes, countLimit: subscriptionLimit, bytesLimit: subscriptionBytesLimit)
     }
 
     /// Admits `hello`, or says why not. `keyAdmitted`: the connection came through CURVE with a key on the
@@ -25,6 +45,7 @@ struct Admission {
             }
             return .success(.supervised(plugin))
         }
+        if hello.role == .tool && BusCredential.matches(hello.credential, toolCredential) { return .success(.outside(actsForPerson: true)) }
         // A client the allowlist admitted needs no credential, but one it presents must be right.
         guard (keyAdmitted && hello.credential == nil) || BusCredential.matches(hello.credential, cookie) else {
             return .failure(.notAdmitted("an outside client presents the cookie from \(runtimeDirectory.cookiePath) (readable only by the broker's user) "
@@ -35,14 +56,16 @@ struct Admission {
         }
         guard grants.contains(where: { ($0.name == nil || $0.name == hello.name) && $0.roles.contains(hello.role) }) else {
             let allowed = Set(grants.filter { $0.name == nil || $0.name == hello.name }.flatMap(\.roles)).map(\.rawValue).sorted()
+            let toolHint = hello.role == .tool ? "; the person's tools present the tool credential (\(runtimeDirectory.toolCredentialPath)) instead of the cookie" : ""
             return .failure(.roleNotAllowed("the configuration's `clients:` does not let '\(hello.name)' take the role '\(hello.role.rawValue)'"
-                + " (it may take: \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")))"))
+                + " (it may take: \(allowed.isEmpty ? "nothing" : allowed.joined(separator: ", ")))\(toolHint)"))
         }
-        return .success(.outside)
+        return .success(.outside(actsForPerson: false))
     }
 
-    /// Whether `credential` belongs to this user: the cookie, or a running plugin's launch credential.
+    /// Whether `credential` belongs to this user: the cookie, the tool credential, or a running plugin's launch credential.
     func isTrusted(_ credential: String?, plugins: [PluginSupervisor.Plugin]) -> Bool {
-        BusCredential.matches(credential, cookie) || plugins.contains { BusCredential.matches(credential, $0.liveCredential) }
+        BusCredential.matches(credential, cookie) || BusCredential.matches(credential, toolCredential)
+            || plugins.contains { BusCredential.matches(credential, $0.liveCredential) }
     }
 }

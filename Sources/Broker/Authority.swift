@@ -9,35 +9,41 @@ struct Authority {
     private let declaredNamespaceNames: Set<String>
 
     init(plugins: [PluginSpec], clients: [ClientGrant]) {
+        declaredNamespaces = Self.declaredNamespaces(plugins: plugins, clients: clients)
+        declaredNamespaceNames = Set(declaredNamespaces.keys)
+    }
+
+    /// The namespaces the configuration declares → the plugin or named client that owns each.
+    static func declaredNamespaces(plugins: [PluginSpec], clients: [ClientGrant]) -> [String: String] {
         var declared: [String: String] = [:]
         for plugin in plugins { for namespace in plugin.namespaces { declared[namespace] = plugin.name } }
         for grant in clients { if let name = grant.name { for namespace in grant.namespaces { declared[namespace] = name } } }
-        declaredNamespaces = declared
-        declaredNamespaceNames = Set(declared.keys)
+        return declared
     }
 
     /// Why `session` may not publish `publish`, if it may not: taps only read; events only the system produces,
-    /// the person's input (tools only), unknown namespaces, other plugins' namespaces, and replies from anyone
+    /// the person's input (the person's tools and plugins configured for it only), unknown namespaces, other plugins' namespaces, and replies from anyone
     /// but the request's addressee are refused.
     func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
         let topic = publish.topic
         if session.role == .tap { return .readOnly(topic: topic) }
-        if Topic.isSystemOnly(topic) || (session.role != .tool && topic.hasPrefix(Topic.inputNamespace + ".")) {
+        if Topic.isSystemOnly(topic) || (!session.actsForPerson && topic.hasPrefix(Topic.inputNamespace + ".")) {
             return .reservedTopic(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }
         if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
-        // Only topics that can have an owner are split (the hot path allocates nothing for the others).
+        // Only topics that can have an owner are split (the hot path allocates nothing for the others). A request
+        // with a corr is addressed to the namespace's owner, who alone answers it: anyone may ask.
         if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,
-           let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name {
+           let owner = Topic.owner(of: topic, declared: declaredNamespaces), owner != session.name,
+           !(publish.corr != nil && topic.hasSuffix(Topic.requestSuffix)) {
             return .foreignNamespace(topic: topic, owner: owner)
         }
         if let corr = publish.corr, topic.hasSuffix(Topic.replySuffix) {
-            guard let pending = requests[corr], pending.replyTopic == topic else {
+            guard let pending = requests.waiting(corr: corr, replyTopic: topic) else {
                 return .replyRefused(topic: topic, corr: corr, reason: "it answers no pending request")
             }
             switch pending.answerer {
-            case .anyone: break
             case .session(let name) where name == session.name: break
             case .session(let name): return .replyRefused(topic: topic, corr: corr, reason: "the request went to '\(name)', not to '\(session.name)'")
             case .nobody(let role): return .replyRefused(topic: topic, corr: corr, reason: "the request went to the holder of the role '\(role.rawValue)', and '\(session.name)' is not it")

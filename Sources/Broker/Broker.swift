@@ -34,7 +34,7 @@ public final class Broker {
     let outbox = Outbox()
     private let held: HeldPublications
     private(set) var sequencer = Sequencer()
-    private let requests = OpenRequests()
+    private let requests: OpenRequests
     let time: TimeKeeper
     let answerTimers: AnswerTimers
     private let turns = TurnQueue()
@@ -61,6 +61,7 @@ public final class Broker {
         configurationOrder = Dictionary(settings.plugins.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         ledger = DeliveryLedger(limit: settings.deliveryLogLimit, store: nil)
         held = HeldPublications(ledger: ledger)
+        requests = OpenRequests(declaredNamespaces: Authority.declaredNamespaces(plugins: settings.plugins, clients: settings.outsideClients))
         time = TimeKeeper(clock: clock, acknowledgementTimeout: settings.acknowledgementTimeoutMilliseconds)
         answerTimers = AnswerTimers(time: time)
         heartbeats = Heartbeats(interval: settings.heartbeatMilliseconds, now: monotonicMilliseconds())
@@ -110,8 +111,9 @@ public final class Broker {
         sequencer.resume(lastSeq: restored.lastSeq, announced: restored.announced)
         held.restore(restored.held)
         // Before the endpoint is published: a client that finds the broker finds its cookie.
-        let admission = Admission(cookie: try BusCookie.establish(in: settings.runtimeDirectory), grants: settings.outsideClients,
-                                  runtimeDirectory: settings.runtimeDirectory)
+        let admission = Admission(cookie: try BusCookie.establish(at: settings.runtimeDirectory.cookiePath),
+                                  toolCredential: try BusCookie.establish(at: settings.runtimeDirectory.toolCredentialPath),
+                                  grants: settings.outsideClients, runtimeDirectory: settings.runtimeDirectory)
         let transport = try makeTransport()
         self.transport = transport
         do {
@@ -135,7 +137,8 @@ public final class Broker {
 
     /// Makes the parts that depend on the run and wires them to the rest.
     private func compose(_ transport: BusTransport, admission: Admission) {
-        let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint, logger: logger)
+        let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint,
+                                          sandbox: settings.sandbox, logger: logger)
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)

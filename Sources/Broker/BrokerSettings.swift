@@ -31,6 +31,9 @@ public struct BrokerSettings: Sendable {
     public var journalAppends = false
     /// The plugins to start and supervise.
     public var plugins: [PluginSpec] = []
+    /// How the plugins are confined. `shieldbus run` sandboxes them unless told not to; a broker embedded in a test
+    /// chooses.
+    public var sandbox: PluginSandbox.Mode = .off
     /// For fault tests: the broker kills itself (SIGKILL) at this point of the first batch that sequences or holds
     /// an event on this topic.
     public var crashPoint: CrashPoint?
@@ -54,6 +57,23 @@ public struct BrokerSettings: Sendable {
 
     /// The endpoint the broker binds.
     public var bindEndpoint: String { endpoint ?? runtimeDirectory.defaultEndpoint }
+}
+
+/// What a sandboxed plugin sees of the state: the folders it owns, the files it is handed, and what is hidden even
+/// when a folder it reads holds it.
+public struct PluginFiles: Equatable, Sendable {
+    /// Folders it reads and writes (its container, the App Group stores, its record of handled events).
+    public var writable: [String] = []
+    /// Files and folders it only reads (its options file).
+    public var readable: [String] = []
+    /// Folders shown empty (the state folder: only what `writable` names of it is shown).
+    public var hidden: [String] = []
+
+    public init(writable: [String] = [], readable: [String] = [], hidden: [String] = []) {
+        self.writable = writable
+        self.readable = readable
+        self.hidden = hidden
+    }
 }
 
 /// Where a fault test has the broker kill itself: around the save of `bus.sqlite` that makes a batch of events
@@ -115,9 +135,16 @@ public struct PluginSpec: Equatable, Sendable {
     public var ephemeral = false
     /// Topic namespaces of its own, beyond `x.<name>.` (the configuration's `namespaces:`): only it publishes there.
     public var namespaces: [String] = []
+    /// What it sees of the files when sandboxed, beyond the system's and its program's.
+    public var files = PluginFiles()
+    /// It may publish the person's input (`input.*`), as a test driver under development does (`personInput: true`).
+    public var personInput = false
 
     public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false, namespaces: [String] = []) {
+                role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false, namespaces: [String] = [],
+                files: PluginFiles = PluginFiles(), personInput: Bool = false) {
+        self.files = files
+        self.personInput = personInput
         self.ephemeral = ephemeral
         self.namespaces = namespaces
         self.name = name
@@ -153,6 +180,7 @@ public struct ClientGrant: Equatable, Sendable {
         self.namespaces = namespaces
     }
 
-    /// Without a `clients:` section: taps, tools and generic plugins, of any name.
-    public static let defaults = [ClientGrant(roles: [.tap, .tool, .generic])]
+    /// Without a `clients:` section: taps and generic plugins, of any name. The person's tools need no grant: the
+    /// tool credential admits them.
+    public static let defaults = [ClientGrant(roles: [.tap, .generic])]
 }

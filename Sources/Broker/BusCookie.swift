@@ -1,17 +1,18 @@
 import BusClient
 import Foundation
 
-/// The credential of outside clients (taps, tools, plugins under development): `<runtime dir>/cookie`, a
-/// random secret in a file only the broker's user can read (0600), as X11 and Jupyter do. A valid cookie left by
-/// an earlier broker is kept, so clients still connected can say hello again after a broker restart.
+/// The credentials of outside clients: `<runtime dir>/cookie` (taps, plugins under development) and
+/// `<runtime dir>/tool-credential` (the person's tools), random secrets in files only the broker's user can read
+/// (0600), as X11 and Jupyter do. Valid ones left by an earlier broker are kept, so clients still connected can say
+/// hello again after a broker restart.
 enum BusCookie {
-    /// The cookie of `runtime`, created if it is missing or not private to this user.
-    static func establish(in runtime: RuntimeDirectory) throws -> String {
-        let path = runtime.cookiePath
+    /// The secret in `path`, created if it is missing or not private to this user.
+    static func establish(at path: String) throws -> String {
         var info = stat()
         if lstat(path, &info) == 0 {
             let isPrivateFile = (info.st_mode & S_IFMT) == S_IFREG && info.st_uid == getuid() && info.st_mode & 0o077 == 0
-            if isPrivateFile, let existing = runtime.cookie(), existing.utf8.count == 64, existing.utf8.allSatisfy(\.isHexDigit) {
+            if isPrivateFile, let existing = try? String(contentsOfFile: path, encoding: .utf8), existing.utf8.count == 64,
+               existing.utf8.allSatisfy(\.isHexDigit) {
                 return existing
             }
             unlink(path)

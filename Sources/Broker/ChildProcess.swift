@@ -11,16 +11,37 @@ enum ChildProcess {
         var description: String { "cannot start \(executable): \(String(cString: strerror(errno)))" }
     }
 
-    static func spawn(executable: String, arguments: [String], environment: [String: String], logPath: String) throws -> pid_t {
+    /// A started child: the process the broker waits for, and the plugin's own program (another process when a
+    /// sandbox wraps it: bwrap waits for the program, which is the first process of its own pid namespace).
+    struct Launch {
+        let pid: pid_t
+        let programPID: pid_t
+    }
+
+    /// The descriptor on which a sandbox tells the program's pid.
+    static let sandboxInfoDescriptor: Int32 = 3
+
+    /// Starts `executable`, inside bubblewrap when `sandbox` gives its path and arguments (which end before the
+    /// plugin's own command line).
+    static func spawn(executable: String, arguments: [String], environment: [String: String], logPath: String,
+                      sandbox: (bubblewrap: String, arguments: [String])? = nil) throws -> Launch {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
         posix_spawn_file_actions_addopen(&fileActions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&fileActions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
+        var info: [Int32] = [-1, -1]
+        if sandbox != nil {
+            // Close-on-exec, so no other child inherits it (the broker starts its children from one thread).
+            guard pipe(&info) == 0 else { throw SpawnError(executable: executable, errno: errno) }
+            for descriptor in info { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+            posix_spawn_file_actions_adddup2(&fileActions, info[1], sandboxInfoDescriptor)
+        }
+        defer { for descriptor in info where descriptor >= 0 { close(descriptor) } }
         // A plugin may be hostile, and one that outlives the broker must not hold what the broker's parent waits on
         // (Foundation's `Process` sees its child end only when every holder of a socket it passed down has closed it).
-        let closing = shieldbus_spawn_close_from(&fileActions, 3)
+        let closing = shieldbus_spawn_close_from(&fileActions, sandbox == nil ? 3 : sandboxInfoDescriptor + 1)
         guard closing == 0 else { throw SpawnError(executable: executable, errno: closing) }
 
         var attributes = posix_spawnattr_t()
@@ -36,16 +57,46 @@ enum ChildProcess {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", executable] } ?? [executable]
+        let argv = (commandLine + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &fileActions, &attributes, argv, envp)
-        guard rc == 0 else { throw SpawnError(executable: executable, errno: rc) }
-        return pid
+        let rc = posix_spawn(&pid, commandLine[0], &fileActions, &attributes, argv, envp)
+        guard rc == 0 else { throw SpawnError(executable: commandLine[0], errno: rc) }
+        guard sandbox != nil else { return Launch(pid: pid, programPID: pid) }
+        close(info[1])
+        info[1] = -1
+        // bwrap writes the program's pid once the namespaces exist, then closes the descriptor; one that failed
+        // before that closes it empty (its error is in the log, and its exit is reaped as the plugin's).
+        return Launch(pid: pid, programPID: Self.readProgramPID(from: info[0]) ?? pid)
+    }
+
+    /// The `"child-pid": N` of bwrap's `--info-fd` JSON, read to its end.
+    private static func readProgramPID(from descriptor: Int32) -> pid_t? {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
+        while bytes.count < 4096 {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard let key = text.range(of: "\"child-pid\":") else { return nil }
+        return pid_t(text[key.upperBound...].drop { $0 == " " }.prefix { $0.isNumber })
+    }
+
+    /// Whether process `pid` (not necessarily our child) has ended: it is gone, or a zombie its parent has not
+    /// reaped yet.
+    static func hasExited(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let end = stat.lastIndex(of: ")") else { return true }
+        let state = stat[stat.index(after: end)...].drop { $0 == " " }.first
+        return state == "Z" || state == "X" || state == "x"
     }
 
     /// Whether child `pid` has ended, without reaping it: a zombie the broker has not yet waited for has ended.

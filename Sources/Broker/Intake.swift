@@ -3,7 +3,7 @@
 import BusProtocol
 
 /// Every publication passes here before it is sequenced. A copy a plugin's next process sends again is dropped; a
-/// publication `Authority` refuses, or a request whose correlation id is open already, is refused; an observer's
+/// publication `Authority` refuses, or a request `OpenRequests` cannot open (its id waiting, too many waiting), is refused; an observer's
 /// publication out of its turn waits in `HeldPublications` for the bus to settle; the rest join the outbox.
 final class Intake {
     private let authority: Authority
@@ -31,8 +31,8 @@ final class Intake {
         }
         if let problem = authority.problem(with: publish, from: session, requests: requests) { return reception.refuse(session.identity, session: session, problem) }
         let requester = publish.topic.hasSuffix(Topic.requestSuffix) ? session.identity : nil
-        if requester != nil, let corr = publish.corr, requests[corr] != nil {
-            return reception.refuse(session.identity, session: session, .duplicateCorrelation(corr))
+        if let requester, let corr = publish.corr, let problem = requests.problem(opening: publish.topic, corr: corr, by: requester) {
+            return reception.refuse(session.identity, session: session, problem)
         }
         let event = PendingEvent(topic: publish.topic, body: publish.body, source: session.name,
                                  corr: publish.corr, deadline: publish.deadline, requester: requester)

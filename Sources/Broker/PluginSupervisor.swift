@@ -19,7 +19,10 @@ final class PluginSupervisor {
 
     final class Plugin {
         let spec: PluginSpec
+        /// The process the broker started and waits for (bwrap, when sandboxed).
         var pid: pid_t?
+        /// The plugin's own program, which signals go to (the same process when not sandboxed).
+        var programPID: pid_t?
         var state: State = .stopped
         var restarts = 0
         var startedAt: Int64 = 0
@@ -40,10 +43,18 @@ final class PluginSupervisor {
         var connection: [UInt8]?
         init(spec: PluginSpec) { self.spec = spec }
 
+        /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
+        /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does).
+        func signal(_ signalNumber: Int32) {
+            if let target = programPID ?? pid { kill(target, signalNumber) }
+        }
+
         /// The current run's credential while it still proves anything: not once its process has ended, even
         /// before the broker reaps it (SIGCHLD may be read after an impostor's hello), nor once it said bye.
         var liveCredential: String? {
             guard let credential, let pid, !ChildProcess.hasEnded(pid) else { return nil }
+            // Sandboxed, the program ends a moment before the bwrap that waits for it.
+            if let programPID, programPID != pid, ChildProcess.hasExited(programPID) { return nil }
             return credential
         }
 
@@ -76,6 +87,7 @@ final class PluginSupervisor {
     private(set) var plugins: [Plugin]
     private let runtimeDirectory: RuntimeDirectory
     private let endpoint: String
+    private let sandbox: PluginSandbox.Mode
     private let logger: Logger
     /// The broker's own environment, which every plugin inherits: read once, not at each of the ~60 launches of an
     /// ios-realistic day (`ProcessInfo.environment` parses the whole environment block each time it is asked).
@@ -83,10 +95,11 @@ final class PluginSupervisor {
     /// Told about plugin lifecycle changes (name, what happened, details) so the broker can publish them.
     var onLifecycle: ((String, String, JSONValue) -> Void)?
 
-    init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, logger: Logger) {
+    init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, sandbox: PluginSandbox.Mode = .off, logger: Logger) {
         plugins = specs.map(Plugin.init)
         self.runtimeDirectory = runtimeDirectory
         self.endpoint = endpoint
+        self.sandbox = sandbox
         self.logger = logger
     }
 
@@ -121,14 +134,24 @@ final class PluginSupervisor {
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
         if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
+        var wrapper: (bubblewrap: String, arguments: [String])?
+        if case .bubblewrap(let path) = sandbox {
+            // The sandbox dies with the broker: the plugin need not watch for it.
+            environment["SHIELDBUS_SANDBOX"] = "bubblewrap"
+            let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
+                                          infoDescriptor: ChildProcess.sandboxInfoDescriptor)
+            wrapper = (path, plan.arguments)
+        }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
         plugin.killReason = nil
         plugin.refusal = nil
         do {
-            let pid = try ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
-                                             environment: environment, logPath: log.path)
+            let launch = try ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
+                                                environment: environment, logPath: log.path, sandbox: wrapper)
+            let pid = launch.pid
             plugin.pid = pid
+            plugin.programPID = launch.programPID
             plugin.credential = credential
             plugin.connection = nil
             plugin.state = .running
@@ -149,7 +172,9 @@ final class PluginSupervisor {
             let pid = waitpid(-1, &status, WNOHANG)
             if pid <= 0 { return }
             guard let plugin = plugins.first(where: { $0.pid == pid }) else { continue }
+            if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
             plugin.pid = nil
+            plugin.programPID = nil
             plugin.credential = nil  // a run that ended proves nothing any more
             plugin.connection = nil
             let how = ChildProcess.describe(waitStatus: status)
@@ -263,10 +288,10 @@ final class PluginSupervisor {
 
     /// Kills a plugin that stopped responding; reaping then restarts it, telling `reason` with the exit.
     func killUnresponsive(name: String, reason: String) {
-        guard let plugin = plugin(named: name), let pid = plugin.pid else { return }
+        guard let plugin = plugin(named: name), plugin.pid != nil else { return }
         plugin.killReason = reason
         logger.warning("killing unresponsive plugin", metadata: ["plugin": "\(name)", "reason": "\(reason)"])
-        kill(pid, SIGKILL)
+        plugin.signal(SIGKILL)
     }
 
     /// Kills every running plugin and starts it again at once (a device restart), without counting failures.
@@ -284,7 +309,7 @@ final class PluginSupervisor {
         guard let plugin = plugin(named: name) else { return }
         helloTimeouts[name, default: 0] += 1
         if helloTimeouts[name]! >= Self.helloTimeoutsBeforeGivingUp {
-            if let pid = plugin.pid { kill(pid, SIGKILL) }
+            plugin.signal(SIGKILL)
             giveUp(plugin, why: "\(helloTimeouts[name]!) starts in a row did not say hello within \(milliseconds) ms; see its log")
             return
         }
@@ -323,12 +348,13 @@ final class PluginSupervisor {
         }
         for plugin in plugins {
             plugin.state = .stopped  // so reaping does not count the kill as a crash
-            kill(plugin.pid!, SIGKILL)
+            plugin.signal(SIGKILL)
         }
         for plugin in plugins where plugin.state == .stopped && plugin.pid != nil {
             var status: Int32 = 0
             waitpid(plugin.pid!, &status, 0)
             plugin.pid = nil
+            plugin.programPID = nil
             plugin.credential = nil
             plugin.connection = nil
             plugin.lastExit = "killed by SIGKILL (\(reason))"
@@ -343,7 +369,7 @@ final class PluginSupervisor {
     func stopAll(graceMilliseconds: Int64) {
         for plugin in plugins {
             plugin.state = .stopped
-            if let pid = plugin.pid { kill(pid, SIGTERM) }
+            plugin.signal(SIGTERM)
         }
         let deadline = monotonicMilliseconds() + graceMilliseconds
         while plugins.contains(where: { $0.pid != nil }) && monotonicMilliseconds() < deadline {
@@ -353,10 +379,12 @@ final class PluginSupervisor {
         for plugin in plugins {
             if let pid = plugin.pid {
                 logger.warning("plugin ignored SIGTERM; killing it", metadata: ["plugin": "\(plugin.spec.name)"])
-                kill(pid, SIGKILL)
+                plugin.signal(SIGKILL)
                 var status: Int32 = 0
                 waitpid(pid, &status, 0)
+                if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
                 plugin.pid = nil
+                plugin.programPID = nil
                 plugin.lastExit = ChildProcess.describe(waitStatus: status)
             }
         }

@@ -26,6 +26,7 @@ final class Reception {
     private let clock: BusClock
     private let logger: Logger
     private var refusalLog = RefusalLog()
+    private var helloRate = HelloRate()
 
     struct Parts {
         let supervisor: PluginSupervisor, sessions: SessionTable, readiness: Readiness, dispatcher: Dispatcher, ledger: DeliveryLedger
@@ -49,6 +50,15 @@ final class Reception {
         case .success(let result): admitted = result
         case .failure(let refusal): return refuse(identity, session: nil, refusal)
         }
+        if let problem = Admission.subscriptionProblem(hello) { return refuse(identity, session: nil, problem) }
+        if case .outside(let actsForPerson) = admitted {
+            guard helloRate.take(actsForPerson: actsForPerson, now: monotonicMilliseconds()) else {
+                return refuse(identity, session: nil, .tooManyHellos(perSecond: HelloRate.perSecond))
+            }
+            if sessions.all.lazy.filter({ !$0.isSupervised && $0.actsForPerson == actsForPerson }).count >= Admission.sessionsPerCredential {
+                return refuse(identity, session: nil, .tooManySessions(limit: Admission.sessionsPerCredential))
+            }
+        }
         if let mismatch = supervisor.roleMismatch(hello) {
             supervisor.recordRefusedHello(name: hello.name, credential: hello.credential, mismatch)
             return refuse(identity, session: nil, mismatch)
@@ -68,6 +78,13 @@ final class Reception {
             }
         }
         let session = Session(identity: identity, hello: hello, now: monotonicMilliseconds())
+        switch admitted {
+        case .supervised(let plugin):
+            session.actsForPerson = plugin.spec.personInput
+            session.isSupervised = true
+        case .outside(let actsForPerson):
+            session.actsForPerson = actsForPerson
+        }
         sessions.add(session)
         // `ready` tells a plugin whether to start its work now or on `bus.ready` (so start-up order is deterministic).
         var welcomeSettings = (settings.settingsForPlugins.objectValue ?? [:]).merging(pluginSettings) { _, now in now }

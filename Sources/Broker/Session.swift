@@ -52,11 +52,18 @@ final class Session {
         self.acknowledges = hello.acknowledges && hello.role != .tap  // a tap only reads: nothing waits for it
         self.connectedAt = now
         self.lastHeard = now
+        subscriptionIndex = hello.subscriptions.count > Self.subscriptionsScannedInTurn ? PrefixIndex(hello.subscriptions) : nil
     }
+
+    /// Up to this many subscriptions are compared one by one; more are looked up by the topic's own prefixes, so an
+    /// event costs a session at most one lookup per distinct prefix length, however many prefixes it holds.
+    static let subscriptionsScannedInTurn = 8
+    private let subscriptionIndex: PrefixIndex?
 
     /// Whether this session should receive an event on `topic`.
     @inline(__always)
     func wants(_ topic: String) -> Bool {
+        if let subscriptionIndex { return subscriptionIndex.matches(topic) }
         for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
         return false
     }
@@ -71,6 +78,12 @@ final class Session {
     /// A tap or a tool: it watches or drives the bus and is no plugin, so nothing waits for it and its comings and
     /// goings are not announced.
     var isTapOrTool: Bool { role == .tap || role == .tool }
+
+    /// Whether it may publish the person's input (`input.*`): a tool admitted by the tool credential, or a plugin
+    /// whose configuration says `personInput: true`.
+    var actsForPerson = false
+    /// Whether it is a configured plugin's process (admitted by its launch credential).
+    var isSupervised = false
 
     /// The last event handed to it to observe, without a turn.
     var lastObservedSeq: UInt64 = 0
@@ -122,4 +135,25 @@ func hexIdentity(_ identity: [UInt8]) -> String {
         let hex = String(byte, radix: 16)
         return byte < 16 ? "0" + hex : hex
     }.joined()
+}
+
+/// A set of topic prefixes, looked up by the prefixes of a topic: one hash lookup per distinct prefix length.
+struct PrefixIndex {
+    private let prefixes: Set<Substring>
+    /// The distinct lengths (UTF-8 bytes) of the prefixes, shortest first.
+    private let lengths: [Int]
+
+    init(_ prefixes: [String]) {
+        self.prefixes = Set(prefixes.map { Substring($0) })
+        lengths = Set(prefixes.map(\.utf8.count)).sorted()
+    }
+
+    func matches(_ topic: String) -> Bool {
+        let utf8 = topic.utf8
+        for length in lengths {
+            guard length <= utf8.count else { return false }
+            if prefixes.contains(Substring(utf8.prefix(length))) { return true }
+        }
+        return false
+    }
 }

@@ -93,7 +93,7 @@ struct StatusReport {
         case .failed(let why): entry["state"] = "failed"; entry["lastError"] = .string(why)
         case .stopped: entry["state"] = "stopped"
         }
-        if let pid = plugin.pid { entry["pid"] = .int(Int64(pid)) }
+        if let pid = plugin.programPID ?? plugin.pid { entry["pid"] = .int(Int64(pid)) }
         entry["log"] = .string(supervisor.log(of: plugin).path)
         if let exit = plugin.lastExit { entry["lastExit"] = .string(exit) }
         if entry["lastError"] == nil, let error = plugin.lastError { entry["lastError"] = .string(error) }

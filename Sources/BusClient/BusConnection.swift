@@ -53,11 +53,11 @@ public final class BusConnection {
     /// Where the cookie and, on tcp, the CURVE keys are.
     private let runtime: RuntimeDirectory
 
-    /// This process's credential for `endpoint`; on tcp the cookie is the given runtime directory's.
-    private static func credential(endpoint: String, runtime: RuntimeDirectory) -> String? {
+    /// This process's credential for `endpoint` as `role`; on tcp the files are the given runtime directory's.
+    private static func credential(endpoint: String, runtime: RuntimeDirectory, role: Role) -> String? {
         var environment = ProcessEnvironment.current
         environment["SHIELDBUS_RUNTIME_DIR"] = runtime.path
-        return BusCredential.forClient(endpoint: endpoint, environment: environment)
+        return BusCredential.forClient(endpoint: endpoint, actsForPerson: role == .tool, environment: environment)
     }
 
     /// Creates the socket and starts connecting; call `connect` to say hello. A hello without a credential gets
@@ -74,7 +74,7 @@ public final class BusConnection {
         // A client given its own CURVE keys is admitted by them: a cookie found on this machine may be another broker's.
         discoversCredential = hello.credential == nil && curve == nil
         self.runtime = runtime
-        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role) }
         self.hello = hello
         var keys = curve
         if endpoint.hasPrefix("tcp://"), keys == nil {
@@ -207,7 +207,7 @@ public final class BusConnection {
     }
 
     private func sayHelloAgain() throws {
-        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime) }  // a new broker may have a new cookie
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()

@@ -1,8 +1,9 @@
 import Foundation
 
 /// The secrets that admit a client to the bus (docs/protocol.md § 4.1): a supervised plugin's per-launch
-/// credential, handed only to the process the broker started (`SHIELDBUS_CREDENTIAL` in its environment), and
-/// the cookie for outside clients, a file in the runtime directory only its owner can read (as X11 and Jupyter do).
+/// credential, handed only to the process the broker started (`SHIELDBUS_CREDENTIAL` in its environment); the
+/// cookie for outside clients, a file in the runtime directory only its owner can read (as X11 and Jupyter do); and
+/// the tool credential beside it, which admits the person's own tools (`shieldbus do`, the Studio) as `tool`.
 public enum BusCredential {
     /// The environment variable that hands a supervised plugin its per-launch credential.
     public static let environmentKey = "SHIELDBUS_CREDENTIAL"
@@ -31,9 +32,11 @@ public enum BusCredential {
         return difference == 0
     }
 
-    /// The credential a client of `endpoint` presents: its per-launch credential when the broker started it,
-    /// else the cookie of the runtime directory — the ipc socket's folder, or the resolved one for tcp.
-    public static func forClient(endpoint: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    /// The credential a client of `endpoint` presents: its per-launch credential when the broker started it, else
+    /// a file of the runtime directory — the ipc socket's folder, or the resolved one for tcp: the tool credential
+    /// for a `tool` (`actsForPerson`), the cookie for anyone else.
+    public static func forClient(endpoint: String, actsForPerson: Bool = false,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let launch = environment[environmentKey], !launch.isEmpty { return launch }
         let runtime: RuntimeDirectory
         if endpoint.hasPrefix("ipc://"), !endpoint.hasPrefix("ipc://@") {
@@ -41,7 +44,7 @@ public enum BusCredential {
         } else {
             runtime = RuntimeDirectory.resolve(nil, environment: environment)
         }
-        return runtime.cookie()
+        return actsForPerson ? runtime.toolCredential() ?? runtime.cookie() : runtime.cookie()
     }
 }
 
@@ -50,8 +53,16 @@ extension RuntimeDirectory {
     public var cookiePath: String { path + "/cookie" }
 
     /// The cookie's contents, if this user can read it.
-    public func cookie() -> String? {
-        guard let text = try? String(contentsOfFile: cookiePath, encoding: .utf8) else { return nil }
+    public func cookie() -> String? { Self.secret(in: cookiePath) }
+
+    /// The tool credential, written by the broker at start (mode 0600): what lets a client act as the person.
+    public var toolCredentialPath: String { path + "/tool-credential" }
+
+    /// The tool credential's contents, if this user can read it.
+    public func toolCredential() -> String? { Self.secret(in: toolCredentialPath) }
+
+    private static func secret(in path: String) -> String? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return trimmed.isEmpty ? nil : trimmed
     }

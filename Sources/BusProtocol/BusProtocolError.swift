@@ -31,6 +31,14 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case requestWhileObserving(topic: String)
     /// The broker already holds this many publications it cannot number yet (its store cannot be written).
     case busFull(waiting: Int)
+    /// A client has this many requests waiting for replies already.
+    case tooManyRequests(limit: Int)
+    /// A hello subscribes to more prefixes, or more bytes of them, than a session may.
+    case tooManySubscriptions(count: Int, bytes: Int, countLimit: Int, bytesLimit: Int)
+    /// One credential has this many sessions open already.
+    case tooManySessions(limit: Int)
+    /// Outside clients of one credential say hello faster than they may.
+    case tooManyHellos(perSecond: Int)
 
     /// A stable, kebab-case identifier for the fault.
     public var code: String {
@@ -58,6 +66,10 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .readOnly: return "read-only"
         case .requestWhileObserving: return "request-while-observing"
         case .busFull: return "bus-full"
+        case .tooManyRequests: return "too-many-requests"
+        case .tooManySubscriptions: return "too-many-subscriptions"
+        case .tooManySessions: return "too-many-sessions"
+        case .tooManyHellos: return "too-many-hellos"
         }
     }
 
@@ -87,7 +99,7 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", ")) (x.<plugin-name>. is a plugin's own; a plugin's configuration may declare more in `namespaces:`)"
         case let .reservedTopic(topic):
             if topic.hasPrefix(Topic.inputNamespace + ".") {
-                return "topic '\(topic)' is the person's input: only tools (role tool, e.g. `shieldbus do`) may publish it"
+                return "topic '\(topic)' is the person's input: only the person's tools (`shieldbus do`, the Studio: role tool with the runtime folder's tool-credential) and plugins configured with `personInput: true` may publish it"
             }
             return "topic '\(topic)' is an event only the system produces (\(Topic.systemOnlyPrefixes.joined(separator: ", "))); plugins cannot publish it"
         case let .helloRequired(kind):
@@ -99,7 +111,7 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case let .nameTaken(name):
             return "the name '\(name)' is in use by another connected client; choose another name, or stop the other one first"
         case let .duplicateCorrelation(corr):
-            return "a request with correlation id '\(corr)' is already waiting for its reply; use a fresh id per request"
+            return "a request with correlation id '\(corr)' is already waiting for its reply (yours, or another client's on the same reply topic); use a fresh id per request, e.g. '<your name>-<counter>'"
         case let .badName(name, reason):
             return "the name '\(name)' \(reason)"
         case let .notAdmitted(reason):
@@ -116,6 +128,14 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "request '\(topic)' refused: it came while handling an event this client only observes (`observe` in its hello); move the topic out of `observe` to make requests in its turn"
         case let .busFull(waiting):
             return "the broker holds \(waiting) publications it cannot number yet (its delivery store cannot be written: see bus.error storage-failed); this one is refused, publish it again later"
+        case let .tooManyRequests(limit):
+            return "this client has \(limit) requests waiting for replies, the most one session may; wait for replies before asking more"
+        case let .tooManySubscriptions(count, bytes, countLimit, bytesLimit):
+            return "hello refused: \(count) subscriptions of \(bytes) bytes; a session may have at most \(countLimit), of \(bytesLimit) bytes in all (subscribe to shorter prefixes)"
+        case let .tooManySessions(limit):
+            return "hello refused: this credential has \(limit) sessions open already, the most it may; close some first"
+        case let .tooManyHellos(perSecond):
+            return "hello refused: clients of this credential say hello faster than \(perSecond) a second; connect once and keep the session"
         }
     }
 }

@@ -155,6 +155,13 @@ public struct ShieldBusConfiguration {
         public var appGroup: String?
         /// Topic namespaces only this plugin may publish into, beyond its own `x.<name>.`.
         public var namespaces: [String] = []
+        /// Files and folders a sandboxed plugin may also read (an interpreter installed in a home folder, data it
+        /// ships with); resolved against the configuration's folder.
+        public var readable: [String] = []
+        /// Folders a sandboxed plugin may also write (a test's output folder); resolved as `readable`.
+        public var writable: [String] = []
+        /// It may publish the person's input (`input.*`), as only the person's tools otherwise may: a test driver.
+        public var personInput = false
         public var line: Int
     }
 
@@ -201,7 +208,7 @@ public struct ShieldBusConfiguration {
         var names = Set<String>()
         var namespaces = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass", "readable", "writable", "personInput"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
             if let problem = BusName.problem(with: name) { throw nameValue.error(problem.description) }
@@ -214,6 +221,9 @@ public struct ShieldBusConfiguration {
             var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(Role.self), line: entry.line)
             plugin.arguments = try fields["arguments"]?.stringList() ?? []
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
+            plugin.readable = (try fields["readable"]?.stringList() ?? []).map(configuration.resolve)
+            plugin.writable = (try fields["writable"]?.stringList() ?? []).map(configuration.resolve)
+            plugin.personInput = try fields["personInput"]?.bool() ?? false
             if let options = fields["options"] {
                 guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
                 try ReferencePluginOptions.check(options, executable: plugin.executable)

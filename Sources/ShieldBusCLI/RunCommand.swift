@@ -86,6 +86,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("For fault tests: with --crash-before-saving or --crash-after-saving, the nth batch with an event on that topic (default: the first).", valueName: "n"))
         var crashOccurrence: Int = 1
 
+        @Flag(name: .long, help: "Run the plugins unsandboxed: each can then read the cookie, the device's state and other plugins' environments, which no iOS extension can (for debugging only; said loudly).")
+        var noSandbox = false
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -101,6 +104,9 @@ extension ShieldBus {
             // Reading a long scenario builds a large YAML tree that is garbage once the steps are read; hand those
             // pages back rather than hold them for the whole run.
             shieldbus_release_free_heap()
+            if plan.brokerSettings.sandbox == .off && !plan.brokerSettings.plugins.isEmpty {
+                printError("shieldbus: WARNING: plugins run UNSANDBOXED (--no-sandbox): each can read the bus cookie, the device's state and the other plugins' environments, as no iOS extension can")
+            }
             let broker = Broker(settings: plan.brokerSettings, clock: plan.clock, logger: logger)
             broker.addService(plan.device)
             let timeline = Timeline(timeZone: plan.timeZone, json: json, quiet: quiet)
@@ -309,6 +315,17 @@ struct RunPlan {
             "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
         ]
         try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if !options.noSandbox && !configuration.plugins.isEmpty {
+            do {
+                settings.sandbox = .bubblewrap(path: try PluginSandbox.locateBubblewrap())
+            } catch {
+                throw Problem(description: "\(error)")
+            }
+        }
+        // Made before a sandbox shows them: a plugin's record of handled events, and the App Group stores' folder.
+        for folder in [StateFolder.pluginCursors, "appgroups"] {
+            try FileManager.default.createDirectory(atPath: stateDirectory + "/" + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
         settings.plugins = try configuration.plugins.map { declaration in
             let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
             // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
@@ -327,7 +344,11 @@ struct RunPlan {
                            .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
-                       namespaces: declaration.namespaces)
+                       namespaces: declaration.namespaces,
+                       files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, stateDirectory + "/appgroups",
+                                                     stateDirectory + "/" + StateFolder.pluginCursors] + declaration.writable,
+                                          readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
+                       personInput: declaration.personInput)
         }
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }

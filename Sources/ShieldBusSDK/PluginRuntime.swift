@@ -555,7 +555,9 @@ public final class PluginRuntime {
             signal(signalNumber) { _ in PluginRuntime.stopRequested = 1 }
         }
         // A supervised plugin dies with its broker: no orphans if the broker is killed.
-        if LaunchEnvironment["SHIELDBUS_SUPERVISED"] == "1" {
+        // Sandboxed, the plugin is the first process of a pid namespace that dies with the broker: there is no
+        // parent to watch (getppid() is 0 there).
+        if LaunchEnvironment["SHIELDBUS_SUPERVISED"] == "1" && LaunchEnvironment["SHIELDBUS_SANDBOX"] == nil {
             _ = shieldbus_die_with_parent(SIGTERM)
             // The broker died before the request: the parent is already another process (init, or a subreaper that is
             // not pid 1 in a container or a test harness), and no signal will come.

@@ -14,6 +14,7 @@ final class BrokerRoutingTests: XCTestCase {
             role: generic
             restart: never
             arguments: [\(args.map { "\"\($0)\"" }.joined(separator: ", "))]
+            writable: ["\((output as NSString).deletingLastPathComponent)"]
 
         """
     }

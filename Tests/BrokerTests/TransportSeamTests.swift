@@ -153,7 +153,7 @@ private final class SteppedExchange {
         }
         let peer = Peer(name: name, socket: socket)
         peers.append(peer)
-        try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, credential: runtime.cookie(), observations: observing)))
+        try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, credential: role == .tool ? runtime.toolCredential() : runtime.cookie(), observations: observing)))
         guard case .welcome? = peer.arrived.first else { throw SeamTestFailure("\(name) was not welcomed: \(peer.arrived)") }
         return peer
     }

@@ -112,7 +112,7 @@ final class TransportSecurityTests: XCTestCase {
         let broker = try BrokerProcess(configuration: """
             name: curve-plugin
             plugins:
-              - {name: echo, executable: \(BuildProducts.path("bus-test-plugin")), arguments: [echo, \(work.file("echo.out")), app.echo, "0", "1"], role: generic}
+              - {name: echo, executable: \(BuildProducts.path("bus-test-plugin")), arguments: [echo, \(work.file("echo.out")), app.echo, "0", "1"], role: generic, writable: ["\(work.path)"]}
             """, arguments: ["--endpoint", "tcp://127.0.0.1:*"])
         defer { broker.stop() }
         try waitUntil("the supervised plugin to connect over tcp") {

@@ -15,7 +15,7 @@ final class ClockAndPersistenceTests: XCTestCase {
     /// A plugin that takes minute ticks: the Python example plugin (a real process) subscribed to `clock.tick`.
     static let tickTaker = """
         plugins:
-          - {name: ticks, executable: python3, role: generic, restart: never, environment: {PYTHONUNBUFFERED: "1"},
+          - {name: ticks, \(PluginPython.entryFields), role: generic, restart: never, environment: {PYTHONUNBUFFERED: "1"},
              arguments: ["\(BuildProducts.repositoryRoot.appendingPathComponent("Plugins/examples/python/echo_plugin.py").path)", --subscribe, clock.tick]}
 
         """

@@ -28,7 +28,7 @@ final class PythonPluginTests: XCTestCase {
           sessionTimeoutMs: 900
         plugins:
           - name: py-echo
-            executable: python3
+            \(PluginPython.entryFields.replacingOccurrences(of: ", readable", with: "\n    readable"))
             role: generic
             restart: never
             arguments: ["\(Self.pluginPath)"]
@@ -109,7 +109,7 @@ final class PythonPluginTests: XCTestCase {
         bus: {heartbeatMs: 200, sessionTimeoutMs: 30000}
         plugins:
           - name: py-echo
-            executable: python3
+            \(PluginPython.entryFields.replacingOccurrences(of: ", readable", with: "\n    readable"))
             role: generic
             arguments: ["\(Self.pluginPath)", "--subscribe", "app.ping"]
             environment: {PYTHONUNBUFFERED: "1"}
@@ -171,7 +171,7 @@ final class PythonPluginTests: XCTestCase {
         let broker = try BrokerProcess(configuration: """
             name: python-plugin-tcp
             plugins:
-              - {name: py-echo, executable: python3, role: generic, restart: never, arguments: ["\(Self.pluginPath)"], environment: {PYTHONUNBUFFERED: "1"}}
+              - {name: py-echo, \(PluginPython.entryFields), role: generic, restart: never, arguments: ["\(Self.pluginPath)"], environment: {PYTHONUNBUFFERED: "1"}}
             """, arguments: ["--endpoint", "tcp://127.0.0.1:*"])
         defer { broker.stop() }
         XCTAssertTrue(broker.runtime.brokerEndpoint().hasPrefix("tcp://"))
@@ -423,7 +423,7 @@ extension XCTestCase {
     func requirePython(file: StaticString = #filePath, line: UInt = #line) throws -> String {
         XCTAssertTrue(FileManager.default.fileExists(atPath: PythonPluginTests.pluginPath), "the example plugin is missing: \(PythonPluginTests.pluginPath)", file: file, line: line)
         let searchPath = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        guard let python = searchPath.split(separator: ":").map({ "\($0)/python3" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
+        guard let python = PluginPython.interpreter?.executable else {
             let message = "python3 is not on PATH (\(searchPath)): the Python plugin tests need Python 3 with pyzmq — install python3, then run `make deps` (or `pip install pyzmq`)"
             XCTFail(message, file: file, line: line)
             throw PythonUnavailable(description: message)

@@ -3,7 +3,7 @@
 
 Runs against a broker playing the habit lock (Config/habit-lock.yml: plugins monitor, shield, action, app,
 reports, notifier) whose configuration grants outside clients `clients: [{roles: [tap, generic]},
-{name: person, roles: [tool]}]`. Each attack of issue #10 is tried; every check prints one JSON line
+{name: person, roles: [tool]}]`; the person's own tool presents the tool credential, as `shieldbus do` does. Each attack of issue #10 is tried; every check prints one JSON line
     {"check": "...", "ok": true|false, "detail": "..."}
 and the Swift test (TrustAttackTests) asserts each. Between attacks a bystander client checks that the broker
 still serves others, and the lock store is compared with its state before the attacks.
@@ -185,6 +185,8 @@ def main():
     with open(runtime + "/cookie", encoding="utf-8") as file:
         cookie = file.read().strip()
     COOKIE[0] = cookie
+    with open(runtime + "/tool-credential", encoding="utf-8") as file:
+        tool_credential = file.read()
     CONTEXT = zmq.Context()
 
     BYSTANDER = Client(ENDPOINT)
@@ -192,8 +194,9 @@ def main():
     report("a well-behaved outside client with the cookie is welcomed", welcomed and welcomed[0] == "welcome", str(welcomed))
     watcher = Client(ENDPOINT)  # a tap: it reads everything, and may not publish
     watcher.hello("watcher", "tap", [""], credential=cookie)
-    person = Client(ENDPOINT)   # the person's tool, granted by the configuration
-    person.hello("person", "tool", [], credential=cookie)
+    person = Client(ENDPOINT)   # the person's tool: the tool credential lets it act as the person
+    answer = person.hello("shieldbus-do", "tool", [], credential=tool_credential)
+    report("the person's tool with the tool credential is welcomed under any name", answer and answer[0] == "welcome", str(answer))
     lock_before, deadline = None, time.monotonic() + 20
     while time.monotonic() < deadline and not (lock_before and lock_before.get("applications")):
         lock_before = lock_store(BYSTANDER)  # the monitor locks once the app has authorization and the selection
@@ -230,6 +233,19 @@ def main():
         answer = client.hello(name, "tool", [], credential=credential)
         report(f"self-declared tool ({'with' if credential else 'without'} the cookie) is refused {code}",
                answer and answer[0] == "error" and answer[1]["code"] == code, str(answer))
+        client.close()
+    # A tool the configuration names is admitted by the cookie, but only the tool credential acts as the person.
+    named = Client(ENDPOINT)
+    answer = named.hello("person", "tool", [], credential=cookie)
+    report("a tool the configuration names is admitted with the cookie", answer and answer[0] == "welcome", str(answer))
+    code = named.error_after(lambda: named.publish("input.habit.complete.request", {"habit": "run"}, corr="named-1"))
+    report("a tool admitted by the cookie cannot act as the person (input.* refused reserved-topic)", code == "reserved-topic", str(code))
+    named.close()
+    for name, role in (("helper", "generic"), ("forger-tool", "generic")):
+        client = Client(ENDPOINT)
+        client.hello(name, role, ["x." + name + "."], credential=cookie)
+        code = client.error_after(lambda: client.publish("input.open.request", {"app": "Instagram"}, corr=f"{name}-input"))
+        report(f"a {role} client named {name} cannot publish the person's input (reserved-topic)", code == "reserved-topic", str(code))
         client.close()
 
     # 3. Forged system events, from a generic client with the cookie.

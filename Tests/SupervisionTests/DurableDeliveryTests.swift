@@ -145,7 +145,8 @@ final class DurableDeliveryTests: XCTestCase {
     func testAPublicationTheKilledBrokerHadNotReadArrivesOnce() throws {
         let work = TemporaryDirectory(prefix: "sbunread")
         let runtime = work.file("run")
-        let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+        // The fixture watches its broker's process to publish once it is stopped: only unsandboxed can it see it.
+        let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl"), "--no-sandbox"], runtimeDirectory: runtime)
         waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
         let tap = try first.connect(name: "pong-tap", role: .tap, subscriptions: ["app.sup.pong"])
         let tool = try first.connect(name: "freezer", role: .tool, subscriptions: [])
@@ -219,7 +220,8 @@ final class DurableDeliveryTests: XCTestCase {
             let context = "cut before call \(cutAt)"
             let work = TemporaryDirectory(prefix: "sbcut")
             let runtime = work.file("run")
-            let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl")], runtimeDirectory: runtime)
+            // The fixture watches its broker's process to call it while stopped: only unsandboxed can it see it.
+            let first = try BrokerProcess(configuration: fixtureConfiguration, arguments: ["--journal", work.file("first.jsonl"), "--no-sandbox"], runtimeDirectory: runtime)
             waitUntil("the plugin to connect") { slow(first)?["connected"]?.boolValue == true }
             let pid = pid_t(try XCTUnwrap(slow(first)?["pid"]?.intValue))
             let tool = try first.connect(name: "caller", role: .tool, subscriptions: [])
@@ -230,7 +232,7 @@ final class DurableDeliveryTests: XCTestCase {
             _ = try first.status()  // answered after the turn that sequenced the step, and saved what it published
             kill(first.process.processIdentifier, SIGSTOP)
             waitUntil("the plugin to make call \(cutAt) to the stopped broker (\(context))") {
-                FileManager.default.fileExists(atPath: runtime + "/state/slow-cut")
+                FileManager.default.fileExists(atPath: runtime + "/state/containers/slow/slow-cut")
             }
             first.stop(signal: SIGKILL)
             // Its successor must not race it: the old process has ended (and recorded what it recorded) first.
@@ -320,7 +322,7 @@ final class DurableDeliveryTests: XCTestCase {
             let echoes = journal.filter { $0.topic == "app.sup.echo" }
             XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once")
             XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on")
-            let heard = try String(contentsOfFile: work.file("state/listener-heard"), encoding: .utf8).split(separator: "\n").map(String.init)
+            let heard = try String(contentsOfFile: work.file("state/containers/listener/listener-heard"), encoding: .utf8).split(separator: "\n").map(String.init)
             XCTAssertEqual(heard, echoes.map { "\($0.seq) \($0.bodyValue["n"]?.intValue ?? -1)" },
                            "\(crash): the listener was given each journaled echo once, and nothing else")
         }

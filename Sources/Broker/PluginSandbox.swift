@@ -1,0 +1,140 @@
+// PluginSandbox: supervised plugins confined as iOS confines extensions, with bubblewrap's namespaces.
+import BusClient
+import BusProtocol
+import Foundation
+
+/// How the broker confines the plugins it starts. On iOS an extension cannot read another app's memory, environment
+/// or files, and a shield configuration or report extension has no network; here a plugin is a process of the same
+/// user, so without a sandbox it could read every credential on the machine. Debian's `bubblewrap` (`bwrap`) builds
+/// the sandbox from kernel namespaces, one per launch:
+///
+/// - a **mount namespace** whose root is an empty tmpfs holding only the system's programs and libraries (read-only),
+///   the plugin's own program, the bus socket, its options file, and the state it owns (its container, the App Group
+///   stores, its record of handled events). The runtime folder (the cookie, the CURVE keys, the journal, other
+///   plugins' options), the device's own state (`device.sqlite`, `bus.sqlite`) and the user's home are not there.
+/// - a **pid namespace** in which the plugin is the first process: it sees no other process, so no other plugin's
+///   environment (`/proc/<pid>/environ`) and no way to signal or trace one. It dies with the broker
+///   (`--die-with-parent`), and everything in it dies with it.
+/// - for the roles iOS gives no network (`shield`, `report`), a **network namespace** with nothing but a down
+///   loopback: no socket reaches anything (the bus is a Unix socket, found through the file system, so it still works).
+/// - ipc, uts and cgroup namespaces, so no System V object or host name is shared either.
+///
+/// The plugin runs as the same user: the namespaces, not permissions, keep it in.
+public enum PluginSandbox {
+    /// Whether plugins are sandboxed.
+    public enum Mode: Equatable, Sendable {
+        /// With the `bwrap` executable at this path.
+        case bubblewrap(path: String)
+        /// Not at all: for debugging only, and said loudly.
+        case off
+    }
+
+    /// Roles iOS runs without network: the shield configuration and the report extension.
+    public static let rolesWithoutNetwork: Set<Role> = [.shield, .report]
+
+    /// Where bubblewrap is, or why plugins cannot be sandboxed here.
+    public static func locateBubblewrap(searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) throws -> String {
+        let folders = (searchPath ?? "/usr/bin:/bin").split(separator: ":").map(String.init) + ["/usr/bin", "/bin"]
+        for folder in folders where !folder.isEmpty {
+            let candidate = folder + "/bwrap"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw PluginSandboxError.bubblewrapMissing
+    }
+
+    /// What one plugin's sandbox is made of: the bwrap arguments before the plugin's own command line.
+    struct Plan {
+        let spec: PluginSpec
+        /// The broker's runtime folder: hidden, then the bus socket shown again.
+        let runtimeDirectory: String
+        /// The bus endpoint the plugin is given (`ipc://<path>` or `tcp://…`).
+        let endpoint: String
+        /// The descriptor on which bwrap writes the plugin's pid outside the sandbox.
+        let infoDescriptor: Int32
+
+        var arguments: [String] {
+            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+                             "--as-pid-1", "--info-fd", String(infoDescriptor)]
+            // A bus on tcp needs the network to be reached: only an ipc bus lets the roles without network lose it.
+            if PluginSandbox.rolesWithoutNetwork.contains(spec.role) && endpoint.hasPrefix("ipc://") {
+                arguments.append("--unshare-net")
+            }
+            arguments += ["--ro-bind", "/usr", "/usr"]  // the root itself is an empty tmpfs
+            // Debian's merged /usr has /bin, /lib, … as links into /usr; older layouts have real folders.
+            for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
+                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: top) {
+                    arguments += ["--symlink", target, top]
+                } else {
+                    arguments += ["--ro-bind-try", top, top]
+                }
+            }
+            // What a program needs of /etc to load, name users and read the time zone; not the rest of it.
+            for file in ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
+                         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/ssl",
+                         "/etc/ca-certificates", "/etc/alternatives"] {
+                arguments += ["--ro-bind-try", file, file]
+            }
+            arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            for folder in programFolders { arguments += ["--ro-bind", folder, folder] }
+            // What the plugin is given outside the hidden folders is shown first: the hiding then covers what those
+            // folders hold even when a folder given holds them; what it is given inside them is shown again after.
+            let hidden = [runtimeDirectory] + spec.files.hidden
+            let isInsideHidden = { (path: String) in hidden.contains { path == $0 || path.hasPrefix($0 + "/") } }
+            let given = spec.files.readable.map { ("--ro-bind-try", $0) } + spec.files.writable.map { ("--bind-try", $0) }
+            for (option, path) in given where !isInsideHidden(path) { arguments += [option, path, path] }
+            for folder in hidden { arguments += ["--tmpfs", folder] }
+            if endpoint.hasPrefix("ipc://") {
+                let socket = String(endpoint.dropFirst("ipc://".count))
+                arguments += ["--bind", socket, socket]
+            } else {
+                // On tcp the transport admits CURVE keys: the broker's public certificate and the local client key
+                // (its per-launch credential, not the key, still says which plugin it is).
+                let runtime = RuntimeDirectory(path: runtimeDirectory)
+                for file in [runtime.serverCertificatePath, runtime.localClientCertificatePath] { arguments += ["--ro-bind-try", file, file] }
+            }
+            for (option, path) in given where isInsideHidden(path) { arguments += [option, path, path] }
+            arguments += ["--chdir", spec.environment["HOME"].flatMap { spec.files.writable.contains($0) ? $0 : nil } ?? "/"]
+            return arguments
+        }
+
+        /// Folders the plugin's program is read from: the executable's folder, the folders of arguments that name
+        /// files (a script and the modules beside it), and the libraries the executable is linked to find (its
+        /// RUNPATH: the Swift runtime of a debug build). The system's own folders are there already.
+        var programFolders: [String] {
+            var folders: [String] = []
+            func add(_ folder: String) {
+                let standard = URL(fileURLWithPath: folder).standardizedFileURL.path
+                guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard),
+                      FileManager.default.fileExists(atPath: standard) else { return }
+                folders.append(standard)
+            }
+            let executable = URL(fileURLWithPath: spec.executable).resolvingSymlinksInPath()
+            add(executable.deletingLastPathComponent().path)
+            for argument in spec.arguments where argument.hasPrefix("/") && FileManager.default.fileExists(atPath: argument) {
+                add(URL(fileURLWithPath: argument).deletingLastPathComponent().path)
+            }
+            for folder in ELFRunPath.folders(of: executable.path) { add(folder) }
+            return folders
+        }
+    }
+
+    /// A sandboxed plugin's exit as a wait status: bwrap exits with 128 + the signal that ended the plugin, which is
+    /// told as that signal (a plugin that exits with such a status by itself is told so too: it cannot be told apart).
+    static func programStatus(fromBubblewrap status: Int32) -> Int32 {
+        guard let code = ChildProcess.exitStatus(status), code > 128, code < 128 + 65 else { return status }
+        return code - 128
+    }
+}
+
+/// Why plugins cannot be sandboxed.
+public enum PluginSandboxError: Error, CustomStringConvertible, Equatable {
+    case bubblewrapMissing
+
+    public var description: String {
+        switch self {
+        case .bubblewrapMissing:
+            return "plugins run sandboxed with bubblewrap, as iOS sandboxes extensions, but bwrap is not installed "
+                + "(apt-get install bubblewrap); `--no-sandbox` runs them unsandboxed, for debugging only"
+        }
+    }
+}

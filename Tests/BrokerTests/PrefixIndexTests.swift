@@ -1,0 +1,25 @@
+@testable import Broker
+import BusProtocol
+import XCTest
+
+/// A session's many subscriptions are looked up by the topic's prefixes: the same answers as comparing each prefix.
+final class PrefixIndexTests: XCTestCase {
+    func testTheIndexAnswersAsComparingEveryPrefixOnGeneratedSets() {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["app", "x", "clock", "tick", "a", "ab", "é", "", ".", "shield", "s"]
+        func topic() -> String { (0..<Int.random(in: 1...4, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined(separator: ".") }
+        for _ in 0..<300 {
+            let prefixes = (0..<Int.random(in: 0...40, using: &generator)).map { _ -> String in
+                let whole = topic()
+                return String(whole.prefix(Int.random(in: 0...whole.count, using: &generator)))
+            }
+            let index = PrefixIndex(prefixes)
+            for _ in 0..<50 {
+                let candidate = topic()
+                XCTAssertEqual(index.matches(candidate), prefixes.contains { Topic.matches(candidate, prefix: $0) }, "\(candidate) against \(prefixes)")
+            }
+        }
+        XCTAssertTrue(PrefixIndex([""]).matches("anything"), "the empty prefix matches every topic")
+        XCTAssertFalse(PrefixIndex([]).matches("anything"))
+    }
+}

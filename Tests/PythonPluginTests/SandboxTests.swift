@@ -1,0 +1,104 @@
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// Supervised plugins run sandboxed, as iOS runs extensions (docs/security.md § "Plugins are sandboxed"): a plugin
+/// that tries what a hostile one would (sandbox_probe.py) finds no cookie, no other process's environment, none of
+/// the device's own state and none of the user's files; a shield configuration plugin reaches no network, while a
+/// plugin of a role iOS lets use the network does. Run with `--no-sandbox`, the same probe finds all of it, which is
+/// what proves the probe honest.
+final class SandboxTests: XCTestCase {
+    static let probePath = BuildProducts.repositoryRoot.appendingPathComponent("Tests/PythonPluginTests/sandbox_probe.py").path
+
+    func testASandboxedPluginSeesNoCookieNoOtherProcessNoDeviceStateAndAShieldPluginNoNetwork() throws {
+        let run = try probeRun(arguments: [])
+        defer { run.listener.close() }
+        for name in ["probe-shield", "probe-generic"] {
+            let found = run.found[name]!
+            XCTAssertEqual(found["cookie"]?.boolValue, false, "\(name) read the cookie: \(found.jsonText)")
+            XCTAssertTrue(Set(found["runtime"]?.arrayValue?.compactMap(\.stringValue) ?? ["?"]).isSubset(of: ["bus.sock", "options", "state"]),
+                          "\(name) sees only the socket, its options and the (hidden) state folder in the runtime folder: \(found.jsonText)")
+            XCTAssertEqual(found["deviceStore"]?.boolValue, false, "\(name) read device.sqlite")
+            XCTAssertEqual(found["busStore"]?.boolValue, false, "\(name) read bus.sqlite")
+            XCTAssertEqual(found["state"]?.arrayValue, ["appgroups", "containers", "cursors"], "\(name)'s view of the state folder")
+            XCTAssertEqual(found["otherContainers"]?.arrayValue, [], "\(name) sees another plugin's container")
+            XCTAssertEqual(found["processes"]?.intValue, 1, "\(name) sees only itself among processes")
+            XCTAssertEqual(found["otherCredentials"]?.arrayValue, [], "\(name) read another plugin's credential")
+            XCTAssertEqual(found["userFile"]?.boolValue, false, "\(name) read a file of the user's")
+            XCTAssertEqual(found["pid"]?.intValue, 1, "\(name) is the first process of its own pid namespace")
+        }
+        XCTAssertEqual(run.found["probe-shield"]?["network"]?.boolValue, false, "the shield configuration plugin reached the network")
+        XCTAssertEqual(run.found["probe-generic"]?["network"]?.boolValue, true, "a generic plugin keeps the network: \(run.found["probe-generic"]!.jsonText)")
+    }
+
+    func testUnsandboxedTheSameProbeFindsEverythingAndTheBrokerSaysSoLoudly() throws {
+        let run = try probeRun(arguments: ["--no-sandbox"])
+        defer { run.listener.close() }
+        let found = run.found["probe-shield"]!
+        XCTAssertEqual(found["cookie"]?.boolValue, true, found.jsonText)
+        XCTAssertEqual(found["deviceStore"]?.boolValue, true, found.jsonText)
+        XCTAssertEqual(found["userFile"]?.boolValue, true, found.jsonText)
+        XCTAssertEqual(found["otherContainers"]?.arrayValue, ["probe-generic"], found.jsonText)
+        XCTAssertEqual(found["network"]?.boolValue, true, found.jsonText)
+        XCTAssertTrue(run.brokerLog.contains("WARNING: plugins run UNSANDBOXED"), run.brokerLog)
+    }
+
+    private struct ProbeRun {
+        let found: [String: JSONValue]
+        let brokerLog: String
+        let listener: LoopbackListener
+    }
+
+    /// Runs a broker with two probes (a shield and a generic plugin) until both wrote what they found.
+    private func probeRun(arguments: [String]) throws -> ProbeRun {
+        _ = try requirePython()
+        let listener = try LoopbackListener()
+        let userFile = TemporaryDirectory(prefix: "sbuser")
+        try "private".write(toFile: userFile.file("notes.txt"), atomically: true, encoding: .utf8)
+        let plugins = ["probe-shield": "shield", "probe-generic": "generic"].sorted { $0.key < $1.key }.map { name, role in
+            """
+              - {name: \(name), \(PluginPython.entryFields), role: \(role), restart: never, arguments: ["\(Self.probePath)"],
+                 environment: {PROBE_PORT: "\(listener.port)", PROBE_USER_FILE: "\(userFile.file("notes.txt"))"}}
+            """
+        }.joined(separator: "\n")
+        let broker = try BrokerProcess(configuration: "name: sandbox-probe\nplugins:\n\(plugins)\n", arguments: arguments)
+        let state = broker.runtime.path + "/state"
+        var found: [String: JSONValue] = [:]
+        waitUntil("both probes to write what they found (log: \(broker.logPath))", timeoutSeconds: 20) {
+            for name in ["probe-shield", "probe-generic"] where found[name] == nil {
+                if let data = FileManager.default.contents(atPath: state + "/containers/\(name)/probe.json") {
+                    found[name] = try? JSONValue(parsing: String(decoding: data, as: UTF8.self))
+                }
+            }
+            return found.count == 2
+        }
+        _ = broker.stop()
+        XCTAssertEqual(found.count, 2, "the probes' logs: \(broker.runtime.logsPath)")
+        guard found.count == 2 else { throw POSIXError(.ENOENT) }
+        return ProbeRun(found: found, brokerLog: broker.log(tail: 200), listener: listener)
+    }
+}
+
+/// A TCP listener on 127.0.0.1 the probes try to reach (it only has to accept the connection).
+final class LoopbackListener {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) } }
+        self.descriptor = descriptor
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+}

@@ -1,0 +1,55 @@
+"""A plugin that tries what a hostile plugin would: read the bus cookie, other processes' environments and the
+device's state, and reach the network. It writes what it found to probe.json in its home (its container) and exits;
+SandboxTests reads it. It needs nothing but python3."""
+import json
+import os
+import socket
+
+found = {"pid": os.getpid()}
+runtime = os.environ.get("SHIELDBUS_RUNTIME_DIR", "")
+state = os.environ.get("SHIELDBUS_STATE_DIR", "")
+
+
+def readable(path):
+    try:
+        with open(path, "rb") as handle:
+            handle.read(1)
+        return True
+    except OSError:
+        return False
+
+
+found["cookie"] = readable(os.path.join(runtime, "cookie"))
+found["runtime"] = sorted(os.listdir(runtime)) if os.path.isdir(runtime) else None
+found["state"] = sorted(os.listdir(state)) if os.path.isdir(state) else None
+found["deviceStore"] = readable(os.path.join(state, "device.sqlite"))
+found["busStore"] = readable(os.path.join(state, "bus.sqlite"))
+found["otherContainers"] = sorted(name for name in (os.listdir(os.path.join(state, "containers")) if os.path.isdir(os.path.join(state, "containers")) else [])
+                                  if name != os.environ.get("SHIELDBUS_PLUGIN_NAME"))
+# Every credential in every environment this process can read, but its own.
+own = os.environ.get("SHIELDBUS_CREDENTIAL")
+pids = [name for name in os.listdir("/proc") if name.isdigit()]
+found["processes"] = len(pids)
+others = []
+for pid in pids:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            for entry in handle.read().split(b"\0"):
+                if entry.startswith(b"SHIELDBUS_CREDENTIAL=") and entry.split(b"=", 1)[1].decode() != own:
+                    others.append(pid)
+    except OSError:
+        pass
+found["otherCredentials"] = others
+# A file of the user's, outside everything the plugin is given (the test names it).
+found["userFile"] = readable(os.environ.get("PROBE_USER_FILE", "/nonexistent"))
+port = int(os.environ.get("PROBE_PORT", "0"))
+try:
+    with socket.create_connection(("127.0.0.1", port), timeout=2):
+        found["network"] = True
+except OSError as error:
+    found["network"] = False
+    found["networkError"] = str(error)
+home = os.environ["HOME"]
+with open(os.path.join(home, "probe.json.tmp"), "w") as handle:
+    json.dump(found, handle)
+os.rename(os.path.join(home, "probe.json.tmp"), os.path.join(home, "probe.json"))

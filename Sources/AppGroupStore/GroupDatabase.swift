@@ -73,7 +73,17 @@ final class GroupDatabase {
             guard found <= Self.formatVersion else {
                 throw AppGroupStoreError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
             }
+            // Changes that were committed and are not in the file: its write-ahead log (`-wal`), which held them
+            // until a checkpoint, was deleted or zeroed. SQLite opens such a store without a word, older.
+            if let committed = CommittedChanges.read(besides: path), committed > (try lastChange()) {
+                throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(try lastChange()), but changes up to #\(committed) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
+            }
         }
+    }
+
+    /// The number of the last change ever logged (kept by SQLite for the log's AUTOINCREMENT, pruned rows included).
+    func lastChange() throws -> Int64 {
+        try connection.withStatement("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") { try $0.step() ? try $0.requiredInt64(at: 0) : 0 }
     }
 
     // MARK: Access
@@ -86,8 +96,14 @@ final class GroupDatabase {
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is held from the start,
     /// so what it reads cannot change before it commits. Rolled back when `body` throws.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
-        try mapped { try connection.transaction(.immediate, body) }
+        loggedInTransaction = nil
+        let result = try mapped { try connection.transaction(.immediate, body) }
+        if let logged = loggedInTransaction { CommittedChanges.note(logged, besides: path) }
+        return result
     }
+
+    /// The last change the current write transaction logged.
+    private var loggedInTransaction: Int64?
 
     // MARK: Rows
 
@@ -153,6 +169,7 @@ final class GroupDatabase {
             try statement.run()
             return sequence
         }
+        loggedInTransaction = sequence
         // The log keeps its last `changeLogLength` changes: unbounded, it would grow with every write a product ever
         // made, and every process's start pays `quick_check` over the whole file, so starts would slow as it grew.
         if sequence % Self.changeLogPruneInterval == 0 {
@@ -280,5 +297,25 @@ private extension Statement {
 
     private func nullColumn(at index: Int, expected: SQLiteValue.Kind) -> SQLiteError {
         .columnTypeMismatch(column: index, name: columnName(at: index), expected: expected, found: .null, sql: sql)
+    }
+}
+
+/// `<store>-committed`: the number of the last change a writer committed, written after each commit. A store whose
+/// log ends before it lost committed changes. Written without a sync: a crash may leave it behind the store (which
+/// proves nothing wrong), never ahead of it; one unreadable says nothing either.
+enum CommittedChanges {
+    static func path(besides store: String) -> String { store + "-committed" }
+
+    static func read(besides store: String) -> Int64? {
+        guard let text = try? String(contentsOfFile: path(besides: store), encoding: .utf8) else { return nil }
+        return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    static func note(_ change: Int64, besides store: String) {
+        let descriptor = open(path(besides: store), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        let bytes = Array(String(change).utf8)
+        _ = write(descriptor, bytes, bytes.count)
     }
 }

@@ -27,7 +27,8 @@ struct Authority {
     func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
         let topic = publish.topic
         if session.role == .tap { return .readOnly(topic: topic) }
-        if Topic.isSystemOnly(topic) || (!session.actsForPerson && topic.hasPrefix(Topic.inputNamespace + ".")) {
+        if (Topic.isSystemOnly(topic) && !(session.actsForPerson && topic == Topic.pluginRestartRequest))
+            || (!session.actsForPerson && topic.hasPrefix(Topic.inputNamespace + ".")) {
             return .reservedTopic(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }

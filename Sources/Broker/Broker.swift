@@ -69,6 +69,7 @@ public final class Broker {
         recorder = Recorder(ledger: ledger, outbox: outbox, statistics: statistics, clock: clock, logger: logger)
         outbox.drainer = self
         time.bus = self
+        services.append(PluginAdministration(broker: self))
     }
 
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
@@ -166,11 +167,28 @@ public final class Broker {
     /// One pass of the loop: waits for a peer or a signal (at most until something falls due), takes in what came,
     /// keeps house, and moves time on.
     func serveOnce() throws {
-        let wake = try transport!.wait(timeoutMilliseconds: pollTimeout(), wakeDescriptor: signals?.readDescriptor)
+        let timeout = pollTimeout()
+        let waitStarted = monotonicMilliseconds()
+        let wake = try transport!.wait(timeoutMilliseconds: timeout, wakeDescriptor: signals?.readDescriptor)
+        // Longer than asked: the broker was stopped (SIGSTOP, a suspended VM) or starved of CPU; as a pass of its own
+        // loop that took long, nobody is held to what the broker could not hear meanwhile.
+        let passStarted = monotonicMilliseconds()
+        excuseStall(passStarted - waitStarted - Int64(timeout))
         if wake.woken, let signals { handleSignals(signals.drain()) }
         if wake.messagesWaiting { try receiveWaiting() }
+        excuseStall(monotonicMilliseconds() - passStarted)
         housekeeping()
         if readiness.isReady { time.advance() }
+    }
+
+    /// The broker did not run its loop for `milliseconds`: peers' silence and plugins' starts are counted from after
+    /// it, so no session is ended and no plugin killed for the broker's own stall. Shorter than a heartbeat: nothing.
+    private func excuseStall(_ milliseconds: Int64) {
+        guard milliseconds > settings.heartbeatMilliseconds else { return }
+        let now = monotonicMilliseconds()
+        for session in sessions.all { session.lastHeard = min(now, session.lastHeard + milliseconds) }
+        supervisor.excuseStall(milliseconds)
+        logger.notice("the broker did not run for \(milliseconds) ms (stopped, or starved of CPU): sessions and starting plugins are not held to it")
     }
 
     /// Closes what `open` opened (the runtime directory's lock is its taker's).

@@ -18,13 +18,14 @@ enum ChildProcess {
         let programPID: pid_t
     }
 
-    /// The descriptor on which a sandbox tells the program's pid.
+    /// The descriptor on which a sandbox tells the program's pid, and the one it reads its seccomp program from.
     static let sandboxInfoDescriptor: Int32 = 3
+    static let sandboxSeccompDescriptor: Int32 = 4
 
     /// Starts `executable`, inside bubblewrap when `sandbox` gives its path and arguments (which end before the
     /// plugin's own command line).
     static func spawn(executable: String, arguments: [String], environment: [String: String], logPath: String,
-                      sandbox: (bubblewrap: String, arguments: [String])? = nil) throws -> Launch {
+                      sandbox: (bubblewrap: String, arguments: [String], seccomp: [UInt8]?)? = nil) throws -> Launch {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -39,9 +40,22 @@ enum ChildProcess {
             posix_spawn_file_actions_adddup2(&fileActions, info[1], sandboxInfoDescriptor)
         }
         defer { for descriptor in info where descriptor >= 0 { close(descriptor) } }
+        // The seccomp program waits in a pipe for bwrap to read (a few hundred bytes: within the pipe's buffer).
+        var seccomp: [Int32] = [-1, -1]
+        if let program = sandbox?.seccomp {
+            guard pipe(&seccomp) == 0 else { throw SpawnError(executable: executable, errno: errno) }
+            for descriptor in seccomp { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+            let written = program.withUnsafeBytes { write(seccomp[1], $0.baseAddress, $0.count) }
+            close(seccomp[1])
+            seccomp[1] = -1
+            guard written == program.count else { close(seccomp[0]); throw SpawnError(executable: executable, errno: errno) }
+            posix_spawn_file_actions_adddup2(&fileActions, seccomp[0], sandboxSeccompDescriptor)
+        }
+        defer { if seccomp[0] >= 0 { close(seccomp[0]) } }
         // A plugin may be hostile, and one that outlives the broker must not hold what the broker's parent waits on
         // (Foundation's `Process` sees its child end only when every holder of a socket it passed down has closed it).
-        let closing = shieldbus_spawn_close_from(&fileActions, sandbox == nil ? 3 : sandboxInfoDescriptor + 1)
+        let firstClosed = sandbox == nil ? 3 : sandbox?.seccomp == nil ? sandboxInfoDescriptor + 1 : sandboxSeccompDescriptor + 1
+        let closing = shieldbus_spawn_close_from(&fileActions, firstClosed)
         guard closing == 0 else { throw SpawnError(executable: executable, errno: closing) }
 
         var attributes = posix_spawnattr_t()

@@ -40,11 +40,12 @@ final class PluginRestarts {
         outbox.emit(topic: "bus.started", body: .object(body))
     }
 
-    /// Kills and restarts every supervised plugin, or the one named; their sessions end at once.
-    func restart(named name: String? = nil, reason: String) {
+    /// Kills and restarts every supervised plugin, or the one named; their sessions end at once. `revivingFailed`:
+    /// one given up on starts afresh too (a developer's `shieldbus plugin restart`, after fixing it).
+    func restart(named name: String? = nil, reason: String, revivingFailed: Bool = false) {
         for plugin in supervisor.plugins where name == nil || plugin.spec.name == name {
             if let session = sessions.named(plugin.spec.name) { reception.remove(session, reason: reason) }
         }
-        if let name { supervisor.restart(named: name, reason: reason) } else { supervisor.restartAll(reason: reason) }
+        if let name { supervisor.restart(named: name, reason: reason, revivingFailed: revivingFailed) } else { supervisor.restartAll(reason: reason) }
     }
 }

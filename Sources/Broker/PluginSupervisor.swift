@@ -134,13 +134,13 @@ final class PluginSupervisor {
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
         if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
-        var wrapper: (bubblewrap: String, arguments: [String])?
+        var wrapper: (bubblewrap: String, arguments: [String], seccomp: [UInt8]?)?
         if case .bubblewrap(let path) = sandbox {
             // The sandbox dies with the broker: the plugin need not watch for it.
             environment["SHIELDBUS_SANDBOX"] = "bubblewrap"
             let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
-                                          infoDescriptor: ChildProcess.sandboxInfoDescriptor)
-            wrapper = (path, plan.arguments)
+                                          infoDescriptor: ChildProcess.sandboxInfoDescriptor, seccompDescriptor: ChildProcess.sandboxSeccompDescriptor)
+            wrapper = (path, plan.arguments, plan.seccompProgram)
         }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
@@ -316,6 +316,18 @@ final class PluginSupervisor {
         killUnresponsive(name: name, reason: "did not say hello within \(milliseconds) ms of starting")
     }
 
+    /// The broker did not run for `milliseconds`: a start in progress is timed from after it.
+    func excuseStall(_ milliseconds: Int64) {
+        for plugin in plugins where plugin.state == .running { plugin.startedAt += milliseconds }
+    }
+
+    /// Starts a plugin that ended for good (`restart: never`, a clean exit) again, as asked.
+    func startStopped(named name: String) {
+        guard let plugin = plugin(named: name), plugin.state == .stopped, plugin.pid == nil else { return }
+        plugin.restarts += 1
+        start(plugin)
+    }
+
     /// The plugin said hello: its start succeeded.
     func saidHello(name: String, connection: [UInt8]) {
         helloTimeouts[name] = nil
@@ -330,8 +342,8 @@ final class PluginSupervisor {
     }
 
     /// Kills one plugin and starts it again at once (an app force-quit by the person), without counting a failure.
-    func restart(named name: String, reason: String) {
-        restart(plugins.filter { $0.spec.name == name }, reason: reason, revivingFailed: false)
+    func restart(named name: String, reason: String, revivingFailed: Bool = false) {
+        restart(plugins.filter { $0.spec.name == name }, reason: reason, revivingFailed: revivingFailed)
     }
 
     private func restart(_ candidates: [Plugin], reason: String, revivingFailed: Bool) {

@@ -44,7 +44,21 @@ final class Reception {
 
     /// Admits `hello` from `identity` and welcomes it (`lastSeq`: the bus's sequence number now), or refuses it.
     func welcome(_ identity: [UInt8], _ hello: Hello, lastSeq: UInt64) {
-        if let previous = sessions[identity: identity] { forget(previous) }
+        // A client that thinks the broker gone says hello again every little while; a broker that was stopped finds
+        // them queued behind each other. The first opened a session; a copy of it within a heartbeat of its welcome
+        // was sent before the client could read that welcome, and opens nothing more.
+        if let current = sessions[identity: identity], current.openingHello == hello,
+           monotonicMilliseconds() - current.connectedAt < settings.heartbeatMilliseconds {
+            current.lastHeard = monotonicMilliseconds()
+            return
+        }
+        if let previous = sessions[identity: identity] {
+            // The same process saying hello again on its connection (it thought the broker gone, during a stall) has
+            // not crashed: what it had not acknowledged goes back to its mailbox without counting against an event.
+            let sameProcess = previous.isSupervised && previous.name == hello.name
+                && BusCredential.matches(hello.credential, supervisor.plugin(named: hello.name)?.liveCredential)
+            forget(previous, saidBye: sameProcess)
+        }
         let admitted: Admission.Admitted
         switch admission.admit(hello, plugins: supervisor.plugins, keyAdmitted: admitsByKey) {
         case .success(let result): admitted = result

@@ -52,6 +52,7 @@ final class Session {
         self.acknowledges = hello.acknowledges && hello.role != .tap  // a tap only reads: nothing waits for it
         self.connectedAt = now
         self.lastHeard = now
+        openingHello = hello
         subscriptionIndex = hello.subscriptions.count > Self.subscriptionsScannedInTurn ? PrefixIndex(hello.subscriptions) : nil
     }
 
@@ -82,6 +83,8 @@ final class Session {
     /// Whether it may publish the person's input (`input.*`): a tool admitted by the tool credential, or a plugin
     /// whose configuration says `personInput: true`.
     var actsForPerson = false
+    /// The hello that opened it: the same again, queued behind it, opens nothing new (`Reception.welcome`).
+    let openingHello: Hello
     /// Whether it is a configured plugin's process (admitted by its launch credential).
     var isSupervised = false
 

@@ -162,6 +162,10 @@ public final class BusConnection {
         }
     }
 
+    /// Whether the broker has said nothing, not even a heartbeat, for three of its heartbeat intervals: it is gone,
+    /// or stopped (and this connection says hello again at its next chance).
+    public var brokerIsSilent: Bool { monotonicMilliseconds() - lastHeardFromBroker > heartbeatInterval * 3 }
+
     /// Sends heartbeats when due and says hello again when the broker has been silent too long.
     public func maintain() throws {
         try maintain(now: monotonicMilliseconds())

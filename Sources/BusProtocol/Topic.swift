@@ -39,6 +39,10 @@ public enum Topic {
     /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
     public static let inputNamespace = "input"
 
+    /// A plugin started afresh — a running one, or one given up on — asked by the person's tools
+    /// (`shieldbus plugin restart`); the broker answers on `plugin.restart.reply`.
+    public static let pluginRestartRequest = "plugin.restart.request"
+
     /// Topics ending with this suffix are requests: they carry `corr` and `deadline`.
     public static let requestSuffix = ".request"
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.

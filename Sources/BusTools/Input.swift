@@ -6,11 +6,17 @@ extension BusTool {
     /// Sends the person's action to the running device (`input.<verb>.request`) and returns the reply's value,
     /// or throws the device's error.
     public static func input(runtimeDir: String?, _ verb: String, _ body: JSONValue = [:]) throws -> JSONValue {
-        let name = BusTool.name("do")
+        try request(runtimeDir: runtimeDir, "input.\(verb).request", body, as: "do")
+    }
+
+    /// Sends a request the OS answers (`{ok, value}` or `{ok: false, error}`) as the tool `tool`, and returns the
+    /// reply's value, or throws the refusal.
+    public static func request(runtimeDir: String?, _ topic: String, _ body: JSONValue, as tool: String) throws -> JSONValue {
+        let name = BusTool.name(tool)
         let connection = try connect(runtimeDir: runtimeDir, name: name, role: .tool, subscriptions: [])
         defer { connection.close() }
         let corr = "\(name)-1"
-        try connection.publish(Publish(topic: "input.\(verb).request", body: body, corr: corr))
+        try connection.publish(Publish(topic: topic, body: body, corr: corr))
         let deadline = monotonicMilliseconds() + 5000
         while monotonicMilliseconds() < deadline {
             switch try connection.receive(timeoutMilliseconds: 500) {

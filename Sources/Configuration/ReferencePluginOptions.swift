@@ -10,6 +10,12 @@ public enum ReferencePluginOptions {
     public static let quietHours = ["start", "end", "allowTimeSensitive"]
     public static let reportBuilder = ["appGroup", "retentionDays"]
 
+    /// Whether `executable` (a built product name or a path to one) is one of the reference plugins.
+    static func isReferencePlugin(_ executable: String) -> Bool {
+        ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "notifier", "report-builder"]
+            .contains(executable.split(separator: "/").last.map(String.init) ?? executable)
+    }
+
     /// Checks the options of a plugin run by `executable` (a built product name or a path to one), if it is a
     /// reference plugin; other plugins' options are theirs to check.
     static func check(_ options: YAMLValue, executable: String) throws {

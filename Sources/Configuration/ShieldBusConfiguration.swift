@@ -227,6 +227,11 @@ public struct ShieldBusConfiguration {
             if let options = fields["options"] {
                 guard case .mapping = options.node else { throw options.error("options are a mapping of plugin settings, e.g. {unlockMinutes: 30}") }
                 try ReferencePluginOptions.check(options, executable: plugin.executable)
+                // A reference plugin's `options.appGroup` is the group it opens: misspelt, it is caught here, with
+                // the group declared a few lines above, not when the plugin starts and fails.
+                if ReferencePluginOptions.isReferencePlugin(plugin.executable), let group = try options.uniqueMapping()["appGroup"] {
+                    _ = try configuration.declaredAppGroup(group, plugin: name)
+                }
                 plugin.options = try options.jsonValue()
             }
             if let group = fields["appGroup"] {

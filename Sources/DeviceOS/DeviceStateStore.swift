@@ -102,6 +102,27 @@ final class DeviceStateStore {
         unsaved.removeAll()
     }
 
+    /// Whether some value, list change or span of use could not be written yet.
+    var hasUnsaved: Bool { !unsaved.isEmpty || !unsavedListChanges.isEmpty || !unsavedSpans.isEmpty }
+
+    /// Writes what could not be written before, in one transaction: all of it, or nothing (kept for the next try).
+    func saveUnsaved() throws {
+        guard hasUnsaved else { return }
+        try connection.transaction(.immediate) {
+            for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
+                try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
+                                             bindings: [.text(key), .text(json)]) { try $0.run() }
+            }
+            for change in unsavedListChanges { try apply(change) }
+            for (end, json) in unsavedSpans {
+                try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
+            }
+        }
+        unsaved.removeAll()
+        unsavedListChanges.removeAll()
+        unsavedSpans.removeAll()
+    }
+
     /// Removes a stored value (nothing if there is none).
     func removeValue(key: String) throws {
         unsaved[key] = nil
@@ -141,19 +162,21 @@ final class DeviceStateStore {
     private func write(_ change: ListChange) throws {
         unsavedListChanges.append(change)
         try connection.transaction(.immediate) {
-            for change in unsavedListChanges {
-                switch change {
-                case let .append(list, id, json):
-                    try connection.withStatement("""
-                        INSERT OR REPLACE INTO list_item (list, id, position, json)
-                        VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM list_item WHERE list = ?1), ?3)
-                        """, bindings: [.text(list), .text(id), .text(json)]) { try $0.run() }
-                case let .remove(list, id):
-                    try connection.withStatement("DELETE FROM list_item WHERE list = ? AND id = ?", bindings: [.text(list), .text(id)]) { try $0.run() }
-                }
-            }
+            for change in unsavedListChanges { try apply(change) }
         }
         unsavedListChanges.removeAll()
+    }
+
+    private func apply(_ change: ListChange) throws {
+        switch change {
+        case let .append(list, id, json):
+            try connection.withStatement("""
+                INSERT OR REPLACE INTO list_item (list, id, position, json)
+                VALUES (?1, ?2, (SELECT coalesce(max(position), 0) + 1 FROM list_item WHERE list = ?1), ?3)
+                """, bindings: [.text(list), .text(id), .text(json)]) { try $0.run() }
+        case let .remove(list, id):
+            try connection.withStatement("DELETE FROM list_item WHERE list = ? AND id = ?", bindings: [.text(list), .text(id)]) { try $0.run() }
+        }
     }
 
     /// Appends a span of use (after any whose append failed) and forgets those that ended before `horizon`, in

@@ -1,12 +1,73 @@
 // `shieldbus plugin new`: a new plugin from a template — its source, its test through the real broker, its targets —
 // or a whole product (ProductScaffold).
 import ArgumentParser
+import BusClient
+import BusProtocol
+import BusTools
 import Configuration
 import Foundation
 
 extension ShieldBus {
     struct Plugin: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "plugin", abstract: "Create new plugins.", subcommands: [New.self])
+        static let configuration = CommandConfiguration(commandName: "plugin", abstract: "Create new plugins; start a running one afresh.",
+                                                        subcommands: [New.self, Restart.self])
+    }
+}
+
+extension ShieldBus.Plugin {
+    struct Restart: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "restart",
+            abstract: "Start a plugin of the running broker afresh — one the supervisor gave up on too — and wait until it is connected.",
+            discussion: """
+            The broker kills the plugin's process if one runs, forgets its failures and starts it again (a plugin that             crashed in a loop, or whose executable was missing, after you fixed it), as a device restart would for every             plugin. Exits 0 once the new process is connected; 1 if it fails again or does not connect in time, with             its last error and log.
+            """)
+
+        @Argument(help: "The plugin's name, as in the configuration.")
+        var name: String
+
+        @OptionGroup var bus: BusOptions
+
+        @Option(name: .long, help: ArgumentHelp("How long to wait for it to connect, in seconds.", valueName: "s"))
+        var waitSeconds: Double = 15
+
+        @Flag(name: .long, help: "Print the outcome as JSON.")
+        var json = false
+
+        func run() throws {
+            bootstrapLogging(bus.logLevel, default: .warning)
+            let answer = try BusTool.request(runtimeDir: bus.runtimeDir, Topic.pluginRestartRequest, ["name": .string(name)], as: "plugin-restart")
+            let was = answer["was"]?.stringValue ?? "?"
+            let runtime = RuntimeDirectory.resolve(bus.runtimeDir)
+            let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: BusTool.name("plugin-restart"), role: .tool, subscriptions: []), runtime: runtime)
+            defer { connection.close() }
+            let deadline = monotonicMilliseconds() + Int64(waitSeconds * 1000)
+            var entry: JSONValue?
+            var outcome = "timeout"
+            while monotonicMilliseconds() < deadline {
+                entry = try connection.status()["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+                if entry?["connected"]?.boolValue == true { outcome = "connected"; break }
+                if entry?["state"]?.stringValue == "failed" { outcome = "failed"; break }
+                usleep(50_000)  // a poll interval; the deadline decides
+            }
+            let lastError = entry?["lastError"]?.stringValue ?? entry?["lastExit"]?.stringValue
+            if json {
+                var result: [String: JSONValue] = ["name": .string(name), "was": .string(was), "outcome": .string(outcome)]
+                if let pid = entry?["pid"] { result["pid"] = pid }
+                if outcome != "connected", let lastError { result["lastError"] = .string(lastError) }
+                print(TerminalText.escapedJSON(JSONValue.object(result).jsonText))
+            } else {
+                switch outcome {
+                case "connected":
+                    print("restarted \(name) (it was \(was)): connected, pid \(entry?["pid"]?.intValue.map(String.init) ?? "?")")
+                case "failed":
+                    printError("restarted \(name) (it was \(was)), but it failed again: \(TerminalText.escaped(lastError ?? "no error recorded")); its log: \(entry?["log"]?.stringValue ?? runtime.logsPath)")
+                default:
+                    printError("restarted \(name) (it was \(was)), but it did not connect within \(waitSeconds) s\(lastError.map { " (last: \(TerminalText.escaped($0)))" } ?? ""); its log: \(entry?["log"]?.stringValue ?? runtime.logsPath)")
+                }
+            }
+            if outcome != "connected" { throw ExitCode(1) }
+        }
     }
 }
 

@@ -56,12 +56,16 @@ public enum CallInterruption: Equatable, Sendable, CustomStringConvertible {
     case newSession
     /// SIGTERM or SIGINT arrived: the process is ending (a supervised plugin gets SIGTERM when its broker dies).
     case stopRequested
+    /// The broker said nothing, not even a heartbeat, while the call waited: stopped or gone. The connection says
+    /// hello again, and the event comes again in that new session.
+    case brokerSilent
 
     public var description: String {
         switch self {
         case .brokerLeft(let reason): return "the broker left (\(reason))"
         case .newSession: return "the plugin was welcomed by a new session of the broker (it restarted, or had ended the old session)"
         case .stopRequested: return "the process was asked to stop"
+        case .brokerSilent: return "the broker was silent while the call waited (stopped, or gone)"
         }
     }
 }

@@ -95,6 +95,35 @@ final class AppGroupContainerTests: ContainerTestCase {
         XCTAssertEqual(try Data(contentsOf: url), damaged)
     }
 
+    /// A store whose write-ahead log was lost — deleted, or zeroed — while it held committed changes opens older
+    /// without a word from SQLite: it is refused as damaged, naming the log, and left as it is. Copies of the file
+    /// taken while a connection holds the log stand for the store after the loss.
+    func testAStoreThatLostItsWriteAheadLogIsRefusedAsDamaged() throws {
+        let defaults = try adminDefaults()
+        try defaults.set(1, forKey: "first")
+        let url = try container.storeURL(forGroup: group)
+        try SQLiteConnection(path: url.path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        try defaults.set(true, forKey: "isCurrentlyUnlocked")  // committed, in the log only
+        for (index, lose) in ["deleted", "zeroed"].enumerated() {
+            let other = "group.com.example.copy\(index)"
+            let copy = try container.storeURL(forGroup: other)
+            try FileManager.default.copyItem(at: url, to: copy)
+            try FileManager.default.copyItem(atPath: url.path + "-committed", toPath: copy.path + "-committed")
+            if lose == "zeroed" {
+                let size = (try FileManager.default.attributesOfItem(atPath: url.path + "-wal")[.size] as? Int) ?? 4096
+                try Data(count: size).write(to: URL(fileURLWithPath: copy.path + "-wal"))
+            }
+            let before = try Data(contentsOf: copy)
+            assertStoreError(try SharedDefaults(suiteName: other, container: container)) { error in
+                guard case .corruptStore(copy.path, let detail) = error else { return XCTFail("\(lose): unexpected \(error)") }
+                XCTAssertTrue(detail.contains("write-ahead log (\(copy.lastPathComponent)-wal) was deleted or damaged"), "\(lose): \(detail)")
+            }
+            XCTAssertEqual(try Data(contentsOf: copy), before, "\(lose): the store is left as it was")
+        }
+        // The store itself, closed and opened again, holds everything: nothing is refused.
+        XCTAssertEqual(try adminDefaults().bool(forKey: "isCurrentlyUnlocked"), true)
+    }
+
     func testWriterWaitingPastBusyTimeoutGetsBusyError() throws {
         let holder = try SQLiteConnection(path: container.storeURL(forGroup: group).path)
         try holder.execute("BEGIN IMMEDIATE")

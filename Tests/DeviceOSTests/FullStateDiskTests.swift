@@ -103,6 +103,30 @@ extension CrashSafetyTests {
     }
 }
 
+extension CrashSafetyTests {
+    /// What could not be saved on a full disk is saved once space returns, without waiting for the next change —
+    /// which may come long after, and a crash meanwhile (here a SIGKILL) would lose it.
+    func testWhatCouldNotBeSavedIsSavedSoonAfterSpaceReturnsAndSurvivesAKill() throws {
+        let device = try startDeviceOnSmallDisk()
+        let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
+        defer { broker.stop() }
+        XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n")
+        try disk.fill()
+        XCTAssertNotEqual(try person("open", "Duolingo").status, 0, "the use could not be stored")
+        try disk.free()
+        // The use in progress (Duolingo, opened on the full disk) is what the device kept in memory.
+        func storedUseInProgress() throws -> String {
+            let stored = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
+            return try stored.withStatement("SELECT json FROM state WHERE key = 'usage.inProgress'") { try $0.step() ? try $0.string(at: 0) ?? "" : "" }
+        }
+        waitUntil("the use kept in memory to be stored with nothing else happening", timeoutSeconds: 10) {
+            ((try? storedUseInProgress()) ?? "").contains("com.duolingo.DuolingoMobile")
+        }
+        broker.stop(signal: SIGKILL)
+        XCTAssertTrue(try storedUseInProgress().contains("com.duolingo.DuolingoMobile"), "stored before the kill, not lost with it")
+    }
+}
+
 /// `device.sqlite` on a full disk: a value that cannot be saved is kept and written with the next save once
 /// there is room — not only when its own key changes again.
 final class DeviceStateFullDiskTests: XCTestCase {
@@ -122,6 +146,26 @@ final class DeviceStateFullDiskTests: XCTestCase {
         XCTAssertEqual(try store.load([String].self, key: "managedsettings.stores"), stores, "written with the next save")
         let reopened = try DeviceStateStore(path: disk.path + "/device.sqlite")
         XCTAssertEqual(try reopened.load([String].self, key: "managedsettings.stores")?.count, stores.count)
+    }
+
+    /// `saveUnsaved` writes what failed — values, list changes and spans of use — with no new change to carry it.
+    func testWhatCouldNotBeSavedIsWrittenByItselfOnceThereIsRoom() throws {
+        let disk = try SmallDisk(size: "4m")
+        let store = try DeviceStateStore(path: disk.path + "/device.sqlite")
+        try store.save(1, key: "tokens.epoch")
+        try disk.fill()
+        let big = Array(repeating: "app.0123456789abcdef", count: 20_000)
+        XCTAssertThrowsError(try store.save(big, key: "managedsettings.stores"))
+        XCTAssertThrowsError(try store.appendItem(big, id: "n-1", list: "notifications"))
+        XCTAssertTrue(store.hasUnsaved)
+        XCTAssertThrowsError(try store.saveUnsaved(), "still full: kept for the next try")
+        XCTAssertTrue(store.hasUnsaved)
+        try disk.free()
+        try store.saveUnsaved()
+        XCTAssertFalse(store.hasUnsaved)
+        let reopened = try DeviceStateStore(path: disk.path + "/device.sqlite")
+        XCTAssertEqual(try reopened.load([String].self, key: "managedsettings.stores")?.count, big.count)
+        XCTAssertEqual(try reopened.items([String].self, list: "notifications").count, 1)
     }
 }
 

@@ -255,6 +255,61 @@ final class DurableDeliveryTests: XCTestCase {
         }
     }
 
+    // MARK: A broker stopped for a while
+
+    /// The broker is stopped (SIGSTOP) for several session timeouts while a plugin's call waits for its reply, then
+    /// goes on (SIGCONT). The call, which the silent broker never answered, leaves its event to be handled again — not
+    /// recorded as handled with its write undone —; on waking the broker ends no session and kills no plugin for its
+    /// own silence, and takes the plugin's hello again on its connection as the same process, not a crash. The
+    /// handling ends once, with the write applied once.
+    func testABrokerStoppedForAWhileLosesNoHandlingAndKillsNoPlugin() throws {
+        let work = TemporaryDirectory(prefix: "sbstall")
+        let configuration = """
+            name: stall
+            bus: {heartbeatMs: 200, sessionTimeoutMs: 1000}
+            plugins:
+              - {name: slow, executable: \(BuildProducts.path("fixture-supervised")), arguments: [--call-timeout-ms, "1500"], role: generic}
+              - {name: bystander, executable: \(BuildProducts.path("bus-test-plugin")), arguments: [bystander, /dev/null, app.idle, "0", "1000000"], role: generic}
+            """
+        // The fixture watches its broker's process to call it while stopped: only unsandboxed can it see it.
+        let broker = try BrokerProcess(configuration: configuration, arguments: ["--journal", work.file("journal.jsonl"), "--no-sandbox"],
+                                       runtimeDirectory: work.file("run"))
+        defer { broker.stop() }
+        func plugin(_ name: String, in broker: BrokerProcess) -> JSONValue? {
+            (try? broker.status())?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
+        }
+        waitUntil("both plugins to connect") { ["slow", "bystander"].allSatisfy { name in plugin(name, in: broker)?["connected"]?.boolValue == true } }
+        let pids = ["slow", "bystander"].map { plugin($0, in: broker)?["pid"]?.intValue }
+        let tool = try broker.connect(name: "caller", role: .tool, subscriptions: [])
+        try tool.publish(Publish(topic: "app.sup.calls", body: ["n": 1, "cutAt": 1]))
+        waitUntil("step 1 to be journaled") { journal(work.file("journal.jsonl")).contains { $0.topic == "app.sup.step" && $0.bodyValue["step"]?.intValue == 1 } }
+        tool.close()
+        kill(broker.process.processIdentifier, SIGSTOP)
+        // The stall is the fault: several session timeouts and the call's timeout pass while the broker is stopped.
+        let stalled = monotonicMilliseconds() + 4_000
+        while monotonicMilliseconds() < stalled { usleep(100_000) }
+        kill(broker.process.processIdentifier, SIGCONT)
+
+        waitUntil("the handling to end (log: \(broker.log(tail: 10)))", timeoutSeconds: 20) {
+            journal(work.file("journal.jsonl")).contains { $0.topic == "app.sup.calls-done" }
+        }
+        waitUntil("the plugin to acknowledge it") { plugin("slow", in: broker)?["kept"]?.intValue == 0 }
+        let events = journal(work.file("journal.jsonl"))
+        XCTAssertEqual(events.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }.count, 1, "the write, once")
+        XCTAssertEqual(events.filter { $0.topic == "app.sup.calls-done" }.count, 1)
+        XCTAssertEqual(events.filter { $0.topic == "app.sup.call-failed" }.map(\.bodyValue.jsonText), [], "no call of the handling failed for good")
+        XCTAssertEqual(["slow", "bystander"].map { plugin($0, in: broker)?["pid"]?.intValue }, pids, "no plugin was killed for the broker's stall")
+        let counters = try broker.status()["counters"]?["errorsByCode"]
+        XCTAssertNil(counters?["heartbeat-timeout"], "no session ended for the broker's own silence")
+        XCTAssertNil(counters?["delivery-abandoned"], "a hello again from the same process is not a crash")
+        XCTAssertFalse(events.contains { $0.topic == "plugin.exited" || $0.topic == "bus.error" && $0.bodyValue["code"]?.stringValue == "delivery-abandoned" },
+                       "\(events.filter { $0.topic.hasPrefix("plugin.") || $0.topic == "bus.error" }.map { "\($0.topic) \($0.bodyValue.jsonText)" })")
+        // The hellos the plugin said again while the broker was stopped wait queued behind each other: one new
+        // session comes of them, not one each.
+        let returns = events.filter { $0.topic == "plugin.up" && $0.bodyValue["name"]?.stringValue == "slow" }.count
+        XCTAssertLessThanOrEqual(returns, 2, "slow came up \(returns) times: \(events.filter { $0.topic == "plugin.up" }.count) plugin.up in all")
+    }
+
     // MARK: A broker killed around the save of a batch
 
     /// Plays `scenario` with `shieldbus run` until the broker kills itself at `crash` (`--crash-before-saving TOPIC`

@@ -1,0 +1,44 @@
+// PluginAdministration: the person's tools start a plugin afresh (`plugin.restart.request`), given up on or not.
+
+import BusProtocol
+
+/// A developer who fixed a plugin the supervisor gave up on (it crashed in a loop, its executable was missing) starts
+/// it again without restarting the device: `shieldbus plugin restart NAME` asks, the broker kills what runs, forgets
+/// the failures, starts the plugin and answers with what it was before (`plugin.restart.reply`, the device API's reply
+/// shape: `{ok, value}` or `{ok: false, error: {code, message}}`). Only the person's tools may ask (`Authority`).
+final class PluginAdministration: BrokerService {
+    private unowned let broker: Broker
+    private var bus: BrokerBus?
+
+    init(broker: Broker) { self.broker = broker }
+
+    var subscriptions: [String] { [Topic.pluginRestartRequest] }
+
+    func attach(to bus: BrokerBus) { self.bus = bus }
+
+    func handle(_ envelope: Envelope) {
+        guard envelope.topic == Topic.pluginRestartRequest, let corr = envelope.corr, let supervisor = broker.supervisor else { return }
+        let name = envelope.bodyValue["name"]?.stringValue ?? ""
+        let reply: JSONValue
+        if let plugin = supervisor.plugin(named: name) {
+            let was = PluginAdministration.stateName(plugin.state)
+            broker.restarts.restart(named: name, reason: "restarted by \(envelope.sender)", revivingFailed: true)
+            if plugin.state == .stopped && plugin.pid == nil { supervisor.startStopped(named: name) }
+            reply = ["ok": true, "value": ["name": .string(name), "was": .string(was)]]
+        } else {
+            let names = supervisor.plugins.map(\.spec.name)
+            reply = ["ok": false, "error": ["code": "unknown-plugin",
+                                            "message": .string("no plugin named '\(name)'; the configuration's plugins: \(names.joined(separator: ", "))")]]
+        }
+        bus?.emit(topic: Topic.reply(to: envelope.topic), body: reply, corr: corr)
+    }
+
+    static func stateName(_ state: PluginSupervisor.State) -> String {
+        switch state {
+        case .running: return "running"
+        case .backingOff: return "restarting"
+        case .failed: return "failed"
+        case .stopped: return "stopped"
+        }
+    }
+}

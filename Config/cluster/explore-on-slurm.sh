@@ -14,8 +14,13 @@ cd "$root"
 
 work=$(mktemp -d /tmp/shieldbus-explore-cluster.XXXXXX)
 cluster=$work/slurm
-stop() { "$root/Config/cluster/slurm-one-node.sh" stop "$cluster" || true; }
-trap stop EXIT
+proved=false
+# The daemons stop whatever happened; the folder goes when the proof held, and stays (its logs) when it did not.
+finish() {
+	"$root/Config/cluster/slurm-one-node.sh" stop "$cluster" || true
+	if $proved; then rm -rf "$work"; else echo "explore-cluster: FAILED; the logs, results and reports are in $work" >&2; fi
+}
+trap finish EXIT
 "$root/Config/cluster/slurm-one-node.sh" start "$cluster"
 export SLURM_CONF=$cluster/slurm.conf
 
@@ -51,4 +56,5 @@ one --json > "$work/one-machine.jsonl"
 cmp "$work/merged.txt" "$work/one-machine.txt" || { diff "$work/merged.txt" "$work/one-machine.txt" | head -20; exit 1; }
 cmp "$work/merged.jsonl" "$work/one-machine.jsonl" || { diff "$work/merged.jsonl" "$work/one-machine.jsonl" | head -20; exit 1; }
 cat "$work/merged.txt"
+proved=true
 echo "explore-cluster: the $shards shards merged are one machine's report byte for byte ($(wc -c < "$work/merged.txt") bytes of text, $(wc -l < "$work/merged.jsonl") JSON lines)"

@@ -14,11 +14,13 @@ dir=${2:-}
 [ -n "$command" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop DIR" >&2; exit 2; }
 deadline=${SLURM_START_DEADLINE:-60}
 
+# Says what did not start, with the end of each daemon's log, and stops what did.
 fail() {
 	echo "slurm-one-node: $*" >&2
 	for log in "$dir"/munged.log "$dir"/slurmctld.log "$dir"/slurmd.log; do
-		[ -s "$log" ] && { echo "--- the end of $log:" >&2; tail -n 15 "$log" >&2; }
+		if [ -s "$log" ]; then echo "--- the end of $log:" >&2; tail -n 15 "$log" >&2; fi
 	done
+	stop_all
 	exit 1
 }
 
@@ -40,6 +42,12 @@ stop_pidfile() {
 	kill "$pid" 2>/dev/null || return 0
 	for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.5; done
 	kill -9 "$pid" 2>/dev/null || true
+}
+
+stop_all() {
+	stop_pidfile "$dir/slurmd.pid"
+	stop_pidfile "$dir/slurmctld.pid"
+	stop_pidfile "$dir/munged.pid"
 }
 
 case "$command" in
@@ -99,9 +107,7 @@ CONF
 	echo "slurm-one-node: node $host idle (controller on 127.0.0.1:$controller_port), SLURM_CONF=$SLURM_CONF"
 	;;
 stop)
-	stop_pidfile "$dir/slurmd.pid"
-	stop_pidfile "$dir/slurmctld.pid"
-	stop_pidfile "$dir/munged.pid"
+	stop_all
 	;;
 *)
 	echo "usage: $0 start|stop DIR" >&2

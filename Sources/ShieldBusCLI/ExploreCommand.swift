@@ -121,6 +121,14 @@ extension ShieldBus {
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
                                    models: DefaultFiles.promiseModels)
             let shard = try Self.shard(self.shard)
+            // Found before the days are played, not after hours of them.
+            if let results {
+                let folder = (results as NSString).deletingLastPathComponent
+                guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
+                    printError("error: cannot write the results to \(results): \(folder.isEmpty ? "." : folder) is not a folder this can write in")
+                    throw ExitCode(2)
+                }
+            }
             let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
                                          timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns,
                                          keptDaysDirectory: keepDays, shard: shard)

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast test-slow bench bench-quick bench-build bench-reports soak faults explore fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow bench bench-quick bench-build bench-reports soak faults explore explore-cluster fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -30,8 +30,8 @@ run: build
 	$(BIN)/shieldbus run --config Config/default.yml
 
 ## test-fast: the in-process lane — formats, configuration, the checker, the SDK's Apple-shaped types, SQLite and libzmq
-## in-process; no broker or plugin process is started (about a minute on 2 cores)
-FAST_TESTS = ^(BusProtocolTests|ConfigurationTests|SortedJSONTests|SQLiteTests|AppGroupStoreTests|UsageReportsTests|LockInvariantTests|ZeroMQTests|ScreenTimeTests)\.(?!BrowserRenderingTests)
+## in-process, explore's shards and their merge; no broker or plugin process is started (about a minute on 2 cores)
+FAST_TESTS = ^(BusProtocolTests|ConfigurationTests|SortedJSONTests|SQLiteTests|AppGroupStoreTests|UsageReportsTests|LockInvariantTests|ZeroMQTests|ScreenTimeTests)\.(?!BrowserRenderingTests)|^ExploreTests\.ExploreShardsTests/
 test-fast: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(FAST_TESTS)'
@@ -76,6 +76,20 @@ explore: deps
 		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
 	done; exit $$status
+
+## explore-cluster: explore across machines on a real batch engine, on this machine: a one-node Slurm (slurm-wlm's
+## slurmctld and slurmd, and munge, started in a temporary folder and stopped after) runs Config/cluster/explore-array.sbatch
+## as an array of CLUSTER_SHARDS tasks; their merged report must equal one machine's for the same seeds, text and --json,
+## byte for byte (CLUSTER_CONFIG=Config/habit-lock.yml CLUSTER_DAYS=8 CLUSTER_SEED=1 CLUSTER_SHARDS=4; debug build)
+CLUSTER_CONFIG ?= Config/habit-lock.yml
+CLUSTER_DAYS ?= 8
+CLUSTER_SEED ?= 1
+CLUSTER_SHARDS ?= 4
+explore-cluster: deps
+	@command -v slurmctld >/dev/null && command -v munged >/dev/null || { echo "installing slurm-wlm with apt-get"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm >/dev/null; }
+	$(SWIFT) build $(BUILD_FLAGS)
+	Config/cluster/explore-on-slurm.sh $(BIN)/shieldbus $(CLUSTER_CONFIG) $(CLUSTER_DAYS) $(CLUSTER_SEED) $(CLUSTER_SHARDS)
 
 ## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments, and with the broker
 ## SIGKILLed at seeded steps and resumed; the lock invariant holds and nothing is lost (FAULT_SEEDS=1,2 FAULT_DAYS=3)

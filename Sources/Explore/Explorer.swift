@@ -15,10 +15,13 @@ public struct ExploreOptions: Sendable {
     public var shrinkRuns: Int
     /// Where every generated day is kept as a scenario file (nil: nowhere).
     public var keptDaysDirectory: String?
+    /// The part of the seeds this machine plays.
+    public var shard: ExploreShard
 
     public init(days: Int, seed: UInt64, profiles: [String], jobs: Int, timeBudget: TimeInterval?, failuresDirectory: String, shrinkRuns: Int,
-                keptDaysDirectory: String? = nil) {
+                keptDaysDirectory: String? = nil, shard: ExploreShard = .whole) {
         self.keptDaysDirectory = keptDaysDirectory
+        self.shard = shard
         self.days = days
         self.seed = seed
         self.profiles = profiles
@@ -35,6 +38,8 @@ public struct ShrunkFailure {
     public let shrunk: Shrinker.Result
     /// The scenario file written.
     public let path: String
+    /// Its text.
+    public let scenario: String
 }
 
 /// Generates days from the seed, plays them `jobs` at a time, and shrinks and writes each failure.
@@ -51,10 +56,10 @@ public struct Explorer {
         self.options = options
     }
 
-    /// The days to play, in order: for each seed from `seed` on, one day per profile.
+    /// The days to play, in order: for each of the shard's seeds from `seed` on, one day per profile.
     public func days() -> [Day] {
-        (0..<UInt64(max(0, options.days))).flatMap { offset in
-            options.profiles.map { generator.day(seed: options.seed &+ offset, profile: $0) }
+        options.shard.seeds(firstSeed: options.seed, days: options.days).flatMap { seed in
+            options.profiles.map { generator.day(seed: seed, profile: $0) }
         }
     }
 
@@ -79,13 +84,21 @@ public struct Explorer {
             if written.contains(name) { name += "-\(outcome.day.profile)" }
             written.insert(name)
             let path = options.failuresDirectory + "/\(name).yml"
-            do {
-                try FileManager.default.createDirectory(atPath: options.failuresDirectory, withIntermediateDirectories: true)
-                try result.day.scenarioText(name: name, comment: Self.account(of: result.outcome)).write(toFile: path, atomically: true, encoding: .utf8)
-            } catch {
-                FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
-            }
-            shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path))
+            let scenario = result.day.scenarioText(name: name, comment: Self.account(of: result.outcome))
+            Self.writeFailure(scenario, to: path)
+            shrunk(ShrunkFailure(original: outcome, shrunk: result, path: path, scenario: scenario))
+        }
+    }
+
+    /// Writes a shrunk failure's scenario (the merge of shards writes theirs here too); a file that cannot be
+    /// written is said on standard error, and the failure is still reported.
+    public static func writeFailure(_ scenario: String, to path: String) {
+        do {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+            try scenario.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            FileHandle.standardError.write(Data("explore: cannot write \(path): \(error)\n".utf8))
         }
     }
 

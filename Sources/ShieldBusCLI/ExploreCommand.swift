@@ -10,6 +10,12 @@ extension ShieldBus {
         static let configuration = CommandConfiguration(
             commandName: "explore",
             abstract: "Generate days of a person, play each through the broker and plugins, and shrink any that breaks the product.",
+            // The generated usage would end in `<subcommand>`: explore itself takes none; `merge` is the one it has.
+            usage: """
+            shieldbus explore [--config <file>] [--days <n>] [--seed <s>] [--profile <profile>] [--jobs <j>] [--time-budget <duration>] \
+            [--failures-dir <dir>] [--shrink-runs <n>] [--keep-days <dir>] [--json] [--shard <I/N>] [--results <file>]
+              shieldbus explore merge <file> ... [--json] [--results <file>]
+            """,
             discussion: """
             Each day is generated from a seed (apps picked and not, habits, web pages in public and private \
             tabs, shield buttons, force-quits, hours in the background, restarts, iOS updates, device clock and \
@@ -22,7 +28,12 @@ extension ShieldBus {
             A failing day is shrunk — fewer steps, shorter gaps, fewer apps — to a small scenario that fails the \
             same way, written to <failures-dir>/<product>-seed<S>.yml, with the command that replays it. \
             The same seed gives the same days and the same verdicts. Exits 3 when a day failed.
-            """
+
+            Across machines: each plays a shard (--shard I/N, or the index its batch engine sets) and writes \
+            --results FILE; `shieldbus explore merge FILES…` joins them into the report one machine gives \
+            (docs/explore.md, "Across machines").
+            """,
+            subcommands: [Merge.self]
         )
 
         @Option(name: .long, help: ArgumentHelp("The configuration (each product that declares a promise is judged by it).", valueName: "file"))
@@ -57,11 +68,28 @@ extension ShieldBus {
         @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
         var json = false
 
+        @Option(name: .long, help: ArgumentHelp("Play only shard I of N of the seeds (counted from 1): seed S is shard (S - first seed) mod N + 1's. Without it, taken from SHIELDBUS_SHARD=I/N, a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with SHIELDBUS_SHARD_COUNT, or a Slurm job array's SLURM_ARRAY_TASK_ID, _COUNT and _MIN.", valueName: "I/N"))
+        var shard: String?
+
+        @Option(name: .long, help: ArgumentHelp("Write the results here (JSON: the days with their verdicts, the totals, the coverage, each failure with its shrunk scenario), for `shieldbus explore merge`.", valueName: "file"))
+        var results: String?
+
         func validate() throws {
             guard ["faithful", "ios-realistic", "both"].contains(profile) else { throw ValidationError("--profile must be faithful, ios-realistic or both, not '\(profile)'") }
             guard days >= 0 else { throw ValidationError("--days must not be negative") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
             if let timeBudget, Scenario.duration(timeBudget) == nil { throw ValidationError("--time-budget takes a duration like 90s, 10m or 1h30m, not '\(timeBudget)'") }
+            if let shard { _ = try Self.shard(shard) }
+        }
+
+        /// The shard to play: `--shard`, else the one a batch engine's environment names, else the whole run.
+        static func shard(_ option: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> ExploreShard {
+            do {
+                if let option { return try ExploreShard(parsing: option, source: "--shard") }
+                return try ExploreShard.fromEnvironment(environment) ?? .whole
+            } catch let error as ExploreShardError {
+                throw ValidationError(error.description)
+            }
         }
 
         func run() throws {
@@ -92,46 +120,60 @@ extension ShieldBus {
             defer { try? FileManager.default.removeItem(atPath: work) }
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
                                    models: DefaultFiles.promiseModels)
+            let shard = try Self.shard(self.shard)
+            // Found before the days are played, not after hours of them.
+            if let results {
+                let folder = (results as NSString).deletingLastPathComponent
+                guard FileManager.default.isWritableFile(atPath: folder.isEmpty ? "." : folder) else {
+                    printError("error: cannot write the results to \(results): \(folder.isEmpty ? "." : folder) is not a folder this can write in")
+                    throw ExitCode(2)
+                }
+            }
             let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
                                          timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns,
-                                         keptDaysDirectory: keepDays)
+                                         keptDaysDirectory: keepDays, shard: shard)
             let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),
                                     product: product, options: options)
-            let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
+            guard let configText = try? String(contentsOfFile: configPath, encoding: .utf8) else { throw CommandFailure("cannot read \(configPath)") }
+            let run = ExploreRun(version: ShieldBus.version, configPath: configPath, configText: configText, product: product, profiles: options.profiles,
+                                 firstSeed: seed, days: days, shrinkRuns: shrinkRuns, failuresDirectory: failuresDir)
+            let report = ExploreReport(run: run, shard: shard, json: json)
             let started = Date()
-            if !json { print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", ")) from seed \(seed), \(jobs) at a time") }
+            printError("explore: \(jobs) day(s) at a time")
             explorer.explore(played: report.record, shrinking: report.shrinking, shrunk: report.record)
             report.finish(wallSeconds: Date().timeIntervalSince(started))
-            if report.failures > 0 { throw ExitCode(3) }
+            if let results {
+                do {
+                    try report.results.write(to: results)
+                } catch {
+                    printError("error: cannot write the results to \(results): \(error)")
+                    throw ExitCode(1)
+                }
+            }
+            if report.results.days.contains(where: \.failed) { throw ExitCode(3) }
         }
     }
 }
 
-/// What explore prints: on standard output only what the seed decides (so two runs compare byte for byte);
-/// progress and wall times on standard error — a bar on a terminal, else a line per finished day — with the time
-/// spent and an estimate of the time left, and the shrinking of a failure as it goes.
-private extension Array where Element == String {
-    /// The first two elements (the second empty if there is none).
-    var pair: (String, String) { (first ?? "", count > 1 ? self[1] : "") }
-}
-
+/// What explore prints: on standard output only what the seeds decide, written by `ExploreReportWriter` (so that a
+/// merge of shards prints the same bytes); progress and wall times on standard error — a bar on a terminal, else a
+/// line per finished day — with the time spent and an estimate of the time left, and the shrinking of a failure as it
+/// goes. It keeps the days as a results file has them.
 final class ExploreReport {
-    let json: Bool
-    let configPath: String
-    let total: Int
-    private(set) var played = 0
-    private(set) var events = 0
-    private(set) var failures = 0
-    /// Each coverage counter: the days that reached it, and its total over them.
-    private(set) var coverage: [String: (days: Int, total: Int)] = [:]
+    private var writer: ExploreReportWriter
+    private(set) var results: ExploreResults
+    private let total: Int
     private let showsProgress = isatty(STDERR_FILENO) == 1
     private let started = Date()
 
-    init(json: Bool, configPath: String, total: Int) {
-        self.json = json
-        self.configPath = configPath
-        self.total = total
+    init(run: ExploreRun, shard: ExploreShard, json: Bool) {
+        writer = ExploreReportWriter(run: run, json: json)
+        results = ExploreResults(run: run, shard: shard, days: [])
+        total = results.plannedDays.count
+        emit(writer.header(shard: shard, seeds: shard.seeds(firstSeed: run.firstSeed, days: run.days).count))
     }
+
+    private var played: Int { writer.totals.days }
 
     /// "1m02s, about 8m40s left": the time spent, and the time the days not yet played take at the rate so far.
     private var timing: String {
@@ -153,85 +195,44 @@ final class ExploreReport {
     }
 
     func record(_ outcome: DayOutcome) {
-        played += 1
-        events += outcome.events
-        if outcome.failed { failures += 1 }
-        for (name, count) in outcome.coverage { coverage[name] = ((coverage[name]?.days ?? 0) + 1, (coverage[name]?.total ?? 0) + count) }
-        if json {
-            var line: [String: JSONValue] = [
-                "seed": .int(Int64(bitPattern: outcome.day.seed)), "profile": .string(outcome.day.profile), "timeZone": .string(outcome.day.timeZone),
-                "start": .string(outcome.day.start), "steps": .int(Int64(outcome.day.steps.count)), "events": .int(Int64(outcome.events)),
-                "verdict": .string(outcome.failed ? "broken" : "held"),
-                "violations": .array(outcome.violations.map { .string($0.description) }),
-                "coverage": .object(outcome.coverage.mapValues { .int(Int64($0)) }),
-            ]
-            if let problem = outcome.runProblem { line["runProblem"] = .string(problem) }
-            print(JSONValue.object(line).jsonText)
-        } else if outcome.failed {
-            clearProgress()
-            print("FAILED seed \(outcome.day.seed) (\(outcome.day.profile), \(outcome.day.timeZone), from \(outcome.day.start), \(outcome.day.steps.count) steps):")
-            for line in Explorer.account(of: outcome).split(separator: "\n") { print("  \(line)") }
-        }
-        fflush(stdout)
-        drawProgress()
+        let day = ExploredDay(outcome)
+        results.days.append(day)
+        emit(writer.lines(for: day))
     }
 
     func record(_ failure: ShrunkFailure) {
-        let replay = "shieldbus run --config \(configPath) --scenario \(failure.path)"
-        if json {
-            print(JSONValue.object([
-                "failure": .object([
-                    "seed": .int(Int64(bitPattern: failure.original.day.seed)), "profile": .string(failure.original.day.profile),
-                    "file": .string(failure.path), "replay": .string(replay), "steps": .int(Int64(failure.shrunk.day.steps.count)),
-                    "originalSteps": .int(Int64(failure.original.day.steps.count)), "shrinkRuns": .int(Int64(failure.shrunk.runs)),
-                    "account": .array(Explorer.account(of: failure.shrunk.outcome).split(separator: "\n").map { .string(String($0)) }),
-                ]),
-            ]).jsonText)
-        } else {
-            clearProgress()
-            print("  shrunk from \(failure.original.day.steps.count) to \(failure.shrunk.day.steps.count) step(s) in \(failure.shrunk.runs) runs: \(failure.path)")
-            print("  replay: \(replay)")
-            for line in Explorer.account(of: failure.shrunk.outcome).split(separator: "\n") { print("    \(line)") }
-        }
-        fflush(stdout)
-        drawProgress()
+        // The failure is the last day's: explore hands it on before the next day.
+        guard let last = results.days.indices.last else { return }
+        results.days[last].failure = ExploredFailure(failure)
+        emit(writer.failureLines(for: results.days[last]))
     }
 
     func finish(wallSeconds: Double) {
         clearProgress()
-        if json {
-            let counters = coverage.mapValues { JSONValue.object(["days": .int(Int64($0.days)), "total": .int(Int64($0.total))]) }
-            print(JSONValue.object(["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
-                                    "coverage": .object(counters)]).jsonText)
-        } else {
-            print("explored \(played) day(s), \(events) events: \(failures == 0 ? "no failures" : "\(failures) failure(s)")")
-            print(coverageText)
-        }
+        for line in writer.totalsLines() { print(line) }
+        fflush(stdout)
         let rate = wallSeconds > 0 ? Double(played) / wallSeconds : 0
-        printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate, wallSeconds > 0 ? Double(events) / wallSeconds : 0))
+        printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate,
+                          wallSeconds > 0 ? Double(writer.totals.events) / wallSeconds : 0))
     }
 
-    /// "coverage (days that reached it, and how often):" then a line per product and one for the device; a counter no
-    /// day reached is absent, so a promise edge missing from the line was never tested.
-    var coverageText: String {
-        var groups: [String: [String]] = [:]
-        for name in coverage.keys.sorted() {
-            let (group, counter) = name.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }.pair
-            groups[group, default: []].append("\(counter) \(coverage[name]!.days) (×\(coverage[name]!.total))")
-        }
-        guard !groups.isEmpty else { return "coverage: nothing reached (no window, pass, unlock, threshold or device event in any day)" }
-        let order = groups.keys.sorted { ($0 == "device" ? 1 : 0, $0) < ($1 == "device" ? 1 : 0, $1) }
-        return (["coverage (days that reached it, and how many times):"] + order.map { "  \($0): \(groups[$0]!.joined(separator: ", "))" }).joined(separator: "\n")
+    private func emit(_ lines: [String]) {
+        if !lines.isEmpty { clearProgress() }
+        for line in lines { print(line) }
+        fflush(stdout)
+        drawProgress()
     }
 
     private func drawProgress() {
+        guard played > 0 else { return }
+        let failures = writer.totals.failures
         guard showsProgress else {
             // Not on a terminal (a log, CI): a line per finished day.
             return FileHandle.standardError.write(Data("explore: \(played)/\(total) days · \(failures) failure(s) · \(timing)\n".utf8))
         }
         let width = 30, done = total == 0 ? width : min(width, played * width / total)
         let bar = String(repeating: "#", count: done) + String(repeating: "-", count: width - done)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(played)/\(total) days · \(events) events · \(failures) failure(s) · \(timing)".utf8))
+        FileHandle.standardError.write(Data("\r[\(bar)] \(played)/\(total) days · \(writer.totals.events) events · \(failures) failure(s) · \(timing)".utf8))
     }
 
     private func clearProgress() {

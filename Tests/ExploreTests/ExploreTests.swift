@@ -188,18 +188,20 @@ final class ExploreTests: XCTestCase {
         return path
     }
 
-    func explore(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, output: String) {
-        try startExplore(arguments, in: directory)()
+    func explore(_ arguments: [String], in directory: TemporaryDirectory, environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        try startExplore(arguments, in: directory, environment: environment)()
     }
 
     /// Starts `shieldbus explore`; what it returns waits for the end and gives the exit status and the output.
     /// Standard error of the last explore started (progress and wall times).
     var lastErrorsFile = ""
 
-    func startExplore(_ arguments: [String], in directory: TemporaryDirectory) throws -> () throws -> (status: Int32, output: String) {
+    func startExplore(_ arguments: [String], in directory: TemporaryDirectory,
+                      environment: [String: String] = [:]) throws -> () throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
         process.arguments = ["explore"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
         let name = "explore-\(UUID().uuidString.prefix(6))"
         let output = directory.file(name + ".out")
@@ -238,6 +240,41 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(lines.last?["days"]?.intValue, 2, first.output)
         XCTAssertTrue(lines.dropLast().allSatisfy { ($0["events"]?.intValue ?? 0) > 100 }, "each day was played: \(first.output)")
         XCTAssertTrue(lines.allSatisfy { $0["runProblem"] == nil }, "every run was healthy: \(first.output)")
+    }
+
+    /// Across machines: two shards — one from `--shard`, one from `SHIELDBUS_SHARD` as a CI matrix sets it — each
+    /// writing its results, joined by `explore merge`, print what one machine prints for the same seeds, in text and
+    /// in `--json`, byte for byte; the merge writes the failure's scenario again. The naive habit lock's seeds 16–18:
+    /// seed 17 fails (kept whole: `--shrink-runs 0`), in shard 2/2.
+    func testTwoShardsMergedAreTheOneMachineReportByteForByte() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let arguments = ["--config", Self.root + "/Config/naive-habit-lock.yml", "--days", "3", "--seed", "16", "--profile", "faithful",
+                         "--shrink-runs", "0", "--jobs", "2"]
+        let single = try explore(arguments, in: directory), singleJSON = try explore(arguments + ["--json"], in: directory)
+        XCTAssertEqual(single.status, 3, single.output)
+        XCTAssertTrue(single.output.contains("explored 3 day(s), "), single.output)
+        XCTAssertTrue(single.output.contains("FAILED seed 17 (faithful, "), single.output)
+        let first = try explore(arguments + ["--shard", "1/2", "--results", "first.json"], in: directory)
+        let second = try explore(arguments + ["--results", "second.json"], in: directory, environment: ["SHIELDBUS_SHARD": "2/2"])
+        XCTAssertEqual(first.status, 0, first.output)
+        XCTAssertEqual(second.status, 3, second.output)
+        XCTAssertTrue(first.output.contains("shard 1/2 (from --shard): 2 of the 3 seed(s)"), first.output)
+        XCTAssertTrue(second.output.contains("shard 2/2 (from SHIELDBUS_SHARD=2/2): 1 of the 3 seed(s)"), second.output)
+        let failure = directory.file("explore-failures/habit-lock-seed17.yml")
+        let scenario = try String(contentsOfFile: failure, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: failure)
+        let merged = try explore(["merge", "second.json", "first.json"], in: directory)
+        XCTAssertEqual(merged.status, 3, merged.output)
+        XCTAssertEqual(merged.output, single.output)
+        XCTAssertEqual(try String(contentsOfFile: failure, encoding: .utf8), scenario, "the merge writes the failure where the replay line says")
+        let mergedJSON = try explore(["merge", "first.json", "second.json", "--json"], in: directory)
+        XCTAssertEqual(mergedJSON.output, singleJSON.output)
+        // A shard missing is refused, saying which.
+        let refused = try explore(["merge", "first.json"], in: directory)
+        XCTAssertEqual(refused.status, 2, refused.output)
+        XCTAssertEqual(refused.output, "")
+        let said = try String(contentsOfFile: lastErrorsFile, encoding: .utf8)
+        XCTAssertTrue(said.contains("error: shard(s) 2/2 missing: have 1/2"), said)
     }
 
     /// The CI slice: a few seeded days of each shipped product under both profiles, through real brokers and

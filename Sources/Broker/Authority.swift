@@ -17,12 +17,14 @@ struct Authority {
     }
 
     /// Why `session` may not publish `publish`, if it may not: taps only read; events only the system produces,
-    /// the person's input (tools only), unknown namespaces, other plugins' namespaces, and replies from anyone
+    /// the person's input and the clock's controls (tools only), unknown namespaces, other plugins' namespaces, and replies from anyone
     /// but the request's addressee are refused.
     func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
         let topic = publish.topic
         if session.role == .tap { return .readOnly(topic: topic) }
-        if Topic.isSystemOnly(topic) || (session.role != .tool && topic.hasPrefix(Topic.inputNamespace + ".")) {
+        if Topic.isToolsOnly(topic) {
+            if session.role != .tool { return .reservedTopic(topic) }
+        } else if Topic.isSystemOnly(topic) {
             return .reservedTopic(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }

@@ -97,37 +97,55 @@ public struct StudioServer: Sendable {
                   let data = FileManager.default.contents(atPath: file.path) else { throw HTTPError(.notFound) }
             return Self.response(.ok, type: name.hasSuffix(".svg") ? "image/svg+xml" : "image/png", data)
         }
-        router.post("/api/input") { request, context in
-            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]), request.headers[.contentType]?.hasPrefix("application/json") == true else {
-                return Self.failure(.forbidden, "only the Studio's own page may act as the person (JSON from a loopback origin)")
+        router.post("/api/input") { request, _ in
+            await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
+                let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
+                                            tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
+                let (verb, inputBody) = (input.verb, input.body)
+                return { try BusTool.input(runtimeDir: runtimeDirectory, verb, inputBody) }
             }
-            guard case .live(let runtimeDirectory) = source else {
-                return Self.failure(.conflict, "a recorded journal is replayed, not acted on")
+        }
+        router.post("/api/clock") { request, _ in
+            // The same request as `shieldbus clock`: {action, speed?, to?}.
+            await Self.liveAction(request, source: source, doing: "steer the bus clock") { runtimeDirectory, body in
+                { try BusTool.controlClock(runtimeDir: runtimeDirectory, action: body["action"]?.stringValue ?? "", speed: body["speed"]?.doubleValue,
+                                           to: body["to"]?.stringValue).clock }
             }
-            let bytes = try await request.body.collect(upTo: 64 * 1024)
-            let input: PersonInput
-            do {
-                let body = try JSONValue(parsing: Array(buffer: bytes))
-                input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
-                                        tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
-            } catch {
-                return Self.failure(.badRequest, "\(error)")
-            }
-            return await Self.send(input, runtimeDirectory: runtimeDirectory)
         }
         return router
     }
 
-    /// Sends the person's input through the same request as `shieldbus do`, off the server's threads (it waits
-    /// for the device's answer).
-    private static func send(_ input: PersonInput, runtimeDirectory: String?) async -> Response {
+    /// A page's request to act on the live broker: only from the Studio's own page (JSON from a loopback origin), only
+    /// live; `request` makes, from the JSON body, the bus request to send (or throws what is wrong with the body).
+    private static func liveAction(_ request: Request, source: Source, doing what: String,
+                                   _ makeRequest: (String?, JSONValue) throws -> @Sendable () throws -> JSONValue) async -> Response {
+        guard isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]), request.headers[.contentType]?.hasPrefix("application/json") == true else {
+            return failure(.forbidden, "only the Studio's own page may \(what) (JSON from a loopback origin)")
+        }
+        guard case .live(let runtimeDirectory) = source else {
+            return failure(.conflict, "a recorded journal is replayed, not acted on (its time moves with the timeline)")
+        }
+        let send: @Sendable () throws -> JSONValue
+        do {
+            let bytes = try await request.body.collect(upTo: 64 * 1024)
+            send = try makeRequest(runtimeDirectory, try JSONValue(parsing: Array(buffer: bytes)))
+        } catch {
+            return failure(.badRequest, "\(error)")
+        }
+        return await Self.send(send)
+    }
+
+    /// Sends a request as `shieldbus do` or `shieldbus clock` does, off the server's threads (it waits for the answer).
+    private static func send(_ request: @escaping @Sendable () throws -> JSONValue) async -> Response {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 do {
-                    let value = try BusTool.input(runtimeDir: runtimeDirectory, input.verb, input.body)
+                    let value = try request()
                     continuation.resume(returning: response(.ok, type: "application/json", Data(JSONValue.object(["ok": true, "value": value]).jsonText.utf8)))
                 } catch let refusal as DeviceRefusal {
                     continuation.resume(returning: failure(.conflict, refusal.message, code: refusal.code))
+                } catch let invalid as BusTool.Invalid {
+                    continuation.resume(returning: failure(.badRequest, invalid.description))
                 } catch {
                     continuation.resume(returning: failure(.serviceUnavailable, "\(error)"))
                 }

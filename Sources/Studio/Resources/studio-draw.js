@@ -112,13 +112,47 @@ function drawShield(shown) {
     el("div", { class: "buttons" }, buttons));
 }
 
-/// The device's time now: the latest event's, or the broker's clock in its status report (moved on by the page's
-/// clock since the report when the broker's clock is real); a journal's instant when replaying.
+/// The device's time now: the latest event's, or the bus clock as last told (moved on at its speed since); a journal's
+/// instant when replaying.
 function deviceNow(model) {
-  const broker = studio.index === null ? studio.status?.broker : null;
-  if (!broker?.time) return model.time ?? 0;
-  const since = broker.clock === "real" ? performance.now() - studio.statusAt : 0;
-  return Math.max(model.time ?? 0, broker.time + since);
+  const bus = studio.index === null ? busClockNow() : null;
+  return bus === null ? model.time ?? 0 : Math.max(model.time ?? 0, bus);
+}
+
+// MARK: The bus clock (live): its time, mode and speed, and the controls that steer it.
+
+/// Bus time now: the broker's clock as last told (a status report or `clock.changed`), run on by the page's own clock
+/// at the bus clock's speed (real: 1; paused or virtual: standing still).
+function busClockNow() {
+  const c = studio.busClock;
+  if (!c) return null;
+  const rate = c.paused || c.clock === "virtual" ? 0 : c.clock === "real" ? 1 : (c.speed ?? 1);
+  return c.time + (performance.now() - c.at) * rate;
+}
+
+function speedText(speed) {
+  return `×${Number.isInteger(speed) ? speed : Number(speed).toFixed(2)}`;
+}
+
+function drawClock() {
+  const c = studio.busClock;
+  if (studio.mode !== "live" || !c) return;
+  const zone = studio.connection?.timeZone || "UTC";
+  const at = new Intl.DateTimeFormat("en-GB", { timeZone: zone, weekday: "short", day: "2-digit", month: "short", hour: "2-digit",
+    minute: "2-digit", second: "2-digit" }).format(new Date(busClockNow()));
+  const node = $("bus-clock");
+  setText(node, `${at}  ${c.clock}${c.clock === "scaled" ? " " + speedText(c.speed) : ""} · ${c.paused ? "paused" : "running"}`);
+  node.classList.toggle("paused", !!c.paused);
+  Object.assign(node.dataset, { mode: c.clock, paused: String(!!c.paused), rate: String(c.clock === "real" ? 1 : c.speed ?? "") });
+  const speed = c.clock === "real" ? 1 : c.speed;
+  for (const button of document.querySelectorAll("#clockbar [data-clock]")) {
+    const action = button.dataset.clock;
+    if (action === "speed") {
+      button.classList.toggle("on", Number(button.dataset.speed) === speed);
+      button.disabled = c.clock === "virtual";
+    } else if (action === "pause") button.disabled = !!c.paused;
+    else if (action === "resume") button.disabled = !c.paused;
+  }
 }
 
 let bannerTimer = null;

@@ -120,7 +120,7 @@ let package = Package(
 
         // ShieldBus Studio: the simulated phone and its bus in a browser, a bus client like `tap` (never the broker).
         .target(name: "Studio", dependencies: [
-            "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
+            "AppGroupStore", "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
             // swift-configuration (a dependency of theirs) names a module `Configuration`, as ours is named.
             .product(name: "Hummingbird", package: "hummingbird", moduleAliases: ["Configuration": "SwiftConfiguration"]),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", moduleAliases: ["Configuration": "SwiftConfiguration"]),

@@ -50,11 +50,12 @@ function syncChildren(parent, items, make) {
   for (const node of existing.values()) node.remove();
 }
 
-/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?}.
+/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?, note?} (a note: a second, smaller line).
 function drawTable(table, header, rows) {
   if (!table.tBodies.length) table.append(el("thead", {}, el("tr", {}, header.map((h) => el("th", {}, h)))), el("tbody"));
   syncChildren(table.tBodies[0], rows, (row) => el("tr", {}, row.cells.map((c) => c === null || typeof c !== "object" ? el("td", {}, String(c ?? ""))
-    : el("td", { class: c.class, title: c.title }, c.pill ? el("span", { class: "pill " + c.pill }, c.text) : c.text))));
+    : el("td", { class: c.class, title: c.title, "data-testid": c.testid }, c.pill ? el("span", { class: "pill " + c.pill }, c.text) : c.text,
+      c.note ? el("small", { class: "note" }, c.note) : null))));
 }
 
 // MARK: The phone
@@ -286,10 +287,10 @@ function drawState(model) {
       const entry = model.groups[group][key];
       const writers = (entry.writers ?? [entry.writer]).filter((w) => w !== "shieldbus");
       const writer = writers.length > 1 ? { text: `${entry.writer} (also ${writers.filter((w) => w !== entry.writer).join(", ")})`, class: "warn" } : entry.writer;
-      groupRows.push({ key: `${group}/${key}`, cells: [{ text: key, class: "mono" }, writer, `v${entry.version}`, (entry.clock ?? "").slice(0, 8)] });
+      groupRows.push({ key: `${group}/${key}`, cells: [{ text: key, class: "mono" }, storedValue(entry), writer, `v${entry.version}`, (entry.clock ?? "").slice(0, 8)] });
     }
   }
-  drawTable($("groups"), ["key", "writer", "version", "written"], groupRows);
+  drawTable($("groups"), ["key", "value", "writer", "version", "written"], groupRows);
   drawTable($("stores"), ["store", "shields", "writer", "changed"], Object.keys(model.stores).sort().map((name) => {
     const store = model.stores[name];
     const shield = store.shield;
@@ -304,6 +305,17 @@ function drawState(model) {
     return { key: s.activity, cells: [{ text: s.activity, class: "mono" }, `${s.start}–${s.end}${s.repeats ? " daily" : " once"}`,
       nextStart ? zoned(nextStart) : "—", current ? zoned(current.end) : "—"] };
   }));
+}
+
+/// A key's value cell: the value (read from the store while its version was current) and what changed since the last
+/// version whose value was read.
+function storedValue(entry) {
+  if (!entry.known) {
+    return { text: "—", class: "muted", title: "Not read: the Studio reads a value from the store while its version is current (live only)" };
+  }
+  const text = JSON.stringify(entry.value);
+  const since = entry.previous ? `since v${entry.previous.version}: ${describeChange(entry.previous.value, entry.value)}` : null;
+  return { text: shortText(text, 60), class: "mono value", title: text, note: since, testid: "stored-value" };
 }
 
 function zoned(time) {

@@ -97,6 +97,26 @@ public struct StudioServer: Sendable {
                   let data = FileManager.default.contents(atPath: file.path) else { throw HTTPError(.notFound) }
             return Self.response(.ok, type: name.hasSuffix(".svg") ? "image/svg+xml" : "image/png", data)
         }
+        router.get("/api/journal") { request, context in
+            // This session's journal as a download: the live broker's journal as written so far, or the one replayed.
+            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]) else {
+                return Self.failure(.forbidden, "only the Studio's own page may export the journal")
+            }
+            let path: String
+            switch source {
+            case .live(let runtimeDirectory):
+                guard let written = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
+                    return Self.failure(.notFound, "the broker writes no journal: start it with `shieldbus run --journal FILE`")
+                }
+                path = written
+            case .journal(let replayed, _):
+                path = replayed
+            }
+            let name = "shieldbus-journal-\(Int(Date().timeIntervalSince1970)).jsonl"
+            return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .contentDisposition: "attachment; filename=\"\(name)\"",
+                                                   .cacheControl: "no-store"],
+                            body: try await FileIO().loadFile(path: path, context: context))
+        }
         router.post("/api/input") { request, _ in
             await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
                 let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,

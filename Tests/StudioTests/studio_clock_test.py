@@ -1,6 +1,6 @@
 """The Studio's clock bar on the live broker the browser tests share, at a phone's width and a laptop's: pause, a
 speed, a jump, a step and resume, each through the real broker (journaled as `clock.changed`, shown at once), and a
-jump back refused in words. Run last: it leaves the shared broker's clock moved on (scaled, running).
+jump back refused in words. Run after the page's tests: it leaves the shared broker's clock moved on (scaled, running).
 """
 import re
 

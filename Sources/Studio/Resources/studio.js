@@ -125,11 +125,15 @@ $("jump-to").addEventListener("keydown", (event) => { if (event.key === "Enter")
 setInterval(() => { if (studio.busClock && !studio.busClock.paused) drawClock(); }, 250);
 
 $("person").addEventListener("click", (event) => {
-  const action = event.target.dataset?.action;
+  const button = event.target.closest("[data-action]");
+  const action = button?.dataset.action;
   if (!action) return;
+  const tab = Number($("tab").value) || 1;
   if (action === "habit") act("habit", $("habit").value);
-  else if (action === "visit") act("visit", $("url").value, { private: $("private").checked });
-  else act(action);
+  else if (action === "visit") act("visit", $("url").value, { private: $("private").checked, tab });
+  else if (action === "switch-tab" || action === "close-tab") act(action, undefined, { tab });
+  else if (button.dataset.with) act(action, $(button.dataset.with).value);
+  else act(action, button.dataset.value);
 });
 $("home-indicator").addEventListener("click", () => act("home"));
 $("prefix").addEventListener("input", redrawAll);
@@ -185,10 +189,12 @@ function receive(message) {
     case "hello":
       studio.mode = message.mode;
       studio.apps = message.apps;
+      $("app").replaceChildren(...message.apps.map((app) => el("option", { value: app.name }, app.name)));
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
         $("scrubber").hidden = false;
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
+        $("export").title = "The journal replayed";
       }
       break;
     case "backlog":

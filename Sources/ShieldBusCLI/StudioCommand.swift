@@ -51,7 +51,9 @@ extension ShieldBus {
                 .journal(path: $0, timeZone: TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!)
             } ?? .live(runtimeDirectory: bus.runtimeDir)
             let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps, iconDirectories: Self.pluginResourceFolders(),
-                                          keptEvents: keepEvents)
+                                          keptEvents: keepEvents) { read, size in
+                printError("reading \(journal ?? "the journal"): \(size > 0 ? read * 100 / size : 0) % (\(read >> 20) of \(size >> 20) MB)")
+            }
             let finished = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var failure: Error?
             Task {

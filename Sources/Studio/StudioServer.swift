@@ -31,7 +31,8 @@ public struct StudioServer: Sendable {
 
     /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from
     /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
-    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents) throws {
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
+                progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
@@ -40,7 +41,7 @@ public struct StudioServer: Sendable {
         case .live:
             feed = EventFeed(capacity: keptEvents)
         case .journal(let path, let timeZone):
-            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone))
+            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone, progress: progress))
             feed.update(kind: "connection", json: JSONValue.object([
                 "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
             ]).jsonText)
@@ -87,7 +88,7 @@ public struct StudioServer: Sendable {
         let source = self.source
         router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8") }
         router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8") }
-        for script in ["studio.js", "studio-model.js", "studio-draw.js"] {
+        for script in ["studio.js", "studio-model.js", "studio-draw.js", "studio-journal.js"] {
             router.get(RouterPath("/" + script)) { _, _ in try Self.resource(script, type: "text/javascript; charset=utf-8") }
         }
         router.get("/icon/{name}") { _, context in
@@ -183,7 +184,9 @@ public struct StudioServer: Sendable {
         let apps = homeScreen.map { app -> JSONValue in
             ["name": .string(app.name), "bundle": .string(app.bundleIdentifier), "category": .string(app.categoryID)]
         }
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps)]).jsonText
+        // A journal's page is told how many events are coming, to show its progress while they load.
+        let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total]).jsonText
     }
 
     /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,

@@ -1,6 +1,6 @@
 """Every action explore uses, from the Studio's person panel, each through the real broker (journaled as the person's
-step, or refused in words when it changed nothing), and the session's journal exported. Run last: it changes the
-shared broker's time zone and device clock, revokes and approves its authorization, and crashes it.
+step, or refused in words when it changed nothing), and the session's journal exported. Run after the live tests: it
+changes the shared broker's time zone and device clock, revokes and approves its authorization, and crashes it.
 """
 import re
 

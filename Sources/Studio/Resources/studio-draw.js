@@ -244,8 +244,10 @@ function eventJSON(e) {
 /// A bus line: `index` is the event's place in the page's list (a restarted broker may number afresh, so seqs repeat).
 function busLine(e, index) {
   const open = studio.open.has(index);
-  return el("li", { class: open ? "open" : "", "data-topic": e.topic, "data-source": e.source, "data-seq": e.seq, "data-index": index,
-    title: "Click for the JSON" }, e.tap, open ? eventJSON(e) : null);
+  const linked = e.corr !== undefined && e.corr === studio.linkedCorr;
+  return el("li", { class: [open ? "open" : "", linked ? "linked" : ""].join(" ").trim(), "data-topic": e.topic, "data-source": e.source,
+    "data-seq": e.seq, "data-index": index, "data-corr": e.corr, title: e.corr ? "Click for the JSON and its request or reply" : "Click for the JSON" },
+    e.tap, open ? eventJSON(e) : null);
 }
 
 function rebuildBus(events) {

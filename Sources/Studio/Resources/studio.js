@@ -4,7 +4,7 @@
 
 const $ = (id) => document.getElementById(id);
 const studio = { mode: "live", apps: [], events: [], dropped: 0, status: null, connection: null, index: null,
-  open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null };
+  open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null, linkedCorr: null };
 
 let liveModel = emptyModel();
 
@@ -50,6 +50,7 @@ function draw() {
   drawState(model);
   drawPlugins(model);
   drawClock();
+  drawJournal();
   if (studio.index !== null) {
     const last = events[events.length - 1];
     setText($("instant"), last ? `${last.day} ${last.clock}  #${last.seq}  (${studio.index}/${studio.events.length})` : "before the first event");
@@ -147,7 +148,14 @@ $("bus").addEventListener("click", (event) => {
   if (studio.open.delete(index)) row.querySelector("pre")?.remove();
   else { studio.open.add(index); row.append(eventJSON(studio.events[index])); }
   row.classList.toggle("open", studio.open.has(index));
+  // A request and its reply share a `corr`: opening one marks the other (closing it, the mark goes).
+  if (row.dataset.corr) linkCorr(studio.open.has(index) ? row.dataset.corr : null);
 });
+
+function linkCorr(corr) {
+  studio.linkedCorr = corr;
+  for (const line of $("bus").children) line.classList.toggle("linked", !!corr && line.dataset.corr === corr);
+}
 
 // The banner: a tap taps the notification on the device; a swipe up or × only puts it away (it stays in the list).
 let swipe = null;
@@ -192,6 +200,7 @@ function receive(message) {
       $("app").replaceChildren(...message.apps.map((app) => el("option", { value: app.name }, app.name)));
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
+        journalMarks.total = message.total ?? null;
         $("scrubber").hidden = false;
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
         $("export").title = "The journal replayed";
@@ -226,6 +235,7 @@ function addEvent(event) {
   addSender(event.source);
   if (event.topic === "clock.changed" && studio.mode === "live") noteBusClock(event.body, event.seq);
   if (studio.mode === "journal") {
+    noteJournalEvent(event, studio.events.length - 1);
     const atEnd = studio.index === null || studio.index === studio.events.length - 1;
     $("slider").max = studio.events.length;
     if (atEnd) { studio.index = studio.events.length; $("slider").value = studio.index; }

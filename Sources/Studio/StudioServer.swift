@@ -31,8 +31,12 @@ public struct StudioServer: Sendable {
 
     /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from
     /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
+    /// A journal's page opens just after the event with this seq (nil: at its end).
+    private let openAt: UInt64?
+
     public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
-                progress: (Int, Int) -> Void = { _, _ in }) throws {
+                openAt: UInt64? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        self.openAt = openAt
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
@@ -186,7 +190,8 @@ public struct StudioServer: Sendable {
         }
         // A journal's page is told how many events are coming, to show its progress while they load.
         let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total]).jsonText
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total,
+                                 "at": openAt.map { .int(Int64($0)) } ?? .null]).jsonText
     }
 
     /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,

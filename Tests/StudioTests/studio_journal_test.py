@@ -83,3 +83,19 @@ def test_the_journals_timeline(browser, replay, width, height):
     expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
     expect(page.locator("#bus li.linked")).to_have_count(2)
     page.close()
+
+
+def test_a_journal_opened_at_an_event(browser, live):
+    """`shieldbus studio --journal FILE --at SEQ` (what `shieldbus check` prints for a violation) opens just after it."""
+    events = read_journal(live["journal"])
+    seq = next(e for e in events if e["topic"] == "shield.shown")["seq"]
+    studio, address = start_studio(["--journal", live["journal"], "--at", str(seq)])
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+        page.goto(address)
+        expect(page.get_by_test_id("seek-note")).to_have_text(f"opened at #{seq}")
+        expect(page.get_by_test_id("instant")).to_contain_text(f"#{seq} ")
+        expect(page.get_by_test_id("shield")).to_be_visible()
+        page.close()
+    finally:
+        stop(studio)

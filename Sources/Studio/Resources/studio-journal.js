@@ -7,7 +7,7 @@ const MARKER_NAMES = { SHIELD: "shield", BLOCK: "block", UNBLOCK: "unlock", ERRO
 
 /// Where the events of each marked kind are (indices into studio.events, ascending), and how many events the journal
 /// holds (from the server's hello).
-const journalMarks = { byKind: Object.fromEntries(Object.keys(MARKER_COLORS).map((kind) => [kind, []])), total: null };
+const journalMarks = { byKind: Object.fromEntries(Object.keys(MARKER_COLORS).map((kind) => [kind, []])), total: null, openAt: null };
 
 function noteJournalEvent(event, index) {
   const kind = event.story?.kind;
@@ -22,7 +22,18 @@ function drawJournal() {
   setText(loading, total !== null && loaded < total ? `loading ${loaded.toLocaleString("en")} of ${total.toLocaleString("en")} events…`
     : `${loaded.toLocaleString("en")} events`);
   loading.dataset.loaded = String(total !== null && loaded >= total);
+  if (journalMarks.openAt !== null && total !== null && loaded >= total) openAtSeq();
   drawMarkers();
+}
+
+/// Once loaded, the page goes to the event `--at` named (a violation `shieldbus check` pointed to), once.
+function openAtSeq() {
+  const seq = journalMarks.openAt;
+  journalMarks.openAt = null;
+  const index = studio.events.findIndex((e) => e.seq === seq);
+  if (index < 0) return note(`the journal has no event #${seq}`);
+  showJournalUpTo(index + 1);
+  setText($("seek-note"), `opened at #${seq}`);
 }
 
 let markersDrawn = null;

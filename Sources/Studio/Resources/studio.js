@@ -201,6 +201,7 @@ function receive(message) {
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
         journalMarks.total = message.total ?? null;
+        journalMarks.openAt = message.at ?? null;
         $("scrubber").hidden = false;
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
         $("export").title = "The journal replayed";

@@ -21,7 +21,7 @@ extension ShieldBus {
               shieldbus do force-quit "Habit Lock"
               shieldbus do switch-tab --tab 2 | close-tab --tab 2
               shieldbus do authorize approve | deny | revoke
-              shieldbus do set-clock +2h       (the device's own clock: +2h, -30m or 2026-11-24T09:00; bus time is `shieldbus clock`'s)
+              shieldbus do set-clock +2h       (the device's own clock: +2h, -- -30m or 2026-11-24T09:00; bus time is `shieldbus clock`'s)
               shieldbus do time-zone America/New_York
               shieldbus do crash-broker        (killed and started again on the same state, as a scenario's crashBroker)
 

@@ -11,13 +11,13 @@ extension ShieldBus {
             abstract: "Show or steer the running broker's bus clock: pause, resume, speed, step, jump.",
             discussion: """
             Examples:
-              shieldbus clock                  the clock: time, mode, speed, running or paused, the next timer
-              shieldbus clock pause            bus time stands still (timers wait; events still flow)
+              shieldbus clock                  time, mode, speed, paused?, next timer
+              shieldbus clock pause            bus time stands still; timers wait
               shieldbus clock resume
-              shieldbus clock speed 600        10 minutes of bus time per second (real or scaled clock)
-              shieldbus clock step             to the next timer, which fires; then paused
-              shieldbus clock jump +30m        forward, every timer on the way firing at its own time
-              shieldbus clock jump 07:00       to the next 07:00 on the device (its time zone)
+              shieldbus clock speed 600        ten bus minutes a second (not virtual)
+              shieldbus clock step             to the next timer, which fires; paused
+              shieldbus clock jump +30m        forward; timers on the way fire in turn
+              shieldbus clock jump 07:00       the next 07:00 on the device
               shieldbus clock jump 2026-11-24T07:00
 
             Bus time never runs backwards: a jump to an earlier time is refused (exit status 1), as is a speed for \

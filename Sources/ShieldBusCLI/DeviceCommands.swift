@@ -21,9 +21,9 @@ extension ShieldBus {
               shieldbus do force-quit "Habit Lock"
               shieldbus do switch-tab --tab 2 | close-tab --tab 2
               shieldbus do authorize approve | deny | revoke
-              shieldbus do set-clock +2h       (the device's own clock: +2h, -- -30m or 2026-11-24T09:00; bus time is `shieldbus clock`'s)
+              shieldbus do set-clock +2h       (the phone's own clock; also -- -30m, 2026-11-24T09:00)
               shieldbus do time-zone America/New_York
-              shieldbus do crash-broker        (killed and started again on the same state, as a scenario's crashBroker)
+              shieldbus do crash-broker        (killed, started again on the same state)
 
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
             (the app in front, and the shield over it if one came up), or an error — the command then exits with \

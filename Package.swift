@@ -120,7 +120,7 @@ let package = Package(
 
         // ShieldBus Studio: the simulated phone and its bus in a browser, a bus client like `tap` (never the broker).
         .target(name: "Studio", dependencies: [
-            "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
+            "AppGroupStore", "BusClient", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime",
             // swift-configuration (a dependency of theirs) names a module `Configuration`, as ours is named.
             .product(name: "Hummingbird", package: "hummingbird", moduleAliases: ["Configuration": "SwiftConfiguration"]),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", moduleAliases: ["Configuration": "SwiftConfiguration"]),
@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"],
                     exclude: ["attack_suite.py", "sandbox_probe.py"]),
-        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 

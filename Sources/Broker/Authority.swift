@@ -22,13 +22,16 @@ struct Authority {
     }
 
     /// Why `session` may not publish `publish`, if it may not: taps only read; events only the system produces,
-    /// the person's input (the person's tools and plugins configured for it only), unknown namespaces, other plugins' namespaces, and replies from anyone
+    /// the person's input, the clock's controls and a plugin's restart (the person's tools, and plugins configured
+    /// for the person's input, only), unknown namespaces, other plugins' namespaces, and replies from anyone
     /// but the request's addressee are refused.
     func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
         let topic = publish.topic
         if session.role == .tap { return .readOnly(topic: topic) }
-        if (Topic.isSystemOnly(topic) && !(session.actsForPerson && topic == Topic.pluginRestartRequest))
-            || (!session.actsForPerson && topic.hasPrefix(Topic.inputNamespace + ".")) {
+        if Topic.isToolsOnly(topic) {
+            // The person's tools (the tool credential); the person's input also from a plugin configured for it.
+            if !session.actsForPerson || (session.isSupervised && !topic.hasPrefix(Topic.inputNamespace + ".")) { return .reservedTopic(topic) }
+        } else if Topic.isSystemOnly(topic) {
             return .reservedTopic(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }

@@ -69,7 +69,7 @@ public final class Broker {
         recorder = Recorder(ledger: ledger, outbox: outbox, statistics: statistics, clock: clock, logger: logger)
         outbox.drainer = self
         time.bus = self
-        services.append(PluginAdministration(broker: self))
+        services = [ClockControl(), PluginAdministration(broker: self)]
     }
 
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
@@ -212,9 +212,11 @@ public final class Broker {
         if readiness.isReady {
             if time.hasQuietActions, isQuiet { return 0 }
             if !held.isEmpty, isSettled { return 0 }
-            if let next = time.nextBusTimer() {
+            if time.isMovingOn {
+                if isQuiet { return 0 }
+            } else if let next = time.nextBusTimer() {
                 if clock.isVirtual {
-                    if isQuiet { return 0 }
+                    if isQuiet && !clock.isPaused { return 0 }
                 } else {
                     due = min(due, now + min(clock.wallMilliseconds(until: next), interval))
                 }

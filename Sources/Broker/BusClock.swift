@@ -37,9 +37,14 @@ struct HostClocks {
 }
 
 /// The bus clock — the only source of time plugins ever see — in any of the three modes.
-/// Only the broker advances virtual time.
+/// Only the broker advances virtual time. A tool may pause it, change its speed and move it forward (`ClockControl`):
+/// never back.
 public final class BusClock {
-    public let clockMode: ClockMode
+    /// The mode it runs in: the configured one, until a control changes the speed of a real or scaled clock (it then
+    /// runs scaled) or moves a real clock (bus time is no longer the wall clock's: scaled at ×1).
+    public private(set) var clockMode: ClockMode
+    /// Whether a control paused it: bus time stands still until `play`.
+    public private(set) var isPaused = false
     private let host: HostClocks
     private var virtualNow: BusTime
     private var startBusTime: BusTime
@@ -81,6 +86,7 @@ public final class BusClock {
     /// Bus time now.
     public func now() -> BusTime {
         if let heldAt { return heldAt }
+        if isPaused && !isVirtual { return startBusTime }
         switch clockMode {
         case .real: return startBusTime + (host.elapsed() - startWall)
         case .scaled(let speed): return startBusTime + BusTime(Double(host.elapsed() - startWall) * speed)
@@ -90,6 +96,7 @@ public final class BusClock {
 
     /// Wall milliseconds until bus time reaches `time` (0 when it has; virtual time never reaches it by itself).
     func wallMilliseconds(until time: BusTime) -> Int64 {
+        if isPaused { return time <= now() ? 0 : Int64.max }
         switch clockMode {
         case .real: return max(0, time - now())
         case .scaled(let speed): return max(0, Int64((Double(time - now()) / speed).rounded(.up)))
@@ -102,7 +109,7 @@ public final class BusClock {
     /// How far a scaled clock moves in a second of wall time (nil for the others: real time is the wall clock's,
     /// virtual time moves only when the broker moves it).
     var scaledMillisecondsPerWallSecond: Int64? {
-        if case .scaled(let speed) = clockMode { return Int64((1_000 * speed).rounded(.up)) }
+        if case .scaled(let speed) = clockMode, !isPaused { return Int64((1_000 * speed).rounded(.up)) }
         return nil
     }
 
@@ -136,6 +143,49 @@ public final class BusClock {
     func advance(to time: BusTime) {
         precondition(isVirtual, "only virtual time is advanced by the broker")
         virtualNow = max(virtualNow, time)
+    }
+
+    // MARK: Controls (`ClockControl`)
+
+    /// Bus time stands still (virtual time no longer jumps to the next timer).
+    func pause() {
+        guard !isPaused else { return }
+        if !isVirtual { rebase() }
+        isPaused = true
+    }
+
+    /// Bus time runs again from where it stood.
+    func play() {
+        guard isPaused else { return }
+        isPaused = false
+        if !isVirtual { startWall = host.elapsed() }
+    }
+
+    /// A real or scaled clock runs `speed` times faster than wall time from now on (scaled, whatever it was).
+    func setSpeed(_ speed: Double) {
+        precondition(!isVirtual && speed > 0, "only a real or scaled clock has a speed")
+        rebase()
+        clockMode = .scaled(speed: speed)
+    }
+
+    /// Moves bus time forward to `time` (never back); a real clock runs on from there scaled at ×1.
+    func move(to time: BusTime) {
+        guard time > now() else { return }
+        if isVirtual {
+            virtualNow = time
+            return
+        }
+        if clockMode == .real { clockMode = .scaled(speed: 1) }
+        startBusTime = time
+        startWall = host.elapsed()
+    }
+
+    /// Real and scaled time run on from bus time now (before a change of speed or a pause).
+    private func rebase() {
+        let current = now()
+        if clockMode == .real { clockMode = .scaled(speed: 1) }
+        startBusTime = current
+        startWall = host.elapsed()
     }
 }
 

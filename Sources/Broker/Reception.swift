@@ -106,7 +106,7 @@ final class Reception {
         let isSupervised = supervisor.plugin(named: hello.name) != nil
         welcomeSettings["ready"] = .bool(readiness.isReady && !isSupervised)
         // Plugins run their device clock on between events at this speed (`Date()` inside a plugin).
-        if case .scaled(let speed) = clock.clockMode { welcomeSettings["clockSpeed"] = .double(speed) }
+        if case .scaled(let speed) = clock.clockMode { welcomeSettings["clockSpeed"] = .double(clock.isPaused ? 0 : speed) }
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
                               heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(welcomeSettings))
         dispatcher.send(WireCodec.encode(.welcome(welcome)), to: identity)

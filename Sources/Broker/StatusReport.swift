@@ -66,13 +66,16 @@ struct StatusReport {
         }
         var errors: [String: JSONValue] = [:]
         for (code, count) in statistics.errorsByCode { errors[code] = .int(Int64(count)) }
+        var facts: [String: JSONValue] = [
+            "pid": .int(Int64(getpid())), "runtimeDir": .string(broker.runtimeDirectory),
+            "endpoint": .string(broker.endpoint), "clock": .string(broker.clock.mode), "time": .int(broker.clock.now()),
+            "clockPaused": .bool(broker.clock.isPaused),
+            "uptimeMs": .int(now - broker.startedAt), "seq": .int(Int64(broker.lastSeq)),
+            "lastStorageError": broker.lastStorageError.map(JSONValue.string) ?? .null,
+        ]
+        if case .scaled(let speed) = broker.clock.clockMode { facts["clockSpeed"] = .double(speed) }
         return [
-            "broker": [
-                "pid": .int(Int64(getpid())), "runtimeDir": .string(broker.runtimeDirectory),
-                "endpoint": .string(broker.endpoint), "clock": .string(broker.clock.mode), "time": .int(broker.clock.now()),
-                "uptimeMs": .int(now - broker.startedAt), "seq": .int(Int64(broker.lastSeq)),
-                "lastStorageError": broker.lastStorageError.map(JSONValue.string) ?? .null,
-            ],
+            "broker": .object(facts),
             "counters": [
                 "storageErrors": .int(Int64(statistics.errorsByCode["storage-failed"] ?? 0)),
                 "events": .int(Int64(statistics.events)), "deliveries": .int(Int64(statistics.deliveries)),

@@ -32,6 +32,9 @@ final class TimeKeeper {
     private var waitingForQuietSince: Int64?
     /// `bus.ackTimeoutMs`: how long a plugin's missing acknowledgements may hold time up.
     private let acknowledgementTimeout: Int64
+    /// A control's move forward (`moveOn`): the instant it goes to, whether the clock runs on there, and what to do
+    /// once it is there.
+    private var target: (time: BusTime, runsOn: Bool, reached: () -> Void)?
 
     init(clock: BusClock, acknowledgementTimeout: Int64) {
         self.clock = clock
@@ -53,6 +56,21 @@ final class TimeKeeper {
 
     var hasQuietActions: Bool { !quietActions.isEmpty }
     func nextBusTimer() -> BusTime? { busTimers.nextTime() }
+
+    /// Whether time moves on by itself as soon as the bus is quiet: virtual time not paused, or a control's move
+    /// forward under way (in any mode).
+    var movesOnWhenQuiet: Bool { target != nil || (clock.isVirtual && !clock.isPaused) }
+
+    /// A control moves bus time forward to `time` as virtual time moves: from one timer to the next, each at its own
+    /// instant once the bus is quiet (what plugins do about one timer is stamped before the next), then to `time`
+    /// itself. The clock stands still meanwhile; at `time` it runs on if `runsOn`, and `reached` is called.
+    func moveOn(to time: BusTime, runsOn: Bool, reached: @escaping () -> Void) {
+        clock.pause()
+        target = (time, runsOn, reached)
+    }
+
+    /// Whether a control's move forward is under way.
+    var isMovingOn: Bool { target != nil }
     func nextWallTimer() -> Int64? { wallTimers.nextTime() }
 
     /// Fires the wall timers that are due.
@@ -67,6 +85,7 @@ final class TimeKeeper {
     /// instant whenever the bus is quiet. Call it only once the bus is ready.
     func advance() {
         guard let bus else { return }
+        if target != nil { return moveOnToTarget(bus) }
         runQuietActions()
         if !clock.isVirtual {
             // A timer runs at its own instant (never before what is already sequenced): after a stall, timers
@@ -90,13 +109,41 @@ final class TimeKeeper {
             }
             waitingForQuietSince = nil
             if runQuietActions() { continue }  // they may have made the bus busy again
-            guard let next = busTimers.nextTime() else { return }
+            guard !clock.isPaused, let next = busTimers.nextTime() else { return }
             clock.advance(to: next)
             // One timer at a time: what it sets off is handled before the next one due at the same instant runs.
             if let entry = busTimers.popDue(atOrBefore: next) {
                 entry.action()
                 bus.drain()
             }
+        }
+    }
+
+    /// One stretch of a control's move forward: timer after timer up to the target, each once the bus is quiet.
+    private func moveOnToTarget(_ bus: QuietBus) {
+        for _ in 0..<1_000 {
+            guard !bus.isStopping, let target else { return }
+            if bus.releaseHeldPublications() { continue }
+            guard bus.isQuiet else {
+                excuseLaggardsIfWaitingTooLong()
+                return
+            }
+            waitingForQuietSince = nil
+            if runQuietActions() { continue }
+            if let next = busTimers.nextTime(), next <= target.time {
+                clock.move(to: next)
+                if let entry = busTimers.popDue(atOrBefore: next) {
+                    entry.action()
+                    bus.drain()
+                }
+                continue
+            }
+            clock.move(to: target.time)
+            self.target = nil
+            if target.runsOn { clock.play() }
+            target.reached()
+            bus.drain()
+            return
         }
     }
 

@@ -101,6 +101,9 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             if topic.hasPrefix(Topic.inputNamespace + ".") {
                 return "topic '\(topic)' is the person's input: only the person's tools (`shieldbus do`, the Studio: role tool with the runtime folder's tool-credential) and plugins configured with `personInput: true` may publish it"
             }
+            if topic == Topic.clockControlRequest {
+                return "topic '\(topic)' controls the bus clock: only tools (role tool, e.g. `shieldbus clock`) may publish it"
+            }
             return "topic '\(topic)' is an event only the system produces (\(Topic.systemOnlyPrefixes.joined(separator: ", "))); plugins cannot publish it"
         case let .helloRequired(kind):
             return "a '\(kind)' message arrived before 'hello'; send hello first"

@@ -43,6 +43,19 @@ public enum Topic {
     /// (`shieldbus plugin restart`); the broker answers on `plugin.restart.reply`.
     public static let pluginRestartRequest = "plugin.restart.request"
 
+    /// A tool's control of the bus clock (pause, resume, speed, step, jump: protocol.md § 7.4): the one topic under
+    /// `clock.` that is not the system's own — only tools may publish it, and the broker answers it.
+    public static let clockControlRequest = "clock.control.request"
+
+    /// The broker's account of a control of the bus clock: who did what, and the clock as it is now.
+    public static let clockChanged = "clock.changed"
+
+    /// Whether a session of this kind may publish `topic` although it is the system's or the person's: the person's
+    /// input, the clock's controls and a plugin's restart are the person's tools' (`shieldbus do`, `shieldbus clock`, the Studio).
+    public static func isToolsOnly(_ topic: String) -> Bool {
+        topic == clockControlRequest || topic == pluginRestartRequest || topic.hasPrefix(inputNamespace + ".")
+    }
+
     /// Topics ending with this suffix are requests: they carry `corr` and `deadline`.
     public static let requestSuffix = ".request"
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.

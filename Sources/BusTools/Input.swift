@@ -6,18 +6,38 @@ extension BusTool {
     /// Sends the person's action to the running device (`input.<verb>.request`) and returns the reply's value,
     /// or throws the device's error.
     public static func input(runtimeDir: String?, _ verb: String, _ body: JSONValue = [:]) throws -> JSONValue {
-        try request(runtimeDir: runtimeDir, "input.\(verb).request", body, as: "do")
+        try request(runtimeDir: runtimeDir, tool: "do", topic: "input.\(verb).request") { _ in body }
     }
 
-    /// Sends a request the OS answers (`{ok, value}` or `{ok: false, error}`) as the tool `tool`, and returns the
-    /// reply's value, or throws the refusal.
-    public static func request(runtimeDir: String?, _ topic: String, _ body: JSONValue, as tool: String) throws -> JSONValue {
+    /// Controls the bus clock (`clock.control.request`: pause, resume, speed, step, jump) and returns the clock as it
+    /// is then, with the device's settings (its time zone). `speed` for speed; `to` for jump, as `ClockTarget` reads it
+    /// (in the device's time zone).
+    public static func controlClock(runtimeDir: String?, action: String, speed: Double? = nil, to: String? = nil) throws -> (clock: JSONValue, settings: JSONValue?) {
+        var settings: JSONValue?
+        // A step or a jump answers once every timer on the way has fired and the plugins have handled it.
+        let clock = try request(runtimeDir: runtimeDir, tool: "clock", topic: Topic.clockControlRequest, patienceMilliseconds: 60_000) { welcome in
+            settings = welcome?.settings
+            var body: [String: JSONValue] = ["action": .string(action)]
+            if let speed { body["speed"] = .double(speed) }
+            if let to {
+                let zone = welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+                for (key, value) in try ClockTarget(parsing: to, now: welcome?.time ?? 0, timeZone: zone).requestFields { body[key] = .int(value) }
+            }
+            return .object(body)
+        }
+        return (clock, settings)
+    }
+
+    /// Sends a request the system answers, its body made from the broker's welcome (bus time, the device's settings),
+    /// and returns the reply's value, or throws the refusal.
+    public static func request(runtimeDir: String?, tool: String, topic: String, patienceMilliseconds: Int64 = 5000,
+                        body: (Welcome?) throws -> JSONValue) throws -> JSONValue {
         let name = BusTool.name(tool)
         let connection = try connect(runtimeDir: runtimeDir, name: name, role: .tool, subscriptions: [])
         defer { connection.close() }
         let corr = "\(name)-1"
-        try connection.publish(Publish(topic: topic, body: body, corr: corr))
-        let deadline = monotonicMilliseconds() + 5000
+        try connection.publish(Publish(topic: topic, body: try body(connection.welcome), corr: corr))
+        let deadline = monotonicMilliseconds() + patienceMilliseconds
         while monotonicMilliseconds() < deadline {
             switch try connection.receive(timeoutMilliseconds: 500) {
             case .event(let envelope, _)? where envelope.corr == corr && envelope.isReply:
@@ -30,7 +50,7 @@ extension BusTool {
                 continue
             }
         }
-        throw BusClientError.brokerNotAnswering(endpoint: RuntimeDirectory.resolve(runtimeDir).brokerEndpoint(), waitedMilliseconds: 5000)
+        throw BusClientError.brokerNotAnswering(endpoint: RuntimeDirectory.resolve(runtimeDir).brokerEndpoint(), waitedMilliseconds: Int(patienceMilliseconds))
     }
 }
 
@@ -39,4 +59,11 @@ public struct DeviceRefusal: Error, CustomStringConvertible {
     public let code: String?
     public let message: String
     public var description: String { message }
+}
+
+extension BusTool {
+    /// What a tool was asked that cannot become a request, and why.
+    public struct Invalid: Error, CustomStringConvertible {
+        public let description: String
+    }
 }

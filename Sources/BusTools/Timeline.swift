@@ -75,6 +75,7 @@ public final class Timeline {
         case DeviceTopic.appAction: return "in-app"
         case DeviceTopic.osUpdated, DeviceTopic.restarted: return "device"
         case "device.quirk": return "quirk"
+        case Topic.clockChanged: return "clock"
         case "bus.error": return "ERROR"
         case "plugin.failed", "plugin.exited": return "plugin"
         case "report.insight", "app.unlock.started", "app.unlock.ended": return "app"
@@ -128,6 +129,11 @@ public final class Timeline {
             return envelope.topic == DeviceTopic.osUpdated ? "iOS updated: every token regenerated" : "restarted"
         case "quirk":
             return "\(string("callback")) for \(string("activity")): \(string("fate"))"
+        case "clock":
+            let speed = body["speed"]?.doubleValue.map { " ×\($0 == $0.rounded() ? String(Int($0)) : String($0))" } ?? ""
+            let state = "\(string("clock"))\(speed), \(body["paused"]?.boolValue == true ? "paused" : "running")"
+            let moved = body["from"]?.intValue.map { " \(Self.span(envelope.time - $0)) forward" } ?? ""
+            return "\(string("action"))\(moved) by \(string("by")): \(state)"
         case "ERROR":
             return "\(string("code")): \(string("message"))"
         case "plugin":
@@ -135,6 +141,13 @@ public final class Timeline {
         default:  // "app"
             return "\(envelope.topic): \(body.jsonText)"
         }
+    }
+
+    /// "1h30m", "45s": a span of bus time as a person writes it.
+    static func span(_ milliseconds: Int64) -> String {
+        let seconds = milliseconds / 1000
+        let parts = [(seconds / 86_400, "d"), (seconds % 86_400 / 3600, "h"), (seconds % 3600 / 60, "m"), (seconds % 60, "s")].filter { $0.0 > 0 }
+        return parts.isEmpty ? "\(milliseconds)ms" : parts.map { "\($0.0)\($0.1)" }.joined()
     }
 
     /// What a ManagedSettings store change shields: apps, categories (-1: all) and web domains.

@@ -216,6 +216,20 @@ public struct Scenario: Sendable {
     // MARK: Helpers
 
     static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {
+        do {
+            return try timeZone(named: name)
+        } catch let unknown as UnknownTimeZone {
+            throw value.error(unknown.description)
+        }
+    }
+
+    /// A name that is no IANA time zone, with the closest one.
+    public struct UnknownTimeZone: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The zone an IANA name (`Europe/Berlin`, `UTC`) names (a scenario's `timeZone`, a tool's input).
+    public static func timeZone(named name: String) throws -> TimeZone {
         // Only IANA names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
         // The known list holds one name per zone and misses current IANA names that tzdata keeps as links
         // (Asia/Kolkata beside Asia/Calcutta): any Area/Location name the system resolves is a zone too.
@@ -223,7 +237,7 @@ public struct Scenario: Sendable {
         let isAreaLocation = name.contains("/") && !name.hasPrefix("Etc/")
         if known.contains(name) || name == "UTC" || isAreaLocation, let zone = TimeZone(identifier: name) { return zone }
         let suggestion = closest(to: name, in: known).map { " — did you mean '\($0)'?" } ?? ""
-        throw value.error("expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
+        throw UnknownTimeZone(description: "expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
     }
 
     /// Keys sorted by where they appear in the file (the parsed mapping has no order), so "the second one" is well defined.

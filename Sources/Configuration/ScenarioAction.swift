@@ -205,16 +205,31 @@ public enum ClockSetting: Equatable, Sendable {
 
     /// `+2h`, `-1h30m`, or a local date-time `YYYY-MM-DDTHH:MM[:SS]`.
     static func parse(_ value: YAMLValue) throws -> ClockSetting {
-        let text = try value.string().trimmingCharacters(in: .whitespaces)
+        do {
+            return try ClockSetting(parsing: try value.string())
+        } catch let problem as Problem {
+            throw value.error(problem.description)
+        }
+    }
+
+    /// What is wrong with a clock setting as written.
+    public struct Problem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Reads `+2h`, `-1h30m`, or a local date-time `YYYY-MM-DDTHH:MM[:SS]` (a scenario's `setClock`, a tool's input).
+    public init(parsing written: String) throws {
+        let text = written.trimmingCharacters(in: .whitespaces)
         if let sign = text.first, sign == "+" || sign == "-" {
             guard let seconds = Scenario.duration(String(text.dropFirst())) else {
-                throw value.error("expected a signed duration like +2h or -30m, got '\(text)'")
+                throw Problem(description: "expected a signed duration like +2h or -30m, got '\(text)'")
             }
-            return .shift(seconds: sign == "-" ? -seconds : seconds)
+            self = .shift(seconds: sign == "-" ? -seconds : seconds)
+            return
         }
         guard let time = LocalDateTime(parsing: text) else {
-            throw value.error("expected a signed duration (+2h, -30m) or a local date-time like 2026-11-24T09:00, got '\(text)'")
+            throw Problem(description: "expected a signed duration (+2h, -30m) or a local date-time like 2026-11-24T09:00, got '\(text)'")
         }
-        return .absolute(time)
+        self = .absolute(time)
     }
 }

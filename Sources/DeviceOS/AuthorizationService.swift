@@ -62,6 +62,9 @@ final class AuthorizationService {
     /// The person answers the authorization prompt (for every app); each app hears it as
     /// `familycontrols.authorization.changed`.
     func answer(_ newStatus: AuthorizationStatus) {
+        if device.settings.products.allSatisfy({ statuses[$0.name] == newStatus }) {
+            device.inputChangedNothing("authorization-unchanged", "Screen Time access is \(newStatus.rawValue) already: the answer changed nothing")
+        }
         for product in device.settings.products { setStatus(newStatus, of: product) }
     }
 

@@ -193,6 +193,12 @@ public final class DeviceOS: BrokerService {
         inputs.refuse(DeviceError(code: code, message: message))
     }
 
+    /// The person's action changed nothing, though a scenario's step may do so silently (closing a tab that is not
+    /// open): only the tool whose input it was is told, and it exits non-zero; nothing is said on the bus.
+    func inputChangedNothing(_ code: String, _ message: String) {
+        inputs.refuse(DeviceError(code: code, message: message))
+    }
+
     /// Answers a request event with a reply on its reply topic, carrying its correlation id.
     func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
         emit(Topic.reply(to: request.topic), reply, corr: request.corr)
@@ -407,6 +413,25 @@ public final class DeviceOS: BrokerService {
             case "os-update": action = .osUpdate
             case "restart": action = .restart
             case "force-quit": action = .forceQuit(app: try app())
+            case "switch-tab": action = .switchTab(Int(body["tab"]?.intValue ?? 1))
+            case "set-clock":
+                do {
+                    action = .setClock(try ClockSetting(parsing: body["to"]?.stringValue ?? ""))
+                } catch let problem as ClockSetting.Problem {
+                    throw DeviceError(code: "bad-request", message: "'set-clock' needs 'to': \(problem.description)")
+                }
+            case "time-zone":
+                do {
+                    action = .setTimeZone(try Scenario.timeZone(named: body["zone"]?.stringValue ?? "").identifier)
+                } catch let unknown as Scenario.UnknownTimeZone {
+                    throw DeviceError(code: "bad-request", message: "'time-zone' needs 'zone': \(unknown.description)")
+                }
+            case "crash-broker":
+                // Answered first: the crash loses every pending request, this one's too.
+                emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(.crashBroker)), "by": .string(envelope.source)])
+                reply(to: envelope, .success(InputOutcome(handled: false, screen: nil)))
+                bus.whenQuiet { [unowned self] in perform(.crashBroker) }
+                return
             case "pick":
                 let names = { (key: String) in body[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
                 var selection = FamilyActivitySelection()
@@ -419,7 +444,7 @@ public final class DeviceOS: BrokerService {
                 reply(to: envelope, .success(PickerResult(selection: selection)))
                 return
             default:
-                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, press, notification-tap, habit, app-action, authorize, os-update, restart, force-quit, pick, look")
+                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, switch-tab, press, notification-tap, habit, app-action, authorize, os-update, restart, force-quit, set-clock, time-zone, crash-broker, pick, look")
             }
             emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
             inputs.perform(envelope) { perform(action) }

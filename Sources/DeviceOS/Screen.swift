@@ -129,8 +129,7 @@ final class Screen {
     /// Brings an open tab to the front; its page is shown again (and shielded again if it must be).
     func switchTab(_ tab: Int) {
         guard let page = tabs[tab] else {
-            device.emit(topic: "bus.error", body: ["code": "no-tab", "sender": "broker", "message": .string("switch to tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")])
-            return
+            return device.actionDidNothing("no-tab", "switch to tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
         }
         guard foreground != .web(tab: tab) else { return }
         leaveForeground(reason: "switch")
@@ -139,6 +138,9 @@ final class Screen {
     }
 
     func closeTab(_ tab: Int) {
+        guard tabs[tab] != nil else {
+            return device.inputChangedNothing("no-tab", "close tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
+        }
         if foreground == .web(tab: tab) { goHome(reason: "tab-closed") }
         tabs[tab] = nil
     }

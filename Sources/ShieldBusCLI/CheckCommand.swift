@@ -47,13 +47,25 @@ extension ShieldBus {
                 throw ExitCode(2)
             }
             var reading = checker.reading()
+            // Each event's instant and seq, to name the event a violation begins after (for the Studio's --at).
+            var instants: [(time: BusTime, seq: UInt64)] = []
             do {
-                try JournalLines.forEach(in: Array(data)) { reading.read($0) }
+                try JournalLines.forEach(in: Array(data)) { envelope in
+                    reading.read(envelope)
+                    instants.append((envelope.time, envelope.seq))
+                }
             } catch let bad as JournalLines.BadLine {
                 throw CommandFailure("\(journal):\(bad.line): not a journal line: \(bad.reason)")
             }
             let verdicts = reading.verdicts()
             print(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
+            if !json {
+                for violation in verdicts.flatMap(\.violations) {
+                    let from = busTime(violation.from)
+                    guard let seq = instants.last(where: { $0.time <= from })?.seq else { continue }
+                    print("  see it in the Studio: shieldbus studio --journal \(journal) --config \(try DefaultFiles.configurationPath(config)) --at \(seq)")
+                }
+            }
             if verdicts.contains(where: { !$0.isHeld }) { throw ExitCode(3) }
         }
     }

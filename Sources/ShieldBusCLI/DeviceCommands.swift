@@ -19,6 +19,11 @@ extension ShieldBus {
               shieldbus do habit "Read 10 pages"
               shieldbus do app-action skip-tonight        (a control in the product's own app; --app NAME with several)
               shieldbus do force-quit "Habit Lock"
+              shieldbus do switch-tab --tab 2 | close-tab --tab 2
+              shieldbus do authorize approve | deny | revoke
+              shieldbus do set-clock +2h       (the phone's own clock; also -- -30m, 2026-11-24T09:00)
+              shieldbus do time-zone America/New_York
+              shieldbus do crash-broker        (killed, started again on the same state)
 
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
             (the app in front, and the shield over it if one came up), or an error — the command then exits with \
@@ -29,14 +34,13 @@ extension ShieldBus {
 
         @OptionGroup var bus: BusOptions
 
-        @Argument(help: "open, close, home, visit, close-tab, press, habit, app-action, restart, force-quit, os-update, notification-tap.",
-                  completion: .list(PersonInput.actions))
+        @Argument(help: ArgumentHelp(PersonInput.actions.joined(separator: ", ") + "."), completion: .list(PersonInput.actions))
         var action: String
 
-        @Argument(help: "The app, URL, button (primary/secondary), habit or app action.", completion: .custom { _ in ["primary", "secondary"] + DefaultFiles.appNames() })
+        @Argument(help: "The app, URL, button (primary/secondary), habit, app action, answer (approve/deny/revoke), clock setting or time zone.", completion: .custom { _ in ["primary", "secondary"] + DefaultFiles.appNames() })
         var value: String?
 
-        @Option(name: .long, help: "The browser tab, for visit and close-tab.")
+        @Option(name: .long, help: "The browser tab, for visit, close-tab and switch-tab.")
         var tab: Int = 1
 
         @Flag(name: .long, help: "Visit in a private tab (no usage is recorded).")

@@ -36,7 +36,7 @@ extension ShieldBus.Plugin {
 
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
-            let answer = try BusTool.request(runtimeDir: bus.runtimeDir, Topic.pluginRestartRequest, ["name": .string(name)], as: "plugin-restart")
+            let answer = try BusTool.request(runtimeDir: bus.runtimeDir, tool: "plugin-restart", topic: Topic.pluginRestartRequest) { _ in ["name": .string(name)] }
             let was = answer["was"]?.stringValue ?? "?"
             let runtime = RuntimeDirectory.resolve(bus.runtimeDir)
             let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: BusTool.name("plugin-restart"), role: .tool, subscriptions: []), runtime: runtime)

@@ -30,16 +30,16 @@ extension ShieldBus {
         @Argument(help: "daily, weekly, monthly or range.")
         var kind: ReportContext
 
-        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD): a daily report's day, a weekly report's last day. Default: the device's today — a running broker's, or the last day the store holds.", valueName: "day"))
+        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD, today, yesterday or -3d): a daily report's day, a weekly report's last day. Default: the device's today — a running broker's, or the last day the store holds.", valueName: "day"))
         var date: String?
 
         @Option(name: .long, help: ArgumentHelp("A monthly report's month (YYYY-MM). Default: this month.", valueName: "month"))
         var month: String?
 
-        @Option(name: .long, help: ArgumentHelp("A range report's first day (YYYY-MM-DD).", valueName: "day"))
+        @Option(name: .long, help: ArgumentHelp("A range report's first day (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
         var from: String?
 
-        @Option(name: .long, help: ArgumentHelp("A range report's last day, included (YYYY-MM-DD).", valueName: "day"))
+        @Option(name: .long, help: ArgumentHelp("A range report's last day, included (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
         var to: String?
 
         @Flag(name: .long, help: "Print the report as JSON.")
@@ -56,7 +56,7 @@ extension ShieldBus {
 
         func validate() throws {
             for (flag, value) in [("--date", date), ("--from", from), ("--to", to)] {
-                if let value, LocalDay(value) == nil { throw ValidationError("\(flag) is a day like 2026-11-25, got '\(value)'") }
+                if let value, WrittenDay(value) == nil { throw ValidationError("\(flag) is a day like 2026-11-25, today, yesterday or -3d, got '\(value)'") }
             }
             if let month, LocalMonth(month) == nil { throw ValidationError("--month is a month like 2026-11, got '\(month)'") }
             if kind == .range, from == nil || to == nil { throw ValidationError("a range report needs --from and --to") }
@@ -74,7 +74,18 @@ extension ShieldBus {
                 ? ReportRequester(runtimeDir: bus.runtimeDir)
                 : try StoredReports(stores: AppGroupStores(stateDirectory: stateDir, runtimeDirectory: nil), group: group)
             printError(source.origin)
-            let day = date.flatMap(LocalDay.init)
+            // Relative days count back from the device's today (the report builder's), not this machine's.
+            var today: LocalDay?
+            func resolve(_ text: String?) throws -> LocalDay? {
+                switch text.flatMap(WrittenDay.init) {
+                case nil: return nil
+                case .day(let day)?: return day
+                case .daysBeforeToday(let days)?:
+                    if today == nil { today = try source.daily(nil).day }
+                    return today!.adding(days: -days)
+                }
+            }
+            let day = try resolve(date)
             switch kind {
             case .daily, .weekly:
                 if let html {
@@ -93,7 +104,7 @@ extension ShieldBus {
                 if kind == .monthly {
                     report = try source.monthly(month.flatMap(LocalMonth.init))
                 } else {
-                    guard let first = from.flatMap(LocalDay.init), let last = to.flatMap(LocalDay.init) else {
+                    guard let first = try resolve(from), let last = try resolve(to) else {
                         throw ValidationError("a range report needs --from and --to")
                     }
                     report = try source.range(from: first, to: last)
@@ -125,6 +136,26 @@ extension ShieldBus {
                 throw CommandFailure("cannot write the page to \(path): \(underlying?.localizedDescription ?? error.localizedDescription)")
             }
             if !json { print("wrote \(path)") }
+        }
+    }
+}
+
+/// A day as written on the command line: `2026-11-25`, or counted back from the device's today (`today`, `yesterday`,
+/// `-3d`).
+enum WrittenDay: Equatable {
+    case day(LocalDay)
+    case daysBeforeToday(Int)
+
+    init?(_ text: String) {
+        switch text {
+        case "today": self = .daysBeforeToday(0)
+        case "yesterday": self = .daysBeforeToday(1)
+        case _ where text.hasPrefix("-") && text.hasSuffix("d"):
+            guard let days = Int(text.dropFirst().dropLast()), days >= 0 else { return nil }
+            self = .daysBeforeToday(days)
+        default:
+            guard let day = LocalDay(text) else { return nil }
+            self = .day(day)
         }
     }
 }

@@ -18,7 +18,7 @@ struct ShieldBus: ParsableCommand {
         """,
         version: ShieldBus.version,
         subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self, Do.self, Authorize.self, Pick.self, OSUpdate.self,
-                      Notification.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self, StudioCommand.self]
+                      Notification.self, Clock.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self, StudioCommand.self]
     )
 
     /// The release this build is (the bus protocol's version is in its `hello`, docs/protocol.md).

@@ -32,6 +32,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Replay this recorded journal (JSON Lines) instead of following a broker.", valueName: "file"))
         var journal: String?
 
+        @Option(name: .long, help: ArgumentHelp("With --journal: open it just after this event (a seq, as `shieldbus check` names a violation's).", valueName: "seq"))
+        var at: UInt64?
+
         @Option(name: .long, help: ArgumentHelp("The configuration whose catalog is the home screen (and, for a journal, whose time zone applies). Default: Config/default.yml.", valueName: "file"))
         var config: String?
 
@@ -41,6 +44,7 @@ extension ShieldBus {
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535") }
             guard keepEvents > 0 else { throw ValidationError("--keep-events must be at least 1") }
+            guard at == nil || journal != nil else { throw ValidationError("--at opens a recorded journal at an event: give --journal FILE too") }
         }
 
         func run() throws {
@@ -51,7 +55,9 @@ extension ShieldBus {
                 .journal(path: $0, timeZone: TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!)
             } ?? .live(runtimeDirectory: bus.runtimeDir)
             let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps, iconDirectories: Self.pluginResourceFolders(),
-                                          keptEvents: keepEvents)
+                                          keptEvents: keepEvents, openAt: at) { read, size in
+                printError("reading \(journal ?? "the journal"): \(size > 0 ? read * 100 / size : 0) % (\(read >> 20) of \(size >> 20) MB)")
+            }
             let finished = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var failure: Error?
             Task {

@@ -2,6 +2,7 @@ import ArgumentParser
 import BusClient
 import BusProtocol
 import BusTools
+import Configuration
 import Foundation
 
 extension ShieldBus {
@@ -20,6 +21,7 @@ extension ShieldBus {
               shieldbus tap 'deviceactivity.*' --source broker
               shieldbus tap --format '{time} {topic} {body}' | grep Instagram
               shieldbus tap --wait        # before the broker starts; follows it across restarts
+              shieldbus tap --from 120    # the broker's journal from event #120, then live (also --from -10m, --from 2026-11-24T07:00)
             """
         )
 
@@ -46,6 +48,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "Wait for a broker to start, and when it leaves, for the next one (saying which events passed meanwhile).")
         var wait = false
 
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("First the events the broker journaled from this one on: a seq, a span back from bus time now (-10m, -2h) or a local date-time (2026-11-24T07:00); then live.", valueName: "seq|time"))
+        var from: String?
+
         @Flag(name: .long, help: "No colors (also when NO_COLOR is set or the output is not a terminal).")
         var noColor = false
 
@@ -58,6 +63,9 @@ extension ShieldBus {
             }
             if json, format != nil { throw ValidationError("--json and --format both say how to print; choose one") }
             if let count, count <= 0 { throw ValidationError("--count must be positive") }
+            if let from, HistoryStart(from) == nil {
+                throw ValidationError("--from is a seq (120), a span back from now (-10m, -2h) or a local date-time (2026-11-24T07:00), not '\(from)'")
+            }
         }
 
         func run() throws {
@@ -80,6 +88,10 @@ extension ShieldBus {
                 let connection = try connect(reconnecting: lastKnownSeq != nil)
                 defer { connection.close() }
                 printer.adopt(settings: connection.welcome?.settings)
+                if let from, lastKnownSeq == nil, let welcome = connection.welcome {
+                    try showHistory(from: from, through: welcome, filter: filter, printer: &printer, shown: &shown)
+                    if count.map({ shown >= $0 }) ?? false { return }
+                }
                 if let welcomed = connection.welcome?.seq {
                     if let lastKnownSeq, welcomed > lastKnownSeq {
                         printError("⚠ events #\(lastKnownSeq + 1)–#\(welcomed) went by while the tap was away (the broker's --journal keeps them)")
@@ -109,6 +121,23 @@ extension ShieldBus {
             } while wait && count.map({ shown < $0 }) ?? true
         }
 
+        /// The events the broker journaled from `from` through its welcome to this tap (the tap delivers what follows).
+        private func showHistory(from: String, through welcome: Welcome, filter: TapFilter, printer: inout TapPrinter, shown: inout Int) throws {
+            guard let path = RuntimeDirectory.resolve(bus.runtimeDir).journalPath() else {
+                throw CommandFailure("--from reads the broker's journal, and this broker writes none: start it with `shieldbus run --journal FILE`")
+            }
+            let zone = welcome.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+            let start = HistoryStart(from)!
+            var history: [Envelope] = []
+            _ = try JournalHistory.read(path: path, after: start.seqAfter, through: welcome.seq, patienceMilliseconds: 2000) { envelope in
+                if start.includes(envelope, now: welcome.time, timeZone: zone), filter.shows(envelope) { history.append(envelope) }
+            }
+            for envelope in history where count.map({ shown < $0 }) ?? true {
+                shown += 1
+                printer.print(envelope)
+            }
+        }
+
         /// Connects, or with --wait tries again every half second until a broker answers.
         private func connect(reconnecting: Bool) throws -> BusConnection {
             while true {
@@ -124,6 +153,40 @@ extension ShieldBus {
                     usleep(500_000)  // a person's tool polling for a broker to appear; nothing on the bus to wait on yet
                 }
             }
+        }
+    }
+}
+
+/// Where `tap --from` starts in the journal: after a seq, a span back from bus time now, or a local date-time.
+enum HistoryStart {
+    case seq(UInt64)
+    case before(milliseconds: Int64)
+    case at(LocalDateTime)
+
+    init?(_ text: String) {
+        if let seq = UInt64(text), seq > 0 {
+            self = .seq(seq)
+        } else if text.hasPrefix("-"), let seconds = Scenario.duration(String(text.dropFirst())), seconds > 0 {
+            self = .before(milliseconds: Int64(seconds * 1000))
+        } else if let local = LocalDateTime(parsing: text) {
+            self = .at(local)
+        } else {
+            return nil
+        }
+    }
+
+    /// The journal is read after this seq (0: from its start).
+    var seqAfter: UInt64 {
+        if case .seq(let seq) = self { return seq - 1 }
+        return 0
+    }
+
+    /// Whether `envelope` is at or after the start, with bus time `now` and the device's zone.
+    func includes(_ envelope: Envelope, now: BusTime, timeZone: TimeZone) -> Bool {
+        switch self {
+        case .seq: return true
+        case .before(let milliseconds): return envelope.time >= now - milliseconds
+        case .at(let local): return Double(envelope.time) / 1000 >= local.resolve(in: timeZone).timeIntervalSince1970
         }
     }
 }

@@ -439,7 +439,7 @@ public final class PluginRuntime {
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
         // act on one that claims otherwise.
-        if Topic.isSystemOnly(envelope.topic) && !envelope.isFromSystem {
+        if Topic.isSystemOnly(envelope.topic) && !envelope.isFromSystem && !Topic.isToolsOnly(envelope.topic) {
             logger.error("ignored \(envelope.topic) from \(TerminalText.escaped(envelope.sender)): only the system sends it")
             if acknowledge { try? connection.acknowledge(seq: envelope.seq) }
             return

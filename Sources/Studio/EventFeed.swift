@@ -76,6 +76,9 @@ final class EventFeed: @unchecked Sendable {
         return (backlog, stream, { [weak self] in self?.stopListening(id) })
     }
 
+    /// How many events the recorded journal holds (nil when live).
+    var journalCount: Int? { journal?.count }
+
     /// Events seen in all, and how many of them are kept in memory.
     var counts: (seen: Int, kept: Int) {
         lock.lock()

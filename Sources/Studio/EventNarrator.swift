@@ -13,8 +13,8 @@ struct EventNarrator {
         schedules = ScheduleBoard(timeZone: timeZone)
     }
 
-    /// The page form of one event, as JSON text.
-    mutating func narrate(_ envelope: Envelope) -> String {
+    /// The page form of one event, as JSON text; `stored`: the value a `state.changed` announced, read from its store.
+    mutating func narrate(_ envelope: Envelope, stored: JSONValue? = nil) -> String {
         let (day, time) = formatter.dayAndTime(envelope.time)
         var event: [String: JSONValue] = [
             "seq": .int(Int64(envelope.seq)), "time": .int(envelope.time), "topic": .string(envelope.topic),
@@ -22,6 +22,7 @@ struct EventNarrator {
             "tap": .string(formatter.lines(for: envelope).last ?? ""),
         ]
         if let corr = envelope.corr { event["corr"] = .string(corr) }
+        if let stored { event["stored"] = stored }
         if let deadline = envelope.deadline { event["deadline"] = .int(deadline) }
         if let story = Timeline.describe(envelope) { event["story"] = ["kind": .string(story.kind), "text": .string(story.text)] }
         if schedules.apply(envelope) || envelope.topic.hasPrefix("deviceactivity.interval-") || envelope.topic == "bus.ready" {

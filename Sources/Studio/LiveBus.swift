@@ -14,6 +14,8 @@ final class LiveBus: @unchecked Sendable {
     private let feed: EventFeed
     private let logger = Logger(label: "shieldbus.studio.bus")
     private var narrator: EventNarrator?
+    /// The App-Group stores of the broker followed, for the values its `state.changed` events announce.
+    private var storedValues: StoredValues?
     /// The seq of the newest event given to the feed: where the journal's history and the tap's events meet, so that
     /// each event is given once.
     private var lastSeq: UInt64 = 0
@@ -50,6 +52,7 @@ final class LiveBus: @unchecked Sendable {
         defer { connection.close() }
         let zone = connection.welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         if narrator == nil { narrator = EventNarrator(timeZone: zone) }
+        storedValues = StoredValues(stateDirectory: RuntimeDirectory.resolve(runtimeDirectory).stateDirectory())
         let missing = catchUp(through: connection.welcome?.seq ?? 0)
         try askWhatCameBefore()
         report(connected: true, message: "following the broker at \(connection.endpoint)" + (missing.map { "; \($0)" } ?? ""), timeZone: zone)
@@ -86,7 +89,7 @@ final class LiveBus: @unchecked Sendable {
 
     private func take(_ envelope: Envelope) {
         lastSeq = envelope.seq
-        feed.append(event: narrator!.narrate(envelope))
+        feed.append(event: narrator!.narrate(envelope, stored: storedValues?.value(announcedBy: envelope)))
     }
 
     /// Gives the feed what the broker journaled up to `welcomed` (its last seq when it welcomed the tap) that the feed

@@ -11,19 +11,28 @@ final class RecordedJournal: @unchecked Sendable {
     /// The narrator before event `k × checkpointInterval`.
     private var checkpoints: [EventNarrator] = []
     static let checkpointInterval = 1000
+    /// How many bytes are read between two reports of progress.
+    static let progressBytes = 8 << 20
 
     var count: Int { lines.count }
 
-    /// Reads the journal at `path` once, through; a line that does not decode is an error naming the line.
-    init(path: String, timeZone: TimeZone) throws {
+    /// Reads the journal at `path` once, through; a line that does not decode is an error naming the line. `progress`
+    /// hears how far the reading got (bytes read, of the file's size) every few megabytes: a large journal takes seconds.
+    init(path: String, timeZone: TimeZone, progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.path = path
         guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
         defer { try? handle.close() }
+        let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         var narrator = EventNarrator(timeZone: timeZone)
         var lineNumber = 0
+        var told = 0
         do {
             _ = try JournalLines.read(handle, from: 0, unterminatedToo: true) { bytes, offset in
                 lineNumber += 1
+                if offset - told >= Self.progressBytes {
+                    told = offset
+                    progress(offset, size)
+                }
                 guard !JournalLines.isBlank(bytes) else { return true }
                 let envelope = try Self.decode(bytes, path: path, line: lineNumber)
                 if lines.count % Self.checkpointInterval == 0 { checkpoints.append(narrator) }

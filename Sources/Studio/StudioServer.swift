@@ -31,7 +31,12 @@ public struct StudioServer: Sendable {
 
     /// A server on 127.0.0.1:`port` (0: any free port) showing `homeScreen`'s apps, and shield icons from
     /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
-    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents) throws {
+    /// A journal's page opens just after the event with this seq (nil: at its end).
+    private let openAt: UInt64?
+
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
+                openAt: UInt64? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
+        self.openAt = openAt
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
@@ -40,7 +45,7 @@ public struct StudioServer: Sendable {
         case .live:
             feed = EventFeed(capacity: keptEvents)
         case .journal(let path, let timeZone):
-            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone))
+            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone, progress: progress))
             feed.update(kind: "connection", json: JSONValue.object([
                 "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
             ]).jsonText)
@@ -87,7 +92,7 @@ public struct StudioServer: Sendable {
         let source = self.source
         router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8") }
         router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8") }
-        for script in ["studio.js", "studio-model.js", "studio-draw.js"] {
+        for script in ["studio.js", "studio-model.js", "studio-draw.js", "studio-journal.js"] {
             router.get(RouterPath("/" + script)) { _, _ in try Self.resource(script, type: "text/javascript; charset=utf-8") }
         }
         router.get("/icon/{name}") { _, context in
@@ -97,37 +102,75 @@ public struct StudioServer: Sendable {
                   let data = FileManager.default.contents(atPath: file.path) else { throw HTTPError(.notFound) }
             return Self.response(.ok, type: name.hasSuffix(".svg") ? "image/svg+xml" : "image/png", data)
         }
-        router.post("/api/input") { request, context in
-            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]), request.headers[.contentType]?.hasPrefix("application/json") == true else {
-                return Self.failure(.forbidden, "only the Studio's own page may act as the person (JSON from a loopback origin)")
+        router.get("/api/journal") { request, context in
+            // This session's journal as a download: the live broker's journal as written so far, or the one replayed.
+            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]) else {
+                return Self.failure(.forbidden, "only the Studio's own page may export the journal")
             }
-            guard case .live(let runtimeDirectory) = source else {
-                return Self.failure(.conflict, "a recorded journal is replayed, not acted on")
+            let path: String
+            switch source {
+            case .live(let runtimeDirectory):
+                guard let written = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
+                    return Self.failure(.notFound, "the broker writes no journal: start it with `shieldbus run --journal FILE`")
+                }
+                path = written
+            case .journal(let replayed, _):
+                path = replayed
             }
-            let bytes = try await request.body.collect(upTo: 64 * 1024)
-            let input: PersonInput
-            do {
-                let body = try JSONValue(parsing: Array(buffer: bytes))
-                input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
-                                        tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
-            } catch {
-                return Self.failure(.badRequest, "\(error)")
+            let name = "shieldbus-journal-\(Int(Date().timeIntervalSince1970)).jsonl"
+            return Response(status: .ok, headers: [.contentType: "application/x-ndjson", .contentDisposition: "attachment; filename=\"\(name)\"",
+                                                   .cacheControl: "no-store"],
+                            body: try await FileIO().loadFile(path: path, context: context))
+        }
+        router.post("/api/input") { request, _ in
+            await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
+                let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
+                                            tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
+                let (verb, inputBody) = (input.verb, input.body)
+                return { try BusTool.input(runtimeDir: runtimeDirectory, verb, inputBody) }
             }
-            return await Self.send(input, runtimeDirectory: runtimeDirectory)
+        }
+        router.post("/api/clock") { request, _ in
+            // The same request as `shieldbus clock`: {action, speed?, to?}.
+            await Self.liveAction(request, source: source, doing: "steer the bus clock") { runtimeDirectory, body in
+                { try BusTool.controlClock(runtimeDir: runtimeDirectory, action: body["action"]?.stringValue ?? "", speed: body["speed"]?.doubleValue,
+                                           to: body["to"]?.stringValue).clock }
+            }
         }
         return router
     }
 
-    /// Sends the person's input through the same request as `shieldbus do`, off the server's threads (it waits
-    /// for the device's answer).
-    private static func send(_ input: PersonInput, runtimeDirectory: String?) async -> Response {
+    /// A page's request to act on the live broker: only from the Studio's own page (JSON from a loopback origin), only
+    /// live; `request` makes, from the JSON body, the bus request to send (or throws what is wrong with the body).
+    private static func liveAction(_ request: Request, source: Source, doing what: String,
+                                   _ makeRequest: (String?, JSONValue) throws -> @Sendable () throws -> JSONValue) async -> Response {
+        guard isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]), request.headers[.contentType]?.hasPrefix("application/json") == true else {
+            return failure(.forbidden, "only the Studio's own page may \(what) (JSON from a loopback origin)")
+        }
+        guard case .live(let runtimeDirectory) = source else {
+            return failure(.conflict, "a recorded journal is replayed, not acted on (its time moves with the timeline)")
+        }
+        let send: @Sendable () throws -> JSONValue
+        do {
+            let bytes = try await request.body.collect(upTo: 64 * 1024)
+            send = try makeRequest(runtimeDirectory, try JSONValue(parsing: Array(buffer: bytes)))
+        } catch {
+            return failure(.badRequest, "\(error)")
+        }
+        return await Self.send(send)
+    }
+
+    /// Sends a request as `shieldbus do` or `shieldbus clock` does, off the server's threads (it waits for the answer).
+    private static func send(_ request: @escaping @Sendable () throws -> JSONValue) async -> Response {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 do {
-                    let value = try BusTool.input(runtimeDir: runtimeDirectory, input.verb, input.body)
+                    let value = try request()
                     continuation.resume(returning: response(.ok, type: "application/json", Data(JSONValue.object(["ok": true, "value": value]).jsonText.utf8)))
                 } catch let refusal as DeviceRefusal {
                     continuation.resume(returning: failure(.conflict, refusal.message, code: refusal.code))
+                } catch let invalid as BusTool.Invalid {
+                    continuation.resume(returning: failure(.badRequest, invalid.description))
                 } catch {
                     continuation.resume(returning: failure(.serviceUnavailable, "\(error)"))
                 }
@@ -145,7 +188,10 @@ public struct StudioServer: Sendable {
         let apps = homeScreen.map { app -> JSONValue in
             ["name": .string(app.name), "bundle": .string(app.bundleIdentifier), "category": .string(app.categoryID)]
         }
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps)]).jsonText
+        // A journal's page is told how many events are coming, to show its progress while they load.
+        let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total,
+                                 "at": openAt.map { .int(Int64($0)) } ?? .null]).jsonText
     }
 
     /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,

@@ -49,4 +49,37 @@ final class BusClockTests: XCTestCase {
         host.wall -= 3_600_000
         XCTAssertEqual(clock.now(), 60_000)
     }
+
+    func testAPausedClockStandsStillAndRunsOnFromWhereItStood() {
+        let host = Host()
+        let clock = BusClock(mode: .real, start: nil, host: host.clocks)
+        clock.startRunning()
+        host.pass(1_000)
+        clock.pause()
+        host.pass(60_000)
+        XCTAssertEqual(clock.now(), 1_800_000_001_000, "paused: bus time stands still")
+        XCTAssertEqual(clock.wallMilliseconds(until: 1_800_000_002_000), Int64.max, "and no timer falls due")
+        XCTAssertEqual(clock.mode, "scaled", "a real clock paused is no longer the wall clock's")
+        clock.play()
+        host.pass(500)
+        XCTAssertEqual(clock.now(), 1_800_000_001_500, "on from where it stood, at the true rate")
+    }
+
+    func testASpeedRunsOnFromNowAndAMoveGoesForwardOnly() {
+        let host = Host()
+        let clock = BusClock(mode: .scaled(speed: 60), start: 0, host: host.clocks)
+        clock.startRunning()
+        host.pass(1_000)
+        XCTAssertEqual(clock.now(), 60_000)
+        clock.setSpeed(600)
+        host.pass(1_000)
+        XCTAssertEqual(clock.now(), 660_000, "the time run so far is kept; the new speed applies from now")
+        XCTAssertEqual(clock.wallMilliseconds(until: 720_000), 100)
+        clock.move(to: 3_600_000)
+        XCTAssertEqual(clock.now(), 3_600_000)
+        clock.move(to: 1_000)
+        XCTAssertEqual(clock.now(), 3_600_000, "never back")
+        host.pass(10)
+        XCTAssertEqual(clock.now(), 3_606_000, "and on at its speed")
+    }
 }

@@ -57,6 +57,51 @@ final class CommandLineToolTests: XCTestCase {
         XCTAssertTrue(events.allSatisfy { $0.seq > first.seq })
     }
 
+    /// `tap --from`: the events the broker journaled from a seq (or a span back from now) through the tap's welcome,
+    /// each once, then the live ones; without a journal, or with a start it cannot read, it says so.
+    func testTapFromTheJournalShowsTheHistoryThenFollowsLive() throws {
+        let work = TemporaryDirectory()
+        let broker = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", work.file("bus.jsonl")])
+        defer { broker.stop() }
+        var seqs: [UInt64] = []
+        for n in 1...3 {
+            let sent = try shieldbus(["send", "app.history", "{\"n\": \(n)}"], runtime: broker.runtime)
+            XCTAssertEqual(sent.status, 0, sent.errors)
+            seqs.append(try XCTUnwrap(sent.output.firstMatch(of: #/as #(\d+)/#).flatMap { UInt64($0.1) }, sent.output))
+        }
+        func tap(_ arguments: [String]) throws -> (Process, Pipe) {
+            let tap = Process()
+            tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+            tap.arguments = ["tap", "--json"] + arguments + ["app.history", "--runtime-dir", broker.runtime.path]
+            let output = Pipe()
+            tap.standardOutput = output
+            try tap.run()
+            return (tap, output)
+        }
+        // From the second: it and the third from the journal, then a fourth sent once the tap is connected.
+        let (fromSecond, output) = try tap(["--from", String(seqs[1]), "--count", "3"])
+        waitUntil("the tap to connect") { ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" } }
+        XCTAssertEqual(try shieldbus(["send", "app.history", #"{"n": 4}"#], runtime: broker.runtime).status, 0)
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        fromSecond.waitUntilExit()
+        XCTAssertEqual(fromSecond.terminationStatus, 0)
+        XCTAssertEqual(try lines.map { try WireCodec.decodeEnvelope(Array($0.utf8)).bodyValue["n"]?.intValue }, [2, 3, 4])
+        // A span back from now: everything sent in the last hour, from the journal alone.
+        let (lastHour, recent) = try tap(["--from", "-1h", "--count", "4"])
+        let all = String(decoding: recent.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        lastHour.waitUntilExit()
+        XCTAssertEqual(try all.map { try WireCodec.decodeEnvelope(Array($0.utf8)).bodyValue["n"]?.intValue }, [1, 2, 3, 4])
+
+        let bad = try shieldbus(["tap", "--from", "yesterday-ish"], runtime: broker.runtime)
+        XCTAssertEqual(bad.status, 64, bad.errors)
+        XCTAssertTrue(bad.errors.contains("--from is a seq (120), a span back from now (-10m, -2h) or a local date-time"), bad.errors)
+        let unjournaled = try BrokerProcess(configuration: "name: tools\n")
+        defer { unjournaled.stop() }
+        let none = try shieldbus(["tap", "--from", "1", "--count", "1"], runtime: unjournaled.runtime)
+        XCTAssertEqual(none.status, 1, none.errors)
+        XCTAssertTrue(none.errors.contains("this broker writes none"), none.errors)
+    }
+
     /// What a client sends cannot act on the person's terminal: tap's text and JSON escape control characters
     /// (ESC, the 8-bit CSI, BEL) and invisible ones (zero-width, bidirectional overrides).
     func testTapEscapesWhatWouldActOnTheTerminal() throws {

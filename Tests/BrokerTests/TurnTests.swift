@@ -10,44 +10,6 @@ import XCTest
 /// no scenario), so time stands still and only the turns move. The reference plugins' turns through
 /// `shieldbus run` are in LessonTests (ObserverTurnsTests).
 final class TurnTests: XCTestCase {
-    /// A `Broker` on its own thread, stopped as its process would be (SIGTERM through its self-pipe).
-    private final class VirtualBroker {
-        let runtime: RuntimeDirectory
-        private let finished = DispatchSemaphore(value: 0)
-
-        init(directory: String) throws {
-            runtime = RuntimeDirectory(path: directory + "/run")
-            let broker = Broker(settings: BrokerSettings(runtimeDirectory: runtime), clock: BusClock(mode: .virtual, start: 0))
-            let ready = DispatchSemaphore(value: 0)
-            let thread = Thread { [finished] in
-                defer { finished.signal() }
-                do { try broker.run(onReady: { ready.signal() }) } catch { XCTFail("the broker failed: \(error)") }
-                ready.signal()
-            }
-            thread.start()
-            XCTAssertEqual(ready.wait(timeout: .now() + 10), .success, "the broker did not get ready")
-        }
-
-        func stop() {
-            kill(getpid(), SIGTERM)
-            XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "the broker did not stop")
-        }
-
-        func connect(_ name: String, role: Role, subscriptions: [String], observing: [String] = []) throws -> BusConnection {
-            let connection = try BusConnection(endpoint: runtime.brokerEndpoint(),
-                                               hello: Hello(name: name, role: role, subscriptions: subscriptions, observations: observing),
-                                               runtime: runtime)
-            try connection.connect(timeoutMilliseconds: 5000)
-            return connection
-        }
-
-        func status() throws -> JSONValue {
-            let connection = try connect("status-\(UUID().uuidString.prefix(6).lowercased())", role: .tool, subscriptions: [])
-            defer { connection.close() }
-            return try connection.status()
-        }
-    }
-
     /// The next event on `connection` (within the deadline), skipping `bus.*` and heartbeats.
     private func nextEvent(_ connection: BusConnection, file: StaticString = #filePath, line: UInt = #line) throws -> Envelope {
         let deadline = monotonicMilliseconds() + 10_000

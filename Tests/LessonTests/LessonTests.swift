@@ -374,6 +374,10 @@ final class CheckCommandTests: XCTestCase {
                 // The unlock ended at 09:26; Instagram was usable to 09:50: 24 minutes past it. The monitor lifted it last.
                 XCTAssertEqual(violations.first?["pastEndMs"]?.intValue, 24 * 60_000)
                 XCTAssertEqual(violations.first?["decidedBy"]?.stringValue, "monitor")
+                // And where to see it: the Studio opened just after the last event before the violation began.
+                let at = try XCTUnwrap(text.output.firstMatch(of: #/shieldbus studio --journal \S+ --config \S+ --at (\d+)\n/#), text.output)
+                let from = try XCTUnwrap(violations.first?["from"]?.intValue)
+                XCTAssertEqual(UInt64(at.1), run.journal.last { $0.time <= from }?.seq, text.output)
                 // `run --json`: the same verdict as one JSON object, the last line on standard error.
                 let jsonRun = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--json"])
                 let runVerdict = try JSONValue(parsing: Array((jsonRun.errors.split(separator: "\n").last ?? "").utf8))

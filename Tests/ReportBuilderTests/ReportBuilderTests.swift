@@ -206,6 +206,14 @@ final class ReportBuilderTests: XCTestCase {
         let lastPlayed = try Self.shieldbus(["report", "daily", "--json", "--state-dir", state.path])
         XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(lastPlayed.output.utf8)).day.description,
                        "2026-11-25", lastPlayed.errors)
+        // Relative days count back from that today, not this machine's.
+        let yesterday = try Self.shieldbus(["report", "daily", "--date", "yesterday", "--json", "--state-dir", state.path])
+        XCTAssertEqual(yesterday.status, 0, yesterday.errors)
+        XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(yesterday.output.utf8)).day.description,
+                       "2026-11-24", yesterday.errors)
+        let badDay = try Self.shieldbus(["report", "daily", "--date", "the other day", "--state-dir", state.path])
+        XCTAssertEqual(badDay.status, 64, badDay.errors)
+        XCTAssertTrue(badDay.errors.contains("--date is a day like 2026-11-25, today, yesterday or -3d"), badDay.errors)
 
         let table = try Self.shieldbus(["report", "weekly", "--date", "2026-11-25", "--runtime-dir", broker.runtime.path])
         XCTAssertEqual(table.status, 0, table.output)

@@ -1,4 +1,5 @@
 import BusProtocol
+import BusTools
 import DeviceAPI
 import Foundation
 import ScreenTime

@@ -166,3 +166,27 @@ def test_the_page_fits_a_phone_and_a_laptop(browser, live, width, height):
     page.get_by_test_id("app-Instagram").click(trial=True, timeout=5000)
     shot(page, f"8-layout-{width}")
     page.close()
+
+
+def test_the_state_shows_values_and_what_changed(browser, live):
+    """An App-Group key's row shows its value (read from the store while that version is current: `state.changed`
+    carries only writer and version) and what changed since the version before."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+
+    def state_set(value):
+        subprocess.run([SHIELDBUS, "state", "set", "studioNote", json.dumps(value, separators=(",", ":")), "--runtime-dir", live["runtime"]],
+                       check=True, stdout=subprocess.DEVNULL, timeout=30)
+
+    row = page.locator("#groups tr", has_text="studioNote")
+    state_set({"a": 1, "b": 2})
+    expect(row.get_by_test_id("stored-value")).to_contain_text('{"a":1,"b":2}')
+    expect(row.locator(".note")).to_have_count(0)
+    state_set({"a": 1, "b": 3, "c": [4]})
+    expect(row.get_by_test_id("stored-value")).to_contain_text('{"a":1,"b":3,"c":[4]}')
+    expect(row.locator(".note")).to_have_text("since v1: b: 2 → 3, + c: [4]")
+    expect(row).to_contain_text("v2")
+    page.get_by_test_id("state-panel").scroll_into_view_if_needed()
+    shot(page, "11-state-values")
+    page.close()

@@ -50,11 +50,12 @@ function syncChildren(parent, items, make) {
   for (const node of existing.values()) node.remove();
 }
 
-/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?}.
+/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?, note?} (a note: a second, smaller line).
 function drawTable(table, header, rows) {
   if (!table.tBodies.length) table.append(el("thead", {}, el("tr", {}, header.map((h) => el("th", {}, h)))), el("tbody"));
   syncChildren(table.tBodies[0], rows, (row) => el("tr", {}, row.cells.map((c) => c === null || typeof c !== "object" ? el("td", {}, String(c ?? ""))
-    : el("td", { class: c.class, title: c.title }, c.pill ? el("span", { class: "pill " + c.pill }, c.text) : c.text))));
+    : el("td", { class: c.class, title: c.title, "data-testid": c.testid }, c.pill ? el("span", { class: "pill " + c.pill }, c.text) : c.text,
+      c.note ? el("small", { class: "note" }, c.note) : null))));
 }
 
 // MARK: The phone
@@ -112,13 +113,47 @@ function drawShield(shown) {
     el("div", { class: "buttons" }, buttons));
 }
 
-/// The device's time now: the latest event's, or the broker's clock in its status report (moved on by the page's
-/// clock since the report when the broker's clock is real); a journal's instant when replaying.
+/// The device's time now: the latest event's, or the bus clock as last told (moved on at its speed since); a journal's
+/// instant when replaying.
 function deviceNow(model) {
-  const broker = studio.index === null ? studio.status?.broker : null;
-  if (!broker?.time) return model.time ?? 0;
-  const since = broker.clock === "real" ? performance.now() - studio.statusAt : 0;
-  return Math.max(model.time ?? 0, broker.time + since);
+  const bus = studio.index === null ? busClockNow() : null;
+  return bus === null ? model.time ?? 0 : Math.max(model.time ?? 0, bus);
+}
+
+// MARK: The bus clock (live): its time, mode and speed, and the controls that steer it.
+
+/// Bus time now: the broker's clock as last told (a status report or `clock.changed`), run on by the page's own clock
+/// at the bus clock's speed (real: 1; paused or virtual: standing still).
+function busClockNow() {
+  const c = studio.busClock;
+  if (!c) return null;
+  const rate = c.paused || c.clock === "virtual" ? 0 : c.clock === "real" ? 1 : (c.speed ?? 1);
+  return c.time + (performance.now() - c.at) * rate;
+}
+
+function speedText(speed) {
+  return `×${Number.isInteger(speed) ? speed : Number(speed).toFixed(2)}`;
+}
+
+function drawClock() {
+  const c = studio.busClock;
+  if (studio.mode !== "live" || !c) return;
+  const zone = studio.connection?.timeZone || "UTC";
+  const at = new Intl.DateTimeFormat("en-GB", { timeZone: zone, weekday: "short", day: "2-digit", month: "short", hour: "2-digit",
+    minute: "2-digit", second: "2-digit" }).format(new Date(busClockNow()));
+  const node = $("bus-clock");
+  setText(node, `${at}  ${c.clock}${c.clock === "scaled" ? " " + speedText(c.speed) : ""} · ${c.paused ? "paused" : "running"}`);
+  node.classList.toggle("paused", !!c.paused);
+  Object.assign(node.dataset, { mode: c.clock, paused: String(!!c.paused), rate: String(c.clock === "real" ? 1 : c.speed ?? "") });
+  const speed = c.clock === "real" ? 1 : c.speed;
+  for (const button of document.querySelectorAll("#clockbar [data-clock]")) {
+    const action = button.dataset.clock;
+    if (action === "speed") {
+      button.classList.toggle("on", Number(button.dataset.speed) === speed);
+      button.disabled = c.clock === "virtual";
+    } else if (action === "pause") button.disabled = !!c.paused;
+    else if (action === "resume") button.disabled = !c.paused;
+  }
 }
 
 let bannerTimer = null;
@@ -209,8 +244,10 @@ function eventJSON(e) {
 /// A bus line: `index` is the event's place in the page's list (a restarted broker may number afresh, so seqs repeat).
 function busLine(e, index) {
   const open = studio.open.has(index);
-  return el("li", { class: open ? "open" : "", "data-topic": e.topic, "data-source": e.source, "data-seq": e.seq, "data-index": index,
-    title: "Click for the JSON" }, e.tap, open ? eventJSON(e) : null);
+  const linked = e.corr !== undefined && e.corr === studio.linkedCorr;
+  return el("li", { class: [open ? "open" : "", linked ? "linked" : ""].join(" ").trim(), "data-topic": e.topic, "data-source": e.source,
+    "data-seq": e.seq, "data-index": index, "data-corr": e.corr, title: e.corr ? "Click for the JSON and its request or reply" : "Click for the JSON" },
+    e.tap, open ? eventJSON(e) : null);
 }
 
 function rebuildBus(events) {
@@ -252,10 +289,10 @@ function drawState(model) {
       const entry = model.groups[group][key];
       const writers = (entry.writers ?? [entry.writer]).filter((w) => w !== "shieldbus");
       const writer = writers.length > 1 ? { text: `${entry.writer} (also ${writers.filter((w) => w !== entry.writer).join(", ")})`, class: "warn" } : entry.writer;
-      groupRows.push({ key: `${group}/${key}`, cells: [{ text: key, class: "mono" }, writer, `v${entry.version}`, (entry.clock ?? "").slice(0, 8)] });
+      groupRows.push({ key: `${group}/${key}`, cells: [{ text: key, class: "mono" }, storedValue(entry), writer, `v${entry.version}`, (entry.clock ?? "").slice(0, 8)] });
     }
   }
-  drawTable($("groups"), ["key", "writer", "version", "written"], groupRows);
+  drawTable($("groups"), ["key", "value", "writer", "version", "written"], groupRows);
   drawTable($("stores"), ["store", "shields", "writer", "changed"], Object.keys(model.stores).sort().map((name) => {
     const store = model.stores[name];
     const shield = store.shield;
@@ -270,6 +307,17 @@ function drawState(model) {
     return { key: s.activity, cells: [{ text: s.activity, class: "mono" }, `${s.start}–${s.end}${s.repeats ? " daily" : " once"}`,
       nextStart ? zoned(nextStart) : "—", current ? zoned(current.end) : "—"] };
   }));
+}
+
+/// A key's value cell: the value (read from the store while its version was current) and what changed since the last
+/// version whose value was read.
+function storedValue(entry) {
+  if (!entry.known) {
+    return { text: "—", class: "muted", title: "Not read: the Studio reads a value from the store while its version is current (live only)" };
+  }
+  const text = JSON.stringify(entry.value);
+  const since = entry.previous ? `since v${entry.previous.version}: ${describeChange(entry.previous.value, entry.value)}` : null;
+  return { text: shortText(text, 60), class: "mono value", title: text, note: since, testid: "stored-value" };
 }
 
 function zoned(time) {

@@ -53,9 +53,14 @@ function apply(model, event) {
       if (body.removed) delete group[body.key];
       else {
         // Every plugin that wrote the key: on iOS any process of the group may, and a second one is worth seeing.
-        const writers = group[body.key]?.writers ?? [];
+        const before = group[body.key];
+        const writers = before?.writers ?? [];
+        // The value, when the Studio read it from the store (live, while that version was current), and the last
+        // version whose value was read, for the difference between them.
+        const known = event.stored !== undefined;
         group[body.key] = { writer: body.writer, version: body.version, clock: event.clock,
-          writers: writers.includes(body.writer) ? writers : [...writers, body.writer] };
+          writers: writers.includes(body.writer) ? writers : [...writers, body.writer],
+          known, value: event.stored, previous: before?.known ? { version: before.version, value: before.value } : before?.previous ?? null };
       }
       break;
     }
@@ -101,4 +106,37 @@ function apply(model, event) {
 
 function plugin(model, name) {
   return (model.plugins[name] ||= { name, state: "?", restarts: 0 });
+}
+
+/// What changed from `before` to `after` (two stored values), in a few words: an object's members added, removed or
+/// changed, an array's elements added or removed, or a scalar's old and new value.
+function describeChange(before, after) {
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  if (same(before, after)) return "the same value";
+  if (isObject(before) && isObject(after)) {
+    const parts = [];
+    for (const key of Object.keys(after)) {
+      if (!(key in before)) parts.push(`+ ${key}: ${shortJSON(after[key], 24)}`);
+      else if (!same(before[key], after[key])) parts.push(`${key}: ${shortJSON(before[key], 24)} → ${shortJSON(after[key], 24)}`);
+    }
+    for (const key of Object.keys(before)) if (!(key in after)) parts.push(`− ${key}`);
+    return parts.join(", ");
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const texts = (list) => list.map((v) => JSON.stringify(v));
+    const [was, now] = [texts(before), texts(after)];
+    const added = now.filter((v) => !was.includes(v)), removed = was.filter((v) => !now.includes(v));
+    const parts = [...added.map((v) => `+ ${shortText(v, 24)}`), ...removed.map((v) => `− ${shortText(v, 24)}`)];
+    return parts.length ? parts.join(", ") : "the same elements, reordered";
+  }
+  return `${shortJSON(before, 40)} → ${shortJSON(after, 40)}`;
+}
+
+function shortJSON(value, limit) {
+  return shortText(JSON.stringify(value) ?? "undefined", limit);
+}
+
+function shortText(text, limit) {
+  return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
 }

@@ -3,8 +3,8 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const studio = { mode: "live", apps: [], events: [], dropped: 0, status: null, statusAt: 0, connection: null, index: null,
-  open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map() };
+const studio = { mode: "live", apps: [], events: [], dropped: 0, status: null, connection: null, index: null,
+  open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null, linkedCorr: null };
 
 let liveModel = emptyModel();
 
@@ -49,6 +49,8 @@ function draw() {
   drawNotifications(model);
   drawState(model);
   drawPlugins(model);
+  drawClock();
+  drawJournal();
   if (studio.index !== null) {
     const last = events[events.length - 1];
     setText($("instant"), last ? `${last.day} ${last.clock}  #${last.seq}  (${studio.index}/${studio.events.length})` : "before the first event");
@@ -86,12 +88,53 @@ async function act(action, value, extra = {}) {
   }
 }
 
+// MARK: The bus clock: the same control requests as `shieldbus clock`.
+
+/// What the page knows of the bus clock, from a status report or a `clock.changed` event: the newer by seq wins (a
+/// status report asked before a control may arrive after its event).
+function noteBusClock(state, seq) {
+  if (studio.busClock && seq < studio.busClock.seq) return;
+  studio.busClock = { clock: state.clock, paused: !!state.paused, speed: state.speed, time: state.time, seq, at: performance.now() };
+}
+
+async function steer(action, extra = {}) {
+  const result = $("clock-result");
+  result.className = "result";
+  result.textContent = `${action}…`;
+  try {
+    const response = await fetch("/api/clock", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ action, ...extra }) });
+    const answer = await response.json();
+    result.className = answer.ok ? "result" : "result error";
+    result.textContent = answer.ok ? `${action}: done` : `refused: ${answer.error.message}`;
+  } catch (error) {
+    result.className = "result error";
+    result.textContent = `no answer: ${error}`;
+  }
+}
+
+$("clockbar").addEventListener("click", (event) => {
+  const button = event.target.closest("[data-clock]");
+  if (!button || button.disabled) return;
+  const action = button.dataset.clock;
+  if (action === "speed") steer("speed", { speed: Number(button.dataset.speed) });
+  else if (action === "jump") steer("jump", { to: $("jump-to").value });
+  else steer(action);
+});
+$("jump-to").addEventListener("keydown", (event) => { if (event.key === "Enter") steer("jump", { to: $("jump-to").value }); });
+// The bus time shown runs on between reports; only its text changes.
+setInterval(() => { if (studio.busClock && !studio.busClock.paused) drawClock(); }, 250);
+
 $("person").addEventListener("click", (event) => {
-  const action = event.target.dataset?.action;
+  const button = event.target.closest("[data-action]");
+  const action = button?.dataset.action;
   if (!action) return;
+  const tab = Number($("tab").value) || 1;
   if (action === "habit") act("habit", $("habit").value);
-  else if (action === "visit") act("visit", $("url").value, { private: $("private").checked });
-  else act(action);
+  else if (action === "visit") act("visit", $("url").value, { private: $("private").checked, tab });
+  else if (action === "switch-tab" || action === "close-tab") act(action, undefined, { tab });
+  else if (button.dataset.with) act(action, $(button.dataset.with).value);
+  else act(action, button.dataset.value);
 });
 $("home-indicator").addEventListener("click", () => act("home"));
 $("prefix").addEventListener("input", redrawAll);
@@ -105,7 +148,14 @@ $("bus").addEventListener("click", (event) => {
   if (studio.open.delete(index)) row.querySelector("pre")?.remove();
   else { studio.open.add(index); row.append(eventJSON(studio.events[index])); }
   row.classList.toggle("open", studio.open.has(index));
+  // A request and its reply share a `corr`: opening one marks the other (closing it, the mark goes).
+  if (row.dataset.corr) linkCorr(studio.open.has(index) ? row.dataset.corr : null);
 });
+
+function linkCorr(corr) {
+  studio.linkedCorr = corr;
+  for (const line of $("bus").children) line.classList.toggle("linked", !!corr && line.dataset.corr === corr);
+}
 
 // The banner: a tap taps the notification on the device; a swipe up or × only puts it away (it stays in the list).
 let swipe = null;
@@ -147,9 +197,14 @@ function receive(message) {
     case "hello":
       studio.mode = message.mode;
       studio.apps = message.apps;
+      $("app").replaceChildren(...message.apps.map((app) => el("option", { value: app.name }, app.name)));
+      $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
+        journalMarks.total = message.total ?? null;
+        journalMarks.openAt = message.at ?? null;
         $("scrubber").hidden = false;
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
+        $("export").title = "The journal replayed";
       }
       break;
     case "backlog":
@@ -157,9 +212,15 @@ function receive(message) {
       for (const event of message.events) addEvent(event);
       break;
     case "event": addEvent(message.event); break;
-    case "status": studio.status = message.status; studio.statusAt = performance.now(); break;
+    case "status": {
+      studio.status = message.status;
+      const broker = message.status.broker;
+      if (broker?.time) noteBusClock({ clock: broker.clock, paused: broker.clockPaused, speed: broker.clockSpeed, time: broker.time }, broker.seq ?? 0);
+      break;
+    }
     case "connection": {
       studio.connection = message.connection;
+      studio.busClock = null;  // a broker (re)connected to: its clock is told afresh
       setText($("connection"), message.connection.message);
       $("connection").className = "connection " + (message.connection.connected ? "up" : "down");
       break;
@@ -173,7 +234,9 @@ function addEvent(event) {
   studio.events.push(event);
   apply(liveModel, event);
   addSender(event.source);
+  if (event.topic === "clock.changed" && studio.mode === "live") noteBusClock(event.body, event.seq);
   if (studio.mode === "journal") {
+    noteJournalEvent(event, studio.events.length - 1);
     const atEnd = studio.index === null || studio.index === studio.events.length - 1;
     $("slider").max = studio.events.length;
     if (atEnd) { studio.index = studio.events.length; $("slider").value = studio.index; }

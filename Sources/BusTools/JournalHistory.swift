@@ -1,17 +1,23 @@
-// JournalHistory: what the broker journaled before the Studio's tap was welcomed, read back from its journal file.
+// JournalHistory: what the broker journaled before a tap was welcomed, read back from its journal file.
 import BusProtocol
 import Foundation
 
 /// The events a tap cannot receive: those sequenced before its welcome. The broker journals and flushes each batch
 /// before it sends it, and welcomes between batches, so every event up to the welcome's seq is in the journal (or
-/// about to be, if a flush failed); with the tap's own events, numbered after it, the Studio has each event once.
-enum JournalHistory {
+/// about to be, if a flush failed); with the tap's own events, numbered after it, a tool (the Studio, `tap --from`)
+/// has each event once.
+public enum JournalHistory {
+    /// The journal could not be read, or a line of it is not an envelope.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
     /// Hands `take` the journal's events numbered after `after` through `through`, in order, waiting up to `patience`
     /// milliseconds for lines not written yet; returns the last seq it handed over (`after` when none).
-    static func read(path: String, after: UInt64, through: UInt64, patienceMilliseconds: Int64,
-                     _ take: (Envelope) -> Void) throws -> UInt64 {
+    public static func read(path: String, after: UInt64, through: UInt64, patienceMilliseconds: Int64,
+                            _ take: (Envelope) -> Void) throws -> UInt64 {
         guard through > after else { return after }
-        guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw Unreadable(description: "cannot read the journal \(path)") }
         defer { try? handle.close() }
         let deadline = Date().addingTimeInterval(Double(patienceMilliseconds) / 1000)
         var offset = 0
@@ -26,7 +32,7 @@ enum JournalHistory {
                 do {
                     envelope = try WireCodec.decodeEnvelope(Array(bytes))
                 } catch {
-                    throw StudioError.badJournalLine(path: path, line: lineNumber, reason: "\(error)")
+                    throw Unreadable(description: "\(path):\(lineNumber): not a journal line (\(error))")
                 }
                 // Lines are in sequence order; a line past `through` (journaled since the welcome) is the tap's to deliver.
                 if envelope.seq > through { done = true; return false }

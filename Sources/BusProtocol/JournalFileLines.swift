@@ -1,16 +1,17 @@
-// JournalLines: a journal file's lines in order, read in chunks from a byte offset (a replayed journal, the live history).
+// JournalLines, from a file: a journal's lines in order, read in chunks from a byte offset (the Studio's replayed
+// journal, the history a tool reads from a live broker's journal).
 import Foundation
 
-enum JournalLines {
+extension JournalLines {
     /// Whether a line holds nothing but blanks (skipped, as every journal reader does).
-    static func isBlank(_ bytes: Data) -> Bool {
+    public static func isBlank(_ bytes: Data) -> Bool {
         !bytes.contains { ![0x20, 0x09, 0x0D].contains($0) }
     }
 
     /// Hands `body` each line of the file from `offset` on (its bytes, without the newline, and where it starts) until
     /// `body` returns false; returns the offset after the last line handed over. A last line with no newline is handed
     /// over only when `unterminatedToo` (a finished file): while a broker writes, it may be half of a line.
-    static func read(_ handle: FileHandle, from offset: Int, unterminatedToo: Bool, _ body: (Data, Int) throws -> Bool) throws -> Int {
+    public static func read(_ handle: FileHandle, from offset: Int, unterminatedToo: Bool, _ body: (Data, Int) throws -> Bool) throws -> Int {
         try handle.seek(toOffset: UInt64(offset))
         var buffer = Data()
         var bufferOffset = offset

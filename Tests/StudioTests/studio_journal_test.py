@@ -1,0 +1,101 @@
+"""The timeline of a recorded journal — the journal of the live broker the browser tests share, replayed when they are
+done with it: its loading progress, markers for shields, blocks, unlocks, errors and clock controls, the next and
+previous of each, moving by time, and a request linked to its reply by `corr`. Checked against the journal itself.
+"""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+from studio_support import SCALE, read_journal, shot, start_studio, stop
+
+
+@pytest.fixture(scope="module")
+def replay(live):
+    events = read_journal(live["journal"])
+    studio, address = start_studio(["--journal", live["journal"]])
+    yield {"address": address, "events": events}
+    stop(studio)
+
+
+def marked(events):
+    """Where the Studio's markers must be, by the journal's own topics (`Timeline.kind`'s rules)."""
+    def shields_something(e):
+        shield = e["body"].get("shield") or {}
+        categories = shield.get("applicationCategories") or {}
+        return bool(shield.get("applications") or shield.get("webDomains") or categories.get("categories") or categories.get("policy") == "all")
+    return {
+        "SHIELD": [i for i, e in enumerate(events) if e["topic"] == "shield.shown"],
+        "BLOCK": [i for i, e in enumerate(events) if e["topic"] == "managedsettings.changed" and shields_something(e)],
+        "UNBLOCK": [i for i, e in enumerate(events) if e["topic"] == "managedsettings.changed" and not shields_something(e)],
+        "ERROR": [i for i, e in enumerate(events) if e["topic"] == "bus.error"],
+        "clock": [i for i, e in enumerate(events) if e["topic"] == "clock.changed"],
+    }
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_the_journals_timeline(browser, replay, width, height):
+    events = replay["events"]
+    marks = marked(events)
+    assert all(marks[kind] for kind in ["SHIELD", "BLOCK", "ERROR", "clock"]), {k: len(v) for k, v in marks.items()}
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
+    page.goto(replay["address"])
+    expect(page.get_by_test_id("loading")).to_have_attribute("data-loaded", "true")
+    expect(page.get_by_test_id("loading")).to_have_text(f"{len(events):,} events")
+    markers = page.get_by_test_id("markers")
+    for kind, indices in marks.items():
+        expect(markers).to_have_attribute(f"data-{kind.lower()}", str(len(indices)))
+    overflow = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    assert overflow[0] <= overflow[1], f"no sideways scroll at {width} px with the timeline's controls: {overflow}"
+
+    instant = page.get_by_test_id("instant")
+    page.get_by_test_id("slider").fill("0")
+    for index in marks["SHIELD"][:2]:
+        page.get_by_test_id("next-shield").click()
+        expect(instant).to_contain_text(f"#{events[index]['seq']} ")
+    expect(page.get_by_test_id("shield-title")).to_have_text(events[marks["SHIELD"][1]]["body"]["configuration"]["title"]["text"])
+    page.locator("#scrubber [data-seek='SHIELD'][data-step='-1']").click()
+    expect(instant).to_contain_text(f"#{events[marks['SHIELD'][0]]['seq']} ")
+    error_at = next(i for i in marks["ERROR"] if i > marks["SHIELD"][0])
+    page.get_by_test_id("next-error").click()
+    expect(instant).to_contain_text(f"#{events[error_at]['seq']} ")
+    page.get_by_test_id("slider").fill("0")
+    page.get_by_test_id("next-clock").click()
+    expect(instant).to_contain_text(f"#{events[marks['clock'][0]]['seq']} ")
+    shot(page, f"13-journal-timeline-{width}")
+
+    # By time: an hour on from the first shield is the last event at or before that instant.
+    page.get_by_test_id("slider").fill(str(marks["SHIELD"][0] + 1))
+    page.get_by_test_id("seek-time").fill("+1h")
+    page.get_by_test_id("seek").click()
+    target = events[marks["SHIELD"][0]]["time"] + 3_600_000
+    last_before = max(i for i, e in enumerate(events) if e["time"] <= target)
+    expect(instant).to_contain_text(f"#{events[last_before]['seq']} ")
+    page.get_by_test_id("seek-time").fill("soon")
+    page.get_by_test_id("seek").click()
+    expect(page.get_by_test_id("seek-note")).to_have_text("go to +1h, -10m, +90s or 07:30")
+
+    # A request and its reply, linked by corr: at the end of the journal, the last clock control's.
+    page.get_by_test_id("slider").fill(str(len(events)))
+    request = [e for e in events if e["topic"] == "clock.control.request"][-1]
+    page.locator(f"#bus li[data-seq='{request['seq']}']").click()
+    reply = next(e for e in events if e["topic"] == "clock.control.reply" and e.get("corr") == request["corr"])
+    expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
+    expect(page.locator("#bus li.linked")).to_have_count(2)
+    page.close()
+
+
+def test_a_journal_opened_at_an_event(browser, live):
+    """`shieldbus studio --journal FILE --at SEQ` (what `shieldbus check` prints for a violation) opens just after it."""
+    events = read_journal(live["journal"])
+    seq = next(e for e in events if e["topic"] == "shield.shown")["seq"]
+    studio, address = start_studio(["--journal", live["journal"], "--at", str(seq)])
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+        page.goto(address)
+        expect(page.get_by_test_id("seek-note")).to_have_text(f"opened at #{seq}")
+        expect(page.get_by_test_id("instant")).to_contain_text(f"#{seq} ")
+        expect(page.get_by_test_id("shield")).to_be_visible()
+        page.close()
+    finally:
+        stop(studio)

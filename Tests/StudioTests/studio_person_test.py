@@ -1,0 +1,82 @@
+"""Every action explore uses, from the Studio's person panel, each through the real broker (journaled as the person's
+step, or refused in words when it changed nothing), and the session's journal exported. Run after the live tests: it
+changes the shared broker's time zone and device clock, revokes and approves its authorization, and crashes it.
+"""
+import re
+
+from playwright.sync_api import expect
+
+from studio_support import PLUGINS, SCALE, journal_until, read_journal, shot
+
+
+def steps(live):
+    return [e["body"]["action"] for e in read_journal(live["journal"]) if e["topic"] == "scenario.step" and e["body"]["by"].startswith("do-")]
+
+
+def test_every_action_explore_uses(browser, live):
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    result = page.get_by_test_id("action-result")
+
+    def act(testid, done, step):
+        page.get_by_test_id(testid).click()
+        expect(result).to_have_text(done)
+        journal_until(live["journal"], lambda _: step in steps(live), f"the step '{step}' journaled")
+
+    def refused(testid, why):
+        page.get_by_test_id(testid).click()
+        expect(result).to_have_text(re.compile(r"^refused: .*" + re.escape(why)))
+        expect(result).to_have_class(re.compile(r"\berror\b"))
+
+    page.get_by_test_id("app-choice").select_option("Maps")
+    page.locator("#person [data-action='open']").click()
+    expect(result).to_have_text("done: open Maps")
+    act("close-app", "done: close", "close the foreground app")
+
+    page.get_by_test_id("tab").fill("2")
+    page.get_by_test_id("visit").click()
+    expect(result).to_have_text(re.compile(r"^done: visit"))
+    page.get_by_test_id("home-indicator").click()
+    act("switch-tab", "done: switch-tab", "switch to tab 2")
+    act("close-tab", "done: close-tab", "close tab 2")
+    refused("close-tab", "no such tab is open")
+    refused("switch-tab", "no such tab is open")
+
+    act("authorize-revoke", "done: authorize revoke", "authorization revoked")
+    act("authorize-approve", "done: authorize approve", "authorization approved")
+    refused("authorize-approve", "changed nothing")
+
+    page.locator("#device-clock-setting").fill("+2h")
+    act("set-clock", "done: set-clock +2h", "set the device clock forward 120 min")
+    changed = [e for e in read_journal(live["journal"]) if e["topic"] == "device.clock-changed"]
+    assert changed and changed[-1]["body"]["offsetMs"] == 7_200_000, changed[-1:]
+    page.locator("#device-clock-setting").fill("tomorrow")
+    refused("set-clock", "expected a signed duration")
+    page.locator("#time-zone").fill("America/New_York")
+    act("set-time-zone", "done: time-zone America/New_York", "change the time zone to America/New_York")
+    page.locator("#time-zone").fill("Mars/Olympus")
+    refused("set-time-zone", "expected an IANA time zone name")
+
+    page.get_by_test_id("app-choice").select_option("Habit Lock")
+    act("force-quit", "done: force-quit Habit Lock", "force-quit Habit Lock")
+    journal_until(live["journal"], lambda es: any(e["topic"] == "plugin.down" and "force-quit" in e["body"].get("reason", "") for e in es),
+                  "the companion app's process ended by the force-quit")
+    shot(page, "12-person-actions")
+
+    # The broker crashes and starts again on the same state: every plugin back, the Studio still following it.
+    ups = sum(e["topic"] == "plugin.up" for e in read_journal(live["journal"]))
+    act("crash-broker", "done: crash-broker", "the broker crashes and starts again")
+    journal_until(live["journal"], lambda es: any(e["topic"] == "bus.started" and e["body"].get("after") == "crash" for e in es), "the crash")
+    journal_until(live["journal"], lambda es: sum(e["topic"] == "plugin.up" for e in es) >= ups + len(PLUGINS),
+                  "every plugin back after the crash", seconds=30)
+    expect(page.locator("#bus li[data-topic='bus.started']").first).to_be_visible()
+
+    # This session's journal, downloaded: what the broker journaled so far.
+    with page.expect_download() as download:
+        page.get_by_test_id("export-journal").click()
+    lines = open(download.value.path()).read().splitlines()
+    written = read_journal(live["journal"])
+    assert download.value.suggested_filename.endswith(".jsonl"), download.value.suggested_filename
+    assert len(lines) >= len(written) - 5 and lines[0] == open(live["journal"]).readline().rstrip("\n"), (len(lines), len(written))
+    page.close()

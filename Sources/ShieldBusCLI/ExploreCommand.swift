@@ -39,6 +39,10 @@ extension ShieldBus {
 
         // Twice the cores: a virtual day keeps less than a core busy (its processes wait on each other's turns), so
         // days played one per core leave part of the machine idle (docs/benchmarks.md, "Explore: days at once").
+        @Option(name: .long, help: ArgumentHelp("Also play each day on an iOS release whose documented Screen Time bugs the device reproduces (\(IOSRelease.names.joined(separator: ", "))), or on all of them: each day is played on no release first, and a day that fails only on a release is reported as that release's defeat, not the product's failure (docs/fidelity.md).", valueName: "release|all"),
+                completion: .list(IOSRelease.names + ["all", "none"]))
+        var ios: String?
+
         @Option(name: .long, help: ArgumentHelp("Days played at once, each by its own broker and plugins (default: twice the machine's cores: a day's processes wait on each other's turns, so one day per core leaves cores idle).", valueName: "j"))
         var jobs = 2 * ProcessInfo.processInfo.activeProcessorCount
 
@@ -61,6 +65,10 @@ extension ShieldBus {
             guard ["faithful", "ios-realistic", "both"].contains(profile) else { throw ValidationError("--profile must be faithful, ios-realistic or both, not '\(profile)'") }
             guard days >= 0 else { throw ValidationError("--days must not be negative") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            if let ios, ios != "all", ios != "none", IOSRelease(rawValue: ios) == nil {
+                let suggestion = closest(to: ios, in: IOSRelease.names + ["all"]).map { " — did you mean '\($0)'?" } ?? ""
+                throw ValidationError("--ios must be all, none or one of \(IOSRelease.names.joined(separator: ", ")), not '\(ios)'\(suggestion)")
+            }
             if let timeBudget, Scenario.duration(timeBudget) == nil { throw ValidationError("--time-budget takes a duration like 90s, 10m or 1h30m, not '\(timeBudget)'") }
         }
 
@@ -92,14 +100,18 @@ extension ShieldBus {
             defer { try? FileManager.default.removeItem(atPath: work) }
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
                                    models: DefaultFiles.promiseModels)
-            let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
+            var options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
                                          timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns,
                                          keptDaysDirectory: keepDays)
+            options.releases = ios == "all" ? IOSRelease.names : ios.flatMap { $0 == "none" ? nil : [$0] } ?? []
             let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),
                                     product: product, options: options)
-            let report = ExploreReport(json: json, configPath: configPath, total: days * options.profiles.count)
+            let report = ExploreReport(json: json, configPath: configPath, total: explorer.days().count, releases: options.releases)
             let started = Date()
-            if !json { print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", ")) from seed \(seed), \(jobs) at a time") }
+            if !json {
+                let releases = options.releases.isEmpty ? "" : " × iOS none, \(options.releases.joined(separator: ", "))"
+                print("explore \(configPath) (\(product)): \(days) day(s) × \(options.profiles.joined(separator: ", "))\(releases) from seed \(seed), \(jobs) at a time")
+            }
             explorer.explore(played: report.record, shrinking: report.shrinking, shrunk: report.record)
             report.finish(wallSeconds: Date().timeIntervalSince(started))
             if report.failures > 0 { throw ExitCode(3) }
@@ -119,6 +131,10 @@ final class ExploreReport {
     let json: Bool
     let configPath: String
     let total: Int
+    /// The iOS releases played besides none (empty: no release asked for, none reported).
+    let releases: [String]
+    /// Per release ("none" for none): days played, held, defeated by the release, failed.
+    private(set) var byRelease: [String: ReleaseTally] = [:]
     private(set) var played = 0
     private(set) var events = 0
     private(set) var failures = 0
@@ -127,7 +143,12 @@ final class ExploreReport {
     private let showsProgress = isatty(STDERR_FILENO) == 1
     private let started = Date()
 
-    init(json: Bool, configPath: String, total: Int) {
+    struct ReleaseTally {
+        var days = 0, held = 0, defeated = 0, failed = 0
+    }
+
+    init(json: Bool, configPath: String, total: Int, releases: [String] = []) {
+        self.releases = releases
         self.json = json
         self.configPath = configPath
         self.total = total
@@ -155,18 +176,26 @@ final class ExploreReport {
     func record(_ outcome: DayOutcome) {
         played += 1
         events += outcome.events
-        if outcome.failed { failures += 1 }
+        if outcome.failed && !outcome.defeatedByRelease { failures += 1 }
+        let release = outcome.day.release ?? "none"
+        byRelease[release, default: ReleaseTally()].days += 1
+        if !outcome.failed { byRelease[release]!.held += 1 } else if outcome.defeatedByRelease { byRelease[release]!.defeated += 1 } else { byRelease[release]!.failed += 1 }
         for (name, count) in outcome.coverage { coverage[name] = ((coverage[name]?.days ?? 0) + 1, (coverage[name]?.total ?? 0) + count) }
         if json {
             var line: [String: JSONValue] = [
                 "seed": .int(Int64(bitPattern: outcome.day.seed)), "profile": .string(outcome.day.profile), "timeZone": .string(outcome.day.timeZone),
                 "start": .string(outcome.day.start), "steps": .int(Int64(outcome.day.steps.count)), "events": .int(Int64(outcome.events)),
-                "verdict": .string(outcome.failed ? "broken" : "held"),
+                "verdict": .string(outcome.defeatedByRelease ? "defeated-by-release" : outcome.failed ? "broken" : "held"),
                 "violations": .array(outcome.violations.map { .string($0.description) }),
                 "coverage": .object(outcome.coverage.mapValues { .int(Int64($0)) }),
             ]
             if let problem = outcome.runProblem { line["runProblem"] = .string(problem) }
+            if !releases.isEmpty { line["ios"] = .string(release) }
             print(JSONValue.object(line).jsonText)
+        } else if outcome.defeatedByRelease {
+            clearProgress()
+            let first = outcome.violations.first.map { "\($0.kind.rawValue): \($0)" } ?? outcome.runProblem ?? ""
+            print("defeated by iOS \(release): seed \(outcome.day.seed) (\(outcome.day.profile), \(outcome.day.timeZone), from \(outcome.day.start)), which held on none: \(first)")
         } else if outcome.failed {
             clearProgress()
             print("FAILED seed \(outcome.day.seed) (\(outcome.day.profile), \(outcome.day.timeZone), from \(outcome.day.start), \(outcome.day.steps.count) steps):")
@@ -201,14 +230,34 @@ final class ExploreReport {
         clearProgress()
         if json {
             let counters = coverage.mapValues { JSONValue.object(["days": .int(Int64($0.days)), "total": .int(Int64($0.total))]) }
-            print(JSONValue.object(["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
-                                    "coverage": .object(counters)]).jsonText)
+            var totals: [String: JSONValue] = ["days": .int(Int64(played)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
+                                               "coverage": .object(counters)]
+            if !releases.isEmpty {
+                totals["releases"] = .object(byRelease.mapValues { tally in
+                    .object(["days": .int(Int64(tally.days)), "held": .int(Int64(tally.held)), "defeated": .int(Int64(tally.defeated)), "failures": .int(Int64(tally.failed))])
+                })
+            }
+            print(JSONValue.object(totals).jsonText)
         } else {
             print("explored \(played) day(s), \(events) events: \(failures == 0 ? "no failures" : "\(failures) failure(s)")")
+            if !releases.isEmpty { print(releaseText) }
             print(coverageText)
         }
         let rate = wallSeconds > 0 ? Double(played) / wallSeconds : 0
         printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate, wallSeconds > 0 ? Double(events) / wallSeconds : 0))
+    }
+
+    /// Per release, in order (none first): what its days gave. A defeat is a day that held on no release.
+    var releaseText: String {
+        let lines = (["none"] + releases).map { release -> String in
+            let tally = byRelease[release] ?? ReleaseTally()
+            var parts = ["\(tally.held) held"]
+            if tally.defeated > 0 { parts.append("\(tally.defeated) defeated by the release") }
+            if tally.failed > 0 { parts.append("\(tally.failed) failed") }
+            let bug = IOSRelease(rawValue: release).map { " — \($0.summary)" } ?? ""
+            return "  \(release.padding(toLength: 8, withPad: " ", startingAt: 0)) \(tally.days) day(s): \(parts.joined(separator: ", "))\(bug)"
+        }
+        return (["per iOS release (a defeat failed on the release and held on none):"] + lines).joined(separator: "\n")
     }
 
     /// "coverage (days that reached it, and how often):" then a line per product and one for the device; a counter no

@@ -179,11 +179,15 @@ final class DeviceActivityService {
         if device.settings.fidelity.has(.startsIntervalsAtOnce) {
             emitCallback(DeviceTopic.intervalDidStart, activity: request.activity, event: nil, scheduledFor: now)
         }
-        if device.settings.fidelity.has(.pastStartFiresThresholds), startMatchedEarlierToday(request.schedule) {
-            for name in request.events.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let crossing = ThresholdCrossing(event: name, callback: .eventDidReachThreshold, date: now)
-                if !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
-            }
+        if device.settings.fidelity.has(.pastStartFiresThresholds), startMatchedEarlierToday(request.schedule) { fireEveryThreshold(of: monitor) }
+    }
+
+    /// Delivers `eventDidReachThreshold` now for each of the activity's events not yet delivered in its interval,
+    /// whatever the use: what the threshold quirks do.
+    private func fireEveryThreshold(of monitor: Monitor) {
+        for event in monitor.registration.events.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: device.now)
+            if !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
         }
     }
 
@@ -204,14 +208,7 @@ final class DeviceActivityService {
         guard lastPickupDay != day else { return }
         lastPickupDay = day
         device.save(day, key: Self.lastPickupKey)
-        for name in activityNames {
-            let monitor = monitors[name]!
-            guard monitor.interval != nil else { continue }
-            for event in monitor.registration.events.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: device.now)
-                if !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
-            }
-        }
+        for name in activityNames where monitors[name]!.interval != nil { fireEveryThreshold(of: monitors[name]!) }
     }
 
     func stopMonitoring(_ names: [DeviceActivityName]) {

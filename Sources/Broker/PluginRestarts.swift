@@ -19,10 +19,11 @@ final class PluginRestarts {
         (self.outbox, self.settings, self.clock) = (outbox, settings, clock)
     }
 
-    /// `bus.started`'s body: the clock's mode, and the fidelity the OS plays (so a judge of the journal knows it).
+    /// `bus.started`'s body: the clock's mode, and the fidelity the OS plays — profile, iOS release (when one is played),
+    /// quirks — so a judge of the journal knows it.
     func startedBody() -> [String: JSONValue] {
         var body: [String: JSONValue] = ["clock": .string(clock.mode)]
-        for key in ["profile", "quirks"] { body[key] = settings.settingsForPlugins[key] }
+        for key in ["profile", "ios", "quirks"] { body[key] = settings.settingsForPlugins[key] }
         return body
     }
 

@@ -128,6 +128,8 @@ public final class Timeline {
         case "device":
             return envelope.topic == DeviceTopic.osUpdated ? "iOS updated: every token regenerated" : "restarted"
         case "quirk":
+            // A callback's fate, or (tokens-change-under-shields) a whole-device change.
+            guard body["callback"] != nil else { return "\(string("quirk")): the stores keep the tokens of before (token epoch \(body["tokenEpoch"]?.intValue ?? 0))" }
             return "\(string("callback")) for \(string("activity")): \(string("fate"))"
         case "clock":
             let speed = body["speed"]?.doubleValue.map { " ×\($0 == $0.rounded() ? String(Int($0)) : String($0))" } ?? ""

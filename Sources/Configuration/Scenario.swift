@@ -24,6 +24,7 @@ public struct ScenarioStep: Equatable, Sendable {
 /// start: 2026-11-23T06:30        # local, in timeZone; seconds optional
 /// timeZone: Europe/Berlin        # optional; default: the configuration's
 /// profile: faithful              # optional: faithful | ios-realistic
+/// ios: 26.3.1                    # optional: an iOS release whose bugs the device reproduces (IOSRelease)
 /// seed: 42                       # optional
 /// end: day 1 23:00               # optional (or `after 45m`: after the last step); default: 1 minute after it
 /// steps:
@@ -54,6 +55,8 @@ public struct Scenario: Sendable {
     public let profile: String?
     /// The seed for the `ios-realistic` randomness, if the file chooses one.
     public let seed: UInt64?
+    /// The iOS release whose bugs the device reproduces, if the file chooses one (`ios:`).
+    public let ios: IOSRelease?
     /// When the run stops: never before the last step.
     public let end: Date
     /// In time order.
@@ -77,7 +80,7 @@ public struct Scenario: Sendable {
 
     /// Validates a parsed scenario document and resolves its times to instants.
     public static func parse(_ document: YAMLValue, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
-        let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "seed", "end", "steps", "expect"])
+        let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "ios", "seed", "end", "steps", "expect"])
         guard let nameValue = top["name"] else { throw document.error("a scenario needs a 'name'") }
         let name = try nameValue.string()
         guard !name.isEmpty else { throw nameValue.error("must not be empty") }
@@ -95,6 +98,7 @@ public struct Scenario: Sendable {
         let start = day1.resolve(in: zone)
 
         let profile = try top["profile"]?.oneOf(Profile.self).rawValue
+        let ios = try top["ios"]?.oneOf(IOSRelease.self)
 
         var seed: UInt64?
         if let value = top["seed"] {
@@ -141,7 +145,7 @@ public struct Scenario: Sendable {
 
         return Scenario(file: document.file, name: name, description: try top["description"]?.string(), start: start,
                         timeZone: zoneName == nil ? nil : zone, timeZoneName: zoneName, resolvedTimeZone: zone,
-                        profile: profile, seed: seed, end: end, steps: steps, expectations: expectations)
+                        profile: profile, seed: seed, ios: ios, end: end, steps: steps, expectations: expectations)
     }
 
     // MARK: Times

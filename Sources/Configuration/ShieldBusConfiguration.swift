@@ -18,7 +18,9 @@ public struct ShieldBusConfiguration {
     public var timeZone = "UTC"
     /// `faithful` or `ios-realistic`.
     public var profile = "faithful"
-    /// Quirks switched on or off on top of the profile.
+    /// The iOS release whose Screen Time bugs the device reproduces (`IOSRelease`), if any.
+    public var ios: IOSRelease?
+    /// Quirks switched on or off on top of the profile (and the release).
     public var quirks: [String: Bool] = [:]
     public var seed: UInt64 = 1
     /// The app catalog file (relative to this file).
@@ -174,7 +176,7 @@ public struct ShieldBusConfiguration {
 
     /// Validates a parsed configuration document.
     public static func parse(_ document: YAMLValue) throws -> ShieldBusConfiguration {
-        let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "quirks",
+        let top = try document.uniqueMapping(allowed: ["name", "bus", "journal", "plugins", "clock", "timeZone", "profile", "ios", "quirks",
                                                  "seed", "catalog", "state", "scenario", "device", "appGroups", "clients", "products", "promise"])
         var configuration = ShieldBusConfiguration(file: document.file, name: try top["name"]?.string() ?? "shieldbus")
         try configuration.parseDevice(top)
@@ -333,6 +335,7 @@ public struct ShieldBusConfiguration {
             profile = try value.string()
             guard ["faithful", "ios-realistic"].contains(profile) else { throw value.error("expected faithful or ios-realistic, got '\(profile)'") }
         }
+        ios = try top["ios"]?.oneOf(IOSRelease.self)
         if let value = top["quirks"] {
             for (name, flag) in try value.uniqueMapping(allowed: Quirk.allCases.map(\.rawValue)) { quirks[name] = try flag.bool() }
         }

@@ -58,6 +58,9 @@ final class DeviceActivityService {
         /// Its schedule has no further interval: it is no longer monitored, but a callback of its last interval that
         /// waits for its whole minute still goes out.
         var isFinished = false
+        /// The thresholds reached in its last ended interval, for `thresholds-redelivered-after-midnight` (in memory:
+        /// a restart forgets them, as it does on the devices that show it).
+        var endedIntervalThresholds: [ThresholdCrossing] = []
         init(_ registration: Registration, calendar: ScheduleCalendar, warningTime: DateComponents?) {
             self.registration = registration
             counter = ThresholdCounter(events: registration.events, warningTime: warningTime, calendar: calendar)
@@ -65,6 +68,8 @@ final class DeviceActivityService {
     }
 
     static let registrationsKey = "deviceactivity.registrations"
+    /// The device day of the last pickup, kept under `thresholds-at-first-pickup` only.
+    static let lastPickupKey = "deviceactivity.lastPickupDay"
 
     /// Callbacks further ahead than this are unreliable on devices (the Habit Doom write-up, lesson 2).
     static let reliableHorizon: TimeInterval = 45 * 60
@@ -75,11 +80,14 @@ final class DeviceActivityService {
     private var otherActivities: Int
     private var thresholdTimer: UInt64?
     private var running = false
+    /// The start of the device day of the person's last pickup (`thresholds-at-first-pickup`).
+    private var lastPickupDay: Date?
 
     init(device: DeviceOS) throws {
         self.device = device
         let registrations = try device.state.load([Registration].self, key: Self.registrationsKey) ?? []
         otherActivities = try device.state.load(Int.self, key: "deviceactivity.otherActivities") ?? 0
+        lastPickupDay = try device.state.load(Date.self, key: Self.lastPickupKey)
         for registration in registrations {
             monitors[registration.activity] = Monitor(registration, calendar: device.calendar, warningTime: registration.schedule.warningTime)
         }
@@ -154,7 +162,8 @@ final class DeviceActivityService {
         // put a check planned for tonight on tomorrow's date (as on the eve of a spring-forward).
         try device.calendar.validateMonitoring(request.schedule, events: request.events,
                                                monitoredActivityCount: monitoredCount + otherActivities + (existing == nil ? 1 : 0),
-                                               authorizationStatus: device.authorization.status(of: requester), now: device.wallNow)
+                                               authorizationStatus: device.authorization.status(of: requester), now: device.wallNow,
+                                               acceptingTimeOnlyWithFullDate: device.settings.fidelity.has(.mixedComponentsNeverStart))
         if let existing {
             cancelTimers(existing)
             if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {
@@ -170,6 +179,36 @@ final class DeviceActivityService {
         if device.settings.fidelity.has(.startsIntervalsAtOnce) {
             emitCallback(DeviceTopic.intervalDidStart, activity: request.activity, event: nil, scheduledFor: now)
         }
+        if device.settings.fidelity.has(.pastStartFiresThresholds), startMatchedEarlierToday(request.schedule) { fireEveryThreshold(of: monitor) }
+    }
+
+    /// Delivers `eventDidReachThreshold` now for each of the activity's events not yet delivered in its interval,
+    /// whatever the use: what the threshold quirks do.
+    private func fireEveryThreshold(of monitor: Monitor) {
+        for event in monitor.registration.events.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
+            let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: device.now)
+            if !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
+        }
+    }
+
+    /// Whether the schedule's start components already matched earlier on the device's day (its interval of today
+    /// began, or is over): what `past-start-fires-thresholds` reacts to.
+    private func startMatchedEarlierToday(_ schedule: DeviceActivitySchedule) -> Bool {
+        let wall = device.wallNow
+        let dayStart = device.calendar.startOfDay(containing: wall)
+        guard let first = device.calendar.nextDate(after: dayStart.addingTimeInterval(-1), matching: schedule.intervalStart) else { return false }
+        return first < wall
+    }
+
+    /// The person picks the phone up (opens an app or a page). Under `thresholds-at-first-pickup` (iOS 26.2 RC) the
+    /// first pickup of the device's day fires every threshold of every running interval that has not fired yet.
+    func pickedUp() {
+        guard device.settings.fidelity.has(.thresholdsAtFirstPickup), running else { return }
+        let day = device.calendar.startOfDay(containing: device.wallNow)
+        guard lastPickupDay != day else { return }
+        lastPickupDay = day
+        device.save(day, key: Self.lastPickupKey)
+        for name in activityNames where monitors[name]!.interval != nil { fireEveryThreshold(of: monitors[name]!) }
     }
 
     func stopMonitoring(_ names: [DeviceActivityName]) {
@@ -309,13 +348,27 @@ final class DeviceActivityService {
         }
         monitor.suppressStart = false
         for crossing in crossings where !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
+        redeliverAfterMidnight(monitor)
         usageChanged()
+    }
+
+    /// Under `thresholds-redelivered-after-midnight`: an interval that starts on a later device day than its
+    /// predecessor's thresholds were reached delivers those thresholds again (kept undelivered in this interval).
+    private func redeliverAfterMidnight(_ monitor: Monitor) {
+        let batch = monitor.endedIntervalThresholds
+        monitor.endedIntervalThresholds = []
+        guard device.settings.fidelity.has(.thresholdsRedeliveredAfterMidnight), let last = batch.last?.date,
+              device.calendar.startOfDay(containing: device.wallNow) > device.calendar.startOfDay(containing: device.clock.wallTime(at: last)) else { return }
+        for crossing in batch { deliver(DeviceTopic.eventDidReachThreshold, monitor, event: crossing.event, scheduledFor: crossing.date) }
     }
 
     private func endInterval(_ monitor: Monitor, _ interval: DateInterval) {
         device.usage.flush()
         monitor.timers = []  // this interval's timers have fired
         deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
+        if device.settings.fidelity.has(.thresholdsRedeliveredAfterMidnight) {
+            monitor.endedIntervalThresholds = (monitor.registration.deliveredCrossings ?? []).filter { $0.callback == .eventDidReachThreshold }
+        }
         monitor.interval = nil
         monitor.registration.startedInterval = nil
         monitor.registration.deliveredCrossings = nil
@@ -368,7 +421,8 @@ final class DeviceActivityService {
     func record(_ span: UsageSpan) {
         for name in activityNames {
             let monitor = monitors[name]!
-            for crossing in monitor.counter.record(span) { deliver(crossing, monitor) }
+            // Each once per interval, as iOS calls them: one a quirk already delivered early is not delivered again.
+            for crossing in monitor.counter.record(span) where !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
         }
     }
 
@@ -396,6 +450,10 @@ final class DeviceActivityService {
     /// crossing is kept as delivered when it goes out, so one lost with a pending timer is delivered after a reload.
     private func deliver(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing? = nil) {
         let activity = monitor.registration.activity
+        if topic == DeviceTopic.intervalDidStart, device.settings.fidelity.has(.mixedComponentsNeverStart),
+           monitor.registration.schedule.mixesTimeOnlyAndDateComponents {
+            return swallowed(.mixedComponentsNeverStart, topic, activity: activity, event: nil, scheduledFor: scheduledFor)
+        }
         if device.settings.fidelity.has(.wholeMinuteCallbacks) {
             let rounded = Self.nextWholeMinute(device.now)
             if rounded > device.now {
@@ -438,10 +496,22 @@ final class DeviceActivityService {
     /// `told`: with a threshold callback, what the activity's callbacks have told in its interval (`JournalCatchUp`).
     private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date,
                               told: DeliveredCrossings? = nil) {
+        if device.settings.fidelity.has(.monitorNeverWoken) {
+            return swallowed(.monitorNeverWoken, topic, activity: activity, event: event, scheduledFor: scheduledFor)
+        }
         // On a device with several products, only the registering app's plugins hear its activities' callbacks.
         let audience = monitors[activity]?.registration.product.flatMap { name in device.settings.products.first { $0.name == name }?.plugins }
         device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
                     fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
+    }
+
+    /// A callback a quirk keeps from the monitor: iOS says nothing, ShieldBus says `device.quirk` (the monitor does not
+    /// hear it: only taps and the journal do).
+    private func swallowed(_ quirk: Quirk, _ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date) {
+        var body: [String: JSONValue] = ["quirk": .string(quirk.rawValue), "activity": .string(activity.rawValue), "callback": .string(topic),
+                                         "scheduledFor": .int(busTime(scheduledFor)), "fate": "never"]
+        if let event { body["event"] = .string(event.rawValue) }
+        device.emit(topic: "device.quirk", body: .object(body), audience: [])
     }
 
     /// Unmarks the threshold callbacks marked delivered in a running interval that the journal never told (`told`:

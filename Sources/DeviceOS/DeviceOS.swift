@@ -317,10 +317,14 @@ public final class DeviceOS: BrokerService {
     func perform(_ action: ScenarioAction) {
         let device = self
         switch action {
-        case .open(let app): device.screen.open(app)
+        case .open(let app):
+            device.activity.pickedUp()
+            device.screen.open(app)
         case .close(let app): device.screen.close(app)
         case .home: device.screen.goHome()
-        case let .visit(url, host, tab, isPrivate): device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
+        case let .visit(url, host, tab, isPrivate):
+            device.activity.pickedUp()
+            device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
         case .closeTab(let tab): device.screen.closeTab(tab)
         case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
         case .tapNotification(let id): device.notifications.tap(id: id)
@@ -457,15 +461,23 @@ public final class DeviceOS: BrokerService {
 
     // MARK: Whole-device events
 
-    /// An iOS update or restore: every token is regenerated; the OS carries its own settings over.
+    /// An iOS update or restore: every token is regenerated; the OS carries its own settings over (not under
+    /// `tokens-change-under-shields`).
     func updateOperatingSystem() {
         // The use so far is recorded in the old tokens and goes on in the new ones: an app still in front after the
         // update is still in use (a paused meter would never count it again, and no threshold would come that day).
         usage.flush()
         let migration = tokens.regenerate(for: catalog)
         save(tokens.epoch, key: "tokens.epoch")
-        managedSettings.migrate(migration)
-        activity.migrate(migration)
+        if settings.fidelity.has(.tokensChangeUnderShields) {
+            // iOS 17.5.1: the stores and the monitored events keep the old tokens, which match no app any more —
+            // shields go blank and thresholds count nothing, without a word from iOS; said here as a quirk.
+            emit(topic: "device.quirk", body: ["quirk": .string(Quirk.tokensChangeUnderShields.rawValue), "tokenEpoch": .int(Int64(tokens.epoch)),
+                                               "stores": .array(managedSettings.stores.keys.sorted().map(JSONValue.string))])
+        } else {
+            managedSettings.migrate(migration)
+            activity.migrate(migration)
+        }
         announceTokenEpoch()
         screen.reevaluate(reason: "os-update")
     }

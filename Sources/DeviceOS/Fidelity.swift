@@ -5,6 +5,8 @@ import Foundation
 public struct Fidelity: Equatable, Sendable {
     /// `faithful` (Apple's documented semantics) or `ios-realistic` (also the seeds' device behaviours).
     public var profile: Profile
+    /// The iOS release whose bugs the device reproduces on top of the profile (nil: none).
+    public var release: IOSRelease?
     public var quirks: Set<Quirk>
     public var seed: UInt64
 
@@ -16,14 +18,16 @@ public struct Fidelity: Equatable, Sendable {
         public var quirks: Set<Quirk> {
             switch self {
             case .faithful: return []
-            case .iosRealistic: return Set(Quirk.allCases).subtracting(Quirk.faults)
+            case .iosRealistic: return Set(Quirk.allCases).subtracting(Quirk.outsideProfiles)
             }
         }
     }
 
-    public init(profile: Profile, overrides: [Quirk: Bool] = [:], seed: UInt64 = 1) {
+    /// The profile's quirks, then the release's bugs, then the configuration's switches (which win).
+    public init(profile: Profile, release: IOSRelease? = nil, overrides: [Quirk: Bool] = [:], seed: UInt64 = 1) {
         self.profile = profile
-        var quirks = profile.quirks
+        self.release = release
+        var quirks = profile.quirks.union(release?.quirks ?? [])
         for (quirk, on) in overrides {
             if on { quirks.insert(quirk) } else { quirks.remove(quirk) }
         }

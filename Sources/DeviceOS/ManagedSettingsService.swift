@@ -12,6 +12,10 @@ final class ManagedSettingsService {
     /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
     private var writers: [String: String]
 
+    /// Apple's limit on the named stores one process uses (ManagedSettingsStore's documentation). Only stores holding
+    /// settings count: one written empty is gone.
+    static let maximumNamedStores = 50
+
     init(device: DeviceOS) throws {
         self.device = device
         stores = try device.state.load([String: ShieldSettings].self, key: "managedsettings.stores") ?? [:]
@@ -63,6 +67,12 @@ final class ManagedSettingsService {
             return DeviceError(code: "store-of-another-app",
                                message: "\(writer) belongs to \(product.name), which has no store '\(write.store)'"
                                    + (declaredBy.map { " (it is \($0.name)'s)" } ?? "") + ": an app writes only its own stores (its product's `stores:`)")
+        }
+        let ownStores = stores.keys.filter { name in device.product(of: writer).map { $0.owns(store: name) } ?? true }
+        if stores[write.store] == nil, !write.shield.isEmpty, ownStores.count >= Self.maximumNamedStores {
+            // Apple documents the limit, not what passes it does: refused loudly, as too-many-tokens is.
+            return DeviceError(code: "too-many-stores", message: "the app already has \(ownStores.count) ManagedSettings stores holding settings: "
+                + "a process may use at most \(Self.maximumNamedStores) named stores; clear one (write an empty shield) or reuse a name; '\(write.store)' is unchanged")
         }
         if let owner = declaredBy?.storeOwners[write.store] ?? device.settings.managedSettingsOwner, writer != owner,
            !write.shield.covers(stores[write.store] ?? ShieldSettings()) {

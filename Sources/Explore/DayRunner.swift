@@ -18,6 +18,9 @@ public struct DayOutcome {
     public let wallMilliseconds: Int64
     /// What the day exercised: "<product>: <counter>" and "device: <counter>" → count.
     public var coverage: [String: Int] = [:]
+    /// It failed on its iOS release where the same day held on none: the release's bug defeated the product
+    /// (`Explorer.explore` decides it; docs/fidelity.md).
+    public var defeatedByRelease = false
 
     public var failed: Bool { !violations.isEmpty || runProblem != nil }
 

@@ -24,6 +24,8 @@ public struct DayStep: Equatable, Sendable {
 public struct Day: Equatable, Sendable {
     public var seed: UInt64
     public var profile: String
+    /// The iOS release the day is played on (`IOSRelease`'s name), or nil for none.
+    public var release: String?
     public var timeZone: String
     /// The local start, `YYYY-MM-DDTHH:MM`.
     public var start: String
@@ -31,9 +33,10 @@ public struct Day: Equatable, Sendable {
     /// How long the run goes on after the last step, in seconds (so that an unlock that should end is seen to end).
     public var tail: Int
 
-    public init(seed: UInt64, profile: String, timeZone: String, start: String, steps: [DayStep], tail: Int) {
+    public init(seed: UInt64, profile: String, release: String? = nil, timeZone: String, start: String, steps: [DayStep], tail: Int) {
         self.seed = seed
         self.profile = profile
+        self.release = release
         self.timeZone = timeZone
         self.start = start
         self.steps = steps
@@ -43,8 +46,9 @@ public struct Day: Equatable, Sendable {
     /// The day as a scenario file: steps timed by `after:` (elapsed time, unambiguous across clock changes).
     public func scenarioText(name: String, comment: String? = nil) -> String {
         var lines = comment.map { $0.split(separator: "\n").map { "# \($0)" } } ?? []
-        lines += ["name: \(name)", "start: \(start)", "timeZone: \(timeZone)", "profile: \(profile)", "seed: \(seed)",
-                  "end: after \(Self.duration(tail))"]
+        lines += ["name: \(name)", "start: \(start)", "timeZone: \(timeZone)", "profile: \(profile)"]
+        if let release { lines.append("ios: \"\(release)\"") }
+        lines += ["seed: \(seed)", "end: after \(Self.duration(tail))"]
         lines.append(steps.isEmpty ? "steps: []" : "steps:")
         for step in steps { lines.append("  - after: \(Self.duration(step.gap))\n    \(step.action)") }
         return lines.joined(separator: "\n") + "\n"

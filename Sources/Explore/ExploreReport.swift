@@ -1,4 +1,5 @@
 import BusProtocol
+import Configuration
 import Foundation
 
 /// The totals of an explore: days, events, failures, the distinct shrunk scenarios and the coverage.
@@ -8,19 +9,52 @@ public struct ExploreTotals: Equatable, Sendable {
     public private(set) var failures = 0
     /// Each coverage counter: the days that reached it, and its total over them.
     public private(set) var coverage: [String: (days: Int, total: Int)] = [:]
+    /// Per iOS release ("none" for none), when days were played on releases: days, held, defeated, failed.
+    public private(set) var byRelease: [String: ReleaseTally] = [:]
+
+    public struct ReleaseTally: Equatable, Sendable {
+        public var days = 0, held = 0, defeated = 0, failed = 0
+    }
 
     public init() {}
 
     public mutating func add(_ day: ExploredDay) {
         days += 1
         events += day.events
-        if day.failed { failures += 1 }
+        if day.isFailure { failures += 1 }
+        let release = day.release ?? "none"
+        byRelease[release, default: ReleaseTally()].days += 1
+        if !day.failed { byRelease[release]!.held += 1 } else if day.defeatedByRelease { byRelease[release]!.defeated += 1 } else { byRelease[release]!.failed += 1 }
         for (name, count) in day.coverage { coverage[name] = ((coverage[name]?.days ?? 0) + 1, (coverage[name]?.total ?? 0) + count) }
     }
 
     public var json: JSONValue {
-        .object(["days": .int(Int64(days)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
-                 "coverage": .object(coverage.mapValues { .object(["days": .int(Int64($0.days)), "total": .int(Int64($0.total))]) })])
+        var totals: [String: JSONValue] = ["days": .int(Int64(days)), "events": .int(Int64(events)), "failures": .int(Int64(failures)),
+                 "coverage": .object(coverage.mapValues { .object(["days": .int(Int64($0.days)), "total": .int(Int64($0.total))]) })]
+        if playedReleases {
+            totals["releases"] = .object(byRelease.mapValues { tally in
+                .object(["days": .int(Int64(tally.days)), "held": .int(Int64(tally.held)), "defeated": .int(Int64(tally.defeated)),
+                         "failures": .int(Int64(tally.failed))])
+            })
+        }
+        return .object(totals)
+    }
+
+    /// Whether days were played on an iOS release (else the per-release tallies say nothing more than the totals).
+    private var playedReleases: Bool { byRelease.keys.contains { $0 != "none" } }
+
+    /// Per release, none first: what its days gave (a defeat is a day that held on no release), with the release's bug.
+    public var releaseLines: [String] {
+        guard playedReleases else { return [] }
+        let releases = ["none"] + byRelease.keys.filter { $0 != "none" }.sorted()
+        return ["per iOS release (a defeat failed on the release and held on none):"] + releases.map { release in
+            let tally = byRelease[release] ?? ReleaseTally()
+            var parts = ["\(tally.held) held"]
+            if tally.defeated > 0 { parts.append("\(tally.defeated) defeated by the release") }
+            if tally.failed > 0 { parts.append("\(tally.failed) failed") }
+            let bug = IOSRelease(rawValue: release).map { " — \($0.summary)" } ?? ""
+            return "  \(release.padding(toLength: 8, withPad: " ", startingAt: 0)) \(tally.days) day(s): \(parts.joined(separator: ", "))\(bug)"
+        }
     }
 
     public static func == (lhs: ExploreTotals, rhs: ExploreTotals) -> Bool { lhs.json == rhs.json }
@@ -70,7 +104,8 @@ public struct ExploreReportWriter {
     public func header(shard: ExploreShard, seeds: Int) -> [String] {
         var lines: [String] = []
         if !json {
-            lines.append("explore \(run.configPath) (\(run.product)): \(run.days) day(s) × \(run.profiles.joined(separator: ", ")) from seed \(run.firstSeed)")
+            let releases = run.releases.isEmpty ? "" : " × iOS none, \(run.releases.joined(separator: ", "))"
+            lines.append("explore \(run.configPath) (\(run.product)): \(run.days) day(s) × \(run.profiles.joined(separator: ", "))\(releases) from seed \(run.firstSeed)")
         }
         guard !shard.isWhole else { return lines }
         if json {
@@ -85,8 +120,16 @@ public struct ExploreReportWriter {
     /// A played day: its line in `--json`; in text, a failure's account (a day that held says nothing).
     public mutating func lines(for day: ExploredDay) -> [String] {
         totals.add(day)
-        if json { return [day.json.jsonText] }
+        if json {
+            // Played on releases, the day on none says so too.
+            guard !run.releases.isEmpty, day.release == nil, case .object(var line) = day.json else { return [day.json.jsonText] }
+            line["ios"] = "none"
+            return [JSONValue.object(line).jsonText]
+        }
         guard day.failed else { return [] }
+        if day.defeatedByRelease {
+            return ["defeated by iOS \(day.release ?? "?"): seed \(day.seed) (\(day.profile), \(day.timeZone), from \(day.start)), which held on none: \(day.violations.first ?? day.account.first ?? "")"]
+        }
         return ["FAILED seed \(day.seed) (\(day.profile), \(day.timeZone), from \(day.start), \(day.steps) steps):"] + day.account.map { "  \($0)" }
     }
 
@@ -124,7 +167,7 @@ public struct ExploreReportWriter {
             return [JSONValue.object(line).jsonText]
         }
         let distinct = distinctFailures < totals.failures ? ", \(distinctFailures) distinct shrunk scenario(s)" : ""
-        return ["explored \(totals.days) day(s), \(totals.events) events: \(totals.failures == 0 ? "no failures" : "\(totals.failures) failure(s)\(distinct)")",
-                totals.coverageText]
+        return ["explored \(totals.days) day(s), \(totals.events) events: \(totals.failures == 0 ? "no failures" : "\(totals.failures) failure(s)\(distinct)")"]
+            + totals.releaseLines + [totals.coverageText]
     }
 }

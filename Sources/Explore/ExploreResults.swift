@@ -17,9 +17,12 @@ public struct ExploreRun: Equatable, Sendable {
     public var shrinkRuns: Int
     /// Where failures are written (their paths are in the report).
     public var failuresDirectory: String
+    /// The iOS releases each day is also played on (`--ios`); empty: none.
+    public var releases: [String]
 
     public init(version: String, configPath: String, configText: String, product: String, profiles: [String], firstSeed: UInt64, days: Int,
-                shrinkRuns: Int, failuresDirectory: String) {
+                shrinkRuns: Int, failuresDirectory: String, releases: [String] = []) {
+        self.releases = releases
         self.version = version
         self.configPath = configPath
         self.configText = configText
@@ -42,6 +45,7 @@ public struct ExploreRun: Equatable, Sendable {
         if configPath == other.configPath && configText != other.configText { said.append("configuration \(configPath): its text differs") }
         compare("product", product, other.product)
         compare("profiles", profiles, other.profiles) { $0.joined(separator: ", ") }
+        compare("iOS releases", releases, other.releases) { $0.isEmpty ? "none" : $0.joined(separator: ", ") }
         compare("first seed", firstSeed, other.firstSeed)
         compare("days", days, other.days)
         compare("shrink runs", shrinkRuns, other.shrinkRuns)
@@ -66,8 +70,13 @@ public struct ExploredDay: Equatable, Sendable {
     public var coverage: [String: Int]
     /// The failure shrunk, once it is.
     public var failure: ExploredFailure?
+    /// The iOS release the day was played on (nil: none), and whether it failed there only (the release's defeat).
+    public var release: String?
+    public var defeatedByRelease = false
 
     public var failed: Bool { !violations.isEmpty || runProblem != nil }
+    /// A failure of the product's own: not a release's defeat.
+    public var isFailure: Bool { failed && !defeatedByRelease }
 
     public init(seed: UInt64, profile: String, timeZone: String, start: String, steps: Int, events: Int, violations: [String], account: [String],
                 runProblem: String?, coverage: [String: Int], failure: ExploredFailure? = nil) {
@@ -89,16 +98,20 @@ public struct ExploredDay: Equatable, Sendable {
                   steps: outcome.day.steps.count, events: outcome.events, violations: outcome.violations.map(\.description),
                   account: outcome.failed ? Explorer.account(of: outcome).split(separator: "\n").map(String.init) : [],
                   runProblem: outcome.runProblem, coverage: outcome.coverage)
+        release = outcome.day.release
+        defeatedByRelease = outcome.defeatedByRelease
     }
 
     /// The day's line in `--json`, and its entry in a results file without `account` and `failure`.
     public var json: JSONValue {
         var line: [String: JSONValue] = [
             "seed": .int(Int64(bitPattern: seed)), "profile": .string(profile), "timeZone": .string(timeZone), "start": .string(start),
-            "steps": .int(Int64(steps)), "events": .int(Int64(events)), "verdict": .string(failed ? "broken" : "held"),
+            "steps": .int(Int64(steps)), "events": .int(Int64(events)),
+            "verdict": .string(defeatedByRelease ? "defeated-by-release" : failed ? "broken" : "held"),
             "violations": .array(violations.map { .string($0) }), "coverage": .object(coverage.mapValues { .int(Int64($0)) }),
         ]
         if let runProblem { line["runProblem"] = .string(runProblem) }
+        if let release { line["ios"] = .string(release) }
         return .object(line)
     }
 }
@@ -149,9 +162,12 @@ public struct ExploreResults: Equatable, Sendable {
         self.days = days
     }
 
-    /// The days this shard has to play: its seeds, each under each profile, in order.
-    public var plannedDays: [(seed: UInt64, profile: String)] {
-        shard.seeds(firstSeed: run.firstSeed, days: run.days).flatMap { seed in run.profiles.map { (seed, $0) } }
+    /// The days this shard has to play: its seeds, each under each profile, on no release then each release, in order.
+    public var plannedDays: [(seed: UInt64, profile: String, release: String?)] {
+        let releases: [String?] = run.releases.isEmpty ? [nil] : [nil] + run.releases
+        return shard.seeds(firstSeed: run.firstSeed, days: run.days).flatMap { seed in
+            run.profiles.flatMap { profile in releases.map { (seed, profile, $0) } }
+        }
     }
 
     /// Whether every planned day was played (a time budget stops a run early).
@@ -163,7 +179,8 @@ public struct ExploreResults: Equatable, Sendable {
         return .object([
             "format": .string(Self.format), "formatVersion": .int(Self.formatVersion), "shieldbusVersion": .string(run.version),
             "config": .object(["path": .string(run.configPath), "text": .string(run.configText), "product": .string(run.product)]),
-            "profiles": .array(run.profiles.map { .string($0) }), "firstSeed": .int(Int64(bitPattern: run.firstSeed)),
+            "profiles": .array(run.profiles.map { .string($0) }), "releases": .array(run.releases.map { .string($0) }),
+            "firstSeed": .int(Int64(bitPattern: run.firstSeed)),
             "seedCount": .int(Int64(run.days)), "shrinkRuns": .int(Int64(run.shrinkRuns)), "failuresDir": .string(run.failuresDirectory),
             "shard": .object(["index": .int(Int64(shard.index)), "count": .int(Int64(shard.count)), "source": .string(shard.source)]),
             "complete": .bool(isComplete),
@@ -197,7 +214,8 @@ public struct ExploreResults: Equatable, Sendable {
                          configText: try reader.string(config, "text"), product: try reader.string(config, "product"),
                          profiles: try reader.strings(json, "profiles"), firstSeed: UInt64(bitPattern: try reader.int(json, "firstSeed")),
                          days: Int(try reader.int(json, "seedCount")), shrinkRuns: Int(try reader.int(json, "shrinkRuns")),
-                         failuresDirectory: try reader.string(json, "failuresDir"))
+                         failuresDirectory: try reader.string(json, "failuresDir"),
+                         releases: json["releases"] == nil ? [] : try reader.strings(json, "releases"))
         let shardJSON = try reader.value(json, "shard")
         do {
             shard = try ExploreShard(index: Int(try reader.int(shardJSON, "index")), count: Int(try reader.int(shardJSON, "count")),
@@ -214,7 +232,7 @@ public struct ExploreResults: Equatable, Sendable {
                                 scenario: try reader.string(failure, "scenario"))
             }
             guard let coverage = entry["coverage"]?.objectValue else { throw reader.error("no \"coverage\" object") }
-            return ExploredDay(seed: UInt64(bitPattern: try reader.int(entry, "seed")), profile: try reader.string(entry, "profile"),
+            var day = ExploredDay(seed: UInt64(bitPattern: try reader.int(entry, "seed")), profile: try reader.string(entry, "profile"),
                                timeZone: try reader.string(entry, "timeZone"), start: try reader.string(entry, "start"),
                                steps: Int(try reader.int(entry, "steps")), events: Int(try reader.int(entry, "events")),
                                violations: try reader.strings(entry, "violations"), account: try reader.strings(entry, "account"),
@@ -224,11 +242,15 @@ public struct ExploreResults: Equatable, Sendable {
                                    return Int(count)
                                },
                                failure: failure)
+            day.release = entry["ios"]?.stringValue.flatMap { $0 == "none" ? nil : $0 }
+            day.defeatedByRelease = entry["verdict"]?.stringValue == "defeated-by-release"
+            return day
         }
         reader.context = nil
         // The days must be the shard's own, in the order played: a file edited by hand or cut short is refused here.
-        for (index, (day, planned)) in zip(days, plannedDays).enumerated() where day.seed != planned.seed || day.profile != planned.profile {
-            throw reader.error("day \(index + 1) is seed \(day.seed) (\(day.profile)), but shard \(shard.name)'s day \(index + 1) is seed \(planned.seed) (\(planned.profile))")
+        for (index, (day, planned)) in zip(days, plannedDays).enumerated()
+            where day.seed != planned.seed || day.profile != planned.profile || day.release != planned.release {
+            throw reader.error("day \(index + 1) is seed \(day.seed) (\(day.profile)\(day.release.map { ", iOS \($0)" } ?? "")), but shard \(shard.name)'s day \(index + 1) is seed \(planned.seed) (\(planned.profile)\(planned.release.map { ", iOS \($0)" } ?? ""))")
         }
         guard days.count <= plannedDays.count else {
             throw reader.error("\(days.count) days, but shard \(shard.name) of \(run.days) seed(s) × \(run.profiles.count) profile(s) has \(plannedDays.count)")

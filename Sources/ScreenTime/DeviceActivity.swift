@@ -32,6 +32,13 @@ public struct DeviceActivitySchedule: Hashable, Sendable, Codable {
         max(warningTime?.durationInSeconds ?? 0, 0)
     }
 
+    /// Whether one end of the schedule names a date (year, month or day) and the other only a time of day: the
+    /// schedules whose `intervalDidStart` developers report never comes (`mixed-components-never-start`).
+    public var mixesTimeOnlyAndDateComponents: Bool {
+        func namesADate(_ components: DateComponents) -> Bool { components.year != nil || components.month != nil || components.day != nil }
+        return namesADate(intervalStart) != namesADate(intervalEnd)
+    }
+
     /// When `intervalWillStartWarning` is due for an interval of this schedule: its start
     /// minus the warning time. Nil without a (positive) warning time.
     public func intervalWillStartWarning(for interval: DateInterval) -> Date? {

@@ -113,14 +113,15 @@ extension ScheduleCalendar {
         events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:],
         monitoredActivityCount: Int,
         authorizationStatus: AuthorizationStatus,
-        now: Date
+        now: Date,
+        acceptingTimeOnlyWithFullDate: Bool = false
     ) throws {
         typealias Failure = DeviceActivityMonitoringError
         guard authorizationStatus == .approved else { throw Failure.unauthorized }
         guard monitoredActivityCount <= Failure.maximumActivities else {
             throw Failure.excessiveActivities(count: monitoredActivityCount)
         }
-        if let problem = Self.componentsProblem(of: schedule, events: events) {
+        if let problem = Self.componentsProblem(of: schedule, events: events, acceptingTimeOnlyWithFullDate: acceptingTimeOnlyWithFullDate) {
             throw Failure.invalidDateComponents(problem: problem)
         }
         guard let interval = nextInterval(for: schedule, at: now) else {
@@ -133,7 +134,8 @@ extension ScheduleCalendar {
 
     private static func componentsProblem(
         of schedule: DeviceActivitySchedule,
-        events: [DeviceActivityEvent.Name: DeviceActivityEvent]
+        events: [DeviceActivityEvent.Name: DeviceActivityEvent],
+        acceptingTimeOnlyWithFullDate: Bool
     ) -> DeviceActivityMonitoringError.DateComponentsProblem? {
         for (field, components) in [("intervalStart", schedule.intervalStart), ("intervalEnd", schedule.intervalEnd)] {
             if let component = components.unsupportedComponentNames.first {
@@ -150,7 +152,8 @@ extension ScheduleCalendar {
             }
         }
         let start = schedule.intervalStart.scheduleComponentsSet, end = schedule.intervalEnd.scheduleComponentsSet
-        if start != end {
+        // Devices take a time of day with a full date without a word (`mixed-components-never-start`).
+        if start != end, !(acceptingTimeOnlyWithFullDate && schedule.mixesTimeOnlyAndDateComponents) {
             return .mismatchedComponents(start: start.map(\.rawValue), end: end.map(\.rawValue))
         }
         if let warningTime = schedule.warningTime {

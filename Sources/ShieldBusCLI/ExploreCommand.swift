@@ -50,6 +50,10 @@ extension ShieldBus {
 
         // Twice the cores: a virtual day keeps less than a core busy (its processes wait on each other's turns), so
         // days played one per core leave part of the machine idle (docs/benchmarks.md, "Explore: days at once").
+        @Option(name: .long, help: ArgumentHelp("Also play each day on an iOS release whose documented Screen Time bugs the device reproduces (\(IOSRelease.names.joined(separator: ", "))), or on all of them: each day is played on no release first, and a day that fails only on a release is reported as that release's defeat, not the product's failure (docs/fidelity.md).", valueName: "release|all"),
+                completion: .list(IOSRelease.names + ["all", "none"]))
+        var ios: String?
+
         @Option(name: .long, help: ArgumentHelp("Days played at once, each by its own broker and plugins (default: twice the machine's cores: a day's processes wait on each other's turns, so one day per core leaves cores idle).", valueName: "j"))
         var jobs = 2 * ProcessInfo.processInfo.activeProcessorCount
 
@@ -78,6 +82,10 @@ extension ShieldBus {
             guard ["faithful", "ios-realistic", "both"].contains(profile) else { throw ValidationError("--profile must be faithful, ios-realistic or both, not '\(profile)'") }
             guard days >= 0 else { throw ValidationError("--days must not be negative") }
             guard jobs >= 1 else { throw ValidationError("--jobs must be at least 1") }
+            if let ios, ios != "all", ios != "none", IOSRelease(rawValue: ios) == nil {
+                let suggestion = closest(to: ios, in: IOSRelease.names + ["all"]).map { " — did you mean '\($0)'?" } ?? ""
+                throw ValidationError("--ios must be all, none or one of \(IOSRelease.names.joined(separator: ", ")), not '\(ios)'\(suggestion)")
+            }
             if let timeBudget, Scenario.duration(timeBudget) == nil { throw ValidationError("--time-budget takes a duration like 90s, 10m or 1h30m, not '\(timeBudget)'") }
             if let shard { _ = try Self.shard(shard) }
         }
@@ -129,14 +137,15 @@ extension ShieldBus {
                     throw ExitCode(2)
                 }
             }
-            let options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
+            var options = ExploreOptions(days: days, seed: seed, profiles: profile == "both" ? ["faithful", "ios-realistic"] : [profile], jobs: jobs,
                                          timeBudget: timeBudget.flatMap(Scenario.duration), failuresDirectory: failuresDir, shrinkRuns: shrinkRuns,
                                          keptDaysDirectory: keepDays, shard: shard)
+            options.releases = ios == "all" ? IOSRelease.names : ios.flatMap { $0 == "none" ? nil : [$0] } ?? []
             let explorer = Explorer(runner: runner, generator: DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog)),
                                     product: product, options: options)
             guard let configText = try? String(contentsOfFile: configPath, encoding: .utf8) else { throw CommandFailure("cannot read \(configPath)") }
             let run = ExploreRun(version: ShieldBus.version, configPath: configPath, configText: configText, product: product, profiles: options.profiles,
-                                 firstSeed: seed, days: days, shrinkRuns: shrinkRuns, failuresDirectory: failuresDir)
+                                 firstSeed: seed, days: days, shrinkRuns: shrinkRuns, failuresDirectory: failuresDir, releases: options.releases)
             let report = ExploreReport(run: run, shard: shard, json: json)
             let started = Date()
             printError("explore: \(jobs) day(s) at a time")

@@ -59,6 +59,10 @@ extension ShieldBus {
                 completion: .list(["faithful", "ios-realistic"]))
         var profile: String?
 
+        @Option(name: .long, help: ArgumentHelp("An iOS release whose documented Screen Time bugs the device reproduces on top of the profile: \(IOSRelease.allCases.map { "\($0.rawValue) (\($0.summary))" }.joined(separator: "; ")); none for no release (docs/fidelity.md).", valueName: "release"),
+                completion: .list(IOSRelease.names + ["none"]))
+        var ios: String?
+
         @Option(name: .long, help: ArgumentHelp("Seed for the ios-realistic profile's randomness (a failing run replays with the same seed).", valueName: "n"))
         var seed: UInt64?
 
@@ -251,7 +255,8 @@ struct RunPlan {
         guard let profile = Fidelity.Profile(rawValue: profileName) else { throw Problem(description: "--profile must be faithful or ios-realistic, not '\(profileName)'") }
         // The names were checked at load (with their line); only known ones remain.
         let overrides = Dictionary(uniqueKeysWithValues: configuration.quirks.compactMap { name, on in Quirk(rawValue: name).map { ($0, on) } })
-        let fidelity = Fidelity(profile: profile, overrides: overrides, seed: options.seed ?? scenario?.seed ?? configuration.seed)
+        let release = try options.ios.map(Self.release(named:)) ?? scenario?.ios ?? configuration.ios
+        let fidelity = Fidelity(profile: profile, release: release, overrides: overrides, seed: options.seed ?? scenario?.seed ?? configuration.seed)
 
         // Broker.
         let runtime = RuntimeDirectory.resolve(options.bus.runtimeDir)
@@ -272,10 +277,13 @@ struct RunPlan {
         settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
         settings.deliveryLogLimit = configuration.bus.deliveryLogLimit
         settings.journalPath = options.journal ?? configuration.journal
-        settings.settingsForPlugins = [
+        var forPlugins: [String: JSONValue] = [
             "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
             "profile": .string(profile.rawValue), "quirks": .array(fidelity.quirks.map(\.rawValue).sorted().map(JSONValue.string)),
         ]
+        // Named only when a release is played: a run without one journals what it always did.
+        if let release { forPlugins["ios"] = .string(release.rawValue) }
+        settings.settingsForPlugins = .object(forPlugins)
 
         // State: the device's own store and the app groups' stores.
         let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
@@ -375,6 +383,14 @@ struct RunPlan {
         deviceSettings.restrictedDomains = configuration.device.restrictedDomains
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
                               resuming: progress, crashAtStep: options.crashAtStep)
+    }
+
+    /// `--ios`'s release: one of `IOSRelease`, or `none` (nil: no release, whatever the scenario or configuration says).
+    static func release(named name: String) throws -> IOSRelease? {
+        if name == "none" { return nil }
+        if let release = IOSRelease(rawValue: name) { return release }
+        let suggestion = closest(to: name, in: IOSRelease.names).map { " — did you mean '\($0)'?" } ?? ""
+        throw Problem(description: "--ios must be one of \(IOSRelease.names.joined(separator: ", ")) or none, not '\(name)'\(suggestion)")
     }
 
     /// Hands `body` the envelopes a journal file holds (none without one), up to a torn line (a SIGKILL mid-write):

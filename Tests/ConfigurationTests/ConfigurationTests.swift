@@ -26,6 +26,18 @@ final class ConfigurationTests: XCTestCase {
         assertError("name: t\ntimeZone: Europe/Berln\n", line: 2, key: "timeZone", contains: "did you mean 'Europe/Berlin'?")
     }
 
+    /// `ios:` names a release whose bugs the device reproduces: checked at load, with its line and the closest name.
+    func testTheIOSReleaseIsAKnownRelease() throws {
+        XCTAssertNil(try parse("name: t\n").ios)
+        XCTAssertEqual(try parse("name: t\nios: \"26.3.1\"\n").ios, .iOS26_3_1)
+        XCTAssertEqual(try parse("name: t\nios: 17.5.1\n").ios, .iOS17_5_1)
+        XCTAssertEqual(try parse("name: t\nios: 26.2-rc\n").ios, .iOS26_2RC)
+        assertError("name: t\nprofile: faithful\nios: 26.2 RC\n", line: 3, key: "ios", contains: "did you mean '26.2-rc'?")
+        assertError("name: t\nios: 26.3\n", line: 2, key: "ios", contains: "expected one of 17.5.1, 26.2-rc, 26.3.1, got '26.3' — did you mean '26.3.1'?")
+        // The release's bugs are quirks a configuration may also switch on alone.
+        XCTAssertEqual(try parse("name: t\nquirks: {monitor-never-woken: true}\n").quirks, ["monitor-never-woken": true])
+    }
+
     /// Quirk names are checked at load, with their line and the closest known name.
     func testQuirksAreKnownNames() throws {
         XCTAssertEqual(try parse("name: t\nquirks: {whole-minute-callbacks: false, starts-intervals-at-once: true}\n").quirks,

@@ -88,6 +88,9 @@ final class ScenarioTests: XCTestCase {
                     line: 3, key: "timeZone", message: "expected an IANA time zone name like Europe/Berlin, got 'Europe/Berln' — did you mean 'Europe/Berlin'?")
         assertError("name: t\nstart: 2026-11-23T06:30\nprofile: ios_realistic\nsteps: []\n",
                     line: 3, key: "profile", message: "expected one of faithful, ios-realistic, got 'ios_realistic' — did you mean 'ios-realistic'?")
+        assertError("name: t\nstart: 2026-11-23T06:30\nios: 17.5\nsteps: []\n",
+                    line: 3, key: "ios", message: "expected one of 17.5.1, 26.2-rc, 26.3.1, got '17.5' — did you mean '17.5.1'?")
+        XCTAssertEqual(try parse("name: t\nstart: 2026-11-23T06:30\nios: \"26.3.1\"\nsteps: []\n").ios, .iOS26_3_1)
         assertError("name: t\nstart: 2026-11-23T06:30\nseed: -1\nsteps: []\n", line: 3, key: "seed", message: "expected a non-negative whole number, got '-1'")
         assertError("name: t\nstart: 2026-11-23T06:30\nseed: 1.5\nsteps: []\n", line: 3, key: "seed", message: "non-negative whole number")
         assertError("name: t\nstart: 2026-11-23T06:30\nsteps: []\nstepz: []\n", line: 4, key: "stepz", message: "unknown key — did you mean 'steps'?")

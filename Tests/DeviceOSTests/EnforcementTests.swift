@@ -169,3 +169,29 @@ final class ShieldTokenLimitTests: XCTestCase {
         XCTAssertNotEqual(atTheLimit["error"]?["code"]?.stringValue, "too-many-tokens", "50 is within the limit: \(atTheLimit.jsonText)")
     }
 }
+
+/// Apple's 50 named stores per process: a write that would make a 51st store holding settings is refused with
+/// `too-many-stores` and changes nothing; a store written empty is gone and frees its place.
+final class NamedStoreLimitTests: XCTestCase {
+    func testAFiftyFirstStoreIsRefusedUntilOneIsCleared() throws {
+        let broker = try BrokerProcess(configuration: "name: limits\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n")
+        defer { _ = broker.stop() }
+        let client = try broker.connect(name: "writer", role: .generic, subscriptions: ["managedsettings.", "familycontrols."])
+        try client.publish(Publish(topic: "familycontrols.authorization.request", body: ["member": "individual"], corr: "authorize"))
+        let authorized = try collectEvents(from: client) { events in events.contains { $0.corr == "authorize" && $0.isReply } }
+        XCTAssertEqual(authorized.first { $0.corr == "authorize" && $0.isReply }?.bodyValue["value"]?["status"]?.stringValue, "approved")
+        func write(_ store: String, tokens: [JSONValue] = ["app-token"]) throws -> JSONValue {
+            let corr = "write-\(store)-\(tokens.count)"
+            try client.publish(Publish(topic: "managedsettings.write.request", body: ["store": .string(store), "shield": ["applications": .array(tokens)]], corr: corr))
+            let replies = try collectEvents(from: client) { events in events.contains { $0.corr == corr && $0.isReply } }
+            return try XCTUnwrap(replies.first { $0.corr == corr && $0.isReply }?.bodyValue)
+        }
+        for index in 0..<50 { XCTAssertEqual(try write("store-\(index)")["ok"]?.boolValue, true, "store \(index) is within the limit") }
+        let over = try write("store-50")
+        XCTAssertEqual(over["error"]?["code"]?.stringValue, "too-many-stores", over.jsonText)
+        XCTAssertTrue(over["error"]?["message"]?.stringValue?.contains("at most 50 named stores") == true, over.jsonText)
+        XCTAssertEqual(try write("store-7", tokens: ["app-token", "another"])["ok"]?.boolValue, true, "a store already held may change")
+        XCTAssertEqual(try write("store-3", tokens: [])["ok"]?.boolValue, true, "cleared")
+        XCTAssertEqual(try write("store-50")["ok"]?.boolValue, true, "a cleared store frees its place")
+    }
+}

@@ -277,6 +277,35 @@ final class ExploreTests: XCTestCase {
         XCTAssertTrue(said.contains("error: shard(s) 2/2 missing: have 1/2"), said)
     }
 
+    /// `--ios all`: each day on no release, then on each release (the same steps), reported per release — as JSON
+    /// (every day names its release; the totals count each release's days) and in words. A day that fails on a
+    /// release where it held on none is the release's defeat: not a failure of the product, not shrunk.
+    func testExploreOnEveryReleaseReportsPerRelease() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let arguments = ["--config", Self.root + "/Config/habit-lock.yml", "--days", "1", "--seed", "13", "--profile", "faithful",
+                         "--ios", "all", "--jobs", "2", "--shrink-runs", "0"]
+        let (status, output) = try explore(arguments + ["--json"], in: directory)
+        let lines = try output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        let days = lines.filter { $0["seed"] != nil }
+        XCTAssertEqual(days.compactMap { $0["ios"]?.stringValue }, ["none", "17.5.1", "26.2-rc", "26.3.1"], output)
+        XCTAssertEqual(Set(days.compactMap { $0["start"]?.stringValue }).count, 1, "one day, four devices")
+        XCTAssertEqual(days.first?["verdict"]?.stringValue, "held", output)
+        let releases = try XCTUnwrap(lines.last?["releases"]?.objectValue, output)
+        XCTAssertEqual(Set(releases.keys), ["none", "17.5.1", "26.2-rc", "26.3.1"])
+        XCTAssertTrue(releases.values.allSatisfy { $0["days"]?.intValue == 1 }, output)
+        let defeats = days.filter { $0["verdict"]?.stringValue == "defeated-by-release" }.count
+        XCTAssertEqual(releases.values.compactMap { $0["defeated"]?.intValue }.reduce(0, +), Int64(defeats))
+        XCTAssertEqual(lines.last?["failures"]?.intValue, 0, "a defeat is no failure of the product: \(output)")
+        XCTAssertEqual(status, 0, output)
+        // Seed 13's day has an iOS update: on 17.5.1 the lock's stores name the tokens of before, and a site opens.
+        XCTAssertEqual(days[1]["verdict"]?.stringValue, "defeated-by-release", output)
+
+        let (_, words) = try explore(arguments, in: directory)
+        XCTAssertTrue(words.contains("per iOS release (a defeat failed on the release and held on none):"), words)
+        XCTAssertTrue(words.contains("  17.5.1   1 day(s): 0 held, 1 defeated by the release — tokens changed under installed apps"), words)
+        XCTAssertTrue(words.contains("defeated by iOS 17.5.1: seed 13 (faithful, Asia/Tokyo, from 2026-11-24T06:52), which held on none: usable-while-locked"), words)
+    }
+
     /// The CI slice: a few seeded days of each shipped product under both profiles, through real brokers and
     /// plugins, must all hold — a regression in a product (or in the device OS) that one of these days reaches
     /// fails `make test`. `make explore` runs the long version.

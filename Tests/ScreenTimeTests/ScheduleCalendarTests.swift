@@ -101,6 +101,18 @@ final class ScheduleCalendarTests: XCTestCase {
         XCTAssertNil(utcCalendar.nextDate(after: after, matching: DateComponents()))
     }
 
+    /// The schedules `mixed-components-never-start` reacts to: one end with a date, the other a time of day only.
+    func testASchedulesEndsMixTimeOnlyAndFullDateComponents() {
+        XCTAssertFalse(daily(10, 0, 11, 0).mixesTimeOnlyAndDateComponents)
+        let dated = DateComponents(year: 2026, month: 6, day: 10, hour: 11, minute: 0)
+        XCTAssertFalse(DeviceActivitySchedule(intervalStart: DateComponents(year: 2026, month: 6, day: 10, hour: 10), intervalEnd: dated, repeats: false)
+            .mixesTimeOnlyAndDateComponents)
+        XCTAssertTrue(DeviceActivitySchedule(intervalStart: DateComponents(hour: 10, minute: 0), intervalEnd: dated, repeats: false).mixesTimeOnlyAndDateComponents)
+        XCTAssertTrue(DeviceActivitySchedule(intervalStart: dated, intervalEnd: DateComponents(hour: 23, minute: 0), repeats: false).mixesTimeOnlyAndDateComponents)
+        XCTAssertFalse(DeviceActivitySchedule(intervalStart: DateComponents(hour: 10, weekday: 2), intervalEnd: DateComponents(hour: 11, weekday: 2), repeats: true)
+            .mixesTimeOnlyAndDateComponents, "a weekday is no date")
+    }
+
     func testOneOffScheduleWithFullDate() {
         let schedule = DeviceActivitySchedule(intervalStart: DateComponents(year: 2026, month: 12, day: 24, hour: 18, minute: 0),
                                               intervalEnd: DateComponents(year: 2026, month: 12, day: 26, hour: 9, minute: 0), repeats: false)

@@ -100,6 +100,8 @@ public struct ExploredDay: Equatable, Sendable {
                   runProblem: outcome.runProblem, coverage: outcome.coverage)
         release = outcome.day.release
         defeatedByRelease = outcome.defeatedByRelease
+        // A release's defeat is said in a line: each violation with its kind first.
+        if defeatedByRelease { violations = outcome.violations.map { "\($0.kind.rawValue): \($0)" } }
     }
 
     /// The day's line in `--json`, and its entry in a results file without `account` and `failure`.

@@ -159,7 +159,7 @@ extension ShieldBus {
                     throw ExitCode(1)
                 }
             }
-            if report.results.days.contains(where: \.failed) { throw ExitCode(3) }
+            if report.results.days.contains(where: \.isFailure) { throw ExitCode(3) }
         }
     }
 }

@@ -55,7 +55,7 @@ extension ShieldBus.ExploreCommand {
             }
             print(ExploreReportWriter.report(of: merged, json: json), terminator: "")
             printError("explore merge: \(files.count) file(s), \(merged.days.count) day(s)")
-            if merged.days.contains(where: \.failed) { throw ExitCode(3) }
+            if merged.days.contains(where: \.isFailure) { throw ExitCode(3) }
         }
     }
 }

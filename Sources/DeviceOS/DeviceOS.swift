@@ -77,8 +77,8 @@ public final class DeviceOS: BrokerService {
     /// The zone the device was switched on in, when it differs from the one its state last ran in (applied once ready).
     private var switchedOnIn: TimeZone?
     private var correlation: UInt64 = 0
-    /// A retry of what could not be saved is planned.
-    private var retryingUnsaved = false
+    /// A retry of what could not be saved is planned (`retryUnsavedSoon`).
+    var retryingUnsaved = false
     /// Tools' inputs waiting for the plugins to handle them.
     private lazy var inputs = InputConfirmations(device: self)
 
@@ -244,23 +244,6 @@ public final class DeviceOS: BrokerService {
         retryUnsavedSoon()
     }
 
-    /// What could not be saved is tried again every second of wall time until it is saved — not only with the next
-    /// change, which may come long after the disk has room again (a crash meanwhile would lose it).
-    private func retryUnsavedSoon() {
-        guard !retryingUnsaved else { return }
-        retryingUnsaved = true
-        _ = bus.afterWallTime(milliseconds: Self.unsavedRetryMilliseconds) { [unowned self] in
-            retryingUnsaved = false
-            guard state.hasUnsaved else { return }
-            do {
-                try state.saveUnsaved()
-                logger.notice("saved what \(state.path) could not take before")
-            } catch {
-                retryUnsavedSoon()  // still failing: said once already, tried again quietly
-            }
-        }
-    }
-    static let unsavedRetryMilliseconds: Int64 = 1_000
 
     func fail(_ request: Envelope, code: String, _ message: String) {
         reply(to: request, DeviceReply<NoValue>.failure(DeviceError(code: code, message: message)))

@@ -1,5 +1,7 @@
 // DeviceOS: the simulated iOS inside the broker — tokens, authorization, ManagedSettings enforcement,
 // shields, DeviceActivity scheduling, app lifecycle, notifications, the clock's ticks and scenario playback.
+// Why one file near 500 lines: it is the composition root of those parts (each in its own file) and the one place
+// the person's actions are turned into their calls; the parts' own work lives in their files.
 
 import Broker
 import BusProtocol

@@ -121,6 +121,32 @@ public enum ScenarioAction: Equatable, Sendable {
         }
     }
 
+    /// The person's `action` on a device with `catalog`: its apps looked up, its clock setting and time zone read.
+    /// Throws `CatalogLookupError` for an unknown app, `ClockSetting.Problem` and `Scenario.UnknownTimeZone`.
+    public init(_ action: PersonAction, catalog: AppCatalog) throws {
+        switch action {
+        case .open(let app): self = .open(app: try catalog.requireApp(named: app))
+        case .close(let app): self = .close(app: try app.map { try catalog.requireApp(named: $0) })
+        case .home: self = .home
+        case .visit(let url, let tab, let isPrivate):
+            // Checked when the action was read (`PersonAction(verb:requestBody:)`).
+            self = .visit(url: url, host: PersonAction.host(of: url) ?? "", tab: tab, isPrivate: isPrivate)
+        case .closeTab(let tab): self = .closeTab(tab)
+        case .switchTab(let tab): self = .switchTab(tab)
+        case .press(let button): self = .press(button: button)
+        case .habit(let habit): self = .habit(habit)
+        case .appAction(let app, let control): self = .appAction(app: try app.map { try catalog.requireApp(named: $0) }, action: control)
+        case .restart: self = .restart
+        case .forceQuit(let app): self = .forceQuit(app: try catalog.requireApp(named: app))
+        case .osUpdate: self = .osUpdate
+        case .tapNotification(let id): self = .tapNotification(id: id)
+        case .authorize(let answer): self = .authorize(answer)
+        case .setClock(let setting): self = .setClock(try ClockSetting(parsing: setting))
+        case .setTimeZone(let zone): self = .setTimeZone(try Scenario.timeZone(named: zone).identifier)
+        case .crashBroker: self = .crashBroker
+        }
+    }
+
     private static func app(_ value: YAMLValue, _ catalog: AppCatalog) throws -> CatalogApp {
         do {
             return try catalog.requireApp(named: try value.string())
@@ -132,7 +158,7 @@ public enum ScenarioAction: Equatable, Sendable {
     /// An app action's name: short, of letters, digits, '-', '_' and '.' (what a promise names).
     private static func actionName(_ value: YAMLValue) throws -> String {
         let name = try value.string()
-        guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {
+        guard PersonAction.isControlName(name) else {
             throw value.error("an app action is a short name of letters, digits, '-', '_' or '.', e.g. skip-tonight; got '\(name)'")
         }
         return name

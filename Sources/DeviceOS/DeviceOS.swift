@@ -353,95 +353,80 @@ public final class DeviceOS: BrokerService {
     /// `input.<action>.request` from a tool: the person's action, answered with ok or an error.
     private func handleInput(_ envelope: Envelope) {
         let body = envelope.bodyValue
-        let verb = envelope.topic.dropFirst("input.".count).dropLast(Topic.requestSuffix.count)
-        func app(_ key: String = "app") throws -> CatalogApp {
-            guard let name = body[key]?.stringValue else { throw DeviceError(code: "bad-request", message: "'\(verb)' needs '\(key)': an app name") }
-            do { return try catalog.requireApp(named: name) } catch { throw DeviceError(code: "unknown-app", message: "\(error)") }
-        }
-        if verb == "look" {
-            // Read-only: the phone as it is now, for a tool that came late; no step, nothing performed.
-            var look = DeviceLook(notifications: notifications.delivered, activities: activity.schedules)
-            screen.look(into: &look)
-            reply(to: envelope, .success(look))
-            return
-        }
+        let name = envelope.topic.dropFirst("input.".count).dropLast(Topic.requestSuffix.count)
         do {
-            let action: ScenarioAction
-            switch verb {
-            case "open": action = .open(app: try app())
-            case "close": action = .close(app: body["app"] == nil ? nil : try app())
-            case "home": action = .home
-            case "visit":
-                guard let url = body["url"]?.stringValue, let host = URL(string: url)?.host?.lowercased() else {
-                    throw DeviceError(code: "bad-request", message: "'visit' needs 'url': an http(s) URL with a host")
-                }
-                action = .visit(url: url, host: host, tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
-            case "close-tab": action = .closeTab(Int(body["tab"]?.intValue ?? 1))
-            case "press":
-                guard let button = body["button"]?.stringValue.flatMap(ShieldButton.init(rawValue:)) else {
-                    throw DeviceError(code: "bad-request", message: "'press' needs 'button': primary or secondary")
-                }
-                action = .press(button: button)
-            case "notification-tap": action = .tapNotification(id: body["id"]?.stringValue)
-            case "habit": action = .habit(body["habit"]?.stringValue ?? "habit")
-            case "app-action":
-                guard let name = body["action"]?.stringValue, !name.isEmpty else {
-                    throw DeviceError(code: "bad-request", message: "'app-action' needs 'action': the control's name, e.g. skip-tonight")
-                }
-                let named = body["app"] == nil ? nil : try app()
-                guard named != nil || onlyCompanionApp != nil else {
-                    throw DeviceError(code: "bad-request", message: settings.products.contains { $0.companionApp != nil }
-                        ? "'app-action' needs 'app': the device has several product apps" : "'app-action': the device has no product app (device.companionApp)")
-                }
-                action = .appAction(app: named, action: name)
-            case "authorize":
-                guard let answer = body["answer"]?.stringValue.flatMap(AuthorizationAnswer.init(rawValue:)) else {
-                    throw DeviceError(code: "bad-request", message: "'authorize' needs 'answer': approved, denied or revoked")
-                }
-                action = .authorize(answer)
-            case "os-update": action = .osUpdate
-            case "restart": action = .restart
-            case "force-quit": action = .forceQuit(app: try app())
-            case "switch-tab": action = .switchTab(Int(body["tab"]?.intValue ?? 1))
-            case "set-clock":
-                do {
-                    action = .setClock(try ClockSetting(parsing: body["to"]?.stringValue ?? ""))
-                } catch let problem as ClockSetting.Problem {
-                    throw DeviceError(code: "bad-request", message: "'set-clock' needs 'to': \(problem.description)")
-                }
-            case "time-zone":
-                do {
-                    action = .setTimeZone(try Scenario.timeZone(named: body["zone"]?.stringValue ?? "").identifier)
-                } catch let unknown as Scenario.UnknownTimeZone {
-                    throw DeviceError(code: "bad-request", message: "'time-zone' needs 'zone': \(unknown.description)")
-                }
-            case "crash-broker":
-                // Answered first: the crash loses every pending request, this one's too.
-                emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(.crashBroker)), "by": .string(envelope.source)])
-                reply(to: envelope, .success(InputOutcome(handled: false, screen: nil)))
-                bus.whenQuiet { [unowned self] in perform(.crashBroker) }
-                return
+            switch name {
+            case "look":
+                // Read-only: the phone as it is now, for a tool that came late; no step, nothing performed.
+                var look = DeviceLook(notifications: notifications.delivered, activities: activity.schedules)
+                screen.look(into: &look)
+                reply(to: envelope, .success(look))
             case "pick":
-                let names = { (key: String) in body[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
-                var selection = FamilyActivitySelection()
-                for name in names("apps") { selection.applicationTokens.insert(tokens.application(try catalog.requireApp(named: name).bundleIdentifier)) }
-                for id in names("categories") {
-                    guard catalog.category(id: id) != nil else { throw DeviceError(code: "unknown-category", message: "no category '\(id)'; categories: \(catalog.categories.map(\.id).joined(separator: ", "))") }
-                    selection.categoryTokens.insert(tokens.category(id))
-                }
-                for domain in names("domains") { selection.webDomainTokens.insert(tokens.webDomain(catalog.domain(domain)?.domain ?? domain)) }
-                reply(to: envelope, .success(PickerResult(selection: selection)))
-                return
+                reply(to: envelope, .success(PickerResult(selection: try pick(body))))
             default:
-                throw DeviceError(code: "unknown-input", message: "unknown input '\(verb)'; inputs: open, close, home, visit, close-tab, switch-tab, press, notification-tap, habit, app-action, authorize, os-update, restart, force-quit, set-clock, time-zone, crash-broker, pick, look")
+                guard let verb = PersonVerb(rawValue: String(name)) else {
+                    throw DeviceError(code: "unknown-input", message: "unknown input '\(name)'; inputs: \((PersonVerb.names + ["pick", "look"]).joined(separator: ", "))")
+                }
+                try perform(try personAction(verb, body), asked: envelope)
             }
-            emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
-            inputs.perform(envelope) { perform(action) }
         } catch let error as DeviceError {
             reply(to: envelope, DeviceReply<NoValue>.failure(error))
         } catch {
             fail(envelope, code: "bad-request", "\(error)")
         }
+    }
+
+    /// The person's action a request asks for, its names resolved on this device.
+    private func personAction(_ verb: PersonVerb, _ body: JSONValue) throws -> ScenarioAction {
+        let asked: PersonAction
+        do {
+            asked = try PersonAction(verb: verb, requestBody: body)
+        } catch {
+            throw DeviceError(code: "bad-request", message: error.description)
+        }
+        if case .appAction(nil, _) = asked, onlyCompanionApp == nil {
+            throw DeviceError(code: "bad-request", message: settings.products.contains { $0.companionApp != nil }
+                ? "'app-action' needs 'app': the device has several product apps" : "'app-action': the device has no product app (device.companionApp)")
+        }
+        do {
+            return try ScenarioAction(asked, catalog: catalog)
+        } catch let unknown as CatalogLookupError {
+            throw DeviceError(code: "unknown-app", message: "\(unknown)")
+        } catch let problem as ClockSetting.Problem {
+            throw DeviceError(code: "bad-request", message: "'set-clock' needs 'to': \(problem.description)")
+        } catch let unknown as Scenario.UnknownTimeZone {
+            throw DeviceError(code: "bad-request", message: "'time-zone' needs 'zone': \(unknown.description)")
+        }
+    }
+
+    /// Performs the person's `action` for the tool that asked, and answers it once the plugins have handled it.
+    private func perform(_ action: ScenarioAction, asked envelope: Envelope) throws {
+        if action == .crashBroker {
+            // Answered first: the crash loses every pending request, this one's too.
+            emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(.crashBroker)), "by": .string(envelope.source)])
+            reply(to: envelope, .success(InputOutcome(handled: false, screen: nil)))
+            bus.whenQuiet { [unowned self] in perform(.crashBroker) }
+            return
+        }
+        emit(topic: DeviceTopic.scenarioStep, body: ["action": .string(ScenarioPlayer.describe(action)), "by": .string(envelope.source)])
+        inputs.perform(envelope) { perform(action) }
+    }
+
+    /// The person's pick in the FamilyActivityPicker (`input.pick.request {apps, categories, domains}`).
+    private func pick(_ body: JSONValue) throws -> FamilyActivitySelection {
+        let names = { (key: String) in body[key]?.arrayValue?.compactMap(\.stringValue) ?? [] }
+        var selection = FamilyActivitySelection()
+        do {
+            for name in names("apps") { selection.applicationTokens.insert(tokens.application(try catalog.requireApp(named: name).bundleIdentifier)) }
+        } catch let unknown as CatalogLookupError {
+            throw DeviceError(code: "unknown-app", message: "\(unknown)")
+        }
+        for id in names("categories") {
+            guard catalog.category(id: id) != nil else { throw DeviceError(code: "unknown-category", message: "no category '\(id)'; categories: \(catalog.categories.map(\.id).joined(separator: ", "))") }
+            selection.categoryTokens.insert(tokens.category(id))
+        }
+        for domain in names("domains") { selection.webDomainTokens.insert(tokens.webDomain(catalog.domain(domain)?.domain ?? domain)) }
+        return selection
     }
 
     // MARK: Whole-device events

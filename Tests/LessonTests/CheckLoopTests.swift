@@ -4,12 +4,16 @@ import Foundation
 import ShieldBusTestSupport
 import XCTest
 
+/// A product's self-planned re-checks never loop: each reference product ends a check loop the OS could start.
+/// Each test keeps, in its doc comment, the explore failure that found it.
+final class CheckLoopTests: RegressionDayCase {}
+
 /// The loop guard in the monitor's shared registration path (`ReferenceMonitor.startMonitoring`), for every product
 /// (issue #9). An OS that starts an interval at once each time it is planned makes a check's callback plan the same check
 /// again, at one virtual instant, until `ack-timeout` (explore: focus-window 12; speed-bump 2009, 1,430 plans at one
 /// instant). The fault `starts-intervals-at-once` makes the simulated OS do that to every registration; each product
 /// must end the loop with a logged warning (`x.monitor.check-loop`) and keep its lock.
-extension ExploreRegressionTests {
+extension CheckLoopTests {
     /// Habit-lock days: the habits at random times in four zones, apps opened during the unlock and after its end.
     func testTheHabitLockEndsACheckLoop() throws {
         var random = SeededRandom(seed: 0x100B_0001)

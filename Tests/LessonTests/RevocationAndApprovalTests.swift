@@ -4,12 +4,16 @@ import Foundation
 import ShieldBusTestSupport
 import XCTest
 
+/// Screen Time authorization revoked and approved again: what is due is shielded at once, and an unlock keeps its end.
+/// Each test keeps, in its doc comment, the explore failure that found it.
+final class RevocationAndApprovalTests: RegressionDayCase {}
+
 /// An approval after a revocation (habit-lock 117 and 147, found by explore seeds 1–1000). A revocation takes the
 /// app's shields and every schedule with it. Approved again in the middle of an unlock, the app registered its daily
 /// schedules but nothing re-blocked at the unlock's end (117: YouTube usable for hours after it); approved with
 /// DeviceActivity's 20 activities taken, the set-up stopped at the first refused registration, before the synchronous
 /// check that shields what is due (147: reddit.com usable 38 minutes).
-extension ExploreRegressionTests {
+extension RevocationAndApprovalTests {
     /// Generated days in four zones (a spring-forward and a fall-back day among them), both profiles: the day's habits
     /// unlock the apps, the authorization is revoked at a seeded moment, the app sometimes force-quit or the activity
     /// limit filled meanwhile, and approved again before or after the unlock's end. The lock invariant holds.

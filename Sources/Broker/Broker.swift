@@ -40,6 +40,7 @@ public final class Broker {
     private let turns = TurnQueue()
     let sessions = SessionTable()
     private var heartbeats: Heartbeats
+    private var freedMemory = FreedMemoryReturn()
     private let crashPoints: CrashPoints
     let recorder: Recorder
 
@@ -277,6 +278,7 @@ public final class Broker {
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
         // at least where this one stopped; acknowledgements are written within a second.
         recorder.saveLedger(lastSeq: sequencer.lastSeq)
+        freedMemory.observe(sessions: sessions.all.count, dropped: statistics.dropped, now: now)
     }
 
     /// Ends the sessions that fell silent, killing their processes; and kills a plugin's process that never said

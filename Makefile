@@ -36,15 +36,18 @@ test-fast: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(FAST_TESTS)'
 
-## test: the fast lane first, then every other suite — brokers, plugins, explore, the browser (stopped after
-## TEST_TIME_LIMIT, so a hang fails fast)
+## test: the fast lane first, then every other suite — brokers, plugins, explore, the browser — TEST_WORKERS tests at
+## a time, each in a process of its own (stopped after TEST_TIME_LIMIT, so a hang fails fast)
 TEST_TIME_LIMIT ?= 40m
+# A test that plays real processes waits on them as much as it computes: two at a time keep 2 cores busy.
+TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -lt 2 ] && n=2; echo $$n)
 test: test-fast
 	@# The whole log scrolls past in CI; on a failure, repeat the failing assertions and tests at the end.
-	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --skip '$(FAST_TESTS)'; echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
+	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --parallel --num-workers $(TEST_WORKERS) --skip '$(FAST_TESTS)'; \
+		echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
 		status=$$(cat .build/test-status); \
-		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last test started:"; \
-			grep "' started at" .build/test.log | tail -1; fi; \
+		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last tests started:"; \
+			grep -E "^\[[0-9]+/[0-9]+\] Testing " .build/test.log | tail -$(TEST_WORKERS); fi; \
 		if [ "$$status" != 0 ]; then echo "=== make test failed (status $$status); the failures:"; \
 			grep -E ": error: |' failed \(|Fatal error|Test .* failed after" .build/test.log | head -60; fi; exit $$status
 

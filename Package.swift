@@ -3,22 +3,15 @@
 import Foundation
 import PackageDescription
 
-// The reference plugins' release builds are linked as position-dependent programs (no PIE): a statically linked
-// Swift program carries tens of thousands of relative relocations that the loader applies at every start, and an
-// ios-realistic day starts the monitor as a fresh process dozens of times (docs/benchmarks.md). The trade: a plugin's own code and data load at a fixed address (its stack, heap and
-// libraries are still randomised; docs/security.md § 8). The broker and the command-line tool stay
-// position-independent: the broker reads every plugin's messages, and it starts once a run.
+// Release builds start short-lived plugins fast (docs/benchmarks.md, "Where the time goes"): plugins are linked without
+// PIE (no relocations to apply at each start; docs/security.md § 8), and libzmq, SQLite and libstdc++ come from their
+// archives. The broker and the command-line tool stay position-independent.
 let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"], .when(configuration: .release))]
 
-// libzmq and SQLite: shared libraries in debug builds (tests, development), their archives in release builds: a shared
-// libzmq brings a dozen more libraries, and the loader's symbol look-ups across them dominate a short-lived monitor's
-// launch (docs/benchmarks.md). The module maps
-// name no library (`link` would put `-lzmq` first on every link line, and the shared library would win), so these
-// settings are the only place that does. `-l:` names the archive itself; `-Bstatic` would not stay in place, because
-// swiftc moves its `-l` options ahead of the `-Xlinker` ones. The archives come with Debian's libzmq3-dev (and its
-// dependencies libsodium-dev, libpgm-dev, libnorm-dev, libbsd-dev) and libsqlite3-dev. GSSAPI (krb5), used by
-// libzmq.a, has no archive in Debian and stays shared. libstdc++ (libzmq's and the Swift runtime's) comes from GCC's
-// archive through Sources/CZeroMQ/StaticLink/libstdc++.so, a linker script found first on `releaseLibraryPath`.
+// libzmq and SQLite: shared libraries in debug builds, their archives (from libzmq3-dev, libsqlite3-dev and their
+// dependencies) in release builds. The module maps name no library, so these settings are the only place that does;
+// `-l:` names an archive itself. GSSAPI has no archive in Debian and stays shared; libstdc++ comes from GCC's archive
+// through the linker script Sources/CZeroMQ/StaticLink/libstdc++.so.
 let releaseLibraryPath = Context.packageDirectory + "/Sources/CZeroMQ/StaticLink"
 let zeroMQLinkerSettings: [LinkerSetting] = [
     .linkedLibrary("zmq", .when(configuration: .debug)),
@@ -34,6 +27,10 @@ let sqliteLinkerSettings: [LinkerSetting] = [
     // The library path too: a program with SQLite but no libzmq (the report bench) gets the C++ archive as well.
     .unsafeFlags(["-L", releaseLibraryPath, "-Xlinker", "-l:libsqlite3.a"], .when(configuration: .release)),
 ]
+
+// Extension code as developers bring it from iOS compiles in Swift 5 mode (completion handlers handed to tasks, as
+// Apple's samples do); ShieldBus's own code is checked in Swift 6 mode.
+let iOSExtensionCodeMode: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 // What a plugin imports to be written as on iOS.
 let appleFrameworks: [Target.Dependency] = ["ManagedSettings", "ManagedSettingsUI", "DeviceActivity", "FamilyControls",
@@ -206,12 +203,14 @@ let package = Package(
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp", swiftSettings: appleModuleAliases),
         // The seeds' extension code, compiled with its imports unchanged (issue 24's proof).
-        .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct",
+                          swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // A monitor written with Date() and Calendar.current, and its twin on bus time.
-        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
+                          swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // shieldbus plugin new: new plugins go above this line
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )
 
 // Fuzzing targets (libFuzzer), only for `make fuzz`, which sets SHIELDBUS_FUZZ and builds them with -sanitize=fuzzer
@@ -223,4 +222,10 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
         .executableTarget(name: "fuzz-configuration", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ConfigurationLoader"),
         .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ScenarioParser"),
     ]
+}
+
+// The test suites stay in Swift 5 mode: XCTest cases share a broker per class through static properties, and the
+// harness hands closures to the threads that play days side by side. Everything they test is checked in Swift 6 mode.
+for target in package.targets where target.type == .test {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]
 }

@@ -1,6 +1,7 @@
 import Broker
 import BusProtocol
 import Foundation
+import Synchronization
 import ZeroMQ
 
 /// The broker's per-event work, piece by piece, each timed alone in a tight loop on one thread — and, beside
@@ -93,10 +94,9 @@ struct PieceTimings {
         return Double(monotonicNanoseconds() - start) / Double(iterations)
     }
 
-    private static var endpointNumber = 0
+    private static let endpointNumber = Atomic<Int>(0)
     private static func inprocEndpoint() -> String {
-        endpointNumber += 1
-        return "inproc://pieces-\(endpointNumber)"
+        "inproc://pieces-\(endpointNumber.add(1, ordering: .relaxed).newValue)"
     }
 
     /// Time to receive one message already queued: `frames` sent by a DEALER (to a ROUTER) or a PUB (to an XSUB).

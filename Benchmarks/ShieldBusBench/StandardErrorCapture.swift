@@ -12,7 +12,7 @@ final class StandardErrorCapture {
         guard saved < 0 else { return }
         let file = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard file >= 0 else { return }
-        fflush(stderr)
+        fflush(nil)
         saved = dup(STDERR_FILENO)
         dup2(file, STDERR_FILENO)
         close(file)
@@ -20,7 +20,7 @@ final class StandardErrorCapture {
 
     func end() {
         guard saved >= 0 else { return }
-        fflush(stderr)
+        fflush(nil)
         dup2(saved, STDERR_FILENO)
         close(saved)
         saved = -1

@@ -17,7 +17,8 @@ func cpuNanoseconds(_ clock: clockid_t) -> UInt64? {
 }
 
 /// A thread running one closure, which the starter can wait for (Foundation's Thread has no join).
-final class Worker {
+// Its state is read and written under `lock` only.
+final class Worker: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let lock = NSLock()
     private var failure: Error?
@@ -29,6 +30,8 @@ final class Worker {
 
     /// Starts `body` on a new thread at once.
     init(_ name: String, _ body: @escaping () throws -> Void) {
+        // Handed to the new thread once, and run there alone.
+        nonisolated(unsafe) let body = body
         let thread = Thread { [self] in
             Worker.nameKernelThread(name)
             var clock = clockid_t()

@@ -23,9 +23,9 @@ public enum ClockMode: Equatable, Sendable {
 
 /// The host's clocks a bus clock reads: the wall clock (ms since the epoch: it may step) and a clock that only runs
 /// on, suspended time included (ms). Tests inject their own.
-struct HostClocks {
-    var wall: () -> Int64
-    var elapsed: () -> Int64
+struct HostClocks: Sendable {
+    var wall: @Sendable () -> Int64
+    var elapsed: @Sendable () -> Int64
 
     static let system = HostClocks(
         wall: { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) },

@@ -3,7 +3,8 @@ import Foundation
 /// Turns SIGINT, SIGTERM and SIGCHLD into bytes on a pipe that the broker's poll loop watches,
 /// so signals are handled in the loop rather than in a signal handler.
 final class SignalPipe {
-    private static var writeDescriptor: Int32 = -1
+    // Set before the handlers are installed, then only read, by the handlers (an Int32 read is async-signal-safe).
+    nonisolated(unsafe) private static var writeDescriptor: Int32 = -1
     let readDescriptor: Int32
 
     init() {

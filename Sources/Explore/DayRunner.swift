@@ -2,10 +2,11 @@ import BusProtocol
 import Configuration
 import DeviceAPI
 import Foundation
+import Synchronization
 import LockInvariant
 
 /// What one day's run gave: its events and the verdict.
-public struct DayOutcome {
+public struct DayOutcome: Sendable {
     public let day: Day
     public let events: Int
     public let violations: [LockViolation]
@@ -113,17 +114,16 @@ public final class DayRunner: @unchecked Sendable {
 
     /// Plays days `jobs` at a time; the outcomes come back in the days' order.
     public func run(_ days: [Day], jobs: Int) -> [DayOutcome] {
-        var outcomes = [DayOutcome?](repeating: nil, count: days.count)
-        let lock = NSLock()
+        let outcomes = Mutex([DayOutcome?](repeating: nil, count: days.count))
         DispatchQueue.concurrentPerform(iterations: min(max(1, jobs), max(1, days.count))) { worker in
             var index = worker
             while index < days.count {
                 let outcome = run(days[index])
-                lock.withLock { outcomes[index] = outcome }
+                outcomes.withLock { $0[index] = outcome }
                 index += max(1, jobs)
             }
         }
-        return outcomes.map { $0! }
+        return outcomes.withLock { $0.map { $0! } }
     }
 
     /// Plays `days` with `jobs` workers, each taking the next day as soon as it is free (days differ in length by

@@ -25,7 +25,7 @@ public struct PromiseModels {
         self.programFolder = programFolder
     }
 
-    public static let none = PromiseModels()
+    public static var none: PromiseModels { PromiseModels() }
 
     func model(named name: String, configuration: ShieldBusConfiguration) -> PromiseModel? {
         if let model = registered[name] { return model }

@@ -7,7 +7,7 @@ import ShieldBusSDK
 /// What a product's app and extensions agree on: its App Group, its ManagedSettings store, where the app keeps the
 /// person's pick, and the activities the app registers for its monitor: the OS's copy of the pick (`kept`), the
 /// one-off window that wakes the monitor (`wake`) and the slot for a check the OS refused (`reserve`).
-public struct MonitoredProduct {
+public struct MonitoredProduct: Sendable {
     /// Every activity's name begins with it (`<name>.selection`, `<name>.wake`, the chain's `<name>.reblock_0` …).
     public let name: String
     public let group: String

@@ -81,7 +81,7 @@ public struct Shields {
 /// The person's selection as the OS keeps it current: an all-day activity whose one event holds the selection. The OS
 /// regenerates every token at an iOS update (FB14237883) and keeps its own copies current; a saved copy goes stale and
 /// shields nothing. The app registers it (`register`); every extension reads it (`current`).
-public struct KeptSelection {
+public struct KeptSelection: Sendable {
     public let activity: DeviceActivityName
     public let event: DeviceActivityEvent.Name
 

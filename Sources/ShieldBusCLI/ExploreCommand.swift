@@ -219,7 +219,7 @@ final class ExploreReport {
     func finish(wallSeconds: Double) {
         clearProgress()
         for line in writer.totalsLines() { print(line) }
-        fflush(stdout)
+        fflush(nil)
         let rate = wallSeconds > 0 ? Double(played) / wallSeconds : 0
         printError(String(format: "explore: %d day(s) in %.0f s (%.2f days/s, %.0f events/s)", played, wallSeconds, rate,
                           wallSeconds > 0 ? Double(writer.totals.events) / wallSeconds : 0))
@@ -228,7 +228,7 @@ final class ExploreReport {
     private func emit(_ lines: [String]) {
         if !lines.isEmpty { clearProgress() }
         for line in lines { print(line) }
-        fflush(stdout)
+        fflush(nil)
         drawProgress()
     }
 

@@ -106,7 +106,7 @@ struct EventSender {
                     let (day, time) = EventFormatter(settings: connection.welcome?.settings).dayAndTime(envelope.time)
                     print("sent \(event.topic) as #\(envelope.seq) at \(day) \(time) (bus time)")
                 }
-                fflush(stdout)
+                fflush(nil)
                 return
             case .error(let report)?:
                 throw CommandFailure("the broker refused \(event.topic): \(report.message)")

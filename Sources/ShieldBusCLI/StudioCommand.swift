@@ -64,7 +64,7 @@ extension ShieldBus {
                 do {
                     try await server.run { address in
                         print("ShieldBus Studio on \(address)")
-                        fflush(stdout)
+                        fflush(nil)
                     }
                 } catch {
                     failure = error

@@ -11,8 +11,9 @@ import Foundation
 /// the time changes with every event, and libfaketime takes it from a variable or file that it parses again at
 /// each read when asked not to cache, and fakes monotonic clocks, sleeps and polls unless told one by one not to.
 enum DeviceClockBinding {
-    private static var zoneInForce: String?
-    private static var offsetInForce: TimeInterval?
+    // A plugin's callbacks run on its one runtime loop (`PluginRuntime`), which alone binds the clock.
+    nonisolated(unsafe) private static var zoneInForce: String?
+    nonisolated(unsafe) private static var offsetInForce: TimeInterval?
 
     /// Sets the process's clock to `deviceTime`, running at `rate` device seconds per host second (0 in virtual time).
     /// A running clock (real, scaled time) never goes back to an event's stamp, which trails it by the delivery's delay —

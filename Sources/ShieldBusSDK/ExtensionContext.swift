@@ -2,7 +2,8 @@ import Foundation
 
 /// An extension's host context (`NSExtensionContext`), as screen-time extensions meet it: its `open(_:)` fails, as
 /// it does in these sandboxes on iOS — there silently ("best-effort"), here with the reason, reported on the bus.
-open class NSExtensionContext {
+// No state of its own: one context may serve every thread.
+open class NSExtensionContext: @unchecked Sendable {
     /// The context every extension of this process shares.
     public static let current = NSExtensionContext()
 

@@ -18,7 +18,8 @@ import Glibc
 /// `DeviceActivityCenter()`) reach the OS without being handed a connection.
 public final class PluginRuntime {
     /// The runtime of this process, while `PluginHost.run` runs.
-    public internal(set) static var current: PluginRuntime?
+    /// Set once by `PluginHost.run` before any callback, read by the Apple-shaped APIs on the runtime's loop.
+    nonisolated(unsafe) public internal(set) static var current: PluginRuntime?
 
     public let name: String
     public let role: Role
@@ -50,7 +51,8 @@ public final class PluginRuntime {
     private static let stopCheckMilliseconds = 250
     /// Subscribed topic prefixes it only observes (hello `observe`): no calls while handling them.
     private let observedTopics: [String]
-    private static var stopRequested: sig_atomic_t = 0
+    // Set by the SIGTERM handler, read by the loop: a sig_atomic_t is what a handler may write.
+    nonisolated(unsafe) private static var stopRequested: sig_atomic_t = 0
 
     /// How long a synchronous call waits for the OS (wall time).
     public var callTimeoutMilliseconds = 5_000
@@ -300,7 +302,7 @@ public final class PluginRuntime {
     /// Runs `body` on the plugin's own thread — the one that talks to the broker — and returns its result: what an
     /// `async` API (`AuthorizationCenter.requestAuthorization`) or a `Task` needs, since the connection is the
     /// thread's alone. The thread runs such work between events and while it waits for a completion handler.
-    public static func onPluginThread<Value>(_ body: @escaping () throws -> Value) async throws -> Value {
+    public static func onPluginThread<Value: Sendable>(_ body: @escaping () throws -> Value) async throws -> Value {
         let runtime = try running()
         if runtime.isOnPluginThread { return try body() }
         return try await withCheckedThrowingContinuation { continuation in

@@ -51,13 +51,13 @@ final class TestWatchdog: NSObject, XCTestObservation, @unchecked Sendable {
     private var current: (name: String, started: Date)?
 
     func testCaseWillStart(_ testCase: XCTestCase) {
-        fflush(stdout)
+        fflush(nil)
         lock.withLock { current = (testCase.name, Date()) }
     }
 
     func testCaseDidFinish(_ testCase: XCTestCase) {
         lock.withLock { current = nil }
-        fflush(stdout)
+        fflush(nil)
     }
 
     private func watch() {

@@ -75,7 +75,7 @@ final class SupervisedFixture: BusPlugin {
             makeCalls(envelope.bodyValue["n"] ?? .null, cutAt: envelope.bodyValue["cutAt"]?.intValue ?? -1)
         case "app.sup.echo-then-hang":
             try? PluginRuntime.current?.publish("app.sup.echo", json: ["n": envelope.bodyValue["n"] ?? .null])
-            let marker = home + "/\(name)-hung-once"
+            let marker = Fixture.home + "/\(name)-hung-once"
             if !FileManager.default.fileExists(atPath: marker) {
                 _ = FileManager.default.createFile(atPath: marker, contents: nil)
                 hang()
@@ -104,7 +104,7 @@ func makeCalls(_ n: JSONValue, cutAt: Int64) {
         { try ManagedSettingsStore(named: "sup").shield.write(ShieldSettings(applicationCategories: .all())) },
         { _ = try DeviceActivityCenter().monitoredActivities() },
     ]
-    let marker = home + "/\(name)-cut"
+    let marker = Fixture.home + "/\(name)-cut"
     do {
         for (step, call) in calls.enumerated() {
             try runtime.publish("app.sup.step", json: ["n": n, "step": .int(Int64(step))])
@@ -125,7 +125,7 @@ func option(_ name: String) -> String? {
 }
 
 func hear(_ echo: Envelope) {
-    let path = home + "/\(name)-heard"
+    let path = Fixture.home + "/\(name)-heard"
     guard let file = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else {
         fail("cannot write \(path)", status: 5)
     }
@@ -140,7 +140,10 @@ func hang() -> Never {
 }
 
 /// Where the fixture keeps what outlives its process: its container (`HOME`), which a sandbox shows it.
-var home: String { ProcessInfo.processInfo.environment["HOME"] ?? "." }
+enum Fixture {
+    /// Where the markers go: the plugin's home, which its sandbox lets it write.
+    static var home: String { ProcessInfo.processInfo.environment["HOME"] ?? "." }
+}
 
 /// Returns once the broker (this process's parent) is stopped: what is published next stays unread. Only an
 /// unsandboxed process sees its broker (`--no-sandbox`).

@@ -50,7 +50,7 @@ public final class Broker {
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
-    private var router: EventRouter!
+    private(set) var router: EventRouter!
     private var intake: Intake!
     private(set) var restarts: PluginRestarts!
 

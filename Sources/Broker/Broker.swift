@@ -188,7 +188,8 @@ public final class Broker {
         let now = monotonicMilliseconds()
         for session in sessions.all { session.lastHeard = min(now, session.lastHeard + milliseconds) }
         supervisor.excuseStall(milliseconds)
-        logger.notice("the broker did not run for \(milliseconds) ms (stopped, or starved of CPU): sessions and starting plugins are not held to it")
+        time.excuseStall(milliseconds)
+        logger.notice("the broker did not run for \(milliseconds) ms (stopped, or starved of CPU): sessions, starting plugins and acknowledgements are not held to it")
     }
 
     /// Closes what `open` opened (the runtime directory's lock is its taker's).

@@ -14,6 +14,8 @@ deps:
 	fi
 	@# Plugins run sandboxed by bubblewrap, as iOS sandboxes extensions.
 	@command -v bwrap >/dev/null || { echo "installing bubblewrap with apt-get (the plugins' sandbox)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
+	@# make faults steps the host's clock under the broker with Debian's libfaketime (the broker's process only).
+	@test -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 || { echo "installing libfaketime with apt-get (make faults' clock steps)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfaketime >/dev/null; }
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
@@ -94,13 +96,16 @@ explore-cluster: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	Config/cluster/explore-on-slurm.sh $(BIN)/shieldbus $(CLUSTER_CONFIG) $(CLUSTER_DAYS) $(CLUSTER_SEED) $(CLUSTER_SHARDS)
 
-## faults: the soak's random days with every plugin process SIGKILLed at random seeded moments, and with the broker
-## SIGKILLed at seeded steps and resumed; the lock invariant holds and nothing is lost (FAULT_SEEDS=1,2 FAULT_DAYS=3)
+## faults: every fault class, seeded, on the soak's random days and the person's actions: plugin processes SIGKILLed, the
+## broker SIGKILLed and resumed (at steps and at wall-clock moments), the broker stalled (SIGSTOP/SIGCONT), the state
+## disk filling up, the App-Group store's write-ahead log damaged, the host's clock stepped (libfaketime); the lock
+## invariant holds and nothing is lost in each (FAULT_SEEDS=1,2 FAULT_DAYS=3; make test runs seed 5, one day)
 FAULT_SEEDS ?= 1,2,3,4
 FAULT_DAYS ?= 3
 faults: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
-	SHIELDBUS_FAULT_SEEDS=$(FAULT_SEEDS) SHIELDBUS_FAULT_DAYS=$(FAULT_DAYS) $(SWIFT) test --skip-build --filter FaultTests $(BUILD_FLAGS)
+	@# Each test plays every seed and day: past the watchdog's 300 s a test case is not hung.
+	SHIELDBUS_TEST_CASE_LIMIT_SECONDS=3600 SHIELDBUS_FAULT_SEEDS=$(FAULT_SEEDS) SHIELDBUS_FAULT_DAYS=$(FAULT_DAYS) $(SWIFT) test --skip-build --filter FaultTests $(BUILD_FLAGS)
 
 ## bench: every speed figure beside its baseline and target (release build; docs/benchmarks.md). bench-quick: the same, small
 # Release builds link the Swift runtime and Foundation statically: a command starts in a third of the time

@@ -51,7 +51,7 @@ public final class Broker {
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
-    private var router: EventRouter!
+    private(set) var router: EventRouter!
     private var intake: Intake!
     private(set) var restarts: PluginRestarts!
 
@@ -189,7 +189,8 @@ public final class Broker {
         let now = monotonicMilliseconds()
         for session in sessions.all { session.lastHeard = min(now, session.lastHeard + milliseconds) }
         supervisor.excuseStall(milliseconds)
-        logger.notice("the broker did not run for \(milliseconds) ms (stopped, or starved of CPU): sessions and starting plugins are not held to it")
+        time.excuseStall(milliseconds)
+        logger.notice("the broker did not run for \(milliseconds) ms (stopped, or starved of CPU): sessions, starting plugins and acknowledgements are not held to it")
     }
 
     /// Closes what `open` opened (the runtime directory's lock is its taker's).

@@ -90,6 +90,20 @@ public struct BrokerBus {
         return audience.contains { broker.sessions.named($0)?.role == role }
     }
 
+    /// The supervised plugins that could not act on what was sequenced after `seq`, with why: each is given up on or
+    /// stopped and was subscribed to an event sequenced since — or was given up on without ever connecting, so
+    /// what it would have wanted is unknown and nothing it would have done can be vouched for.
+    public func pluginsThatCouldNotAct(since seq: UInt64) -> [(name: String, why: String)] {
+        broker.supervisor.plugins.compactMap { plugin in
+            let name = plugin.spec.name
+            guard let why = plugin.outOfAction else { return nil }
+            let missed = broker.router.lastUnreached[name].map { $0 > seq } ?? false
+            let neverConnected: Bool
+            if case .failed = plugin.state { neverConnected = broker.sessions.lastSubscriptions(of: name) == nil } else { neverConnected = false }
+            return missed || neverConnected ? (name, why) : nil
+        }
+    }
+
     /// Whether `name` is a plugin the broker starts (from the configuration), not an outside client.
     public func isSupervisedPlugin(_ name: String) -> Bool { broker.settings.plugins.contains { $0.name == name } }
 

@@ -214,6 +214,11 @@ struct TimerQueue {
 
     mutating func cancel(_ id: UInt64) { cancelled.insert(id) }
 
+    /// Moves every pending entry `milliseconds` later (the same shift for all keeps the heap's order).
+    mutating func postpone(by milliseconds: Int64) {
+        entries = entries.map { Entry(time: $0.time + milliseconds, order: $0.order, id: $0.id, action: $0.action) }
+    }
+
     /// The earliest pending time.
     mutating func nextTime() -> BusTime? {
         dropCancelledHead()

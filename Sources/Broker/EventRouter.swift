@@ -17,6 +17,9 @@ final class EventRouter {
     private let logger: Logger
     /// The receivers of the event being routed; the list's buffer is kept from one event to the next.
     private var recipientsBuffer: [Session] = []
+    /// For each supervised plugin that is not coming back (given up on, or stopped), the last event it subscribed to
+    /// in its last session and so never got: what a tool's input set off that it could not act on.
+    private(set) var lastUnreached: [String: UInt64] = [:]
 
     init(sessions: SessionTable, readiness: Readiness, ledger: DeliveryLedger, turns: TurnQueue, dispatcher: Dispatcher,
          outbox: Outbox, statistics: BusStatistics, logger: Logger) {
@@ -58,9 +61,13 @@ final class EventRouter {
                 dispatcher.sendAfterSave(shared!, seq: envelope.seq, to: session, isReply: isReply)
             }
         }
-        // A supervised plugin between two processes gets it in its mailbox.
+        // A supervised plugin between two processes gets it in its mailbox; one not coming back never gets it.
         for name in sessions.absentPlugins where (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true)
-            && readiness.isExpectedBack(name, wanting: event.topic) {
+            && readiness.wasSubscribed(name, to: event.topic) {
+            guard readiness.isExpectedBack(name) else {
+                lastUnreached[name] = envelope.seq
+                continue
+            }
             if shared == nil { shared = EnvelopeFrame(json) }
             keep(envelope.seq, shared!, for: name)
         }

@@ -73,6 +73,16 @@ final class PluginSupervisor {
             case .failed, .stopped: return false
             }
         }
+
+        /// Why the plugin acts on nothing until someone starts it again — given up on, or stopped by its policy —
+        /// or nil while it runs or is about to restart (what it misses meanwhile waits in its mailbox).
+        var outOfAction: String? {
+            switch state {
+            case .failed(let why): return "failed for good: \(why)"
+            case .stopped: return "stopped" + (lastExit.map { " (\($0))" } ?? "")
+            case .running, .backingOff: return nil
+            }
+        }
     }
 
     /// Failures within this window count towards a crash loop.

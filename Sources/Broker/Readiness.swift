@@ -53,7 +53,12 @@ final class Readiness {
 
     /// Whether plugin `name`, away between two processes, comes back subscribed to `topic` (its mailbox keeps it).
     func isExpectedBack(_ name: String, wanting topic: String) -> Bool {
-        isExpectedBack(name) && (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
+        isExpectedBack(name) && wasSubscribed(name, to: topic)
+    }
+
+    /// Whether supervised plugin `name` was subscribed to `topic` in its last session.
+    func wasSubscribed(_ name: String, to topic: String) -> Bool {
+        (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
     }
 
     /// Becomes ready if every supervised plugin has connected.

@@ -160,6 +160,14 @@ final class TimeKeeper {
         return true
     }
 
+    /// The broker did not run for `milliseconds` (`Broker.excuseStall`): the wait for acknowledgements and every wall
+    /// deadline (a reply the OS waits for, a tool's input) are counted from after it, so no plugin is given up on and
+    /// no answer refused for the broker's own stall.
+    func excuseStall(_ milliseconds: Int64) {
+        waitingForQuietSince = waitingForQuietSince.map { min(monotonicMilliseconds(), $0 + milliseconds) }
+        wallTimers.postpone(by: milliseconds)
+    }
+
     /// A plugin that stops acknowledging must not freeze time: after the limit it is no longer waited for.
     private func excuseLaggardsIfWaitingTooLong() {
         let now = monotonicMilliseconds()

@@ -43,7 +43,8 @@ extension BusTool {
             case .event(let envelope, _)? where envelope.corr == corr && envelope.isReply:
                 let reply = envelope.bodyValue
                 if reply["ok"]?.boolValue == true { return reply["value"] ?? [:] }
-                throw DeviceRefusal(code: reply["error"]?["code"]?.stringValue, message: reply["error"]?["message"]?.stringValue ?? "the device refused: \(reply.jsonText)")
+                throw DeviceRefusal(code: reply["error"]?["code"]?.stringValue, message: reply["error"]?["message"]?.stringValue ?? "the device refused: \(reply.jsonText)",
+                                    details: reply["error"])
             case .error(let report)?:
                 throw DeviceRefusal(code: report.code, message: report.message)
             default:
@@ -58,6 +59,11 @@ extension BusTool {
 public struct DeviceRefusal: Error, CustomStringConvertible {
     public let code: String?
     public let message: String
+    /// The refusal as the device sent it (`DeviceError`: code, message and, for some codes, more), if it sent one.
+    public var details: JSONValue?
+    public init(code: String?, message: String, details: JSONValue? = nil) {
+        (self.code, self.message, self.details) = (code, message, details)
+    }
     public var description: String { message }
 }
 

@@ -6,11 +6,24 @@ public struct DeviceError: Error, Codable, Hashable, CustomStringConvertible {
     /// A stable code, e.g. `unauthorized`, `interval-too-short`, `only-owner-may-remove`.
     public var code: String
     public var message: String
-    public init(code: String, message: String) {
+    /// With `plugins-could-not-act`: each plugin that could not act, and why (absent otherwise).
+    public var plugins: [PluginOutOfAction]?
+    public init(code: String, message: String, plugins: [PluginOutOfAction]? = nil) {
         self.code = code
         self.message = message
+        self.plugins = plugins
     }
     public var description: String { "\(message) [\(code)]" }
+}
+
+/// A supervised plugin that acts on nothing until it is started again (given up on, or stopped), and why.
+public struct PluginOutOfAction: Codable, Hashable {
+    public var name: String
+    public var why: String
+    public init(name: String, why: String) {
+        self.name = name
+        self.why = why
+    }
 }
 
 /// What a shield covers: an app or a web domain, with what the OS shares about it.

@@ -114,6 +114,8 @@ public final class DeviceOS: BrokerService {
 
     public func attach(to bus: BrokerBus) {
         self.bus = bus
+        // The parts were loaded before there was a bus to tell: every welcome carries the clock from the first.
+        announceClockToPlugins()
         bus.whenReady { [unowned self] in
             JournalCatchUp(device: self).announceWhatTheJournalLacks(zoneToCome: switchedOnIn)
             usage.recordUseLeftInProgress()

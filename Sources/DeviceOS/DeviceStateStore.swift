@@ -102,6 +102,9 @@ final class DeviceStateStore {
         unsaved.removeAll()
     }
 
+    /// Whether the last value given for `key` is written.
+    func isSaved(key: String) -> Bool { unsaved[key] == nil }
+
     /// Whether some value, list change or span of use could not be written yet.
     var hasUnsaved: Bool { !unsaved.isEmpty || !unsavedListChanges.isEmpty || !unsavedSpans.isEmpty }
 

@@ -11,6 +11,9 @@ final class InputConfirmations {
     /// an answer even when a plugin is slow; it is then told the input was not yet handled.
     static let waitMilliseconds: Int64 = 3_000
 
+    /// The failure's code when a plugin the input was for acts on nothing (given up on, or stopped).
+    static let couldNotAct = "plugins-could-not-act"
+
     private struct Waiting {
         let request: Envelope
         var failures: [String] = []
@@ -74,7 +77,15 @@ final class InputConfirmations {
     private func answer(_ seq: UInt64, handled: Bool) {
         guard let entry = waiting.removeValue(forKey: seq) else { return }
         device.bus.cancelWallTimer(entry.timer)
-        if entry.failures.isEmpty {
+        // A plugin given up on (or stopped) that the input's events were for: whatever it would have done was not done.
+        let outOfAction = device.bus.pluginsThatCouldNotAct(since: seq).map { PluginOutOfAction(name: $0.name, why: $0.why) }
+        if !outOfAction.isEmpty {
+            let names = outOfAction.map(\.name).joined(separator: ", ")
+            let message = "nothing acted for \(names): " + outOfAction.map { "\($0.name) \($0.why)" }.joined(separator: "; ")
+                + (entry.failures.isEmpty ? "" : "; " + entry.failures.joined(separator: "; "))
+                + "; fix it and start it again with `shieldbus plugin restart NAME` (or restart the device)"
+            device.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: Self.couldNotAct, message: message, plugins: outOfAction)))
+        } else if entry.failures.isEmpty {
             var screen = DeviceLook()
             device.screen.look(into: &screen)
             device.reply(to: entry.request, .success(InputOutcome(handled: handled, screen: screen)))

@@ -6,11 +6,33 @@ import ScreenTime
 /// ManagedSettings: the named stores of shield settings, persisted, with ShieldBus's ownership rule —
 /// any plugin of the app may add a shield, only the stores' owner may remove one. On a device with several
 /// products, each app reads and writes only its own stores; the OS merges them all (any store's shield holds).
+/// A write is in force and announced (`managedsettings.changed`) only once `device.sqlite` holds it: an unlock or a
+/// re-block is durable before it is told, so a crash never leaves a journal (and plugins) told of shields the
+/// restarted device does not have. A write the disk cannot take waits, in order, and takes effect when it is saved.
 final class ManagedSettingsService {
     private unowned let device: DeviceOS
+    /// The stores in force: what `device.sqlite` holds.
     private(set) var stores: [String: ShieldSettings]
     /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
     private var writers: [String: String]
+    /// Writes accepted while the disk could not take them, in order: in force and announced once saved.
+    private var waiting: [Write] = []
+
+    private struct Write {
+        var shield: ShieldSettings
+        var store: String
+        var writer: String
+    }
+
+    /// The stores and writers with every waiting write made: what the next save holds.
+    private var written: (stores: [String: ShieldSettings], writers: [String: String]) {
+        var stores = self.stores, writers = self.writers
+        for write in waiting {
+            stores[write.store] = write.shield.isEmpty ? nil : write.shield
+            writers[write.store] = write.writer
+        }
+        return (stores, writers)
+    }
 
     /// Apple's limit on the named stores one process uses (ManagedSettingsStore's documentation). Only stores holding
     /// settings count: one written empty is gone.
@@ -18,7 +40,7 @@ final class ManagedSettingsService {
 
     init(device: DeviceOS) throws {
         self.device = device
-        stores = try device.state.load([String: ShieldSettings].self, key: "managedsettings.stores") ?? [:]
+        stores = try device.state.load([String: ShieldSettings].self, key: Self.storesKey) ?? [:]
         writers = try device.state.load([String: String].self, key: "managedsettings.writers") ?? [:]
     }
 
@@ -68,6 +90,7 @@ final class ManagedSettingsService {
                                message: "\(writer) belongs to \(product.name), which has no store '\(write.store)'"
                                    + (declaredBy.map { " (it is \($0.name)'s)" } ?? "") + ": an app writes only its own stores (its product's `stores:`)")
         }
+        let stores = written.stores
         let ownStores = stores.keys.filter { name in device.product(of: writer).map { $0.owns(store: name) } ?? true }
         if stores[write.store] == nil, !write.shield.isEmpty, ownStores.count >= Self.maximumNamedStores {
             // Apple documents the limit, not what passes it does: refused loudly, as too-many-tokens is.
@@ -83,12 +106,21 @@ final class ManagedSettingsService {
     }
 
     func apply(_ shield: ShieldSettings, to store: String, writer: String) {
-        // Writing what is already there changes nothing, and says nothing.
-        guard shield != (stores[store] ?? ShieldSettings()) else { return }
-        if shield.isEmpty { stores[store] = nil } else { stores[store] = shield }
-        writers[store] = writer
+        // Writing what is already there (or on its way there) changes nothing, and says nothing.
+        guard shield != (written.stores[store] ?? ShieldSettings()) else { return }
+        waiting.append(Write(shield: shield, store: store, writer: writer))
         persist()
-        announce(shield, to: store, writer: writer)
+        enforceSaved()
+    }
+
+    /// Puts in force and announces, in order, the waiting writes once `device.sqlite` holds them (saved by this
+    /// service's next save or by the device's retry of what it could not save: `UnsavedStateRetry`).
+    func enforceSaved() {
+        guard !waiting.isEmpty, device.state.isSaved(key: Self.storesKey) else { return }
+        let saved = waiting
+        (stores, writers) = written
+        waiting = []
+        for write in saved { announce(write.shield, to: write.store, writer: write.writer) }
         device.screen.reevaluate(reason: "managed-settings")
     }
 
@@ -98,18 +130,22 @@ final class ManagedSettingsService {
     }
 
     func clearAll(reason: String) {
-        for name in stores.keys.sorted() { apply(ShieldSettings(), to: name, writer: "system") }
+        for name in written.stores.keys.sorted() { apply(ShieldSettings(), to: name, writer: "system") }
     }
 
     func migrate(_ migration: TokenMigration) {
         stores = stores.mapValues(migration.migrate)
+        for index in waiting.indices { waiting[index].shield = migration.migrate(waiting[index].shield) }
         persist()
     }
 
-    /// Saves the stores and their writers together (one transaction).
+    static let storesKey = "managedsettings.stores"
+
+    /// Saves the stores and their writers, waiting writes made, together (one transaction).
     private func persist() {
+        let (stores, writers) = written
         device.saving("the ManagedSettings stores") {
-            try $0.save(jsonByKey: ["managedsettings.stores": DeviceAPICoding.encode(stores), "managedsettings.writers": DeviceAPICoding.encode(writers)])
+            try $0.save(jsonByKey: [Self.storesKey: DeviceAPICoding.encode(stores), "managedsettings.writers": DeviceAPICoding.encode(writers)])
         }
     }
 }

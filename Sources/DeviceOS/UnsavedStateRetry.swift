@@ -8,13 +8,16 @@ extension DeviceOS {
         retryingUnsaved = true
         _ = bus.afterWallTime(milliseconds: Self.unsavedRetryMilliseconds) { [unowned self] in
             retryingUnsaved = false
-            guard state.hasUnsaved else { return }
-            do {
-                try state.saveUnsaved()
-                logger.notice("saved what \(state.path) could not take before")
-            } catch {
-                retryUnsavedSoon()  // still failing: said once already, tried again quietly
+            if state.hasUnsaved {
+                do {
+                    try state.saveUnsaved()
+                    logger.notice("saved what \(state.path) could not take before")
+                } catch {
+                    return retryUnsavedSoon()  // still failing: said once already, tried again quietly
+                }
             }
+            // Saved now (here, or by a save since): a shield change that waited for it takes effect.
+            managedSettings.enforceSaved()
         }
     }
     static let unsavedRetryMilliseconds: Int64 = 1_000

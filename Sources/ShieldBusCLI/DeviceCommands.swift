@@ -28,7 +28,11 @@ extension ShieldBus {
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
             (the app in front, and the shield over it if one came up), or an error — the command then exits with \
             status 1: a press with no shield up or on a button the shield does not draw, a tap with no notification \
-            waiting, or a plugin that could not record the action (a full or read-only App-Group store).
+            waiting, or a plugin that could not record the action (a full or read-only App-Group store). Exit status \
+            4: a plugin the action was for acts on nothing — given up on after a crash loop, or stopped — and is \
+            named; nothing it would have done was done (`shieldbus plugin restart NAME` once it is fixed).
+            With --json: {"done", "action", "handled", "screen"} or {"done": false, "action", "error": {"code", \
+            "message", "plugins": [{"name", "why"}]}}.
             """
         )
 
@@ -50,6 +54,12 @@ extension ShieldBus {
                 completion: .custom { _ in DefaultFiles.appNames() })
         var app: String?
 
+        @Flag(name: .long, help: "Print the outcome as JSON (the error too, on standard output).")
+        var json = false
+
+        /// The exit status when a plugin the action was for acts on nothing (given up on, or stopped).
+        static let pluginsCouldNotActStatus: Int32 = 4
+
         func run() throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             let input: PersonInput
@@ -58,9 +68,27 @@ extension ShieldBus {
             } catch let error as PersonInput.Invalid {
                 throw ValidationError(error.description)
             }
-            // The device answers once the plugins have handled the action, with an error if one could not record it.
-            let outcome = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
             let what = "\(action)\(value.map { " \($0)" } ?? "")"
+            // The device answers once the plugins have handled the action, with an error if one could not record it.
+            let outcome: JSONValue
+            do {
+                outcome = try BusTool.input(runtimeDir: bus.runtimeDir, input.verb, input.body)
+            } catch let refusal as DeviceRefusal {
+                let couldNotAct = refusal.code == "plugins-could-not-act"
+                if json {
+                    print(JSONValue.object(["done": false, "action": .string(what),
+                                            "error": refusal.details ?? .object(["code": refusal.code.map(JSONValue.string) ?? .null, "message": .string(refusal.message)])]).jsonText)
+                    throw ExitCode(couldNotAct ? Self.pluginsCouldNotActStatus : 1)
+                }
+                guard couldNotAct else { throw refusal }
+                printError("not done: \(what) — \(refusal.message)")
+                throw ExitCode(Self.pluginsCouldNotActStatus)
+            }
+            if json {
+                var report = outcome.objectValue ?? [:]
+                (report["done"], report["action"]) = (.bool(outcome["handled"]?.boolValue != false), .string(what))
+                return print(JSONValue.object(report).jsonText)
+            }
             let screen = (try? DeviceAPICoding.decode(InputOutcome.self, from: outcome.jsonBytes))?.screen.map { " — \(Self.describe($0))" } ?? ""
             if outcome["handled"]?.boolValue == false {
                 print("sent: \(what)\(screen) (the plugins had not finished handling it when the device answered; `shieldbus status` shows any error)")

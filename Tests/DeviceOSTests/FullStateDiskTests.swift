@@ -4,6 +4,7 @@ import BusClient
 import BusProtocol
 import Foundation
 import ShieldBusTestSupport
+import ScreenTime
 import SQLite
 import XCTest
 
@@ -25,13 +26,13 @@ extension CrashSafetyTests {
         }
     }
 
-    func startDeviceOnSmallDisk() throws -> DeviceOnSmallDisk {
+    func startDeviceOnSmallDisk(unlockMinutes: Int = 30, clock: [String] = []) throws -> DeviceOnSmallDisk {
         let work = TemporaryDirectory(prefix: "sbfull")
         let disk = try SmallDisk(size: "16m")
         let state = disk.path + "/state"
         let journal = work.file("journal.jsonl")
-        let broker = try BrokerProcess(configuration: try habitLockConfiguration(),
-                                       arguments: ["--no-scenario", "--state-dir", state, "--journal", journal])
+        let broker = try BrokerProcess(configuration: try habitLockConfiguration(unlockMinutes: unlockMinutes),
+                                       arguments: ["--no-scenario", "--state-dir", state, "--journal", journal] + clock)
         waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") {
             self.journal(journal).contains { $0.topic == "bus.ready" }
         }
@@ -208,5 +209,77 @@ final class DeviceStateListTests: XCTestCase {
         try disk.free()
         try store.removeItem(id: "a", list: "notifications.delivered")
         XCTAssertEqual(try DeviceStateStore(path: disk.path + "/device.sqlite").items(String.self, list: "notifications.delivered"), [large])
+    }
+}
+
+extension CrashSafetyTests {
+    /// What `device.sqlite` holds of each ManagedSettings store, read as a restarted device reads it.
+    func storedShields(_ state: String) throws -> [String: ShieldSettings] {
+        let stored = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
+        let json = try stored.withStatement("SELECT json FROM state WHERE key = 'managedsettings.stores'") { try $0.step() ? try $0.string(at: 0) ?? "{}" : "{}" }
+        return try JSONDecoder().decode([String: ShieldSettings].self, from: Data(json.utf8))
+    }
+
+    /// What the journal last announced of each store (`managedsettings.changed`); an empty shield is no store.
+    func announcedShields(_ journal: [Envelope]) throws -> [String: ShieldSettings] {
+        var shields: [String: ShieldSettings] = [:]
+        for envelope in journal where envelope.topic == "managedsettings.changed" {
+            let store = try XCTUnwrap(envelope.bodyValue["store"]?.stringValue)
+            let shield = try JSONDecoder().decode(ShieldSettings.self, from: Data((envelope.bodyValue["shield"] ?? .object([:])).jsonText.utf8))
+            shields[store] = shield.isEmpty ? nil : shield
+        }
+        return shields
+    }
+
+    /// An earned unlock and its re-block are durable before they are announced: the re-block at the unlock's end,
+    /// due while `device.sqlite` is on a full disk, is neither in force nor announced until it is saved, so a
+    /// SIGKILL at any moment leaves a store holding what the journal last said — the lift while the disk is full,
+    /// the re-block once space returns (announced then, and the broker killed right after). A restarted device
+    /// has nothing to state again. (The device announced the re-block it could not save, and a crash then left a
+    /// journal told "shielded" over a store that held the unlock.)
+    func testAReblockIsDurableBeforeItIsAnnouncedEvenOnAFullDisk() throws {
+        // Ten bus seconds a wall second: the one-minute unlock ends six wall seconds after it starts.
+        let device = try startDeviceOnSmallDisk(unlockMinutes: 1, clock: ["--clock", "scaled", "--speed", "10"])
+        let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
+        defer { broker.stop() }
+        let journalPath = device.work.file("journal.jsonl")
+        for habit in ["read", "walk", "stretch"] { XCTAssertEqual(try person("habit", habit).status, 0, "with room, the habit is recorded") }
+        func shielded(_ envelope: Envelope) -> Bool { envelope.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
+        waitUntil("the monitor to lift the shields (log: \(broker.log(tail: 10)))") {
+            journal(journalPath).last { $0.topic == "managedsettings.changed" }.map { !shielded($0) } ?? false
+        }
+        let lifted = try announcedShields(journal(journalPath))
+        XCTAssertEqual(try storedShields(state), lifted, "the unlock is stored as announced")
+
+        // The disk fills before the unlock ends: the re-block cannot be saved.
+        try disk.fill()
+        waitUntil("the re-block at the unlock's end to fail to be saved", timeoutSeconds: 30) {
+            journal(journalPath).contains { $0.topic == "bus.error" && $0.bodyValue["message"]?.stringValue?.contains("ManagedSettings stores") == true }
+        }
+        XCTAssertEqual(try announcedShields(journal(journalPath)), lifted, "a re-block the disk did not take is not announced")
+        XCTAssertEqual(try storedShields(state), lifted, "and the store holds what was announced")
+
+        // Space returns: the re-block is saved, then announced; a kill right after the announcement keeps it.
+        try disk.free()
+        waitUntil("the re-block to be announced once saved", timeoutSeconds: 30) {
+            journal(journalPath).last { $0.topic == "managedsettings.changed" }.map(shielded) ?? false
+        }
+        broker.stop(signal: SIGKILL)
+        let announced = try announcedShields(journal(journalPath))
+        XCTAssertNotEqual(announced, lifted)
+        XCTAssertEqual(try storedShields(state), announced, "the store holds the re-block announced before the kill")
+
+        // The restarted device has nothing to state again: its journal says the same of every store.
+        let after = device.work.file("after.jsonl")
+        let restarted = try BrokerProcess(configuration: try habitLockConfiguration(unlockMinutes: 1),
+                                          arguments: ["--no-scenario", "--state-dir", state, "--journal", after, "--clock", "scaled", "--speed", "10"])
+        defer { restarted.stop() }
+        waitUntil("the restarted device to be ready (log: \(restarted.log(tail: 10)))") { journal(after).contains { $0.topic == "bus.ready" } }
+        XCTAssertEqual(try storedShields(state), announced)
+        for change in journal(after) where change.topic == "managedsettings.changed" {
+            let store = try XCTUnwrap(change.bodyValue["store"]?.stringValue)
+            let shield = try JSONDecoder().decode(ShieldSettings.self, from: Data((change.bodyValue["shield"] ?? .object([:])).jsonText.utf8))
+            XCTAssertEqual(shield.isEmpty ? nil : shield, announced[store], "the restarted device states \(store) as announced before the kill")
+        }
     }
 }

@@ -53,6 +53,15 @@ extension CrashSafetyTests {
         })
         let unnamed = try person("app-action", "skip tonight")
         XCTAssertEqual(unnamed.status, 64, "a control's name is one word: \(unnamed.output)")
+
+        // Every welcome says the device clock's offset from bus time (protocol.md § 4.3, `welcome`): 0 until the person sets it.
+        let before = try broker.connect(name: "clock-watcher", role: .tap, subscriptions: [])
+        XCTAssertEqual(before.welcome?.settings["clockOffsetMs"]?.intValue, 0, before.welcome?.settings.jsonText ?? "no welcome")
+        before.close()
+        XCTAssertEqual(try person("set-clock", "+2h").status, 0)
+        let after = try broker.connect(name: "clock-watcher-2", role: .tap, subscriptions: [])
+        XCTAssertEqual(after.welcome?.settings["clockOffsetMs"]?.intValue, 7_200_000, after.welcome?.settings.jsonText ?? "no welcome")
+        after.close()
     }
 }
 

@@ -17,9 +17,12 @@ final class FaultTests: XCTestCase {
     static let plugins = ["monitor", "shield", "action", "app", "reports", "notifier"]
     let group = "group.dev.shieldbus.habitlock"
 
-    func configuration() throws -> String {
+    /// The habit lock, its unlocks (the plugins' and the promise's) lasting `unlockMinutes`.
+    func configuration(unlockMinutes: Int = 30) throws -> String {
         var text = try String(contentsOf: BuildProducts.repositoryRoot.appendingPathComponent("Config/habit-lock.yml"), encoding: .utf8)
         text = text.replacingOccurrences(of: "scenario: scenarios/habit-lock-day.yml\n", with: "")
+            .replacingOccurrences(of: "unlockMinutes: 30", with: "unlockMinutes: \(unlockMinutes)")
+            .replacingOccurrences(of: "{habits: 3, minutes: 30}", with: "{habits: 3, minutes: \(unlockMinutes)}")
         for name in ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier"] {
             text = text.replacingOccurrences(of: "executable: \(name)", with: "executable: \(BuildProducts.path(name))")
         }
@@ -52,6 +55,29 @@ final class FaultTests: XCTestCase {
     /// killed in the last 8 s, which would be a crash loop (5 failures in 30 s), not a fault; returns the
     /// journal, the exit status, how many processes were killed and the broker's output.
     func runKilling(_ scenario: String, seed: UInt64, work: TemporaryDirectory) throws -> (run: [Envelope], exitStatus: Int32, kills: Int, errors: String) {
+        var lastKilled: [String: Date] = [:]
+        var kills = 0
+        let run = try runFaulting(scenario, seed: seed ^ 0xFA17, work: work) { _, runtime, random in
+            let victim = Self.plugins.randomElement(using: &random)!
+            if let last = lastKilled[victim], Date().timeIntervalSince(last) < 8 { return false }
+            let connection = try? BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "fault-\(kills)", role: .tool, subscriptions: []))
+            let status = try? connection?.status(timeoutMilliseconds: 1000)
+            connection?.close()
+            guard let pid = status?["plugins"]?.arrayValue?.first(where: { $0["name"]?.stringValue == victim })?["pid"]?.intValue, pid > 0 else { return false }
+            kill(pid_t(pid), SIGKILL)
+            kills += 1
+            lastKilled[victim] = Date()
+            return true
+        }
+        return (run.run, run.exitStatus, run.faults, run.errors)
+    }
+
+    /// Runs `scenario` (virtual time) while `inject` puts a fault into the running device — the broker's process,
+    /// its runtime directory — at seeded moments `pace` seconds of wall time apart, and says whether it did; returns
+    /// the journal, the exit status, how many faults were injected and the broker's output.
+    func runFaulting(_ scenario: String, seed: UInt64, pace: ClosedRange<Double> = 0.4...2, work: TemporaryDirectory,
+                     inject: (_ broker: Process, _ runtime: RuntimeDirectory, _ random: inout SeededRandom) throws -> Bool)
+        throws -> (run: [Envelope], exitStatus: Int32, faults: Int, errors: String) {
         try configuration().write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
         try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
         let runtime = RuntimeDirectory(path: work.file("run"))
@@ -60,32 +86,22 @@ final class FaultTests: XCTestCase {
         process.arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", runtime.path,
                              "--journal", work.file("journal.jsonl"), "--state-dir", work.file("state"), "--quiet"]
         try process.run(outputTo: nil, errorsTo: work.file("stderr"))
-        var random = SeededRandom(seed: seed ^ 0xFA17)
-        var kills = 0
-        var lastKilled: [String: Date] = [:]
-        var nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))
+        var random = SeededRandom(seed: seed)
+        var faults = 0
+        var nextFault = Date().addingTimeInterval(Double.random(in: pace, using: &random))
         let deadline = Date().addingTimeInterval(600)
         while process.isRunning && Date() < deadline {
-            if Date() >= nextKill {
-                let victim = Self.plugins.randomElement(using: &random)!
-                nextKill = Date().addingTimeInterval(Double.random(in: 0.4...2, using: &random))
-                if let last = lastKilled[victim], Date().timeIntervalSince(last) < 8 { continue }
-                let connection = try? BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: "fault-\(kills)", role: .tool, subscriptions: []))
-                let status = try? connection?.status(timeoutMilliseconds: 1000)
-                connection?.close()
-                if let pid = status?["plugins"]?.arrayValue?.first(where: { $0["name"]?.stringValue == victim })?["pid"]?.intValue, pid > 0 {
-                    kill(pid_t(pid), SIGKILL)
-                    kills += 1
-                    lastKilled[victim] = Date()
-                }
+            if Date() >= nextFault {
+                if try inject(process, runtime, &random) { faults += 1 }
+                nextFault = Date().addingTimeInterval(Double.random(in: pace, using: &random))
             }
-            usleep(5_000)  // a poll interval between kill moments, not a wait for something to happen
+            usleep(5_000)  // a poll interval between fault moments, not a wait for something to happen
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         let text = (try? String(contentsOfFile: work.file("journal.jsonl"), encoding: .utf8)) ?? ""
         let journal = try text.split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
-        return (journal, process.terminationStatus, kills, (try? String(contentsOfFile: work.file("stderr"), encoding: .utf8)) ?? "")
+        return (journal, process.terminationStatus, faults, (try? String(contentsOfFile: work.file("stderr"), encoding: .utf8)) ?? "")
     }
 
     func testKillingEveryPluginAtRandomLosesNothing() throws {

@@ -192,6 +192,9 @@ def main():
     BYSTANDER = Client(ENDPOINT)
     welcomed = BYSTANDER.hello("bystander", "generic", ["x.bystander."], credential=cookie)
     report("a well-behaved outside client with the cookie is welcomed", welcomed and welcomed[0] == "welcome", str(welcomed))
+    settings = welcomed[1].get("settings", {}) if welcomed else {}
+    missing = [key for key in ("clockOffsetMs", "configuration", "profile", "quirks", "ready", "timeZone") if key not in settings]
+    report("the welcome carries every documented setting (clockOffsetMs among them)", not missing, f"missing {missing} in {settings}")
     watcher = Client(ENDPOINT)  # a tap: it reads everything, and may not publish
     watcher.hello("watcher", "tap", [""], credential=cookie)
     person = Client(ENDPOINT)   # the person's tool: the tool credential lets it act as the person
@@ -334,6 +337,40 @@ def main():
         client.close()
     bystander_served("bad names")
 
+    # 6a. Bounds and ids: subscriptions and waiting requests per session are limited; correlation ids are each
+    # requester's own, so one claiming the monitor's makes none of its calls fail; two outside clients do request
+    # and reply in the answerer's namespace.
+    greedy = Client(ENDPOINT)
+    answer = greedy.hello("greedy", "generic", [f"x.greedy.{n}." for n in range(1001)], credential=cookie)
+    report("a hello with 1,001 subscriptions is refused too-many-subscriptions",
+           answer and answer[0] == "error" and answer[1]["code"] == "too-many-subscriptions", str(answer)[:200])
+    greedy.close()
+    hoarder = Client(ENDPOINT)
+    hoarder.hello("hoarder", "generic", [], credential=cookie)
+    for n in range(1024):
+        hoarder.publish("x.hoarder.q.request", {}, corr=f"h-{n}")
+    code = hoarder.error_after(lambda: hoarder.publish("x.hoarder.q.request", {}, corr="h-over"))
+    report("the 1,025th request waiting in one session is refused too-many-requests", code == "too-many-requests", str(code))
+    hoarder.close()
+    squatter = Client(ENDPOINT)
+    squatter.hello("squatter", "generic", [], credential=cookie)
+    for n in range(1, 1001):
+        squatter.publish("x.squatter.q.request", {}, corr=f"monitor-{n}")
+    duplicates_before = status(cookie)["counters"]["errorsByCode"].get("duplicate-corr", 0)
+    answerer = Client(ENDPOINT)
+    answerer.hello("answerer", "generic", ["x.answerer."], credential=cookie)
+    asker = Client(ENDPOINT)
+    asker.hello("asker", "generic", [], credential=cookie)
+    asker.publish("x.answerer.q.request", {"n": 1}, corr="ask-1")
+    request = answerer.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "x.answerer.q.request", 5)
+    if request:
+        answerer.publish("x.answerer.q.reply", {"answer": 42}, corr=request[1]["corr"])
+    reply = asker.wait_for(lambda kind, fields: kind == "event" and fields["topic"] == "x.answerer.q.reply" or kind == "error", 5)
+    report("two outside clients do request and reply in the answerer's namespace",
+           reply is not None and reply[0] == "event" and reply[1]["body"].get("answer") == 42 and reply[1].get("corr") == "ask-1", str(reply))
+    answerer.close()
+    asker.close()
+
     # 6. An impostor racing the monitor's new process after a device restart.
     monitor_before = plugin(status(cookie), "monitor")
     person.publish("input.restart.request", {}, corr="person-restart-1")
@@ -350,6 +387,10 @@ def main():
            restarted and restarted["connected"] and restarted.get("pid") != monitor_before["pid"] and restarted.get("state") == "running",
            str(restarted))
     bystander_served("device restart")
+    duplicates_after = status(cookie)["counters"]["errorsByCode"].get("duplicate-corr", 0)
+    report("1,000 correlation ids claimed as the monitor's make none of its calls fail after the restart (no duplicate-corr)",
+           duplicates_after == duplicates_before, f"{duplicates_before} → {duplicates_after}")
+    squatter.close()
 
     # 7. A copy of the monitor's own credential (read from /proc, as any process of the same user can), presented
     # while the monitor lives and at every moment around its death: it admits nobody but the monitor's process.

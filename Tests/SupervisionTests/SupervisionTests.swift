@@ -208,6 +208,57 @@ final class SupervisionTests: XCTestCase {
         XCTAssertTrue(unknown.errors.contains("no plugin named 'lops'; the configuration's plugins: loops, steady"), unknown.errors)
     }
 
+    /// `shieldbus do` never says "done" when a plugin the action was for has been given up on: it names the plugin,
+    /// says nothing acted, exits with status 4 and `--json` carries the same; once the plugin is fixed and started
+    /// again, the same action is done. A plugin given up on before it ever connected counts for every action (what
+    /// it would have wanted is unknown).
+    func testDoSaysWhenThePluginThatShouldActWasGivenUpOn() throws {
+        let work = TemporaryDirectory(prefix: "sbdofail")
+        let broken = work.file("broken")
+        let broker = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start-while, \(broken)]"), ("steady", "")]))
+        waitConnected("loops", in: broker)
+        func person(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
+            let run = try CommandRun.shieldbus(["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+            return (run.status, run.output, run.errors)
+        }
+        XCTAssertEqual(try person("habit", "read").status, 0, "with every plugin running, the habit is done")
+
+        // The build breaks and the plugin crashes: it crash-loops until the supervisor gives up on it.
+        XCTAssertTrue(FileManager.default.createFile(atPath: broken, contents: Data()))
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
+        try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
+        waitUntil("the crash loop to be given up on (log: \(broker.log(tail: 10)))") { plugin("loops", in: broker)?["state"]?.stringValue == "failed" }
+
+        let refused = try person("habit", "walk")
+        XCTAssertEqual(refused.status, 4, "never done while the plugin the habit was for is given up on: \(refused.output) \(refused.errors)")
+        XCTAssertFalse(refused.output.contains("done:"), refused.output)
+        XCTAssertTrue(refused.errors.hasPrefix("not done: habit walk — nothing acted for loops: loops failed for good: crash loop"), refused.errors)
+        XCTAssertTrue(refused.errors.contains("shieldbus plugin restart"), "says how to bring it back: \(refused.errors)")
+        let json = try person("habit", "stretch", "--json")
+        XCTAssertEqual(json.status, 4, json.errors)
+        let report = try JSONValue(parsing: json.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        XCTAssertEqual(report["done"]?.boolValue, false, json.output)
+        XCTAssertEqual(report["error"]?["code"]?.stringValue, "plugins-could-not-act", json.output)
+        XCTAssertEqual(report["error"]?["plugins"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["loops"], json.output)
+        XCTAssertTrue(report["error"]?["plugins"]?.arrayValue?.first?["why"]?.stringValue?.hasPrefix("failed for good: crash loop") == true, json.output)
+
+        // Fixed and started again: the same action is done, and says so in JSON too.
+        try FileManager.default.removeItem(atPath: broken)
+        XCTAssertEqual(try CommandRun.shieldbus(["plugin", "restart", "loops", "--runtime-dir", broker.runtime.path]).status, 0)
+        let done = try person("habit", "walk", "--json")
+        XCTAssertEqual(done.status, 0, done.errors)
+        XCTAssertEqual(try JSONValue(parsing: done.output.trimmingCharacters(in: .whitespacesAndNewlines))["done"]?.boolValue, true, done.output)
+        broker.stop()
+
+        // Given up on before it ever connected: no action can be vouched for.
+        let never = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start]"), ("steady", "")]))
+        defer { never.stop() }
+        waitUntil("the crash loop to be given up on (log: \(never.log(tail: 10)))") { plugin("loops", in: never)?["state"]?.stringValue == "failed" }
+        let unknown = try CommandRun.shieldbus(["do", "habit", "read", "--runtime-dir", never.runtime.path])
+        XCTAssertEqual(unknown.status, 4, "\(unknown.output) \(unknown.errors)")
+        XCTAssertTrue(unknown.errors.contains("nothing acted for loops"), unknown.errors)
+    }
+
     // MARK: Refused at start
 
     func testAnAppGroupThatIsNotDeclaredStopsTheConfigurationAtLoad() throws {

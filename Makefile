@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast test-slow bench bench-quick bench-build bench-reports soak faults explore explore-cluster fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-reports soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -59,6 +59,15 @@ test-slow: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	SHIELDBUS_SLOW_TESTS=1 $(SWIFT) test --skip-build $(BUILD_FLAGS)
 
+## zones: the date arithmetic on every transition of every zone in the tz database (/usr/share/zoneinfo and the zones
+## Foundation knows) from 1970 to 2037, against an oracle that knows only each zone's offset, and the generated days
+## around every unusual transition (SHIELDBUS_ZONES_FULL=1; `make test` checks a slice; figures: docs/fidelity.md § 5)
+ZONE_TESTS = ^ScreenTimeTests\.EveryZoneTransitionTests|^LockInvariantTests\.ZoneTimelineTests|^LessonTests\.ExploreRegressionTests/testFocusWindowsInRepeatedHoursAndAtOddJumps
+zones: deps
+	$(SWIFT) build --build-tests $(BUILD_FLAGS)
+	@# A full test case runs for many minutes: the hang watchdog (300 s a test case) is given an hour.
+	SHIELDBUS_ZONES_FULL=1 SHIELDBUS_TEST_CASE_LIMIT_SECONDS=3600 $(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(ZONE_TESTS)'
+
 ## soak: many random days of a heavy user under ios-realistic, the lock invariant checked (SEEDS=1,2,3 DAYS=7)
 SEEDS ?= 1,2,3,4,5,6,7,8
 DAYS ?= 7
@@ -80,6 +89,18 @@ explore: deps
 	@status=0; for product in $(EXPLORE_PRODUCTS); do \
 		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(EXPLORE_DAYS) --seed $(EXPLORE_SEED) --profile both \
 			--jobs $(EXPLORE_JOBS) --time-budget $(EXPLORE_BUDGET) || status=$$?; \
+	done; exit $$status
+
+## explore-releases: each shipped product (EXPLORE_PRODUCTS) against every iOS release profile (docs/fidelity.md § 6):
+## RELEASE_DAYS seeds from EXPLORE_SEED, each day played on no release and on each release under both profiles (100: 200
+## days a release); a release's defeats are not shrunk. Release build, as explore's.
+RELEASE_DAYS ?= 100
+explore-releases: deps
+	@for product in $(RELEASE_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,$(RELEASE_PRODUCTS))
+	@status=0; for product in $(EXPLORE_PRODUCTS); do \
+		$(RELEASE_BIN)/shieldbus explore --config Config/$$product.yml --days $(RELEASE_DAYS) --seed $(EXPLORE_SEED) --profile both \
+			--ios all --jobs $(EXPLORE_JOBS) --shrink-runs 0 || status=$$?; \
 	done; exit $$status
 
 ## explore-cluster: explore across machines on a real batch engine, on this machine: a one-node Slurm (slurm-wlm's

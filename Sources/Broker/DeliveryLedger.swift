@@ -136,6 +136,14 @@ final class DeliveryLedger {
         return hash == 0 ? 1 : hash
     }
 
+    /// Removes the kept event `seq` of `plugin` without it being handled: one that is no longer the plugin's to
+    /// handle (`Readiness`: a `bus.ready` that announced an earlier process of it).
+    func discard(seq: UInt64, of plugin: String) {
+        guard entries[plugin]?.remove(seq: seq) == true else { return }
+        forget(DeliveryStore.Key(plugin: plugin, seq: seq))
+        if entries[plugin]!.count < limit { overflowing.remove(plugin) }
+    }
+
     /// The plugin's process ended: what it was given and did not acknowledge goes to its next process — except
     /// an event in hand when two processes crashed (ended without `bye`), which is returned, abandoned.
     /// (A short-lived extension says `bye` after its callback without acknowledging it: no crash.)
@@ -272,6 +280,16 @@ struct PendingEvents {
         count -= removed.count
         advanceHead()
         return removed
+    }
+
+    /// Removes the kept event `seq`; whether it was kept.
+    mutating func remove(seq: UInt64) -> Bool {
+        let index = firstIndex(after: seq &- 1)
+        guard index < slots.count, slots[index].seq == seq, slots[index].entry != nil else { return false }
+        slots[index].entry = nil
+        count -= 1
+        advanceHead()
+        return true
     }
 
     /// The process ended: nothing counts as delivered any more. An event in hand (the oldest delivered) when a

@@ -125,10 +125,27 @@ final class Readiness {
     /// while it was away — in sequence order, at once and just before its own bus.ready (which it waits for,
     /// holding them): so its acknowledgement of bus.ready covers them all, and no turn passes meanwhile.
     /// From now on its new events are delivered as they come.
+    ///
+    /// A `bus.ready` that announced an earlier process of the plugin is not handed over but dropped: that process
+    /// ended before acknowledging it (a short-lived extension acknowledges the callback it was started for and
+    /// leaves its bus.ready, so that no turn passes before its goodbye). Handed to the next process among what it
+    /// missed, it would start that process's work at once — outside its turn, while another plugin has its own — and
+    /// the journal would depend on which process ran faster. Its own bus.ready follows.
     private func catchUp(_ session: Session) {
         session.isCatchingUp = false
         for item in ledger.undelivered(of: session.name) {
+            if Self.announcesAProcess(of: session.name, item.json) {
+                ledger.discard(seq: item.seq, of: session.name)
+                continue
+            }
             dispatcher.deliver(item.envelope, seq: item.seq, to: session)
         }
+    }
+
+    /// Whether `json` is a `bus.ready` that names plugin `name` — the bus's first (naming every plugin) or the one
+    /// that announced a process of it after a restart.
+    static func announcesAProcess(of name: String, _ json: [UInt8]) -> Bool {
+        guard let envelope = try? WireCodec.decodeEnvelope(json), envelope.topic == "bus.ready" else { return false }
+        return envelope.bodyValue["plugins"]?.arrayValue?.contains(.string(name)) ?? false
     }
 }

@@ -1,27 +1,25 @@
 import Foundation
+import ShieldBusTestSupport
 import XCTest
 @testable import ScreenTime
 
-/// ScheduleCalendar's date arithmetic on every IANA zone's transitions of 2026 and 2027 — not only on the four zones
-/// the other tests name: jumps of 30 minutes (Australia/Lord_Howe), at 02:45 (Pacific/Chatham), at midnight
-/// (America/Santiago, America/Havana), forward and back. The oracle knows only the zone's offset at an instant
-/// (`secondsFromGMT(for:)`, the tz database's primitive), not Foundation's calendar routines: a wall time's first
-/// instant is found by bisection between the offsets around it.
+/// ScheduleCalendar's date arithmetic on every IANA zone's transitions — not only on the four zones the other tests
+/// name: jumps of 30 minutes (Australia/Lord_Howe), at 02:45 (Pacific/Chatham), at midnight (America/Santiago,
+/// America/Havana), of a whole day (Pacific/Apia, Pacific/Kwajalein), forward and back. `make test` checks the zones
+/// Foundation lists over two years; `make zones` (`SHIELDBUS_ZONES_FULL=1`) every zone file of the tz database from
+/// 1970 to 2037 (`ZonesLane`). The oracle knows only the zone's offset at an instant (`secondsFromGMT(for:)`, the tz
+/// database's primitive), not Foundation's calendar routines: a wall time's first instant is found by bisection
+/// between the offsets around it.
 final class EveryZoneTransitionTests: XCTestCase {
-    /// Every zone the system knows, and the current names tzdata keeps only as links.
-    static let zones = Set(TimeZone.knownTimeZoneIdentifiers + ["Asia/Kolkata", "Europe/Kyiv", "America/Nuuk"]).sorted()
-        .compactMap(TimeZone.init(identifier:))
+    static let zones = ZonesLane.zones
 
-    /// The transitions of 2026 and 2027 in a zone.
-    static func transitions(in zone: TimeZone) -> [Date] {
-        var found: [Date] = []
-        var from = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00Z
-        let end = Date(timeIntervalSince1970: 1_830_297_600)    // 2028-01-01T00:00Z
-        while let next = zone.nextDaylightSavingTimeTransition(after: from), next < end, found.count < 8 {
-            found.append(next)
-            from = next
-        }
-        return found
+    static func transitions(in zone: TimeZone) -> [Date] { ZonesLane.transitions(in: zone) }
+
+    /// The disagreements by zone, with the years they fall in: "America/Goose_Bay 1987–2010: 96".
+    static func summary(_ failures: [(zone: String, instant: Date)]) -> String {
+        var byZone: [String: [Int]] = [:]
+        for failure in failures { byZone[failure.zone, default: []].append(1970 + Int(failure.instant.timeIntervalSince1970 / 31_556_952)) }
+        return byZone.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.min()!)–\($0.value.max()!): \($0.value.count)" }.joined(separator: ", ")
     }
 
     /// The wall clock at an instant, as seconds since 1970 read in the zone.
@@ -31,10 +29,11 @@ final class EveryZoneTransitionTests: XCTestCase {
 
     /// The first instant whose wall time is `target` or later: the wall time's first occurrence, or, when the zone
     /// skips it, the instant after the gap (`.nextTime`).
-    static func firstInstant(showing target: Double, in zone: TimeZone) -> Date {
-        let day = 86_400.0
-        var low = Date(timeIntervalSince1970: target - Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: target - day))) - day / 2)
-        var high = Date(timeIntervalSince1970: target - Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: target + day))) + day / 2)
+    /// With `after`: the first such instant after it (a fall-back across midnight shows a day's start twice: the
+    /// next day starts at the second, when the date changes for good).
+    static func firstInstant(showing target: Double, in zone: TimeZone, after: Date? = nil) -> Date {
+        // No offset is more than a day, so three days either side bracket the target whatever the zone skipped.
+        var low = after ?? Date(timeIntervalSince1970: target - 3 * 86_400), high = Date(timeIntervalSince1970: target + 3 * 86_400)
         precondition(wall(low, zone) < target && wall(high, zone) >= target)
         // Not monotone across a fall-back, but the first instant at or past the target is still found: below it every
         // wall time is earlier than the target.
@@ -47,12 +46,14 @@ final class EveryZoneTransitionTests: XCTestCase {
     }
 
     /// Whether some instant in (from, to] shows `target` or later: the wall clock goes back only at a fall-back, so
-    /// checking `to` and the last second before a transition between is enough (the instant of a fall-back itself
+    /// checking `to` and the last second before each transition between is enough (the instant of a fall-back itself
     /// shows the earlier time: the later one is never on the clock there).
     static func firstAtOrPast(_ target: Double, _ zone: TimeZone, from: Date, to: Date) -> Bool {
         if wall(to, zone) >= target { return true }
-        if let transition = zone.nextDaylightSavingTimeTransition(after: from), transition <= to {
-            return wall(transition.addingTimeInterval(-1), zone) >= target
+        var after = from
+        while let transition = zone.nextDaylightSavingTimeTransition(after: after), transition <= to {
+            if wall(transition.addingTimeInterval(-1), zone) >= target { return true }
+            after = transition
         }
         return false
     }
@@ -68,11 +69,18 @@ final class EveryZoneTransitionTests: XCTestCase {
         preconditionFailure("no day matched")
     }
 
+    /// `nextDate(after:matching: {hour, minute})` from before, just before and just after each transition, for wall
+    /// times at the jump's edges and inside it. The full lane also counts where Foundation's own
+    /// `nextDate(…, .nextTime)` disagrees with the oracle (a figure for docs/fidelity.md § 5, not a failure: none of
+    /// ShieldBus's arithmetic uses it).
     func testNextDateMatchesAroundEveryTransitionInEveryZone() {
-        var checked = 0, failures: [String] = []
+        var checked = 0, transitions = 0, failures: [String] = [], foundationDisagrees = 0, wrong: [(zone: String, instant: Date)] = []
         for zone in Self.zones {
             let calendar = ScheduleCalendar(timeZone: zone)
+            var foundation = Calendar(identifier: .gregorian)
+            foundation.timeZone = zone
             for transition in Self.transitions(in: zone) {
+                transitions += 1
                 let before = Self.wall(transition.addingTimeInterval(-1), zone) + 1, after = Self.wall(transition, zone)
                 // Wall times at the jump's edges, inside it, and a minute on either side.
                 let edges = [before - 60, before, (before + after) / 2, after - 60, after, after + 60, min(before, after) - 3600]
@@ -84,27 +92,35 @@ final class EveryZoneTransitionTests: XCTestCase {
                         let got = calendar.nextDate(after: start, matching: DateComponents(hour: hour, minute: minute))
                         checked += 1
                         if got != expected {
+                            wrong.append((zone.identifier, start))
                             failures.append("\(zone.identifier): after \(start) matching \(hour):\(minute): got \(got.map { "\($0)" } ?? "nil"), expected \(expected)")
+                        }
+                        if ZonesLane.isFull, foundation.nextDate(after: start, matching: DateComponents(hour: hour, minute: minute),
+                                                                 matchingPolicy: .nextTime) != expected {
+                            foundationDisagrees += 1
                         }
                     }
                 }
             }
         }
+        print("EveryZoneTransitionTests: \(Self.zones.count) zones, \(ZonesLane.years), \(transitions) transitions, \(checked) wall times "
+              + "matched, \(failures.count) disagreements" + (ZonesLane.isFull ? "; Foundation's nextDate disagrees on \(foundationDisagrees)" : ""))
         XCTAssertGreaterThan(checked, 3_000, "the zones with transitions were reached")
-        XCTAssertEqual(failures.count, 0, "\(failures.count) of \(checked):\n" + failures.prefix(20).joined(separator: "\n"))
+        XCTAssertEqual(failures.count, 0, "\(failures.count) of \(checked) (\(Self.summary(wrong))):\n" + failures.prefix(20).joined(separator: "\n"))
     }
 
     /// The first instant of the day containing an instant, and of the next day, at instants around every transition.
     func testDayStartsAroundEveryTransitionInEveryZone() {
-        var checked = 0, failures: [String] = []
+        var checked = 0, failures: [String] = [], wrong: [(zone: String, instant: Date)] = []
         for zone in Self.zones {
             let calendar = ScheduleCalendar(timeZone: zone)
             for transition in Self.transitions(in: zone) {
                 for offset in [-86_400.0, -3_601, -1, 0, 1, 1_800, 3_599, 7_200, 43_200] {
                     let instant = transition.addingTimeInterval(offset)
                     let today = (Self.wall(instant, zone) / 86_400).rounded(.down) * 86_400
-                    let start = Self.firstInstant(showing: today, in: zone), next = Self.firstInstant(showing: today + 86_400, in: zone)
+                    let start = Self.firstInstant(showing: today, in: zone), next = Self.firstInstant(showing: today + 86_400, in: zone, after: instant)
                     checked += 1
+                    if calendar.startOfDay(containing: instant) != start || calendar.startOfNextDay(after: instant) != next { wrong.append((zone.identifier, instant)) }
                     if calendar.startOfDay(containing: instant) != start {
                         failures.append("\(zone.identifier): start of the day of \(instant): got \(calendar.startOfDay(containing: instant)), expected \(start)")
                     }
@@ -114,7 +130,34 @@ final class EveryZoneTransitionTests: XCTestCase {
                 }
             }
         }
+        print("EveryZoneTransitionTests: \(checked) instants' day starts, \(failures.count) disagreements")
         XCTAssertGreaterThan(checked, 2_000)
-        XCTAssertEqual(failures.count, 0, "\(failures.count) of \(checked):\n" + failures.prefix(20).joined(separator: "\n"))
+        XCTAssertEqual(failures.count, 0, "\(failures.count) of \(checked) (\(Self.summary(wrong))):\n" + failures.prefix(20).joined(separator: "\n"))
+    }
+
+    /// The transitions the tests walk are every change of offset: between two listed ones (and before the first, after
+    /// the last) the offset sampled every six hours never changes — a whole day skipped (Pacific/Apia) included. The
+    /// fast lane samples every fortieth zone.
+    func testTheListedTransitionsAreEveryOffsetChange() {
+        let zones = ZonesLane.isFull ? Self.zones : Self.zones.enumerated().filter { $0.offset % 40 == 7 }.map(\.element)
+        let (first, last) = (ZonesLane.span().start, ZonesLane.span().end)
+        var samples = 0, missed: [String] = []
+        for zone in zones {
+            var listed = ZonesLane.transitions(in: zone)[...]
+            var instant = first, offset = zone.secondsFromGMT(for: instant)
+            while instant < last {
+                let next = instant.addingTimeInterval(6 * 3600), nextOffset = zone.secondsFromGMT(for: next)
+                var crossed = false
+                while let transition = listed.first, transition <= next {
+                    if transition > instant { crossed = true }
+                    listed.removeFirst()
+                }
+                if nextOffset != offset && !crossed { missed.append("\(zone.identifier): \(offset) s → \(nextOffset) s between \(instant) and \(next)") }
+                (instant, offset) = (next, nextOffset)
+                samples += 1
+            }
+        }
+        XCTAssertGreaterThan(samples, 10_000)
+        XCTAssertEqual(missed, [], "offset changes no transition lists")
     }
 }

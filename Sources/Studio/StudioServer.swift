@@ -24,6 +24,9 @@ public struct StudioServer: Sendable {
     private let homeScreen: [CatalogApp]
     private let iconDirectories: [URL]
     private let feed: EventFeed
+    private let keptEvents: Int
+    /// The journal replayed (nil when live).
+    private let journal: RecordedJournal?
     private let logger = Logger(label: "shieldbus.studio")
 
     /// How many events a live Studio keeps in memory unless told otherwise (room for a busy day's events).
@@ -33,19 +36,27 @@ public struct StudioServer: Sendable {
     /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
     /// A journal's page opens just after the event with this seq (nil: at its end).
     private let openAt: UInt64?
+    /// The checker's account of a journal (`shieldbus check`'s verdicts, each violation with the seq it begins after),
+    /// shown beside the phone; nil when nothing was judged.
+    private let account: JSONValue?
 
     public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
-                openAt: UInt64? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
+                openAt: UInt64? = nil, account: JSONValue? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.openAt = openAt
+        self.account = account
+        self.keptEvents = keptEvents
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
         self.iconDirectories = iconDirectories
         switch source {
         case .live:
+            journal = nil
             feed = EventFeed(capacity: keptEvents)
         case .journal(let path, let timeZone):
-            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone, progress: progress))
+            let journal = try RecordedJournal(path: path, timeZone: timeZone, progress: progress)
+            self.journal = journal
+            feed = EventFeed(capacity: keptEvents, journal: journal)
             feed.update(kind: "connection", json: JSONValue.object([
                 "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
             ]).jsonText)
@@ -122,6 +133,7 @@ public struct StudioServer: Sendable {
                                                    .cacheControl: "no-store"],
                             body: try await FileIO().loadFile(path: path, context: context))
         }
+        if let journal { JournalRoutes.add(to: router, journal: journal) }
         router.post("/api/input") { request, _ in
             await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
                 let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
@@ -190,8 +202,11 @@ public struct StudioServer: Sendable {
         }
         // A journal's page is told how many events are coming, to show its progress while they load.
         let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total,
-                                 "at": openAt.map { .int(Int64($0)) } ?? .null]).jsonText
+        // And, for its markers, how many events of each timeline kind it has.
+        let marks: JSONValue = journal.map { .object($0.storyCounts.mapValues { .int(Int64($0)) }) } ?? .null
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total, "marks": marks,
+                                 "keep": .int(Int64(keptEvents)),
+                                 "at": openAt.map { .int(Int64($0)) } ?? .null, "account": account ?? .null]).jsonText
     }
 
     /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,

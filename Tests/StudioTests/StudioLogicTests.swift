@@ -145,7 +145,7 @@ final class StudioLogicTests: XCTestCase {
         try (lines.joined(separator: "\n") + "\n\n").write(to: file, atomically: true, encoding: .utf8)
 
         var narrator = EventNarrator(timeZone: zone)
-        let whole = envelopes.map { narrator.narrate($0) }
+        let whole = envelopes.enumerated().map { narrator.narrate($1, index: $0) }
         let journal = try RecordedJournal(path: file.path, timeZone: zone)
         XCTAssertEqual(journal.count, count)
         var generator = SystemRandomNumberGenerator()
@@ -221,5 +221,68 @@ final class StudioLogicTests: XCTestCase {
         let body: JSONValue = ok ? ["ok": true, "value": [:]] : ["ok": false, "error": ["code": "interval-too-short", "message": "no"]]
         return Envelope(seq: request.seq + 1, time: request.time, topic: Topic.reply(to: request.topic), source: "broker",
                         corr: request.corr, body: Array(body.jsonText.utf8))
+    }
+
+    /// What a replaying page asks of a journal it does not hold, as a property over a generated journal with random
+    /// shields, errors and pings: where the next and previous event of a kind is, how many events lie at or before an
+    /// instant, an event by seq, the timeline's lines and the filtered bus's before an instant, the markers' columns
+    /// and the next local time of day — each equal to looking through the whole journal.
+    func testAJournalsEventsAreFoundWithoutHoldingThem() throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        var generator = SystemRandomNumberGenerator()
+        var envelopes: [Envelope] = []
+        var time: BusTime = 1_795_388_400_000
+        for seq in 1...3_456 {
+            time += Int64.random(in: 0...600_000, using: &generator)
+            let (topic, source) = [("shield.shown", "broker"), ("bus.error", "broker"), ("app.ping", "app"), ("app.pong", "other"), ("app.ping", "other")]
+                .randomElement(using: &generator)!
+            envelopes.append(Envelope(seq: UInt64(seq), time: time, topic: topic, source: source, body: Array("{\"n\":\(seq)}".utf8)))
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-journal-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try (envelopes.map { String(decoding: WireCodec.encodeEnvelope($0), as: UTF8.self) }.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let journal = try RecordedJournal(path: file.path, timeZone: zone)
+        let kinds = ["shield.shown": "SHIELD", "bus.error": "ERROR"]
+        XCTAssertEqual(journal.storyCounts, Dictionary(grouping: envelopes.compactMap { kinds[$0.topic] }, by: { $0 }).mapValues(\.count))
+        func indices(_ text: [String]) throws -> [Int] { try text.map { Int(try XCTUnwrap(JSONValue(parsing: $0)["index"]?.intValue)) } }
+
+        for _ in 0..<60 {
+            let count = Int.random(in: 0...envelopes.count, using: &generator)
+            for (topic, kind) in kinds {
+                XCTAssertEqual(journal.story(ofKind: kind, from: count - 1, step: 1), envelopes.indices.first { $0 > count - 1 && envelopes[$0].topic == topic })
+                XCTAssertEqual(journal.story(ofKind: kind, from: count - 1, step: -1), envelopes.indices.last { $0 < count - 1 && envelopes[$0].topic == topic })
+            }
+            let instant = envelopes[Int.random(in: 0..<envelopes.count, using: &generator)].time + Int64.random(in: -1...1, using: &generator)
+            XCTAssertEqual(journal.count(atOrBefore: instant), envelopes.filter { $0.time <= instant }.count)
+            XCTAssertEqual(try indices(journal.stories(before: count, limit: 7)), Array(envelopes.indices.filter { $0 < count && kinds[envelopes[$0].topic] != nil }.suffix(7)))
+            let found = try journal.matching(before: count, prefix: "app.p", source: "other", limit: 9, scanLimit: 500)
+            let expected = envelopes.indices.filter { $0 < count && $0 >= count - 500 && envelopes[$0].topic.hasPrefix("app.p") && envelopes[$0].source == "other" }.suffix(9)
+            XCTAssertEqual(try indices(found.events), Array(expected), "before \(count)")
+            XCTAssertEqual(found.complete, expected.count < 9 && count <= 500)
+            let from = Int.random(in: 0..<envelopes.count, using: &generator), to = Int.random(in: from + 1...envelopes.count, using: &generator)
+            XCTAssertEqual(journal.marks(in: from..<to, columns: 37)["ERROR"] ?? [],
+                           Array(Set((from..<to).filter { envelopes[$0].topic == "bus.error" }.map { ($0 - from) * 37 / (to - from) })).sorted())
+        }
+        for index in [0, 1, 999, 1000, 2345, envelopes.count - 1] { XCTAssertEqual(try journal.index(ofSeq: envelopes[index].seq), index) }
+        XCTAssertNil(try journal.index(ofSeq: 99_999))
+
+        // The next 07:30 in the journal's zone: on the day shown when still to come, else on the next day with events.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        for _ in 0..<30 {
+            let count = Int.random(in: 1...envelopes.count, using: &generator)
+            let shown = Date(timeIntervalSince1970: Double(envelopes[count - 1].time) / 1000)
+            var target = calendar.date(bySettingHour: 7, minute: 30, second: 0, of: shown)!.addingTimeInterval(0.999)
+            if target < shown {
+                let tomorrow = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: shown))!
+                guard let next = envelopes.first(where: { Double($0.time) / 1000 >= tomorrow.timeIntervalSince1970 }) else {
+                    XCTAssertNil(journal.count(atNext: DateComponents(hour: 7, minute: 30, second: 0), after: count))
+                    continue
+                }
+                target = calendar.date(bySettingHour: 7, minute: 30, second: 0, of: Date(timeIntervalSince1970: Double(next.time) / 1000))!.addingTimeInterval(0.999)
+            }
+            XCTAssertEqual(journal.count(atNext: DateComponents(hour: 7, minute: 30, second: 0), after: count),
+                           envelopes.filter { Double($0.time) / 1000 <= target.timeIntervalSince1970 + 0.0001 }.count, "after \(count)")
+        }
     }
 }

@@ -2,6 +2,7 @@
 done with it: its loading progress, markers for shields, blocks, unlocks, errors and clock controls, the next and
 previous of each, moving by time, and a request linked to its reply by `corr`. Checked against the journal itself.
 """
+import math
 import re
 
 import pytest
@@ -82,7 +83,46 @@ def test_the_journals_timeline(browser, replay, width, height):
     reply = next(e for e in events if e["topic"] == "clock.control.reply" and e.get("corr") == request["corr"])
     expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
     expect(page.locator("#bus li.linked")).to_have_count(2)
+
+    # Zoom: + (the button, then the key) halves the stretch the slider and the markers cover, around the instant shown;
+    # − doubles it; 0 is the whole journal again; in a text field the keys are only typed.
+    total, at = len(events), marks["SHIELD"][0] + 1
+    page.get_by_test_id("slider").fill(str(at))
+    expect(instant).to_contain_text(f"#{events[marks['SHIELD'][0]]['seq']} ")
+    slider, markers_view = page.get_by_test_id("slider"), page.get_by_test_id("markers")
+
+    def expect_stretch(span):
+        low = max(0, min(total - span, at - js_round(span / 2)))
+        expect(slider).to_have_attribute("min", str(low))
+        expect(slider).to_have_attribute("max", str(low + span))
+        expect(markers_view).to_have_attribute("data-from", str(low))
+        expect(markers_view).to_have_attribute("data-to", str(low + span))
+        expect(page.get_by_test_id("zoom-level")).to_have_text("whole journal" if span == total else re.compile(rf"^events {low + 1:,}–{low + span:,} "))
+
+    half = max(20, js_round(total / 2))
+    page.get_by_test_id("zoom-in").click()
+    expect_stretch(half)
+    slider.focus()
+    page.keyboard.press("+")
+    quarter = max(20, js_round(half / 2))
+    expect_stretch(quarter)
+    expect(instant).to_contain_text(f"#{events[marks['SHIELD'][0]]['seq']} ")
+    shot(page, f"14-journal-zoomed-{width}")
+    page.get_by_test_id("seek-time").focus()
+    page.keyboard.press("-")
+    expect_stretch(quarter)
+    page.get_by_test_id("zoom-out").click()
+    expect_stretch(min(total, quarter * 2))
+    slider.focus()
+    page.keyboard.press("0")
+    expect_stretch(total)
+    expect(page.get_by_test_id("zoom-out")).to_be_disabled()
     page.close()
+
+
+def js_round(x):
+    """Math.round: halves up."""
+    return math.floor(x + 0.5)
 
 
 def test_a_journal_opened_at_an_event(browser, live):

@@ -48,9 +48,9 @@ def journal_until(path, condition, what, seconds=15):
         time.sleep(0.05)  # poll the file with a deadline: the broker appends as it goes
 
 
-def start_studio(arguments):
+def start_studio(arguments, config=CONFIG):
     """`shieldbus studio --port 0 …`, and the address it prints once it listens."""
-    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", CONFIG] + arguments,
+    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", config] + arguments,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = studio.stdout.readline()
     match = re.search(r"http://127\.0\.0\.1:\d+", line)

@@ -74,7 +74,7 @@ extension ShieldBus {
                 if !checker.products.isEmpty {
                     let judged = try JournalVerdicts(journal: replayed, checker: checker)
                     account = judged.studioAccount
-                    printError(LockReport.text(judged.verdicts))
+                    printError(Self.summary(judged.verdicts))
                     openAt = openAt ?? judged.violationSeqs.compactMap { $0 }.first
                 } else if scenario != nil {
                     printError("note: \(LockReport.noPromise(configuration)); the day is replayed unjudged")
@@ -82,7 +82,7 @@ extension ShieldBus {
             }
             let source: StudioServer.Source = replayed.map { .journal(path: $0, timeZone: zone) } ?? .live(runtimeDirectory: bus.runtimeDir)
             let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps, iconDirectories: Self.pluginResourceFolders(),
-                                          keptEvents: keepEvents, openAt: openAt, account: account) { read, size in
+                                          keptEvents: keepEvents, openAt: openAt, account: account, timeZone: zone) { read, size in
                 printError("reading \(replayed ?? "the journal"): \(size > 0 ? read * 100 / size : 0) % (\(read >> 20) of \(size >> 20) MB)")
             }
             let finished = DispatchSemaphore(value: 0)
@@ -100,6 +100,29 @@ extension ShieldBus {
             }
             finished.wait()
             if let failure { throw CommandFailure("the Studio stopped: \(failure)") }
+        }
+
+        /// The verdicts for the terminal, as `check` prints them but for at most a few violations of each product (a
+        /// long journal may have thousands: the page lists every one).
+        static func summary(_ verdicts: [ProductVerdict], listing most: Int = 5) -> String {
+            var lines: [String] = []
+            var listed = 0, unlisted = 0
+            func tellUnlisted() {
+                if unlisted > 0 { lines.append("    … and \(unlisted) more (the Studio's page lists every one)") }
+                listed = 0
+                unlisted = 0
+            }
+            for line in LockReport.text(verdicts).split(separator: "\n", omittingEmptySubsequences: false) {
+                guard line.hasPrefix("    - ") else {
+                    tellUnlisted()
+                    lines.append(String(line))
+                    continue
+                }
+                listed += 1
+                if listed <= most { lines.append(String(line)) } else { unlisted += 1 }
+            }
+            tellUnlisted()
+            return lines.joined(separator: "\n")
         }
 
         /// Plays `scenario` through `shieldbus run` (as explore plays a day: a fresh state, virtual time) and returns its

@@ -25,6 +25,8 @@ public struct StudioServer: Sendable {
     private let iconDirectories: [URL]
     private let feed: EventFeed
     private let keptEvents: Int
+    /// The device's time zone when a live broker's journal begins (a saved scenario starts in it).
+    private let timeZone: TimeZone
     /// The journal replayed (nil when live).
     private let journal: RecordedJournal?
     private let logger = Logger(label: "shieldbus.studio")
@@ -41,7 +43,9 @@ public struct StudioServer: Sendable {
     private let account: JSONValue?
 
     public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
-                openAt: UInt64? = nil, account: JSONValue? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
+                openAt: UInt64? = nil, account: JSONValue? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+                progress: (Int, Int) -> Void = { _, _ in }) throws {
+        self.timeZone = timeZone
         self.openAt = openAt
         self.account = account
         self.keptEvents = keptEvents
@@ -134,6 +138,36 @@ public struct StudioServer: Sendable {
                             body: try await FileIO().loadFile(path: path, context: context))
         }
         if let journal { JournalRoutes.add(to: router, journal: journal) }
+        let liveZone = timeZone
+        router.get("/api/scenario") { request, _ in
+            // The person's actions up to the instant shown (a journal's `count` of events; live, all so far), as a
+            // scenario file `shieldbus run --scenario` replays.
+            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]) else {
+                return Self.failure(.forbidden, "only the Studio's own page may save a scenario")
+            }
+            let path: String, zone: TimeZone
+            switch source {
+            case .live(let runtimeDirectory):
+                guard let written = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
+                    return Self.failure(.notFound, "the broker writes no journal to save the person's actions from: start it with `shieldbus run --journal FILE`")
+                }
+                (path, zone) = (written, liveZone)
+            case .journal(let replayed, let journalZone):
+                (path, zone) = (replayed, journalZone)
+            }
+            let count = request.uri.queryParameters.get("count", as: Int.self) ?? .max
+            let (saved, through) = try Self.savedScenario(path: path, through: count)
+            guard saved.count > 0, let through else {
+                return Self.failure(.notFound, "the device accepted no action of the person's up to here: there is nothing to save")
+            }
+            let text = saved.text(name: "studio-session", timeZone: zone, comment: """
+                Saved by ShieldBus Studio from \(path) through #\(through): the \(saved.count) action(s) of the person's the device accepted.
+                Replay it with the configuration the journal was made with: shieldbus run --config CONFIG --scenario THIS-FILE
+                """)
+            return Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-store",
+                                                   .contentDisposition: "attachment; filename=\"shieldbus-scenario-\(through).yml\""],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
         router.post("/api/input") { request, _ in
             await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
                 let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
@@ -150,6 +184,26 @@ public struct StudioServer: Sendable {
             }
         }
         return router
+    }
+
+    /// The person's actions in the journal at `path`, through its first `count` events (a live broker's, through the
+    /// last line it finished), and the seq of the last event read.
+    static func savedScenario(path: String, through count: Int) throws -> (SavedScenario, UInt64?) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
+        defer { try? handle.close() }
+        var saved = SavedScenario()
+        var read = 0
+        var last: UInt64?
+        _ = try JournalLines.read(handle, from: 0, unterminatedToo: false) { bytes, _ in
+            guard read < count else { return false }
+            guard !JournalLines.isBlank(bytes) else { return true }
+            let envelope = try WireCodec.decodeEnvelope(Array(bytes))
+            saved.read(envelope)
+            last = envelope.seq
+            read += 1
+            return true
+        }
+        return (saved, last)
     }
 
     /// A page's request to act on the live broker: only from the Studio's own page (JSON from a loopback origin), only

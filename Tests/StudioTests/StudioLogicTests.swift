@@ -1,9 +1,11 @@
 import BusProtocol
 import BusTools
+import Configuration
 import DeviceAPI
 import Foundation
 import ScreenTime
 @testable import Studio
+import ShieldBusTestSupport
 import XCTest
 
 /// The Studio's own logic without a browser: who may act, the schedules' coming intervals, and the journals it reads.
@@ -284,5 +286,49 @@ final class StudioLogicTests: XCTestCase {
             XCTAssertEqual(journal.count(atNext: DateComponents(hour: 7, minute: 30, second: 0), after: count),
                            envelopes.filter { Double($0.time) / 1000 <= target.timeIntervalSince1970 + 0.0001 }.count, "after \(count)")
         }
+    }
+
+    /// "Save as scenario": every action `shieldbus do` names, asked through its input request, becomes a step the
+    /// scenario parser reads back as the action the device performs for that request; a refused request is left out,
+    /// one still being handled at the end is kept, and each step is timed from the journal's first event.
+    func testThePersonsActionsBecomeAScenarioThatReadsBackAsTheSameActions() throws {
+        let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let asked: [(verb: String, value: String?, tab: Int, isPrivate: Bool, action: ScenarioAction?)] = [
+            ("open", "Instagram", 1, false, .open(app: try catalog.requireApp(named: "Instagram"))),
+            ("close", nil, 1, false, .close(app: nil)),
+            ("close", "Maps", 1, false, .close(app: try catalog.requireApp(named: "Maps"))),
+            ("home", nil, 1, false, nil),  // refused below
+            ("visit", "https://www.reddit.com/r/swift?q=\"a b\"", 2, true, .visit(url: "https://www.reddit.com/r/swift?q=\"a b\"", host: "www.reddit.com", tab: 2, isPrivate: true)),
+            ("switch-tab", nil, 2, false, .switchTab(2)), ("close-tab", nil, 2, false, .closeTab(2)),
+            ("press", "secondary", 1, false, .press(button: .secondary)), ("habit", "Read \"10\" pages", 1, false, .habit("Read \"10\" pages")),
+            ("app-action", "skip-tonight", 1, false, .appAction(app: nil, action: "skip-tonight")), ("restart", nil, 1, false, .restart),
+            ("force-quit", "Habit Lock", 1, false, .forceQuit(app: try catalog.requireApp(named: "Habit Lock"))), ("os-update", nil, 1, false, .osUpdate),
+            ("notification-tap", "n-1", 1, false, .tapNotification(id: "n-1")), ("notification-tap", nil, 1, false, .tapNotification(id: nil)),
+            ("authorize", "revoke", 1, false, .authorize(.revoked)), ("set-clock", "+2h", 1, false, .setClock(try ClockSetting(parsing: "+2h"))),
+            ("set-clock", "2026-11-24T09:00", 1, false, .setClock(try ClockSetting(parsing: "2026-11-24T09:00"))),
+            ("time-zone", "America/New_York", 1, false, .setTimeZone("America/New_York")),
+            ("crash-broker", nil, 1, false, .crashBroker),  // still being handled when the journal ends
+        ]
+        var saved = SavedScenario()
+        let start: BusTime = 1_795_420_800_250
+        saved.read(Envelope(seq: 1, time: start, topic: "bus.started", source: "broker", body: Array("{}".utf8)))
+        for (number, step) in asked.enumerated() {
+            let input = try PersonInput(action: step.verb, value: step.value, tab: step.tab, isPrivate: step.isPrivate)
+            let time = start + Int64(number + 1) * 90_000, seq = UInt64(2 + 2 * number)
+            saved.read(Envelope(seq: seq, time: time, topic: "input.\(input.verb).request", source: "studio", corr: "c\(number)", body: input.body.jsonBytes))
+            guard number < asked.count - 1 else { continue }
+            let answer = step.action == nil ? #"{"ok":false,"error":{"code":"refused","message":"no"}}"# : #"{"ok":true}"#
+            saved.read(Envelope(seq: seq + 1, time: time + 10, topic: "input.\(input.verb).reply", source: "broker", corr: "c\(number)", body: Array(answer.utf8)))
+        }
+        let text = saved.text(name: "saved", timeZone: zone, comment: "a test")
+        let scenario = try Scenario.parse(YAMLValue.parse(text, file: "saved.yml"), catalog: catalog, defaultTimeZone: zone)
+        XCTAssertEqual(saved.count, asked.count - 1)
+        XCTAssertEqual(scenario.steps.map { $0.action }, asked.compactMap { $0.action }, text)
+        let times = asked.indices.filter { asked[$0].action != nil }.map { Double(start - 250) / 1000 + Double($0 + 1) * 90 }
+        XCTAssertEqual(scenario.steps.map { $0.time.timeIntervalSince1970 }, times, text)
+        XCTAssertEqual(scenario.start.timeIntervalSince1970, Double(start - 250) / 1000, "a scenario starts on a whole second")
+        XCTAssertTrue(text.contains("  - after: 1m30s\n    open: \"Instagram\""), text)
+        XCTAssertEqual(SavedScenario().count, 0, "an empty journal saves nothing")
     }
 }

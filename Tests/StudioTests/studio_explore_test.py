@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -25,12 +26,12 @@ def failure():
     assert run.returncode == 3, f"explore finds the flaw: {run.stdout}{run.stderr}"
     found = next(json.loads(line)["failure"] for line in run.stdout.splitlines() if '"failure"' in line)
     studio, address = start_studio(["--scenario", os.path.join(folder, found["file"])], config=NAIVE)
-    said = []
-    while not any(line.startswith("played: its journal is ") for line in said):
-        line = studio.stderr.readline()
-        assert line, f"the Studio names the journal it played: {said}"
-        said.append(line.strip())
-    journal = next(line for line in said if line.startswith("played: ")).split(" is ", 1)[1]
+    # Said before it listens; the thread reading it may not have it yet.
+    deadline = time.monotonic() + 10
+    while not any(line.startswith("played: its journal is ") for line in studio.said):
+        assert time.monotonic() < deadline, f"the Studio names the journal it played: {studio.said}"
+        time.sleep(0.05)
+    journal = next(line for line in studio.said if line.startswith("played: ")).split(" is ", 1)[1].strip()
     check = subprocess.run([SHIELDBUS, "check", "--config", NAIVE, journal], capture_output=True, text=True, timeout=120)
     assert check.returncode == 3, check.stdout + check.stderr
     seqs = [int(seq) for seq in re.findall(r"--at (\d+)", check.stdout)]

@@ -1,14 +1,17 @@
 """The timeline of a recorded journal — the journal of the live broker the browser tests share, replayed when they are
 done with it: its loading progress, markers for shields, blocks, unlocks, errors and clock controls, the next and
-previous of each, moving by time, and a request linked to its reply by `corr`. Checked against the journal itself.
+previous of each, moving by time, zoom, a request linked to its reply by `corr`, and the person's actions saved as a
+scenario that replays. Checked against the journal itself.
 """
 import math
+import os
 import re
+import subprocess
 
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import SCALE, read_journal, shot, start_studio, stop
+from studio_support import SCALE, SHIELDBUS, read_journal, shot, start_studio, stop
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +142,40 @@ def test_a_journal_opened_at_an_event(browser, live):
         page.close()
     finally:
         stop(studio)
+
+
+def test_the_persons_actions_saved_as_a_scenario_replay_to_the_same_state(browser, replay, live, tmp_path):
+    """*Save as scenario* at the first unlock of the live tests' journal: `shieldbus run --scenario` with the file plays
+    the person's steps the live broker journaled up to there, in order, and ends with each store shielding what it
+    shielded there."""
+    events = replay["events"]
+    unlock = marked(events)["UNBLOCK"][0]
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(replay["address"])
+    expect(page.get_by_test_id("loading")).to_have_attribute("data-loaded", "true")
+    page.get_by_test_id("slider").fill(str(unlock + 1))
+    expect(page.get_by_test_id("instant")).to_contain_text(f"#{events[unlock]['seq']} ")
+    with page.expect_download() as download:
+        page.get_by_test_id("save-scenario").click()
+    saved = str(tmp_path / "saved.yml")
+    download.value.save_as(saved)
+    expect(page.get_by_test_id("action-result")).to_have_text(f"saved shieldbus-scenario-{events[unlock]['seq']}.yml")
+    page.close()
+
+    journal = str(tmp_path / "replayed.jsonl")
+    run = subprocess.run([SHIELDBUS, "run", "--config", os.path.join(live["folder"], "habit-lock-live.yml"), "--scenario", saved,
+                          "--journal", journal, "--runtime-dir", str(tmp_path / "run"), "--state-dir", str(tmp_path / "state"), "--quiet"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"{open(saved).read()}\n{run.stderr}"
+    replayed = read_journal(journal)
+    steps = lambda es: [e["body"]["action"] for e in es if e["topic"] == "scenario.step"]
+    assert steps(replayed) == steps(events[:unlock + 1]), open(saved).read()
+    assert stores(replayed) == stores(events[:unlock + 1]), open(saved).read()
+
+
+def stores(events):
+    """What each ManagedSettings store shields last: how many apps, web domains and categories (tokens are a device's own)."""
+    shields = {e["body"]["store"]: e["body"].get("shield") or {} for e in events if e["topic"] == "managedsettings.changed"}
+    return {store: (len(shield.get("applications") or []), len(shield.get("webDomains") or []),
+                    (shield.get("applicationCategories") or {}).get("policy"), len((shield.get("applicationCategories") or {}).get("categories") or []))
+            for store, shield in shields.items()}

@@ -143,6 +143,27 @@ $("person").addEventListener("click", (event) => {
   else act(action, button.dataset.value);
 });
 $("home-indicator").addEventListener("click", () => act("home"));
+// The person's actions as a scenario file: up to the instant shown (a journal), or all so far (live); a journal with
+// none is said so, never an empty file.
+$("save-scenario").addEventListener("click", async (event) => {
+  event.preventDefault();
+  const result = $("action-result");
+  const query = studio.mode === "journal" ? `?count=${studio.index}` : "";
+  try {
+    const response = await fetch(`/api/scenario${query}`);
+    if (!response.ok) throw new Error((await response.json()).error.message);
+    const name = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") ?? "")?.[1] ?? "shieldbus-scenario.yml";
+    const link = el("a", { href: URL.createObjectURL(await response.blob()), download: name });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    result.className = "result";
+    result.textContent = `saved ${name}`;
+  } catch (error) {
+    result.className = "result error";
+    result.textContent = `not saved: ${error.message}`;
+  }
+});
 $("prefix").addEventListener("input", redrawAll);
 $("plugin").addEventListener("change", redrawAll);
 $("slider").addEventListener("input", () => showJournalUpTo(Number($("slider").value)));

@@ -80,11 +80,15 @@ public struct StudioServer: Sendable {
                     try await outbound.write(.text(hello))
                     let (backlog, stream, stop) = feed.listen()
                     defer { stop() }
-                    for chunk in backlog { try await outbound.write(.text(try chunk())) }
                     try await withThrowingTaskGroup(of: Void.self) { group in
-                        // The page only listens: its own frames are read (and dropped) so that its leaving is noticed.
+                        // The page only listens: its own frames are read (and dropped) from the start, so that its
+                        // leaving is noticed and its answers to the server's pings are taken while a long backlog is
+                        // sent (unanswered for a minute, the connection would be closed).
                         group.addTask { for try await _ in inbound {} }
-                        group.addTask { for await message in stream { try await outbound.write(.text(message)) } }
+                        group.addTask {
+                            for chunk in backlog { try await outbound.write(.text(try chunk())) }
+                            for await message in stream { try await outbound.write(.text(message)) }
+                        }
                         try await group.next()
                         group.cancelAll()
                     }

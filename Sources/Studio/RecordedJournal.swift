@@ -17,6 +17,9 @@ final class RecordedJournal: @unchecked Sendable {
     private var stories: [Int32] = []
     private var storyKinds: [UInt8] = []
     private var kindNames: [String] = []
+    /// Where the events with the seqs asked for at start are (the checker's violations, `--at`): the count to show
+    /// to stand just after each (the first event with that seq).
+    private(set) var places: [UInt64: Int] = [:]
     /// The narrator before event `k × checkpointInterval`.
     private var checkpoints: [EventNarrator] = []
     static let checkpointInterval = 1000
@@ -27,7 +30,7 @@ final class RecordedJournal: @unchecked Sendable {
 
     /// Reads the journal at `path` once, through; a line that does not decode is an error naming the line. `progress`
     /// hears how far the reading got (bytes read, of the file's size) every few megabytes: a large journal takes seconds.
-    init(path: String, timeZone: TimeZone, progress: (Int, Int) -> Void = { _, _ in }) throws {
+    init(path: String, timeZone: TimeZone, placing seqs: Set<UInt64> = [], progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.path = path
         self.timeZone = timeZone
         guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
@@ -53,6 +56,7 @@ final class RecordedJournal: @unchecked Sendable {
                 }
                 lines.append(offset..<offset + bytes.count)
                 times.append(envelope.time)
+                if seqs.contains(envelope.seq), places[envelope.seq] == nil { places[envelope.seq] = lines.count }
                 return true
             }
         } catch let error as StudioError {

@@ -58,7 +58,10 @@ public struct StudioServer: Sendable {
             journal = nil
             feed = EventFeed(capacity: keptEvents)
         case .journal(let path, let timeZone):
-            let journal = try RecordedJournal(path: path, timeZone: timeZone, progress: progress)
+            // Where the checker's violations and `--at` are, found while the journal is read (not asked for one by one).
+            let seqs = Set((account?["products"]?.arrayValue ?? []).flatMap { $0["violations"]?.arrayValue ?? [] }
+                .compactMap { $0["at"]?.intValue.map { UInt64($0) } } + (openAt.map { [$0] } ?? []))
+            let journal = try RecordedJournal(path: path, timeZone: timeZone, placing: seqs, progress: progress)
             self.journal = journal
             feed = EventFeed(capacity: keptEvents, journal: journal)
             feed.update(kind: "connection", json: JSONValue.object([
@@ -262,7 +265,8 @@ public struct StudioServer: Sendable {
         let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
         // And, for its markers, how many events of each timeline kind it has.
         let marks: JSONValue = journal.map { .object($0.storyCounts.mapValues { .int(Int64($0)) }) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total, "marks": marks,
+        let places: JSONValue = journal.map { .object(Dictionary(uniqueKeysWithValues: $0.places.map { (String($0.key), .int(Int64($0.value))) })) } ?? .null
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total, "marks": marks, "places": places,
                                  "keep": .int(Int64(keptEvents)),
                                  "at": openAt.map { .int(Int64($0)) } ?? .null, "account": account ?? .null]).jsonText
     }

@@ -14,7 +14,8 @@ const MIN_SPAN = 20;
 const JOURNAL_TIMELINE_LINES = 300;
 
 const journal = {
-  total: null, openAt: null, counts: {}, first: null,
+  /// `places`: the count to stand just after each event the server was asked to find (violations, `--at`), by seq.
+  total: null, openAt: null, counts: {}, first: null, places: {},
   /// A model is kept every `every` events (500, more past 250,000 events: at most about 500 models);
   /// `checkpoints[k]` is the model after the first k × every events.
   every: 500, checkpoints: [], loading: null, loaded: 0, ready: false,
@@ -31,7 +32,7 @@ const journal = {
 };
 
 function startJournal(hello) {
-  Object.assign(journal, { total: hello.total ?? 0, openAt: hello.at ?? null, counts: hello.marks || {}, first: null, loaded: 0, ready: false, wanted: null,
+  Object.assign(journal, { total: hello.total ?? 0, openAt: hello.at ?? null, counts: hello.marks || {}, places: hello.places || {}, first: null, loaded: 0, ready: false, wanted: null,
     every: 500 * Math.max(1, Math.ceil((hello.total ?? 0) / 250_000)), checkpoints: [emptyModel()], loading: emptyModel(),
     violations: [], cache: null, shown: { count: -1, model: emptyModel(), recent: [], busEvents: [], stories: [], scanned: null, complete: true } });
   journal.view = { from: 0, to: journal.total };
@@ -55,9 +56,8 @@ function noteJournalEvent(event) {
 async function journalLoaded() {
   journal.loading = null;
   journal.ready = true;
-  // Where the checker's violations are, for their markers and ‹ ›.
-  const places = await Promise.all(journal.violationSeqs.map((seq) => ask("seek", { seq })));
-  journal.violations = [...new Set(places.map((p) => p.count).filter((c) => c !== null))].sort((a, b) => a - b);
+  // Where the checker's violations are, for their markers and ‹ › (the server found them as it read the journal).
+  journal.violations = [...new Set(journal.violationSeqs.map((seq) => journal.places[seq]).filter((c) => c !== undefined))].sort((a, b) => a - b);
   markersDrawn = null;
   const seq = journal.openAt;
   journal.openAt = null;
@@ -65,7 +65,7 @@ async function journalLoaded() {
   if (journal.wanted !== null) return showJournalUpTo(journal.wanted);
   if (seq === null) return showJournalUpTo(journal.total);
   // The page goes to the event `--at` named (a violation `shieldbus check` pointed to, or the checker's first).
-  const { count } = await ask("seek", { seq });
+  const count = journal.places[seq] ?? (await ask("seek", { seq })).count;
   if (count === null) { showJournalUpTo(journal.total); return note(`the journal has no event #${seq}`); }
   await showJournalUpTo(count);
   const violation = document.querySelector(`#verdicts .violation[data-at="${seq}"]`);
@@ -182,7 +182,7 @@ function showAccount(account) {
 /// To just after the event with this seq.
 async function goToSeq(seq) {
   if (!journal.ready) return note("still loading the journal");
-  const { count } = await ask("seek", { seq });
+  const count = journal.places[seq] ?? (await ask("seek", { seq })).count;
   if (count === null) return note(`the journal has no event #${seq}`);
   note("");
   showJournalUpTo(count);

@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"],
                     exclude: ["attack_suite.py", "sandbox_probe.py"]),
-        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
+        .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 

@@ -38,15 +38,19 @@ public struct EventFormatter {
     public var maximumBodyCharacters = 160
     private var lastDay: String?
 
+    /// Made once: a calendar costs more to make than to use, and a journal has many events.
+    private let calendar: Calendar
+
     public init(settings: JSONValue?) {
         timeZoneName = settings?["timeZone"]?.stringValue ?? "UTC"
         timeZone = TimeZone(identifier: timeZoneName) ?? TimeZone(identifier: "UTC")!
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
     }
 
     /// "2026-11-23" and "07:00:00.250" for a bus time.
     public func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
         let date = Date(timeIntervalSince1970: Double(time) / 1000)
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
         let millis = Int(((time % 1000) + 1000) % 1000)

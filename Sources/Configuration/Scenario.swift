@@ -217,6 +217,16 @@ public struct Scenario: Sendable {
         return digits.isEmpty && lastUnit >= 0 ? total : nil
     }
 
+    /// `0s`, `90s` as `1m30s`, `1h5m`, `2h0m30s`: whole seconds as `duration(_:)` reads them (what `after:` takes).
+    public static func durationText(_ seconds: Int) -> String {
+        let h = seconds / 3600, m = seconds % 3600 / 60, s = seconds % 60
+        var text = ""
+        if h > 0 { text += "\(h)h" }
+        if m > 0 || (h > 0 && s > 0) { text += "\(m)m" }
+        if s > 0 || text.isEmpty { text += "\(s)s" }
+        return text
+    }
+
     // MARK: Helpers
 
     static func timeZone(named name: String, _ value: YAMLValue) throws -> TimeZone {

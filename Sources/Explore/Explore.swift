@@ -55,12 +55,5 @@ public struct Day: Equatable, Sendable {
     }
 
     /// `0s`, `90s`, `12m`, `1h5m`, `2h0m30s`: what `after:` reads.
-    static func duration(_ seconds: Int) -> String {
-        let h = seconds / 3600, m = seconds % 3600 / 60, s = seconds % 60
-        var text = ""
-        if h > 0 { text += "\(h)h" }
-        if m > 0 || (h > 0 && s > 0) { text += "\(m)m" }
-        if s > 0 || text.isEmpty { text += "\(s)s" }
-        return text
-    }
+    static func duration(_ seconds: Int) -> String { Scenario.durationText(seconds) }
 }

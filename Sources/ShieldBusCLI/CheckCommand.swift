@@ -40,29 +40,16 @@ extension ShieldBus {
                 guard let zone = TimeZone(identifier: name) else { throw CommandFailure("unknown time zone '\(name)' (use an IANA name like Europe/Berlin)") }
                 return zone
             }
-            guard let data = FileManager.default.contents(atPath: journal) else { throw CommandFailure("cannot read \(journal)") }
             let checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: zone, models: DefaultFiles.promiseModels)
             guard !checker.products.isEmpty else {
                 printError("error: \(LockReport.noPromise(configuration)); nothing to check")
                 throw ExitCode(2)
             }
-            var reading = checker.reading()
-            // Each event's instant and seq, to name the event a violation begins after (for the Studio's --at).
-            var instants: [(time: BusTime, seq: UInt64)] = []
-            do {
-                try JournalLines.forEach(in: Array(data)) { envelope in
-                    reading.read(envelope)
-                    instants.append((envelope.time, envelope.seq))
-                }
-            } catch let bad as JournalLines.BadLine {
-                throw CommandFailure("\(journal):\(bad.line): not a journal line: \(bad.reason)")
-            }
-            let verdicts = reading.verdicts()
+            let judged = try JournalVerdicts(journal: journal, checker: checker)
+            let verdicts = judged.verdicts
             print(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
             if !json {
-                for violation in verdicts.flatMap(\.violations) {
-                    let from = busTime(violation.from)
-                    guard let seq = instants.last(where: { $0.time <= from })?.seq else { continue }
+                for seq in judged.violationSeqs.compactMap({ $0 }) {
                     print("  see it in the Studio: shieldbus studio --journal \(journal) --config \(try DefaultFiles.configurationPath(config)) --at \(seq)")
                 }
             }

@@ -22,6 +22,7 @@ extension ShieldBus {
               shieldbus tap --format '{time} {topic} {body}' | grep Instagram
               shieldbus tap --wait        # before the broker starts; follows it across restarts
               shieldbus tap --from 120    # the broker's journal from event #120, then live (also --from -10m, --from 2026-11-24T07:00)
+              shieldbus tap --rates --exclude clock.   # events per second, per topic, every second (--json for JSON Lines)
             """
         )
 
@@ -51,6 +52,9 @@ extension ShieldBus {
         @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("First the events the broker journaled from this one on: a seq, a span back from bus time now (-10m, -2h) or a local date-time (2026-11-24T07:00); then live.", valueName: "seq|time"))
         var from: String?
 
+        @Flag(name: .long, help: "Instead of the events, every second of wall time the events per second of each topic shown, busiest first (--json: one object a second; --count: how many seconds).")
+        var rates = false
+
         @Flag(name: .long, help: "No colors (also when NO_COLOR is set or the output is not a terminal).")
         var noColor = false
 
@@ -63,6 +67,9 @@ extension ShieldBus {
             }
             if json, format != nil { throw ValidationError("--json and --format both say how to print; choose one") }
             if let count, count <= 0 { throw ValidationError("--count must be positive") }
+            if rates, format != nil || from != nil {
+                throw ValidationError("--rates prints events per second, not events: it takes no \(format != nil ? "--format" : "--from")")
+            }
             if let from, HistoryStart(from) == nil {
                 throw ValidationError("--from is a seq (120), a span back from now (-10m, -2h) or a local date-time (2026-11-24T07:00), not '\(from)'")
             }
@@ -81,6 +88,7 @@ extension ShieldBus {
             let onTerminal = isatty(STDOUT_FILENO) == 1
             let color = onTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             var printer = TapPrinter(json: json, template: format, color: color, wholeBodies: !onTerminal, recorder: recorder)
+            if rates { return try showRates(filter: filter, recorder: recorder) }
             // The last sequence number the bus had issued as far as this tap knows (from a welcome or an event).
             var lastKnownSeq: UInt64?
             var shown = 0
@@ -136,6 +144,47 @@ extension ShieldBus {
                 shown += 1
                 printer.print(envelope)
             }
+        }
+
+        /// Every second of wall time, the events per second of each topic the filter shows, until --count seconds.
+        private func showRates(filter: TapFilter, recorder: FileHandle?) throws {
+            var tally = TopicRates()
+            var reports = 0
+            repeat {
+                let connection = try connect(reconnecting: reports > 0)
+                defer { connection.close() }
+                var windowStart = monotonicMilliseconds()
+                while count.map({ reports < $0 }) ?? true {
+                    let now = monotonicMilliseconds()
+                    if now >= windowStart + 1000 {
+                        let window = tally.close(after: Double(now - windowStart) / 1000)
+                        windowStart = now
+                        reports += 1
+                        print(json ? window.json(endingAt: Date()).jsonText : window.line(endingAt: Date()))
+                        fflush(stdout)
+                        continue
+                    }
+                    guard let message = try connection.receive(timeoutMilliseconds: Int(windowStart + 1000 - now)) else { continue }
+                    switch message {
+                    case .event(let envelope, _):
+                        guard filter.shows(envelope) else { continue }
+                        recorder?.write(Data(WireCodec.encodeEnvelope(envelope) + [0x0A]))
+                        tally.count(envelope)
+                    case .error(let report):
+                        printError("error from broker: \(TerminalText.escaped(report.message))")
+                    case .bye(let reason):
+                        printError("the broker left: \(reason)")
+                        guard wait else {
+                            if let count { throw CommandFailure("the broker left after \(reports) of the \(count) second(s) of rates asked for") }
+                            return
+                        }
+                        printError("waiting for the next broker…")
+                    default:
+                        continue
+                    }
+                    if case .bye = message { break }
+                }
+            } while count.map({ reports < $0 }) ?? true
         }
 
         /// Connects, or with --wait tries again every half second until a broker answers.

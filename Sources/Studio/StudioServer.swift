@@ -24,6 +24,11 @@ public struct StudioServer: Sendable {
     private let homeScreen: [CatalogApp]
     private let iconDirectories: [URL]
     private let feed: EventFeed
+    private let keptEvents: Int
+    /// The device's time zone when a live broker's journal begins (a saved scenario starts in it).
+    private let timeZone: TimeZone
+    /// The journal replayed (nil when live).
+    private let journal: RecordedJournal?
     private let logger = Logger(label: "shieldbus.studio")
 
     /// How many events a live Studio keeps in memory unless told otherwise (room for a busy day's events).
@@ -33,19 +38,32 @@ public struct StudioServer: Sendable {
     /// `iconDirectories` (the shield plugins' resources), keeping the newest `keptEvents` live events in memory.
     /// A journal's page opens just after the event with this seq (nil: at its end).
     private let openAt: UInt64?
+    /// The checker's account of a journal (`shieldbus check`'s verdicts, each violation with the seq it begins after),
+    /// shown beside the phone; nil when nothing was judged.
+    private let account: JSONValue?
 
     public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
-                openAt: UInt64? = nil, progress: (Int, Int) -> Void = { _, _ in }) throws {
+                openAt: UInt64? = nil, account: JSONValue? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
+                progress: (Int, Int) -> Void = { _, _ in }) throws {
+        self.timeZone = timeZone
         self.openAt = openAt
+        self.account = account
+        self.keptEvents = keptEvents
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
         self.iconDirectories = iconDirectories
         switch source {
         case .live:
+            journal = nil
             feed = EventFeed(capacity: keptEvents)
         case .journal(let path, let timeZone):
-            feed = EventFeed(capacity: keptEvents, journal: try RecordedJournal(path: path, timeZone: timeZone, progress: progress))
+            // Where the checker's violations and `--at` are, found while the journal is read (not asked for one by one).
+            let seqs = Set((account?["products"]?.arrayValue ?? []).flatMap { $0["violations"]?.arrayValue ?? [] }
+                .compactMap { $0["at"]?.intValue.map { UInt64($0) } } + (openAt.map { [$0] } ?? []))
+            let journal = try RecordedJournal(path: path, timeZone: timeZone, placing: seqs, progress: progress)
+            self.journal = journal
+            feed = EventFeed(capacity: keptEvents, journal: journal)
             feed.update(kind: "connection", json: JSONValue.object([
                 "connected": false, "message": .string("replaying \(path)"), "timeZone": .string(timeZone.identifier),
             ]).jsonText)
@@ -65,11 +83,15 @@ public struct StudioServer: Sendable {
                     try await outbound.write(.text(hello))
                     let (backlog, stream, stop) = feed.listen()
                     defer { stop() }
-                    for chunk in backlog { try await outbound.write(.text(try chunk())) }
                     try await withThrowingTaskGroup(of: Void.self) { group in
-                        // The page only listens: its own frames are read (and dropped) so that its leaving is noticed.
+                        // The page only listens: its own frames are read (and dropped) from the start, so that its
+                        // leaving is noticed and its answers to the server's pings are taken while a long backlog is
+                        // sent (unanswered for a minute, the connection would be closed).
                         group.addTask { for try await _ in inbound {} }
-                        group.addTask { for await message in stream { try await outbound.write(.text(message)) } }
+                        group.addTask {
+                            for chunk in backlog { try await outbound.write(.text(try chunk())) }
+                            for await message in stream { try await outbound.write(.text(message)) }
+                        }
                         try await group.next()
                         group.cancelAll()
                     }
@@ -122,6 +144,37 @@ public struct StudioServer: Sendable {
                                                    .cacheControl: "no-store"],
                             body: try await FileIO().loadFile(path: path, context: context))
         }
+        if let journal { JournalRoutes.add(to: router, journal: journal) }
+        let liveZone = timeZone
+        router.get("/api/scenario") { request, _ in
+            // The person's actions up to the instant shown (a journal's `count` of events; live, all so far), as a
+            // scenario file `shieldbus run --scenario` replays.
+            guard Self.isFromLoopbackPage(authority: request.head.authority, origin: request.headers[.origin]) else {
+                return Self.failure(.forbidden, "only the Studio's own page may save a scenario")
+            }
+            let path: String, zone: TimeZone
+            switch source {
+            case .live(let runtimeDirectory):
+                guard let written = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
+                    return Self.failure(.notFound, "the broker writes no journal to save the person's actions from: start it with `shieldbus run --journal FILE`")
+                }
+                (path, zone) = (written, liveZone)
+            case .journal(let replayed, let journalZone):
+                (path, zone) = (replayed, journalZone)
+            }
+            let count = request.uri.queryParameters.get("count", as: Int.self) ?? .max
+            let (saved, through) = try Self.savedScenario(path: path, through: count)
+            guard saved.count > 0, let through else {
+                return Self.failure(.notFound, "the device accepted no action of the person's up to here: there is nothing to save")
+            }
+            let text = saved.text(name: "studio-session", timeZone: zone, comment: """
+                Saved by ShieldBus Studio from \(path) through #\(through): the \(saved.count) action(s) of the person's the device accepted.
+                Replay it with the configuration the journal was made with: shieldbus run --config CONFIG --scenario THIS-FILE
+                """)
+            return Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8", .cacheControl: "no-store",
+                                                   .contentDisposition: "attachment; filename=\"shieldbus-scenario-\(through).yml\""],
+                            body: .init(byteBuffer: ByteBuffer(string: text)))
+        }
         router.post("/api/input") { request, _ in
             await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
                 let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
@@ -138,6 +191,26 @@ public struct StudioServer: Sendable {
             }
         }
         return router
+    }
+
+    /// The person's actions in the journal at `path`, through its first `count` events (a live broker's, through the
+    /// last line it finished), and the seq of the last event read.
+    static func savedScenario(path: String, through count: Int) throws -> (SavedScenario, UInt64?) {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
+        defer { try? handle.close() }
+        var saved = SavedScenario()
+        var read = 0
+        var last: UInt64?
+        _ = try JournalLines.read(handle, from: 0, unterminatedToo: false) { bytes, _ in
+            guard read < count else { return false }
+            guard !JournalLines.isBlank(bytes) else { return true }
+            let envelope = try WireCodec.decodeEnvelope(Array(bytes))
+            saved.read(envelope)
+            last = envelope.seq
+            read += 1
+            return true
+        }
+        return (saved, last)
     }
 
     /// A page's request to act on the live broker: only from the Studio's own page (JSON from a loopback origin), only
@@ -190,8 +263,12 @@ public struct StudioServer: Sendable {
         }
         // A journal's page is told how many events are coming, to show its progress while they load.
         let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total,
-                                 "at": openAt.map { .int(Int64($0)) } ?? .null]).jsonText
+        // And, for its markers, how many events of each timeline kind it has.
+        let marks: JSONValue = journal.map { .object($0.storyCounts.mapValues { .int(Int64($0)) }) } ?? .null
+        let places: JSONValue = journal.map { .object(Dictionary(uniqueKeysWithValues: $0.places.map { (String($0.key), .int(Int64($0.value))) })) } ?? .null
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total, "marks": marks, "places": places,
+                                 "keep": .int(Int64(keptEvents)),
+                                 "at": openAt.map { .int(Int64($0)) } ?? .null, "account": account ?? .null]).jsonText
     }
 
     /// Whether a request comes from a page of this server (or from no page at all, as curl): a loopback host,

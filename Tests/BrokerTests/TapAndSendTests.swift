@@ -108,3 +108,60 @@ extension CommandLineToolTests {
         XCTAssertEqual(events.map(\.bodyValue), [["n": 1], ["n": 2], ["n": 3]], "the bodies arrive as given")
     }
 }
+
+extension CommandLineToolTests {
+    /// `tap --rates` counts, every second, the events of each topic its filters show: the counts over its reports add
+    /// up to exactly what was sent, excluded topics never appear, and each report's rates are its counts over its
+    /// length. `--count` stops after that many seconds; `--format` is refused with it.
+    func testTapRatesCountsEachTopicEverySecond() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        defer { _ = broker.stop() }
+        let work = TemporaryDirectory(prefix: "sbrates")
+        let output = work.file("rates.out")
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = ["tap", "--rates", "--json", "--exclude", "app.noise", "--runtime-dir", broker.runtime.path, "app."]
+        try tap.run(outputTo: output, errorsTo: work.file("rates.err"))
+        defer { if tap.isRunning { tap.terminate() } }
+        waitUntil("the rates tap to connect") {
+            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+        }
+        let sender = try broker.connect(name: "sender", role: .generic, subscriptions: [])
+        for n in 0..<42 { try sender.publish(Publish(topic: n % 7 == 0 ? "app.b" : "app.a", body: ["n": .int(Int64(n))])) }
+        for n in 0..<5 { try sender.publish(Publish(topic: "app.noise", body: ["n": .int(Int64(n))])) }
+        sender.close()
+
+        func reports() throws -> [JSONValue] {
+            try ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map { try JSONValue(parsing: String($0)) }
+        }
+        func total(_ topic: String, _ lines: [JSONValue]) -> Int64 {
+            lines.reduce(0) { $0 + ($1["topics"]?[topic]?["events"]?.intValue ?? 0) }
+        }
+        let expected: [String: Int64] = ["app.a": 36, "app.b": 6]
+        waitUntil("the reports to count every event sent") { let lines = (try? reports()) ?? []; return expected.allSatisfy { total($0.key, lines) >= $0.value } }
+        let lines = try reports()
+        XCTAssertEqual(total("app.a", lines), expected["app.a"])
+        XCTAssertEqual(total("app.b", lines), expected["app.b"])
+        XCTAssertEqual(total("app.noise", lines), 0, "an excluded topic is not counted")
+        for line in lines {
+            let seconds = try XCTUnwrap(line["seconds"]?.doubleValue)
+            XCTAssertTrue((0.95...3).contains(seconds), "a report a second: \(line)")
+            let topics = try XCTUnwrap(line["topics"]?.objectValue)
+            XCTAssertEqual(line["events"]?.intValue, topics.values.reduce(0) { $0 + ($1["events"]?.intValue ?? 0) }, "\(line)")
+            for (_, topic) in topics {
+                XCTAssertEqual(try XCTUnwrap(topic["perSecond"]?.doubleValue), Double(try XCTUnwrap(topic["events"]?.intValue)) / seconds, accuracy: 0.01)
+            }
+            XCTAssertNotNil(ISO8601DateFormatter().date(from: String((line["end"]?.stringValue ?? "").prefix(19)) + "Z"), "\(line)")
+        }
+
+        let counted = try shieldbus(["tap", "--rates", "--count", "2"], runtime: broker.runtime)
+        XCTAssertEqual(counted.status, 0, counted.errors)
+        let printed = counted.output.split(separator: "\n")
+        XCTAssertEqual(printed.count, 2, counted.output)
+        XCTAssertTrue(printed.allSatisfy { $0.range(of: #"^\d\d:\d\d:\d\d  \d+(\.\d)? events/s"#, options: .regularExpression) != nil }, counted.output)
+
+        let refused = try shieldbus(["tap", "--rates", "--format", "{topic}"], runtime: broker.runtime)
+        XCTAssertEqual(refused.status, 64)
+        XCTAssertTrue(refused.errors.contains("--rates prints events per second, not events: it takes no --format"), refused.errors)
+    }
+}

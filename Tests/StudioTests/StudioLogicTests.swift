@@ -1,9 +1,11 @@
 import BusProtocol
 import BusTools
+import Configuration
 import DeviceAPI
 import Foundation
 import ScreenTime
 @testable import Studio
+import ShieldBusTestSupport
 import XCTest
 
 /// The Studio's own logic without a browser: who may act, the schedules' coming intervals, and the journals it reads.
@@ -145,7 +147,7 @@ final class StudioLogicTests: XCTestCase {
         try (lines.joined(separator: "\n") + "\n\n").write(to: file, atomically: true, encoding: .utf8)
 
         var narrator = EventNarrator(timeZone: zone)
-        let whole = envelopes.map { narrator.narrate($0) }
+        let whole = envelopes.enumerated().map { narrator.narrate($1, index: $0) }
         let journal = try RecordedJournal(path: file.path, timeZone: zone)
         XCTAssertEqual(journal.count, count)
         var generator = SystemRandomNumberGenerator()
@@ -221,5 +223,112 @@ final class StudioLogicTests: XCTestCase {
         let body: JSONValue = ok ? ["ok": true, "value": [:]] : ["ok": false, "error": ["code": "interval-too-short", "message": "no"]]
         return Envelope(seq: request.seq + 1, time: request.time, topic: Topic.reply(to: request.topic), source: "broker",
                         corr: request.corr, body: Array(body.jsonText.utf8))
+    }
+
+    /// What a replaying page asks of a journal it does not hold, as a property over a generated journal with random
+    /// shields, errors and pings: where the next and previous event of a kind is, how many events lie at or before an
+    /// instant, an event by seq, the timeline's lines and the filtered bus's before an instant, the markers' columns
+    /// and the next local time of day — each equal to looking through the whole journal.
+    func testAJournalsEventsAreFoundWithoutHoldingThem() throws {
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        var generator = SystemRandomNumberGenerator()
+        var envelopes: [Envelope] = []
+        var time: BusTime = 1_795_388_400_000
+        for seq in 1...3_456 {
+            time += Int64.random(in: 0...600_000, using: &generator)
+            let (topic, source) = [("shield.shown", "broker"), ("bus.error", "broker"), ("app.ping", "app"), ("app.pong", "other"), ("app.ping", "other")]
+                .randomElement(using: &generator)!
+            envelopes.append(Envelope(seq: UInt64(seq), time: time, topic: topic, source: source, body: Array("{\"n\":\(seq)}".utf8)))
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-journal-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try (envelopes.map { String(decoding: WireCodec.encodeEnvelope($0), as: UTF8.self) }.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let journal = try RecordedJournal(path: file.path, timeZone: zone)
+        let kinds = ["shield.shown": "SHIELD", "bus.error": "ERROR"]
+        XCTAssertEqual(journal.storyCounts, Dictionary(grouping: envelopes.compactMap { kinds[$0.topic] }, by: { $0 }).mapValues(\.count))
+        func indices(_ text: [String]) throws -> [Int] { try text.map { Int(try XCTUnwrap(JSONValue(parsing: $0)["index"]?.intValue)) } }
+
+        for _ in 0..<60 {
+            let count = Int.random(in: 0...envelopes.count, using: &generator)
+            for (topic, kind) in kinds {
+                XCTAssertEqual(journal.story(ofKind: kind, from: count - 1, step: 1), envelopes.indices.first { $0 > count - 1 && envelopes[$0].topic == topic })
+                XCTAssertEqual(journal.story(ofKind: kind, from: count - 1, step: -1), envelopes.indices.last { $0 < count - 1 && envelopes[$0].topic == topic })
+            }
+            let instant = envelopes[Int.random(in: 0..<envelopes.count, using: &generator)].time + Int64.random(in: -1...1, using: &generator)
+            XCTAssertEqual(journal.count(atOrBefore: instant), envelopes.filter { $0.time <= instant }.count)
+            XCTAssertEqual(try indices(journal.stories(before: count, limit: 7)), Array(envelopes.indices.filter { $0 < count && kinds[envelopes[$0].topic] != nil }.suffix(7)))
+            let found = try journal.matching(before: count, prefix: "app.p", source: "other", limit: 9, scanLimit: 500)
+            let expected = envelopes.indices.filter { $0 < count && $0 >= count - 500 && envelopes[$0].topic.hasPrefix("app.p") && envelopes[$0].source == "other" }.suffix(9)
+            XCTAssertEqual(try indices(found.events), Array(expected), "before \(count)")
+            XCTAssertEqual(found.complete, expected.count < 9 && count <= 500)
+            let from = Int.random(in: 0..<envelopes.count, using: &generator), to = Int.random(in: from + 1...envelopes.count, using: &generator)
+            XCTAssertEqual(journal.marks(in: from..<to, columns: 37)["ERROR"] ?? [],
+                           Array(Set((from..<to).filter { envelopes[$0].topic == "bus.error" }.map { ($0 - from) * 37 / (to - from) })).sorted())
+        }
+        for index in [0, 1, 999, 1000, 2345, envelopes.count - 1] { XCTAssertEqual(try journal.index(ofSeq: envelopes[index].seq), index) }
+        XCTAssertNil(try journal.index(ofSeq: 99_999))
+
+        // The next 07:30 in the journal's zone: on the day shown when still to come, else on the next day with events.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        for _ in 0..<30 {
+            let count = Int.random(in: 1...envelopes.count, using: &generator)
+            let shown = Date(timeIntervalSince1970: Double(envelopes[count - 1].time) / 1000)
+            var target = calendar.date(bySettingHour: 7, minute: 30, second: 0, of: shown)!.addingTimeInterval(0.999)
+            if target < shown {
+                let tomorrow = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: shown))!
+                guard let next = envelopes.first(where: { Double($0.time) / 1000 >= tomorrow.timeIntervalSince1970 }) else {
+                    XCTAssertNil(journal.count(atNext: DateComponents(hour: 7, minute: 30, second: 0), after: count))
+                    continue
+                }
+                target = calendar.date(bySettingHour: 7, minute: 30, second: 0, of: Date(timeIntervalSince1970: Double(next.time) / 1000))!.addingTimeInterval(0.999)
+            }
+            XCTAssertEqual(journal.count(atNext: DateComponents(hour: 7, minute: 30, second: 0), after: count),
+                           envelopes.filter { Double($0.time) / 1000 <= target.timeIntervalSince1970 + 0.0001 }.count, "after \(count)")
+        }
+    }
+
+    /// "Save as scenario": every action `shieldbus do` names, asked through its input request, becomes a step the
+    /// scenario parser reads back as the action the device performs for that request; a refused request is left out,
+    /// one still being handled at the end is kept, and each step is timed from the journal's first event.
+    func testThePersonsActionsBecomeAScenarioThatReadsBackAsTheSameActions() throws {
+        let catalog = try AppCatalog.load(path: BuildProducts.repositoryRoot.appendingPathComponent("Config/catalog.yml").path)
+        let zone = TimeZone(identifier: "Europe/Berlin")!
+        let asked: [(verb: String, value: String?, tab: Int, isPrivate: Bool, action: ScenarioAction?)] = [
+            ("open", "Instagram", 1, false, .open(app: try catalog.requireApp(named: "Instagram"))),
+            ("close", nil, 1, false, .close(app: nil)),
+            ("close", "Maps", 1, false, .close(app: try catalog.requireApp(named: "Maps"))),
+            ("home", nil, 1, false, nil),  // refused below
+            ("visit", "https://www.reddit.com/r/swift?q=\"a b\"", 2, true, .visit(url: "https://www.reddit.com/r/swift?q=\"a b\"", host: "www.reddit.com", tab: 2, isPrivate: true)),
+            ("switch-tab", nil, 2, false, .switchTab(2)), ("close-tab", nil, 2, false, .closeTab(2)),
+            ("press", "secondary", 1, false, .press(button: .secondary)), ("habit", "Read \"10\" pages", 1, false, .habit("Read \"10\" pages")),
+            ("app-action", "skip-tonight", 1, false, .appAction(app: nil, action: "skip-tonight")), ("restart", nil, 1, false, .restart),
+            ("force-quit", "Habit Lock", 1, false, .forceQuit(app: try catalog.requireApp(named: "Habit Lock"))), ("os-update", nil, 1, false, .osUpdate),
+            ("notification-tap", "n-1", 1, false, .tapNotification(id: "n-1")), ("notification-tap", nil, 1, false, .tapNotification(id: nil)),
+            ("authorize", "revoke", 1, false, .authorize(.revoked)), ("set-clock", "+2h", 1, false, .setClock(try ClockSetting(parsing: "+2h"))),
+            ("set-clock", "2026-11-24T09:00", 1, false, .setClock(try ClockSetting(parsing: "2026-11-24T09:00"))),
+            ("time-zone", "America/New_York", 1, false, .setTimeZone("America/New_York")),
+            ("crash-broker", nil, 1, false, .crashBroker),  // still being handled when the journal ends
+        ]
+        var saved = SavedScenario()
+        let start: BusTime = 1_795_420_800_250
+        saved.read(Envelope(seq: 1, time: start, topic: "bus.started", source: "broker", body: Array("{}".utf8)))
+        for (number, step) in asked.enumerated() {
+            let input = try PersonInput(action: step.verb, value: step.value, tab: step.tab, isPrivate: step.isPrivate)
+            let time = start + Int64(number + 1) * 90_000, seq = UInt64(2 + 2 * number)
+            saved.read(Envelope(seq: seq, time: time, topic: "input.\(input.verb).request", source: "studio", corr: "c\(number)", body: input.body.jsonBytes))
+            guard number < asked.count - 1 else { continue }
+            let answer = step.action == nil ? #"{"ok":false,"error":{"code":"refused","message":"no"}}"# : #"{"ok":true}"#
+            saved.read(Envelope(seq: seq + 1, time: time + 10, topic: "input.\(input.verb).reply", source: "broker", corr: "c\(number)", body: Array(answer.utf8)))
+        }
+        let text = saved.text(name: "saved", timeZone: zone, comment: "a test")
+        let scenario = try Scenario.parse(YAMLValue.parse(text, file: "saved.yml"), catalog: catalog, defaultTimeZone: zone)
+        XCTAssertEqual(saved.count, asked.count - 1)
+        XCTAssertEqual(scenario.steps.map { $0.action }, asked.compactMap { $0.action }, text)
+        let times = asked.indices.filter { asked[$0].action != nil }.map { Double(start - 250) / 1000 + Double($0 + 1) * 90 }
+        XCTAssertEqual(scenario.steps.map { $0.time.timeIntervalSince1970 }, times, text)
+        XCTAssertEqual(scenario.start.timeIntervalSince1970, Double(start - 250) / 1000, "a scenario starts on a whole second")
+        XCTAssertTrue(text.contains("  - after: 1m30s\n    open: \"Instagram\""), text)
+        XCTAssertEqual(SavedScenario().count, 0, "an empty journal saves nothing")
     }
 }

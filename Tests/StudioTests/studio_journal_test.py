@@ -1,13 +1,17 @@
 """The timeline of a recorded journal — the journal of the live broker the browser tests share, replayed when they are
 done with it: its loading progress, markers for shields, blocks, unlocks, errors and clock controls, the next and
-previous of each, moving by time, and a request linked to its reply by `corr`. Checked against the journal itself.
+previous of each, moving by time, zoom, a request linked to its reply by `corr`, and the person's actions saved as a
+scenario that replays. Checked against the journal itself.
 """
+import math
+import os
 import re
+import subprocess
 
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import SCALE, read_journal, shot, start_studio, stop
+from studio_support import SCALE, SHIELDBUS, read_journal, shot, start_studio, stop
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,46 @@ def test_the_journals_timeline(browser, replay, width, height):
     reply = next(e for e in events if e["topic"] == "clock.control.reply" and e.get("corr") == request["corr"])
     expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
     expect(page.locator("#bus li.linked")).to_have_count(2)
+
+    # Zoom: + (the button, then the key) halves the stretch the slider and the markers cover, around the instant shown;
+    # − doubles it; 0 is the whole journal again; in a text field the keys are only typed.
+    total, at = len(events), marks["SHIELD"][0] + 1
+    page.get_by_test_id("slider").fill(str(at))
+    expect(instant).to_contain_text(f"#{events[marks['SHIELD'][0]]['seq']} ")
+    slider, markers_view = page.get_by_test_id("slider"), page.get_by_test_id("markers")
+
+    def expect_stretch(span):
+        low = max(0, min(total - span, at - js_round(span / 2)))
+        expect(slider).to_have_attribute("min", str(low))
+        expect(slider).to_have_attribute("max", str(low + span))
+        expect(markers_view).to_have_attribute("data-from", str(low))
+        expect(markers_view).to_have_attribute("data-to", str(low + span))
+        expect(page.get_by_test_id("zoom-level")).to_have_text("whole journal" if span == total else re.compile(rf"^events {low + 1:,}–{low + span:,} "))
+
+    half = max(20, js_round(total / 2))
+    page.get_by_test_id("zoom-in").click()
+    expect_stretch(half)
+    slider.focus()
+    page.keyboard.press("+")
+    quarter = max(20, js_round(half / 2))
+    expect_stretch(quarter)
+    expect(instant).to_contain_text(f"#{events[marks['SHIELD'][0]]['seq']} ")
+    shot(page, f"14-journal-zoomed-{width}")
+    page.get_by_test_id("seek-time").focus()
+    page.keyboard.press("-")
+    expect_stretch(quarter)
+    page.get_by_test_id("zoom-out").click()
+    expect_stretch(min(total, quarter * 2))
+    slider.focus()
+    page.keyboard.press("0")
+    expect_stretch(total)
+    expect(page.get_by_test_id("zoom-out")).to_be_disabled()
     page.close()
+
+
+def js_round(x):
+    """Math.round: halves up."""
+    return math.floor(x + 0.5)
 
 
 def test_a_journal_opened_at_an_event(browser, live):
@@ -99,3 +142,40 @@ def test_a_journal_opened_at_an_event(browser, live):
         page.close()
     finally:
         stop(studio)
+
+
+def test_the_persons_actions_saved_as_a_scenario_replay_to_the_same_state(browser, replay, live, tmp_path):
+    """*Save as scenario* at the first unlock of the live tests' journal: `shieldbus run --scenario` with the file plays
+    the person's steps the live broker journaled up to there, in order, and ends with each store shielding what it
+    shielded there."""
+    events = replay["events"]
+    unlock = marked(events)["UNBLOCK"][0]
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(replay["address"])
+    expect(page.get_by_test_id("loading")).to_have_attribute("data-loaded", "true")
+    page.get_by_test_id("slider").fill(str(unlock + 1))
+    expect(page.get_by_test_id("instant")).to_contain_text(f"#{events[unlock]['seq']} ")
+    with page.expect_download() as download:
+        page.get_by_test_id("save-scenario").click()
+    saved = str(tmp_path / "saved.yml")
+    download.value.save_as(saved)
+    expect(page.get_by_test_id("action-result")).to_have_text(f"saved shieldbus-scenario-{events[unlock]['seq']}.yml")
+    page.close()
+
+    journal = str(tmp_path / "replayed.jsonl")
+    run = subprocess.run([SHIELDBUS, "run", "--config", os.path.join(live["folder"], "habit-lock-live.yml"), "--scenario", saved,
+                          "--journal", journal, "--runtime-dir", str(tmp_path / "run"), "--state-dir", str(tmp_path / "state"), "--quiet"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, f"{open(saved).read()}\n{run.stderr}"
+    replayed = read_journal(journal)
+    steps = lambda es: [e["body"]["action"] for e in es if e["topic"] == "scenario.step"]
+    assert steps(replayed) == steps(events[:unlock + 1]), open(saved).read()
+    assert stores(replayed) == stores(events[:unlock + 1]), open(saved).read()
+
+
+def stores(events):
+    """What each ManagedSettings store shields last: how many apps, web domains and categories (tokens are a device's own)."""
+    shields = {e["body"]["store"]: e["body"].get("shield") or {} for e in events if e["topic"] == "managedsettings.changed"}
+    return {store: (len(shield.get("applications") or []), len(shield.get("webDomains") or []),
+                    (shield.get("applicationCategories") or {}).get("policy"), len((shield.get("applicationCategories") or {}).get("categories") or []))
+            for store, shield in shields.items()}

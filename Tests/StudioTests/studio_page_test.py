@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import PLUGINS, SCALE, SHIELDBUS, journal_until, read_journal, send, shot
+from studio_support import PLUGINS, SCALE, SHIELDBUS, journal_until, read_journal, send, shot, start_studio, stop
 
 
 SELECTION_HELD = """([marker, since]) => {
@@ -190,3 +190,28 @@ def test_the_state_shows_values_and_what_changed(browser, live):
     page.get_by_test_id("state-panel").scroll_into_view_if_needed()
     shot(page, "11-state-values")
     page.close()
+
+
+def test_a_live_page_keeps_only_the_newest_events(browser, live):
+    """A Studio keeping 30 events (`--keep-events 30`): the page holds no more than twice that however many come, says
+    how many it let go, and a bus line clicked still opens its own event's JSON."""
+    studio, address = start_studio(["--runtime-dir", live["runtime"], "--keep-events", "30"])
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+        page.goto(address)
+        expect(page.get_by_test_id("plugins")).to_contain_text("monitor")
+        lines = "\n".join(json.dumps({"topic": "app.keep-probe", "body": {"n": n}}) for n in range(80))
+        sent = subprocess.run([SHIELDBUS, "send", "--stdin", "--json", "--runtime-dir", live["runtime"]], input=lines, text=True,
+                              capture_output=True, timeout=120, check=True)
+        last_seq = json.loads(sent.stdout.splitlines()[-1])["seq"]
+        expect(page.locator("#bus li").first).to_have_attribute("data-seq", str(last_seq))
+        held = page.evaluate("studio.events.length")
+        assert held <= 60, f"the page holds at most twice --keep-events: {held}"
+        expect(page.locator("#bus-count")).to_contain_text("older ones no longer kept (--keep-events)")
+        row = page.locator("#bus li").nth(3)
+        seq = row.get_attribute("data-seq")
+        row.click()
+        expect(row.get_by_test_id("event-json")).to_contain_text(f'"seq": {seq},')
+        page.close()
+    finally:
+        stop(studio)

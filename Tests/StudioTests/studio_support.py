@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -48,15 +49,23 @@ def journal_until(path, condition, what, seconds=15):
         time.sleep(0.05)  # poll the file with a deadline: the broker appends as it goes
 
 
-def start_studio(arguments):
+def start_studio(arguments, config=CONFIG):
     """`shieldbus studio --port 0 …`, and the address it prints once it listens."""
-    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", CONFIG] + arguments,
+    studio = subprocess.Popen([SHIELDBUS, "studio", "--port", "0", "--config", config] + arguments,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # What it says on standard error is read as it comes (a full pipe would stop it), kept in `studio.said`.
+    studio.said = []
+
+    def listen():
+        for said in studio.stderr:
+            studio.said.append(said)
+    threading.Thread(target=listen, daemon=True).start()
     line = studio.stdout.readline()
     match = re.search(r"http://127\.0\.0\.1:\d+", line)
     if not match:
         studio.kill()
-        pytest.fail(f"the Studio did not start: {line!r} {studio.stderr.read()}")
+        studio.wait()
+        pytest.fail(f"the Studio did not start: {line!r} {''.join(studio.said)}")
     return studio, match.group(0)
 
 

@@ -250,12 +250,14 @@ function busLine(e, index) {
     e.tap, open ? eventJSON(e) : null);
 }
 
-function rebuildBus(events) {
+/// `base`: the index of `events[0]` (live: the events let go before it).
+function rebuildBus(events, base = 0) {
   const rows = [];
   bus.matching = 0;
   for (let i = events.length - 1; i >= 0; i--) {
     if (!busMatches(events[i])) continue;
-    if (++bus.matching <= BUS_LINES) rows.push(busLine(events[i], i));
+    // A journal's events carry their index in the journal; live, it is their place in the page's list.
+    if (++bus.matching <= BUS_LINES) rows.push(busLine(events[i], events[i].index ?? base + i));
   }
   $("bus").replaceChildren(...rows);
 }
@@ -270,6 +272,15 @@ function prependBus(e, index) {
 function drawBusCount(total) {
   setText($("bus-count"), `${bus.matching} of ${total} events${bus.matching > BUS_LINES ? ` (newest ${BUS_LINES} shown)` : ""}`
     + (studio.dropped ? `; ${studio.dropped} older ones no longer kept (--keep-events)` : ""));
+}
+
+/// A journal's bus: the newest lines up to the instant shown (filtered, the server looked back so far for them).
+function drawJournalBusCount() {
+  const shown = journal.shown;
+  if (shown.count < 0) return setText($("bus-count"), "");
+  const filtered = shown.scanned !== null;
+  setText($("bus-count"), `${bus.matching} ${filtered ? "matching " : ""}of the ${shown.count.toLocaleString("en")} events up to here`
+    + (filtered && !shown.complete ? ` (the newest ${BUS_LINES} within the last ${shown.scanned.toLocaleString("en")})` : ""));
 }
 
 function addSender(source) {
@@ -332,8 +343,8 @@ function drawPlugins(model) {
     name: p.name, state: p.connected ? (p.state || "running") : (p.state || "gone"), restarts: p.restarts ?? 0, lag: p.lag ?? 0,
   })) : Object.values(model.plugins);
   const failed = (name) => {
-    const calls = model.failedCalls[name] ?? [];
-    return calls.length ? { text: String(calls.length), class: "warn", title: calls.map((c) => `${c.call}: ${c.message}`).join("\n") } : "0";
+    const calls = model.failedCalls[name] ?? [], count = model.failedCounts?.[name] ?? calls.length;
+    return count ? { text: String(count), class: "warn", title: calls.map((c) => `${c.call}: ${c.message}`).join("\n") } : "0";
   };
   drawTable($("plugins"), ["plugin", "state", "restarts", "lag", "failed calls"], plugins.map((p) => ({ key: p.name, cells: [p.name,
     { text: p.state === "running" ? "up" : p.state, pill: p.state }, String(p.restarts ?? 0), p.lag === undefined ? "—" : String(p.lag), failed(p.name)] })));

@@ -4,9 +4,11 @@
 
 /// How many notifications not yet tapped are listed (the newest).
 const LISTED_NOTIFICATIONS = 20;
+/// How many of a plugin's failed calls are told (the newest; all are counted).
+const LISTED_FAILED_CALLS = 20;
 
 function emptyModel() {
-  return { foreground: { kind: "home" }, shield: null, groups: {}, stores: {}, schedules: [], notifications: [], plugins: {}, failedCalls: {},
+  return { foreground: { kind: "home" }, shield: null, groups: {}, stores: {}, schedules: [], notifications: [], plugins: {}, failedCalls: {}, failedCounts: {},
     time: null, clock: null };
 }
 
@@ -66,7 +68,10 @@ function apply(model, event) {
     }
     case "state.call-failed":
       // What iOS would have let fail silently (a refused setter, an App Group that is not the plugin's).
+      // The newest few are told; the count is all of them (a year's journal may hold many).
       (model.failedCalls[event.source] ||= []).push({ call: body.call, message: body.message });
+      if (model.failedCalls[event.source].length > LISTED_FAILED_CALLS) model.failedCalls[event.source].shift();
+      model.failedCounts[event.source] = (model.failedCounts[event.source] ?? 0) + 1;
       break;
     case "managedsettings.changed":
       model.stores[body.store] = { shield: body.shield || {}, writer: body.writer, clock: event.clock };

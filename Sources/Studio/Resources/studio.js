@@ -3,47 +3,55 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-const studio = { mode: "live", apps: [], events: [], dropped: 0, status: null, connection: null, index: null,
+/// Live, `events` are the newest `keep` events (the server's --keep-events), `base` the index of the first: a page left
+/// open for months holds no more than the server does.
+const studio = { mode: "live", apps: [], events: [], base: 0, keep: 20000, dropped: 0, status: null, connection: null, index: null,
   open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null, linkedCorr: null };
 
 let liveModel = emptyModel();
 
-/// The model at the instant shown: the live one, or the journal folded up to the slider.
+/// The model at the instant shown: the live one, or the journal's at the slider (studio-journal.js folds it).
 function currentModel() {
-  if (studio.index === null) return liveModel;
-  const model = emptyModel();
-  for (let i = 0; i < studio.index; i++) apply(model, studio.events[i]);
-  return model;
+  return studio.mode === "journal" ? journal.shown.model ?? emptyModel() : liveModel;
 }
 
-function visibleEvents() {
-  return studio.index === null ? studio.events : studio.events.slice(0, studio.index);
+/// A bus line's event by its index: live, in the page's list; replaying, among those the instant shown fetched.
+function eventByIndex(index) {
+  if (studio.mode !== "journal") return studio.events[index - studio.base];
+  return journal.shown.busEvents.find((e) => e.index === index) ?? journal.shown.recent.find((e) => e.index === index);
 }
 
 // MARK: Drawing, once per frame at most
 
 const pending = { events: [], rebuild: true };
-let drawnIndex = null;
 
 function draw() {
   const model = currentModel();
   const fresh = pending.events;
   pending.events = [];
-  // Live, new events are added to the lists; a filter, a slider move or a new page draws them again.
-  const rebuild = pending.rebuild || (studio.index !== null ? studio.index !== drawnIndex : fresh.length > BUS_LINES);
+  // Live, new events are added to the lists; a filter, a new instant of a journal or a new page draws them again.
+  const rebuild = pending.rebuild || (studio.mode !== "journal" && fresh.length > BUS_LINES);
   pending.rebuild = false;
-  drawnIndex = studio.index;
-  const events = visibleEvents();
-  if (rebuild) {
-    rebuildTimeline(events);
-    rebuildBus(events);
-  } else if (studio.index === null) {
-    for (const index of fresh) {
-      prependTimeline(studio.events[index]);
-      prependBus(studio.events[index], index);
+  if (studio.mode === "journal") {
+    if (rebuild) {
+      rebuildTimeline(journal.shown.stories);
+      rebuildBus(journal.shown.busEvents);
     }
+    drawJournalBusCount();
+  } else {
+    if (rebuild) {
+      rebuildTimeline(studio.events);
+      rebuildBus(studio.events, studio.base);
+    } else {
+      for (const index of fresh) {
+        const event = studio.events[index - studio.base];
+        if (!event) continue;  // let go already (--keep-events)
+        prependTimeline(event);
+        prependBus(event, index);
+      }
+    }
+    drawBusCount(studio.events.length);
   }
-  drawBusCount(events.length);
   drawPhone(model);
   drawBanner(model);
   drawNotifications(model);
@@ -51,10 +59,6 @@ function draw() {
   drawPlugins(model);
   drawClock();
   drawJournal();
-  if (studio.index !== null) {
-    const last = events[events.length - 1];
-    setText($("instant"), last ? `${last.day} ${last.clock}  #${last.seq}  (${studio.index}/${studio.events.length})` : "before the first event");
-  }
 }
 
 let drawPending = false;
@@ -65,6 +69,8 @@ function scheduleDraw() {
 }
 
 function redrawAll() {
+  // A journal's filtered bus is asked of the server again.
+  if (studio.mode === "journal") return journal.shown.count >= 0 && showJournalUpTo(studio.index);
   pending.rebuild = true;
   scheduleDraw();
 }
@@ -137,16 +143,37 @@ $("person").addEventListener("click", (event) => {
   else act(action, button.dataset.value);
 });
 $("home-indicator").addEventListener("click", () => act("home"));
+// The person's actions as a scenario file: up to the instant shown (a journal), or all so far (live); a journal with
+// none is said so, never an empty file.
+$("save-scenario").addEventListener("click", async (event) => {
+  event.preventDefault();
+  const result = $("action-result");
+  const query = studio.mode === "journal" ? `?count=${studio.index}` : "";
+  try {
+    const response = await fetch(`/api/scenario${query}`);
+    if (!response.ok) throw new Error((await response.json()).error.message);
+    const name = /filename="([^"]+)"/.exec(response.headers.get("Content-Disposition") ?? "")?.[1] ?? "shieldbus-scenario.yml";
+    const link = el("a", { href: URL.createObjectURL(await response.blob()), download: name });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    result.className = "result";
+    result.textContent = `saved ${name}`;
+  } catch (error) {
+    result.className = "result error";
+    result.textContent = `not saved: ${error.message}`;
+  }
+});
 $("prefix").addEventListener("input", redrawAll);
 $("plugin").addEventListener("change", redrawAll);
-$("slider").addEventListener("input", () => { studio.index = Number($("slider").value); scheduleDraw(); });
+$("slider").addEventListener("input", () => showJournalUpTo(Number($("slider").value)));
 $("bus").addEventListener("click", (event) => {
   const row = event.target.closest("li");
   // A click in the JSON, or one that ends a text selection, is someone reading or copying: the line stays open.
   if (!row || event.target.closest("pre") || !window.getSelection().isCollapsed) return;
   const index = Number(row.dataset.index);
   if (studio.open.delete(index)) row.querySelector("pre")?.remove();
-  else { studio.open.add(index); row.append(eventJSON(studio.events[index])); }
+  else { studio.open.add(index); row.append(eventJSON(eventByIndex(index))); }
   row.classList.toggle("open", studio.open.has(index));
   // A request and its reply share a `corr`: opening one marks the other (closing it, the mark goes).
   if (row.dataset.corr) linkCorr(studio.open.has(index) ? row.dataset.corr : null);
@@ -185,8 +212,9 @@ $("play").addEventListener("click", () => {
   if (playing) { clearInterval(playing); playing = null; $("play").textContent = "▶"; return; }
   $("play").textContent = "❚❚";
   playing = setInterval(() => {
-    if (studio.index >= studio.events.length) { $("play").click(); return; }
-    studio.index += 1; $("slider").value = studio.index; scheduleDraw();
+    if (!journal.ready || studio.index >= journal.total) { $("play").click(); return; }
+    // The next event once the one before is drawn (a slow answer is not overtaken).
+    if (journal.shown.count === studio.index) showJournalUpTo(studio.index + 1);
   }, 120);
 });
 
@@ -196,12 +224,12 @@ function receive(message) {
   switch (message.kind) {
     case "hello":
       studio.mode = message.mode;
+      studio.keep = message.keep ?? studio.keep;
       studio.apps = message.apps;
       $("app").replaceChildren(...message.apps.map((app) => el("option", { value: app.name }, app.name)));
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
-        journalMarks.total = message.total ?? null;
-        journalMarks.openAt = message.at ?? null;
+        startJournal(message);
         $("scrubber").hidden = false;
         for (const button of document.querySelectorAll("#person button")) button.disabled = true;
         $("export").title = "The journal replayed";
@@ -230,17 +258,20 @@ function receive(message) {
 }
 
 function addEvent(event) {
-  pending.events.push(studio.events.length);
-  studio.events.push(event);
-  apply(liveModel, event);
   addSender(event.source);
-  if (event.topic === "clock.changed" && studio.mode === "live") noteBusClock(event.body, event.seq);
-  if (studio.mode === "journal") {
-    noteJournalEvent(event, studio.events.length - 1);
-    const atEnd = studio.index === null || studio.index === studio.events.length - 1;
-    $("slider").max = studio.events.length;
-    if (atEnd) { studio.index = studio.events.length; $("slider").value = studio.index; }
+  // A journal's events are folded as they load and not kept (studio-journal.js).
+  if (studio.mode === "journal") return noteJournalEvent(event);
+  pending.events.push(studio.base + studio.events.length);
+  studio.events.push(event);
+  // The oldest go in batches (a splice per event would copy the list each time).
+  if (studio.events.length >= studio.keep + Math.min(1000, studio.keep)) {
+    const gone = studio.events.length - studio.keep;
+    studio.events.splice(0, gone);
+    studio.base += gone;
+    studio.dropped += gone;
   }
+  apply(liveModel, event);
+  if (event.topic === "clock.changed") noteBusClock(event.body, event.seq);
 }
 
 function connect() {
@@ -251,7 +282,7 @@ function connect() {
     $("connection").className = "connection down";
     setTimeout(() => {
       // The server sends everything again: start from nothing.
-      Object.assign(studio, { events: [], dropped: 0, index: null, open: new Set(), senders: new Set() });
+      Object.assign(studio, { events: [], base: 0, dropped: 0, index: null, open: new Set(), senders: new Set() });
       $("plugin").replaceChildren(el("option", { value: "" }, "every sender"));
       liveModel = emptyModel();
       pending.events = [];

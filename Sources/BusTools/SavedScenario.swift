@@ -64,32 +64,9 @@ public struct SavedScenario {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// A request's action as a scenario step writes it (the keys `ScenarioAction` reads); nil for one that names none.
+    /// A request's action as a scenario step writes it; nil for a request that names no person's action.
     static func step(verb: String, body: JSONValue) -> String? {
-        func quoted(_ key: String) -> String? { body[key]?.stringValue.map { JSONValue.string($0).jsonText } }
-        let tab = body["tab"]?.intValue ?? 1
-        switch verb {
-        case "open": return quoted("app").map { "open: \($0)" }
-        case "force-quit": return quoted("app").map { "forceQuit: \($0)" }
-        case "close": return "close: \(quoted("app") ?? "null")"
-        case "home": return "home: true"
-        case "visit":
-            return quoted("url").map { "visit: {url: \($0), tab: \(tab), private: \(body["private"]?.boolValue ?? false)}" }
-        case "close-tab": return "closeTab: \(tab)"
-        case "switch-tab": return "switchTab: \(tab)"
-        case "press": return body["button"]?.stringValue.map { "press: \($0)" }
-        case "habit": return "habit: \(quoted("habit") ?? "\"habit\"")"
-        case "app-action":
-            guard let action = quoted("action") else { return nil }
-            return quoted("app").map { "appAction: {app: \($0), action: \(action)}" } ?? "appAction: \(action)"
-        case "notification-tap": return "tapNotification: \(quoted("id") ?? "latest")"
-        case "authorize": return body["answer"]?.stringValue.map { "authorize: \($0)" }
-        case "set-clock": return quoted("to").map { "setClock: \($0)" }
-        case "time-zone": return quoted("zone").map { "timeZone: \($0)" }
-        case "restart": return "restart: true"
-        case "os-update": return "osUpdate: true"
-        case "crash-broker": return "crashBroker: true"
-        default: return nil
-        }
+        guard let verb = PersonVerb(rawValue: verb), let action = try? PersonAction(verb: verb, requestBody: body) else { return nil }
+        return action.scenarioStep
     }
 }

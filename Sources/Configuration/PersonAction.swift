@@ -218,6 +218,29 @@ public enum PersonAction: Equatable, Sendable {
         }
     }
 
+    // MARK: As a scenario step writes it
+
+    /// The action as one step of a scenario file (`open: "Instagram"`): what `ScenarioAction` reads back.
+    public var scenarioStep: String {
+        func quoted(_ text: String) -> String { JSONValue.string(text).jsonText }
+        let key = verb.scenarioKey
+        switch self {
+        case .open(let app), .forceQuit(let app): return "\(key): \(quoted(app))"
+        case .close(let app): return "\(key): \(app.map(quoted) ?? "null")"
+        case .visit(let url, let tab, let isPrivate): return "\(key): {url: \(quoted(url)), tab: \(tab), private: \(isPrivate)}"
+        case .closeTab(let tab), .switchTab(let tab): return "\(key): \(tab)"
+        case .press(let button): return "\(key): \(button.rawValue)"
+        case .habit(let habit): return "\(key): \(quoted(habit))"
+        case .appAction(let app, let control):
+            return app.map { "\(key): {app: \(quoted($0)), action: \(quoted(control))}" } ?? "\(key): \(quoted(control))"
+        case .tapNotification(let id): return "\(key): \(id.map(quoted) ?? "latest")"
+        case .authorize(let answer): return "\(key): \(answer.rawValue)"
+        case .setClock(let setting): return "\(key): \(quoted(setting))"
+        case .setTimeZone(let zone): return "\(key): \(quoted(zone))"
+        case .home, .restart, .osUpdate, .crashBroker: return "\(key): true"
+        }
+    }
+
     // MARK: Rules both forms share
 
     /// A product app's control name: 1–64 letters, digits, '-', '_' or '.'.

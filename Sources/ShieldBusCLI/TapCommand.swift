@@ -161,7 +161,7 @@ extension ShieldBus {
                         windowStart = now
                         reports += 1
                         print(json ? window.json(endingAt: Date()).jsonText : window.line(endingAt: Date()))
-                        fflush(stdout)
+                        fflush(nil)
                         continue
                     }
                     guard let message = try connection.receive(timeoutMilliseconds: Int(windowStart + 1000 - now)) else { continue }

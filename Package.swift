@@ -98,8 +98,10 @@ let package = Package(
         .target(name: "CProcessControl"),
         // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).
         .target(name: "CDeviceClock"),
+        // A plugin process serving as its own launch template (a zygote), before its `main` runs.
+        .target(name: "CLaunchTemplate"),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "CDeviceClock", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
+            "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Apple's framework names over the SDK (plugins import these as on iOS).

@@ -27,17 +27,10 @@ final class LaunchTemplate {
 
     static let channelVariable = "SHIELDBUS_LAUNCH_CHANNEL"
 
-    /// Whether `executable` links the SDK's template code: it holds the marker its template says first. Built
-    /// backwards so that the broker's own executable does not hold it (a `shieldbus` configured as a plugin is
-    /// not one).
+    /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
+    /// `shieldbus_launch_template` (only the headers are read, not the program).
     static func canServe(executable: String) -> Bool {
-        let marker = Array("1/etalpmet-hcnual-subdleihs".utf8.reversed())
-        guard let data = try? Data(contentsOf: URL(fileURLWithPath: executable), options: .alwaysMapped) else { return false }
-        return data.withUnsafeBytes { bytes in
-            marker.withUnsafeBytes { needle in
-                shieldbus_contains(bytes.baseAddress, UInt(bytes.count), needle.baseAddress, UInt(needle.count)) != 0
-            }
-        }
+        ELFFile(path: executable)?.hasSection(named: "shieldbus_launch_template") ?? false
     }
 
     /// Starts the template: `environment` is the plugin's, without a launch's own (its credential), which each launch
@@ -109,10 +102,15 @@ final class LaunchTemplate {
     /// Ends the template, and with it its sandbox (and whatever still runs in it): the process is reaped by whoever
     /// waits for the broker's children.
     func retire() {
+        close()
+        kill(pid, SIGKILL)
+    }
+
+    /// Closes the channel: the template exits by itself.
+    func close() {
         if channel >= 0 { Glibc.close(channel) }
         channel = -1
         isGone = true
-        kill(pid, SIGKILL)
     }
 
     /// Reads one message, waiting for it until `deadline` (nil: not at all): false when none came or the channel closed.

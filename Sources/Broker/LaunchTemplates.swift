@@ -101,12 +101,18 @@ final class LaunchTemplates {
         templates[name]?.awaitEnding(of: templatePID, until: monotonicMilliseconds() + Self.launchMilliseconds)
     }
 
-    /// Ends every template and waits for their processes.
-    func stopAll() {
+    /// Ends every template (its launches have ended) and waits for their processes: told by its channel's closing, a
+    /// template exits, and bwrap with it, so that what the template and its launches used is counted as the broker's
+    /// children's (`getrusage`); one that has not ended within `graceMilliseconds` is killed.
+    func stopAll(graceMilliseconds: Int64 = 2_000) {
+        for template in templates.values { template.close() }
+        let deadline = monotonicMilliseconds() + graceMilliseconds
         for template in templates.values {
-            template.retire()
             var status: Int32 = 0
-            waitpid(template.pid, &status, 0)
+            while waitpid(template.pid, &status, WNOHANG) == 0 {
+                if monotonicMilliseconds() >= deadline { template.retire() }
+                usleep(1_000)
+            }
         }
         templates = [:]
     }

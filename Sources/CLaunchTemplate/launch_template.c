@@ -29,6 +29,10 @@
 
 static int launchedFromTemplate = 0;
 
+/// What a template says first, in an ELF section of its own: the broker finds the section's name among the
+/// executable's section headers, and so knows the program can serve as a template without reading it all.
+__attribute__((section("shieldbus_launch_template"), used)) static const char ready[] = "ready " SHIELDBUS_LAUNCH_TEMPLATE_MARKER;
+
 int shieldbus_launched_from_template(void) { return launchedFromTemplate; }
 
 /// The most launches alive at once that the template tracks (a short-lived extension has one; a restart two).
@@ -85,7 +89,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     char *message = malloc(MAXIMUM_MESSAGE);
     if (ended < 0 || !message) refuse("no signalfd or memory");
     pid_t launches[MAXIMUM_LAUNCHES] = {0};
-    say(channel, "ready " SHIELDBUS_LAUNCH_TEMPLATE_MARKER);
+    say(channel, ready);
     for (;;) {
         struct pollfd waits[2] = {{.fd = channel, .events = POLLIN}, {.fd = ended, .events = POLLIN}};
         if (poll(waits, 2, -1) < 0) {

@@ -22,7 +22,7 @@ extension SupervisionTests {
     func testALaunchFromTheTemplateIsItsOwnProcessWhoseCrashAndKillAreTold() throws {
         let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
         defer { broker.stop() }
-        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin.", "bus.error"])
         let first = waitConnected("forked", in: broker)
         // The template is the first process of the sandbox's pid namespace; a launch is a later one. The broker's pid
         // for it (from the kernel, across the namespace) is that same process.
@@ -40,8 +40,12 @@ extension SupervisionTests {
         XCTAssertEqual(sandboxPID(of: second), again)
 
         waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
+        // The event it crashed on is delivered once more, and the second crash on it gives it up (as for an executed plugin).
         try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
-        waitConnected("forked", in: broker, notPid: second, restarts: 2)
+        let events = try collectEvents(from: tap) { $0.contains { $0.bodyValue["code"]?.stringValue == "delivery-abandoned" } }
+        XCTAssertEqual(events.filter { $0.topic == "plugin.exited" }.compactMap { $0.bodyValue["how"]?.stringValue },
+                       ["exited with status 3", "exited with status 3"])
+        waitConnected("forked", in: broker, notPid: second, restarts: 3)
         let entry = try XCTUnwrap(plugin("forked", in: broker))
         XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
         XCTAssertEqual(entry["lastError"]?.stringValue, "exited with status 3: forked: crashing, as asked", "the run's last words")

@@ -6,7 +6,8 @@
 /// Set only for a template process; a launched child never has it.
 #define SHIELDBUS_LAUNCH_CHANNEL_VARIABLE "SHIELDBUS_LAUNCH_CHANNEL"
 
-/// What a template says first: the broker finds this text in a plugin's executable to know it can serve as one.
+/// What a template says first (after "ready "); it is kept in the executable's ELF section `shieldbus_launch_template`,
+/// by which the broker knows a plugin's program can serve as a template.
 #define SHIELDBUS_LAUNCH_TEMPLATE_MARKER "shieldbus-launch-template/1"
 
 /// Whether this process was launched from a template (then `getppid()` is the template, not the sandbox's nobody).

@@ -3,7 +3,7 @@ import Foundation
 /// A 64-bit little-endian ELF file, read by ranges: what the sandbox (`ELFRunPath`) and the launch templates
 /// (`LaunchTemplate.canServe`) need of a program, without reading the program (tens of megabytes).
 final class ELFFile {
-    /// At most this much of the file is read: the headers and tables asked for lie well within it.
+    /// At most this much is read at once: the headers and tables asked for are far smaller.
     static let readLimit = 64 << 20
 
     /// The file header's 64 bytes.
@@ -24,9 +24,10 @@ final class ELFFile {
 
     deinit { try? handle.close() }
 
-    /// `count` bytes at `offset`; nil past the read limit or the file's end.
+    /// `count` bytes at `offset` (the section headers are at the end of a program of tens of megabytes); nil beyond the
+    /// read limit or the file's end.
     func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
-        guard offset < UInt64(Self.readLimit), count <= Self.readLimit else { return nil }
+        guard count <= Self.readLimit else { return nil }
         try? handle.seek(toOffset: offset)
         guard let data = try? handle.read(upToCount: count), data.count == count else { return nil }
         return [UInt8](data)

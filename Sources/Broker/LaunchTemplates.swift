@@ -6,7 +6,7 @@ import Logging
 /// The supervisor's launch templates (`LaunchTemplate`): one per SDK-based plugin, started once per run inside its
 /// sandbox; each launch of the plugin — a short-lived extension's for every callback, a restart after a crash or a
 /// kill — is then a fork of it. A template that dies is started again, and the launch that found it dead is a plain
-/// one (said in the log); a plugin whose template cannot serve (it ended before it was ready, or died three times)
+/// one (said in the log); a plugin whose template cannot serve (it ended, or was silent, before it was ready, or died three times)
 /// is launched plainly for the rest of the run. A program that is not SDK-based (a Python plugin, any other
 /// executable) always is.
 final class LaunchTemplates {
@@ -73,12 +73,12 @@ final class LaunchTemplates {
             return nil
         }
         guard template.awaitReady(until: monotonicMilliseconds() + Self.readyMilliseconds) else {
-            if template.isGone {
-                templates[name] = nil
-                giveUp(name, why: "its template ended before serving (see its log)")
-            } else {
-                logger.warning("the launch template of a plugin is not serving yet; this launch is a plain one", metadata: ["plugin": "\(name)"])
-            }
+            // One that is slow to serve is not waited for again at every launch, stalling the broker each time.
+            let why = template.isGone ? "its template ended before serving (see its log)"
+                : "its template did not serve within \(Self.readyMilliseconds) ms (see its log)"
+            template.retire()
+            templates[name] = nil
+            giveUp(name, why: why)
             return nil
         }
         guard let child = template.launch(environment: environment, until: monotonicMilliseconds() + Self.launchMilliseconds) else {

@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-reports soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-launches bench-reports soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -145,9 +145,15 @@ check_release_archives = for product in $(1); do \
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
 	$(RELEASE_BIN)/shieldbus-bench --abuse
+	nice -n 10 python3 Benchmarks/LaunchCost/launch_cost.py 50
 
 bench-quick: bench-build
 	$(RELEASE_BIN)/shieldbus-bench --quick $(BENCH_ARGS)
+	nice -n 10 python3 Benchmarks/LaunchCost/launch_cost.py 20
+
+## bench-launches: the CPU of one plugin launch — executed in a new sandbox, forked from its template, unsandboxed
+bench-launches: bench-build
+	nice -n 10 python3 Benchmarks/LaunchCost/launch_cost.py 50
 
 bench-build: deps
 	@command -v hyperfine >/dev/null || { echo "installing hyperfine with apt-get (command start-up times)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null; }

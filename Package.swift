@@ -29,7 +29,7 @@ let sqliteLinkerSettings: [LinkerSetting] = [
 ]
 
 // Extension code as developers bring it from iOS compiles in Swift 5 mode (completion handlers handed to tasks, as
-// Apple's samples do); ShieldBus's own code is checked in Swift 6 mode.
+// Apple's samples do; a program global counted in a callback); ShieldBus's own code is checked in Swift 6 mode.
 let iOSExtensionCodeMode: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 // What a plugin imports to be written as on iOS.
@@ -95,8 +95,10 @@ let package = Package(
         .target(name: "CProcessControl"),
         // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).
         .target(name: "CDeviceClock"),
+        // A plugin process serving as its own launch template (a zygote), before its `main` runs.
+        .target(name: "CLaunchTemplate"),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "CDeviceClock", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
+            "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Apple's framework names over the SDK (plugins import these as on iOS).
@@ -138,7 +140,8 @@ let package = Package(
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp", swiftSettings: appleModuleAliases),
         .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins", swiftSettings: appleModuleAliases),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
-        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
+                          swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor", swiftSettings: appleModuleAliases),

@@ -47,6 +47,8 @@ public final class Broker {
     // The parts a run makes when it opens: they need its transport or its plugins' supervisor.
     private var transport: BusTransport?
     private var signals: SignalPipe?
+    /// What wakes the loop besides peers: the signal pipe and the launch templates' channels.
+    private var wakeSet: WakeSet?
     private(set) var supervisor: PluginSupervisor!
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
@@ -125,7 +127,11 @@ public final class Broker {
             close()
             throw error
         }
-        if handlingSignals { signals = SignalPipe() }
+        if handlingSignals {
+            let signals = SignalPipe(), wakeSet = WakeSet()
+            wakeSet.watch(signals.readDescriptor)
+            (self.signals, self.wakeSet) = (signals, wakeSet)
+        }
         compose(transport, admission: admission)
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
@@ -140,7 +146,8 @@ public final class Broker {
     /// Makes the parts that depend on the run and wires them to the rest.
     private func compose(_ transport: BusTransport, admission: Admission) {
         let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint,
-                                          sandbox: settings.sandbox, logger: logger)
+                                          sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger)
+        supervisor.wake = wakeSet
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)
@@ -170,11 +177,12 @@ public final class Broker {
     func serveOnce() throws {
         let timeout = pollTimeout()
         let waitStarted = monotonicMilliseconds()
-        let wake = try transport!.wait(timeoutMilliseconds: timeout, wakeDescriptor: signals?.readDescriptor)
+        let wake = try transport!.wait(timeoutMilliseconds: timeout, wakeDescriptor: wakeSet?.descriptor)
         // Longer than asked: the broker was stopped (SIGSTOP, a suspended VM) or starved of CPU; as a pass of its own
         // loop that took long, nobody is held to what the broker could not hear meanwhile.
         let passStarted = monotonicMilliseconds()
         excuseStall(passStarted - waitStarted - Int64(timeout))
+        // A template's channel is read by the supervisor's reaping, in housekeeping.
         if wake.woken, let signals { handleSignals(signals.drain()) }
         if wake.messagesWaiting { try receiveWaiting() }
         excuseStall(monotonicMilliseconds() - passStarted)
@@ -197,6 +205,8 @@ public final class Broker {
     func close() {
         signals?.restore()
         signals = nil
+        wakeSet?.close()
+        wakeSet = nil
         recorder.closeJournal()
         transport?.close()
         transport = nil

@@ -34,6 +34,9 @@ public struct BrokerSettings: Sendable {
     /// How the plugins are confined. `shieldbus run` sandboxes them unless told not to; a broker embedded in a test
     /// chooses.
     public var sandbox: PluginSandbox.Mode = .off
+    /// Whether an SDK-based plugin launches from a template process, forked per launch, rather than being executed
+    /// each time (`LaunchTemplates`; sandboxed plugins only). Off, every launch is a plain one.
+    public var launchTemplates = true
     /// For fault tests: the broker kills itself (SIGKILL) at this point of the first batch that sequences or holds
     /// an event on this topic.
     public var crashPoint: CrashPoint?

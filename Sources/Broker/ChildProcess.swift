@@ -12,20 +12,50 @@ enum ChildProcess {
     }
 
     /// A started child: the process the broker waits for, and the plugin's own program (another process when a
-    /// sandbox wraps it: bwrap waits for the program, which is the first process of its own pid namespace).
-    struct Launch {
+    /// sandbox wraps it: bwrap waits for the program, which is the first process of its own pid namespace). The
+    /// program's pid is read from bwrap's `--info-fd` when first asked (to signal it, at its hello), not at the start:
+    /// bwrap writes it only once the namespaces exist, and a launch need not wait for that.
+    final class Launch {
         let pid: pid_t
-        let programPID: pid_t
+        /// Launched from its plugin's template: its pid inside the template's sandbox, which the template's reports name.
+        let templatePID: pid_t?
+        private var info: Int32
+        private var program: pid_t?
+
+        init(pid: pid_t, programPID: pid_t? = nil, templatePID: pid_t? = nil) {
+            (self.pid, program, self.templatePID, info) = (pid, programPID ?? pid, templatePID, -1)
+        }
+
+        /// A sandboxed start whose program's pid bwrap writes on `info`.
+        init(pid: pid_t, info: Int32) {
+            (self.pid, program, templatePID, self.info) = (pid, nil, nil, info)
+        }
+
+        deinit { if info >= 0 { close(info) } }
+
+        var programPID: pid_t {
+            if let program { return program }
+            // bwrap closes the descriptor empty when it failed before the namespaces existed (its error is in the
+            // log, and its exit is reaped as the plugin's).
+            let read = ChildProcess.readProgramPID(from: info) ?? pid
+            close(info)
+            info = -1
+            program = read
+            return read
+        }
     }
 
     /// The descriptor on which a sandbox tells the program's pid, and the one it reads its seccomp program from.
     static let sandboxInfoDescriptor: Int32 = 3
     static let sandboxSeccompDescriptor: Int32 = 4
+    /// The descriptor of a launch template's channel to the broker (`LaunchTemplate`).
+    static let launchChannelDescriptor: Int32 = 5
 
     /// Starts `executable`, inside bubblewrap when `sandbox` gives its path and arguments (which end before the
-    /// plugin's own command line).
+    /// plugin's own command line; `tellsPID`: they ask for `--info-fd`). `launchChannel`, if any, is handed down as
+    /// descriptor `launchChannelDescriptor`.
     static func spawn(executable: String, arguments: [String], environment: [String: String], logPath: String,
-                      sandbox: (bubblewrap: String, arguments: [String], seccomp: [UInt8]?)? = nil) throws -> Launch {
+                      sandbox: Sandbox? = nil, launchChannel: Int32? = nil) throws -> Launch {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -33,7 +63,7 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&fileActions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&fileActions, 1, 2)
         var info: [Int32] = [-1, -1]
-        if sandbox != nil {
+        if sandbox?.tellsPID == true {
             // Close-on-exec, so no other child inherits it (the broker starts its children from one thread).
             guard pipe(&info) == 0 else { throw SpawnError(executable: executable, errno: errno) }
             for descriptor in info { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
@@ -52,9 +82,16 @@ enum ChildProcess {
             posix_spawn_file_actions_adddup2(&fileActions, seccomp[0], sandboxSeccompDescriptor)
         }
         defer { if seccomp[0] >= 0 { close(seccomp[0]) } }
+        if let launchChannel { posix_spawn_file_actions_adddup2(&fileActions, launchChannel, launchChannelDescriptor) }
         // A plugin may be hostile, and one that outlives the broker must not hold what the broker's parent waits on
         // (Foundation's `Process` sees its child end only when every holder of a socket it passed down has closed it).
-        let firstClosed = sandbox == nil ? 3 : sandbox?.seccomp == nil ? sandboxInfoDescriptor + 1 : sandboxSeccompDescriptor + 1
+        let handedDown = [info[1] >= 0 ? sandboxInfoDescriptor : nil, seccomp[0] >= 0 ? sandboxSeccompDescriptor : nil,
+                          launchChannel.map { _ in launchChannelDescriptor }].compactMap { $0 }
+        let firstClosed = (handedDown.max() ?? 2) + 1
+        // Below it, a descriptor not handed down is /dev/null, not whatever the broker has there.
+        for descriptor in 3..<max(3, firstClosed) where !handedDown.contains(descriptor) {
+            posix_spawn_file_actions_addopen(&fileActions, descriptor, "/dev/null", O_RDONLY, 0)
+        }
         let closing = shieldbus_spawn_close_from(&fileActions, firstClosed)
         guard closing == 0 else { throw SpawnError(executable: executable, errno: closing) }
 
@@ -81,16 +118,24 @@ enum ChildProcess {
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, commandLine[0], &fileActions, &attributes, argv, envp)
         guard rc == 0 else { throw SpawnError(executable: commandLine[0], errno: rc) }
-        guard sandbox != nil else { return Launch(pid: pid, programPID: pid) }
+        guard sandbox?.tellsPID == true else { return Launch(pid: pid) }
         close(info[1])
         info[1] = -1
-        // bwrap writes the program's pid once the namespaces exist, then closes the descriptor; one that failed
-        // before that closes it empty (its error is in the log, and its exit is reaped as the plugin's).
-        return Launch(pid: pid, programPID: Self.readProgramPID(from: info[0]) ?? pid)
+        defer { info[0] = -1 }  // the launch's now
+        return Launch(pid: pid, info: info[0])
+    }
+
+    /// What a sandboxed start runs in: bwrap's path, its arguments, the seccomp program it reads, and whether the
+    /// arguments ask it to tell the program's pid.
+    struct Sandbox {
+        let bubblewrap: String
+        let arguments: [String]
+        let seccomp: [UInt8]?
+        let tellsPID: Bool
     }
 
     /// The `"child-pid": N` of bwrap's `--info-fd` JSON, read to its end.
-    private static func readProgramPID(from descriptor: Int32) -> pid_t? {
+    fileprivate static func readProgramPID(from descriptor: Int32) -> pid_t? {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 512)
         while bytes.count < 4096 {

@@ -4,24 +4,10 @@ import Foundation
 /// with `$ORIGIN` resolved: a sandbox must show them for the program to load. Empty for anything that is not a
 /// 64-bit little-endian ELF file, or has neither entry (a script, a statically linked program).
 enum ELFRunPath {
-    /// At most this much of the file is read: the dynamic section of any executable lies well within it.
-    static let readLimit = 64 << 20
-
     static func folders(of path: String) -> [String] {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
-        defer { try? handle.close() }
-        guard let header = try? handle.read(upToCount: 64), header.count == 64,
-              header.starts(with: [0x7F, 0x45, 0x4C, 0x46]), header[4] == 2, header[5] == 1 else { return [] }
-        func read(_ offset: UInt64, _ count: Int) -> [UInt8]? {
-            guard offset < UInt64(readLimit), count <= readLimit else { return nil }
-            try? handle.seek(toOffset: offset)
-            guard let data = try? handle.read(upToCount: count), data.count == count else { return nil }
-            return [UInt8](data)
-        }
-        func integer(_ bytes: [UInt8], _ at: Int, _ width: Int) -> UInt64 {
-            (0..<width).reduce(UInt64(0)) { $0 | UInt64(bytes[at + $1]) << (8 * UInt64($1)) }
-        }
-        let headerBytes = [UInt8](header)
+        guard let file = ELFFile(path: path) else { return [] }
+        let read = file.read, integer = ELFFile.integer
+        let headerBytes = file.header
         let programHeaders = integer(headerBytes, 0x20, 8), entrySize = Int(integer(headerBytes, 0x36, 2))
         let entryCount = Int(integer(headerBytes, 0x38, 2))
         guard entrySize >= 56, entryCount < 4096, let table = read(programHeaders, entrySize * entryCount) else { return [] }

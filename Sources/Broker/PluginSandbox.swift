@@ -51,8 +51,9 @@ public enum PluginSandbox {
         let runtimeDirectory: String
         /// The bus endpoint the plugin is given (`ipc://<path>` or `tcp://…`).
         let endpoint: String
-        /// The descriptor on which bwrap writes the plugin's pid outside the sandbox.
-        let infoDescriptor: Int32
+        /// The descriptor on which bwrap writes the plugin's pid outside the sandbox (none for a launch template,
+        /// whose launches tell their own).
+        let infoDescriptor: Int32?
         /// The descriptor from which bwrap reads the seccomp program, when the role has no network.
         let seccompDescriptor: Int32
 
@@ -64,8 +65,8 @@ public enum PluginSandbox {
         }
 
         var arguments: [String] {
-            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-                             "--as-pid-1", "--info-fd", String(infoDescriptor)]
+            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"]
+            if let infoDescriptor { arguments += ["--info-fd", String(infoDescriptor)] }
             if seccompProgram != nil {
                 arguments += ["--seccomp", String(seccompDescriptor)]
             } else if PluginSandbox.rolesWithoutNetwork.contains(spec.role) && endpoint.hasPrefix("ipc://") {

@@ -19,10 +19,13 @@ final class PluginSupervisor {
 
     final class Plugin {
         let spec: PluginSpec
-        /// The process the broker started and waits for (bwrap, when sandboxed).
+        /// The process the broker started and waits for (bwrap, when sandboxed), or the process launched from the
+        /// plugin's template, whose end the template tells.
         var pid: pid_t?
-        /// The plugin's own program, which signals go to (the same process when not sandboxed).
-        var programPID: pid_t?
+        /// The current run's start.
+        var launch: ChildProcess.Launch?
+        /// The plugin's own program, which signals go to (the same process when not sandboxed, or launched from a template).
+        var programPID: pid_t? { launch?.programPID }
         var state: State = .stopped
         var restarts = 0
         var startedAt: Int64 = 0
@@ -52,7 +55,10 @@ final class PluginSupervisor {
         /// The current run's credential while it still proves anything: not once its process has ended, even
         /// before the broker reaps it (SIGCHLD may be read after an impostor's hello), nor once it said bye.
         var liveCredential: String? {
-            guard let credential, let pid, !ChildProcess.hasEnded(pid) else { return nil }
+            guard let credential, let pid else { return nil }
+            // A launch from a template is the template's child, not the broker's: /proc tells whether it ended.
+            if launch?.templatePID != nil { return ChildProcess.hasExited(pid) ? nil : credential }
+            guard !ChildProcess.hasEnded(pid) else { return nil }
             // Sandboxed, the program ends a moment before the bwrap that waits for it.
             if let programPID, programPID != pid, ChildProcess.hasExited(programPID) { return nil }
             return credential
@@ -99,18 +105,29 @@ final class PluginSupervisor {
     private let endpoint: String
     private let sandbox: PluginSandbox.Mode
     private let logger: Logger
+    /// The plugins' launch templates; nil when every launch is a plain one (unsandboxed, or so asked).
+    private let templates: LaunchTemplates?
+    /// Where the broker's loop watches the templates' channels.
+    var wake: WakeSet? {
+        get { templates?.wake }
+        set { templates?.wake = newValue }
+    }
     /// The broker's own environment, which every plugin inherits: read once, not at each of the ~60 launches of an
     /// ios-realistic day (`ProcessInfo.environment` parses the whole environment block each time it is asked).
     private let inheritedEnvironment = ProcessInfo.processInfo.environment
     /// Told about plugin lifecycle changes (name, what happened, details) so the broker can publish them.
     var onLifecycle: ((String, String, JSONValue) -> Void)?
 
-    init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, sandbox: PluginSandbox.Mode = .off, logger: Logger) {
+    /// `launchTemplates`: SDK-based plugins launch from a template process (`LaunchTemplates`); only in a sandbox,
+    /// whose pid namespace ends a template's launches with it.
+    init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, sandbox: PluginSandbox.Mode = .off,
+         launchTemplates: Bool = true, logger: Logger) {
         plugins = specs.map(Plugin.init)
         self.runtimeDirectory = runtimeDirectory
         self.endpoint = endpoint
         self.sandbox = sandbox
         self.logger = logger
+        templates = launchTemplates && sandbox != .off ? LaunchTemplates(logger: logger) : nil
     }
 
     func plugin(named name: String) -> Plugin? { plugins.first { $0.spec.name == name } }
@@ -128,10 +145,13 @@ final class PluginSupervisor {
 
     func startAll() {
         try? FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true)
+        // Every template starts first, so that they load side by side; each plugin's first launch waits for its own.
+        if let templates { for plugin in plugins { templates.prepare(plugin.spec.name, templateStart(plugin)) } }
         for plugin in plugins { start(plugin) }
     }
 
-    private func start(_ plugin: Plugin, announce: Bool = true) {
+    /// The environment every launch of `plugin` has, but its credential.
+    private func environment(of plugin: Plugin) -> [String: String] {
         var environment = inheritedEnvironment
         for (key, value) in plugin.spec.environment { environment[key] = value }
         environment["SHIELDBUS_ENDPOINT"] = endpoint
@@ -141,27 +161,42 @@ final class PluginSupervisor {
         environment["SHIELDBUS_SUPERVISED"] = "1"
         // Lets the plugin see that its broker died before it could ask to die with it (its parent is then another).
         environment["SHIELDBUS_BROKER_PID"] = String(getpid())
+        if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
+        // The sandbox dies with the broker: the plugin need not watch for it.
+        if case .bubblewrap = sandbox { environment["SHIELDBUS_SANDBOX"] = "bubblewrap" }
+        return environment
+    }
+
+    /// The sandbox `plugin` runs in; `tellingPID`: bwrap tells the program's pid (a template's launches tell their own).
+    private func sandbox(of plugin: Plugin, tellingPID: Bool) -> ChildProcess.Sandbox? {
+        guard case .bubblewrap(let path) = sandbox else { return nil }
+        let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
+                                      infoDescriptor: tellingPID ? ChildProcess.sandboxInfoDescriptor : nil,
+                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor)
+        return ChildProcess.Sandbox(bubblewrap: path, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: tellingPID)
+    }
+
+    /// What `plugin`'s template starts from (only asked with a sandbox).
+    private func templateStart(_ plugin: Plugin) -> LaunchTemplates.Start {
+        LaunchTemplates.Start(executable: plugin.spec.executable, arguments: plugin.spec.arguments, environment: environment(of: plugin),
+                              logPath: log(of: plugin).path, sandbox: sandbox(of: plugin, tellingPID: false)!)
+    }
+
+    private func start(_ plugin: Plugin, announce: Bool = true) {
+        var environment = environment(of: plugin)
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
-        if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
-        var wrapper: (bubblewrap: String, arguments: [String], seccomp: [UInt8]?)?
-        if case .bubblewrap(let path) = sandbox {
-            // The sandbox dies with the broker: the plugin need not watch for it.
-            environment["SHIELDBUS_SANDBOX"] = "bubblewrap"
-            let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
-                                          infoDescriptor: ChildProcess.sandboxInfoDescriptor, seccompDescriptor: ChildProcess.sandboxSeccompDescriptor)
-            wrapper = (path, plan.arguments, plan.seccompProgram)
-        }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
         plugin.killReason = nil
         plugin.refusal = nil
         do {
-            let launch = try ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
-                                                environment: environment, logPath: log.path, sandbox: wrapper)
+            let launch = try templates?.launch(plugin.spec.name, environment: environment, { self.templateStart(plugin) })
+                ?? ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
+                                      environment: environment, logPath: log.path, sandbox: sandbox(of: plugin, tellingPID: true))
             let pid = launch.pid
             plugin.pid = pid
-            plugin.programPID = launch.programPID
+            plugin.launch = launch
             plugin.credential = credential
             plugin.connection = nil
             plugin.state = .running
@@ -175,46 +210,63 @@ final class PluginSupervisor {
         }
     }
 
-    /// Reaps exited children and schedules restarts. Call when SIGCHLD arrives and periodically.
+    /// Reaps exited children, takes the ends its templates tell, and schedules restarts. Call when SIGCHLD arrives
+    /// (or a template's channel wakes the loop) and periodically.
     func reap() {
         while true {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
-            if pid <= 0 { return }
-            guard let plugin = plugins.first(where: { $0.pid == pid }) else { continue }
+            if pid <= 0 { break }
+            // A template's own process (bwrap) is not a run: its channel tells that it ended.
+            guard let plugin = plugins.first(where: { $0.pid == pid && $0.launch?.templatePID == nil }) else { continue }
             if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
-            plugin.pid = nil
-            plugin.programPID = nil
-            plugin.credential = nil  // a run that ended proves nothing any more
-            plugin.connection = nil
-            let how = ChildProcess.describe(waitStatus: status)
-            plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
-            if plugin.state == .stopped { continue }
-            if case .failed = plugin.state { continue }  // given up on already (a hello that never came)
-            let clean = ChildProcess.isCleanExit(status)
-            if clean && plugin.spec.ephemeral && plugin.refusal == nil {
-                // An extension that ended after its callback: started again at once, quietly — nothing failed.
-                plugin.restarts += 1
-                start(plugin, announce: false)
-                continue
+            ended(plugin, status: status)
+        }
+        guard let templates else { return }
+        for plugin in plugins {
+            let (ended, templateGone) = templates.endings(of: plugin.spec.name)
+            for ending in ended where plugin.launch?.templatePID == ending.templatePID { self.ended(plugin, status: ending.status) }
+            if templateGone, plugin.pid != nil, plugin.launch?.templatePID != nil {
+                // Its pid namespace ended with the template's process, and the run with it.
+                plugin.killReason = plugin.killReason ?? "its launch template ended"
+                self.ended(plugin, status: SIGKILL)
             }
-            // What the run said last (its error, usually) makes the failure readable in `status`.
-            let failure = clean ? how : [plugin.lastExit!, log(of: plugin).lastLine(since: plugin.logOffset)].compactMap { $0 }.joined(separator: ": ")
-            onLifecycle?(plugin.spec.name, "exited", ["how": .string(how)])
-            if !clean { plugin.lastError = failure }
-            if let refusal = plugin.refusal {
-                giveUp(plugin, why: "refused at start: \(refusal)")
-            } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
-                giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
-            } else {
-                switch plugin.spec.restart {
-                case .never:
-                    plugin.state = .stopped
-                case .onFailure where clean:
-                    plugin.state = .stopped
-                default:
-                    recordFailure(plugin, reason: failure)
-                }
+        }
+    }
+
+    /// The current run of `plugin` ended with wait status `status`: told, and restarted by its policy.
+    private func ended(_ plugin: Plugin, status: Int32) {
+        plugin.pid = nil
+        plugin.launch = nil
+        plugin.credential = nil  // a run that ended proves nothing any more
+        plugin.connection = nil
+        let how = ChildProcess.describe(waitStatus: status)
+        plugin.lastExit = plugin.killReason.map { "\(how) (\($0))" } ?? how
+        if plugin.state == .stopped { return }
+        if case .failed = plugin.state { return }  // given up on already (a hello that never came)
+        let clean = ChildProcess.isCleanExit(status)
+        if clean && plugin.spec.ephemeral && plugin.refusal == nil {
+            // An extension that ended after its callback: started again at once, quietly — nothing failed.
+            plugin.restarts += 1
+            start(plugin, announce: false)
+            return
+        }
+        // What the run said last (its error, usually) makes the failure readable in `status`.
+        let failure = clean ? how : [plugin.lastExit!, log(of: plugin).lastLine(since: plugin.logOffset)].compactMap { $0 }.joined(separator: ": ")
+        onLifecycle?(plugin.spec.name, "exited", ["how": .string(how)])
+        if !clean { plugin.lastError = failure }
+        if let refusal = plugin.refusal {
+            giveUp(plugin, why: "refused at start: \(refusal)")
+        } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
+            giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
+        } else {
+            switch plugin.spec.restart {
+            case .never:
+                plugin.state = .stopped
+            case .onFailure where clean:
+                plugin.state = .stopped
+            default:
+                recordFailure(plugin, reason: failure)
             }
         }
     }
@@ -373,10 +425,9 @@ final class PluginSupervisor {
             plugin.signal(SIGKILL)
         }
         for plugin in plugins where plugin.state == .stopped && plugin.pid != nil {
-            var status: Int32 = 0
-            waitpid(plugin.pid!, &status, 0)
+            _ = awaitEnd(of: plugin)
             plugin.pid = nil
-            plugin.programPID = nil
+            plugin.launch = nil
             plugin.credential = nil
             plugin.connection = nil
             plugin.lastExit = "killed by SIGKILL (\(reason))"
@@ -399,16 +450,26 @@ final class PluginSupervisor {
             if plugins.contains(where: { $0.pid != nil }) { usleep(5_000) }
         }
         for plugin in plugins {
-            if let pid = plugin.pid {
+            if plugin.pid != nil {
                 logger.warning("plugin ignored SIGTERM; killing it", metadata: ["plugin": "\(plugin.spec.name)"])
                 plugin.signal(SIGKILL)
-                var status: Int32 = 0
-                waitpid(pid, &status, 0)
-                if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
+                let status = awaitEnd(of: plugin)
                 plugin.pid = nil
-                plugin.programPID = nil
+                plugin.launch = nil
                 plugin.lastExit = ChildProcess.describe(waitStatus: status)
             }
         }
+        templates?.stopAll()
+    }
+
+    /// Waits for the current run of `plugin`, killed, to end: its wait status (SIGKILL's when its template went with it).
+    private func awaitEnd(of plugin: Plugin) -> Int32 {
+        if let templatePID = plugin.launch?.templatePID {
+            return templates?.awaitEnding(of: plugin.spec.name, templatePID: templatePID) ?? SIGKILL
+        }
+        var status: Int32 = 0
+        guard let pid = plugin.pid, waitpid(pid, &status, 0) == pid else { return SIGKILL }
+        if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
+        return status
     }
 }

@@ -93,6 +93,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "Run the plugins unsandboxed: each can then read the cookie, the device's state and other plugins' environments, which no iOS extension can (for debugging only; said loudly).")
         var noSandbox = false
 
+        @Flag(name: .long, help: "Execute an SDK-based plugin afresh at every launch instead of forking it from its template process (a zygote started once in its sandbox; each launch is still a new process with fresh memory). Also SHIELDBUS_PLAIN_LAUNCHES=1 in the environment, which `shieldbus explore` passes on to the days it plays.")
+        var plainLaunches = false
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -330,6 +333,7 @@ struct RunPlan {
                 throw Problem(description: "\(error)")
             }
         }
+        settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
         // Made before a sandbox shows them: a plugin's record of handled events, and the App Group stores' folder.
         for folder in [StateFolder.pluginCursors, "appgroups"] {
             try FileManager.default.createDirectory(atPath: stateDirectory + "/" + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

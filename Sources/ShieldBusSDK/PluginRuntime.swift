@@ -351,6 +351,7 @@ public final class PluginRuntime {
     /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
     func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
         pluginThread = Thread.current
+        if LaunchEnvironment.isFromTemplate { logger.debug("launched from the plugin's template process") }
         installSignalHandlers()
         if Self.stopRequested != 0 {
             logger.notice("the broker that started this process is gone; stopping")

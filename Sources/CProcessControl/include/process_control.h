@@ -1,5 +1,6 @@
 // CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back,
-// keeping freed heap, closing every inherited descriptor in a spawned child.
+// keeping freed heap, closing every inherited descriptor in a spawned child, and the launch templates' channels (a
+// datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -21,5 +22,27 @@ int shieldbus_keep_freed_heap(int bytes);
 /// Adds to `actions` the closing of every descriptor from `lowest` up in the child (glibc's
 /// posix_spawn_file_actions_addclosefrom_np, 2.34 and later). Returns 0, or an error number (ENOSYS before glibc 2.34).
 int shieldbus_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
+/// Makes a pair of connected Unix SOCK_SEQPACKET sockets, both close-on-exec; on `ours` the kernel tells each message's
+/// sender (SO_PASSCRED). Returns 0, or -1 with errno set.
+int shieldbus_launch_channel(int descriptors[2]);
+
+/// Receives one message without waiting (`wait`: 0) or waiting for it: its length (0 when the other end closed), or
+/// -1 with errno set (EAGAIN: nothing waits). `sender` is the pid of the process that sent it, as this process's pid
+/// namespace numbers it (0 when the kernel told none).
+long shieldbus_receive_from(int descriptor, void *buffer, unsigned long size, int *sender, int wait);
+
+/// Sends one message without raising SIGPIPE: the bytes sent, or -1 with errno set.
+long shieldbus_send_message(int descriptor, const void *bytes, unsigned long count);
+
+/// Whether `haystack` holds `needle` (glibc's memmem).
+int shieldbus_contains(const void *haystack, unsigned long size, const void *needle, unsigned long count);
+
+/// Makes an epoll set (close-on-exec): a descriptor that polls readable while any descriptor it watches does.
+int shieldbus_watch_set(void);
+
+/// Adds `descriptor` to the set (readable, level-triggered), or removes it. Returns 0, or -1 with errno set.
+int shieldbus_watch(int set, int descriptor);
+int shieldbus_unwatch(int set, int descriptor);
 
 #endif

@@ -1,10 +1,15 @@
 // fixture-memory-monitor: a monitor that counts its callbacks in memory only and says the count each time —
-// under the ios-realistic profile its process ends after every callback, so the count never gets past 1.
+// under the ios-realistic profile its process ends after every callback, so the count never gets past 1. It counts
+// them twice: in the extension's instance (`seen`) and in a global of the program (`process`), which a launch forked
+// from the plugin's template must not inherit from an earlier launch either; `pid` is its pid inside its sandbox.
 
 import DeviceActivity
 import FamilyControls
 import Foundation
 import ShieldBusSDK
+
+/// Callbacks handled by this process, whichever instance handled them.
+var callbacksInThisProcess = 0
 
 final class MemoryMonitor: DeviceActivityMonitor {
     var callbacksSeen = 0
@@ -21,7 +26,9 @@ final class MemoryMonitor: DeviceActivityMonitor {
 
     override func intervalDidStart(for activity: DeviceActivityName) {
         callbacksSeen += 1
-        try? PluginRuntime.current?.publish("app.test.memory", json: ["seen": .int(Int64(callbacksSeen))])
+        callbacksInThisProcess += 1
+        try? PluginRuntime.current?.publish("app.test.memory", json: ["seen": .int(Int64(callbacksSeen)), "process": .int(Int64(callbacksInThisProcess)),
+                                                                      "pid": .int(Int64(getpid()))])
     }
 }
 

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""The CPU of one plugin launch, by path (docs/benchmarks.md, "Extension launches"): a release monitor's bare start
+(the loader, the runtime, its options missing, exit) N times, executed in a new bwrap sandbox each time as a plain
+launch is, forked from a template held in one sandbox as `LaunchTemplates` does (the channel's messages of
+Sources/CLaunchTemplate), and executed without a sandbox. Usage: launch_cost.py [N] [program] (default 50,
+.build/release/activity-monitor). Counts what the launched processes and bwrap used (getrusage of reaped children),
+not this script; the template's own start is shared among the N launches."""
+import os, resource, socket, subprocess, sys
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+program = sys.argv[2] if len(sys.argv) > 2 else root + '/.build/release/activity-monitor'
+folder = os.path.dirname(program)
+# The sandbox's namespaces and system mounts (PluginSandbox.Plan), without a plugin's state folders.
+sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--as-pid-1',
+           '--ro-bind', '/usr', '/usr']
+for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
+    if os.path.islink(top): sandbox += ['--symlink', os.readlink(top), top]
+    else: sandbox += ['--ro-bind-try', top, top]
+for f in ['/etc/ld.so.cache', '/etc/localtime', '/etc/passwd', '/etc/group', '/etc/nsswitch.conf']:
+    sandbox += ['--ro-bind-try', f, f]
+sandbox += ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', folder, folder, '--chdir', '/']
+env = {'PATH': '/usr/bin:/bin', 'SHIELDBUS_PLUGIN_NAME': 'monitor', 'SHIELDBUS_PLUGIN_ROLE': 'monitor',
+       'SHIELDBUS_PLUGIN_OPTIONS_FILE': '/nonexistent.json', 'SHIELDBUS_SUPERVISED': '1', 'SHIELDBUS_SANDBOX': 'bubblewrap'}
+null = open('/dev/null', 'w')
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime, r.ru_minflt, r.ru_stime
+def per(before, after, n): return (after[0] - before[0]) / n * 1000, (after[1] - before[1]) / n, (after[2] - before[2]) / n * 1000
+
+def plain(n, wrap):
+    b = cpu()
+    for _ in range(n):
+        subprocess.run((sandbox + ['--', program]) if wrap else [program], env=env, stdout=null, stderr=null)
+    return per(b, cpu(), n)
+
+def template(n):
+    b = cpu()
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+    def hand_down(): os.dup2(theirs.fileno(), 5)
+    p = subprocess.Popen(sandbox + ['--', program], env=dict(env, SHIELDBUS_LAUNCH_CHANNEL='5'), stdout=null, stderr=null,
+                         preexec_fn=hand_down, pass_fds=[theirs.fileno()])
+    theirs.close()
+    assert ours.recv(256).startswith(b'ready')
+    started_at = cpu()
+    message = b'launch\n' + b''.join(f'{k}={v}'.encode() + b'\0' for k, v in env.items())
+    for _ in range(n):
+        ours.send(message)
+        assert ours.recv(256).startswith(b'started')
+        assert ours.recv(256).startswith(b'ended')
+    ours.close()
+    p.wait()
+    return per(b, cpu(), n)
+
+plain(3, True); template(3)  # the page cache warm for both
+rounds = []
+for r in range(3):
+    rounds.append(('bwrap + exec', plain(N, True)))
+    rounds.append(('template fork', template(N)))
+    rounds.append(('exec, no sandbox', plain(N, False)))
+for name in ['bwrap + exec', 'template fork', 'exec, no sandbox']:
+    xs = sorted(v for k, v in rounds if k == name)
+    print(f'{name}: CPU per launch {", ".join("%.2f ms (%.0f faults, %.2f ms system)" % x for x in xs)}')

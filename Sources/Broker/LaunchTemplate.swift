@@ -1,0 +1,143 @@
+// LaunchTemplate: a plugin's template process (Android's zygote), from which its launches are forked rather than executed.
+import BusClient
+import CProcessControl
+import Foundation
+
+/// One plugin's template process: its executable started once, inside the plugin's sandbox, and held before its
+/// `main` by the SDK (`CLaunchTemplate`), before the program has made any state, thread or libzmq context. Each
+/// launch is a fork of it that goes on to `main` with the launch's environment — a fresh process with fresh memory,
+/// in the same sandbox, without paying exec, the dynamic loader and relocations again. The broker talks to it on a
+/// Unix datagram channel (the messages are described in `launch_template.c`); the kernel tells the broker each
+/// message's sender as the broker's pid namespace numbers it, so a launch's pid (to signal it) comes from the launch
+/// itself, and can only be a process inside the sandbox.
+final class LaunchTemplate {
+    /// The process the broker started and waits for (bwrap).
+    let pid: pid_t
+    private var channel: Int32
+    /// It said it serves.
+    private(set) var isReady = false
+    /// Its channel closed (it ended, or the broker retired it).
+    private(set) var isGone = false
+    /// Ended launches read from the channel and not yet taken: their pid inside the sandbox, and their wait status.
+    private var endings: [(templatePID: pid_t, status: Int32)] = []
+    /// Launches that said they started: their pid inside the sandbox and outside it.
+    private var started: [(templatePID: pid_t, pid: pid_t)] = []
+    private var forkFailed = false
+    private var buffer = [UInt8](repeating: 0, count: 256)
+
+    static let channelVariable = "SHIELDBUS_LAUNCH_CHANNEL"
+
+    /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
+    /// `shieldbus_launch_template` (only the headers are read, not the program).
+    static func canServe(executable: String) -> Bool {
+        ELFFile(path: executable)?.hasSection(named: "shieldbus_launch_template") ?? false
+    }
+
+    /// Starts the template: `environment` is the plugin's, without a launch's own (its credential), which each launch
+    /// brings.
+    init(executable: String, arguments: [String], environment: [String: String], logPath: String, sandbox: ChildProcess.Sandbox?) throws {
+        var pair: [Int32] = [-1, -1]
+        guard shieldbus_launch_channel(&pair) == 0 else { throw ChildProcess.SpawnError(executable: executable, errno: errno) }
+        defer { Glibc.close(pair[1]) }
+        var environment = environment
+        environment[Self.channelVariable] = String(ChildProcess.launchChannelDescriptor)
+        do {
+            pid = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment, logPath: logPath,
+                                         sandbox: sandbox, launchChannel: pair[1]).pid
+        } catch {
+            Glibc.close(pair[0])
+            throw error
+        }
+        channel = pair[0]
+    }
+
+    /// The descriptor that is readable while the template has told something.
+    var descriptor: Int32 { channel }
+
+    /// Waits until the template serves, at most until `deadline` (monotonic ms).
+    func awaitReady(until deadline: Int64) -> Bool {
+        while !isReady && receive(waitingUntil: deadline) {}
+        return isReady
+    }
+
+    /// Launches a child with `environment`: its pid as the broker sees it and inside the sandbox; nil when the
+    /// template cannot (it is gone, not ready, failed to fork, or was silent until `deadline` — then it is retired, so
+    /// a late launch dies with it).
+    func launch(environment: [String: String], until deadline: Int64) -> (pid: pid_t, templatePID: pid_t)? {
+        guard isReady, !isGone else { return nil }
+        var message = Array("launch\n".utf8)
+        for (key, value) in environment { message += Array(key.utf8) + [UInt8(ascii: "=")] + Array(value.utf8) + [0] }
+        let sent = message.withUnsafeBytes { shieldbus_send_message(channel, $0.baseAddress, UInt($0.count)) }
+        guard sent == message.count else {
+            retire()
+            return nil
+        }
+        forkFailed = false
+        while started.isEmpty && !forkFailed {
+            guard receive(waitingUntil: deadline) else {
+                retire()
+                return nil
+            }
+        }
+        guard !started.isEmpty else { return nil }
+        let child = started.removeFirst()
+        return (child.pid, child.templatePID)
+    }
+
+    /// The launches that ended since the last call.
+    func takeEndings() -> [(templatePID: pid_t, status: Int32)] {
+        while receive(waitingUntil: nil) {}
+        defer { endings = [] }
+        return endings
+    }
+
+    /// Waits for launch `templatePID` to end (after it was killed), at most until `deadline`: its wait status.
+    func awaitEnding(of templatePID: pid_t, until deadline: Int64) -> Int32? {
+        while true {
+            if let index = endings.firstIndex(where: { $0.templatePID == templatePID }) { return endings.remove(at: index).status }
+            guard receive(waitingUntil: deadline) else { return nil }
+        }
+    }
+
+    /// Ends the template, and with it its sandbox (and whatever still runs in it): the process is reaped by whoever
+    /// waits for the broker's children.
+    func retire() {
+        close()
+        kill(pid, SIGKILL)
+    }
+
+    /// Closes the channel: the template exits by itself.
+    func close() {
+        if channel >= 0 { Glibc.close(channel) }
+        channel = -1
+        isGone = true
+    }
+
+    /// Reads one message, waiting for it until `deadline` (nil: not at all): false when none came or the channel closed.
+    private func receive(waitingUntil deadline: Int64?) -> Bool {
+        guard !isGone else { return false }
+        if let deadline {
+            var waiting = pollfd(fd: channel, events: Int16(POLLIN), revents: 0)
+            let remaining = Int32(clamping: max(0, deadline - monotonicMilliseconds()))
+            guard poll(&waiting, 1, remaining) > 0 else { return false }
+        }
+        var sender: Int32 = 0
+        let length = shieldbus_receive_from(channel, &buffer, UInt(buffer.count), &sender, 0)
+        if length < 0 && errno == EAGAIN { return false }
+        guard length > 0 else {
+            // Ended: whatever of its launches still ran ended with it (its pid namespace's first process).
+            retire()
+            return false
+        }
+        let words = String(decoding: buffer[0..<length], as: UTF8.self).split(separator: " ")
+        let numbers = words.dropFirst().compactMap { Int32($0) }
+        switch words.first {
+        case "ready": isReady = true
+        case "started" where numbers.count == 1 && sender > 0: started.append((numbers[0], sender))
+        case "ended" where numbers.count == 2: endings.append((numbers[0], numbers[1]))
+        case "failed": forkFailed = true
+        default: break
+        }
+        return true
+    }
+}

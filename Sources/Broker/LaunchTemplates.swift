@@ -1,0 +1,124 @@
+// LaunchTemplates: which plugins launch from a template process, and what happens when one dies.
+import BusClient
+import Foundation
+import Logging
+
+/// The supervisor's launch templates (`LaunchTemplate`): one per SDK-based plugin, started once per run inside its
+/// sandbox; each launch of the plugin — a short-lived extension's for every callback, a restart after a crash or a
+/// kill — is then a fork of it. A template that dies is started again, and the launch that found it dead is a plain
+/// one (said in the log); a plugin whose template cannot serve (it ended, or was silent, before it was ready, or died three times)
+/// is launched plainly for the rest of the run. A program that is not SDK-based (a Python plugin, any other
+/// executable) always is.
+final class LaunchTemplates {
+    /// How long a template may take to start serving, and a launch from it to start (wall ms): past that, the launch
+    /// is a plain one.
+    static let readyMilliseconds: Int64 = 10_000
+    static let launchMilliseconds: Int64 = 5_000
+    /// Deaths after which a plugin's template is not started again.
+    static let deathsBeforeGivingUp = 3
+
+    private var templates: [String: LaunchTemplate] = [:]
+    /// Plugins launched plainly for good, and why (for `canServe`, the executable's answer too).
+    private var plain: [String: String] = [:]
+    private var deaths: [String: Int] = [:]
+    private let logger: Logger
+    /// Where a template's channel is watched, so that the loop wakes when a launch ends.
+    var wake: WakeSet?
+
+    init(logger: Logger) { self.logger = logger }
+
+    /// What a template needs to start: the plugin's executable, arguments, environment without a launch's own, log
+    /// and sandbox (whose arguments ask for no `--info-fd`).
+    struct Start {
+        let executable: String
+        let arguments: [String]
+        let environment: [String: String]
+        let logPath: String
+        let sandbox: ChildProcess.Sandbox
+    }
+
+    /// Starts `name`'s template without waiting for it, unless it has one or launches plainly.
+    func prepare(_ name: String, _ start: Start) {
+        guard templates[name] == nil, plain[name] == nil else { return }
+        guard LaunchTemplate.canServe(executable: start.executable) else {
+            plain[name] = "its program is not SDK-based"
+            return
+        }
+        do {
+            let template = try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment,
+                                              logPath: start.logPath, sandbox: start.sandbox)
+            templates[name] = template
+            wake?.watch(template.descriptor)
+        } catch {
+            giveUp(name, why: "its template could not start: \(error)")
+        }
+    }
+
+    /// Launches `name` from its template with `environment`; nil when it is to be launched plainly this time.
+    /// `start` is asked only when a template must start.
+    func launch(_ name: String, environment: [String: String], _ start: () -> Start) -> ChildProcess.Launch? {
+        if plain[name] == nil && templates[name] == nil { prepare(name, start()) }
+        guard let template = templates[name] else { return nil }
+        if template.isGone {
+            templates[name] = nil
+            let count = deaths[name, default: 0] + 1
+            deaths[name] = count
+            if count >= Self.deathsBeforeGivingUp {
+                giveUp(name, why: "its template process died \(count) times")
+            } else {
+                logger.warning("the launch template of a plugin ended; this launch is a plain one, and a new template starts",
+                               metadata: ["plugin": "\(name)"])
+                prepare(name, start())
+            }
+            return nil
+        }
+        guard template.awaitReady(until: monotonicMilliseconds() + Self.readyMilliseconds) else {
+            // One that is slow to serve is not waited for again at every launch, stalling the broker each time.
+            let why = template.isGone ? "its template ended before serving (see its log)"
+                : "its template did not serve within \(Self.readyMilliseconds) ms (see its log)"
+            template.retire()
+            templates[name] = nil
+            giveUp(name, why: why)
+            return nil
+        }
+        guard let child = template.launch(environment: environment, until: monotonicMilliseconds() + Self.launchMilliseconds) else {
+            logger.warning("the launch template of a plugin did not launch it; this launch is a plain one", metadata: ["plugin": "\(name)"])
+            return nil
+        }
+        return ChildProcess.Launch(pid: child.pid, templatePID: child.templatePID)
+    }
+
+    /// The launches of `name` that ended since the last call, and whether its template is gone (then a launch of it
+    /// that has not ended has died with it).
+    func endings(of name: String) -> (ended: [(templatePID: pid_t, status: Int32)], templateGone: Bool) {
+        guard let template = templates[name] else { return ([], true) }
+        let ended = template.takeEndings()
+        return (ended, template.isGone)
+    }
+
+    /// Waits for a killed launch of `name` to end: its wait status, nil if the template went (the launch with it).
+    func awaitEnding(of name: String, templatePID: pid_t) -> Int32? {
+        templates[name]?.awaitEnding(of: templatePID, until: monotonicMilliseconds() + Self.launchMilliseconds)
+    }
+
+    /// Ends every template (its launches have ended) and waits for their processes: told by its channel's closing, a
+    /// template exits, and bwrap with it, so that what the template and its launches used is counted as the broker's
+    /// children's (`getrusage`); one that has not ended within `graceMilliseconds` is killed.
+    func stopAll(graceMilliseconds: Int64 = 2_000) {
+        for template in templates.values { template.close() }
+        let deadline = monotonicMilliseconds() + graceMilliseconds
+        for template in templates.values {
+            var status: Int32 = 0
+            while waitpid(template.pid, &status, WNOHANG) == 0 {
+                if monotonicMilliseconds() >= deadline { template.retire() }
+                usleep(1_000)
+            }
+        }
+        templates = [:]
+    }
+
+    private func giveUp(_ name: String, why: String) {
+        plain[name] = why
+        logger.warning("a plugin is launched plainly from now on: \(why)", metadata: ["plugin": "\(name)"])
+    }
+}

@@ -1,0 +1,31 @@
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+extension ShortLivedExtensionTests {
+    /// Launched from its template (the default in a sandbox), a short-lived extension is a new process per callback
+    /// with nothing of the last one's memory — neither its instance nor the program's globals — and the day is the
+    /// one plain launches play.
+    func testLaunchesFromTheTemplateAreFreshProcessesAndPlayTheDayPlainLaunchesPlay() throws {
+        let configuration = Self.configuration("memory", monitor: "fixture-memory-monitor")
+        let day = "name: memory\nstart: 2026-11-23T06:30\nsteps: []\nend: day 1 09:30\n"
+        let arguments = ["--profile", "ios-realistic", "--seed", "5"]
+        let runs = try ScenarioRun.runAll([(configuration, day, arguments), (configuration, day, arguments + ["--plain-launches"])])
+        for run in runs { XCTAssertEqual(run.exitStatus, 0, run.errors) }
+        let (forked, plain) = (runs[0].events("app.test.memory"), runs[1].events("app.test.memory"))
+        XCTAssertEqual(forked.count, 3)
+        for (name, key) in [("the instance", "seen"), ("the program's global", "process")] {
+            XCTAssertEqual(Set(forked.compactMap { $0.bodyValue[key]?.intValue }), [1], "\(name) is fresh at every launch")
+        }
+        let pids = forked.compactMap { $0.bodyValue["pid"]?.intValue }
+        XCTAssertEqual(Set(pids).count, 3, "a process per callback: \(pids)")
+        XCTAssertTrue(pids.allSatisfy { $0 > 1 }, "forked from the template, the first process of the sandbox: \(pids)")
+        XCTAssertEqual(Set(plain.compactMap { $0.bodyValue["pid"]?.intValue }), [1], "executed, each the first process of its own sandbox")
+        // The same day but for the pids: the same events at the same times.
+        func withoutPIDs(_ journal: [Envelope]) -> [String] {
+            journal.map { "\($0.seq) \($0.time) \($0.topic) \($0.topic == "app.test.memory" ? "" : String(decoding: $0.body, as: UTF8.self))" }
+        }
+        XCTAssertEqual(withoutPIDs(runs[0].journal), withoutPIDs(runs[1].journal))
+    }
+}

@@ -1,0 +1,80 @@
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// Launches from a plugin's template process (a zygote started once in its sandbox, forked per launch), through the
+/// real broker and real processes: each launch is a process of its own whose pid the broker knows across the
+/// sandbox's pid namespace, whose crash and kill are told as before, and which a dead template does not take down
+/// for good.
+extension SupervisionTests {
+
+    /// The pid inside its sandbox (the last of `NSpid`) of a process the test sees; nil for one in the test's own pid
+    /// namespace (bwrap).
+    func sandboxPID(of pid: Int64) -> Int64? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("NSpid:") }) else { return nil }
+        let pids = line.split(whereSeparator: { $0 == "\t" || $0 == " " }).dropFirst().compactMap { Int64($0) }
+        return pids.count > 1 ? pids.last : nil
+    }
+
+    func testALaunchFromTheTemplateIsItsOwnProcessWhoseCrashAndKillAreTold() throws {
+        let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
+        defer { broker.stop() }
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin.", "bus.error"])
+        let first = waitConnected("forked", in: broker)
+        // The template is the first process of the sandbox's pid namespace; a launch is a later one. The broker's pid
+        // for it (from the kernel, across the namespace) is that same process.
+        let inside = try XCTUnwrap(try ping(1, through: tap))
+        XCTAssertGreaterThan(inside, 1, "launched from the template, not executed as the namespace's first process")
+        XCTAssertEqual(sandboxPID(of: first), inside, "status's pid is the launch's own process")
+
+        waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
+        kill(Int32(first), SIGKILL)
+        let second = waitConnected("forked", in: broker, notPid: first, restarts: 1)
+        XCTAssertEqual(plugin("forked", in: broker)?["lastExit"]?.stringValue, "killed by SIGKILL")
+        XCTAssertFalse(processExists(Int32(first)))
+        let again = try XCTUnwrap(try ping(2, through: tap))
+        XCTAssertNotEqual(again, inside, "a new process")
+        XCTAssertEqual(sandboxPID(of: second), again)
+
+        waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
+        // The event it crashed on is delivered once more, and the second crash on it gives it up (as for an executed plugin).
+        try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
+        let events = try collectEvents(from: tap) { $0.contains { $0.bodyValue["code"]?.stringValue == "delivery-abandoned" } }
+        XCTAssertEqual(events.filter { $0.topic == "plugin.exited" }.compactMap { $0.bodyValue["how"]?.stringValue },
+                       ["exited with status 3", "exited with status 3"])
+        waitConnected("forked", in: broker, notPid: second, restarts: 3)
+        let entry = try XCTUnwrap(plugin("forked", in: broker))
+        XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
+        XCTAssertEqual(entry["lastError"]?.stringValue, "exited with status 3: forked: crashing, as asked", "the run's last words")
+    }
+
+    func testWhenTheTemplateDiesItsLaunchIsToldKilledAndTheNextLaunchIsAPlainOne() throws {
+        let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
+        defer { broker.stop() }
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
+        let first = waitConnected("forked", in: broker)
+        XCTAssertGreaterThan(try XCTUnwrap(try ping(1, through: tap)), 1)
+        // The template: the plugin's process that is its sandbox's first.
+        let template = try XCTUnwrap(pluginProcesses(ofRuntimeDirectory: broker.runtime.path).first { sandboxPID(of: Int64($0.pid)) == 1 }?.pid)
+        XCTAssertNotEqual(Int64(template), first)
+        kill(template, SIGKILL)
+        let second = waitConnected("forked", in: broker, notPid: first, restarts: 1)
+        XCTAssertEqual(plugin("forked", in: broker)?["lastExit"]?.stringValue, "killed by SIGKILL (its launch template ended)")
+        XCTAssertEqual(try ping(2, through: tap), 1, "a plain launch: the first process of its own sandbox")
+        XCTAssertEqual(sandboxPID(of: second), 1)
+        XCTAssertTrue(broker.log(tail: 200).contains("a new template starts"), broker.log(tail: 20))
+    }
+
+    func testWithPlainLaunchesAskedThePluginIsExecutedAtEachLaunch() throws {
+        let broker = try BrokerProcess(configuration: configuration([("forked", "")]), arguments: ["--plain-launches"])
+        defer { broker.stop() }
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
+        waitConnected("forked", in: broker)
+        XCTAssertEqual(try ping(1, through: tap), 1, "executed as its sandbox's first process")
+        let sandboxed = pluginProcesses(ofRuntimeDirectory: broker.runtime.path).compactMap { sandboxPID(of: Int64($0.pid)) }
+        XCTAssertEqual(sandboxed, [1], "one process in the sandbox, its first: no template")
+    }
+}

@@ -108,7 +108,9 @@ enum ChildProcess {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
-        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", executable] } ?? [executable]
+        // Inside a sandbox only the program's real folder is there: a path through a symbolic link (SwiftPM's
+        // `.build/debug`) is run by the path it leads to.
+        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", URL(fileURLWithPath: executable).resolvingSymlinksInPath().path] } ?? [executable]
         let argv = (commandLine + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -242,14 +242,19 @@ public struct Scenario: Sendable {
         public let description: String
     }
 
+    /// tzdata's zones named by an abbreviation rather than a place: CST is three zones, and EST keeps no daylight saving
+    /// where the places it abbreviates do.
+    static let abbreviationZones: Set<String> = ["CET", "EET", "EST", "HST", "MET", "MST", "WET"]
+
     /// The zone an IANA name (`Europe/Berlin`, `UTC`) names (a scenario's `timeZone`, a tool's input).
     public static func timeZone(named name: String) throws -> TimeZone {
-        // Only IANA names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
-        // The known list holds one name per zone and misses current IANA names that tzdata keeps as links
-        // (Asia/Kolkata beside Asia/Calcutta): any Area/Location name the system resolves is a zone too.
+        // Only places' names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
+        // The known list holds one name per zone and misses names that tzdata keeps as links (Asia/Kolkata beside
+        // Asia/Calcutta, Cuba beside America/Havana): any other name of a place the system resolves is a zone too.
         let known = TimeZone.knownTimeZoneIdentifiers
-        let isAreaLocation = name.contains("/") && !name.hasPrefix("Etc/")
-        if known.contains(name) || name == "UTC" || isAreaLocation, let zone = TimeZone(identifier: name) { return zone }
+        let namesAPlace = !name.hasPrefix("Etc/") && !name.hasPrefix("GMT") && !Self.abbreviationZones.contains(name)
+            && name.first?.isLetter == true && !name.contains { $0.isNumber }
+        if known.contains(name) || name == "UTC" || namesAPlace, let zone = TimeZone(identifier: name) { return zone }
         let suggestion = closest(to: name, in: known).map { " — did you mean '\($0)'?" } ?? ""
         throw UnknownTimeZone(description: "expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
     }

@@ -103,6 +103,12 @@ final class ScenarioTests: XCTestCase {
         XCTAssertEqual(kolkata.start, utc("2026-11-23 01:00:00"), "06:30 in India is 01:00 UTC")
         assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: CET\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
         assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: Etc/GMT+1\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
+        assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: EST5EDT\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
+        // Links without an area name a place too (`make zones` found scenarios of theirs refused).
+        for (link, zone) in [("Cuba", "America/Havana"), ("NZ-CHAT", "Pacific/Chatham"), ("Egypt", "Africa/Cairo")] {
+            let scenario = try parse("name: t\nstart: 2026-11-23T06:30\ntimeZone: \(link)\nsteps: []\n")
+            XCTAssertEqual(TimeZone(identifier: zone)?.secondsFromGMT(for: scenario.start), TimeZone(identifier: link)?.secondsFromGMT(for: scenario.start), link)
+        }
     }
 
     func testALargeSeedFitsInUInt64() throws {

@@ -39,7 +39,8 @@ extension FaultTests {
             let fullRun = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"))
             let work = TemporaryDirectory(prefix: "sbstall")
             var stalled = 0.0
-            let faulty = try runFaulting(scenario, seed: seed ^ 0x57A1, pace: 1...4, work: work) { broker, _, random in
+            // The first stall early: a virtual day may take only a few seconds of wall time.
+            let faulty = try runFaulting(scenario, seed: seed ^ 0x57A1, pace: 1...4, firstFault: 0.2...0.8, work: work) { broker, _, random in
                 let length = Double.random(in: 0.5...7, using: &random)
                 kill(broker.processIdentifier, SIGSTOP)
                 usleep(UInt32(length * 1_000_000))  // the stall's own length, not a wait for something to happen

@@ -75,7 +75,7 @@ final class FaultTests: XCTestCase {
     /// Runs `scenario` (virtual time) while `inject` puts a fault into the running device — the broker's process,
     /// its runtime directory — at seeded moments `pace` seconds of wall time apart, and says whether it did; returns
     /// the journal, the exit status, how many faults were injected and the broker's output.
-    func runFaulting(_ scenario: String, seed: UInt64, pace: ClosedRange<Double> = 0.4...2, work: TemporaryDirectory,
+    func runFaulting(_ scenario: String, seed: UInt64, pace: ClosedRange<Double> = 0.4...2, firstFault: ClosedRange<Double>? = nil, work: TemporaryDirectory,
                      inject: (_ broker: Process, _ runtime: RuntimeDirectory, _ random: inout SeededRandom) throws -> Bool)
         throws -> (run: [Envelope], exitStatus: Int32, faults: Int, errors: String) {
         try configuration().write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
@@ -88,7 +88,7 @@ final class FaultTests: XCTestCase {
         try process.run(outputTo: nil, errorsTo: work.file("stderr"))
         var random = SeededRandom(seed: seed)
         var faults = 0
-        var nextFault = Date().addingTimeInterval(Double.random(in: pace, using: &random))
+        var nextFault = Date().addingTimeInterval(Double.random(in: firstFault ?? pace, using: &random))
         let deadline = Date().addingTimeInterval(600)
         while process.isRunning && Date() < deadline {
             if Date() >= nextFault {

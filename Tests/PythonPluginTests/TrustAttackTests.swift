@@ -22,7 +22,9 @@ final class TrustAttackTests: XCTestCase {
 
     func testEveryAttackOfTheIssueIsRefusedWithItsCodeAndTheLockHolds() throws {
         let python = try requirePython()
-        let broker = try BrokerProcess(configuration: try habitLockConfiguration())
+        // Plain launches: the suite replays a plugin's credential read from /proc/<pid>/environ, where a launch from
+        // its template never has it (the template hands it over after the fork).
+        let broker = try BrokerProcess(configuration: try habitLockConfiguration(), arguments: ["--plain-launches"])
         let cookie = try XCTUnwrap(broker.runtime.cookie(), "the broker writes the outside clients' cookie")
         var info = stat()
         XCTAssertEqual(stat(broker.runtime.cookiePath, &info), 0)

@@ -215,7 +215,9 @@ final class SupervisionTests: XCTestCase {
     func testDoSaysWhenThePluginThatShouldActWasGivenUpOn() throws {
         let work = TemporaryDirectory(prefix: "sbdofail")
         let broken = work.file("broken")
-        let broker = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start-while, \(broken)]"), ("steady", "")]))
+        // The sandbox shows the plugin the folder its "build" breaks in.
+        let folder = (broken as NSString).deletingLastPathComponent
+        let broker = try BrokerProcess(configuration: configuration([("loops", ", arguments: [--crash-at-start-while, \(broken)], readable: [\"\(folder)\"]"), ("steady", "")]))
         waitConnected("loops", in: broker)
         func person(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
             let run = try CommandRun.shieldbus(["do"] + arguments + ["--runtime-dir", broker.runtime.path])

@@ -66,7 +66,9 @@ public enum TrueTimeSchedules {
         let calendar = ScheduleCalendar(timeZone: BusClock.timeZone)
         let shownNow = BusClock.deviceClock(at: BusClock.absoluteNow)
         var candidate = date
-        for _ in 0..<8 {  // a repeated hour is over within four quarters; eight leave room for a 30-minute shift
+        // The longest stretch a fall-back repeats in the tz database is three hours (Antarctica/Casey; Troll's is two):
+        // sixteen quarters get past any of them.
+        for _ in 0..<16 {
             let shown = BusClock.deviceClock(at: candidate)
             if let start = calendar.nextInterval(for: window(at: candidate), at: shownNow)?.start,
                abs(start.timeIntervalSince(shown)) < 1 { return candidate }  // the schedule holds whole seconds

@@ -397,6 +397,41 @@ extension DaylightSavingTests {
     }
 }
 
+/// Antarctica/Troll falls back two hours at 03:00 (`make zones` found it): a focus window inside the repeated stretch
+/// was shielded in its first pass only. The monitor's check at the second pass's start must come as an end warning
+/// (no one-off window starts there when due), but the search for a quarter hour the OS reads as planned gave up after
+/// two hours, still inside the stretch, and planned a window the OS took as over.
+extension DaylightSavingTests {
+    func testAFocusWindowInTrollsTwoHourRepeatedStretchIsShieldedInBothPasses() throws {
+        let configuration = try Self.focusWindowConfiguration(try ScenarioRun.shippedConfiguration("focus-window"), from: "01:00", to: "02:20")
+        let checks = DayChecks()
+        for profile in ["faithful", "ios-realistic"] {
+            // From 00:30 (22:30Z): Instagram in the first pass, then TikTok, YouTube and Instagram in the second (01:10Z,
+            // 01:50Z, 02:10Z: 01:10, 01:50 and 02:10 again on the clock).
+            let scenario = """
+            name: troll-repeated-stretch
+            start: 2026-10-25T00:30
+            timeZone: Antarctica/Troll
+            profile: \(profile)
+            seed: 7
+            end: after 20m
+            steps:
+              - {after: 40m, open: Instagram}
+              - {after: 3m, home: true}
+              - {after: 117m, open: TikTok}
+              - {after: 3m, home: true}
+              - {after: 37m, open: YouTube}
+              - {after: 3m, home: true}
+              - {after: 17m, open: Instagram}
+              - {after: 3m, home: true}
+
+            """
+            checks.add(configuration, scenario, expectations: nil, "Troll, \(profile)")
+        }
+        try assertDaysHold(checks, everyDay: true)
+    }
+}
+
 /// The habit lock's re-checks in a repeated DST hour (issue #9's known weakness, found by hand): a re-check is a
 /// one-off schedule in the device clock's wall time, and the OS reads a wall time of the repeated hour as its first
 /// pass. Habits done at 02:05 in Berlin's second 02:00–03:00: every re-check (02:20, 02:35, 02:36) was already "over",

@@ -108,9 +108,13 @@ enum ChildProcess {
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
-        // Inside a sandbox only the program's real folder is there: a path through a symbolic link (SwiftPM's
-        // `.build/debug`) is run by the path it leads to.
-        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", URL(fileURLWithPath: executable).resolvingSymlinksInPath().path] } ?? [executable]
+        // Inside a sandbox only the program's real folder is there: a folder reached through a symbolic link
+        // (SwiftPM's `.build/debug`) is named by the folder it leads to. The program keeps its own name (a venv's
+        // `python` finds its `pyvenv.cfg` beside it).
+        let inRealFolder = { (path: String) in
+            URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent((path as NSString).lastPathComponent).path
+        }
+        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", inRealFolder(executable)] } ?? [executable]
         let argv = (commandLine + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

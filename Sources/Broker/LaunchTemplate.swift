@@ -118,8 +118,13 @@ final class LaunchTemplate {
         guard !isGone else { return false }
         if let deadline {
             var waiting = pollfd(fd: channel, events: Int16(POLLIN), revents: 0)
-            let remaining = Int32(clamping: max(0, deadline - monotonicMilliseconds()))
-            guard poll(&waiting, 1, remaining) > 0 else { return false }
+            var ready: Int32
+            repeat {
+                // A signal the broker handles (another plugin's SIGCHLD) ends a poll early: wait out the rest.
+                let remaining = Int32(clamping: max(0, deadline - monotonicMilliseconds()))
+                ready = poll(&waiting, 1, remaining)
+            } while ready < 0 && errno == EINTR
+            guard ready > 0 else { return false }
         }
         var sender: Int32 = 0
         let length = shieldbus_receive_from(channel, &buffer, UInt(buffer.count), &sender, 0)

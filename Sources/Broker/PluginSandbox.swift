@@ -121,6 +121,8 @@ public enum PluginSandbox {
                       FileManager.default.fileExists(atPath: standard) else { return }
                 folders.append(standard)
             }
+            // The folder the program is run from (its own symbolic links resolved) and the one its file is in.
+            add(URL(fileURLWithPath: spec.executable).deletingLastPathComponent().resolvingSymlinksInPath().path)
             let executable = URL(fileURLWithPath: spec.executable).resolvingSymlinksInPath()
             add(executable.deletingLastPathComponent().path)
             for argument in spec.arguments where argument.hasPrefix("/") && FileManager.default.fileExists(atPath: argument) {

@@ -117,14 +117,16 @@ public enum PersonAction: Equatable, Sendable {
         case .close: self = .close(app: given)
         case .home: self = .home
         case .visit:
-            guard let url = given else { throw Invalid(description: "'visit' needs a URL") }
+            guard let url = given, Self.isVisitable(url) else { throw Invalid(description: "'visit' needs an http(s) URL with a host") }
+            guard tab >= 1 else { throw Invalid(description: "'visit' needs a browser tab, 1 or more") }
             self = .visit(url: url, tab: tab, isPrivate: isPrivate)
-        case .closeTab: self = .closeTab(tab)
-        case .switchTab: self = .switchTab(tab)
+        case .closeTab, .switchTab:
+            guard tab >= 1 else { throw Invalid(description: "'\(name)' needs a browser tab, 1 or more") }
+            self = verb == .closeTab ? .closeTab(tab) : .switchTab(tab)
         case .press:
             guard let button = given.flatMap(ShieldButton.init(rawValue:)) else { throw Invalid(description: "'press' needs primary or secondary") }
             self = .press(button)
-        case .habit: self = .habit(given ?? "habit")
+        case .habit: self = .habit(Self.habitName(given))
         case .appAction:
             guard let control = given, Self.isControlName(control) else {
                 throw Invalid(description: "'app-action' needs the control's name: letters, digits, '-', '_' or '.', e.g. skip-tonight")
@@ -181,6 +183,7 @@ public enum PersonAction: Equatable, Sendable {
         }
         func optional(_ key: String) -> String? { body[key]?.stringValue }
         let tab = Int(body["tab"]?.intValue ?? 1)
+        guard tab >= 1 else { throw Invalid(description: "'\(verb.rawValue)' needs 'tab': a browser tab, 1 or more") }
         switch verb {
         case .open: self = .open(app: try string("app", "an app name"))
         case .forceQuit: self = .forceQuit(app: try string("app", "an app name"))
@@ -188,7 +191,7 @@ public enum PersonAction: Equatable, Sendable {
         case .home: self = .home
         case .visit:
             let url = try string("url", "an http(s) URL with a host")
-            guard Self.host(of: url) != nil else { throw Invalid(description: "'visit' needs 'url': an http(s) URL with a host") }
+            guard Self.isVisitable(url) else { throw Invalid(description: "'visit' needs 'url': an http(s) URL with a host") }
             self = .visit(url: url, tab: tab, isPrivate: body["private"]?.boolValue ?? false)
         case .closeTab: self = .closeTab(tab)
         case .switchTab: self = .switchTab(tab)
@@ -197,7 +200,7 @@ public enum PersonAction: Equatable, Sendable {
                 throw Invalid(description: "'press' needs 'button': primary or secondary")
             }
             self = .press(button)
-        case .habit: self = .habit(optional("habit") ?? "habit")
+        case .habit: self = .habit(Self.habitName(optional("habit")))
         case .appAction:
             let control = try string("action", "the control's name, e.g. skip-tonight")
             guard Self.isControlName(control) else {
@@ -246,6 +249,18 @@ public enum PersonAction: Equatable, Sendable {
     /// A product app's control name: 1–64 letters, digits, '-', '_' or '.'.
     public static func isControlName(_ name: String) -> Bool {
         !name.isEmpty && name.count <= maxControlNameLength && name.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
+    }
+
+    /// Whether the person can visit `url`: http or https, with a host (as a scenario's `visit` takes it).
+    public static func isVisitable(_ url: String) -> Bool {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else { return false }
+        return ["http", "https"].contains(scheme) && host(of: url) != nil
+    }
+
+    /// A completed habit's name as a scenario keeps it: trimmed, "habit" when none is given.
+    static func habitName(_ given: String?) -> String {
+        let trimmed = given?.trimmingCharacters(in: .whitespaces) ?? ""
+        return trimmed.isEmpty ? "habit" : trimmed
     }
 
     /// The lowercase host of a URL the person visits, nil when it has none.

@@ -242,9 +242,10 @@ public struct Scenario: Sendable {
         public let description: String
     }
 
-    /// tzdata's zones named by an abbreviation rather than a place: CST is three zones, and EST keeps no daylight saving
-    /// where the places it abbreviates do.
-    static let abbreviationZones: Set<String> = ["CET", "EET", "EST", "HST", "MET", "MST", "WET"]
+    /// tzdata's zones named by an abbreviation rather than a place (CST is three zones, and EST keeps no daylight
+    /// saving where the places it abbreviates do), and its files that name no zone of a place.
+    static let abbreviationZones: Set<String> = ["CET", "EET", "EST", "HST", "MET", "MST", "WET", "PST", "IST", "BST",
+                                                "Factory", "posixrules", "localtime"]
 
     /// The zone an IANA name (`Europe/Berlin`, `UTC`) names (a scenario's `timeZone`, a tool's input).
     public static func timeZone(named name: String) throws -> TimeZone {

@@ -50,6 +50,11 @@ final class PersonActionTests: XCTestCase {
         XCTAssertEqual(requestRefusal(.open, .object([:])), "'open' needs 'app': an app name")
         XCTAssertEqual(requestRefusal(.press, .object(["button": "third"])), "'press' needs 'button': primary or secondary")
         XCTAssertEqual(requestRefusal(.authorize, .object(["answer": "approve"])), "'authorize' needs 'answer': approved, denied or revoked")
+        // What the device accepts, a saved scenario replays: the request is as strict as a scenario step.
+        XCTAssertEqual(requestRefusal(.visit, .object(["url": "ftp://example.com/"])), "'visit' needs 'url': an http(s) URL with a host")
+        XCTAssertEqual(requestRefusal(.closeTab, .object(["tab": 0])), "'close-tab' needs 'tab': a browser tab, 1 or more")
+        XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": "  "])), .habit("habit"))
+        XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": " Read "])), .habit("Read"))
     }
 
     /// A scenario step names each of the person's actions by the verb's scenario key.

@@ -104,6 +104,7 @@ final class ScenarioTests: XCTestCase {
         assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: CET\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
         assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: Etc/GMT+1\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
         assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: EST5EDT\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
+        assertError("name: t\nstart: 2026-11-23T06:30\ntimeZone: Factory\nsteps: []\n", line: 3, key: "timeZone", message: "expected an IANA time zone name")
         // Links without an area name a place too (`make zones` found scenarios of theirs refused).
         for (link, zone) in [("Cuba", "America/Havana"), ("NZ-CHAT", "Pacific/Chatham"), ("Egypt", "Africa/Cairo")] {
             let scenario = try parse("name: t\nstart: 2026-11-23T06:30\ntimeZone: \(link)\nsteps: []\n")

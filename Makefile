@@ -48,7 +48,7 @@ test: test-fast
 	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --parallel --num-workers $(TEST_WORKERS) --skip '$(FAST_TESTS)'; \
 		echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
 		status=$$(cat .build/test-status); \
-		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last tests started:"; \
+		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last tests it reported (one of them, or the next, hangs):"; \
 			grep -E "^\[[0-9]+/[0-9]+\] Testing " .build/test.log | tail -$(TEST_WORKERS); fi; \
 		if [ "$$status" != 0 ]; then echo "=== make test failed (status $$status); the failures:"; \
 			grep -E ": error: |' failed \(|Fatal error|Test .* failed after" .build/test.log | head -60; fi; exit $$status

@@ -136,7 +136,9 @@ def test_a_journal_opened_at_an_event(browser, live):
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
         page.goto(address)
-        expect(page.get_by_test_id("seek-note")).to_have_text(f"opened at #{seq}")
+        # The page reads the whole journal before it seeks, and the live broker's journal has grown through the
+        # suite: on a debug build beside another test that takes longer than the default wait.
+        expect(page.get_by_test_id("seek-note")).to_have_text(f"opened at #{seq}", timeout=120_000)
         expect(page.get_by_test_id("instant")).to_contain_text(f"#{seq} ")
         expect(page.get_by_test_id("shield")).to_be_visible()
         page.close()

@@ -299,23 +299,3 @@ private extension Statement {
         .columnTypeMismatch(column: index, name: columnName(at: index), expected: expected, found: .null, sql: sql)
     }
 }
-
-/// `<store>-committed`: the number of the last change a writer committed, written after each commit. A store whose
-/// log ends before it lost committed changes. Written without a sync: a crash may leave it behind the store (which
-/// proves nothing wrong), never ahead of it; one unreadable says nothing either.
-enum CommittedChanges {
-    static func path(besides store: String) -> String { store + "-committed" }
-
-    static func read(besides store: String) -> Int64? {
-        guard let text = try? String(contentsOfFile: path(besides: store), encoding: .utf8) else { return nil }
-        return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
-    static func note(_ change: Int64, besides store: String) {
-        let descriptor = open(path(besides: store), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let bytes = Array(String(change).utf8)
-        _ = write(descriptor, bytes, bytes.count)
-    }
-}

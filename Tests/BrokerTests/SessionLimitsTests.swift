@@ -29,14 +29,21 @@ final class SessionLimitsTests: XCTestCase {
 
     var broker: BrokerProcess { Self.broker }
 
+    /// The test's clients, kept alive (heartbeats) while it waits on one of them.
+    var clients: [BusConnection] = []
+
     func generic(_ name: String, subscriptions: [String] = []) throws -> BusConnection {
-        try broker.connect(name: name, role: .generic, subscriptions: subscriptions)
+        let client = try broker.connect(name: name, role: .generic, subscriptions: subscriptions)
+        clients.append(client)
+        return client
     }
 
-    /// The next error `client` is sent, or the first event `until` accepts, within 5 s.
+    /// The next error `client` is sent, or the first event `until` accepts, within 5 s. The other clients send
+    /// their heartbeats meanwhile: a client silent that long is a dead one to the broker.
     func next(from client: BusConnection, until accepts: (Envelope) -> Bool = { _ in false }) throws -> BrokerMessage? {
         let deadline = monotonicMilliseconds() + 5000
         while monotonicMilliseconds() < deadline {
+            for other in clients where other !== client { try? other.maintain() }
             switch try client.receive(timeoutMilliseconds: 50) {
             case .error(let report)?: return .error(report)
             case .event(let envelope, let delivery)? where accepts(envelope): return .event(envelope, delivery: delivery)

@@ -118,11 +118,21 @@ extension FaultTests {
             }
             if full { try disk.free() }
             // The one-minute unlock ends (12 s of wall time at 5×), and what the full disk held back is saved.
-            waitUntil("the unlock to end and its re-block to be announced", timeoutSeconds: 60) {
+            let reblocked = waitUntil("the unlock to end and its re-block to be announced", timeoutSeconds: 60) {
                 let journal = (try? Self.decodeJournal(journalPath)) ?? []
                 guard let started = journal.last(where: { $0.topic == "app.unlock.started" }) else { return false }
                 return journal.contains { $0.topic == "managedsettings.changed" && $0.seq > started.seq && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false
                     && $0.time >= (started.bodyValue["until"]?.intValue ?? .max) }
+            }
+            if !reblocked {
+                // What the device said of the unlock, the shields and its storage, to find out why.
+                let said = ((try? Self.decodeJournal(journalPath)) ?? []).filter {
+                    $0.topic.hasPrefix("app.unlock") || $0.topic == "managedsettings.changed" || $0.topic.hasPrefix("bus.error")
+                        || $0.topic.hasPrefix("plugin.") || $0.topic.hasPrefix("deviceactivity.")
+                }
+                print("seed \(seed): the journal's unlock, shield, storage and plugin lines:\n"
+                      + said.suffix(60).map { "\($0.seq) \($0.time) \($0.topic) \($0.bodyValue.jsonText.prefix(300))" }.joined(separator: "\n")
+                      + "\nbroker log:\n\(broker.log(tail: 40))")
             }
             broker.stop(signal: SIGKILL)
             let journal = try Self.decodeJournal(journalPath)

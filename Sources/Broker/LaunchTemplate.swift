@@ -63,10 +63,15 @@ final class LaunchTemplate {
     /// Launches a child with `environment`: its pid as the broker sees it and inside the sandbox; nil when the
     /// template cannot (it is gone, not ready, failed to fork, or was silent until `deadline` — then it is retired, so
     /// a late launch dies with it).
+    /// The largest launch message a template takes (launch_template.c's `MAXIMUM_MESSAGE`, less its terminator).
+    static let largestMessage = 256 * 1024 - 1
+
     func launch(environment: [String: String], until deadline: Int64) -> (pid: pid_t, templatePID: pid_t)? {
         guard isReady, !isGone else { return nil }
         var message = Array("launch\n".utf8)
         for (key, value) in environment { message += Array(key.utf8) + [UInt8(ascii: "=")] + Array(value.utf8) + [0] }
+        // Larger than the template takes: this launch is a plain one, and the template stays for the next.
+        guard message.count <= Self.largestMessage else { return nil }
         let sent = message.withUnsafeBytes { shieldbus_send_message(channel, $0.baseAddress, UInt($0.count)) }
         guard sent == message.count else {
             retire()

@@ -11,7 +11,8 @@
 //   broker → template  "launch\n" K=V\0 K=V\0 …  fork one launch with this environment
 //   child → broker     "started <pid>"           the launch runs (its pid inside the sandbox; the sender's outside)
 //   template → broker  "ended <pid> <status>"    the launch ended (its wait status)
-//   template → broker  "failed <errno>"          fork failed
+//   template → broker  "failed <errno>"          no launch: fork failed, the message was too large, or
+//                                                every launch slot is taken
 // The template ends when the broker closes the channel.
 #define _GNU_SOURCE
 #include "launch_template.h"
@@ -42,6 +43,13 @@ int shieldbus_launched_from_template(void) { return launchedFromTemplate; }
 
 static void say(int channel, const char *text) {
     while (send(channel, text, strlen(text), MSG_NOSIGNAL) < 0 && errno == EINTR) {}
+}
+
+/// Tells the broker this launch did not happen (it launches the plugin plainly).
+static void refuseLaunch(int channel, int error) {
+    char text[64];
+    snprintf(text, sizeof text, "failed %d", error);
+    say(channel, text);
 }
 
 static void refuse(const char *why) {
@@ -114,18 +122,28 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             }
         }
         if (!waits[0].revents) continue;
-        ssize_t length = recv(channel, message, MAXIMUM_MESSAGE - 1, 0);
+        // MSG_TRUNC: the datagram's whole length, so that a launch message too large is refused, not cut short.
+        ssize_t length = recv(channel, message, MAXIMUM_MESSAGE - 1, MSG_TRUNC);
         if (length < 0 && errno == EINTR) continue;
         if (length <= 0) _exit(0);  // the broker closed the channel (or is gone)
         static const char launch[] = "launch\n";
+        if ((size_t)length > MAXIMUM_MESSAGE - 1) {
+            refuseLaunch(channel, E2BIG);
+            continue;
+        }
         if ((size_t)length < sizeof launch - 1 || memcmp(message, launch, sizeof launch - 1) != 0) continue;
         message[length] = 0;
+        int slot = 0;
+        while (slot < MAXIMUM_LAUNCHES && launches[slot] != 0) slot++;
+        if (slot == MAXIMUM_LAUNCHES) {
+            // A launch the template could not track would never be said to have ended: refused, launched plainly.
+            refuseLaunch(channel, EAGAIN);
+            continue;
+        }
         fflush(NULL);
         pid_t child = fork();
         if (child < 0) {
-            char text[64];
-            snprintf(text, sizeof text, "failed %d", errno);
-            say(channel, text);
+            refuseLaunch(channel, errno);
             continue;
         }
         if (child == 0) {
@@ -141,8 +159,6 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             close(channel);
             return;  // on to main, as a fresh launch
         }
-        int slot = 0;
-        while (slot < MAXIMUM_LAUNCHES && launches[slot] != 0) slot++;
-        if (slot < MAXIMUM_LAUNCHES) launches[slot] = child;
+        launches[slot] = child;
     }
 }

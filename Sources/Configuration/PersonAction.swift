@@ -181,37 +181,48 @@ public enum PersonAction: Equatable, Sendable {
             guard let value = body[key]?.stringValue, !value.isEmpty else { throw Invalid(description: "'\(verb.rawValue)' needs '\(key)': \(what)") }
             return value
         }
-        func optional(_ key: String) -> String? { body[key]?.stringValue }
-        let tab = Int(body["tab"]?.intValue ?? 1)
-        guard tab >= 1 else { throw Invalid(description: "'\(verb.rawValue)' needs 'tab': a browser tab, 1 or more") }
+        // A field given with the wrong type is refused, not taken as absent: `{"app": 3}` is no "close whatever is open".
+        func optional(_ key: String) throws(Invalid) -> String? {
+            guard let value = body[key], value != .null else { return nil }
+            guard let text = value.stringValue else { throw Invalid(description: "'\(verb.rawValue)' takes '\(key)' as a string, not \(value.jsonText)") }
+            return text
+        }
+        let tab = try body["tab"].map { value throws(Invalid) in
+            guard let number = value.intValue, number >= 1 else { throw Invalid(description: "'\(verb.rawValue)' needs 'tab': a browser tab, 1 or more") }
+            return Int(number)
+        } ?? 1
+        let isPrivate = try body["private"].map { value throws(Invalid) in
+            guard let flag = value.boolValue else { throw Invalid(description: "'\(verb.rawValue)' takes 'private' as true or false, not \(value.jsonText)") }
+            return flag
+        } ?? false
         switch verb {
         case .open: self = .open(app: try string("app", "an app name"))
         case .forceQuit: self = .forceQuit(app: try string("app", "an app name"))
-        case .close: self = .close(app: optional("app"))
+        case .close: self = .close(app: try optional("app"))
         case .home: self = .home
         case .visit:
             let url = try string("url", "an http(s) URL with a host")
             guard Self.isVisitable(url) else { throw Invalid(description: "'visit' needs 'url': an http(s) URL with a host") }
-            self = .visit(url: url, tab: tab, isPrivate: body["private"]?.boolValue ?? false)
+            self = .visit(url: url, tab: tab, isPrivate: isPrivate)
         case .closeTab: self = .closeTab(tab)
         case .switchTab: self = .switchTab(tab)
         case .press:
-            guard let button = optional("button").flatMap(ShieldButton.init(rawValue:)) else {
+            guard let button = try optional("button").flatMap(ShieldButton.init(rawValue:)) else {
                 throw Invalid(description: "'press' needs 'button': primary or secondary")
             }
             self = .press(button)
-        case .habit: self = .habit(Self.habitName(optional("habit")))
+        case .habit: self = .habit(Self.habitName(try optional("habit")))
         case .appAction:
             let control = try string("action", "the control's name, e.g. skip-tonight")
             guard Self.isControlName(control) else {
                 throw Invalid(description: "'app-action' needs 'action': the control's name (letters, digits, '-', '_' or '.'), e.g. skip-tonight")
             }
-            self = .appAction(app: optional("app"), action: control)
+            self = .appAction(app: try optional("app"), action: control)
         case .restart: self = .restart
         case .osUpdate: self = .osUpdate
-        case .notificationTap: self = .tapNotification(id: optional("id"))
+        case .notificationTap: self = .tapNotification(id: try optional("id"))
         case .authorize:
-            guard let answer = optional("answer").flatMap(AuthorizationAnswer.init(rawValue:)) else {
+            guard let answer = try optional("answer").flatMap(AuthorizationAnswer.init(rawValue:)) else {
                 throw Invalid(description: "'authorize' needs 'answer': approved, denied or revoked")
             }
             self = .authorize(answer)

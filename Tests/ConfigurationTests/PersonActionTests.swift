@@ -53,6 +53,11 @@ final class PersonActionTests: XCTestCase {
         // What the device accepts, a saved scenario replays: the request is as strict as a scenario step.
         XCTAssertEqual(requestRefusal(.visit, .object(["url": "ftp://example.com/"])), "'visit' needs 'url': an http(s) URL with a host")
         XCTAssertEqual(requestRefusal(.closeTab, .object(["tab": 0])), "'close-tab' needs 'tab': a browser tab, 1 or more")
+        // A field of the wrong type is refused by name, not taken as absent.
+        XCTAssertEqual(requestRefusal(.close, .object(["app": 3])), "'close' takes 'app' as a string, not 3")
+        XCTAssertEqual(requestRefusal(.visit, .object(["url": "https://x.com", "tab": "2"])), "'visit' needs 'tab': a browser tab, 1 or more")
+        XCTAssertEqual(requestRefusal(.visit, .object(["url": "https://x.com", "private": "yes"])), "'visit' takes 'private' as true or false, not \"yes\"")
+        XCTAssertEqual(try? PersonAction(verb: .close, requestBody: .object(["app": .null])), .close(app: nil))
         XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": "  "])), .habit("habit"))
         XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": " Read "])), .habit("Read"))
     }

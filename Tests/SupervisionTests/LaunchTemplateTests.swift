@@ -78,3 +78,17 @@ extension SupervisionTests {
         XCTAssertEqual(sandboxed, [1], "one process in the sandbox, its first: no template")
     }
 }
+
+extension SupervisionTests {
+    /// A launch whose environment is larger than a template takes (256 KiB) is a plain one, never one cut short.
+    func testALaunchTooLargeForTheTemplateIsAPlainOne() throws {
+        let padding = String(repeating: "x", count: 100_000)
+        let environment = (1...3).map { "BIG\($0): \(padding)" }.joined(separator: ", ")
+        let broker = try BrokerProcess(configuration: configuration([("forked", ", environment: {\(environment)}")]))
+        defer { broker.stop() }
+        let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
+        waitConnected("forked", in: broker)
+        XCTAssertEqual(try ping(1, through: tap), 1, "executed as its sandbox's first process: \(broker.log(tail: 20))")
+        XCTAssertTrue(broker.log(tail: 200).contains("this launch is a plain one"), broker.log(tail: 20))
+    }
+}

@@ -41,9 +41,10 @@ final class ClockTicker {
         }
     }
 
-    /// The first local midnight after `date`.
+    /// The first local midnight after `date` that starts a day: the end of the OS's daily interval (a midnight shown a
+    /// second time, after a fall-back across midnight, starts none).
     private static func midnight(after date: Date, in zone: TimeZone) -> Date {
-        ScheduleCalendar(timeZone: zone).startOfNextDay(after: date)
+        ScheduleCalendar(timeZone: zone).dailyInterval(containing: date).end
     }
 }
 

@@ -195,7 +195,7 @@ final class DeviceActivityService {
     /// began, or is over): what `past-start-fires-thresholds` reacts to.
     private func startMatchedEarlierToday(_ schedule: DeviceActivitySchedule) -> Bool {
         let wall = device.wallNow
-        let dayStart = device.calendar.startOfDay(containing: wall)
+        let dayStart = device.calendar.dailyInterval(containing: wall).start
         guard let first = device.calendar.nextDate(after: dayStart.addingTimeInterval(-1), matching: schedule.intervalStart) else { return false }
         return first < wall
     }
@@ -204,7 +204,7 @@ final class DeviceActivityService {
     /// first pickup of the device's day fires every threshold of every running interval that has not fired yet.
     func pickedUp() {
         guard device.settings.fidelity.has(.thresholdsAtFirstPickup), running else { return }
-        let day = device.calendar.startOfDay(containing: device.wallNow)
+        let day = device.calendar.dailyInterval(containing: device.wallNow).start
         guard lastPickupDay != day else { return }
         lastPickupDay = day
         device.save(day, key: Self.lastPickupKey)
@@ -358,7 +358,7 @@ final class DeviceActivityService {
         let batch = monitor.endedIntervalThresholds
         monitor.endedIntervalThresholds = []
         guard device.settings.fidelity.has(.thresholdsRedeliveredAfterMidnight), let last = batch.last?.date,
-              device.calendar.startOfDay(containing: device.wallNow) > device.calendar.startOfDay(containing: device.clock.wallTime(at: last)) else { return }
+              device.calendar.dailyInterval(containing: device.wallNow).start > device.calendar.dailyInterval(containing: device.clock.wallTime(at: last)).start else { return }
         for crossing in batch { deliver(DeviceTopic.eventDidReachThreshold, monitor, event: crossing.event, scheduledFor: crossing.date) }
     }
 

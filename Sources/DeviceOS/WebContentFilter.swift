@@ -89,10 +89,8 @@ final class WebContentFilter {
 
     /// Public browsing of `domain` (and its subdomains) since local midnight, the use in progress included.
     private func secondsUsedToday(on domain: String) -> TimeInterval {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = device.settings.timeZone
-        let now = device.now
-        guard let today = calendar.dateInterval(of: .day, for: now) else { return 0 }
+        let calendar = ScheduleCalendar(timeZone: device.settings.timeZone), now = device.now
+        let today = DateInterval(start: calendar.startOfDay(containing: now), end: calendar.startOfNextDay(after: now))
         var spans = device.usage.history.map { (host: $0.use.host, start: $0.start, end: $0.end) }
         if let (use, since) = device.usage.current { spans.append((use.host, since, now)) }
         return spans.reduce(0) { total, span in

@@ -49,13 +49,20 @@ struct ZoneTimeline {
     /// The true instant at which the day the device clock shows at `date` began on that clock, the clock reading
     /// `clockOffset` ahead of true time: the start of the OS's daily interval, which a clock set forward moves earlier.
     func deviceDayStart(at date: Date, clockOffset: TimeInterval) -> Date {
-        ScheduleCalendar(timeZone: zone(at: date)).startOfDay(containing: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
+        deviceDay(at: date, clockOffset: clockOffset).start
     }
 
-    /// The true instant at which the device clock, unchanged, next shows midnight after `date` (the first instant of
-    /// its next day, when the zone skips midnight).
+    /// The true instant at which the OS's next daily interval begins after `date`, the device clock unchanged: when it
+    /// next shows midnight (the first instant of its next day, when the zone skips midnight; not a midnight it shows a
+    /// second time after a fall-back across midnight, `ScheduleCalendar.dailyInterval`).
     func nextDeviceDayStart(after date: Date, clockOffset: TimeInterval) -> Date {
-        ScheduleCalendar(timeZone: zone(at: date)).startOfNextDay(after: date.addingTimeInterval(clockOffset)).addingTimeInterval(-clockOffset)
+        deviceDay(at: date, clockOffset: clockOffset).end
+    }
+
+    /// The OS's daily interval that contains `date` on the device clock, in true time.
+    private func deviceDay(at date: Date, clockOffset: TimeInterval) -> DateInterval {
+        let day = ScheduleCalendar(timeZone: zone(at: date)).dailyInterval(containing: date.addingTimeInterval(clockOffset))
+        return DateInterval(start: day.start.addingTimeInterval(-clockOffset), end: day.end.addingTimeInterval(-clockOffset))
     }
 
     /// Whether the device clock, reading `clockOffset` ahead of true time, shows at `date` a wall time it showed before

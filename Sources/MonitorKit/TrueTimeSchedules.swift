@@ -107,10 +107,10 @@ public enum TrueTimeSchedules {
                                       repeats: false, warningTime: DateComponents(minute: lead / 60, second: lead % 60))
     }
 
-    /// The true instant the device clock next shows midnight in the zone in force, after `now`.
+    /// The true instant the device clock next shows midnight in the zone in force, after `now`: the end of the OS's
+    /// daily interval (`ScheduleCalendar.dailyInterval`).
     public static func nextDeviceMidnight(after now: Date = BusClock.absoluteNow) -> Date {
         let shown = BusClock.deviceClock(at: now)
-        return ScheduleCalendar(timeZone: BusClock.timeZone).nextDate(after: shown, matching: DateComponents(hour: 0, minute: 0))
-            .map { now.addingTimeInterval($0.timeIntervalSince(shown)) } ?? now
+        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).dailyInterval(containing: shown).end.timeIntervalSince(shown))
     }
 }

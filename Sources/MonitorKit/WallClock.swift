@@ -13,14 +13,20 @@ public enum DayKey {
 
     public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
 
-    /// The date the device clock shows (the person may have set it): the day the OS counts DeviceActivity in.
-    public static func deviceToday() -> String { string(BusClock.deviceClock(at: BusClock.absoluteNow), in: BusClock.timeZone) }
+    /// The date of the day the OS counts DeviceActivity in, on the device clock (the person may have set it): the date
+    /// it shows, except in the second pass of a fall-back across midnight, which shows the day before while the OS's
+    /// day begun at the first midnight runs on.
+    public static func deviceToday() -> String {
+        let shown = BusClock.deviceClock(at: BusClock.absoluteNow)
+        return string(ScheduleCalendar(timeZone: BusClock.timeZone).dailyInterval(containing: shown).start, in: BusClock.timeZone)
+    }
 
-    /// The true instant at which the day the device clock shows began (its midnight in the zone in force).
+    /// The true instant at which the OS's day on the device clock began (its midnight in the zone in force): the start of
+    /// its daily interval (`ScheduleCalendar.dailyInterval`), which the DeviceActivity count of the day runs from.
     public static func deviceDayStart() -> Date {
         let now = BusClock.absoluteNow
         let shown = BusClock.deviceClock(at: now)
-        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).startOfDay(containing: shown).timeIntervalSince(shown))
+        return now.addingTimeInterval(ScheduleCalendar(timeZone: BusClock.timeZone).dailyInterval(containing: shown).start.timeIntervalSince(shown))
     }
 }
 

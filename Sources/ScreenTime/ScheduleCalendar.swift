@@ -85,17 +85,37 @@ public struct ScheduleCalendar: Hashable, Sendable {
         firstMatch(end, afterWall: start.wall).map { DateInterval(start: start.instant, end: $0.instant) }
     }
 
-    /// The first instant of the wall-clock day that contains `date`: its midnight, or the instant after the gap when
-    /// the zone skips midnight (America/Santiago, America/Havana). Foundation's `startOfDay(for:)` and
+    /// The first instant of the wall-clock day that contains `date`: its midnight's first instant, or the instant after
+    /// the gap when the zone skips midnight (America/Santiago, America/Havana). The day is the date the clock shows at
+    /// `date`: in the second pass of a fall-back that took the clock back across midnight (America/St_Johns at 00:01
+    /// until 2010) that is the day before again, which began at its own midnight. Foundation's `startOfDay(for:)` and
     /// `date(byAdding: .day, …)` are not used for this: on Linux they can be wrong across some transitions.
     public func startOfDay(containing date: Date) -> Date {
-        lastMatch(ComponentPattern(DateComponents(hour: 0, minute: 0)), atOrBefore: date)?.instant ?? date
+        let day = CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400)
+        return Date(timeIntervalSince1970: TimeInterval(clock.instant(ofLocalSeconds: day * 86_400)))
     }
 
-    /// The first instant of the wall-clock day after the one that contains `date`.
+    /// The first instant after `date` at which the clock shows the next date (its midnight, or the instant after the
+    /// gap that skips it). After a fall-back that took the clock back across midnight, that is the midnight shown the
+    /// second time: the first one is already past.
     public func startOfNextDay(after date: Date) -> Date {
-        nextDate(after: date, matching: DateComponents(hour: 0, minute: 0)) ?? date.addingTimeInterval(86_400)
+        let bound = Int(date.timeIntervalSince1970.rounded(.down))
+        let target = (CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400) + 1) * 86_400
+        let first = clock.instant(ofLocalSeconds: target)
+        return Date(timeIntervalSince1970: TimeInterval(first > bound ? first : clock.firstInstant(reaching: target, after: bound)))
     }
+
+    /// The interval of a schedule repeating from midnight to midnight that contains `date`: the day as the OS counts
+    /// DeviceActivity in it. It is the wall-clock day (`startOfDay`, `startOfNextDay`) except where a fall-back takes
+    /// the clock back across midnight: the second pass shows the day before again, but a schedule's midnight means its
+    /// first occurrence, so the interval begun there runs on to the next date's midnight.
+    public func dailyInterval(containing date: Date) -> DateInterval {
+        // Every day has a midnight (or the instant after a gap that skips it), so a matching interval always exists.
+        nextInterval(for: Self.midnightToMidnight, at: date)!
+    }
+
+    private static let midnightToMidnight = DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0),
+                                                                   intervalEnd: DateComponents(hour: 0, minute: 0), repeats: true)
 
     /// The start of the wall-clock hour that contains `date`.
     public func startOfHour(containing date: Date) -> Date {

@@ -41,6 +41,25 @@ struct ZonedClock: Hashable, Sendable {
         return high
     }
 
+    /// The first instant after `bound` whose wall-clock time is `local` or later, when the clock shows an earlier time at
+    /// `bound`: where the offset in force reaches it, unless the offset changes first and the change jumps the clock to
+    /// it or past it (a gap), or takes it back again (then from that change on).
+    func firstInstant(reaching local: Int, after bound: Int) -> Int {
+        var from = bound
+        while true {
+            let before = offset(at: from), reached = local - before
+            if offset(at: reached) == before { return reached }
+            // The first instant after `from` with another offset, by bisection: the offset holds at `low`, not at `high`.
+            var low = from, high = reached
+            while high - low > 1 {
+                let middle = low + (high - low) / 2
+                if offset(at: middle) == before { low = middle } else { high = middle }
+            }
+            if high + offset(at: high) >= local { return high }
+            from = high
+        }
+    }
+
     /// The start of the wall-clock hour containing an instant.
     func startOfHour(containing date: Date) -> Date {
         let instant = Int(date.timeIntervalSince1970.rounded(.down))

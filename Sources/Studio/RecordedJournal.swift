@@ -1,6 +1,7 @@
 import BusProtocol
 import BusTools
 import Foundation
+import ScreenTime
 
 /// A journal file (`shieldbus run --journal`, `tap --record`): one envelope per line, read back from the file on
 /// demand. The Studio keeps only where each event's line is, its instant, which events the timeline tells (and of
@@ -117,7 +118,7 @@ final class RecordedJournal: @unchecked Sendable {
                 .map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) + 999 }
         }
         if let today = at(shown), today >= now { return self.count(atOrBefore: today) }
-        guard let tomorrow = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: shown)) else { return nil }
+        let tomorrow = ScheduleCalendar(timeZone: timeZone).startOfNextDay(after: shown)
         let next = Self.firstIndex(times.count) { self.times[$0] >= Int64(tomorrow.timeIntervalSince1970 * 1000) }
         guard next < times.count, let then = at(Date(timeIntervalSince1970: Double(times[next]) / 1000)) else { return nil }
         return self.count(atOrBefore: then)

@@ -303,9 +303,18 @@ extension DaylightSavingTests {
             ("America/Santiago", "2026-09-05T23:30", "00:00", "00:45", [31, 40, 70]),         // midnight is skipped
         ]
         if ZonesLane.isFull { nights += Self.transitionNights() }
-        let apps = ["Instagram", "TikTok", "YouTube", "Reddit", "X"]
         var random = SeededRandom(seed: 0x26_0001)
         let checks = DayChecks()
+        try Self.addFocusWindowNights(nights, shipped: shipped, named: "focus-window-transition", seeds: 26, random: &random, to: checks)
+        if ZonesLane.isFull { print("FocusWindowInTransitionsTests: \(nights.count) nights, \(checks.days.count) days played") }
+        try assertDaysHold(checks, everyDay: ZonesLane.isFull)
+    }
+
+    /// A day for each night under both profiles: the night's focus window configured in `shipped`, and an app (drawn
+    /// from `random`) opened for 3 minutes at each of its minutes. Night N is named `name-N` and seeded `seeds + N`.
+    static func addFocusWindowNights(_ nights: [(String, String, String, String, [Int])], shipped: String, named name: String, seeds: Int,
+                                     random: inout SeededRandom, to checks: DayChecks) throws {
+        let apps = ["Instagram", "TikTok", "YouTube", "Reddit", "X"]
         for (night, (zone, start, from, to, opens)) in nights.enumerated() {
             let configuration = try Self.focusWindowConfiguration(shipped, from: from, to: to)
             var steps: [String] = [], elapsed = 0
@@ -315,22 +324,25 @@ extension DaylightSavingTests {
                 elapsed = minute + 3
             }
             for profile in ["faithful", "ios-realistic"] {
-                let scenario = """
-                name: focus-window-transition-\(night)
-                start: \(start)
-                timeZone: \(zone)
-                profile: \(profile)
-                seed: \(night + 26)
-                end: after 20m
-                steps:
-                \(steps.joined(separator: "\n"))
-
-                """
+                let scenario = nightScenario("\(name)-\(night)", start: start, zone: zone, profile: profile, seed: seeds + night, steps: steps)
                 checks.add(configuration, scenario, expectations: nil, "night \(night) (\(zone) \(from)–\(to)), \(profile):\n\(scenario)")
             }
         }
-        if ZonesLane.isFull { print("FocusWindowInTransitionsTests: \(nights.count) nights, \(checks.days.count) days played") }
-        try assertDaysHold(checks, everyDay: ZonesLane.isFull)
+    }
+
+    /// A night's scenario: it ends 20 minutes after its last step.
+    static func nightScenario(_ name: String, start: String, zone: String, profile: String, seed: Int, steps: [String]) -> String {
+        """
+        name: \(name)
+        start: \(start)
+        timeZone: \(zone)
+        profile: \(profile)
+        seed: \(seed)
+        end: after 20m
+        steps:
+        \(steps.joined(separator: "\n"))
+
+        """
     }
 
     /// The shipped focus-window configuration with one focus window, `from`–`to`: the plugins' focus hours and the
@@ -351,20 +363,18 @@ extension DaylightSavingTests {
     /// first minute, in its middle and up to its last; for a spring-forward, from the jump's end, from inside the
     /// skipped stretch, and ending inside it. Each night starts 90 minutes before the transition; apps are opened a
     /// minute into the window, in its middle (both passes of a repeated one) and just after it.
-    static func transitionNights() -> [(String, String, String, String, [Int])] {
+    /// `zones`, `years` and `keep` (given a transition's wall minutes before and after it) choose other transitions.
+    static func transitionNights(zones: [TimeZone] = ZonesLane.zones, years: ClosedRange<Int> = 2026...2027,
+                                 where keep: (_ before: Int, _ after: Int) -> Bool = isOdd) -> [(String, String, String, String, [Int])] {
         var nights: [(String, String, String, String, [Int])] = []
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
-        func wallMinute(_ instant: Date, _ zone: TimeZone) -> Int {
-            Int(((instant.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: instant))) / 60).rounded(.down))
-        }
         func clock(_ minute: Int) -> String { String(format: "%02d:%02d", (minute % 1_440 + 1_440) % 1_440 / 60, (minute % 60 + 60) % 60) }
-        for zone in ZonesLane.zones {
-            for transition in ZonesLane.transitions(in: zone, years: 2026...2027) {
-                let before = wallMinute(transition.addingTimeInterval(-60), zone) + 1, after = wallMinute(transition, zone)
+        for zone in zones {
+            for transition in ZonesLane.transitions(in: zone, years: years) {
+                let before = Self.wallMinute(transition.addingTimeInterval(-60), zone) + 1, after = Self.wallMinute(transition, zone)
                 let jump = after - before
-                let odd = abs(jump) != 60 || before % 60 != 0 || (before % 1_440 + 1_440) % 1_440 < 60 || (after % 1_440 + 1_440) % 1_440 < 60
-                guard jump != 0, odd else { continue }
+                guard jump != 0, keep(before, after) else { continue }
                 let placements: [(Int, Int)]
                 if jump < 0 {
                     // Repeated: wall minutes after..<before, twice. A window of two thirds of it, at least 15 minutes.
@@ -382,8 +392,8 @@ extension DaylightSavingTests {
                     // middle, or a minute past its end — in each pass.
                     var opens: [Int] = []
                     for minute in 1...240 {
-                        let wall = wallMinute(start.addingTimeInterval(Double(minute) * 60), zone)
-                        let previous = wallMinute(start.addingTimeInterval(Double(minute - 1) * 60), zone)
+                        let wall = Self.wallMinute(start.addingTimeInterval(Double(minute) * 60), zone)
+                        let previous = Self.wallMinute(start.addingTimeInterval(Double(minute - 1) * 60), zone)
                         let marks = [from + 1, (from + to) / 2, to + 1]
                         if marks.contains(where: { previous < $0 && $0 <= wall || wall == $0 }), opens.last.map({ minute - $0 >= 4 }) ?? true {
                             opens.append(minute)
@@ -394,6 +404,22 @@ extension DaylightSavingTests {
             }
         }
         return nights
+    }
+
+    /// The wall clock at an instant in minutes since 1970, read in the zone.
+    static func wallMinute(_ instant: Date, _ zone: TimeZone) -> Int {
+        Int(((instant.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: instant))) / 60).rounded(.down))
+    }
+
+    /// A jump that is not an hour at a whole hour away from midnight (wall minutes since 1970 before and after it).
+    static func isOdd(before: Int, after: Int) -> Bool {
+        abs(after - before) != 60 || before % 60 != 0 || (before % 1_440 + 1_440) % 1_440 < 60 || (after % 1_440 + 1_440) % 1_440 < 60
+    }
+
+    /// A fall-back that takes the clock back across midnight to the day before (its repeated stretch holds a midnight).
+    static func crossesMidnightBackwards(before: Int, after: Int) -> Bool {
+        func day(_ minute: Int) -> Double { (Double(minute) / 1_440).rounded(.down) }
+        return after < before && day(after) < day(before - 1)
     }
 }
 

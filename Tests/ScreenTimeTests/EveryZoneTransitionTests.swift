@@ -111,28 +111,71 @@ final class EveryZoneTransitionTests: XCTestCase {
 
     /// The first instant of the day containing an instant, and of the next day, at instants around every transition.
     func testDayStartsAroundEveryTransitionInEveryZone() {
-        var checked = 0, failures: [String] = [], wrong: [(zone: String, instant: Date)] = []
-        for zone in Self.zones {
+        let (checked, failures) = Self.checkDayStarts(in: Self.zones, years: ZonesLane.years)
+        print("EveryZoneTransitionTests: \(checked) instants' day starts, \(failures.count) disagreements")
+        XCTAssertGreaterThan(checked, 2_000)
+        XCTAssertEqual(failures.count, 0, failures.summary)
+    }
+
+    /// The same, from 1970 to 2037 in the zones where a fall-back took the clock back across midnight to the day before
+    /// (America/St_Johns and America/Goose_Bay at 00:01 until 2010, America/Moncton until 2006, Antarctica/Casey three
+    /// hours in 2010: the day begins, then the clock shows the day before again, whose day it is until its midnight
+    /// comes a second time) and in eight others spread over the zone list: `make test`'s slice of `make zones`' span.
+    func testDayStartsWhereAFallBackTakesTheClockBackAcrossMidnight() throws {
+        let others = stride(from: 26, to: Self.zones.count, by: Self.zones.count / 8).map { Self.zones[$0] }
+        let zones = try ["America/St_Johns", "America/Goose_Bay", "America/Moncton", "Antarctica/Casey"].map { try XCTUnwrap(TimeZone(identifier: $0)) }
+        let (checked, failures) = Self.checkDayStarts(in: zones + others, years: 1970...2037)
+        XCTAssertGreaterThan(checked, 1_000)
+        XCTAssertEqual(failures.count, 0, failures.summary)
+    }
+
+    /// The day St. John's fell back from 00:01 to 23:01 the day before (2009-11-01 03:31Z): the day of the second pass is
+    /// October 31, begun at its own midnight, and the next day begins when the clock shows November's midnight again;
+    /// the OS's daily interval is November 1's from its first midnight.
+    func testTheDayOfASecondPassAcrossMidnightIsTheDayBefore() throws {
+        let calendar = ScheduleCalendar(timeZone: try XCTUnwrap(TimeZone(identifier: "America/St_Johns")))
+        let utc = { (text: String) in ISO8601DateFormatter().date(from: text)! }
+        // 00:00:30 on November 1 (NDT, −2:30), then 23:30 on October 31 again (NST, −3:30).
+        let firstPass = utc("2009-11-01T02:30:30Z"), secondPass = utc("2009-11-01T03:00:00Z")
+        XCTAssertEqual(calendar.startOfDay(containing: firstPass), utc("2009-11-01T02:30:00Z"))
+        XCTAssertEqual(calendar.startOfDay(containing: secondPass), utc("2009-10-31T02:30:00Z"))
+        XCTAssertEqual(calendar.startOfNextDay(after: secondPass), utc("2009-11-01T03:30:00Z"), "November's midnight, shown again")
+        XCTAssertEqual(calendar.startOfNextDay(after: firstPass), utc("2009-11-02T03:30:00Z"))
+        // The OS's daily interval, a schedule from midnight to midnight, begun at November's first midnight, runs on.
+        let november = DateInterval(start: utc("2009-11-01T02:30:00Z"), end: utc("2009-11-02T03:30:00Z"))
+        XCTAssertEqual(calendar.dailyInterval(containing: firstPass), november)
+        XCTAssertEqual(calendar.dailyInterval(containing: secondPass), november)
+        XCTAssertEqual(calendar.dailyInterval(containing: utc("2009-11-01T02:29:59Z")),
+                       DateInterval(start: utc("2009-10-31T02:30:00Z"), end: utc("2009-11-01T02:30:00Z")))
+    }
+
+    /// Day starts and next-day starts at nine instants around every transition of `zones` in `years`, against the oracle.
+    static func checkDayStarts(in zones: [TimeZone], years: ClosedRange<Int>) -> (checked: Int, failures: Disagreements) {
+        var checked = 0, failures = Disagreements()
+        for zone in zones {
             let calendar = ScheduleCalendar(timeZone: zone)
-            for transition in Self.transitions(in: zone) {
+            for transition in ZonesLane.transitions(in: zone, years: years) {
                 for offset in [-86_400.0, -3_601, -1, 0, 1, 1_800, 3_599, 7_200, 43_200] {
                     let instant = transition.addingTimeInterval(offset)
                     let today = (Self.wall(instant, zone) / 86_400).rounded(.down) * 86_400
                     let start = Self.firstInstant(showing: today, in: zone), next = Self.firstInstant(showing: today + 86_400, in: zone, after: instant)
+                    let (gotStart, gotNext) = (calendar.startOfDay(containing: instant), calendar.startOfNextDay(after: instant))
                     checked += 1
-                    if calendar.startOfDay(containing: instant) != start || calendar.startOfNextDay(after: instant) != next { wrong.append((zone.identifier, instant)) }
-                    if calendar.startOfDay(containing: instant) != start {
-                        failures.append("\(zone.identifier): start of the day of \(instant): got \(calendar.startOfDay(containing: instant)), expected \(start)")
-                    }
-                    if calendar.startOfNextDay(after: instant) != next {
-                        failures.append("\(zone.identifier): start of the day after \(instant): got \(calendar.startOfNextDay(after: instant)), expected \(next)")
-                    }
+                    if gotStart != start || gotNext != next { failures.wrong.append((zone.identifier, instant)) }
+                    if gotStart != start { failures.lines.append("\(zone.identifier): start of the day of \(instant): got \(gotStart), expected \(start)") }
+                    if gotNext != next { failures.lines.append("\(zone.identifier): start of the day after \(instant): got \(gotNext), expected \(next)") }
                 }
             }
         }
-        print("EveryZoneTransitionTests: \(checked) instants' day starts, \(failures.count) disagreements")
-        XCTAssertGreaterThan(checked, 2_000)
-        XCTAssertEqual(failures.count, 0, "\(failures.count) of \(checked) (\(Self.summary(wrong))):\n" + failures.prefix(20).joined(separator: "\n"))
+        return (checked, failures)
+    }
+
+    /// The answers that disagree with the oracle, and where.
+    struct Disagreements {
+        var lines: [String] = []
+        var wrong: [(zone: String, instant: Date)] = []
+        var count: Int { lines.count }
+        var summary: String { "\(lines.count) (\(EveryZoneTransitionTests.summary(wrong))):\n" + lines.prefix(20).joined(separator: "\n") }
     }
 
     /// The transitions the tests walk are every change of offset: between two listed ones (and before the first, after

@@ -12,17 +12,9 @@ public enum Topic {
     /// The namespace of plugins' own topics: `x.<plugin-name>.…` belongs to that plugin alone.
     public static let pluginNamespace = "x"
 
-    /// Events only the system produces (the OS, the bus, the supervisor, the scenario): topics with one of these
-    /// prefixes are refused from any client. Replies to the OS's requests are checked separately (by addressee).
-    public static let systemOnlyPrefixes: [String] = [
-        "activity.", "bus.", "clock.", "device.", "plugin.", "scenario.",
-        "deviceactivity.interval-", "deviceactivity.event-", "deviceactivity.callback-",
-        "shield.configuration.request", "shield.action.request", "shield.shown", "shield.dismissed", "shield.action.handled",
-        "managedsettings.changed", "familycontrols.authorization.changed",
-        "app.lifecycle.", "app.timer.fired", "app.url.opened", "notification.posted", "notification.tapped",
-    ]
-
-    static let systemOnlyPrefixBytes: [[UInt8]] = systemOnlyPrefixes.map { Array($0.utf8) }
+    /// The bus's own events (its bookkeeping, its clock, its plugins): only the system publishes them, whatever the
+    /// product's `BusTable` adds.
+    public static let busOnlyPrefixes: [String] = ["bus.", "clock.", "plugin."]
 
     /// A plugin could not record what an event asked for (a full or read-only App-Group store); the device reports
     /// it (protocol.md § 10).
@@ -103,14 +95,6 @@ public enum Topic {
         }
     }
 
-    /// Whether only the system may publish the topic (no allocation).
-    public static func isSystemOnly(_ topic: String) -> Bool {
-        var topic = topic
-        return topic.withUTF8 { bytes in
-            systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
-        }
-    }
-
     /// Why a topic in the plugins' namespace is not one, if it is not: `x.<plugin-name>.<topic>` has three segments
     /// at least (a bare `x` or `x.<name>` names nobody's topic).
     public static func pluginTopicProblem(_ topic: String) -> BusProtocolError? {
@@ -125,20 +109,6 @@ public enum Topic {
         let segments = topic.split(separator: ".", maxSplits: 2)
         if segments.first == Substring(pluginNamespace) { return segments.count > 1 ? String(segments[1]) : nil }
         return segments.first.flatMap { declared[String($0)] }
-    }
-
-    /// Whether the OS answers requests on this topic (the device API: a system namespace, and no role addressed).
-    public static func isAnsweredBySystem(_ requestTopic: String) -> Bool {
-        isKnownNamespace(requestTopic) && answeringRole(forRequest: requestTopic) == nil && !requestTopic.hasPrefix(pluginNamespace + ".")
-    }
-
-    /// The role whose holder answers requests on this topic, for the requests the OS routes to a Screen Time
-    /// component (`shield.configuration`, `shield.action`, `report.*`); nil for others.
-    public static func answeringRole(forRequest topic: String) -> Role? {
-        if topic.hasPrefix("shield.configuration.") { return .shield }
-        if topic.hasPrefix("shield.action.") { return .action }
-        if topic.hasPrefix("report.") { return .report }
-        return nil
     }
 
     /// The namespace (first segment) of a topic.

@@ -1,6 +1,7 @@
 @testable import Broker
 import BusClient
 import BusProtocol
+import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
 import XCTest
@@ -118,7 +119,7 @@ private final class SteppedExchange {
     init(_ kind: Kind) throws {
         let work = TemporaryDirectory()
         let runtime = RuntimeDirectory(path: work.path + "/run")
-        var settings = BrokerSettings(runtimeDirectory: runtime)
+        var settings = BrokerSettings(runtimeDirectory: runtime, table: .screenTime)
         settings.journalPath = work.path + "/journal.jsonl"
         // The peers send no heartbeats and acknowledge at their own pace: a slow step on a loaded machine must
         // neither end their sessions nor excuse them from acknowledging (either would be journaled in one run only).

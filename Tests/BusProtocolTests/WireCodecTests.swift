@@ -1,12 +1,13 @@
 import XCTest
 @testable import BusProtocol
+import DeviceAPI
 
 final class WireCodecTests: XCTestCase {
     func frames(_ kind: String, _ json: String) -> ArraySlice<[UInt8]> { [Array(kind.utf8), Array(json.utf8)][...] }
 
-    func decodeError(_ frames: ArraySlice<[UInt8]>, limit: Int = 1024) -> BusProtocolError? {
+    func decodeError(_ frames: ArraySlice<[UInt8]>, limit: Int = 1024, roles: [Role]? = nil) -> BusProtocolError? {
         do {
-            _ = try WireCodec.decodeClientMessage(frames, maximumBodyBytes: limit)
+            _ = try WireCodec.decodeClientMessage(frames, maximumBodyBytes: limit, roles: roles)
             return nil
         } catch {
             return error as? BusProtocolError
@@ -66,7 +67,10 @@ final class WireCodecTests: XCTestCase {
         // Namespaces are the broker's to judge (it knows the declared ones); the codec checks syntax only.
         XCTAssertNil(decodeError(frames("publish", #"{"v":1,"topic":"nowhere.x","body":{}}"#)))
         XCTAssertEqual(Topic.problem(with: "nowhere.x")?.code, "unknown-topic")
-        XCTAssertEqual(decodeError(frames("hello", #"{"v":1,"name":"x","role":"wizard"}"#))?.code, "bad-hello")
+        // Roles are the table's: the codec refuses a role outside the roles it is given, before anything else of the hello.
+        XCTAssertEqual(decodeError(frames("hello", #"{"v":1,"role":"wizard"}"#), roles: BusTable.screenTime.roles)?.description,
+                       "hello refused: unknown role 'wizard'; roles: monitor, shield, action, notifier, report, app, generic, tap, tool")
+        XCTAssertNil(decodeError(frames("hello", #"{"v":1,"name":"x","role":"wizard"}"#)), "without roles, any name is a role")
         let big = "{\"v\":1,\"topic\":\"app.x\",\"body\":{\"s\":\"" + String(repeating: "x", count: 2000) + "\"}}"
         XCTAssertEqual(decodeError(frames("publish", big), limit: 1024)?.code, "body-too-large")
     }

@@ -73,7 +73,7 @@ public final class Broker {
         recorder = Recorder(ledger: ledger, outbox: outbox, statistics: statistics, clock: clock, logger: logger)
         outbox.drainer = self
         time.bus = self
-        services = [ClockControl(), PluginAdministration(broker: self)]
+        services = [ClockControl(clock: clock, time: time), PluginAdministration(broker: self)]
     }
 
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.

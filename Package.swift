@@ -133,7 +133,7 @@ let package = Package(
         ]),
 
         // Test support: the broker harness and small fixture processes the tests start.
-        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
+        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceOS"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
@@ -200,7 +200,7 @@ let package = Package(
                     exclude: ["attack_suite.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

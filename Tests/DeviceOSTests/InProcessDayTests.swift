@@ -1,5 +1,4 @@
 import BusProtocol
-import Configuration
 import DeviceAPI
 @testable import DeviceOS
 import ScreenTime
@@ -13,19 +12,9 @@ final class InProcessDayTests: XCTestCase {
     private let start: BusTime = 1_767_261_600_000  // 10:00 UTC
 
     private func makeDevice(on bus: InProcessBus) throws -> DeviceOS {
-        let catalog = try AppCatalog.parse(YAMLValue.parse("""
-            categories: [{id: social, name: Social}, {id: productivity, name: Productivity}]
-            apps:
-              - {bundle: com.burbn.instagram, name: Instagram, category: social, domains: [instagram.com]}
-              - {bundle: com.example.focus, name: Focus, category: productivity, domains: []}
-            """, file: "catalog.yml"))
-        var settings = DeviceSettings(timeZone: TimeZone(identifier: "UTC")!, fidelity: Fidelity(profile: .faithful))
-        var product = DeviceProduct(name: "focus")
-        product.companionApp = catalog.app(named: "Focus")
-        product.companionPluginName = "app"
-        settings.products = [product]
-        settings.clockTicks = false
-        let device = try DeviceOS(settings: settings, catalog: catalog, statePath: folder.file("device.sqlite"))
+        let catalog = try FocusDevice.catalog()
+        let device = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog,
+                                  statePath: folder.file("device.sqlite"))
         bus.connect("app", role: .app, subscriptions: ["app.", "managedsettings."])
         bus.connect("shield", role: .shield, subscriptions: ["shield.configuration."])
         bus.connect("action", role: .action, subscriptions: ["shield.action."])

@@ -8,8 +8,8 @@ import Foundation
 /// Like the broker, it numbers each event, stamps it with bus time, keeps it (`journal`) and hands it to the service
 /// when the service subscribes to it — an event emitted while one is handled is sequenced after it. The test plays
 /// the plugins (`publish` as one of them, `connect` its role) and the clock: bus timers run when it moves the clock
-/// (`advance`), `whenReady` when it says the bus is ready, `whenQuiet` when it lets the bus settle. Wall-time
-/// deadlines never fire on their own: a test that wants one fires it.
+/// (`advance`), `whenReady` when it says the bus is ready, `whenQuiet` when it lets the bus settle. Wall-time and
+/// answer deadlines never fire: the test's plugins always answer in time.
 final class InProcessBus: ServiceBus {
     private(set) var journal: [Envelope] = []
     private(set) var now: BusTime

@@ -37,7 +37,7 @@ struct Authority {
             return reserved(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }
-        if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
+        if !table.isKnownNamespace(topic), let problem = table.topicProblem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
         // Only topics that can have an owner are split (the hot path allocates nothing for the others). A request
         // with a corr is addressed to the namespace's owner, who alone answers it: anyone may ask.
         if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,

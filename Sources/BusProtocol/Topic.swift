@@ -1,13 +1,8 @@
 /// Topics: dot-separated lowercase names, filtered by prefix.
 public enum Topic {
-    /// The first segments topics may start with. A topic outside them is refused as unknown.
-    public static let namespaces: [String] = [
-        "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
-        "notification", "plugin", "report", "scenario", "shield", "state", "web", pluginNamespace,
-    ]
-
-    /// The namespaces of the bus's own bookkeeping, which not even a scenario may publish into.
-    public static let brokerOnlyNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+    /// The bus's own namespaces, which every `BusTable` has: its bookkeeping, its clock, the person's input, its
+    /// plugins and their own topics.
+    public static let busNamespaces: [String] = ["bus", "clock", inputNamespace, "plugin", pluginNamespace]
 
     /// The namespace of plugins' own topics: `x.<plugin-name>.…` belongs to that plugin alone.
     public static let pluginNamespace = "x"
@@ -52,27 +47,6 @@ public enum Topic {
     public static let requestSuffix = ".request"
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.
     public static let replySuffix = ".reply"
-
-    /// The namespaces as bytes, for checks that allocate nothing.
-    static let namespaceBytes: [[UInt8]] = namespaces.map { Array($0.utf8) }
-
-    /// Checks a topic's syntax and namespace (one of `namespaces`, or of `declaredNamespaces`, which plugins'
-    /// configurations declare); nil when it is fine, else what is wrong.
-    public static func problem(with topic: String, declaredNamespaces: Set<String> = []) -> BusProtocolError? {
-        if let problem = syntaxProblem(with: topic) { return problem }
-        if isKnownNamespace(topic) || declaredNamespaces.contains(String(namespace(of: topic))) { return nil }
-        return .unknownTopic(topic, namespaces: namespaces + declaredNamespaces.sorted())
-    }
-
-    /// Whether the topic's first segment is one of the fixed `namespaces` (no allocation).
-    public static func isKnownNamespace(_ topic: String) -> Bool {
-        var topic = topic
-        return topic.withUTF8 { bytes in
-            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
-            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
-            return namespaceBytes.contains { $0.elementsEqual(namespace) }
-        }
-    }
 
     /// Checks a topic's syntax only: 1 to 128 bytes, dot-separated non-empty segments of a-z, 0-9, '_' and '-'.
     /// One pass over the UTF-8 bytes; allocates only to describe a problem.

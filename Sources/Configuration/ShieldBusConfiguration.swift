@@ -285,7 +285,9 @@ public struct ShieldBusConfiguration {
             if namespace.contains(".") || Topic.syntaxProblem(with: namespace) != nil {
                 throw item.error("a namespace is one topic segment of a-z, 0-9, '_' and '-', e.g. focuscoach")
             }
-            if Topic.namespaces.contains(namespace) { throw item.error("'\(namespace)' is one of the system's namespaces (\(Topic.namespaces.joined(separator: ", ")))") }
+            if BusTable.screenTime.namespaces.contains(namespace) {
+                throw item.error("'\(namespace)' is one of the system's namespaces (\(BusTable.screenTime.namespaces.joined(separator: ", ")))")
+            }
             guard taken.insert(namespace).inserted else { throw item.error("the namespace '\(namespace)' is declared twice") }
             return namespace
         }

@@ -1,5 +1,6 @@
-// Screen Time on the bus: its components' roles, the events only the OS produces, and which component answers which
-// request — the table the broker is handed (`BusTable.screenTime`) and the SDK and the tools read.
+// Screen Time on the bus: its namespaces, its components' roles, the events only the OS produces, and which
+// component answers which request — the table the broker is handed (`BusTable.screenTime`) and the SDK and the
+// tools read.
 
 import BusProtocol
 
@@ -21,10 +22,20 @@ extension Role {
     public var runsWithoutNetwork: Bool { self == .shield || self == .report }
 }
 
+extension DeviceTopic {
+    /// The namespaces of the system's own bookkeeping — the bus's and the device's — which not even a scenario may
+    /// publish into.
+    public static let systemNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+}
+
 extension BusTable {
-    /// Screen Time's table: its six roles (each held by one client at most), the OS's events, and the
+    /// Screen Time's table: its namespaces, its six roles (each held by one client at most), the OS's events, and the
     /// shield and report requests the OS hands to their extensions.
     public static let screenTime = BusTable(
+        namespaces: [
+            "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
+            "notification", "plugin", "report", "scenario", "shield", "state", "web", Topic.pluginNamespace,
+        ],
         roles: [.monitor, .shield, .action, .notifier, .report, .app],
         exclusiveRoles: [.monitor, .shield, .action, .notifier, .report, .app],
         systemOnlyPrefixes: [

@@ -79,6 +79,8 @@ final class TrustRulesTests: XCTestCase {
         XCTAssertTrue(BusTable.bare.exclusiveRoles.isEmpty)
         for topic in ["bus.ready", "clock.tick", "plugin.up"] { XCTAssertTrue(BusTable.bare.isSystemOnly(topic), topic) }
         XCTAssertFalse(BusTable.bare.isSystemOnly("activity.app.opened"), "a product's events are its table's")
+        XCTAssertEqual(BusTable.bare.topicProblem(with: "activity.app.opened")?.code, "unknown-topic", "and so are its namespaces")
+        XCTAssertNil(BusTable.bare.topicProblem(with: "x.coach.tip"))
         XCTAssertNil(BusTable.bare.answeringRole(forRequest: "shield.configuration.request"))
         XCTAssertEqual(BusTable.screenTime.roles.map(\.rawValue), ["monitor", "shield", "action", "notifier", "report", "app", "generic", "tap", "tool"])
         XCTAssertFalse(BusTable.screenTime.isExclusive(.generic))
@@ -89,9 +91,9 @@ final class TrustRulesTests: XCTestCase {
         XCTAssertEqual(Topic.owner(of: "x.coach.tip", declared: [:]), "coach")
         XCTAssertEqual(Topic.owner(of: "focuscoach.session.started", declared: ["focuscoach": "coach"]), "coach")
         XCTAssertNil(Topic.owner(of: "app.unlock.started", declared: ["focuscoach": "coach"]))
-        XCTAssertNil(Topic.problem(with: "x.coach.tip"))
-        XCTAssertEqual(Topic.problem(with: "focuscoach.tip")?.code, "unknown-topic")
-        XCTAssertNil(Topic.problem(with: "focuscoach.tip", declaredNamespaces: ["focuscoach"]))
+        XCTAssertNil(BusTable.screenTime.topicProblem(with: "x.coach.tip"))
+        XCTAssertEqual(BusTable.screenTime.topicProblem(with: "focuscoach.tip")?.code, "unknown-topic")
+        XCTAssertNil(BusTable.screenTime.topicProblem(with: "focuscoach.tip", declaredNamespaces: ["focuscoach"]))
     }
 
     func testRequestsAreAnsweredByTheirRoleOrByTheOS() {

@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", "CProcessControl", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Configuration", dependencies: ["BusProtocol", "Yams"]),
+        .target(name: "Configuration", dependencies: ["BusProtocol", "DeviceAPI", "Yams"]),
         // What the tools and the Studio share: connecting to a broker, the person's input, events for people.
         .target(name: "BusTools", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceAPI"]),
 
@@ -88,7 +88,7 @@ let package = Package(
         .target(name: "SortedJSON", dependencies: ["BusProtocol"]),
         .target(name: "AppGroupStore", dependencies: ["SQLite", "SortedJSON"]),
         .target(name: "UsageReports", dependencies: ["CivilCalendar"]),
-        .target(name: "DeviceAPI", dependencies: ["ScreenTime", "SortedJSON"]),
+        .target(name: "DeviceAPI", dependencies: ["BusProtocol", "ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
         .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
@@ -133,7 +133,7 @@ let package = Package(
         ]),
 
         // Test support: the broker harness and small fixture processes the tests start.
-        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
+        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceOS"], path: "Tests/Support"),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
@@ -177,12 +177,12 @@ let package = Package(
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "Benchmarks/ShieldBusBench"),
         .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
-        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration"]),
+        .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceAPI"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar", "ShieldBusTestSupport"]),
         .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
@@ -195,12 +195,12 @@ let package = Package(
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
         .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite"]),
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime", "ShieldBusTestSupport"]),
-        .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
+        .testTarget(name: "DeviceOSTests", dependencies: ["Broker", "BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceAPI", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"],
                     exclude: ["attack_suite.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

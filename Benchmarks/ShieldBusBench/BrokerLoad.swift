@@ -1,6 +1,7 @@
 import BusClient
 import BusProtocol
 import Broker
+import DeviceAPI
 import Foundation
 import ZeroMQ
 
@@ -53,7 +54,7 @@ final class BrokerHost {
     private var stopped = false
 
     init(directory: String, highWaterMark: Int32) throws {
-        var settings = BrokerSettings(runtimeDirectory: RuntimeDirectory(path: directory))
+        var settings = BrokerSettings(runtimeDirectory: RuntimeDirectory(path: directory), table: .screenTime)
         settings.deliveryHighWaterMark = highWaterMark
         endpoint = settings.bindEndpoint
         let broker = Broker(settings: settings)

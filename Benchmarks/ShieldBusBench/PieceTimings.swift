@@ -1,4 +1,5 @@
 import Broker
+import DeviceAPI
 import BusProtocol
 import Foundation
 import Synchronization
@@ -68,10 +69,10 @@ struct PieceTimings {
         // Decode and check.
         broker.append(Piece(name: "decode + validate the publish", code: "WireCodec.decodeClientMessage (JSONObjectView, Fields)",
                             nanoseconds: time(iterations) { _ = try? WireCodec.decodeClientMessage(publishFrames[...]) }))
-        broker.append(Piece(name: "  of which: topic syntax check", code: "Topic.problem(with:) (one pass over the bytes)",
-                            nanoseconds: time(iterations) { _ = Topic.problem(with: publish.topic) }, isPart: true))
-        broker.append(Piece(name: "reserved-namespace check", code: "Authority.problem: Topic.isSystemOnly, isKnownNamespace",
-                            nanoseconds: time(iterations) { _ = Topic.isSystemOnly(publish.topic) || !Topic.isKnownNamespace(publish.topic) }))
+        broker.append(Piece(name: "  of which: topic syntax check", code: "BusTable.topicProblem(with:) (one pass over the bytes)",
+                            nanoseconds: time(iterations) { _ = BusTable.screenTime.topicProblem(with: publish.topic) }, isPart: true))
+        broker.append(Piece(name: "reserved-namespace check", code: "Authority.problem: BusTable.isSystemOnly, isKnownNamespace",
+                            nanoseconds: time(iterations) { _ = BusTable.screenTime.isSystemOnly(publish.topic) || !BusTable.screenTime.isKnownNamespace(publish.topic) }))
 
         // Sequence: stamp and encode the envelope once.
         broker.append(Piece(name: "bus time", code: "BusClock.now (Date)", nanoseconds: time(iterations) { _ = clock.now() }))

@@ -3,14 +3,15 @@ import BusProtocol
 
 /// Who may say hello as whom (docs/protocol.md § 4.1). A configured plugin's name is only for the process the
 /// broker started for it, which proves it with its per-launch credential (a pid proves nothing); its role comes
-/// from the configuration and is its alone when the OS addresses that role. Everyone else is an outside client,
-/// admitted by the runtime directory's cookie to the roles the configuration's `clients:` grants — or, as `tool`
-/// under any name, by the tool credential, which the person's own tools present and which alone lets a client act
-/// as the person (publish `input.*`).
+/// from the configuration and is its alone when the bus's table makes the role exclusive (the OS addresses it).
+/// Everyone else is an outside client, admitted by the runtime directory's cookie to the roles the configuration's
+/// `clients:` grants — or, as `tool` under any name, by the tool credential, which the person's own tools present
+/// and which alone lets a client act as the person (publish `input.*`).
 struct Admission {
     let cookie: String
     let toolCredential: String
     let grants: [ClientGrant]
+    let table: BusTable
     let runtimeDirectory: RuntimeDirectory
 
     enum Admitted {
@@ -51,7 +52,7 @@ struct Admission {
             return .failure(.notAdmitted("an outside client presents the cookie from \(runtimeDirectory.cookiePath) (readable only by the broker's user) "
                 + "in its hello's 'credential'; the shieldbus tools and the SDK read it themselves"))
         }
-        if hello.role.isExclusive, let holder = plugins.first(where: { $0.spec.role == hello.role }) {
+        if table.isExclusive(hello.role), let holder = plugins.first(where: { $0.spec.role == hello.role }) {
             return .failure(.roleNotAllowed("the role '\(hello.role.rawValue)' belongs to the configured plugin '\(holder.spec.name)'"))
         }
         guard grants.contains(where: { ($0.name == nil || $0.name == hello.name) && $0.roles.contains(hello.role) }) else {

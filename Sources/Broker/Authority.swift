@@ -7,8 +7,10 @@ struct Authority {
     /// Namespaces declared in the configuration → the plugin or client that alone publishes there.
     private let declaredNamespaces: [String: String]
     private let declaredNamespaceNames: Set<String>
+    private let table: BusTable
 
-    init(plugins: [PluginSpec], clients: [ClientGrant]) {
+    init(plugins: [PluginSpec], clients: [ClientGrant], table: BusTable) {
+        self.table = table
         declaredNamespaces = Self.declaredNamespaces(plugins: plugins, clients: clients)
         declaredNamespaceNames = Set(declaredNamespaces.keys)
     }
@@ -30,12 +32,12 @@ struct Authority {
         if session.role == .tap { return .readOnly(topic: topic) }
         if Topic.isToolsOnly(topic) {
             // The person's tools (the tool credential); the person's input also from a plugin configured for it.
-            if !session.actsForPerson || (session.isSupervised && !topic.hasPrefix(Topic.inputNamespace + ".")) { return .reservedTopic(topic) }
-        } else if Topic.isSystemOnly(topic) {
-            return .reservedTopic(topic)
+            if !session.actsForPerson || (session.isSupervised && !topic.hasPrefix(Topic.inputNamespace + ".")) { return reserved(topic) }
+        } else if table.isSystemOnly(topic) {
+            return reserved(topic)
         }
         if topic.hasPrefix(Topic.pluginNamespace), let problem = Topic.pluginTopicProblem(topic) { return problem }
-        if !Topic.isKnownNamespace(topic), let problem = Topic.problem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
+        if !table.isKnownNamespace(topic), let problem = table.topicProblem(with: topic, declaredNamespaces: declaredNamespaceNames) { return problem }
         // Only topics that can have an owner are split (the hot path allocates nothing for the others). A request
         // with a corr is addressed to the namespace's owner, who alone answers it: anyone may ask.
         if topic.hasPrefix(Topic.pluginNamespace + ".") || !declaredNamespaces.isEmpty,
@@ -56,4 +58,6 @@ struct Authority {
         }
         return nil
     }
+
+    private func reserved(_ topic: String) -> BusProtocolError { .reservedTopic(topic, systemPrefixes: table.systemOnlyPrefixes) }
 }

@@ -64,7 +64,8 @@ public final class Broker {
         configurationOrder = Dictionary(settings.plugins.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { first, _ in first })
         ledger = DeliveryLedger(limit: settings.deliveryLogLimit, store: nil)
         held = HeldPublications(ledger: ledger)
-        requests = OpenRequests(declaredNamespaces: Authority.declaredNamespaces(plugins: settings.plugins, clients: settings.outsideClients))
+        requests = OpenRequests(table: settings.table,
+                                declaredNamespaces: Authority.declaredNamespaces(plugins: settings.plugins, clients: settings.outsideClients))
         time = TimeKeeper(clock: clock, acknowledgementTimeout: settings.acknowledgementTimeoutMilliseconds)
         answerTimers = AnswerTimers(time: time)
         heartbeats = Heartbeats(interval: settings.heartbeatMilliseconds, now: monotonicMilliseconds())
@@ -72,7 +73,7 @@ public final class Broker {
         recorder = Recorder(ledger: ledger, outbox: outbox, statistics: statistics, clock: clock, logger: logger)
         outbox.drainer = self
         time.bus = self
-        services = [ClockControl(), PluginAdministration(broker: self)]
+        services = [ClockControl(clock: clock, time: time), PluginAdministration(broker: self)]
     }
 
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
@@ -117,7 +118,7 @@ public final class Broker {
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         let admission = Admission(cookie: try BusCookie.establish(at: settings.runtimeDirectory.cookiePath),
                                   toolCredential: try BusCookie.establish(at: settings.runtimeDirectory.toolCredentialPath),
-                                  grants: settings.outsideClients, runtimeDirectory: settings.runtimeDirectory)
+                                  grants: settings.outsideClients, table: settings.table, runtimeDirectory: settings.runtimeDirectory)
         let transport = try makeTransport()
         self.transport = transport
         do {
@@ -157,7 +158,7 @@ public final class Broker {
                               settings: settings, clock: clock, logger: logger)
         router = EventRouter(sessions: sessions, readiness: readiness, ledger: ledger, turns: turns, dispatcher: dispatcher, outbox: outbox,
                              statistics: statistics, logger: logger)
-        intake = Intake(authority: Authority(plugins: settings.plugins, clients: settings.outsideClients), requests: requests, reception: reception,
+        intake = Intake(authority: Authority(plugins: settings.plugins, clients: settings.outsideClients, table: settings.table), requests: requests, reception: reception,
                         ledger: ledger, turns: turns, held: held, outbox: outbox, crashPoints: crashPoints, statistics: statistics)
         restarts = PluginRestarts(supervisor: supervisor, sessions: sessions, reception: reception, requests: requests, outbox: outbox,
                                   settings: settings, clock: clock)
@@ -328,7 +329,7 @@ public final class Broker {
         let session = sessions[identity: identity]
         let message: ClientMessage
         do {
-            message = try WireCodec.decodeClientMessage(frames[1...], maximumBodyBytes: settings.maximumBodyBytes)
+            message = try WireCodec.decodeClientMessage(frames[1...], maximumBodyBytes: settings.maximumBodyBytes, roles: settings.table.roles)
         } catch let error as BusProtocolError {
             if session == nil { supervisor.recordRefusedHello(frames[1...], error) }
             reception.refuse(identity, session: session, error)

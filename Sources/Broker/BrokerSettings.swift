@@ -53,9 +53,13 @@ public struct BrokerSettings: Sendable {
     /// Which roles outside clients (admitted by the cookie) may take; the configuration's `clients:`.
     public var outsideClients: [ClientGrant] = ClientGrant.defaults
 
-    public init(runtimeDirectory: RuntimeDirectory, endpoint: String? = nil) {
+    /// The product's roles, the topics only the system publishes, and which role answers which request.
+    public var table: BusTable
+
+    public init(runtimeDirectory: RuntimeDirectory, endpoint: String? = nil, table: BusTable) {
         self.runtimeDirectory = runtimeDirectory
         self.endpoint = endpoint
+        self.table = table
     }
 
     /// The endpoint the broker binds.
@@ -142,11 +146,14 @@ public struct PluginSpec: Equatable, Sendable {
     public var files = PluginFiles()
     /// It may publish the person's input (`input.*`), as a test driver under development does (`personInput: true`).
     public var personInput = false
+    /// It runs without network when sandboxed on an ipc bus, as iOS runs some extensions (`Role.runsWithoutNetwork`).
+    public var offline = false
 
     public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false, namespaces: [String] = [],
-                files: PluginFiles = PluginFiles(), personInput: Bool = false) {
+                files: PluginFiles = PluginFiles(), personInput: Bool = false, offline: Bool = false) {
         self.files = files
+        self.offline = offline
         self.personInput = personInput
         self.ephemeral = ephemeral
         self.namespaces = namespaces

@@ -8,17 +8,21 @@ import BusProtocol
 /// journal shows why time stood still or leapt. Bus time never runs backwards: a jump goes forward only, timer by timer.
 final class ClockControl: BrokerService {
     let subscriptions = [Topic.clockControlRequest]
-    private var bus: BrokerBus!
+    private var bus: (any ServiceBus)!
+    private let clock: BusClock
+    private let time: TimeKeeper
+
+    init(clock: BusClock, time: TimeKeeper) {
+        self.clock = clock
+        self.time = time
+    }
 
     /// The controls, as the request's `action` names them.
     static let actions = ["pause", "resume", "speed", "step", "jump"]
     /// The fastest a clock may be made to run (a year in under nine hours of wall time).
     static let maximumSpeed = 1_000.0
 
-    func attach(to bus: BrokerBus) { self.bus = bus }
-
-    private var clock: BusClock { bus.broker.clock }
-    private var time: TimeKeeper { bus.broker.time }
+    func attach(to bus: any ServiceBus) { self.bus = bus }
 
     func handle(_ request: Envelope) {
         guard request.corr != nil else { return }  // nobody would hear the answer

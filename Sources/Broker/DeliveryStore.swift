@@ -32,7 +32,7 @@ final class DeliveryStore {
         /// The last sequence number whose batch was saved: journal lines after it were never delivered.
         var savedSeq: UInt64?
         var held: [Held] = []
-        /// What the saved journal last said of each of a service's facts (`BrokerBus.emit(…, fact:)`): the body of
+        /// What the saved journal last said of each of a service's facts (`ServiceEvent.fact`): the body of
         /// the last event sequenced stating it, by fact.
         var announced: [String: [UInt8]] = [:]
     }

@@ -30,8 +30,11 @@ final class OpenRequests {
     private var waitingPerRequester: [[UInt8]: Int] = [:]
     /// Declared namespaces → their owner, for requests in them (`x.<name>.` is `<name>`'s).
     private let declaredNamespaces: [String: String]
+    /// Which requests the system routes to a role's holder.
+    private let table: BusTable
 
-    init(declaredNamespaces: [String: String] = [:]) {
+    init(table: BusTable, declaredNamespaces: [String: String] = [:]) {
+        self.table = table
         self.declaredNamespaces = declaredNamespaces
     }
 
@@ -53,8 +56,8 @@ final class OpenRequests {
     /// Who answers a request on `topic`: the holder of the role the OS addresses it to (`holder`), the OS for the
     /// device API, the owner of the namespace otherwise.
     func answerer(ofRequest topic: String, holder: (Role) -> String?) -> Answerer {
-        if let role = Topic.answeringRole(forRequest: topic) { return holder(role).map(Answerer.session) ?? .nobody(role) }
-        if Topic.isAnsweredBySystem(topic) { return .system }
+        if let role = table.answeringRole(forRequest: topic) { return holder(role).map(Answerer.session) ?? .nobody(role) }
+        if table.isAnsweredBySystem(topic) { return .system }
         return Topic.owner(of: topic, declared: declaredNamespaces).map(Answerer.session) ?? .system
     }
 
@@ -62,12 +65,12 @@ final class OpenRequests {
     /// request addressed to a role, who alone receives it ("" when nobody holds the role).
     func note(_ event: PendingEvent, holder: (Role) -> String?) -> (requester: [UInt8]?, addressee: String?) {
         guard let corr = event.corr else { return (nil, nil) }
-        if event.topic.hasSuffix(Topic.requestSuffix), event.requester != nil || Topic.answeringRole(forRequest: event.topic) != nil {
+        if event.topic.hasSuffix(Topic.requestSuffix), event.requester != nil || table.answeringRole(forRequest: event.topic) != nil {
             let answerer = answerer(ofRequest: event.topic, holder: holder)
             byCorrelation[corr, default: []].append(Request(requester: event.requester, replyTopic: Topic.reply(to: event.topic), answerer: answerer))
             if let requester = event.requester { waitingPerRequester[requester, default: 0] += 1 }
             switch answerer {
-            case .session(let name) where Topic.answeringRole(forRequest: event.topic) != nil: return (nil, name)
+            case .session(let name) where table.answeringRole(forRequest: event.topic) != nil: return (nil, name)
             case .nobody: return (nil, "")
             case .session, .system: return (nil, nil)
             }

@@ -12,7 +12,7 @@ struct PendingEvent {
     var requester: [UInt8]?
     /// The plugins an OS event is for (one product's, on a device with several); nil: every subscriber.
     var audience: Set<String>? = nil
-    /// The service fact this event states (`BrokerBus.emit(…, fact:)`), if it states one, and its value when
+    /// The service fact this event states (`ServiceEvent.fact`), if it states one, and its value when
     /// that is not the body.
     var fact: String? = nil
     var factValue: [UInt8]? = nil

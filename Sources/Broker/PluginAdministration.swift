@@ -8,13 +8,13 @@ import BusProtocol
 /// shape: `{ok, value}` or `{ok: false, error: {code, message}}`). Only the person's tools may ask (`Authority`).
 final class PluginAdministration: BrokerService {
     private unowned let broker: Broker
-    private var bus: BrokerBus?
+    private var bus: (any ServiceBus)?
 
     init(broker: Broker) { self.broker = broker }
 
     var subscriptions: [String] { [Topic.pluginRestartRequest] }
 
-    func attach(to bus: BrokerBus) { self.bus = bus }
+    func attach(to bus: any ServiceBus) { self.bus = bus }
 
     func handle(_ envelope: Envelope) {
         guard envelope.topic == Topic.pluginRestartRequest, let corr = envelope.corr, let supervisor = broker.supervisor else { return }

@@ -27,7 +27,7 @@ final class PluginRestarts {
         return body
     }
 
-    /// What a SIGKILL of the broker loses, then its start again on the same state (see `BrokerBus.crashAndRestart`).
+    /// What a SIGKILL of the broker loses, then its start again on the same state (see `ServiceBus.crashAndRestart`).
     func crashAndRestart() {
         requests.removeAll()
         // What each plugin had not acknowledged stays in the delivery ledger (as in bus.sqlite after a real SIGKILL)

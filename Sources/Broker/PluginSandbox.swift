@@ -31,9 +31,6 @@ public enum PluginSandbox {
         case off
     }
 
-    /// Roles iOS runs without network: the shield configuration and the report extension.
-    public static let rolesWithoutNetwork: Set<Role> = [.shield, .report]
-
     /// Where bubblewrap is, or why plugins cannot be sandboxed here.
     public static func locateBubblewrap(searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) throws -> String {
         let folders = (searchPath ?? "/usr/bin:/bin").split(separator: ":").map(String.init) + ["/usr/bin", "/bin"]
@@ -54,13 +51,13 @@ public enum PluginSandbox {
         /// The descriptor on which bwrap writes the plugin's pid outside the sandbox (none for a launch template,
         /// whose launches tell their own).
         let infoDescriptor: Int32?
-        /// The descriptor from which bwrap reads the seccomp program, when the role has no network.
+        /// The descriptor from which bwrap reads the seccomp program, when the plugin is offline.
         let seccompDescriptor: Int32
 
-        /// The seccomp program the plugin runs under, if any: a role without network, on an ipc bus (a bus on tcp
+        /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
         var seccompProgram: [UInt8]? {
-            guard PluginSandbox.rolesWithoutNetwork.contains(spec.role), endpoint.hasPrefix("ipc://") else { return nil }
+            guard spec.offline, endpoint.hasPrefix("ipc://") else { return nil }
             return NetworkDenial.program
         }
 
@@ -69,7 +66,7 @@ public enum PluginSandbox {
             if let infoDescriptor { arguments += ["--info-fd", String(infoDescriptor)] }
             if seccompProgram != nil {
                 arguments += ["--seccomp", String(seccompDescriptor)]
-            } else if PluginSandbox.rolesWithoutNetwork.contains(spec.role) && endpoint.hasPrefix("ipc://") {
+            } else if spec.offline && endpoint.hasPrefix("ipc://") {
                 arguments.append("--unshare-net")  // no seccomp program for this machine: the slower way
             }
             arguments += ["--ro-bind", "/usr", "/usr"]  // the root itself is an empty tmpfs

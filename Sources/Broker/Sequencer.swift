@@ -3,7 +3,7 @@
 import BusProtocol
 
 /// Numbers every event that enters the bus and stamps it with its bus instant; keeps the value that the last event
-/// stating each service fact gave it (`BrokerBus.emit(…, fact:)`).
+/// stating each service fact gave it (`ServiceEvent.fact`).
 struct Sequencer {
     private(set) var lastSeq: UInt64 = 0
     /// The latest bus instant sequenced so far: a late timer is never stamped before it.

@@ -10,7 +10,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case bodyTooLarge(bytes: Int, limit: Int)
     case badTopic(String, reason: String)
     case unknownTopic(String, namespaces: [String])
-    case reservedTopic(String)
+    /// A topic the publisher may not use; `systemPrefixes`: the bus's topics only the system produces (its table's).
+    case reservedTopic(String, systemPrefixes: [String])
     case helloRequired(kind: String)
     case badHello(String)
     case badDelivery(String)
@@ -97,14 +98,14 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "topic '\(topic)' \(reason)"
         case let .unknownTopic(topic, namespaces):
             return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", ")) (x.<plugin-name>. is a plugin's own; a plugin's configuration may declare more in `namespaces:`)"
-        case let .reservedTopic(topic):
+        case let .reservedTopic(topic, systemPrefixes):
             if topic.hasPrefix(Topic.inputNamespace + ".") {
                 return "topic '\(topic)' is the person's input: only the person's tools (`shieldbus do`, the Studio: role tool with the runtime folder's tool-credential) and plugins configured with `personInput: true` may publish it"
             }
             if topic == Topic.clockControlRequest {
                 return "topic '\(topic)' controls the bus clock: only tools (role tool, e.g. `shieldbus clock`) may publish it"
             }
-            return "topic '\(topic)' is an event only the system produces (\(Topic.systemOnlyPrefixes.joined(separator: ", "))); plugins cannot publish it"
+            return "topic '\(topic)' is an event only the system produces (\(systemPrefixes.joined(separator: ", "))); plugins cannot publish it"
         case let .helloRequired(kind):
             return "a '\(kind)' message arrived before 'hello'; send hello first"
         case let .badHello(reason):

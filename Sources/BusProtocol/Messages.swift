@@ -8,16 +8,27 @@ public enum MessageKind: String, CaseIterable, Sendable {
     case heartbeat
 }
 
-/// What a connecting process is; the broker treats taps and tools as passive (it never waits for their acks).
-public enum Role: String, CaseIterable, Codable, Sendable {
-    case monitor, shield, action, notifier, report, app, generic, tap, tool
+/// What a connecting process is: a name. The bus itself knows three — `generic` (any plugin), `tap` (reads only) and
+/// `tool` (the person's tools) — and takes the others from the product's `BusTable` (Screen Time's roles and the
+/// requests each answers are the device API's). The broker treats taps and tools as passive (it never waits for their acks).
+public struct Role: RawRepresentable, Hashable, Codable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+
+    /// Any client with no part the system addresses.
+    public static let generic: Role = "generic"
+    /// A client that only reads (`shieldbus tap`, the Studio's view).
+    public static let tap: Role = "tap"
+    /// The person's tools (`shieldbus do`, `clock`, `status`).
+    public static let tool: Role = "tool"
+    /// The bus's own roles, which every table has, in the order refusals list them after a product's.
+    public static let busRoles: [Role] = [.generic, .tap, .tool]
 
     /// Whether the broker waits for this role's acknowledgements before advancing virtual time.
     public var acknowledgesByDefault: Bool { self != .tap && self != .tool }
-
-    /// Whether at most one client holds the role: the Screen Time components the OS addresses by role.
-    /// A role a configured plugin holds is that plugin's alone.
-    public var isExclusive: Bool { ![.generic, .tap, .tool].contains(self) }
 }
 
 /// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.

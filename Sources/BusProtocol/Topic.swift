@@ -1,28 +1,15 @@
 /// Topics: dot-separated lowercase names, filtered by prefix.
 public enum Topic {
-    /// The first segments topics may start with. A topic outside them is refused as unknown.
-    public static let namespaces: [String] = [
-        "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
-        "notification", "plugin", "report", "scenario", "shield", "state", "web", pluginNamespace,
-    ]
-
-    /// The namespaces of the bus's own bookkeeping, which not even a scenario may publish into.
-    public static let brokerOnlyNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+    /// The bus's own namespaces, which every `BusTable` has: its bookkeeping, its clock, the person's input, its
+    /// plugins and their own topics.
+    public static let busNamespaces: [String] = ["bus", "clock", inputNamespace, "plugin", pluginNamespace]
 
     /// The namespace of plugins' own topics: `x.<plugin-name>.…` belongs to that plugin alone.
     public static let pluginNamespace = "x"
 
-    /// Events only the system produces (the OS, the bus, the supervisor, the scenario): topics with one of these
-    /// prefixes are refused from any client. Replies to the OS's requests are checked separately (by addressee).
-    public static let systemOnlyPrefixes: [String] = [
-        "activity.", "bus.", "clock.", "device.", "plugin.", "scenario.",
-        "deviceactivity.interval-", "deviceactivity.event-", "deviceactivity.callback-",
-        "shield.configuration.request", "shield.action.request", "shield.shown", "shield.dismissed", "shield.action.handled",
-        "managedsettings.changed", "familycontrols.authorization.changed",
-        "app.lifecycle.", "app.timer.fired", "app.url.opened", "notification.posted", "notification.tapped",
-    ]
-
-    static let systemOnlyPrefixBytes: [[UInt8]] = systemOnlyPrefixes.map { Array($0.utf8) }
+    /// The bus's own events (its bookkeeping, its clock, its plugins): only the system publishes them, whatever the
+    /// product's `BusTable` adds.
+    public static let busOnlyPrefixes: [String] = ["bus.", "clock.", "plugin."]
 
     /// A plugin could not record what an event asked for (a full or read-only App-Group store); the device reports
     /// it (protocol.md § 10).
@@ -61,27 +48,6 @@ public enum Topic {
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.
     public static let replySuffix = ".reply"
 
-    /// The namespaces as bytes, for checks that allocate nothing.
-    static let namespaceBytes: [[UInt8]] = namespaces.map { Array($0.utf8) }
-
-    /// Checks a topic's syntax and namespace (one of `namespaces`, or of `declaredNamespaces`, which plugins'
-    /// configurations declare); nil when it is fine, else what is wrong.
-    public static func problem(with topic: String, declaredNamespaces: Set<String> = []) -> BusProtocolError? {
-        if let problem = syntaxProblem(with: topic) { return problem }
-        if isKnownNamespace(topic) || declaredNamespaces.contains(String(namespace(of: topic))) { return nil }
-        return .unknownTopic(topic, namespaces: namespaces + declaredNamespaces.sorted())
-    }
-
-    /// Whether the topic's first segment is one of the fixed `namespaces` (no allocation).
-    public static func isKnownNamespace(_ topic: String) -> Bool {
-        var topic = topic
-        return topic.withUTF8 { bytes in
-            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
-            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
-            return namespaceBytes.contains { $0.elementsEqual(namespace) }
-        }
-    }
-
     /// Checks a topic's syntax only: 1 to 128 bytes, dot-separated non-empty segments of a-z, 0-9, '_' and '-'.
     /// One pass over the UTF-8 bytes; allocates only to describe a problem.
     public static func syntaxProblem(with topic: String) -> BusProtocolError? {
@@ -103,14 +69,6 @@ public enum Topic {
         }
     }
 
-    /// Whether only the system may publish the topic (no allocation).
-    public static func isSystemOnly(_ topic: String) -> Bool {
-        var topic = topic
-        return topic.withUTF8 { bytes in
-            systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
-        }
-    }
-
     /// Why a topic in the plugins' namespace is not one, if it is not: `x.<plugin-name>.<topic>` has three segments
     /// at least (a bare `x` or `x.<name>` names nobody's topic).
     public static func pluginTopicProblem(_ topic: String) -> BusProtocolError? {
@@ -125,20 +83,6 @@ public enum Topic {
         let segments = topic.split(separator: ".", maxSplits: 2)
         if segments.first == Substring(pluginNamespace) { return segments.count > 1 ? String(segments[1]) : nil }
         return segments.first.flatMap { declared[String($0)] }
-    }
-
-    /// Whether the OS answers requests on this topic (the device API: a system namespace, and no role addressed).
-    public static func isAnsweredBySystem(_ requestTopic: String) -> Bool {
-        isKnownNamespace(requestTopic) && answeringRole(forRequest: requestTopic) == nil && !requestTopic.hasPrefix(pluginNamespace + ".")
-    }
-
-    /// The role whose holder answers requests on this topic, for the requests the OS routes to a Screen Time
-    /// component (`shield.configuration`, `shield.action`, `report.*`); nil for others.
-    public static func answeringRole(forRequest topic: String) -> Role? {
-        if topic.hasPrefix("shield.configuration.") { return .shield }
-        if topic.hasPrefix("shield.action.") { return .action }
-        if topic.hasPrefix("report.") { return .report }
-        return nil
     }
 
     /// The namespace (first segment) of a topic.

@@ -60,8 +60,10 @@ public enum WireCodec {
         return out
     }
 
-    /// Decodes and validates a plugin's message (the frames after any ROUTER identity).
-    public static func decodeClientMessage(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes) throws -> ClientMessage {
+    /// Decodes and validates a plugin's message (the frames after any ROUTER identity). `roles`: the roles a hello may
+    /// name (the broker's table's, in the order a refusal lists them); nil takes any.
+    public static func decodeClientMessage(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes,
+                                           roles: [Role]? = nil) throws -> ClientMessage {
         // The broker's most frequent messages, as the SDK writes them, in one pass; anything else in full.
         if frames.count == 2 {
             let (kind, json) = (frames[frames.startIndex], frames[frames.startIndex + 1])
@@ -73,14 +75,15 @@ public enum WireCodec {
                 if let seq = reader.ack() { return .ack(seq: seq) }
             }
         }
-        return try decodeClientMessageInFull(frames, maximumBodyBytes: maximumBodyBytes)
+        return try decodeClientMessageInFull(frames, maximumBodyBytes: maximumBodyBytes, roles: roles)
     }
 
     private static let publishKind = kindFrame(.publish)
     private static let ackKind = kindFrame(.ack)
 
     /// Decodes and validates a plugin's message in any member order and form, naming what is wrong.
-    static func decodeClientMessageInFull(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes) throws -> ClientMessage {
+    static func decodeClientMessageInFull(_ frames: ArraySlice<[UInt8]>, maximumBodyBytes: Int = defaultMaximumBodyBytes,
+                                          roles: [Role]? = nil) throws -> ClientMessage {
         let kindName = frames.first.map { String(decoding: $0, as: UTF8.self) }
         guard frames.count == 2 else {
             throw BusProtocolError.wrongFrameCount(kind: kindName.flatMap { MessageKind(rawValue: $0) }?.rawValue, got: frames.count, expected: 2)
@@ -92,9 +95,9 @@ public enum WireCodec {
         try fields.checkVersion()
         switch kind {
         case .hello:
-            let roleName = try fields.string("role")
-            guard let role = Role(rawValue: roleName) else {
-                throw BusProtocolError.badHello("unknown role '\(roleName)'; roles: \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+            let role = Role(rawValue: try fields.string("role"))
+            if let roles, !roles.contains(role) {
+                throw BusProtocolError.badHello("unknown role '\(role)'; roles: \(roles.map(\.rawValue).joined(separator: ", "))")
             }
             let name = try fields.string("name")
             if let problem = BusName.problem(with: name) { throw problem }

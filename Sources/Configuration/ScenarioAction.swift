@@ -1,6 +1,7 @@
 // ScenarioAction: what the simulated user (or the OS) does in one scenario step, read from its one action key.
 
 import BusProtocol
+import DeviceAPI
 import Foundation
 import Yams
 
@@ -207,10 +208,10 @@ public enum ScenarioAction: Equatable, Sendable {
         let fields = try value.uniqueMapping(allowed: ["topic", "body"])
         guard let topicValue = fields["topic"] else { throw value.error("a publish needs a 'topic' (e.g. app.custom.thing)") }
         let topic = try topicValue.string()
-        if let problem = Topic.problem(with: topic) { throw topicValue.error("\(problem)") }
+        if let problem = BusTable.screenTime.topicProblem(with: topic) { throw topicValue.error("\(problem)") }
         // Clock, bus and plugin events are the broker's own; a scenario forging them would break its bookkeeping.
-        if Topic.brokerOnlyNamespaces.contains(String(Topic.namespace(of: topic))) {
-            throw topicValue.error("topic '\(topic)' is reserved for the broker (\(Topic.brokerOnlyNamespaces.sorted().map { $0 + "." }.joined(separator: ", "))); a scenario cannot publish it")
+        if DeviceTopic.systemNamespaces.contains(String(Topic.namespace(of: topic))) {
+            throw topicValue.error("topic '\(topic)' is reserved for the broker (\(DeviceTopic.systemNamespaces.sorted().map { $0 + "." }.joined(separator: ", "))); a scenario cannot publish it")
         }
         var body = JSONValue.object([:])
         if let bodyValue = fields["body"] {

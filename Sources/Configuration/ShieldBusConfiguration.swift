@@ -1,6 +1,7 @@
 // Configuration: reading the files users write — the broker configuration — with errors that name file, line and key.
 
 import BusProtocol
+import DeviceAPI
 import Foundation
 
 /// A ShieldBus configuration file: the bus settings and the plugins to run.
@@ -218,9 +219,9 @@ public struct ShieldBusConfiguration {
             names.insert(name)
             guard let executable = fields["executable"] else { throw entry.error("plugin '\(name)' needs an 'executable' (a built product name or a path)") }
             guard let roleValue = fields["role"] else {
-                throw entry.error("plugin '\(name)' needs a 'role' (one of \(Role.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw entry.error("plugin '\(name)' needs a 'role' (one of \(BusTable.screenTime.roles.map(\.rawValue).joined(separator: ", ")))")
             }
-            var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(Role.self), line: entry.line)
+            var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(BusTable.screenTime.roles), line: entry.line)
             plugin.arguments = try fields["arguments"]?.stringList() ?? []
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
             plugin.readable = (try fields["readable"]?.stringList() ?? []).map(configuration.resolve)
@@ -262,10 +263,10 @@ public struct ShieldBusConfiguration {
                 let fields = try entry.uniqueMapping(allowed: ["name", "roles", "namespaces"])
                 let name = try fields["name"]?.string()
                 if let name, let problem = BusName.problem(with: name) { throw fields["name"]!.error(problem.description) }
-                guard let roles = fields["roles"] else { throw entry.error("a client entry needs 'roles' (any of \(Role.allCases.map(\.rawValue).joined(separator: ", ")))") }
+                guard let roles = fields["roles"] else { throw entry.error("a client entry needs 'roles' (any of \(BusTable.screenTime.roles.map(\.rawValue).joined(separator: ", ")))") }
                 let declared = try declaredNamespaces(fields["namespaces"], taken: &namespaces)
                 if !declared.isEmpty && name == nil { throw fields["namespaces"]!.error("only a client with a 'name' may declare namespaces") }
-                return ClientDeclaration(name: name, roles: try roles.list().map { try $0.oneOf(Role.self) }, namespaces: declared)
+                return ClientDeclaration(name: name, roles: try roles.list().map { try $0.oneOf(BusTable.screenTime.roles) }, namespaces: declared)
             }
         }
         if let products = top["products"] {
@@ -284,7 +285,9 @@ public struct ShieldBusConfiguration {
             if namespace.contains(".") || Topic.syntaxProblem(with: namespace) != nil {
                 throw item.error("a namespace is one topic segment of a-z, 0-9, '_' and '-', e.g. focuscoach")
             }
-            if Topic.namespaces.contains(namespace) { throw item.error("'\(namespace)' is one of the system's namespaces (\(Topic.namespaces.joined(separator: ", ")))") }
+            if BusTable.screenTime.namespaces.contains(namespace) {
+                throw item.error("'\(namespace)' is one of the system's namespaces (\(BusTable.screenTime.namespaces.joined(separator: ", ")))")
+            }
             guard taken.insert(namespace).inserted else { throw item.error("the namespace '\(namespace)' is declared twice") }
             return namespace
         }

@@ -231,9 +231,14 @@ public struct YAMLValue {
 
     /// A value from a fixed set of words.
     public func oneOf<T: RawRepresentable>(_ type: T.Type) throws -> T where T.RawValue == String, T: CaseIterable {
+        try oneOf(Array(T.allCases))
+    }
+
+    /// One of `values`, named by its word.
+    public func oneOf<T: RawRepresentable>(_ values: [T]) throws -> T where T.RawValue == String {
         let word = try string()
-        if let value = T(rawValue: word) { return value }
-        let allowed = T.allCases.map(\.rawValue)
+        if let value = values.first(where: { $0.rawValue == word }) { return value }
+        let allowed = values.map(\.rawValue)
         let suggestion = closest(to: word, in: allowed).map { " — did you mean '\($0)'?" } ?? ""
         throw error("expected one of \(allowed.joined(separator: ", ")), got '\(word)'\(suggestion)")
     }

@@ -62,7 +62,7 @@ public final class DeviceOS: BrokerService {
     /// Schedule math in the time zone in force.
     var calendar: ScheduleCalendar { clock.calendar }
     var random: SeededRandom
-    private(set) var bus: BrokerBus!
+    private(set) var bus: (any ServiceBus)!
     let state: DeviceStateStore
     let tokens: TokenIssuer
 
@@ -112,7 +112,7 @@ public final class DeviceOS: BrokerService {
     }
 
 
-    public func attach(to bus: BrokerBus) {
+    public func attach(to bus: any ServiceBus) {
         self.bus = bus
         // The parts were loaded before there was a bus to tell: every welcome carries the clock from the first.
         announceClockToPlugins()

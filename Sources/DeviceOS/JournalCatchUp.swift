@@ -4,7 +4,7 @@ import Foundation
 import ScreenTime
 
 /// The facts of the device's durable state that its events state, each by the name the broker keeps it under
-/// (`BrokerBus.emit(…, fact:)`): every such event carries the fact's whole value, so the last one journaled is
+/// (`ServiceEvent.fact`): every such event carries the fact's whole value, so the last one journaled is
 /// what the journal says of it.
 enum StatedFact {
     static let clockOffset = "device.clock-offset"

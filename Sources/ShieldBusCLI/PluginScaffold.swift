@@ -6,7 +6,7 @@ enum PluginKind: String, CaseIterable {
     case monitor, shield, action, notifier, report, app, generic
 
     /// The role the plugin plays on the bus (the kinds are named after the roles).
-    var role: Role { Role(rawValue: rawValue)! }
+    var role: Role { Role(rawValue: rawValue) }
 
     /// Topic prefixes worth tapping to watch a plugin of this kind work.
     func tapPrefixes(name: String) -> String {

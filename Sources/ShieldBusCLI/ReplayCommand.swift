@@ -2,6 +2,7 @@ import ArgumentParser
 import BusClient
 import BusProtocol
 import BusTools
+import DeviceAPI
 import Foundation
 
 extension ShieldBus {
@@ -36,7 +37,7 @@ extension ShieldBus {
                 throw ValidationError("\(file):\(bad.line): not a journal line: \(bad.reason)")
             }
             let replayable = envelopes.filter { envelope in
-                !Topic.isSystemOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
+                !BusTable.screenTime.isSystemOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
                     && !envelope.topic.hasSuffix(Topic.replySuffix)
             }
             let name = BusTool.name("replay")

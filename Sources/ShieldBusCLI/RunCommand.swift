@@ -263,7 +263,7 @@ struct RunPlan {
 
         // Broker.
         let runtime = RuntimeDirectory.resolve(options.bus.runtimeDir)
-        var settings = BrokerSettings(runtimeDirectory: runtime, endpoint: options.endpoint)
+        var settings = BrokerSettings(runtimeDirectory: runtime, endpoint: options.endpoint, table: .screenTime)
         do {
             if try BusEndpoint(settings.bindEndpoint).needsCurve {
                 guard Curve.isAvailable else { throw Problem(description: "\(ListenError.curveUnavailable(libzmqVersion: libzmqVersion))") }
@@ -360,7 +360,7 @@ struct RunPlan {
                        files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, stateDirectory + "/appgroups",
                                                      stateDirectory + "/" + StateFolder.pluginCursors] + declaration.writable,
                                           readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
-                       personInput: declaration.personInput)
+                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
         }
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }

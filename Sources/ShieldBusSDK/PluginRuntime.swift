@@ -1,6 +1,7 @@
 import BusClient
 import CProcessControl
 import BusProtocol
+import DeviceAPI
 import Foundation
 import Logging
 #if canImport(Glibc)
@@ -254,7 +255,7 @@ public final class PluginRuntime {
             guard let message else { continue }
             switch message {
             case .event(let envelope, _):
-                if envelope.corr == corr && envelope.isReply && (envelope.isFromSystem || !Topic.isAnsweredBySystem(topic)) { return envelope }
+                if envelope.corr == corr && envelope.isReply && (envelope.isFromSystem || !BusTable.screenTime.isAnsweredBySystem(topic)) { return envelope }
                 pending.append(envelope)
             case .error(let report):
                 throw PluginError.device(DeviceError(code: report.code, message: report.message))
@@ -442,7 +443,7 @@ public final class PluginRuntime {
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
         // act on one that claims otherwise.
-        if Topic.isSystemOnly(envelope.topic) && !envelope.isFromSystem && !Topic.isToolsOnly(envelope.topic) {
+        if BusTable.screenTime.isSystemOnly(envelope.topic) && !envelope.isFromSystem && !Topic.isToolsOnly(envelope.topic) {
             logger.error("ignored \(envelope.topic) from \(TerminalText.escaped(envelope.sender)): only the system sends it")
             if acknowledge { try? connection.acknowledge(seq: envelope.seq) }
             return

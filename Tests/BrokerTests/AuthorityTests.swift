@@ -1,5 +1,6 @@
 import BusClient
 import BusProtocol
+import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
 import XCTest

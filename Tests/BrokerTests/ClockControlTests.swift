@@ -13,8 +13,8 @@ final class ClockControlTests: XCTestCase {
     /// Asked with `app.schedule {at: [ms…]}`, sets a bus timer at each instant, which says `app.fired {at}`.
     private final class AlarmService: BrokerService {
         let subscriptions = ["app.schedule"]
-        private var bus: BrokerBus!
-        func attach(to bus: BrokerBus) { self.bus = bus }
+        private var bus: (any ServiceBus)!
+        func attach(to bus: any ServiceBus) { self.bus = bus }
         func handle(_ envelope: Envelope) {
             for time in (envelope.bodyValue["at"]?.arrayValue ?? []).compactMap(\.intValue) {
                 bus.schedule(at: time) { [unowned self] in bus.emit(topic: "app.fired", body: ["at": .int(time)]) }

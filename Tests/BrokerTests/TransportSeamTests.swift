@@ -1,7 +1,10 @@
 @testable import Broker
 import BusClient
 import BusProtocol
+import DeviceAPI
+@testable import DeviceOS
 import Foundation
+import ScreenTime
 import ShieldBusTestSupport
 import XCTest
 import ZeroMQ
@@ -38,6 +41,56 @@ final class TransportSeamTests: XCTestCase {
             return envelope.topic
         }
         XCTAssertEqual(delivered, ["app.quiet"])
+    }
+
+    /// The device OS in the broker, over each transport: the test's peers play the app, the shield renderer, the action
+    /// delegate and the person through a shield drawn and lifted; the two journals are the same byte for byte.
+    func testADeviceDayJournalsTheSameOverLibzmqAndInMemory() throws {
+        let overZeroMQ = try deviceDay(over: .zeroMQ)
+        let inMemory = try deviceDay(over: .inMemory)
+        let topics = inMemory.split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).topic }
+        // The deferred shield is asked for again once the bus is quiet; the app's unlock takes it down before it is drawn.
+        XCTAssertEqual(topics.filter { $0.hasPrefix("shield.") && !$0.hasSuffix(".reply") }, [
+            DeviceTopic.configurationRequest, DeviceTopic.shieldShown, DeviceTopic.actionRequest, DeviceTopic.actionHandled,
+            DeviceTopic.configurationRequest, DeviceTopic.shieldDismissed,
+        ])
+        XCTAssertEqual(topics.filter { $0 == DeviceTopic.appOpened }.count, 1, "used once its shield is lifted")
+        XCTAssertEqual(overZeroMQ, inMemory, "the journals differ:\n--- libzmq\n\(String(decoding: overZeroMQ, as: UTF8.self))--- in memory\n\(String(decoding: inMemory, as: UTF8.self))")
+    }
+
+    private func deviceDay(over kind: SteppedExchange.Kind) throws -> [UInt8] {
+        let catalog = try FocusDevice.catalog()
+        var settings = FocusDevice.settings(catalog: catalog)
+        // Wall-time deadlines out of reach: a slow step on a loaded machine must not put up the system's shield in one run only.
+        settings.replyTimeoutMilliseconds = 600_000
+        var device: DeviceOS?
+        let exchange = try SteppedExchange(kind, grants: [ClientGrant(roles: [.tap, .app, .shield, .action])]) { work in
+            device = try DeviceOS(settings: settings, catalog: catalog, statePath: work.path + "/device.sqlite")
+            return [device!]
+        }
+        let instagram = try XCTUnwrap(device).tokens.application("com.burbn.instagram")
+        func body<Body: Encodable>(_ value: Body) -> JSONValue { try! JSONValue(parsing: DeviceAPICoding.encode(value)) }
+        // Passive peers (no acks): nothing waits for their turns, so no wall-time wait decides what is journaled.
+        _ = try exchange.join("seam-tap", role: .tap, subscriptions: [""])
+        let app = try exchange.join("app", role: .app, subscriptions: ["familycontrols.", "managedsettings."], acknowledges: false)
+        let shield = try exchange.join("shield", role: .shield, subscriptions: ["shield.configuration."], acknowledges: false)
+        let action = try exchange.join("action", role: .action, subscriptions: ["shield.action."], acknowledges: false)
+        let person = try exchange.join("person", role: .tool, subscriptions: [])
+        try exchange.step(app, .publish(Publish(topic: DeviceTopic.authorizationRequest, body: body(AuthorizationRequest(member: .individual)), corr: "app-1")))
+        try exchange.step(app, .publish(Publish(topic: DeviceTopic.settingsWriteRequest, body: body(ManagedSettingsWrite(store: "focus", shield: ShieldSettings(applications: [instagram]))), corr: "app-2")))
+        try exchange.step(person, .publish(Publish(topic: "input.open.request", body: ["app": "Instagram"], corr: "do-1")))
+        let drawn = try XCTUnwrap(shield.events.last { $0.topic == DeviceTopic.configurationRequest }?.corr)
+        let configuration = ShieldConfiguration(title: .init(text: "Not now", color: .black))
+        try exchange.step(shield, .publish(Publish(topic: DeviceTopic.configurationReply, body: body(ShieldConfigurationReply(configuration: configuration)), corr: drawn)))
+        try exchange.step(person, .publish(Publish(topic: "input.press.request", body: ["button": "primary"], corr: "do-2")))
+        let pressed = try XCTUnwrap(action.events.last { $0.topic == DeviceTopic.actionRequest }?.corr)
+        try exchange.step(action, .publish(Publish(topic: DeviceTopic.actionReply, body: body(ShieldActionReply(response: .defer)), corr: pressed)))
+        try exchange.step(app, .publish(Publish(topic: DeviceTopic.settingsWriteRequest, body: body(ManagedSettingsWrite(store: "focus", shield: ShieldSettings())), corr: "app-3")))
+        XCTAssertEqual(app.refusals + shield.refusals + action.refusals + person.refusals, [])
+        XCTAssertEqual(person.events.filter(\.isReply).map { $0.bodyValue["ok"] }, [true, true], "the person's open and press were handled")
+        XCTAssertEqual(app.events.filter(\.isReply).map { $0.bodyValue["ok"] }, [true, true, true], "authorized, shielded, unlocked")
+        exchange.finish()
+        return try Array(Data(contentsOf: URL(fileURLWithPath: exchange.journalPath)))
     }
 
     // MARK: The exchange
@@ -115,16 +168,19 @@ private final class SteppedExchange {
     private let work: TemporaryDirectory
     private var finished = false
 
-    init(_ kind: Kind) throws {
+    /// `grants`: the roles the peers may take; `services`: in-process services (the device OS), made in the run's folder.
+    init(_ kind: Kind, grants: [ClientGrant] = ClientGrant.defaults, services: (TemporaryDirectory) throws -> [BrokerService] = { _ in [] }) throws {
         let work = TemporaryDirectory()
         let runtime = RuntimeDirectory(path: work.path + "/run")
-        var settings = BrokerSettings(runtimeDirectory: runtime)
+        var settings = BrokerSettings(runtimeDirectory: runtime, table: .screenTime)
+        settings.outsideClients = grants
         settings.journalPath = work.path + "/journal.jsonl"
         // The peers send no heartbeats and acknowledge at their own pace: a slow step on a loaded machine must
         // neither end their sessions nor excuse them from acknowledging (either would be journaled in one run only).
         settings.sessionTimeoutMilliseconds = 600_000
         settings.acknowledgementTimeoutMilliseconds = 600_000
         let broker = Broker(settings: settings, clock: BusClock(mode: .virtual, start: 0))
+        for service in try services(work) { broker.addService(service) }
         let lock = try RuntimeLock(runtime)
         let memory = InMemoryTransport()
         var made: CountingTransport?
@@ -142,7 +198,7 @@ private final class SteppedExchange {
     }
 
     /// A peer says hello with the runtime directory's cookie, and takes its welcome.
-    func join(_ name: String, role: Role, subscriptions: [String], observing: [String] = []) throws -> Peer {
+    func join(_ name: String, role: Role, subscriptions: [String], observing: [String] = [], acknowledges: Bool? = nil) throws -> Peer {
         var socket: Socket?
         if let context {
             let dealer = try Socket(context, .dealer)
@@ -153,7 +209,8 @@ private final class SteppedExchange {
         }
         let peer = Peer(name: name, socket: socket)
         peers.append(peer)
-        try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, credential: role == .tool ? runtime.toolCredential() : runtime.cookie(), observations: observing)))
+        try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, acknowledges: acknowledges,
+                                    credential: role == .tool ? runtime.toolCredential() : runtime.cookie(), observations: observing)))
         guard case .welcome? = peer.arrived.first else { throw SeamTestFailure("\(name) was not welcomed: \(peer.arrived)") }
         return peer
     }

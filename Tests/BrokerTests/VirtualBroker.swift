@@ -1,6 +1,7 @@
 import Broker
 import BusClient
 import BusProtocol
+import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
 import XCTest
@@ -13,7 +14,7 @@ final class VirtualBroker {
 
     init(directory: String, services: [BrokerService] = []) throws {
         runtime = RuntimeDirectory(path: directory + "/run")
-        let broker = Broker(settings: BrokerSettings(runtimeDirectory: runtime), clock: BusClock(mode: .virtual, start: 0))
+        let broker = Broker(settings: BrokerSettings(runtimeDirectory: runtime, table: .screenTime), clock: BusClock(mode: .virtual, start: 0))
         for service in services { broker.addService(service) }
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [finished] in

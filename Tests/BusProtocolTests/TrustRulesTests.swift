@@ -2,6 +2,7 @@ import Foundation
 import BusClient
 import BusProtocol
 import Configuration
+import DeviceAPI
 import XCTest
 
 /// The rules of who may be whom and publish what, as pure functions (the broker applies them; BrokerTests and
@@ -65,32 +66,45 @@ final class TrustRulesTests: XCTestCase {
                       "deviceactivity.event-did-reach-threshold", "shield.action.request", "shield.configuration.request", "shield.shown",
                       "clock.tick", "device.restarted", "plugin.up", "bus.ready", "scenario.step", "managedsettings.changed",
                       "app.lifecycle.will-enter-foreground", "app.timer.fired", "notification.tapped"] {
-            XCTAssertTrue(Topic.isSystemOnly(topic), topic)
+            XCTAssertTrue(BusTable.screenTime.isSystemOnly(topic), topic)
         }
         for topic in ["managedsettings.write.request", "deviceactivity.start-monitoring.request", "shield.configuration.reply",
                       "shield.action.reply", "app.unlock.started", "report.daily.request", "state.changed", "x.coach.tip", "input.open.request"] {
-            XCTAssertFalse(Topic.isSystemOnly(topic), topic)
+            XCTAssertFalse(BusTable.screenTime.isSystemOnly(topic), topic)
         }
+    }
+
+    func testATableWithoutAProductsStillKeepsTheBussOwnRolesAndEvents() {
+        XCTAssertEqual(BusTable.bare.roles, [.generic, .tap, .tool])
+        XCTAssertTrue(BusTable.bare.exclusiveRoles.isEmpty)
+        for topic in ["bus.ready", "clock.tick", "plugin.up"] { XCTAssertTrue(BusTable.bare.isSystemOnly(topic), topic) }
+        XCTAssertFalse(BusTable.bare.isSystemOnly("activity.app.opened"), "a product's events are its table's")
+        XCTAssertEqual(BusTable.bare.topicProblem(with: "activity.app.opened")?.code, "unknown-topic", "and so are its namespaces")
+        XCTAssertNil(BusTable.bare.topicProblem(with: "x.coach.tip"))
+        XCTAssertNil(BusTable.bare.answeringRole(forRequest: "shield.configuration.request"))
+        XCTAssertEqual(BusTable.screenTime.roles.map(\.rawValue), ["monitor", "shield", "action", "notifier", "report", "app", "generic", "tap", "tool"])
+        XCTAssertFalse(BusTable.screenTime.isExclusive(.generic))
+        XCTAssertTrue(BusTable.screenTime.isExclusive(.shield))
     }
 
     func testPluginNamespacesBelongToTheirPlugin() {
         XCTAssertEqual(Topic.owner(of: "x.coach.tip", declared: [:]), "coach")
         XCTAssertEqual(Topic.owner(of: "focuscoach.session.started", declared: ["focuscoach": "coach"]), "coach")
         XCTAssertNil(Topic.owner(of: "app.unlock.started", declared: ["focuscoach": "coach"]))
-        XCTAssertNil(Topic.problem(with: "x.coach.tip"))
-        XCTAssertEqual(Topic.problem(with: "focuscoach.tip")?.code, "unknown-topic")
-        XCTAssertNil(Topic.problem(with: "focuscoach.tip", declaredNamespaces: ["focuscoach"]))
+        XCTAssertNil(BusTable.screenTime.topicProblem(with: "x.coach.tip"))
+        XCTAssertEqual(BusTable.screenTime.topicProblem(with: "focuscoach.tip")?.code, "unknown-topic")
+        XCTAssertNil(BusTable.screenTime.topicProblem(with: "focuscoach.tip", declaredNamespaces: ["focuscoach"]))
     }
 
     func testRequestsAreAnsweredByTheirRoleOrByTheOS() {
-        XCTAssertEqual(Topic.answeringRole(forRequest: "shield.configuration.request"), .shield)
-        XCTAssertEqual(Topic.answeringRole(forRequest: "shield.action.request"), .action)
-        XCTAssertEqual(Topic.answeringRole(forRequest: "report.daily.request"), .report)
-        XCTAssertNil(Topic.answeringRole(forRequest: "managedsettings.write.request"))
-        XCTAssertTrue(Topic.isAnsweredBySystem("managedsettings.write.request"))
-        XCTAssertTrue(Topic.isAnsweredBySystem("input.open.request"))
-        XCTAssertFalse(Topic.isAnsweredBySystem("report.weekly.request"))
-        XCTAssertFalse(Topic.isAnsweredBySystem("x.coach.ask.request"))
+        XCTAssertEqual(BusTable.screenTime.answeringRole(forRequest: "shield.configuration.request"), .shield)
+        XCTAssertEqual(BusTable.screenTime.answeringRole(forRequest: "shield.action.request"), .action)
+        XCTAssertEqual(BusTable.screenTime.answeringRole(forRequest: "report.daily.request"), .report)
+        XCTAssertNil(BusTable.screenTime.answeringRole(forRequest: "managedsettings.write.request"))
+        XCTAssertTrue(BusTable.screenTime.isAnsweredBySystem("managedsettings.write.request"))
+        XCTAssertTrue(BusTable.screenTime.isAnsweredBySystem("input.open.request"))
+        XCTAssertFalse(BusTable.screenTime.isAnsweredBySystem("report.weekly.request"))
+        XCTAssertFalse(BusTable.screenTime.isAnsweredBySystem("x.coach.ask.request"))
     }
 
     func testTheSenderIsTheSystemOnlyUnderTheSystemsOwnNames() {

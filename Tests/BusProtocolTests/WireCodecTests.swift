@@ -1,12 +1,13 @@
 import XCTest
 @testable import BusProtocol
+import DeviceAPI
 
 final class WireCodecTests: XCTestCase {
     func frames(_ kind: String, _ json: String) -> ArraySlice<[UInt8]> { [Array(kind.utf8), Array(json.utf8)][...] }
 
-    func decodeError(_ frames: ArraySlice<[UInt8]>, limit: Int = 1024) -> BusProtocolError? {
+    func decodeError(_ frames: ArraySlice<[UInt8]>, limit: Int = 1024, roles: [Role]? = nil) -> BusProtocolError? {
         do {
-            _ = try WireCodec.decodeClientMessage(frames, maximumBodyBytes: limit)
+            _ = try WireCodec.decodeClientMessage(frames, maximumBodyBytes: limit, roles: roles)
             return nil
         } catch {
             return error as? BusProtocolError
@@ -65,8 +66,11 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(decodeError(frames("publish", #"{"v":1,"topic":"Bad Topic","body":{}}"#))?.code, "bad-topic")
         // Namespaces are the broker's to judge (it knows the declared ones); the codec checks syntax only.
         XCTAssertNil(decodeError(frames("publish", #"{"v":1,"topic":"nowhere.x","body":{}}"#)))
-        XCTAssertEqual(Topic.problem(with: "nowhere.x")?.code, "unknown-topic")
-        XCTAssertEqual(decodeError(frames("hello", #"{"v":1,"name":"x","role":"wizard"}"#))?.code, "bad-hello")
+        XCTAssertEqual(BusTable.screenTime.topicProblem(with: "nowhere.x")?.code, "unknown-topic")
+        // Roles are the table's: the codec refuses a role outside the roles it is given, before anything else of the hello.
+        XCTAssertEqual(decodeError(frames("hello", #"{"v":1,"role":"wizard"}"#), roles: BusTable.screenTime.roles)?.description,
+                       "hello refused: unknown role 'wizard'; roles: monitor, shield, action, notifier, report, app, generic, tap, tool")
+        XCTAssertNil(decodeError(frames("hello", #"{"v":1,"name":"x","role":"wizard"}"#)), "without roles, any name is a role")
         let big = "{\"v\":1,\"topic\":\"app.x\",\"body\":{\"s\":\"" + String(repeating: "x", count: 2000) + "\"}}"
         XCTAssertEqual(decodeError(frames("publish", big), limit: 1024)?.code, "body-too-large")
     }
@@ -95,9 +99,9 @@ final class WireCodecTests: XCTestCase {
     }
 
     func testTopicRules() {
-        XCTAssertNil(Topic.problem(with: "deviceactivity.interval.start"))
-        XCTAssertNotNil(Topic.problem(with: "shield..x"))
-        XCTAssertNotNil(Topic.problem(with: "shield.X"))
+        XCTAssertNil(BusTable.screenTime.topicProblem(with: "deviceactivity.interval.start"))
+        XCTAssertNotNil(BusTable.screenTime.topicProblem(with: "shield..x"))
+        XCTAssertNotNil(BusTable.screenTime.topicProblem(with: "shield.X"))
         XCTAssertTrue(Topic.matches("shield.shown", prefix: "shield."))
         XCTAssertTrue(Topic.matches("anything.at.all", prefix: ""))
         XCTAssertFalse(Topic.matches("shieldx", prefix: "shield."))

@@ -1,0 +1,93 @@
+/// A product's rules for its bus: the roles its clients may take, the topics only the system publishes, and which
+/// role answers which request. The bus knows only names; the product hands its table to the broker at construction,
+/// and its clients read the same table (Screen Time's is `BusTable.screenTime`, in the device API).
+public struct BusTable: Sendable {
+    /// Requests on topics starting with `prefix` go to the holder of `role`, who alone answers them.
+    public struct RequestRoute: Equatable, Sendable {
+        public var prefix: String
+        public var role: Role
+
+        public init(prefix: String, role: Role) {
+            self.prefix = prefix
+            self.role = role
+        }
+    }
+
+    /// The first segments topics may start with, the product's and the bus's own (`Topic.busNamespaces`), in the
+    /// order refusals list them. A topic outside them (and the configuration's declared ones) is refused as unknown.
+    public let namespaces: [String]
+    /// Every role a hello may name, the product's first, then the bus's own (`Role.busRoles`): the order refusals list them.
+    public let roles: [Role]
+    /// Roles at most one client holds: the components the system addresses by role. A role a configured plugin
+    /// holds is that plugin's alone.
+    public let exclusiveRoles: Set<Role>
+    /// Prefixes of the topics only the system publishes (the product's events, the bus's own `Topic.busOnlyPrefixes`),
+    /// in the order refusals list them. Replies to the system's requests are checked separately (by addressee).
+    public let systemOnlyPrefixes: [String]
+    /// The requests the system routes to a role's holder instead of answering them itself.
+    public let requestRoutes: [RequestRoute]
+    private let systemOnlyPrefixBytes: [[UInt8]]
+    private let namespaceBytes: [[UInt8]]
+
+    /// A table of the product's namespaces, roles, events and routes; the bus's own are added where missing.
+    public init(namespaces: [String], roles: [Role], exclusiveRoles: Set<Role>, systemOnlyPrefixes: [String], requestRoutes: [RequestRoute]) {
+        let allNamespaces = namespaces + Topic.busNamespaces.filter { !namespaces.contains($0) }
+        self.namespaces = allNamespaces
+        namespaceBytes = allNamespaces.map { Array($0.utf8) }
+        let allRoles = roles + Role.busRoles.filter { !roles.contains($0) }
+        precondition(exclusiveRoles.isSubset(of: allRoles) && requestRoutes.allSatisfy { allRoles.contains($0.role) },
+                     "a table's exclusive and routed roles are among its roles")
+        self.roles = allRoles
+        precondition(exclusiveRoles.isDisjoint(with: Role.busRoles), "the bus's own roles are anyone's")
+        self.exclusiveRoles = exclusiveRoles
+        let allPrefixes = systemOnlyPrefixes + Topic.busOnlyPrefixes.filter { !systemOnlyPrefixes.contains($0) }
+        self.systemOnlyPrefixes = allPrefixes
+        self.requestRoutes = requestRoutes
+        systemOnlyPrefixBytes = allPrefixes.map { Array($0.utf8) }
+    }
+
+    /// The bus alone: its own roles and events, no product's.
+    public static let bare = BusTable(namespaces: [], roles: [], exclusiveRoles: [], systemOnlyPrefixes: [], requestRoutes: [])
+
+    /// Whether a hello may name `role`.
+    public func knows(_ role: Role) -> Bool { roles.contains(role) }
+
+    /// Whether at most one client holds `role`.
+    public func isExclusive(_ role: Role) -> Bool { exclusiveRoles.contains(role) }
+
+    /// Checks a topic's syntax and namespace (one of `namespaces`, or of `declaredNamespaces`, which plugins'
+    /// configurations declare); nil when it is fine, else what is wrong.
+    public func topicProblem(with topic: String, declaredNamespaces: Set<String> = []) -> BusProtocolError? {
+        if let problem = Topic.syntaxProblem(with: topic) { return problem }
+        if isKnownNamespace(topic) || declaredNamespaces.contains(String(Topic.namespace(of: topic))) { return nil }
+        return .unknownTopic(topic, namespaces: namespaces + declaredNamespaces.sorted())
+    }
+
+    /// Whether the topic's first segment is one of the table's `namespaces` (no allocation).
+    public func isKnownNamespace(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { bytes in
+            let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
+            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
+            return namespaceBytes.contains { $0.elementsEqual(namespace) }
+        }
+    }
+
+    /// Whether only the system may publish the topic (no allocation).
+    public func isSystemOnly(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { bytes in
+            systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
+        }
+    }
+
+    /// The role whose holder answers requests on this topic, when the system routes them to one; nil for others.
+    public func answeringRole(forRequest topic: String) -> Role? {
+        requestRoutes.first { topic.hasPrefix($0.prefix) }?.role
+    }
+
+    /// Whether the system answers requests on this topic: one of its namespaces, and no role addressed.
+    public func isAnsweredBySystem(_ requestTopic: String) -> Bool {
+        isKnownNamespace(requestTopic) && answeringRole(forRequest: requestTopic) == nil && !requestTopic.hasPrefix(Topic.pluginNamespace + ".")
+    }
+}

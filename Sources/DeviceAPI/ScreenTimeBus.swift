@@ -1,0 +1,53 @@
+// Screen Time on the bus: its namespaces, its components' roles, the events only the OS produces, and which
+// component answers which request — the table the broker is handed (`BusTable.screenTime`) and the SDK and the
+// tools read.
+
+import BusProtocol
+
+extension Role {
+    /// The DeviceActivity monitor extension.
+    public static let monitor: Role = "monitor"
+    /// The shield configuration extension: answers `shield.configuration.request`.
+    public static let shield: Role = "shield"
+    /// The shield action extension: answers `shield.action.request`.
+    public static let action: Role = "action"
+    /// A notification service.
+    public static let notifier: Role = "notifier"
+    /// The device activity report extension: answers `report.*` requests.
+    public static let report: Role = "report"
+    /// The companion app.
+    public static let app: Role = "app"
+
+    /// Whether iOS runs this role's extension without network: the shield configuration and the report extension.
+    public var runsWithoutNetwork: Bool { self == .shield || self == .report }
+}
+
+extension DeviceTopic {
+    /// The namespaces of the system's own bookkeeping — the bus's and the device's — which not even a scenario may
+    /// publish into.
+    public static let systemNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
+}
+
+extension BusTable {
+    /// Screen Time's table: its namespaces, its six roles (each held by one client at most), the OS's events, and the
+    /// shield and report requests the OS hands to their extensions.
+    public static let screenTime = BusTable(
+        namespaces: [
+            "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
+            "notification", "plugin", "report", "scenario", "shield", "state", "web", Topic.pluginNamespace,
+        ],
+        roles: [.monitor, .shield, .action, .notifier, .report, .app],
+        exclusiveRoles: [.monitor, .shield, .action, .notifier, .report, .app],
+        systemOnlyPrefixes: [
+            "activity.", "bus.", "clock.", "device.", "plugin.", "scenario.",
+            "deviceactivity.interval-", "deviceactivity.event-", "deviceactivity.callback-",
+            DeviceTopic.configurationRequest, DeviceTopic.actionRequest, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed,
+            DeviceTopic.actionHandled, DeviceTopic.settingsChanged, DeviceTopic.authorizationChanged,
+            "app.lifecycle.", DeviceTopic.timerFired, DeviceTopic.urlOpened, DeviceTopic.notificationPosted, DeviceTopic.notificationTapped,
+        ],
+        requestRoutes: [
+            .init(prefix: "shield.configuration.", role: .shield),
+            .init(prefix: "shield.action.", role: .action),
+            .init(prefix: "report.", role: .report),
+        ])
+}

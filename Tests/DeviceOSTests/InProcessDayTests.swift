@@ -1,0 +1,88 @@
+import BusProtocol
+import DeviceAPI
+@testable import DeviceOS
+import ScreenTime
+import ShieldBusTestSupport
+import XCTest
+
+/// The device OS on a bus the test holds (`InProcessBus`): no broker, no plugin process. The test plays the app, the
+/// shield renderer, the action delegate and the person, and reads what the OS said in the order it said it.
+final class InProcessDayTests: XCTestCase {
+    private let folder = TemporaryDirectory(prefix: "sb-inprocess")
+    private let start: BusTime = 1_767_261_600_000  // 10:00 UTC
+
+    private func makeDevice(on bus: InProcessBus) throws -> DeviceOS {
+        let catalog = try FocusDevice.catalog()
+        let device = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog,
+                                  statePath: folder.file("device.sqlite"))
+        bus.connect("app", role: .app, subscriptions: ["app.", "managedsettings."])
+        bus.connect("shield", role: .shield, subscriptions: ["shield.configuration."])
+        bus.connect("action", role: .action, subscriptions: ["shield.action."])
+        bus.attach(device)
+        bus.becomeReady()
+        return device
+    }
+
+    /// The reply to the request `corr` asked, decoded.
+    private func reply<Value: Codable & Hashable>(_ corr: String, on bus: InProcessBus, as value: Value.Type) throws -> DeviceReply<Value> {
+        let envelope = try XCTUnwrap(bus.journal.last { $0.corr == corr && $0.isReply }, "no reply to \(corr)")
+        return try DeviceAPICoding.decode(DeviceReply<Value>.self, from: envelope.body)
+    }
+
+    /// The topics the OS said after the event numbered `seq`, in order (the plugins' and the person's left out).
+    private func said(after seq: UInt64, on bus: InProcessBus) -> [String] {
+        bus.journal.filter { $0.seq > seq && $0.source == "broker" }.map(\.topic)
+    }
+
+    func testAShieldedAppIsDrawnByTheRendererAndLiftedWhenTheAppUnlocksIt() throws {
+        let bus = InProcessBus(start: start)
+        let device = try makeDevice(on: bus)
+        let instagram = device.tokens.application("com.burbn.instagram")
+
+        // The app is authorized and shields Instagram in its store.
+        bus.publish(DeviceTopic.authorizationRequest, AuthorizationRequest(member: .individual), from: "app", corr: "app-1")
+        XCTAssertEqual(try reply("app-1", on: bus, as: AuthorizationState.self).value?.status, .approved)
+        bus.publish(DeviceTopic.settingsWriteRequest, ManagedSettingsWrite(store: "focus", shield: ShieldSettings(applications: [instagram])),
+                    from: "app", corr: "app-2")
+        XCTAssertTrue(try reply("app-2", on: bus, as: NoValue.self).ok)
+        XCTAssertEqual(bus.events(DeviceTopic.settingsChanged).count, 1)
+
+        // The person opens Instagram: the OS asks the renderer, and draws what it answers.
+        let opened = UInt64(bus.journal.count)
+        bus.publish("input.open.request", ["app": "Instagram"], from: "person", corr: "do-1")
+        let request = try XCTUnwrap(bus.events(DeviceTopic.configurationRequest).last)
+        XCTAssertEqual(said(after: opened, on: bus), [DeviceTopic.scenarioStep, DeviceTopic.configurationRequest],
+                       "nothing is usable, or shown, before the renderer answers")
+        let configuration = ShieldConfiguration(title: .init(text: "Not now", color: .black))
+        bus.publish(DeviceTopic.configurationReply, ShieldConfigurationReply(configuration: configuration), from: "shield", corr: request.corr)
+        let shown = try DeviceAPICoding.decode(ShieldShown.self, from: try XCTUnwrap(bus.events(DeviceTopic.shieldShown).last).body)
+        XCTAssertEqual(shown.renderedBy, "shield")
+        XCTAssertEqual(shown.configuration.title?.text, "Not now")
+        XCTAssertEqual(shown.stores, ["focus"])
+        bus.settle()
+        let outcome = try XCTUnwrap(try reply("do-1", on: bus, as: InputOutcome.self).value)
+        XCTAssertTrue(outcome.handled)
+        XCTAssertEqual(outcome.screen?.shield?.renderedBy, "shield", "the person's tool hears the shield is up")
+        XCTAssertTrue(bus.events(DeviceTopic.appOpened).isEmpty, "a shielded app is never in use")
+
+        // The person presses the primary button: the delegate defers, and the app lifts its store's shield.
+        let pressed = UInt64(bus.journal.count)
+        bus.advance(to: start + 60_000)
+        bus.publish("input.press.request", ["button": "primary"], from: "person", corr: "do-2")
+        let action = try XCTUnwrap(bus.events(DeviceTopic.actionRequest).last)
+        XCTAssertEqual(try DeviceAPICoding.decode(ShieldActionRequest.self, from: action.body).application, instagram)
+        bus.publish(DeviceTopic.actionReply, ShieldActionReply(response: .defer), from: "action", corr: action.corr)
+        bus.publish(DeviceTopic.settingsWriteRequest, ManagedSettingsWrite(store: "focus", shield: ShieldSettings()), from: "app", corr: "app-3")
+        bus.settle()
+        XCTAssertEqual(said(after: pressed, on: bus), [
+            DeviceTopic.scenarioStep, DeviceTopic.actionRequest, DeviceTopic.actionHandled, DeviceTopic.settingsChanged,
+            DeviceTopic.shieldDismissed, DeviceTopic.appOpened, DeviceTopic.settingsWriteReply, "input.press.reply",
+        ])
+        let use = try DeviceAPICoding.decode(AppActivity.self, from: try XCTUnwrap(bus.events(DeviceTopic.appOpened).last).body)
+        XCTAssertEqual(use.application.token, instagram)
+        XCTAssertEqual(use.reason, "shield-lifted")
+        XCTAssertEqual(bus.journal.last { $0.topic == DeviceTopic.appOpened }?.time, start + 60_000, "stamped with the bus clock the test moved")
+        XCTAssertTrue(try reply("do-2", on: bus, as: InputOutcome.self).ok)
+        XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
+    }
+}

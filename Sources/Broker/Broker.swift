@@ -128,11 +128,14 @@ public final class Broker {
             close()
             throw error
         }
+        // What wakes the loop besides peers: launch templates' channels always, the signal pipe when signals are ours.
+        let wakeSet = WakeSet()
         if handlingSignals {
-            let signals = SignalPipe(), wakeSet = WakeSet()
+            let signals = SignalPipe()
             wakeSet.watch(signals.readDescriptor)
-            (self.signals, self.wakeSet) = (signals, wakeSet)
+            self.signals = signals
         }
+        self.wakeSet = wakeSet
         compose(transport, admission: admission)
         for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
@@ -290,7 +293,7 @@ public final class Broker {
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
         // at least where this one stopped; acknowledgements are written within a second.
         recorder.saveLedger(lastSeq: sequencer.lastSeq)
-        freedMemory.observe(sessions: sessions.all.count, dropped: statistics.dropped, now: now)
+        freedMemory.observe(sessionsEnded: sessions.endedCount, dropped: statistics.dropped, now: now)
     }
 
     /// Ends the sessions that fell silent, killing their processes; and kills a plugin's process that never said

@@ -27,6 +27,9 @@ final class SessionTable {
 
     var isEmpty: Bool { all.isEmpty }
 
+    /// How many sessions ended since the broker started.
+    private(set) var endedCount: UInt64 = 0
+
     subscript(identity identity: [UInt8]) -> Session? { byIdentity[identity] }
 
     func named(_ name: String) -> Session? { byName[name] }
@@ -47,6 +50,7 @@ final class SessionTable {
         inNameOrder.removeAll { $0 === session }
         byIdentity[session.identity] = nil
         session.hasEnded = true
+        endedCount += 1
         if byName[session.name] === session { byName[session.name] = nil }
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }

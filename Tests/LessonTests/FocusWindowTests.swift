@@ -208,8 +208,8 @@ extension FocusWindowTests {
     }
 }
 
-/// A focus window already running when the app is set up (docs/explore.md, "Found, and left for others"): the
-/// picked apps are shielded at once, not from the next check on.
+/// A focus window already running when the app is set up (docs/explore.md, "What explore's days ask of the
+/// products"): the picked apps are shielded at once, not from the next check on.
 extension FocusWindowTests {
     /// The device starts inside focus hours (the app set up as it starts), or the person approves the app inside
     /// them (declined at launch): a picked app opened a minute later meets the shield, under both profiles. Main's

@@ -1,11 +1,12 @@
 import BusProtocol
 import Foundation
 
-/// `shieldbus explore` as a user runs it: generated days of one product under both profiles, two at a time, each day
-/// its own broker and plugin processes — timed from outside, with the CPU of every process it started.
+/// `shieldbus explore` as a user runs it: generated days of one product under one profile, two at a time per core,
+/// each day its own broker and plugin processes — timed from outside, with the CPU of every process it started.
 struct ExploreSpeedBench {
     struct Result {
         let product: String
+        let profile: String
         let days: Int
         let events: Int
         let failures: Int
@@ -20,26 +21,28 @@ struct ExploreSpeedBench {
 
     /// The products a user explores: every configuration with a product and its own lock invariant.
     static let products = ["habit-lock", "focus-window", "speed-bump"]
+    /// The fidelity profiles, each with its own target (an `ios-realistic` day launches the monitor per event).
+    static let profiles = ["faithful", "ios-realistic"]
 
     let installation: Installation
     let directory: String
 
-    /// Plays `days` days of `product` (`days / 2` seeds from 1 × both profiles, explore's default jobs — twice the
-    /// cores —, no shrinking), as a user runs it.
-    func measure(product: String, days: Int, progress: (String) -> Void) throws -> Result {
-        let folder = "\(directory)/explore-\(product)"
+    /// Plays `days` days of `product` under `profile` (seeds from 1, explore's default jobs — twice the cores —, no
+    /// shrinking), as a user runs it.
+    func measure(product: String, profile: String, days: Int, progress: (String) -> Void) throws -> Result {
+        let folder = "\(directory)/explore-\(product)-\(profile)"
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: installation.program("shieldbus"))
-        process.arguments = ["explore", "--config", "\(installation.config)/\(product).yml", "--days", String(max(days / 2, 1)),
-                             "--seed", "1", "--profile", "both", "--shrink-runs", "0",
+        process.arguments = ["explore", "--config", "\(installation.config)/\(product).yml", "--days", String(max(days, 1)),
+                             "--seed", "1", "--profile", profile, "--shrink-runs", "0",
                              "--failures-dir", folder + "/failures", "--json"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
-        progress("explore \(product): \(days) days (both profiles, \(2 * ProcessInfo.processInfo.activeProcessorCount) at a time)…")
+        progress("explore \(product): \(days) days (\(profile), \(2 * ProcessInfo.processInfo.activeProcessorCount) at a time)…")
         let cpuBefore = Self.childrenCPUSeconds()
         let started = monotonicNanoseconds()
         try process.run()
@@ -53,9 +56,9 @@ struct ExploreSpeedBench {
               let failures = totals["failures"]?.intValue else {
             throw BenchFailure("shieldbus explore \(product) exited with \(process.terminationStatus) without its totals line")
         }
-        let result = Result(product: product, days: Int(played), events: Int(events), failures: Int(failures), wallSeconds: wall,
+        let result = Result(product: product, profile: profile, days: Int(played), events: Int(events), failures: Int(failures), wallSeconds: wall,
                             cpuSeconds: Self.childrenCPUSeconds() - cpuBefore)
-        progress(String(format: "explore \(product): %d days in %.1f s (%.2f days/s, %.2f CPU-s a day), %d failed",
+        progress(String(format: "explore \(product) (\(profile)): %d days in %.1f s (%.2f days/s, %.2f CPU-s a day), %d failed",
                         result.days, wall, result.daysPerSecond, result.cpuSeconds / Double(max(result.days, 1)), result.failures))
         return result
     }

@@ -42,15 +42,15 @@ struct Figure {
     }
 }
 
-/// The baselines: the code as issue 12 found it (main at c4bace3, release build, dynamically linked), measured
-/// on this 2-core machine on 2026-11-23 while other sessions' builds took about 69% of it (docs/benchmarks.md,
-/// "Results"); the year from 30 days played. The throughput ratios are the issue's own medians.
+/// The baselines: the code before the speed work (main at c4bace3, release build, dynamically linked), measured on
+/// a 2-core machine partly busy with builds; the year from 30 days played. The throughput ratios are the issue's own
+/// medians. What a run measures is compared with these and with its targets, never asserted.
 enum Baseline {
     static let yearSeconds: Double? = 1030
     static let yearEventsPerSecond: Double? = 953
     static let dayCostLastOverFirst: Double? = 1.26
-    /// Not in the issue's baseline run: the whole 365-day year before the checker's periods were merged in order
-    /// (main at 61a9a96, 2026-11-24, a quiet machine): 54 s from the last event to the end, the check nearly all of it.
+    /// Measured apart, on a quiet machine (main at 61a9a96): the whole 365-day year's time from its last event to the
+    /// end, the check nearly all of it.
     static let yearAfterLastEventSeconds: Double? = 54
     static let makeRunDayEventsPerSecond: Double? = 716
     static let leanRatio: Double? = 0.35
@@ -61,12 +61,8 @@ enum Baseline {
     static let shieldP99OverRaw: Double? = 28.3
     static let statusMilliseconds: Double? = 31.9
     static let tapMilliseconds: Double? = 35.6
-    /// Counted from journals (docs/benchmarks.md, "Turns only where needed": 1,295 turns for 1,368 events); the
-    /// heavy days were not counted at c4bace3.
+    /// Counted from journals (1,295 turns for 1,368 events); the heavy days were not counted at c4bace3.
     static let turnsPerEvent: [String: Double] = ["make run's day": 0.95]
-    /// The first release-build explore runs on a quiet machine (docs/benchmarks.md, "Extension launches under
-    /// `ios-realistic`", 2026-11-23 10:38 UTC: 20 days each, 0.57 and 0.80 days/s); habit-lock was not measured then.
-    static let exploreThousandDaysSeconds: [String: Double] = ["focus-window": 1000 / 0.57, "speed-bump": 1000 / 0.80]
     static let peakMiB: [String: Double] = [
         "broker": 56.9, "activity-monitor": 28.3, "shield-renderer": 28.7, "action-delegate": 24.5,
         "companion-app": 28.7, "report-builder": 29.4, "notifier": 29.0,

@@ -28,7 +28,7 @@ struct BenchOptions {
     var opens = 20_000
     /// Runs of each command under hyperfine.
     var commandRuns = 100
-    /// Days of each product `shieldbus explore` plays (half the seeds, both profiles).
+    /// Days of each product `shieldbus explore` plays (half under each profile).
     var exploreDays = 1_000
 
     /// The quick mode's sizes.
@@ -67,8 +67,8 @@ struct BenchOptions {
                    plugin a process): wall time, cost per simulated day over the year, peak memory of each process
       latency      the shield decision (app opened → shield.shown, real-time clock) beside a raw libzmq round trip
       commands     shieldbus status and tap start-up, with hyperfine
-      explore      shieldbus explore on habit-lock, focus-window and speed-bump: N days each (both profiles, 2 at a
-                   time, no shrinking), the wall time of 1,000 days and the CPU of a day
+      explore      shieldbus explore on habit-lock, focus-window and speed-bump: N days each, half under each profile
+                   (two at a time per core, no shrinking): days per second per profile and the CPU of a day
 
       --quick           small runs (about 4 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
                         runs, 40 explore days per product, 50000-event throughput runs; the year and 1,000 explore
@@ -78,7 +78,7 @@ struct BenchOptions {
       --day-runs N      plays of make run's day; the median is reported (default 3)
       --opens N         shielded app opens timed (default 20000)
       --command-runs N  runs of each command under hyperfine (default 100)
-      --explore-days N  days of each product explore plays, both profiles together (default 1000)
+      --explore-days N  days of each product explore plays, half under each profile (default 1000)
 
       --events N        events per measured run (default 200000)
       --runs N          measured runs per load; the median is reported (default 3)

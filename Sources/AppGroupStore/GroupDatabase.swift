@@ -74,8 +74,9 @@ final class GroupDatabase {
                 throw AppGroupStoreError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
             }
             // Changes that were committed and are not in the file: its write-ahead log (`-wal`), which held them
-            // until a checkpoint, was deleted or zeroed. SQLite opens such a store without a word, older.
-            if let committed = CommittedChanges.read(besides: path), committed > (try lastChange()) {
+            // until a checkpoint, was deleted or damaged. SQLite opens such a store without a word, older. (Many
+            // processes write a group's store: the change log's own numbers are its tally, see `CommitTally`.)
+            if let committed = CommitNote.read(besides: path), committed > (try lastChange()) {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(try lastChange()), but changes up to #\(committed) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
             }
         }
@@ -98,7 +99,7 @@ final class GroupDatabase {
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         loggedInTransaction = nil
         let result = try mapped { try connection.transaction(.immediate, body) }
-        if let logged = loggedInTransaction { CommittedChanges.note(logged, besides: path) }
+        if let logged = loggedInTransaction { CommitNote.note(logged, besides: path) }
         return result
     }
 
@@ -297,25 +298,5 @@ private extension Statement {
 
     private func nullColumn(at index: Int, expected: SQLiteValue.Kind) -> SQLiteError {
         .columnTypeMismatch(column: index, name: columnName(at: index), expected: expected, found: .null, sql: sql)
-    }
-}
-
-/// `<store>-committed`: the number of the last change a writer committed, written after each commit. A store whose
-/// log ends before it lost committed changes. Written without a sync: a crash may leave it behind the store (which
-/// proves nothing wrong), never ahead of it; one unreadable says nothing either.
-enum CommittedChanges {
-    static func path(besides store: String) -> String { store + "-committed" }
-
-    static func read(besides store: String) -> Int64? {
-        guard let text = try? String(contentsOfFile: path(besides: store), encoding: .utf8) else { return nil }
-        return Int64(text.trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
-    static func note(_ change: Int64, besides store: String) {
-        let descriptor = open(path(besides: store), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let bytes = Array(String(change).utf8)
-        _ = write(descriptor, bytes, bytes.count)
     }
 }

@@ -133,7 +133,7 @@ let package = Package(
         ]),
 
         // Test support: the broker harness and small fixture processes the tests start.
-        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support"),
+        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Support", exclude: ["toggle_fs.py"]),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
@@ -193,7 +193,7 @@ let package = Package(
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration", "SQLite"]),
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
-        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite"]),
+        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite", "ZeroMQ"]),
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"],

@@ -389,9 +389,13 @@ extension FaultTests {
                     for key in Set(expected.keys).union(stored.keys).sorted() where !key.hasPrefix("reports.recorder") {
                         XCTAssertEqual(stored[key], expected[key], "\(what): '\(key)' differs from the undamaged resume's")
                     }
-                    let (violations, losses) = try violationsAndLosses(try Self.decodeJournal(work.file("journal.jsonl")), configuration: configuration)
+                    let journal = try Self.decodeJournal(work.file("journal.jsonl"))
+                    let (violations, losses) = try violationsAndLosses(journal, configuration: configuration)
                     XCTAssertEqual(violations, [], "\(what) broke the lock invariant")
                     XCTAssertEqual(losses, [], what)
+                    // Nothing rewound: no sequence number given twice, and the device holds the shields it announced.
+                    XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(what): a sequence number given twice")
+                    XCTAssertEqual(try storedShields(work.file("state")), try announcedShields(journal), "\(what): the stores hold what the journal announced")
                     outcome = "resumed losing nothing"
                 }
                 outcomes.append("\(store.name): a \(walBytes[index])-byte log \(kinds[index]), \(outcome)")

@@ -41,9 +41,13 @@ public final class ReadOnlySwitchDisk {
         }
     }
 
+    /// Unmounts the mirror (lazily: a file still open on it keeps it until closed) and ends its process: libfuse
+    /// leaves its loop on SIGTERM; one that does not within 10 s is killed.
     deinit {
         _ = try? runToEnd("/bin/umount", ["-l", path])
-        waitUntil("the FUSE mirror to end once unmounted") { !mirror.isRunning }
+        kill(mirror.processIdentifier, SIGTERM)
+        let deadline = Date().addingTimeInterval(10)
+        while mirror.isRunning && Date() < deadline { usleep(2_000) }  // a poll interval; the deadline decides
         if mirror.isRunning { kill(mirror.processIdentifier, SIGKILL); mirror.waitUntilExit() }
     }
 }

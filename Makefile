@@ -16,6 +16,8 @@ deps:
 	@command -v bwrap >/dev/null || { echo "installing bubblewrap with apt-get (the plugins' sandbox)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null; }
 	@# make faults steps the host's clock under the broker with Debian's libfaketime (the broker's process only).
 	@test -e /usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1 || { echo "installing libfaketime with apt-get (make faults' clock steps)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libfaketime >/dev/null; }
+	@# make faults turns the state folder read-only under a running device through a FUSE mirror (Debian's python3-fusepy).
+	@test -e /usr/lib/python3/dist-packages/fusepy.py || { echo "installing python3-fusepy with apt-get (make faults' read-only disk)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-fusepy >/dev/null; }
 	@python3 -c 'import zmq' 2>/dev/null || { echo "installing pyzmq with pip"; python3 -m pip install -q pyzmq || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-zmq >/dev/null; }; }
 	@command -v chromium >/dev/null || { echo "installing chromium with apt-get (the HTML report's rendering test)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 	@# The Studio's browser test: Playwright drives Debian's chromium (it never downloads a browser of its own).
@@ -120,9 +122,10 @@ explore-cluster: deps
 	Config/cluster/explore-on-slurm.sh $(BIN)/shieldbus $(CLUSTER_CONFIG) $(CLUSTER_DAYS) $(CLUSTER_SEED) $(CLUSTER_SHARDS)
 
 ## faults: every fault class, seeded, on the soak's random days and the person's actions: plugin processes SIGKILLed, the
-## broker SIGKILLed and resumed (at steps and at wall-clock moments), the broker stalled (SIGSTOP/SIGCONT), the state
-## disk filling up, the App-Group store's write-ahead log damaged, the host's clock stepped (libfaketime); the lock
-## invariant holds and nothing is lost in each (FAULT_SEEDS=1,2 FAULT_DAYS=3; make test runs seed 5, one day)
+## broker SIGKILLed and resumed (at steps and at wall-clock moments), the broker stalled (SIGSTOP/SIGCONT), outside
+## clients churning beside the plugins, the state disk filling up or going read-only (a FUSE mirror), each store's
+## write-ahead log damaged, the host's clock stepped (libfaketime); the lock invariant holds and nothing is lost in
+## each (FAULT_SEEDS=1,2 FAULT_DAYS=3; make test runs seed 5, one day)
 FAULT_SEEDS ?= 1,2,3,4
 FAULT_DAYS ?= 3
 faults: deps

@@ -74,8 +74,9 @@ final class GroupDatabase {
                 throw AppGroupStoreError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion)
             }
             // Changes that were committed and are not in the file: its write-ahead log (`-wal`), which held them
-            // until a checkpoint, was deleted or zeroed. SQLite opens such a store without a word, older.
-            if let committed = CommittedChanges.read(besides: path), committed > (try lastChange()) {
+            // until a checkpoint, was deleted or damaged. SQLite opens such a store without a word, older. (Many
+            // processes write a group's store: the change log's own numbers are its tally, see `CommitTally`.)
+            if let committed = CommitNote.read(besides: path), committed > (try lastChange()) {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(try lastChange()), but changes up to #\(committed) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
             }
         }
@@ -98,7 +99,7 @@ final class GroupDatabase {
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         loggedInTransaction = nil
         let result = try mapped { try connection.transaction(.immediate, body) }
-        if let logged = loggedInTransaction { CommittedChanges.note(logged, besides: path) }
+        if let logged = loggedInTransaction { CommitNote.note(logged, besides: path) }
         return result
     }
 

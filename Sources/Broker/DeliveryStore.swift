@@ -39,6 +39,9 @@ final class DeliveryStore {
 
     let path: String
     private let connection: SQLiteConnection
+    /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
+    /// start: taken older, it would number again what was numbered and handled.
+    private let tally: CommitTally
 
     /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
     /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets
@@ -47,6 +50,11 @@ final class DeliveryStore {
         self.path = path
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout)
         try connection.enableWAL()
+        do {
+            tally = try CommitTally(connection: connection, path: path)
+        } catch let lost as LostCommits {
+            throw DeliveryStoreError.damaged(path: path, detail: lost.description)
+        }
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
                                                 PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
@@ -101,7 +109,7 @@ final class DeliveryStore {
     /// is the last sequence number sequenced (everything up to it is now durable).
     func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
                announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
-        try connection.transaction(.immediate) {
+        try tally.transaction {
             if !announced.isEmpty {
                 try connection.withStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)") { insert in
                     for (fact, body) in announced {
@@ -155,6 +163,19 @@ final class DeliveryStore {
             }
             try connection.withStatement("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                                          bindings: [.integer(Int64(seqReserved)), .integer(timeReserved), .integer(Int64(savedSeq))]) { try $0.run() }
+        }
+    }
+}
+
+/// Why the broker's delivery store cannot be used. Never answered by numbering from the start again.
+enum DeliveryStoreError: Error, CustomStringConvertible {
+    case damaged(path: String, detail: String)
+
+    var description: String {
+        switch self {
+        case let .damaged(path, detail):
+            return "the delivery store \(path) is damaged (\(detail)); nothing was started. To go on, restore it (with its -wal file) "
+                + "from a backup, or start a fresh device deliberately with `shieldbus run --reset-state`"
         }
     }
 }

@@ -29,6 +29,8 @@ public enum DeviceStateError: Error, CustomStringConvertible {
 /// app's timers, the usage that DeviceActivity counts — in one SQLite file, so it survives a broker (device) restart.
 final class DeviceStateStore {
     private let connection: SQLiteConnection
+    /// Counts every write, so a file that lost committed writes with its write-ahead log is refused at start.
+    private let tally: CommitTally
     let path: String
     /// Values whose last save failed, by key: written again first at the next save.
     private var unsaved: [String: String] = [:]
@@ -52,6 +54,7 @@ final class DeviceStateStore {
             let problems = try connection.quickCheck()
             guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
             try connection.enableWAL()
+            tally = try CommitTally(connection: connection, path: path)
             try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
             // Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
             try connection.execute("CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL)")
@@ -63,6 +66,8 @@ final class DeviceStateStore {
                 """)
         } catch let error as SQLiteError {
             throw DeviceStateError.damaged(path: path, detail: "\(error)")
+        } catch let lost as LostCommits {
+            throw DeviceStateError.damaged(path: path, detail: lost.description)
         }
     }
 
@@ -97,8 +102,7 @@ final class DeviceStateStore {
                                              bindings: [.text(key), .text(json)]) { try $0.run() }
             }
         }
-        // One value (the usual save) commits by itself; a transaction's BEGIN and COMMIT would only add to it.
-        if unsaved.count == 1 { try writeUnsaved() } else { try connection.transaction(.immediate) { try writeUnsaved() } }
+        try tally.transaction { try writeUnsaved() }
         unsaved.removeAll()
     }
 
@@ -111,7 +115,7 @@ final class DeviceStateStore {
     /// Writes what could not be written before, in one transaction: all of it, or nothing (kept for the next try).
     func saveUnsaved() throws {
         guard hasUnsaved else { return }
-        try connection.transaction(.immediate) {
+        try tally.transaction {
             for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
                 try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
                                              bindings: [.text(key), .text(json)]) { try $0.run() }
@@ -129,7 +133,7 @@ final class DeviceStateStore {
     /// Removes a stored value (nothing if there is none).
     func removeValue(key: String) throws {
         unsaved[key] = nil
-        try connection.withStatement("DELETE FROM state WHERE key = ?", bindings: [.text(key)]) { try $0.run() }
+        try tally.transaction { try connection.withStatement("DELETE FROM state WHERE key = ?", bindings: [.text(key)]) { try $0.run() } }
     }
 
     /// Puts `value` at the end of `list`, replacing the item with the same id: one row written, however long the list.
@@ -164,7 +168,7 @@ final class DeviceStateStore {
     /// Writes `change` after any that failed before it, in one transaction; kept to be written with the next on failure.
     private func write(_ change: ListChange) throws {
         unsavedListChanges.append(change)
-        try connection.transaction(.immediate) {
+        try tally.transaction {
             for change in unsavedListChanges { try apply(change) }
         }
         unsavedListChanges.removeAll()
@@ -186,7 +190,7 @@ final class DeviceStateStore {
     /// one transaction. A span that could not be written is kept and written with the next.
     func appendUsage<T: Encodable>(_ span: T, endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
         unsavedSpans.append((endMilliseconds, String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)))
-        try connection.transaction(.immediate) {
+        try tally.transaction {
             for (end, json) in unsavedSpans {
                 try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
             }

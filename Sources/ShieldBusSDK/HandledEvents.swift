@@ -17,6 +17,9 @@ final class HandledEvents {
     /// The record's schema version, kept in `PRAGMA user_version`.
     static let formatVersion: Int64 = 1
     private let connection: SQLiteConnection
+    /// Counts every record, so a file that lost committed records with its write-ahead log is refused: taken
+    /// older, it would have the plugin handle again what it handled.
+    private let tally: CommitTally
     private let insert: Statement
     private let lookup: Statement
     private let insertPublication: Statement
@@ -33,6 +36,11 @@ final class HandledEvents {
 
     init(path: String) throws {
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+        do {
+            tally = try CommitTally(connection: connection, path: path)
+        } catch let lost as LostCommits {
+            throw HandledEventsError.damaged(path: path, detail: lost.description)
+        }
         // WAL and the tables once, when the file is made: each launch of a short-lived extension opens its record.
         // (Records made before the version was kept record 0 and get it at their next open.)
         let found = try connection.setUpSchema(version: Self.formatVersion, """
@@ -57,7 +65,7 @@ final class HandledEvents {
 
     /// Records `seq` as handled, with what handling it published (in order), all at once.
     func record(_ seq: UInt64, publications: [Publish] = []) throws {
-        try connection.transaction(.immediate) {
+        try tally.transaction {
             insert.reset()
             try insert.bind(Int64(seq), at: 1)
             try insert.run()
@@ -93,9 +101,15 @@ final class HandledEvents {
 enum HandledEventsError: Error, CustomStringConvertible {
     /// The file was written by a newer ShieldBus, whose schema this one does not know.
     case unsupportedFormat(path: String, found: Int64, supported: Int64)
+    /// The file lost records it had committed (or is not sound).
+    case damaged(path: String, detail: String)
 
     var description: String {
         switch self {
+        case let .damaged(path, detail):
+            return "the record of handled events \(path) is damaged (\(detail)); the plugin does not start on it, which would handle "
+                + "again what it handled. To go on, restore it (with its -wal file) from a backup, or start a fresh device deliberately "
+                + "with `shieldbus run --reset-state`"
         case let .unsupportedFormat(path, found, supported):
             return "\(path) records format \(found), newer than this plugin's \(supported): it was written by a newer ShieldBus"
         }

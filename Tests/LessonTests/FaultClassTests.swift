@@ -1,5 +1,6 @@
-// FaultClassTests: the fault classes beyond killed processes — a stalled broker, a full disk under the state folder,
-// a damaged App-Group write-ahead log and the host's clock stepping — each a seeded slice of `make faults`.
+// FaultClassTests: the fault classes beyond killed processes — a stalled broker, connection churn beside the plugins,
+// a full disk under the state folder, a damaged write-ahead log of each store and the host's clock stepping — each a
+// seeded slice of `make faults`. (One file for the classes: they share the harness's helpers and checks.)
 
 import AppGroupStore
 import BusProtocol
@@ -20,12 +21,41 @@ extension FaultTests {
         return (violations, losses)
     }
 
+    /// The supervised plugins a run's broker took down for silence or SIGKILLed (as JSON): none, when nothing but
+    /// the broker's own load or stall kept them quiet.
+    func pluginsKilled(_ run: [Envelope]) -> [String] {
+        run.filter { Self.plugins.contains($0.bodyValue["name"]?.stringValue ?? "") }.filter {
+            ($0.topic == "plugin.down" && $0.bodyValue["reason"]?.stringValue?.contains("heartbeat") == true)
+                || ($0.topic == "plugin.exited" && $0.bodyValue["how"]?.stringValue?.contains("SIGKILL") == true)
+        }.map(\.bodyValue.jsonText)
+    }
+
     static func decodeJournal(_ path: String) throws -> [Envelope] {
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
         return try text.split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
     }
 
     // MARK: Stalls
+
+    /// The checks of a fault run played beside a calm one (`calm`, ended here): both ended well, no supervised plugin
+    /// was killed `beside` the fault, the lock invariant held, nothing was given up and the stored usage equals
+    /// the calm run's. Returns the violations and losses (none when the checks passed).
+    func assertNothingKilledOrLost(_ faulty: (run: [Envelope], exitStatus: Int32, faults: Int, errors: String), calm: StartedScenarioRun,
+                                   calmState: String, state: String, seed: UInt64, days: Int, configuration: String,
+                                   beside fault: String) throws -> (violations: [String], losses: [String]) {
+        let reference = try calm.finish(timeoutSeconds: 300)
+        XCTAssertEqual(reference.exitStatus, 0, "seed \(seed): the fault-free run: \(reference.errors)")
+        let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days)"
+        XCTAssertEqual(faulty.exitStatus, 0, "seed \(seed) (\(replay)): \(faulty.errors)")
+        XCTAssertEqual(pluginsKilled(faulty.run), [], "seed \(seed) (\(replay)): no plugin killed beside \(fault)")
+        let (violations, losses) = try violationsAndLosses(faulty.run, configuration: configuration)
+        XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
+        XCTAssertEqual(losses, [], "seed \(seed) (\(replay)): deliveries given up")
+        XCTAssertEqual(try storedDays(state), try storedDays(calmState),
+                       "seed \(seed) (\(replay)): the daily usage differs from the fault-free run's (\(faulty.faults) faults: \(fault))")
+        return (violations, losses)
+    }
+
 
     /// The broker stopped (SIGSTOP) for 0.5–7 s of wall time at seeded moments of a random day (virtual time) and
     /// woken again (SIGCONT): no plugin is killed for the broker's own silence, no call it never answered is taken
@@ -48,20 +78,41 @@ extension FaultTests {
                 stalled += length
                 return true
             }
-            let reference = try fullRun.finish(timeoutSeconds: 300)
-            XCTAssertEqual(reference.exitStatus, 0, "seed \(seed): the fault-free run: \(reference.errors)")
-            let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days)"
-            XCTAssertEqual(faulty.exitStatus, 0, "seed \(seed) (\(replay)): \(faulty.errors)")
             XCTAssertGreaterThan(faulty.faults, 0, "seed \(seed): the broker was never stopped")
-            let killed = faulty.run.filter { ($0.topic == "plugin.down" && $0.bodyValue["reason"]?.stringValue?.contains("heartbeat") == true)
-                || ($0.topic == "plugin.exited" && $0.bodyValue["how"]?.stringValue?.contains("SIGKILL") == true) }
-            XCTAssertEqual(killed.map(\.bodyValue.jsonText), [], "seed \(seed) (\(replay)): no plugin killed for the broker's stall")
-            let (violations, losses) = try violationsAndLosses(faulty.run, configuration: configuration)
-            XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
-            XCTAssertEqual(losses, [], "seed \(seed) (\(replay)): deliveries given up")
-            XCTAssertEqual(try storedDays(work.file("state")), try storedDays(calm.file("state")),
-                           "seed \(seed) (\(replay)): the daily usage differs from the fault-free run's (\(faulty.faults) stalls)")
+            let (violations, losses) = try assertNothingKilledOrLost(faulty, calm: fullRun, calmState: calm.file("state"), state: work.file("state"),
+                                                                     seed: seed, days: days, configuration: configuration, beside: "the broker's stall")
             print("fault class stalls seed \(seed): \(days) day(s), \(faulty.faults) stalls (\(Int(stalled.rounded())) s stopped), \(violations.count) violations, \(losses.count) losses")
+        }
+    }
+
+    // MARK: Connection churn
+
+    /// Outside clients connecting, saying hello and leaving as fast as they can (four threads, rounds of 50 connections),
+    /// switched on and off at seeded moments of a random day (virtual time) beside the six supervised plugins: no
+    /// plugin is killed for silence, no delivery is abandoned, the lock invariant holds and the stored usage equals
+    /// the fault-free run's.
+    func testConnectionChurnKillsNoPluginAndAbandonsNothing() throws {
+        let (days, seeds) = Self.daysAndSeeds
+        let configuration = try configuration()
+        for seed in seeds {
+            let scenario = HeavyUserDays(seed: seed, days: days).scenario
+            let calm = TemporaryDirectory(prefix: "sbcalm")
+            let fullRun = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"))
+            let work = TemporaryDirectory(prefix: "sbchurn")
+            var churn: ConnectionChurn?
+            let faulty = try runFaulting(scenario, seed: seed ^ 0xC4A2, pace: 0.5...3, firstFault: 0.2...0.8, work: work) { _, runtime, _ in
+                if churn == nil {
+                    guard let cookie = runtime.cookie() else { return false }  // the broker is not listening yet
+                    churn = try ConnectionChurn(endpoint: runtime.brokerEndpoint(), cookie: cookie)
+                }
+                churn?.toggle()
+                return true
+            }
+            let churned = try churn?.stop() ?? (hellos: 0, welcomes: 0)
+            XCTAssertGreaterThan(churned.hellos, 0, "seed \(seed): no client churned")
+            let (violations, losses) = try assertNothingKilledOrLost(faulty, calm: fullRun, calmState: calm.file("state"), state: work.file("state"),
+                                                                     seed: seed, days: days, configuration: configuration, beside: "the churn")
+            print("fault class churn seed \(seed): \(days) day(s), \((faulty.faults + 1) / 2) churn bursts, \(churned.hellos) hellos (\(churned.welcomes) welcomed), 0 plugins killed, \(violations.count) violations, \(losses.count) losses")
         }
     }
 
@@ -148,6 +199,91 @@ extension FaultTests {
         }
     }
 
+    // MARK: A state folder going read-only
+
+    /// The person's seeded actions on the habit lock (one-minute unlocks, bus time at 5×) while the state folder,
+    /// every store in it open, goes read-only (EROFS, as a failing disk does) and writable again at seeded moments: an
+    /// action the device could not record is said ("could not record", never "done"), a habit so refused is done
+    /// again once the folder is writable, and what the device held back is written by itself — then the broker is
+    /// SIGKILLed: every habit answered "done" is stored, each ManagedSettings store holds what the journal last
+    /// announced, nothing is given up, and the lock invariant holds.
+    func testAStateFolderGoingReadOnlyMidRunLosesNothingTheDeviceSaidItDid() throws {
+        let (_, seeds) = Self.daysAndSeeds
+        let configuration = try configuration(unlockMinutes: 1)
+        for seed in seeds {
+            let disk = try ReadOnlySwitchDisk()
+            let work = TemporaryDirectory(prefix: "sbro")
+            let state = disk.path + "/state", journalPath = work.file("journal.jsonl")
+            let broker = try BrokerProcess(configuration: configuration,
+                                           arguments: ["--no-scenario", "--state-dir", state, "--journal", journalPath, "--clock", "scaled", "--speed", "5"])
+            defer { broker.stop() }
+            // Mid-run: once the app has set the product up (its selection saved, the lock shielding it). A set-up on an
+            // unwritable folder fails and is not tried again (the companion app's launch), which is not this fault.
+            waitUntil("the lock to shield the selection (log: \(broker.log(tail: 10)))", timeoutSeconds: 60) {
+                ((try? Self.decodeJournal(journalPath)) ?? []).contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
+            }
+            func person(_ arguments: [String]) throws -> (status: Int32, output: String) {
+                try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+            }
+            let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed)"
+            var random = SeededRandom(seed: seed ^ 0x0E0F)
+            var readOnly = false, switches = 0, refused = 0
+            var habitsDone: [String] = []
+            let habits = ["read", "walk", "stretch"]
+            let apps = HeavyUserDays.distracting + HeavyUserDays.other
+            // Twelve actions; the fifth to seventh are the habits. The folder switches before a third of them.
+            for index in 0..<12 {
+                if Double.random(in: 0..<1, using: &random) < 0.35 {
+                    readOnly.toggle()
+                    try disk.setReadOnly(readOnly)
+                    switches += 1
+                }
+                guard (4..<7).contains(index) else {
+                    let action = Bool.random(using: &random) ? ["home"] : ["open", apps.randomElement(using: &random)!]
+                    _ = try person(action)  // refused on a read-only folder (the use could not be stored); the device went on
+                    continue
+                }
+                let habit = habits[index - 4]
+                let answer = try person(["habit", habit])
+                if answer.status == 0 {
+                    habitsDone.append(habit)
+                    continue
+                }
+                XCTAssertTrue(readOnly, "seed \(seed) (\(replay)): the habit '\(habit)' refused on a writable folder: \(answer.output) \(broker.log(tail: 20))")
+                XCTAssertTrue(answer.output.contains("could not record"), "seed \(seed) (\(replay)): the refusal says what was not recorded: \(answer.output)")
+                refused += 1
+                // Told it was not recorded, the person does it again once the folder is writable.
+                try disk.setReadOnly(false)
+                readOnly = false
+                let again = try person(["habit", habit])
+                XCTAssertEqual(again.status, 0, "seed \(seed) (\(replay)): the habit '\(habit)' done again on a writable folder: \(again.output) \(broker.log(tail: 20))")
+                if again.status == 0 { habitsDone.append(habit) }
+            }
+            try disk.setReadOnly(false)
+            // The one-minute unlock ends (12 s of wall time at 5×); its re-block is announced once saved.
+            waitUntil("the unlock to end and its re-block to be announced", timeoutSeconds: 90) {
+                let journal = (try? Self.decodeJournal(journalPath)) ?? []
+                guard let started = journal.last(where: { $0.topic == "app.unlock.started" }) else { return false }
+                return journal.contains { $0.topic == "managedsettings.changed" && $0.seq > started.seq && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false
+                    && $0.time >= (started.bodyValue["until"]?.intValue ?? .max) }
+            }
+            broker.stop(signal: SIGKILL)
+            let journal = try Self.decodeJournal(journalPath)
+            let (violations, losses) = try violationsAndLosses(journal, configuration: configuration, allowingStorageFailures: true)
+            XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
+            XCTAssertEqual(losses, [], "seed \(seed) (\(replay)): deliveries given up")
+            XCTAssertEqual(habitsDone.count, 3, "seed \(seed) (\(replay)): every habit done")
+            let stored = try storedValues(state).filter { $0.key.hasPrefix("habits.") }.values.joined()
+            for habit in habitsDone { XCTAssertTrue(stored.contains(habit), "seed \(seed) (\(replay)): habit '\(habit)' answered done but not stored: \(stored)") }
+            XCTAssertEqual(try storedShields(state), try announcedShields(journal), "seed \(seed) (\(replay)): the stores hold what the journal announced")
+            let failures = journal.filter { $0.bodyValue["code"]?.stringValue == "storage-failed" }
+            if switches > 0 && refused > 0 {
+                XCTAssertFalse(failures.isEmpty, "seed \(seed) (\(replay)): the refused writes were said on the bus (storage-failed)")
+            }
+            print("fault class read-only folder seed \(seed): \(switches) switches, \(failures.count) writes refused, \(refused) habits done again, \(violations.count) violations, \(losses.count) losses")
+        }
+    }
+
     /// What `device.sqlite` holds of each ManagedSettings store, by store, as JSON with sorted keys.
     func storedShields(_ state: String) throws -> [String: String] {
         let stored = try SQLiteConnection(path: state + "/device.sqlite", flags: [.readOnly])
@@ -168,10 +304,46 @@ extension FaultTests {
 
     // MARK: A damaged write-ahead log
 
-    /// A random day's broker SIGKILLed at a seeded step, then the App-Group store's write-ahead log damaged — deleted,
-    /// zeroed, cut at a seeded byte or with a seeded byte flipped — before `--resume`: the store is refused as damaged
-    /// (naming it, nothing changed), or the resumed run loses nothing — its stored values equal those of the same
-    /// resume from an undamaged copy. Never an older store taken silently.
+    /// A store of the state folder and how a refusal of it reads: each names its file.
+    struct DamagedStore {
+        let name: String
+        /// The store file's path relative to the state folder.
+        let file: String
+        /// What the refusal says, given the file's full path, and how it says what to do.
+        let refusal: (String) -> String
+        var remedy = "--reset-state"
+    }
+
+    /// The stores whose logs are damaged: the App Group's, the device's, the broker's delivery store and a plugin's
+    /// record of handled events (`cursor` names the plugin).
+    func damagedStores(cursor: String) -> [DamagedStore] {
+        [DamagedStore(name: "app group", file: "appgroups/\(group).sqlite", refusal: { "the app-group store '\($0)' is damaged" }, remedy: "Restore it from a backup"),
+         DamagedStore(name: "device.sqlite", file: "device.sqlite") { "the device state \($0) is damaged" },
+         DamagedStore(name: "bus.sqlite", file: "bus.sqlite") { "the delivery store \($0) is damaged" },
+         DamagedStore(name: "cursor of \(cursor)", file: "cursors/\(cursor).sqlite") { "the record of handled events \($0) is damaged" }]
+    }
+
+    /// Damages the write-ahead log `wal` as `damage` says (deleted, zeroed, cut at a seeded byte or with a seeded
+    /// byte flipped); returns its size before, 0 when there was none to damage.
+    func damage(_ wal: String, _ damage: String, random: inout SeededRandom) throws -> Int {
+        guard let data = FileManager.default.contents(atPath: wal), !data.isEmpty else { return 0 }
+        switch damage {
+        case "deleted": try FileManager.default.removeItem(atPath: wal)
+        case "zeroed": try Data(count: data.count).write(to: URL(fileURLWithPath: wal))
+        case "cut": try data.prefix(Int.random(in: 0..<data.count, using: &random)).write(to: URL(fileURLWithPath: wal))
+        default:
+            var flipped = data
+            flipped[Int.random(in: 0..<data.count, using: &random)] ^= 0x5A
+            try flipped.write(to: URL(fileURLWithPath: wal))
+        }
+        return data.count
+    }
+
+    /// A random day's broker SIGKILLed at a seeded step; then, in a copy of the state folder each, the write-ahead log
+    /// of each store — the App Group's, `device.sqlite`, `bus.sqlite` and a seeded plugin's record of handled events —
+    /// damaged (deleted, zeroed, cut at a seeded byte or with a seeded byte flipped) before `--resume`: the store is
+    /// refused as damaged, naming it and what to do, or the resumed run loses nothing — its stored values equal those
+    /// of the same resume from an undamaged copy. Never an older store taken silently.
     func testADamagedWriteAheadLogIsRefusedOrLosesNothing() throws {
         let (days, seeds) = Self.daysAndSeeds
         let configuration = try configuration()
@@ -181,51 +353,64 @@ extension FaultTests {
             var random = SeededRandom(seed: seed ^ 0x3A1D)
             let steps = scenario.split(separator: "\n").filter { $0.hasPrefix("  - at:") }.count
             let crash = Int.random(in: max(2, steps / 4)...max(2, steps - 2), using: &random)
-            let damage = damages.randomElement(using: &random)!
-            let work = TemporaryDirectory(prefix: "sbwal")
-            let wal = work.file("state/appgroups/\(group).sqlite-wal")
-            var walBytes = 0
+            // The plugin whose record is damaged: one that had recorded events when the broker was killed.
+            var cursor = Self.plugins[0], stores = damagedStores(cursor: cursor)
+            let kinds = stores.map { _ in damages.randomElement(using: &random)! }
+            // The App Group's copy is the crashed run's own folder; the other stores' are copies of it.
+            let works = stores.indices.map { TemporaryDirectory(prefix: "sbwal\($0)") }
+            var walBytes = Array(repeating: 0, count: stores.count)
             let copy = TemporaryDirectory(prefix: "sbwalref")
             let damaged = try runCrashingBroker(scenario, crashing: [["--crash-at-step", "\(crash)"]], configuration: configuration, afterKill: {
                 // The undamaged copy first: the same state folder and journal, resumed as they are.
-                _ = try runToEnd("/bin/cp", ["-a", work.path + "/.", copy.path])
-                guard let data = FileManager.default.contents(atPath: wal), !data.isEmpty else { return }
-                walBytes = data.count
-                switch damage {
-                case "deleted": try FileManager.default.removeItem(atPath: wal)
-                case "zeroed": try Data(count: data.count).write(to: URL(fileURLWithPath: wal))
-                case "cut": try data.prefix(Int.random(in: 0..<data.count, using: &random)).write(to: URL(fileURLWithPath: wal))
-                default:
-                    var flipped = data
-                    flipped[Int.random(in: 0..<data.count, using: &random)] ^= 0x5A
-                    try flipped.write(to: URL(fileURLWithPath: wal))
+                for target in [copy] + works.dropFirst() { _ = try runToEnd("/bin/cp", ["-a", works[0].path + "/.", target.path]) }
+                let recorded = Self.plugins.filter { (CommitNote.read(besides: works[0].file("state/cursors/\($0).sqlite")) ?? 0) > 0 }
+                cursor = recorded.randomElement(using: &random) ?? cursor
+                stores = damagedStores(cursor: cursor)
+                for (index, store) in stores.enumerated() {
+                    walBytes[index] = try damage(works[index].file("state/\(store.file)-wal"), kinds[index], random: &random)
                 }
-            }, work: work)
-            let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days); killed at step \(crash), the log \(damage)"
+            }, work: works[0])
+            let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days); killed at step \(crash)"
             XCTAssertEqual(damaged.endings.first, "signal \(SIGKILL)", "seed \(seed) (\(replay)): \(damaged.errors)")
-            guard walBytes > 0 else {
-                print("fault class damaged WAL seed \(seed): no write-ahead log was left at step \(crash) (nothing to damage)")
-                continue
-            }
             let reference = try resumeAsIs(scenario, configuration: configuration, work: copy)
             XCTAssertEqual(reference.ending, "exit 0", "seed \(seed) (\(replay)): the undamaged resume: \(reference.errors)")
-            let outcome: String
-            if damaged.endings.last == "exit 1" {
-                XCTAssertTrue(damaged.errors.contains("the app-group store '\(work.file("state/appgroups/\(group).sqlite"))' is damaged"),
-                              "seed \(seed) (\(replay)): refused naming the store: \(damaged.errors)")
-                outcome = "refused as damaged"
-            } else {
-                XCTAssertEqual(damaged.endings.last, "exit 0", "seed \(seed) (\(replay)): \(damaged.errors)")
-                let expected = try storedValues(copy.file("state")), stored = try storedValues(work.file("state"))
-                for key in Set(expected.keys).union(stored.keys).sorted() where !key.hasPrefix("reports.recorder") {
-                    XCTAssertEqual(stored[key], expected[key], "seed \(seed) (\(replay)): '\(key)' differs from the undamaged resume's")
+            let expected = try storedValues(copy.file("state"))
+            var outcomes: [String] = []
+            for (index, store) in stores.enumerated() {
+                let work = works[index], path = work.file("state/\(store.file)")
+                let what = "seed \(seed) (\(replay), the \(store.name) log \(kinds[index]))"
+                guard walBytes[index] > 0 else {
+                    outcomes.append("\(store.name): no log left (nothing to damage)")
+                    continue
                 }
-                let (violations, losses) = try violationsAndLosses(try Self.decodeJournal(work.file("journal.jsonl")), configuration: configuration)
-                XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
-                XCTAssertEqual(losses, [], "seed \(seed) (\(replay))")
-                outcome = "resumed losing nothing"
+                let resumed = index == 0 ? (ending: damaged.endings.last ?? "", errors: damaged.errors) : try resumeAsIs(scenario, configuration: configuration, work: work)
+                // A plugin's record is refused by the plugin's process, in its log; the others by the broker.
+                let pluginLog = (try? String(contentsOfFile: work.file("run/logs/\(cursor).log"), encoding: .utf8)) ?? ""
+                let refusal = store.refusal(path)
+                let outcome: String
+                if resumed.errors.contains(refusal) || (store.file.hasPrefix("cursors/") && pluginLog.contains(refusal)) {
+                    let said = store.file.hasPrefix("cursors/") ? pluginLog : resumed.errors
+                    XCTAssertTrue(said.contains(store.remedy), "\(what): the refusal says what to do: \(said.suffix(2000))")
+                    if !store.file.hasPrefix("cursors/") { XCTAssertEqual(resumed.ending, "exit 1", "\(what): nothing started") }
+                    outcome = "refused"
+                } else {
+                    XCTAssertEqual(resumed.ending, "exit 0", "\(what): neither refused nor resumed: \(resumed.errors.suffix(2000)) \(pluginLog.suffix(1000))")
+                    let stored = try storedValues(work.file("state"))
+                    for key in Set(expected.keys).union(stored.keys).sorted() where !key.hasPrefix("reports.recorder") {
+                        XCTAssertEqual(stored[key], expected[key], "\(what): '\(key)' differs from the undamaged resume's")
+                    }
+                    let journal = try Self.decodeJournal(work.file("journal.jsonl"))
+                    let (violations, losses) = try violationsAndLosses(journal, configuration: configuration)
+                    XCTAssertEqual(violations, [], "\(what) broke the lock invariant")
+                    XCTAssertEqual(losses, [], what)
+                    // Nothing rewound: no sequence number given twice, and the device holds the shields it announced.
+                    XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(what): a sequence number given twice")
+                    XCTAssertEqual(try storedShields(work.file("state")), try announcedShields(journal), "\(what): the stores hold what the journal announced")
+                    outcome = "resumed losing nothing"
+                }
+                outcomes.append("\(store.name): a \(walBytes[index])-byte log \(kinds[index]), \(outcome)")
             }
-            print("fault class damaged WAL seed \(seed): killed at step \(crash), a \(walBytes)-byte log \(damage): \(outcome); 0 violations, 0 losses")
+            print("fault class damaged WAL seed \(seed): killed at step \(crash); \(outcomes.joined(separator: "; ")); 0 violations, 0 losses")
         }
     }
 

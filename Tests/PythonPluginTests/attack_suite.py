@@ -35,9 +35,12 @@ def compact(value):
 class Client:
     """One DEALER connection (docs/protocol.md §§ 2–5)."""
 
-    def __init__(self, endpoint):
+    def __init__(self, endpoint, curve=None):
+        """`curve`: (broker's public key, client's public key, client's secret key), for a tcp endpoint (§ 2)."""
         self.socket = CONTEXT.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        if curve:
+            self.socket.curve_serverkey, self.socket.curve_publickey, self.socket.curve_secretkey = curve
         self.socket.connect(endpoint)
         self.last_sent = time.monotonic()
         self.events = []

@@ -1,10 +1,10 @@
-// Tests of the committed-change note beside a store, written by many processes at once.
-@testable import AppGroupStore
+// Tests of the commit note beside a store, written by many processes at once.
+import SQLite
 import Foundation
 import Synchronization
 import XCTest
 
-final class CommittedChangesTests: XCTestCase {
+final class CommitNoteTests: XCTestCase {
     /// Writers noting numbers of different lengths at once (9 and 10, 99 and 100, …) never leave a number nobody
     /// committed, and the note keeps the highest. Found by the attack suite: a sound App-Group store refused as
     /// damaged ("holds changes up to #10, but changes up to #80") after "8" was written over "10".
@@ -20,16 +20,16 @@ final class CommittedChangesTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: writers + 1) { index in
             guard index < writers else {
                 while finished.load(ordering: .acquiring) < writers {
-                    if let read = CommittedChanges.read(besides: store), !numbers.contains(read) || read > numbers.max()! {
+                    if let read = CommitNote.read(besides: store), !numbers.contains(read) || read > numbers.max()! {
                         readsAhead.withLock { $0.append(read) }
                     }
                 }
                 return
             }
-            for note in 0..<notesEach { CommittedChanges.note(numbers[(index + note) % numbers.count], besides: store) }
+            for note in 0..<notesEach { CommitNote.note(numbers[(index + note) % numbers.count], besides: store) }
             finished.add(1, ordering: .releasing)
         }
         XCTAssertEqual(readsAhead.withLock { Array($0.prefix(5)) }, [], "numbers nobody noted were read")
-        XCTAssertEqual(CommittedChanges.read(besides: store), numbers.max(), "the note keeps the highest number")
+        XCTAssertEqual(CommitNote.read(besides: store), numbers.max(), "the note keeps the highest number")
     }
 }

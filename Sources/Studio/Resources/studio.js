@@ -291,4 +291,6 @@ function connect() {
     }, 1000);
   };
 }
-connect();
+// Once every script has run: the feed's first message (a journal's hello) needs studio-journal.js, which the parser
+// may still be fetching when a socket opened from here is already answered.
+addEventListener("DOMContentLoaded", connect);

@@ -210,7 +210,7 @@ studio-screenshots: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	rm -rf $(STUDIO_SHOTS)
 	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) STUDIO_SCALE=$(STUDIO_SCALE) PYTHONDONTWRITEBYTECODE=1 \
-		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py Tests/StudioTests/studio_page_test.py Tests/StudioTests/studio_clock_test.py Tests/StudioTests/studio_person_test.py Tests/StudioTests/studio_journal_test.py Tests/StudioTests/studio_explore_test.py
+		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py Tests/StudioTests/studio_page_test.py Tests/StudioTests/studio_clock_test.py Tests/StudioTests/studio_person_test.py Tests/StudioTests/studio_journal_test.py Tests/StudioTests/studio_explore_test.py Tests/StudioTests/studio_products_test.py
 	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
 
 clean:

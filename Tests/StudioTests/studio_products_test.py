@@ -1,5 +1,5 @@
-"""A day of each shipped product but the habit lock (whose day is studio_browser_test.py's), driven in the Studio as a
-person would: the product's app opened first, its picked apps opened, the shield's buttons pressed, the controls of its
+"""A day of each shipped product but the habit lock (whose day is studio_browser_test.py's), and of the habit lock and the
+speed bump on one device, driven in the Studio as a person would: the product's app opened first, its picked apps opened, the shield's buttons pressed, the controls of its
 app tapped, a notification tapped — and time moved with the Studio's clock bar (paused, then jumped to the next wall
 time), never waited for. Each day has a broker of its own on the product's shipped configuration; what the page shows
 is checked against that broker's journal.
@@ -150,12 +150,13 @@ class Day:
         """Waits for the products' stores to be written after event `before` to shield something (or nothing)."""
         return self.until(lambda es: any(e["topic"] == "managedsettings.changed" and shields(e) == shielding for e in es[before:]), what)
 
-    def app_store_changed(self, before, app, shielded, what):
-        """Waits for a `managedsettings.changed` after event `before` that shields `app` (or leaves it out)."""
+    def app_store_changed(self, before, app, shielded, what, store=None):
+        """Waits for a `managedsettings.changed` after event `before` (of `store`, when given) that shields `app` (or
+        leaves it out)."""
         def holds(events):
             token = app_token(events, app)
-            return any(e["topic"] == "managedsettings.changed" and (token in ((e["body"].get("shield") or {}).get("applications") or [])) == shielded
-                       for e in events[before:])
+            return any(e["topic"] == "managedsettings.changed" and store in (None, e["body"]["store"])
+                       and (token in ((e["body"].get("shield") or {}).get("applications") or [])) == shielded for e in events[before:])
         return self.until(holds, what)
 
     def lock_state(self):
@@ -329,3 +330,44 @@ def test_a_profiles_evening(day):
     d.tap_in_app("end-evening", shielding=False)
     assert d.open("X") is None, "the evening ended: X opens"
     shot(d.page, "27-profiles-ended")
+
+
+def test_two_products_on_one_device(day):
+    """The habit lock and the speed bump on one phone: Instagram stays under the habit lock while Facebook crosses the
+    speed bump's threshold; the habits' unlock lifts the habit lock's store alone — X, past the speed bump, stays
+    shielded by the other product's renderer."""
+    d = day("two-products", 8)
+    d.open_companion("Speed Bump")
+    d.open_companion("Habit Lock")
+    d.jump("07:30")
+    shown = d.open("Instagram")
+    assert shown, "the habit lock shields Instagram"
+    habit_title = shown["body"]["configuration"]["title"]["text"]
+    d.press("primary")
+    assert d.open("Facebook") is None, "under the speed bump's threshold Facebook opens"
+
+    mark = len(d.events())
+    d.jump("+31m")  # half an hour on Facebook
+    d.app_store_changed(mark, "Facebook", True, "the speed bump past the threshold", store="speed-bump")
+    events = d.until(lambda es: any(e["topic"] == "shield.shown" for e in es[mark:]), "the speed bump over Facebook")
+    bump = [e for e in events[mark:] if e["topic"] == "shield.shown"][-1]
+    d.expect_shield(bump, "Facebook")
+    assert bump["body"]["configuration"]["title"]["text"] != habit_title, "each product's renderer draws its own shield"
+    shot(d.page, "28-two-products-speed-bump")
+    d.press("primary")
+    d.home()
+
+    mark = len(d.events())
+    for habit in ["Read 10 pages", "Walk 20 minutes", "Meditate"]:
+        d.page.locator("#habit").fill(habit)
+        d.page.get_by_test_id("complete-habit").click()
+        d.result(f"done: habit {habit}")
+    d.app_store_changed(mark, "Instagram", False, "the habit lock's unlock", store="habit-lock")
+    assert not any(e["topic"] == "managedsettings.changed" and e["body"]["store"] == "speed-bump" and not shields(e) for e in d.events()[mark:]), \
+        "the unlock never touches the speed bump's store"
+    assert d.open("Instagram") is None, "the habits done: Instagram opens"
+    d.home()
+    shown = d.open("X")
+    assert shown, "X stays behind the speed bump"
+    assert shown["body"]["configuration"]["title"]["text"] == bump["body"]["configuration"]["title"]["text"]
+    shot(d.page, "29-two-products-unlocked")

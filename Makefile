@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-launches bench-reports soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-launches bench-reports bench-studio soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -159,6 +159,14 @@ bench-build: deps
 	@command -v hyperfine >/dev/null || { echo "installing hyperfine with apt-get (command start-up times)"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine >/dev/null; }
 	@for product in $(BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 	@$(call check_release_archives,$(BENCH_PRODUCTS))
+
+## bench-studio: ShieldBus Studio on a recorded journal of 500,000 events (release build): the time until it opens, a slider
+## move's time until drawn, the page's JS heap and the server's memory (STUDIO_BENCH_ARGS="--events N"; docs/benchmarks.md)
+STUDIO_BENCH_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
+bench-studio: deps
+	@for product in $(STUDIO_BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,$(STUDIO_BENCH_PRODUCTS))
+	python3 Benchmarks/StudioJournal/studio_journal_bench.py $(STUDIO_BENCH_ARGS)
 
 ## bench-reports: `shieldbus report` end to end over a generated year of stored days, from the store and through a
 ## running broker (release build, linked statically as bench-build's; aim < 50 ms)

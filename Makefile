@@ -4,7 +4,7 @@ BUILD_FLAGS ?=
 BIN = .build/debug
 RELEASE_BIN = .build/release
 
-.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-launches bench-reports soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
+.PHONY: deps build run test test-fast test-slow zones bench bench-quick bench-build bench-launches bench-reports bench-studio soak faults explore explore-releases explore-cluster fuzz report-png studio studio-screenshots clean
 
 ## deps: install the system libraries (libzmq3-dev, libsqlite3-dev), pyzmq, chromium, pytest and Playwright when missing
 deps:
@@ -165,6 +165,14 @@ bench-build: deps
 	@for product in $(BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
 	@$(call check_release_archives,$(BENCH_PRODUCTS))
 
+## bench-studio: ShieldBus Studio on a recorded journal of 500,000 events (release build): the time until it opens, a slider
+## move's time until drawn, the page's JS heap and the server's memory (STUDIO_BENCH_ARGS="--events N"; docs/benchmarks.md)
+STUDIO_BENCH_PRODUCTS = shieldbus activity-monitor shield-renderer action-delegate companion-app report-builder notifier
+bench-studio: deps
+	@for product in $(STUDIO_BENCH_PRODUCTS); do $(SWIFT) build -c release $(RELEASE_FLAGS) --product $$product || exit 1; done
+	@$(call check_release_archives,$(STUDIO_BENCH_PRODUCTS))
+	python3 Benchmarks/StudioJournal/studio_journal_bench.py $(STUDIO_BENCH_ARGS)
+
 ## bench-reports: `shieldbus report` end to end over a generated year of stored days, from the store and through a
 ## running broker (release build, linked statically as bench-build's; aim < 50 ms)
 bench-reports: deps
@@ -215,7 +223,7 @@ studio-screenshots: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	rm -rf $(STUDIO_SHOTS)
 	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) STUDIO_SCALE=$(STUDIO_SCALE) PYTHONDONTWRITEBYTECODE=1 \
-		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py Tests/StudioTests/studio_page_test.py Tests/StudioTests/studio_clock_test.py Tests/StudioTests/studio_person_test.py Tests/StudioTests/studio_journal_test.py Tests/StudioTests/studio_explore_test.py
+		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py Tests/StudioTests/studio_page_test.py Tests/StudioTests/studio_clock_test.py Tests/StudioTests/studio_person_test.py Tests/StudioTests/studio_journal_test.py Tests/StudioTests/studio_explore_test.py Tests/StudioTests/studio_products_test.py
 	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
 
 clean:

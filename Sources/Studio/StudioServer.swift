@@ -22,6 +22,8 @@ public struct StudioServer: Sendable {
     private let source: Source
     private let port: Int
     private let homeScreen: [CatalogApp]
+    /// The controls in the products' apps the page offers (`app-action`).
+    private let appControls: [AppControl]
     private let iconDirectories: [URL]
     private let feed: EventFeed
     private let keptEvents: Int
@@ -42,7 +44,7 @@ public struct StudioServer: Sendable {
     /// shown beside the phone; nil when nothing was judged.
     private let account: JSONValue?
 
-    public init(source: Source, port: Int, homeScreen: [CatalogApp], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], appControls: [AppControl] = [], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
                 openAt: UInt64? = nil, account: JSONValue? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.timeZone = timeZone
@@ -52,6 +54,7 @@ public struct StudioServer: Sendable {
         self.source = source
         self.port = port
         self.homeScreen = homeScreen
+        self.appControls = appControls
         self.iconDirectories = iconDirectories
         switch source {
         case .live:
@@ -178,7 +181,8 @@ public struct StudioServer: Sendable {
         router.post("/api/input") { request, _ in
             await Self.liveAction(request, source: source, doing: "act as the person") { runtimeDirectory, body in
                 let input = try PersonInput(action: body["action"]?.stringValue ?? "", value: body["value"]?.stringValue,
-                                            tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false)
+                                            tab: Int(body["tab"]?.intValue ?? 1), isPrivate: body["private"]?.boolValue ?? false,
+                                            app: body["app"]?.stringValue)
                 let (verb, inputBody) = (input.verb, input.body)
                 return { try BusTool.input(runtimeDir: runtimeDirectory, verb, inputBody) }
             }
@@ -261,12 +265,15 @@ public struct StudioServer: Sendable {
         let apps = homeScreen.map { app -> JSONValue in
             ["name": .string(app.name), "bundle": .string(app.bundleIdentifier), "category": .string(app.categoryID)]
         }
+        let controls = appControls.map { control -> JSONValue in
+            ["app": control.app.map { .string($0) } ?? .null, "action": .string(control.action)]
+        }
         // A journal's page is told how many events are coming, to show its progress while they load.
         let total: JSONValue = feed.journalCount.map { .int(Int64($0)) } ?? .null
         // And, for its markers, how many events of each timeline kind it has.
         let marks: JSONValue = journal.map { .object($0.storyCounts.mapValues { .int(Int64($0)) }) } ?? .null
         let places: JSONValue = journal.map { .object(Dictionary(uniqueKeysWithValues: $0.places.map { (String($0.key), .int(Int64($0.value))) })) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "total": total, "marks": marks, "places": places,
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "controls": .array(controls), "total": total, "marks": marks, "places": places,
                                  "keep": .int(Int64(keptEvents)),
                                  "at": openAt.map { .int(Int64($0)) } ?? .null, "account": account ?? .null]).jsonText
     }

@@ -4,13 +4,13 @@ import XCTest
 
 /// ShieldBus Studio in headless Chromium, through the real broker and the reference plugins: runs
 /// `studio_browser_test.py`, `studio_page_test.py`, `studio_clock_test.py`, `studio_person_test.py`,
-/// `studio_journal_test.py`, `studio_explore_test.py` and `studio_large_journal_test.py` (pytest + Playwright for
-/// Python, driving Debian's chromium), in that order, and requires every test to pass.
+/// `studio_journal_test.py`, `studio_explore_test.py`, `studio_large_journal_test.py` and `studio_products_test.py`
+/// (pytest + Playwright for Python, driving Debian's chromium), in that order, and requires every test to pass.
 ///
 /// Needs python3 with pytest and playwright, and /usr/bin/chromium (`make deps` installs them); when they are
 /// missing the test fails, saying what to install.
 final class StudioBrowserTests: XCTestCase {
-    static let testFiles = ["studio_browser_test.py", "studio_page_test.py", "studio_clock_test.py", "studio_person_test.py", "studio_journal_test.py", "studio_explore_test.py", "studio_large_journal_test.py"].map {
+    static let testFiles = ["studio_browser_test.py", "studio_page_test.py", "studio_clock_test.py", "studio_person_test.py", "studio_journal_test.py", "studio_explore_test.py", "studio_large_journal_test.py", "studio_products_test.py"].map {
         BuildProducts.repositoryRoot.appendingPathComponent("Tests/StudioTests/\($0)").path
     }
 
@@ -33,6 +33,6 @@ final class StudioBrowserTests: XCTestCase {
         run.waitUntilExit()
         let output = (try? String(contentsOfFile: work.file("pytest.log"), encoding: .utf8)) ?? ""
         XCTAssertEqual(run.terminationStatus, 0, "the Studio's browser test failed:\n\(output)")
-        XCTAssertTrue(output.contains("22 passed"), "every browser test ran and passed:\n\(output)")
+        XCTAssertTrue(output.contains("27 passed"), "every browser test ran and passed:\n\(output)")
     }
 }

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import SCALE, journal_until, read_journal, shot
+from studio_support import SCALE, read_journal, shot, steer_clock
 
 
 def changes(live):
@@ -15,18 +15,7 @@ def changes(live):
 
 
 def control(page, live, button, fill=None):
-    """Clicks a control (a test id, or a speed: "600"), after filling the jump field, and waits for its answer and its
-    `clock.changed` in the journal."""
-    before = len(changes(live))
-    if fill is not None:
-        page.get_by_test_id("jump-to").fill(fill)
-    if button.isdigit():
-        page.locator(f"#clockbar [data-speed='{button}']").click()
-    else:
-        page.get_by_test_id(button).click()
-    expect(page.get_by_test_id("clock-result")).to_have_text(re.compile(r": done$"))
-    told = journal_until(live["journal"], lambda events: sum(e["topic"] == "clock.changed" for e in events) > before, "the control journaled")
-    return [e for e in told if e["topic"] == "clock.changed"][-1]
+    return steer_clock(page, live["journal"], button, fill)
 
 
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])

@@ -12,46 +12,10 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import SCALE, read_journal, start_studio, stop
+from studio_support import SCALE, repeat_journal, server_memory_kb, start_studio, stop
 
 SLOW = os.environ.get("SHIELDBUS_SLOW_TESTS") == "1"
 SIZES = [10_000, 40_000] + ([500_000] if SLOW else [])
-ENVELOPE_START = re.compile(rb'^\{"v":1,"seq":(\d+),"time":(-?\d+),')
-
-
-def repeat_journal(base, path, count):
-    """`count` events: `base`'s lines again and again, each copy's seqs after the last one's and its times an hour
-    after the last one's end (bus time never runs backwards); returns each event's (seq, time)."""
-    data = open(base, "rb").read()
-    # The live broker may be writing a line: only whole ones are taken.
-    lines = [line for line in data[:data.rindex(b"\n")].split(b"\n") if line.strip()]
-    parsed = [ENVELOPE_START.match(line) for line in lines]
-    assert all(parsed), "the broker writes each envelope starting with its version, seq and time"
-    first_seq, first_time = int(parsed[0].group(1)), int(parsed[0].group(2))
-    span_seq = int(parsed[-1].group(1)) - first_seq + 1
-    span_time = int(parsed[-1].group(2)) - first_time + 3_600_000
-    places = []
-    with open(path, "wb") as out:
-        copy = 0
-        while len(places) < count:
-            chunk = []
-            for line, match in zip(lines, parsed):
-                if len(places) == count:
-                    break
-                seq = int(match.group(1)) + copy * span_seq
-                at = int(match.group(2)) + copy * span_time
-                chunk.append(b'{"v":1,"seq":%d,"time":%d,' % (seq, at) + line[match.end():])
-                places.append((seq, at))
-            out.write(b"\n".join(chunk) + b"\n")
-            copy += 1
-    return places
-
-
-def server_memory_kb(process):
-    with open(f"/proc/{process.pid}/status") as status:
-        return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))
-
-
 RECORD_LOADING = """
 addEventListener("DOMContentLoaded", () => {
   window.loadingTexts = [];

@@ -110,6 +110,59 @@ def send(live, topic, body):
                    stdout=subprocess.DEVNULL, timeout=30)
 
 
+def steer_clock(page, journal, button, fill=None):
+    """Clicks a control of the clock bar (a test id, or a speed: "600"), after filling the jump field, and waits for its
+    answer and its `clock.changed` in the journal at `journal`; returns that event."""
+    def changes():
+        return [e for e in read_journal(journal) if e["topic"] == "clock.changed"]
+    before = len(changes())
+    if fill is not None:
+        page.get_by_test_id("jump-to").fill(fill)
+    if button.isdigit():
+        page.locator(f"#clockbar [data-speed='{button}']").click()
+    else:
+        page.get_by_test_id(button).click()
+    expect(page.get_by_test_id("clock-result")).to_have_text(re.compile(r": done$"))
+    told = journal_until(journal, lambda events: sum(e["topic"] == "clock.changed" for e in events) > before, "the control journaled")
+    return [e for e in told if e["topic"] == "clock.changed"][-1]
+
+
 def page_seqs(page):
     """The seqs of the bus lines on the page, top (newest) first."""
     return [int(seq) for seq in page.locator("#bus li").evaluate_all("rows => rows.map(row => row.dataset.seq)")]
+
+
+ENVELOPE_START = re.compile(rb'^\{"v":1,"seq":(\d+),"time":(-?\d+),')
+
+
+def repeat_journal(base, path, count):
+    """`count` events: `base`'s lines again and again, each copy's seqs after the last one's and its times an hour
+    after the last one's end (bus time never runs backwards); returns each event's (seq, time)."""
+    data = open(base, "rb").read()
+    # The live broker may be writing a line: only whole ones are taken.
+    lines = [line for line in data[:data.rindex(b"\n")].split(b"\n") if line.strip()]
+    parsed = [ENVELOPE_START.match(line) for line in lines]
+    assert all(parsed), "the broker writes each envelope starting with its version, seq and time"
+    first_seq, first_time = int(parsed[0].group(1)), int(parsed[0].group(2))
+    span_seq = int(parsed[-1].group(1)) - first_seq + 1
+    span_time = int(parsed[-1].group(2)) - first_time + 3_600_000
+    places = []
+    with open(path, "wb") as out:
+        copy = 0
+        while len(places) < count:
+            chunk = []
+            for line, match in zip(lines, parsed):
+                if len(places) == count:
+                    break
+                seq = int(match.group(1)) + copy * span_seq
+                at = int(match.group(2)) + copy * span_time
+                chunk.append(b'{"v":1,"seq":%d,"time":%d,' % (seq, at) + line[match.end():])
+                places.append((seq, at))
+            out.write(b"\n".join(chunk) + b"\n")
+            copy += 1
+    return places
+
+
+def server_memory_kb(process):
+    with open(f"/proc/{process.pid}/status") as status:
+        return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))

@@ -40,6 +40,12 @@ function startJournal(hello) {
   $("slider").max = journal.total;
   $("slider").value = 0;
   studio.index = 0;
+  // Where `--at` is, when the server found it as it read the journal: the page goes there once it has loaded that far.
+  const place = journal.openAt === null ? undefined : journal.places[journal.openAt];
+  if (place !== undefined) {
+    journal.wanted = place;
+    $("slider").value = place;
+  }
   if (hello.account) showAccount(hello.account);
 }
 
@@ -50,7 +56,10 @@ function noteJournalEvent(event) {
   journal.loaded += 1;
   if (journal.loaded % journal.every === 0) journal.checkpoints[journal.loaded / journal.every] = structuredClone(journal.loading);
   if (journal.loaded === journal.total) journalLoaded();
-  else if (journal.wanted === journal.loaded) showJournalUpTo(journal.wanted);
+  else if (journal.wanted === journal.loaded) {
+    if (journal.openAt !== null && journal.places[journal.openAt] === journal.wanted) openAtEvent(journal.openAt, journal.wanted);
+    else showJournalUpTo(journal.wanted);
+  }
 }
 
 async function journalLoaded() {
@@ -60,13 +69,23 @@ async function journalLoaded() {
   journal.violations = [...new Set(journal.violationSeqs.map((seq) => journal.places[seq]).filter((c) => c !== undefined))].sort((a, b) => a - b);
   markersDrawn = null;
   const seq = journal.openAt;
+  // An instant the person chose while it loaded wins; else the event `--at` named (when the page has not gone there
+  // while loading), else the end.
+  if (seq !== null && (journal.wanted === null || journal.wanted === journal.places[seq])) {
+    const count = journal.places[seq] ?? (await ask("seek", { seq })).count;
+    if (count !== null) return openAtEvent(seq, count);
+    journal.openAt = null;
+    showJournalUpTo(journal.total);
+    return note(`the journal has no event #${seq}`);
+  }
   journal.openAt = null;
-  // An instant the person chose while it loaded wins; else the one `--at` named, else the end.
-  if (journal.wanted !== null) return showJournalUpTo(journal.wanted);
-  if (seq === null) return showJournalUpTo(journal.total);
-  // The page goes to the event `--at` named (a violation `shieldbus check` pointed to, or the checker's first).
-  const count = journal.places[seq] ?? (await ask("seek", { seq })).count;
-  if (count === null) { showJournalUpTo(journal.total); return note(`the journal has no event #${seq}`); }
+  showJournalUpTo(journal.wanted ?? journal.total);
+}
+
+/// Stands just after the event `--at` named (a violation `shieldbus check` pointed to, or the checker's first), and
+/// says so: as soon as the journal has loaded that far, not once all of it has — a long journal loads on meanwhile.
+async function openAtEvent(seq, count) {
+  journal.openAt = null;
   await showJournalUpTo(count);
   const violation = document.querySelector(`#verdicts .violation[data-at="${seq}"]`);
   setText($("seek-note"), `opened at #${seq}${violation ? ": the checker's violation begins after it" : ""}`);

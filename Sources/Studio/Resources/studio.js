@@ -6,7 +6,7 @@ const $ = (id) => document.getElementById(id);
 /// Live, `events` are the newest `keep` events (the server's --keep-events), `base` the index of the first: a page left
 /// open for months holds no more than the server does.
 const studio = { mode: "live", apps: [], events: [], base: 0, keep: 20000, dropped: 0, status: null, connection: null, index: null,
-  open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null, linkedCorr: null };
+  controls: [], open: new Set(), senders: new Set(), dismissed: new Set(), bannerSince: new Map(), busClock: null, linkedCorr: null };
 
 let liveModel = emptyModel();
 
@@ -139,6 +139,10 @@ $("person").addEventListener("click", (event) => {
   if (action === "habit") act("habit", $("habit").value);
   else if (action === "visit") act("visit", $("url").value, { private: $("private").checked, tab });
   else if (action === "switch-tab" || action === "close-tab") act(action, undefined, { tab });
+  else if (action === "app-action") {
+    const control = studio.controls[Number($("app-control").value)];
+    if (control) act(action, control.action, control.app ? { app: control.app } : {});
+  }
   else if (button.dataset.with) act(action, $(button.dataset.with).value);
   else act(action, button.dataset.value);
 });
@@ -227,6 +231,11 @@ function receive(message) {
       studio.keep = message.keep ?? studio.keep;
       studio.apps = message.apps;
       $("app").replaceChildren(...message.apps.map((app) => el("option", { value: app.name }, app.name)));
+      // The controls of the products' own apps their promises name (skip tonight, start a session…).
+      studio.controls = message.controls ?? [];
+      $("app-control").replaceChildren(...studio.controls.map((control, index) =>
+        el("option", { value: String(index) }, control.app ? `${control.app}: ${control.action}` : control.action)));
+      $("app-controls").hidden = studio.controls.length === 0;
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
         startJournal(message);
@@ -291,4 +300,6 @@ function connect() {
     }, 1000);
   };
 }
-connect();
+// Once every script has run: the feed's first message (a journal's hello) needs studio-journal.js, which the parser
+// may still be fetching when a socket opened from here is already answered.
+addEventListener("DOMContentLoaded", connect);

@@ -54,7 +54,7 @@ open class HabitLockApp: ReferenceCompanionApp {
     }
 
     open override func timerFired(_ id: String) {
-        guard id == "unlock-expiry" else { return }
+        guard id == "unlock-expiry" else { return super.timerFired(id) }
         endUnlock()
     }
 

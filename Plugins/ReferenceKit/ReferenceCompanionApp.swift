@@ -46,8 +46,47 @@ open class ReferenceCompanionApp: App {
             }
             try setUp()
         } catch {
-            logger?.error("launch failed: \(error)")
+            setUpFailed(error, when: "at launch")
         }
+    }
+
+    /// The selection could not be saved (a full or read-only disk): nothing is shielded until it is. Said on the bus,
+    /// and tried again a minute later and at the next foreground — not only at the next launch, which may be days away.
+    private func setUpFailed(_ error: Error, when: String) {
+        guard !selectionSaved else {
+            logger?.error("set-up \(when) failed: \(error)")
+            return
+        }
+        setUpPending = true
+        SilentCall.reportFailure("the companion app's set-up \(when)", "\(error); tried again in a minute and when the app comes to the foreground")
+        do {
+            try scheduleTimer(id: Self.setUpAgainTimer, at: now.addingTimeInterval(60))
+        } catch {
+            logger?.warning("no timer to set up again: \(error)")
+        }
+    }
+
+    private static let setUpAgainTimer = "set-up-again"
+    /// Whether a set-up failed before the selection was saved, and is to be tried again.
+    private var setUpPending = false
+    /// Whether this process saved the picker's selection.
+    private var selectionSaved = false
+
+    /// Tries a set-up that failed again, if the app is still authorized.
+    private func setUpAgainIfPending() {
+        guard setUpPending, !isSetUp else { return }
+        guard AuthorizationCenter.shared.authorizationStatus == .approved else { return }
+        setUpPending = false
+        do {
+            try setUp()
+            logger?.notice("set up after an earlier failure")
+        } catch {
+            setUpFailed(error, when: "again")
+        }
+    }
+
+    open override func timerFired(_ id: String) {
+        if id == Self.setUpAgainTimer { setUpAgainIfPending() }
     }
 
     /// Whether this process has taken the selection and started the schedules.
@@ -62,6 +101,7 @@ open class ReferenceCompanionApp: App {
     func setUp() throws {
         let selection = try AuthorizationCenter.shared.pickActivities()
         try saveSelection(BlockList(selection))
+        selectionSaved = true
         var refused: Error?
         do {
             try startSchedules(afterLostAuthorization: lostAuthorization)
@@ -94,7 +134,7 @@ open class ReferenceCompanionApp: App {
         do {
             try setUp()
         } catch {
-            logger?.error("set-up after the approval failed: \(error)")
+            setUpFailed(error, when: "after the approval")
         }
     }
 
@@ -151,6 +191,7 @@ open class ReferenceCompanionApp: App {
     // MARK: Foreground
 
     open override func willEnterForeground() {
+        setUpAgainIfPending()
         refreshSelection()
         foregroundCheck()  // before anything else the app does (lesson 7)
         // Then the notifier's pending deep link, read and consumed in one step so it opens exactly once (Tether).

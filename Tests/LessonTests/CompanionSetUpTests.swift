@@ -1,0 +1,43 @@
+// CompanionSetUpTests: the companion app's set-up refused by a full disk is said and done again once there is room.
+
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+extension FaultTests {
+    /// The device restarted while its state folder is full: the companion app's launch cannot save the picker's
+    /// selection. It says so on the bus (`state.call-failed`), and once the disk has room it sets itself up again —
+    /// its schedules registered anew — without waiting for a launch that may be days away. Found by the full-disk
+    /// fault class: a fill that came while the app was setting up left the lock shielding nothing for good.
+    func testASetUpThatAFullDiskRefusedIsDoneAgainOnceThereIsRoom() throws {
+        let disk = try SmallDisk(size: "16m")
+        let work = TemporaryDirectory(prefix: "sbsetup")
+        let state = disk.path + "/state", journalPath = work.file("journal.jsonl")
+        let broker = try BrokerProcess(configuration: try configuration(unlockMinutes: 1),
+                                       arguments: ["--no-scenario", "--state-dir", state, "--journal", journalPath, "--clock", "scaled", "--speed", "5"])
+        defer { broker.stop() }
+        func journal() -> [Envelope] { (try? Self.decodeJournal(journalPath)) ?? [] }
+        waitUntil("the lock to shield the selection (log: \(broker.log(tail: 10)))", timeoutSeconds: 60) {
+            journal().contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
+        }
+        try disk.fill()
+        _ = try runToEnd(BuildProducts.path("shieldbus"), ["do", "restart", "--runtime-dir", broker.runtime.path])
+        // The bus cannot number anything while the disk is full: the broker's log says it first.
+        let refused = waitUntil("the companion app to say its set-up was refused (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
+            broker.log(tail: 400).contains("the companion app's set-up at launch failed")
+        }
+        try disk.free()
+        guard refused else { return }
+        var failure: Envelope?
+        waitUntil("the refusal to be said on the bus (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
+            failure = journal().first { $0.topic == Topic.callFailed && $0.source == "app" }
+            return failure != nil
+        }
+        guard let failure else { return }
+        XCTAssertTrue(failure.bodyValue["call"]?.stringValue?.contains("set-up") == true, failure.bodyValue.jsonText)
+        waitUntil("the companion app to register its schedules again (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
+            journal().contains { $0.topic == "deviceactivity.start-monitoring.request" && $0.source == "app" && $0.seq > failure.seq }
+        }
+    }
+}

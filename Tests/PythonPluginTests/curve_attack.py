@@ -79,7 +79,12 @@ def main():
         socket.setsockopt(zmq.RECONNECT_IVL, -1)
         socket.curve_serverkey, socket.curve_publickey, socket.curve_secretkey = server_public, stranger_public, stranger_secret
         socket.connect(endpoint)
-        socket.send_multipart([b"status", compact({"v": 1})])
+        try:
+            # Never waits: a refused handshake may already have closed the connection, and a DEALER without one
+            # would block this send for good. The handshake itself is the attack; the message only asks.
+            socket.send_multipart([b"status", compact({"v": 1})], flags=zmq.NOBLOCK)
+        except zmq.Again:
+            pass
         flooders.append(socket)
         time.sleep(1 / arguments.flood)  # the flood's pace: about a second for all of them
     last = time.monotonic()

@@ -2,6 +2,7 @@
 // (`clock.control.request`, protocol.md § 7.4); the broker answers with the clock as it is and says so on the bus.
 
 import BusProtocol
+import Foundation
 
 /// The broker's own service for `clock.control.request`. Each control is answered (`clock.control.reply`, the clock's
 /// state or an error) and, when it changed something, told to every tap as `clock.changed` — both journaled, so a
@@ -33,9 +34,11 @@ final class ClockControl: BrokerService {
         }
         switch action {
         case "pause":
+            guard !clock.isPaused else { return refuse(request, "already-paused", "the bus clock is paused already; nothing changed") }
             clock.pause()
             changed(request, action)
         case "resume":
+            guard clock.isPaused else { return refuse(request, "not-paused", "the bus clock is running already; nothing changed") }
             clock.play()
             changed(request, action)
         case "speed":
@@ -64,13 +67,18 @@ final class ClockControl: BrokerService {
                 return refuse(request, "bad-request", "'jump' needs 'time' (bus time, ms since the epoch) or 'by' (ms forward)")
             }
             guard to > from else {
-                return refuse(request, "clock-backwards", "bus time never runs backwards: \(to) is not after now (\(from)); a jump goes forward only")
+                return refuse(request, "clock-backwards", "bus time never runs backwards: \(Self.described(to)) is not after now (\(Self.described(from))); a jump goes forward only")
             }
             let runsOn = !clock.isPaused
             time.moveOn(to: to, runsOn: runsOn) { [unowned self] in changed(request, action, from: from) }
         default:
             refuse(request, "bad-request", "unknown clock control '\(action)'; controls: \(Self.actions.joined(separator: ", "))")
         }
+    }
+
+    /// A bus time as a person reads it (UTC; the broker knows no device zone).
+    static func described(_ time: BusTime) -> String {
+        "\(Date(timeIntervalSince1970: Double(time) / 1000)) (\(time) ms)"
     }
 
     /// The clock as it is: mode, whether paused, speed (scaled), bus time and the next timer's instant.

@@ -341,10 +341,12 @@ public final class DeviceOS: BrokerService {
         case .fillActivityLimit: device.activity.fillLimit()
         case .forceQuit(let app):
             if let product = device.product(withCompanion: app) {
-                device.screen.close(app)
+                // Its process ends whether or not it is on screen: something happens either way.
+                if device.screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) { device.screen.close(app) }
                 device.lifecycle.appTerminated(product)
                 if let plugin = product.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
             } else {
+                // An app the OS does not run in the background here: only one on screen has anything to quit.
                 device.screen.close(app)
             }
         case let .publish(topic, bodyJSON):

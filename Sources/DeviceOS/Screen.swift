@@ -108,7 +108,12 @@ final class Screen {
     }
 
     func close(_ app: CatalogApp?) {
-        if let app, foreground != .app(bundleIdentifier: app.bundleIdentifier) { return }
+        if let app, foreground != .app(bundleIdentifier: app.bundleIdentifier) {
+            return device.inputChangedNothing("not-on-screen", "close \(app.name): \(app.name) is not on screen; nothing was closed")
+        }
+        guard foreground != .home else {
+            return device.inputChangedNothing("nothing-open", "close: the home screen is showing; nothing was closed")
+        }
         goHome(reason: "close")
     }
 

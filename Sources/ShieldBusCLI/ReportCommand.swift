@@ -30,16 +30,16 @@ extension ShieldBus {
         @Argument(help: "daily, weekly, monthly or range.")
         var kind: ReportContext
 
-        @Option(name: .long, help: ArgumentHelp("The local day (YYYY-MM-DD, today, yesterday or -3d): a daily report's day, a weekly report's last day. Default: the device's today — a running broker's, or the last day the store holds.", valueName: "day"))
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("The local day (YYYY-MM-DD, today, yesterday or -3d): a daily report's day, a weekly report's last day. Default: the device's today — a running broker's, or the last day the store holds.", valueName: "day"))
         var date: String?
 
         @Option(name: .long, help: ArgumentHelp("A monthly report's month (YYYY-MM). Default: this month.", valueName: "month"))
         var month: String?
 
-        @Option(name: .long, help: ArgumentHelp("A range report's first day (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A range report's first day (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
         var from: String?
 
-        @Option(name: .long, help: ArgumentHelp("A range report's last day, included (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
+        @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("A range report's last day, included (YYYY-MM-DD, today, yesterday or -3d).", valueName: "day"))
         var to: String?
 
         @Flag(name: .long, help: "Print the report as JSON.")

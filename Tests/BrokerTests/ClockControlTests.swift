@@ -49,6 +49,8 @@ final class ClockControlTests: XCTestCase {
         let paused = try control(tool, ["action": "pause"])
         XCTAssertEqual(paused["ok"], true, paused.jsonText)
         XCTAssertEqual(paused["value"]?["paused"], true)
+        let again = try control(tool, ["action": "pause"])
+        XCTAssertEqual(again["error"]?["code"]?.stringValue, "already-paused", "a pause that changes nothing is no success: \(again.jsonText)")
         // Three timers a minute apart: paused, none fires until a step.
         try tool.publish(Publish(topic: "app.schedule", body: ["at": [60_000, 120_000, 180_000]]))
         let step = try control(tool, ["action": "step"])
@@ -63,12 +65,14 @@ final class ClockControlTests: XCTestCase {
         let back = try control(tool, ["action": "jump", "time": 100_000])
         XCTAssertEqual(back["ok"], false)
         XCTAssertEqual(back["error"]?["code"]?.stringValue, "clock-backwards", back.jsonText)
+        XCTAssertTrue(back["error"]?["message"]?.stringValue?.contains("1970-01-01 00:01:40 +0000") == true, "a time a person reads: \(back.jsonText)")
         let speed = try control(tool, ["action": "speed", "speed": 60])
         XCTAssertEqual(speed["error"]?["code"]?.stringValue, "clock-virtual", "virtual time has no speed: \(speed.jsonText)")
         XCTAssertEqual(try control(tool, ["action": "rewind"])["error"]?["code"]?.stringValue, "bad-request")
 
         let resumed = try control(tool, ["action": "resume"])
         XCTAssertEqual(resumed["value"]?["paused"], false, resumed.jsonText)
+        XCTAssertEqual(try control(tool, ["action": "resume"])["error"]?["code"]?.stringValue, "not-paused")
         // What the taps saw: each timer at its own instant, each control told once, and time never back.
         let seen = try collectEvents(from: tap) { events in events.contains { $0.topic == "app.fired" && $0.bodyValue["at"]?.intValue == 180_000 } }
         XCTAssertEqual(seen.map { "\($0.topic) \($0.bodyValue["action"]?.stringValue ?? "") @\($0.time)" }, [

@@ -43,6 +43,16 @@ extension CrashSafetyTests {
         XCTAssertTrue(tap.output.contains("no notification is waiting to be tapped"), tap.output)
 
         XCTAssertEqual(try person("open", "Maps").output, "done: open Maps — Maps in use\n", "an app not picked is not shielded")
+        // Closing or quitting what is not on screen, or closing the home screen, changes nothing: never "done".
+        for (arguments, said) in [(["close", "Instagram"], "Instagram is not on screen"), (["force-quit", "Instagram"], "Instagram is not on screen")] {
+            let nothing = try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+            XCTAssertEqual(nothing.status, 1, nothing.output)
+            XCTAssertTrue(nothing.output.contains(said) && !nothing.output.contains("done"), nothing.output)
+        }
+        XCTAssertEqual(try person("close").status, 0, "Maps closed")
+        let closeAtHome = try person("close")
+        XCTAssertEqual(closeAtHome.status, 1, closeAtHome.output)
+        XCTAssertTrue(closeAtHome.output.contains("the home screen is showing"), closeAtHome.output)
 
         // A control in the product's app: journaled by the OS as the person's act, for the product's app.
         let tapped = try person("app-action", "skip-tonight")
@@ -61,7 +71,15 @@ extension CrashSafetyTests {
         XCTAssertEqual(try person("set-clock", "+2h").status, 0)
         let after = try broker.connect(name: "clock-watcher-2", role: .tap, subscriptions: [])
         XCTAssertEqual(after.welcome?.settings["clockOffsetMs"]?.intValue, 7_200_000, after.welcome?.settings.jsonText ?? "no welcome")
+        let zone = try XCTUnwrap(after.welcome?.settings["timeZone"]?.stringValue)
         after.close()
+        // Setting the clock or the zone to what it is already changes nothing: said, exit 1.
+        let sameClock = try person("set-clock", "+0m")
+        XCTAssertEqual(sameClock.status, 1, sameClock.output)
+        XCTAssertTrue(sameClock.output.contains("shows that time already"), sameClock.output)
+        let sameZone = try person("time-zone", zone)
+        XCTAssertEqual(sameZone.status, 1, sameZone.output)
+        XCTAssertTrue(sameZone.output.contains("is in \(zone) already"), sameZone.output)
     }
 }
 

@@ -211,6 +211,11 @@ final class ReportBuilderTests: XCTestCase {
         XCTAssertEqual(yesterday.status, 0, yesterday.errors)
         XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(yesterday.output.utf8)).day.description,
                        "2026-11-24", yesterday.errors)
+        // A day back written as the help writes it, a separate argument that starts with a dash.
+        let threeBack = try Self.shieldbus(["report", "daily", "--date", "-3d", "--json", "--state-dir", state.path])
+        XCTAssertEqual(threeBack.status, 0, threeBack.errors)
+        XCTAssertEqual(try JSONReportRenderer.makeDecoder().decode(DailyReport.self, from: Data(threeBack.output.utf8)).day.description,
+                       "2026-11-22", threeBack.errors)
         let badDay = try Self.shieldbus(["report", "daily", "--date", "the other day", "--state-dir", state.path])
         XCTAssertEqual(badDay.status, 64, badDay.errors)
         XCTAssertTrue(badDay.errors.contains("--date is a day like 2026-11-25, today, yesterday or -3d"), badDay.errors)

@@ -227,8 +227,14 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
     ]
 }
 
-// The test suites stay in Swift 5 mode: XCTest cases share a broker per class through static properties, and the
-// harness hands closures to the threads that play days side by side. Everything they test is checked in Swift 6 mode.
-for target in package.targets where target.type == .test {
+// Test suites on their way to Swift 6 mode (issue 30) still compile in Swift 5 mode: XCTest cases that share a broker
+// per class through static properties, and harness closures handed to the threads that play days side by side, are
+// being made safe one suite at a time. Every other test target, and everything they test, is checked in Swift 6 mode.
+let testTargetsInSwift5Mode: Set<String> = [
+    "AppGroupStoreTests", "BrokerTests", "BusProtocolTests", "ConfigurationTests", "DeviceOSTests", "ExploreTests",
+    "LessonTests", "LockInvariantTests", "NotifierTests", "PythonPluginTests", "ReportBuilderTests", "SQLiteTests",
+    "ScreenTimeTests", "SortedJSONTests", "StudioTests", "SupervisionTests", "UsageReportsTests",
+]
+for target in package.targets where target.type == .test && testTargetsInSwift5Mode.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]
 }

@@ -233,7 +233,7 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
 let testTargetsInSwift5Mode: Set<String> = [
     "AppGroupStoreTests", "BrokerTests", "BusProtocolTests", "ConfigurationTests", "DeviceOSTests", "ExploreTests",
     "LessonTests", "LockInvariantTests", "NotifierTests", "PythonPluginTests", "ReportBuilderTests",
-    "ScreenTimeTests", "StudioTests", "SupervisionTests", "UsageReportsTests",
+    "ScreenTimeTests", "StudioTests", "SupervisionTests",
 ]
 for target in package.targets where target.type == .test && testTargetsInSwift5Mode.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]

@@ -232,7 +232,7 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
 // being made safe one suite at a time. Every other test target, and everything they test, is checked in Swift 6 mode.
 let testTargetsInSwift5Mode: Set<String> = [
     "BrokerTests", "DeviceOSTests", "LessonTests", "NotifierTests", "PythonPluginTests", "ReportBuilderTests",
-    "StudioTests", "SupervisionTests",
+    "SupervisionTests",
 ]
 for target in package.targets where target.type == .test && testTargetsInSwift5Mode.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]

@@ -231,7 +231,7 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
 // per class through static properties, and harness closures handed to the threads that play days side by side, are
 // being made safe one suite at a time. Every other test target, and everything they test, is checked in Swift 6 mode.
 let testTargetsInSwift5Mode: Set<String> = [
-    "DeviceOSTests", "LessonTests",
+    "LessonTests",
 ]
 for target in package.targets where target.type == .test && testTargetsInSwift5Mode.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]

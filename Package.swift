@@ -226,13 +226,3 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
         .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ScenarioParser"),
     ]
 }
-
-// Test suites on their way to Swift 6 mode (issue 30) still compile in Swift 5 mode: XCTest cases that share a broker
-// per class through static properties, and harness closures handed to the threads that play days side by side, are
-// being made safe one suite at a time. Every other test target, and everything they test, is checked in Swift 6 mode.
-let testTargetsInSwift5Mode: Set<String> = [
-    "LessonTests",
-]
-for target in package.targets where target.type == .test && testTargetsInSwift5Mode.contains(target.name) {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]
-}

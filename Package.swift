@@ -226,9 +226,3 @@ if ProcessInfo.processInfo.environment["SHIELDBUS_FUZZ"] != nil {
         .executableTarget(name: "fuzz-scenario", dependencies: ["Configuration", "FuzzDriver"], path: "Tests/Fuzz/ScenarioParser"),
     ]
 }
-
-// The test suites stay in Swift 5 mode: XCTest cases share a broker per class through static properties, and the
-// harness hands closures to the threads that play days side by side. Everything they test is checked in Swift 6 mode.
-for target in package.targets where target.type == .test {
-    target.swiftSettings = (target.swiftSettings ?? []) + [.swiftLanguageMode(.v5)]
-}

@@ -119,10 +119,11 @@ final class SharedDefaultsTests: ContainerTestCase {
     func testConcurrentCompareAndSetLosesNoUpdate() throws {
         let threads = 4, increments = 50
         let failures = AtomicErrors()
+        let openDefaults = adminDefaultsOpener()
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
             do {
                 // One instance (and connection) per thread, as separate extensions would have.
-                let defaults = try adminDefaults()
+                let defaults = try openDefaults()
                 var done = 0
                 while done < increments {
                     let entry = try defaults.entry(forKey: "grace-uses")

@@ -23,8 +23,16 @@ class ContainerTestCase: XCTestCase {
 
     /// Defaults of the test group writing as the administrator, stamped with `busTime`.
     func adminDefaults() throws -> SharedDefaults {
-        try SharedDefaults(suiteName: group, container: container, writer: SharedDefaults.administrator,
-                           clock: { [busTime] in busTime })
+        try adminDefaultsOpener()()
+    }
+
+    /// Opens the same defaults without the test case, which is not Sendable: for threads of their own.
+    func adminDefaultsOpener() -> @Sendable () throws -> SharedDefaults {
+        let (group, container, busTime) = (group, container!, busTime)
+        return {
+            try SharedDefaults(suiteName: group, container: container, writer: SharedDefaults.administrator,
+                               clock: { busTime })
+        }
     }
 
     /// Asserts that `body` throws an `AppGroupStoreError` and hands it over.

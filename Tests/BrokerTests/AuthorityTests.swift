@@ -9,7 +9,9 @@ import ZeroMQ
 /// Admission, the status without a credential, and namespaces, through the real broker with outside clients
 /// (the attacks on the reference plugins are in PythonPluginTests/TrustAttackTests).
 final class AuthorityTests: XCTestCase {
-    static var broker: BrokerProcess!
+    // Set in `class func setUp` before this class's tests and cleared in `class func tearDown` after them; XCTest runs
+    // them one at a time, so nothing reads it while it is written.
+    nonisolated(unsafe) static var broker: BrokerProcess!
 
     override class func setUp() {
         broker = try! BrokerProcess(configuration: """

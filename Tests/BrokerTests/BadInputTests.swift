@@ -8,7 +8,9 @@ import ZeroMQ
 /// Malformed input through the real broker: each fault gets a `bus.error` naming it and the sender, an
 /// `error` back to the sender, a count in `status` — and the broker keeps serving everyone else.
 final class BadInputTests: XCTestCase {
-    static var broker: BrokerProcess!
+    // Set in `class func setUp` before this class's tests and cleared in `class func tearDown` after them; XCTest runs
+    // them one at a time, so nothing reads it while it is written.
+    nonisolated(unsafe) static var broker: BrokerProcess!
 
     override class func setUp() {
         broker = try! BrokerProcess(configuration: "name: bad-input\nbus:\n  maxBodyBytes: 1024\n")

@@ -1,4 +1,5 @@
 @testable import Broker
+import Synchronization
 import XCTest
 
 /// Real bus time starts at the host's wall clock and then runs at the true rate: a step of the host's clock moves
@@ -6,9 +7,17 @@ import XCTest
 /// one got. Scaled time runs from its start at its speed, whatever the wall clock does.
 final class BusClockTests: XCTestCase {
     /// A host whose wall clock a test sets, and whose elapsed-time clock only runs on.
-    private final class Host {
-        var wall: Int64 = 1_800_000_000_000
-        var elapsed: Int64 = 5_000
+    /// Behind a lock: the clock may read it from any thread (`HostClocks` takes Sendable closures).
+    private final class Host: Sendable {
+        private let times = Mutex((wall: Int64(1_800_000_000_000), elapsed: Int64(5_000)))
+        var wall: Int64 {
+            get { times.withLock { $0.wall } }
+            set { times.withLock { $0.wall = newValue } }
+        }
+        var elapsed: Int64 {
+            get { times.withLock { $0.elapsed } }
+            set { times.withLock { $0.elapsed = newValue } }
+        }
         var clocks: HostClocks { HostClocks(wall: { self.wall }, elapsed: { self.elapsed }) }
         func pass(_ milliseconds: Int64) { wall += milliseconds; elapsed += milliseconds }
     }

@@ -9,7 +9,9 @@ import ZeroMQ
 /// clients, correlation ids that are each requester's own, the limits per session and per credential, and the
 /// person's input, which only the tool credential carries (docs/protocol.md § 5.5, § 6.4; docs/security.md § 5).
 final class SessionLimitsTests: XCTestCase {
-    static var broker: BrokerProcess!
+    // Set in `class func setUp` before this class's tests and cleared in `class func tearDown` after them; XCTest runs
+    // them one at a time, so nothing reads it while it is written.
+    nonisolated(unsafe) static var broker: BrokerProcess!
 
     override class func setUp() {
         // The `clients:` example of protocol.md § 5.5.

@@ -14,7 +14,8 @@ final class VirtualBroker {
 
     init(directory: String, services: [BrokerService] = []) throws {
         runtime = RuntimeDirectory(path: directory + "/run")
-        let broker = Broker(settings: BrokerSettings(runtimeDirectory: runtime, table: .screenTime), clock: BusClock(mode: .virtual, start: 0))
+        // Handed to the broker's thread once set up, and used there alone: `stop()` reaches it by a signal.
+        nonisolated(unsafe) let broker = Broker(settings: BrokerSettings(runtimeDirectory: runtime, table: .screenTime), clock: BusClock(mode: .virtual, start: 0))
         for service in services { broker.addService(service) }
         let ready = DispatchSemaphore(value: 0)
         let thread = Thread { [finished] in

@@ -3,6 +3,7 @@ import BusClient
 import BusProtocol
 import BusTools
 import Configuration
+import DeviceAPI
 import Foundation
 
 extension ShieldBus {
@@ -58,7 +59,8 @@ extension ShieldBus {
         @Flag(name: .long, help: "No colors (also when NO_COLOR is set or the output is not a terminal).")
         var noColor = false
 
-        @Argument(help: "Topic prefixes or globs to show (default: everything).")
+        @Argument(help: "Topic prefixes or globs to show (default: everything).",
+                  completion: .custom { _ in BusTable.screenTime.namespaces.map { $0 + "." } })
         var patterns: [String] = []
 
         func validate() throws {

@@ -104,6 +104,10 @@ final class CommandUsageTests: XCTestCase {
         XCTAssertTrue(script.output.contains("notification-tap"), "do's actions are listed")
         let values = try runToEnd(shieldbus, ["---completion", "do", "--", "value"]).output.split(separator: "\n").map(String.init)
         XCTAssertTrue(values.contains("Instagram") && values.contains("primary"), "\(values.prefix(5))")
+        // And tap's patterns from the bus's namespaces.
+        let patterns = try runToEnd(shieldbus, ["---completion", "tap", "--", "patterns"])
+        XCTAssertEqual(patterns.status, 0, patterns.output)
+        XCTAssertTrue(patterns.output.split(separator: "\n").contains("shield."), patterns.output)
         let version = try runToEnd(shieldbus, ["--version"])
         XCTAssertEqual(version.status, 0)
         XCTAssertEqual(version.output.split(separator: ".").count, 3, "a release number: \(version.output)")

@@ -69,7 +69,7 @@ open class ReferenceCompanionApp: App {
     private static let setUpAgainTimer = "set-up-again"
     /// Whether a set-up failed before the selection was saved, and is to be tried again.
     private var setUpPending = false
-    /// Whether this process saved the picker's selection.
+    /// Whether the last set-up got as far as saving the picker's selection.
     private var selectionSaved = false
 
     /// Tries a set-up that failed again, if the app is still authorized.
@@ -99,6 +99,7 @@ open class ReferenceCompanionApp: App {
     /// Takes the selection, starts the product's schedules and shields what is due now — at launch, or when the
     /// person approves the app later (a focus window already running is then shielded at once).
     func setUp() throws {
+        selectionSaved = false
         let selection = try AuthorizationCenter.shared.pickActivities()
         try saveSelection(BlockList(selection))
         selectionSaved = true

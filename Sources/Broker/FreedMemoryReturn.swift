@@ -8,7 +8,8 @@ import CProcessControl
 ///
 /// Trims come at most once a second; while new signs keep coming between trims (a flood being dropped, endless
 /// churn) the least time between two doubles, up to `longestIntervalMilliseconds`: each trim walks the heap's free
-/// lists, and a broker under a flood must not spend its time there. A quiet window sets it back to a second.
+/// lists, and a broker under a flood must not spend its time there. A quiet spell (`quietMilliseconds` without a sign)
+/// sets it back to a second: churn slower than the window is a stream of signs too.
 struct FreedMemoryReturn {
     /// How long after the last sign the heap is trimmed.
     static let windowMilliseconds: Int64 = 5_000
@@ -16,6 +17,8 @@ struct FreedMemoryReturn {
     static let intervalMilliseconds: Int64 = 1_000
     /// The most it grows to under signs that never stop.
     static let longestIntervalMilliseconds: Int64 = 16_000
+    /// How long without a sign before the next one starts a new streak.
+    static let quietMilliseconds: Int64 = 30_000
 
     private var lastSign: Int64?
     private var lastTrim: Int64?
@@ -37,12 +40,12 @@ struct FreedMemoryReturn {
         endedSeen = ended
         droppedSeen = dropped
         guard let sign = lastSign else { return }
-        guard now - sign <= Self.windowMilliseconds else {
+        if now - sign > Self.quietMilliseconds {
             // Quiet: the next burst starts a new streak, trimmed promptly again.
             interval = Self.intervalMilliseconds
             lastTrim = nil
-            return
         }
+        guard now - sign <= Self.windowMilliseconds else { return }
         if let last = lastTrim, now - last < interval { return }
         if lastTrim != nil, signSinceTrim { interval = min(interval * 2, Self.longestIntervalMilliseconds) }
         lastTrim = now

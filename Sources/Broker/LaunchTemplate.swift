@@ -60,12 +60,12 @@ final class LaunchTemplate {
         return isReady
     }
 
-    /// Launches a child with `environment`: its pid as the broker sees it and inside the sandbox; nil when the
-    /// template cannot (it is gone, not ready, failed to fork, or was silent until `deadline` — then it is retired, so
-    /// a late launch dies with it).
     /// The largest launch message a template takes (launch_template.c's `MAXIMUM_MESSAGE`, less its terminator).
     static let largestMessage = 256 * 1024 - 1
 
+    /// Launches a child with `environment`: its pid as the broker sees it and inside the sandbox; nil when the
+    /// template cannot (it is gone, not ready, failed to fork, or was silent until `deadline` — then it is retired, so
+    /// a late launch dies with it).
     func launch(environment: [String: String], until deadline: Int64) -> (pid: pid_t, templatePID: pid_t)? {
         guard isReady, !isGone else { return nil }
         var message = Array("launch\n".utf8)

@@ -181,17 +181,22 @@ public enum PersonAction: Equatable, Sendable {
             guard let value = body[key]?.stringValue, !value.isEmpty else { throw Invalid(description: "'\(verb.rawValue)' needs '\(key)': \(what)") }
             return value
         }
-        // A field given with the wrong type is refused, not taken as absent: `{"app": 3}` is no "close whatever is open".
+        // A field given as null is absent; one given with the wrong type is refused, not taken as absent: `{"app": 3}`
+        // is no "close whatever is open".
+        let given = { (key: String) -> JSONValue? in
+            guard let value = body[key], value != JSONValue.null else { return nil }
+            return value
+        }
         func optional(_ key: String) throws(Invalid) -> String? {
-            guard let value = body[key], value != .null else { return nil }
+            guard let value = given(key) else { return nil }
             guard let text = value.stringValue else { throw Invalid(description: "'\(verb.rawValue)' takes '\(key)' as a string, not \(value.jsonText)") }
             return text
         }
-        let tab = try body["tab"].map { value throws(Invalid) in
+        let tab = try given("tab").map { value throws(Invalid) in
             guard let number = value.intValue, number >= 1 else { throw Invalid(description: "'\(verb.rawValue)' needs 'tab': a browser tab, 1 or more") }
             return Int(number)
         } ?? 1
-        let isPrivate = try body["private"].map { value throws(Invalid) in
+        let isPrivate = try given("private").map { value throws(Invalid) in
             guard let flag = value.boolValue else { throw Invalid(description: "'\(verb.rawValue)' takes 'private' as true or false, not \(value.jsonText)") }
             return flag
         } ?? false

@@ -16,9 +16,9 @@ extension DeviceOS {
         case .absolute(let local): wall = local.resolve(in: clock.timeZone)
         }
         let offset = DeviceAPI.busTime(wall) - bus.now
-        if offset == clock.offsetMilliseconds {
-            inputChangedNothing("clock-unchanged", "the device clock shows that time already; nothing changed")
-        }
+        // A tool is told and nothing is announced; a scenario's step goes on as it always did (its journal stays).
+        if offset == clock.offsetMilliseconds,
+           inputChangedNothing("clock-unchanged", "the device clock shows that time already; nothing changed") { return }
         let dateShown = shownDate
         saveClock { try clock.setOffset(milliseconds: offset) }
         announceClockOffset()
@@ -38,9 +38,8 @@ extension DeviceOS {
     /// The time zone in force changes: `device.time-zone-changed {timeZone}`, then wall-clock schedules follow it.
     func setTimeZone(_ identifier: String) {
         guard let zone = TimeZone(identifier: identifier) else { return }  // the scenario checked the name
-        if zone.identifier == clock.timeZone.identifier {
-            inputChangedNothing("time-zone-unchanged", "the device is in \(zone.identifier) already; nothing changed")
-        }
+        if zone.identifier == clock.timeZone.identifier,
+           inputChangedNothing("time-zone-unchanged", "the device is in \(zone.identifier) already; nothing changed") { return }
         let dateShown = shownDate
         saveClock { try clock.setTimeZone(zone) }
         announceTimeZone()

@@ -199,7 +199,9 @@ public final class DeviceOS: BrokerService {
 
     /// The person's action changed nothing, though a scenario's step may do so silently (closing a tab that is not
     /// open): only the tool whose input it was is told, and it exits non-zero; nothing is said on the bus.
-    func inputChangedNothing(_ code: String, _ message: String) {
+    /// Returns whether a tool's input was so told (false for a scenario's step).
+    @discardableResult
+    func inputChangedNothing(_ code: String, _ message: String) -> Bool {
         inputs.refuse(DeviceError(code: code, message: message))
     }
 
@@ -345,9 +347,11 @@ public final class DeviceOS: BrokerService {
                 if device.screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) { device.screen.close(app) }
                 device.lifecycle.appTerminated(product)
                 if let plugin = product.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
+            } else if device.screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) {
+                device.screen.close(app)
             } else {
                 // An app the OS does not run in the background here: only one on screen has anything to quit.
-                device.screen.close(app)
+                device.inputChangedNothing("not-on-screen", "force-quit \(app.name): \(app.name) is not on screen; nothing was quit")
             }
         case let .publish(topic, bodyJSON):
             device.bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")

@@ -51,9 +51,12 @@ final class InputConfirmations {
 
     /// The input being performed did nothing on the device: its tool is told why instead of "done". Outside a
     /// tool's input (a scenario's step) nothing is waiting and this does nothing.
-    func refuse(_ error: DeviceError) {
-        guard let seq = performing, waiting[seq]?.refusal == nil else { return }
-        waiting[seq]?.refusal = error
+    /// Returns whether a tool's input is being performed (and so was told).
+    @discardableResult
+    func refuse(_ error: DeviceError) -> Bool {
+        guard let seq = performing, waiting[seq] != nil else { return false }
+        if waiting[seq]?.refusal == nil { waiting[seq]?.refusal = error }
+        return true
     }
 
     /// A plugin could not record what an event asked for: counted and said on the terminal (`storage-failed`),

@@ -109,10 +109,12 @@ final class Screen {
 
     func close(_ app: CatalogApp?) {
         if let app, foreground != .app(bundleIdentifier: app.bundleIdentifier) {
-            return device.inputChangedNothing("not-on-screen", "close \(app.name): \(app.name) is not on screen; nothing was closed")
+            device.inputChangedNothing("not-on-screen", "close \(app.name): \(app.name) is not on screen; nothing was closed")
+            return
         }
         guard foreground != .home else {
-            return device.inputChangedNothing("nothing-open", "close: the home screen is showing; nothing was closed")
+            device.inputChangedNothing("nothing-open", "close: the home screen is showing; nothing was closed")
+            return
         }
         goHome(reason: "close")
     }
@@ -144,7 +146,8 @@ final class Screen {
 
     func closeTab(_ tab: Int) {
         guard tabs[tab] != nil else {
-            return device.inputChangedNothing("no-tab", "close tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
+            device.inputChangedNothing("no-tab", "close tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
+            return
         }
         if foreground == .web(tab: tab) { goHome(reason: "tab-closed") }
         tabs[tab] = nil

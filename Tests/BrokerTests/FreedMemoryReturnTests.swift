@@ -30,7 +30,7 @@ final class FreedMemoryReturnTests: XCTestCase {
     }
 
     /// Signs every 100 ms for two minutes (a flood dropped, endless churn): the time between trims doubles up to
-    /// 16 s instead of a trim every second; once quiet, the next burst is trimmed at once and a second later again.
+    /// 16 s instead of a trim every second; after 30 s of quiet, the next burst is trimmed at once and a second later.
     func testUnderSignsThatNeverStopTrimsBackOff() {
         var memory = FreedMemoryReturn()
         var dropped: UInt64 = 0
@@ -41,9 +41,21 @@ final class FreedMemoryReturnTests: XCTestCase {
         // 0, 1, 3, 7, 15, 31, then every 16 s: 47, 63, 79, 95, 111.
         XCTAssertEqual(memory.trims, 11, "backed off, not 120 trims")
         let before = memory.trims
-        for now in stride(from: Int64(120_000), to: 140_000, by: 500) { memory.observe(sessionsEnded: 0, dropped: dropped, now: now) }
-        memory.observe(sessionsEnded: 1, dropped: dropped, now: 140_000)
-        memory.observe(sessionsEnded: 1, dropped: dropped, now: 141_000)
+        for now in stride(from: Int64(120_000), to: 160_000, by: 500) { memory.observe(sessionsEnded: 0, dropped: dropped, now: now) }
+        memory.observe(sessionsEnded: 1, dropped: dropped, now: 160_000)
+        memory.observe(sessionsEnded: 1, dropped: dropped, now: 161_000)
         XCTAssertEqual(memory.trims - before, 2, "the new burst at once and a second later")
+    }
+
+    /// Churn slower than the window (a session ending every 6 s) is one streak: the trims back off, not about one a
+    /// second for ever.
+    func testSlowChurnBacksOffToo() {
+        var memory = FreedMemoryReturn()
+        var ended: UInt64 = 0
+        for now in stride(from: Int64(0), to: 120_000, by: 500) {
+            if now % 6_000 == 0 { ended += 1 }
+            memory.observe(sessionsEnded: ended, dropped: 0, now: now)
+        }
+        XCTAssertLessThan(memory.trims, 30, "backed off under a sign every 6 s for two minutes, not 120 trims")
     }
 }

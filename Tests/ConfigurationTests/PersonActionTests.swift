@@ -58,6 +58,8 @@ final class PersonActionTests: XCTestCase {
         XCTAssertEqual(requestRefusal(.visit, .object(["url": "https://x.com", "tab": "2"])), "'visit' needs 'tab': a browser tab, 1 or more")
         XCTAssertEqual(requestRefusal(.visit, .object(["url": "https://x.com", "private": "yes"])), "'visit' takes 'private' as true or false, not \"yes\"")
         XCTAssertEqual(try? PersonAction(verb: .close, requestBody: .object(["app": .null])), .close(app: nil))
+        XCTAssertEqual(try? PersonAction(verb: .visit, requestBody: .object(["url": "https://x.com", "tab": .null, "private": .null])),
+                       .visit(url: "https://x.com", tab: 1, isPrivate: false))
         XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": "  "])), .habit("habit"))
         XCTAssertEqual(try? PersonAction(verb: .habit, requestBody: .object(["habit": " Read "])), .habit("Read"))
     }

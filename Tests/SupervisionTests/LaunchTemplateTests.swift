@@ -90,5 +90,8 @@ extension SupervisionTests {
         waitConnected("forked", in: broker)
         XCTAssertEqual(try ping(1, through: tap), 1, "executed as its sandbox's first process: \(broker.log(tail: 20))")
         XCTAssertTrue(broker.log(tail: 200).contains("this launch is a plain one"), broker.log(tail: 20))
+        // The template is kept for the next launch: it and the plain launch are each the first of their own sandbox.
+        let firsts = pluginProcesses(ofRuntimeDirectory: broker.runtime.path).filter { sandboxPID(of: Int64($0.pid)) == 1 }
+        XCTAssertEqual(firsts.count, 2, "the template beside the plain launch: \(firsts)")
     }
 }

@@ -69,6 +69,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Also keep every generated day here, as a scenario file (<product>-seed<S>-<profile>.yml) to replay with `shieldbus run --scenario`.", valueName: "dir"))
         var keepDays: String?
 
+        @Option(name: .long, help: ArgumentHelp("Where the days are played, each in a folder of its own removed once judged (default: TMPDIR when set, else /dev/shm when it is a tmpfs, else /tmp).", valueName: "dir"))
+        var workDir: String?
+
         @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
         var json = false
 
@@ -124,9 +127,14 @@ extension ShieldBus {
             }
             let product = products.joined(separator: "+")
             guard let executable = Bundle.main.executablePath else { throw CommandFailure("cannot find the shieldbus executable to start runs with") }
-            let work = NSTemporaryDirectory() + "shieldbus-explore-\(getpid())"
-            defer { try? FileManager.default.removeItem(atPath: work) }
-            let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog, workDirectory: work,
+            let folders: DayFolders
+            do { folders = try DayFolders(under: workDir) } catch {
+                printError("error: \(error)")
+                throw ExitCode(2)
+            }
+            defer { folders.remove() }
+            let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog,
+                                   workDirectory: folders.path,
                                    models: DefaultFiles.promiseModels)
             let shard = try Self.shard(self.shard)
             // Found before the days are played, not after hours of them.

@@ -228,13 +228,22 @@ final class ExploreTests: XCTestCase {
         XCTAssertTrue(run.errors.contains("lock invariant    not checked: plain declares no promise"), run.errors)
     }
 
-    /// Also whatever the number of jobs: days finish out of order (they differ in length), but are reported in order.
+    /// Also whatever the number of jobs (days finish out of order: they differ in length, but are reported in order),
+    /// and wherever the days are played (in memory by default, on disk with `--work-dir`).
     func testTheSameSeedGivesTheSameVerdictsByteForByte() throws {
         let directory = TemporaryDirectory(prefix: "sbexplore")
         let arguments = ["--config", Self.root + "/Config/habit-lock.yml", "--days", "2", "--seed", "41", "--profile", "ios-realistic",
                          "--shrink-runs", "0", "--json"]
         let first = try explore(arguments + ["--jobs", "2"], in: directory), second = try explore(arguments + ["--jobs", "1"], in: directory)
         XCTAssertEqual(first.output, second.output)
+        let onDisk = try explore(arguments + ["--jobs", "2", "--work-dir", directory.path], in: directory)
+        XCTAssertEqual(onDisk.output, first.output)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("shieldbus-explore-") }, [],
+                       "the days' folder is removed at the end")
+        let nowhere = try explore(arguments + ["--work-dir", directory.path + "/missing"], in: directory)
+        XCTAssertEqual(nowhere.status, 2)
+        let said = try String(contentsOfFile: lastErrorsFile, encoding: .utf8)
+        XCTAssertTrue(said.contains("cannot make a folder for the days in \(directory.path)/missing: No such file or directory (choose another with --work-dir)"), said)
         let lines = try first.output.split(separator: "\n").map { try JSONValue(parsing: String($0)) }
         XCTAssertEqual(lines.compactMap { $0["seed"]?.intValue }, [41, 42], first.output)
         XCTAssertEqual(lines.last?["days"]?.intValue, 2, first.output)

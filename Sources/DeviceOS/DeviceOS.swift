@@ -86,7 +86,7 @@ public final class DeviceOS: BrokerService {
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request", "input.", Topic.writeFailed, Topic.callFailed, Topic.multipleWriters,
+        "app.", "notification.post.request", "input.", DeviceTopic.writeFailed, DeviceTopic.callFailed, DeviceTopic.multipleWriters,
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
@@ -165,9 +165,9 @@ public final class DeviceOS: BrokerService {
             notifications.handle(envelope)
         case _ where envelope.topic.hasPrefix("input.") && envelope.topic.hasSuffix(Topic.requestSuffix):
             handleInput(envelope)
-        case Topic.writeFailed:
+        case DeviceTopic.writeFailed:
             inputs.writeFailed(envelope)
-        case Topic.callFailed, Topic.multipleWriters:
+        case DeviceTopic.callFailed, DeviceTopic.multipleWriters:
             countPluginReport(envelope)
         default:
             break
@@ -215,7 +215,7 @@ public final class DeviceOS: BrokerService {
     private func countPluginReport(_ envelope: Envelope) {
         guard bus.isSupervisedPlugin(envelope.source) else { return }
         let body = envelope.bodyValue
-        if envelope.topic == Topic.callFailed {
+        if envelope.topic == DeviceTopic.callFailed {
             let call = TerminalText.escaped(body["call"]?.stringValue ?? "a call")
             let message = TerminalText.escaped(body["message"]?.stringValue ?? "no reason given")
             bus.countPluginReport("call-failed", "\(envelope.source): \(call) failed: \(message)")

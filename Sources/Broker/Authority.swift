@@ -30,9 +30,9 @@ struct Authority {
     func problem(with publish: Publish, from session: Session, requests: OpenRequests) -> BusProtocolError? {
         let topic = publish.topic
         if session.role == .tap { return .readOnly(topic: topic) }
-        if Topic.isToolsOnly(topic) {
+        if table.isToolsOnly(topic) {
             // The person's tools (the tool credential); the person's input also from a plugin configured for it.
-            if !session.actsForPerson || (session.isSupervised && !topic.hasPrefix(Topic.inputNamespace + ".")) { return reserved(topic) }
+            if !session.actsForPerson || (session.isSupervised && !table.isPersonInput(topic)) { return reserved(topic) }
         } else if table.isSystemOnly(topic) {
             return reserved(topic)
         }
@@ -59,5 +59,7 @@ struct Authority {
         return nil
     }
 
-    private func reserved(_ topic: String) -> BusProtocolError { .reservedTopic(topic, systemPrefixes: table.systemOnlyPrefixes) }
+    private func reserved(_ topic: String) -> BusProtocolError {
+        table.isPersonInput(topic) ? .personInputOnly(topic) : .reservedTopic(topic, systemPrefixes: table.systemOnlyPrefixes)
+    }
 }

@@ -12,6 +12,8 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
     case unknownTopic(String, namespaces: [String])
     /// A topic the publisher may not use; `systemPrefixes`: the bus's topics only the system produces (its table's).
     case reservedTopic(String, systemPrefixes: [String])
+    /// A topic of the person's input (`BusTable.personInputPrefixes`) from a client that does not act for the person.
+    case personInputOnly(String)
     case helloRequired(kind: String)
     case badHello(String)
     case badDelivery(String)
@@ -53,7 +55,7 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
         case .bodyTooLarge: return "body-too-large"
         case .badTopic: return "bad-topic"
         case .unknownTopic: return "unknown-topic"
-        case .reservedTopic: return "reserved-topic"
+        case .reservedTopic, .personInputOnly: return "reserved-topic"
         case .helloRequired: return "hello-required"
         case .badHello: return "bad-hello"
         case .badDelivery: return "bad-delivery"
@@ -98,10 +100,9 @@ public enum BusProtocolError: Error, Equatable, CustomStringConvertible {
             return "topic '\(topic)' \(reason)"
         case let .unknownTopic(topic, namespaces):
             return "topic '\(topic)' is in no known namespace; topics start with one of: \(namespaces.joined(separator: ", ")) (x.<plugin-name>. is a plugin's own; a plugin's configuration may declare more in `namespaces:`)"
+        case let .personInputOnly(topic):
+            return "topic '\(topic)' is the person's input: only the person's tools (`shieldbus do`, the Studio: role tool with the runtime folder's tool-credential) and plugins configured with `personInput: true` may publish it"
         case let .reservedTopic(topic, systemPrefixes):
-            if topic.hasPrefix(Topic.inputNamespace + ".") {
-                return "topic '\(topic)' is the person's input: only the person's tools (`shieldbus do`, the Studio: role tool with the runtime folder's tool-credential) and plugins configured with `personInput: true` may publish it"
-            }
             if topic == Topic.clockControlRequest {
                 return "topic '\(topic)' controls the bus clock: only tools (role tool, e.g. `shieldbus clock`) may publish it"
             }

@@ -1,5 +1,5 @@
-/// A product's rules for its bus: the roles its clients may take, the topics only the system publishes, and which
-/// role answers which request. The bus knows only names; the product hands its table to the broker at construction,
+/// A product's rules for its bus: the roles its clients may take, the topics only the system publishes, the person's
+/// input, and which role answers which request. The bus knows only names; the product hands its table to the broker at construction,
 /// and its clients read the same table (Screen Time's is `BusTable.screenTime`, in the device API).
 public struct BusTable: Sendable {
     /// Requests on topics starting with `prefix` go to the holder of `role`, who alone answers them.
@@ -26,11 +26,15 @@ public struct BusTable: Sendable {
     public let systemOnlyPrefixes: [String]
     /// The requests the system routes to a role's holder instead of answering them itself.
     public let requestRoutes: [RequestRoute]
+    /// Prefixes of the person's input: topics only the person's tools (and plugins configured for the person's input)
+    /// publish.
+    public let personInputPrefixes: [String]
     private let systemOnlyPrefixBytes: [[UInt8]]
     private let namespaceBytes: [[UInt8]]
 
-    /// A table of the product's namespaces, roles, events and routes; the bus's own are added where missing.
-    public init(namespaces: [String], roles: [Role], exclusiveRoles: Set<Role>, systemOnlyPrefixes: [String], requestRoutes: [RequestRoute]) {
+    /// A table of the product's namespaces, roles, events, routes and person's input; the bus's own are added where missing.
+    public init(namespaces: [String], roles: [Role], exclusiveRoles: Set<Role>, systemOnlyPrefixes: [String], requestRoutes: [RequestRoute],
+                personInputPrefixes: [String] = []) {
         let allNamespaces = namespaces + Topic.busNamespaces.filter { !namespaces.contains($0) }
         self.namespaces = allNamespaces
         namespaceBytes = allNamespaces.map { Array($0.utf8) }
@@ -43,6 +47,7 @@ public struct BusTable: Sendable {
         let allPrefixes = systemOnlyPrefixes + Topic.busOnlyPrefixes.filter { !systemOnlyPrefixes.contains($0) }
         self.systemOnlyPrefixes = allPrefixes
         self.requestRoutes = requestRoutes
+        self.personInputPrefixes = personInputPrefixes
         systemOnlyPrefixBytes = allPrefixes.map { Array($0.utf8) }
     }
 
@@ -79,6 +84,17 @@ public struct BusTable: Sendable {
         return topic.withUTF8 { bytes in
             systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
         }
+    }
+
+    /// Whether the topic is the person's input.
+    public func isPersonInput(_ topic: String) -> Bool {
+        personInputPrefixes.contains { topic.hasPrefix($0) }
+    }
+
+    /// Whether only the person's tools may publish `topic`, although it is the system's or the person's: the person's
+    /// input, the clock's controls and a plugin's restart (`shieldbus do`, `shieldbus clock`, the Studio).
+    public func isToolsOnly(_ topic: String) -> Bool {
+        topic == Topic.clockControlRequest || topic == Topic.pluginRestartRequest || isPersonInput(topic)
     }
 
     /// The role whose holder answers requests on this topic, when the system routes them to one; nil for others.

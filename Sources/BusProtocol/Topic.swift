@@ -1,8 +1,7 @@
 /// Topics: dot-separated lowercase names, filtered by prefix.
 public enum Topic {
-    /// The bus's own namespaces, which every `BusTable` has: its bookkeeping, its clock, the person's input, its
-    /// plugins and their own topics.
-    public static let busNamespaces: [String] = ["bus", "clock", inputNamespace, "plugin", pluginNamespace]
+    /// The bus's own namespaces, which every `BusTable` has: its bookkeeping, its clock, its plugins and their own topics.
+    public static let busNamespaces: [String] = ["bus", "clock", "plugin", pluginNamespace]
 
     /// The namespace of plugins' own topics: `x.<plugin-name>.…` belongs to that plugin alone.
     public static let pluginNamespace = "x"
@@ -10,21 +9,6 @@ public enum Topic {
     /// The bus's own events (its bookkeeping, its clock, its plugins): only the system publishes them, whatever the
     /// product's `BusTable` adds.
     public static let busOnlyPrefixes: [String] = ["bus.", "clock.", "plugin."]
-
-    /// A plugin could not record what an event asked for (a full or read-only App-Group store); the device reports
-    /// it (protocol.md § 10).
-    public static let writeFailed = "state.write-failed"
-
-    /// A call that iOS fails silently (a shield setter refused, an App Group that is not the plugin's, a completion
-    /// handler never called) failed in a plugin: `{call, message}`; the device counts it (protocol.md § 10).
-    public static let callFailed = "state.call-failed"
-
-    /// An App-Group key that a second plugin wrote (allowed, as on iOS, and reported unless declared `shared:`):
-    /// `{group, key, writers}` (protocol.md § 10).
-    public static let multipleWriters = "state.multiple-writers"
-
-    /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools may publish it.
-    public static let inputNamespace = "input"
 
     /// A plugin started afresh — a running one, or one given up on — asked by the person's tools
     /// (`shieldbus plugin restart`); the broker answers on `plugin.restart.reply`.
@@ -36,12 +20,6 @@ public enum Topic {
 
     /// The broker's account of a control of the bus clock: who did what, and the clock as it is now.
     public static let clockChanged = "clock.changed"
-
-    /// Whether a session of this kind may publish `topic` although it is the system's or the person's: the person's
-    /// input, the clock's controls and a plugin's restart are the person's tools' (`shieldbus do`, `shieldbus clock`, the Studio).
-    public static func isToolsOnly(_ topic: String) -> Bool {
-        topic == clockControlRequest || topic == pluginRestartRequest || topic.hasPrefix(inputNamespace + ".")
-    }
 
     /// Topics ending with this suffix are requests: they carry `corr` and `deadline`.
     public static let requestSuffix = ".request"

@@ -1,5 +1,5 @@
-// Screen Time on the bus: its namespaces, its components' roles, the events only the OS produces, and which
-// component answers which request — the table the broker is handed (`BusTable.screenTime`) and the SDK and the
+// Screen Time on the bus: its namespaces, its components' roles, the events only the OS produces, the person's input,
+// the plugins' reports to the OS, and which component answers which request — the table the broker is handed (`BusTable.screenTime`) and the SDK and the
 // tools read.
 
 import BusProtocol
@@ -23,17 +23,33 @@ extension Role {
 }
 
 extension DeviceTopic {
+    /// The namespace of the person's actions, injected by tools (`shieldbus do`); only tools (and plugins configured
+    /// with `personInput: true`) may publish it.
+    public static let inputNamespace = "input"
+
+    /// A plugin could not record what an event asked for (a full or read-only App-Group store); the device reports
+    /// it (protocol.md § 10).
+    public static let writeFailed = "state.write-failed"
+
+    /// A call that iOS fails silently (a shield setter refused, an App Group that is not the plugin's, a completion
+    /// handler never called) failed in a plugin: `{call, message}`; the device counts it (protocol.md § 10).
+    public static let callFailed = "state.call-failed"
+
+    /// An App-Group key that a second plugin wrote (allowed, as on iOS, and reported unless declared `shared:`):
+    /// `{group, key, writers}` (protocol.md § 10).
+    public static let multipleWriters = "state.multiple-writers"
+
     /// The namespaces of the system's own bookkeeping — the bus's and the device's — which not even a scenario may
     /// publish into.
     public static let systemNamespaces: Set<String> = ["bus", "clock", "device", "plugin", "scenario"]
 }
 
 extension BusTable {
-    /// Screen Time's table: its namespaces, its six roles (each held by one client at most), the OS's events, and the
-    /// shield and report requests the OS hands to their extensions.
+    /// Screen Time's table: its namespaces, its six roles (each held by one client at most), the OS's events, the
+    /// shield and report requests the OS hands to their extensions, and the person's input (`input.`).
     public static let screenTime = BusTable(
         namespaces: [
-            "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", "input", "managedsettings",
+            "activity", "app", "bus", "clock", "device", "deviceactivity", "familycontrols", DeviceTopic.inputNamespace, "managedsettings",
             "notification", "plugin", "report", "scenario", "shield", "state", "web", Topic.pluginNamespace,
         ],
         roles: [.monitor, .shield, .action, .notifier, .report, .app],
@@ -49,5 +65,6 @@ extension BusTable {
             .init(prefix: "shield.configuration.", role: .shield),
             .init(prefix: "shield.action.", role: .action),
             .init(prefix: "report.", role: .report),
-        ])
+        ],
+        personInputPrefixes: [DeviceTopic.inputNamespace + "."])
 }

@@ -31,7 +31,8 @@ final class AppLifecycle {
 
     private static let storeKey = "app.timers"
 
-    private unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
     /// The product whose companion app is in the foreground, if one is.
     private var foregroundProduct: String?
     private var timers: [TimerKey: PendingTimer] = [:]
@@ -39,16 +40,17 @@ final class AppLifecycle {
     private var heldResumptions: [Envelope] = []
 
     /// Takes over the timers a previous broker left; `resumeTimers()` arms them once the bus is ready.
-    init(device: DeviceOS) throws {
-        self.device = device
-        for stored in try device.state.load([StoredTimer].self, key: Self.storeKey) ?? [] {
+    init(host: any DeviceHost, directory: DeviceDirectory) throws {
+        self.host = host
+        self.directory = directory
+        for stored in try host.state.load([StoredTimer].self, key: Self.storeKey) ?? [] {
             timers[TimerKey(requester: stored.requester, id: stored.request.id)] = PendingTimer(request: stored.request, requester: stored.requester, timer: nil)
         }
     }
 
     /// Whether `plugin`'s app is in the foreground.
     private func isForeground(_ plugin: String) -> Bool {
-        foregroundProduct != nil && device.product(of: plugin)?.name == foregroundProduct
+        foregroundProduct != nil && directory.product(of: plugin)?.name == foregroundProduct
     }
 
     /// Whether `plugin`'s timers and tasks run now: its app is in front, or apps are not suspended in the background.
@@ -61,27 +63,27 @@ final class AppLifecycle {
 
     private func saveTimers() {
         let stored = timers.keys.sorted().map { StoredTimer(request: timers[$0]!.request, requester: timers[$0]!.requester) }
-        device.save(stored, key: Self.storeKey)
+        host.save(stored, key: Self.storeKey)
     }
 
-    private var suspendsInBackground: Bool { device.settings.fidelity.has(.suspendedBackgroundApps) }
+    private var suspendsInBackground: Bool { directory.settings.fidelity.has(.suspendedBackgroundApps) }
 
     func enterForeground(_ product: DeviceProduct, reason: String) {
         guard foregroundProduct != product.name else { return }
         foregroundProduct = product.name
-        device.emit(topic: DeviceTopic.willEnterForeground, body: ["reason": .string(reason)], audience: product.plugins)
+        host.emit(topic: DeviceTopic.willEnterForeground, body: ["reason": .string(reason)], audience: product.plugins)
         // A resumed app's overdue timers fire now, late; its suspended tasks continue.
         for key in timers.keys.sorted() where timers[key]!.timer == nil && product.includes(key.requester) { arm(key) }
         let held = heldResumptions.filter { product.includes($0.source) }
         heldResumptions.removeAll { product.includes($0.source) }
-        for request in held { device.reply(to: request, .success(NoValue())) }
+        for request in held { host.reply(to: request, .success(NoValue())) }
     }
 
     /// An app's process ended (force-quit; nil: every app, a device restart): its timers and suspended tasks end with it.
     func appTerminated(_ product: DeviceProduct?) {
         let ends = { (plugin: String) in product?.includes(plugin) ?? true }
         for (key, pending) in timers where ends(key.requester) {
-            if let timer = pending.timer { device.bus.cancel(timer) }
+            if let timer = pending.timer { host.bus.cancel(timer) }
             timers[key] = nil
         }
         saveTimers()
@@ -92,10 +94,10 @@ final class AppLifecycle {
     func enterBackground(_ product: DeviceProduct) {
         guard foregroundProduct == product.name else { return }
         foregroundProduct = nil
-        device.emit(topic: DeviceTopic.didEnterBackground, body: [:], audience: product.plugins)
+        host.emit(topic: DeviceTopic.didEnterBackground, body: [:], audience: product.plugins)
         guard suspendsInBackground else { return }
         for key in timers.keys.sorted() where product.includes(key.requester) {
-            if let timer = timers[key]?.timer { device.bus.cancel(timer) }
+            if let timer = timers[key]?.timer { host.bus.cancel(timer) }
             timers[key]?.timer = nil
         }
     }
@@ -103,30 +105,30 @@ final class AppLifecycle {
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.timerRequest:
-            guard let request = device.decode(AppTimerRequest.self, from: envelope) else { return }
+            guard let request = host.decode(AppTimerRequest.self, from: envelope) else { return }
             let key = TimerKey(requester: envelope.source, id: request.id)
-            if let old = timers[key]?.timer { device.bus.cancel(old) }
+            if let old = timers[key]?.timer { host.bus.cancel(old) }
             timers[key] = PendingTimer(request: request, requester: envelope.source, timer: nil)
             saveTimers()
             if runs(envelope.source) { arm(key) }
-            device.reply(to: envelope, .success(NoValue()))
+            host.reply(to: envelope, .success(NoValue()))
         case "app.yield.request":
             // An async task's suspension point: it continues at once, unless the app is suspended.
-            if isForeground(envelope.source) || !device.settings.fidelity.has(.suspendedAsyncTasks) {
-                device.reply(to: envelope, .success(NoValue()))
+            if isForeground(envelope.source) || !directory.settings.fidelity.has(.suspendedAsyncTasks) {
+                host.reply(to: envelope, .success(NoValue()))
             } else {
                 heldResumptions.append(envelope)
             }
         case DeviceTopic.openURLRequest:
-            guard let request = device.decode(OpenURL.self, from: envelope) else { return }
-            if device.product(of: envelope.source)?.companionPluginName != envelope.source {
-                device.fail(envelope, code: "unavailable-in-extensions",
+            guard let request = host.decode(OpenURL.self, from: envelope) else { return }
+            if directory.product(of: envelope.source)?.companionPluginName != envelope.source {
+                host.fail(envelope, code: "unavailable-in-extensions",
                             "UIApplication.shared.open is unavailable in app extensions (\(envelope.source) is one); write a pending route to the App-Group store and let the app open it when it comes to the foreground")
             } else if !isForeground(envelope.source) {
-                device.fail(envelope, code: "not-foreground", "the app can open URLs only while it is in the foreground")
+                host.fail(envelope, code: "not-foreground", "the app can open URLs only while it is in the foreground")
             } else {
-                device.emit(DeviceTopic.urlOpened, request)
-                device.reply(to: envelope, .success(NoValue()))
+                host.emit(DeviceTopic.urlOpened, request)
+                host.reply(to: envelope, .success(NoValue()))
             }
         default:
             break
@@ -135,12 +137,12 @@ final class AppLifecycle {
 
     private func arm(_ key: TimerKey) {
         guard let pending = timers[key] else { return }
-        let fireAt = max(busTime(pending.request.fireAt), device.bus.now)
-        timers[key]?.timer = device.bus.schedule(at: fireAt) { [weak self] in
+        let fireAt = max(busTime(pending.request.fireAt), host.bus.now)
+        timers[key]?.timer = host.bus.schedule(at: fireAt) { [weak self] in
             guard let self, timers[key] != nil else { return }
             timers[key] = nil
             saveTimers()
-            device.emit(DeviceTopic.timerFired, AppTimerFired(id: key.id, scheduledFor: pending.request.fireAt), audience: device.audience(of: key.requester))
+            host.emit(DeviceTopic.timerFired, AppTimerFired(id: key.id, scheduledFor: pending.request.fireAt), audience: directory.audience(of: key.requester))
         }
     }
 }

@@ -13,20 +13,27 @@ import ScreenTime
 /// set by the processes' timing. Revoking it removes the app's shields and schedules. On a device with
 /// several products each app has its own status: its request answers for it alone (the person's answer in a
 /// scenario step or `shieldbus authorize`, which names no app, answers for every app).
-final class AuthorizationService {
-    private unowned let device: DeviceOS
+final class AuthorizationService: AuthorizationStatuses {
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
+    /// The person revoked the authorization: the apps' shields and schedules are to go.
+    private let revoked: () -> Void
     /// Per product (by name), its app's status.
     private var statuses: [String: AuthorizationStatus] = [:]
-    init(device: DeviceOS) throws {
-        self.device = device
-        for product in device.settings.products {
-            statuses[product.name] = try device.state.load(AuthorizationStatus.self, key: Self.key(of: product, on: device)) ?? .notDetermined
+
+    /// The statuses as the device's state holds them; `revoked` is told after a revocation is in force.
+    init(host: any DeviceHost, directory: DeviceDirectory, revoked: @escaping () -> Void) throws {
+        self.host = host
+        self.directory = directory
+        self.revoked = revoked
+        for product in directory.settings.products {
+            statuses[product.name] = try host.state.load(AuthorizationStatus.self, key: key(of: product)) ?? .notDetermined
         }
     }
 
     /// Where a product's status is kept (one product: the key of a device with one app).
-    private static func key(of product: DeviceProduct, on device: DeviceOS) -> String {
-        device.settings.products.count > 1 ? "authorization.status.\(product.name)" : "authorization.status"
+    private func key(of product: DeviceProduct) -> String {
+        directory.settings.products.count > 1 ? "authorization.status.\(product.name)" : "authorization.status"
     }
 
     /// The status of `product`'s app.
@@ -34,26 +41,26 @@ final class AuthorizationService {
 
     /// The status of `plugin`'s app; for a client of no product (a tool), approved once any app is.
     func status(of plugin: String) -> AuthorizationStatus {
-        if let product = device.product(of: plugin) { return statuses[product.name] ?? .notDetermined }
+        if let product = directory.product(of: plugin) { return statuses[product.name] ?? .notDetermined }
         return statuses.values.contains(.approved) ? .approved : statuses.values.first ?? .notDetermined
     }
 
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.authorizationRequest:
-            guard device.decode(AuthorizationRequest.self, from: envelope) != nil else { return }
-            guard let product = device.product(of: envelope.source), statuses[product.name] == .notDetermined else {
-                device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
+            guard host.decode(AuthorizationRequest.self, from: envelope) != nil else { return }
+            guard let product = directory.product(of: envelope.source), statuses[product.name] == .notDetermined else {
+                host.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
                 return
             }
-            switch device.settings.authorization {
+            switch directory.settings.authorization {
             case .approve: setStatus(.approved, of: product)
             case .deny: setStatus(.denied, of: product)
             case .ask: break  // the prompt is up: still notDetermined until the person answers
             }
-            device.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
+            host.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
         case DeviceTopic.pickerRequest:
-            device.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
+            host.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
         default:
             break
         }
@@ -62,45 +69,52 @@ final class AuthorizationService {
     /// The person answers the authorization prompt (for every app); each app hears it as
     /// `familycontrols.authorization.changed`.
     func answer(_ newStatus: AuthorizationStatus) {
-        if device.settings.products.allSatisfy({ statuses[$0.name] == newStatus }) {
-            device.inputChangedNothing("authorization-unchanged", "Screen Time access is \(newStatus.rawValue) already: the answer changed nothing")
+        if directory.settings.products.allSatisfy({ statuses[$0.name] == newStatus }) {
+            host.inputChangedNothing("authorization-unchanged", "Screen Time access is \(newStatus.rawValue) already: the answer changed nothing")
         }
-        for product in device.settings.products { setStatus(newStatus, of: product) }
+        for product in directory.settings.products { setStatus(newStatus, of: product) }
     }
 
     /// Authorization revoked in Settings (for every app): their shields and schedules go with it.
     func revoke() {
-        for product in device.settings.products { setStatus(.denied, of: product) }
-        device.managedSettings.clearAll(reason: "authorization revoked")
-        device.activity.stopAll(reason: "authorization revoked")
+        for product in directory.settings.products { setStatus(.denied, of: product) }
+        revoked()
     }
 
     private func setStatus(_ newStatus: AuthorizationStatus, of product: DeviceProduct) {
         guard newStatus != statuses[product.name] else { return }
         statuses[product.name] = newStatus
-        device.save(newStatus, key: Self.key(of: product, on: device))
+        host.save(newStatus, key: key(of: product))
         announce(product)
     }
 
     /// `familycontrols.authorization.changed`: `product`'s status in force, to its plugins.
     func announce(_ product: DeviceProduct) {
-        device.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status(ofProduct: product.name)), audience: product.plugins,
+        host.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status(ofProduct: product.name)), audience: product.plugins,
                     fact: StatedFact.authorization(of: product.name))
     }
 
     /// The tokens for what the person picked in `requester`'s app, in the current token epoch.
     private func pickedSelection(by requester: String) -> FamilyActivitySelection {
-        let choice = device.product(of: requester)?.selection ?? DeviceSettings.PickerChoice()
+        let choice = directory.product(of: requester)?.selection ?? DeviceSettings.PickerChoice()
         var selection = FamilyActivitySelection()
         for name in choice.apps {
-            if let app = device.catalog.app(named: name) { selection.applicationTokens.insert(device.tokens.application(app.bundleIdentifier)) }
+            if let app = directory.catalog.app(named: name) { selection.applicationTokens.insert(directory.tokens.application(app.bundleIdentifier)) }
         }
         for id in choice.categories {
-            if let category = device.catalog.category(id: id) { selection.categoryTokens.insert(device.tokens.category(category.id)) }
+            if let category = directory.catalog.category(id: id) { selection.categoryTokens.insert(directory.tokens.category(category.id)) }
         }
         for domain in choice.domains {
-            if let known = device.catalog.domain(domain) { selection.webDomainTokens.insert(device.tokens.webDomain(known.domain)) }
+            if let known = directory.catalog.domain(domain) { selection.webDomainTokens.insert(directory.tokens.webDomain(known.domain)) }
         }
         return selection
     }
+}
+
+/// What the other parts ask of FamilyControls: whether an app may shield and monitor.
+protocol AuthorizationStatuses: AnyObject {
+    /// The status of `product`'s app.
+    func status(ofProduct product: String) -> AuthorizationStatus
+    /// The status of `plugin`'s app; for a client of no product (a tool), approved once any app is.
+    func status(of plugin: String) -> AuthorizationStatus
 }

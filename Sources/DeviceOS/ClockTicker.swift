@@ -8,33 +8,39 @@ import ScreenTime
 /// A year has 525,600 minutes: a tick nobody handles would still cost a sequence step and a journal line, so
 /// ticks go out only to a bus that wants them; a plugin that needs the day boundary takes `clock.day-changed`.
 final class ClockTicker {
-    unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    /// The zone of `clock.tick`'s local time: the configuration's.
+    private let tickZone: TimeZone
+    /// The time zone in force (the person may change it).
+    private let zoneInForce: () -> TimeZone
     /// The next local midnight (bus time), and the zone it was found in: found again when the zone changes.
     private var nextMidnight: Date
     private var midnightZone: TimeZone
 
-    init(device: DeviceOS) {
-        self.device = device
-        midnightZone = device.clock.timeZone
-        nextMidnight = Self.midnight(after: device.now, in: midnightZone)
+    init(host: any DeviceHost, tickZone: TimeZone, zoneInForce: @escaping () -> TimeZone) {
+        self.host = host
+        self.tickZone = tickZone
+        self.zoneInForce = zoneInForce
+        midnightZone = zoneInForce()
+        nextMidnight = Self.midnight(after: host.now, in: midnightZone)
     }
 
     func start() {
-        scheduleNext(after: device.now)
+        scheduleNext(after: host.now)
     }
 
     private func scheduleNext(after date: Date) {
         let next = DeviceActivityService.nextWholeMinute(date.addingTimeInterval(0.001))
-        device.bus.schedule(at: busTime(next)) { [self] in
-            if device.bus.isSubscribed(DeviceTopic.clockTick) {
-                device.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: device.settings.timeZone))])
+        host.bus.schedule(at: busTime(next)) { [self] in
+            if host.bus.isSubscribed(DeviceTopic.clockTick) {
+                host.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: tickZone))])
             }
-            if device.clock.timeZone != midnightZone {
-                midnightZone = device.clock.timeZone
+            if zoneInForce() != midnightZone {
+                midnightZone = zoneInForce()
                 nextMidnight = Self.midnight(after: next.addingTimeInterval(-0.001), in: midnightZone)
             }
             if next >= nextMidnight {
-                device.emit(topic: DeviceTopic.dayChanged, body: ["local": .string(LocalTime.string(next, in: midnightZone))])
+                host.emit(topic: DeviceTopic.dayChanged, body: ["local": .string(LocalTime.string(next, in: midnightZone))])
                 nextMidnight = Self.midnight(after: next, in: midnightZone)
             }
             scheduleNext(after: next)

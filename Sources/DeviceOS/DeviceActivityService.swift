@@ -74,7 +74,13 @@ final class DeviceActivityService {
     /// Callbacks further ahead than this are unreliable on devices (the Habit Doom write-up, lesson 2).
     static let reliableHorizon: TimeInterval = 45 * 60
 
-    private unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
+    private var settings: DeviceSettings { directory.settings }
+    private let clock: DeviceClock
+    private let random: DeviceRandom
+    private let usage: any MeteredUse
+    private let authorization: any AuthorizationStatuses
     private var monitors: [DeviceActivityName: Monitor] = [:]
     /// Activities the app monitors for other purposes: they count toward the limit, their callbacks are not ours to play.
     private var otherActivities: Int
@@ -83,15 +89,28 @@ final class DeviceActivityService {
     /// The start of the device day of the person's last pickup (`thresholds-at-first-pickup`).
     private var lastPickupDay: Date?
 
-    init(device: DeviceOS) throws {
-        self.device = device
-        let registrations = try device.state.load([Registration].self, key: Self.registrationsKey) ?? []
-        otherActivities = try device.state.load(Int.self, key: "deviceactivity.otherActivities") ?? 0
-        lastPickupDay = try device.state.load(Date.self, key: Self.lastPickupKey)
+    /// The activities as the device's state holds them, timed on `clock` (the device's, which the person sets),
+    /// counting `usage`, with the quirks of the device's fidelity drawn from `random`.
+    init(host: any DeviceHost, directory: DeviceDirectory, clock: DeviceClock, random: DeviceRandom, usage: any MeteredUse,
+         authorization: any AuthorizationStatuses) throws {
+        self.host = host
+        self.directory = directory
+        self.clock = clock
+        self.random = random
+        self.usage = usage
+        self.authorization = authorization
+        let registrations = try host.state.load([Registration].self, key: Self.registrationsKey) ?? []
+        otherActivities = try host.state.load(Int.self, key: "deviceactivity.otherActivities") ?? 0
+        lastPickupDay = try host.state.load(Date.self, key: Self.lastPickupKey)
         for registration in registrations {
-            monitors[registration.activity] = Monitor(registration, calendar: device.calendar, warningTime: registration.schedule.warningTime)
+            monitors[registration.activity] = Monitor(registration, calendar: clock.calendar, warningTime: registration.schedule.warningTime)
         }
     }
+
+    /// Schedule math in the time zone in force.
+    private var calendar: ScheduleCalendar { clock.calendar }
+    /// The device clock now (what `Date()` shows on the phone).
+    private var wallNow: Date { clock.wallTime(at: host.now) }
 
     var activityNames: [DeviceActivityName] { monitors.keys.sorted { $0.rawValue < $1.rawValue } }
 
@@ -110,28 +129,28 @@ final class DeviceActivityService {
         let own = activityNames.filter { monitors[$0]!.registration.product == product }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
-            guard let request = device.decode(StartMonitoring.self, from: envelope) else { return }
+            guard let request = host.decode(StartMonitoring.self, from: envelope) else { return }
             if let other = monitors[request.activity]?.registration.product, other != product {
-                return device.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
+                return host.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
             }
             do {
                 try startMonitoring(request, by: envelope.source)
-                device.reply(to: envelope, .success(NoValue()))
+                host.reply(to: envelope, .success(NoValue()))
             } catch let error as DeviceActivityMonitoringError {
-                device.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
+                host.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
             } catch {
-                device.fail(envelope, code: "internal", "\(error)")
+                host.fail(envelope, code: "internal", "\(error)")
             }
         case DeviceTopic.stopMonitoringRequest:
-            guard let request = device.decode(StopMonitoring.self, from: envelope) else { return }
+            guard let request = host.decode(StopMonitoring.self, from: envelope) else { return }
             stopMonitoring(request.activities.isEmpty ? own : request.activities.filter(own.contains))
-            device.reply(to: envelope, .success(NoValue()))
+            host.reply(to: envelope, .success(NoValue()))
         case DeviceTopic.activitiesRequest:
-            device.reply(to: envelope, .success(MonitoredActivities(activities: own)))
+            host.reply(to: envelope, .success(MonitoredActivities(activities: own)))
         case DeviceTopic.eventsRequest:
-            guard let request = device.decode(MonitoredEvents.self, from: envelope) else { return }
+            guard let request = host.decode(MonitoredEvents.self, from: envelope) else { return }
             let events = own.contains(request.activity) ? monitors[request.activity]?.registration.events : nil
-            device.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: events ?? [:])))
+            host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: events ?? [:])))
         default:
             break
         }
@@ -149,44 +168,44 @@ final class DeviceActivityService {
 
     /// The product whose activities `plugin` sees (nil on a device with one product: every activity).
     private func owner(of plugin: String) -> String? {
-        device.audience(of: plugin) == nil ? nil : device.product(of: plugin)?.name
+        directory.audience(of: plugin) == nil ? nil : directory.product(of: plugin)?.name
     }
 
     /// Starts monitoring for `requester`'s app (the limit of activities is per app, as is the authorization).
     func startMonitoring(_ request: StartMonitoring, by requester: String) throws {
         let existing = monitors[request.activity]
-        let now = device.now
+        let now = host.now
         let product = owner(of: requester)
         let monitoredCount = monitors.values.filter { $0.registration.product == product }.count
         // Judged on the device clock, which the schedules run on (`currentInterval`): on true time, a clock set back
         // put a check planned for tonight on tomorrow's date (as on the eve of a spring-forward).
-        try device.calendar.validateMonitoring(request.schedule, events: request.events,
+        try calendar.validateMonitoring(request.schedule, events: request.events,
                                                monitoredActivityCount: monitoredCount + otherActivities + (existing == nil ? 1 : 0),
-                                               authorizationStatus: device.authorization.status(of: requester), now: device.wallNow,
-                                               acceptingTimeOnlyWithFullDate: device.settings.fidelity.has(.mixedComponentsNeverStart))
+                                               authorizationStatus: authorization.status(of: requester), now: wallNow,
+                                               acceptingTimeOnlyWithFullDate: settings.fidelity.has(.mixedComponentsNeverStart))
         if let existing {
             cancelTimers(existing)
-            if device.settings.fidelity.has(.restartingMonitoringEndsInterval) {
+            if settings.fidelity.has(.restartingMonitoringEndsInterval) {
                 // What devices do (lesson 3): the running activity is stopped first, and the monitor hears intervalDidEnd.
                 emitCallback(DeviceTopic.intervalDidEnd, activity: request.activity, event: nil, scheduledFor: now)
             }
         }
         let registration = Registration(activity: request.activity, schedule: request.schedule, events: request.events, registeredAt: now, product: product)
-        let monitor = Monitor(registration, calendar: device.calendar, warningTime: request.schedule.warningTime)
+        let monitor = Monitor(registration, calendar: calendar, warningTime: request.schedule.warningTime)
         monitors[request.activity] = monitor
         persist()
         if running { plan(monitor, firstPlan: true) }
-        if device.settings.fidelity.has(.startsIntervalsAtOnce) {
+        if settings.fidelity.has(.startsIntervalsAtOnce) {
             emitCallback(DeviceTopic.intervalDidStart, activity: request.activity, event: nil, scheduledFor: now)
         }
-        if device.settings.fidelity.has(.pastStartFiresThresholds), startMatchedEarlierToday(request.schedule) { fireEveryThreshold(of: monitor) }
+        if settings.fidelity.has(.pastStartFiresThresholds), startMatchedEarlierToday(request.schedule) { fireEveryThreshold(of: monitor) }
     }
 
     /// Delivers `eventDidReachThreshold` now for each of the activity's events not yet delivered in its interval,
     /// whatever the use: what the threshold quirks do.
     private func fireEveryThreshold(of monitor: Monitor) {
         for event in monitor.registration.events.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
-            let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: device.now)
+            let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: host.now)
             if !monitor.registration.hasDelivered(crossing) { deliver(crossing, monitor) }
         }
     }
@@ -194,20 +213,20 @@ final class DeviceActivityService {
     /// Whether the schedule's start components already matched earlier on the device's day (its interval of today
     /// began, or is over): what `past-start-fires-thresholds` reacts to.
     private func startMatchedEarlierToday(_ schedule: DeviceActivitySchedule) -> Bool {
-        let wall = device.wallNow
-        let dayStart = device.calendar.dailyInterval(containing: wall).start
-        guard let first = device.calendar.nextDate(after: dayStart.addingTimeInterval(-1), matching: schedule.intervalStart) else { return false }
+        let wall = wallNow
+        let dayStart = calendar.dailyInterval(containing: wall).start
+        guard let first = calendar.nextDate(after: dayStart.addingTimeInterval(-1), matching: schedule.intervalStart) else { return false }
         return first < wall
     }
 
     /// The person picks the phone up (opens an app or a page). Under `thresholds-at-first-pickup` (iOS 26.2 RC) the
     /// first pickup of the device's day fires every threshold of every running interval that has not fired yet.
     func pickedUp() {
-        guard device.settings.fidelity.has(.thresholdsAtFirstPickup), running else { return }
-        let day = device.calendar.dailyInterval(containing: device.wallNow).start
+        guard settings.fidelity.has(.thresholdsAtFirstPickup), running else { return }
+        let day = calendar.dailyInterval(containing: wallNow).start
         guard lastPickupDay != day else { return }
         lastPickupDay = day
-        device.save(day, key: Self.lastPickupKey)
+        host.save(day, key: Self.lastPickupKey)
         for name in activityNames where monitors[name]!.interval != nil { fireEveryThreshold(of: monitors[name]!) }
     }
 
@@ -225,18 +244,18 @@ final class DeviceActivityService {
         stopMonitoring(activityNames)
         guard otherActivities != 0 else { return }
         otherActivities = 0
-        device.save(otherActivities, key: "deviceactivity.otherActivities")
+        host.save(otherActivities, key: "deviceactivity.otherActivities")
     }
 
     /// The app's other activities take every place the limit leaves free (a scenario's `fillActivityLimit`) — when the
     /// app may monitor: without authorization its other features cannot register activities either (`startMonitoring`
     /// throws `.unauthorized`), so the limit fills only once some app is approved.
     func fillLimit() {
-        guard device.settings.products.contains(where: { device.authorization.status(ofProduct: $0.name) == .approved }) else { return }
+        guard settings.products.contains(where: { authorization.status(ofProduct: $0.name) == .approved }) else { return }
         // Per app: the app with the most activities is left with no free place.
         let perProduct = Dictionary(grouping: monitors.values, by: { $0.registration.product ?? "" }).values.map(\.count)
         otherActivities = max(0, DeviceActivityMonitoringError.maximumActivities - (perProduct.max() ?? 0))
-        device.save(otherActivities, key: "deviceactivity.otherActivities")
+        host.save(otherActivities, key: "deviceactivity.otherActivities")
     }
 
     // MARK: Scheduling
@@ -251,24 +270,24 @@ final class DeviceActivityService {
     /// Cancels every timer (the device is going down).
     func suspendTimers() {
         for monitor in monitors.values { cancelTimers(monitor) }
-        if let thresholdTimer { device.bus.cancel(thresholdTimer) }
+        if let thresholdTimer { host.bus.cancel(thresholdTimer) }
         running = false
     }
 
     private func cancelTimers(_ monitor: Monitor) {
         cancelPlannedTimers(monitor)
-        for timer in monitor.deliveries { device.bus.cancel(timer) }
+        for timer in monitor.deliveries { host.bus.cancel(timer) }
         monitor.deliveries = []
     }
 
     private func cancelPlannedTimers(_ monitor: Monitor) {
-        for timer in monitor.timers { device.bus.cancel(timer) }
+        for timer in monitor.timers { host.bus.cancel(timer) }
         monitor.timers = []
     }
 
     /// Plans the callbacks of the activity's current or next interval.
     private func plan(_ monitor: Monitor, firstPlan: Bool) {
-        let now = device.now
+        let now = host.now
         let activitySchedule = monitor.registration.schedule
         guard let interval = currentInterval(of: activitySchedule) else { return finish(monitor) }
         let reference = now
@@ -281,7 +300,7 @@ final class DeviceActivityService {
             if let warning = activitySchedule.intervalWillStartWarning(for: interval), warning > now {
                 schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillStartWarning, event: nil), at: warning, reference: reference, firstPlan: firstPlan)
             }
-            let timer = device.bus.schedule(at: busTime(interval.start)) { [weak self, weak monitor] in
+            let timer = host.bus.schedule(at: busTime(interval.start)) { [weak self, weak monitor] in
                 guard let self, let monitor, monitors[name] === monitor else { return }
                 beginInterval(monitor, interval, announce: true)
             }
@@ -290,7 +309,7 @@ final class DeviceActivityService {
         if let warning = activitySchedule.intervalWillEndWarning(for: interval), warning > now {
             schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillEndWarning, event: nil), at: warning, reference: reference, firstPlan: firstPlan)
         }
-        let endTimer = device.bus.schedule(at: busTime(interval.end)) { [weak self, weak monitor] in
+        let endTimer = host.bus.schedule(at: busTime(interval.end)) { [weak self, weak monitor] in
             guard let self, let monitor, monitors[name] === monitor else { return }
             endInterval(monitor, interval)
         }
@@ -302,8 +321,8 @@ final class DeviceActivityService {
     /// The schedule's current or next interval in bus time: its components are read on the device clock, in the
     /// time zone in force, as a phone reads them (a clock set forward ends an interval early).
     private func currentInterval(of schedule: DeviceActivitySchedule) -> DateInterval? {
-        guard let wall = device.calendar.nextInterval(for: schedule, at: device.wallNow) else { return nil }
-        return DateInterval(start: device.clock.busInstant(showing: wall.start), end: device.clock.busInstant(showing: wall.end))
+        guard let wall = calendar.nextInterval(for: schedule, at: wallNow) else { return nil }
+        return DateInterval(start: clock.busInstant(showing: wall.start), end: clock.busInstant(showing: wall.end))
     }
 
     /// The device clock or time zone changed: every activity is planned again on it. A running interval that the
@@ -339,10 +358,10 @@ final class DeviceActivityService {
             monitor.registration.deliveredCrossings = []
         }
         persist()
-        device.usage.flush()
+        usage.flush()
         // The interval's use so far counts — after a reload too: the stored history is the system's count.
         let crossings = monitor.counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt,
-                                                      pastUsage: device.usage.spans(overlapping: interval))
+                                                      pastUsage: usage.spans(overlapping: interval))
         if announce && !monitor.suppressStart {
             deliver(DeviceTopic.intervalDidStart, monitor, event: nil, scheduledFor: interval.start)
         }
@@ -357,16 +376,16 @@ final class DeviceActivityService {
     private func redeliverAfterMidnight(_ monitor: Monitor) {
         let batch = monitor.endedIntervalThresholds
         monitor.endedIntervalThresholds = []
-        guard device.settings.fidelity.has(.thresholdsRedeliveredAfterMidnight), let last = batch.last?.date,
-              device.calendar.dailyInterval(containing: device.wallNow).start > device.calendar.dailyInterval(containing: device.clock.wallTime(at: last)).start else { return }
+        guard settings.fidelity.has(.thresholdsRedeliveredAfterMidnight), let last = batch.last?.date,
+              calendar.dailyInterval(containing: wallNow).start > calendar.dailyInterval(containing: clock.wallTime(at: last)).start else { return }
         for crossing in batch { deliver(DeviceTopic.eventDidReachThreshold, monitor, event: crossing.event, scheduledFor: crossing.date) }
     }
 
     private func endInterval(_ monitor: Monitor, _ interval: DateInterval) {
-        device.usage.flush()
+        usage.flush()
         monitor.timers = []  // this interval's timers have fired
         deliver(DeviceTopic.intervalDidEnd, monitor, event: nil, scheduledFor: interval.end)
-        if device.settings.fidelity.has(.thresholdsRedeliveredAfterMidnight) {
+        if settings.fidelity.has(.thresholdsRedeliveredAfterMidnight) {
             monitor.endedIntervalThresholds = (monitor.registration.deliveredCrossings ?? []).filter { $0.callback == .eventDidReachThreshold }
         }
         monitor.interval = nil
@@ -391,10 +410,9 @@ final class DeviceActivityService {
 
     /// Called when what is in use changes: plans a timer at the next instant a threshold or warning is due.
     func usageChanged() {
-        if let thresholdTimer { device.bus.cancel(thresholdTimer) }
+        if let thresholdTimer { host.bus.cancel(thresholdTimer) }
         thresholdTimer = nil
-        guard running, let (use, since) = device.usage.current else { return }
-        let subject = device.usage.subject(use)
+        guard running, let (subject, since) = usage.currentUse else { return }
         var earliest: Date?
         for monitor in monitors.values where monitor.interval != nil {
             for (name, event) in monitor.counter.events where event.includes(subject) {
@@ -409,10 +427,10 @@ final class DeviceActivityService {
             }
         }
         guard let earliest else { return }
-        thresholdTimer = device.bus.schedule(at: busTime(earliest)) { [weak self] in
+        thresholdTimer = host.bus.schedule(at: busTime(earliest)) { [weak self] in
             guard let self else { return }
             thresholdTimer = nil
-            device.usage.flush()  // records the span, which delivers the crossings
+            usage.flush()  // records the span, which delivers the crossings
             usageChanged()
         }
     }
@@ -429,10 +447,10 @@ final class DeviceActivityService {
     func migrate(_ migration: TokenMigration) {
         for monitor in monitors.values {
             monitor.registration.events = monitor.registration.events.mapValues(migration.migrate)
-            var counter = ThresholdCounter(events: monitor.registration.events, warningTime: monitor.registration.schedule.warningTime, calendar: device.calendar)
+            var counter = ThresholdCounter(events: monitor.registration.events, warningTime: monitor.registration.schedule.warningTime, calendar: calendar)
             if let interval = monitor.interval {
                 // Replay this interval's use in the new tokens; crossings it already delivered are not delivered again.
-                _ = counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt, pastUsage: device.usage.spans(overlapping: interval))
+                _ = counter.startInterval(interval, monitoringStart: monitor.registration.registeredAt, pastUsage: usage.spans(overlapping: interval))
             }
             monitor.counter = counter
         }
@@ -450,13 +468,13 @@ final class DeviceActivityService {
     /// crossing is kept as delivered when it goes out, so one lost with a pending timer is delivered after a reload.
     private func deliver(_ topic: String, _ monitor: Monitor, event: DeviceActivityEvent.Name?, scheduledFor: Date, crossing: ThresholdCrossing? = nil) {
         let activity = monitor.registration.activity
-        if topic == DeviceTopic.intervalDidStart, device.settings.fidelity.has(.mixedComponentsNeverStart),
+        if topic == DeviceTopic.intervalDidStart, settings.fidelity.has(.mixedComponentsNeverStart),
            monitor.registration.schedule.mixesTimeOnlyAndDateComponents {
             return swallowed(.mixedComponentsNeverStart, topic, activity: activity, event: nil, scheduledFor: scheduledFor)
         }
-        if device.settings.fidelity.has(.wholeMinuteCallbacks) {
-            let rounded = Self.nextWholeMinute(device.now)
-            if rounded > device.now {
+        if settings.fidelity.has(.wholeMinuteCallbacks) {
+            let rounded = Self.nextWholeMinute(host.now)
+            if rounded > host.now {
                 if topic == DeviceTopic.intervalDidStart {
                     monitor.registration.pendingStart = scheduledFor
                     persist()
@@ -464,7 +482,7 @@ final class DeviceActivityService {
                 let interval = monitor.interval
                 var timer: UInt64 = 0
                 // The monitor is held here: a finished one (its schedule does not repeat) is no longer the device's.
-                timer = device.bus.schedule(at: busTime(rounded)) { [weak self, monitor] in
+                timer = host.bus.schedule(at: busTime(rounded)) { [weak self, monitor] in
                     // Stopped or replaced meanwhile: dropped. Finished (a schedule that does not repeat ended): its end goes out.
                     guard let self, monitors[activity] === monitor || (monitor.isFinished && monitors[activity] == nil) else { return }
                     monitor.deliveries.remove(timer)
@@ -496,12 +514,12 @@ final class DeviceActivityService {
     /// `told`: with a threshold callback, what the activity's callbacks have told in its interval (`JournalCatchUp`).
     private func emitCallback(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date,
                               told: DeliveredCrossings? = nil) {
-        if device.settings.fidelity.has(.monitorNeverWoken) {
+        if settings.fidelity.has(.monitorNeverWoken) {
             return swallowed(.monitorNeverWoken, topic, activity: activity, event: event, scheduledFor: scheduledFor)
         }
         // On a device with several products, only the registering app's plugins hear its activities' callbacks.
-        let audience = monitors[activity]?.registration.product.flatMap { name in device.settings.products.first { $0.name == name }?.plugins }
-        device.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
+        let audience = monitors[activity]?.registration.product.flatMap { name in settings.products.first { $0.name == name }?.plugins }
+        host.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
                     fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
     }
 
@@ -511,7 +529,7 @@ final class DeviceActivityService {
         var body: [String: JSONValue] = ["quirk": .string(quirk.rawValue), "activity": .string(activity.rawValue), "callback": .string(topic),
                                          "scheduledFor": .int(busTime(scheduledFor)), "fate": "never"]
         if let event { body["event"] = .string(event.rawValue) }
-        device.emit(topic: "device.quirk", body: .object(body), audience: [])
+        host.emit(topic: "device.quirk", body: .object(body), audience: [])
     }
 
     /// Unmarks the threshold callbacks marked delivered in a running interval that the journal never told (`told`:
@@ -534,7 +552,7 @@ final class DeviceActivityService {
     private func schedule(_ monitor: Monitor, _ callback: DeviceActivityTopicCallback, at instant: Date, reference: Date, firstPlan: Bool) {
         let name = monitor.registration.activity
         guard let fireAt = fate(of: instant, reference: reference, firstPlan: firstPlan, activity: name, topic: callback.topic) else { return }
-        let timer = device.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
+        let timer = host.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
             guard let self, let monitor, monitors[name] === monitor else { return }
             deliver(callback.topic, monitor, event: callback.event, scheduledFor: instant)
         }
@@ -551,7 +569,7 @@ final class DeviceActivityService {
         }
         guard fireAt != interval.start else { return }
         monitor.suppressStart = true
-        let timer = device.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
+        let timer = host.bus.schedule(at: busTime(fireAt)) { [weak self, weak monitor] in
             guard let self, let monitor, monitors[name] === monitor else { return }
             deliver(DeviceTopic.intervalDidStart, monitor, event: nil, scheduledFor: interval.start)
         }
@@ -560,9 +578,9 @@ final class DeviceActivityService {
 
     /// When a callback scheduled `instant` (from `reference`) really fires; nil when it never does.
     private func fate(of instant: Date, reference: Date, firstPlan: Bool, activity: DeviceActivityName, topic: String) -> Date? {
-        guard device.settings.fidelity.has(.unreliableFarSchedules), firstPlan,
+        guard settings.fidelity.has(.unreliableFarSchedules), firstPlan,
               instant.timeIntervalSince(reference) > Self.reliableHorizon else { return instant }
-        let roll = Int.random(in: 0..<100, using: &device.random)
+        let roll = Int.random(in: 0..<100, using: &random.generator)
         let outcome: (Date?, String)
         switch roll {
         case 0..<40:
@@ -570,9 +588,9 @@ final class DeviceActivityService {
         case 40..<60:
             let earliest = reference.addingTimeInterval(Self.reliableHorizon)
             let span = max(60, instant.timeIntervalSince(earliest))
-            outcome = (earliest.addingTimeInterval(Double(Int.random(in: 0..<Int(span / 60), using: &device.random)) * 60), "early")
+            outcome = (earliest.addingTimeInterval(Double(Int.random(in: 0..<Int(span / 60), using: &random.generator)) * 60), "early")
         case 60..<80:
-            outcome = (instant.addingTimeInterval(Double(Int.random(in: 1...20, using: &device.random)) * 60), "late")
+            outcome = (instant.addingTimeInterval(Double(Int.random(in: 1...20, using: &random.generator)) * 60), "late")
         default:
             outcome = (nil, "never")
         }
@@ -581,7 +599,7 @@ final class DeviceActivityService {
             "callback": .string(topic), "scheduledFor": .int(busTime(instant)), "fate": .string(outcome.1),
         ]
         if let at = outcome.0 { body["firesAt"] = .int(busTime(at)) }
-        device.emit(topic: "device.quirk", body: .object(body))
+        host.emit(topic: "device.quirk", body: .object(body))
         return outcome.0
     }
 
@@ -598,6 +616,6 @@ final class DeviceActivityService {
             array += monitors[name]!.persistedJSON
         }
         array.append(UInt8(ascii: "]"))
-        device.saving(Self.registrationsKey) { try $0.save(json: array, key: Self.registrationsKey) }
+        host.saving(Self.registrationsKey) { try $0.save(json: array, key: Self.registrationsKey) }
     }
 }

@@ -66,9 +66,9 @@ extension DeviceOS {
 
     /// Plugins that start from now on learn the clock from their welcome; running ones from the events.
     func announceClockToPlugins() {
-        bus?.setPluginSetting("clockOffsetMs", .int(clock.offsetMilliseconds))
-        bus?.setPluginSetting("timeZone", .string(clock.timeZone.identifier))
+        attachedBus?.setPluginSetting("clockOffsetMs", .int(clock.offsetMilliseconds))
+        attachedBus?.setPluginSetting("timeZone", .string(clock.timeZone.identifier))
         // How long the OS waits for a shield's answer: an action delegate's completion handler has that long.
-        bus?.setPluginSetting("replyTimeoutMs", .int(settings.replyTimeoutMilliseconds))
+        attachedBus?.setPluginSetting("replyTimeoutMs", .int(settings.replyTimeoutMilliseconds))
     }
 }

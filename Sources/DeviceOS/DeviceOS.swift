@@ -55,16 +55,17 @@ public struct DeviceSettings {
 
 /// The device OS: one broker service that owns the device's state and changes it only in response to
 /// bus events, scenario steps and its own timers. Its parts each own one slice of that state.
-public final class DeviceOS: BrokerService {
+public final class DeviceOS: BrokerService, DeviceHost {
     let settings: DeviceSettings
     let catalog: AppCatalog
     let logger: Logger
-    /// Schedule math in the time zone in force.
-    var calendar: ScheduleCalendar { clock.calendar }
-    var random: SeededRandom
-    private(set) var bus: (any ServiceBus)!
+    private let random: DeviceRandom
+    /// The bus, once the broker attaches the device to it.
+    private(set) var attachedBus: (any ServiceBus)?
+    var bus: any ServiceBus { attachedBus! }
     let state: DeviceStateStore
     let tokens: TokenIssuer
+    let directory: DeviceDirectory
 
     private(set) var authorization: AuthorizationService!
     private(set) var managedSettings: ManagedSettingsService!
@@ -82,11 +83,15 @@ public final class DeviceOS: BrokerService {
     /// A retry of what could not be saved is planned (`retryUnsavedSoon`).
     var retryingUnsaved = false
     /// Tools' inputs waiting for the plugins to handle them.
-    private lazy var inputs = InputConfirmations(device: self)
+    private lazy var inputs = InputConfirmations(host: self) { [unowned self] in
+        var look = DeviceLook()
+        screen.look(into: &look)
+        return look
+    }
 
     public let subscriptions = [
         "shield.configuration.reply", "shield.action.reply", "managedsettings.", "deviceactivity.", "familycontrols.",
-        "app.", "notification.post.request", "input.", Topic.writeFailed, Topic.callFailed, Topic.multipleWriters,
+        "app.", "notification.post.request", "input.", DeviceTopic.writeFailed, DeviceTopic.callFailed, DeviceTopic.multipleWriters,
     ]
 
     /// Creates the device from its settings, catalog and persistent state (`statePath`, a SQLite file).
@@ -98,10 +103,11 @@ public final class DeviceOS: BrokerService {
         self.settings = settings
         self.catalog = catalog
         self.logger = logger
-        random = SeededRandom(seed: settings.fidelity.seed)
+        random = DeviceRandom(seed: settings.fidelity.seed)
         state = try DeviceStateStore(path: statePath)
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
+        directory = DeviceDirectory(settings: settings, catalog: catalog, tokens: tokens)
         if let scenario { self.scenario = ScenarioPlayer(scenario: scenario, resumeAt: resuming, crashAtStep: crashAtStep) }
         // Every stored value is read now, before anything starts: a bad one stops the run with its key.
         try loadParts()
@@ -113,7 +119,7 @@ public final class DeviceOS: BrokerService {
 
 
     public func attach(to bus: any ServiceBus) {
-        self.bus = bus
+        attachedBus = bus
         // The parts were loaded before there was a bus to tell: every welcome carries the clock from the first.
         announceClockToPlugins()
         bus.whenReady { [unowned self] in
@@ -127,23 +133,46 @@ public final class DeviceOS: BrokerService {
             } else if !clock.zoneIsStored {
                 saveClock { try clock.setTimeZone(clock.timeZone) }  // the zone it runs in, for the next start to compare
             }
-            if settings.clockTicks { ClockTicker(device: self).start() }
+            if settings.clockTicks { ClockTicker(host: self, tickZone: settings.timeZone, zoneInForce: { [unowned self] in clock.timeZone }).start() }
             scenario?.start(on: self)
         }
     }
 
-    /// (Re)creates the parts from persistent state: at start and after a simulated device restart.
+    /// (Re)creates the parts from persistent state: at start and after a simulated device restart. Each is handed
+    /// the parts built before it that it asks of, and tells what happened through events wired here to the parts
+    /// that follow it: the parts know of no other part.
     private func loadParts() throws {
         clock = try DeviceClock(state: state, defaultTimeZone: settings.timeZone)
         announceClockToPlugins()
-        authorization = try AuthorizationService(device: self)
-        managedSettings = try ManagedSettingsService(device: self)
-        usage = try UsageMeter(device: self)
-        activity = try DeviceActivityService(device: self)
-        screen = Screen(device: self)
-        lifecycle = try AppLifecycle(device: self)
-        notifications = try NotificationCenterService(device: self)
-        webContent = WebContentFilter(device: self)
+        authorization = try AuthorizationService(host: self, directory: directory) { [unowned self] in
+            managedSettings.clearAll(reason: "authorization revoked")
+            activity.stopAll(reason: "authorization revoked")
+        }
+        managedSettings = try ManagedSettingsService(host: self, directory: directory, authorization: authorization) { [unowned self] in
+            screen.reevaluate(reason: "managed-settings")
+        }
+        usage = try UsageMeter(host: self, directory: directory, events: .init(
+            useChanged: { [unowned self] in activity.usageChanged() },
+            recorded: { [unowned self] in activity.record($0) }))
+        activity = try DeviceActivityService(host: self, directory: directory, clock: clock, random: random, usage: usage, authorization: authorization)
+        webContent = WebContentFilter(host: self, settings: settings, usage: usage) { [unowned self] in screen.recheckWebPage() }
+        screen = Screen(host: self, directory: directory, stores: managedSettings, webContent: webContent, events: .init(
+            appInUse: { [unowned self] app, reason in
+                usage.begin(app: app)
+                if let product = directory.product(withCompanion: app) { lifecycle.enterForeground(product, reason: reason) }
+            },
+            pageInUse: { [unowned self] domain, categoryID, isPrivate in
+                usage.begin(webDomain: domain, categoryID: categoryID, isPrivate: isPrivate)
+                webContent.watchCurrentUse()
+            },
+            useEnded: { [unowned self] in usage.end() },
+            appLeft: { [unowned self] app in
+                if let product = directory.product(withCompanion: app) { lifecycle.enterBackground(product) }
+            }))
+        lifecycle = try AppLifecycle(host: self, directory: directory)
+        notifications = try NotificationCenterService(host: self, directory: directory) { [unowned self] app in
+            screen.open(app, reason: "notification")
+        }
     }
 
     public var isAwaitingReplies: Bool { screen?.isAwaitingReply ?? false }
@@ -165,30 +194,16 @@ public final class DeviceOS: BrokerService {
             notifications.handle(envelope)
         case _ where envelope.topic.hasPrefix("input.") && envelope.topic.hasSuffix(Topic.requestSuffix):
             handleInput(envelope)
-        case Topic.writeFailed:
+        case DeviceTopic.writeFailed:
             inputs.writeFailed(envelope)
-        case Topic.callFailed, Topic.multipleWriters:
+        case DeviceTopic.callFailed, DeviceTopic.multipleWriters:
             countPluginReport(envelope)
         default:
             break
         }
     }
 
-    // MARK: Helpers for the parts
-
-    /// Bus time now, as a date.
-    var now: Date { DeviceAPI.date(busTime: bus.now) }
-
-    /// Emits an event; with an `audience` (one product's plugins), only they and taps hear it; with a `fact`, the
-    /// event states that fact of the device's durable state (`StatedFact`, `JournalCatchUp`).
-    func emit<Body: Encodable>(_ topic: String, _ body: Body, corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
-                               fact: String? = nil, factValue: [UInt8]? = nil) {
-        bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
-    }
-
-    func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {
-        bus.emit(topic: topic, bodyJSON: body.jsonBytes, audience: audience, fact: fact)
-    }
+    // MARK: The device as the parts' host
 
     /// The person's action did nothing (a press with no shield up, a tap with no notification): said on the bus as
     /// an error, and to the tool whose input it was (`shieldbus do` then exits non-zero instead of saying "done").
@@ -205,17 +220,12 @@ public final class DeviceOS: BrokerService {
         inputs.refuse(DeviceError(code: code, message: message))
     }
 
-    /// Answers a request event with a reply on its reply topic, carrying its correlation id.
-    func reply<Value: Codable & Hashable>(to request: Envelope, _ reply: DeviceReply<Value>) {
-        emit(Topic.reply(to: request.topic), reply, corr: request.corr)
-    }
-
     /// What iOS lets pass silently, as a plugin reports it: counted in `status` and said on the terminal. Only a
     /// supervised plugin is believed.
     private func countPluginReport(_ envelope: Envelope) {
         guard bus.isSupervisedPlugin(envelope.source) else { return }
         let body = envelope.bodyValue
-        if envelope.topic == Topic.callFailed {
+        if envelope.topic == DeviceTopic.callFailed {
             let call = TerminalText.escaped(body["call"]?.stringValue ?? "a call")
             let message = TerminalText.escaped(body["message"]?.stringValue ?? "no reason given")
             bus.countPluginReport("call-failed", "\(envelope.source): \(call) failed: \(message)")
@@ -223,21 +233,6 @@ public final class DeviceOS: BrokerService {
             let key = TerminalText.escaped(body["key"]?.stringValue ?? "a key")
             let writers = (body["writers"]?.arrayValue ?? []).compactMap(\.stringValue).map(TerminalText.escaped).joined(separator: " and ")
             bus.countPluginReport("multiple-writers", "\(key) in \(TerminalText.escaped(body["group"]?.stringValue ?? "an app group")) is written by \(writers) (declare it `shared:` if that is meant)")
-        }
-    }
-
-    /// Saves a piece of persistent state. A failure (disk full, read-only) is reported on the terminal, in
-    /// `status` and on the bus — never ignored; the value in memory stays in force and the next change saves it.
-    func save<T: Encodable>(_ value: T, key: String) {
-        saving(key) { try $0.save(value, key: key) }
-    }
-
-    /// Runs a write to the device's state; a failure is handled as `save`'s.
-    func saving(_ what: String = "the device state", _ write: (DeviceStateStore) throws -> Void) {
-        do {
-            try write(state)
-        } catch {
-            storageFailed("cannot save \(what) in \(state.path): \(error)")
         }
     }
 
@@ -250,111 +245,64 @@ public final class DeviceOS: BrokerService {
         retryUnsavedSoon()
     }
 
-
-    func fail(_ request: Envelope, code: String, _ message: String) {
-        reply(to: request, DeviceReply<NoValue>.failure(DeviceError(code: code, message: message)))
-    }
-
-    /// Decodes a request body, answering with a clear error when it does not decode.
-    func decode<T: Decodable>(_ type: T.Type, from request: Envelope) -> T? {
-        do {
-            return try DeviceAPICoding.decode(type, from: request.body)
-        } catch {
-            fail(request, code: "bad-request", "the body of \(request.topic) from \(request.source) is not a valid \(type): \(DeviceAPICoding.describe(error))")
-            return nil
-        }
-    }
-
     /// A fresh correlation id for a request the OS makes.
     func nextCorrelation(_ prefix: String) -> String {
         correlation += 1
         return "os-\(prefix)-\(correlation)"
     }
 
-    /// What the OS tells plugins about an app: token and display name, never the bundle id.
-    func application(_ app: CatalogApp) -> Application {
-        Application(token: tokens.application(app.bundleIdentifier), localizedDisplayName: app.name)
-    }
-
-    func category(id: String?) -> ActivityCategory? {
-        guard let id, let category = catalog.category(id: id) else { return nil }
-        return ActivityCategory(token: tokens.category(category.id), localizedDisplayName: category.name)
-    }
-
-    /// The one product app on the device (nil with none, or several).
-    var onlyCompanionApp: String? {
-        let apps = settings.products.compactMap(\.companionApp?.name)
-        return apps.count == 1 ? apps[0] : nil
-    }
-
-    /// The product `plugin` belongs to (on a device with one product, that product).
-    func product(of plugin: String) -> DeviceProduct? { settings.products.first { $0.includes(plugin) } }
-
-    /// The product whose companion app `app` is.
-    func product(withCompanion app: CatalogApp) -> DeviceProduct? {
-        settings.products.first { $0.companionApp?.bundleIdentifier == app.bundleIdentifier }
-    }
-
-    /// Who hears what the OS says to `plugin`'s app: its product's plugins on a device with several products (only
-    /// itself if it is none's); nil — every subscriber — on a device with one.
-    func audience(of plugin: String) -> Set<String>? {
-        guard settings.products.count > 1 else { return nil }
-        return product(of: plugin)?.plugins ?? [plugin]
-    }
-
     /// Does what the person does: a scenario step or a tool's input.
     func perform(_ action: ScenarioAction) {
-        let device = self
         switch action {
         case .open(let app):
-            device.activity.pickedUp()
-            device.screen.open(app)
-        case .close(let app): device.screen.close(app)
-        case .home: device.screen.goHome()
+            activity.pickedUp()
+            screen.open(app)
+        case .close(let app): screen.close(app)
+        case .home: screen.goHome()
         case let .visit(url, host, tab, isPrivate):
-            device.activity.pickedUp()
-            device.screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
-        case .closeTab(let tab): device.screen.closeTab(tab)
-        case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
-        case .tapNotification(let id): device.notifications.tap(id: id)
-        case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+            activity.pickedUp()
+            screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)
+        case .closeTab(let tab): screen.closeTab(tab)
+        case .press(let button): screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
+        case .tapNotification(let id): notifications.tap(id: id)
+        case .habit(let habit): emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
         case let .appAction(app, action):
-            guard let name = app?.name ?? device.onlyCompanionApp else {
+            guard let name = app?.name ?? directory.onlyCompanionApp else {
                 let why = settings.products.contains { $0.companionApp != nil } ? "the device has several product apps: give {app: …, action: \(action)}"
                                                                                 : "the device has no product app (device.companionApp)"
-                device.emit(topic: "bus.error", body: ["code": "ambiguous-app-action", "message": .string("the app action '\(action)' names no app and \(why)")])
+                emit(topic: "bus.error", body: ["code": "ambiguous-app-action", "message": .string("the app action '\(action)' names no app and \(why)")])
                 return
             }
             // Only that app's product hears it, on a device with several; the journal keeps it for the checker.
             let owner = settings.products.count > 1 ? settings.products.first { $0.companionApp?.name == name }?.plugins : nil
-            device.emit(DeviceTopic.appAction, AppAction(app: name, action: action), audience: owner)
+            emit(DeviceTopic.appAction, AppAction(app: name, action: action), audience: owner)
         case .authorize(let answer):
             switch answer {
-            case .approved: device.authorization.answer(.approved)
-            case .denied: device.authorization.answer(.denied)
-            case .revoked: device.authorization.revoke()
+            case .approved: authorization.answer(.approved)
+            case .denied: authorization.answer(.denied)
+            case .revoked: authorization.revoke()
             }
-        case .osUpdate: device.updateOperatingSystem()
-        case .restart: device.restart()
-        case .switchTab(let tab): device.screen.switchTab(tab)
-        case .setClock(let setting): device.setClock(setting)
-        case .setTimeZone(let identifier): device.setTimeZone(identifier)
-        case .crashBroker: device.crashBroker()
-        case .fillActivityLimit: device.activity.fillLimit()
+        case .osUpdate: updateOperatingSystem()
+        case .restart: restart()
+        case .switchTab(let tab): screen.switchTab(tab)
+        case .setClock(let setting): setClock(setting)
+        case .setTimeZone(let identifier): setTimeZone(identifier)
+        case .crashBroker: crashBroker()
+        case .fillActivityLimit: activity.fillLimit()
         case .forceQuit(let app):
-            if let product = device.product(withCompanion: app) {
+            if let product = directory.product(withCompanion: app) {
                 // Its process ends whether or not it is on screen: something happens either way.
-                if device.screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) { device.screen.close(app) }
-                device.lifecycle.appTerminated(product)
-                if let plugin = product.companionPluginName { device.bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
-            } else if device.screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) {
-                device.screen.close(app)
+                if screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) { screen.close(app) }
+                lifecycle.appTerminated(product)
+                if let plugin = product.companionPluginName { bus.restartPlugin(named: plugin, reason: "force-quit by the person") }
+            } else if screen.foreground == .app(bundleIdentifier: app.bundleIdentifier) {
+                screen.close(app)
             } else {
                 // An app the OS does not run in the background here: only one on screen has anything to quit.
-                device.inputChangedNothing("not-on-screen", "force-quit \(app.name): \(app.name) is not on screen; nothing was quit")
+                inputChangedNothing("not-on-screen", "force-quit \(app.name): \(app.name) is not on screen; nothing was quit")
             }
         case let .publish(topic, bodyJSON):
-            device.bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
+            bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
         }
     }
 
@@ -392,7 +340,7 @@ public final class DeviceOS: BrokerService {
         } catch {
             throw DeviceError(code: "bad-request", message: error.description)
         }
-        if case .appAction(nil, _) = asked, onlyCompanionApp == nil {
+        if case .appAction(nil, _) = asked, directory.onlyCompanionApp == nil {
             throw DeviceError(code: "bad-request", message: settings.products.contains { $0.companionApp != nil }
                 ? "'app-action' needs 'app': the device has several product apps" : "'app-action': the device has no product app (device.companionApp)")
         }

@@ -22,14 +22,17 @@ final class InputConfirmations {
         var timer: UInt64 = 0
     }
 
-    private unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    /// What is on screen now, told to a tool with its answer.
+    private let look: () -> DeviceLook
     /// By the request's sequence number.
     private var waiting: [UInt64: Waiting] = [:]
     /// The input whose action runs now (actions run synchronously): the one a refusal is about.
     private var performing: UInt64?
 
-    init(device: DeviceOS) {
-        self.device = device
+    init(host: any DeviceHost, look: @escaping () -> DeviceLook) {
+        self.host = host
+        self.look = look
     }
 
     /// Performs the input `request` asks for and answers it once the bus is quiet (everything it caused is
@@ -43,10 +46,10 @@ final class InputConfirmations {
         performing = nil
         if let refusal = waiting[seq]?.refusal {
             waiting[seq] = nil
-            return device.reply(to: request, DeviceReply<NoValue>.failure(refusal))
+            return host.reply(to: request, DeviceReply<NoValue>.failure(refusal))
         }
-        waiting[seq]?.timer = device.bus.afterWallTime(milliseconds: Self.waitMilliseconds) { [weak self] in self?.answer(seq, handled: false) }
-        device.bus.whenQuiet { [weak self] in self?.answer(seq, handled: true) }
+        waiting[seq]?.timer = host.bus.afterWallTime(milliseconds: Self.waitMilliseconds) { [weak self] in self?.answer(seq, handled: false) }
+        host.bus.whenQuiet { [weak self] in self?.answer(seq, handled: true) }
     }
 
     /// The input being performed did nothing on the device: its tool is told why instead of "done". Outside a
@@ -63,11 +66,11 @@ final class InputConfirmations {
     /// and held against every input still waiting. Only a supervised plugin is believed.
     func writeFailed(_ envelope: Envelope) {
         let body = envelope.bodyValue
-        guard device.bus.isSupervisedPlugin(envelope.source) else { return }
+        guard host.bus.isSupervisedPlugin(envelope.source) else { return }
         let what = TerminalText.escaped(body["what"]?.stringValue ?? "its change")
         let message = TerminalText.escaped(body["message"]?.stringValue ?? "no reason given")
         let failure = "\(envelope.source) could not record \(what): \(message)"
-        device.bus.reportStorageFailure(failure)
+        host.bus.reportStorageFailure(failure)
         noteFailure(failure)
     }
 
@@ -79,21 +82,19 @@ final class InputConfirmations {
 
     private func answer(_ seq: UInt64, handled: Bool) {
         guard let entry = waiting.removeValue(forKey: seq) else { return }
-        device.bus.cancelWallTimer(entry.timer)
+        host.bus.cancelWallTimer(entry.timer)
         // A plugin given up on (or stopped) that the input's events were for: whatever it would have done was not done.
-        let outOfAction = device.bus.pluginsThatCouldNotAct(since: seq).map { PluginOutOfAction(name: $0.name, why: $0.why) }
+        let outOfAction = host.bus.pluginsThatCouldNotAct(since: seq).map { PluginOutOfAction(name: $0.name, why: $0.why) }
         if !outOfAction.isEmpty {
             let names = outOfAction.map(\.name).joined(separator: ", ")
             let message = "nothing acted for \(names): " + outOfAction.map { "\($0.name) \($0.why)" }.joined(separator: "; ")
                 + (entry.failures.isEmpty ? "" : "; " + entry.failures.joined(separator: "; "))
                 + "; fix it and start it again with `shieldbus plugin restart NAME` (or restart the device)"
-            device.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: Self.couldNotAct, message: message, plugins: outOfAction)))
+            host.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: Self.couldNotAct, message: message, plugins: outOfAction)))
         } else if entry.failures.isEmpty {
-            var screen = DeviceLook()
-            device.screen.look(into: &screen)
-            device.reply(to: entry.request, .success(InputOutcome(handled: handled, screen: screen)))
+            host.reply(to: entry.request, .success(InputOutcome(handled: handled, screen: look())))
         } else {
-            device.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: "not-recorded", message: entry.failures.joined(separator: "; "))))
+            host.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: "not-recorded", message: entry.failures.joined(separator: "; "))))
         }
     }
 }

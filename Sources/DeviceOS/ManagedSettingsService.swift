@@ -9,8 +9,12 @@ import ScreenTime
 /// A write is in force and announced (`managedsettings.changed`) only once `device.sqlite` holds it: an unlock or a
 /// re-block is durable before it is told, so a crash never leaves a journal (and plugins) told of shields the
 /// restarted device does not have. A write the disk cannot take waits, in order, and takes effect when it is saved.
-final class ManagedSettingsService {
-    private unowned let device: DeviceOS
+final class ManagedSettingsService: ShieldStores {
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
+    private let authorization: any AuthorizationStatuses
+    /// Waiting writes were put in force and announced: what the stores shield may have changed.
+    private let enforced: () -> Void
     /// The stores in force: what `device.sqlite` holds.
     private(set) var stores: [String: ShieldSettings]
     /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
@@ -38,10 +42,14 @@ final class ManagedSettingsService {
     /// settings count: one written empty is gone.
     static let maximumNamedStores = 50
 
-    init(device: DeviceOS) throws {
-        self.device = device
-        stores = try device.state.load([String: ShieldSettings].self, key: Self.storesKey) ?? [:]
-        writers = try device.state.load([String: String].self, key: "managedsettings.writers") ?? [:]
+    /// The stores as the device's state holds them; `enforced` is told after each change is put in force.
+    init(host: any DeviceHost, directory: DeviceDirectory, authorization: any AuthorizationStatuses, enforced: @escaping () -> Void) throws {
+        self.host = host
+        self.directory = directory
+        self.authorization = authorization
+        self.enforced = enforced
+        stores = try host.state.load([String: ShieldSettings].self, key: Self.storesKey) ?? [:]
+        writers = try host.state.load([String: String].self, key: "managedsettings.writers") ?? [:]
     }
 
     /// The plugin (or "system") whose write made `store` what it is.
@@ -54,16 +62,16 @@ final class ManagedSettingsService {
         switch envelope.topic {
         case DeviceTopic.settingsReadRequest:
             // An app sees its own stores; a tool or tap (no product's) sees the device's.
-            let product = device.audience(of: envelope.source) == nil ? nil : device.product(of: envelope.source)
-            device.reply(to: envelope, .success(ManagedSettingsSnapshot(stores: product.map { own in stores.filter { own.owns(store: $0.key) } } ?? stores)))
+            let product = directory.audience(of: envelope.source) == nil ? nil : directory.product(of: envelope.source)
+            host.reply(to: envelope, .success(ManagedSettingsSnapshot(stores: product.map { own in stores.filter { own.owns(store: $0.key) } } ?? stores)))
         case DeviceTopic.settingsWriteRequest:
-            guard let write = device.decode(ManagedSettingsWrite.self, from: envelope) else { return }
+            guard let write = host.decode(ManagedSettingsWrite.self, from: envelope) else { return }
             if let error = refusal(of: write, by: envelope.source) {
-                device.reply(to: envelope, DeviceReply<NoValue>.failure(error))
+                host.reply(to: envelope, DeviceReply<NoValue>.failure(error))
                 return
             }
             apply(write.shield, to: write.store, writer: envelope.source)
-            device.reply(to: envelope, .success(NoValue()))
+            host.reply(to: envelope, .success(NoValue()))
         default:
             break
         }
@@ -77,27 +85,27 @@ final class ManagedSettingsService {
             return DeviceError(code: "too-many-tokens", message: "\(over.setting) holds \(over.count) tokens: ManagedSettings takes at most "
                 + "\(ShieldSettings.maximumTokens) per set (iOS shields nothing past it, without a word); the store is unchanged")
         }
-        let status = device.authorization.status(of: writer)
+        let status = authorization.status(of: writer)
         guard status == .approved else {
             return DeviceError(code: "unauthorized", message: "FamilyControls authorization is \(status.rawValue): request and get authorization before writing shields")
         }
         if write.store.isEmpty || write.store.count > 64 {
             return DeviceError(code: "bad-store-name", message: "a store name must be 1 to 64 characters")
         }
-        let declaredBy = device.settings.products.first { $0.storeOwners[write.store] != nil }
-        if device.settings.products.count > 1, let product = device.product(of: writer), !product.owns(store: write.store) {
+        let declaredBy = directory.settings.products.first { $0.storeOwners[write.store] != nil }
+        if directory.settings.products.count > 1, let product = directory.product(of: writer), !product.owns(store: write.store) {
             return DeviceError(code: "store-of-another-app",
                                message: "\(writer) belongs to \(product.name), which has no store '\(write.store)'"
                                    + (declaredBy.map { " (it is \($0.name)'s)" } ?? "") + ": an app writes only its own stores (its product's `stores:`)")
         }
         let stores = written.stores
-        let ownStores = stores.keys.filter { name in device.product(of: writer).map { $0.owns(store: name) } ?? true }
+        let ownStores = stores.keys.filter { name in directory.product(of: writer).map { $0.owns(store: name) } ?? true }
         if stores[write.store] == nil, !write.shield.isEmpty, ownStores.count >= Self.maximumNamedStores {
             // Apple documents the limit, not what passes it does: refused loudly, as too-many-tokens is.
             return DeviceError(code: "too-many-stores", message: "the app already has \(ownStores.count) ManagedSettings stores holding settings: "
                 + "a process may use at most \(Self.maximumNamedStores) named stores; clear one (write an empty shield) or reuse a name; '\(write.store)' is unchanged")
         }
-        if let owner = declaredBy?.storeOwners[write.store] ?? device.settings.managedSettingsOwner, writer != owner,
+        if let owner = declaredBy?.storeOwners[write.store] ?? directory.settings.managedSettingsOwner, writer != owner,
            !write.shield.covers(stores[write.store] ?? ShieldSettings()) {
             return DeviceError(code: "only-owner-may-remove",
                                message: "\(writer) may add shields but not remove them: only \(owner) (the stores' owner) removes shields; write your intent to the App-Group store instead")
@@ -116,17 +124,17 @@ final class ManagedSettingsService {
     /// Puts in force and announces, in order, the waiting writes once `device.sqlite` holds them (saved by this
     /// service's next save or by the device's retry of what it could not save: `UnsavedStateRetry`).
     func enforceSaved() {
-        guard !waiting.isEmpty, device.state.isSaved(key: Self.storesKey) else { return }
+        guard !waiting.isEmpty, host.state.isSaved(key: Self.storesKey) else { return }
         let saved = waiting
         (stores, writers) = written
         waiting = []
         for write in saved { announce(write.shield, to: write.store, writer: write.writer) }
-        device.screen.reevaluate(reason: "managed-settings")
+        enforced()
     }
 
     /// `managedsettings.changed`: what `store` holds now, and who wrote it.
     func announce(_ shield: ShieldSettings, to store: String, writer: String) {
-        device.emit(DeviceTopic.settingsChanged, ManagedSettingsChanged(store: store, shield: shield, writer: writer), fact: StatedFact.store(store))
+        host.emit(DeviceTopic.settingsChanged, ManagedSettingsChanged(store: store, shield: shield, writer: writer), fact: StatedFact.store(store))
     }
 
     func clearAll(reason: String) {
@@ -144,7 +152,7 @@ final class ManagedSettingsService {
     /// Saves the stores and their writers, waiting writes made, together (one transaction).
     private func persist() {
         let (stores, writers) = written
-        device.saving("the ManagedSettings stores") {
+        host.saving("the ManagedSettings stores") {
             try $0.save(jsonByKey: [Self.storesKey: DeviceAPICoding.encode(stores), "managedsettings.writers": DeviceAPICoding.encode(writers)])
         }
     }

@@ -56,15 +56,37 @@ final class Screen {
         let shield: PresentedShield
     }
 
-    private unowned let device: DeviceOS
+    /// What the screen tells the rest of the device of what is in use: the meter counts it, the companion apps'
+    /// lifecycle follows it, the web limits watch it.
+    struct Events {
+        /// An app came into use: on screen, with no shield over it.
+        var appInUse: (_ app: CatalogApp, _ reason: String) -> Void
+        /// A page came into use in a tab.
+        var pageInUse: (_ domain: String, _ categoryID: String?, _ isPrivate: Bool) -> Void
+        /// What was in use is no longer (it left the screen, or a shield came down over it).
+        var useEnded: () -> Void
+        /// An app left the screen.
+        var appLeft: (_ app: CatalogApp) -> Void
+    }
+
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
+    private let stores: any ShieldStores
+    private let webContent: any WebVerdicts
+    private let events: Events
     private(set) var foreground: Foreground = .home
     private(set) var tabs: [Int: Tab] = [:]
     private(set) var presented: PresentedShield?
     private var pendingConfiguration: PendingConfiguration?
     private var pendingAction: PendingAction?
 
-    init(device: DeviceOS) {
-        self.device = device
+    /// A screen showing the home screen, enforcing `stores` and the OS's own `webContent` settings.
+    init(host: any DeviceHost, directory: DeviceDirectory, stores: any ShieldStores, webContent: any WebVerdicts, events: Events) {
+        self.host = host
+        self.directory = directory
+        self.stores = stores
+        self.webContent = webContent
+        self.events = events
     }
 
     var isAwaitingReply: Bool { pendingConfiguration != nil || pendingAction != nil }
@@ -74,11 +96,11 @@ final class Screen {
         switch foreground {
         case .home: return nil
         case .app(let bundle):
-            guard let app = device.catalog.app(named: bundle) else { return nil }
+            guard let app = directory.catalog.app(named: bundle) else { return nil }
             return Subject(app: app, host: nil, categoryID: app.categoryID)
         case .web(let tab):
             guard let page = tabs[tab] else { return nil }
-            return Subject(app: nil, host: page.host, categoryID: device.catalog.domain(page.host)?.categoryID)
+            return Subject(app: nil, host: page.host, categoryID: directory.catalog.domain(page.host)?.categoryID)
         }
     }
 
@@ -109,11 +131,11 @@ final class Screen {
 
     func close(_ app: CatalogApp?) {
         if let app, foreground != .app(bundleIdentifier: app.bundleIdentifier) {
-            device.inputChangedNothing("not-on-screen", "close \(app.name): \(app.name) is not on screen; nothing was closed")
+            host.inputChangedNothing("not-on-screen", "close \(app.name): \(app.name) is not on screen; nothing was closed")
             return
         }
         guard foreground != .home else {
-            device.inputChangedNothing("nothing-open", "close: the home screen is showing; nothing was closed")
+            host.inputChangedNothing("nothing-open", "close: the home screen is showing; nothing was closed")
             return
         }
         goHome(reason: "close")
@@ -123,30 +145,30 @@ final class Screen {
         guard foreground != .home else { return }
         leaveForeground(reason: reason)
         foreground = .home
-        device.emit(topic: DeviceTopic.home, body: ["reason": .string(reason)])
+        host.emit(topic: DeviceTopic.home, body: ["reason": .string(reason)])
     }
 
     func visit(url: String, host: String, tab: Int, isPrivate: Bool) {
         leaveForeground(reason: "switch")
         tabs[tab] = Tab(url: url, host: host, isPrivate: isPrivate)
         foreground = .web(tab: tab)
-        show(Subject(app: nil, host: host, categoryID: device.catalog.domain(host)?.categoryID), reason: "user")
+        show(Subject(app: nil, host: host, categoryID: directory.catalog.domain(host)?.categoryID), reason: "user")
     }
 
     /// Brings an open tab to the front; its page is shown again (and shielded again if it must be).
     func switchTab(_ tab: Int) {
         guard let page = tabs[tab] else {
-            return device.actionDidNothing("no-tab", "switch to tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
+            return host.actionDidNothing("no-tab", "switch to tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
         }
         guard foreground != .web(tab: tab) else { return }
         leaveForeground(reason: "switch")
         foreground = .web(tab: tab)
-        show(Subject(app: nil, host: page.host, categoryID: device.catalog.domain(page.host)?.categoryID), reason: "user")
+        show(Subject(app: nil, host: page.host, categoryID: directory.catalog.domain(page.host)?.categoryID), reason: "user")
     }
 
     func closeTab(_ tab: Int) {
         guard tabs[tab] != nil else {
-            device.inputChangedNothing("no-tab", "close tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
+            host.inputChangedNothing("no-tab", "close tab \(tab): no such tab is open (open tabs: \(tabs.keys.sorted().map(String.init).joined(separator: ", ")))")
             return
         }
         if foreground == .web(tab: tab) { goHome(reason: "tab-closed") }
@@ -155,21 +177,21 @@ final class Screen {
 
     func press(_ action: ShieldAction) {
         guard let shield = presented else {
-            return device.actionDidNothing("no-shield", "a shield button was pressed but no shield is on screen; the press did nothing")
+            return host.actionDidNothing("no-shield", "a shield button was pressed but no shield is on screen; the press did nothing")
         }
         if action == .secondaryButtonPressed, shield.shown.configuration.secondaryButtonLabel == nil {
             // iOS draws the secondary button only when the configuration labels it: there is nothing to press.
-            return device.actionDidNothing("no-secondary-button", "the shield over \(shield.shown.target.displayName) has no secondary button "
+            return host.actionDidNothing("no-secondary-button", "the shield over \(shield.shown.target.displayName) has no secondary button "
                 + "(its configuration sets no secondaryButtonLabel, so iOS draws none); the press did nothing")
         }
         guard pendingAction == nil else { return }  // a second press while the first is handled: ignored, like a double tap
         let audience = shield.product?.plugins
-        guard device.bus.isConnected(role: .action, among: audience) else {
+        guard host.bus.isConnected(role: .action, among: audience) else {
             // Without a ShieldAction extension iOS closes the app for the primary button and does nothing else.
             respond(action == .primaryButtonPressed ? .close : .none, to: action, on: shield, decidedBy: "system")
             return
         }
-        let corr = device.nextCorrelation("action")
+        let corr = host.nextCorrelation("action")
         // The tokens as iOS knows them at the press, not as the shield was drawn: an OS update since then regenerated
         // them, and the delegate acts on the token it is handed (Tether: the injected token stays valid; a stale
         // token would lift nothing, and the pressed app would stay shielded).
@@ -178,20 +200,20 @@ final class Screen {
                                           application: target.application?.token, webDomain: target.webDomain?.token,
                                           category: target.category?.token)
         // The delegate's time to answer counts from its turn, not from the press (docs/architecture.md § 5.2).
-        device.bus.afterAnswerTime(for: corr, milliseconds: device.settings.replyTimeoutMilliseconds) { [weak self] in
+        host.bus.afterAnswerTime(for: corr, milliseconds: directory.settings.replyTimeoutMilliseconds) { [weak self] in
             guard let self, let pending = pendingAction, pending.corr == corr else { return }
             pendingAction = nil
-            respond(.none, to: action, on: pending.shield, decidedBy: "system", note: "the action delegate did not answer within \(device.settings.replyTimeoutMilliseconds) ms")
+            respond(.none, to: action, on: pending.shield, decidedBy: "system", note: "the action delegate did not answer within \(directory.settings.replyTimeoutMilliseconds) ms")
         }
         pendingAction = PendingAction(corr: corr, action: action, shield: shield)
-        device.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: device.bus.now, audience: audience)
+        host.emit(DeviceTopic.actionRequest, request, corr: corr, deadline: host.bus.now, audience: audience)
     }
 
     // MARK: Replies from the renderer and the delegate
 
     func handleReply(_ envelope: Envelope) {
         if let pending = pendingConfiguration, envelope.corr == pending.corr {
-            device.bus.cancelAnswerTime(for: pending.corr)
+            host.bus.cancelAnswerTime(for: pending.corr)
             pendingConfiguration = nil
             do {
                 let reply = try DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
@@ -201,7 +223,7 @@ final class Screen {
                         fallbackReason: "renderer-error: \(DeviceAPICoding.describe(error))")
             }
         } else if let pending = pendingAction, envelope.corr == pending.corr {
-            device.bus.cancelAnswerTime(for: pending.corr)
+            host.bus.cancelAnswerTime(for: pending.corr)
             pendingAction = nil
             guard presented != nil else { return }
             do {
@@ -219,13 +241,13 @@ final class Screen {
             "target": .string(shield.shown.target.displayName), "decidedBy": .string(decidedBy),
         ]
         if let note { body["note"] = .string(note) }
-        device.emit(topic: DeviceTopic.actionHandled, body: .object(body))
+        host.emit(topic: DeviceTopic.actionHandled, body: .object(body))
         switch response {
         case .close:
             goHome(reason: "shield-close")
         case .defer:
             // Re-evaluate once everything the delegate set in motion (intents, the monitor's answer) is handled.
-            device.bus.whenQuiet { [weak self] in
+            host.bus.whenQuiet { [weak self] in
                 guard let self, let current = presented, current.subject == shield.subject else { return }
                 recheck(current.subject, reason: "defer")
             }
@@ -242,7 +264,7 @@ final class Screen {
         if presented != nil || pendingConfiguration != nil {
             if shielding(subject) == nil { recheck(subject, reason: reason) }
         } else if let shielding = shielding(subject) {
-            device.usage.end()
+            events.useEnded()
             emitLeft(subject, reason: "shielded")
             requestShield(subject, shielding)
         }
@@ -270,7 +292,7 @@ final class Screen {
 
     /// Whether any product's stores shield `subject` (the stores are merged: any one's shield holds).
     private func shielding(_ subject: Subject) -> Shielding? {
-        let matches = device.settings.products.compactMap { product in match(subject, product).map { Shielding(match: $0, product: product) } }
+        let matches = directory.settings.products.compactMap { product in match(subject, product).map { Shielding(match: $0, product: product) } }
         guard var first = matches.first else { return nil }
         if matches.count > 1 {
             first.match = ShieldMatch(entryPoint: first.match.entryPoint, stores: matches.flatMap(\.match.stores).sorted())
@@ -281,48 +303,48 @@ final class Screen {
     /// Whether `product`'s stores shield `subject`; its own app is exempt from its `.all` category shields, as Apple
     /// exempts the owning app.
     private func match(_ subject: Subject, _ product: DeviceProduct) -> ShieldMatch? {
-        let matcher = device.managedSettings.matcher(for: product)
-        let category = subject.categoryID.map(device.tokens.category)
+        let matcher = stores.matcher(for: product)
+        let category = subject.categoryID.map(directory.tokens.category)
         if let app = subject.app {
-            let owner = product.companionApp.map { device.tokens.application($0.bundleIdentifier) }
-            return matcher.match(application: device.tokens.application(app.bundleIdentifier), category: category, owner: owner)
+            let owner = product.companionApp.map { directory.tokens.application($0.bundleIdentifier) }
+            return matcher.match(application: directory.tokens.application(app.bundleIdentifier), category: category, owner: owner)
         }
         if let host = subject.host {
-            let domain = device.catalog.domain(host)?.domain ?? host
-            return matcher.match(webDomain: device.tokens.webDomain(domain), category: category)
+            let domain = directory.catalog.domain(host)?.domain ?? host
+            return matcher.match(webDomain: directory.tokens.webDomain(domain), category: category)
         }
         return nil
     }
 
     private func target(_ subject: Subject) -> ShieldTarget {
-        let category = device.category(id: subject.categoryID)
-        if let app = subject.app { return ShieldTarget(application: device.application(app), category: category) }
-        let domain = device.catalog.domain(subject.host ?? "")?.domain ?? subject.host ?? ""
-        return ShieldTarget(webDomain: WebDomain(token: device.tokens.webDomain(domain), domain: domain), category: category)
+        let category = directory.category(id: subject.categoryID)
+        if let app = subject.app { return ShieldTarget(application: directory.application(app), category: category) }
+        let domain = directory.catalog.domain(subject.host ?? "")?.domain ?? subject.host ?? ""
+        return ShieldTarget(webDomain: WebDomain(token: directory.tokens.webDomain(domain), domain: domain), category: category)
     }
 
     /// Asks the renderer for the shield's configuration, within the deadline; falls back to the default shield.
     private func requestShield(_ subject: Subject, _ shielding: Shielding) {
-        if let pending = pendingConfiguration { device.bus.cancelAnswerTime(for: pending.corr) }
+        if let pending = pendingConfiguration { host.bus.cancelAnswerTime(for: pending.corr) }
         pendingConfiguration = nil
         let audience = shielding.product.plugins
-        guard device.bus.isConnected(role: .shield, among: audience) else {
+        guard host.bus.isConnected(role: .shield, among: audience) else {
             present(subject, shielding, configuration: .default, renderedBy: "system", fallbackReason: "no-renderer")
             return
         }
-        let corr = device.nextCorrelation("shield")
-        let timeout = device.settings.replyTimeoutMilliseconds
+        let corr = host.nextCorrelation("shield")
+        let timeout = directory.settings.replyTimeoutMilliseconds
         // The renderer's time to answer counts from its turn: the request may wait behind the turn of the plugin whose
         // write put the shield up (still calling the OS, then its next process starting), which is process timing.
-        device.bus.afterAnswerTime(for: corr, milliseconds: timeout) { [weak self] in
+        host.bus.afterAnswerTime(for: corr, milliseconds: timeout) { [weak self] in
             guard let self, let pending = pendingConfiguration, pending.corr == corr else { return }
             pendingConfiguration = nil
             present(pending.subject, pending.shielding, configuration: .default, renderedBy: "system",
                     fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
         }
         pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding)
-        device.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
-                    corr: corr, deadline: device.bus.now, audience: audience)
+        host.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
+                    corr: corr, deadline: host.bus.now, audience: audience)
     }
 
     private func present(_ subject: Subject, _ shielding: Shielding, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
@@ -337,39 +359,37 @@ final class Screen {
                                 configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason,
                                 tab: page?.tab, isPrivate: page?.isPrivate)
         presented = PresentedShield(subject: subject, shown: shown, product: product)
-        device.emit(DeviceTopic.shieldShown, shown)
+        host.emit(DeviceTopic.shieldShown, shown)
     }
 
     private func dismissShield(reason: String) {
-        if let pending = pendingConfiguration { device.bus.cancelAnswerTime(for: pending.corr) }
+        if let pending = pendingConfiguration { host.bus.cancelAnswerTime(for: pending.corr) }
         pendingConfiguration = nil
-        if let pending = pendingAction { device.bus.cancelAnswerTime(for: pending.corr) }
+        if let pending = pendingAction { host.bus.cancelAnswerTime(for: pending.corr) }
         pendingAction = nil
         guard let shield = presented else { return }
         presented = nil
-        device.emit(topic: DeviceTopic.shieldDismissed, body: ["target": .string(shield.shown.target.displayName), "reason": .string(reason)])
+        host.emit(topic: DeviceTopic.shieldDismissed, body: ["target": .string(shield.shown.target.displayName), "reason": .string(reason)])
     }
 
     private func becomeUsable(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            device.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
-            device.usage.begin(app: app)
-            if let product = device.product(withCompanion: app) { device.lifecycle.enterForeground(product, reason: reason) }
+            host.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
+            events.appInUse(app, reason)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
             // A lifted shield may uncover a page the OS itself refuses (a limit reached meanwhile).
             if presentWebContentView(subject) { return }
-            device.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+            host.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
                                                             tab: tab, isPrivate: page.isPrivate, reason: reason))
-            device.usage.begin(webDomain: target.webDomain!.domain!, categoryID: subject.categoryID, isPrivate: page.isPrivate)
-            device.webContent.watchCurrentUse()
+            events.pageInUse(target.webDomain!.domain!, subject.categoryID, page.isPrivate)
         }
     }
 
     /// Draws WebKit's "You cannot browse this page" or the tab's "You've reached your limit" over a page the OS's own
     /// settings refuse; no plugin is asked. Returns whether it did.
     private func presentWebContentView(_ subject: Subject) -> Bool {
-        guard let host = subject.host, let verdict = device.webContent.verdict(for: host) else { return false }
+        guard let host = subject.host, let verdict = webContent.verdict(for: host) else { return false }
         let view = WebContentFilter.view(for: verdict)
         present(subject, match: view.match, product: nil, configuration: view.configuration, renderedBy: "system")
         return true
@@ -379,7 +399,7 @@ final class Screen {
     /// the limit view comes down over it (that tab only: another tab stays usable).
     func recheckWebPage() {
         guard isUsable, case .web = foreground, let subject = foregroundSubject, let host = subject.host,
-              device.webContent.verdict(for: host) != nil else { return }
+              webContent.verdict(for: host) != nil else { return }
         leaveForeground(reason: "limit-reached")
         _ = presentWebContentView(subject)
     }
@@ -391,17 +411,17 @@ final class Screen {
             return
         }
         guard let subject = foregroundSubject else { return }
-        device.usage.end()
+        events.useEnded()
         emitLeft(subject, reason: reason)
     }
 
     private func emitLeft(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            device.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
-            if let product = device.product(withCompanion: app) { device.lifecycle.enterBackground(product) }
+            host.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
+            events.appLeft(app)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
-            device.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+            host.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
                                                          tab: tab, isPrivate: page.isPrivate, reason: reason))
         }
     }
@@ -412,4 +432,9 @@ final class Screen {
         foreground = .home
         tabs = [:]
     }
+}
+
+/// What the screen asks of ManagedSettings: what `product`'s stores shield.
+protocol ShieldStores: AnyObject {
+    func matcher(for product: DeviceProduct) -> ShieldMatcher
 }

@@ -11,7 +11,7 @@ import ScreenTime
 /// crash, so after a reload DeviceActivity replays the running interval's use from it.
 /// The use in progress is stored too: a broker killed by SIGKILL records nothing as it dies, and its successor
 /// counts that use up to its own start instead of forgetting it.
-final class UsageMeter {
+final class UsageMeter: MeteredUse, RecordedUse {
     /// Something in use, in the OS's own names.
     struct Use: Equatable, Codable {
         var bundleIdentifier: String?
@@ -25,7 +25,9 @@ final class UsageMeter {
         var end: Date
     }
 
-    private unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    private let directory: DeviceDirectory
+    private let events: Events
     /// What is being used now, and since when (nil: nothing is, or it is private).
     private(set) var current: (use: Use, since: Date)?
     /// Recent spans (eight days), for events with `includesPastActivity` and for replaying an interval's use.
@@ -41,11 +43,21 @@ final class UsageMeter {
     /// What a killed broker was still measuring (nil after an orderly end or a simulated crash, which record it).
     private var leftInProgress: UseInProgress?
 
+    /// What the meter tells DeviceActivity, which counts the use toward its thresholds.
+    struct Events {
+        /// What is in use changed (a use began or ended): the next threshold is somewhere else.
+        var useChanged: () -> Void
+        /// A span of use was recorded.
+        var recorded: (UsageSpan) -> Void
+    }
+
     /// The meter with the history stored in the device state.
-    init(device: DeviceOS) throws {
-        self.device = device
-        history = try device.state.usageSpans(Span.self)
-        leftInProgress = try device.state.load(UseInProgress?.self, key: Self.inProgressKey) ?? nil
+    init(host: any DeviceHost, directory: DeviceDirectory, events: Events) throws {
+        self.host = host
+        self.directory = directory
+        self.events = events
+        history = try host.state.usageSpans(Span.self)
+        leftInProgress = try host.state.load(UseInProgress?.self, key: Self.inProgressKey) ?? nil
     }
 
     /// Records the use a killed broker left in progress, up to now (this broker's start: the screen starts afresh,
@@ -69,9 +81,9 @@ final class UsageMeter {
 
     private func start(_ use: Use) {
         end()
-        current = (use, device.now)
+        current = (use, host.now)
         storeUseInProgress()
-        device.activity.usageChanged()
+        events.useChanged()
     }
 
     /// The current use stops now.
@@ -80,7 +92,7 @@ final class UsageMeter {
         flush()
         current = nil
         storeUseInProgress()
-        device.activity.usageChanged()
+        events.useChanged()
     }
 
     /// Stops counting without a trace of what is in use (a restart ends it).
@@ -89,7 +101,7 @@ final class UsageMeter {
     /// Records the current use up to now and continues from now.
     func flush() {
         guard let (use, since) = current else { return }
-        let now = device.now
+        let now = host.now
         guard now > since else { return }
         let span = Span(use: use, start: since, end: now)
         current = (use, now)
@@ -97,17 +109,17 @@ final class UsageMeter {
         let horizon = now.addingTimeInterval(-Self.horizon)
         if let first = history.first, first.end < horizon { history.removeAll { $0.end < horizon } }
         do {
-            try device.state.appendUsage(span, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
+            try host.state.appendUsage(span, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
         } catch {
             // Counted in memory all the same, and written with the next span once there is room.
-            device.storageFailed("cannot record usage in \(device.state.path): \(error)")
+            host.storageFailed("cannot record usage in \(host.state.path): \(error)")
         }
         storeUseInProgress()
-        device.activity.record(usageSpan(span))
+        events.recorded(usageSpan(span))
     }
 
     private func storeUseInProgress() {
-        device.save(current.map { UseInProgress(use: $0.use, since: $0.since) }, key: Self.inProgressKey)
+        host.save(current.map { UseInProgress(use: $0.use, since: $0.since) }, key: Self.inProgressKey)
     }
 
     /// A span as DeviceActivity sees it, in the current token epoch.
@@ -116,14 +128,35 @@ final class UsageMeter {
     }
 
     func subject(_ use: Use) -> UsageSpan.Subject {
-        let category = use.categoryID.map(device.tokens.category)
-        if let bundle = use.bundleIdentifier { return .application(device.tokens.application(bundle), category: category) }
-        let domain = device.catalog.domain(use.host ?? "")?.domain ?? use.host ?? ""
-        return .webDomain(device.tokens.webDomain(domain), category: category)
+        let category = use.categoryID.map(directory.tokens.category)
+        if let bundle = use.bundleIdentifier { return .application(directory.tokens.application(bundle), category: category) }
+        let domain = directory.catalog.domain(use.host ?? "")?.domain ?? use.host ?? ""
+        return .webDomain(directory.tokens.webDomain(domain), category: category)
+    }
+
+    /// What is in use now, as DeviceActivity counts it, and since when.
+    var currentUse: (subject: UsageSpan.Subject, since: Date)? {
+        current.map { (subject($0.use), $0.since) }
     }
 
     /// Spans overlapping an interval, in order, in the current token epoch.
     func spans(overlapping interval: DateInterval) -> [UsageSpan] {
         history.filter { $0.end > interval.start && $0.start < interval.end }.map(usageSpan)
     }
+}
+
+/// What DeviceActivity asks of the meter: the use in progress and the use recorded, in today's tokens.
+protocol MeteredUse: AnyObject {
+    /// What is in use now, and since when (nil: nothing, or a private page).
+    var currentUse: (subject: UsageSpan.Subject, since: Date)? { get }
+    /// Records the use in progress up to now (its span is told as `recorded`) and goes on counting from now.
+    func flush()
+    /// Spans overlapping an interval, in order.
+    func spans(overlapping interval: DateInterval) -> [UsageSpan]
+}
+
+/// What the web limits ask of the meter: the use in the OS's own names (hosts), recorded and in progress.
+protocol RecordedUse: AnyObject {
+    var current: (use: UsageMeter.Use, since: Date)? { get }
+    var history: [UsageMeter.Span] { get }
 }

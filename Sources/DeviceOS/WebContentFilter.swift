@@ -11,7 +11,7 @@ import ScreenTime
 /// asked), authorization changes do not touch them, and they match host names, so a token regeneration cannot
 /// either. Usage comes from the meter, which records nothing in private tabs (`suppressUsageRecording`): a
 /// private tab never uses up a limit, yet shows the limit view once public browsing has, as Safari does.
-final class WebContentFilter {
+final class WebContentFilter: WebVerdicts {
     /// Why the OS refuses a page.
     enum Verdict: Equatable {
         case restricted(domain: String)
@@ -25,16 +25,24 @@ final class WebContentFilter {
     /// Bus time is whole milliseconds, so a limit's timer may land up to half a millisecond short of it.
     private static let tolerance: TimeInterval = 0.001
 
-    private unowned let device: DeviceOS
+    private unowned let host: any DeviceHost
+    private let settings: DeviceSettings
+    private let usage: any RecordedUse
+    /// The page in use may just have reached a limit: the screen checks it again.
+    private let limitDue: () -> Void
     private var limitTimer: UInt64?
 
-    init(device: DeviceOS) {
-        self.device = device
+    /// The device's `restrictedDomains` and `webLimits` (of `settings`), counted on `usage`.
+    init(host: any DeviceHost, settings: DeviceSettings, usage: any RecordedUse, limitDue: @escaping () -> Void) {
+        self.host = host
+        self.settings = settings
+        self.usage = usage
+        self.limitDue = limitDue
     }
 
     /// Whether the OS refuses a page on `host` now: restrictions first, then limits, most specific domain first.
     func verdict(for host: String) -> Verdict? {
-        if let domain = device.settings.restrictedDomains.sorted().first(where: { Self.host(host, isIn: $0) }) {
+        if let domain = settings.restrictedDomains.sorted().first(where: { Self.host(host, isIn: $0) }) {
             return .restricted(domain: domain)
         }
         for (domain, minutes) in limits(covering: host) where secondsUsedToday(on: domain) >= Double(minutes * 60) - Self.tolerance {
@@ -46,16 +54,16 @@ final class WebContentFilter {
     /// Arms a timer for the instant the page in use reaches a limit, if it has one; at that instant the screen
     /// checks the page again. Called whenever a public page comes into use.
     func watchCurrentUse() {
-        if let limitTimer { device.bus.cancel(limitTimer) }
+        if let limitTimer { host.bus.cancel(limitTimer) }
         limitTimer = nil
-        guard let host = device.usage.current?.use.host else { return }
-        let remaining = limits(covering: host).map { Double($0.minutes * 60) - secondsUsedToday(on: $0.domain) }
+        guard let page = usage.current?.use.host else { return }
+        let remaining = limits(covering: page).map { Double($0.minutes * 60) - secondsUsedToday(on: $0.domain) }
         guard let soonest = remaining.min() else { return }
-        let due = (device.now.timeIntervalSince1970 + max(soonest, 0)) * 1000
-        limitTimer = device.bus.schedule(at: BusTime(due.rounded(.up))) { [weak self] in
+        let due = (host.now.timeIntervalSince1970 + max(soonest, 0)) * 1000
+        limitTimer = host.bus.schedule(at: BusTime(due.rounded(.up))) { [weak self] in
             guard let self else { return }
             limitTimer = nil
-            device.screen.recheckWebPage()
+            limitDue()
             // Still in use (a day boundary reset the count meanwhile): watch again.
             watchCurrentUse()
         }
@@ -82,17 +90,17 @@ final class WebContentFilter {
 
     /// The limits whose domain covers `host`, most specific first.
     private func limits(covering host: String) -> [(domain: String, minutes: Int)] {
-        device.settings.webLimits.filter { Self.host(host, isIn: $0.key) }
+        settings.webLimits.filter { Self.host(host, isIn: $0.key) }
             .map { (domain: $0.key, minutes: $0.value) }
             .sorted { $0.domain.count != $1.domain.count ? $0.domain.count > $1.domain.count : $0.domain < $1.domain }
     }
 
     /// Public browsing of `domain` (and its subdomains) since local midnight, the use in progress included.
     private func secondsUsedToday(on domain: String) -> TimeInterval {
-        let calendar = ScheduleCalendar(timeZone: device.settings.timeZone), now = device.now
+        let calendar = ScheduleCalendar(timeZone: settings.timeZone), now = host.now
         let today = DateInterval(start: calendar.startOfDay(containing: now), end: calendar.startOfNextDay(after: now))
-        var spans = device.usage.history.map { (host: $0.use.host, start: $0.start, end: $0.end) }
-        if let (use, since) = device.usage.current { spans.append((use.host, since, now)) }
+        var spans = usage.history.map { (host: $0.use.host, start: $0.start, end: $0.end) }
+        if let (use, since) = usage.current { spans.append((use.host, since, now)) }
         return spans.reduce(0) { total, span in
             guard let host = span.host, Self.host(host, isIn: domain) else { return total }
             let start = max(span.start, today.start), end = min(span.end, today.end)
@@ -104,4 +112,9 @@ final class WebContentFilter {
     static func host(_ host: String, isIn domain: String) -> Bool {
         host == domain || host.hasSuffix("." + domain)
     }
+}
+
+/// What the screen asks of the OS's own web settings: whether a page is refused now.
+protocol WebVerdicts: AnyObject {
+    func verdict(for host: String) -> WebContentFilter.Verdict?
 }

@@ -1,5 +1,6 @@
 import AppGroupStore
 import BusProtocol
+import DeviceAPI
 import Foundation
 
 /// `UserDefaults`, as extension code uses it, on the device's App Groups. A plugin module says once
@@ -235,7 +236,7 @@ enum SharedWriteReport {
     static func multipleWriters(group: String, key: String, previous: String, writer: String) {
         guard let runtime = PluginRuntime.current else { return }
         runtime.logger.notice("\(key) in \(group) was written by \(previous) and now by \(writer) (declare it under the group's `shared:` if that is meant)")
-        try? runtime.publish(Topic.multipleWriters, json: ["group": .string(group), "key": .string(key),
+        try? runtime.publish(DeviceTopic.multipleWriters, json: ["group": .string(group), "key": .string(key),
                                                               "writers": .array([.string(previous), .string(writer)])])
     }
 }

@@ -200,7 +200,7 @@ public final class PluginRuntime {
         logger.error("cannot record \(what): \(error)")
         var body: [String: JSONValue] = ["what": .string(what), "message": .string("\(error)")]
         if let cause = currentEvent?.seq { body["cause"] = .int(Int64(cause)) }
-        do { try publish(Topic.writeFailed, json: .object(body)) } catch { logger.error("could not report the failure: \(error)") }
+        do { try publish(DeviceTopic.writeFailed, json: .object(body)) } catch { logger.error("could not report the failure: \(error)") }
     }
 
     /// Answers a request event: publishes `body` (JSON bytes) on the request's reply topic with its correlation id,
@@ -443,7 +443,7 @@ public final class PluginRuntime {
     private func dispatch(_ envelope: Envelope, acknowledge: Bool = true) {
         // Only the system produces these events; the broker refuses them from anyone else, and a plugin does not
         // act on one that claims otherwise.
-        if BusTable.screenTime.isSystemOnly(envelope.topic) && !envelope.isFromSystem && !Topic.isToolsOnly(envelope.topic) {
+        if BusTable.screenTime.isSystemOnly(envelope.topic) && !envelope.isFromSystem && !BusTable.screenTime.isToolsOnly(envelope.topic) {
             logger.error("ignored \(envelope.topic) from \(TerminalText.escaped(envelope.sender)): only the system sends it")
             if acknowledge { try? connection.acknowledge(seq: envelope.seq) }
             return

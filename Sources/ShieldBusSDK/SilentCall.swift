@@ -1,4 +1,5 @@
 import BusProtocol
+import DeviceAPI
 import Foundation
 
 /// Calls that iOS lets fail silently — a property set on a store that the OS refuses, `UserDefaults(suiteName:)`
@@ -24,7 +25,7 @@ public enum SilentCall {
         }
         runtime.logger.error("\(call) failed: \(message)")
         do {
-            try runtime.publish(Topic.callFailed, json: ["call": .string(call), "message": .string(message)])
+            try runtime.publish(DeviceTopic.callFailed, json: ["call": .string(call), "message": .string(message)])
         } catch {
             runtime.logger.error("could not report the failure: \(error)")
         }

@@ -87,6 +87,18 @@ final class TrustRulesTests: XCTestCase {
         XCTAssertTrue(BusTable.screenTime.isExclusive(.shield))
     }
 
+    func testThePersonsInputIsTheProductsTableNotTheBuss() {
+        XCTAssertEqual(BusTable.bare.topicProblem(with: "input.open.request")?.code, "unknown-topic", "the bus alone has no person's input")
+        XCTAssertFalse(BusTable.bare.isToolsOnly("input.open.request"))
+        XCTAssertTrue(BusTable.bare.isToolsOnly(Topic.clockControlRequest), "the clock's controls are the bus's own")
+        XCTAssertTrue(BusTable.bare.isToolsOnly(Topic.pluginRestartRequest))
+        XCTAssertTrue(BusTable.screenTime.isPersonInput("input.open.request"))
+        XCTAssertTrue(BusTable.screenTime.isToolsOnly("input.open.request"))
+        XCTAssertFalse(BusTable.screenTime.isToolsOnly("state.write-failed"))
+        XCTAssertEqual(BusProtocolError.personInputOnly("input.open.request").code, "reserved-topic")
+        XCTAssertTrue(BusProtocolError.personInputOnly("input.open.request").description.contains("the person's input"))
+    }
+
     func testPluginNamespacesBelongToTheirPlugin() {
         XCTAssertEqual(Topic.owner(of: "x.coach.tip", declared: [:]), "coach")
         XCTAssertEqual(Topic.owner(of: "focuscoach.session.started", declared: ["focuscoach": "coach"]), "coach")

@@ -1,6 +1,7 @@
 // CompanionSetUpTests: the companion app's set-up refused by a full disk is said and done again once there is room.
 
 import BusProtocol
+import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
 import XCTest
@@ -31,7 +32,7 @@ extension FaultTests {
         guard refused else { return }
         var failure: Envelope?
         waitUntil("the refusal to be said on the bus (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
-            failure = journal().first { $0.topic == Topic.callFailed && $0.source == "app" }
+            failure = journal().first { $0.topic == DeviceTopic.callFailed && $0.source == "app" }
             return failure != nil
         }
         guard let failure else { return }

@@ -1,4 +1,5 @@
 import BusProtocol
+import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
 import XCTest
@@ -82,7 +83,7 @@ final class ExtensionCodeTests: XCTestCase {
             XCTAssertNotNil(back.bodyValue["shield"]?["applications"], "\(profile): the shield is back")
             XCTAssertGreaterThanOrEqual(back.time, passEnd, "\(profile): not before the pass ends")
             XCTAssertLessThanOrEqual(back.time - passEnd, 60_000, "\(profile): within the minute")
-            XCTAssertTrue(run.events(Topic.callFailed).isEmpty, "\(profile): \(run.events(Topic.callFailed).map(\.bodyValue))")
+            XCTAssertTrue(run.events(DeviceTopic.callFailed).isEmpty, "\(profile): \(run.events(DeviceTopic.callFailed).map(\.bodyValue))")
         }
     }
 
@@ -228,6 +229,6 @@ final class ExtensionCodeTests: XCTestCase {
         let run = try ScenarioRun.run(configuration: configuration, scenario: scenario)
         XCTAssertEqual(run.exitStatus, 0, "\(run.errors.suffix(1500))")
         XCTAssertEqual(run.events("shield.action.handled").compactMap { $0.bodyValue["response"]?.stringValue }, ["close", "defer"])
-        XCTAssertTrue(run.events(Topic.callFailed).isEmpty, "\(run.events(Topic.callFailed).map(\.bodyValue))")
+        XCTAssertTrue(run.events(DeviceTopic.callFailed).isEmpty, "\(run.events(DeviceTopic.callFailed).map(\.bodyValue))")
     }
 }

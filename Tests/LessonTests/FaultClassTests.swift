@@ -3,6 +3,7 @@
 // seeded slice of `make faults`. (One file for the classes: they share the harness's helpers and checks.)
 
 import AppGroupStore
+import BusClient
 import BusProtocol
 import Configuration
 import Foundation
@@ -37,12 +38,21 @@ extension FaultTests {
 
     // MARK: Stalls
 
-    /// The checks of a fault run played beside a calm one (`calm`, ended here): both ended well, no supervised plugin
-    /// was killed `beside` the fault, the lock invariant held, nothing was given up and the stored usage equals
-    /// the calm run's. Returns the violations and losses (none when the checks passed).
-    func assertNothingKilledOrLost(_ faulty: (run: [Envelope], exitStatus: Int32, faults: Int, errors: String), calm: StartedScenarioRun,
-                                   calmState: String, state: String, seed: UInt64, days: Int, configuration: String,
-                                   beside fault: String) throws -> (violations: [String], losses: [String]) {
+    /// One seed of a fault class played beside the calm: the seed's random days run fault-free and, at once, with
+    /// `inject` at seeded moments (`faultSeed`, every `pace` seconds of wall time) in a folder named from `prefix`;
+    /// `ended` runs as the faulty run ends. Then both ended well, no supervised plugin was killed beside the fault,
+    /// the lock invariant held, nothing was given up and the stored usage equals the calm run's. Returns the faults
+    /// injected, and the violations and losses (none when the checks passed).
+    func playBesideCalm(seed: UInt64, days: Int, configuration: String, faultSeed: UInt64, pace: ClosedRange<Double>, prefix: String,
+                        beside fault: String, inject: (_ broker: Process, _ runtime: RuntimeDirectory, _ random: inout SeededRandom) throws -> Bool,
+                        ended: () throws -> Void = {}) throws -> (faults: Int, violations: [String], losses: [String]) {
+        let scenario = HeavyUserDays(seed: seed, days: days).scenario
+        let calmWork = TemporaryDirectory(prefix: "sbcalm")
+        let calm = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calmWork.file("state"))
+        let work = TemporaryDirectory(prefix: prefix)
+        // The first fault early: a virtual day may take only a few seconds of wall time.
+        let faulty = try runFaulting(scenario, seed: faultSeed, pace: pace, firstFault: 0.2...0.8, work: work, inject: inject)
+        try ended()
         let reference = try calm.finish(timeoutSeconds: 300)
         XCTAssertEqual(reference.exitStatus, 0, "seed \(seed): the fault-free run: \(reference.errors)")
         let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days)"
@@ -51,11 +61,10 @@ extension FaultTests {
         let (violations, losses) = try violationsAndLosses(faulty.run, configuration: configuration)
         XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
         XCTAssertEqual(losses, [], "seed \(seed) (\(replay)): deliveries given up")
-        XCTAssertEqual(try storedDays(state), try storedDays(calmState),
+        XCTAssertEqual(try storedDays(work.file("state")), try storedDays(calmWork.file("state")),
                        "seed \(seed) (\(replay)): the daily usage differs from the fault-free run's (\(faulty.faults) faults: \(fault))")
-        return (violations, losses)
+        return (faulty.faults, violations, losses)
     }
-
 
     /// The broker stopped (SIGSTOP) for 0.5–7 s of wall time at seeded moments of a random day (virtual time) and
     /// woken again (SIGCONT): no plugin is killed for the broker's own silence, no call it never answered is taken
@@ -64,13 +73,9 @@ extension FaultTests {
         let (days, seeds) = Self.daysAndSeeds
         let configuration = try configuration()
         for seed in seeds {
-            let scenario = HeavyUserDays(seed: seed, days: days).scenario
-            let calm = TemporaryDirectory(prefix: "sbcalm")
-            let fullRun = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"))
-            let work = TemporaryDirectory(prefix: "sbstall")
             var stalled = 0.0
-            // The first stall early: a virtual day may take only a few seconds of wall time.
-            let faulty = try runFaulting(scenario, seed: seed ^ 0x57A1, pace: 1...4, firstFault: 0.2...0.8, work: work) { broker, _, random in
+            let outcome = try playBesideCalm(seed: seed, days: days, configuration: configuration, faultSeed: seed ^ 0x57A1, pace: 1...4,
+                                             prefix: "sbstall", beside: "the broker's stall") { broker, _, random in
                 let length = Double.random(in: 0.5...7, using: &random)
                 kill(broker.processIdentifier, SIGSTOP)
                 usleep(UInt32(length * 1_000_000))  // the stall's own length, not a wait for something to happen
@@ -78,10 +83,8 @@ extension FaultTests {
                 stalled += length
                 return true
             }
-            XCTAssertGreaterThan(faulty.faults, 0, "seed \(seed): the broker was never stopped")
-            let (violations, losses) = try assertNothingKilledOrLost(faulty, calm: fullRun, calmState: calm.file("state"), state: work.file("state"),
-                                                                     seed: seed, days: days, configuration: configuration, beside: "the broker's stall")
-            print("fault class stalls seed \(seed): \(days) day(s), \(faulty.faults) stalls (\(Int(stalled.rounded())) s stopped), \(violations.count) violations, \(losses.count) losses")
+            XCTAssertGreaterThan(outcome.faults, 0, "seed \(seed): the broker was never stopped")
+            print("fault class stalls seed \(seed): \(days) day(s), \(outcome.faults) stalls (\(Int(stalled.rounded())) s stopped), \(outcome.violations.count) violations, \(outcome.losses.count) losses")
         }
     }
 
@@ -95,24 +98,19 @@ extension FaultTests {
         let (days, seeds) = Self.daysAndSeeds
         let configuration = try configuration()
         for seed in seeds {
-            let scenario = HeavyUserDays(seed: seed, days: days).scenario
-            let calm = TemporaryDirectory(prefix: "sbcalm")
-            let fullRun = try ScenarioRun.start(configuration: configuration, scenario: scenario, stateDirectory: calm.file("state"))
-            let work = TemporaryDirectory(prefix: "sbchurn")
             var churn: ConnectionChurn?
-            let faulty = try runFaulting(scenario, seed: seed ^ 0xC4A2, pace: 0.5...3, firstFault: 0.2...0.8, work: work) { _, runtime, _ in
+            var churned = (hellos: 0, welcomes: 0)
+            let outcome = try playBesideCalm(seed: seed, days: days, configuration: configuration, faultSeed: seed ^ 0xC4A2, pace: 0.5...3,
+                                             prefix: "sbchurn", beside: "the churn", inject: { _, runtime, _ in
                 if churn == nil {
                     guard let cookie = runtime.cookie() else { return false }  // the broker is not listening yet
                     churn = try ConnectionChurn(endpoint: runtime.brokerEndpoint(), cookie: cookie)
                 }
                 churn?.toggle()
                 return true
-            }
-            let churned = try churn?.stop() ?? (hellos: 0, welcomes: 0)
+            }, ended: { churned = try churn?.stop() ?? churned })
             XCTAssertGreaterThan(churned.hellos, 0, "seed \(seed): no client churned")
-            let (violations, losses) = try assertNothingKilledOrLost(faulty, calm: fullRun, calmState: calm.file("state"), state: work.file("state"),
-                                                                     seed: seed, days: days, configuration: configuration, beside: "the churn")
-            print("fault class churn seed \(seed): \(days) day(s), \((faulty.faults + 1) / 2) churn bursts, \(churned.hellos) hellos (\(churned.welcomes) welcomed), 0 plugins killed, \(violations.count) violations, \(losses.count) losses")
+            print("fault class churn seed \(seed): \(days) day(s), \((outcome.faults + 1) / 2) churn bursts, \(churned.hellos) hellos (\(churned.welcomes) welcomed), 0 plugins killed, \(outcome.violations.count) violations, \(outcome.losses.count) losses")
         }
     }
 

@@ -99,8 +99,7 @@ final class FaultTests: XCTestCase {
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        let text = (try? String(contentsOfFile: work.file("journal.jsonl"), encoding: .utf8)) ?? ""
-        let journal = try text.split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        let journal = try Self.decodeJournal(work.file("journal.jsonl"))
         return (journal, process.terminationStatus, faults, (try? String(contentsOfFile: work.file("stderr"), encoding: .utf8)) ?? "")
     }
 

@@ -1,0 +1,220 @@
+import BusProtocol
+import DeviceAPI
+@testable import DeviceOS
+import Foundation
+import ScreenTime
+import ShieldBusTestSupport
+import XCTest
+
+/// Each part of the device OS built alone, in-process, on `DevicePartHost` and fakes of the few other parts it asks
+/// of: what it says on the bus and what it tells the rest of the device, without a `DeviceOS` around it.
+final class DevicePartsTests: XCTestCase {
+    private let folder = TemporaryDirectory(prefix: "sb-parts")
+    private let start: BusTime = 1_767_261_600_000  // 10:00 UTC
+
+    // MARK: Fakes of the parts a part asks of
+
+    private final class FakeStores: ShieldStores {
+        var stores: [String: ShieldSettings] = [:]
+        func matcher(for product: DeviceProduct) -> ShieldMatcher { ShieldMatcher(stores: stores) }
+    }
+
+    private final class FakeVerdicts: WebVerdicts {
+        var refused: [String: WebContentFilter.Verdict] = [:]
+        func verdict(for host: String) -> WebContentFilter.Verdict? { refused[host] }
+    }
+
+    private final class FakeAuthorization: AuthorizationStatuses {
+        var status: AuthorizationStatus
+        init(_ status: AuthorizationStatus) { self.status = status }
+        func status(ofProduct product: String) -> AuthorizationStatus { status }
+        func status(of plugin: String) -> AuthorizationStatus { status }
+    }
+
+    private final class FakeUse: MeteredUse, RecordedUse {
+        var current: (use: UsageMeter.Use, since: Date)?
+        var history: [UsageMeter.Span] = []
+        var currentUse: (subject: UsageSpan.Subject, since: Date)?
+        var recorded: [UsageSpan] = []
+        private(set) var flushes = 0
+        func flush() { flushes += 1 }
+        func spans(overlapping interval: DateInterval) -> [UsageSpan] { recorded }
+    }
+
+    private func date(_ time: BusTime) -> Date { DeviceAPI.date(busTime: time) }
+
+    // MARK: The parts
+
+    func testTheScreenAsksTheRendererForAShieldAndHandsTheAppOverOnceTheStoresLiftIt() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        host.inProcessBus.connect("shield", role: .shield)
+        let stores = FakeStores()
+        let instagram = try host.app("Instagram")
+        stores.stores["focus"] = ShieldSettings(applications: [host.directory.tokens.application(instagram.bundleIdentifier)])
+        var told: [String] = []
+        let screen = Screen(host: host, directory: host.directory, stores: stores, webContent: FakeVerdicts(), events: .init(
+            appInUse: { app, reason in told.append("in use: \(app.name) (\(reason))") },
+            pageInUse: { domain, _, _ in told.append("page in use: \(domain)") },
+            useEnded: { told.append("use ended") },
+            appLeft: { app in told.append("left: \(app.name)") }))
+
+        screen.open(instagram)
+        let request = try XCTUnwrap(host.inProcessBus.events(DeviceTopic.configurationRequest).last)
+        XCTAssertEqual(request.corr, "os-shield-1")
+        XCTAssertTrue(screen.isAwaitingReply)
+        XCTAssertEqual(told, [], "a shielded app is never in use")
+
+        let configuration = ShieldConfiguration(title: .init(text: "Not now", color: .black))
+        screen.handleReply(Envelope(seq: 99, time: start, topic: DeviceTopic.configurationReply, source: "shield", corr: request.corr,
+                                    body: DeviceAPICoding.encode(ShieldConfigurationReply(configuration: configuration))))
+        let shown = try DeviceAPICoding.decode(ShieldShown.self, from: try XCTUnwrap(host.inProcessBus.events(DeviceTopic.shieldShown).last).body)
+        XCTAssertEqual(shown.renderedBy, "shield")
+        XCTAssertEqual(shown.stores, ["focus"])
+
+        stores.stores = [:]
+        screen.reevaluate(reason: "managed-settings")
+        XCTAssertEqual(host.said, [DeviceTopic.configurationRequest, DeviceTopic.shieldShown, DeviceTopic.shieldDismissed, DeviceTopic.appOpened])
+        XCTAssertEqual(told, ["in use: Instagram (shield-lifted)"])
+        screen.goHome()
+        XCTAssertEqual(told, ["in use: Instagram (shield-lifted)", "use ended", "left: Instagram"])
+    }
+
+    func testManagedSettingsPutsAWriteInForceOnlyForAnAuthorizedAppAndTellsTheScreen() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let authorization = FakeAuthorization(.notDetermined)
+        var enforced = 0
+        let settings = try ManagedSettingsService(host: host, directory: host.directory, authorization: authorization) { enforced += 1 }
+        let token = host.directory.tokens.application("com.burbn.instagram")
+        let write = ManagedSettingsWrite(store: "focus", shield: ShieldSettings(applications: [token]))
+
+        settings.handle(host.request(DeviceTopic.settingsWriteRequest, write, from: "app", corr: "app-1"))
+        XCTAssertEqual(try host.reply("app-1", as: NoValue.self).error?.code, "unauthorized")
+        XCTAssertEqual(enforced, 0)
+
+        authorization.status = .approved
+        settings.handle(host.request(DeviceTopic.settingsWriteRequest, write, from: "app", corr: "app-2"))
+        XCTAssertTrue(try host.reply("app-2", as: NoValue.self).ok)
+        XCTAssertEqual(enforced, 1)
+        XCTAssertEqual(settings.stores["focus"], write.shield)
+        XCTAssertEqual(host.inProcessBus.events(DeviceTopic.settingsChanged).count, 1)
+        let reloaded = try ManagedSettingsService(host: host, directory: host.directory, authorization: authorization) {}
+        XCTAssertEqual(reloaded.stores["focus"], write.shield, "in force only once device.sqlite holds it")
+    }
+
+    func testTheUsageMeterRecordsASpanAndTellsDeviceActivity() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        var changes = 0
+        var recorded: [UsageSpan] = []
+        let meter = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: { changes += 1 }, recorded: { recorded.append($0) }))
+        let instagram = try host.app("Instagram")
+
+        meter.begin(app: instagram)
+        XCTAssertEqual(changes, 1)
+        host.inProcessBus.advance(to: start + 90_000)
+        meter.end()
+        XCTAssertEqual(changes, 2)
+        XCTAssertNil(meter.currentUse)
+        let token = host.directory.tokens.application(instagram.bundleIdentifier)
+        let category = host.directory.tokens.category("social")
+        XCTAssertEqual(recorded, [UsageSpan(subject: .application(token, category: category), start: date(start), end: date(start + 90_000))])
+        let reloaded = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: {}, recorded: { _ in }))
+        XCTAssertEqual(reloaded.history.count, 1, "every span is stored as it is recorded")
+    }
+
+    func testDeviceActivityStartsAnIntervalAndDeliversAThresholdTheMeteredUseReaches() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let clock = try DeviceClock(state: host.state, defaultTimeZone: host.directory.settings.timeZone)
+        let authorization = FakeAuthorization(.denied)
+        let use = FakeUse()
+        let activity = try DeviceActivityService(host: host, directory: host.directory, clock: clock, random: DeviceRandom(seed: 1),
+                                                 usage: use, authorization: authorization)
+        let token = host.directory.tokens.application("com.burbn.instagram")
+        let request = StartMonitoring(
+            activity: DeviceActivityName("daily"),
+            schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0), intervalEnd: DateComponents(hour: 23, minute: 59), repeats: true),
+            events: [DeviceActivityEvent.Name("five"): DeviceActivityEvent(applications: [token], threshold: DateComponents(minute: 5))])
+
+        activity.handle(host.request(DeviceTopic.startMonitoringRequest, request, from: "app", corr: "app-1"))
+        XCTAssertEqual(try host.reply("app-1", as: NoValue.self).error?.code, "unauthorized")
+
+        authorization.status = .approved
+        activity.handle(host.request(DeviceTopic.startMonitoringRequest, request, from: "app", corr: "app-2"))
+        XCTAssertTrue(try host.reply("app-2", as: NoValue.self).ok)
+        activity.resume()
+        XCTAssertEqual(host.inProcessBus.events(DeviceTopic.intervalDidStart).count, 1, "10:00 is inside the day's interval")
+
+        activity.record(UsageSpan(subject: .application(token, category: nil), start: date(start), end: date(start + 299_000)))
+        XCTAssertTrue(host.inProcessBus.events(DeviceTopic.eventDidReachThreshold).isEmpty)
+        activity.record(UsageSpan(subject: .application(token, category: nil), start: date(start + 299_000), end: date(start + 300_000)))
+        let callback = try XCTUnwrap(host.inProcessBus.events(DeviceTopic.eventDidReachThreshold).last)
+        XCTAssertEqual(try DeviceAPICoding.decode(DeviceActivityCallback.self, from: callback.body).event?.rawValue, "five")
+    }
+
+    func testWebLimitsRefuseARestrictedPageAtOnceAndALimitedOneWhenItsMinuteIsUsed() throws {
+        let host = try DevicePartHost(folder: folder, start: start) { settings in
+            settings.webLimits = ["instagram.com": 1]
+            settings.restrictedDomains = ["casino.example"]
+        }
+        let use = FakeUse()
+        use.current = (UsageMeter.Use(bundleIdentifier: nil, host: "www.instagram.com", categoryID: "social"), date(start))
+        var limitsDue = 0
+        let filter = WebContentFilter(host: host, settings: host.directory.settings, usage: use) {
+            limitsDue += 1
+            // As the screen does when the OS refuses the page: it leaves use, and the meter records its span.
+            if let (page, since) = use.current { use.history.append(UsageMeter.Span(use: page, start: since, end: host.now)) }
+            use.current = nil
+        }
+
+        XCTAssertEqual(filter.verdict(for: "www.casino.example"), .restricted(domain: "casino.example"))
+        XCTAssertNil(filter.verdict(for: "www.instagram.com"))
+        filter.watchCurrentUse()
+        host.inProcessBus.advance(to: start + 59_000)
+        XCTAssertEqual(limitsDue, 0)
+        host.inProcessBus.advance(to: start + 60_000)
+        XCTAssertEqual(limitsDue, 1, "the screen is told at the limit's instant")
+        XCTAssertEqual(filter.verdict(for: "www.instagram.com"), .limitReached(domain: "instagram.com", minutes: 1))
+    }
+
+    func testAuthorizationAnswersTheAppAndTellsTheDeviceOfARevocation() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        var revocations = 0
+        let authorization = try AuthorizationService(host: host, directory: host.directory) { revocations += 1 }
+
+        authorization.handle(host.request(DeviceTopic.authorizationRequest, AuthorizationRequest(member: .individual), from: "app", corr: "app-1"))
+        XCTAssertEqual(try host.reply("app-1", as: AuthorizationState.self).value?.status, .approved)
+        XCTAssertEqual(authorization.status(of: "app"), .approved)
+        authorization.revoke()
+        XCTAssertEqual(authorization.status(ofProduct: "focus"), .denied)
+        XCTAssertEqual(revocations, 1)
+        XCTAssertEqual(host.inProcessBus.events(DeviceTopic.authorizationChanged).count, 2)
+    }
+
+    func testATappedNotificationOpensItsPostersApp() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        var opened: [String] = []
+        let notifications = try NotificationCenterService(host: host, directory: host.directory) { opened.append($0.name) }
+
+        notifications.tap(id: nil)
+        XCTAssertEqual(host.refusals, ["no-notification"])
+        notifications.handle(host.request(DeviceTopic.notificationPostRequest, NotificationRequest(id: "n1", title: "Walk", body: "Time to walk"),
+                                          from: "app", corr: "app-1"))
+        XCTAssertTrue(try host.reply("app-1", as: NoValue.self).ok)
+        notifications.tap(id: nil)
+        XCTAssertEqual(opened, ["Focus"])
+        XCTAssertEqual(host.said, [DeviceTopic.notificationPosted, Topic.reply(to: DeviceTopic.notificationPostRequest), DeviceTopic.notificationTapped])
+    }
+
+    func testAnAppTimerFiresAtItsTimeForItsApp() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let lifecycle = try AppLifecycle(host: host, directory: host.directory)
+
+        lifecycle.handle(host.request(DeviceTopic.timerRequest, AppTimerRequest(id: "unlock-expiry", fireAt: date(start + 60_000)), from: "app", corr: "app-1"))
+        XCTAssertTrue(try host.reply("app-1", as: NoValue.self).ok)
+        host.inProcessBus.advance(to: start + 59_999)
+        XCTAssertTrue(host.inProcessBus.events(DeviceTopic.timerFired).isEmpty)
+        host.inProcessBus.advance(to: start + 60_000)
+        let fired = try XCTUnwrap(host.inProcessBus.events(DeviceTopic.timerFired).last)
+        XCTAssertEqual(try DeviceAPICoding.decode(AppTimerFired.self, from: fired.body).id, "unlock-expiry")
+        XCTAssertEqual(fired.time, start + 60_000)
+    }
+}

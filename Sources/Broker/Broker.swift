@@ -463,9 +463,10 @@ extension Broker: QuietBus {
 
     func excuseLaggards() {
         for session in sessions.all where session.acknowledges && session.lag > 0 {
+            let unacknowledged = session.lag  // counted before the excuse forgets them
             session.excuseFromAcknowledging()
             outbox.reportError("ack-timeout", sender: session.name,
-                               message: "\(session.name) left \(session.lag) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it",
+                               message: "\(session.name) left \(unacknowledged) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it",
                                countedIn: statistics)
         }
         outbox.drain()

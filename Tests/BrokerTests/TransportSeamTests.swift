@@ -43,6 +43,24 @@ final class TransportSeamTests: XCTestCase {
         XCTAssertEqual(delivered, ["app.quiet"])
     }
 
+    /// A plugin that stops acknowledging is excused after the limit, and the report says how many events it left.
+    func testAnAcknowledgementTimeoutSaysHowManyEventsWereLeft() throws {
+        let exchange = try SteppedExchange(.inMemory, acknowledgementTimeout: 200)
+        defer { exchange.finish() }
+        let watcher = try exchange.join("seam-tap", role: .tap, subscriptions: ["bus.error"])
+        let sender = try exchange.join("seam-sender", role: .tool, subscriptions: [])
+        let lazy = try exchange.join("lazy", role: .generic, subscriptions: ["app.work."])
+        // The first is its turn; the others wait behind it for its acknowledgement, until it is excused.
+        for n in 1...3 { try exchange.step(sender, .publish(Publish(topic: "app.work.\(n)", body: [:]))) }
+        XCTAssertEqual(lazy.topics, ["app.work.1"])
+        let reported = try exchange.turnUntil(watcher) { $0.topics.contains("bus.error") }
+        let report = try XCTUnwrap(reported.events.first { $0.topic == "bus.error" }?.bodyValue)
+        XCTAssertEqual(report["code"]?.stringValue, "ack-timeout")
+        XCTAssertEqual(report["message"]?.stringValue, "lazy left 1 event(s) unacknowledged for 200 ms; virtual time no longer waits for it")
+        XCTAssertEqual(try exchange.turnUntil(lazy) { $0.topics.count == 3 }.topics, ["app.work.1", "app.work.2", "app.work.3"],
+                       "excused, it gets the rest without turns")
+    }
+
     /// The device OS in the broker, over each transport: the test's peers play the app, the shield renderer, the action
     /// delegate and the person through a shield drawn and lifted; the two journals are the same byte for byte.
     func testADeviceDayJournalsTheSameOverLibzmqAndInMemory() throws {
@@ -168,8 +186,10 @@ private final class SteppedExchange {
     private let work: TemporaryDirectory
     private var finished = false
 
-    /// `grants`: the roles the peers may take; `services`: in-process services (the device OS), made in the run's folder.
-    init(_ kind: Kind, grants: [ClientGrant] = ClientGrant.defaults, services: (TemporaryDirectory) throws -> [BrokerService] = { _ in [] }) throws {
+    /// `grants`: the roles the peers may take; `services`: in-process services (the device OS), made in the run's folder;
+    /// `acknowledgementTimeout`: how long virtual time waits for a plugin's acknowledgement (milliseconds).
+    init(_ kind: Kind, grants: [ClientGrant] = ClientGrant.defaults, acknowledgementTimeout: Int64 = 600_000,
+         services: (TemporaryDirectory) throws -> [BrokerService] = { _ in [] }) throws {
         let work = TemporaryDirectory()
         let runtime = RuntimeDirectory(path: work.path + "/run")
         var settings = BrokerSettings(runtimeDirectory: runtime, table: .screenTime)
@@ -178,7 +198,7 @@ private final class SteppedExchange {
         // The peers send no heartbeats and acknowledge at their own pace: a slow step on a loaded machine must
         // neither end their sessions nor excuse them from acknowledging (either would be journaled in one run only).
         settings.sessionTimeoutMilliseconds = 600_000
-        settings.acknowledgementTimeoutMilliseconds = 600_000
+        settings.acknowledgementTimeoutMilliseconds = acknowledgementTimeout
         let broker = Broker(settings: settings, clock: BusClock(mode: .virtual, start: 0))
         for service in try services(work) { broker.addService(service) }
         let lock = try RuntimeLock(runtime)
@@ -231,6 +251,17 @@ private final class SteppedExchange {
             try broker.serveOnce()
         }
         for each in peers { try collect(each, deadline: deadline) }
+    }
+
+    /// Turns the broker's loop until `peer` has what `arrived` asks for, or fails after 10 s.
+    func turnUntil(_ peer: Peer, _ arrived: (Peer) -> Bool) throws -> Peer {
+        let deadline = monotonicMilliseconds() + 10_000
+        while !arrived(peer) {
+            guard monotonicMilliseconds() < deadline else { throw SeamTestFailure("\(peer.name) got only \(peer.topics)") }
+            try broker.serveOnce()
+            try collect(peer, deadline: deadline)
+        }
+        return peer
     }
 
     /// Takes in everything the broker has sent `peer` so far: at once in memory, as it crosses the socket over libzmq.

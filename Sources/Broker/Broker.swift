@@ -50,6 +50,8 @@ public final class Broker {
     /// What wakes the loop besides peers: the signal pipe and the launch templates' channels.
     private var wakeSet: WakeSet?
     private(set) var supervisor: PluginSupervisor!
+    /// The last look at each lagging plugin's process, while virtual time waits for its acknowledgements.
+    private var laggardProgress: [String: ProcessProgress] = [:]
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
@@ -461,8 +463,14 @@ extension Broker: QuietBus {
 
     func drain() { outbox.drain() }
 
-    func excuseLaggards() {
+    func excuseLaggards(mayWaitOn: Bool) -> Bool {
+        var waitsOn = false
         for session in sessions.all where session.acknowledges && session.lag > 0 {
+            if mayWaitOn, isStillAtWork(session) {
+                waitsOn = true
+                continue
+            }
+            laggardProgress[session.name] = nil
             let unacknowledged = session.lag  // counted before the excuse forgets them
             session.excuseFromAcknowledging()
             outbox.reportError("ack-timeout", sender: session.name,
@@ -470,5 +478,15 @@ extension Broker: QuietBus {
                                countedIn: statistics)
         }
         outbox.drain()
+        return waitsOn
+    }
+
+    /// Whether `session` is a supervised plugin whose process works on (runnable, or using CPU since the last look):
+    /// late on a busy machine, not stopped. An outside client's process is not the broker's to read.
+    private func isStillAtWork(_ session: Session) -> Bool {
+        guard let plugin = supervisor?.plugin(named: session.name), plugin.connection == session.identity,
+              let pid = plugin.programPID ?? plugin.pid, let now = ProcessProgress.read(pid) else { return false }
+        defer { laggardProgress[session.name] = now }
+        return now.worked(since: laggardProgress[session.name])
     }
 }

@@ -14,8 +14,9 @@ protocol QuietBus: AnyObject {
     func releaseHeldPublications() -> Bool
     /// Sequences what an action emitted.
     func drain()
-    /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`).
-    func excuseLaggards()
+    /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`), except plugins still at
+    /// work while `mayWaitOn` (a busy machine runs them late); whether any is still waited for.
+    func excuseLaggards(mayWaitOn: Bool) -> Bool
 }
 
 /// Bus timers fire by the wall clock in real and scaled time; in virtual time the clock jumps to the next timer's
@@ -28,8 +29,10 @@ final class TimeKeeper {
     private var wallTimers = TimerQueue()
     /// Actions waiting for the bus to go quiet (everything delivered has been handled).
     private var quietActions: [() -> Void] = []
-    /// Since when (wall ms) time has been waiting for the bus to go quiet.
+    /// Since when (wall ms) time has been waiting for the bus to go quiet: since the wait began, and since the last
+    /// look at the laggards.
     private var waitingForQuietSince: Int64?
+    private var waitingSinceLastLook: Int64?
     /// `bus.ackTimeoutMs`: how long a plugin's missing acknowledgements may hold time up.
     private let acknowledgementTimeout: Int64
     /// A control's move forward (`moveOn`): the instant it goes to, whether the clock runs on there, and what to do
@@ -97,7 +100,7 @@ final class TimeKeeper {
                 }
             }
             // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
-            if !quietActions.isEmpty && !bus.isQuiet { excuseLaggardsIfWaitingTooLong() } else { waitingForQuietSince = nil }
+            if !quietActions.isEmpty && !bus.isQuiet { excuseLaggardsIfWaitingTooLong() } else { (waitingForQuietSince, waitingSinceLastLook) = (nil, nil) }
             return
         }
         for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
@@ -107,7 +110,7 @@ final class TimeKeeper {
                 excuseLaggardsIfWaitingTooLong()
                 return
             }
-            waitingForQuietSince = nil
+            (waitingForQuietSince, waitingSinceLastLook) = (nil, nil)
             if runQuietActions() { continue }  // they may have made the bus busy again
             guard !clock.isPaused, let next = busTimers.nextTime() else { return }
             clock.advance(to: next)
@@ -128,7 +131,7 @@ final class TimeKeeper {
                 excuseLaggardsIfWaitingTooLong()
                 return
             }
-            waitingForQuietSince = nil
+            (waitingForQuietSince, waitingSinceLastLook) = (nil, nil)
             if runQuietActions() { continue }
             if let next = busTimers.nextTime(), next <= target.time {
                 clock.move(to: next)
@@ -165,18 +168,23 @@ final class TimeKeeper {
     /// no answer refused for the broker's own stall.
     func excuseStall(_ milliseconds: Int64) {
         waitingForQuietSince = waitingForQuietSince.map { min(monotonicMilliseconds(), $0 + milliseconds) }
+        waitingSinceLastLook = waitingSinceLastLook.map { min(monotonicMilliseconds(), $0 + milliseconds) }
         wallTimers.postpone(by: milliseconds)
     }
 
-    /// A plugin that stops acknowledging must not freeze time: after the limit it is no longer waited for.
+    /// A plugin that stops acknowledging must not freeze time: after the limit it is no longer waited for — unless it
+    /// is still at work (a machine busy with other work runs it late), then for up to `busyAcknowledgementLimit`.
     private func excuseLaggardsIfWaitingTooLong() {
         let now = monotonicMilliseconds()
-        guard let since = waitingForQuietSince else {
-            waitingForQuietSince = now
+        guard let since = waitingForQuietSince, let lastLook = waitingSinceLastLook else {
+            (waitingForQuietSince, waitingSinceLastLook) = (now, now)
             return
         }
-        guard now - since > acknowledgementTimeout else { return }
-        waitingForQuietSince = nil
-        bus?.excuseLaggards()
+        guard now - lastLook > acknowledgementTimeout else { return }
+        let waitsOn = bus?.excuseLaggards(mayWaitOn: now - since < busyAcknowledgementLimit) ?? false
+        (waitingForQuietSince, waitingSinceLastLook) = waitsOn ? (since, now) : (nil, nil)
     }
+
+    /// The longest time a plugin still at work may hold time up without acknowledging.
+    var busyAcknowledgementLimit: Int64 { max(acknowledgementTimeout * 12, 60_000) }
 }

@@ -12,7 +12,8 @@
 // shielded), DeviceActivity's activities — each after publishing `app.sup.step` {"n", "step"}, then publishes
 // `app.sup.calls-done` {"n"}; the first time only, before call number `cutAt`, it waits until the broker is stopped
 // (the test sends it SIGSTOP) and leaves the marker `<state dir>/<name>-cut` so the test can kill it there. A failed
-// call of either is published as `app.sup.call-failed` {"n", "error"}.
+// call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms"} uses that much CPU before it
+// publishes `app.sup.worked` and acknowledges (a plugin slow at its work, not stopped).
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -66,6 +67,9 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.habit", json: ["sender": .string(envelope.sender)])
         case "app.sup.hang":
             hang()
+        case "app.sup.work":
+            spin(cpuMilliseconds: envelope.bodyValue["ms"]?.intValue ?? 0)
+            try? PluginRuntime.current?.publish("app.sup.worked", json: [:])
         case "app.sup.publish-when-stopped":
             waitUntilTheBrokerIsStopped()
             try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])
@@ -189,3 +193,16 @@ if let index = arguments.firstIndex(of: "--raw-hello"), index + 1 < arguments.co
     do { try sayRawHello(arguments[index + 1]) } catch { fail("\(error)", status: 1) }
 }
 PluginHost.run { SupervisedFixture() }
+
+/// Uses `cpuMilliseconds` of this thread's CPU time, however long the machine takes to give it.
+func spin(cpuMilliseconds: Int64) {
+    func used() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
+    let end = used() + cpuMilliseconds
+    var sink = 0
+    while used() < end { for i in 0..<10_000 { sink &+= i } }
+    if sink == 42 { print(sink) }
+}

@@ -1,0 +1,39 @@
+import BusClient
+import BusProtocol
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// In virtual time the broker waits for a plugin's acknowledgements only so long (`ackTimeoutMs`), so that a plugin
+/// that stopped cannot freeze time. A plugin still at its work — its process runnable or using CPU, as on a machine
+/// busy with other work — is late, not stopped: it is waited for, and the day is the one a quiet machine plays.
+extension SupervisionTests {
+    func testAPluginStillAtWorkIsWaitedForAndOneThatStoppedIsGivenUpOn() throws {
+        let configuration = """
+            name: supervision
+            bus: {heartbeatMs: 200, sessionTimeoutMs: 30000, ackTimeoutMs: 300}
+            plugins:
+              - {name: worker, executable: \(BuildProducts.path("fixture-supervised")), role: generic}
+
+            """
+        // Five times the limit of CPU, however long the machine takes to give it; then a hang.
+        let scenario = """
+            name: slow
+            start: 2026-11-23T06:00
+            steps:
+              - {after: 1m, publish: {topic: app.sup.work, body: {ms: 1500}}}
+              - {after: 1m, publish: {topic: app.sup.ping, body: {n: 1}}}
+              - {after: 1m, publish: {topic: app.sup.hang}}
+              - {after: 1m, publish: {topic: app.sup.ping, body: {n: 2}}}
+
+            """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
+        XCTAssertEqual(run.exitStatus, 3, "a run with a plugin given up on is degraded: \(run.errors)")
+        XCTAssertTrue(run.errors.contains("ack-timeout"), run.errors)
+        let topics = run.journal.map(\.topic).filter { $0.hasPrefix("app.sup.") || $0 == "bus.error" }
+        XCTAssertEqual(topics, ["app.sup.work", "app.sup.worked", "app.sup.ping", "app.sup.pong", "app.sup.hang", "bus.error", "app.sup.ping"],
+                       "waited for while at work: its answers before the next step; given up on once stopped")
+        XCTAssertEqual(run.events("bus.error").compactMap { $0.bodyValue["message"]?.stringValue },
+                       ["worker left 1 event(s) unacknowledged for 300 ms; virtual time no longer waits for it"])
+    }
+}

@@ -100,6 +100,7 @@ public final class DeviceOS: BrokerService {
         self.logger = logger
         random = SeededRandom(seed: settings.fidelity.seed)
         state = try DeviceStateStore(path: statePath)
+        if let loss = state.restartLoss { logger.warning("\(loss)") }
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
         if let scenario { self.scenario = ScenarioPlayer(scenario: scenario, resumeAt: resuming, crashAtStep: crashAtStep) }

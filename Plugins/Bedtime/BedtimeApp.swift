@@ -5,14 +5,14 @@ import MonitorKit
 import ShieldBusSDK
 
 /// The app: authorization, the person's pick, the schedules — at every start, and again after an approval (a
-/// revocation stops them; `MonitoredProduct.setUp`) — and "skip tonight".
-final class BedtimeApp: App {
-    override func didStart() {
-        setUp()
+/// revocation stops them) or once a failed set-up can pass (`MonitoredProductApp`) — and "skip tonight".
+final class BedtimeApp: MonitoredProductApp {
+    init() {
+        super.init(product: Bedtime.product)
     }
 
-    override func handleOther(_ envelope: Envelope) {
-        if MonitoredProduct.isApproval(envelope) { setUp() }
+    override var schedules: [DeviceActivityName: DeviceActivitySchedule] {
+        [Bedtime.nightly: DeviceActivitySchedule(intervalStart: Bedtime.night.startComponents, intervalEnd: Bedtime.night.endComponents, repeats: true)]
     }
 
     override func actionTapped(_ action: String) {
@@ -23,11 +23,5 @@ final class BedtimeApp: App {
         } catch {
             PluginRuntime.current?.logger.error("cannot skip tonight: \(error)")
         }
-    }
-
-    private func setUp() {
-        Bedtime.product.setUp(schedules: [
-            Bedtime.nightly: DeviceActivitySchedule(intervalStart: Bedtime.night.startComponents, intervalEnd: Bedtime.night.endComponents, repeats: true),
-        ])
     }
 }

@@ -2,15 +2,11 @@ import Foundation
 import MonitorKit
 import ShieldBusSDK
 
-/// The app: authorization, the pick and the schedules — at every start and after an approval (`MonitoredProduct.setUp`)
-/// — and the person's controls: start and stop deep work, end the evening, take a break.
-final class ProfilesApp: App {
-    override func didStart() {
-        Profiles.product.setUp()
-    }
-
-    override func handleOther(_ envelope: Envelope) {
-        if MonitoredProduct.isApproval(envelope) { Profiles.product.setUp() }
+/// The app: authorization, the pick and the schedules — at every start, after an approval and once a failed set-up
+/// can pass (`MonitoredProductApp`) — and the person's controls: start and stop deep work, end the evening, take a break.
+final class ProfilesApp: MonitoredProductApp {
+    init() {
+        super.init(product: Profiles.product)
     }
 
     override func actionTapped(_ action: String) {

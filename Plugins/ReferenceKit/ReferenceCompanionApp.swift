@@ -2,6 +2,7 @@ import DeviceActivity
 import FamilyControls
 import Foundation
 import Logging
+import MonitorKit
 import ShieldBusSDK
 
 /// The reference companion app's common part — the product's main app. It asks for authorization, holds the selection,
@@ -57,36 +58,29 @@ open class ReferenceCompanionApp: App {
             logger?.error("set-up \(when) failed: \(error)")
             return
         }
-        setUpPending = true
-        SilentCall.reportFailure("the companion app's set-up \(when)", "\(error); tried again in a minute and when the app comes to the foreground")
-        do {
-            try scheduleTimer(id: Self.setUpAgainTimer, at: now.addingTimeInterval(60))
-        } catch {
-            logger?.warning("no timer to set up again: \(error)")
-        }
+        retry.failed(error, when: when)
     }
 
-    private static let setUpAgainTimer = "set-up-again"
-    /// Whether a set-up failed before the selection was saved, and is to be tried again.
-    private var setUpPending = false
+    private lazy var retry = SetUpRetry(app: self, what: "the companion app's set-up")
     /// Whether the last set-up got as far as saving the picker's selection.
     private var selectionSaved = false
 
     /// Tries a set-up that failed again, if the app is still authorized.
     private func setUpAgainIfPending() {
-        guard setUpPending, !isSetUp else { return }
-        guard AuthorizationCenter.shared.authorizationStatus == .approved else { return }
-        setUpPending = false
-        do {
-            try setUp()
-            logger?.notice("set up after an earlier failure")
-        } catch {
-            setUpFailed(error, when: "again")
+        guard !isSetUp, AuthorizationCenter.shared.authorizationStatus == .approved else { return }
+        retry.tryAgain {
+            do {
+                try setUp()
+                return true
+            } catch {
+                setUpFailed(error, when: "again")
+                return false
+            }
         }
     }
 
     open override func timerFired(_ id: String) {
-        if id == Self.setUpAgainTimer { setUpAgainIfPending() }
+        if id == SetUpRetry.timerID { setUpAgainIfPending() }
     }
 
     /// Whether this process has taken the selection and started the schedules.
@@ -129,6 +123,7 @@ open class ReferenceCompanionApp: App {
         guard status == AuthorizationStatus.approved.rawValue else {
             if isSetUp { lostAuthorization = true }
             isSetUp = false
+            retry.authorizationLost()
             return
         }
         guard !isSetUp else { return }

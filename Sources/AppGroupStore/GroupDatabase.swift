@@ -76,8 +76,12 @@ final class GroupDatabase {
             // Changes that were committed and are not in the file: its write-ahead log (`-wal`), which held them
             // until a checkpoint, was deleted or damaged. SQLite opens such a store without a word, older. (Many
             // processes write a group's store: the change log's own numbers are its tally, see `CommitTally`.)
-            if let committed = CommitNote.read(besides: path), committed > (try lastChange()) {
-                throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(try lastChange()), but changes up to #\(committed) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
+            do {
+                try CommitNote.verify(besides: path) { try lastChange() }
+            } catch let lost as LostCommits {
+                throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(lost.stored), but changes up to #\(lost.noted) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
+            } catch let busy as CommitNoteBusy {
+                throw AppGroupStoreError.busy(group: group, timeout: busy.timeout)
             }
         }
     }
@@ -99,7 +103,8 @@ final class GroupDatabase {
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         loggedInTransaction = nil
         let result = try mapped { try connection.transaction(.immediate, body) }
-        if let logged = loggedInTransaction { CommitNote.note(logged, besides: path) }
+        // A note that stayed locked is left behind the store, which proves nothing wrong: the next change notes past it.
+        if let logged = loggedInTransaction { try? CommitNote.note(logged, besides: path) }
         return result
     }
 

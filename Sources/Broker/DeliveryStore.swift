@@ -42,6 +42,8 @@ final class DeliveryStore {
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
     private let tally: CommitTally
+    /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
+    var restartLoss: String? { tally.restartLoss }
 
     /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
     /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets

@@ -41,6 +41,7 @@ final class Recorder {
     func openDeliveryStore(path: String?, plugins configured: Set<String>, continuingTheRun: Bool) throws -> Restored {
         guard let path else { return Restored() }
         let store = try DeliveryStore(path: path)
+        if let loss = store.restartLoss { logger.warning("\(loss)") }
         let snapshot = try store.load()
         ledger.attach(store)
         ledger.restore(snapshot.pending.filter { configured.contains($0.plugin) }, published: snapshot.published)

@@ -105,6 +105,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
         self.logger = logger
         random = DeviceRandom(seed: settings.fidelity.seed)
         state = try DeviceStateStore(path: statePath)
+        if let loss = state.restartLoss { logger.warning("\(loss)") }
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
         directory = DeviceDirectory(settings: settings, catalog: catalog, tokens: tokens)

@@ -31,6 +31,8 @@ final class DeviceStateStore {
     private let connection: SQLiteConnection
     /// Counts every write, so a file that lost committed writes with its write-ahead log is refused at start.
     private let tally: CommitTally
+    /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
+    var restartLoss: String? { tally.restartLoss }
     let path: String
     /// Values whose last save failed, by key: written again first at the next save.
     private var unsaved: [String: String] = [:]

@@ -53,26 +53,22 @@ public struct MonitoredProduct: Sendable {
     /// authorization; the pick in the OS's current tokens, saved and registered as the OS's copy (an iOS update
     /// regenerates the tokens, and a revocation took the OS's copy — the saved one alone would shield nothing); the
     /// reserve slot and the product's own `schedules`, each registered when missing; then a wake-up, so the monitor
-    /// decides at once. False when the person has not approved (nothing to set up until an approval), or, logged, when
-    /// it could not be done.
+    /// decides at once. False when the person has not approved (nothing to set up until an approval); throws what
+    /// stopped it otherwise (`MonitoredProductApp` says it, and tries again what can pass).
     @discardableResult
-    public func setUp(schedules: [DeviceActivityName: DeviceActivitySchedule] = [:], center: DeviceActivityCenter = DeviceActivityCenter()) -> Bool {
-        guard let defaults = defaults() else { return false }
-        do {
-            guard try AuthorizationCenter.shared.requestAuthorization(for: .individual) == .approved else { return false }
-            let picked = try AuthorizationCenter.shared.pickActivities()
-            if try defaults.value(FamilyActivitySelection.self, forKey: selectionKey) != picked { try defaults.set(picked, forKey: selectionKey) }
-            try kept.register(selection(defaults), center: center)
-            let registered = Set(try center.monitoredActivities())
-            if !registered.contains(reserve) { try center.startMonitoring(reserve, during: TrueTimeSchedules.allDay) }
-            for (activity, schedule) in schedules.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !registered.contains(activity) {
-                try center.startMonitoring(activity, during: schedule)
-            }
-        } catch {
-            logger?.error("cannot set up \(name): \(error)")
-            return false
+    public func setUp(schedules: [DeviceActivityName: DeviceActivitySchedule] = [:], center: DeviceActivityCenter = DeviceActivityCenter()) throws -> Bool {
+        let defaults = try SharedDefaults.forPlugin(suiteName: group)
+        guard try AuthorizationCenter.shared.requestAuthorization(for: .individual) == .approved else { return false }
+        let picked = try AuthorizationCenter.shared.pickActivities()
+        if try defaults.value(FamilyActivitySelection.self, forKey: selectionKey) != picked { try defaults.set(picked, forKey: selectionKey) }
+        try kept.register(selection(defaults), center: center)
+        let registered = Set(try center.monitoredActivities())
+        if !registered.contains(reserve) { try center.startMonitoring(reserve, during: TrueTimeSchedules.allDay) }
+        for (activity, schedule) in schedules.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where !registered.contains(activity) {
+            try center.startMonitoring(activity, during: schedule)
         }
-        return wakeTheMonitor(center: center)
+        try startWakeWindow(center: center)
+        return true
     }
 
     /// A one-off window starting now: the monitor's callback decides at once and plans its checks (after a choice the
@@ -80,12 +76,16 @@ public struct MonitoredProduct: Sendable {
     @discardableResult
     public func wakeTheMonitor(center: DeviceActivityCenter = DeviceActivityCenter()) -> Bool {
         do {
-            try center.startMonitoring(wake, during: TrueTimeSchedules.window(at: BusClock.absoluteNow))
+            try startWakeWindow(center: center)
             return true
         } catch {
             logger?.error("cannot wake the monitor: \(error)")
             return false
         }
+    }
+
+    private func startWakeWindow(center: DeviceActivityCenter) throws {
+        try center.startMonitoring(wake, during: TrueTimeSchedules.window(at: BusClock.absoluteNow))
     }
 
     /// Whether an authorization change is an approval (the app sets up again then).

@@ -20,6 +20,8 @@ final class HandledEvents {
     /// Counts every record, so a file that lost committed records with its write-ahead log is refused: taken
     /// older, it would have the plugin handle again what it handled.
     private let tally: CommitTally
+    /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
+    var restartLoss: String? { tally.restartLoss }
     private let insert: Statement
     private let lookup: Statement
     private let insertPublication: Statement

@@ -98,12 +98,22 @@ final class AppGroupContainerTests: ContainerTestCase {
     /// A store whose write-ahead log was lost — deleted, or zeroed — while it held committed changes opens older
     /// without a word from SQLite: it is refused as damaged, naming the log, and left as it is. Copies of the file
     /// taken while a connection holds the log stand for the store after the loss.
-    func testAStoreThatLostItsWriteAheadLogIsRefusedAsDamaged() throws {
+    /// Holds the store open, so that its write-ahead log is not checkpointed away at the close.
+    private var keptOpen: SharedDefaults?
+
+    /// The group's store with two changes, the second committed to its write-ahead log only (kept open).
+    private func storeWithAChangeInItsLogOnly() throws -> URL {
         let defaults = try adminDefaults()
+        keptOpen = defaults
         try defaults.set(1, forKey: "first")
         let url = try container.storeURL(forGroup: group)
         try SQLiteConnection(path: url.path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
         try defaults.set(true, forKey: "isCurrentlyUnlocked")  // committed, in the log only
+        return url
+    }
+
+    func testAStoreThatLostItsWriteAheadLogIsRefusedAsDamaged() throws {
+        let url = try storeWithAChangeInItsLogOnly()
         for (index, lose) in ["deleted", "zeroed"].enumerated() {
             let other = "group.com.example.copy\(index)"
             let copy = try container.storeURL(forGroup: other)
@@ -122,6 +132,23 @@ final class AppGroupContainerTests: ContainerTestCase {
         }
         // The store itself, closed and opened again, holds everything: nothing is refused.
         XCTAssertEqual(try adminDefaults().bool(forKey: "isCurrentlyUnlocked"), true)
+    }
+
+    /// A power cut under `synchronous = NORMAL`: the store as the disk held it at its last flush — the log's header
+    /// without the frames of the change after it — beside a note from the machine's boot before. Not damage: the store
+    /// opens without the change the power cut took, and its note comes down to the store's last change.
+    func testAStoreThatAPowerCutLeftBehindItsNoteOpens() throws {
+        let url = try storeWithAChangeInItsLogOnly()
+        let other = "group.com.example.power-cut", copy = try container.storeURL(forGroup: other)
+        try FileManager.default.copyItem(at: url, to: copy)
+        try Data(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).prefix(32)).write(to: URL(fileURLWithPath: copy.path + "-wal"))
+        let note = try String(contentsOfFile: url.path + "-committed", encoding: .utf8)
+        let boot = try XCTUnwrap(CommitNote.currentBoot, "the system names no boot")
+        try note.replacingOccurrences(of: boot, with: "00000000-0000-0000-0000-000000000000").write(toFile: copy.path + "-committed", atomically: false, encoding: .utf8)
+        let opened = try SharedDefaults(suiteName: other, container: container, writer: SharedDefaults.administrator)
+        XCTAssertEqual(try opened.integer(forKey: "first"), 1)
+        XCTAssertNil(try opened.entry(forKey: "isCurrentlyUnlocked"), "the change the power cut took")
+        XCTAssertEqual(try CommitNote.reading(besides: copy.path), CommitNote.Reading(number: 1, boot: boot))
     }
 
     func testWriterWaitingPastBusyTimeoutGetsBusyError() throws {

@@ -25,20 +25,27 @@ extension FaultTests {
         try disk.fill()
         _ = try runToEnd(BuildProducts.path("shieldbus"), ["do", "restart", "--runtime-dir", broker.runtime.path])
         // The bus cannot number anything while the disk is full: the broker's log says it first.
-        let refused = waitUntil("the companion app to say its set-up was refused (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
-            broker.log(tail: 400).contains("the companion app's set-up at launch failed")
+        guard let failure = try setUpRefusal(saying: "the companion app's set-up at launch failed", broker: broker, disk: disk, journal: journal) else { return }
+        waitUntil("the companion app to register its schedules again (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
+            journal().contains { $0.topic == "deviceactivity.start-monitoring.request" && $0.source == "app" && $0.seq > failure.seq }
+        }
+    }
+
+    /// Waits for the app's log line `saying` that its set-up was refused, gives the disk its room back, and returns the
+    /// refusal as the app said it on the bus (`state.call-failed`, naming the set-up); nil, failed, when either
+    /// never came.
+    func setUpRefusal(saying: String, broker: BrokerProcess, disk: SmallDisk, journal: () -> [Envelope]) throws -> Envelope? {
+        let refused = waitUntil("the app to say its set-up was refused (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
+            broker.log(tail: 400).contains(saying)
         }
         try disk.free()
-        guard refused else { return }
+        guard refused else { return nil }
         var failure: Envelope?
         waitUntil("the refusal to be said on the bus (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
             failure = journal().first { $0.topic == DeviceTopic.callFailed && $0.source == "app" }
             return failure != nil
         }
-        guard let failure else { return }
-        XCTAssertTrue(failure.bodyValue["call"]?.stringValue?.contains("set-up") == true, failure.bodyValue.jsonText)
-        waitUntil("the companion app to register its schedules again (log: \(broker.log(tail: 20)))", timeoutSeconds: 60) {
-            journal().contains { $0.topic == "deviceactivity.start-monitoring.request" && $0.source == "app" && $0.seq > failure.seq }
-        }
+        if let failure { XCTAssertTrue(failure.bodyValue["call"]?.stringValue?.contains("set-up") == true, failure.bodyValue.jsonText) }
+        return failure
     }
 }

@@ -361,7 +361,7 @@ extension FaultTests {
             let damaged = try runCrashingBroker(scenario, crashing: [["--crash-at-step", "\(crash)"]], configuration: configuration, afterKill: {
                 // The undamaged copy first: the same state folder and journal, resumed as they are.
                 for target in [copy] + works.dropFirst() { _ = try runToEnd("/bin/cp", ["-a", works[0].path + "/.", target.path]) }
-                let recorded = Self.plugins.filter { (CommitNote.read(besides: works[0].file("state/cursors/\($0).sqlite")) ?? 0) > 0 }
+                let recorded = Self.plugins.filter { ((try? CommitNote.read(besides: works[0].file("state/cursors/\($0).sqlite"))) ?? 0) > 0 }
                 cursor = recorded.randomElement(using: &random) ?? cursor
                 stores = damagedStores(cursor: cursor)
                 for (index, store) in stores.enumerated() {

@@ -20,16 +20,16 @@ final class CommitNoteTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: writers + 1) { index in
             guard index < writers else {
                 while finished.load(ordering: .acquiring) < writers {
-                    if let read = CommitNote.read(besides: store), !numbers.contains(read) || read > numbers.max()! {
+                    if let read = try? CommitNote.read(besides: store), !numbers.contains(read) || read > numbers.max()! {
                         readsAhead.withLock { $0.append(read) }
                     }
                 }
                 return
             }
-            for note in 0..<notesEach { CommitNote.note(numbers[(index + note) % numbers.count], besides: store) }
+            for note in 0..<notesEach { _ = try? CommitNote.note(numbers[(index + note) % numbers.count], besides: store) }
             finished.add(1, ordering: .releasing)
         }
         XCTAssertEqual(readsAhead.withLock { Array($0.prefix(5)) }, [], "numbers nobody noted were read")
-        XCTAssertEqual(CommitNote.read(besides: store), numbers.max(), "the note keeps the highest number")
+        XCTAssertEqual(try CommitNote.read(besides: store), numbers.max(), "the note keeps the highest number")
     }
 }

@@ -35,7 +35,7 @@ final class CommitTallyTests: XCTestCase {
     func testAStoreThatLostCommittedWritesWithItsLogIsRefused() throws {
         let (connection, store) = try storeWithWritesInItsLog()
         let wal = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))
-        XCTAssertEqual(CommitNote.read(besides: store), 3)
+        XCTAssertEqual(try CommitNote.read(besides: store), 3)
         let losses: [(String, Data?)] = [("deleted", nil), ("zeroed", Data(count: wal.count)), ("cut", wal.prefix(wal.count - 1)),
                                         ("header flipped", { var bytes = wal; bytes[20] ^= 0x5A; return bytes }())]
         for (index, (loss, log)) in losses.enumerated() {
@@ -70,8 +70,99 @@ final class CommitTallyTests: XCTestCase {
         // A failed write is not counted: the note stays where the file is.
         let tally = try CommitTally(connection: connection, path: store)
         XCTAssertThrowsError(try tally.transaction { try connection.execute("INSERT INTO missing VALUES (1)") })
-        XCTAssertEqual(CommitNote.read(besides: store), 3)
+        XCTAssertEqual(try CommitNote.read(besides: store), 3)
         try tally.transaction { try connection.execute("INSERT INTO t VALUES (4)") }
-        XCTAssertEqual(CommitNote.read(besides: store), 4)
+        XCTAssertEqual(try CommitNote.read(besides: store), 4)
+    }
+
+    /// Two writers of one store, each with its own connection and tally, take turns: each counts on from the file
+    /// under its write lock, never from what it counted itself, so the file's count and the note stay together and
+    /// the store opens. (Counted in memory, the second writer wrote 1 over the first's 3 — a sound store refused.)
+    func testTwoWritersOfOneStoreCountOnFromTheFile() throws {
+        let store = path("shared.sqlite")
+        let first = try SQLiteConnection(path: store, flags: [.readWrite, .create])
+        try first.enableWAL()
+        try first.execute("CREATE TABLE t (n INTEGER)")
+        let second = try SQLiteConnection(path: store, flags: [.readWrite])
+        let tallies = [try CommitTally(connection: first, path: store), try CommitTally(connection: second, path: store)]
+        let connections = [first, second]
+        for writer in [0, 0, 0, 1, 0, 1, 1] {
+            try tallies[writer].transaction { try connections[writer].execute("INSERT INTO t VALUES (\(writer))") }
+        }
+        XCTAssertEqual(try tallies[0].count(), 7)
+        XCTAssertEqual(try CommitNote.read(besides: store), 7)
+        XCTAssertNoThrow(try CommitTally(connection: SQLiteConnection(path: store, flags: [.readWrite]), path: store))
+    }
+
+    /// The note as a power cut may leave it: written in an earlier boot of the machine.
+    private func noteFromAnEarlierBoot(besides store: String) throws {
+        let note = CommitNote.path(besides: store)
+        let text = try String(contentsOfFile: note, encoding: .utf8)
+        let boot = try XCTUnwrap(CommitNote.currentBoot, "the system names no boot")
+        XCTAssertTrue(text.contains(boot), text)
+        try text.replacingOccurrences(of: boot, with: "00000000-0000-0000-0000-000000000000").write(toFile: note, atomically: false, encoding: .utf8)
+    }
+
+    /// A power cut under `synchronous = NORMAL`: the store as the disk held it at its last flush — the log's header,
+    /// which SQLite flushes before the log's first frame, without the two commits' frames after it — and the note,
+    /// written after them, from the boot before. Not damage: the store opens with what it holds, the note comes
+    /// down to it, and counting goes on from there. The same lead in this boot (a killed process loses nothing) is
+    /// damage, and so is a deleted or zeroed log whenever it happened.
+    func testAPowerCutThatLostTheLogsLastFramesIsNotDamage() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let wal = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))
+        func copy(_ name: String, log: Data?, earlierBoot: Bool) throws -> String {
+            let copy = path(name)
+            try FileManager.default.copyItem(atPath: store, toPath: copy)
+            try FileManager.default.copyItem(atPath: store + "-committed", toPath: copy + "-committed")
+            try log?.write(to: URL(fileURLWithPath: copy + "-wal"))
+            if earlierBoot { try noteFromAnEarlierBoot(besides: copy) }
+            return copy
+        }
+        let flushed = try copy("power-cut.sqlite", log: wal.prefix(32), earlierBoot: true)
+        let opened = try SQLiteConnection(path: flushed, flags: [.readWrite])
+        let tally = try CommitTally(connection: opened, path: flushed)
+        XCTAssertEqual(tally.lostToRestart, 2, "the two commits only the log's unflushed frames held")
+        XCTAssertEqual(try tally.count(), 1)
+        XCTAssertEqual(try CommitNote.reading(besides: flushed), CommitNote.Reading(number: 1, boot: CommitNote.currentBoot))
+        try tally.transaction { try opened.execute("INSERT INTO t VALUES (4)") }
+        XCTAssertEqual(try CommitNote.read(besides: flushed), 2)
+        XCTAssertEqual(try CommitTally(connection: SQLiteConnection(path: flushed, flags: [.readWrite]), path: flushed).lostToRestart, 0)
+
+        let damaged: [(String, Data?, Bool)] = [("the same boot", wal.prefix(32), false), ("deleted", nil, true), ("zeroed", Data(count: wal.count), true)]
+        for (index, (what, log, earlierBoot)) in damaged.enumerated() {
+            let copied = try copy("damaged\(index).sqlite", log: log, earlierBoot: earlierBoot)
+            XCTAssertThrowsError(try CommitTally(connection: SQLiteConnection(path: copied, flags: [.readWrite]), path: copied), what) { error in
+                XCTAssertEqual((error as? LostCommits)?.noted, 3, "\(what): \(error)")
+            }
+        }
+        // A note from an earlier boot that the store matches is this boot's from its first open: a lead found later is damage.
+        let matched = try copy("matched.sqlite", log: wal, earlierBoot: true)
+        XCTAssertEqual(try CommitTally(connection: SQLiteConnection(path: matched, flags: [.readWrite]), path: matched).lostToRestart, 0)
+        XCTAssertEqual(try CommitNote.reading(besides: matched)?.boot, CommitNote.currentBoot)
+        withExtendedLifetime(connection) {}
+    }
+
+    /// A note held by a process that never lets go (stopped, hung) is an error naming it after the wait, not a hang:
+    /// an open is refused with it; a commit stands, its note left behind (which proves nothing wrong) and written
+    /// past by the next commit once the note is free.
+    func testANoteHeldByAnotherProcessIsAnErrorAfterTheWait() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let tally = try CommitTally(connection: connection, path: store, lockTimeout: 0.2)
+        let holder = open(CommitNote.path(besides: store), O_RDWR)
+        XCTAssertEqual(flock(holder, LOCK_EX), 0)
+        XCTAssertThrowsError(try CommitNote.read(besides: store, timeout: 0.2)) { error in
+            XCTAssertEqual((error as? CommitNoteBusy)?.description, "the commit note \(store)-committed stayed locked by another process for 0.2 s (one holding it is stopped or hung)")
+        }
+        XCTAssertThrowsError(try CommitNote.verify(besides: store, stored: { 3 }, timeout: 0.2)) { XCTAssertTrue($0 is CommitNoteBusy, "\($0)") }
+        XCTAssertThrowsError(try CommitNote.note(9, besides: store, timeout: 0.2)) { XCTAssertTrue($0 is CommitNoteBusy, "\($0)") }
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (4)") }
+        XCTAssertNotNil(tally.noteFailure, "the commit stands, its note not written")
+        XCTAssertEqual(try tally.count(), 4)
+        close(holder)
+        XCTAssertEqual(try CommitNote.read(besides: store), 3)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (5)") }
+        XCTAssertNil(tally.noteFailure)
+        XCTAssertEqual(try CommitNote.read(besides: store), 5)
     }
 }

@@ -43,13 +43,9 @@ final class AlternateDaysMonitor: ChainedMonitor {
 }
 
 /// The app: authorization, the pick, the reserve slot, a wake-up — at every start and after an approval.
-final class AlternateDaysApp: App {
-    override func didStart() {
-        AlternateDays.product.setUp()
-    }
-
-    override func handleOther(_ envelope: Envelope) {
-        if MonitoredProduct.isApproval(envelope) { AlternateDays.product.setUp() }
+final class AlternateDaysApp: MonitoredProductApp {
+    init() {
+        super.init(product: AlternateDays.product)
     }
 }
 

@@ -1,0 +1,192 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store that lost transactions it had committed: its write-ahead log (`-wal`), which held them until a
+/// checkpoint, was deleted, zeroed, cut or damaged — SQLite then opens the file without a word, older.
+public struct LostCommits: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    /// How far the file's own count goes, and how far the note beside it says it went.
+    public let stored: Int64
+    public let noted: Int64
+
+    public var description: String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return "it holds \(stored) committed writes, but \(noted) were committed: its write-ahead log (\(name)-wal) was deleted or damaged"
+    }
+}
+
+/// The note beside a store stayed locked longer than the wait allowed: a process holding it is stopped or hung.
+public struct CommitNoteBusy: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let timeout: TimeInterval
+
+    public var description: String {
+        "the commit note \(path) stayed locked by another process for \(timeout) s (one holding it is stopped or hung)"
+    }
+}
+
+/// `<store>-committed`: a number that only grows — a store's last committed change or write — written beside it
+/// after each commit, with the machine's boot it was written in. A store whose own count ends before it lost
+/// committed writes, unless the machine went down since (below).
+///
+/// Several processes may note into one file at once (an App Group's writers), so every access holds the file's
+/// `flock` (waiting at most `lockTimeout`, then `CommitNoteBusy`) and a note only ever raises the number: unlocked,
+/// one writer's shorter number written over another's longer one leaves digits of both ("8" over "10" reads "80") —
+/// a number nobody committed, ahead of the store, and a sound store refused as damaged.
+///
+/// Written without a sync, as the stores commit (`synchronous = NORMAL`): a killed process loses neither, but a
+/// power cut or an operating-system crash may keep the note and lose the log's last frames, which SQLite had not
+/// flushed. Such a lead is only possible across a restart of the machine — the note's boot is not this one — and
+/// only with the log's header whole: SQLite flushes it before a log's first frame, so a log deleted or zeroed is
+/// damage whenever it happened (`verify`).
+public enum CommitNote {
+    public static func path(besides store: String) -> String { store + "-committed" }
+
+    /// How long an access waits for another process's hold on the note (held for a read and a write at a time).
+    public static let lockTimeout: TimeInterval = 5
+
+    /// What a note says: the number, and the boot of the machine it was written in (nil in a note without one).
+    public struct Reading: Equatable, Sendable {
+        public let number: Int64
+        public let boot: String?
+
+        public init(number: Int64, boot: String?) {
+            self.number = number
+            self.boot = boot
+        }
+    }
+
+    /// This boot of the machine (Linux's `boot_id`), nil where the system does not say.
+    public static let currentBoot: String? = {
+        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        let boot = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return boot.isEmpty || boot.contains(" ") ? nil : boot
+    }()
+
+    /// The number noted beside `store`, nil when there is none or it is unreadable (which says nothing).
+    public static func read(besides store: String, timeout: TimeInterval = lockTimeout) throws -> Int64? {
+        try reading(besides: store, timeout: timeout)?.number
+    }
+
+    /// The note beside `store`, nil when there is none or it is unreadable.
+    public static func reading(besides store: String, timeout: TimeInterval = lockTimeout) throws -> Reading? {
+        let descriptor = open(path(besides: store), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        try lock(descriptor, LOCK_SH, store: store, timeout: timeout)
+        return reading(in: descriptor)
+    }
+
+    /// Raises the note beside `store` to `number` (a lower number changes nothing). A note that cannot be opened
+    /// is left as it is: behind the store, it proves nothing wrong.
+    public static func note(_ number: Int64, besides store: String, timeout: TimeInterval = lockTimeout) throws {
+        let descriptor = open(path(besides: store), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        try lock(descriptor, LOCK_EX, store: store, timeout: timeout)
+        if let noted = reading(in: descriptor), noted.number >= number { return }
+        write(number, to: descriptor)
+    }
+
+    /// Checks the store beside its note: `stored` (read after the note, while it is held, so that no commit noted
+    /// meanwhile can make it look short) is its own count. Throws `LostCommits` when the store holds fewer commits
+    /// than were noted in this boot, or its log is gone or zeroed. A note from an earlier boot that leads a store
+    /// with a whole log is what a power cut leaves: the note is brought down to the store, and the commits lost
+    /// that way returned (0 when none were). Without a note, nothing is known and nothing is written.
+    @discardableResult
+    public static func verify(besides store: String, stored: () throws -> Int64, timeout: TimeInterval = lockTimeout) throws -> Int64 {
+        // Read-only (a read-only disk), the note is judged as it is and left so.
+        var writable = true
+        var descriptor = open(path(besides: store), O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        if descriptor < 0 {
+            writable = false
+            descriptor = open(path(besides: store), O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        }
+        guard descriptor >= 0 else { return 0 }
+        defer { close(descriptor) }
+        try lock(descriptor, writable ? LOCK_EX : LOCK_SH, store: store, timeout: timeout)
+        guard let noted = reading(in: descriptor) else { return 0 }
+        let held = try stored()
+        guard noted.number > held else {
+            // Judged by this boot from now on: a lead found later cannot be an earlier boot's power cut.
+            if writable, noted.boot != currentBoot { write(noted.number, to: descriptor) }
+            return 0
+        }
+        let earlierBoot = currentBoot != nil && noted.boot != nil && noted.boot != currentBoot
+        guard earlierBoot, WriteAheadLogHeader.isWhole(at: store + "-wal") else {
+            throw LostCommits(path: store, stored: held, noted: noted.number)
+        }
+        if writable { write(held, to: descriptor) }
+        return noted.number - held
+    }
+
+    // MARK: The file
+
+    /// Fixed width (the number's digits, a space, a boot id's 36 characters), so a note never has to shorten the file.
+    private static let digits = 20, width = 57
+
+    /// Takes the note's `flock`, polling until `timeout`: a holder that never lets go is an error, not a hang.
+    private static func lock(_ descriptor: Int32, _ operation: Int32, store: String, timeout: TimeInterval) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while flock(descriptor, operation | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else {
+                throw CommitNoteBusy(path: path(besides: store), timeout: timeout)
+            }
+            usleep(1_000)
+        }
+    }
+
+    /// The note's bytes after the number: a space and this boot, padded to the width.
+    private static let bootField: [UInt8] = {
+        let field = Array((" " + (currentBoot ?? "")).utf8)
+        return field + [UInt8](repeating: UInt8(ascii: " "), count: max(0, width - digits - field.count))
+    }()
+
+    private static func write(_ number: Int64, to descriptor: Int32) {
+        let text = Array(String(number).utf8)
+        let bytes = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, digits - text.count)) + text + bootField
+        _ = pwrite(descriptor, bytes, bytes.count, 0)
+    }
+
+    /// Parsed on bytes: it is read at every commit of every store.
+    private static func reading(in descriptor: Int32) -> Reading? {
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = pread(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        let bytes = buffer[..<count]
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
+        let numberStart = bytes.firstIndex { !isSpace($0) } ?? bytes.endIndex
+        let numberEnd = bytes[numberStart...].firstIndex(where: isSpace) ?? bytes.endIndex
+        guard let number = Int64(String(decoding: bytes[numberStart..<numberEnd], as: UTF8.self)) else { return nil }
+        let bootStart = bytes[numberEnd...].firstIndex { !isSpace($0) } ?? bytes.endIndex
+        let bootEnd = bytes[bootStart...].firstIndex(where: isSpace) ?? bytes.endIndex
+        return Reading(number: number, boot: bootStart < bootEnd ? String(decoding: bytes[bootStart..<bootEnd], as: UTF8.self) : nil)
+    }
+}
+
+/// The first 32 bytes of a SQLite write-ahead log: its magic number, version, page size, checkpoint sequence, salts
+/// and a checksum of the first 24 (sqlite.org/fileformat2.html § 4.1). SQLite flushes it to the disk before the
+/// log's first frame, so no power cut leaves a log that held commits without it.
+enum WriteAheadLogHeader {
+    /// Whether the log at `path` has a header SQLite would take (missing, short or zeroed: false).
+    static func isWhole(at path: String) -> Bool {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return false }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 32), data.count == 32 else { return false }
+        let bytes = [UInt8](data)
+        func word(_ offset: Int, bigEndian: Bool = true) -> UInt32 {
+            let value = bytes[offset..<offset + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            return bigEndian ? value : value.byteSwapped
+        }
+        let magic = word(0)
+        guard magic == 0x377f_0682 || magic == 0x377f_0683, word(4) == 3_007_000 else { return false }
+        var s0: UInt32 = 0, s1: UInt32 = 0
+        for offset in stride(from: 0, to: 24, by: 8) {
+            s0 = s0 &+ word(offset, bigEndian: magic & 1 == 1) &+ s1
+            s1 = s1 &+ word(offset + 4, bigEndian: magic & 1 == 1) &+ s0
+        }
+        return s0 == word(24) && s1 == word(28)
+    }
+}

@@ -317,7 +317,13 @@ public final class DeviceOS: BrokerService {
         case .closeTab(let tab): device.screen.closeTab(tab)
         case .press(let button): device.screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
         case .tapNotification(let id): device.notifications.tap(id: id)
-        case .habit(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+        case .habit(let name):
+            switch HabitChoice(name, products: settings.products) {
+            case .offered(let habit): device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+            case .unknown(let why):
+                // A scenario's step is its day as written: only a tool's input is refused.
+                if !device.inputChangedNothing("unknown-habit", why) { device.emit(DeviceTopic.habitCompleted, HabitCompleted(habit: name)) }
+            }
         case let .appAction(app, action):
             guard let name = app?.name ?? device.onlyCompanionApp else {
                 let why = settings.products.contains { $0.companionApp != nil } ? "the device has several product apps: give {app: …, action: \(action)}"

@@ -72,7 +72,48 @@ extension CommandLineToolTests {
         let said = try String(contentsOfFile: errors, encoding: .utf8)
         XCTAssertTrue(said.contains("the broker left"), said)
         XCTAssertTrue(said.contains("reconnected to the broker"), said)
-        XCTAssertTrue(said.contains("went by while the tap was away"), "the broker's own start-up events went by: \(said)")
+        XCTAssertTrue(said.contains("went by while the tap was away (the broker writes no --journal: they are not kept)"),
+                      "the broker's own start-up events went by, and nothing keeps them: \(said)")
+        XCTAssertFalse(said.contains("a new bus"), "a broker restarted on its state goes on numbering: \(said)")
+    }
+
+    /// A broker restarted on a fresh state begins a new bus: its numbers start again at #1 and it writes its --journal
+    /// anew. The tap says so — not that the new bus's numbers "went by" on the old one, nor that a journal keeps them.
+    func testTapSaysWhenARestartedBrokerBeganANewBus() throws {
+        let work = TemporaryDirectory(prefix: "sbtapnew")
+        let runtime = work.file("run"), journal = work.file("journal.jsonl")
+        let output = work.file("tap.out"), errors = work.file("tap.err")
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = ["tap", "--wait", "--count", "3", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."]
+        try tap.run(outputTo: output, errorsTo: errors)
+        defer { if tap.isRunning { tap.terminate() } }
+        func greet(_ broker: BrokerProcess, _ topics: [String]) throws {
+            let sender = try broker.connect(name: "greeter", role: .generic, subscriptions: [])
+            for topic in topics { try sender.publish(Publish(topic: topic, body: ["n": 1])) }
+            sender.close()
+        }
+        func tapConnected(_ broker: BrokerProcess) -> Bool {
+            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+        }
+        let first = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-1")], runtimeDirectory: runtime)
+        waitUntil("the waiting tap to connect") { tapConnected(first) }
+        try greet(first, ["app.one", "app.two"])
+        waitUntil("the tap to show both") { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("app.two") }
+        _ = first.stop()
+
+        let second = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-2")], runtimeDirectory: runtime)
+        defer { _ = second.stop() }
+        waitUntil("the tap to follow the new broker") { tapConnected(second) }
+        try greet(second, ["app.three"])
+        waitUntil("the tap to end after three events") { !tap.isRunning }
+        XCTAssertEqual(tap.terminationStatus, 0)
+        let shown = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(shown.map { $0.split(separator: " ").last.map(String.init) ?? "" }, ["app.one", "app.two", "app.three"])
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        XCTAssertTrue(said.contains("⚠ a new bus: the broker started again from #1"), said)
+        XCTAssertTrue(said.contains("its --journal was written anew"), said)
+        XCTAssertFalse(said.contains("went by"), "the new bus's numbers are not the old one's: \(said)")
     }
 }
 
@@ -163,5 +204,23 @@ extension CommandLineToolTests {
         let refused = try shieldbus(["tap", "--rates", "--format", "{topic}"], runtime: broker.runtime)
         XCTAssertEqual(refused.status, 64)
         XCTAssertTrue(refused.errors.contains("--rates prints events per second, not events: it takes no --format"), refused.errors)
+    }
+
+    /// `tap --rates` stamps each report with bus time on the device's wall clock, not the machine's: on a clock
+    /// scaled ×60 from 10:00 in Berlin, three reports a wall second apart read about a bus minute apart, from 10:00.
+    func testTapRatesStampsBusTimeOnTheDevicesClock() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\ntimeZone: Europe/Berlin\nclock: {mode: scaled, speed: 60, start: \"2026-11-23T10:00\"}\n")
+        defer { _ = broker.stop() }
+        let counted = try shieldbus(["tap", "--rates", "--count", "3", "app."], runtime: broker.runtime)
+        XCTAssertEqual(counted.status, 0, counted.errors)
+        let seconds = counted.output.split(separator: "\n").map { line -> Int in
+            let clock = line.prefix(8).split(separator: ":").compactMap { Int($0) }
+            return clock.count == 3 ? clock[0] * 3600 + clock[1] * 60 + clock[2] : -1
+        }
+        XCTAssertEqual(seconds.count, 3, counted.output)
+        XCTAssertTrue(seconds.allSatisfy { (10 * 3600..<12 * 3600).contains($0) }, "bus time in Berlin, from 10:00: \(counted.output)")
+        for (earlier, later) in zip(seconds, seconds.dropFirst()) {
+            XCTAssertTrue((30...120).contains(later - earlier), "a wall second is a bus minute: \(counted.output)")
+        }
     }
 }

@@ -46,6 +46,10 @@ def test_every_action_explore_uses(browser, live):
     act("authorize-revoke", "done: authorize revoke", "authorization revoked")
     act("authorize-approve", "done: authorize approve", "authorization approved")
     refused("authorize-approve", "changed nothing")
+    act("authorize-deny", "done: authorize deny", "authorization denied")
+    refused("authorize-deny", "changed nothing")
+    page.get_by_test_id("authorize-approve").click()
+    expect(result).to_have_text("done: authorize approve")
 
     page.locator("#device-clock-setting").fill("+2h")
     act("set-clock", "done: set-clock +2h", "set the device clock forward 120 min")

@@ -224,3 +224,48 @@ extension CommandLineToolTests {
         }
     }
 }
+
+extension CommandLineToolTests {
+    /// On a terminal (a pseudo-terminal) tap colors a topic by its kind — red for a failure — and cuts a long body to
+    /// its line; piped, it prints no color and the whole body (for grep and jq).
+    func testTapColorsOnATerminalAndPrintsWholeBodiesWhenPiped() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        defer { _ = broker.stop() }
+        let long = String(repeating: "x", count: 400)
+        func tap(to output: FileHandle) throws -> Process {
+            let tap = Process()
+            tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+            tap.arguments = ["tap", "--count", "1", "--runtime-dir", broker.runtime.path, "app."]
+            tap.environment = ProcessInfo.processInfo.environment.filter { $0.key != "NO_COLOR" }
+            tap.standardOutput = output
+            try tap.run()
+            waitUntil("the tap to connect") {
+                ((try? broker.status())?["plugins"]?.arrayValue ?? []).filter { $0["role"]?.stringValue == "tap" }.count == 1
+            }
+            let sender = try broker.connect(name: "sender", role: .generic, subscriptions: [])
+            try sender.publish(Publish(topic: "app.job.failed", body: ["text": .string(long)]))
+            sender.close()
+            return tap
+        }
+
+        let terminal = try PseudoTerminal()
+        let onTerminal = try tap(to: terminal.terminal)
+        waitUntil("the tap on the terminal to end") { !onTerminal.isRunning }
+        XCTAssertEqual(onTerminal.terminationStatus, 0)
+        waitUntil("the line on the terminal") { terminal.text.contains("\n") }
+        let shown = terminal.text
+        XCTAssertTrue(shown.contains(" \u{1B}[31mapp.job.failed\u{1B}[0m "), "a failure's topic in red: \(shown.debugDescription)")
+        XCTAssertFalse(shown.contains(long), "a long body is cut to the terminal's line: \(shown)")
+        XCTAssertTrue(shown.contains("xxx…"), shown)
+
+        let pipe = Pipe()
+        let piped = try tap(to: pipe.fileHandleForWriting)
+        try pipe.fileHandleForWriting.close()
+        let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        piped.waitUntilExit()
+        XCTAssertEqual(piped.terminationStatus, 0)
+        XCTAssertTrue(printed.contains(long), "piped, the whole body: \(printed)")
+        XCTAssertFalse(printed.unicodeScalars.contains { $0.value == 0x1B }, "piped, no color: \(printed.debugDescription)")
+    }
+}
+

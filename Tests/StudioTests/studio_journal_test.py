@@ -80,11 +80,11 @@ def test_the_journals_timeline(browser, replay, width, height):
     page.get_by_test_id("seek").click()
     expect(page.get_by_test_id("seek-note")).to_have_text("go to +1h, -10m, +90s or 07:30")
 
-    # A request and its reply, linked by corr: at the end of the journal, the last clock control's.
-    page.get_by_test_id("slider").fill(str(len(events)))
+    # A request and its reply, linked by corr: the last clock control's, shown just after its reply.
     request = [e for e in events if e["topic"] == "clock.control.request"][-1]
-    page.locator(f"#bus li[data-seq='{request['seq']}']").click()
     reply = next(e for e in events if e["topic"] == "clock.control.reply" and e.get("corr") == request["corr"])
+    page.get_by_test_id("slider").fill(str(events.index(reply) + 1))
+    page.locator(f"#bus li[data-seq='{request['seq']}']").click()
     expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
     expect(page.locator("#bus li.linked")).to_have_count(2)
 
@@ -154,7 +154,7 @@ def test_playback_goes_event_by_event_pauses_and_stops_at_the_end(browser, repla
     play.click()
     expect(instant).to_contain_text(f"#{events[-1]['seq']} ")
     expect(play).to_have_text("▶")
-    shot(page, "15-journal-played-to-its-end")
+    shot(page, "16-journal-played-to-its-end")
     page.close()
 
 

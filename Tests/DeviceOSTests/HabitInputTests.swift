@@ -8,15 +8,24 @@ import XCTest
 /// completed; a product whose app has no habits says so. Through the real broker and the habit lock's plugins.
 /// (In CrashSafetyTests for its habit-lock configuration.)
 extension CrashSafetyTests {
+    /// A broker on `configuration` (no scenario, journaled at `journal`) once its plugins are ready.
+    func readyBroker(_ configuration: String, journal: String) throws -> BrokerProcess {
+        let broker = try BrokerProcess(configuration: configuration, arguments: ["--no-scenario", "--journal", journal])
+        waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { self.journal(journal).contains { $0.topic == "bus.ready" } }
+        return broker
+    }
+
+    /// `shieldbus do ARGUMENTS` on `broker`: its exit status and what it said.
+    func person(_ broker: BrokerProcess, _ arguments: String...) throws -> (status: Int32, output: String) {
+        try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
+    }
+
     func testDoHabitTakesOnlyAHabitTheProductOffers() throws {
         let work = TemporaryDirectory(prefix: "sbhabit")
         let journal = work.file("journal.jsonl")
-        let broker = try BrokerProcess(configuration: try habitLockConfiguration(), arguments: ["--no-scenario", "--journal", journal])
+        let broker = try readyBroker(try habitLockConfiguration(), journal: journal)
         defer { broker.stop() }
-        func habit(_ name: String) throws -> (status: Int32, output: String) {
-            try runToEnd(BuildProducts.path("shieldbus"), ["do", "habit", name, "--runtime-dir", broker.runtime.path])
-        }
-        waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { self.journal(journal).contains { $0.topic == "bus.ready" } }
+        func habit(_ name: String) throws -> (status: Int32, output: String) { try person(broker, "habit", name) }
 
         let typo = try habit("Raed")
         XCTAssertEqual(typo.status, 1, typo.output)
@@ -36,11 +45,10 @@ extension CrashSafetyTests {
         broker.stop()
 
         // The same product, its app offering no habits.
-        let none = try BrokerProcess(configuration: try habitLockConfiguration().replacingOccurrences(of: "habits: [Read, Walk, Stretch, Meditate, Push-ups]", with: "habits: []"),
-                                     arguments: ["--no-scenario", "--journal", work.file("none.jsonl")])
+        let none = try readyBroker(try habitLockConfiguration().replacingOccurrences(of: "habits: [Read, Walk, Stretch, Meditate, Push-ups]", with: "habits: []"),
+                                   journal: work.file("none.jsonl"))
         defer { none.stop() }
-        waitUntil("the plugins to be ready (log: \(none.log(tail: 10)))") { self.journal(work.file("none.jsonl")).contains { $0.topic == "bus.ready" } }
-        let refused = try runToEnd(BuildProducts.path("shieldbus"), ["do", "habit", "Read", "--runtime-dir", none.runtime.path])
+        let refused = try person(none, "habit", "Read")
         XCTAssertEqual(refused.status, 1, refused.output)
         XCTAssertTrue(refused.output.contains("habit 'Read': Habit Lock has no habits"), refused.output)
         XCTAssertFalse(self.journal(work.file("none.jsonl")).contains { $0.topic == "activity.habit.completed" }, "nothing was completed")
@@ -53,15 +61,12 @@ extension CrashSafetyTests {
     func testDoAuthorizeDenyAndWhatChangesNothing() throws {
         let work = TemporaryDirectory(prefix: "sbdeny")
         let journal = work.file("journal.jsonl")
-        let broker = try BrokerProcess(configuration: try habitLockConfiguration(), arguments: ["--no-scenario", "--journal", journal])
+        let broker = try readyBroker(try habitLockConfiguration(), journal: journal)
         defer { broker.stop() }
-        func authorize(_ answer: String) throws -> (status: Int32, output: String) {
-            try runToEnd(BuildProducts.path("shieldbus"), ["do", "authorize", answer, "--runtime-dir", broker.runtime.path])
-        }
+        func authorize(_ answer: String) throws -> (status: Int32, output: String) { try person(broker, "authorize", answer) }
         func statuses() -> [String] {
             self.journal(journal).filter { $0.topic == "familycontrols.authorization.changed" }.compactMap { $0.bodyValue["status"]?.stringValue }
         }
-        waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { self.journal(journal).contains { $0.topic == "bus.ready" } }
         waitUntil("the app approved") { statuses().last == "approved" }
 
         let denied = try authorize("deny")

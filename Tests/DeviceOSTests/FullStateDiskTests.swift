@@ -50,14 +50,14 @@ extension CrashSafetyTests {
         let habit = try person("habit", "Read")
         XCTAssertNotEqual(habit.status, 0, "never 'done' for a habit the app could not save: \(habit.output)")
         XCTAssertFalse(habit.output.contains("done"), habit.output)
-        XCTAssertTrue(habit.output.contains("could not record the habit 'read'"), habit.output)
+        XCTAssertTrue(habit.output.contains("could not record the habit 'Read'"), habit.output)
         XCTAssertTrue(habit.output.contains(group), "the store is named: \(habit.output)")
 
         let status = try broker.status()
         XCTAssertTrue(broker.process.isRunning, "no crash: \(broker.log())")
         XCTAssertGreaterThanOrEqual(status["counters"]?["storageErrors"]?.intValue ?? 0, 1, status.jsonText)
         XCTAssertNotNil(status["broker"]?["lastStorageError"]?.stringValue, status.jsonText)
-        XCTAssertTrue(broker.log(tail: 400).contains("could not record the habit 'read'"), "said on the terminal: \(broker.log())")
+        XCTAssertTrue(broker.log(tail: 400).contains("could not record the habit 'Read'"), "said on the terminal: \(broker.log())")
         for plugin in status["plugins"]?.arrayValue ?? [] {
             XCTAssertEqual(plugin["state"]?.stringValue, "running", "no plugin crashed: \(plugin.jsonText)")
         }

@@ -216,15 +216,26 @@ report-png: build
 studio: build
 	$(BIN)/shieldbus studio
 
-## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS) (STUDIO_SCALE=0.75: smaller)
+## studio-screenshots: the Studio's browser test, writing a PNG of each step to $(STUDIO_SHOTS), then copying the ones
+## docs/studio.md shows into docs/images (STUDIO_DOC_IMAGES: step:image). STUDIO_SCALE: pixels per CSS pixel (the docs' 0.75)
 STUDIO_SHOTS ?= .build/studio-screenshots
-STUDIO_SCALE ?= 1
+STUDIO_SCALE ?= 0.75
+STUDIO_DOC_IMAGES = 2-shield:studio-shield 3-pressed:studio-pressed 11-state-values:studio-state 10-clock-jumped-1280:studio-clock \
+	12-person-actions:studio-person 14-journal-zoomed-1280:studio-zoomed 15-explore-failure-1280:studio-explore-failure \
+	5-journal:studio-journal 13-journal-timeline-1280:studio-timeline
 studio-screenshots: deps
 	$(SWIFT) build $(BUILD_FLAGS)
 	rm -rf $(STUDIO_SHOTS)
 	SHIELDBUS=$(abspath $(BIN)/shieldbus) STUDIO_SCREENSHOTS=$(abspath $(STUDIO_SHOTS)) STUDIO_SCALE=$(STUDIO_SCALE) PYTHONDONTWRITEBYTECODE=1 \
 		python3 -m pytest -q -p no:cacheprovider Tests/StudioTests/studio_browser_test.py Tests/StudioTests/studio_page_test.py Tests/StudioTests/studio_clock_test.py Tests/StudioTests/studio_person_test.py Tests/StudioTests/studio_journal_test.py Tests/StudioTests/studio_explore_test.py Tests/StudioTests/studio_products_test.py
 	@echo "wrote the screenshots to $(STUDIO_SHOTS)"
+	@for pair in $(STUDIO_DOC_IMAGES); do step=$${pair%%:*}; image=$${pair#*:}; \
+		test -f $(STUDIO_SHOTS)/$$step.png || { echo "no screenshot $$step.png for docs/images/$$image.png: a test no longer takes it" >&2; exit 1; }; \
+		cp $(STUDIO_SHOTS)/$$step.png docs/images/$$image.png; done
+	@# Every image docs/studio.md shows is one of them.
+	@for image in $$(grep -o 'images/[a-z-]*\.png' docs/studio.md | sed 's|images/||; s|\.png||' | sort -u); do \
+		echo " $(STUDIO_DOC_IMAGES) " | grep -q ":$$image " || { echo "docs/studio.md shows images/$$image.png, which STUDIO_DOC_IMAGES does not make" >&2; exit 1; }; done
+	@echo "copied $(words $(STUDIO_DOC_IMAGES)) of them into docs/images"
 
 clean:
 	rm -rf .build

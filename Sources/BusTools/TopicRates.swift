@@ -1,6 +1,44 @@
 import BusProtocol
 import Foundation
 
+/// Bus time as a tool reads it between events, to stamp what it prints by the bus's clock rather than the machine's:
+/// the welcome's or the latest event's bus time, run on at the broker's speed since — 1 on the real clock, the speed
+/// on a scaled one, 0 on a virtual or paused one (bus time then moves only with events). A `clock.changed` event
+/// (pause, resume, speed, jump) sets both.
+public struct BusClockReading {
+    private var anchor: BusTime
+    private var anchoredAt: Int64
+    private var rate: Double
+
+    /// From a welcome, received at `monotonicMilliseconds` (any monotonic wall clock, in milliseconds).
+    public init(welcome: Welcome, at monotonicMilliseconds: Int64) {
+        anchor = welcome.time
+        anchoredAt = monotonicMilliseconds
+        switch welcome.clock {
+        case "virtual": rate = 0
+        case "scaled": rate = welcome.settings["clockSpeed"]?.doubleValue ?? 1
+        default: rate = 1
+        }
+    }
+
+    /// Bus time at `monotonicMilliseconds`.
+    public func now(at monotonicMilliseconds: Int64) -> BusTime {
+        anchor + BusTime((Double(monotonicMilliseconds - anchoredAt) * rate).rounded(.down))
+    }
+
+    /// An event received at `monotonicMilliseconds`: bus time was at least its stamp (never read back).
+    public mutating func note(_ envelope: Envelope, at monotonicMilliseconds: Int64) {
+        let reading = max(now(at: monotonicMilliseconds), envelope.time)
+        if envelope.topic == Topic.clockChanged, envelope.source == "broker" {
+            let body = envelope.bodyValue
+            if body["paused"]?.boolValue == true { rate = 0 } else if let speed = body["speed"]?.doubleValue { rate = speed } else if body["clock"]?.stringValue == "real" { rate = 1 }
+            (anchor, anchoredAt) = (body["time"]?.intValue ?? reading, monotonicMilliseconds)
+        } else {
+            (anchor, anchoredAt) = (reading, monotonicMilliseconds)
+        }
+    }
+}
+
 /// Events per topic over windows of wall time, for `shieldbus tap --rates`: which topics make the traffic.
 public struct TopicRates {
     /// One window's tally: how long it lasted and how many events of each topic it saw.
@@ -17,8 +55,9 @@ public struct TopicRates {
 
         public func perSecond(_ count: Int) -> Double { seconds > 0 ? Double(count) / seconds : 0 }
 
-        /// `10:00:01  23 events/s  state.changed 12 · app.note 11`: the window's end in local wall time, then the rates.
-        public func line(endingAt end: Date, timeZone: TimeZone = .current) -> String {
+        /// `10:00:01  23 events/s  state.changed 12 · app.note 11`: the window's end (bus time) on the device's wall
+        /// clock, then the rates.
+        public func line(endingAt end: Date, timeZone: TimeZone) -> String {
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = timeZone
             let c = calendar.dateComponents([.hour, .minute, .second], from: end)

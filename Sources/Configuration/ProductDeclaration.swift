@@ -23,6 +23,8 @@ public struct ProductDeclaration: Equatable {
     public var selectionApps: [String] = []
     public var selectionCategories: [String] = []
     public var selectionDomains: [String] = []
+    /// The habits the product's app offers (`habits:`; nil: any name). See `DeviceSection.habits`.
+    public var habits: [String]?
     public var plugins: [String] = []
     /// What the product promises about its locks (`promise:`); nil: nothing the checker can judge.
     public var promise: Promise?
@@ -47,6 +49,7 @@ extension ShieldBusConfiguration {
         product.selectionApps = device.selectionApps
         product.selectionCategories = device.selectionCategories
         product.selectionDomains = device.selectionDomains
+        product.habits = device.habits
         product.plugins = plugins.map(\.name)
         product.promise = promise
         return [product]
@@ -56,7 +59,7 @@ extension ShieldBusConfiguration {
     mutating func parseProducts(_ value: YAMLValue, device deviceValue: YAMLValue?, promise promiseValue: YAMLValue?) throws {
         if let promiseValue { throw promiseValue.error("with `products:`, each product declares its own promise (move it into its product)") }
         if let deviceFields = try deviceValue?.uniqueMapping() {
-            for key in ["companionApp", "companionPlugin", "managedSettingsOwner", "selection"] {
+            for key in ["companionApp", "companionPlugin", "managedSettingsOwner", "selection", "habits"] {
                 if let field = deviceFields[key] { throw field.error("with `products:`, each product names its own \(key) (move it into its product)") }
             }
         }
@@ -64,7 +67,7 @@ extension ShieldBusConfiguration {
         var owners: [String: String] = [:]
         var storeProducts: [String: String] = [:]
         for entry in try value.list() {
-            let fields = try entry.uniqueMapping(allowed: ["name", "companionApp", "companionPlugin", "appGroup", "stores", "selection", "plugins", "promise"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "companionApp", "companionPlugin", "appGroup", "stores", "selection", "habits", "plugins", "promise"])
             guard let nameValue = fields["name"] else { throw entry.error("a product needs a 'name'") }
             var product = ProductDeclaration(name: try nameValue.string(), line: entry.line)
             guard !products.contains(where: { $0.name == product.name }) else { throw nameValue.error("the product name '\(product.name)' is used twice") }
@@ -103,6 +106,7 @@ extension ShieldBusConfiguration {
                 product.selectionDomains = try picked["domains"]?.stringList() ?? []
                 lines["products.\(product.name).selection"] = selection.line
             }
+            product.habits = try fields["habits"].map(ShieldBusConfiguration.habitList)
             product.promise = try fields["promise"].map(Promise.parse)
             lines["products.\(product.name)"] = entry.line
             products.append(product)

@@ -78,6 +78,9 @@ public struct ShieldBusConfiguration {
         public var selectionApps: [String] = []
         public var selectionCategories: [String] = []
         public var selectionDomains: [String] = []
+        /// The habits the product's app offers (`habits:`): `shieldbus do habit` and the Studio refuse any other; an
+        /// empty list: the product has no habits; nil (not given): the person may name any.
+        public var habits: [String]?
         public var replyTimeoutMs: Int64 = 1000
         public var clockTicks = true
         /// Screen Time's own web limits (Settings › Screen Time): domain → minutes a day.
@@ -312,6 +315,18 @@ public struct ShieldBusConfiguration {
         return number
     }
 
+    /// A product's `habits:`: names, each once (whatever its case: the person's spelling is matched without it).
+    static func habitList(_ value: YAMLValue) throws -> [String] {
+        var habits: [String] = []
+        for entry in try value.list() {
+            let habit = try entry.string().trimmingCharacters(in: .whitespaces)
+            guard !habit.isEmpty else { throw entry.error("a habit needs a name, e.g. Read") }
+            guard !habits.contains(where: { $0.caseInsensitiveCompare(habit) == .orderedSame }) else { throw entry.error("the habit '\(habit)' is listed twice") }
+            habits.append(habit)
+        }
+        return habits
+    }
+
     private mutating func parseDevice(_ top: [String: YAMLValue]) throws {
         if let clockValue = top["clock"] {
             let fields = try clockValue.uniqueMapping(allowed: ["mode", "speed", "start"])
@@ -352,7 +367,7 @@ public struct ShieldBusConfiguration {
         scenario = try top["scenario"]?.string()
         if let value = top["device"] {
             let fields = try value.uniqueMapping(allowed: ["companionApp", "companionPlugin", "managedSettingsOwner", "authorization",
-                                                     "selection", "replyTimeoutMs", "clockTicks", "webLimits", "restrictedDomains"])
+                                                     "selection", "habits", "replyTimeoutMs", "clockTicks", "webLimits", "restrictedDomains"])
             device.companionApp = try fields["companionApp"]?.string()
             device.companionPlugin = try fields["companionPlugin"]?.string()
             device.managedSettingsOwner = try fields["managedSettingsOwner"]?.string()
@@ -370,6 +385,7 @@ public struct ShieldBusConfiguration {
                 device.selectionCategories = try picked["categories"]?.stringList() ?? []
                 device.selectionDomains = try picked["domains"]?.stringList() ?? []
             }
+            device.habits = try fields["habits"].map(Self.habitList)
             if let timeout = fields["replyTimeoutMs"] { device.replyTimeoutMs = Int64(try Self.positive(timeout)) }
             if let ticks = fields["clockTicks"] { device.clockTicks = try ticks.bool() }
             try parseWebContent(fields)

@@ -266,7 +266,13 @@ public final class DeviceOS: BrokerService, DeviceHost {
         case .closeTab(let tab): screen.closeTab(tab)
         case .press(let button): screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
         case .tapNotification(let id): notifications.tap(id: id)
-        case .habit(let habit): emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+        case .habit(let name):
+            switch HabitChoice(name, products: settings.products) {
+            case .offered(let habit): emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
+            case .unknown(let why):
+                // A scenario's step is its day as written: only a tool's input is refused.
+                if !inputChangedNothing("unknown-habit", why) { emit(DeviceTopic.habitCompleted, HabitCompleted(habit: name)) }
+            }
         case let .appAction(app, action):
             guard let name = app?.name ?? directory.onlyCompanionApp else {
                 let why = settings.products.contains { $0.companionApp != nil } ? "the device has several product apps: give {app: …, action: \(action)}"

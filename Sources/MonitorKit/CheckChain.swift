@@ -81,7 +81,7 @@ public final class CheckChain {
     /// still holds its activity — and never one the reserve holds: the app registers the reserve again at its set-up,
     /// without the check. (When the OS does not answer, the calls planned are trusted: the next check plans again.)
     public func call(at date: Date) throws {
-        let due = min(date, now.addingTimeInterval(Self.horizon))
+        let due = Self.comingAt(min(date, now.addingTimeInterval(Self.horizon)), after: now)
         var pending = plannedCalls().filter { $0.at > now.timeIntervalSince1970 }
         if pending.contains(where: { $0.at <= due.timeIntervalSince1970 }) {
             guard let monitored = try? Set(center.monitoredActivities().map(\.rawValue)) else {
@@ -94,6 +94,16 @@ public final class CheckChain {
         let activity = try scheduleCheck(at: due)
         pending.append(PlannedCall(at: due.timeIntervalSince1970, activity: activity.rawValue))
         try defaults.set(pending.sorted { $0.at < $1.at }, forKey: keys.calls)
+    }
+
+    /// When a check planned for `date` comes: the OS reads a schedule's start to the whole second of the device's
+    /// clock, so a fractional instant comes up to a second early. Planned at that instant, a call is over once its
+    /// check has come; at the fractional one, its own check would find it still ahead and plan no next one (a chain
+    /// begun at a fractional instant stopped after its first check). Never at or before `now`: the next second then.
+    static func comingAt(_ date: Date, after now: Date) -> Date {
+        let shown = BusClock.deviceClock(at: date).timeIntervalSince1970
+        let due = date.addingTimeInterval(shown.rounded(.down) - shown)
+        return due > now ? due : due.addingTimeInterval(1)
     }
 
     /// The calls planned so far (`call(at:)`), past ones included.

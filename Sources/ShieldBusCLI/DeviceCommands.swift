@@ -16,7 +16,7 @@ extension ShieldBus {
               shieldbus do press primary
               shieldbus do visit https://www.instagram.com/explore --tab 2 --private
               shieldbus do close | home | restart
-              shieldbus do habit "Read 10 pages"
+              shieldbus do habit Read          (one the product's app offers: its habits: in the configuration)
               shieldbus do app-action skip-tonight        (a control in the product's own app; --app NAME with several)
               shieldbus do force-quit "Habit Lock"
               shieldbus do switch-tab --tab 2 | close-tab --tab 2
@@ -27,8 +27,8 @@ extension ShieldBus {
 
             The device answers once the plugins have handled the action: "done" and what is on screen after it \
             (the app in front, and the shield over it if one came up), or an error — the command then exits with \
-            status 1: a press with no shield up or on a button the shield does not draw, a tap with no notification \
-            waiting, or a plugin that could not record the action (a full or read-only App-Group store). Exit status \
+            status 1: a press with no shield up or on a button the shield does not draw, a habit the product's app \
+            does not offer, a tap with no notification waiting, or a plugin that could not record the action (a full or read-only App-Group store). Exit status \
             4: a plugin the action was for acts on nothing — given up on after a crash loop, or stopped — and is \
             named; nothing it would have done was done (`shieldbus plugin restart NAME` once it is fixed).
             With --json: {"done", "action", "handled", "screen"} or {"done": false, "action", "error": {"code", \

@@ -377,6 +377,7 @@ struct RunPlan {
             product.companionPluginName = declared.companionPlugin
             product.storeOwners = Dictionary(uniqueKeysWithValues: declared.stores.compactMap { store in store.owner.map { (store.name, $0) } })
             product.selection = .init(apps: declared.selectionApps, categories: declared.selectionCategories, domains: declared.selectionDomains)
+            product.habits = declared.habits
             return product
         }
         deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner

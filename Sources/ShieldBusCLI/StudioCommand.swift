@@ -82,7 +82,7 @@ extension ShieldBus {
             }
             let source: StudioServer.Source = replayed.map { .journal(path: $0, timeZone: zone) } ?? .live(runtimeDirectory: bus.runtimeDir)
             let server = try StudioServer(source: source, port: port, homeScreen: catalog.apps,
-                                          appControls: AppControl.all(in: configuration), iconDirectories: Self.pluginResourceFolders(),
+                                          appControls: AppControl.all(in: configuration), habits: AppControl.habits(in: configuration), iconDirectories: Self.pluginResourceFolders(),
                                           keptEvents: keepEvents, openAt: openAt, account: account, timeZone: zone) { read, size in
                 printError("reading \(replayed ?? "the journal"): \(size > 0 ? read * 100 / size : 0) % (\(read >> 20) of \(size >> 20) MB)")
             }

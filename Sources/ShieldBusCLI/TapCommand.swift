@@ -53,7 +53,7 @@ extension ShieldBus {
         @Option(name: .long, parsing: .unconditional, help: ArgumentHelp("First the events the broker journaled from this one on: a seq, a span back from bus time now (-10m, -2h) or a local date-time (2026-11-24T07:00); then live.", valueName: "seq|time"))
         var from: String?
 
-        @Flag(name: .long, help: "Instead of the events, every second of wall time the events per second of each topic shown, busiest first (--json: one object a second; --count: how many seconds).")
+        @Flag(name: .long, help: "Instead of the events, every second of wall time the events per second of each topic shown, busiest first, stamped in bus time on the device's clock (--json: one object a second; --count: how many seconds).")
         var rates = false
 
         @Flag(name: .long, help: "No colors (also when NO_COLOR is set or the output is not a terminal).")
@@ -91,8 +91,10 @@ extension ShieldBus {
             let color = onTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
             var printer = TapPrinter(json: json, template: format, color: color, wholeBodies: !onTerminal, recorder: recorder)
             if rates { return try showRates(filter: filter, recorder: recorder) }
-            // The last sequence number the bus had issued as far as this tap knows (from a welcome or an event).
+            // The last sequence number the bus had issued as far as this tap knows (from a welcome or an event), and
+            // the last event received: a reconnection says what went by, or that a new bus began.
             var lastKnownSeq: UInt64?
+            var lastSeen: Envelope?
             var shown = 0
             repeat {
                 let connection = try connect(reconnecting: lastKnownSeq != nil)
@@ -102,17 +104,22 @@ extension ShieldBus {
                     try showHistory(from: from, through: welcome, filter: filter, printer: &printer, shown: &shown)
                     if count.map({ shown >= $0 }) ?? false { return }
                 }
-                if let welcomed = connection.welcome?.seq {
-                    if let lastKnownSeq, welcomed > lastKnownSeq {
-                        printError("⚠ events #\(lastKnownSeq + 1)–#\(welcomed) went by while the tap was away (the broker's --journal keeps them)")
+                if let welcome = connection.welcome {
+                    if let known = lastKnownSeq {
+                        let said = TapReconnection(lastSeen: lastSeen, lastKnownSeq: known)
+                            .notice(for: welcome, journalPath: RuntimeDirectory.resolve(bus.runtimeDir).journalPath())
+                        if let text = said.text { printError(text) }
+                        lastKnownSeq = said.lastKnownSeq
+                    } else {
+                        lastKnownSeq = welcome.seq
                     }
-                    lastKnownSeq = max(lastKnownSeq ?? 0, welcomed)
                 }
                 while count.map({ shown < $0 }) ?? true {
                     guard let message = try connection.receive(timeoutMilliseconds: 1000) else { continue }
                     switch message {
                     case .event(let envelope, _):
                         lastKnownSeq = max(lastKnownSeq ?? 0, envelope.seq)
+                        lastSeen = envelope
                         guard filter.shows(envelope) else { continue }
                         shown += 1
                         printer.print(envelope)
@@ -148,27 +155,34 @@ extension ShieldBus {
             }
         }
 
-        /// Every second of wall time, the events per second of each topic the filter shows, until --count seconds.
+        /// Every second of wall time, the events per second of each topic the filter shows, until --count seconds; each
+        /// report is stamped with bus time on the device's clock (a scaled clock's hour passes in a few reports).
         private func showRates(filter: TapFilter, recorder: FileHandle?) throws {
             var tally = TopicRates()
             var reports = 0
             repeat {
-                let connection = try connect(reconnecting: reports > 0)
+                // The clock's changes too, to stamp each report in bus time on the device's clock (never counted unless shown).
+                let connection = try connect(reconnecting: reports > 0, alsoHearing: [Topic.clockChanged])
                 defer { connection.close() }
                 var windowStart = monotonicMilliseconds()
+                let welcome = connection.welcome ?? Welcome(name: "", time: 0, seq: 0, clock: "real", heartbeatMilliseconds: 0)
+                var busClock = BusClockReading(welcome: welcome, at: windowStart)
+                let zone = EventFormatter(settings: welcome.settings).timeZone
                 while count.map({ reports < $0 }) ?? true {
                     let now = monotonicMilliseconds()
                     if now >= windowStart + 1000 {
                         let window = tally.close(after: Double(now - windowStart) / 1000)
                         windowStart = now
                         reports += 1
-                        print(json ? window.json(endingAt: Date()).jsonText : window.line(endingAt: Date()))
+                        let end = Date(timeIntervalSince1970: Double(busClock.now(at: now)) / 1000)
+                        print(json ? window.json(endingAt: end).jsonText : window.line(endingAt: end, timeZone: zone))
                         fflush(nil)
                         continue
                     }
                     guard let message = try connection.receive(timeoutMilliseconds: Int(windowStart + 1000 - now)) else { continue }
                     switch message {
                     case .event(let envelope, _):
+                        busClock.note(envelope, at: monotonicMilliseconds())
                         guard filter.shows(envelope) else { continue }
                         recorder?.write(Data(WireCodec.encodeEnvelope(envelope) + [0x0A]))
                         tally.count(envelope)
@@ -190,11 +204,12 @@ extension ShieldBus {
         }
 
         /// Connects, or with --wait tries again every half second until a broker answers.
-        private func connect(reconnecting: Bool) throws -> BusConnection {
+        private func connect(reconnecting: Bool, alsoHearing extra: [String] = []) throws -> BusConnection {
+            let subscriptions = TapFilter(include: patterns).subscriptions
             while true {
                 do {
                     let connection = try BusTool.connect(runtimeDir: bus.runtimeDir, name: BusTool.name("tap"), role: .tap,
-                                                         subscriptions: TapFilter(include: patterns).subscriptions)
+                                                         subscriptions: subscriptions.contains("") ? subscriptions : subscriptions + extra)
                     connection.onGap = { missed in
                         printError("⚠ tap missed \(missed.count) event(s) (deliveries \(missed.lowerBound)–\(missed.upperBound)): it could not keep up")
                     }

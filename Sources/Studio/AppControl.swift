@@ -19,3 +19,10 @@ public struct AppControl: Sendable, Equatable {
         }
     }
 }
+
+extension AppControl {
+    /// The habits the products' apps offer, in the order they list them (`habits:`).
+    public static func habits(in configuration: ShieldBusConfiguration) -> [String] {
+        configuration.resolvedProducts.flatMap { $0.habits ?? [] }
+    }
+}

@@ -24,6 +24,8 @@ public struct StudioServer: Sendable {
     private let homeScreen: [CatalogApp]
     /// The controls in the products' apps the page offers (`app-action`).
     private let appControls: [AppControl]
+    /// The habits the products' apps offer (`habit`); empty: none listed, any name goes.
+    private let habits: [String]
     private let iconDirectories: [URL]
     private let feed: EventFeed
     private let keptEvents: Int
@@ -44,7 +46,7 @@ public struct StudioServer: Sendable {
     /// shown beside the phone; nil when nothing was judged.
     private let account: JSONValue?
 
-    public init(source: Source, port: Int, homeScreen: [CatalogApp], appControls: [AppControl] = [], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
+    public init(source: Source, port: Int, homeScreen: [CatalogApp], appControls: [AppControl] = [], habits: [String] = [], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
                 openAt: UInt64? = nil, account: JSONValue? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.timeZone = timeZone
@@ -55,6 +57,7 @@ public struct StudioServer: Sendable {
         self.port = port
         self.homeScreen = homeScreen
         self.appControls = appControls
+        self.habits = habits
         self.iconDirectories = iconDirectories
         switch source {
         case .live:
@@ -273,7 +276,8 @@ public struct StudioServer: Sendable {
         // And, for its markers, how many events of each timeline kind it has.
         let marks: JSONValue = journal.map { .object($0.storyCounts.mapValues { .int(Int64($0)) }) } ?? .null
         let places: JSONValue = journal.map { .object(Dictionary(uniqueKeysWithValues: $0.places.map { (String($0.key), .int(Int64($0.value))) })) } ?? .null
-        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "controls": .array(controls), "total": total, "marks": marks, "places": places,
+        return JSONValue.object(["kind": "hello", "mode": .string(mode), "apps": .array(apps), "controls": .array(controls),
+                                 "habits": .array(habits.map(JSONValue.string)), "total": total, "marks": marks, "places": places,
                                  "keep": .int(Int64(keptEvents)),
                                  "at": openAt.map { .int(Int64($0)) } ?? .null, "account": account ?? .null]).jsonText
     }

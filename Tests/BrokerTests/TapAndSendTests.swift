@@ -72,7 +72,48 @@ extension CommandLineToolTests {
         let said = try String(contentsOfFile: errors, encoding: .utf8)
         XCTAssertTrue(said.contains("the broker left"), said)
         XCTAssertTrue(said.contains("reconnected to the broker"), said)
-        XCTAssertTrue(said.contains("went by while the tap was away"), "the broker's own start-up events went by: \(said)")
+        XCTAssertTrue(said.contains("went by while the tap was away (the broker writes no --journal: they are not kept)"),
+                      "the broker's own start-up events went by, and nothing keeps them: \(said)")
+        XCTAssertFalse(said.contains("a new bus"), "a broker restarted on its state goes on numbering: \(said)")
+    }
+
+    /// A broker restarted on a fresh state begins a new bus: its numbers start again at #1 and it writes its --journal
+    /// anew. The tap says so — not that the new bus's numbers "went by" on the old one, nor that a journal keeps them.
+    func testTapSaysWhenARestartedBrokerBeganANewBus() throws {
+        let work = TemporaryDirectory(prefix: "sbtapnew")
+        let runtime = work.file("run"), journal = work.file("journal.jsonl")
+        let output = work.file("tap.out"), errors = work.file("tap.err")
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = ["tap", "--wait", "--count", "3", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."]
+        try tap.run(outputTo: output, errorsTo: errors)
+        defer { if tap.isRunning { tap.terminate() } }
+        func greet(_ broker: BrokerProcess, _ topics: [String]) throws {
+            let sender = try broker.connect(name: "greeter", role: .generic, subscriptions: [])
+            for topic in topics { try sender.publish(Publish(topic: topic, body: ["n": 1])) }
+            sender.close()
+        }
+        func tapConnected(_ broker: BrokerProcess) -> Bool {
+            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+        }
+        let first = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-1")], runtimeDirectory: runtime)
+        waitUntil("the waiting tap to connect") { tapConnected(first) }
+        try greet(first, ["app.one", "app.two"])
+        waitUntil("the tap to show both") { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("app.two") }
+        _ = first.stop()
+
+        let second = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-2")], runtimeDirectory: runtime)
+        defer { _ = second.stop() }
+        waitUntil("the tap to follow the new broker") { tapConnected(second) }
+        try greet(second, ["app.three"])
+        waitUntil("the tap to end after three events") { !tap.isRunning }
+        XCTAssertEqual(tap.terminationStatus, 0)
+        let shown = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(shown.map { $0.split(separator: " ").last.map(String.init) ?? "" }, ["app.one", "app.two", "app.three"])
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        XCTAssertTrue(said.contains("⚠ a new bus: the broker started again from #1"), said)
+        XCTAssertTrue(said.contains("its --journal was written anew"), said)
+        XCTAssertFalse(said.contains("went by"), "the new bus's numbers are not the old one's: \(said)")
     }
 }
 
@@ -164,4 +205,67 @@ extension CommandLineToolTests {
         XCTAssertEqual(refused.status, 64)
         XCTAssertTrue(refused.errors.contains("--rates prints events per second, not events: it takes no --format"), refused.errors)
     }
+
+    /// `tap --rates` stamps each report with bus time on the device's wall clock, not the machine's: on a clock
+    /// scaled ×60 from 10:00 in Berlin, three reports a wall second apart read about a bus minute apart, from 10:00.
+    func testTapRatesStampsBusTimeOnTheDevicesClock() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\ntimeZone: Europe/Berlin\nclock: {mode: scaled, speed: 60, start: \"2026-11-23T10:00\"}\n")
+        defer { _ = broker.stop() }
+        let counted = try shieldbus(["tap", "--rates", "--count", "3", "app."], runtime: broker.runtime)
+        XCTAssertEqual(counted.status, 0, counted.errors)
+        let seconds = counted.output.split(separator: "\n").map { line -> Int in
+            let clock = line.prefix(8).split(separator: ":").compactMap { Int($0) }
+            return clock.count == 3 ? clock[0] * 3600 + clock[1] * 60 + clock[2] : -1
+        }
+        XCTAssertEqual(seconds.count, 3, counted.output)
+        XCTAssertTrue(seconds.allSatisfy { (10 * 3600..<12 * 3600).contains($0) }, "bus time in Berlin, from 10:00: \(counted.output)")
+        for (earlier, later) in zip(seconds, seconds.dropFirst()) {
+            XCTAssertTrue((30...120).contains(later - earlier), "a wall second is a bus minute: \(counted.output)")
+        }
+    }
 }
+
+extension CommandLineToolTests {
+    /// On a terminal (a pseudo-terminal) tap colors a topic by its kind — red for a failure — and cuts a long body to
+    /// its line; piped, it prints no color and the whole body (for grep and jq).
+    func testTapColorsOnATerminalAndPrintsWholeBodiesWhenPiped() throws {
+        let broker = try BrokerProcess(configuration: "name: tools\n")
+        defer { _ = broker.stop() }
+        let long = String(repeating: "x", count: 400)
+        func tap(to output: FileHandle) throws -> Process {
+            let tap = Process()
+            tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+            tap.arguments = ["tap", "--count", "1", "--runtime-dir", broker.runtime.path, "app."]
+            tap.environment = ProcessInfo.processInfo.environment.filter { $0.key != "NO_COLOR" }
+            tap.standardOutput = output
+            try tap.run()
+            waitUntil("the tap to connect") {
+                ((try? broker.status())?["plugins"]?.arrayValue ?? []).filter { $0["role"]?.stringValue == "tap" }.count == 1
+            }
+            let sender = try broker.connect(name: "sender", role: .generic, subscriptions: [])
+            try sender.publish(Publish(topic: "app.job.failed", body: ["text": .string(long)]))
+            sender.close()
+            return tap
+        }
+
+        let terminal = try PseudoTerminal()
+        let onTerminal = try tap(to: terminal.terminal)
+        waitUntil("the tap on the terminal to end") { !onTerminal.isRunning }
+        XCTAssertEqual(onTerminal.terminationStatus, 0)
+        waitUntil("the line on the terminal") { terminal.text.contains("\n") }
+        let shown = terminal.text
+        XCTAssertTrue(shown.contains(" \u{1B}[31mapp.job.failed\u{1B}[0m "), "a failure's topic in red: \(shown.debugDescription)")
+        XCTAssertFalse(shown.contains(long), "a long body is cut to the terminal's line: \(shown)")
+        XCTAssertTrue(shown.contains("xxx…"), shown)
+
+        let pipe = Pipe()
+        let piped = try tap(to: pipe.fileHandleForWriting)
+        try pipe.fileHandleForWriting.close()
+        let printed = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        piped.waitUntilExit()
+        XCTAssertEqual(piped.terminationStatus, 0)
+        XCTAssertTrue(printed.contains(long), "piped, the whole body: \(printed)")
+        XCTAssertFalse(printed.unicodeScalars.contains { $0.value == 0x1B }, "piped, no color: \(printed.debugDescription)")
+    }
+}
+

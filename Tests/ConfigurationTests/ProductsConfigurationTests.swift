@@ -20,6 +20,7 @@ final class ProductsConfigurationTests: XCTestCase {
         XCTAssertEqual(products.map(\.companionPlugin), ["habit-app", "bump-app"])
         XCTAssertEqual(products[1].selectionApps, ["Facebook", "X", "Snapchat"])
         XCTAssertEqual(products[0].plugins, ["habit-monitor", "habit-shield", "habit-action", "habit-app"])
+        XCTAssertEqual(products.map(\.habits), [["Read", "Walk", "Stretch", "Meditate", "Push-ups"], []], "the speed bump's app offers no habits")
     }
 
     func testASingleProductConfigurationIsOneProductAsBefore() throws {
@@ -30,6 +31,8 @@ final class ProductsConfigurationTests: XCTestCase {
         XCTAssertEqual(products[0].companionApp, "Habit Lock")
         XCTAssertEqual(products[0].selectionCategories, ["games"])
         XCTAssertEqual(products[0].plugins, configuration.plugins.map(\.name))
+        XCTAssertEqual(products[0].habits, ["Read", "Walk", "Stretch", "Meditate", "Push-ups"])
+        XCTAssertNil(try parse("name: x\n").resolvedProducts[0].habits, "not given: any name goes")
     }
 
     static let plugins = """
@@ -62,5 +65,11 @@ final class ProductsConfigurationTests: XCTestCase {
         assertRefused("products:\n  - {name: a, plugins: [a-monitor]}\n", "product 'a' needs its ManagedSettings 'stores'", line: 6)
         assertRefused("products:\n  - {name: a, stores: {s: a-monitor}, plugins: [a-monitor]}\n",
                       "with `products:`, each product names its own companionApp", line: 1, device: "device: {companionApp: Habit Lock}\n")
+        assertRefused("products:\n  - {name: a, stores: {s: a-monitor}, plugins: [a-monitor]}\n",
+                      "with `products:`, each product names its own habits", line: 1, device: "device: {habits: [Read]}\n")
+        assertRefused("products:\n  - {name: a, stores: {s: a-monitor}, plugins: [a-monitor], habits: [Read, read]}\n",
+                      "the habit 'read' is listed twice", line: 6)
+        assertRefused("products:\n  - {name: a, stores: {s: a-monitor}, plugins: [a-monitor], habits: [Read, \" \"]}\n",
+                      "a habit needs a name", line: 6)
     }
 }

@@ -32,7 +32,7 @@ extension CrashSafetyTests {
         XCTAssertEqual(standing["time"], try JSONValue(parsing: Array(second.output.utf8))["time"], "paused, bus time stands still")
 
         // Three habits unlock the apps for 30 minutes.
-        for habit in ["read", "walk", "stretch"] { XCTAssertEqual(try shieldbus("do", "habit", habit).status, 0) }
+        for habit in ["Read", "Walk", "Stretch"] { XCTAssertEqual(try shieldbus("do", "habit", habit).status, 0) }
         waitUntil("the unlock to start") { self.journal(journal).contains { $0.topic == "app.unlock.started" } }
         let until = try XCTUnwrap(self.journal(journal).first { $0.topic == "app.unlock.started" }?.bodyValue["until"]?.intValue)
 

@@ -41,7 +41,7 @@ final class CrashSafetyTests: XCTestCase {
         let first = try BrokerProcess(configuration: configuration, arguments: clock + ["--journal", work.file("before.jsonl")], runtimeDirectory: runtime)
         waitUntil("the plugins to be ready (log: \(first.log(tail: 10)))") { journal(work.file("before.jsonl")).contains { $0.topic == "bus.ready" } }
         let tool = try first.connect(name: "person", role: .tool, subscriptions: [])
-        for (n, habit) in ["read", "walk", "stretch"].enumerated() {
+        for (n, habit) in ["Read", "Walk", "Stretch"].enumerated() {
             try tool.publish(Publish(topic: "input.habit.request", body: ["habit": .string(habit)], corr: "person-\(n)"))
         }
         // Mid-unlock means the unlock is in effect: the app's timer set and the monitor's lift written (the monitor

@@ -44,30 +44,30 @@ extension CrashSafetyTests {
         let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
         defer { broker.stop() }
         let group = "group.dev.shieldbus.habitlock"
-        XCTAssertTrue(try person("habit", "walk").output.hasPrefix("done: habit walk — "), "with room, the habit is recorded")
+        XCTAssertTrue(try person("habit", "Walk").output.hasPrefix("done: habit Walk — "), "with room, the habit is recorded")
 
         try disk.fill()
-        let habit = try person("habit", "read")
+        let habit = try person("habit", "Read")
         XCTAssertNotEqual(habit.status, 0, "never 'done' for a habit the app could not save: \(habit.output)")
         XCTAssertFalse(habit.output.contains("done"), habit.output)
-        XCTAssertTrue(habit.output.contains("could not record the habit 'read'"), habit.output)
+        XCTAssertTrue(habit.output.contains("could not record the habit 'Read'"), habit.output)
         XCTAssertTrue(habit.output.contains(group), "the store is named: \(habit.output)")
 
         let status = try broker.status()
         XCTAssertTrue(broker.process.isRunning, "no crash: \(broker.log())")
         XCTAssertGreaterThanOrEqual(status["counters"]?["storageErrors"]?.intValue ?? 0, 1, status.jsonText)
         XCTAssertNotNil(status["broker"]?["lastStorageError"]?.stringValue, status.jsonText)
-        XCTAssertTrue(broker.log(tail: 400).contains("could not record the habit 'read'"), "said on the terminal: \(broker.log())")
+        XCTAssertTrue(broker.log(tail: 400).contains("could not record the habit 'Read'"), "said on the terminal: \(broker.log())")
         for plugin in status["plugins"]?.arrayValue ?? [] {
             XCTAssertEqual(plugin["state"]?.stringValue, "running", "no plugin crashed: \(plugin.jsonText)")
         }
 
         // Space returns: the same action is recorded, and the device writes what it could not.
         try disk.free()
-        XCTAssertTrue(try person("habit", "read").output.hasPrefix("done: habit read — "))
+        XCTAssertTrue(try person("habit", "Read").output.hasPrefix("done: habit Read — "))
         let defaults = try SharedDefaults(suiteName: group, container: AppGroupContainer(root: URL(fileURLWithPath: state + "/appgroups")))
         let habits = try defaults.allKeys.filter { $0.hasPrefix("habits.") }.flatMap { try defaults.value([String].self, forKey: $0) ?? [] }
-        XCTAssertEqual(habits, ["walk", "read"], "the refused habit is recorded when done again, nothing twice")
+        XCTAssertEqual(habits, ["Walk", "Read"], "the refused habit is recorded when done again, nothing twice")
     }
 }
 
@@ -243,7 +243,7 @@ extension CrashSafetyTests {
         let (disk, state, broker, person) = (device.disk, device.state, device.broker, device.person)
         defer { broker.stop() }
         let journalPath = device.work.file("journal.jsonl")
-        for habit in ["read", "walk", "stretch"] { XCTAssertEqual(try person("habit", habit).status, 0, "with room, the habit is recorded") }
+        for habit in ["Read", "Walk", "Stretch"] { XCTAssertEqual(try person("habit", habit).status, 0, "with room, the habit is recorded") }
         func shielded(_ envelope: Envelope) -> Bool { envelope.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
         waitUntil("the monitor to lift the shields (log: \(broker.log(tail: 10)))") {
             journal(journalPath).last { $0.topic == "managedsettings.changed" }.map { !shielded($0) } ?? false

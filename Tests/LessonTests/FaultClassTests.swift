@@ -138,7 +138,7 @@ extension FaultTests {
             var random = SeededRandom(seed: seed ^ 0xF111)
             var full = false, fills = 0, refused = 0
             var habitsDone: [String] = []
-            let habits = ["read", "walk", "stretch"]
+            let habits = ["Read", "Walk", "Stretch"]
             let apps = HeavyUserDays.distracting + HeavyUserDays.other
             // Twenty actions; the third to fifth after the eighth are the habits. The disk fills or empties before
             // a third of them.
@@ -227,7 +227,7 @@ extension FaultTests {
             var random = SeededRandom(seed: seed ^ 0x0E0F)
             var readOnly = false, switches = 0, refused = 0
             var habitsDone: [String] = []
-            let habits = ["read", "walk", "stretch"]
+            let habits = ["Read", "Walk", "Stretch"]
             let apps = HeavyUserDays.distracting + HeavyUserDays.other
             // Twelve actions; the fifth to seventh are the habits. The folder switches before a third of them.
             for index in 0..<12 {
@@ -473,7 +473,7 @@ extension FaultTests {
             func person(_ broker: BrokerProcess, _ arguments: String...) throws -> Int32 {
                 try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path]).status
             }
-            for habit in ["read", "walk", "stretch"] {
+            for habit in ["Read", "Walk", "Stretch"] {
                 if Bool.random(using: &random) { try stepHostClock() }
                 XCTAssertEqual(try person(first, "habit", habit), 0, "seed \(seed): habit \(habit)")
             }

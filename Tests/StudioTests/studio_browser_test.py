@@ -90,6 +90,11 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
     handled = last(events, "shield.action.handled")
     page.locator(f"#bus li[data-seq='{handled['seq']}']").click()
     expect(page.get_by_test_id("event-json")).to_contain_text('"response": "' + handled["body"]["response"] + '"')
+    # Its instant read out beside the raw epoch milliseconds, on the device's clock in its zone, to the millisecond.
+    zone = ZoneInfo(re.search(r"^timeZone:\s*(\S+)", open(CONFIG).read(), re.M).group(1))
+    at = datetime.fromtimestamp(handled["time"] / 1000, zone)
+    expect(page.get_by_test_id("event-times")).to_have_text(re.compile(
+        rf"^time \w+ {at:%d %b}, {at:%H:%M:%S}\.{handled['time'] % 1000:03d} {re.escape(at.tzname())}"))
     shot(page, "3-pressed")
     page.get_by_test_id("prefix").fill("")
 
@@ -112,7 +117,7 @@ def test_open_press_and_unlock_in_the_browser(browser, live):
     expect(page.get_by_test_id("home-screen")).to_be_visible()
 
     # Complete the day's habits → the next open of Instagram shows no shield.
-    for habit in ["Read 10 pages", "Walk 20 minutes", "Meditate"]:
+    for habit in ["Read", "Walk", "Meditate"]:
         page.locator("#habit").fill(habit)
         page.get_by_test_id("complete-habit").click()
         expect(page.get_by_test_id("action-result")).to_have_text(f"done: habit {habit}")

@@ -80,11 +80,11 @@ def test_the_journals_timeline(browser, replay, width, height):
     page.get_by_test_id("seek").click()
     expect(page.get_by_test_id("seek-note")).to_have_text("go to +1h, -10m, +90s or 07:30")
 
-    # A request and its reply, linked by corr: at the end of the journal, the last clock control's.
-    page.get_by_test_id("slider").fill(str(len(events)))
+    # A request and its reply, linked by corr: the last clock control's, shown just after its reply.
     request = [e for e in events if e["topic"] == "clock.control.request"][-1]
-    page.locator(f"#bus li[data-seq='{request['seq']}']").click()
     reply = next(e for e in events if e["topic"] == "clock.control.reply" and e.get("corr") == request["corr"])
+    page.get_by_test_id("slider").fill(str(events.index(reply) + 1))
+    page.locator(f"#bus li[data-seq='{request['seq']}']").click()
     expect(page.locator(f"#bus li[data-seq='{reply['seq']}']")).to_have_class(re.compile(r"\blinked\b"))
     expect(page.locator("#bus li.linked")).to_have_count(2)
 
@@ -121,6 +121,40 @@ def test_the_journals_timeline(browser, replay, width, height):
     page.keyboard.press("0")
     expect_stretch(total)
     expect(page.get_by_test_id("zoom-out")).to_be_disabled()
+    page.close()
+
+
+def test_playback_goes_event_by_event_pauses_and_stops_at_the_end(browser, replay):
+    """▶ plays the journal event by event — every event in turn, none skipped, however long the quiet between them —
+    ❚❚ pauses it where it got to, and at the journal's end it stops by itself."""
+    events = replay["events"]
+    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    page.goto(replay["address"])
+    expect(page.get_by_test_id("loading")).to_have_attribute("data-loaded", "true")
+    instant, play = page.get_by_test_id("instant"), page.locator("#play")
+    page.get_by_test_id("slider").fill("0")
+    expect(instant).to_have_text("before the first event")
+    # Every instant the page shows while it plays, in order.
+    page.evaluate("""() => { window.shownInstants = [];
+        new MutationObserver(() => window.shownInstants.push(document.getElementById("instant").textContent))
+          .observe(document.getElementById("instant"), { childList: true, characterData: true, subtree: true }); }""")
+    play.click()
+    expect(play).to_have_text("❚❚")
+    expect(instant).to_contain_text(f"#{events[5]['seq']} ")
+    play.click()
+    expect(play).to_have_text("▶")
+    paused_at = instant.text_content()
+    shown = [int(re.search(r"#(\d+) ", text).group(1)) for text in page.evaluate("() => window.shownInstants") if "#" in text]
+    assert shown == [e["seq"] for e in events[:len(shown)]], f"each event in turn from the first: {shown}"
+    assert len(shown) >= 6, shown
+    assert page.evaluate("() => playing === null"), "paused: nothing moves the slider on"
+    assert instant.text_content() == paused_at
+
+    page.get_by_test_id("slider").fill(str(len(events) - 3))
+    play.click()
+    expect(instant).to_contain_text(f"#{events[-1]['seq']} ")
+    expect(play).to_have_text("▶")
+    shot(page, "16-journal-played-to-its-end")
     page.close()
 
 

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import PLUGINS, SCALE, SHIELDBUS, journal_until, read_journal, send, shot, start_studio, stop
+from studio_support import PLUGINS, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, send, shot, start_studio, stop
 
 
 SELECTION_HELD = """([marker, since]) => {
@@ -28,10 +28,12 @@ def hold_selection(page, locator, marker):
     return page.evaluate(f"() => document.querySelector('[data-probe=\"{marker}\"]')?.contains(getSelection().anchorNode) ?? false")
 
 
-def test_selections_and_clicks_survive_the_events_coming(browser, live):
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_selections_and_clicks_survive_the_events_coming(browser, live, width, height):
     """The page is drawn incrementally: a selection in the timeline or in an event's JSON stays while events and
-    status reports come in, and every click on a bus line opens that very line."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    status reports come in, and every click on a bus line opens that very line (Playwright's click finds nothing over
+    it) — at a phone's width as at a laptop's, without a sideways scroll."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
     expect(page.locator("#timeline span:not(.day)").first).to_be_visible()
@@ -40,8 +42,9 @@ def test_selections_and_clicks_survive_the_events_coming(browser, live):
     line = page.locator("#timeline span:not(.day)").first
     line.evaluate("node => { node.dataset.probe = 'line'; getSelection().selectAllChildren(node); }")
     for number in range(3):
-        send(live, "notification.post.request", {"id": f"studio-select-{number}", "title": f"Selection {number}", "body": "", "interruptionLevel": "passive"})
-    expect(page.locator("#timeline span.notify", has_text="Selection 2")).to_have_count(1)
+        send(live, "notification.post.request", {"id": f"studio-select-{width}-{number}", "title": f"Selection {width}-{number}", "body": "",
+                                                 "interruptionLevel": "passive"})
+    expect(page.locator("#timeline span.notify", has_text=f"Selection {width}-2")).to_have_count(1)
     assert hold_selection(page, line, "line"), "the timeline line's selection survived 10 s of events and status reports"
 
     # An event's JSON selected, while more events come.
@@ -64,6 +67,7 @@ def test_selections_and_clicks_survive_the_events_coming(browser, live):
             page.locator(f"#bus li[data-probe='click-{number}']").click()
             expect(page.locator(f"#bus li[data-probe='click-{number}']")).to_have_class(re.compile(r"\bopen\b"), timeout=5000)
         expect(page.locator("#bus li.open[data-probe^='click-']")).to_have_count(20)
+        assert_fits(page, f"at {width} px with 20 events opened")
     finally:
         sending.stdin.close()
         sending.wait(timeout=30)
@@ -168,18 +172,21 @@ def test_the_page_fits_a_phone_and_a_laptop(browser, live, width, height):
     page.close()
 
 
-def test_the_state_shows_values_and_what_changed(browser, live):
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
+def test_the_state_shows_values_and_what_changed(browser, live, width, height):
     """An App-Group key's row shows its value (read from the store while that version is current: `state.changed`
-    carries only writer and version) and what changed since the version before."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+    carries only writer and version) and what changed since the version before — at a phone's width too, the row
+    uncovered and no sideways scroll."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    key = "studioNote" if width == 1280 else f"studioNote{width}"  # a key of its own: its versions start at v1
 
     def state_set(value):
-        subprocess.run([SHIELDBUS, "state", "set", "studioNote", json.dumps(value, separators=(",", ":")), "--runtime-dir", live["runtime"]],
+        subprocess.run([SHIELDBUS, "state", "set", key, json.dumps(value, separators=(",", ":")), "--runtime-dir", live["runtime"]],
                        check=True, stdout=subprocess.DEVNULL, timeout=30)
 
-    row = page.locator("#groups tr", has_text="studioNote")
+    row = page.locator("#groups tr", has_text=re.compile(rf"\b{key}\b"))
     state_set({"a": 1, "b": 2})
     expect(row.get_by_test_id("stored-value")).to_contain_text('{"a":1,"b":2}')
     expect(row.locator(".note")).to_have_count(0)
@@ -188,7 +195,11 @@ def test_the_state_shows_values_and_what_changed(browser, live):
     expect(row.locator(".note")).to_have_text("since v1: b: 2 → 3, + c: [4]")
     expect(row).to_contain_text("v2")
     page.get_by_test_id("state-panel").scroll_into_view_if_needed()
-    shot(page, "11-state-values")
+    value = row.get_by_test_id("stored-value")
+    value.scroll_into_view_if_needed()
+    value.click(trial=True, timeout=5000)  # nothing lies over the value
+    assert_fits(page, f"at {width} px with the state's values")
+    shot(page, "11-state-values" if width == 1280 else f"11-state-values-{width}")
     page.close()
 
 

@@ -4,25 +4,31 @@ changes the shared broker's time zone and device clock, revokes and approves its
 """
 import re
 
+import pytest
 from playwright.sync_api import expect
 
-from studio_support import PLUGINS, SCALE, journal_until, read_journal, shot
+from studio_support import PLUGINS, SCALE, assert_fits, journal_until, read_journal, shot
 
 
 def steps(live):
     return [e["body"]["action"] for e in read_journal(live["journal"]) if e["topic"] == "scenario.step" and e["body"]["by"].startswith("do-")]
 
 
-def test_every_action_explore_uses(browser, live):
-    page = browser.new_page(viewport={"width": 1280, "height": 800}, device_scale_factor=SCALE)
+@pytest.mark.parametrize("width,height,zone", [(390, 844, "Asia/Tokyo"), (1280, 800, "America/New_York")])
+def test_every_action_explore_uses(browser, live, width, height, zone):
+    """Each action at a phone's width and a laptop's: every control clicked (Playwright's click finds nothing over it),
+    never a sideways scroll. The second width goes on where the first left the device (another zone, the clock 2 h on)."""
+    page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
     result = page.get_by_test_id("action-result")
 
     def act(testid, done, step):
+        before = len(steps(live))
         page.get_by_test_id(testid).click()
         expect(result).to_have_text(done)
-        journal_until(live["journal"], lambda _: step in steps(live), f"the step '{step}' journaled")
+        journal_until(live["journal"], lambda _: step in steps(live)[before:], f"the step '{step}' journaled")
+        assert_fits(page, f"at {width} px after {testid}")
 
     def refused(testid, why):
         page.get_by_test_id(testid).click()
@@ -46,15 +52,20 @@ def test_every_action_explore_uses(browser, live):
     act("authorize-revoke", "done: authorize revoke", "authorization revoked")
     act("authorize-approve", "done: authorize approve", "authorization approved")
     refused("authorize-approve", "changed nothing")
+    act("authorize-deny", "done: authorize deny", "authorization denied")
+    refused("authorize-deny", "changed nothing")
+    page.get_by_test_id("authorize-approve").click()
+    expect(result).to_have_text("done: authorize approve")
 
+    offsets = lambda: [e["body"]["offsetMs"] for e in read_journal(live["journal"]) if e["topic"] == "device.clock-changed"]
+    offset = (offsets() or [0])[-1]
     page.locator("#device-clock-setting").fill("+2h")
     act("set-clock", "done: set-clock +2h", "set the device clock forward 120 min")
-    changed = [e for e in read_journal(live["journal"]) if e["topic"] == "device.clock-changed"]
-    assert changed and changed[-1]["body"]["offsetMs"] == 7_200_000, changed[-1:]
+    assert offsets()[-1] == offset + 7_200_000, offsets()[-2:]
     page.locator("#device-clock-setting").fill("tomorrow")
     refused("set-clock", "expected a signed duration")
-    page.locator("#time-zone").fill("America/New_York")
-    act("set-time-zone", "done: time-zone America/New_York", "change the time zone to America/New_York")
+    page.locator("#time-zone").fill(zone)
+    act("set-time-zone", f"done: time-zone {zone}", f"change the time zone to {zone}")
     page.locator("#time-zone").fill("Mars/Olympus")
     refused("set-time-zone", "expected an IANA time zone name")
 
@@ -62,7 +73,7 @@ def test_every_action_explore_uses(browser, live):
     act("force-quit", "done: force-quit Habit Lock", "force-quit Habit Lock")
     journal_until(live["journal"], lambda es: any(e["topic"] == "plugin.down" and "force-quit" in e["body"].get("reason", "") for e in es),
                   "the companion app's process ended by the force-quit")
-    shot(page, "12-person-actions")
+    shot(page, "12-person-actions" if width == 1280 else f"12-person-actions-{width}")
 
     # The broker crashes and starts again on the same state: every plugin back, the Studio still following it.
     ups = sum(e["topic"] == "plugin.up" for e in read_journal(live["journal"]))

@@ -1,18 +1,23 @@
 """A day of each shipped product but the habit lock (whose day is studio_browser_test.py's), and of the habit lock and the
-speed bump on one device, driven in the Studio as a person would: the product's app opened first, its picked apps opened, the shield's buttons pressed, the controls of its
-app tapped, a notification tapped — and time moved with the Studio's clock bar (paused, then jumped to the next wall
-time), never waited for. Each day has a broker of its own on the product's shipped configuration; what the page shows
-is checked against that broker's journal.
+speed bump on one device, driven in the Studio as a person would: the product's app opened first, its picked apps
+opened, the shield's buttons pressed, the controls of its app tapped, a notification tapped — and time moved with the
+Studio's clock bar (paused, then jumped to the next wall time), never waited for; then the person's other actions
+(`Day.every_other_action`): an app closed, the product's app force-quit, tabs switched and closed, authorization
+revoked, denied and approved again, the device clock set, the time zone changed, the broker crashed, the session saved
+as a scenario and its journal exported. Each day has a broker of its own on the product's shipped configuration; what
+the page shows is checked against that broker's journal. Each day runs at a phone's width and a laptop's: never a
+sideways scroll, and every click lands on its control (Playwright's click refuses one that something covers).
 """
 import os
 import re
 import subprocess
 import tempfile
+from contextlib import contextmanager
 
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import ROOT, SCALE, SHIELDBUS, journal_until, read_journal, shot, start_studio, steer_clock, stop
+from studio_support import ROOT, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, shot, start_studio, steer_clock, stop
 
 
 def shields(event):
@@ -20,6 +25,12 @@ def shields(event):
     shield = event["body"].get("shield") or {}
     categories = shield.get("applicationCategories") or {}
     return bool(shield.get("applications") or shield.get("webDomains") or categories.get("categories") or categories.get("policy"))
+
+
+def shielding_stores(events):
+    """The stores whose last `managedsettings.changed` shields something."""
+    last = {e["body"]["store"]: e for e in events if e["topic"] == "managedsettings.changed"}
+    return {store for store, event in last.items() if shields(event)}
 
 
 def app_token(events, app):
@@ -40,8 +51,8 @@ def app_token(events, app):
 class Day:
     """A product's broker and a Studio following it, a page on it, and what the person does there."""
 
-    def __init__(self, browser, product, plugins, width=1280):
-        self.product = product
+    def __init__(self, browser, product, plugins, width):
+        self.product, self.plugins, self.width = product, plugins, width
         folder = tempfile.mkdtemp(prefix=f"sb-studio-{product}-")
         config = os.path.join(ROOT, "Config", f"{product}.yml")
         self.journal, runtime = os.path.join(folder, "journal.jsonl"), os.path.join(folder, "run")
@@ -49,10 +60,10 @@ class Day:
         self.broker = subprocess.Popen([SHIELDBUS, "run", "--config", config, "--no-scenario", "--quiet", "--runtime-dir", runtime,
                                         "--state-dir", os.path.join(folder, "state"), "--journal", self.journal],
                                        stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
-        self.page = browser.new_page(viewport={"width": width, "height": 900}, device_scale_factor=SCALE)
+        self.page = browser.new_page(viewport={"width": width, "height": 844 if width < 600 else 900}, device_scale_factor=SCALE)
         self.page.goto(address)
         expect(self.page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
-        expect(self.page.locator("#plugins .pill", has_text="up")).to_have_count(plugins, timeout=60_000)
+        self.expect_plugins_up()
         # Bus time stands still from here: only the clock bar moves it.
         steer_clock(self.page, self.journal, "clock-pause")
 
@@ -67,8 +78,90 @@ class Day:
     def until(self, condition, what):
         return journal_until(self.journal, condition, what, seconds=30)
 
+    def expect_plugins_up(self):
+        expect(self.page.locator("#plugins .pill", has_text="up")).to_have_count(self.plugins, timeout=60_000)
+
+    def shot(self, name):
+        shot(self.page, name if self.width == 1280 else f"{name}-{self.width}")
+
     def result(self, text):
         expect(self.page.get_by_test_id("action-result")).to_have_text(text)
+        assert_fits(self.page, f"at {self.width} px after '{text}'")
+
+    def act(self, testid, done, fill=None):
+        """Clicks a control of the person's panel (after filling its field) and waits for the device's answer; returns
+        the index in the journal the action came after."""
+        before = len(self.events())
+        if fill:
+            selector, value = fill
+            self.page.locator(selector).fill(value)
+        self.page.get_by_test_id(testid).click()
+        self.result(done)
+        return before
+
+    def step(self, before, action):
+        """Waits for the person's step `action` journaled after event `before`."""
+        return self.until(lambda es: any(e["topic"] == "scenario.step" and e["body"]["action"] == action for e in es[before:]),
+                          f"the step '{action}'")
+
+    def every_other_action(self):
+        """The person's actions a day of taps and presses leaves out, each through the page and journaled as the
+        person's step: an app opened and closed; the product's app force-quit (its process ends); a page visited in a
+        second tab, switched to and closed; authorization revoked (every shield lifted), denied, approved again (the
+        app sets up again: it asks for its schedules anew); the device clock set forward and back; the time zone
+        changed and back; the broker crashed (it starts again on the same state, every plugin back); then the session
+        saved as a scenario holding these steps, and its journal exported whole."""
+        page = self.page
+        self.home()
+        page.get_by_test_id("app-choice").select_option("Maps")
+        page.locator("#person [data-action='open']").click()
+        self.result("done: open Maps")
+        self.step(self.act("close-app", "done: close"), "close the foreground app")
+
+        page.get_by_test_id("app-choice").select_option(self.companion)
+        mark = self.act("force-quit", f"done: force-quit {self.companion}")
+        self.until(lambda es: any(e["topic"] == "plugin.down" and "force-quit" in e["body"].get("reason", "") for e in es[mark:]),
+                   f"{self.companion}'s process ended by the force-quit")
+
+        page.get_by_test_id("tab").fill("2")
+        self.act("visit", re.compile(r"^done: visit"), fill=("#url", "https://en.wikipedia.org/wiki/Sleep"))
+        self.home()
+        self.step(self.act("switch-tab", "done: switch-tab"), "switch to tab 2")
+        self.step(self.act("close-tab", "done: close-tab"), "close tab 2")
+        page.get_by_test_id("tab").fill("1")
+        self.home()
+
+        self.step(self.act("authorize-revoke", "done: authorize revoke"), "authorization revoked")
+        self.until(lambda es: not shielding_stores(es), "every shield lifted by the revocation")
+        mark = self.act("authorize-approve", "done: authorize approve")
+        self.step(mark, "authorization approved")
+        self.until(lambda es: any(e["topic"] == "deviceactivity.start-monitoring.request" for e in es[mark:]), "the app set up again")
+        self.step(self.act("authorize-deny", "done: authorize deny"), "authorization denied")
+        self.step(self.act("authorize-approve", "done: authorize approve"), "authorization approved")
+
+        self.step(self.act("set-clock", "done: set-clock +1h", fill=("#device-clock-setting", "+1h")), "set the device clock forward 60 min")
+        self.step(self.act("set-clock", "done: set-clock -1h", fill=("#device-clock-setting", "-1h")), "set the device clock back 60 min")
+        self.step(self.act("set-time-zone", "done: time-zone Asia/Tokyo", fill=("#time-zone", "Asia/Tokyo")), "change the time zone to Asia/Tokyo")
+        self.step(self.act("set-time-zone", "done: time-zone Europe/Berlin", fill=("#time-zone", "Europe/Berlin")),
+                  "change the time zone to Europe/Berlin")
+
+        ups = sum(e["topic"] == "plugin.up" for e in self.events())
+        self.act("crash-broker", "done: crash-broker")
+        self.until(lambda es: any(e["topic"] == "bus.started" and e["body"].get("after") == "crash" for e in es), "the crash")
+        self.until(lambda es: sum(e["topic"] == "plugin.up" for e in es) >= ups + self.plugins, "every plugin back after the crash")
+        self.expect_plugins_up()
+
+        with page.expect_download() as download:
+            page.get_by_test_id("save-scenario").click()
+        saved = open(download.value.path()).read()
+        for step in ["close: ", "forceQuit: ", "switchTab: ", "closeTab: ", "authorize: revoked", "authorize: denied", "setClock: ", 'timeZone: "Asia/Tokyo"', "crashBroker: true"]:
+            assert step in saved, f"the saved scenario has its '{step}' step:\n{saved}"
+        with page.expect_download() as download:
+            page.get_by_test_id("export-journal").click()
+        exported = open(download.value.path()).read().splitlines()
+        journaled = open(self.journal).read().splitlines()
+        assert exported[0] == journaled[0] and len(exported) >= len(journaled) - 5, (len(exported), len(journaled))
+        assert_fits(page, f"at {self.width} px after every action")
 
     def jump(self, to, shielding=None):
         """Bus time to `to` (+6m, or 09:01: the next 09:01), every timer on the way firing at its own time; with
@@ -108,6 +201,34 @@ class Day:
         self.expect_shield(shown[-1], app)
         return shown[-1]
 
+    def opens(self, app, why):
+        """Opens `app`, which the device must not shield; then home."""
+        assert self.open(app) is None, why
+        self.home()
+
+    def shielded(self, app, why, close=False):
+        """Opens `app`, which the device must shield; with `close`, the primary button pressed (back home). Returns its
+        `shield.shown`."""
+        shown = self.open(app)
+        assert shown, why
+        if close:
+            self.press("primary")
+        return shown
+
+    @contextmanager
+    def writing(self, app, shielded, what, store=None):
+        """What the block does must write the stores to shield `app` (or leave it out), of `store` when given."""
+        mark = len(self.events())
+        yield
+        self.app_store_changed(mark, app, shielded, what, store)
+
+    def new_shield(self, mark, app, what):
+        """The `shield.shown` over `app` after event `mark`, as the page shows it."""
+        events = self.until(lambda es: any(e["topic"] == "shield.shown" for e in es[mark:]), what)
+        shown = [e for e in events[mark:] if e["topic"] == "shield.shown"][-1]
+        self.expect_shield(shown, app)
+        return shown
+
     def expect_shield(self, shown, app):
         assert shown["body"]["target"]["application"]["localizedDisplayName"] == app, shown
         configuration = shown["body"]["configuration"]
@@ -121,12 +242,16 @@ class Day:
             expect(page.get_by_test_id("shield-secondary")).to_have_count(0)
 
     def press(self, button):
-        """Presses a shield button; returns the delegate's `shield.action.handled`."""
+        """Presses a shield button; returns the delegate's `shield.action.handled` — or None when the shield went before
+        the delegate answered (its own writes made the monitor lift the app: the OS then drops the answer, as iOS does)."""
         before = len(self.events())
         self.page.get_by_test_id(f"shield-{button}").click()
+        events = self.until(lambda es: any(e["topic"] == "input.press.reply" for e in es[before:]), f"the {button} press answered")
         self.result(f"done: press {button}")
-        events = self.until(lambda es: any(e["topic"] == "shield.action.handled" for e in es[before:]), f"the {button} press handled")
-        return [e for e in events[before:] if e["topic"] == "shield.action.handled"][-1]
+        events = self.until(lambda es: any(e["topic"] in ("shield.action.handled", "shield.dismissed") for e in es[before:]),
+                            f"the {button} press handled")
+        handled = [e for e in events[before:] if e["topic"] == "shield.action.handled"]
+        return handled[-1] if handled else None
 
     def tap_in_app(self, control, shielding):
         """Taps a control of the product's app (the person panel's app controls), the app brought to the front first as
@@ -165,12 +290,12 @@ class Day:
         return bool(changes) and shields(changes[-1])
 
 
-@pytest.fixture
+@pytest.fixture(params=[390, 1280], ids=["390px", "1280px"])
 def day(browser, request):
     made = []
 
     def start(product, plugins):
-        made.append(Day(browser, product, plugins))
+        made.append(Day(browser, product, plugins, request.param))
         return made[-1]
     yield start
     for each in made:
@@ -184,36 +309,32 @@ def test_a_focus_window_day(day):
     d.open_companion("Focus Window")
     d.jump("08:30")
     assert not d.lock_state(), "outside the focus hours nothing is shielded"
-    assert d.open("Instagram") is None, "before the focus hours Instagram opens"
-    d.home()
+    d.opens("Instagram", "before the focus hours Instagram opens")
 
     d.jump("09:01", shielding=True)
-    assert d.open("Instagram"), "Instagram is shielded in focus hours"
-    shot(d.page, "20-focus-window-shield")
+    d.shielded("Instagram", "Instagram is shielded in focus hours")
+    d.shot("20-focus-window-shield")
     handled = d.press("primary")
-    assert handled["body"]["response"] == "close", handled
+    assert handled and handled["body"]["response"] == "close", handled
     expect(d.page.get_by_test_id("home-screen")).to_be_visible()
 
     d.open("Instagram")
-    mark = len(d.events())
-    d.press("secondary")
     # The grace pass: the monitor lifts Instagram alone, and the app comes to the front.
-    d.app_store_changed(mark, "Instagram", False, "Instagram's grace pass")
+    with d.writing("Instagram", False, "Instagram's grace pass"):
+        d.press("secondary")
     expect(d.page.get_by_test_id("shield")).to_have_count(0)
     expect(d.page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Instagram")
     d.home()
-    assert d.open("TikTok"), "the pass is Instagram's alone"
-    d.press("primary")
+    d.shielded("TikTok", "the pass is Instagram's alone", close=True)
 
-    mark = len(d.events())
-    d.jump("+6m")
-    d.app_store_changed(mark, "Instagram", True, "the pass's end")
-    assert d.open("Instagram"), "the pass ended after 5 minutes"
-    d.press("primary")
+    with d.writing("Instagram", True, "the pass's end"):
+        d.jump("+6m")
+    d.shielded("Instagram", "the pass ended after 5 minutes", close=True)
 
     d.jump("12:01", shielding=False)
     assert d.open("Instagram") is None, "after the focus hours Instagram opens"
-    shot(d.page, "21-focus-window-after")
+    d.shot("21-focus-window-after")
+    d.every_other_action()
 
 
 def test_a_speed_bump_day(day):
@@ -228,22 +349,19 @@ def test_a_speed_bump_day(day):
     mark = len(d.events())
     d.jump("+31m")  # half an hour on Instagram
     d.store_changed(mark, True, "the speed bump past the threshold")
-    events = d.until(lambda es: any(e["topic"] == "shield.shown" for e in es[mark:]), "the shield over the app in front")
-    d.expect_shield([e for e in events[mark:] if e["topic"] == "shield.shown"][-1], "Instagram")
+    d.new_shield(mark, "Instagram", "the shield over the app in front")
     posted = d.until(lambda es: any(e["topic"] == "notification.posted" for e in es[mark:]), "the nudge")
     nudge = [e for e in posted[mark:] if e["topic"] == "notification.posted"][-1]["body"]
     waiting = d.page.locator("#notifications button", has_text=nudge["title"])
     expect(waiting).to_have_count(1)
-    shot(d.page, "22-speed-bump-shield")
+    d.shot("22-speed-bump-shield")
 
-    mark = len(d.events())
-    handled = d.press("primary")
-    d.app_store_changed(mark, "Instagram", False, "Instagram let through by the dismiss")
+    with d.writing("Instagram", False, "Instagram let through by the dismiss"):
+        handled = d.press("primary")
     expect(d.page.get_by_test_id("shield")).to_have_count(0)
     expect(d.page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Instagram")
     d.home()
-    assert d.open("Instagram") is None, f"dismissed ({handled['body']['response']}): Instagram is let through for the cooldown"
-    d.home()
+    d.opens("Instagram", f"dismissed ({handled and handled['body']['response']}): Instagram is let through for the cooldown")
 
     mark = len(d.events())
     waiting.click()
@@ -257,11 +375,11 @@ def test_a_speed_bump_day(day):
     d.jump("+16m")
     assert d.open("Instagram") is None, "after the cooldown the count goes on from where it paused"
     mark = len(d.events())
-    d.jump("+31m")
-    d.app_store_changed(mark, "Instagram", True, "the speed bump back after another half hour")
-    events = d.until(lambda es: any(e["topic"] == "shield.shown" for e in es[mark:]), "the shield over Instagram again")
-    d.expect_shield([e for e in events[mark:] if e["topic"] == "shield.shown"][-1], "Instagram")
-    shot(d.page, "23-speed-bump-after-cooldown")
+    with d.writing("Instagram", True, "the speed bump back after another half hour"):
+        d.jump("+31m")
+    d.new_shield(mark, "Instagram", "the shield over Instagram again")
+    d.shot("23-speed-bump-after-cooldown")
+    d.every_other_action()
 
 
 def test_a_bedtime_night(day):
@@ -271,34 +389,29 @@ def test_a_bedtime_night(day):
     d.jump("21:00")
     d.open_companion("Bedtime")  # set up in the evening
     d.jump("22:00")
-    assert d.open("Instagram") is None, "before bedtime Instagram opens"
-    d.home()
+    d.opens("Instagram", "before bedtime Instagram opens")
 
     d.jump("22:31", shielding=True)
-
     for app in ["Instagram", "TikTok"]:
-        assert d.open(app), f"{app} is shielded at night"
-        mark = len(d.events())
-        d.press("secondary")
-        d.app_store_changed(mark, app, False, f"{app}'s five more minutes")
+        d.shielded(app, f"{app} is shielded at night")
+        with d.writing(app, False, f"{app}'s five more minutes"):
+            d.press("secondary")
         d.home()
-        assert d.open(app) is None, f"{app} opens on its pass"
-        d.home()
-    shown = d.open("YouTube")
-    assert shown, "YouTube is shielded at night"
-    shot(d.page, "24-bedtime-no-passes-left")
+        d.opens(app, f"{app} opens on its pass")
+    shown = d.shielded("YouTube", "YouTube is shielded at night")
+    d.shot("24-bedtime-no-passes-left")
     if "secondaryButtonLabel" in shown["body"]["configuration"]:
         mark = len(d.events())
         d.press("secondary")
         # The third press grants nothing: the stores stay as they were, YouTube shielded.
         assert not any(e["topic"] == "managedsettings.changed" for e in d.events()[mark:]), "no third pass"
     d.home()
-    assert d.open("YouTube"), "no third pass a night"
-    d.press("primary")
+    d.shielded("YouTube", "no third pass a night", close=True)
 
     d.tap_in_app("skip-tonight", shielding=False)
     assert d.open("YouTube") is None, "tonight skipped: YouTube opens"
-    shot(d.page, "25-bedtime-skipped")
+    d.shot("25-bedtime-skipped")
+    d.every_other_action()
 
 
 def test_a_profiles_evening(day):
@@ -308,28 +421,24 @@ def test_a_profiles_evening(day):
     d = day("profiles", 4)
     d.open_companion("Profiles")
     d.jump("20:10")
-    assert d.open("TikTok") is None, "between the profiles TikTok opens"
-    d.home()
+    d.opens("TikTok", "between the profiles TikTok opens")
     d.tap_in_app("start-deep-work", shielding=True)
-    assert d.open("TikTok"), "deep work: TikTok is shielded"
-    d.press("primary")
+    d.shielded("TikTok", "deep work: TikTok is shielded", close=True)
     d.tap_in_app("stop-deep-work", shielding=False)
-    assert d.open("TikTok") is None, "the session stopped: TikTok opens"
-    d.home()
+    d.opens("TikTok", "the session stopped: TikTok opens")
 
     d.jump("21:05", shielding=True)
-    assert d.open("YouTube"), "the evening profile shields YouTube"
-    shot(d.page, "26-profiles-evening")
+    d.shielded("YouTube", "the evening profile shields YouTube")
+    d.shot("26-profiles-evening")
     d.press("primary")
     d.tap_in_app("take-a-break", shielding=False)
-    assert d.open("YouTube") is None, "on a break YouTube opens"
-    d.home()
+    d.opens("YouTube", "on a break YouTube opens")
     d.jump("+16m", shielding=True)
-    assert d.open("YouTube"), "the break ended: YouTube is shielded again"
-    d.press("primary")
+    d.shielded("YouTube", "the break ended: YouTube is shielded again", close=True)
     d.tap_in_app("end-evening", shielding=False)
     assert d.open("X") is None, "the evening ended: X opens"
-    shot(d.page, "27-profiles-ended")
+    d.shot("27-profiles-ended")
+    d.every_other_action()
 
 
 def test_two_products_on_one_device(day):
@@ -340,34 +449,28 @@ def test_two_products_on_one_device(day):
     d.open_companion("Speed Bump")
     d.open_companion("Habit Lock")
     d.jump("07:30")
-    shown = d.open("Instagram")
-    assert shown, "the habit lock shields Instagram"
-    habit_title = shown["body"]["configuration"]["title"]["text"]
-    d.press("primary")
+    habit_title = d.shielded("Instagram", "the habit lock shields Instagram", close=True)["body"]["configuration"]["title"]["text"]
     assert d.open("Facebook") is None, "under the speed bump's threshold Facebook opens"
 
     mark = len(d.events())
-    d.jump("+31m")  # half an hour on Facebook
-    d.app_store_changed(mark, "Facebook", True, "the speed bump past the threshold", store="speed-bump")
-    events = d.until(lambda es: any(e["topic"] == "shield.shown" for e in es[mark:]), "the speed bump over Facebook")
-    bump = [e for e in events[mark:] if e["topic"] == "shield.shown"][-1]
-    d.expect_shield(bump, "Facebook")
+    with d.writing("Facebook", True, "the speed bump past the threshold", store="speed-bump"):
+        d.jump("+31m")  # half an hour on Facebook
+    bump = d.new_shield(mark, "Facebook", "the speed bump over Facebook")
     assert bump["body"]["configuration"]["title"]["text"] != habit_title, "each product's renderer draws its own shield"
-    shot(d.page, "28-two-products-speed-bump")
+    d.shot("28-two-products-speed-bump")
     d.press("primary")
     d.home()
 
     mark = len(d.events())
-    for habit in ["Read 10 pages", "Walk 20 minutes", "Meditate"]:
-        d.page.locator("#habit").fill(habit)
-        d.page.get_by_test_id("complete-habit").click()
-        d.result(f"done: habit {habit}")
-    d.app_store_changed(mark, "Instagram", False, "the habit lock's unlock", store="habit-lock")
+    with d.writing("Instagram", False, "the habit lock's unlock", store="habit-lock"):
+        for habit in ["Read", "Walk", "Meditate"]:
+            d.page.locator("#habit").fill(habit)
+            d.page.get_by_test_id("complete-habit").click()
+            d.result(f"done: habit {habit}")
     assert not any(e["topic"] == "managedsettings.changed" and e["body"]["store"] == "speed-bump" and not shields(e) for e in d.events()[mark:]), \
         "the unlock never touches the speed bump's store"
-    assert d.open("Instagram") is None, "the habits done: Instagram opens"
-    d.home()
-    shown = d.open("X")
-    assert shown, "X stays behind the speed bump"
+    d.opens("Instagram", "the habits done: Instagram opens")
+    shown = d.shielded("X", "X stays behind the speed bump")
     assert shown["body"]["configuration"]["title"]["text"] == bump["body"]["configuration"]["title"]["text"]
-    shot(d.page, "29-two-products-unlocked")
+    d.shot("29-two-products-unlocked")
+    d.every_other_action()

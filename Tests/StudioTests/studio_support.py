@@ -79,6 +79,12 @@ def stop(process):
             process.wait()
 
 
+def assert_fits(page, what):
+    """No sideways scroll: the page is no wider than its window."""
+    widths = page.evaluate("() => [document.scrollingElement.scrollWidth, innerWidth]")
+    assert widths[0] <= widths[1], f"no sideways scroll {what}: {widths}"
+
+
 def shot(page, name):
     if SCREENSHOTS:
         os.makedirs(SCREENSHOTS, exist_ok=True)

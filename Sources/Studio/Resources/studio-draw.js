@@ -238,7 +238,31 @@ function busMatches(e) {
 
 function eventJSON(e) {
   const envelope = { seq: e.seq, time: e.time, topic: e.topic, source: e.source, corr: e.corr, deadline: e.deadline, body: e.body };
-  return el("pre", { "data-testid": "event-json" }, JSON.stringify(envelope, null, 2));
+  // The JSON stays as the bus carries it (copied, it is the envelope); its instants are read out beside it.
+  const times = epochFields(envelope).map(([path, ms]) => `${path} ${exactZoned(ms)}`).join(" · ");
+  return el("div", { class: "event-detail" },
+    times ? el("p", { class: "mono event-times", "data-testid": "event-times" }, times) : null,
+    el("pre", { "data-testid": "event-json" }, JSON.stringify(envelope, null, 2)));
+}
+
+/// The envelope's instants: numbers of epoch milliseconds (2001–2100) under keys that name a time, with their paths.
+function epochFields(value, path = "", found = []) {
+  if (value && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) {
+      const at = Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (typeof inner === "number" && inner >= 978307200000 && inner < 4102444800000
+          && /(time|at|until|deadline|since|start|end|expires|fired|due)$/i.test(Array.isArray(value) ? path : key)) found.push([at, inner]);
+      else epochFields(inner, at, found);
+    }
+  }
+  return found;
+}
+
+/// An instant on the device's wall clock, to the millisecond, with its zone: `Mon 24 Nov 07:05:00.120 CET`.
+function exactZoned(time) {
+  const zone = studio.connection?.timeZone || "UTC";
+  return new Intl.DateTimeFormat("en-GB", { timeZone: zone, weekday: "short", day: "2-digit", month: "short", hour: "2-digit",
+    minute: "2-digit", second: "2-digit", fractionalSecondDigits: 3, timeZoneName: "short" }).format(new Date(time));
 }
 
 /// A bus line: `index` is the event's place in the page's list (a restarted broker may number afresh, so seqs repeat).

@@ -236,6 +236,9 @@ function receive(message) {
       $("app-control").replaceChildren(...studio.controls.map((control, index) =>
         el("option", { value: String(index) }, control.app ? `${control.app}: ${control.action}` : control.action)));
       $("app-controls").hidden = studio.controls.length === 0;
+      // The habits the products' apps offer: suggested as the person types (the device refuses any other).
+      $("habit-names").replaceChildren(...(message.habits ?? []).map((habit) => el("option", { value: habit })));
+      if (message.habits?.length) $("habit").value = message.habits[0];
       $("clockbar").hidden = message.mode !== "live";
       if (message.mode === "journal") {
         startJournal(message);

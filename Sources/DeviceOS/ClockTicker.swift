@@ -27,7 +27,7 @@ final class ClockTicker {
         let next = DeviceActivityService.nextWholeMinute(date.addingTimeInterval(0.001))
         device.bus.schedule(at: busTime(next)) { [self] in
             if device.bus.isSubscribed(DeviceTopic.clockTick) {
-                device.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: device.settings.timeZone))])
+                device.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: device.clock.timeZone))])
             }
             if device.clock.timeZone != midnightZone {
                 midnightZone = device.clock.timeZone

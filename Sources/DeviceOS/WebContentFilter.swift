@@ -87,10 +87,12 @@ final class WebContentFilter {
             .sorted { $0.domain.count != $1.domain.count ? $0.domain.count > $1.domain.count : $0.domain < $1.domain }
     }
 
-    /// Public browsing of `domain` (and its subdomains) since local midnight, the use in progress included.
+    /// Public browsing of `domain` (and its subdomains) since the midnight of the date the device clock shows, in the
+    /// zone in force (after a `time-zone` change, the new zone's), the use in progress included.
     private func secondsUsedToday(on domain: String) -> TimeInterval {
-        let calendar = ScheduleCalendar(timeZone: device.settings.timeZone), now = device.now
-        let today = DateInterval(start: calendar.startOfDay(containing: now), end: calendar.startOfNextDay(after: now))
+        let calendar = device.calendar, now = device.now, shown = device.wallNow
+        let today = DateInterval(start: device.clock.busInstant(showing: calendar.startOfDay(containing: shown)),
+                                 end: device.clock.busInstant(showing: calendar.startOfNextDay(after: shown)))
         var spans = device.usage.history.map { (host: $0.use.host, start: $0.start, end: $0.end) }
         if let (use, since) = device.usage.current { spans.append((use.host, since, now)) }
         return spans.reduce(0) { total, span in

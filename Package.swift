@@ -108,7 +108,7 @@ let package = Package(
         .target(name: "ManagedSettingsUI", dependencies: ["ManagedSettings", "ShieldBusUIKit", "ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "DeviceActivity", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         // What makes a monitor survive iOS, for any product: checks at true instants, wall-clock windows, passes.
-        .target(name: "MonitorKit", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceActivity", "ManagedSettings", "FamilyControls",
+        .target(name: "MonitorKit", dependencies: ["ShieldBusSDK", "ScreenTime", "CivilCalendar", "DeviceActivity", "ManagedSettings", "FamilyControls",
                                                     .product(name: "Logging", package: "swift-log")]),
         .target(name: "FamilyControls", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "ShieldBusUserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),

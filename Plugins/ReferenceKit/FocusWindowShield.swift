@@ -16,9 +16,9 @@ open class FocusWindowShield: ReferenceShieldRenderer {
     }
 
     open override func productShield(over what: String, kind: Kind) -> ShieldConfiguration {
-        let used = (try? defaults.integer(forKey: SharedKey.graceTally(on: DayKey.today()))) ?? 0
-        let yesterday = DayKey.string(now.addingTimeInterval(-86_400), in: BusClock.timeZone)
-        let usedYesterday = (try? defaults.integer(forKey: SharedKey.graceTally(on: yesterday))) ?? 0
+        let today = DayKey.today()
+        let used = (try? defaults.integer(forKey: SharedKey.graceTally(on: today))) ?? 0
+        let usedYesterday = DayKey.dayBefore(today).flatMap { (try? defaults.integer(forKey: SharedKey.graceTally(on: $0))) ?? nil } ?? 0
         var subtitle = "You chose to close \(what) during this window. Passes used today: \(used)."
         // The morning after, the tally is reflected back (the Rork write-up).
         if usedYesterday > 0 && used == 0 { subtitle += " Yesterday you used \(usedYesterday)." }

@@ -20,7 +20,7 @@ open class SpeedBumpApp: ReferenceCompanionApp {
         // from the approval and forgives that use. Not when a dismiss's cooldown ended today: the count started again
         // there, and the day's use before it would raise the speed bump over the dismissed app at once. The first
         // set-up, and every other registration, keeps Apple's default: the count starts at the registration.
-        let countStartedToday = cooldownEnd.map { $0 >= DayKey.deviceDayStart().timeIntervalSince1970 } ?? false
+        let countStartedToday = cooldownEnd.map { $0 >= OSDay.current(in: defaults, saving: false).start.timeIntervalSince1970 } ?? false
         let list = try LockState.readBlockList(from: defaults)
         try center.startMonitoring(names.daily, during: TrueTimeSchedules.allDay, events: [
             names.thresholdEvent: options.thresholdEvent(list, includingPastActivity: afterLostAuthorization && !countStartedToday),
@@ -32,7 +32,7 @@ open class SpeedBumpApp: ReferenceCompanionApp {
     /// registered again cannot say so when a cooldown restarted the day's count (it then counts from the approval), and
     /// the other picked apps would stay usable after the approval, though the dismiss let only its own app through.
     open override func restoreShieldsAfterLostAuthorization() throws {
-        guard try defaults.string(forKey: SharedKey.speedBumpDay) == DayKey.deviceToday(),
+        guard try defaults.string(forKey: SharedKey.speedBumpDay) == OSDay.current(in: defaults, saving: false).key,
               let raised = try defaults.double(forKey: SharedKey.speedBumpRaised) else { return }
         let dismissedSince = try defaults.double(forKey: SharedKey.nudgeCooldownUntil).map { $0 > raised } ?? false
         let dismissed = dismissedSince ? try DismissedApplication.current(in: defaults).map { [$0] } ?? [] : []

@@ -26,8 +26,8 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         do {
             try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.speedBumpRaised)
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
-            guard try defaults.string(forKey: SharedKey.speedBumpDay) != DayKey.deviceToday() else { return }
-            try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
+            guard try defaults.string(forKey: SharedKey.speedBumpDay) != osToday() else { return }
+            try defaults.set(osToday(), forKey: SharedKey.speedBumpDay)
             try chain.scheduleCheck(at: nextSpeedBumpCheck())
         } catch {
             logger?.error("cannot schedule the end of the speed bump: \(error)")
@@ -72,6 +72,12 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         }
     }
 
+    /// The OS's day the daily threshold counts in (`OSDay`): a zone change may leave it running past the date shown.
+    func osDay() -> OSDay { OSDay.current(in: defaults) }
+
+    /// The key of the OS's day, ordered as the days (`OSDay.key`): what `monitor.speedBumpDay` holds.
+    func osToday() -> String { osDay().key }
+
     /// Whether a dismiss's cooldown runs.
     func coolingDown() -> Bool {
         ((try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil).map { $0 > now.timeIntervalSince1970 } ?? false
@@ -81,7 +87,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// kept it for the new day or lifted it.
     func dayCheckPending() -> Bool {
         guard let day = (try? defaults.string(forKey: SharedKey.speedBumpDay)) ?? nil else { return false }
-        return DayKey.deviceToday() > day
+        return osToday() > day
     }
 
     /// Whether a threshold of `daily` during a cooldown is the new day's answer to the pending day check: it came by the
@@ -144,7 +150,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     open func checkSpeedBumpDay() {
         guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }
         do {
-            let today = DayKey.deviceToday()
+            let today = osToday()
             if day == today {
                 try chain.scheduleCheck(at: nextSpeedBumpCheck())
             } else if today < day {
@@ -169,13 +175,13 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// threshold came for the new day — unless the count that raised the speed bump lies within the new day
     /// (`raisedWithinToday`): then it is the new day's.
     func speedBumpDayMoved() {
-        if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), DayKey.deviceToday() > day {
+        if let day = try? defaults.string(forKey: SharedKey.speedBumpDay), osToday() > day {
             do {
                 guard raisedWithinToday() else {
                     try chain.scheduleCheck(at: TrueTimeSchedules.minuteAfter(now))
                     return
                 }
-                try defaults.set(DayKey.deviceToday(), forKey: SharedKey.speedBumpDay)
+                try defaults.set(osToday(), forKey: SharedKey.speedBumpDay)
                 try chain.scheduleCheck(at: nextSpeedBumpCheck())
             } catch {
                 logger?.error("cannot plan the check of the new day: \(error)")
@@ -192,12 +198,12 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     func raisedWithinToday() -> Bool {
         guard let raised = (try? defaults.double(forKey: SharedKey.speedBumpRaised)) ?? nil,
               let cooldownEnd = (try? defaults.double(forKey: SharedKey.nudgeCooldownUntil)) ?? nil, raised >= cooldownEnd else { return false }
-        return DayKey.deviceDayStart().timeIntervalSince1970 <= cooldownEnd
+        return osDay().start.timeIntervalSince1970 <= cooldownEnd
     }
 
     /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.
     func nextSpeedBumpCheck() -> Date {
-        TrueTimeSchedules.startingWhenDue(min(now.addingTimeInterval(44 * 60), TrueTimeSchedules.nextDeviceMidnight(after: now)))
+        TrueTimeSchedules.startingWhenDue(min(now.addingTimeInterval(44 * 60), osDay().end))
     }
 
     /// Registers the daily threshold again after a cooldown: the OS counts from here.
@@ -232,6 +238,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     open override func productCheckIsDue(for activity: DeviceActivityName) {
+        _ = osDay()  // notes the OS's day while its zone is known: a zone change after it may leave it running
         if activity == names.daily {
             checkSpeedBumpDay()
         } else if activity == names.selection, coolingDown() {
@@ -244,6 +251,7 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     open override func chainedCheckIsDue() {
+        _ = osDay()
         registerTheThresholdIfLost()
         checkSpeedBumpDay()
     }

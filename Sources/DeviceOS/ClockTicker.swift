@@ -9,17 +9,14 @@ import ScreenTime
 /// ticks go out only to a bus that wants them; a plugin that needs the day boundary takes `clock.day-changed`.
 final class ClockTicker {
     private unowned let host: any DeviceHost
-    /// The zone of `clock.tick`'s local time: the configuration's.
-    private let tickZone: TimeZone
     /// The time zone in force (the person may change it).
     private let zoneInForce: () -> TimeZone
     /// The next local midnight (bus time), and the zone it was found in: found again when the zone changes.
     private var nextMidnight: Date
     private var midnightZone: TimeZone
 
-    init(host: any DeviceHost, tickZone: TimeZone, zoneInForce: @escaping () -> TimeZone) {
+    init(host: any DeviceHost, zoneInForce: @escaping () -> TimeZone) {
         self.host = host
-        self.tickZone = tickZone
         self.zoneInForce = zoneInForce
         midnightZone = zoneInForce()
         nextMidnight = Self.midnight(after: host.now, in: midnightZone)
@@ -33,7 +30,7 @@ final class ClockTicker {
         let next = DeviceActivityService.nextWholeMinute(date.addingTimeInterval(0.001))
         host.bus.schedule(at: busTime(next)) { [self] in
             if host.bus.isSubscribed(DeviceTopic.clockTick) {
-                host.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: tickZone))])
+                host.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: zoneInForce()))])
             }
             if zoneInForce() != midnightZone {
                 midnightZone = zoneInForce()

@@ -289,7 +289,7 @@ final class DeviceActivityService {
     private func plan(_ monitor: Monitor, firstPlan: Bool) {
         let now = host.now
         let activitySchedule = monitor.registration.schedule
-        guard let interval = currentInterval(of: activitySchedule) else { return finish(monitor) }
+        guard let interval = continuedInterval(of: monitor) ?? currentInterval(of: activitySchedule) else { return finish(monitor) }
         let reference = now
         let name = monitor.registration.activity
         if interval.start <= now {
@@ -306,16 +306,36 @@ final class DeviceActivityService {
             }
             monitor.timers.append(timer)
         }
-        if let warning = activitySchedule.intervalWillEndWarning(for: interval), warning > now {
-            schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillEndWarning, event: nil), at: warning, reference: reference, firstPlan: firstPlan)
+        planEnd(monitor, interval, firstPlan: firstPlan)
+        // The start is a callback too; its timing quirks apply to its announcement.
+        if interval.start > now, firstPlan { applyStartQuirk(monitor, interval, reference: reference) }
+    }
+
+    /// Plans the end of the interval and the warning before it.
+    private func planEnd(_ monitor: Monitor, _ interval: DateInterval, firstPlan: Bool) {
+        let name = monitor.registration.activity
+        if let warning = monitor.registration.schedule.intervalWillEndWarning(for: interval), warning > host.now {
+            schedule(monitor, DeviceActivityTopicCallback(topic: DeviceTopic.intervalWillEndWarning, event: nil), at: warning, reference: host.now, firstPlan: firstPlan)
         }
         let endTimer = host.bus.schedule(at: busTime(interval.end)) { [weak self, weak monitor] in
             guard let self, let monitor, monitors[name] === monitor else { return }
             endInterval(monitor, interval)
         }
         monitor.timers.append(endTimer)
-        // The start is a callback too; its timing quirks apply to its announcement.
-        if interval.start > now, firstPlan { applyStartQuirk(monitor, interval, reference: reference) }
+    }
+
+    /// The interval the activity started and still runs in, its end read on the device clock in the zone in force
+    /// (`ScheduleCalendar.end(ofIntervalStartedAt:)`): after a zone change, the interval started before it goes on, as
+    /// iOS's does. Nil when none was started or its end is past.
+    private func continuedInterval(of monitor: Monitor) -> DateInterval? {
+        guard let start = monitor.registration.startedInterval, start <= host.now,
+              let end = continuedEnd(of: monitor.registration.schedule, startedAt: start), end > host.now else { return nil }
+        return DateInterval(start: start, end: end)
+    }
+
+    /// The end, in bus time, of the schedule's interval that started at `start`, on the device clock in the zone in force.
+    private func continuedEnd(of schedule: DeviceActivitySchedule, startedAt start: Date) -> Date? {
+        calendar.end(ofIntervalStartedAt: clock.wallTime(at: start), of: schedule).map(clock.busInstant(showing:))
     }
 
     /// The schedule's current or next interval in bus time: its components are read on the device clock, in the
@@ -325,18 +345,37 @@ final class DeviceActivityService {
         return DateInterval(start: clock.busInstant(showing: wall.start), end: clock.busInstant(showing: wall.end))
     }
 
-    /// The device clock or time zone changed: every activity is planned again on it. A running interval that the
-    /// new clock moved (or left) ends now (`intervalDidEnd`), and the one the clock is in now starts. A callback
-    /// already due and waiting for its whole minute is still delivered while the device's day goes on (a change to the
-    /// same or an earlier date, docs/explore.md "The device's day"): the quirk delays a callback, it does not drop it
-    /// (a threshold reached seconds before the clock is set back would otherwise never come that day). A change to a
-    /// later date ends that day, and what was still due for it.
-    func clockMoved(toALaterDate: Bool) {
+    /// The device clock or time zone changed: every activity is planned again on it. A callback already due and
+    /// waiting for its whole minute is still delivered while the device's day goes on (a change to the same or an
+    /// earlier date, docs/explore.md "The device's day"): the quirk delays a callback, it does not drop it (a threshold
+    /// reached seconds before the clock is set back would otherwise never come that day). A change to a later date
+    /// ends that day, and what was still due for it.
+    ///
+    /// A running interval goes on across a zone change, as iOS's does: its start and the activity counted since stay
+    /// (Apple: "the system uses the time zone of the device at `nextInterval.start` to calculate device activity for
+    /// the entirety of the interval"), and its end is read on the wall clock in the new zone ("bases the interval's end
+    /// date on wall-clock time, regardless of any time zone changes"); when the new zone's clock is past that end, the
+    /// interval ends now (`intervalDidEnd`) and the one the clock is in now starts. A clock set by the person ends a
+    /// running interval that the new clock moves (or leaves), and the one the clock is in now starts.
+    func clockMoved(toALaterDate: Bool, zoneChanged: Bool) {
         guard running else { return }
         for name in activityNames {
             guard let monitor = monitors[name] else { continue }
             if toALaterDate { cancelTimers(monitor) } else { cancelPlannedTimers(monitor) }
-            if let running = monitor.interval, currentInterval(of: monitor.registration.schedule) != running {
+            guard let running = monitor.interval else {
+                plan(monitor, firstPlan: false)
+                continue
+            }
+            if zoneChanged {
+                if let end = continuedEnd(of: monitor.registration.schedule, startedAt: running.start), end > host.now {
+                    let continued = DateInterval(start: running.start, end: end)
+                    monitor.interval = continued
+                    monitor.counter.moveEnd(to: end)
+                    planEnd(monitor, continued, firstPlan: false)
+                } else {
+                    endInterval(monitor, DateInterval(start: running.start, end: max(running.start, host.now)))
+                }
+            } else if currentInterval(of: monitor.registration.schedule) != running {
                 endInterval(monitor, running)
             } else {
                 plan(monitor, firstPlan: false)
@@ -479,15 +518,16 @@ final class DeviceActivityService {
                     monitor.registration.pendingStart = scheduledFor
                     persist()
                 }
-                let interval = monitor.interval
+                let started = monitor.interval?.start
                 var timer: UInt64 = 0
                 // The monitor is held here: a finished one (its schedule does not repeat) is no longer the device's.
                 timer = host.bus.schedule(at: busTime(rounded)) { [weak self, monitor] in
                     // Stopped or replaced meanwhile: dropped. Finished (a schedule that does not repeat ended): its end goes out.
                     guard let self, monitors[activity] === monitor || (monitor.isFinished && monitors[activity] == nil) else { return }
                     monitor.deliveries.remove(timer)
-                    // A crossing is kept as delivered in its own interval only: a clock change may have begun another.
-                    emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: monitor.interval == interval ? crossing : nil)
+                    // A crossing is kept as delivered in its own interval only: a clock change may have begun another
+                    // (a zone change may have moved its end: the same interval).
+                    emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: monitor.interval?.start == started ? crossing : nil)
                 }
                 monitor.deliveries.insert(timer)
                 return

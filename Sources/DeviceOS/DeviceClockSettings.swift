@@ -22,7 +22,7 @@ extension DeviceOS {
         let dateShown = shownDate
         saveClock { try clock.setOffset(milliseconds: offset) }
         announceClockOffset()
-        clockMoved(from: dateShown)
+        clockMoved(from: dateShown, zoneChanged: false)
     }
 
     /// `device.clock-changed {offsetMs}`: the device clock in force.
@@ -43,7 +43,7 @@ extension DeviceOS {
         let dateShown = shownDate
         saveClock { try clock.setTimeZone(zone) }
         announceTimeZone()
-        clockMoved(from: dateShown)
+        clockMoved(from: dateShown, zoneChanged: true)
     }
 
     /// The date the device clock shows, as days since 1970-01-01 in the zone in force.
@@ -59,9 +59,9 @@ extension DeviceOS {
     }
 
     /// The clock or zone changed while the device showed `dateShown`: a change to a later date begins another day.
-    fileprivate func clockMoved(from dateShown: Int) {
+    fileprivate func clockMoved(from dateShown: Int, zoneChanged: Bool) {
         announceClockToPlugins()
-        activity.clockMoved(toALaterDate: shownDate > dateShown)
+        activity.clockMoved(toALaterDate: shownDate > dateShown, zoneChanged: zoneChanged)
     }
 
     /// Plugins that start from now on learn the clock from their welcome; running ones from the events.

@@ -134,7 +134,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
             } else if !clock.zoneIsStored {
                 saveClock { try clock.setTimeZone(clock.timeZone) }  // the zone it runs in, for the next start to compare
             }
-            if settings.clockTicks { ClockTicker(host: self, tickZone: settings.timeZone, zoneInForce: { [unowned self] in clock.timeZone }).start() }
+            if settings.clockTicks { ClockTicker(host: self, zoneInForce: { [unowned self] in clock.timeZone }).start() }
             scenario?.start(on: self)
         }
     }
@@ -156,7 +156,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
             useChanged: { [unowned self] in activity.usageChanged() },
             recorded: { [unowned self] in activity.record($0) }))
         activity = try DeviceActivityService(host: self, directory: directory, clock: clock, random: random, usage: usage, authorization: authorization)
-        webContent = WebContentFilter(host: self, settings: settings, usage: usage) { [unowned self] in screen.recheckWebPage() }
+        webContent = WebContentFilter(host: self, settings: settings, clock: clock, usage: usage) { [unowned self] in screen.recheckWebPage() }
         screen = Screen(host: self, directory: directory, stores: managedSettings, webContent: webContent, events: .init(
             appInUse: { [unowned self] app, reason in
                 usage.begin(app: app)

@@ -28,12 +28,15 @@ final class WebContentFilter: WebVerdicts {
     private unowned let host: any DeviceHost
     private let settings: DeviceSettings
     private let usage: any RecordedUse
+    /// The device's clock: a web limit's day is the date it shows, in the zone in force.
+    private let clock: DeviceClock
     /// The page in use may just have reached a limit: the screen checks it again.
     private let limitDue: () -> Void
     private var limitTimer: UInt64?
 
     /// The device's `restrictedDomains` and `webLimits` (of `settings`), counted on `usage`.
-    init(host: any DeviceHost, settings: DeviceSettings, usage: any RecordedUse, limitDue: @escaping () -> Void) {
+    init(host: any DeviceHost, settings: DeviceSettings, clock: DeviceClock, usage: any RecordedUse, limitDue: @escaping () -> Void) {
+        self.clock = clock
         self.host = host
         self.settings = settings
         self.usage = usage
@@ -95,10 +98,12 @@ final class WebContentFilter: WebVerdicts {
             .sorted { $0.domain.count != $1.domain.count ? $0.domain.count > $1.domain.count : $0.domain < $1.domain }
     }
 
-    /// Public browsing of `domain` (and its subdomains) since local midnight, the use in progress included.
+    /// Public browsing of `domain` (and its subdomains) since the midnight of the date the device clock shows, in the
+    /// zone in force (after a `time-zone` change, the new zone's), the use in progress included.
     private func secondsUsedToday(on domain: String) -> TimeInterval {
-        let calendar = ScheduleCalendar(timeZone: settings.timeZone), now = host.now
-        let today = DateInterval(start: calendar.startOfDay(containing: now), end: calendar.startOfNextDay(after: now))
+        let calendar = clock.calendar, now = host.now, shown = clock.wallTime(at: now)
+        let today = DateInterval(start: clock.busInstant(showing: calendar.startOfDay(containing: shown)),
+                                 end: clock.busInstant(showing: calendar.startOfNextDay(after: shown)))
         var spans = usage.history.map { (host: $0.use.host, start: $0.start, end: $0.end) }
         if let (use, since) = usage.current { spans.append((use.host, since, now)) }
         return spans.reduce(0) { total, span in

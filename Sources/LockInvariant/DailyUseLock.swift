@@ -139,7 +139,7 @@ extension ProductRules {
         let refused = facts.thresholdRefusals.contains { $0 >= cooldownEnd && $0 <= wholeMinute }
         let repeated = facts.zones.showsARepeatedWallTime(at: cooldownEnd, clockOffset: facts.clockOffset(at: cooldownEnd))
         guard changed || refused || repeated else { return false }
-        return facts.zones.deviceDayStart(at: reached, clockOffset: facts.clockOffset(at: reached)) <= cooldownEnd
+        return facts.osDayStart(at: reached) <= cooldownEnd
     }
 
     /// The grace of a lock reached at `reached` that the OS may signal two delays late (`twoDelaysLate`): one for each
@@ -157,17 +157,18 @@ extension ProductRules {
     static let wholeMinuteCallbacks = "whole-minute-callbacks"
 
     /// The instant, from `start` on, at which the OS's count of the use in `used` reaches the threshold, if it does
-    /// before `end`. The OS counts within the day its device clock shows, in the zone in force, from that day's start
-    /// in true time: a clock or zone change replans the day and counts again from its new start, use before the change
-    /// included. So the count runs from the later of `countStart` (else `start`) and the start of the device's day,
-    /// which moves at each clock or zone change and each device midnight.
+    /// before `end`. The OS counts within its day (`OSDays`), from that day's start in true time: a clock change
+    /// replans the day and counts again from its new start, use before the change included; a zone change leaves the
+    /// running day's count alone, unless the new zone's clock is past its end. So the count runs from the later of
+    /// `countStart` (else `start`) and the start of the OS's day, which moves at each clock change, each device
+    /// midnight and each zone change that ends the day.
     private func thresholdReached(in used: Periods, from start: Date, until end: Date, facts: JournalFacts, countingFrom countStart: Date? = nil,
                                   extraUse: TimeInterval = 0) -> Date? {
         let countStart = countStart ?? start
         var from = start
         while from < end {
             let offset = facts.clockOffset(at: from)
-            let origin = max(countStart, facts.zones.deviceDayStart(at: from, clockOffset: offset))
+            let origin = max(countStart, facts.osDayStart(at: from))
             let until = min(end, facts.nextClockOrZoneChange(after: from) ?? end, facts.zones.nextDeviceDayStart(after: from, clockOffset: offset))
             if let reached = thresholdReached(in: used, countingFrom: origin, until: until, extraUse: extraUse) { return max(from, reached) }
             from = until

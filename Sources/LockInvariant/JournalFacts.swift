@@ -58,6 +58,8 @@ struct JournalFacts {
 
     private(set) var range: DateInterval
     private(set) var zones: ZoneTimeline
+    /// The OS's daily intervals over the range (`OSDays`).
+    private(set) var osDays = OSDays(days: [])
     /// The device clock minus true time from each `device.clock-changed` on (the person set the clock).
     private(set) var clockOffsets: [(from: Date, offset: TimeInterval)] = [(Date.distantPast, 0)]
     private(set) var habitCompletions: [(at: Date, habit: String)] = []
@@ -127,6 +129,7 @@ struct JournalFacts {
             let first = self.first ?? Date(timeIntervalSince1970: 0)
             facts.range = DateInterval(start: first, end: max(first, last ?? first))
             reader.closeAll(at: facts.range.end, into: &facts)
+            facts.osDays = OSDays(facts)
             facts.usable.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
             facts.shielded.sort { ($0.from, $0.target.name) < ($1.from, $1.target.name) }
             return facts
@@ -155,32 +158,34 @@ struct JournalFacts {
         clockOffsets.last { $0.from <= date }!.offset
     }
 
+    /// Where the count of the OS's day running at `date` begins (`OSDays`).
+    func osDayStart(at date: Date) -> Date {
+        osDays.countStart(at: date) ?? zones.deviceDayStart(at: date, clockOffset: clockOffset(at: date))
+    }
+
     /// The first instant after `date` at which the device clock or the time zone changes, if one does.
     func nextClockOrZoneChange(after date: Date) -> Date? {
         (clockOffsets.map(\.from) + zones.changes.map(\.from)).filter { $0 > date }.min()
     }
 
-    /// The days the device showed within the journal's range, as the OS counts them: each runs from the true instant
-    /// the device clock (the person may have set it) showed midnight in the zone in force, or from a clock or zone
-    /// change that made it show a *later* date, to the next such instant. A change to an earlier date (or the same one)
-    /// continues the day: that date began earlier in true time, so the OS's count of it holds the day's use so far.
+    /// The days the device showed within the journal's range, as the OS counts them (`OSDays`): each runs from the true
+    /// instant the device clock showed midnight in the zone in force, or from a change that began another day, to the
+    /// next such instant. A zone change that leaves the OS's day running continues it; one whose new zone's clock is
+    /// past its end begins the new zone's day (even on the same date: another interval). A clock set to an earlier date
+    /// (or the same one) continues the day: that date began earlier in true time, so the OS's count of it holds the
+    /// day's use so far.
     func deviceDays() -> [DateInterval] {
         var days: [(interval: DateInterval, date: Int)] = []
-        var from = range.start
-        var atMidnight = true
-        while from < range.end {
-            let offset = clockOffset(at: from)
-            let midnight = zones.nextDeviceDayStart(after: from, clockOffset: offset)
-            let until = min(range.end, nextClockOrZoneChange(after: from) ?? range.end, midnight)
-            let date = deviceDate(at: from, clockOffset: offset)
-            if !atMidnight, let last = days.last, date <= last.date {
-                days[days.count - 1].interval = DateInterval(start: last.interval.start, end: until)
-                days[days.count - 1].date = date
+        var previous: OSDays.Day?
+        for stretch in osDays.days {
+            let date = deviceDate(at: stretch.span.start, clockOffset: clockOffset(at: stretch.span.start))
+            if let last = days.last, let before = previous,
+               stretch.countStart == before.countStart || (stretch.afterClockSet && date <= last.date) {
+                days[days.count - 1] = (DateInterval(start: last.interval.start, end: stretch.span.end), date)
             } else {
-                days.append((DateInterval(start: from, end: until), date))
+                days.append((stretch.span, date))
             }
-            atMidnight = until == midnight
-            from = until
+            previous = stretch
         }
         return days.map(\.interval)
     }

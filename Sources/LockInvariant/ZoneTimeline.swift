@@ -60,7 +60,7 @@ struct ZoneTimeline {
     }
 
     /// The OS's daily interval that contains `date` on the device clock, in true time.
-    private func deviceDay(at date: Date, clockOffset: TimeInterval) -> DateInterval {
+    func deviceDay(at date: Date, clockOffset: TimeInterval) -> DateInterval {
         let day = ScheduleCalendar(timeZone: zone(at: date)).dailyInterval(containing: date.addingTimeInterval(clockOffset))
         return DateInterval(start: day.start.addingTimeInterval(-clockOffset), end: day.end.addingTimeInterval(-clockOffset))
     }

@@ -1,3 +1,4 @@
+import CivilCalendar
 import Foundation
 import ScreenTime
 import ShieldBusSDK
@@ -12,6 +13,19 @@ public enum DayKey {
     }
 
     public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
+
+    /// The date before the one `key` names ("2026-03-30" → "2026-03-29"), by the calendar: not the date 24 hours
+    /// earlier, which on the day after a 25-hour day (a fall-back) is still the same date, and on the day after a
+    /// 23-hour one can be two dates back. Nil for a key that names no date.
+    public static func dayBefore(_ key: String) -> String? {
+        let parts = key.split(separator: "-", omittingEmptySubsequences: false).compactMap { Int($0) }
+        guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return nil }
+        let day = CivilCalendar.dayNumber(year: parts[0], month: parts[1], day: parts[2])
+        let named = CivilCalendar.date(dayNumber: day)
+        guard named.year == parts[0], named.month == parts[1], named.day == parts[2] else { return nil }
+        let before = CivilCalendar.date(dayNumber: day - 1)
+        return "\(zeroPadded(before.year, to: 4))-\(zeroPadded(before.month, to: 2))-\(zeroPadded(before.day, to: 2))"
+    }
 
     /// The date of the day the OS counts DeviceActivity in, on the device clock (the person may have set it): the date
     /// it shows, except in the second pass of a fall-back across midnight, which shows the day before while the OS's

@@ -47,11 +47,10 @@ extension DateComponents {
         ScheduleComponent.allCases.filter { $0.value(in: self) != nil }
     }
 
-    /// The names of set fields outside the supported seven, which the compact form can't carry.
+    /// The names of set fields outside the supported seven and the time zone, which the compact form can't carry.
     var unsupportedComponentNames: [String] {
         var names: [String] = []
         if calendar != nil { names.append("calendar") }
-        if timeZone != nil { names.append("timeZone") }
         if era != nil { names.append("era") }
         if quarter != nil { names.append("quarter") }
         if weekOfMonth != nil { names.append("weekOfMonth") }
@@ -64,7 +63,7 @@ extension DateComponents {
 
     /// The fields that make no sense in a length of time (a threshold or a warning time).
     var nonDurationComponentNames: [String] {
-        unsupportedComponentNames + [ScheduleComponent.year, .month, .weekday]
+        unsupportedComponentNames + (timeZone == nil ? [] : ["timeZone"]) + [ScheduleComponent.year, .month, .weekday]
             .filter { $0.value(in: self) != nil }
             .map(\.rawValue)
     }
@@ -91,20 +90,32 @@ enum CompactDateComponents {
                 debugDescription: "DateComponents field '\(unsupported)' can't be encoded: use only year, month, day, weekday, hour, minute and second."
             ))
         }
-        var container = encoder.container(keyedBy: ScheduleComponent.self)
+        var container = encoder.container(keyedBy: StringCodingKey.self)
         for component in ScheduleComponent.allCases {
-            try container.encodeIfPresent(component.value(in: components), forKey: component)
+            try container.encodeIfPresent(component.value(in: components), forKey: StringCodingKey(component.rawValue))
         }
+        try container.encodeIfPresent(components.timeZone?.identifier, forKey: StringCodingKey(timeZoneKey))
     }
+
+    /// The key of a time zone, by its IANA name (`"timeZone":"Europe/Paris"`).
+    static let timeZoneKey = "timeZone"
 
     static func decode(from decoder: Decoder) throws -> DateComponents {
         let container = try decoder.container(keyedBy: StringCodingKey.self)
         var components = DateComponents()
         for key in container.allKeys {
+            if key.stringValue == timeZoneKey {
+                let name = try container.decode(String.self, forKey: key)
+                guard let zone = TimeZone(identifier: name) else {
+                    throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "Unknown time zone '\(name)': use an IANA name such as Europe/Paris.")
+                }
+                components.timeZone = zone
+                continue
+            }
             guard let component = ScheduleComponent(stringValue: key.stringValue) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: container,
-                    debugDescription: "Unknown date component '\(key.stringValue)': use only year, month, day, weekday, hour, minute and second."
+                    debugDescription: "Unknown date component '\(key.stringValue)': use only year, month, day, weekday, hour, minute, second and timeZone."
                 )
             }
             component.set(try container.decode(Int.self, forKey: key), in: &components)

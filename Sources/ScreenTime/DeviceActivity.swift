@@ -2,11 +2,13 @@ import Foundation
 
 /// A calendar schedule for monitoring an activity (DeviceActivity's `DeviceActivitySchedule`).
 ///
-/// Start and end are matched in the device's time zone (see `ScheduleCalendar`). An end that
+/// Start and end are matched in the device's time zone in force (see `ScheduleCalendar`), or in the zone their
+/// components name (`DateComponents.timeZone`), which a change of the device's zone leaves alone. An end that
 /// comes earlier than the start falls on the next day (or the next matching weekday, month...).
 ///
 /// JSON: `{"intervalStart":{"hour":22,"minute":0},"intervalEnd":{"hour":6,"minute":0},"repeats":true,"warningTime":{"minute":5}}`
-/// (DateComponents in the compact form: only the fields that are set; `warningTime` left out when nil).
+/// (DateComponents in the compact form: only the fields that are set, a zone as its IANA name, `"timeZone":"Asia/Tokyo"`;
+/// `warningTime` left out when nil).
 public struct DeviceActivitySchedule: Hashable, Sendable, Codable {
     /// When each interval starts.
     public let intervalStart: DateComponents
@@ -25,6 +27,12 @@ public struct DeviceActivitySchedule: Hashable, Sendable, Codable {
         self.intervalEnd = intervalEnd
         self.repeats = repeats
         self.warningTime = warningTime
+    }
+
+    /// The zone the schedule's wall times are read in when its components name one (the start's, else the end's); nil:
+    /// the device's zone in force.
+    public var timeZone: TimeZone? {
+        intervalStart.timeZone ?? intervalEnd.timeZone
     }
 
     /// The warning time in seconds; 0 when there is none.

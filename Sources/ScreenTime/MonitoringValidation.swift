@@ -39,6 +39,8 @@ public enum DeviceActivityMonitoringError: Error, Hashable, Sendable, Codable, C
         case noComponents(field: String)
         /// Start and end set different components, so they can't describe one repeating interval.
         case mismatchedComponents(start: [String], end: [String])
+        /// Start and end name different time zones: ShieldBus reads a schedule in one zone.
+        case mismatchedTimeZones(start: String, end: String)
         /// Start and end match no date from now on.
         case noMatchingDate
         /// A threshold or warning time sets a calendar field (year, month, weekday) instead of a length of time.
@@ -54,11 +56,13 @@ public enum DeviceActivityMonitoringError: Error, Hashable, Sendable, Codable, C
             case let .outOfRange(field, component, value, range):
                 return "\(field).\(component) is \(value), outside \(range.lowerBound)-\(range.upperBound); use a value in that range."
             case let .unsupportedComponent(field, component):
-                return "\(field) sets \(component), which schedules don't support; use only year, month, day, weekday, hour, minute and second (the device's time zone applies)."
+                return "\(field) sets \(component), which schedules don't support; use only year, month, day, weekday, hour, minute, second and timeZone (without one, the device's zone in force applies)."
             case let .noComponents(field):
                 return "\(field) sets no component; set at least an hour and a minute."
             case let .mismatchedComponents(start, end):
                 return "intervalStart sets [\(start.joined(separator: ", "))] but intervalEnd sets [\(end.joined(separator: ", "))]; set the same components on both."
+            case let .mismatchedTimeZones(start, end):
+                return "intervalStart is in \(start) but intervalEnd in \(end); ShieldBus reads a schedule in one time zone: name the same zone on both, or one of them (the other takes it)."
             case .noMatchingDate:
                 return "intervalStart and intervalEnd match no future date; check the year, month, day and weekday."
             case let .notADuration(field, component):
@@ -127,7 +131,7 @@ extension ScheduleCalendar {
         guard let interval = nextInterval(for: schedule, at: now) else {
             throw Failure.invalidDateComponents(problem: .noMatchingDate)
         }
-        let length = wallClockLength(of: interval)
+        let length = wallClockLength(of: interval, of: schedule)
         guard length >= Failure.minimumIntervalLength else { throw Failure.intervalTooShort(length: length) }
         guard length <= Failure.maximumIntervalLength else { throw Failure.intervalTooLong(length: length) }
     }
@@ -150,6 +154,9 @@ extension ScheduleCalendar {
                     return .outOfRange(field: field, component: component.rawValue, value: value, range: component.validRange)
                 }
             }
+        }
+        if let start = schedule.intervalStart.timeZone, let end = schedule.intervalEnd.timeZone, start.identifier != end.identifier {
+            return .mismatchedTimeZones(start: start.identifier, end: end.identifier)
         }
         let start = schedule.intervalStart.scheduleComponentsSet, end = schedule.intervalEnd.scheduleComponentsSet
         // Devices take a time of day with a full date without a word (`mixed-components-never-start`).

@@ -43,6 +43,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
     /// Intervals are half-open: at the instant an interval ends, that interval is over.
     /// For a non-repeating schedule this is its one interval (pass the instant monitoring started).
     public func nextInterval(for schedule: DeviceActivitySchedule, at now: Date) -> DateInterval? {
+        if let pinned = pinned(schedule) { return pinned.nextInterval(for: schedule, at: now) }
         let start = ComponentPattern(schedule.intervalStart)
         let end = ComponentPattern(schedule.intervalEnd)
         if let lastStart = lastMatch(start, atOrBefore: now),
@@ -63,8 +64,27 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     /// The interval following one of the schedule's intervals: the next start at or after its end.
     func interval(after interval: DateInterval, of schedule: DeviceActivitySchedule) -> DateInterval? {
+        if let pinned = pinned(schedule) { return pinned.interval(after: interval, of: schedule) }
         let start = ComponentPattern(schedule.intervalStart)
         return firstInterval(from: firstMatch(start, from: interval.end, inclusive: true), start, ComponentPattern(schedule.intervalEnd))
+    }
+
+    /// The end of the schedule's interval that began at `start`, on the wall clock of this calendar's zone: the first
+    /// wall time matching `intervalEnd` after the wall time `start` shows here; nil when none matches. How the OS reads a
+    /// running interval's end after the device's zone changes: Apple's `nextInterval` "bases the interval's end date on
+    /// wall-clock time, regardless of any time zone changes that occur during the interval" (the end components read in
+    /// the zone in force, `Calendar.current`), while its start, and the activity counted since, stay where they were.
+    /// A schedule whose components name a time zone is read in that zone, whatever the device's.
+    public func end(ofIntervalStartedAt start: Date, of schedule: DeviceActivitySchedule) -> Date? {
+        if let pinned = pinned(schedule) { return pinned.end(ofIntervalStartedAt: start, of: schedule) }
+        return firstMatch(ComponentPattern(schedule.intervalEnd), afterWall: clock.localSeconds(of: start))?.instant
+    }
+
+    /// The calendar of the zone a schedule's components name, when it is not this one's: its wall times are that zone's
+    /// (`DateComponents.timeZone`), not the device's.
+    private func pinned(_ schedule: DeviceActivitySchedule) -> ScheduleCalendar? {
+        guard let zone = schedule.timeZone, zone.identifier != timeZone.identifier else { return nil }
+        return ScheduleCalendar(timeZone: zone)
     }
 
     /// The first non-empty interval from the start `first` on (an empty one is a day whose start and end both fell
@@ -114,6 +134,14 @@ public struct ScheduleCalendar: Hashable, Sendable {
         nextInterval(for: Self.midnightToMidnight, at: date)!
     }
 
+    /// The end of the OS's daily interval begun at `start` (its midnight, perhaps in another zone), read on this zone's
+    /// wall clock: the first midnight here after the wall time `start` shows here (`end(ofIntervalStartedAt:)`), where a
+    /// day begun before a zone change ends.
+    public func endOfDailyInterval(startedAt start: Date) -> Date {
+        // Every day has a midnight (or the instant after a gap that skips it).
+        end(ofIntervalStartedAt: start, of: Self.midnightToMidnight)!
+    }
+
     private static let midnightToMidnight = DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0),
                                                                    intervalEnd: DateComponents(hour: 0, minute: 0), repeats: true)
 
@@ -124,8 +152,9 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     /// The length of an interval in wall-clock time (what a clock on the wall shows between
     /// its start and end), which differs from its real length across a daylight saving change.
-    func wallClockLength(of interval: DateInterval) -> TimeInterval {
-        TimeInterval(clock.localSeconds(of: interval.end) - clock.localSeconds(of: interval.start))
+    func wallClockLength(of interval: DateInterval, of schedule: DeviceActivitySchedule) -> TimeInterval {
+        if let pinned = pinned(schedule) { return pinned.wallClockLength(of: interval, of: schedule) }
+        return TimeInterval(clock.localSeconds(of: interval.end) - clock.localSeconds(of: interval.start))
     }
 
     // MARK: Searching

@@ -148,6 +148,14 @@ public struct ThresholdCounter: Sendable {
         return Self.ordered(crossings + pastUsage.flatMap { record($0) })
     }
 
+    /// Moves the end of the interval being counted, its count kept: after the device's zone changes, the OS reads the
+    /// running interval's end in the new zone and counts on (Apple: the zone at the interval's start serves "for the
+    /// entirety of the interval").
+    public mutating func moveEnd(to end: Date) {
+        guard let interval, end >= interval.start else { return }
+        self.interval = DateInterval(start: interval.start, end: end)
+    }
+
     /// Counts a span of use and returns the callbacks it makes due, in order.
     ///
     /// Spans outside the interval (or before any interval) count nothing.

@@ -1,8 +1,9 @@
+import CivilCalendar
 import Foundation
 
-/// The wall clock of one time zone (Gregorian): maps instants to local days and clock
-/// hours. DST-correct because every boundary comes from `Calendar`, never from
-/// multiplying 3600 or 86400.
+/// The wall clock of one time zone (Gregorian): maps instants to local days and clock hours. DST-correct because every
+/// boundary comes from the zone's offsets (`ZonedClock`, the arithmetic the device OS and the checker use), never from
+/// multiplying 3600 or 86400, nor from Foundation's calendar routines, which on Linux can be wrong across transitions.
 struct LocalClock: Equatable, Sendable {
     /// One local clock hour: `[start, end)` in absolute time, on `day` at `hour`.
     struct HourSlot: Equatable {
@@ -11,46 +12,38 @@ struct LocalClock: Equatable, Sendable {
         let end: Date
     }
 
-    let calendar: Calendar
+    let clock: ZonedClock
 
     init(timeZone: TimeZone) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        clock = ZonedClock(timeZone: timeZone)
     }
 
-    /// The local day that contains `date`.
+    /// The local day that contains `date`: the date the clock shows.
     func day(containing date: Date) -> LocalDay {
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        return Self.localDay(parts)
+        LocalDay(dayNumber: CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400))
     }
 
     /// The local clock hour that contains `date`. On a fall-back day the repeated hour
     /// appears twice (two slots with the same `hour`); on a spring-forward day the
     /// skipped hour never appears.
     func hourSlot(containing date: Date) -> HourSlot {
-        let parts = calendar.dateComponents([.year, .month, .day, .hour], from: date)
-        // A Gregorian calendar always has an hour interval around any finite instant.
-        let end = calendar.dateInterval(of: .hour, for: date)!.end
-        return HourSlot(day: Self.localDay(parts), hour: parts.hour!, end: end)
+        let local = clock.localSeconds(of: date)
+        return HourSlot(day: LocalDay(dayNumber: CivilCalendar.floorDiv(local, 86_400)),
+                        hour: CivilCalendar.floorMod(local, 86_400) / 3_600, end: clock.endOfHour(containing: date))
     }
 
-    /// The absolute interval of a local day: 23 h, 24 h or 25 h long around DST changes.
+    /// The absolute interval of a local day: 23 h, 24 h or 25 h long around DST changes. It starts at the day's midnight
+    /// (its first occurrence), or at the end of a gap that skips it.
     func interval(of day: LocalDay) -> DateInterval {
-        // Noon exists on every day in every zone, whereas midnight may be skipped by DST.
-        let noon = DateComponents(year: day.year, month: day.month, day: day.day, hour: 12)
-        return calendar.dateInterval(of: .day, for: calendar.date(from: noon)!)!
+        let start = clock.instant(ofLocalSeconds: day.dayNumber * 86_400)
+        let end = clock.instant(ofLocalSeconds: (day.dayNumber + 1) * 86_400)
+        return DateInterval(start: Date(timeIntervalSince1970: TimeInterval(start)), end: Date(timeIntervalSince1970: TimeInterval(end)))
     }
 
     /// The wall-clock time of `date` as "HH:mm".
     func clockTime(of date: Date) -> String {
-        let parts = calendar.dateComponents([.hour, .minute], from: date)
-        return TwoDigits.pad(parts.hour!) + ":" + TwoDigits.pad(parts.minute!)
-    }
-
-    private static func localDay(_ parts: DateComponents) -> LocalDay {
-        // Components produced by a Gregorian calendar always name an existing day.
-        LocalDay(year: parts.year!, month: parts.month!, day: parts.day!)!
+        let second = CivilCalendar.floorMod(clock.localSeconds(of: date), 86_400)
+        return TwoDigits.pad(second / 3_600) + ":" + TwoDigits.pad(second % 3_600 / 60)
     }
 }
 

@@ -64,6 +64,34 @@ final class ClockAndPersistenceTests: XCTestCase {
         XCTAssertEqual(heard.journal[midnight - 1].time, heard.journal[midnight].time)
     }
 
+    /// A minute tick's `local` is the wall clock in the zone in force: through Berlin's fall-back night (02:00–03:00
+    /// shown twice) and, after a `time-zone` change, in the new zone — not in the configuration's.
+    func testMinuteTicksShowTheZoneInForceThroughAFallBackAndAfterAZoneChange() throws {
+        let night = "name: fall-back\nstart: 2026-10-25T01:50\nsteps:\n  - {after: 7830s, timeZone: America/New_York}\nend: after 20m\n"
+        let configuration = "name: ticks\ntimeZone: Europe/Berlin\ndevice: {companionApp: Habit Lock}\n"
+        let run = try ScenarioRun.run(configuration: configuration + Self.tickTaker, scenario: night)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let change = try XCTUnwrap(run.events("device.time-zone-changed").first).time
+        let ticks = run.events("clock.tick")
+        XCTAssertGreaterThan(ticks.count, 140, "every minute from 01:51 CEST to 22:20 in New York")
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        /// The wall clock of `time` in `zone` from the zone's offset alone, read on a calendar without transitions.
+        func wall(_ time: BusTime, in zone: String) -> String {
+            let instant = Date(timeIntervalSince1970: Double(time) / 1000)
+            let c = utc.dateComponents([.year, .month, .day, .hour, .minute, .second],
+                                       from: instant.addingTimeInterval(Double(TimeZone(identifier: zone)!.secondsFromGMT(for: instant))))
+            return String(format: "%04d-%02d-%02dT%02d:%02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!)
+        }
+        for tick in ticks {
+            XCTAssertEqual(tick.bodyValue["local"]?.stringValue, wall(tick.time, in: tick.time < change ? "Europe/Berlin" : "America/New_York"))
+        }
+        let shown = ticks.compactMap { $0.bodyValue["local"]?.stringValue }
+        XCTAssertTrue(zip(shown, shown.dropFirst()).contains { $0 == ("2026-10-25T02:59:00", "2026-10-25T02:00:00") },
+                      "the hour from 02:00 is shown twice")
+        XCTAssertEqual(shown.last?.hasPrefix("2026-10-24T22:"), true, "the last ticks in New York: \(shown.suffix(2))")
+    }
+
     func testSchedulesPersistAcrossABrokerRestart() throws {
         let state = TemporaryDirectory(prefix: "sbpersist")
         let day = "name: day\nstart: 2026-11-23T22:00\nsteps: []\nend: day 1 22:10\n"

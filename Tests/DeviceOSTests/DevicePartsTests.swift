@@ -158,7 +158,8 @@ final class DevicePartsTests: XCTestCase {
         let use = FakeUse()
         use.current = (UsageMeter.Use(bundleIdentifier: nil, host: "www.instagram.com", categoryID: "social"), date(start))
         var limitsDue = 0
-        let filter = WebContentFilter(host: host, settings: host.directory.settings, usage: use) {
+        let clock = try DeviceClock(state: host.state, defaultTimeZone: host.directory.settings.timeZone)
+        let filter = WebContentFilter(host: host, settings: host.directory.settings, clock: clock, usage: use) {
             limitsDue += 1
             // As the screen does when the OS refuses the page: it leaves use, and the meter records its span.
             if let (page, since) = use.current { use.history.append(UsageMeter.Span(use: page, start: since, end: host.now)) }

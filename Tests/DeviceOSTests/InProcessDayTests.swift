@@ -85,4 +85,73 @@ final class InProcessDayTests: XCTestCase {
         XCTAssertTrue(try reply("do-2", on: bus, as: InputOutcome.self).ok)
         XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
     }
+
+    /// The callbacks the OS delivered for `activity`, as (topic, bus time) in order.
+    private func callbacks(of activity: String, on bus: InProcessBus) -> [(String, BusTime)] {
+        bus.journal.filter { $0.topic.hasPrefix("deviceactivity.") && $0.source == "broker" && $0.bodyValue["activity"]?.stringValue == activity }
+            .map { (String($0.topic.dropFirst("deviceactivity.".count)), $0.time) }
+    }
+
+    /// A zone change mid-interval, as iOS does it (Apple: "the system uses the time zone of the device at
+    /// `nextInterval.start` to calculate device activity for the entirety of the interval"; the end is read "on
+    /// wall-clock time, regardless of any time zone changes"): the running interval goes on — no end, no start — its count
+    /// from its own start, its end at the first 04:00 the new zone's clock shows after it began. Read in the new zone
+    /// from the change, the window would have started an hour earlier and counted the 50 minutes of use before it: the
+    /// threshold would have come at the change. A schedule whose components name a zone stays in that zone; a zone
+    /// whose clock is already past the interval's end ends it at once.
+    func testAZoneChangeMidIntervalContinuesItsCountAndReadsItsEndInTheNewZone() throws {
+        let one: BusTime = 1_767_229_200_000  // 01:00 UTC on 1 January 2026
+        func at(_ minutes: Int) -> BusTime { one + BusTime(minutes) * 60_000 }
+        let bus = InProcessBus(start: one)
+        let device = try makeDevice(on: bus)
+        let instagram = device.tokens.application("com.burbn.instagram")
+        bus.publish(DeviceTopic.authorizationRequest, AuthorizationRequest(member: .individual), from: "app", corr: "app-1")
+        XCTAssertEqual(try reply("app-1", on: bus, as: AuthorizationState.self).value?.status, .approved)
+        let window = DeviceActivitySchedule(intervalStart: DateComponents(hour: 2), intervalEnd: DateComponents(hour: 4), repeats: true)
+        let limit = DeviceActivityEvent(applications: [instagram], threshold: DateComponents(minute: 30))
+        bus.publish(DeviceTopic.startMonitoringRequest, StartMonitoring(activity: DeviceActivityName("window"), schedule: window, events: [DeviceActivityEvent.Name("limit"): limit]),
+                    from: "app", corr: "app-2")
+        XCTAssertTrue(try reply("app-2", on: bus, as: NoValue.self).ok)
+        let utc = TimeZone(identifier: "UTC")!
+        var start = DateComponents(hour: 2), end = DateComponents(hour: 4)
+        start.timeZone = utc
+        end.timeZone = utc
+        bus.publish(DeviceTopic.startMonitoringRequest, StartMonitoring(activity: DeviceActivityName("pinned"),
+                                                                        schedule: DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: true)),
+                    from: "app", corr: "app-3")
+        XCTAssertTrue(try reply("app-3", on: bus, as: NoValue.self).ok)
+
+        // 50 minutes of Instagram before the window, 10 in it; then the device goes to Lagos (UTC+1): 03:10 there.
+        bus.publish("input.open.request", ["app": "Instagram"], from: "person", corr: "do-1")
+        bus.settle()
+        bus.advance(to: at(50))
+        bus.publish("input.home.request", [String: String](), from: "person", corr: "do-2")
+        bus.settle()
+        bus.advance(to: at(60))
+        bus.publish("input.open.request", ["app": "Instagram"], from: "person", corr: "do-3")
+        bus.settle()
+        bus.advance(to: at(70))
+        device.setTimeZone("Africa/Lagos")
+        bus.settle()
+        XCTAssertEqual(bus.events(DeviceTopic.timeZoneChanged).map(\.time), [at(70)])
+        bus.advance(to: at(3 * 60 + 10))
+        bus.publish("input.home.request", [String: String](), from: "person", corr: "do-4")
+        bus.settle()
+
+        XCTAssertEqual(callbacks(of: "window", on: bus).map(\.0), ["interval-did-start", "event-did-reach-threshold", "interval-did-end"])
+        XCTAssertEqual(callbacks(of: "window", on: bus).map(\.1), [at(60), at(90), at(120)],
+                       "30 minutes counted from 02:00 UTC, the 10 before the change included; the end at 04:00 in Lagos, 03:00 UTC")
+        XCTAssertEqual(callbacks(of: "pinned", on: bus).map(\.0), ["interval-did-start", "interval-did-end"])
+        XCTAssertEqual(callbacks(of: "pinned", on: bus).map(\.1), [at(60), at(180)], "02:00–04:00 UTC, whatever the device's zone")
+
+        // The next window is Lagos's: from 02:00 there, 01:00 UTC. A change at 02:30 UTC to Athens (UTC+2: 04:30 there)
+        // finds its clock past 04:00 since the window began (03:00 there): it ends at once.
+        bus.advance(to: at(24 * 60 + 90))
+        device.setTimeZone("Europe/Athens")
+        bus.settle()
+        XCTAssertEqual(callbacks(of: "window", on: bus).dropFirst(3).map(\.0), ["interval-did-start", "interval-did-end"])
+        XCTAssertEqual(callbacks(of: "window", on: bus).dropFirst(3).map(\.1), [at(24 * 60), at(24 * 60 + 90)])
+        XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
+    }
 }
+

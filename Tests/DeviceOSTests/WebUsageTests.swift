@@ -111,4 +111,45 @@ final class WebUsageTests: XCTestCase {
         XCTAssertEqual(crossings.map(\.time), [at(16)], "10 public minutes of instagram.com; the private tab's 5 do not count")
         XCTAssertEqual(crossings.first?.bodyValue["event"]?.stringValue, "limit")
     }
+
+    /// The web-limit day is the device's: after a `time-zone` change, the date in the new zone, from its midnight to its
+    /// next one — here New York's 1 November 2026, a 25-hour day (the clocks fall back at 02:00), which runs until 06:00
+    /// in Berlin. 15 minutes on reddit.com before the change count toward the New York day: 5 more reach the limit at
+    /// 00:10 Berlin (in Berlin's day, counted from its midnight, at 00:25); at 05:50 Berlin the New York day still runs and
+    /// reddit.com is refused at once; at 06:05 the New York day is over (a 24-hour day would have ended at 05:00).
+    func testTheWebLimitDayFollowsTheZoneInForceAcrossAFallBackDay() throws {
+        let berlin2340: BusTime = 1_793_572_800_000  // 23:40 on Sunday 1 November 2026 in Berlin (UTC+1)
+        func after(_ minutes: Int) -> BusTime { berlin2340 + BusTime(minutes) * 60_000 }
+        let scenario = """
+        name: web-limit-zone
+        start: 2026-11-01T23:30
+        steps:
+          - at: "23:40"
+            visit: https://www.reddit.com/
+          - at: "23:55"
+            home: true
+          - at: "23:58"
+            timeZone: America/New_York
+          - at: "day 2 00:05"
+            visit: https://www.reddit.com/r/swift
+          - at: "day 2 00:20"
+            home: true
+          - at: "day 2 05:50"
+            visit: https://www.reddit.com/r/ios
+          - at: "day 2 05:55"
+            home: true
+          - at: "day 2 06:05"
+            visit: https://www.reddit.com/
+          - at: "day 2 06:10"
+            home: true
+        """
+        let run = try ScenarioRun.run(configuration: limits, scenario: scenario)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("device.time-zone-changed").map(\.time), [after(18)])
+        XCTAssertEqual(run.events("shield.shown").map(\.time), [after(30), after(6 * 60 + 10)],
+                       "the limit at 00:10 (the New York day's 20 minutes), and at once at 05:50 (New York's 1 November still)")
+        XCTAssertEqual(run.events("activity.web.visited").map(\.time), [after(0), after(25), after(6 * 60 + 25)],
+                       "reddit.com is usable again at 06:05 Berlin, 00:05 of New York's 2 November")
+    }
 }
+

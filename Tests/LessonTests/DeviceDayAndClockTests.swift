@@ -236,14 +236,16 @@ extension DeviceDayAndClockTests {
 }
 
 /// The speed bump when the device clock is set back and the person then moves back across the date line (explore,
-/// speed-bump seed 301, two-products seed 13): with the clock set, the monitor registers the threshold again at each
-/// true midnight, so the OS counts the new true day from there; a move west across the date line then makes "today"
-/// the day before again, whose use that registration had forgiven — the threshold came as late as that use was long.
-/// On the move back the monitor now registers the threshold once more, counting the interval's past use.
+/// speed-bump seed 301, two-products seed 13). A move west across the date line makes "today" the day before again,
+/// but the OS's day goes on (docs/fidelity.md § 4: an interval is counted in the zone of its start): the day the
+/// device clock began before the move, its count from that day's midnight, to the first midnight the new zone shows.
 extension DeviceDayAndClockTests {
-    /// The shrunk day (31 steps to 5): Tokyo, the clock 2 h back, Facebook for 25 min 28 s before the true midnight,
-    /// the move to Los Angeles at 02:03, TikTok — 4 min 32 s of it reach the threshold of Los Angeles's Nov 24.
-    func testAMoveBackAcrossTheDateLineCountsTheUseBeforeTheTrueMidnight() throws {
+    /// The shrunk day (31 steps to 5): Tokyo, the clock 2 h back, Facebook for 25 min 28 s before the true midnight
+    /// (the device's Nov 24), the device's Nov 25 from 02:00, the move to Los Angeles at 02:03, TikTok from 02:04:46. The
+    /// OS's day is still the device's Tokyo Nov 25, which holds none of the evening's use: TikTok reaches the threshold
+    /// after 30 minutes of its own, at 02:34:46 (read in Los Angeles's Nov 24, the evening's use would count and it
+    /// would come at 02:09:18).
+    func testAMoveBackAcrossTheDateLineGoesOnWithTheDayBegunBeforeIt() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         let checks = DayChecks()
         for profile in ["faithful", "ios-realistic"] {
@@ -253,7 +255,7 @@ extension DeviceDayAndClockTests {
             timeZone: Asia/Tokyo
             profile: \(profile)
             seed: 301
-            end: after 8m27s
+            end: after 33m
             steps:
               - {after: 49m30s, setClock: "-2h"}
               - {after: 1m41s, open: Facebook}
@@ -261,8 +263,8 @@ extension DeviceDayAndClockTests {
               - {after: 2h6m50s, timeZone: America/Los_Angeles}
               - {after: 1m17s, open: TikTok}
             expect:
-              - {at: "day 2 02:08:30", usable: TikTok}
-              - {at: "day 2 02:11", shielded: TikTok}
+              - {at: "day 2 02:11", usable: TikTok}
+              - {at: "day 2 02:36", shielded: TikTok}
 
             """
             checks.add(configuration, scenario, expectations: 2, profile)
@@ -272,8 +274,10 @@ extension DeviceDayAndClockTests {
 
     /// Days generated around the shrunk one: four moves west across the date line, the clock set back 1–4 h in the
     /// evening, 3–27 minutes of picked apps before the true midnight (a device restart after it on some days), the
-    /// move 10–90 minutes after the true midnight, then a picked app used past the threshold. Each day, under both
-    /// profiles, holds the lock invariant, and the threshold comes after the move.
+    /// move 10–90 minutes after the true midnight, then a picked app used for 35 minutes less the evening's. Each day,
+    /// under both profiles, holds the lock invariant. The threshold comes after the move when the OS's day holds the
+    /// evening's use — the move came before the device's midnight, so the device's Nov 24 goes on — or when the evening
+    /// was 5 minutes at most; otherwise the device's Nov 25 began after the evening, and the threshold does not come.
     func testMovesBackAcrossTheDateLineWithTheClockSetBackKeepTheDaysCount() throws {
         let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
         let apps = ["Instagram", "TikTok", "Facebook", "X", "Snapchat"]
@@ -314,10 +318,11 @@ extension DeviceDayAndClockTests {
 
                 """
                 let context = "day \(day), \(profile):\n\(scenario)"
+                let holdsTheEvening = moveAt - midnight < shift * 3600 || evening <= 5 * 60
                 checks.add(configuration, scenario, expectations: nil, context) { run in
                     let moved = try XCTUnwrap(run.events("device.time-zone-changed").first, context).time
                     let reached = run.events("deviceactivity.event-did-reach-threshold").filter { $0.bodyValue["event"]?.stringValue == "speed-bump.limit" }
-                    XCTAssertTrue(reached.contains { $0.time > moved }, "no threshold after the move; \(context)")
+                    XCTAssertEqual(reached.contains { $0.time > moved }, holdsTheEvening, "a threshold after the move; \(context)")
                 }
             }
         }
@@ -490,5 +495,107 @@ extension DeviceDayAndClockTests {
                 try assertDayHolds(configuration, scenario, expectations: nil, "day \(index), \(profile):\n\(scenario)")
             }
         }
+    }
+}
+
+extension DeviceDayAndClockTests {
+    /// A zone change mid-day, as iOS counts it (docs/fidelity.md § 4): the speed bump's daily interval begun at Berlin's
+    /// midnight goes on when the device goes to Tokyo at 10:00 (18:00 there), its count from Berlin's midnight, and ends at
+    /// Tokyo's midnight (16:00 Berlin). The 20 minutes of the evening before fall in Tokyo's 23 November, not in the day
+    /// the OS counts: read from Tokyo's midnight, the threshold would have come at the change. Both profiles.
+    func testTheSpeedBumpsDayGoesOnAcrossAZoneChange() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let checks = DayChecks()
+        for (profile, seed) in [("faithful", 3), ("ios-realistic", 3), ("ios-realistic", 11)] {
+            let scenario = """
+            name: speed-bump-across-a-zone-change
+            start: 2026-11-22T21:00
+            timeZone: Europe/Berlin
+            profile: \(profile)
+            seed: \(seed)
+            steps:
+              - {at: "21:01", open: Speed Bump}
+              - {after: 10s, authorize: approved}
+              - {after: 1m, home: true}
+              - {at: "21:30", open: Instagram}
+              - {after: 20m, home: true}
+              - {at: "day 2 09:00", open: Instagram}
+              - {after: 15m, home: true}
+              - {at: "day 2 10:00", timeZone: Asia/Tokyo}
+              - {at: "day 2 10:30", open: Instagram}
+              - {after: 20m, home: true}
+              - {at: "day 2 16:05", open: Instagram}
+              - {after: 1m, home: true}
+            end: after 5m
+            expect:
+              - {at: "day 2 10:40", usable: Instagram}
+              - {at: "day 2 10:47:30", shielded: Instagram}
+              - {at: "day 2 16:05:30", usable: Instagram}
+
+            """
+            checks.add(configuration, scenario, expectations: 3, "\(profile), seed \(seed)") { run in
+                let change = try XCTUnwrap(run.events("device.time-zone-changed").first).time
+                let daily = run.journal.filter { $0.topic.hasPrefix("deviceactivity.interval-did-") && $0.bodyValue["activity"]?.stringValue == "speed-bump.daily" }
+                XCTAssertFalse(daily.contains { $0.time == change }, "the day goes on across the change: \(daily.map { "\($0.topic)@\($0.time)" })")
+            }
+        }
+        try assertDaysHold(checks, everyDay: true)
+    }
+}
+
+extension DeviceDayAndClockTests {
+    /// Generated speed-bump days (seeded) that travel: the selection's apps used for minutes at a time, hours apart, with
+    /// one to three zone changes among them — east and west, across the date line, into zones with half-hour offsets and
+    /// on daylight-saving dates — both profiles. Every day holds: the checker's OS day (`OSDays`) is the device's, and
+    /// the product follows it. Some changes leave the day running (its interval neither ends nor starts), some end it.
+    /// `make test` plays a seeded few; `make zones` every one.
+    func testGeneratedSpeedBumpDaysAcrossZoneChanges() throws {
+        let configuration = try ScenarioRun.shippedConfiguration("speed-bump")
+        let zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Lord_Howe", "America/Santiago", "Pacific/Chatham",
+                     "America/Los_Angeles", "Asia/Kolkata", "Pacific/Kiritimati", "Pacific/Pago_Pago", "Europe/London"]
+        let dates = ["2026-11-22", "2026-03-29", "2026-10-25", "2026-11-01", "2026-04-05", "2026-09-27"]
+        let checks = DayChecks()
+        final class Tally { var continued = 0, ended = 0 }
+        let tally = Tally()
+        for seed in UInt64(1)...(ZonesLane.isFull ? 72 : 18) {
+            var random = SeededRandom(seed: seed)
+            let profile = seed % 2 == 0 ? "ios-realistic" : "faithful"
+            var zone = zones[0]
+            let start = "\(dates[Int.random(in: 0..<dates.count, using: &random)])T\(18 + Int.random(in: 0..<4, using: &random)):\(Int.random(in: 0..<6, using: &random))0"
+            var steps = ["  - {after: 1m, open: Speed Bump}", "  - {after: 10s, authorize: approved}", "  - {after: 1m, home: true}"]
+            let uses = 6 + Int.random(in: 0..<5, using: &random)
+            let forced = Int.random(in: 0..<uses, using: &random)
+            for use in 0..<uses {
+                if use == forced || Int.random(in: 0..<4, using: &random) == 0 {
+                    var next = zones[Int.random(in: 0..<zones.count, using: &random)]
+                    while next == zone { next = zones[Int.random(in: 0..<zones.count, using: &random)] }
+                    zone = next
+                    steps.append("  - {after: \(5 + Int.random(in: 0..<120, using: &random))m, timeZone: \(zone)}")
+                }
+                let app = ["Instagram", "TikTok", "Facebook"][Int.random(in: 0..<3, using: &random)]
+                steps.append("  - {after: \(5 + Int.random(in: 0..<240, using: &random))m, open: \(app)}")
+                steps.append("  - {after: \(3 + Int.random(in: 0..<23, using: &random))m\(Int.random(in: 0..<60, using: &random))s, home: true}")
+            }
+            let scenario = """
+            name: speed-bump-travels-\(seed)
+            start: \(start)
+            timeZone: \(zones[0])
+            profile: \(profile)
+            seed: \(seed)
+            steps:
+            \(steps.joined(separator: "\n"))
+            end: after 10m
+
+            """
+            checks.add(configuration, scenario, expectations: nil, "seed \(seed), \(profile):\n\(scenario)") { run in
+                let daily = run.journal.filter { $0.topic == "deviceactivity.interval-did-end" && $0.bodyValue["activity"]?.stringValue == "speed-bump.daily" }
+                for change in run.events("device.time-zone-changed") {
+                    if daily.contains(where: { $0.time == change.time }) { tally.ended += 1 } else { tally.continued += 1 }
+                }
+            }
+        }
+        try assertDaysHold(checks, everyDay: ZonesLane.isFull)
+        XCTAssertGreaterThan(tally.continued, 0, "some zone changes leave the day running")
+        XCTAssertGreaterThan(tally.ended, 0, "some end it")
     }
 }

@@ -127,9 +127,13 @@ extension SpeedBumpCooldownTests {
         }
         for day in scenarios {
             day.addUnderBothProfiles(configuration, to: checks) { run, context in
-                let changed = try XCTUnwrap(run.journal.first { ["device.clock-changed", "device.time-zone-changed"].contains($0.topic) }, context).time
-                let after = run.events("deviceactivity.event-did-reach-threshold").filter { $0.time > changed }
-                XCTAssertEqual(after.map { $0.bodyValue["activity"]?.stringValue }, ["speed-bump.daily"], context)
+                let change = try XCTUnwrap(run.journal.first { ["device.clock-changed", "device.time-zone-changed"].contains($0.topic) }, context)
+                let after = run.events("deviceactivity.event-did-reach-threshold").filter { $0.time > change.time }
+                // A zone change leaves the interval registered ahead running unless the new zone's clock is past its end
+                // (docs/fidelity.md § 4): either count may come first, and the day holds either way.
+                if change.topic == "device.clock-changed" {
+                    XCTAssertEqual(after.map { $0.bodyValue["activity"]?.stringValue }, ["speed-bump.daily"], context)
+                }
                 // Judged as if the journal named no quirks, the checker allows one minute only.
                 let zone = try XCTUnwrap(TimeZone(identifier: day.zone))
                 if !LockInvariantChecker(products: checker.products, timeZone: zone).verdicts(for: Self.withoutQuirks(run.journal)).allSatisfy(\.isHeld) {
@@ -138,8 +142,9 @@ extension SpeedBumpCooldownTests {
             }
         }
         try assertDaysHold(checks, everyDay: true)
-        XCTAssertTrue(needingTwo.contains("speed-bump-seed111"), "111 no longer needs the second minute: \(needingTwo)")
-        XCTAssertGreaterThanOrEqual(needingTwo.count, 2, "the generated days no longer need the second minute: \(needingTwo)")
+        // The clock set after the cooldown's end (days 2 and 3) is the case: a zone change no longer ends `resume`.
+        XCTAssertFalse(needingTwo.isEmpty, "the days with the clock set no longer need the second minute")
+        XCTAssertTrue(Set(needingTwo).isSubset(of: ["speed-bump-cooldown-and-change-2", "speed-bump-cooldown-and-change-3"]), "\(needingTwo)")
     }
 
     /// 76's whole day: after a cooldown the interval registered ahead raised the speed bump, then a move to a *later*
@@ -471,10 +476,14 @@ extension SpeedBumpCooldownTests {
                 let dismissed = try XCTUnwrap(run.events("shield.action.handled").last, context).time
                 let reopened = try XCTUnwrap(run.events("activity.app.opened").last { $0.bodyValue["reason"]?.stringValue == "user" }, context).time
                 let after = run.events("deviceactivity.event-did-reach-threshold").filter { $0.time > dismissed }
-                // 10563 as shrunk ends before the crossing's whole minute.
-                let expected = day.name == "speed-bump-seed10563" ? [] : ["speed-bump.daily"]
-                XCTAssertEqual(after.map { $0.bodyValue["activity"]?.stringValue }, expected, context)
-                XCTAssertTrue(after.allSatisfy { $0.time > reopened }, "the crossing came before the pause: \(context)")
+                if run.events("device.clock-changed").isEmpty {
+                    // A zone change leaves the interval registered ahead running (docs/fidelity.md § 4): its count, from the
+                    // cooldown's end, brings the threshold.
+                    XCTAssertEqual(after.first?.bodyValue["activity"]?.stringValue, "speed-bump.resume", context)
+                } else {
+                    XCTAssertEqual(after.map { $0.bodyValue["activity"]?.stringValue }, ["speed-bump.daily"], context)
+                    XCTAssertTrue(after.allSatisfy { $0.time > reopened }, "the crossing came before the pause: \(context)")
+                }
             }
         }
         try assertDaysHold(checks)

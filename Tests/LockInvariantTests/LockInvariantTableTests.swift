@@ -514,14 +514,17 @@ final class LockInvariantTableTests: XCTestCase {
         XCTAssertEqual(judge([Products.speedBump()], backToYesterday), ["speed-bump usable-while-locked Instagram 00:45:00–00:50:00 by -"])
     }
 
-    /// Tokyo to Los Angeles across the date line makes "today" the previous date: the day in force is Los Angeles's
-    /// Nov 23, from its own midnight (in true time, before the move), and the OS counts the use since then — the Tokyo
-    /// morning's included, so the threshold already reached still holds after the move, until Los Angeles's midnight.
-    func testAZoneChangeAcrossTheDateLineCountsTheNewZonesDay() {
-        var j = JournalBuilder(zone: "Asia/Tokyo", start: "2026-11-24 08:00")
+    /// Tokyo to Los Angeles across the date line makes "today" the previous date, but the OS's day goes on: Tokyo's
+    /// Nov 24, counted from Tokyo's midnight, as iOS counts an interval in the zone of its start. It ends at the first
+    /// midnight Los Angeles shows after it began (08:00 UTC). The evening before Tokyo's midnight is not counted, though
+    /// it falls in Los Angeles's Nov 23: read from Los Angeles's midnight, the threshold would come at the reopen.
+    func testAZoneChangeAcrossTheDateLineContinuesTheDayBegunInTokyo() {
+        var j = JournalBuilder(zone: "Asia/Tokyo", start: "2026-11-23 22:30")
+        j.open("2026-11-23 23:00", "Instagram")
+        j.close("2026-11-23 23:15", "Instagram")                     // 15 minutes on Tokyo's Nov 23
         j.open("2026-11-24 08:10", "Instagram")
         j.close("2026-11-24 08:25", "Instagram")                     // 15 minutes of the threshold's 20
-        j.timeZone("2026-11-24 09:00", "America/Los_Angeles")        // Nov 23, 16:00 there: its day began at 17:00 Tokyo time
+        j.timeZone("2026-11-24 09:00", "America/Los_Angeles")        // Nov 23, 16:00 there: Tokyo's day runs to midnight there
         j.open("2026-11-24 09:30", "Instagram")                     // 15 + 5: the threshold at 09:35 (16:35 there)
         j.close("2026-11-24 09:40", "Instagram")
         j.end("2026-11-24 10:00")

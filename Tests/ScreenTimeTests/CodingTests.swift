@@ -59,12 +59,19 @@ final class CodingTests: XCTestCase {
                        #""intervalStart":{"day":1,"hour":9,"minute":0,"month":6,"second":30,"weekday":2,"year":2026},"repeats":false}"#)
     }
 
-    func testScheduleCodingRejectsWhatItCantCarry() throws {
+    func testScheduleCodingCarriesATimeZoneByNameAndRejectsWhatItCantCarry() throws {
         var start = DateComponents(hour: 9, minute: 0)
         start.timeZone = zone("Asia/Manila")
-        let schedule = DeviceActivitySchedule(intervalStart: start, intervalEnd: DateComponents(hour: 17, minute: 0), repeats: true)
-        XCTAssertThrowsError(try encodeJSON(schedule)) { error in
-            XCTAssertTrue("\(error)".contains("timeZone"), "\(error)")
+        let pinned = DeviceActivitySchedule(intervalStart: start, intervalEnd: DateComponents(hour: 17, minute: 0), repeats: true)
+        XCTAssertEqual(try assertRoundTrip(pinned), #"{"intervalEnd":{"hour":17,"minute":0},"intervalStart":{"hour":9,"minute":0,"timeZone":"Asia/Manila"},"repeats":true}"#)
+        XCTAssertEqual(pinned.timeZone?.identifier, "Asia/Manila")
+        XCTAssertThrowsError(try decodeJSON(DeviceActivitySchedule.self, #"{"intervalStart":{"hour":9,"timeZone":"Mars/Olympus"},"intervalEnd":{"hour":17},"repeats":true}"#)) { error in
+            XCTAssertTrue("\(error)".contains("Unknown time zone 'Mars/Olympus'"), "\(error)")
+        }
+        var withCalendar = DateComponents(hour: 9, minute: 0)
+        withCalendar.calendar = Calendar(identifier: .gregorian)
+        XCTAssertThrowsError(try encodeJSON(DeviceActivitySchedule(intervalStart: withCalendar, intervalEnd: DateComponents(hour: 17, minute: 0), repeats: true))) { error in
+            XCTAssertTrue("\(error)".contains("calendar"), "\(error)")
         }
         let json = #"{"intervalStart":{"hour":9,"nanosecond":1},"intervalEnd":{"hour":17},"repeats":true}"#
         XCTAssertThrowsError(try decodeJSON(DeviceActivitySchedule.self, json)) { error in

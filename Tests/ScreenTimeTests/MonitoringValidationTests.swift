@@ -112,10 +112,22 @@ final class MonitoringValidationTests: XCTestCase {
         XCTAssertEqual(failure(schedule(DateComponents(), DateComponents(hour: 17))), .invalidDateComponents(problem: .noComponents(field: "intervalStart")))
         XCTAssertEqual(Failure.DateComponentsProblem.noComponents(field: "intervalStart").description,
                        "intervalStart sets no component; set at least an hour and a minute.")
-        var withZone = DateComponents(hour: 9, minute: 0)
-        withZone.timeZone = zone("Asia/Manila")
-        XCTAssertEqual(failure(schedule(withZone, DateComponents(hour: 17, minute: 0))),
-                       .invalidDateComponents(problem: .unsupportedComponent(field: "intervalStart", component: "timeZone")))
+        var withCalendar = DateComponents(hour: 9, minute: 0)
+        withCalendar.calendar = Calendar(identifier: .gregorian)
+        XCTAssertEqual(failure(schedule(withCalendar, DateComponents(hour: 17, minute: 0))),
+                       .invalidDateComponents(problem: .unsupportedComponent(field: "intervalStart", component: "calendar")))
+        // A zone is a schedule's to name (its wall times are that zone's), one for the whole schedule; never a duration's.
+        var manila = DateComponents(hour: 9, minute: 0), tokyo = DateComponents(hour: 17, minute: 0)
+        manila.timeZone = zone("Asia/Manila")
+        tokyo.timeZone = zone("Asia/Tokyo")
+        XCTAssertNil(failure(schedule(manila, DateComponents(hour: 17, minute: 0))))
+        XCTAssertEqual(failure(schedule(manila, tokyo)),
+                       .invalidDateComponents(problem: .mismatchedTimeZones(start: "Asia/Manila", end: "Asia/Tokyo")))
+        var zonedThreshold = DateComponents(minute: 30)
+        zonedThreshold.timeZone = zone("Asia/Manila")
+        XCTAssertEqual(failure(schedule(DateComponents(hour: 9, minute: 0), DateComponents(hour: 17, minute: 0)),
+                               events: [.init("e"): DeviceActivityEvent(threshold: zonedThreshold)]),
+                       .invalidDateComponents(problem: .notADuration(field: "threshold of event 'e'", component: "timeZone")))
         var withNanoseconds = DateComponents(hour: 17, minute: 0)
         withNanoseconds.nanosecond = 5
         XCTAssertEqual(failure(schedule(DateComponents(hour: 9, minute: 0), withNanoseconds)),

@@ -197,4 +197,39 @@ final class ScheduleCalendarTests: XCTestCase {
         XCTAssertEqual(CivilCalendar.weekday(dayNumber: CivilCalendar.dayNumber(year: 2026, month: 6, day: 10)), 4, "a Wednesday")
         XCTAssertEqual(CivilCalendar.weekday(dayNumber: -1), 4, "1969-12-31 was a Wednesday")
     }
+
+    // MARK: Zone changes and schedules in a zone of their own
+
+    /// After the device's zone changes, a running interval's end is read on the new zone's wall clock from the wall
+    /// time its start shows there (`end(ofIntervalStartedAt:)`): a 09:00–17:00 interval begun in New York (13:00 UTC)
+    /// ends at 17:00 in Berlin (15:00 UTC), at 17:00 in Los Angeles (00:00 UTC), and in Tokyo (22:00 there at its
+    /// start) at 17:00 the next day.
+    func testARunningIntervalsEndReadInAnotherZone() {
+        let started = utc("2026-06-10T13:00:00Z")
+        XCTAssertEqual(berlin.end(ofIntervalStartedAt: started, of: daily(9, 0, 17, 0)), utc("2026-06-10T15:00:00Z"))
+        XCTAssertEqual(ScheduleCalendar(timeZone: zone("America/Los_Angeles")).end(ofIntervalStartedAt: started, of: daily(9, 0, 17, 0)),
+                       utc("2026-06-11T00:00:00Z"))
+        XCTAssertEqual(ScheduleCalendar(timeZone: zone("Asia/Tokyo")).end(ofIntervalStartedAt: started, of: daily(9, 0, 17, 0)),
+                       utc("2026-06-11T08:00:00Z"))
+        XCTAssertEqual(newYork.end(ofIntervalStartedAt: started, of: daily(9, 0, 17, 0)),
+                       newYork.nextInterval(for: daily(9, 0, 17, 0), at: started)?.end, "in its own zone, its planned end")
+        // The OS's day begun at New York's midnight (04:00 UTC) ends at the first midnight Los Angeles shows after it.
+        XCTAssertEqual(ScheduleCalendar(timeZone: zone("America/Los_Angeles")).endOfDailyInterval(startedAt: utc("2026-06-10T04:00:00Z")),
+                       utc("2026-06-10T07:00:00Z"))
+    }
+
+    /// A schedule whose components name a time zone is read in that zone whatever the device's: Tokyo's 09:00–17:00
+    /// is 00:00–08:00 UTC on a device in New York or in Berlin.
+    func testASchedulePinnedToAZoneIgnoresTheDevicesZone() {
+        var start = DateComponents(hour: 9, minute: 0), end = DateComponents(hour: 17, minute: 0)
+        start.timeZone = zone("Asia/Tokyo")
+        let pinned = DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: true)
+        let tokyoDay = utcInterval("2026-06-11T00:00:00Z", "2026-06-11T08:00:00Z")
+        XCTAssertEqual(newYork.nextInterval(for: pinned, at: utc("2026-06-10T20:00:00Z")), tokyoDay)
+        XCTAssertEqual(berlin.nextInterval(for: pinned, at: utc("2026-06-10T20:00:00Z")), tokyoDay)
+        XCTAssertEqual(Array(berlin.intervals(for: pinned, from: utc("2026-06-10T20:00:00Z")).prefix(2)).last,
+                       utcInterval("2026-06-12T00:00:00Z", "2026-06-12T08:00:00Z"))
+        XCTAssertEqual(berlin.end(ofIntervalStartedAt: tokyoDay.start, of: pinned), tokyoDay.end)
+    }
 }
+

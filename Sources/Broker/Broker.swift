@@ -50,8 +50,9 @@ public final class Broker {
     /// What wakes the loop besides peers: the signal pipe and the launch templates' channels.
     private var wakeSet: WakeSet?
     private(set) var supervisor: PluginSupervisor!
-    /// The last look at each lagging plugin's process, while virtual time waits for its acknowledgements.
-    private var laggardProgress: [String: ProcessProgress] = [:]
+    /// The last look at each lagging plugin's process (by name and pid), while virtual time waits for its
+    /// acknowledgements; forgotten when the wait ends.
+    private var laggardProgress: [String: (pid: pid_t, progress: ProcessProgress)] = [:]
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
@@ -463,7 +464,11 @@ extension Broker: QuietBus {
 
     func drain() { outbox.drain() }
 
-    func excuseLaggards(mayWaitOn: Bool) -> Bool {
+    func waitForQuietEnded() {
+        if !laggardProgress.isEmpty { laggardProgress.removeAll() }
+    }
+
+    func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool {
         var waitsOn = false
         for session in sessions.all where session.acknowledges && session.lag > 0 {
             if mayWaitOn, isStillAtWork(session) {
@@ -474,7 +479,7 @@ extension Broker: QuietBus {
             let unacknowledged = session.lag  // counted before the excuse forgets them
             session.excuseFromAcknowledging()
             outbox.reportError("ack-timeout", sender: session.name,
-                               message: "\(session.name) left \(unacknowledged) event(s) unacknowledged for \(settings.acknowledgementTimeoutMilliseconds) ms; virtual time no longer waits for it",
+                               message: "\(session.name) left \(unacknowledged) event(s) unacknowledged for \(waited) ms; virtual time no longer waits for it",
                                countedIn: statistics)
         }
         outbox.drain()
@@ -486,7 +491,8 @@ extension Broker: QuietBus {
     private func isStillAtWork(_ session: Session) -> Bool {
         guard let plugin = supervisor?.plugin(named: session.name), plugin.connection == session.identity,
               let pid = plugin.programPID ?? plugin.pid, let now = ProcessProgress.read(pid) else { return false }
-        defer { laggardProgress[session.name] = now }
-        return now.worked(since: laggardProgress[session.name])
+        defer { laggardProgress[session.name] = (pid, now) }
+        let earlier = laggardProgress[session.name].flatMap { $0.pid == pid ? $0.progress : nil }
+        return now.worked(since: earlier)
     }
 }

@@ -14,9 +14,11 @@ protocol QuietBus: AnyObject {
     func releaseHeldPublications() -> Bool
     /// Sequences what an action emitted.
     func drain()
-    /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`), except plugins still at
-    /// work while `mayWaitOn` (a busy machine runs them late); whether any is still waited for.
-    func excuseLaggards(mayWaitOn: Bool) -> Bool
+    /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`, after `waited` ms),
+    /// except plugins still at work while `mayWaitOn` (a busy machine runs them late); whether any is still waited for.
+    func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool
+    /// The wait for quiet is over (the bus went quiet, or no one is waited for any more).
+    func waitForQuietEnded()
 }
 
 /// Bus timers fire by the wall clock in real and scaled time; in virtual time the clock jumps to the next timer's
@@ -100,7 +102,7 @@ final class TimeKeeper {
                 }
             }
             // Actions waiting for quiet must not wait forever for a plugin that stopped acknowledging.
-            if !quietActions.isEmpty && !bus.isQuiet { excuseLaggardsIfWaitingTooLong() } else { (waitingForQuietSince, waitingSinceLastLook) = (nil, nil) }
+            if !quietActions.isEmpty && !bus.isQuiet { excuseLaggardsIfWaitingTooLong() } else { endWaitForQuiet() }
             return
         }
         for _ in 0..<1_000 {  // bounded, so sockets are still polled during a long virtual run
@@ -110,7 +112,7 @@ final class TimeKeeper {
                 excuseLaggardsIfWaitingTooLong()
                 return
             }
-            (waitingForQuietSince, waitingSinceLastLook) = (nil, nil)
+            endWaitForQuiet()
             if runQuietActions() { continue }  // they may have made the bus busy again
             guard !clock.isPaused, let next = busTimers.nextTime() else { return }
             clock.advance(to: next)
@@ -131,7 +133,7 @@ final class TimeKeeper {
                 excuseLaggardsIfWaitingTooLong()
                 return
             }
-            (waitingForQuietSince, waitingSinceLastLook) = (nil, nil)
+            endWaitForQuiet()
             if runQuietActions() { continue }
             if let next = busTimers.nextTime(), next <= target.time {
                 clock.move(to: next)
@@ -181,8 +183,14 @@ final class TimeKeeper {
             return
         }
         guard now - lastLook > acknowledgementTimeout else { return }
-        let waitsOn = bus?.excuseLaggards(mayWaitOn: now - since < busyAcknowledgementLimit) ?? false
-        (waitingForQuietSince, waitingSinceLastLook) = waitsOn ? (since, now) : (nil, nil)
+        let waitsOn = bus?.excuseLaggards(waited: now - since, mayWaitOn: now - since < busyAcknowledgementLimit) ?? false
+        if waitsOn { waitingSinceLastLook = now } else { endWaitForQuiet() }
+    }
+
+    private func endWaitForQuiet() {
+        guard waitingForQuietSince != nil else { return }
+        (waitingForQuietSince, waitingSinceLastLook) = (nil, nil)
+        bus?.waitForQuietEnded()
     }
 
     /// The longest time a plugin still at work may hold time up without acknowledging.

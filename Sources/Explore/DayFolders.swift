@@ -8,8 +8,8 @@ import Glibc
 ///
 /// A day makes and removes a few dozen files — stores, write-ahead logs, sockets, the journal — and none outlives its
 /// judgement, so by default the folder is in memory (`/dev/shm`, a tmpfs): on a disk file system each file created
-/// where others were just deleted makes the kernel search past the recently freed inodes, a large part of a day's
-/// CPU. Nothing explore judges depends on the disk: a broker killed mid-day resumes from what its stores hold, which
+/// where others were just deleted makes the kernel search past the recently freed inodes (docs/explore.md, "Where a
+/// day's time goes"). Nothing explore judges depends on the disk: a broker killed mid-day resumes from what its stores hold, which
 /// memory keeps as well.
 public struct DayFolders: Sendable {
     /// The explore's own folder.

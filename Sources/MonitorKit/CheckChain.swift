@@ -98,8 +98,8 @@ public final class CheckChain {
 
     /// When a check planned for `date` comes: the OS reads a schedule's start to the whole second of the device's
     /// clock, so a fractional instant comes up to a second early. Planned at that instant, a call is over once its
-    /// check has come; at the fractional one, its own check would find it still ahead and plan no next one (a chain
-    /// begun at a fractional instant stopped after its first check). Never at or before `now`: the next second then.
+    /// check has come; at the fractional one, its own check would find it still ahead and plan no next one, and the
+    /// chain would stop. Never at or before `now`: the next second then.
     static func comingAt(_ date: Date, after now: Date) -> Date {
         let shown = BusClock.deviceClock(at: date).timeIntervalSince1970
         let due = date.addingTimeInterval(shown.rounded(.down) - shown)

@@ -41,7 +41,9 @@ open class MonitoredProductApp: App {
     @discardableResult
     private func setUp(when: String) -> Bool {
         do {
-            return try product.setUp(schedules: schedules)
+            let done = try product.setUp(schedules: schedules)
+            if done { retry.succeeded() }
+            return done
         } catch where SetUpRetry.canPass(error) {
             retry.failed(error, when: when)
         } catch {

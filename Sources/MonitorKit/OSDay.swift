@@ -77,8 +77,6 @@ public struct OSDay: Codable, Equatable, Sendable {
         let seconds = Int(start.timeIntervalSince1970.rounded(.down))
         let day = CivilCalendar.floorDiv(seconds, 86_400), second = seconds - day * 86_400
         let date = CivilCalendar.date(dayNumber: day)
-        return "\(date.year)-\(twoDigits(date.month))-\(twoDigits(date.day))T\(twoDigits(second / 3_600)):\(twoDigits(second % 3_600 / 60)):\(twoDigits(second % 60))Z"
+        return "\(date.year)-\(zeroPadded(date.month, to: 2))-\(zeroPadded(date.day, to: 2))T\(zeroPadded(second / 3_600, to: 2)):\(zeroPadded(second % 3_600 / 60, to: 2)):\(zeroPadded(second % 60, to: 2))Z"
     }
 }
-
-private func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }

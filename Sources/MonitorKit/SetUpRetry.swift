@@ -41,6 +41,11 @@ public final class SetUpRetry {
         isPending = false
     }
 
+    /// A set-up succeeded on another occasion (an approval): nothing waits to be tried again.
+    public func succeeded() {
+        isPending = false
+    }
+
     /// Runs `setUp` (true when it succeeded) if a failed set-up waits: at the retry timer and at a foreground.
     public func tryAgain(_ setUp: () -> Bool) {
         guard isPending else { return }

@@ -1,3 +1,5 @@
+// Longer than 500 lines: the device's day and clock, one real-broker day per test, each with the explore failure it pins
+// in its doc comment; they share the day builders of RegressionDayCase and are read together.
 import BusProtocol
 import Configuration
 import Foundation

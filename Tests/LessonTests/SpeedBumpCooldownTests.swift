@@ -142,8 +142,8 @@ extension SpeedBumpCooldownTests {
             }
         }
         try assertDaysHold(checks, everyDay: true)
-        // The clock set after the cooldown's end (days 2 and 3) is the case: a zone change no longer ends `resume`.
-        XCTAssertFalse(needingTwo.isEmpty, "the days with the clock set no longer need the second minute")
+        // The clock set after the cooldown's end (days 2 and 3) is the case: a zone change leaves `resume` running.
+        XCTAssertFalse(needingTwo.isEmpty, "the days with the clock set need the second minute")
         XCTAssertTrue(Set(needingTwo).isSubset(of: ["speed-bump-cooldown-and-change-2", "speed-bump-cooldown-and-change-3"]), "\(needingTwo)")
     }
 

@@ -58,7 +58,7 @@ struct BenchOptions {
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
-           shieldbus-bench --abuse [--round-trips N] [--json]
+           shieldbus-bench --abuse [--round-trips N] [--runs N] [--json]
 
     ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in five suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
@@ -92,6 +92,11 @@ struct BenchOptions {
     With --idle-sessions N: one client's round trip (publish, receive its own event) p50/p99, through a broker
     alone and then through one holding N idle sessions that only heartbeat; the aim is a p99 within 2× (issue 10).
       --round-trips N   round trips per phase, one every 2 ms (default 2000)
+
+    With --abuse: the same client's round trip through a quiet broker and beside each abuse of docs/security.md § 6
+    (churn, subscription flood, correlation-id claims, slow consumers), a fresh broker each; the aim is every p99
+    within 2× of the quiet one. The sequence is played --runs times (default 3), interleaved; each figure is the
+    median of its rounds.
     """
 
     /// Parses `arguments` (without the program name); throws a message for the user on a bad argument.

@@ -175,7 +175,7 @@ func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
                  "p99us": .double(Format.rounded(phase.percentile(0.99))), "maxus": .double(Format.rounded(phase.percentile(1))),
                  "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100))]
             }
-            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
+            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date), "rounds": .int(Int64(options.runs)),
                                     "phases": .array(rows), "p99Ratio": .double(Format.rounded(ratio))]).jsonText)
         } else {
             print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")
@@ -201,40 +201,46 @@ func abuseBenchmark(_ options: BenchOptions) -> Int32 {
         guard let made = mkdtemp(&template) else { throw BenchFailure("cannot create a temporary folder in /tmp") }
         let directory = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        note("shieldbus-bench: \(options.roundTrips) round trips of a well-behaved client, quiet and beside each abuse")
+        note("shieldbus-bench: \(options.roundTrips) round trips of a well-behaved client, quiet and beside each abuse, \(options.runs) round(s); the median of each figure")
         let bench = AbuseBench(roundTrips: options.roundTrips, paceMilliseconds: 2, directory: directory,
                                log: StandardErrorCapture(path: directory + "/broker.log"))
-        let phases = try bench.run(progress: note)
-        let quiet = max(phases[0].percentile(0.99), 1)
-        let ratios = phases.map { $0.percentile(0.99) / quiet }
+        let phases = try bench.run(rounds: options.runs, progress: note)
+        let quiet = max(phases[0].p99, 1)
+        let ratios = phases.map { $0.p99 / quiet }
         if options.json {
             let rows: [JSONValue] = zip(phases, ratios).map { phase, ratio in
-                ["abuse": .string(phase.abuse.rawValue), "p50us": .double(Format.rounded(phase.percentile(0.5))),
-                 "p99us": .double(Format.rounded(phase.percentile(0.99))), "p99Ratio": .double(Format.rounded(ratio)),
+                ["abuse": .string(phase.abuse.rawValue), "p50us": .double(Format.rounded(phase.p50)),
+                 "p99us": .double(Format.rounded(phase.p99)), "p99Ratio": .double(Format.rounded(ratio)),
+                 "p99usPerRound": .array(phase.p99s.map { .double(Format.rounded($0)) }),
                  "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100)),
                  "residentMBAfter": .double(Format.rounded(phase.residentMegabytesAfter)),
+                 "memoryReturnSeconds": phase.secondsToReturn.map { .double(Format.rounded($0)) } ?? .null,
                  "refusals": .object(phase.refusals.mapValues(JSONValue.int))]
             }
-            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
+            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date), "rounds": .int(Int64(options.runs)),
                                     "loadAverage": .string(((try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "").split(separator: " ").prefix(3).joined(separator: " ")), "phases": .array(rows)]).jsonText)
         } else {
             print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")
-            print("abuse               p50 µs      p99 µs      p99 ÷ quiet   broker CPU   memory after   refused")
+            print("medians of \(options.runs) round(s); memory after: the largest; refused: every round's")
+            print("abuse               p50 µs      p99 µs      p99 ÷ quiet   broker CPU   memory after   back within   refused")
             for (phase, ratio) in zip(phases, ratios) {
                 let refused = phase.refusals.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                print(phase.abuse.rawValue.padding(20) + Format.micro(phase.percentile(0.5)).padding(12) + Format.micro(phase.percentile(0.99)).padding(12)
+                print(phase.abuse.rawValue.padding(20) + Format.micro(phase.p50).padding(12) + Format.micro(phase.p99).padding(12)
                       + String(format: "%.2f", ratio).padding(14) + String(format: "%.1f %%", phase.brokerCPUShare * 100).padding(13)
-                      + String(format: "%.0f MB", phase.residentMegabytesAfter).padding(15) + (refused.isEmpty ? "—" : refused))
+                      + String(format: "%.0f MB", phase.residentMegabytesAfter).padding(15)
+                      + (phase.secondsToReturn.map { String(format: "%.1f s", $0) } ?? "> \(AbuseBench.returnLimitSeconds) s").padding(14)
+                      + (refused.isEmpty ? "—" : refused))
             }
-            print("aim: every p99 within 2× of the quiet one")
+            print("aim: every p99 within 2× of the quiet one, and the memory back within seconds")
         }
-        return ratios.allSatisfy { $0 <= 2 } ? 0 : 1
+        return ratios.allSatisfy { $0 <= 2 } && phases.allSatisfy({ $0.secondsToReturn != nil }) ? 0 : 1
     } catch {
         note("shieldbus-bench: \(error)")
         return 1
     }
 }
 
+if CommandLine.arguments.dropFirst().first == "--abuser" { exit(AbuserProcess.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
     if let idle = options.idleSessions { exit(idleSessionsBenchmark(options, idle: idle)) }

@@ -21,8 +21,9 @@ struct Admission {
     }
 
     /// The most sessions outside clients may hold at once with one credential (the cookie, the tool credential, an
-    /// allowlisted key's): one hostile holder cannot exhaust the broker for the others.
-    static let sessionsPerCredential = 256
+    /// allowlisted key's): one hostile holder cannot exhaust the broker for the others. Each session may subscribe to
+    /// everything, and then costs every event a copy: the limit bounds the copies one credential asks of each event.
+    static let sessionsPerCredential = 32
     /// The most subscription (and observation) prefixes a session may have, and their bytes in all: a session's
     /// prefixes are matched against every event, and announced in its `plugin.up`.
     static let subscriptionLimit = 1_000

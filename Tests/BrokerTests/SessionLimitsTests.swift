@@ -155,7 +155,7 @@ final class SessionLimitsTests: XCTestCase {
             _ = try socket.send(WireCodec.encode(.hello(Hello(name: "crowd-\(n)", role: .tap, subscriptions: [], credential: cookie))))
             return try socket.receive().map { try WireCodec.decodeBrokerMessage($0) }
         }
-        let limit = 256
+        let limit = 32  // Admission.sessionsPerCredential, as protocol.md § 12.2 documents it
         // Fill up to the limit, then one more; a hello refused for its pace (`too-many-hellos`) is tried again.
         var welcomed = 0, refusal: BrokerMessage?
         let deadline = monotonicMilliseconds() + 30_000

@@ -361,13 +361,17 @@ final class DeviceActivityService {
         guard running else { return }
         for name in activityNames {
             guard let monitor = monitors[name] else { continue }
-            if toALaterDate { cancelTimers(monitor) } else { cancelPlannedTimers(monitor) }
+            // A callback held for its whole minute is dropped when the device then shows a later date, unless the
+            // change is of zone and the interval it belongs to goes on (then it is still that interval's to deliver).
+            let endInNewZone = zoneChanged ? monitor.interval.flatMap { continuedEnd(of: monitor.registration.schedule, startedAt: $0.start) } : nil
+            let intervalGoesOn = endInNewZone.map { $0 > host.now } ?? false
+            if toALaterDate && !intervalGoesOn { cancelTimers(monitor) } else { cancelPlannedTimers(monitor) }
             guard let running = monitor.interval else {
                 plan(monitor, firstPlan: false)
                 continue
             }
             if zoneChanged {
-                if let end = continuedEnd(of: monitor.registration.schedule, startedAt: running.start), end > host.now {
+                if let end = endInNewZone, intervalGoesOn {
                     let continued = DateInterval(start: running.start, end: end)
                     monitor.interval = continued
                     monitor.counter.moveEnd(to: end)

@@ -11,10 +11,11 @@ final class InProcessDayTests: XCTestCase {
     private let folder = TemporaryDirectory(prefix: "sb-inprocess")
     private let start: BusTime = 1_767_261_600_000  // 10:00 UTC
 
-    private func makeDevice(on bus: InProcessBus) throws -> DeviceOS {
+    private func makeDevice(on bus: InProcessBus, fidelity: Fidelity? = nil, state: String = "device.sqlite") throws -> DeviceOS {
         let catalog = try FocusDevice.catalog()
-        let device = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog,
-                                  statePath: folder.file("device.sqlite"))
+        var settings = FocusDevice.settings(catalog: catalog, companionPlugin: "app")
+        if let fidelity { settings.fidelity = fidelity }
+        let device = try DeviceOS(settings: settings, catalog: catalog, statePath: folder.file(state))
         bus.connect("app", role: .app, subscriptions: ["app.", "managedsettings."])
         bus.connect("shield", role: .shield, subscriptions: ["shield.configuration."])
         bus.connect("action", role: .action, subscriptions: ["shield.action."])
@@ -153,5 +154,47 @@ final class InProcessDayTests: XCTestCase {
         XCTAssertEqual(callbacks(of: "window", on: bus).dropFirst(3).map(\.1), [at(24 * 60), at(24 * 60 + 90)])
         XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
     }
-}
 
+    /// Under `whole-minute-callbacks`, a threshold reached at 22:30:20 waits for 22:31. A zone change at 22:30:40 to
+    /// Tokyo shows a later date (07:30 on the 2nd), but the 22:00–08:00 interval goes on (its end read in Tokyo: 08:00
+    /// there, 23:00 UTC): the callback is still that interval's, and goes out at its minute. Only a change that ends
+    /// the interval drops it, as a clock set to a later date does: in Darwin the interval began at 07:30, and its 08:00
+    /// has passed.
+    func testACallbackHeldForItsMinuteOutlivesAZoneChangeToALaterDateThatContinuesItsInterval() throws {
+        let ten: BusTime = 1_767_304_800_000  // 22:00 UTC on 1 January 2026
+        func at(_ seconds: Int) -> BusTime { ten + BusTime(seconds) * 1_000 }
+        let fidelity = Fidelity(profile: .faithful, overrides: [.wholeMinuteCallbacks: true])
+        for (zone, goesOn) in [("Asia/Tokyo", true), ("Australia/Darwin", false)] {
+            let bus = InProcessBus(start: ten)
+            let device = try makeDevice(on: bus, fidelity: fidelity, state: "\(zone.replacingOccurrences(of: "/", with: "-")).sqlite")
+            let instagram = device.tokens.application("com.burbn.instagram")
+            bus.publish(DeviceTopic.authorizationRequest, AuthorizationRequest(member: .individual), from: "app", corr: "app-1")
+            XCTAssertEqual(try reply("app-1", on: bus, as: AuthorizationState.self).value?.status, .approved)
+            let night = DeviceActivitySchedule(intervalStart: DateComponents(hour: 22), intervalEnd: DateComponents(hour: 8), repeats: true)
+            bus.publish(DeviceTopic.startMonitoringRequest,
+                        StartMonitoring(activity: DeviceActivityName("night"), schedule: night,
+                                        events: [DeviceActivityEvent.Name("limit"): DeviceActivityEvent(applications: [instagram], threshold: DateComponents(minute: 30))]),
+                        from: "app", corr: "app-2")
+            XCTAssertTrue(try reply("app-2", on: bus, as: NoValue.self).ok)
+            bus.advance(to: at(20))
+            bus.publish("input.open.request", ["app": "Instagram"], from: "person", corr: "do-1")
+            bus.settle()
+            bus.advance(to: at(30 * 60 + 40))
+            device.setTimeZone(zone)  // Tokyo: 07:30:40 on 2 January; Darwin (UTC+9:30): 08:00:40, past the 08:00 since 07:30
+            bus.settle()
+            bus.advance(to: at(40 * 60))
+            bus.publish("input.home.request", [String: String](), from: "person", corr: "do-2")
+            bus.settle()
+
+            let thresholds = callbacks(of: "night", on: bus).filter { $0.0 == "event-did-reach-threshold" }.map(\.1)
+            if goesOn {
+                XCTAssertEqual(thresholds, [at(31 * 60)], "\(zone): the interval goes on, and its threshold goes out at its whole minute")
+                XCTAssertFalse(callbacks(of: "night", on: bus).contains { $0.0 == "interval-did-end" }, "\(zone): 08:00 there is 23:00 UTC")
+            } else {
+                XCTAssertEqual(thresholds, [], "\(zone): the change ended the interval, and its held callback with it")
+                XCTAssertEqual(callbacks(of: "night", on: bus).filter { $0.0 == "interval-did-end" }.count, 1, "\(zone)")
+            }
+            XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
+        }
+    }
+}

@@ -61,7 +61,6 @@ extension DeviceOS {
     /// The clock or zone changed while the device showed `dateShown`: a change to a later date begins another day.
     fileprivate func clockMoved(from dateShown: Int, zoneChanged: Bool) {
         announceClockToPlugins()
-        clockTicker?.clockMoved()
         activity.clockMoved(toALaterDate: shownDate > dateShown, zoneChanged: zoneChanged)
     }
 

@@ -71,8 +71,6 @@ public final class DeviceOS: BrokerService, DeviceHost {
     private(set) var managedSettings: ManagedSettingsService!
     private(set) var screen: Screen!
     private(set) var activity: DeviceActivityService!
-    /// `clock.tick` and `clock.day-changed`, on the device clock (none when `settings.clockTicks` is off).
-    private(set) var clockTicker: ClockTicker?
     private(set) var usage: UsageMeter!
     private(set) var lifecycle: AppLifecycle!
     private(set) var notifications: NotificationCenterService!
@@ -136,10 +134,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
             } else if !clock.zoneIsStored {
                 saveClock { try clock.setTimeZone(clock.timeZone) }  // the zone it runs in, for the next start to compare
             }
-            if settings.clockTicks {
-                clockTicker = ClockTicker(host: self, clock: clock)
-                clockTicker?.start()
-            }
+            if settings.clockTicks { ClockTicker(host: self, zoneInForce: { [unowned self] in clock.timeZone }).start() }
             scenario?.start(on: self)
         }
     }

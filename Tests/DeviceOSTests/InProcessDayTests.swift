@@ -11,11 +11,10 @@ final class InProcessDayTests: XCTestCase {
     private let folder = TemporaryDirectory(prefix: "sb-inprocess")
     private let start: BusTime = 1_767_261_600_000  // 10:00 UTC
 
-    private func makeDevice(on bus: InProcessBus, fidelity: Fidelity? = nil, state: String = "device.sqlite", clockTicks: Bool = false) throws -> DeviceOS {
+    private func makeDevice(on bus: InProcessBus, fidelity: Fidelity? = nil, state: String = "device.sqlite") throws -> DeviceOS {
         let catalog = try FocusDevice.catalog()
         var settings = FocusDevice.settings(catalog: catalog, companionPlugin: "app")
         if let fidelity { settings.fidelity = fidelity }
-        settings.clockTicks = clockTicks
         let device = try DeviceOS(settings: settings, catalog: catalog, statePath: folder.file(state))
         bus.connect("app", role: .app, subscriptions: ["app.", "managedsettings."])
         bus.connect("shield", role: .shield, subscriptions: ["shield.configuration."])
@@ -197,29 +196,5 @@ final class InProcessDayTests: XCTestCase {
             }
             XCTAssertTrue(bus.storageFailures.isEmpty, bus.storageFailures.joined(separator: "; "))
         }
-    }
-
-    /// The clock's events follow the device clock the person sets, as iOS posts its day change at the midnight the
-    /// phone shows: set 1 h 30 min 30 s ahead at 22:10 UTC, the phone shows 23:40:30; its next whole minutes are at
-    /// :30 of true time, and its midnight is at 22:29:30 UTC — not at true midnight, which starts no second day.
-    func testTheClocksEventsFollowTheDeviceClockThePersonSet() throws {
-        let ten: BusTime = 1_767_304_800_000  // 22:00 UTC on 1 January 2026
-        func at(_ seconds: Int) -> BusTime { ten + BusTime(seconds) * 1_000 }
-        let bus = InProcessBus(start: ten)
-        bus.connect("ticks", role: .generic, subscriptions: ["clock."])
-        let device = try makeDevice(on: bus, clockTicks: true)
-        bus.advance(to: at(10 * 60))
-        device.setClock(.shift(seconds: 5_430))
-        bus.settle()
-        bus.advance(to: at(2 * 3_600))
-
-        let days = bus.events(DeviceTopic.dayChanged)
-        XCTAssertEqual(days.map(\.time), [at(29 * 60 + 30)], "one midnight: the one the phone showed")
-        XCTAssertEqual(days.first?.bodyValue["local"]?.stringValue, "2026-01-02T00:00:00")
-        let ticks = bus.events(DeviceTopic.clockTick).filter { $0.time > at(10 * 60) }
-        XCTAssertFalse(ticks.isEmpty)
-        XCTAssertTrue(ticks.allSatisfy { ($0.time - ten) % 60_000 == 30_000 }, "every tick at a whole minute the phone shows: \(ticks.prefix(3).map(\.time))")
-        XCTAssertTrue(ticks.allSatisfy { $0.bodyValue["local"]?.stringValue?.hasSuffix(":00") == true }, "\(ticks.prefix(3).map(\.bodyValue))")
-        XCTAssertEqual(ticks.first?.bodyValue["local"]?.stringValue, "2026-01-01T23:41:00")
     }
 }

@@ -38,10 +38,13 @@ public struct AppGroupContainer: Sendable {
     }
 
     /// Creates app group `name`, or does nothing if it exists; a damaged existing store throws `corruptStore`.
-    public func createGroup(_ name: String) throws {
+    /// Returns what an existing store lost to the machine's restart (a power cut), which the caller says: nil when
+    /// it lost nothing. Only the first opener after the restart learns it (the note is brought down to the store).
+    @discardableResult
+    public func createGroup(_ name: String) throws -> String? {
         let path = try storePath(forGroup: name)
         try FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
-        _ = try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true)
+        return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true).restartLoss
     }
 
     /// The names of the existing app groups, sorted.

@@ -44,6 +44,10 @@ final class GroupDatabase {
     /// The store file's path.
     let path: String
     private let connection: SQLiteConnection
+    /// Each commit's note, and the flush to the disk of every `CommitFollowUp.syncInterval`-th change.
+    let followUp: CommitFollowUp
+    /// What the store lost to the machine's restart, found at this open (`CommitNote.restartLoss`); nil when nothing.
+    private(set) var restartLoss: String?
 
     /// Opens the store file, refusing a damaged one, and sets up WAL mode and the schema when the file does not
     /// have them yet (`SQLiteConnection.setUpSchema`).
@@ -55,6 +59,7 @@ final class GroupDatabase {
     init(group: String, path: String, busyTimeout: TimeInterval, create: Bool) throws {
         self.group = group
         self.path = path
+        followUp = CommitFollowUp(path: path)
         let flags: SQLiteConnection.OpenFlags = create ? [.readWrite, .create] : [.readWrite]
         // A store the broker created and that is now empty was truncated: opening it would start it over empty.
         if !create, FileSize.of(path) == 0 {
@@ -77,7 +82,7 @@ final class GroupDatabase {
             // until a checkpoint, was deleted or damaged. SQLite opens such a store without a word, older. (Many
             // processes write a group's store: the change log's own numbers are its tally, see `CommitTally`.)
             do {
-                try CommitNote.verify(besides: path) { try lastChange() }
+                restartLoss = CommitNote.restartLoss(try CommitNote.verify(besides: path) { try lastChange() }, of: path)
             } catch let lost as LostCommits {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "it holds changes up to #\(lost.stored), but changes up to #\(lost.noted) were committed: its write-ahead log (\(URL(fileURLWithPath: path).lastPathComponent)-wal) was deleted or damaged")
             } catch let busy as CommitNoteBusy {
@@ -103,13 +108,12 @@ final class GroupDatabase {
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {
         loggedInTransaction = nil
         let result = try mapped { try connection.transaction(.immediate, body) }
-        // A note that stayed locked is left behind the store, which proves nothing wrong: the next change notes past it.
-        if let logged = loggedInTransaction { try? CommitNote.note(logged, besides: path) }
+        if let logged = loggedInTransaction { followUp.committed(through: logged.last, after: logged.first - 1) }
         return result
     }
 
-    /// The last change the current write transaction logged.
-    private var loggedInTransaction: Int64?
+    /// The first and last changes the current write transaction logged.
+    private var loggedInTransaction: (first: Int64, last: Int64)?
 
     // MARK: Rows
 
@@ -175,7 +179,7 @@ final class GroupDatabase {
             try statement.run()
             return sequence
         }
-        loggedInTransaction = sequence
+        loggedInTransaction = (loggedInTransaction?.first ?? sequence, sequence)
         // The log keeps its last `changeLogLength` changes: unbounded, it would grow with every write a product ever
         // made, and every process's start pays `quick_check` over the whole file, so starts would slow as it grew.
         if sequence % Self.changeLogPruneInterval == 0 {

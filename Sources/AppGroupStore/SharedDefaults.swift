@@ -43,6 +43,21 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// What the store lost to the machine's restart (a power cut), found as this instance opened it: nil when
+    /// nothing. Only the first opener after the restart learns it; the opener says it (`createGroup` returns it too).
+    public var restartLoss: String? { database.restartLoss }
+
+    /// Told once when this instance's commits can no longer be noted or flushed to the disk (`CommitFollowUp`):
+    /// the commits stand, but a lost write-ahead log would go unnoticed. The opener says it where the person sees it.
+    public var onNoteFailure: ((String) -> Void)? {
+        get { lock.withLock { database.followUp.onFailure } }
+        set { lock.withLock { database.followUp.onFailure = newValue } }
+    }
+
+    /// The last change whose commit this instance flushed to the disk (0 before the first): every
+    /// `CommitFollowUp.syncInterval`-th change is.
+    public var syncedThrough: Int64 { lock.withLock { database.followUp.syncedThrough } }
+
     /// Called after each commit with the changes it made, outside the instance's lock
     /// (e.g. to announce them on the bus).
     public var onChange: (([StoreChange]) -> Void)? {

@@ -50,9 +50,8 @@ public final class Broker {
     /// What wakes the loop besides peers: the signal pipe and the launch templates' channels.
     private var wakeSet: WakeSet?
     private(set) var supervisor: PluginSupervisor!
-    /// The last look at each lagging plugin's process (by name and pid), while virtual time waits for its
-    /// acknowledgements; forgotten when the wait ends.
-    private var laggardProgress: [String: (pid: pid_t, progress: ProcessProgress)] = [:]
+    /// The last look at each lagging plugin's process, while virtual time waits for its acknowledgements.
+    private var laggards = LaggardReadings()
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
@@ -144,6 +143,7 @@ public final class Broker {
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
         outbox.emit(topic: "bus.started", body: .object(restarts.startedBody()))
+        recorder.reportRestartLosses(settings.storeLosses + [restored.restartLoss].compactMap { $0 })
         supervisor.startAll()
         outbox.drain()
         time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in readiness.becomeReady() }
@@ -464,9 +464,9 @@ extension Broker: QuietBus {
 
     func drain() { outbox.drain() }
 
-    func waitForQuietEnded() {
-        if !laggardProgress.isEmpty { laggardProgress.removeAll() }
-    }
+    func readLaggards() { laggards.read(sessions.all.filter { $0.acknowledges && $0.lag > 0 }.compactMap { s in supervisedProcess(of: s).map { (s.name, $0) } }) }
+
+    func waitForQuietEnded() { laggards.waitEnded() }
 
     func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool {
         var waitsOn = false
@@ -475,7 +475,7 @@ extension Broker: QuietBus {
                 waitsOn = true
                 continue
             }
-            laggardProgress[session.name] = nil
+            laggards.forget(session.name)
             let unacknowledged = session.lag  // counted before the excuse forgets them
             session.excuseFromAcknowledging()
             outbox.reportError("ack-timeout", sender: session.name,
@@ -489,10 +489,12 @@ extension Broker: QuietBus {
     /// Whether `session` is a supervised plugin whose process works on (runnable, or using CPU since the last look):
     /// late on a busy machine, not stopped. An outside client's process is not the broker's to read.
     private func isStillAtWork(_ session: Session) -> Bool {
-        guard let plugin = supervisor?.plugin(named: session.name), plugin.connection == session.identity,
-              let pid = plugin.programPID ?? plugin.pid, let now = ProcessProgress.read(pid) else { return false }
-        defer { laggardProgress[session.name] = (pid, now) }
-        let earlier = laggardProgress[session.name].flatMap { $0.pid == pid ? $0.progress : nil }
-        return now.worked(since: earlier)
+        supervisedProcess(of: session).map { laggards.isStillAtWork(session.name, pid: $0) } ?? false
+    }
+
+    /// The process of the supervised plugin whose session `session` is (its program's, in a sandbox); nil for anyone else.
+    private func supervisedProcess(of session: Session) -> pid_t? {
+        guard let plugin = supervisor?.plugin(named: session.name), plugin.connection == session.identity else { return nil }
+        return plugin.programPID ?? plugin.pid
     }
 }

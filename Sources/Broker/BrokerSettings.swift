@@ -42,6 +42,10 @@ public struct BrokerSettings: Sendable {
     public var crashPoint: CrashPoint?
     /// Which batch with an event on the crash point's topic it is (1: the first).
     public var crashOccurrence = 1
+    /// What stores opened before the broker (the device's state, the app groups) lost to the machine's restart (a
+    /// power cut), as their openers said it: logged and published as `bus.error` `writes-lost` right after
+    /// `bus.started`, with what the delivery store lost.
+    public var storeLosses: [String] = []
     /// Facts handed to every plugin in its welcome (time zone, profile, …).
     public var settingsForPlugins: JSONValue = [:]
     /// Who may connect on tcp (required there; ignored on ipc, where the runtime directory's mode keeps others out).

@@ -44,6 +44,11 @@ final class DeliveryStore {
     private let tally: CommitTally
     /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
     var restartLoss: String? { tally.restartLoss }
+    /// Told once when its commits can no longer be noted or flushed (`CommitTally.onNoteFailure`).
+    var onNoteFailure: ((String) -> Void)? {
+        get { tally.onNoteFailure }
+        set { tally.onNoteFailure = newValue }
+    }
 
     /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
     /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets

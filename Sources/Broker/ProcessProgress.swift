@@ -29,3 +29,39 @@ struct ProcessProgress: Equatable {
         isBusy || (earlier.map { cpuTicks > $0.cpuTicks } ?? false)
     }
 }
+
+/// The readings of the lagging plugins' processes while time waits for their acknowledgements, by session name: one
+/// taken early in the wait, then one at each look, so that even the first look compares the CPU used — a plugin that
+/// works in short bursts is seldom caught runnable, and without an earlier reading would be given up on at once.
+struct LaggardReadings {
+    private var readings: [String: (pid: pid_t, progress: ProcessProgress)] = [:]
+    private let reader: (pid_t) -> ProcessProgress?
+
+    init(reader: @escaping (pid_t) -> ProcessProgress? = ProcessProgress.read) {
+        self.reader = reader
+    }
+
+    /// A first reading of each lagging process (by session name), early in the wait.
+    mutating func read(_ laggards: [(String, pid_t)]) {
+        for (name, pid) in laggards {
+            readings[name] = reader(pid).map { (pid, $0) }
+        }
+    }
+
+    /// Whether `name`'s process `pid` worked since the last reading of the same process (runnable now, or its CPU
+    /// rose); this reading replaces it. False when the process cannot be read (it ended).
+    mutating func isStillAtWork(_ name: String, pid: pid_t) -> Bool {
+        guard let now = reader(pid) else { return false }
+        defer { readings[name] = (pid, now) }
+        // An earlier process of the plugin (it was restarted) says nothing of this one.
+        let earlier = readings[name].flatMap { $0.pid == pid ? $0.progress : nil }
+        return now.worked(since: earlier)
+    }
+
+    mutating func forget(_ name: String) { readings[name] = nil }
+
+    /// The wait is over: the next one starts from fresh readings.
+    mutating func waitEnded() {
+        if !readings.isEmpty { readings.removeAll() }
+    }
+}

@@ -34,6 +34,8 @@ final class Recorder {
         var announced: [String: [UInt8]] = [:]
         /// Observers' publications held for a settled point it did not reach.
         var held: [PendingEvent] = []
+        /// What it lost to the machine's restart (`CommitTally.restartLoss`), for the broker to say once it runs.
+        var restartLoss: String?
     }
 
     /// Opens the state folder's delivery store, if the broker has one: numbering and (scaled) bus time go on from
@@ -41,7 +43,7 @@ final class Recorder {
     func openDeliveryStore(path: String?, plugins configured: Set<String>, continuingTheRun: Bool) throws -> Restored {
         guard let path else { return Restored() }
         let store = try DeliveryStore(path: path)
-        if let loss = store.restartLoss { logger.warning("\(loss)") }
+        store.onNoteFailure = { [weak self] in self?.reportStorageFailure("cannot note a commit of \($0)") }
         let snapshot = try store.load()
         ledger.attach(store)
         ledger.restore(snapshot.pending.filter { configured.contains($0.plugin) }, published: snapshot.published)
@@ -51,7 +53,7 @@ final class Recorder {
                           metadata: ["events": "\(snapshot.pending.count)", "store": "\(path)"])
         }
         return Restored(lastSeq: snapshot.lastSeq, savedSeq: snapshot.savedSeq, announced: snapshot.announced,
-                        held: snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:)))
+                        held: snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:)), restartLoss: store.restartLoss)
     }
 
     /// Opens the journal at `path`; appending, it is cut back to `savedSeq` and the clock goes on after what was cut.
@@ -123,6 +125,15 @@ final class Recorder {
                 reportStorageFailure(message)
             }
             return false
+        }
+    }
+
+    /// Says what the state folder's stores lost to the machine's restart (a power cut), in the log and as `bus.error`
+    /// `writes-lost`, one a store: called once `bus.started` is out.
+    func reportRestartLosses(_ losses: [String]) {
+        for loss in losses {
+            logger.warning("\(loss)")
+            outbox.reportError("writes-lost", sender: "broker", message: loss, countedIn: statistics)
         }
     }
 

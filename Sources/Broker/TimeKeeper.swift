@@ -17,6 +17,9 @@ protocol QuietBus: AnyObject {
     /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`, after `waited` ms),
     /// except plugins still at work while `mayWaitOn` (a busy machine runs them late); whether any is still waited for.
     func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool
+    /// The wait for quiet has lasted long enough to be worth a look: a first reading of the laggards' processes, for
+    /// the first look at them to compare with.
+    func readLaggards()
     /// The wait for quiet is over (the bus went quiet, or no one is waited for any more).
     func waitForQuietEnded()
 }
@@ -35,6 +38,8 @@ final class TimeKeeper {
     /// look at the laggards.
     private var waitingForQuietSince: Int64?
     private var waitingSinceLastLook: Int64?
+    /// Whether the laggards' processes were read in this wait, for the first look to compare with.
+    private var laggardsRead = false
     /// `bus.ackTimeoutMs`: how long a plugin's missing acknowledgements may hold time up.
     private let acknowledgementTimeout: Int64
     /// A control's move forward (`moveOn`): the instant it goes to, whether the clock runs on there, and what to do
@@ -179,8 +184,15 @@ final class TimeKeeper {
     private func excuseLaggardsIfWaitingTooLong() {
         let now = monotonicMilliseconds()
         guard let since = waitingForQuietSince, let lastLook = waitingSinceLastLook else {
-            (waitingForQuietSince, waitingSinceLastLook) = (now, now)
+            (waitingForQuietSince, waitingSinceLastLook, laggardsRead) = (now, now, false)
             return
+        }
+        // Not at the wait's start: nearly every turn waits a moment for the plugins, and a reading costs a read of
+        // `/proc` per plugin; a wait that lasted a tenth of the limit is worth one. The loop passes at least once a
+        // heartbeat interval, so it comes well before the first look.
+        if !laggardsRead, now - since >= acknowledgementTimeout / 10 {
+            laggardsRead = true
+            bus?.readLaggards()
         }
         guard now - lastLook > acknowledgementTimeout else { return }
         let waitsOn = bus?.excuseLaggards(waited: now - since, mayWaitOn: now - since < busyAcknowledgementLimit) ?? false

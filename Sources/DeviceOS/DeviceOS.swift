@@ -105,7 +105,6 @@ public final class DeviceOS: BrokerService, DeviceHost {
         self.logger = logger
         random = DeviceRandom(seed: settings.fidelity.seed)
         state = try DeviceStateStore(path: statePath)
-        if let loss = state.restartLoss { logger.warning("\(loss)") }
         tokens = TokenIssuer(seed: settings.fidelity.seed, epoch: try state.load(Int.self, key: "tokens.epoch") ?? 0)
         tokens.issueAll(for: catalog)
         directory = DeviceDirectory(settings: settings, catalog: catalog, tokens: tokens)
@@ -119,11 +118,18 @@ public final class DeviceOS: BrokerService, DeviceHost {
     }
 
 
+    /// What `device.sqlite` lost to the machine's restart (a power cut), found as it opened: nil when nothing. Its
+    /// owner says it (`shieldbus run`: the broker, as `bus.error` `writes-lost`, `BrokerSettings.storeLosses`).
+    public var restartLoss: String? { state.restartLoss }
+
     public func attach(to bus: any ServiceBus) {
         attachedBus = bus
         // The parts were loaded before there was a bus to tell: every welcome carries the clock from the first.
         announceClockToPlugins()
         bus.whenReady { [unowned self] in
+            // Not a failed save: the write stands, so no tool's input is failed for it. Said once the run is under
+            // way (a failure standing since the start at once), never before `bus.started`.
+            state.onNoteFailure = { [unowned self] in self.bus.reportStorageFailure("cannot note a commit of \($0)") }
             JournalCatchUp(device: self).announceWhatTheJournalLacks(zoneToCome: switchedOnIn)
             usage.recordUseLeftInProgress()
             activity.resume()

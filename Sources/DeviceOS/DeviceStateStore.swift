@@ -33,6 +33,11 @@ final class DeviceStateStore {
     private let tally: CommitTally
     /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
     var restartLoss: String? { tally.restartLoss }
+    /// Told once when its commits can no longer be noted or flushed (`CommitTally.onNoteFailure`).
+    var onNoteFailure: ((String) -> Void)? {
+        get { tally.onNoteFailure }
+        set { tally.onNoteFailure = newValue }
+    }
     let path: String
     /// Values whose last save failed, by key: written again first at the next save.
     private var unsaved: [String: String] = [:]

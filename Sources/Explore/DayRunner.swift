@@ -47,6 +47,7 @@ public final class DayRunner: @unchecked Sendable {
     let workDirectory: String
     /// Where the promises' models are found.
     let models: PromiseModels
+    private let launches = DayLaunches()
     private let counter = NSLock()
     private var runs = 0
 
@@ -60,8 +61,26 @@ public final class DayRunner: @unchecked Sendable {
         self.workDirectory = workDirectory
     }
 
-    /// Plays one day and judges it.
+    /// Plays one day and judges it. Once the explore is stopping (`stopPlaying`) no day starts, and none returns: the
+    /// process is ending, and a run cut short is no verdict.
     public func run(_ day: Day) -> DayOutcome {
+        guard launches.begin() else { Self.waitForTheEnd() }
+        let outcome = playOne(day)
+        guard launches.end() else { Self.waitForTheEnd() }
+        return outcome
+    }
+
+    /// Starts no more days, stops the `shieldbus run` processes of those in play, and returns once their folders are
+    /// removed (killing what has not stopped after `timeout`): the explore may then remove its own folder and end.
+    public func stopPlaying(timeout: TimeInterval) {
+        launches.stopAll(timeout: timeout)
+    }
+
+    private static func waitForTheEnd() -> Never {
+        while true { sleep(3600) }
+    }
+
+    private func playOne(_ day: Day) -> DayOutcome {
         let started = Date()
         let directory = workDirectory + "/run-\(nextRunNumber())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -86,7 +105,9 @@ public final class DayRunner: @unchecked Sendable {
             process.standardError = errors
             try process.run()
             try? errors?.close()  // the child has its copy; explore plays thousands of days in one process
+            launches.started(process.processIdentifier)
             process.waitUntilExit()
+            launches.exited(process.processIdentifier)
             let journal = try Self.readJournal(journalPath)
             guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
                 let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""

@@ -27,6 +27,15 @@ public struct CommitNoteBusy: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// The note beside a store could not be opened or written (replaced by something that is not a file, a full or
+/// read-only disk).
+public struct CommitNoteUnwritable: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let errno: Int32
+
+    public var description: String { "cannot write the commit note \(path): \(String(cString: strerror(errno)))" }
+}
+
 /// `<store>-committed`: a number that only grows — a store's last committed change or write — written beside it
 /// after each commit, with the machine's boot it was written in. A store whose own count ends before it lost
 /// committed writes, unless the machine went down since (below).
@@ -79,15 +88,22 @@ public enum CommitNote {
         return reading(in: descriptor)
     }
 
-    /// Raises the note beside `store` to `number` (a lower number changes nothing). A note that cannot be opened
-    /// is left as it is: behind the store, it proves nothing wrong.
+    /// Raises the note beside `store` to `number` (a lower number changes nothing). A note that cannot be opened or
+    /// written throws `CommitNoteUnwritable`: behind the store it proves nothing wrong, but a lost log would then go
+    /// unnoticed, so the caller says so.
     public static func note(_ number: Int64, besides store: String, timeout: TimeInterval = lockTimeout) throws {
         let descriptor = open(path(besides: store), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
+        guard descriptor >= 0 else {
+            let failure = errno
+            throw CommitNoteUnwritable(path: path(besides: store), errno: failure)
+        }
         defer { close(descriptor) }
         try lock(descriptor, LOCK_EX, store: store, timeout: timeout)
         if let noted = reading(in: descriptor), noted.number >= number { return }
-        write(number, to: descriptor)
+        guard write(number, to: descriptor) else {
+            let failure = errno
+            throw CommitNoteUnwritable(path: path(besides: store), errno: failure)
+        }
     }
 
     /// Checks the store beside its note: `stored` (read after the note, while it is held, so that no commit noted
@@ -122,6 +138,12 @@ public enum CommitNote {
         return noted.number - held
     }
 
+    /// What a store that lost `count` commits to the machine's restart (`verify`) says: its opener logs it.
+    public static func restartLoss(_ count: Int64, of store: String) -> String? {
+        guard count > 0 else { return nil }
+        return "\(store) lost its last \(count) committed write(s) with the machine's restart (a power cut or an operating-system crash: not yet flushed to the disk); going on with what it holds"
+    }
+
     // MARK: The file
 
     /// Fixed width (the number's digits, a space, a boot id's 36 characters), so a note never has to shorten the file.
@@ -144,10 +166,12 @@ public enum CommitNote {
         return field + [UInt8](repeating: UInt8(ascii: " "), count: max(0, width - digits - field.count))
     }()
 
-    private static func write(_ number: Int64, to descriptor: Int32) {
+    /// Whether the whole note was written.
+    @discardableResult
+    private static func write(_ number: Int64, to descriptor: Int32) -> Bool {
         let text = Array(String(number).utf8)
         let bytes = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, digits - text.count)) + text + bootField
-        _ = pwrite(descriptor, bytes, bytes.count, 0)
+        return pwrite(descriptor, bytes, bytes.count, 0) == bytes.count
     }
 
     /// Parsed on bytes: it is read at every commit of every store.

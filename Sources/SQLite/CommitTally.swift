@@ -17,14 +17,18 @@ public final class CommitTally {
     /// an operating-system crash) as `CommitNote.verify` judged: 0 but after such a restart.
     public let lostToRestart: Int64
     /// What a store that lost commits to the machine's restart says (nil when it lost none): the caller logs it.
-    public var restartLoss: String? {
-        guard lostToRestart > 0 else { return nil }
-        return "\(path) lost its last \(lostToRestart) committed write(s) with the machine's restart (a power cut or an operating-system crash: not yet flushed to the disk); going on with what it holds"
+    public var restartLoss: String? { CommitNote.restartLoss(lostToRestart, of: path) }
+    /// Each commit's note, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk.
+    private let followUp: CommitFollowUp
+    /// Why the last commit could not be noted or flushed (the commit stands; the next one notes past it).
+    public var noteFailure: (any Error)? { followUp.failure }
+    /// Told once when notes start failing: the owner says it where the person sees it (its log, the bus).
+    public var onNoteFailure: ((String) -> Void)? {
+        get { followUp.onFailure }
+        set { followUp.onFailure = newValue }
     }
-    /// How long an access to the note waits for another process's hold on it (`CommitNote`).
-    private let lockTimeout: TimeInterval
-    /// Why the last commit could not be noted (its note stays behind, which is safe; the next commit notes past it).
-    public private(set) var noteFailure: CommitNoteBusy?
+    /// The last commit this connection flushed to the disk.
+    public var syncedThrough: Int64 { followUp.syncedThrough }
 
     /// Counts `connection`'s writes from now on (a store made before the tally starts at 0), and throws
     /// `LostCommits` when the note beside the file says more writes were committed than the file holds. Writes
@@ -32,13 +36,13 @@ public final class CommitTally {
     public init(connection: SQLiteConnection, path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout) throws {
         self.connection = connection
         self.path = path
-        self.lockTimeout = lockTimeout
+        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout)
         made = try Self.hasTable(connection)
         lostToRestart = try CommitNote.verify(besides: path, stored: { try Self.count(connection) }, timeout: lockTimeout)
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
-    /// file under the write lock — then notes the count.
+    /// file under the write lock — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         var counted: Int64 = 0
         let result = try connection.transaction(.immediate) {
@@ -50,12 +54,7 @@ public final class CommitTally {
             return result
         }
         made = true
-        do {
-            try CommitNote.note(counted, besides: path, timeout: lockTimeout)
-            noteFailure = nil
-        } catch {
-            noteFailure = error as? CommitNoteBusy
-        }
+        followUp.committed(through: counted, after: counted - 1)
         return result
     }
 

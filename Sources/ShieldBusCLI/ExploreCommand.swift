@@ -69,7 +69,7 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("Also keep every generated day here, as a scenario file (<product>-seed<S>-<profile>.yml) to replay with `shieldbus run --scenario`.", valueName: "dir"))
         var keepDays: String?
 
-        @Option(name: .long, help: ArgumentHelp("Where the days are played, each in a folder of its own removed once judged (default: TMPDIR when set, else /dev/shm when it is a tmpfs, else /tmp).", valueName: "dir"))
+        @Option(name: .long, help: ArgumentHelp("Where the days are played, each in a folder of its own removed once judged (default: TMPDIR when set, else /dev/shm when it is a tmpfs with 32 MB free per day at once, else /tmp; the first line says which).", valueName: "dir"))
         var workDir: String?
 
         @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
@@ -128,7 +128,7 @@ extension ShieldBus {
             let product = products.joined(separator: "+")
             guard let executable = Bundle.main.executablePath else { throw CommandFailure("cannot find the shieldbus executable to start runs with") }
             let folders: DayFolders
-            do { folders = try DayFolders(under: workDir) } catch {
+            do { folders = try DayFolders(under: workDir, daysAtOnce: jobs) } catch {
                 printError("error: \(error)")
                 throw ExitCode(2)
             }
@@ -136,6 +136,7 @@ extension ShieldBus {
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog,
                                    workDirectory: folders.path,
                                    models: DefaultFiles.promiseModels)
+            ExploreStop.install(runner: runner, folders: folders)
             let shard = try Self.shard(self.shard)
             // Found before the days are played, not after hours of them.
             if let results {
@@ -156,7 +157,7 @@ extension ShieldBus {
                                  firstSeed: seed, days: days, shrinkRuns: shrinkRuns, failuresDirectory: failuresDir, releases: options.releases)
             let report = ExploreReport(run: run, shard: shard, json: json)
             let started = Date()
-            printError("explore: \(jobs) day(s) at a time")
+            printError("explore: \(jobs) day(s) at a time, in \(folders.path) (\(folders.choice))")
             explorer.explore(played: report.record, shrinking: report.shrinking, shrunk: report.record)
             report.finish(wallSeconds: Date().timeIntervalSince(started))
             if let results {

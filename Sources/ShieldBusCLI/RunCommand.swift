@@ -319,7 +319,7 @@ struct RunPlan {
             return try entry.map { try JSONValue(parsing: $0.rawJSON) }
         }
         for group in configuration.appGroups {
-            try container.createGroup(group.name)
+            if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
             try container.declareSlices(group: group.name, group.slices)
         }
         let pluginEnvironment = [
@@ -365,7 +365,6 @@ struct RunPlan {
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
-        brokerSettings = settings
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
@@ -388,6 +387,8 @@ struct RunPlan {
         deviceSettings.restrictedDomains = configuration.device.restrictedDomains
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
                               resuming: progress, crashAtStep: options.crashAtStep)
+        if let loss = device.restartLoss { settings.storeLosses.insert(loss, at: 0) }
+        brokerSettings = settings
     }
 
     /// `--ios`'s release: one of `IOSRelease`, or `none` (nil: no release, whatever the scenario or configuration says).

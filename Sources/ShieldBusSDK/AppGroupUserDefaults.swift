@@ -214,9 +214,11 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
         let preferences = container + "/Library/Preferences"
         try FileManager.default.createDirectory(atPath: preferences, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let groups = AppGroupContainer(rootPath: preferences)
-        try groups.createGroup("standard")
+        StoreReports.restartLoss(try groups.createGroup("standard"), openedBy: "UserDefaults.standard")
         let writer = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? "plugin"
-        return try SharedDefaults(suiteName: "standard", container: groups, writer: writer, slices: .open, clock: { BusClock.now })
+        let standard = try SharedDefaults(suiteName: "standard", container: groups, writer: writer, slices: .open, clock: { BusClock.now })
+        standard.onNoteFailure = { StoreReports.noteFailed($0) }
+        return standard
     }
 }
 

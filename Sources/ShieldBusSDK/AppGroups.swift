@@ -15,6 +15,7 @@ extension SharedDefaults {
             throw PluginError.configuration("no suiteName given and no app group configured for plugin \(writer): add `appGroup: NAME` to its configuration entry, or pass suiteName:")
         }
         let defaults = try SharedDefaults(suiteName: suite, container: PluginAppGroup.container(), writer: writer, slices: slices, clock: { BusClock.now })
+        StoreReports.watch(defaults, openedBy: "UserDefaults(suiteName: \"\(suite)\")")
         defaults.onChange = { changes in
             for change in changes {
                 try? PluginRuntime.current?.publish("state.changed", json: [
@@ -48,9 +49,33 @@ enum PluginAppGroup {
     static func verify(_ named: String? = configured) throws {
         guard let group = named else { return }
         do {
-            _ = try SharedDefaults(suiteName: group, container: container())
+            let opened = try SharedDefaults(suiteName: group, container: container())
+            StoreReports.restartLoss(opened.restartLoss, openedBy: "UserDefaults(suiteName: \"\(group)\")")
         } catch let error as AppGroupStoreError {
             throw PluginError.configuration("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened: \(error)")
         }
+    }
+}
+
+/// What a plugin's stores say that iOS keeps to itself: a store a power cut set back, a commit that could not be noted.
+enum StoreReports {
+    /// Says what a store lost to the machine's restart (nil: nothing) as the failure of the call that opened it: in
+    /// the plugin's log and on the bus (`state.call-failed`, which the device counts in `status`).
+    static func restartLoss(_ loss: String?, openedBy call: String) {
+        if let loss { SilentCall.reportFailure(call, loss) }
+    }
+
+    /// Says `defaults`' restart loss, and logs it when its commits can no longer be noted.
+    static func watch(_ defaults: SharedDefaults, openedBy call: String) {
+        restartLoss(defaults.restartLoss, openedBy: call)
+        defaults.onNoteFailure = { noteFailed($0) }
+    }
+
+    /// Logs a store whose commits can no longer be noted or flushed (`CommitFollowUp`).
+    static func noteFailed(_ message: String) {
+        guard let runtime = PluginRuntime.current else {
+            return FileHandle.standardError.write(Data("cannot note a commit of \(message)\n".utf8))
+        }
+        runtime.logger.error("cannot note a commit of \(message)")
     }
 }

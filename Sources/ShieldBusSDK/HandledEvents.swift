@@ -22,6 +22,11 @@ final class HandledEvents {
     private let tally: CommitTally
     /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
     var restartLoss: String? { tally.restartLoss }
+    /// Told once when its commits can no longer be noted (`CommitTally.onNoteFailure`).
+    var onNoteFailure: ((String) -> Void)? {
+        get { tally.onNoteFailure }
+        set { tally.onNoteFailure = newValue }
+    }
     private let insert: Statement
     private let lookup: Statement
     private let insertPublication: Statement

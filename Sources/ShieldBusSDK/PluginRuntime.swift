@@ -67,6 +67,7 @@ public final class PluginRuntime {
         now = Date(timeIntervalSince1970: 0)
         handled = try HandledEvents.forSupervisedPlugin(named: name, environment: LaunchEnvironment.variables)
         if let loss = handled?.restartLoss { logger.warning("\(loss)") }
+        handled?.onNoteFailure = { [logger] in logger.error("cannot note a commit of \($0)") }
         self.observedTopics = observedTopics
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
                                                                          pid: Int64(getpid()), observations: observedTopics),

@@ -136,7 +136,9 @@ final class AppGroupContainerTests: ContainerTestCase {
 
     /// A power cut under `synchronous = NORMAL`: the store as the disk held it at its last flush — the log's header
     /// without the frames of the change after it — beside a note from the machine's boot before. Not damage: the store
-    /// opens without the change the power cut took, and its note comes down to the store's last change.
+    /// opens without the change the power cut took, its note comes down to the store's last change, and its first
+    /// opener is told what was lost (the broker creating the groups says it on the bus; a plugin in its log and as
+    /// `state.call-failed`); a later opener finds nothing to say.
     func testAStoreThatAPowerCutLeftBehindItsNoteOpens() throws {
         let url = try storeWithAChangeInItsLogOnly()
         let other = "group.com.example.power-cut", copy = try container.storeURL(forGroup: other)
@@ -146,9 +148,53 @@ final class AppGroupContainerTests: ContainerTestCase {
         let boot = try XCTUnwrap(CommitNote.currentBoot, "the system names no boot")
         try note.replacingOccurrences(of: boot, with: "00000000-0000-0000-0000-000000000000").write(toFile: copy.path + "-committed", atomically: false, encoding: .utf8)
         let opened = try SharedDefaults(suiteName: other, container: container, writer: SharedDefaults.administrator)
+        XCTAssertEqual(opened.restartLoss, "\(copy.path) lost its last 1 committed write(s) with the machine's restart (a power cut or an operating-system crash: not yet flushed to the disk); going on with what it holds")
+        XCTAssertNil(try SharedDefaults(suiteName: other, container: container).restartLoss, "said once, by the first opener")
         XCTAssertEqual(try opened.integer(forKey: "first"), 1)
         XCTAssertNil(try opened.entry(forKey: "isCurrentlyUnlocked"), "the change the power cut took")
         XCTAssertEqual(try CommitNote.reading(besides: copy.path), CommitNote.Reading(number: 1, boot: boot))
+    }
+
+    /// The broker creates the groups at start, so it is the first opener after a power cut: `createGroup` returns the loss.
+    func testCreatingAGroupThatAPowerCutSetBackSaysWhatItLost() throws {
+        let url = try storeWithAChangeInItsLogOnly()
+        let other = "group.com.example.power-cut", copy = try container.storeURL(forGroup: other)
+        try FileManager.default.copyItem(at: url, to: copy)
+        try Data(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).prefix(32)).write(to: URL(fileURLWithPath: copy.path + "-wal"))
+        let boot = try XCTUnwrap(CommitNote.currentBoot, "the system names no boot")
+        let note = try String(contentsOfFile: url.path + "-committed", encoding: .utf8)
+        try note.replacingOccurrences(of: boot, with: "00000000-0000-0000-0000-000000000000").write(toFile: copy.path + "-committed", atomically: false, encoding: .utf8)
+        XCTAssertEqual(try container.createGroup(other), "\(copy.path) lost its last 1 committed write(s) with the machine's restart (a power cut or an operating-system crash: not yet flushed to the disk); going on with what it holds")
+        XCTAssertNil(try container.createGroup(other), "said once, by the first opener")
+    }
+
+    /// A note that cannot be written (here a folder in its place, which even root cannot write as a file) leaves every
+    /// commit standing and is said once, through `onNoteFailure`, until a note is written again; every 32nd change is
+    /// flushed to the disk, whichever process makes it, bounding what a power cut can take.
+    func testANoteThatCannotBeWrittenIsSaidAndEveryThirtySecondChangeIsFlushed() throws {
+        let defaults = try adminDefaults()
+        let note = try container.storeURL(forGroup: group).path + "-committed"
+        var said: [String] = []
+        defaults.onNoteFailure = { said.append($0) }
+        try defaults.set(1, forKey: "a")
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createDirectory(atPath: note, withIntermediateDirectories: false)
+        try defaults.set(2, forKey: "a")
+        try defaults.set(3, forKey: "a")
+        XCTAssertEqual(said.count, 1, "said once: \(said)")
+        XCTAssertTrue(said.first?.contains("cannot write the commit note \(note): Is a directory; its commits stand") == true, "\(said)")
+        XCTAssertEqual(try defaults.integer(forKey: "a"), 3, "the commits stand")
+        try FileManager.default.removeItem(atPath: note)
+        try defaults.set(4, forKey: "a")
+        XCTAssertEqual(try CommitNote.read(besides: note.replacingOccurrences(of: "-committed", with: "")), try defaults.lastChangeNumber())
+        XCTAssertEqual(said.count, 1)
+        // Each of two writers makes the change past the next multiple of 32: each flushes it (its first flush).
+        let other = try adminDefaults(), interval = CommitFollowUp.syncInterval
+        for (writer, multiple) in [(defaults, 1), (other, 2)] {
+            while try defaults.lastChangeNumber() < interval * Int64(multiple) { try writer.set(multiple, forKey: "b") }
+        }
+        XCTAssertEqual(defaults.syncedThrough, interval)
+        XCTAssertEqual(other.syncedThrough, 2 * interval, "whichever process makes the change, it is flushed")
     }
 
     func testWriterWaitingPastBusyTimeoutGetsBusyError() throws {

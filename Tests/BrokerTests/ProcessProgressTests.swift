@@ -1,4 +1,5 @@
 @testable import Broker
+import BusProtocol
 import Foundation
 import XCTest
 
@@ -19,5 +20,68 @@ final class ProcessProgressTests: XCTestCase {
         XCTAssertFalse(idle.worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 11, isBusy: false).worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 10, isBusy: true).worked(since: idle))
+    }
+}
+
+/// A plugin that works in short bursts is seldom caught runnable: the first look at it must have an earlier reading
+/// to compare its CPU with, or it is given up on at once.
+final class LaggardReadingsTests: XCTestCase {
+    /// Processes asleep at every look whose CPU rose between them, as the test sets it.
+    private final class Bursts {
+        var ticks: UInt64 = 100
+        func read(_ pid: pid_t) -> ProcessProgress? { ProcessProgress(cpuTicks: ticks, isBusy: false) }
+    }
+
+    func testTheFirstLookComparesWithTheReadingTakenEarlyInTheWait() {
+        let bursts = Bursts()
+        var readings = LaggardReadings(reader: bursts.read)
+        readings.read([("monitor", 7)])
+        bursts.ticks += 3
+        XCTAssertTrue(readings.isStillAtWork("monitor", pid: 7), "its CPU rose since the early reading")
+        XCTAssertFalse(readings.isStillAtWork("monitor", pid: 7), "nothing since the first look")
+        bursts.ticks += 1
+        XCTAssertTrue(readings.isStillAtWork("monitor", pid: 7))
+    }
+
+    func testWithoutAnEarlierReadingOfTheSameProcessOnlyARunnableOneIsAtWork() {
+        let bursts = Bursts()
+        var readings = LaggardReadings(reader: bursts.read)
+        XCTAssertFalse(readings.isStillAtWork("monitor", pid: 7), "nothing to compare with")
+        readings.read([("app", 7)])
+        readings.waitEnded()
+        bursts.ticks += 3
+        XCTAssertFalse(readings.isStillAtWork("app", pid: 7), "the last wait's reading is forgotten")
+        readings.read([("app", 7)])
+        bursts.ticks += 3
+        XCTAssertFalse(readings.isStillAtWork("app", pid: 8), "a restarted plugin's process is another")
+        XCTAssertFalse(readings.isStillAtWork("app", pid: 7), "the reading of the other process replaced this one")
+    }
+}
+
+/// The timekeeper reads the laggards early in a wait for quiet, before its first look at them.
+final class LaggardWaitTests: XCTestCase {
+    private final class BusyBus: QuietBus {
+        var calls: [String] = []
+        var isStopping: Bool { false }
+        var isQuiet: Bool { false }
+        var lastSequencedTime: BusTime { 0 }
+        func releaseHeldPublications() -> Bool { false }
+        func drain() {}
+        func readLaggards() { calls.append("read") }
+        func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool {
+            calls.append("look")
+            return true
+        }
+        func waitForQuietEnded() { calls.append("ended") }
+    }
+
+    func testTheLaggardsAreReadBeforeTheFirstLook() {
+        let bus = BusyBus()
+        let time = TimeKeeper(clock: BusClock(mode: .virtual, start: 0), acknowledgementTimeout: 20)
+        time.bus = bus
+        let deadline = Date().addingTimeInterval(10)
+        while !bus.calls.contains("look"), Date() < deadline { time.advance() }
+        XCTAssertEqual(bus.calls.prefix(2), ["read", "look"], "read once, early, then looked at")
+        XCTAssertEqual(bus.calls.filter { $0 == "read" }.count, 1)
     }
 }

@@ -73,4 +73,56 @@ extension CrashSafetyTests {
         let writable = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state)
         XCTAssertEqual(writable.exitStatus, 0, writable.errors)
     }
+
+    /// A power cut under `synchronous = NORMAL` can take a store's last commits (a bounded few: architecture.md
+    /// § 7). The stores as the disk held them — each note two commits ahead, from the boot before, beside a log with
+    /// a whole header and no frames — open, and what each lost reaches the person: a `bus.error` `writes-lost` per
+    /// store right after `bus.started`, counted in `status`, and a line on the terminal.
+    func testStoresAPowerCutSetBackAreSaidOnTheBus() throws {
+        let state = TemporaryDirectory(prefix: "sbpowercut")
+        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        // A log's header as SQLite writes it: a scratch store's, taken while its connection holds the log.
+        let scratch = state.path + "/scratch.sqlite"
+        let holder = try SQLiteConnection(path: scratch)
+        try holder.enableWAL()
+        try holder.execute("CREATE TABLE t (n INTEGER)")
+        let header = try XCTUnwrap(FileManager.default.contents(atPath: scratch + "-wal")).prefix(32)
+        let stores = [state.path + "/device.sqlite", state.path + "/appgroups/group.dev.shieldbus.habitlock.sqlite", state.path + "/bus.sqlite"]
+        for store in stores {
+            // Everything into the main file first: the power cut takes only what the note says.
+            try SQLiteConnection(path: store).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            let noted = try XCTUnwrap(try CommitNote.read(besides: store), store)
+            try "\(noted + 2) 00000000-0000-0000-0000-000000000000\n".write(toFile: CommitNote.path(besides: store), atomically: false, encoding: .utf8)
+            try header.write(to: URL(fileURLWithPath: store + "-wal"))
+        }
+        let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let said = run.events("bus.error").filter { $0.bodyValue["code"]?.stringValue == "writes-lost" }.compactMap { $0.bodyValue["message"]?.stringValue }
+        XCTAssertEqual(said.count, stores.count, "\(said)")
+        for store in stores {
+            let loss = "\(store) lost its last 2 committed write(s) with the machine's restart"
+            XCTAssertTrue(said.contains { $0.hasPrefix(loss) }, "\(store): \(said)")
+            XCTAssertTrue(run.errors.contains(loss), run.errors)
+        }
+        let started = try XCTUnwrap(run.journal.firstIndex { $0.topic == "bus.started" })
+        XCTAssertTrue(run.journal[started + 1].topic == "bus.error", "said right after bus.started")
+    }
+
+    /// A commit note the broker cannot write — a folder in its place, which even root cannot write as a file — leaves
+    /// every commit standing, and is said once on the bus (`storage-failed`, counted in `status`) and the terminal:
+    /// a write-ahead log lost meanwhile would go unnoticed.
+    func testACommitNoteTheBrokerCannotWriteIsSaidOnTheBus() throws {
+        let state = TemporaryDirectory(prefix: "sbnote")
+        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        let device = state.path + "/device.sqlite", note = CommitNote.path(besides: state.path + "/device.sqlite")
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createDirectory(atPath: note, withIntermediateDirectories: false)
+        let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let said = run.events("bus.error").filter { $0.bodyValue["code"]?.stringValue == "storage-failed" }.compactMap { $0.bodyValue["message"]?.stringValue }
+        XCTAssertEqual(said, ["cannot note a commit of \(device): cannot write the commit note \(note): Is a directory; its commits stand, but until this is fixed a lost write-ahead log or a power cut may go unnoticed or lose more"])
+        XCTAssertTrue(run.errors.contains("cannot note a commit of \(device)"), run.errors)
+    }
 }

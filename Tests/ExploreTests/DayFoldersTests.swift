@@ -28,8 +28,28 @@ final class DayFoldersTests: XCTestCase {
 
     func testTheDefaultIsTMPDIRWhenSetElseMemory() {
         XCTAssertEqual(DayFolders.defaultBase(environment: ["TMPDIR": "/var/tmp"]), "/var/tmp")
-        let memory = DayFolders.isWritableTmpfs("/dev/shm")
+        let memory = DayFolders.isWritableTmpfs("/dev/shm") && (DayFolders.availableBytes("/dev/shm") ?? 0) >= DayFolders.roomPerDay
         XCTAssertEqual(DayFolders.defaultBase(environment: [:]), memory ? "/dev/shm" : "/tmp")
+    }
+
+    /// Docker gives a container a 64 MB `/dev/shm`: days that would fill it are played on `/tmp`, and the explore's
+    /// first line says where and why.
+    func testAMemoryFolderTooSmallForTheDaysAtOnceIsPassedOverForTmp() throws {
+        let mounts = "tmpfs /dev/shm tmpfs rw,nosuid,nodev 0 0"
+        try XCTSkipUnless(access("/dev/shm", W_OK | X_OK) == 0, "no /dev/shm this can write in")
+        let docker: (String) -> UInt64? = { $0 == "/dev/shm" ? 64 << 20 : nil }
+        XCTAssertEqual(DayFolders.chooseBase(environment: [:], daysAtOnce: 4, mounts: mounts, freeBytes: docker),
+                       DayFolders.Base(path: "/tmp", why: "/dev/shm has 64 MB free, less than the 128 MB of 4 day(s) at once"))
+        XCTAssertEqual(DayFolders.chooseBase(environment: [:], daysAtOnce: 2, mounts: mounts, freeBytes: docker),
+                       DayFolders.Base(path: "/dev/shm", why: "in memory, 64 MB free"))
+        XCTAssertEqual(DayFolders.chooseBase(environment: [:], daysAtOnce: 1, mounts: mounts, freeBytes: { _ in nil }).path, "/tmp",
+                       "room that cannot be read is not counted on")
+        XCTAssertEqual(DayFolders.chooseBase(environment: ["TMPDIR": "/var/tmp"], daysAtOnce: 4, mounts: mounts, freeBytes: docker),
+                       DayFolders.Base(path: "/var/tmp", why: "TMPDIR"))
+        let made = try DayFolders(under: nil, daysAtOnce: 1, environment: ["TMPDIR": NSTemporaryDirectory()])
+        defer { made.remove() }
+        XCTAssertEqual(made.choice, "TMPDIR")
+        XCTAssertNotNil(DayFolders.availableBytes("/tmp"))
     }
 
     func testOnlyATmpfsMountPointCountsAsMemory() {

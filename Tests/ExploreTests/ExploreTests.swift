@@ -251,6 +251,41 @@ final class ExploreTests: XCTestCase {
         XCTAssertTrue(lines.allSatisfy { $0["runProblem"] == nil }, "every run was healthy: \(first.output)")
     }
 
+    /// An explore stopped by SIGINT (Ctrl-C, or a batch engine's cancel) leaves nothing behind: its days' folder —
+    /// in memory by default, where nothing else would remove it — is gone and its days' brokers have ended, and it
+    /// ends by the signal.
+    func testAnExploreStoppedBySIGINTRemovesItsDaysFolder() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["explore", "--config", Self.root + "/Config/habit-lock.yml", "--days", "200", "--jobs", "2", "--profile", "faithful",
+                             "--shrink-runs", "0"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let errors = directory.file("explore.err")
+        try process.run(outputTo: directory.file("explore.out"), errorsTo: errors)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var folder = ""
+        XCTAssertTrue(waitUntil("a day in play", timeoutSeconds: 60) {
+            let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            guard let line = said.split(separator: "\n").first(where: { $0.contains("day(s) at a time, in ") }),
+                  let path = line.components(separatedBy: ", in ").last?.components(separatedBy: " (").first else { return false }
+            folder = path
+            return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix("run-") }
+        })
+        XCTAssertEqual(kill(process.processIdentifier, SIGINT), 0)
+        XCTAssertTrue(waitUntil("explore to end", timeoutSeconds: 60) { !process.isRunning })
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        XCTAssertEqual(process.terminationStatus, SIGINT)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder), "\(folder) is left behind")
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        XCTAssertTrue(said.contains("explore: stopped by SIGINT: ending the days in play and removing \(folder)"), said)
+        let brokers = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+            guard Int32(entry) != nil, let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { return false }
+            return String(decoding: command, as: UTF8.self).contains(folder)
+        }
+        XCTAssertEqual(brokers, [], "no day's broker outlives the explore")
+    }
+
     /// Across machines: two shards — one from `--shard`, one from `SHIELDBUS_SHARD` as a CI matrix sets it — each
     /// writing its results, joined by `explore merge`, print what one machine prints for the same seeds, in text and
     /// in `--json`, byte for byte; the merge writes the failure's scenario again. The naive habit lock's seeds 16–18:

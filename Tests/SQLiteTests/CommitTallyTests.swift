@@ -165,4 +165,71 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertNil(tally.noteFailure)
         XCTAssertEqual(try CommitNote.read(besides: store), 5)
     }
+
+    /// A note that cannot be written — here a folder in its place, which even root cannot write as a file — leaves the
+    /// commit standing, and is said once through `onNoteFailure` (the broker puts it on the bus as `storage-failed`, a
+    /// plugin in its log) until a note is written again; a later failure is said again.
+    func testANoteThatCannotBeWrittenIsSaidOnceUntilItIsWrittenAgain() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let tally = try CommitTally(connection: connection, path: store)
+        var said: [String] = []
+        tally.onNoteFailure = { said.append($0) }
+        let note = CommitNote.path(besides: store)
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createDirectory(atPath: note, withIntermediateDirectories: false)
+        for n in 4...5 { try tally.transaction { try connection.execute("INSERT INTO t VALUES (\(n))") } }
+        XCTAssertEqual(try tally.count(), 5, "the commits stand")
+        XCTAssertEqual(said, ["\(store): cannot write the commit note \(note): Is a directory; its commits stand, but until this is fixed a lost write-ahead log or a power cut may go unnoticed or lose more"])
+        XCTAssertTrue(tally.noteFailure is CommitNoteUnwritable, "\(String(describing: tally.noteFailure))")
+        try FileManager.default.removeItem(atPath: note)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (6)") }
+        XCTAssertNil(tally.noteFailure)
+        XCTAssertEqual(try CommitNote.read(besides: store), 6)
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createDirectory(atPath: note, withIntermediateDirectories: false)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (7)") }
+        XCTAssertEqual(said.count, 2, "a new failure is said again")
+    }
+
+    /// A power cut loses at most the commits since the last flush: every 32nd commit (by the store's own count, so two
+    /// writers share the bound) flushes the write-ahead log to the disk; a process flushes at most once a second, the
+    /// 32nd commit within a second of its last flush owing one to the first commit a second after.
+    func testEveryThirtySecondCommitIsFlushedAtMostOnceASecond() {
+        var clock: TimeInterval = 100
+        let followUp = CommitFollowUp(path: path("store.sqlite"), now: { clock })
+        let interval = CommitFollowUp.syncInterval
+        for n in 1..<interval { followUp.committed(through: n, after: n - 1) }
+        XCTAssertEqual(followUp.syncedThrough, 0)
+        followUp.committed(through: interval, after: interval - 1)
+        XCTAssertEqual(followUp.syncedThrough, interval, "the first 32nd")
+        clock += 0.5
+        followUp.committed(through: 2 * interval + 3, after: interval)  // one transaction past the next multiple
+        XCTAssertEqual(followUp.syncedThrough, interval, "half a second after the last flush: owed")
+        clock += 0.5
+        followUp.committed(through: 2 * interval + 4, after: 2 * interval + 3)
+        XCTAssertEqual(followUp.syncedThrough, 2 * interval + 4, "owed, and paid at the first commit a second on")
+        clock += 5
+        followUp.committed(through: 2 * interval + 5, after: 2 * interval + 4)
+        XCTAssertEqual(followUp.syncedThrough, 2 * interval + 4, "nothing owed: no flush however long since the last")
+        XCTAssertNil(followUp.failure)
+    }
+
+    func testEveryThirtySecondCommitIsFlushedToTheDisk() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let tally = try CommitTally(connection: connection, path: store)
+        let interval = CommitFollowUp.syncInterval
+        while try tally.count() < interval - 1 { try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") } }
+        XCTAssertEqual(tally.syncedThrough, 0, "nothing flushed before the 32nd commit")
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") }
+        XCTAssertEqual(tally.syncedThrough, interval)
+        let second = try SQLiteConnection(path: store, flags: [.readWrite])
+        let other = try CommitTally(connection: second, path: store)
+        while try tally.count() < 2 * interval + 5 {
+            let (writer, tallied) = try tally.count() % 2 == 0 ? (connection, tally) : (second, other)
+            try tallied.transaction { try writer.execute("INSERT INTO t VALUES (0)") }
+        }
+        XCTAssertEqual(max(tally.syncedThrough, other.syncedThrough), 2 * interval, "whichever writer made the 64th commit flushed it")
+        XCTAssertNil(tally.noteFailure)
+        XCTAssertNil(other.noteFailure)
+    }
 }

@@ -200,7 +200,7 @@ let package = Package(
                     exclude: ["attack_suite.py", "curve_attack.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "fixture-in-process"]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
@@ -211,6 +211,9 @@ let package = Package(
         // A monitor written with Date() and Calendar.current, and its twin on bus time.
         .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
+        // An app, a shield and an action delegate run as processes and hosted on a test's threads (issue 30).
+        .target(name: "InProcessPlugins", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/InProcessPlugins"),
+        .executableTarget(name: "fixture-in-process", dependencies: ["ShieldBusSDK", "InProcessPlugins"], path: "Tests/Fixtures/InProcessPlugin"),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v6]

@@ -40,6 +40,8 @@ struct Admission {
     /// Admits `hello`, or says why not. `keyAdmitted`: the connection came through CURVE with a key on the
     /// allowlist (on tcp every connection has), which admits an outside client as the cookie does.
     func admit(_ hello: Hello, plugins: [PluginSupervisor.Plugin], keyAdmitted: Bool = false) -> Result<Admitted, BusProtocolError> {
+        // The bus's own rule was checked as the hello was read; the product's source names are its table's.
+        if let problem = table.nameProblem(with: hello.name) { return .failure(problem) }
         if let plugin = plugins.first(where: { $0.spec.name == hello.name }) {
             guard BusCredential.matches(hello.credential, plugin.liveCredential) else {
                 return .failure(.notAdmitted("'\(hello.name)' is a configured plugin: only the process the broker started for it may use that name, "

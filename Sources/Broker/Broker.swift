@@ -21,6 +21,8 @@ public final class Broker {
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
     private var stopRequested = false
+    /// Starts the configured plugins on threads of this process instead of as processes: tests only, set before `open`.
+    var inProcessLauncher: InProcessLauncher?
     private let startedAt = monotonicMilliseconds()
     /// Each configured plugin's place in the configuration: the order of announcements and of released publications.
     private let configurationOrder: [String: Int]
@@ -155,6 +157,7 @@ public final class Broker {
         let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint,
                                           sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger)
         supervisor.wake = wakeSet
+        supervisor.inProcessLauncher = inProcessLauncher
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)

@@ -2,8 +2,8 @@
 
 /// How the broker meets its peers. The loop waits on it, reads each peer's messages as frames (the peer's identity
 /// first, then the message's frames, as `WireCodec` makes them) and sends frames back. How a peer connects and how
-/// its bytes travel is the transport's alone: libzmq in production (`ZeroMQTransport`), an in-process queue for
-/// tests that drive the broker step by step (`InMemoryTransport`).
+/// its bytes travel is the transport's alone: libzmq in production (`ZeroMQTransport`), in-process queues for tests
+/// that drive the broker step by step or host its plugins on their threads (`InMemoryTransport`).
 protocol BusTransport: AnyObject {
     /// Where peers connect, as published in the runtime directory (a wildcard port resolved).
     var endpoint: String { get }

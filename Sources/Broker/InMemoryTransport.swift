@@ -1,69 +1,210 @@
-// InMemoryTransport: the transport seam inside one process — peers are queues that a test fills and empties step by step.
+// InMemoryTransport: the transport seam inside one process — peers are queues, filled and emptied by a test or by
+// plugins hosted on the test's threads.
 
-/// For tests of the broker's logic: no sockets, no threads, no waiting. A test puts a peer's message in
-/// (`arrive(from:_:)`), turns the broker's loop one pass (`Broker.serveOnce`), and takes what the broker sent each
-/// peer (`takeSent(to:)`). The frames are those libzmq would carry, so the broker cannot tell the two apart.
-final class InMemoryTransport: BusTransport {
-    let endpoint = "inproc://shieldbus-in-memory"
+import BusClient
+import Foundation
+
+/// For tests of logic, never the product (whose plugins are processes on libzmq): the broker and its peers in one
+/// process. Two ways to drive it:
+///
+/// - stepped (`waits: false`): no threads, no waiting. A test puts a peer's message in (`arrive(from:_:)`), turns the
+///   broker's loop one pass (`Broker.serveOnce`), and takes what the broker sent each peer (`takeSent(to:)`);
+/// - threaded (`waits: true`): the loop's wait blocks until a peer's message arrives, and clients on other threads
+///   connect through the endpoint (`memory://…`, registered with `InMemoryEndpoints`), each getting a client end
+///   whose wait blocks until the broker sends it something — what a `BusConnection` of a plugin hosted in the test's
+///   process uses.
+///
+/// The frames are those libzmq would carry, so the broker cannot tell the transports apart. Thread-safe: one lock
+/// guards the queues, and its condition wakes whoever waits on them.
+final class InMemoryTransport: BusTransport, @unchecked Sendable {
+    let endpoint: String
     let admitsPeersByKey = false
+    /// Whether the broker's wait blocks until a message arrives (threaded) or returns at once (stepped).
+    let waits: Bool
+    private let condition = NSCondition()
     /// Messages from peers not yet received by the broker: each the peer's identity, then the message's frames.
     private var inbound: [[[UInt8]]] = []
     private var inboundHead = 0
-    /// What the broker sent each peer and the test has not taken yet, in order.
+    /// What the broker sent each peer and the peer has not taken yet, in order.
     private var sent: [[UInt8]: [[[UInt8]]]] = [:]
+    /// Client ends that closed: what the broker sends them is lost, as to a peer that is gone.
+    private var gone: Set<[UInt8]> = []
+    private var connections = 0
     private(set) var isClosed = false
 
-    // MARK: The test's side
+    nonisolated(unsafe) private static var made = 0
+    private static let madeLock = NSLock()
+
+    init(waits: Bool = false) {
+        self.waits = waits
+        let number = Self.madeLock.withLock {
+            Self.made += 1
+            return Self.made
+        }
+        endpoint = InMemoryEndpoints.scheme + "shieldbus-\(getpid())-\(number)"
+        InMemoryEndpoints.register(endpoint) { [weak self] in
+            guard let self else { return Client.closedEnd }
+            return self.connect()
+        }
+    }
+
+    // MARK: The peers' side
 
     /// `peer` sends `frames` (as `WireCodec.encode` makes them); the broker receives it on its next pass.
     func arrive(from peer: [UInt8], _ frames: [[UInt8]]) {
-        precondition(!isClosed, "a message arrived after the transport closed")
-        inbound.append([peer] + frames)
+        precondition(offer(from: peer, frames), "a message arrived after the transport closed")
+    }
+
+    /// Queues `peer`'s message for the broker and wakes it; false (the message lost) once the transport closed, as
+    /// a message to a broker that is gone.
+    private func offer(from peer: [UInt8], _ frames: [[UInt8]]) -> Bool {
+        condition.withLock {
+            guard !isClosed else { return false }
+            inbound.append([peer] + frames)
+            condition.broadcast()
+            return true
+        }
     }
 
     /// Takes the messages the broker sent `peer` since the last call, oldest first.
     func takeSent(to peer: [UInt8]) -> [[[UInt8]]] {
-        sent.removeValue(forKey: peer) ?? []
+        condition.withLock { sent.removeValue(forKey: peer) ?? [] }
+    }
+
+    /// A new client end with an identity of its own, as a DEALER socket connecting gets one from the ROUTER.
+    func connect() -> ClientTransport {
+        condition.withLock {
+            connections += 1
+            return Client(transport: self, identity: Array("memory-peer-\(connections)".utf8))
+        }
+    }
+
+    /// One peer's end: its messages go to the broker's inbound queue, the broker's to its own.
+    private final class Client: ClientTransport, @unchecked Sendable {
+        private weak var transport: InMemoryTransport?
+        let identity: [UInt8]
+        /// Messages taken from the transport and not yet read.
+        private var waiting: [[[UInt8]]] = []
+        private var closed = false
+
+        init(transport: InMemoryTransport?, identity: [UInt8]) {
+            self.transport = transport
+            self.identity = identity
+        }
+
+        /// The end a connection gets once the broker is gone: it sends into nothing and never hears back.
+        static var closedEnd: Client { Client(transport: nil, identity: []) }
+
+        func send(_ frames: [[UInt8]]) throws {
+            guard !closed else { return }
+            _ = transport?.offer(from: identity, frames)
+        }
+
+        func receiveNow() throws -> [[UInt8]]? {
+            if waiting.isEmpty, let transport { waiting = transport.takeSent(to: identity) }
+            return waiting.isEmpty ? nil : waiting.removeFirst()
+        }
+
+        func waitReadable(timeoutMilliseconds: Int) throws -> (ready: Bool, interrupted: Bool) {
+            if !waiting.isEmpty { return (true, false) }
+            guard let transport else { return (false, false) }
+            return (transport.waitForSent(to: identity, timeoutMilliseconds: timeoutMilliseconds), false)
+        }
+
+        func close() {
+            closed = true
+            transport?.disconnect(identity)
+        }
+    }
+
+    /// Waits at most `timeoutMilliseconds` until the broker has sent `peer` something: the whole time once the
+    /// transport closed, as a socket waits on a broker that is gone.
+    private func waitForSent(to peer: [UInt8], timeoutMilliseconds: Int) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(max(0, timeoutMilliseconds)) / 1000)
+        return condition.withLock {
+            while sent[peer, default: []].isEmpty {
+                if !condition.wait(until: deadline) { break }
+            }
+            return !sent[peer, default: []].isEmpty
+        }
+    }
+
+    private func disconnect(_ peer: [UInt8]) {
+        condition.withLock {
+            gone.insert(peer)
+            sent.removeValue(forKey: peer)
+        }
     }
 
     // MARK: The broker's side
 
-    /// Never waits: a test turns the loop when it has something for it.
+    /// Stepped: never waits (a test turns the loop when it has something for it). Threaded: waits until a peer's
+    /// message arrives or the timeout. The wake descriptor (the signal pipe, launch templates' channels) is looked at
+    /// before and after the wait: a broker in a test's process handles no signals.
     func wait(timeoutMilliseconds: Int, wakeDescriptor: Int32?) throws -> TransportWake {
-        TransportWake(messagesWaiting: inboundHead < inbound.count, woken: false)
+        if let wakeDescriptor, Self.isReadable(wakeDescriptor) { return TransportWake(messagesWaiting: hasInbound, woken: true) }
+        guard waits else { return TransportWake(messagesWaiting: hasInbound, woken: false) }
+        let deadline = Date(timeIntervalSinceNow: Double(max(0, timeoutMilliseconds)) / 1000)
+        let arrived = condition.withLock {
+            while inboundHead >= inbound.count && !isClosed {
+                if !condition.wait(until: deadline) { break }
+            }
+            return inboundHead < inbound.count
+        }
+        return TransportWake(messagesWaiting: arrived, woken: wakeDescriptor.map(Self.isReadable) ?? false)
+    }
+
+    private var hasInbound: Bool { condition.withLock { inboundHead < inbound.count } }
+
+    private static func isReadable(_ descriptor: Int32) -> Bool {
+        var watched = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&watched, 1, 0) > 0 && watched.revents & Int16(POLLIN) != 0
     }
 
     func receive(into message: inout [[UInt8]]) throws -> Bool {
-        guard inboundHead < inbound.count else {
-            inbound.removeAll(keepingCapacity: true)
-            inboundHead = 0
-            return false
+        condition.withLock {
+            guard inboundHead < inbound.count else {
+                inbound.removeAll(keepingCapacity: true)
+                inboundHead = 0
+                return false
+            }
+            message = inbound[inboundHead]
+            inboundHead += 1
+            return true
         }
-        message = inbound[inboundHead]
-        inboundHead += 1
-        return true
     }
 
     func send(_ frames: [[UInt8]], to peer: [UInt8]) {
-        guard !isClosed else { return }
-        sent[peer, default: []].append(frames)
+        _ = deliver(frames, to: peer)
     }
 
     func send(head: UnsafeRawBufferPointer, envelope: EnvelopeFrame, to peer: [UInt8]) -> Bool {
-        guard !isClosed else { return false }
-        sent[peer, default: []].append([Array(head), envelope.json])
-        return true
+        deliver([Array(head), envelope.json], to: peer)
     }
 
     func send(head: UnsafeRawBufferPointer, batch: EnvelopeBatch, to peer: [UInt8]) -> Bool {
-        guard !isClosed else { return false }
         let joined = [UInt8](unsafeUninitializedCapacity: batch.byteCount) { buffer, count in
             batch.write(into: UnsafeMutableRawBufferPointer(buffer))
             count = buffer.count
         }
-        sent[peer, default: []].append([Array(head), joined])
-        return true
+        return deliver([Array(head), joined], to: peer)
     }
 
-    func close() { isClosed = true }
+    /// Queues `frames` for `peer` and wakes it; false when the transport closed or the peer is gone.
+    private func deliver(_ frames: [[UInt8]], to peer: [UInt8]) -> Bool {
+        condition.withLock {
+            guard !isClosed, !gone.contains(peer) else { return false }
+            sent[peer, default: []].append(frames)
+            condition.broadcast()
+            return true
+        }
+    }
+
+    func close() {
+        InMemoryEndpoints.unregister(endpoint)
+        condition.withLock {
+            isClosed = true
+            condition.broadcast()
+        }
+    }
 }

@@ -44,11 +44,16 @@ final class PluginSupervisor {
         /// The connection the current run said hello on: a second connection presenting its credential while
         /// that one lives is someone who copied it.
         var connection: [UInt8]?
+        /// The current run when it is hosted on a thread of the broker's process (tests only): its `pid` is then a
+        /// number no process can have.
+        var inProcess: InProcessRun?
         init(spec: PluginSpec) { self.spec = spec }
 
         /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
-        /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does).
+        /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does). A run
+        /// hosted in the broker's process is asked to stop.
         func signal(_ signalNumber: Int32) {
+            if let inProcess { return inProcess.requestStop() }
             if let target = programPID ?? pid { kill(target, signalNumber) }
         }
 
@@ -56,6 +61,7 @@ final class PluginSupervisor {
         /// before the broker reaps it (SIGCHLD may be read after an impostor's hello), nor once it said bye.
         var liveCredential: String? {
             guard let credential, let pid else { return nil }
+            if let inProcess { return inProcess.waitStatus == nil ? credential : nil }
             // A launch from a template is the template's child, not the broker's: /proc tells whether it ended.
             if launch?.templatePID != nil { return ChildProcess.hasExited(pid) ? nil : credential }
             guard !ChildProcess.hasEnded(pid) else { return nil }
@@ -117,6 +123,11 @@ final class PluginSupervisor {
     private let inheritedEnvironment = ProcessInfo.processInfo.environment
     /// Told about plugin lifecycle changes (name, what happened, details) so the broker can publish them.
     var onLifecycle: ((String, String, JSONValue) -> Void)?
+    /// Starts plugins on threads of this process instead of as processes (tests only).
+    var inProcessLauncher: InProcessLauncher?
+    /// Runs hosted in this process get pids above Linux's limit (2^22), which no process has: a signal or a wait
+    /// aimed at one reaches nobody.
+    private var nextInProcessPID: pid_t = 1 << 30
 
     /// `launchTemplates`: SDK-based plugins launch from a template process (`LaunchTemplates`); only in a sandbox,
     /// whose pid namespace ends a template's launches with it.
@@ -191,12 +202,19 @@ final class PluginSupervisor {
         plugin.killReason = nil
         plugin.refusal = nil
         do {
-            let launch = try templates?.launch(plugin.spec.name, environment: environment, { self.templateStart(plugin) })
-                ?? ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
-                                      environment: environment, logPath: log.path, sandbox: sandbox(of: plugin, tellingPID: true))
-            let pid = launch.pid
+            let pid: pid_t
+            if let inProcessLauncher {
+                plugin.inProcess = try inProcessLauncher.start(plugin.spec, environment: environment)
+                nextInProcessPID += 1
+                pid = nextInProcessPID
+            } else {
+                let launch = try templates?.launch(plugin.spec.name, environment: environment, { self.templateStart(plugin) })
+                    ?? ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
+                                          environment: environment, logPath: log.path, sandbox: sandbox(of: plugin, tellingPID: true))
+                pid = launch.pid
+                plugin.launch = launch
+            }
             plugin.pid = pid
-            plugin.launch = launch
             plugin.credential = credential
             plugin.connection = nil
             plugin.state = .running
@@ -222,6 +240,9 @@ final class PluginSupervisor {
             if case .bubblewrap = sandbox { status = PluginSandbox.programStatus(fromBubblewrap: status) }
             ended(plugin, status: status)
         }
+        for plugin in plugins {
+            if let status = plugin.inProcess?.waitStatus { ended(plugin, status: status) }
+        }
         guard let templates else { return }
         for plugin in plugins {
             let (ended, templateGone) = templates.endings(of: plugin.spec.name)
@@ -238,6 +259,7 @@ final class PluginSupervisor {
     private func ended(_ plugin: Plugin, status: Int32) {
         plugin.pid = nil
         plugin.launch = nil
+        plugin.inProcess = nil
         plugin.credential = nil  // a run that ended proves nothing any more
         plugin.connection = nil
         let how = ChildProcess.describe(waitStatus: status)
@@ -428,6 +450,7 @@ final class PluginSupervisor {
             _ = awaitEnd(of: plugin)
             plugin.pid = nil
             plugin.launch = nil
+            plugin.inProcess = nil
             plugin.credential = nil
             plugin.connection = nil
             plugin.lastExit = "killed by SIGKILL (\(reason))"
@@ -456,6 +479,7 @@ final class PluginSupervisor {
                 let status = awaitEnd(of: plugin)
                 plugin.pid = nil
                 plugin.launch = nil
+                plugin.inProcess = nil
                 plugin.lastExit = ChildProcess.describe(waitStatus: status)
             }
         }
@@ -464,6 +488,7 @@ final class PluginSupervisor {
 
     /// Waits for the current run of `plugin`, killed, to end: its wait status (SIGKILL's when its template went with it).
     private func awaitEnd(of plugin: Plugin) -> Int32 {
+        if let inProcess = plugin.inProcess { return inProcess.awaitEnd() }
         if let templatePID = plugin.launch?.templatePID {
             return templates?.awaitEnding(of: plugin.spec.name, templatePID: templatePID) ?? SIGKILL
         }

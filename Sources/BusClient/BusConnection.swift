@@ -21,8 +21,9 @@ public struct ConnectionStatistics: Equatable, Sendable {
     public var reconnects: UInt64 = 0
 }
 
-/// One client's connection to the broker over a DEALER socket: hello/welcome, publishing, acknowledging,
-/// heartbeats both ways, delivery-gap detection, and a fresh hello when the broker restarts.
+/// One client's connection to the broker over its transport (a DEALER socket; in tests, an in-memory pair):
+/// hello/welcome, publishing, acknowledging, heartbeats both ways, delivery-gap detection, and a fresh hello when
+/// the broker restarts.
 ///
 /// Not thread-safe: drive it from one thread.
 public final class BusConnection {
@@ -35,9 +36,7 @@ public final class BusConnection {
     /// Called after the client said hello again to a restarted broker and was welcomed.
     public var onReconnect: ((Welcome) -> Void)?
 
-    private let socket: Socket
-    /// The connection's own context: terminating it on close flushes the goodbye before the process exits.
-    private var context: Context?
+    private let transport: ClientTransport
     private var nextDelivery: UInt64 = 1
     /// The last batch (`events`) received, and which of its events is the next to return.
     private var batch = EventBatch(firstDelivery: 0, envelopes: [])
@@ -52,10 +51,13 @@ public final class BusConnection {
     private let discoversCredential: Bool
     /// Where the cookie and, on tcp, the CURVE keys are.
     private let runtime: RuntimeDirectory
+    /// The environment the client was started with (its per-launch credential): an in-process plugin's own, or nil
+    /// for the process's (read when a credential is looked up).
+    private let environment: [String: String]?
 
-    /// This process's credential for `endpoint` as `role`; on tcp the files are the given runtime directory's.
-    private static func credential(endpoint: String, runtime: RuntimeDirectory, role: Role) -> String? {
-        var environment = ProcessEnvironment.current
+    /// The client's credential for `endpoint` as `role`; on tcp the files are the given runtime directory's.
+    private static func credential(endpoint: String, runtime: RuntimeDirectory, role: Role, environment: [String: String]?) -> String? {
+        var environment = environment ?? ProcessEnvironment.current
         environment["SHIELDBUS_RUNTIME_DIR"] = runtime.path
         return BusCredential.forClient(endpoint: endpoint, actsForPerson: role == .tool, environment: environment)
     }
@@ -66,16 +68,25 @@ public final class BusConnection {
     ///
     /// A tcp endpoint needs CURVE keys: `curve`, else those found in the runtime directory
     /// (`CurveClientKeys.discover`). An ipc socket this user may not open is reported as permission denied
-    /// at once, rather than as a broker that never answers.
-    public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil)) throws {
+    /// at once, rather than as a broker that never answers. An in-memory endpoint (`InMemoryEndpoints`, tests only)
+    /// connects to the broker that serves it in this process. `environment` is where a credential is looked up:
+    /// the process's, unless the client is a plugin hosted in a test's process with its own.
+    public init(endpoint: String, hello: Hello, curve: CurveClientKeys? = nil, runtime: RuntimeDirectory = .resolve(nil),
+                environment: [String: String]? = nil) throws {
         self.endpoint = endpoint
+        self.environment = environment
         var hello = hello
         hello.readsBatches = true  // `nextMessage` takes a batch apart into its events
         // A client given its own CURVE keys is admitted by them: a cookie found on this machine may be another broker's.
         discoversCredential = hello.credential == nil && curve == nil
         self.runtime = runtime
-        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role) }
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role, environment: environment) }
         self.hello = hello
+        if endpoint.hasPrefix(InMemoryEndpoints.scheme) {
+            guard let transport = InMemoryEndpoints.connect(endpoint) else { throw BusClientError.noBroker(runtimeDirectory: endpoint) }
+            self.transport = transport
+            return
+        }
         var keys = curve
         if endpoint.hasPrefix("tcp://"), keys == nil {
             do {
@@ -91,13 +102,7 @@ public final class BusConnection {
             if access(path, R_OK | W_OK) != 0 && errno == EACCES { throw BusClientError.permissionDenied(path: path) }
         }
         do {
-            let context = try Context()
-            self.context = context
-            socket = try Socket(context, .dealer)
-            try socket.setReceiveHighWaterMark(100_000)
-            try socket.setSendHighWaterMark(100_000)
-            if let keys { try socket.makeCurveClient(serverKey: keys.serverKey, keys: keys.keys) }
-            try socket.connect(endpoint)
+            transport = try ZeroMQClientTransport(endpoint: endpoint, curve: keys)
         } catch let error as ZMQError {
             throw BusClientError.transport(error)
         }
@@ -191,13 +196,12 @@ public final class BusConnection {
         throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds)
     }
 
-    /// Says goodbye and closes the socket. Safe to call twice.
+    /// Says goodbye and closes the transport (which waits, up to libzmq's linger, for the bye to leave). Safe to call twice.
     public func close() {
         guard !closed else { return }
         closed = true
         if welcome != nil { try? send(.bye) }
-        socket.close()
-        context = nil  // terminates the context, which waits (up to the linger) for the bye to leave
+        transport.close()
     }
 
     // MARK: Internals
@@ -205,13 +209,11 @@ public final class BusConnection {
     /// Whether messages are queued unread: a client that was busy is not one the broker forgot.
     private func hasWaitingMessages() -> Bool {
         if batchHead < batch.envelopes.count { return true }
-        var poller = Poller()
-        guard (try? poller.addReadable(socket)) != nil, let ready = try? poller.poll(timeoutMilliseconds: 0) else { return false }
-        return ready.first == true
+        return (try? transport.waitReadable(timeoutMilliseconds: 0).ready) ?? false
     }
 
     private func sayHelloAgain() throws {
-        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role) }  // a new broker may have a new cookie
+        if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role, environment: environment) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()
@@ -220,7 +222,7 @@ public final class BusConnection {
 
     private func send(_ message: ClientMessage) throws {
         do {
-            try socket.send(WireCodec.encode(message))
+            try transport.send(WireCodec.encode(message))
             lastSent = monotonicMilliseconds()
         } catch let error as ZMQError {
             throw BusClientError.transport(error)
@@ -239,15 +241,13 @@ public final class BusConnection {
         do {
             // A busy client usually finds its next message already queued: take it without a poll (a system
             // call and two allocations per message); wait only when nothing is there.
-            if let waiting = try socket.receive(dontWait: true) {
+            if let waiting = try transport.receiveNow() {
                 frames = waiting
                 lastHeardFromBroker = now
             } else {
-                var poller = Poller()
-                try poller.addReadable(socket)
-                let ready = try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0]
-                waitWasInterrupted = poller.wasInterrupted
-                guard ready, let received = try socket.receive(dontWait: true) else { return nil }
+                let (ready, interrupted) = try transport.waitReadable(timeoutMilliseconds: timeoutMilliseconds)
+                waitWasInterrupted = interrupted
+                guard ready, let received = try transport.receiveNow() else { return nil }
                 frames = received
                 lastHeardFromBroker = monotonicMilliseconds()
             }

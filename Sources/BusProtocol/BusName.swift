@@ -2,19 +2,22 @@
 /// must be what it looks like, so only lowercase ASCII letters, digits and `-`, 1 to 64 bytes — no capitals
 /// (`Broker`), no look-alikes from other scripts (a Cyrillic `о`), no control or zero-width characters.
 public enum BusName {
-    /// Names the system itself uses as event sources; no client may take them.
-    public static let reserved: Set<String> = ["broker", "scenario", "system"]
+    /// The name the bus itself uses as its events' source; no client may take it. A product's own sources (Screen
+    /// Time's OS and scenario player) are in its table (`BusTable.sourceNames`).
+    public static let reserved: Set<String> = ["broker"]
 
-    /// Why `name` is not a valid client name, or nil when it is.
-    public static func problem(with name: String) -> BusProtocolError? {
+    /// Why `name` is not a valid client name, or nil when it is; `sources`: the product's own source names, which no
+    /// client may take either.
+    public static func problem(with name: String, sources: Set<String> = []) -> BusProtocolError? {
         let bytes = Array(name.utf8)
         guard (1...64).contains(bytes.count) else {
             return .badName(name, reason: "must be 1 to 64 bytes long (it has \(bytes.count))")
         }
         let allowed = bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
         guard allowed else { return .badName(name, reason: "may contain only lowercase ASCII letters a-z, digits 0-9 and '-'") }
-        if reserved.contains(name) || name.hasPrefix("peer-") {
-            return .badName(name, reason: "is reserved (broker, scenario, system and peer-… name the system's own sources)")
+        if reserved.contains(name) || sources.contains(name) || name.hasPrefix("peer-") {
+            let names = (reserved.union(sources).sorted() + ["peer-…"]).joined(separator: ", ")
+            return .badName(name, reason: "is reserved (\(names) name the system's own sources)")
         }
         return nil
     }

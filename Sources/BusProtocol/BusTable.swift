@@ -29,12 +29,15 @@ public struct BusTable: Sendable {
     /// Prefixes of the person's input: topics only the person's tools (and plugins configured for the person's input)
     /// publish.
     public let personInputPrefixes: [String]
+    /// The names the product's own system publishes under (besides the bus's `broker`): no client may take them, and
+    /// an event from one of them is the system's.
+    public let sourceNames: Set<String>
     private let systemOnlyPrefixBytes: [[UInt8]]
     private let namespaceBytes: [[UInt8]]
 
     /// A table of the product's namespaces, roles, events, routes and person's input; the bus's own are added where missing.
     public init(namespaces: [String], roles: [Role], exclusiveRoles: Set<Role>, systemOnlyPrefixes: [String], requestRoutes: [RequestRoute],
-                personInputPrefixes: [String] = []) {
+                personInputPrefixes: [String] = [], sourceNames: Set<String> = []) {
         let allNamespaces = namespaces + Topic.busNamespaces.filter { !namespaces.contains($0) }
         self.namespaces = allNamespaces
         namespaceBytes = allNamespaces.map { Array($0.utf8) }
@@ -48,11 +51,18 @@ public struct BusTable: Sendable {
         self.systemOnlyPrefixes = allPrefixes
         self.requestRoutes = requestRoutes
         self.personInputPrefixes = personInputPrefixes
+        self.sourceNames = sourceNames
         systemOnlyPrefixBytes = allPrefixes.map { Array($0.utf8) }
     }
 
     /// The bus alone: its own roles and events, no product's.
     public static let bare = BusTable(namespaces: [], roles: [], exclusiveRoles: [], systemOnlyPrefixes: [], requestRoutes: [])
+
+    /// Why `name` is not a valid client name on this bus (the bus's rule, and the product's source names), or nil.
+    public func nameProblem(with name: String) -> BusProtocolError? { BusName.problem(with: name, sources: sourceNames) }
+
+    /// Whether `source` is the system's: the bus's own or one of the product's source names.
+    public func isSystemSource(_ source: String) -> Bool { BusName.reserved.contains(source) || sourceNames.contains(source) }
 
     /// Whether a hello may name `role`.
     public func knows(_ role: Role) -> Bool { roles.contains(role) }

@@ -136,7 +136,7 @@ public struct Envelope: Equatable, Sendable {
 
     /// Whether the system (the broker and its device OS, or the scenario) sent the event: no client may use
     /// those names, so this is what a plugin checks before acting on an event only the system produces.
-    public var isFromSystem: Bool { BusName.reserved.contains(source) }
+    public func isFromSystem(of table: BusTable) -> Bool { table.isSystemSource(source) }
 }
 
 /// Errors as sent on the wire (kind `error`) and carried by `bus.error` events.

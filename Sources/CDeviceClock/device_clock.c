@@ -59,8 +59,31 @@ void shieldbus_device_clock_clear(void) { atomic_store_explicit(&is_set, 0, memo
 
 int shieldbus_device_clock_is_set(void) { return atomic_load_explicit(&is_set, memory_order_acquire); }
 
-/// The device clock now, in nanoseconds since 1970; false when it is not set.
+/// A thread's own device clock (a plugin hosted on a thread of a test's process): only its thread reads or writes it.
+static _Thread_local int thread_is_set = 0;
+static _Thread_local int64_t thread_base_nanoseconds = 0;
+static _Thread_local int64_t thread_base_monotonic = 0;
+static _Thread_local double thread_base_rate = 0;
+
+void shieldbus_device_clock_set_thread(int64_t nanoseconds, double rate) {
+    thread_base_nanoseconds = nanoseconds;
+    thread_base_monotonic = monotonic_nanoseconds();
+    thread_base_rate = rate;
+    thread_is_set = 1;
+}
+
+void shieldbus_device_clock_clear_thread(void) { thread_is_set = 0; }
+
+int shieldbus_device_clock_thread_is_set(void) { return thread_is_set; }
+
+/// The device clock now, in nanoseconds since 1970 (the thread's own first); false when it is not set.
 static int device_nanoseconds(int64_t *result) {
+    if (thread_is_set) {
+        int64_t nanoseconds = thread_base_nanoseconds;
+        if (thread_base_rate != 0) nanoseconds += (int64_t)((double)(monotonic_nanoseconds() - thread_base_monotonic) * thread_base_rate);
+        *result = nanoseconds;
+        return 1;
+    }
     if (!atomic_load_explicit(&is_set, memory_order_acquire)) return 0;
     for (;;) {
         uint64_t before = atomic_load_explicit(&generation, memory_order_acquire);

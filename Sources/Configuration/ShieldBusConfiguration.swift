@@ -217,7 +217,7 @@ public struct ShieldBusConfiguration {
             let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass", "readable", "writable", "personInput"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
-            if let problem = BusName.problem(with: name) { throw nameValue.error(problem.description) }
+            if let problem = BusTable.screenTime.nameProblem(with: name) { throw nameValue.error(problem.description) }
             guard !names.contains(name) else { throw nameValue.error("the plugin name '\(name)' is used twice") }
             names.insert(name)
             guard let executable = fields["executable"] else { throw entry.error("plugin '\(name)' needs an 'executable' (a built product name or a path)") }
@@ -265,7 +265,7 @@ public struct ShieldBusConfiguration {
             configuration.clients = try clients.list().map { entry in
                 let fields = try entry.uniqueMapping(allowed: ["name", "roles", "namespaces"])
                 let name = try fields["name"]?.string()
-                if let name, let problem = BusName.problem(with: name) { throw fields["name"]!.error(problem.description) }
+                if let name, let problem = BusTable.screenTime.nameProblem(with: name) { throw fields["name"]!.error(problem.description) }
                 guard let roles = fields["roles"] else { throw entry.error("a client entry needs 'roles' (any of \(BusTable.screenTime.roles.map(\.rawValue).joined(separator: ", ")))") }
                 let declared = try declaredNamespaces(fields["namespaces"], taken: &namespaces)
                 if !declared.isEmpty && name == nil { throw fields["namespaces"]!.error("only a client with a 'name' may declare namespaces") }

@@ -66,5 +66,18 @@ extension BusTable {
             .init(prefix: "shield.action.", role: .action),
             .init(prefix: "report.", role: .report),
         ],
-        personInputPrefixes: [DeviceTopic.inputNamespace + "."])
+        personInputPrefixes: [DeviceTopic.inputNamespace + "."],
+        sourceNames: [DeviceTopic.systemSource, DeviceTopic.scenarioSource])
+}
+
+extension DeviceTopic {
+    /// The OS's name where it acts in its own right (who wrote a store, who drew or answered a shield).
+    public static let systemSource = "system"
+    /// The source of the events a scenario publishes as they are.
+    public static let scenarioSource = "scenario"
+}
+
+extension Envelope {
+    /// Whether the event comes from Screen Time's system: the broker, the OS, or a scenario.
+    public var isFromSystem: Bool { isFromSystem(of: .screenTime) }
 }

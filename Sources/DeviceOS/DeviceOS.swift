@@ -315,7 +315,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
                 inputChangedNothing("not-on-screen", "force-quit \(app.name): \(app.name) is not on screen; nothing was quit")
             }
         case let .publish(topic, bodyJSON):
-            bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: "scenario")
+            bus.emit(topic: topic, bodyJSON: Array(bodyJSON.utf8), source: DeviceTopic.scenarioSource)
         }
     }
 

@@ -1,4 +1,5 @@
 import BusProtocol
+import DeviceAPI
 import Foundation
 
 /// What `shieldbus plugin new` can make: one kind per extension point, each built on its SDK class.
@@ -60,10 +61,10 @@ struct PluginName {
     let name: String
 
     /// Names that would shadow the SDK's types, beyond the bus's own reserved names.
-    static let reserved: Set<String> = BusName.reserved.union(["bus", "shieldbus"])
+    static let reserved: Set<String> = BusName.reserved.union(BusTable.screenTime.sourceNames).union(["bus", "shieldbus"])
 
     init(_ name: String) throws {
-        if let problem = BusName.problem(with: name), case .badName(_, let reason) = problem {
+        if let problem = BusTable.screenTime.nameProblem(with: name), case .badName(_, let reason) = problem {
             throw PluginScaffoldError.invalidName(name, reason: "it \(reason)")
         }
         guard let first = name.unicodeScalars.first, ("a"..."z").contains(first) else {

@@ -37,7 +37,7 @@ extension ShieldBus {
                 throw ValidationError("\(file):\(bad.line): not a journal line: \(bad.reason)")
             }
             let replayable = envelopes.filter { envelope in
-                !BusTable.screenTime.isSystemOnly(envelope.topic) && !["broker", "scenario"].contains(envelope.source)
+                !BusTable.screenTime.isSystemOnly(envelope.topic) && !envelope.isFromSystem
                     && !envelope.topic.hasSuffix(Topic.replySuffix)
             }
             let name = BusTool.name("replay")

@@ -32,15 +32,11 @@ public enum PluginHost {
     /// callback and the broker starts it again for the next (SHIELDBUS_EPHEMERAL), so state kept only in memory
     /// is lost between callbacks, as on a phone.
     public static func run<Component: BusComponent>(name: String? = nil, _ make: @escaping () -> Component) -> Never {
-        let environment = LaunchEnvironment.variables
         let component = make()
-        let pluginName = name ?? environment["SHIELDBUS_PLUGIN_NAME"] ?? String(describing: Component.self).lowercased()
-        let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil, environment: environment).brokerEndpoint()
+        let pluginName = name ?? LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? String(describing: Component.self).lowercased()
         do {
-            try PluginAppGroup.verify()
-            let runtime = try PluginRuntime(name: pluginName, role: component.role, subscriptions: component.subscriptions,
-                                            observedTopics: component.observedTopics, endpoint: endpoint)
-            PluginRuntime.current = runtime
+            let runtime = try makeRuntime(named: pluginName, for: component, hostedInProcess: false)
+            PluginRuntime.setProcessRuntime(runtime)
             try runtime.run({ envelope in component.handle(envelope) }, onReady: { component.didStart() })
             exit(0)
         } catch {
@@ -51,6 +47,16 @@ public enum PluginHost {
 }
 
 extension PluginHost {
+    /// The runtime of `component` as plugin `name`, connecting to the launch environment's broker (its
+    /// `SHIELDBUS_ENDPOINT`, or the runtime directory's endpoint), once its app group is checked.
+    static func makeRuntime(named name: String, for component: BusComponent, hostedInProcess: Bool) throws -> PluginRuntime {
+        let environment = LaunchEnvironment.variables
+        let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil, environment: environment).brokerEndpoint()
+        try PluginAppGroup.verify()
+        return try PluginRuntime(name: name, role: component.role, subscriptions: component.subscriptions,
+                                 observedTopics: component.observedTopics, endpoint: endpoint, hostedInProcess: hostedInProcess)
+    }
+
     /// Runs the extension whose principal class the configuration names (`principalClass:`, as an extension's
     /// Info.plist names its `NSExtensionPrincipalClass`) among the program's `principalClasses` — or, when it names
     /// none, the only one given. One program may so hold several extensions, each run as its own process:

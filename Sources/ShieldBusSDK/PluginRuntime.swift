@@ -15,12 +15,27 @@ import Glibc
 /// handling, work handed over by other threads — is private and shared by dispatch, calls and publications alike;
 /// split, it would have to be opened to the whole module.
 ///
-/// One per process (`PluginRuntime.current`), as Apple's APIs (`ManagedSettingsStore()`,
-/// `DeviceActivityCenter()`) reach the OS without being handed a connection.
-public final class PluginRuntime {
-    /// The runtime of this process, while `PluginHost.run` runs.
-    /// Set once by `PluginHost.run` before any callback, read by the Apple-shaped APIs on the runtime's loop.
-    nonisolated(unsafe) public internal(set) static var current: PluginRuntime?
+/// One per plugin (`PluginRuntime.current`), as Apple's APIs (`ManagedSettingsStore()`,
+/// `DeviceActivityCenter()`) reach the OS without being handed a connection: a plugin process has one; a test that
+/// hosts several plugins in its own process (`InProcessPlugin`) binds each one's to the thread its loop runs on.
+///
+/// Sendable by hand: its loop's state is touched only on the plugin's thread; other threads hand it work
+/// (`onPluginThread`, publications from a `Task`) through a locked queue.
+public final class PluginRuntime: @unchecked Sendable {
+    /// The runtime of the running plugin: the one whose loop runs on this thread (or in a task started from it) when
+    /// several are hosted in one process, else the process's own, set once by `PluginHost.run` before any callback.
+    public static var current: PluginRuntime? { bound ?? processRuntime.current }
+
+    /// The runtime whose loop runs on this thread, for plugins hosted in a test's process.
+    @TaskLocal static var bound: PluginRuntime?
+
+    /// The runtime of a plugin process: what every thread of it (a Dispatch queue's, a detached task's) sees.
+    private static let processRuntime = LockedValue<PluginRuntime?>(nil)
+
+    /// Makes `runtime` the process's: a plugin process has one.
+    static func setProcessRuntime(_ runtime: PluginRuntime) {
+        processRuntime.withValue { $0 = runtime }
+    }
 
     public let name: String
     public let role: Role
@@ -54,12 +69,25 @@ public final class PluginRuntime {
     private let observedTopics: [String]
     // Set by the SIGTERM handler, read by the loop: a sig_atomic_t is what a handler may write.
     nonisolated(unsafe) private static var stopRequested: sig_atomic_t = 0
+    /// Hosted in a test's process: the process's signals are not its own; its host asks it to stop (`requestStop`).
+    private let isHostedInProcess: Bool
+    private let hostStop = LockedValue(false)
+    /// Where `Date()` reads the device clock: the process's, or the plugin thread's own when hosted in a test's process.
+    private var deviceClock: DeviceClockBinding
+
+    /// Whether the loop is asked to stop: a signal to the plugin's process, or its host's request.
+    private var isStopRequested: Bool { isHostedInProcess ? hostStop.current : Self.stopRequested != 0 }
+
+    /// Asks a plugin hosted in a test's process to stop: its loop ends within a poll, saying goodbye.
+    func requestStop() { hostStop.withValue { $0 = true } }
 
     /// How long a synchronous call waits for the OS (wall time).
     public var callTimeoutMilliseconds = 5_000
 
-    init(name: String, role: Role, subscriptions: [String], observedTopics: [String] = [], endpoint: String) throws {
+    init(name: String, role: Role, subscriptions: [String], observedTopics: [String] = [], endpoint: String, hostedInProcess: Bool = false) throws {
         self.name = name
+        isHostedInProcess = hostedInProcess
+        deviceClock = DeviceClockBinding(scope: hostedInProcess ? .thread : .process)
         self.role = role
         var logger = Logger(label: "plugin.\(name)")
         logger.logLevel = LaunchEnvironment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -71,7 +99,7 @@ public final class PluginRuntime {
         self.observedTopics = observedTopics
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
                                                                          pid: Int64(getpid()), observations: observedTopics),
-                                       runtime: .resolve(nil, environment: LaunchEnvironment.variables))
+                                       runtime: .resolve(nil, environment: LaunchEnvironment.variables), environment: LaunchEnvironment.variables)
     }
 
     /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
@@ -98,7 +126,7 @@ public final class PluginRuntime {
 
     /// Puts the device's clock and zone behind the process's system clock (`Date()`, `TimeZone.current`).
     private func bindDeviceClock() {
-        DeviceClockBinding.set(deviceTime: deviceClockNow, rate: deviceClockRate, offset: clockOffset)
+        deviceClock.set(deviceTime: deviceClockNow, rate: deviceClockRate, offset: clockOffset)
         DeviceClockBinding.set(zone: timeZone)
     }
 
@@ -240,7 +268,7 @@ public final class PluginRuntime {
         }
         // The handling this call belongs to is over for this process already: it will be handled again.
         if let interruption { throw PluginError.callInterrupted(call: topic, by: interruption) }
-        if Self.stopRequested != 0 { throw interrupted(topic, by: .stopRequested) }
+        if isStopRequested { throw interrupted(topic, by: .stopRequested) }
         correlation += 1
         let corr = "\(name)-\(correlation)"
         try connection.publish(Publish(topic: topic, body: body, corr: corr, deadline: busTime(now) + Int64(callTimeoutMilliseconds)))
@@ -253,7 +281,7 @@ public final class PluginRuntime {
                 if case .event(let envelope, _)? = message { pending.append(envelope) }  // the new session's first
                 throw error
             }
-            if Self.stopRequested != 0 { throw interrupted(topic, by: .stopRequested) }
+            if isStopRequested { throw interrupted(topic, by: .stopRequested) }
             guard let message else { continue }
             switch message {
             case .event(let envelope, _):
@@ -355,8 +383,8 @@ public final class PluginRuntime {
     func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
         pluginThread = Thread.current
         if LaunchEnvironment.isFromTemplate { logger.debug("launched from the plugin's template process") }
-        installSignalHandlers()
-        if Self.stopRequested != 0 {
+        if !isHostedInProcess { installSignalHandlers() }
+        if isStopRequested {
             logger.notice("the broker that started this process is gone; stopping")
             return
         }
@@ -376,7 +404,7 @@ public final class PluginRuntime {
         // Work starts when the whole bus is ready, so that start-up does not depend on process timing.
         startWork = onReady
         if settings["ready"]?.boolValue ?? true { beginWork() }
-        while Self.stopRequested == 0 {
+        while !isStopRequested {
             guard let envelope = try nextEvent() else { continue }
             // A callback handled by an earlier process (and redelivered) is skipped and does not end this one;
             // one held for bus.ready is handled (and ends the process) with the held events.

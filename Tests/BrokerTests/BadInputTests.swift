@@ -103,6 +103,14 @@ final class BadInputTests: XCTestCase {
         try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"app.x","body":{}}"#)], code: "hello-required")
     }
 
+    /// Screen Time's own sources are its table's, and the broker refuses them as names by that table.
+    func testAHelloUnderTheSystemsOwnNameIsRefused() throws {
+        for name in ["scenario", "system"] {
+            try assertRefused(WireCodec.encode(.hello(Hello(name: name, role: .generic, subscriptions: [], credential: broker.runtime.cookie()))),
+                              code: "bad-name", messageContains: "is reserved")
+        }
+    }
+
     func testASecondClientCannotTakeALiveClientsName() throws {
         let first = try broker.connect(name: "unique-name", role: .generic, subscriptions: [])
         defer { first.close() }

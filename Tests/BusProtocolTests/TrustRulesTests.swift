@@ -11,14 +11,17 @@ final class TrustRulesTests: XCTestCase {
 
     func testNamesAreLowercaseASCIILettersDigitsAndDashesOfOneTo64Bytes() {
         for good in ["monitor", "a", "py-echo", "focus-coach-2", String(repeating: "x", count: 64), "9lives"] {
-            XCTAssertNil(BusName.problem(with: good), good)
+            XCTAssertNil(BusTable.screenTime.nameProblem(with: good), good)
         }
         let bad = ["", "Broker", "brоker" /* Cyrillic о */, "mon\u{1B}[2Jitor", "nul\u{0}l", "bell\u{7}", "zero\u{200B}width",
                    "rtl\u{202E}gnp", "with space", "under_score", "dot.ted", "ünicode", String(repeating: "x", count: 65),
                    "broker", "scenario", "system", "peer-00ff"]
         for name in bad {
-            XCTAssertEqual(BusName.problem(with: name)?.code, "bad-name", TerminalText.escaped(name))
+            XCTAssertEqual(BusTable.screenTime.nameProblem(with: name)?.code, "bad-name", TerminalText.escaped(name))
         }
+        // Screen Time's sources are its table's: the bus alone reserves only its own.
+        XCTAssertNil(BusName.problem(with: "scenario"))
+        XCTAssertNil(BusTable.bare.nameProblem(with: "system"))
     }
 
     /// A property over many generated names: the rule accepts exactly the names made only of [a-z0-9-], 1–64
@@ -123,6 +126,7 @@ final class TrustRulesTests: XCTestCase {
         func envelope(_ source: String) -> Envelope { Envelope(seq: 1, time: 0, topic: "activity.habit.completed", source: source, body: Array("{}".utf8)) }
         XCTAssertTrue(envelope("broker").isFromSystem)
         XCTAssertTrue(envelope("scenario").isFromSystem)
+        XCTAssertFalse(envelope("scenario").isFromSystem(of: .bare), "a scenario is Screen Time's, not the bus's")
         XCTAssertFalse(envelope("companion-app").isFromSystem)
         XCTAssertEqual(envelope("companion-app").sender, "companion-app")
     }

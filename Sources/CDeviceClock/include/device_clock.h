@@ -14,4 +14,14 @@ void shieldbus_device_clock_clear(void);
 /// Whether the device clock is set.
 int shieldbus_device_clock_is_set(void);
 
+/// Sets the calling thread's own device clock, which its reads prefer to the process's: each of several plugins
+/// hosted on threads of one test process reads its own bus time. Other threads are not affected.
+void shieldbus_device_clock_set_thread(int64_t nanoseconds, double rate);
+
+/// Gives the calling thread's real-time clock back to the process's.
+void shieldbus_device_clock_clear_thread(void);
+
+/// Whether the calling thread's own device clock is set.
+int shieldbus_device_clock_thread_is_set(void);
+
 #endif

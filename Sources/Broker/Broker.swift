@@ -11,7 +11,8 @@ import Logging
 /// sequence number and the bus time, is journaled, and is delivered in that order to every session whose
 /// subscriptions match its topic, each delivery carrying that receiver's own delivery number.
 /// Single-threaded: everything happens in `run()`'s loop. Each job is a part of its own (docs/architecture.md
-/// § 1.1); this class wires them, turns the loop, and sequences each batch.
+/// § 1.1); this class wires them, turns the loop, and sequences each batch. Why about 500 lines: the wiring of every
+/// part and the hooks they call back through (sequencing, turns, laggards) share the loop's private state.
 public final class Broker {
     public let settings: BrokerSettings
     public let clock: BusClock

@@ -175,7 +175,7 @@ func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
                  "p99us": .double(Format.rounded(phase.percentile(0.99))), "maxus": .double(Format.rounded(phase.percentile(1))),
                  "brokerCPUPercent": .double(Format.rounded(phase.brokerCPUShare * 100))]
             }
-            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date), "rounds": .int(Int64(options.runs)),
+            print(JSONValue.object(["machine": .string("\(machine.cpuModel), \(machine.cores) cores"), "date": .string(machine.date),
                                     "phases": .array(rows), "p99Ratio": .double(Format.rounded(ratio))]).jsonText)
         } else {
             print("machine: \(machine.cpuModel), \(machine.cores) cores, \(machine.kernel); libzmq \(machine.libzmq); \(machine.swift); \(machine.date)")

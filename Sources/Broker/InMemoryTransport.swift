@@ -107,7 +107,12 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
 
         func waitReadable(timeoutMilliseconds: Int) throws -> (ready: Bool, interrupted: Bool) {
             if !waiting.isEmpty { return (true, false) }
-            guard let transport else { return (false, false) }
+            guard let transport else {
+                // The broker's end is gone: nothing will come, and the whole wait passes, as on a socket to a broker
+                // that is gone (a caller that polls does not spin).
+                usleep(UInt32(clamping: max(0, timeoutMilliseconds) * 1_000))
+                return (false, false)
+            }
             return (transport.waitForSent(to: identity, timeoutMilliseconds: timeoutMilliseconds), false)
         }
 

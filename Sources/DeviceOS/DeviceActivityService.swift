@@ -51,8 +51,9 @@ final class DeviceActivityService {
         var counter: ThresholdCounter
         var interval: DateInterval?
         var timers: [UInt64] = []
-        /// Callbacks already due, waiting for their whole minute: a clock or zone change replans what is ahead, not these.
-        var deliveries: Set<UInt64> = []
+        /// Callbacks already due, waiting for their whole minute, each with the start of the interval it was due in: a
+        /// clock or zone change replans what is ahead, not these.
+        var deliveries: [UInt64: Date?] = [:]
         /// The next interval start is announced by a quirk-moved timer (or never), not when counting starts.
         var suppressStart = false
         /// Its schedule has no further interval: it is no longer monitored, but a callback of its last interval that
@@ -276,8 +277,15 @@ final class DeviceActivityService {
 
     private func cancelTimers(_ monitor: Monitor) {
         cancelPlannedTimers(monitor)
-        for timer in monitor.deliveries { host.bus.cancel(timer) }
-        monitor.deliveries = []
+        cancelDeliveries(monitor) { _ in true }
+    }
+
+    /// Cancels the callbacks held for their whole minute that were due in an interval `isDropped` names.
+    private func cancelDeliveries(_ monitor: Monitor, where isDropped: (Date?) -> Bool) {
+        for (timer, intervalStart) in monitor.deliveries where isDropped(intervalStart) {
+            host.bus.cancel(timer)
+            monitor.deliveries.removeValue(forKey: timer)
+        }
     }
 
     private func cancelPlannedTimers(_ monitor: Monitor) {
@@ -349,7 +357,8 @@ final class DeviceActivityService {
     /// waiting for its whole minute is still delivered while the device's day goes on (a change to the same or an
     /// earlier date, docs/explore.md "The device's day"): the quirk delays a callback, it does not drop it (a threshold
     /// reached seconds before the clock is set back would otherwise never come that day). A change to a later date
-    /// ends that day, and what was still due for it.
+    /// ends that day, and what was still due for it — unless it is a zone change that leaves the interval running:
+    /// what was due in that interval is still its own (what was due in an earlier one is dropped).
     ///
     /// A running interval goes on across a zone change, as iOS's does: its start and the activity counted since stay
     /// (Apple: "the system uses the time zone of the device at `nextInterval.start` to calculate device activity for
@@ -365,7 +374,11 @@ final class DeviceActivityService {
             // change is of zone and the interval it belongs to goes on (then it is still that interval's to deliver).
             let endInNewZone = zoneChanged ? monitor.interval.flatMap { continuedEnd(of: monitor.registration.schedule, startedAt: $0.start) } : nil
             let intervalGoesOn = endInNewZone.map { $0 > host.now } ?? false
-            if toALaterDate && !intervalGoesOn { cancelTimers(monitor) } else { cancelPlannedTimers(monitor) }
+            cancelPlannedTimers(monitor)
+            if toALaterDate {
+                let goingOn = intervalGoesOn ? monitor.interval?.start : nil
+                cancelDeliveries(monitor) { dueIn in goingOn == nil || dueIn != goingOn }
+            }
             guard let running = monitor.interval else {
                 plan(monitor, firstPlan: false)
                 continue
@@ -528,12 +541,12 @@ final class DeviceActivityService {
                 timer = host.bus.schedule(at: busTime(rounded)) { [weak self, monitor] in
                     // Stopped or replaced meanwhile: dropped. Finished (a schedule that does not repeat ended): its end goes out.
                     guard let self, monitors[activity] === monitor || (monitor.isFinished && monitors[activity] == nil) else { return }
-                    monitor.deliveries.remove(timer)
+                    monitor.deliveries.removeValue(forKey: timer)
                     // A crossing is kept as delivered in its own interval only: a clock change may have begun another
                     // (a zone change may have moved its end: the same interval).
                     emitCallback(topic, monitor, event: event, scheduledFor: scheduledFor, crossing: monitor.interval?.start == started ? crossing : nil)
                 }
-                monitor.deliveries.insert(timer)
+                monitor.deliveries.updateValue(started, forKey: timer)  // (a subscript set to nil would remove it)
                 return
             }
         }

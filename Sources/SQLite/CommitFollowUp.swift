@@ -4,16 +4,16 @@ import Glibc
 #endif
 
 /// What follows each commit of a store in WAL mode under `synchronous = NORMAL`: its note (`CommitNote`), and a flush
-/// of its write-ahead log to the disk at every `syncInterval`-th commit — at most one flush per `minimumFlushGap` in a
-/// process (a flush costs milliseconds on a disk: a store committing faster is flushed once a second, at its first
-/// commit after the gap) — so that a power cut or an operating-system crash loses at most the last `syncInterval - 1`
+/// of its write-ahead log to the disk at every `syncInterval`-th commit — at most one flush per `minimumFlushGap` by
+/// each connection to the store (a flush costs milliseconds on a disk: a store committing faster is flushed once a
+/// second, at its first commit after the gap) — so that a power cut or an operating-system crash loses at most the last `syncInterval - 1`
 /// commits, or about a second's in a store committing faster (docs/architecture.md § 7). A note or a flush that fails
 /// leaves the commit standing; the failure is kept, and said once through `onFailure` until a later one succeeds.
 public final class CommitFollowUp {
     /// Commits between two flushes of the log: every commit whose number is a multiple of it flushes. Counted by the
     /// store's own numbers, so a store with many writers (an app group) is bounded as a whole, not per process.
     public static let syncInterval: Int64 = 32
-    /// The least time between two flushes by one process (seconds).
+    /// The least time between two flushes by one connection to the store (seconds).
     public static let minimumFlushGap: TimeInterval = 1
 
     public let path: String
@@ -42,18 +42,24 @@ public final class CommitFollowUp {
     /// After a commit that took the store's numbers from `previous` (exclusive) to `number`.
     public func committed(through number: Int64, after previous: Int64) {
         if number / Self.syncInterval > max(0, previous) / Self.syncInterval { flushOwed = true }
-        do {
-            if flushOwed, lastFlush.map({ now() - $0 >= Self.minimumFlushGap }) ?? true {
+        // The note is written whatever the flush did: a log that cannot be flushed must not also leave a lost log
+        // unnoticed. A failed flush is tried again at the next commit past the gap.
+        var problem: (any Error)?
+        if flushOwed, lastFlush.map({ now() - $0 >= Self.minimumFlushGap }) ?? true {
+            lastFlush = now()
+            do {
                 try WriteAheadLog.flush(besides: path)
-                (syncedThrough, lastFlush, flushOwed) = (number, now(), false)
-            }
-            try CommitNote.note(number, besides: path, timeout: lockTimeout)
-            failure = nil
-        } catch {
-            let first = failure == nil
-            failure = error
-            if first { onFailure?(Self.describe(error, path: path)) }
+                (syncedThrough, flushOwed) = (number, false)
+            } catch { problem = error }
         }
+        do { try CommitNote.note(number, besides: path, timeout: lockTimeout) } catch { problem = problem ?? error }
+        guard let problem else {
+            failure = nil
+            return
+        }
+        let first = failure == nil
+        failure = problem
+        if first { onFailure?(Self.describe(problem, path: path)) }
     }
 
     static func describe(_ error: any Error, path: String) -> String {

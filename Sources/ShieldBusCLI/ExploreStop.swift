@@ -20,7 +20,13 @@ enum ExploreStop {
         writeDescriptor = descriptors[1]
         Thread.detachNewThread {
             var byte: UInt8 = 0
-            while read(readDescriptor, &byte, 1) != 1 {}
+            // Interrupted reads are tried again; on any other failure the signals end the process at once again.
+            while read(readDescriptor, &byte, 1) != 1 {
+                guard errno == EINTR else {
+                    for number in [SIGINT, SIGTERM] { signal(number, SIG_DFL) }
+                    return
+                }
+            }
             let number = Int32(byte)
             printError("explore: stopped by \(number == SIGINT ? "SIGINT" : "SIGTERM"): ending the days in play and removing \(folders.path)")
             runner.stopPlaying(timeout: 10)
@@ -32,6 +38,8 @@ enum ExploreStop {
             signal(number) { received in
                 var byte = UInt8(truncatingIfNeeded: received)
                 _ = write(ExploreStop.writeDescriptor, &byte, 1)  // async-signal-safe
+                // A second one while the days stop ends the explore at once (its folder may stay).
+                signal(received, SIG_DFL)
             }
         }
     }

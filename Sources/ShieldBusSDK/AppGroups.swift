@@ -44,13 +44,17 @@ enum PluginAppGroup {
         return AppGroupContainer(rootPath: stateDirectory + "/appgroups")
     }
 
+    /// What a power cut took from the group named by the plugin's options, found before the runtime existed.
+    static let lossesAtLaunch = LockedValue<[(call: String, message: String)]>([])
+
     /// Checks at start that the configured group exists, so that a wrong name stops the plugin at once, with
-    /// the groups that do exist, instead of at its first read or write.
-    static func verify(_ named: String? = configured) throws {
-        guard let group = named else { return }
+    /// the groups that do exist, instead of at its first read or write. Gives what a power cut took from it, as the
+    /// failure of the call that opened it, for the runtime to say once it is connected.
+    static func verify(_ named: String? = configured) throws -> (call: String, message: String)? {
+        guard let group = named else { return nil }
         do {
             let opened = try SharedDefaults(suiteName: group, container: container())
-            StoreReports.restartLoss(opened.restartLoss, openedBy: "UserDefaults(suiteName: \"\(group)\")")
+            return opened.restartLoss.map { ("UserDefaults(suiteName: \"\(group)\")", $0) }
         } catch let error as AppGroupStoreError {
             throw PluginError.configuration("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened: \(error)")
         }

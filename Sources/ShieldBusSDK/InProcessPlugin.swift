@@ -8,9 +8,10 @@ import Foundation
 /// supervised by the broker; a test hosts plugins in its own process to check logic over the broker's in-memory
 /// transport (`memory://…` endpoints), which must journal what the real processes over libzmq journal.
 ///
-/// While the plugin's code runs on its thread (and in tasks started from it) it sees its own `PluginRuntime.current`,
-/// its own launch environment (its name, options file, app group and state folder: its own App-Group stores) and its
-/// own device clock behind `Date()`. What stays the process's: `TZ` (one device's plugins share its zone), `HOME`
+/// While the plugin's code runs on its thread (and in tasks started from it) it sees its own `PluginRuntime.current`
+/// and its own launch environment (its name, options file, app group and state folder: its own App-Group stores). Its
+/// own device clock behind `Date()` is its thread's only: a task runs on a pool thread, which reads the process's
+/// clock. What stays the process's: `TZ` (one device's plugins share its zone), `HOME`
 /// (`UserDefaults.standard` and caches are shared), signals, and work a plugin sends to the main queue or to a
 /// detached task (which sees no plugin's runtime).
 public final class InProcessPlugin: @unchecked Sendable {

@@ -52,9 +52,11 @@ extension PluginHost {
     static func makeRuntime(named name: String, for component: BusComponent, hostedInProcess: Bool) throws -> PluginRuntime {
         let environment = LaunchEnvironment.variables
         let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil, environment: environment).brokerEndpoint()
-        try PluginAppGroup.verify()
-        return try PluginRuntime(name: name, role: component.role, subscriptions: component.subscriptions,
-                                 observedTopics: component.observedTopics, endpoint: endpoint, hostedInProcess: hostedInProcess)
+        let loss = try PluginAppGroup.verify()
+        let runtime = try PluginRuntime(name: name, role: component.role, subscriptions: component.subscriptions,
+                                        observedTopics: component.observedTopics, endpoint: endpoint, hostedInProcess: hostedInProcess)
+        runtime.failuresAtLaunch = (loss.map { [$0] } ?? []) + PluginAppGroup.lossesAtLaunch.withValue { taken in defer { taken = [] }; return taken }
+        return runtime
     }
 
     /// Runs the extension whose principal class the configuration names (`principalClass:`, as an extension's
@@ -90,7 +92,9 @@ extension PluginHost {
         let decoded: Options
         do {
             decoded = try PluginRuntime.launchOptions(as: options)
-            if let named = decoded as? AppGroupOptions { try PluginAppGroup.verify(named.appGroup) }
+            if let named = decoded as? AppGroupOptions, let loss = try PluginAppGroup.verify(named.appGroup) {
+                PluginAppGroup.lossesAtLaunch.withValue { $0.append(loss) }
+            }
         } catch {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             exit(PluginExitStatus.configurationError)

@@ -462,8 +462,14 @@ public final class PluginRuntime: @unchecked Sendable {
     private func beginWork() {
         let work = startWork
         startWork = nil
+        // What went wrong before there was a bus to say it on (an app group a power cut set back), said first.
+        for (call, message) in failuresAtLaunch { SilentCall.reportFailure(call, message) }
+        failuresAtLaunch = []
         work?()
     }
+
+    /// Calls that failed while the plugin was launched, before it was connected: said when its work begins.
+    var failuresAtLaunch: [(call: String, message: String)] = []
 
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []

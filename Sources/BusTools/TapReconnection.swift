@@ -46,21 +46,30 @@ public struct TapReconnection {
         }
         guard welcome.seq > lastKnownSeq else { return (nil, lastKnownSeq) }
         let first = lastKnownSeq + 1
-        let kept: String
-        if let journalPath {
-            kept = Self.line(first, in: journalPath) != nil ? "in the broker's --journal: `shieldbus tap --from \(first)`"
-                                                             : "not in the broker's --journal: the restarted broker wrote it anew"
-        } else {
-            kept = "the broker writes no --journal: they are not kept"
+        guard let journalPath else {
+            return ("⚠ events #\(first)–#\(welcome.seq) went by while the tap was away (the broker writes no --journal: they are not kept)", welcome.seq)
         }
-        return ("⚠ events #\(first)–#\(welcome.seq) went by while the tap was away (\(kept))", welcome.seq)
+        switch Self.firstLine(after: lastKnownSeq, through: welcome.seq, in: journalPath) {
+        case first?:
+            return ("⚠ events #\(first)–#\(welcome.seq) went by while the tap was away (in the broker's --journal: `shieldbus tap --from \(first)`)", welcome.seq)
+        case nil:
+            return ("⚠ events #\(first)–#\(welcome.seq) went by while the tap was away (not in the broker's --journal: the restarted broker wrote it anew)",
+                    welcome.seq)
+        case let kept?:
+            // A restarted broker numbers on past what the last one had set aside (`DeliveryLedger`), most of it unused;
+            // what the last one did number after the tap's last event went with the journal the new one wrote anew.
+            return ("⚠ the bus went from #\(lastKnownSeq) to #\(welcome.seq) while the tap was away: #\(kept)–#\(welcome.seq) are in the broker's "
+                    + "--journal (`shieldbus tap --from \(kept)`); #\(first)–#\(kept - 1) were the last broker's — numbers it set aside unused, "
+                    + "or events lost with the journal the restarted broker wrote anew", welcome.seq)
+        }
     }
 
-    /// The journal's line numbered `seq`, if it has one (nil too when it cannot be read).
-    static func line(_ seq: UInt64, in path: String) -> Envelope? {
-        guard seq > 0, FileManager.default.fileExists(atPath: path) else { return nil }
-        var found: Envelope?
-        _ = try? JournalHistory.read(path: path, after: seq - 1, through: seq, patienceMilliseconds: 0) { if $0.seq == seq { found = $0 } }
+    /// The seq of the journal's first line numbered after `after` through `through`, if it has one (nil too when it
+    /// cannot be read).
+    static func firstLine(after: UInt64, through: UInt64, in path: String) -> UInt64? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var found: UInt64?
+        _ = try? JournalHistory.read(path: path, after: after, through: through, patienceMilliseconds: 0) { found = found ?? $0.seq }
         return found
     }
 }

@@ -18,6 +18,8 @@ public struct HeavyUserDays {
 
     public static let distracting = ["Instagram", "TikTok", "YouTube", "Reddit", "Candy Crush", "Clash Royale"]
     public static let other = ["Duolingo", "Kindle", "Spotify", "WhatsApp", "Maps", "Notion"]
+    /// The habits done, in this order: the first three the habit-lock product's app offers (Config/habit-lock.yml).
+    public static let habits = ["Read", "Walk", "Stretch"]
     public static let sites = ["https://www.instagram.com/explore/", "https://www.reddit.com/r/swift", "https://www.nytimes.com/", "https://github.com/"]
 
     public var seed: UInt64
@@ -80,7 +82,7 @@ public struct HeavyUserDays {
                     opens += 1
                     if habitsDone < 3 && Int.random(in: 0..<3, using: &random) > 0 {
                         habitsDone += 1
-                        lines.append("  - after: 20s\n    habit: Habit \(habitsDone)")
+                        lines.append("  - after: 20s\n    habit: \(Self.habits[habitsDone - 1])")
                     }
                 case 76..<88: step(at, "home: true")
                 case 88..<92: step(at, "forceQuit: Habit Lock")

@@ -72,14 +72,14 @@ public struct Scenario: Sendable {
         case iosRealistic = "ios-realistic"
     }
 
-    /// Reads and validates a scenario file; apps must be in `catalog`; local times without a `timeZone` in the
-    /// file are in `defaultTimeZone`.
-    public static func load(path: String, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
-        try parse(YAMLValue.load(path: path), catalog: catalog, defaultTimeZone: defaultTimeZone)
+    /// Reads and validates a scenario file; apps must be in `catalog`, habits among those the products' apps offer;
+    /// local times without a `timeZone` in the file are in `defaultTimeZone`.
+    public static func load(path: String, catalog: AppCatalog, habits: OfferedHabits = .anyName, defaultTimeZone: TimeZone) throws -> Scenario {
+        try parse(YAMLValue.load(path: path), catalog: catalog, habits: habits, defaultTimeZone: defaultTimeZone)
     }
 
     /// Validates a parsed scenario document and resolves its times to instants.
-    public static func parse(_ document: YAMLValue, catalog: AppCatalog, defaultTimeZone: TimeZone) throws -> Scenario {
+    public static func parse(_ document: YAMLValue, catalog: AppCatalog, habits: OfferedHabits = .anyName, defaultTimeZone: TimeZone) throws -> Scenario {
         let top = try document.uniqueMapping(allowed: ["name", "description", "start", "timeZone", "profile", "ios", "seed", "end", "steps", "expect"])
         guard let nameValue = top["name"] else { throw document.error("a scenario needs a 'name'") }
         let name = try nameValue.string()
@@ -119,7 +119,7 @@ public struct Scenario: Sendable {
             if actionKeys.count > 1 {
                 throw actionKeys[1].1.error("a step has exactly one action and this one already has '\(key)'; give '\(actionKeys[1].0)' a step of its own")
             }
-            steps.append(ScenarioStep(time: time, line: entry.line, action: try ScenarioAction.parse(key: key, value: value, catalog: catalog)))
+            steps.append(ScenarioStep(time: time, line: entry.line, action: try ScenarioAction.parse(key: key, value: value, catalog: catalog, habits: habits)))
         }
 
         var end = (steps.last?.time ?? start).addingTimeInterval(60)

@@ -32,7 +32,7 @@ public enum ScenarioAction: Equatable, Sendable {
     case press(button: ShieldButton)
     /// The user taps a posted notification; nil taps the latest.
     case tapNotification(id: String?)
-    /// The user completes a habit (free text).
+    /// The user completes a habit: one the products' apps offer (`habits:`), or free text when none lists any.
     case habit(String)
     /// The user taps one of a product app's own controls ("skip tonight"); nil: the device's one product app.
     case appAction(app: CatalogApp?, action: String)
@@ -85,8 +85,8 @@ public enum ScenarioAction: Equatable, Sendable {
         }
     }
 
-    /// Reads the action under `key` (one of `keys`); apps are looked up in `catalog`.
-    static func parse(key: String, value: YAMLValue, catalog: AppCatalog) throws -> ScenarioAction {
+    /// Reads the action under `key` (one of `keys`); apps are looked up in `catalog`, habits in `habits`.
+    static func parse(key: String, value: YAMLValue, catalog: AppCatalog, habits: OfferedHabits) throws -> ScenarioAction {
         switch key {
         case "open": return .open(app: try app(value, catalog))
         case "close": return .close(app: value.isNull ? nil : try app(value, catalog))
@@ -103,7 +103,11 @@ public enum ScenarioAction: Equatable, Sendable {
         case "habit":
             let habit = try value.string().trimmingCharacters(in: .whitespaces)
             guard !habit.isEmpty else { throw value.error("expected the habit completed, e.g. \"Read 10 pages\"") }
-            return .habit(habit)
+            // A habit the app does not offer would be played as no person could do it (`do habit` refuses it too).
+            switch habits.choice(habit) {
+            case .offered(let offered): return .habit(offered)
+            case .unknown(let why): throw value.error(why)
+            }
         case "appAction":
             if case .scalar = value.node { return .appAction(app: nil, action: try actionName(value)) }
             let fields = try value.uniqueMapping(allowed: ["app", "action"])

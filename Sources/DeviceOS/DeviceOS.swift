@@ -273,10 +273,10 @@ public final class DeviceOS: BrokerService, DeviceHost {
         case .press(let button): screen.press(button == .primary ? .primaryButtonPressed : .secondaryButtonPressed)
         case .tapNotification(let id): notifications.tap(id: id)
         case .habit(let name):
-            switch HabitChoice(name, products: settings.products) {
+            switch OfferedHabits(products: settings.products).choice(name) {
             case .offered(let habit): emit(DeviceTopic.habitCompleted, HabitCompleted(habit: habit))
             case .unknown(let why):
-                // A scenario's step is its day as written: only a tool's input is refused.
+                // A scenario's habits were checked when it was read (`Scenario.parse`): only a tool's input is left to refuse.
                 if !inputChangedNothing("unknown-habit", why) { emit(DeviceTopic.habitCompleted, HabitCompleted(habit: name)) }
             }
         case let .appAction(app, action):

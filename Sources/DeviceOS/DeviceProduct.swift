@@ -30,30 +30,11 @@ public struct DeviceProduct {
     func owns(store name: String) -> Bool { plugins == nil || storeOwners[name] != nil }
 }
 
-/// A habit the person completes, against the habits the device's products offer.
-enum HabitChoice: Equatable {
-    /// Offered, spelled as its product lists it; or any name on a device whose products list no habits.
-    case offered(String)
-    /// Not offered: why, with the habits there are and the closest of them.
-    case unknown(String)
-
-    init(_ name: String, products: [DeviceProduct]) {
-        let listing = products.filter { $0.habits != nil }
-        guard !listing.isEmpty else {
-            self = .offered(name)
-            return
-        }
-        let habits = listing.flatMap { $0.habits ?? [] }
-        if let habit = habits.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
-            self = .offered(habit)
-            return
-        }
-        let apps = listing.map { $0.companionApp?.name ?? $0.name }.joined(separator: " and ")
-        guard !habits.isEmpty else {
-            self = .unknown("habit '\(name)': \(apps) has no habits")
-            return
-        }
-        let suggestion = closest(to: name, in: habits).map { " — did you mean '\($0)'?" } ?? ""
-        self = .unknown("no habit '\(name)' in \(apps); its habits: \(habits.joined(separator: ", "))\(suggestion)")
+extension OfferedHabits {
+    /// The habits the device's products' apps offer (each under its app's name).
+    init(products: [DeviceProduct]) {
+        self.init(listings: products.compactMap { product in
+            product.habits.map { Listing(app: product.companionApp?.name ?? product.name, habits: $0) }
+        })
     }
 }

@@ -16,6 +16,8 @@ public struct ProductSurface: Sendable {
     /// The promises' wall-clock windows (seconds of the local day; an end at or before the start ends the next day):
     /// the generator presses and skips around them.
     public var windows: [(start: Int, end: Int)] = []
+    /// The habits the products' apps offer, in their order (`habits:`; `[]`: none); nil: any name goes.
+    public var habits: [String]?
 
     public init(companionApps: [String], selectedApps: [String], otherApps: [String], selectedDomains: [String], otherDomains: [String]) {
         self.companionApps = companionApps
@@ -41,6 +43,7 @@ public struct ProductSurface: Sendable {
         for domain in products.flatMap(\.selectionDomains) where !domains.contains(domain) { domains.append(domain) }
         selectedDomains = domains
         otherDomains = ["github.com", "wikipedia.org", "nytimes.com"].filter { !domains.contains($0) }
+        habits = OfferedHabits(configuration: configuration).names
         for product in products {
             guard let promise = product.promise else { continue }
             let app = products.count > 1 ? product.companionApp : nil
@@ -112,7 +115,7 @@ public struct DayGenerator {
                     if habits < 3, Int.random(in: 0..<5, using: &random) > 0 {
                         steps.append(step!)
                         habits += 1
-                        step = DayStep(gap: Int.random(in: 5...40, using: &random), action: "habit: Habit \(habits)")
+                        step = DayStep(gap: Int.random(in: 5...40, using: &random), action: Self.habitPlaceholder(habits))
                     }
                 }
             case 42..<48: step = DayStep(gap: Int.random(in: 2...30, using: &random), action: "press: primary")
@@ -145,7 +148,31 @@ public struct DayGenerator {
         fillActivityLimit(around: &steps, seed: seed)
         revokeAuthorization(in: &steps, seed: seed)
         drawPromiseActions(into: &steps, seed: seed, startSecond: startMinute * 60)
-        return Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail)
+        return offeringHabits(Day(seed: seed, profile: profile, timeZone: place.zone, start: start, steps: steps, tail: tail))
+    }
+
+    /// The day's n-th habit (from 1) as it is drawn, before `offeringHabits` names it.
+    static func habitPlaceholder(_ n: Int) -> String { "habit: Habit \(n)" }
+
+    /// `day` with its habits named as the products' apps offer them: the n-th drawn is the n-th listed (round again
+    /// past the last). When the apps offer none (`habits: []`) the habit steps go, their time passing before the next
+    /// step, so every other step keeps its time and the draws stay those of every other product. When no app lists
+    /// its habits, any name goes and the drawn names stay.
+    func offeringHabits(_ day: Day) -> Day {
+        guard let offered = surface.habits else { return day }
+        var named = day
+        var index = named.steps.count - 1
+        while index >= 0 {
+            if let n = (1...3).first(where: { named.steps[index].action == Self.habitPlaceholder($0) }) {
+                if offered.isEmpty {
+                    named = Shrinker.removing(index..<index + 1, from: named)
+                } else {
+                    named.steps[index].action = PersonAction.habit(offered[(n - 1) % offered.count]).scenarioStep
+                }
+            }
+            index -= 1
+        }
+        return named
     }
 
     /// On one day in three with an unlock, the app's other activities fill DeviceActivity's limit of 20 just before
@@ -154,7 +181,7 @@ public struct DayGenerator {
     static let fillStreamSalt: UInt64 = 0x20_AC71_7135
     func fillActivityLimit(around steps: inout [DayStep], seed: UInt64) {
         var random = SeededRandom(seed: seed ^ Self.fillStreamSalt)
-        guard let lastHabit = steps.lastIndex(where: { $0.action == "habit: Habit 3" }), Int.random(in: 0..<3, using: &random) == 0 else { return }
+        guard let lastHabit = steps.lastIndex(where: { $0.action == Self.habitPlaceholder(3) }), Int.random(in: 0..<3, using: &random) == 0 else { return }
         let index = Bool.random(using: &random) ? lastHabit : lastHabit + 1
         // The fill takes part of the next step's gap, so every other step keeps its time.
         let gap = index < steps.count ? Int.random(in: 0...steps[index].gap, using: &random) : Int.random(in: 0...600, using: &random)

@@ -235,7 +235,8 @@ struct RunPlan {
         guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
 
         let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))
-        scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, defaultTimeZone: configuredZone) }
+        let habits = OfferedHabits(configuration: configuration, catalog: catalog)
+        scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, habits: habits, defaultTimeZone: configuredZone) }
         timeZone = scenario?.resolvedTimeZone ?? configuredZone
         checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: timeZone, models: DefaultFiles.promiseModels)
 

@@ -64,7 +64,9 @@ extension ShieldBus {
             let catalog = try DefaultFiles.catalog(for: configuration)
             let configuredZone = TimeZone(identifier: configuration.timeZone) ?? TimeZone(identifier: "UTC")!
             // A scenario's own zone, when it names one, is the device's when its journal begins.
-            let scenarioZone = try scenario.map { try Scenario.load(path: $0, catalog: catalog, defaultTimeZone: configuredZone).resolvedTimeZone }
+            let scenarioZone = try scenario.map {
+                try Scenario.load(path: $0, catalog: catalog, habits: OfferedHabits(configuration: configuration, catalog: catalog), defaultTimeZone: configuredZone).resolvedTimeZone
+            }
             let replayed = try scenario.map { try Self.play(scenario: $0, configurationPath: configurationPath) } ?? journal
             let zone = scenarioZone ?? configuredZone
             var account: JSONValue?

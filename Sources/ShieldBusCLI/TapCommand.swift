@@ -96,24 +96,33 @@ extension ShieldBus {
             var lastKnownSeq: UInt64?
             var lastSeen: Envelope?
             var shown = 0
+            /// A welcome: the first sets where the tap counts from; a later one says what went by, or that a new bus began.
+            func welcomed(_ welcome: Welcome) {
+                printer.adopt(settings: welcome.settings)
+                guard let known = lastKnownSeq else {
+                    lastKnownSeq = welcome.seq
+                    return
+                }
+                let said = TapReconnection(lastSeen: lastSeen, lastKnownSeq: known)
+                    .notice(for: welcome, journalPath: RuntimeDirectory.resolve(bus.runtimeDir).journalPath())
+                if let text = said.text { printError(text) }
+                lastKnownSeq = said.lastKnownSeq
+            }
             repeat {
                 let connection = try connect(reconnecting: lastKnownSeq != nil)
                 defer { connection.close() }
-                printer.adopt(settings: connection.welcome?.settings)
+                // A broker that was killed says no goodbye: the connection says hello to the next one itself, and is
+                // welcomed inside `receive`.
+                connection.onReconnect = { welcome in
+                    printError("reconnected to the broker (the last one went silent without a goodbye)")
+                    welcomed(welcome)
+                }
                 if let from, lastKnownSeq == nil, let welcome = connection.welcome {
+                    printer.adopt(settings: welcome.settings)
                     try showHistory(from: from, through: welcome, filter: filter, printer: &printer, shown: &shown)
                     if count.map({ shown >= $0 }) ?? false { return }
                 }
-                if let welcome = connection.welcome {
-                    if let known = lastKnownSeq {
-                        let said = TapReconnection(lastSeen: lastSeen, lastKnownSeq: known)
-                            .notice(for: welcome, journalPath: RuntimeDirectory.resolve(bus.runtimeDir).journalPath())
-                        if let text = said.text { printError(text) }
-                        lastKnownSeq = said.lastKnownSeq
-                    } else {
-                        lastKnownSeq = welcome.seq
-                    }
-                }
+                if let welcome = connection.welcome { welcomed(welcome) }
                 while count.map({ shown < $0 }) ?? true {
                     guard let message = try connection.receive(timeoutMilliseconds: 1000) else { continue }
                     switch message {

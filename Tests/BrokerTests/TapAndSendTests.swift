@@ -31,27 +31,37 @@ final class TapFilterTests: XCTestCase {
 }
 
 extension CommandLineToolTests {
+    /// `shieldbus ARGUMENTS` started (a tap), its output and errors written to files in `work`.
+    func startTap(_ arguments: [String], in work: TemporaryDirectory) throws -> (process: Process, output: String, errors: String) {
+        let output = work.file("tap.out"), errors = work.file("tap.err")
+        let tap = Process()
+        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        tap.arguments = arguments
+        try tap.run(outputTo: output, errorsTo: errors)
+        return (tap, output, errors)
+    }
+
+    /// `topics` published on `broker` by a client named `name`, each with the body `{"n": 1}`.
+    func greet(_ broker: BrokerProcess, _ topics: String..., as name: String = "greeter") throws {
+        let sender = try broker.connect(name: name, role: .generic, subscriptions: [])
+        for topic in topics { try sender.publish(Publish(topic: topic, body: ["n": 1])) }
+        sender.close()
+    }
+
+    /// Whether a tap is among `broker`'s clients.
+    func tapConnected(_ broker: BrokerProcess) -> Bool {
+        ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
+    }
+
     /// A tap started before its broker (--wait) shows only what its filters let through, in its template, and when
     /// the broker is stopped and another starts on the same runtime directory, it follows, saying what went by.
     func testTapWaitsFiltersAndFollowsABrokerRestart() throws {
         let work = TemporaryDirectory(prefix: "sbtap")
         let runtime = work.file("run")
-        let output = work.file("tap.out"), errors = work.file("tap.err")
-        let tap = Process()
-        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
-        tap.arguments = ["tap", "--wait", "--count", "2", "--exclude", "app.noise", "--source", "greeter", "--format", "{topic} {source} {body}",
-                         "--runtime-dir", runtime, "app."]
-        try tap.run(outputTo: output, errorsTo: errors)
+        let (tap, output, errors) = try startTap(["tap", "--wait", "--count", "2", "--exclude", "app.noise", "--source", "greeter",
+                                                  "--format", "{topic} {source} {body}", "--runtime-dir", runtime, "app."], in: work)
         defer { if tap.isRunning { tap.terminate() } }
 
-        func greet(_ broker: BrokerProcess, _ topic: String, as name: String = "greeter") throws {
-            let sender = try broker.connect(name: name, role: .generic, subscriptions: [])
-            try sender.publish(Publish(topic: topic, body: ["n": 1]))
-            sender.close()
-        }
-        func tapConnected(_ broker: BrokerProcess) -> Bool {
-            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
-        }
         let configuration = "name: tools\n"
         let first = try BrokerProcess(configuration: configuration, runtimeDirectory: runtime)
         waitUntil("the waiting tap to connect") { tapConnected(first) }
@@ -82,30 +92,18 @@ extension CommandLineToolTests {
     func testTapSaysWhenARestartedBrokerBeganANewBus() throws {
         let work = TemporaryDirectory(prefix: "sbtapnew")
         let runtime = work.file("run"), journal = work.file("journal.jsonl")
-        let output = work.file("tap.out"), errors = work.file("tap.err")
-        let tap = Process()
-        tap.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
-        tap.arguments = ["tap", "--wait", "--count", "3", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."]
-        try tap.run(outputTo: output, errorsTo: errors)
+        let (tap, output, errors) = try startTap(["tap", "--wait", "--count", "3", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."], in: work)
         defer { if tap.isRunning { tap.terminate() } }
-        func greet(_ broker: BrokerProcess, _ topics: [String]) throws {
-            let sender = try broker.connect(name: "greeter", role: .generic, subscriptions: [])
-            for topic in topics { try sender.publish(Publish(topic: topic, body: ["n": 1])) }
-            sender.close()
-        }
-        func tapConnected(_ broker: BrokerProcess) -> Bool {
-            ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" }
-        }
         let first = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-1")], runtimeDirectory: runtime)
         waitUntil("the waiting tap to connect") { tapConnected(first) }
-        try greet(first, ["app.one", "app.two"])
+        try greet(first, "app.one", "app.two")
         waitUntil("the tap to show both") { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("app.two") }
         _ = first.stop()
 
         let second = try BrokerProcess(configuration: "name: tools\n", arguments: ["--journal", journal, "--state-dir", work.file("state-2")], runtimeDirectory: runtime)
         defer { _ = second.stop() }
         waitUntil("the tap to follow the new broker") { tapConnected(second) }
-        try greet(second, ["app.three"])
+        try greet(second, "app.three")
         waitUntil("the tap to end after three events") { !tap.isRunning }
         XCTAssertEqual(tap.terminationStatus, 0)
         let shown = try String(contentsOfFile: output, encoding: .utf8).split(separator: "\n")
@@ -114,6 +112,65 @@ extension CommandLineToolTests {
         XCTAssertTrue(said.contains("⚠ a new bus: the broker started again from #1"), said)
         XCTAssertTrue(said.contains("its --journal was written anew"), said)
         XCTAssertFalse(said.contains("went by"), "the new bus's numbers are not the old one's: \(said)")
+    }
+
+    /// Brokers started again on the same state and --journal go on numbering past the numbers the last one set aside,
+    /// and each writes the journal anew. One that was killed says no goodbye: the tap's connection finds the next
+    /// broker itself, and the tap still says what went by, as it does after a goodbye — which numbers the new journal
+    /// holds, with the `tap --from` to read them, and that those before were the last broker's.
+    func testTapSaysWhatWentByWhenABrokerOnTheSameStateWasKilledOrStopped() throws {
+        let work = TemporaryDirectory(prefix: "sbtapkill")
+        let runtime = work.file("run"), journal = work.file("journal.jsonl")
+        let (tap, output, errors) = try startTap(["tap", "--wait", "--count", "4", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."], in: work)
+        defer { if tap.isRunning { tap.terminate() } }
+        func shown() -> [(seq: UInt64, topic: String)] {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { line in
+                let parts = line.dropFirst().split(separator: " ")
+                return parts.count == 2 ? UInt64(parts[0]).map { ($0, String(parts[1])) } : nil
+            }
+        }
+        func said() -> String { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" }
+        /// The notice of a reconnection after `last`: the numbers the new journal holds from `kept`, and those before.
+        func assertTold(from last: UInt64, journaledFrom kept: UInt64, line: UInt = #line) {
+            let told = said().split(separator: "\n").first { $0.hasPrefix("⚠ the bus went from #\(last) to #") }.map(String.init) ?? ""
+            XCTAssertTrue(told.contains(": #\(kept)–#"), said(), line: line)
+            XCTAssertTrue(told.contains("are in the broker's --journal (`shieldbus tap --from \(kept)`); #\(last + 1)–#\(kept - 1) were the last broker's"),
+                          said(), line: line)
+        }
+        func firstJournaledSeq() throws -> UInt64 {
+            let first = try XCTUnwrap(try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").first)
+            return try WireCodec.decodeEnvelope(Array(first.utf8)).seq
+        }
+        let arguments = ["--journal", journal, "--state-dir", work.file("state")]
+        let first = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
+        waitUntil("the waiting tap to connect") { tapConnected(first) }
+        try greet(first, "app.one")
+        try greet(first, "app.two")
+        waitUntil("the tap to show both") { shown().count == 2 }
+        _ = first.stop(signal: SIGKILL)
+
+        let second = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
+        waitUntil("the tap to find the next broker", timeoutSeconds: 30) { tapConnected(second) }
+        try greet(second, "app.three")
+        waitUntil("the tap to show the third") { shown().count == 3 }
+        // The second broker's numbers begin past those the first had set aside.
+        let afterKill = try firstJournaledSeq()
+        XCTAssertGreaterThan(afterKill, shown()[1].seq + 1)
+        XCTAssertTrue(said().contains("reconnected to the broker (the last one went silent without a goodbye)"), said())
+        assertTold(from: shown()[1].seq, journaledFrom: afterKill)
+        _ = second.stop()
+
+        let third = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
+        defer { _ = third.stop() }
+        waitUntil("the tap to follow the broker after a goodbye") { tapConnected(third) }
+        try greet(third, "app.four")
+        waitUntil("the tap to end after four events") { !tap.isRunning }
+        XCTAssertEqual(tap.terminationStatus, 0)
+        XCTAssertEqual(shown().map(\.topic), ["app.one", "app.two", "app.three", "app.four"])
+        XCTAssertEqual(shown().map(\.seq), shown().map(\.seq).sorted(), "one bus: the numbers go on")
+        XCTAssertTrue(said().contains("the broker left"), said())
+        assertTold(from: shown()[2].seq, journaledFrom: try firstJournaledSeq())
+        XCTAssertFalse(said().contains("a new bus"), "brokers on the same state go on numbering: \(said())")
     }
 }
 

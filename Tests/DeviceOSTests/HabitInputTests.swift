@@ -55,6 +55,23 @@ extension CrashSafetyTests {
     }
 }
 
+/// `shieldbus run` refuses a scenario that completes a habit the product's app does not offer, before anything is played:
+/// the scenario's file, line and key, the habits there are and the closest one. (In CrashSafetyTests for its root.)
+extension CrashSafetyTests {
+    func testRunRefusesAScenarioWithAHabitTheAppDoesNotOffer() throws {
+        let work = TemporaryDirectory(prefix: "sbhabitrun")
+        let scenario = work.file("day.yml"), journal = work.file("journal.jsonl")
+        try "name: day\nstart: 2026-11-23T09:00\nsteps:\n  - {at: \"09:05\", habit: Read}\n  - {after: 1m, habit: Raed}\n"
+            .write(toFile: scenario, atomically: true, encoding: .utf8)
+        let refused = try runToEnd(BuildProducts.path("shieldbus"), ["run", "--config", root + "/Config/habit-lock.yml", "--scenario", scenario,
+                                                                    "--journal", journal, "--runtime-dir", work.file("run"), "--state-dir", work.file("state")])
+        XCTAssertEqual(refused.status, 2, "a mistake in a file the person wrote: \(refused.output)")
+        XCTAssertTrue(refused.output.contains("\(scenario):5:24: steps[1].habit: no habit 'Raed' in Habit Lock; its habits: Read, Walk, Stretch, "
+            + "Meditate, Push-ups — did you mean 'Read'?"), refused.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: journal), "nothing was played")
+    }
+}
+
 /// `shieldbus do authorize deny` on an approved app: the app hears `denied`, and a second deny — which changes
 /// nothing — exits 1 saying so, as does an approve that changes nothing. (In CrashSafetyTests for its configuration.)
 extension CrashSafetyTests {

@@ -26,13 +26,16 @@ final class ExploreTests: XCTestCase {
 
     func testEveryGeneratedDayIsAValidScenarioAndTheSameSeedGivesTheSameDay() throws {
         for product in ["habit-lock", "focus-window", "speed-bump", "two-products", "bedtime", "profiles"] {
+            let configuration = try ShieldBusConfiguration.load(path: Self.root + "/Config/\(product).yml")
             let generator = DayGenerator(surface: try surface(product))
             var keys = Set<String>(), zones = Set<String>()
             for seed in UInt64(1)...150 {
                 let day = generator.day(seed: seed, profile: "ios-realistic")
                 XCTAssertEqual(day, generator.day(seed: seed, profile: "ios-realistic"), "seed \(seed)")
                 let text = day.scenarioText(name: "seed-\(seed)")
+                // Read as `shieldbus run` reads it: only the habits the configuration's apps offer.
                 let scenario = try Scenario.parse(YAMLValue.parse(text, file: "seed-\(seed).yml"), catalog: Self.catalog,
+                                                  habits: OfferedHabits(configuration: configuration, catalog: Self.catalog),
                                                   defaultTimeZone: TimeZone(identifier: "UTC")!)
                 XCTAssertEqual(scenario.steps.count, day.steps.count, "\(product) seed \(seed)")
                 XCTAssertEqual(scenario.seed, seed)
@@ -41,11 +44,12 @@ final class ExploreTests: XCTestCase {
                 keys.formUnion(scenario.steps.map(\.action.key))
                 zones.insert(day.timeZone)
             }
-            // The weights reach every kind of step the issue lists (over 150 days).
+            // The weights reach every kind of step the issue lists (over 150 days): habits where the apps offer some.
             // A promise that names app actions gets them too.
             let promised: Set<String> = ["bedtime", "profiles"].contains(product) ? ["appAction"] : []
-            XCTAssertEqual(keys, Set(["open", "close", "home", "visit", "switchTab", "press", "habit", "forceQuit", "restart", "osUpdate",
-                                      "setClock", "timeZone", "crashBroker", "fillActivityLimit", "authorize"]).union(promised), product)
+            let habits: Set<String> = OfferedHabits(configuration: configuration).names?.isEmpty == true ? [] : ["habit"]
+            XCTAssertEqual(keys, Set(["open", "close", "home", "visit", "switchTab", "press", "forceQuit", "restart", "osUpdate",
+                                      "setClock", "timeZone", "crashBroker", "fillActivityLimit", "authorize"]).union(promised).union(habits), product)
             XCTAssertGreaterThanOrEqual(zones.count, 4, product)
         }
         let generator = DayGenerator(surface: try surface("habit-lock"))
@@ -62,7 +66,7 @@ final class ExploreTests: XCTestCase {
             let steps = generator.day(seed: seed, profile: "faithful").steps.filter { !$0.action.hasPrefix("authorize: ") }
             guard let fill = steps.firstIndex(where: { $0.action == "fillActivityLimit: true" }) else { continue }
             XCTAssertEqual(steps.filter { $0.action == "fillActivityLimit: true" }.count, 1, "seed \(seed)")
-            let lastHabit = try XCTUnwrap(steps.lastIndex { $0.action == "habit: Habit 3" }, "seed \(seed)")
+            let lastHabit = try XCTUnwrap(steps.lastIndex { $0.action == #"habit: "Stretch""# }, "seed \(seed): the app's third habit")
             if fill < lastHabit { before += 1 } else { during += 1 }
             XCTAssertEqual(fill < lastHabit ? lastHabit - fill : fill - lastHabit, 1, "seed \(seed): next to the last habit")
         }
@@ -70,10 +74,50 @@ final class ExploreTests: XCTestCase {
         XCTAssertGreaterThan(during, 3)
     }
 
+    /// A day does only the habits the products' apps offer: the habit lock's in its order, none where the app has
+    /// none (`habits: []`, the bedtime's: the steps go and every other step keeps its time), and any name where no
+    /// app lists its habits.
+    func testDaysDoOnlyTheHabitsTheAppsOffer() throws {
+        func habits(_ day: Day) -> [String] {
+            day.steps.compactMap { $0.action.hasPrefix("habit: ") ? String($0.action.dropFirst("habit: ".count)) : nil }
+        }
+        let habitLock = DayGenerator(surface: try surface("habit-lock"))
+        var done = Set<String>()
+        for seed in UInt64(1)...60 {
+            let named = habits(habitLock.day(seed: seed, profile: "faithful"))
+            XCTAssertEqual(named, Array([#""Read""#, #""Walk""#, #""Stretch""#].prefix(named.count)), "seed \(seed)")
+            done.formUnion(named)
+        }
+        XCTAssertEqual(done.count, 3, "the days reach the third habit")
+
+        var anyName = try surface("bedtime")
+        anyName.habits = nil
+        let drawn = DayGenerator(surface: anyName), bedtime = DayGenerator(surface: try surface("bedtime"))
+        var removed = 0
+        for seed in UInt64(1)...60 {
+            let day = bedtime.day(seed: seed, profile: "faithful"), withHabits = drawn.day(seed: seed, profile: "faithful")
+            XCTAssertEqual(habits(day), [], "seed \(seed): the bedtime app has no habits")
+            let named = habits(withHabits)
+            XCTAssertTrue(named.allSatisfy { $0.hasPrefix("Habit ") }, "seed \(seed): any name goes: \(named)")
+            removed += named.count
+            func times(_ day: Day) -> [String: [Int]] {
+                var elapsed = 0, byAction: [String: [Int]] = [:]
+                for step in day.steps { elapsed += step.gap; byAction[step.action, default: []].append(elapsed) }
+                byAction["end"] = [elapsed + day.tail]
+                return byAction.filter { !$0.key.hasPrefix("habit: ") }
+            }
+            XCTAssertEqual(times(day), times(withHabits), "seed \(seed): every other step keeps its time")
+        }
+        XCTAssertGreaterThan(removed, 20)
+    }
+
     /// Some days revoke the app's authorization and allow it again up to six steps later; taken out again (their gaps
     /// to the steps after them), they leave the day as it was: every other step keeps its time.
     func testSomeDaysRevokeTheAuthorizationAndAllowItAgain() throws {
-        let generator = DayGenerator(surface: try surface("speed-bump"))
+        // Every habit drawn stays (no app lists its habits): the day as drawn, before habits the app lacks are taken out.
+        var anyHabit = try surface("speed-bump")
+        anyHabit.habits = nil
+        let generator = DayGenerator(surface: anyHabit)
         var revoked = 0
         for seed in UInt64(1)...160 {
             let day = generator.day(seed: seed, profile: "faithful")

@@ -67,7 +67,7 @@ extension ActivityLimitTests {
             steps += [(read, "habit: Read"), (walk, "habit: Walk"), (stretch, "habit: Stretch"), (stretch + 20, "open: Instagram"),
                       (Int.random(in: 60...(end - 60), using: &random), "fillActivityLimit: true"),
                       (end + 90, "open: Instagram"), (end + 6 * 60, "open: TikTok")]
-            if Bool.random(using: &random) { steps.append((Int.random(in: stretch...(end - 60), using: &random), "habit: Journal")) }
+            if Bool.random(using: &random) { steps.append((Int.random(in: stretch...(end - 60), using: &random), "habit: Meditate")) }
             if Bool.random(using: &random) { steps.append((Int.random(in: read...(end - 60), using: &random), "restart: true")) }
             steps.sort { $0.second < $1.second }
             func clock(_ second: Int) -> String { String(format: "%02d:%02d:%02d", 8 + second / 3600, second / 60 % 60, second % 60) }
@@ -353,10 +353,10 @@ extension ActivityLimitTests {
                 profile: \(profile)
                 seed: \(seed)
                 steps:
-                  - {after: 46m1s, habit: Habit 1}
-                  - {after: 7m45s, habit: Habit 2}
+                  - {after: 46m1s, habit: Read}
+                  - {after: 7m45s, habit: Walk}
                   - {after: 14s, fillActivityLimit: true}
-                  - {after: 11s, habit: Habit 3}
+                  - {after: 11s, habit: Stretch}
                   - {after: 11m59s, setClock: "\(shift)"}
                   - {after: 17m5s, forceQuit: Habit Lock}
                   - {after: 1m32s, open: Reddit}

@@ -27,7 +27,7 @@ extension RevocationAndApprovalTests {
         for day in 0..<8 {
             let (zone, date) = places[day % places.count]
             let start = String(format: "%@T%02d:%02d", date, Int.random(in: 7...10, using: &random), Int.random(in: 0...59, using: &random))
-            var steps = (1...3).map { "  - {after: \(Int.random(in: 5...40, using: &random))m, habit: Habit \($0)}" }
+            var steps = HeavyUserDays.habits.map { "  - {after: \(Int.random(in: 5...40, using: &random))m, habit: \($0)}" }
             // Revoked during the 30-minute unlock; approved again before its end or after it. With the activity limit
             // filled meanwhile, after it: an unlock still running then has no slot left for the check at its end, and
             // under ios-realistic a backgrounded app's timer does not fire either (an open question, docs/explore.md).

@@ -5,11 +5,13 @@ width and a laptop's. Run after `studio_browser_test.py` (they post notification
 import json
 import re
 import subprocess
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 from playwright.sync_api import expect
 
-from studio_support import PLUGINS, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, send, shot, start_studio, stop
+from studio_support import CONFIG, PLUGINS, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, send, shot, start_studio, stop
 
 
 SELECTION_HELD = """([marker, since]) => {
@@ -175,8 +177,8 @@ def test_the_page_fits_a_phone_and_a_laptop(browser, live, width, height):
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 800)])
 def test_the_state_shows_values_and_what_changed(browser, live, width, height):
     """An App-Group key's row shows its value (read from the store while that version is current: `state.changed`
-    carries only writer and version) and what changed since the version before — at a phone's width too, the row
-    uncovered and no sideways scroll."""
+    carries only writer and version), what changed since the version before, and an instant it holds on the device's
+    clock — at a phone's width too, the row uncovered and no sideways scroll."""
     page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=SCALE)
     page.goto(live["address"])
     expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
@@ -194,7 +196,19 @@ def test_the_state_shows_values_and_what_changed(browser, live, width, height):
     expect(row.get_by_test_id("stored-value")).to_contain_text('{"a":1,"b":3,"c":[4]}')
     expect(row.locator(".note")).to_have_text("since v1: b: 2 → 3, + c: [4]")
     expect(row).to_contain_text("v2")
+    # An instant stored as seconds since 1970 (as the apps store `timeIntervalSince1970`, e.g. lastShieldDayCheck) is
+    # read out beside the number, on the device's clock in its zone; a value with none has no such line.
+    expect(row.get_by_test_id("stored-time")).to_have_count(0)
+    when_key, stored_at = f"{key}When", 1795420800.25
+    subprocess.run([SHIELDBUS, "state", "set", when_key, json.dumps(stored_at), "--runtime-dir", live["runtime"]],
+                   check=True, stdout=subprocess.DEVNULL, timeout=30)
+    when_row = page.locator(f"#groups tr[data-key$='/{when_key}']")
+    at = datetime.fromtimestamp(stored_at, ZoneInfo(re.search(r"^timeZone:\s*(\S+)", open(CONFIG).read(), re.M).group(1)))
+    expect(when_row.get_by_test_id("stored-value")).to_contain_text("1795420800.25")
+    expect(when_row.get_by_test_id("stored-time")).to_have_text(re.compile(
+        rf"^\w+ {at:%d %b}, {at:%H:%M:%S}\.250 {re.escape(at.tzname())}$"))
     page.get_by_test_id("state-panel").scroll_into_view_if_needed()
+    when_row.get_by_test_id("stored-time").click(trial=True, timeout=5000)  # the time is on the page, nothing over it
     value = row.get_by_test_id("stored-value")
     value.scroll_into_view_if_needed()
     value.click(trial=True, timeout=5000)  # nothing lies over the value

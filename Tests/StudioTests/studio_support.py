@@ -169,6 +169,30 @@ def repeat_journal(base, path, count):
     return places
 
 
+def dated_journal(path, days, count, keys_per_day):
+    """`count` events over `days` days from 2026-01-01 (a month's journal or a year's, as large): each day the app
+    writes `keys_per_day` App-Group keys of that day's own (`habits.2026-01-01`, `tally1.2026-01-01`…: a key no later
+    day writes again, as the reference apps keep one per day) and the unlock flag once; a tool's probes fill the rest."""
+    start = 1_767_225_600_000  # 2026-01-01T00:00Z
+    per_day = count // days
+    assert per_day > keys_per_day + 1, "room in each day for its keys"
+    seq = 0
+    with open(path, "w") as out:
+        for day in range(days):
+            date = time.strftime("%Y-%m-%d", time.gmtime((start + day * 86_400_000) / 1000))
+            names = [f"habits.{date}"] + [f"tally{k}.{date}" for k in range(1, keys_per_day)] + ["isCurrentlyUnlocked"]
+            for n in range(per_day if day < days - 1 else count - seq):
+                seq += 1
+                at = start + day * 86_400_000 + 6 * 3_600_000 + n * (16 * 3_600_000 // per_day)
+                if n < len(names):
+                    topic, source = "state.changed", "app"
+                    body = {"group": "group.dev.shieldbus.habitlock", "key": names[n], "removed": False, "version": day + 1 if n == len(names) - 1 else 1,
+                            "writer": "app"}
+                else:
+                    topic, source, body = "app.year-probe", "greeter", {"n": n}
+                out.write(json.dumps({"v": 1, "seq": seq, "time": at, "topic": topic, "source": source, "body": body}, separators=(",", ":")) + "\n")
+
+
 def server_memory_kb(process):
     with open(f"/proc/{process.pid}/status") as status:
         return int(re.search(r"VmRSS:\s+(\d+) kB", status.read()).group(1))

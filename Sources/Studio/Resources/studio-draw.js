@@ -50,11 +50,13 @@ function syncChildren(parent, items, make) {
   for (const node of existing.values()) node.remove();
 }
 
-/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?, note?} (a note: a second, smaller line).
+/// A table of `rows` ({key, cells}); a cell is a string or {text, class?, title?, pill?, when?, note?} (`when`, `note`:
+/// lines below, smaller).
 function drawTable(table, header, rows) {
   if (!table.tBodies.length) table.append(el("thead", {}, el("tr", {}, header.map((h) => el("th", {}, h)))), el("tbody"));
   syncChildren(table.tBodies[0], rows, (row) => el("tr", {}, row.cells.map((c) => c === null || typeof c !== "object" ? el("td", {}, String(c ?? ""))
     : el("td", { class: c.class, title: c.title, "data-testid": c.testid }, c.pill ? el("span", { class: "pill " + c.pill }, c.text) : c.text,
+      c.when ? el("small", { class: "note when", "data-testid": "stored-time" }, c.when) : null,
       c.note ? el("small", { class: "note" }, c.note) : null))));
 }
 
@@ -352,7 +354,21 @@ function storedValue(entry) {
   }
   const text = JSON.stringify(entry.value);
   const since = entry.previous ? `since v${entry.previous.version}: ${describeChange(entry.previous.value, entry.value)}` : null;
-  return { text: shortText(text, 60), class: "mono value", title: text, note: since, testid: "stored-value" };
+  // Its instants read out on the device's clock, as an event's are beside its JSON (the raw number stays the value).
+  const when = storedInstants(entry.value).map(([path, ms]) => (path ? `${shortText(path, 16)}: ` : "") + exactZoned(ms)).join(" · ");
+  return { text: shortText(text, 60), class: "mono value", title: text, when: when || null, note: since, testid: "stored-value" };
+}
+
+/// A stored value's instants, with their paths in it ("" for the value itself): numbers in 2001–2100 as seconds since
+/// 1970 (what an app stores from `timeIntervalSince1970`) or as milliseconds. A count or a version never comes near.
+function storedInstants(value, path = "", found = []) {
+  if (typeof value === "number") {
+    if (value >= 978307200 && value < 4102444800) found.push([path, Math.round(value * 1000)]);
+    else if (value >= 978307200000 && value < 4102444800000) found.push([path, value]);
+  } else if (value && typeof value === "object") {
+    for (const [key, inner] of Object.entries(value)) storedInstants(inner, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, found);
+  }
+  return found;
 }
 
 function zoned(time) {

@@ -54,7 +54,7 @@ function noteJournalEvent(event) {
   journal.first ??= event;
   apply(journal.loading, event);
   journal.loaded += 1;
-  if (journal.loaded % journal.every === 0) journal.checkpoints[journal.loaded / journal.every] = structuredClone(journal.loading);
+  if (journal.loaded % journal.every === 0) journal.checkpoints[journal.loaded / journal.every] = copyModel(journal.loading);
   if (journal.loaded === journal.total) journalLoaded();
   else if (journal.wanted === journal.loaded) {
     if (journal.openAt !== null && journal.places[journal.openAt] === journal.wanted) openAtEvent(journal.openAt, journal.wanted);
@@ -128,7 +128,7 @@ async function showJournalUpTo(count) {
   const extend = cache && cache.count <= count && count - cache.count <= BUS_LINES && journal.shown.count === cache.count;
   const near = cache && cache.count <= count && count - cache.count < journal.every;
   const base = near ? cache.count : Math.floor(count / journal.every) * journal.every;
-  const model = structuredClone(near ? cache.model : journal.checkpoints[base / journal.every]);
+  const model = copyModel(near ? cache.model : journal.checkpoints[base / journal.every]);
   const from = extend ? cache.count : Math.max(0, Math.min(base, count - BUS_LINES));
   const filtered = $("prefix").value.trim() || $("plugin").value;
   try {
@@ -139,7 +139,7 @@ async function showJournalUpTo(count) {
     ]);
     if (ticket !== journal.ticket) return;
     for (const event of events.slice(base - from)) apply(model, event);
-    journal.cache = { count, model: structuredClone(model) };
+    journal.cache = { count, model: copyModel(model) };
     const recent = (extend ? [...journal.shown.recent, ...events] : events).slice(-BUS_LINES);
     journal.shown = { count, model, recent, stories: stories.events, busEvents: bus ? bus.events : recent, scanned: bus?.scanned ?? null,
       complete: bus?.complete ?? true };

@@ -12,6 +12,18 @@ function emptyModel() {
     time: null, clock: null };
 }
 
+/// A copy of `model` to keep, or to fold on from: what `apply` changes in place (a group's keys, the stores' and the
+/// plugins' maps, the failed calls) is copied; what it only ever replaces (a key's entry, a store, the foreground, the
+/// shield, the notifications, the schedules) is shared. So the models a journal keeps hold each App-Group entry once,
+/// not once a model: a year's journal leaves a key a day (`habits.2026-11-23`), and hundreds of models.
+function copyModel(model) {
+  const copied = (map, copy) => Object.fromEntries(Object.entries(map).map(([name, value]) => [name, copy(value)]));
+  return { ...model, groups: copied(model.groups, (group) => ({ ...group })), stores: { ...model.stores },
+    plugins: copied(model.plugins, (plugin) => ({ ...plugin })), failedCalls: copied(model.failedCalls, (calls) => [...calls]),
+    failedCounts: { ...model.failedCounts } };
+}
+
+/// Folds one event into `model`: in place, changing only what `copyModel` copies.
 function apply(model, event) {
   const body = event.body || {};
   model.time = event.time;

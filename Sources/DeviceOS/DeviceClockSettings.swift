@@ -10,12 +10,13 @@ extension DeviceOS {
 
     /// The person sets the device clock: `device.clock-changed {offsetMs}`, then wall-clock schedules are planned again.
     func setClock(_ setting: ClockSetting) {
-        let wall: Date
+        // A shift moves the offset by exactly its amount: read through bus time, which moves on a real-time clock
+        // between two readings, it could be off by a millisecond.
+        let offset: Int64
         switch setting {
-        case .shift(let seconds): wall = wallNow.addingTimeInterval(seconds)
-        case .absolute(let local): wall = local.resolve(in: clock.timeZone)
+        case .shift(let seconds): offset = clock.offsetMilliseconds + Int64((seconds * 1000).rounded())
+        case .absolute(let local): offset = DeviceAPI.busTime(local.resolve(in: clock.timeZone)) - bus.now
         }
-        let offset = DeviceAPI.busTime(wall) - bus.now
         // A tool is told and nothing is announced; a scenario's step goes on as it always did (its journal stays).
         if offset == clock.offsetMilliseconds,
            inputChangedNothing("clock-unchanged", "the device clock shows that time already; nothing changed") { return }

@@ -77,20 +77,22 @@ function redrawAll() {
 
 // MARK: The person's actions: the same input requests as `shieldbus do`.
 
+// The result line shows the latest action's answer: an earlier action answered later does not overwrite it.
+let latestAction = 0;
+
 async function act(action, value, extra = {}) {
   const result = $("action-result");
   if (studio.mode !== "live") { result.textContent = "a recorded journal is replayed, not acted on"; return; }
-  result.className = "result";
-  result.textContent = `${action}${value ? " " + value : ""}…`;
+  const mine = ++latestAction;
+  const show = (className, text) => { if (mine === latestAction) { result.className = className; result.textContent = text; } };
+  show("result", `${action}${value ? " " + value : ""}…`);
   try {
     const response = await fetch("/api/input", { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ action, value, ...extra }) });
     const answer = await response.json();
-    result.className = answer.ok ? "result" : "result error";
-    result.textContent = answer.ok ? `done: ${action}${value ? " " + value : ""}` : `refused: ${answer.error.message}`;
+    show(answer.ok ? "result" : "result error", answer.ok ? `done: ${action}${value ? " " + value : ""}` : `refused: ${answer.error.message}`);
   } catch (error) {
-    result.className = "result error";
-    result.textContent = `no answer: ${error}`;
+    show("result error", `no answer: ${error}`);
   }
 }
 
@@ -152,6 +154,7 @@ $("home-indicator").addEventListener("click", () => act("home"));
 $("save-scenario").addEventListener("click", async (event) => {
   event.preventDefault();
   const result = $("action-result");
+  latestAction += 1;  // an action still waiting for its answer no longer writes over this line
   const query = studio.mode === "journal" ? `?count=${studio.index}` : "";
   try {
     const response = await fetch(`/api/scenario${query}`);

@@ -143,6 +143,8 @@ def test_playback_goes_event_by_event_pauses_and_stops_at_the_end(browser, repla
     expect(instant).to_contain_text(f"#{events[5]['seq']} ")
     play.click()
     expect(play).to_have_text("▶")
+    # A step already taken when ❚❚ was pressed is drawn once its events arrive; nothing after it moves.
+    page.wait_for_function("() => journal.shown.count === studio.index")
     paused_at = instant.text_content()
     shown = [int(re.search(r"#(\d+) ", text).group(1)) for text in page.evaluate("() => window.shownInstants") if "#" in text]
     assert shown == [e["seq"] for e in events[:len(shown)]], f"each event in turn from the first: {shown}"

@@ -90,7 +90,7 @@ let package = Package(
         .target(name: "UsageReports", dependencies: ["CivilCalendar"]),
         .target(name: "DeviceAPI", dependencies: ["BusProtocol", "ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
-        .target(name: "Explore", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "LockInvariant"]),
+        .target(name: "Explore", dependencies: ["BusProtocol", "CProcessControl", "Configuration", "DeviceAPI", "LockInvariant"]),
         // The plugin SDK: what plugins depend on (never the broker).
         .target(name: "CProcessControl"),
         // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).
@@ -200,7 +200,7 @@ let package = Package(
                     exclude: ["attack_suite.py", "curve_attack.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "fixture-in-process"]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "fixture-in-process", .product(name: "Logging", package: "swift-log")]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

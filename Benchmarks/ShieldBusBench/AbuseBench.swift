@@ -224,6 +224,8 @@ final class Abusers {
 /// process then holds only the broker and the well-behaved client, so its memory is theirs, and the abusers compete
 /// for the cores as another program would.
 final class AbuserProcess {
+    /// How long the abusers may take to be welcomed (1,000s of sessions and hellos on a loaded machine take seconds).
+    static let readyLimitSeconds: UInt64 = 60
     private let process = Process()
     private let input = Pipe()
     private let abuse: AbuseBench.Abuse
@@ -236,16 +238,24 @@ final class AbuserProcess {
         process.arguments = ["--abuser", abuse.rawValue, endpoint]
         (process.standardInput, process.standardOutput) = (input, output)
         try process.run()
-        // The child says `ready` once every abusive session it holds was welcomed; an end of file is its failure.
+        // The child says `ready` once every abusive session it holds was welcomed; an end of file is its failure, and
+        // silence past the deadline too (a child stuck connecting is killed, not waited for forever).
         var said = Data()
+        let deadline = monotonicNanoseconds() + Self.readyLimitSeconds * 1_000_000_000
+        let descriptor = output.fileHandleForReading.fileDescriptor
         while !said.contains(UInt8(ascii: "\n")) {
+            let now = monotonicNanoseconds()
+            guard now < deadline else { break }
+            var waiting = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&waiting, 1, Int32((deadline - now) / 1_000_000)) > 0 else { continue }
             let more = output.fileHandleForReading.availableData
             if more.isEmpty { break }
             said.append(more)
         }
         guard String(decoding: said, as: UTF8.self).hasPrefix("ready") else {
+            if process.isRunning { process.terminate() }
             process.waitUntilExit()
-            throw BenchFailure("the \(abuse.rawValue) abusers did not start (exit status \(process.terminationStatus); their error is in the broker's log)")
+            throw BenchFailure("the \(abuse.rawValue) abusers did not start within \(Self.readyLimitSeconds) s (exit status \(process.terminationStatus); their error is in the broker's log)")
         }
     }
 

@@ -146,7 +146,7 @@ public final class Broker {
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
         outbox.emit(topic: "bus.started", body: .object(restarts.startedBody()))
-        recorder.reportRestartLosses(settings.storeLosses + [restored.restartLoss].compactMap { $0 })
+        recorder.busStarted(restartLosses: settings.storeLosses + [restored.restartLoss].compactMap { $0 })
         supervisor.startAll()
         outbox.drain()
         time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in readiness.becomeReady() }

@@ -65,6 +65,8 @@ final class Outbox {
     var isEmpty: Bool { events.isEmpty }
     var count: Int { events.count }
     var last: PendingEvent? { events.last }
+    /// The events waiting, in the order they were emitted.
+    var waiting: [PendingEvent] { events }
 
     func append(_ event: PendingEvent) { events.append(event) }
     func append(contentsOf more: [PendingEvent]) { events.append(contentsOf: more) }

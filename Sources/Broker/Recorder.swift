@@ -21,6 +21,9 @@ final class Recorder {
     private var journalFailing = false
     /// The last failure to write any of the broker's or the device's state (`status`).
     private(set) var lastStorageError: String?
+    /// Storage failures met before `bus.started` was out (the services' stores open first), said right after it;
+    /// nil from then on.
+    private var failuresBeforeStart: [String]? = []
 
     init(ledger: DeliveryLedger, outbox: Outbox, statistics: BusStatistics, clock: BusClock, logger: Logger) {
         (self.ledger, self.outbox, self.statistics, self.clock, self.logger) = (ledger, outbox, statistics, clock, logger)
@@ -128,20 +131,25 @@ final class Recorder {
         }
     }
 
-    /// Says what the state folder's stores lost to the machine's restart (a power cut), in the log and as `bus.error`
-    /// `writes-lost`, one a store: called once `bus.started` is out.
-    func reportRestartLosses(_ losses: [String]) {
+    /// `bus.started` is out: says what the state folder's stores lost to the machine's restart (a power cut), in the
+    /// log and as `bus.error` `writes-lost`, one a store, then the storage failures met while starting.
+    func busStarted(restartLosses losses: [String]) {
         for loss in losses {
             logger.warning("\(loss)")
             outbox.reportError("writes-lost", sender: "broker", message: loss, countedIn: statistics)
         }
+        for message in failuresBeforeStart ?? [] {
+            outbox.reportError("storage-failed", sender: "broker", message: message, countedIn: statistics)
+        }
+        failuresBeforeStart = nil
     }
 
     /// A write of the broker's or the device's state failed: said on the terminal, counted in `status`, and
-    /// published as `bus.error` `storage-failed`.
+    /// published as `bus.error` `storage-failed` — once `bus.started` is out, as a journal begins with it.
     func reportStorageFailure(_ message: String) {
         lastStorageError = message
         logger.error("\(message)")
+        guard failuresBeforeStart == nil else { return failuresBeforeStart!.append(message) }
         outbox.reportError("storage-failed", sender: "broker", message: message, countedIn: statistics)
     }
 

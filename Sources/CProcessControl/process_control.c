@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 
 int shieldbus_die_with_parent(int signal) {
     return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
@@ -86,4 +87,12 @@ int shieldbus_watch(int set, int descriptor) {
 
 int shieldbus_unwatch(int set, int descriptor) {
     return epoll_ctl(set, EPOLL_CTL_DEL, descriptor, NULL);
+}
+
+int shieldbus_process_descriptor(int pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int shieldbus_signal_process(int descriptor, int signal) {
+    return (int)syscall(SYS_pidfd_send_signal, descriptor, signal, NULL, 0);
 }

@@ -1,3 +1,4 @@
+import CProcessControl
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -6,11 +7,20 @@ import Glibc
 
 /// The days in play and their `shieldbus run` processes, so that an explore told to stop (SIGINT, SIGTERM) starts no
 /// more, ends those running and knows when none is left, before it removes their folders.
+///
+/// Each process is signalled through a process descriptor (pidfd), under the lock that `exited` closes it with: a
+/// process already reaped is not there to be signalled, and its pid, perhaps another process's by then, is never
+/// signalled.
 final class DayLaunches: Sendable {
     private struct State {
         var stopping = false
         var inPlay = 0
-        var processes: Set<pid_t> = []
+        /// The running days' processes: pid → its process descriptor (-1 when the kernel gave none).
+        var processes: [pid_t: Int32] = [:]
+
+        func signalAll(_ signal: Int32) {
+            for descriptor in processes.values where descriptor >= 0 { _ = shieldbus_signal_process(descriptor, signal) }
+        }
     }
 
     private let state = Mutex(State())
@@ -25,17 +35,21 @@ final class DayLaunches: Sendable {
     }
 
     /// The day's process started: stopped at once when the explore is stopping meanwhile.
+    /// (A day's process lives for tens of milliseconds at least, and is reaped only after it exits: its pid cannot
+    /// have been reused by the time its descriptor is opened here, just after its start.)
     func started(_ pid: pid_t) {
-        let stopping = state.withLock { state in
-            state.processes.insert(pid)
-            return state.stopping
+        state.withLock { state in
+            let descriptor = shieldbus_process_descriptor(pid)
+            state.processes[pid] = descriptor
+            if state.stopping && descriptor >= 0 { _ = shieldbus_signal_process(descriptor, SIGTERM) }
         }
-        if stopping { kill(pid, SIGTERM) }
     }
 
-    /// The day's process ended.
+    /// The day's process ended and was reaped.
     func exited(_ pid: pid_t) {
-        state.withLock { _ = $0.processes.remove(pid) }
+        state.withLock { state in
+            if let descriptor = state.processes.removeValue(forKey: pid), descriptor >= 0 { close(descriptor) }
+        }
     }
 
     /// The day is over (its folder removed); whether the explore goes on — false once it is stopping, when the day's
@@ -50,13 +64,12 @@ final class DayLaunches: Sendable {
     /// Starts no more days and asks the running ones' processes to stop (SIGTERM: a broker then stops its plugins);
     /// waits until no day is in play, killing what is left after `timeout`.
     func stopAll(timeout: TimeInterval) {
-        let running = state.withLock { state in
+        state.withLock { state in
             state.stopping = true
-            return state.processes
+            state.signalAll(SIGTERM)
         }
-        for pid in running { kill(pid, SIGTERM) }
         if waitUntilNoneInPlay(deadline: Date().addingTimeInterval(timeout)) { return }
-        for pid in state.withLock({ $0.processes }) { kill(pid, SIGKILL) }
+        state.withLock { $0.signalAll(SIGKILL) }
         _ = waitUntilNoneInPlay(deadline: Date().addingTimeInterval(5))
     }
 

@@ -124,5 +124,7 @@ extension CrashSafetyTests {
         let said = run.events("bus.error").filter { $0.bodyValue["code"]?.stringValue == "storage-failed" }.compactMap { $0.bodyValue["message"]?.stringValue }
         XCTAssertEqual(said, ["cannot note a commit of \(device): cannot write the commit note \(note): Is a directory; its commits stand, but until this is fixed a lost write-ahead log or a power cut may go unnoticed or lose more"])
         XCTAssertTrue(run.errors.contains("cannot note a commit of \(device)"), run.errors)
+        // The device's first commit comes while the broker starts: said after bus.started, which a journal begins with.
+        XCTAssertEqual(run.journal.first?.topic, "bus.started")
     }
 }

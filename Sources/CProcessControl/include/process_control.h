@@ -1,6 +1,7 @@
 // CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back,
-// keeping freed heap, closing every inherited descriptor in a spawned child, and the launch templates' channels (a
-// datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on).
+// keeping freed heap, closing every inherited descriptor in a spawned child, the launch templates' channels (a
+// datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on), and process descriptors
+// (a signal that can only reach the process it was opened for, never one that reused its pid).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -44,5 +45,13 @@ int shieldbus_watch_set(void);
 /// Adds `descriptor` to the set (readable, level-triggered), or removes it. Returns 0, or -1 with errno set.
 int shieldbus_watch(int set, int descriptor);
 int shieldbus_unwatch(int set, int descriptor);
+
+/// Opens a descriptor for process `pid` (pidfd_open, close-on-exec): it keeps naming that process after it ends and
+/// is reaped, whoever gets its pid next. Returns the descriptor, or -1 with errno set (ESRCH: no such process).
+int shieldbus_process_descriptor(int pid);
+
+/// Sends `signal` to the process `descriptor` names (pidfd_send_signal). Returns 0, or -1 with errno set (ESRCH: it
+/// ended).
+int shieldbus_signal_process(int descriptor, int signal);
 
 #endif

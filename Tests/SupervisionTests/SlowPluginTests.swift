@@ -38,4 +38,30 @@ extension SupervisionTests {
                        ["worker left 1 event(s) unacknowledged for N ms; virtual time no longer waits for it"])
         XCTAssertGreaterThanOrEqual(messages.first.flatMap { Int($0.split(separator: " ")[6]) } ?? 0, 300, "the time it was waited for: \(messages)")
     }
+
+    /// A plugin that works in short bursts with pauses between — asleep whenever the broker happens to look — is
+    /// still at work: its CPU time rose since the reading taken early in the wait, and again between looks.
+    func testAPluginWorkingInShortBurstsIsWaitedFor() throws {
+        let configuration = """
+            name: supervision
+            bus: {heartbeatMs: 200, sessionTimeoutMs: 30000, ackTimeoutMs: 300}
+            plugins:
+              - {name: worker, executable: \(BuildProducts.path("fixture-supervised")), role: generic}
+
+            """
+        // 400 ms of CPU in 10 bursts, 150 ms asleep after each: asleep most of the time, for about five times the limit.
+        let scenario = """
+            name: bursts
+            start: 2026-11-23T06:00
+            steps:
+              - {after: 1m, publish: {topic: app.sup.work, body: {ms: 400, bursts: 10, gapMs: 150}}}
+              - {after: 1m, publish: {topic: app.sup.ping, body: {n: 1}}}
+
+            """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertFalse(run.errors.contains("ack-timeout"), run.errors)
+        let topics = run.journal.map(\.topic).filter { $0.hasPrefix("app.sup.") || $0 == "bus.error" }
+        XCTAssertEqual(topics, ["app.sup.work", "app.sup.worked", "app.sup.ping", "app.sup.pong"], "waited for through its pauses")
+    }
 }

@@ -12,8 +12,9 @@
 // shielded), DeviceActivity's activities — each after publishing `app.sup.step` {"n", "step"}, then publishes
 // `app.sup.calls-done` {"n"}; the first time only, before call number `cutAt`, it waits until the broker is stopped
 // (the test sends it SIGSTOP) and leaves the marker `<state dir>/<name>-cut` so the test can kill it there. A failed
-// call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms"} uses that much CPU before it
-// publishes `app.sup.worked` and acknowledges (a plugin slow at its work, not stopped).
+// call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms", "bursts", "gapMs"} uses that
+// much CPU — in `bursts` bursts with `gapMs` asleep between them, when given — before it publishes `app.sup.worked` and
+// acknowledges (a plugin slow at its work, not stopped).
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -68,7 +69,11 @@ final class SupervisedFixture: BusPlugin {
         case "app.sup.hang":
             hang()
         case "app.sup.work":
-            spin(cpuMilliseconds: envelope.bodyValue["ms"]?.intValue ?? 0)
+            let bursts = max(1, envelope.bodyValue["bursts"]?.intValue ?? 1), gap = envelope.bodyValue["gapMs"]?.intValue ?? 0
+            for burst in 0..<bursts {
+                if burst > 0 { usleep(UInt32(gap * 1_000)) }  // the plugin's own pause between bursts of work
+                spin(cpuMilliseconds: (envelope.bodyValue["ms"]?.intValue ?? 0) / bursts)
+            }
             try? PluginRuntime.current?.publish("app.sup.worked", json: [:])
         case "app.sup.publish-when-stopped":
             waitUntilTheBrokerIsStopped()

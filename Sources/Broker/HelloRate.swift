@@ -9,7 +9,7 @@ struct HelloRate {
     /// Hellos a credential may send at once after a quiet spell.
     static let burst = 200
     /// Hellos per second a credential may keep sending.
-    static let perSecond = 100
+    static let perSecond = 20
 
     private var tokens: [Bool: (count: Double, at: Int64)] = [:]
 

@@ -152,14 +152,31 @@ final class Reception {
         session?.errors += 1
         session?.lastError = error.description
         let sender = session?.name ?? hexIdentity(identity)
-        if let refusals = refusalLog.refusal(error.code, now: monotonicMilliseconds()) {
+        let refusals = refusalLog.refusal(error.code, now: monotonicMilliseconds())
+        if let refusals {
             logger.warning("refused a message", metadata: ["sender": "\(sender)", "code": "\(error.code)", "reason": "\(error.description)",
                                                            "refusals": "\(refusals)"])
         }
         dispatcher.send(WireCodec.encode(.error(ErrorReport(error))), to: identity)
-        // While nothing can be numbered a refusal's bus.error would wait in the full outbox too: counted only.
-        if outbox.count >= Outbox.waitingLimit { statistics.countError(error.code) } else {
+        if Self.saidWithTheLogLine(error) {
+            // A crowd's refusals, said on the bus as in the log: one event a second with their count. An event for
+            // each would cost every subscriber a copy of each hello the bound refused, and the journal a line.
+            guard let refusals, outbox.count < Outbox.waitingLimit else { return statistics.countError(error.code) }
+            outbox.reportError(error.code, sender: sender, message: error.description, details: ["refusals": .int(Int64(refusals))], countedIn: statistics)
+        } else if outbox.count >= Outbox.waitingLimit {
+            // While nothing can be numbered a refusal's bus.error would wait in the full outbox too: counted only.
+            statistics.countError(error.code)
+        } else {
             outbox.reportError(error.code, sender: sender, message: error.description, countedIn: statistics)
+        }
+    }
+
+    /// Refusals of the bounds on outside clients' hellos and sessions: a crowd's, cheap by design, and only outside
+    /// clients get them (a run's own plugins never do, so a journal of a run never depends on their timing).
+    private static func saidWithTheLogLine(_ error: BusProtocolError) -> Bool {
+        switch error {
+        case .tooManyHellos, .tooManySessions: return true
+        default: return false
         }
     }
 

@@ -173,31 +173,52 @@ final class SessionLimitsTests: XCTestCase {
         tool.close()
     }
 
-    /// A client that connects and leaves in a loop is held to the hello rate; the person's tools have a bucket of their own.
+    /// A client that connects and leaves in a loop is held to the hello rate; the person's tools have a bucket of their
+    /// own. The crowd's refusals are said on the bus as in the log — at most one `bus.error` a second, carrying how many
+    /// it stands for — and every one is counted in `status`.
     func testHellosFasterThanTheRateAreRefusedCheaply() throws {
         let broker = try BrokerProcess(configuration: "name: churn\n")  // its own: the bucket it empties refills slowly
         defer { broker.stop() }
+        let watcher = try broker.connect(name: "error-watcher", role: .tool, subscriptions: ["bus.error"])
+        defer { watcher.close() }
         let context = try Context()
         let cookie = try XCTUnwrap(broker.runtime.cookie())
         let started = monotonicMilliseconds()
-        var welcomed = 0, refusal: String?
-        for n in 0..<5_000 where refusal == nil {
+        var welcomed = 0, refused = 0, refusal: String?, firstRefusedAt: Int64?
+        // Until refusals span more than a second, so that a second line says those the first held back.
+        for n in 0..<20_000 where refused < 100 || monotonicMilliseconds() - (firstRefusedAt ?? .max / 2) < 1_200 {
             let socket = try Socket(context, .dealer)
             defer { socket.close() }
             try socket.setReceiveTimeout(milliseconds: 5000)
             try socket.connect(broker.runtime.brokerEndpoint())
             _ = try socket.send(WireCodec.encode(.hello(Hello(name: "churn-\(n)", role: .tap, subscriptions: [], credential: cookie))))
             let answer = try socket.receive().map { try WireCodec.decodeBrokerMessage($0) }
-            if case .welcome? = answer {
+            if case .welcome? = answer, refused == 0 {
                 welcomed += 1
                 _ = try socket.send(WireCodec.encode(.bye))
+            } else if case .welcome? = answer {
+                _ = try socket.send(WireCodec.encode(.bye))  // the bucket refilled by a token meanwhile
             } else {
-                refusal = errorCode(answer) ?? "\(String(describing: answer))"
+                refused += 1
+                firstRefusedAt = firstRefusedAt ?? monotonicMilliseconds()
+                refusal = refusal ?? errorCode(answer) ?? "\(String(describing: answer))"
             }
         }
         let seconds = Double(monotonicMilliseconds() - started) / 1_000
         XCTAssertEqual(refusal, "too-many-hellos", "after \(welcomed) hellos in \(seconds) s")
-        XCTAssertLessThanOrEqual(Double(welcomed), 200 + 100 * seconds + 1, "the burst, and the rate since")
+        XCTAssertLessThanOrEqual(Double(welcomed), 200 + 20 * seconds + 1, "the burst, and the rate since (HelloRate: 200, then 20 a second)")
+        let counted = try XCTUnwrap(try broker.status()["counters"]?["errorsByCode"]?["too-many-hellos"]?.intValue)
+        XCTAssertEqual(counted, Int64(refused), "status counts every refusal")
+        // A refusal of the watcher's own marks the end: the bus.errors before it have all arrived by then.
+        try watcher.publish(Publish(topic: "plugin.up", body: [:]))
+        let said = try collectEvents(from: watcher) { events in events.contains { $0.bodyValue["sender"]?.stringValue == "error-watcher" } }
+            .filter { $0.bodyValue["code"]?.stringValue == "too-many-hellos" }
+        let sum = said.compactMap { $0.bodyValue["refusals"]?.intValue }.reduce(0, +)
+        XCTAssertFalse(said.isEmpty, "the refusals are said on the bus")
+        XCTAssertLessThanOrEqual(Double(said.count), seconds + 1, "at most one bus.error a second, not one for each of \(refused)")
+        // Each line counts those since the one before; what came after the last line waits for the next.
+        XCTAssertGreaterThan(sum, Int64(said.count), "a line stands for the refusals it held back: \(said.map(\.bodyValue.jsonText))")
+        XCTAssertLessThanOrEqual(sum, Int64(refused))
         let tool = try broker.connect(name: "do-after-churn", role: .tool, subscriptions: [])
         tool.close()
     }

@@ -15,11 +15,16 @@ final class DayLaunches: Sendable {
     private struct State {
         var stopping = false
         var inPlay = 0
-        /// The running days' processes: pid → its process descriptor (-1 when the kernel gave none).
+        /// The running days' processes: pid → its process descriptor (-1 when the kernel gave none: a kernel before
+        /// pidfd_open, where the pid is all there is).
         var processes: [pid_t: Int32] = [:]
 
         func signalAll(_ signal: Int32) {
-            for descriptor in processes.values where descriptor >= 0 { _ = shieldbus_signal_process(descriptor, signal) }
+            for (pid, descriptor) in processes { signalOne(pid, descriptor, signal) }
+        }
+
+        func signalOne(_ pid: pid_t, _ descriptor: Int32, _ signal: Int32) {
+            _ = descriptor >= 0 ? shieldbus_signal_process(descriptor, signal) : kill(pid, signal)
         }
     }
 
@@ -41,7 +46,7 @@ final class DayLaunches: Sendable {
         state.withLock { state in
             let descriptor = shieldbus_process_descriptor(pid)
             state.processes[pid] = descriptor
-            if state.stopping && descriptor >= 0 { _ = shieldbus_signal_process(descriptor, SIGTERM) }
+            if state.stopping { state.signalOne(pid, descriptor, SIGTERM) }
         }
     }
 

@@ -250,9 +250,12 @@ public enum StudioError: Error, CustomStringConvertible, Equatable {
     case badJournalLine(path: String, line: Int, reason: String)
     case journalChanged(path: String)
     case missingResource(name: String)
+    case noEvent(seq: UInt64, path: String)
 
     public var description: String {
         switch self {
+        case .noEvent(let seq, let path):
+            return "--at \(seq): the journal \(path) has no event #\(seq) (`shieldbus check` prints an --at for each violation it finds)"
         case .unreadableJournal(let path): return "cannot read the journal \(path)"
         case .badJournalLine(let path, let line, let reason): return "\(path):\(line): not a journal line (\(reason))"
         case .journalChanged(let path): return "the journal \(path) changed while the Studio replayed it; start the Studio again"

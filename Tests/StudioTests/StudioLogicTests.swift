@@ -228,6 +228,26 @@ final class StudioLogicTests: XCTestCase {
         }
     }
 
+    /// `--at` an event the journal does not have is refused in words, not opened somewhere else; one it has is taken.
+    func testOpeningAtAnEventTheJournalDoesNotHaveIsRefused() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-at-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let lines = (1...5).map { seq in
+            String(decoding: WireCodec.encodeEnvelope(Envelope(seq: UInt64(seq), time: 1_795_388_400_000 + Int64(seq), topic: "app.ping", source: "app",
+                                                               body: Array("{}".utf8))), as: UTF8.self)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        func studio(at seq: UInt64) throws -> StudioServer {
+            try StudioServer(source: .journal(path: file.path, timeZone: zone), port: 0, homeScreen: [], iconDirectories: [], openAt: seq)
+        }
+        XCTAssertNoThrow(try studio(at: 3))
+        XCTAssertThrowsError(try studio(at: 6)) { error in
+            XCTAssertEqual(error as? StudioError, .noEvent(seq: 6, path: file.path))
+            XCTAssertEqual("\(error)", "--at 6: the journal \(file.path) has no event #6 (`shieldbus check` prints an --at for each violation it finds)")
+        }
+    }
+
     /// Property: the history a Studio reads from a live journal is every event after the feed's newest through the
     /// tap's welcome, once and in order — never a line past the welcome (the tap delivers it), nor the half of a line
     /// the broker is still writing; and lines the broker flushes while the Studio waits for them are taken.

@@ -102,6 +102,7 @@ final class CommandUsageTests: XCTestCase {
         // Shell completion knows do's actions, and its value from the shipped catalog's apps and the buttons.
         let script = try runToEnd(shieldbus, ["--generate-completion-script", "bash"])
         XCTAssertTrue(script.output.contains("notification-tap"), "do's actions are listed")
+        XCTAssertTrue(script.output.contains("'faithful'$'\\n''ios-realistic'"), "run's and explore's profiles are listed")
         let values = try runToEnd(shieldbus, ["---completion", "do", "--", "value"]).output.split(separator: "\n").map(String.init)
         XCTAssertTrue(values.contains("Instagram") && values.contains("primary"), "\(values.prefix(5))")
         // And tap's patterns from the bus's namespaces.

@@ -53,6 +53,10 @@ extension CrashSafetyTests {
         let closeAtHome = try person("close")
         XCTAssertEqual(closeAtHome.status, 1, closeAtHome.output)
         XCTAssertTrue(closeAtHome.output.contains("the home screen is showing"), closeAtHome.output)
+        let homeAtHome = try person("home")
+        XCTAssertEqual(homeAtHome.status, 1, homeAtHome.output)
+        XCTAssertTrue(homeAtHome.output.contains("home: the home screen is showing already; nothing changed") && !homeAtHome.output.contains("done"),
+                      homeAtHome.output)
 
         // A control in the product's app: journaled by the OS as the person's act, for the product's app.
         let tapped = try person("app-action", "skip-tonight")

@@ -322,7 +322,7 @@ public final class Broker {
     /// Says `bus.stopping`, says goodbye to every session, and stops the plugins.
     func shutDown() {
         outbox.append(contentsOf: held.takeAll())
-        outbox.emit(topic: "bus.stopping", body: [:])
+        outbox.emit(topic: Topic.busStopping, body: [:])
         outbox.drain()
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions.all { dispatcher.send(bye, to: session.identity) }
@@ -350,7 +350,7 @@ public final class Broker {
         session?.lastHeard = monotonicMilliseconds()
         switch message {
         case .hello(let hello):
-            reception.welcome(identity, hello, lastSeq: sequencer.lastSeq)
+            reception.welcome(identity, hello, lastSeq: sequencer.lastSeq, firstSeq: sequencer.firstSeq)
         case .status(let credential):
             let trusted = session != nil || reception.isTrusted(credential)
             dispatcher.send(WireCodec.encode(.status(statusReport.json(full: trusted))), to: identity)

@@ -48,6 +48,11 @@ final class ClockControl: BrokerService {
             guard let speed = body["speed"]?.doubleValue, speed.isFinite, speed > 0, speed <= Self.maximumSpeed else {
                 return refuse(request, "bad-request", "'speed' needs 'speed': how many times faster than wall time bus time runs, above 0 and at most \(Int(Self.maximumSpeed)) (1 is real time)")
             }
+            // A real clock runs at ×1: asked for the rate it runs at, the clock would not change.
+            let current: Double = if case .scaled(let running) = clock.clockMode { running } else { 1 }
+            guard speed != current else {
+                return refuse(request, "speed-unchanged", "the bus clock runs at ×\(speed == speed.rounded() ? String(Int(speed)) : String(speed)) already; nothing changed")
+            }
             clock.setSpeed(speed)
             changed(request, action)
         case "step":

@@ -42,8 +42,9 @@ final class Reception {
     /// Whether `credential` may see the full status report (a session is trusted already).
     func isTrusted(_ credential: String?) -> Bool { admission.isTrusted(credential, plugins: supervisor.plugins) }
 
-    /// Admits `hello` from `identity` and welcomes it (`lastSeq`: the bus's sequence number now), or refuses it.
-    func welcome(_ identity: [UInt8], _ hello: Hello, lastSeq: UInt64) {
+    /// Admits `hello` from `identity` and welcomes it (`lastSeq`: the bus's sequence number now; `firstSeq`: this run's
+    /// first), or refuses it.
+    func welcome(_ identity: [UInt8], _ hello: Hello, lastSeq: UInt64, firstSeq: UInt64) {
         // A client that thinks the broker gone says hello again every little while; a broker that was stopped finds
         // them queued behind each other. The first opened a session; a copy of it within a heartbeat of its welcome
         // was sent before the client could read that welcome, and opens nothing more.
@@ -108,7 +109,7 @@ final class Reception {
         // Plugins run their device clock on between events at this speed (`Date()` inside a plugin).
         if case .scaled(let speed) = clock.clockMode { welcomeSettings["clockSpeed"] = .double(clock.isPaused ? 0 : speed) }
         let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
-                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(welcomeSettings))
+                              heartbeatMilliseconds: settings.heartbeatMilliseconds, settings: .object(welcomeSettings), firstSeq: firstSeq)
         dispatcher.send(WireCodec.encode(.welcome(welcome)), to: identity)
         // Before bus.ready, supervised plugins are announced together, in configuration order.
         if !isSupervised { readiness.announceUp(session) }

@@ -6,6 +6,8 @@ import BusProtocol
 /// stating each service fact gave it (`ServiceEvent.fact`).
 struct Sequencer {
     private(set) var lastSeq: UInt64 = 0
+    /// The first number of this run: past what the last broker on the same state reserved (`welcome.firstSeq`).
+    private(set) var firstSeq: UInt64 = 1
     /// The latest bus instant sequenced so far: a late timer is never stamped before it.
     private(set) var lastSequencedTime: BusTime = 0
     /// What the journal last said of each service fact, by fact (after a restart, the last one saved in bus.sqlite:
@@ -15,6 +17,7 @@ struct Sequencer {
     /// Goes on from where the last broker's saved state stopped.
     mutating func resume(lastSeq: UInt64, announced: [String: [UInt8]]) {
         self.lastSeq = lastSeq
+        firstSeq = lastSeq + 1
         self.announced = announced
     }
 

@@ -173,14 +173,19 @@ public struct Welcome: Equatable, Sendable {
     public var heartbeatMilliseconds: Int64
     /// The broker's configuration facts a plugin may need (time zone, profile, …).
     public var settings: JSONValue
+    /// The first sequence number this broker run issued: 1 on a fresh state folder; past the numbers the last broker
+    /// set aside when it numbers on from it. Nil from a broker that does not say.
+    public var firstSeq: UInt64?
 
-    public init(name: String, time: BusTime, seq: UInt64, clock: String, heartbeatMilliseconds: Int64, settings: JSONValue = [:]) {
+    public init(name: String, time: BusTime, seq: UInt64, clock: String, heartbeatMilliseconds: Int64, settings: JSONValue = [:],
+                firstSeq: UInt64? = nil) {
         self.name = name
         self.time = time
         self.seq = seq
         self.clock = clock
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.settings = settings
+        self.firstSeq = firstSeq
     }
 }
 

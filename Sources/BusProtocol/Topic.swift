@@ -21,6 +21,9 @@ public enum Topic {
     /// The broker's account of a control of the bus clock: who did what, and the clock as it is now.
     public static let clockChanged = "clock.changed"
 
+    /// A broker's last event before it leaves (its goodbyes follow).
+    public static let busStopping = "bus.stopping"
+
     /// Topics ending with this suffix are requests: they carry `corr` and `deadline`.
     public static let requestSuffix = ".request"
     /// Topics ending with this suffix are replies: they carry the request's `corr` and reach the requester.

@@ -157,6 +157,7 @@ public enum WireCodec {
             object["clock"] = .string(welcome.clock)
             object["heartbeat"] = .int(welcome.heartbeatMilliseconds)
             object["settings"] = welcome.settings
+            if let firstSeq = welcome.firstSeq { object["firstSeq"] = .int(Int64(firstSeq)) }
         case .event(let envelope, let delivery):
             return eventFrames(envelopeJSON: encodeEnvelope(envelope), delivery: delivery)
         case .error(let report):
@@ -301,7 +302,8 @@ public enum WireCodec {
             return .welcome(Welcome(name: try fields.string("name"), time: try fields.int("time"),
                                     seq: UInt64(try fields.nonNegativeInt("seq")), clock: try fields.string("clock"),
                                     heartbeatMilliseconds: try fields.int("heartbeat"),
-                                    settings: fields.view.value(of: "settings") ?? [:]))
+                                    settings: fields.view.value(of: "settings") ?? [:],
+                                    firstSeq: try fields.optionalInt("firstSeq").map { UInt64(clamping: $0) }))
         case .error:
             let supported = fields.view.value(of: "supported")?.arrayValue?.compactMap(\.intValue)
             return .error(ErrorReport(code: try fields.string("code"), message: try fields.string("message"), supported: supported))

@@ -265,7 +265,13 @@ public final class DeviceOS: BrokerService, DeviceHost {
             activity.pickedUp()
             screen.open(app)
         case .close(let app): screen.close(app)
-        case .home: screen.goHome()
+        case .home:
+            // On the home screen already it changes nothing: a tool is told so (a scenario's step goes on silently).
+            guard screen.foreground != .home else {
+                inputChangedNothing("nothing-open", "home: the home screen is showing already; nothing changed")
+                return
+            }
+            screen.goHome()
         case let .visit(url, host, tab, isPrivate):
             activity.pickedUp()
             screen.visit(url: url, host: host, tab: tab, isPrivate: isPrivate)

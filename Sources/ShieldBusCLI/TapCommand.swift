@@ -95,21 +95,26 @@ extension ShieldBus {
             // the last event received: a reconnection says what went by, or that a new bus began.
             var lastKnownSeq: UInt64?
             var lastSeen: Envelope?
+            // Where the broker run followed began numbering (a restarted one numbers on past what the last set aside).
+            var runFirstSeq: UInt64?
             var shown = 0
             /// A welcome: the first sets where the tap counts from; a later one says what went by, or that a new bus began.
             func welcomed(_ welcome: Welcome) {
                 printer.adopt(settings: welcome.settings)
+                defer { runFirstSeq = welcome.firstSeq }
                 guard let known = lastKnownSeq else {
                     lastKnownSeq = welcome.seq
                     return
                 }
-                let said = TapReconnection(lastSeen: lastSeen, lastKnownSeq: known)
+                let said = TapReconnection(lastSeen: lastSeen, lastKnownSeq: known, runFirstSeq: runFirstSeq,
+                                           seesEveryEvent: TapFilter(include: patterns).subscriptions == [""])
                     .notice(for: welcome, journalPath: RuntimeDirectory.resolve(bus.runtimeDir).journalPath())
                 if let text = said.text { printError(text) }
                 lastKnownSeq = said.lastKnownSeq
             }
             repeat {
-                let connection = try connect(reconnecting: lastKnownSeq != nil)
+                // Also a run's `bus.stopping`, to know the tap saw it to its end (the numbers after it were never used).
+                let connection = try connect(reconnecting: lastKnownSeq != nil, alsoHearing: [Topic.busStopping])
                 defer { connection.close() }
                 // A broker that was killed says no goodbye: the connection says hello to the next one itself, and is
                 // welcomed inside `receive`.
@@ -136,7 +141,10 @@ extension ShieldBus {
                         printError("error from broker: \(TerminalText.escaped(report.message))")
                     case .bye(let reason):
                         printError("the broker left: \(reason)")
-                        guard wait else { return }
+                        guard wait else {
+                            if let count { throw CommandFailure("the broker left after \(shown) of the \(count) event(s) asked for") }
+                            return
+                        }
                         printError("waiting for the next broker…")
                         break
                     default:

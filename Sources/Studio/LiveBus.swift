@@ -19,6 +19,8 @@ final class LiveBus: @unchecked Sendable {
     /// The seq of the newest event given to the feed: where the journal's history and the tap's events meet, so that
     /// each event is given once.
     private var lastSeq: UInt64 = 0
+    /// Where the broker run followed began numbering (its welcome's `firstSeq`).
+    private var runFirstSeq: UInt64?
     /// How long to wait for journal lines the broker has not flushed yet.
     static let journalPatienceMilliseconds: Int64 = 2000
 
@@ -53,7 +55,7 @@ final class LiveBus: @unchecked Sendable {
         let zone = connection.welcome?.settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         if narrator == nil { narrator = EventNarrator(timeZone: zone) }
         storedValues = StoredValues(stateDirectory: RuntimeDirectory.resolve(runtimeDirectory).stateDirectory())
-        let missing = catchUp(through: connection.welcome?.seq ?? 0)
+        let missing = connection.welcome.flatMap { catchUp(after: $0) }
         try askWhatCameBefore()
         report(connected: true, message: "following the broker at \(connection.endpoint)" + (missing.map { "; \($0)" } ?? ""), timeZone: zone)
         connection.onGap = { [weak self] missed in
@@ -62,7 +64,7 @@ final class LiveBus: @unchecked Sendable {
         // A broker killed and started again welcomes the tap anew (inside `receive`, before the events after it).
         let endpoint = connection.endpoint
         connection.onReconnect = { [weak self] welcome in
-            guard let self, let missing = catchUp(through: welcome.seq) else { return }
+            guard let self, let missing = catchUp(after: welcome) else { return }
             report(connected: true, message: "following the broker at \(endpoint); \(missing)", timeZone: zone)
         }
         let status = try BusConnection(endpoint: connection.endpoint, hello: Hello(name: BusTool.name("studio-status"), role: .tool, subscriptions: []))
@@ -92,13 +94,16 @@ final class LiveBus: @unchecked Sendable {
         feed.append(event: narrator!.narrate(envelope, stored: storedValues?.value(announcedBy: envelope)))
     }
 
-    /// Gives the feed what the broker journaled up to `welcomed` (its last seq when it welcomed the tap) that the feed
+    /// Gives the feed what the broker journaled up to `welcome`'s seq (its last when it welcomed the tap) that the feed
     /// does not have yet; what could not be read, in words (nil when nothing is missing).
-    private func catchUp(through welcomed: UInt64) -> String? {
-        if welcomed < lastSeq { lastSeq = 0 }  // a broker numbering afresh (a new state folder): all its events are new
-        guard welcomed > lastSeq else { return nil }
+    private func catchUp(after welcome: Welcome) -> String? {
+        let welcomed = welcome.seq
+        let (first, renumbered) = Self.firstUnseen(after: lastSeq, runFirstSeq: runFirstSeq, welcome: welcome)
+        runFirstSeq = welcome.firstSeq
+        if renumbered { lastSeq = 0 }  // a broker numbering afresh (a new state folder): all its events are new
+        guard welcomed >= first else { return nil }
         guard let path = RuntimeDirectory.resolve(runtimeDirectory).journalPath() else {
-            return "the broker writes no journal (--journal): events #\(lastSeq + 1)–#\(welcomed) are not shown"
+            return "the broker writes no journal (--journal): events #\(first)–#\(welcomed) are not shown"
         }
         do {
             let reached = try JournalHistory.read(path: path, after: lastSeq, through: welcomed,
@@ -108,6 +113,17 @@ final class LiveBus: @unchecked Sendable {
             logger.warning("cannot read the broker's journal", metadata: ["path": "\(path)", "error": "\(error)"])
             return "cannot read its journal: \(error)"
         }
+    }
+
+    /// The first event a feed that has those through `lastSeq` (of the broker run that began numbering at `runFirstSeq`)
+    /// has not seen, when `welcome` greets it: the next one on the same run; the new run's first when the broker
+    /// restarted on its state (it numbers on past what the last one set aside: those numbers were never sent); #1 on a
+    /// new bus (a new state folder numbers afresh), `renumbered`.
+    static func firstUnseen(after lastSeq: UInt64, runFirstSeq: UInt64?, welcome: Welcome) -> (seq: UInt64, renumbered: Bool) {
+        let newRun = welcome.firstSeq.flatMap { $0 == runFirstSeq ? nil : $0 }
+        if welcome.seq < lastSeq || newRun.map({ $0 <= lastSeq }) == true { return (1, true) }
+        if let newRun, lastSeq > 0 { return (newRun, false) }
+        return (lastSeq + 1, false)
     }
 
     /// What was set before the Studio came — the stores, read as any plugin reads them, and a look at the phone (what

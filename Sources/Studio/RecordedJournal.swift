@@ -1,3 +1,4 @@
+import BusClient
 import BusProtocol
 import BusTools
 import Foundation
@@ -24,14 +25,17 @@ final class RecordedJournal: @unchecked Sendable {
     /// The narrator before event `k × checkpointInterval`.
     private var checkpoints: [EventNarrator] = []
     static let checkpointInterval = 1000
-    /// How many bytes are read between two reports of progress.
-    static let progressBytes = 8 << 20
+    /// How often the reading says how far it got (wall time), and how many lines it reads between two looks at the clock.
+    static let progressMilliseconds: Int64 = 1000
+    static let progressLines = 1000
 
     var count: Int { lines.count }
 
     /// Reads the journal at `path` once, through; a line that does not decode is an error naming the line. `progress`
-    /// hears how far the reading got (bytes read, of the file's size) every few megabytes: a large journal takes seconds.
-    init(path: String, timeZone: TimeZone, placing seqs: Set<UInt64> = [], progress: (Int, Int) -> Void = { _, _ in }) throws {
+    /// hears how far the reading got (bytes read, of the file's size) each `progressEvery` ms of wall time: a journal of
+    /// a few MB already takes seconds, before the page can be opened.
+    init(path: String, timeZone: TimeZone, placing seqs: Set<UInt64> = [], progressEvery: Int64 = progressMilliseconds,
+         progress: (Int, Int) -> Void = { _, _ in }) throws {
         self.path = path
         self.timeZone = timeZone
         guard let handle = FileHandle(forReadingAtPath: path) else { throw StudioError.unreadableJournal(path: path) }
@@ -39,12 +43,12 @@ final class RecordedJournal: @unchecked Sendable {
         let size = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
         var narrator = EventNarrator(timeZone: timeZone)
         var lineNumber = 0
-        var told = 0
+        var told = monotonicMilliseconds()
         do {
             _ = try JournalLines.read(handle, from: 0, unterminatedToo: true) { bytes, offset in
                 lineNumber += 1
-                if offset - told >= Self.progressBytes {
-                    told = offset
+                if lineNumber % Self.progressLines == 0, monotonicMilliseconds() - told >= progressEvery {
+                    told = monotonicMilliseconds()
                     progress(offset, size)
                 }
                 guard !JournalLines.isBlank(bytes) else { return true }
@@ -246,9 +250,12 @@ public enum StudioError: Error, CustomStringConvertible, Equatable {
     case badJournalLine(path: String, line: Int, reason: String)
     case journalChanged(path: String)
     case missingResource(name: String)
+    case noEvent(seq: UInt64, path: String)
 
     public var description: String {
         switch self {
+        case .noEvent(let seq, let path):
+            return "--at \(seq): the journal \(path) has no event #\(seq) (`shieldbus check` prints an --at for each violation it finds)"
         case .unreadableJournal(let path): return "cannot read the journal \(path)"
         case .badJournalLine(let path, let line, let reason): return "\(path):\(line): not a journal line (\(reason))"
         case .journalChanged(let path): return "the journal \(path) changed while the Studio replayed it; start the Studio again"

@@ -14,8 +14,8 @@ struct ScheduleBoard {
     private let calendar: ScheduleCalendar
     private var registrations: [String: Registration] = [:]
     /// Requests waiting for the OS's answer, by correlation id.
-    private var pendingStarts: [String: StartMonitoring] = [:]
-    private var pendingStops: [String: StopMonitoring] = [:]
+    private var pendingStarts = PendingRequests<StartMonitoring>()
+    private var pendingStops = PendingRequests<StopMonitoring>()
 
     init(timeZone: TimeZone) {
         calendar = ScheduleCalendar(timeZone: timeZone)
@@ -23,14 +23,20 @@ struct ScheduleBoard {
 
     /// Follows one event; true when the set of schedules changed.
     mutating func apply(_ envelope: Envelope) -> Bool {
+        if envelope.topic == "bus.started" {
+            // A broker (re)started: the last one's open requests are never answered (it kept none of them).
+            pendingStarts.removeAll()
+            pendingStops.removeAll()
+            return false
+        }
         guard let corr = envelope.corr else { return false }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
-            pendingStarts[corr] = try? DeviceAPICoding.decode(StartMonitoring.self, from: envelope.body)
+            pendingStarts.add(corr, try? DeviceAPICoding.decode(StartMonitoring.self, from: envelope.body))
         case DeviceTopic.stopMonitoringRequest:
-            pendingStops[corr] = try? DeviceAPICoding.decode(StopMonitoring.self, from: envelope.body)
+            pendingStops.add(corr, try? DeviceAPICoding.decode(StopMonitoring.self, from: envelope.body))
         case DeviceTopic.startMonitoringReply:
-            guard let start = pendingStarts.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
+            guard let start = pendingStarts.take(corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
             registrations[start.activity.rawValue] = Registration(schedule: start.schedule, since: DeviceAPI.date(busTime: envelope.time))
             return true
         case DeviceTopic.lookReply:
@@ -41,7 +47,7 @@ struct ScheduleBoard {
             })
             return true
         case DeviceTopic.stopMonitoringReply:
-            guard let stop = pendingStops.removeValue(forKey: corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
+            guard let stop = pendingStops.take(corr), envelope.bodyValue["ok"]?.boolValue == true else { return false }
             for activity in stop.activities { registrations[activity.rawValue] = nil }
             return true
         default:
@@ -49,6 +55,9 @@ struct ScheduleBoard {
         }
         return false
     }
+
+    /// How many requests wait for the OS's answer.
+    var pendingCount: Int { pendingStarts.count + pendingStops.count }
 
     /// Every schedule with its coming intervals (ms since the epoch), from `time` on: a page picks the first
     /// boundary after the instant it shows.
@@ -75,5 +84,38 @@ struct ScheduleBoard {
         if let day = components.day { text = String(format: "%02d-%02d ", components.month ?? 0, day) + text }
         if let weekday = components.weekday { text = "weekday \(weekday) " + text }
         return text
+    }
+}
+
+/// Requests waiting for the OS's answer, by correlation id, the oldest forgotten first past `limit`: the OS answers
+/// its requests at once, so one still unanswered after that many newer ones never will be (its broker was killed
+/// between the two, or the journal was cut), and a long journal must not keep them all.
+struct PendingRequests<Request> {
+    static var limit: Int { 64 }
+    private var byCorr: [String: Request] = [:]
+    /// The correlation ids in the order asked, oldest first.
+    private var order: [String] = []
+
+    var count: Int { byCorr.count }
+
+    /// Waits for `request`'s answer (an undecodable request waits for nothing).
+    mutating func add(_ corr: String, _ request: Request?) {
+        if byCorr.removeValue(forKey: corr) != nil { order.removeAll { $0 == corr } }
+        guard let request else { return }
+        byCorr[corr] = request
+        order.append(corr)
+        if order.count > Self.limit { byCorr[order.removeFirst()] = nil }
+    }
+
+    /// The request `corr` answers, no longer waiting.
+    mutating func take(_ corr: String) -> Request? {
+        guard let request = byCorr.removeValue(forKey: corr) else { return nil }
+        order.removeAll { $0 == corr }
+        return request
+    }
+
+    mutating func removeAll() {
+        byCorr.removeAll()
+        order.removeAll()
     }
 }

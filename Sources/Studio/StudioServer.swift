@@ -68,6 +68,8 @@ public struct StudioServer: Sendable {
             let seqs = Set((account?["products"]?.arrayValue ?? []).flatMap { $0["violations"]?.arrayValue ?? [] }
                 .compactMap { $0["at"]?.intValue.map { UInt64($0) } } + (openAt.map { [$0] } ?? []))
             let journal = try RecordedJournal(path: path, timeZone: timeZone, placing: seqs, progress: progress)
+            // An event to open at that the journal does not have would open the page somewhere else, as if it were there.
+            if let openAt, journal.places[openAt] == nil { throw StudioError.noEvent(seq: openAt, path: path) }
             self.journal = journal
             feed = EventFeed(capacity: keptEvents, journal: journal)
             feed.update(kind: "connection", json: JSONValue.object([

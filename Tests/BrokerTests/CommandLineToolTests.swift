@@ -37,6 +37,9 @@ final class CommandLineToolTests: XCTestCase {
         let sent = try shieldbus(["send", "app.greeting", #"{"hello": "world"}"#], runtime: broker.runtime)
         XCTAssertEqual(sent.status, 0, sent.errors)
         XCTAssertTrue(sent.output.hasPrefix("sent app.greeting as #"), sent.output)
+        // Its bus time read out on the device's clock, not as epoch milliseconds.
+        XCTAssertNotNil(sent.output.range(of: #"^sent app\.greeting as #\d+ at \S.* \d{2}:\d{2}:\d{2}(\.\d+)? \(bus time\)\n$"#, options: .regularExpression), sent.output)
+        XCTAssertNil(sent.output.range(of: #"\d{12}"#, options: .regularExpression), sent.output)
         XCTAssertEqual(try shieldbus(["send", "app.greeting", #"{"n": 2}"#], runtime: broker.runtime).status, 0)
         let lines = String(decoding: tapOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
         tap.waitUntilExit()

@@ -30,6 +30,58 @@ final class TapFilterTests: XCTestCase {
     }
 }
 
+/// What a tap says when it follows a broker again: which numbers were never sent, and which events went by.
+final class TapReconnectionTests: XCTestCase {
+    func welcome(seq: UInt64, firstSeq: UInt64?, time: BusTime = 2_000) -> Welcome {
+        Welcome(name: "tap", time: time, seq: seq, clock: "real", heartbeatMilliseconds: 1000, firstSeq: firstSeq)
+    }
+
+    func seen(_ seq: UInt64, _ topic: String = "app.one") -> Envelope {
+        Envelope(seq: seq, time: 1_000, topic: topic, source: "greeter", body: Array("{}".utf8))
+    }
+
+    /// A broker restarted on its state numbers on past the 1,000 numbers the last one set aside: without a --journal,
+    /// only the new run's own events before the welcome went by, never the numbers skipped.
+    func testTheNumbersARestartedBrokerSkippedAreNotEventsThatWentBy() {
+        let everything = TapReconnection(lastSeen: seen(41), lastKnownSeq: 41, runFirstSeq: 1, seesEveryEvent: true)
+        let said = everything.notice(for: welcome(seq: 1_046, firstSeq: 1_042), journalPath: nil)
+        XCTAssertEqual(said.text, "⚠ the broker restarted on its state and numbers on from #1042; #42–#1041 were never sent: numbers the last broker "
+            + "set aside; its events #1042–#1046 went by while the tap was away (the broker writes no --journal: they are not kept)")
+        XCTAssertEqual(said.lastKnownSeq, 1_046)
+
+        // A tap that hears some topics only saw a stopped broker to its end when it saw its `bus.stopping`.
+        let filtered = TapReconnection(lastSeen: seen(41), lastKnownSeq: 41, runFirstSeq: 1, seesEveryEvent: false)
+        XCTAssertEqual(filtered.notice(for: welcome(seq: 1_046, firstSeq: 1_042), journalPath: nil).text,
+                       "⚠ the broker restarted on its state and numbers on from #1042; #42–#1041 were the last broker's: numbers it set aside "
+                       + "unused, or events outside the tap's topics; its events #1042–#1046 went by while the tap was away (the broker writes no --journal: they are not kept)")
+        let sawItStop = TapReconnection(lastSeen: seen(43, Topic.busStopping), lastKnownSeq: 43, runFirstSeq: 1, seesEveryEvent: false)
+        XCTAssertTrue(sawItStop.notice(for: welcome(seq: 1_046, firstSeq: 1_044), journalPath: nil).text?
+            .contains("#44–#1043 were never sent: numbers the last broker set aside; its events #1044–#1046 went by") == true)
+
+        // The same run (the tap's own connection was lost): every number after its last event went by.
+        XCTAssertEqual(everything.notice(for: welcome(seq: 50, firstSeq: 1), journalPath: nil).text,
+                       "⚠ events #42–#50 went by while the tap was away (the broker writes no --journal: they are not kept)")
+        // A fresh state numbers from #1 again: a new bus, whatever its numbers reached meanwhile.
+        let secondRun = TapReconnection(lastSeen: seen(1_050), lastKnownSeq: 1_050, runFirstSeq: 1_042, seesEveryEvent: true)
+        XCTAssertTrue(secondRun.notice(for: welcome(seq: 1_060, firstSeq: 1, time: 9_000), journalPath: nil).text?
+            .hasPrefix("⚠ a new bus: the broker started again from #1 (now at #1060)") == true)
+    }
+
+    /// With a --journal, the new run's events are read back from it: the notice names the `tap --from` that shows them.
+    func testARestartedBrokersEventsAreNamedInItsJournal() throws {
+        let work = TemporaryDirectory(prefix: "sbtaprc")
+        let journal = work.file("journal.jsonl")
+        let lines = (1_042...1_046).map { seq in
+            String(decoding: WireCodec.encodeEnvelope(Envelope(seq: seq, time: 3_000, topic: "bus.started", source: "broker", body: Array("{}".utf8))), as: UTF8.self)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: journal, atomically: true, encoding: .utf8)
+        let tap = TapReconnection(lastSeen: seen(41), lastKnownSeq: 41, runFirstSeq: 1, seesEveryEvent: true)
+        XCTAssertEqual(tap.notice(for: welcome(seq: 1_046, firstSeq: 1_042, time: 4_000), journalPath: journal).text,
+                       "⚠ the broker restarted on its state and numbers on from #1042; #42–#1041 were never sent: numbers the last broker "
+                       + "set aside; its events #1042–#1046 went by while the tap was away (in the broker's --journal: `shieldbus tap --from 1042`)")
+    }
+}
+
 extension CommandLineToolTests {
     /// `shieldbus ARGUMENTS` started (a tap), its output and errors written to files in `work`.
     func startTap(_ arguments: [String], in work: TemporaryDirectory) throws -> (process: Process, output: String, errors: String) {
@@ -87,6 +139,24 @@ extension CommandLineToolTests {
         XCTAssertFalse(said.contains("a new bus"), "a broker restarted on its state goes on numbering: \(said)")
     }
 
+    /// `tap --count N` whose broker leaves before N events were shown did not do what it was asked: exit 1, saying how
+    /// many it showed — never 0 as if all had come.
+    func testTapCountedExitsNonZeroWhenTheBrokerLeavesFirst() throws {
+        let work = TemporaryDirectory(prefix: "sbtapleft")
+        let runtime = work.file("run")
+        let broker = try BrokerProcess(configuration: "name: tools\n", runtimeDirectory: runtime)
+        let (tap, output, errors) = try startTap(["tap", "--count", "3", "--format", "{topic}", "--runtime-dir", runtime, "app."], in: work)
+        defer { if tap.isRunning { tap.terminate() } }
+        waitUntil("the tap to connect") { tapConnected(broker) }
+        try greet(broker, "app.one")
+        waitUntil("the tap to show it") { ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("app.one") }
+        _ = broker.stop()
+        waitUntil("the tap to end with its broker") { !tap.isRunning }
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        XCTAssertEqual(tap.terminationStatus, 1, said)
+        XCTAssertTrue(said.contains("the broker left after 1 of the 3 event(s) asked for"), said)
+    }
+
     /// A broker restarted on a fresh state begins a new bus: its numbers start again at #1 and it writes its --journal
     /// anew. The tap says so — not that the new bus's numbers "went by" on the old one, nor that a journal keeps them.
     func testTapSaysWhenARestartedBrokerBeganANewBus() throws {
@@ -114,11 +184,21 @@ extension CommandLineToolTests {
         XCTAssertFalse(said.contains("went by"), "the new bus's numbers are not the old one's: \(said)")
     }
 
-    /// Brokers started again on the same state and --journal go on numbering past the numbers the last one set aside,
+    /// Brokers started again on the same state (and --journal) go on numbering past the numbers the last one set aside,
     /// and each writes the journal anew. One that was killed says no goodbye: the tap's connection finds the next
-    /// broker itself, and the tap still says what went by, as it does after a goodbye — which numbers the new journal
-    /// holds, with the `tap --from` to read them, and that those before were the last broker's.
+    /// broker itself. Either way the tap tells the numbers the last broker set aside (never sent) from the new broker's
+    /// events that went by — with the `tap --from` to read them when the journal has them, and without a journal,
+    /// never "#a–#b went by" for numbers that were never events.
     func testTapSaysWhatWentByWhenABrokerOnTheSameStateWasKilledOrStopped() throws {
+        try followRestarts(journaled: true)
+    }
+
+    func testTapWithoutAJournalTellsTheNumbersARestartedBrokerSkippedFromEventsThatWentBy() throws {
+        try followRestarts(journaled: false)
+    }
+
+    /// A tap hearing `app.` across a broker killed, then one stopped, each followed by another on the same state.
+    private func followRestarts(journaled: Bool, line: UInt = #line) throws {
         let work = TemporaryDirectory(prefix: "sbtapkill")
         let runtime = work.file("run"), journal = work.file("journal.jsonl")
         let (tap, output, errors) = try startTap(["tap", "--wait", "--count", "4", "--format", "#{seq} {topic}", "--runtime-dir", runtime, "app."], in: work)
@@ -130,18 +210,27 @@ extension CommandLineToolTests {
             }
         }
         func said() -> String { (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "" }
-        /// The notice of a reconnection after `last`: the numbers the new journal holds from `kept`, and those before.
-        func assertTold(from last: UInt64, journaledFrom kept: UInt64, line: UInt = #line) {
-            let told = said().split(separator: "\n").first { $0.hasPrefix("⚠ the bus went from #\(last) to #") }.map(String.init) ?? ""
-            XCTAssertTrue(told.contains(": #\(kept)–#"), said(), line: line)
-            XCTAssertTrue(told.contains("are in the broker's --journal (`shieldbus tap --from \(kept)`); #\(last + 1)–#\(kept - 1) were the last broker's"),
-                          said(), line: line)
+        /// The broker's first number, from a welcome of its own.
+        func firstSeq(_ broker: BrokerProcess) throws -> UInt64 {
+            let connection = try broker.connect(name: "first-seq-probe", role: .tool, subscriptions: [])
+            defer { connection.close() }
+            return try XCTUnwrap(connection.welcome?.firstSeq, "a broker's welcome says where its run began")
         }
-        func firstJournaledSeq() throws -> UInt64 {
-            let first = try XCTUnwrap(try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").first)
-            return try WireCodec.decodeEnvelope(Array(first.utf8)).seq
+        /// The notice of the restart to a broker numbering from `first`: the numbers before it from after `last` (or
+        /// after a later one, the stopped broker's `bus.stopping`), skipped as `skipped` says, and its own events.
+        func assertTold(numberingFrom first: UInt64, after last: UInt64, skipped: String, line: UInt = #line) throws {
+            let opening = "⚠ the broker restarted on its state and numbers on from #\(first); #"
+            let told = try XCTUnwrap(said().split(separator: "\n").first { $0.hasPrefix(opening) }, said(), line: line)
+            let range = told.dropFirst(opening.count).prefix { $0 != " " }.split(separator: "–#").compactMap { UInt64($0) }
+            XCTAssertEqual(range.count, 2, String(told), line: line)
+            XCTAssertGreaterThan(range.first ?? 0, last, String(told), line: line)
+            XCTAssertEqual(range.last, first - 1, String(told), line: line)
+            XCTAssertTrue(told.contains(" were \(skipped); its events #\(first)–#"), String(told), line: line)
+            XCTAssertTrue(told.hasSuffix(journaled ? " went by while the tap was away (in the broker's --journal: `shieldbus tap --from \(first)`)"
+                                                   : " went by while the tap was away (the broker writes no --journal: they are not kept)"),
+                          String(told), line: line)
         }
-        let arguments = ["--journal", journal, "--state-dir", work.file("state")]
+        let arguments = (journaled ? ["--journal", journal] : []) + ["--state-dir", work.file("state")]
         let first = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
         waitUntil("the waiting tap to connect") { tapConnected(first) }
         try greet(first, "app.one")
@@ -151,25 +240,28 @@ extension CommandLineToolTests {
 
         let second = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
         waitUntil("the tap to find the next broker", timeoutSeconds: 30) { tapConnected(second) }
+        let secondFirst = try firstSeq(second)
+        XCTAssertGreaterThan(secondFirst, shown()[1].seq + 1, "the second broker's numbers begin past those the first had set aside")
         try greet(second, "app.three")
         waitUntil("the tap to show the third") { shown().count == 3 }
-        // The second broker's numbers begin past those the first had set aside.
-        let afterKill = try firstJournaledSeq()
-        XCTAssertGreaterThan(afterKill, shown()[1].seq + 1)
         XCTAssertTrue(said().contains("reconnected to the broker (the last one went silent without a goodbye)"), said())
-        assertTold(from: shown()[1].seq, journaledFrom: afterKill)
+        // Killed, the first broker sent no `bus.stopping`: a tap hearing only `app.` cannot know it sent nothing else.
+        try assertTold(numberingFrom: secondFirst, after: shown()[1].seq, skipped: "the last broker's: numbers it set aside unused, or events outside the tap's topics")
         _ = second.stop()
 
         let third = try BrokerProcess(configuration: "name: tools\n", arguments: arguments, runtimeDirectory: runtime)
         defer { _ = third.stop() }
         waitUntil("the tap to follow the broker after a goodbye") { tapConnected(third) }
+        let thirdFirst = try firstSeq(third)
         try greet(third, "app.four")
         waitUntil("the tap to end after four events") { !tap.isRunning }
         XCTAssertEqual(tap.terminationStatus, 0)
         XCTAssertEqual(shown().map(\.topic), ["app.one", "app.two", "app.three", "app.four"])
         XCTAssertEqual(shown().map(\.seq), shown().map(\.seq).sorted(), "one bus: the numbers go on")
         XCTAssertTrue(said().contains("the broker left"), said())
-        assertTold(from: shown()[2].seq, journaledFrom: try firstJournaledSeq())
+        // Stopped, it said `bus.stopping` last: the numbers after it were never sent.
+        try assertTold(numberingFrom: thirdFirst, after: shown()[2].seq, skipped: "never sent: numbers the last broker set aside")
+        XCTAssertFalse(said().contains("⚠ events #"), "no numbers the last broker set aside are said to have gone by: \(said())")
         XCTAssertFalse(said().contains("a new bus"), "brokers on the same state go on numbering: \(said())")
     }
 }

@@ -33,6 +33,7 @@ final class WireCodecTests: XCTestCase {
         let envelope = Envelope(seq: 9, time: 1_700_000_000_123, topic: "shield.shown", source: "broker", corr: "c", deadline: 5, body: Array(#"{"a":1}"#.utf8))
         let messages: [BrokerMessage] = [
             .welcome(Welcome(name: "x", time: 5, seq: 8, clock: "virtual", heartbeatMilliseconds: 1000, settings: ["timeZone": "UTC"])),
+            .welcome(Welcome(name: "x", time: 5, seq: 1_008, clock: "real", heartbeatMilliseconds: 1000, firstSeq: 1_001)),
             .event(envelope, delivery: 3),
             .error(ErrorReport(code: "unsupported-version", message: "m", supported: [1])),
             .heartbeat(time: 77), .status(["plugins": []]), .bye(reason: "stopping"),

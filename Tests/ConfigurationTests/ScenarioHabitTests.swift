@@ -33,7 +33,8 @@ extension ScenarioTests {
         XCTAssertEqual(try parse(day("  - {at: \"07:00\", habit: Read 10 pages}\n"), habits: .anyName).steps.map(\.action), [.habit("Read 10 pages")])
     }
 
-    /// Each shipped configuration's own scenario does only habits its apps offer; each with a product app lists them.
+    /// Each shipped configuration lists the habits its apps offer — `[]` when none does, so that `do habit` is refused
+    /// there rather than "done" with nothing on the device to complete it — and its own scenario does only those.
     func testEveryShippedConfigurationListsItsHabitsAndItsScenarioKeepsToThem() throws {
         let folder = AppCatalogTests.repositoryRoot.appendingPathComponent("Config")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".yml") && $0 != "catalog.yml" }
@@ -41,8 +42,9 @@ extension ScenarioTests {
         for name in names.sorted() {
             let configuration = try ShieldBusConfiguration.load(path: folder.appendingPathComponent(name).path)
             let habits = OfferedHabits(configuration: configuration, catalog: Self.catalog)
-            if configuration.resolvedProducts.contains(where: { $0.companionApp != nil }) {
-                XCTAssertNotNil(habits.names, "\(name) lists the habits its apps offer")
+            XCTAssertNotNil(habits.names, "\(name) lists the habits its apps offer (`habits: []` when they offer none)")
+            if !configuration.resolvedProducts.contains(where: { $0.companionApp != nil }) {
+                XCTAssertEqual(habits.names, [], "\(name) has no companion app to offer a habit")
             }
             guard let scenario = configuration.scenario.map(configuration.resolve) else { continue }
             XCTAssertNoThrow(try Scenario.load(path: scenario, catalog: Self.catalog, habits: habits, defaultTimeZone: Self.berlin), name)

@@ -66,6 +66,10 @@ extension CrashSafetyTests {
         let fast = try shieldbus("clock", "speed", "600")
         XCTAssertEqual(fast.status, 0, fast.output)
         XCTAssertTrue(fast.output.contains("scaled ×600, paused"), "a speed leaves a paused clock paused: \(fast.output)")
+        // The speed it runs at already changes nothing: said, exit 1, as a second pause is.
+        let same = try shieldbus("clock", "speed", "600")
+        XCTAssertEqual(same.status, 1, same.output)
+        XCTAssertTrue(same.output.contains("the bus clock runs at ×600 already; nothing changed"), same.output)
         let step = try shieldbus("clock", "step")
         XCTAssertEqual(step.status, 0, step.output)
         XCTAssertTrue(step.output.hasPrefix("stepped to the next timer: ") && step.output.contains("paused"), step.output)

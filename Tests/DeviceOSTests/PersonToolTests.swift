@@ -53,6 +53,10 @@ extension CrashSafetyTests {
         let closeAtHome = try person("close")
         XCTAssertEqual(closeAtHome.status, 1, closeAtHome.output)
         XCTAssertTrue(closeAtHome.output.contains("the home screen is showing"), closeAtHome.output)
+        let homeAtHome = try person("home")
+        XCTAssertEqual(homeAtHome.status, 1, homeAtHome.output)
+        XCTAssertTrue(homeAtHome.output.contains("home: the home screen is showing already; nothing changed") && !homeAtHome.output.contains("done"),
+                      homeAtHome.output)
 
         // A control in the product's app: journaled by the OS as the person's act, for the product's app.
         let tapped = try person("app-action", "skip-tonight")
@@ -102,6 +106,7 @@ final class CommandUsageTests: XCTestCase {
         // Shell completion knows do's actions, and its value from the shipped catalog's apps and the buttons.
         let script = try runToEnd(shieldbus, ["--generate-completion-script", "bash"])
         XCTAssertTrue(script.output.contains("notification-tap"), "do's actions are listed")
+        XCTAssertTrue(script.output.contains("'faithful'$'\\n''ios-realistic'"), "run's and explore's profiles are listed")
         let values = try runToEnd(shieldbus, ["---completion", "do", "--", "value"]).output.split(separator: "\n").map(String.init)
         XCTAssertTrue(values.contains("Instagram") && values.contains("primary"), "\(values.prefix(5))")
         // And tap's patterns from the bus's namespaces.

@@ -77,6 +77,53 @@ final class StudioLogicTests: XCTestCase {
         XCTAssertEqual(board.snapshot(at: now).arrayValue, [])
     }
 
+    /// Requests the OS never answered (its broker was killed between the two) are not kept for ever: past a bound the
+    /// oldest go, and a broker's start forgets them all — while a recent request's answer still registers its schedule.
+    func testUnansweredScheduleRequestsAreBounded() throws {
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        var board = ScheduleBoard(timeZone: zone)
+        let now: BusTime = 1_795_388_400_000
+        let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: 7), intervalEnd: DateComponents(hour: 21), repeats: true)
+        func start(_ n: Int) -> Envelope {
+            Envelope(seq: UInt64(n), time: now, topic: DeviceTopic.startMonitoringRequest, source: "app", corr: "start-\(n)",
+                     body: DeviceAPICoding.encode(StartMonitoring(activity: DeviceActivityName("a\(n)"), schedule: schedule)))
+        }
+        func stop(_ n: Int) -> Envelope {
+            Envelope(seq: UInt64(n), time: now, topic: DeviceTopic.stopMonitoringRequest, source: "app", corr: "stop-\(n)",
+                     body: DeviceAPICoding.encode(StopMonitoring(activities: [DeviceActivityName("a\(n)")])))
+        }
+        for n in 0..<5_000 { _ = board.apply(start(n)); _ = board.apply(stop(n)) }
+        let limit = PendingRequests<StartMonitoring>.limit
+        XCTAssertEqual(board.pendingCount, 2 * limit, "5,000 unanswered starts and stops keep only the newest of each")
+        XCTAssertFalse(board.apply(reply(to: start(0), ok: true)), "the oldest were let go: a late answer changes nothing")
+        XCTAssertTrue(board.apply(reply(to: start(4_999), ok: true)), "a recent request's answer still registers it")
+        XCTAssertEqual(board.snapshot(at: now).arrayValue?.compactMap { $0["activity"]?.stringValue }, ["a4999"])
+        XCTAssertEqual(board.pendingCount, 2 * limit - 1)
+        XCTAssertFalse(board.apply(reply(to: start(4_999), ok: true)), "answered once: a second reply is not another registration")
+        _ = board.apply(Envelope(seq: 9_000, time: now, topic: "bus.started", source: "broker", body: Array("{}".utf8)))
+        XCTAssertEqual(board.pendingCount, 0, "a restarted broker answers none of the last one's requests")
+        XCTAssertFalse(board.apply(reply(to: stop(4_999), ok: true)))
+        XCTAssertEqual(board.snapshot(at: now).arrayValue?.count, 1, "the schedule registered stays")
+    }
+
+    /// Across a broker restarted on its state, the events a live Studio did not see begin at the new run's first
+    /// number: the numbers the last broker set aside between were never sent, and are not said to be missing.
+    func testTheEventsNotSeenAcrossARestartBeginAtTheNewRunsFirstNumber() {
+        func welcome(_ seq: UInt64, first: UInt64?) -> Welcome {
+            Welcome(name: "studio", time: 0, seq: seq, clock: "real", heartbeatMilliseconds: 1000, firstSeq: first)
+        }
+        XCTAssertEqual(LiveBus.firstUnseen(after: 0, runFirstSeq: nil, welcome: welcome(2_050, first: 2_001)).seq, 1,
+                       "a Studio that connects has seen nothing: the earlier runs' events are not shown either")
+        let restarted = LiveBus.firstUnseen(after: 41, runFirstSeq: 1, welcome: welcome(1_046, first: 1_042))
+        XCTAssertEqual(restarted.seq, 1_042)
+        XCTAssertFalse(restarted.renumbered)
+        XCTAssertEqual(LiveBus.firstUnseen(after: 41, runFirstSeq: 1, welcome: welcome(50, first: 1)).seq, 42, "the same run: all after it")
+        XCTAssertEqual(LiveBus.firstUnseen(after: 41, runFirstSeq: nil, welcome: welcome(50, first: nil)).seq, 42, "a broker that does not say")
+        let fresh = LiveBus.firstUnseen(after: 1_050, runFirstSeq: 1_042, welcome: welcome(1_060, first: 1))
+        XCTAssertEqual(fresh.seq, 1)
+        XCTAssertTrue(fresh.renumbered, "a new state folder numbers afresh, though its numbers passed the Studio's")
+    }
+
     func testALookAtThePhoneTellsTheSchedulesAStudioMissed() throws {
         let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
         var board = ScheduleBoard(timeZone: zone)
@@ -148,7 +195,16 @@ final class StudioLogicTests: XCTestCase {
 
         var narrator = EventNarrator(timeZone: zone)
         let whole = envelopes.enumerated().map { narrator.narrate($1, index: $0) }
-        let journal = try RecordedJournal(path: file.path, timeZone: zone)
+        // Told how far it got as it reads (here at every look at the clock): a journal of a few MB takes seconds.
+        var told: [Int] = []
+        let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int)
+        let journal = try RecordedJournal(path: file.path, timeZone: zone, progressEvery: 0) { read, of in
+            XCTAssertEqual(of, size)
+            told.append(read)
+        }
+        XCTAssertEqual(told.count, count / RecordedJournal.progressLines, "a report every \(RecordedJournal.progressLines) lines read: \(told)")
+        XCTAssertEqual(told, told.sorted())
+        XCTAssertTrue(told.allSatisfy { $0 > 0 && $0 < size }, "\(told) of \(size)")
         XCTAssertEqual(journal.count, count)
         var generator = SystemRandomNumberGenerator()
         var ranges = [0..<count, 0..<0, count - 1..<count, 999..<1001, 1000..<1000 + 500]
@@ -169,6 +225,26 @@ final class StudioLogicTests: XCTestCase {
         XCTAssertThrowsError(try RecordedJournal(path: file.path, timeZone: zone)) { error in
             guard case StudioError.badJournalLine(let path, 1, _)? = error as? StudioError else { return XCTFail("\(error)") }
             XCTAssertEqual(path, file.path)
+        }
+    }
+
+    /// `--at` an event the journal does not have is refused in words, not opened somewhere else; one it has is taken.
+    func testOpeningAtAnEventTheJournalDoesNotHaveIsRefused() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("studio-at-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let lines = (1...5).map { seq in
+            String(decoding: WireCodec.encodeEnvelope(Envelope(seq: UInt64(seq), time: 1_795_388_400_000 + Int64(seq), topic: "app.ping", source: "app",
+                                                               body: Array("{}".utf8))), as: UTF8.self)
+        }
+        try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
+        let zone = try XCTUnwrap(TimeZone(identifier: "Europe/Berlin"))
+        func studio(at seq: UInt64) throws -> StudioServer {
+            try StudioServer(source: .journal(path: file.path, timeZone: zone), port: 0, homeScreen: [], iconDirectories: [], openAt: seq)
+        }
+        XCTAssertNoThrow(try studio(at: 3))
+        XCTAssertThrowsError(try studio(at: 6)) { error in
+            XCTAssertEqual(error as? StudioError, .noEvent(seq: 6, path: file.path))
+            XCTAssertEqual("\(error)", "--at 6: the journal \(file.path) has no event #6 (`shieldbus check` prints an --at for each violation it finds)")
         }
     }
 

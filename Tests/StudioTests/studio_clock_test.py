@@ -40,6 +40,11 @@ def test_the_clock_bar_steers_the_bus_clock(browser, live, width, height):
     expect(page.get_by_test_id("clock-pause")).to_be_disabled()
     standing = clock.text_content()
 
+    # Each speed the bar offers, lit once the broker has it.
+    for speed in ("10", "60"):
+        changed = control(page, live, speed)
+        assert changed["body"]["speed"] == int(speed), changed
+        expect(page.locator(f"#clockbar [data-speed='{speed}']")).to_have_class(re.compile(r"\bon\b"))
     fast = control(page, live, "600")
     assert fast["body"]["speed"] == 600 and fast["body"]["clock"] == "scaled", fast
     expect(clock).to_have_attribute("data-rate", "600")

@@ -207,12 +207,28 @@ def test_the_state_shows_values_and_what_changed(browser, live, width, height):
     expect(when_row.get_by_test_id("stored-value")).to_contain_text("1795420800.25")
     expect(when_row.get_by_test_id("stored-time")).to_have_text(re.compile(
         rf"^\w+ {at:%d %b}, {at:%H:%M:%S}\.250 {re.escape(at.tzname())}$"))
+    # Set again, a day later: what changed is read out as those instants, not as the numbers they are stored as.
+    later = stored_at + 86400
+    subprocess.run([SHIELDBUS, "state", "set", when_key, json.dumps(later), "--runtime-dir", live["runtime"]],
+                   check=True, stdout=subprocess.DEVNULL, timeout=30)
+    expect(when_row.get_by_test_id("stored-value")).to_contain_text(str(later))
+    then = datetime.fromtimestamp(later, at.tzinfo)
+    expect(when_row.locator(".note:not(.when)")).to_have_text(
+        f"since v1: {at:%a %d %b}, {at:%H:%M:%S}.250 {at.tzname()} → {then:%a %d %b}, {then:%H:%M:%S}.250 {then.tzname()}")
     page.get_by_test_id("state-panel").scroll_into_view_if_needed()
     when_row.get_by_test_id("stored-time").click(trial=True, timeout=5000)  # the time is on the page, nothing over it
     value = row.get_by_test_id("stored-value")
     value.scroll_into_view_if_needed()
     value.click(trial=True, timeout=5000)  # nothing lies over the value
     assert_fits(page, f"at {width} px with the state's values")
+    # Every column of the state's tables within its panel (a long key wraps): the version and the time are not out of
+    # sight behind a sideways scroll of the panel.
+    panel = page.evaluate("() => { const p = document.querySelector('[data-testid=state-panel]'); return [p.scrollWidth, p.clientWidth]; }")
+    assert panel[0] <= panel[1], f"the state's tables fit their panel at {width} px: {panel}"
+    for row_of in (row, when_row):
+        row_of.locator("td").last.click(trial=True, timeout=5000)  # when it was written: in sight, nothing over it
+    cut = when_row.locator(".note").evaluate_all("notes => notes.filter(n => n.scrollWidth > n.clientWidth).map(n => n.textContent)")
+    assert not cut, f"the value's notes are not cut off at {width} px: {cut}"
     shot(page, "11-state-values" if width == 1280 else f"11-state-values-{width}")
     page.close()
 

@@ -35,6 +35,9 @@ def test_every_action_explore_uses(browser, live, width, height, zone):
         expect(result).to_have_text(re.compile(r"^refused: .*" + re.escape(why)))
         expect(result).to_have_class(re.compile(r"\berror\b"))
 
+    # The habit lock's promise names no control in its app: no row to tap one (an empty choice that could only fail).
+    expect(page.get_by_test_id("app-action")).to_be_hidden()
+    expect(page.get_by_test_id("app-control")).to_be_hidden()
     page.get_by_test_id("app-choice").select_option("Maps")
     page.locator("#person [data-action='open']").click()
     expect(result).to_have_text("done: open Maps")

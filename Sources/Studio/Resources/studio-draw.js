@@ -353,7 +353,9 @@ function storedValue(entry) {
     return { text: "—", class: "muted", title: "Not read: the Studio reads a value from the store while its version is current (live only)" };
   }
   const text = JSON.stringify(entry.value);
-  const since = entry.previous ? `since v${entry.previous.version}: ${describeChange(entry.previous.value, entry.value)}` : null;
+  // An instant changed is read out as the line under the value reads it, not as the number it is stored as.
+  const show = (value, limit) => (instantMilliseconds(value) !== null ? exactZoned(instantMilliseconds(value)) : shortJSON(value, limit));
+  const since = entry.previous ? `since v${entry.previous.version}: ${describeChange(entry.previous.value, entry.value, show)}` : null;
   // Its instants read out on the device's clock, as an event's are beside its JSON (the raw number stays the value).
   const when = storedInstants(entry.value).map(([path, ms]) => (path ? `${shortText(path, 16)}: ` : "") + exactZoned(ms)).join(" · ");
   return { text: shortText(text, 60), class: "mono value", title: text, when: when || null, note: since, testid: "stored-value" };
@@ -363,12 +365,19 @@ function storedValue(entry) {
 /// 1970 (what an app stores from `timeIntervalSince1970`) or as milliseconds. A count or a version never comes near.
 function storedInstants(value, path = "", found = []) {
   if (typeof value === "number") {
-    if (value >= 978307200 && value < 4102444800) found.push([path, Math.round(value * 1000)]);
-    else if (value >= 978307200000 && value < 4102444800000) found.push([path, value]);
+    if (instantMilliseconds(value) !== null) found.push([path, instantMilliseconds(value)]);
   } else if (value && typeof value === "object") {
     for (const [key, inner] of Object.entries(value)) storedInstants(inner, Array.isArray(value) ? `${path}[${key}]` : path ? `${path}.${key}` : key, found);
   }
   return found;
+}
+
+/// A stored number as the instant it holds, in milliseconds since 1970 (`storedInstants`' rule); null when it holds none.
+function instantMilliseconds(value) {
+  if (typeof value !== "number") return null;
+  if (value >= 978307200 && value < 4102444800) return Math.round(value * 1000);
+  if (value >= 978307200000 && value < 4102444800000) return value;
+  return null;
 }
 
 function zoned(time) {

@@ -28,13 +28,15 @@ const journal = {
   /// The instant shown: its model, the events before it for the bus (`recent`, or the filtered `busEvents`) and the
   /// timeline's lines; `cache` is the model last folded, to go on from when the next instant is just after it.
   shown: { count: -1, model: null, recent: [], busEvents: [], stories: [], scanned: null, complete: true },
+  /// The count of the instant last drawn (playback waits for it before it goes on).
+  drawnCount: -1,
   cache: null, ticket: 0,
 };
 
 function startJournal(hello) {
   Object.assign(journal, { total: hello.total ?? 0, openAt: hello.at ?? null, counts: hello.marks || {}, places: hello.places || {}, first: null, loaded: 0, ready: false, wanted: null,
     every: 500 * Math.max(1, Math.ceil((hello.total ?? 0) / 250_000)), checkpoints: [emptyModel()], loading: emptyModel(),
-    violations: [], cache: null, shown: { count: -1, model: emptyModel(), recent: [], busEvents: [], stories: [], scanned: null, complete: true } });
+    violations: [], cache: null, drawnCount: -1, shown: { count: -1, model: emptyModel(), recent: [], busEvents: [], stories: [], scanned: null, complete: true } });
   journal.view = { from: 0, to: journal.total };
   $("slider").min = 0;
   $("slider").max = journal.total;
@@ -164,6 +166,7 @@ function drawJournal() {
   const last = journal.shown.recent[journal.shown.recent.length - 1];
   if (journal.shown.count >= 0) {
     setText($("instant"), last && journal.shown.count > 0 ? `${last.day} ${last.clock}  #${last.seq}  (${journal.shown.count}/${total})` : "before the first event");
+    journal.drawnCount = journal.shown.count;
   }
   drawMarkers();
   drawZoom();

@@ -127,27 +127,27 @@ function plugin(model, name) {
 
 /// What changed from `before` to `after` (two stored values), in a few words: an object's members added, removed or
 /// changed, an array's elements added or removed, or a scalar's old and new value.
-function describeChange(before, after) {
+/// `show(value, limit)` writes a value changed (by default its JSON, cut to `limit`).
+function describeChange(before, after, show = shortJSON) {
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
   if (same(before, after)) return "the same value";
   if (isObject(before) && isObject(after)) {
     const parts = [];
     for (const key of Object.keys(after)) {
-      if (!(key in before)) parts.push(`+ ${key}: ${shortJSON(after[key], 24)}`);
-      else if (!same(before[key], after[key])) parts.push(`${key}: ${shortJSON(before[key], 24)} → ${shortJSON(after[key], 24)}`);
+      if (!(key in before)) parts.push(`+ ${key}: ${show(after[key], 24)}`);
+      else if (!same(before[key], after[key])) parts.push(`${key}: ${show(before[key], 24)} → ${show(after[key], 24)}`);
     }
     for (const key of Object.keys(before)) if (!(key in after)) parts.push(`− ${key}`);
     return parts.join(", ");
   }
   if (Array.isArray(before) && Array.isArray(after)) {
-    const texts = (list) => list.map((v) => JSON.stringify(v));
-    const [was, now] = [texts(before), texts(after)];
-    const added = now.filter((v) => !was.includes(v)), removed = was.filter((v) => !now.includes(v));
-    const parts = [...added.map((v) => `+ ${shortText(v, 24)}`), ...removed.map((v) => `− ${shortText(v, 24)}`)];
+    const [was, now] = [before.map((v) => JSON.stringify(v)), after.map((v) => JSON.stringify(v))];
+    const added = after.filter((_, i) => !was.includes(now[i])), removed = before.filter((_, i) => !now.includes(was[i]));
+    const parts = [...added.map((v) => `+ ${show(v, 24)}`), ...removed.map((v) => `− ${show(v, 24)}`)];
     return parts.length ? parts.join(", ") : "the same elements, reordered";
   }
-  return `${shortJSON(before, 40)} → ${shortJSON(after, 40)}`;
+  return `${show(before, 40)} → ${show(after, 40)}`;
 }
 
 function shortJSON(value, limit) {

@@ -220,8 +220,9 @@ $("play").addEventListener("click", () => {
   $("play").textContent = "❚❚";
   playing = setInterval(() => {
     if (!journal.ready || studio.index >= journal.total) { $("play").click(); return; }
-    // The next event once the one before is drawn (a slow answer is not overtaken).
-    if (journal.shown.count === studio.index) showJournalUpTo(studio.index + 1);
+    // The next event once the one before is drawn, on the page and not only folded (a slow answer is not overtaken,
+    // nor an instant whose frame has not come yet: a busy or hidden page draws less often than it plays).
+    if (journal.shown.count === studio.index && journal.drawnCount === studio.index) showJournalUpTo(studio.index + 1);
   }, 120);
 });
 

@@ -51,9 +51,9 @@ final class PluginSupervisor {
 
         /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
         /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does). A run
-        /// hosted in the broker's process is asked to stop.
+        /// hosted in the broker's process is killed (its connection cut) or asked to stop.
         func signal(_ signalNumber: Int32) {
-            if let inProcess { return inProcess.requestStop() }
+            if let inProcess { return signalNumber == SIGKILL ? inProcess.kill() : inProcess.requestStop() }
             if let target = programPID ?? pid { kill(target, signalNumber) }
         }
 

@@ -4,6 +4,7 @@ import BusProtocol
 import DeviceAPI
 @testable import DeviceOS
 import Foundation
+import InMemoryRun
 import InProcessPlugins
 import ScreenTime
 import ShieldBusSDK
@@ -19,7 +20,7 @@ final class InProcessPluginTests: XCTestCase {
     /// sets up, opens a shielded app and presses its button; the two journals are the same byte for byte.
     func testAScenarioDayWithSupervisedPluginsJournalsInMemoryWhatTheirProcessesJournal() throws {
         let processes = try SupervisedDay.journal(hostingPluginsWith: nil)
-        let launcher = ThreadLauncher()
+        let launcher = HostedLauncher(programs: ["fixture-in-process": InProcessPlugins.program])
         let inMemory = try SupervisedDay.journal(hostingPluginsWith: launcher)
         XCTAssertEqual(launcher.started, ["app", "shield", "action"], "every plugin was hosted, none started as a process")
         let journal = try inMemory.split(separator: 0x0A).map { try WireCodec.decodeEnvelope(Array($0)) }
@@ -87,32 +88,5 @@ final class InProcessPluginTests: XCTestCase {
         XCTAssertEqual(person.events.filter(\.isReply).map { $0.bodyValue["ok"] }, [true, true], "the person's open and press were handled")
         exchange.finish()
         return try Array(Data(contentsOf: URL(fileURLWithPath: exchange.journalPath)))
-    }
-}
-
-/// Hosts the broker's configured plugins on threads of the test's process, each the fixture's component its
-/// configuration entry names (`SHIELDBUS_PRINCIPAL_CLASS`).
-private final class ThreadLauncher: InProcessLauncher {
-    private(set) var started: [String] = []
-
-    func start(_ spec: PluginSpec, environment: [String: String]) throws -> InProcessRun {
-        guard let make = InProcessPlugins.component(named: environment["SHIELDBUS_PRINCIPAL_CLASS"] ?? "") else {
-            throw SeamTestFailure("the fixture has no component for plugin \(spec.name)")
-        }
-        started.append(spec.name)
-        return HostedRun(InProcessPlugin.start(name: spec.name, environment: environment, make))
-    }
-
-    /// A hosted plugin as the supervisor sees a run.
-    private final class HostedRun: InProcessRun {
-        let plugin: InProcessPlugin
-        init(_ plugin: InProcessPlugin) { self.plugin = plugin }
-        var waitStatus: Int32? { plugin.exitStatus.map { $0 << 8 } }
-        func requestStop() { plugin.requestStop() }
-
-        func awaitEnd() -> Int32 {
-            guard plugin.stop() else { return SIGKILL }  // a thread that never ends is reported as a process killed
-            return waitStatus ?? SIGKILL
-        }
     }
 }

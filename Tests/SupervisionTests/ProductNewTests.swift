@@ -35,7 +35,8 @@ final class ProductNewTests: XCTestCase {
         XCTAssertTrue(run.output.contains("shieldbus explore --config Config/wind-down.yml --days 100"), run.output)
 
         let swiftFiles = ["Plugins/WindDownKit/WindDown.swift", "Plugins/WindDown/main.swift", "Plugins/WindDown/WindDownMonitor.swift",
-                          "Plugins/WindDown/WindDownShield.swift", "Plugins/WindDown/WindDownAction.swift", "Plugins/WindDown/WindDownApp.swift"]
+                          "Plugins/WindDown/WindDownShield.swift", "Plugins/WindDown/WindDownAction.swift", "Plugins/WindDown/WindDownApp.swift",
+                          "Plugins/WindDown/WindDownPlugin.swift"]
         for path in swiftFiles {
             let text = try String(contentsOfFile: folder.file(path), encoding: .utf8)
             XCTAssertFalse(text.contains("Bedtime") || text.contains("bedtime"), "\(path) still names the template: \(text)")
@@ -44,7 +45,9 @@ final class ProductNewTests: XCTestCase {
         let kit = try String(contentsOfFile: folder.file("Plugins/WindDownKit/WindDown.swift"), encoding: .utf8)
         XCTAssertTrue(kit.contains(#"public static let product = MonitoredProduct(name: "wind-down", group: "group.dev.shieldbus.wind-down")"#), kit)
         let main = try String(contentsOfFile: folder.file("Plugins/WindDown/main.swift"), encoding: .utf8)
-        XCTAssertTrue(main.contains(#""WindDownMonitor": WindDownMonitor.init,"#), main)
+        XCTAssertTrue(main.contains("import WindDownExtensions\n") && main.hasSuffix("PluginHost.run(WindDownPlugin.program)\n"), main)
+        let program = try String(contentsOfFile: folder.file("Plugins/WindDown/WindDownPlugin.swift"), encoding: .utf8)
+        XCTAssertTrue(program.contains(#""WindDownMonitor": WindDownMonitor.init,"#), program)
         let shield = try String(contentsOfFile: folder.file("Plugins/WindDown/WindDownShield.swift"), encoding: .utf8)
         XCTAssertTrue(shield.contains(#"title: ShieldConfiguration.Label(text: "Wind Down", color: .white)"#), "the person reads the display name: \(shield)")
         XCTAssertTrue(shield.contains("let left = passesLeft()\n"), shield)
@@ -54,7 +57,9 @@ final class ProductNewTests: XCTestCase {
 
         let manifest = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
         XCTAssertTrue(manifest.contains(#".target(name: "WindDownKit", dependencies: ["#), manifest)
-        XCTAssertTrue(manifest.contains(#""MonitorKit", "WindDownKit"], path: "Plugins/WindDown", "#), manifest)
+        XCTAssertTrue(manifest.contains(#""MonitorKit", "WindDownKit"], path: "Plugins/WindDown", exclude: ["main.swift"], "#), manifest)
+        XCTAssertTrue(manifest.contains(#".executableTarget(name: "wind-down", dependencies: ["#) &&
+                      manifest.contains(#""WindDownExtensions"], path: "Plugins/WindDown", sources: ["main.swift"], "#), manifest)
         XCTAssertTrue(manifest.contains(#"path: "Plugins/WindDown", "#) && manifest.contains("\n    \(PluginNewTests.marker)\n"), manifest)
 
         // The configuration, its catalog (added to the shipped one) and its scenario load and agree.

@@ -142,9 +142,9 @@ let package = Package(
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp", swiftSettings: appleModuleAliases),
-        .target(name: "NaivePluginKit", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins", exclude: ["main.swift"],
+        .target(name: "NaivePluginKit", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePluginKit",
                 swiftSettings: appleModuleAliases),
-        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "NaivePluginKit"], path: "Tests/Fixtures/NaivePlugins", sources: ["main.swift"]),
+        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "NaivePluginKit"], path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
@@ -158,39 +158,38 @@ let package = Package(
                           swiftSettings: appleModuleAliases),
         .executableTarget(name: "alternate-days-model", dependencies: ["ModelSupport"], path: "Tests/Fixtures/AlternateDaysModel"),
 
-        // The reference plugins (Plugins/), and what they share. Each plugin's code is a library a test can host in its
-        // process (`InProcessPlugin`); its executable is a thin `main` beside it (`sources: ["main.swift"]`) that runs
-        // it. Their release builds link at a fixed address (`pluginLinkerSettings`): an ios-realistic day starts the
-        // monitor ~50 times.
+        // The reference plugins (Plugins/), and what they share. A plugin's code is a library a test can host in its
+        // process (`InProcessPlugin`): ReferenceKit, or its own (`Plugins/<Name>Extension(s)`); its executable is a thin
+        // `main` that runs it. Their release builds link at a fixed address (`pluginLinkerSettings`): an ios-realistic
+        // day starts the monitor ~50 times.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", "MonitorKit", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit",
                 swiftSettings: appleModuleAliases),
         .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
                           linkerSettings: pluginLinkerSettings),
-        .target(name: "ShieldRendererExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer", exclude: ["main.swift"],
+        .target(name: "ShieldRendererExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRendererExtension",
                 resources: [.copy("Resources")]),
         .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ShieldRendererExtension"], path: "Plugins/ShieldRenderer",
-                          sources: ["main.swift"], linkerSettings: pluginLinkerSettings),
+                          linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "action-delegate", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActionDelegate",
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp",
                           linkerSettings: pluginLinkerSettings),
-        .target(name: "ReportBuilderExtension", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilder",
-                exclude: ["main.swift", "FreedMemoryRetention.swift"]),
+        .target(name: "ReportBuilderExtension", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilderExtension"),
         // The heap's thresholds are the process's own: they stay in the executable.
         .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReportBuilderExtension", "CProcessControl"], path: "Plugins/ReportBuilder",
-                          sources: ["main.swift", "FreedMemoryRetention.swift"], linkerSettings: pluginLinkerSettings),
+                          linkerSettings: pluginLinkerSettings),
         // Products written only against the public API (the Apple-shaped modules, the SDK, MonitorKit).
         .target(name: "BedtimeKit", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/BedtimeKit", swiftSettings: appleModuleAliases),
-        .target(name: "BedtimeExtensions", dependencies: ["ShieldBusSDK", "MonitorKit", "BedtimeKit"] + appleFrameworks, path: "Plugins/Bedtime",
-                exclude: ["main.swift"], swiftSettings: appleModuleAliases),
-        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "BedtimeExtensions"], path: "Plugins/Bedtime", sources: ["main.swift"],
-                          swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
-        .target(name: "ProfilesExtensions", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Profiles", exclude: ["main.swift"],
+        .target(name: "BedtimeExtensions", dependencies: ["ShieldBusSDK", "MonitorKit", "BedtimeKit"] + appleFrameworks, path: "Plugins/BedtimeExtensions",
                 swiftSettings: appleModuleAliases),
-        .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "ProfilesExtensions"], path: "Plugins/Profiles", sources: ["main.swift"],
+        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "BedtimeExtensions"], path: "Plugins/Bedtime",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
-        .target(name: "NotifierExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier", exclude: ["main.swift"]),
-        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "NotifierExtension"], path: "Plugins/Notifier", sources: ["main.swift"],
+        .target(name: "ProfilesExtensions", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/ProfilesExtensions",
+                swiftSettings: appleModuleAliases),
+        .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "ProfilesExtensions"], path: "Plugins/Profiles",
+                          swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
+        .target(name: "NotifierExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/NotifierExtension"),
+        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "NotifierExtension"], path: "Plugins/Notifier",
                           linkerSettings: pluginLinkerSettings),
 
         // Benchmarks (run with `make bench`, never as tests).

@@ -31,6 +31,8 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
     private var gone: Set<[UInt8]> = []
     private var connections = 0
     private(set) var isClosed = false
+    /// Set by `wake` from another thread: the broker's next wait returns at once, woken.
+    private var wakeRequested = false
 
     nonisolated(unsafe) private static var made = 0
     private static let madeLock = NSLock()
@@ -157,13 +159,23 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
         if let wakeDescriptor, Self.isReadable(wakeDescriptor) { return TransportWake(messagesWaiting: hasInbound, woken: true) }
         guard waits else { return TransportWake(messagesWaiting: hasInbound, woken: false) }
         let deadline = Date(timeIntervalSinceNow: Double(max(0, timeoutMilliseconds)) / 1000)
-        let arrived = condition.withLock {
-            while inboundHead >= inbound.count && !isClosed {
+        let (arrived, woken) = condition.withLock {
+            while inboundHead >= inbound.count && !isClosed && !wakeRequested {
                 if !condition.wait(until: deadline) { break }
             }
-            return inboundHead < inbound.count
+            defer { wakeRequested = false }
+            return (inboundHead < inbound.count, wakeRequested)
         }
-        return TransportWake(messagesWaiting: arrived, woken: wakeDescriptor.map(Self.isReadable) ?? false)
+        return TransportWake(messagesWaiting: arrived, woken: woken || (wakeDescriptor.map(Self.isReadable) ?? false))
+    }
+
+    /// Wakes the broker's wait from another thread (a plugin hosted in this process ended: the loop reaps it), as a
+    /// signal wakes the product's loop.
+    func wake() {
+        condition.withLock {
+            wakeRequested = true
+            condition.broadcast()
+        }
     }
 
     private var hasInbound: Bool { condition.withLock { inboundHead < inbound.count } }

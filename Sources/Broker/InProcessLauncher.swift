@@ -7,7 +7,9 @@
 /// test's launcher joins them.
 public protocol InProcessLauncher: AnyObject {
     /// Starts `spec`'s plugin with `environment`, its launch's as a process would have it (its credential included).
-    func start(_ spec: PluginSpec, environment: [String: String]) throws -> InProcessRun
+    /// `whenEnded` is called from the run's thread once it has ended, to wake the broker's loop to reap it, as
+    /// SIGCHLD wakes it for a process.
+    func start(_ spec: PluginSpec, environment: [String: String], whenEnded: @escaping @Sendable () -> Void) throws -> InProcessRun
 }
 
 /// One run of a plugin hosted in the broker's process: what the supervisor knows of a process, for a thread.

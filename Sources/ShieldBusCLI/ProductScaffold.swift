@@ -18,7 +18,7 @@ struct ProductScaffold {
 
     var stem: String { name.typeStem }
     var libraryName: String { stem + "Kit" }
-    /// The library of the extensions and the app (`Plugins/<stem>` but its `main.swift`).
+    /// The library of the extensions and the app, which a test can host in its own process.
     var extensionsName: String { stem + "Extensions" }
     /// The companion app's display name: `wind-down` → "Wind Down".
     var displayName: String { name.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ") }
@@ -26,12 +26,13 @@ struct ProductScaffold {
     var configurationPath: String { "Config/\(name.name).yml" }
     var catalogPath: String { "Config/\(name.name)-apps.yml" }
     var scenarioPath: String { "Config/scenarios/\(name.name)-night.yml" }
-    var folders: [String] { ["Plugins/\(stem)", "Plugins/\(libraryName)"] }
+    var folders: [String] { ["Plugins/\(stem)", "Plugins/\(libraryName)", "Plugins/\(extensionsName)"] }
 
     /// Relative path → contents.
     func files() throws -> [(path: String, contents: String)] {
         var files: [(path: String, contents: String)] = []
-        for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
+        for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)Extensions", "Plugins/\(extensionsName)"),
+                           ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
             let names = try templateFolder(from)
             for file in names.sorted() where file.hasSuffix(".swift") {
                 let template = try read(from + "/" + file)
@@ -60,8 +61,8 @@ struct ProductScaffold {
         let dependencies = (PluginTemplates.dependencies + ["MonitorKit"]).map { "\"\($0)\"" }.joined(separator: ", ")
         return [
             #".target(name: "\#(libraryName)", dependencies: [\#(dependencies)], path: "Plugins/\#(libraryName)", \#(PluginTemplates.swiftSettings)),"#,
-            #".target(name: "\#(extensionsName)", dependencies: [\#(dependencies), "\#(libraryName)"], path: "Plugins/\#(stem)", exclude: ["main.swift"], \#(PluginTemplates.swiftSettings)),"#,
-            #".executableTarget(name: "\#(name.name)", dependencies: [\#(dependencies), "\#(extensionsName)"], path: "Plugins/\#(stem)", sources: ["main.swift"], \#(PluginTemplates.swiftSettings)),"#,
+            #".target(name: "\#(extensionsName)", dependencies: [\#(dependencies), "\#(libraryName)"], path: "Plugins/\#(extensionsName)", \#(PluginTemplates.swiftSettings)),"#,
+            #".executableTarget(name: "\#(name.name)", dependencies: [\#(dependencies), "\#(extensionsName)"], path: "Plugins/\#(stem)", \#(PluginTemplates.swiftSettings)),"#,
         ]
     }
 
@@ -70,8 +71,8 @@ struct ProductScaffold {
         """
         Created the product \(name.name), a copy of Bedtime to make your own:
           Plugins/\(libraryName)/       what the app and the extensions share (the window, the pass, the App Group's keys)
-          Plugins/\(stem)/          the monitor, the shield, the action and the app (the library \(extensionsName)), and
-                                 main.swift, the one executable that runs them (principalClass picks one)
+          Plugins/\(extensionsName)/  the monitor, the shield, the action and the app (a library a test can host)
+          Plugins/\(stem)/          the one executable that runs them (principalClass picks one)
           \(configurationPath)       its App Group with slices, its store's owner, the pick, and its promise
           \(catalogPath)  its app, added to the shipped catalog
           \(scenarioPath)  two nights with probes (`expect:`)

@@ -12,7 +12,7 @@ import Foundation
 /// and its own launch environment (its name, options file, app group and state folder: its own App-Group stores). Its
 /// own device clock behind `Date()` is its thread's only: a task runs on a pool thread, which reads the process's
 /// clock. What stays the process's: `TZ` (one device's plugins share its zone), `HOME` (Foundation's caches; the
-/// SDK's `UserDefaults.standard` is each launch's own, in its container), `ProcessInfo`'s environment (plugin code
+/// SDK's `UserDefaults.standard` is each plugin's own, in its container), `ProcessInfo`'s environment (plugin code
 /// reads its launch's through `PluginEnvironment`), signals, and work a plugin sends to the main queue or to a
 /// detached task (which sees no plugin's runtime).
 public final class InProcessPlugin: @unchecked Sendable {
@@ -30,9 +30,14 @@ public final class InProcessPlugin: @unchecked Sendable {
 
     /// Starts a launch of `program` with `arguments` on a thread of its own, as its `main` would run it in a process
     /// launched with `environment`. A component the program cannot make ends the launch with that error.
-    public static func start(name: String, environment: [String: String], arguments: [String] = [], _ program: PluginProgram) -> InProcessPlugin {
+    /// `whenEnded` is called from its thread once its loop has ended (`hasEnded`), as SIGCHLD tells a process's parent.
+    public static func start(name: String, environment: [String: String], arguments: [String] = [], _ program: PluginProgram,
+                             whenEnded: (@Sendable () -> Void)? = nil) -> InProcessPlugin {
         let plugin = InProcessPlugin(name: name)
-        let thread = Thread { plugin.run(environment: environment) { try program.component(arguments: arguments) } }
+        let thread = Thread {
+            plugin.run(environment: environment) { try program.component(arguments: arguments) }
+            whenEnded?()
+        }
         thread.name = "plugin \(name)"
         thread.stackSize = 8 << 20  // a process's main thread's, which plugin code is written for
         thread.start()

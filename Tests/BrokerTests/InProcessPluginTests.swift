@@ -51,6 +51,38 @@ final class InProcessPluginTests: XCTestCase {
         XCTAssertEqual(overZeroMQ, inMemory, "the journals differ:\n--- libzmq\n\(String(decoding: overZeroMQ, as: UTF8.self))--- in memory\n\(String(decoding: inMemory, as: UTF8.self))")
     }
 
+    /// A kill cuts a hosted plugin's in-memory connection at once, as SIGKILL cuts a process's socket: its thread ends,
+    /// it says no goodbye (the broker keeps its session until it ends it itself), and what
+    /// its end sends afterwards never reaches the broker; a stop, by contrast, says goodbye.
+    func testAKilledHostedPluginIsCutOffAtOnceAndSaysNoGoodbye() throws {
+        let exchange = try SteppedExchange(.inMemoryThreaded, grants: [ClientGrant(roles: [.app, .shield])])
+        defer { exchange.finish() }
+        let killed = InProcessPlugin.start(name: "app", environment: exchange.pluginEnvironment.merging(["SHIELDBUS_PRINCIPAL_CLASS": "SettingUpApp"]) { $1 },
+                                           InProcessPlugins.program)
+        defer { killed.stop() }
+        let stopped = InProcessPlugin.start(name: "shield", environment: exchange.pluginEnvironment, try XCTUnwrap(InProcessPlugins.component(named: "NamingShield")))
+        defer { stopped.stop() }
+        try exchange.turnUntilQuiet("both connected") { exchange.broker.sessions.named("app") != nil && exchange.broker.sessions.named("shield") != nil }
+        XCTAssertNil(killed.error.map { "\($0)" } ?? stopped.error.map { "\($0)" })
+
+        let started = monotonicMilliseconds()
+        killed.kill()
+        while !killed.hasEnded && monotonicMilliseconds() - started < 10_000 { usleep(1_000) }
+        XCTAssertTrue(killed.hasEnded && killed.wasKilled, "the killed plugin's thread ended")
+        XCTAssertTrue(stopped.stop(), "the stopped plugin ended")
+        try exchange.turnUntilQuiet("the stopped plugin's goodbye taken in") { exchange.broker.sessions.named("shield") == nil }
+        XCTAssertNotNil(exchange.broker.sessions.named("app"), "the killed plugin said no goodbye: its session is still the broker's to end")
+
+        // An end cut from another thread: what it sends is lost, and a wait on it ends at once.
+        let end = exchange.transport.connect()
+        end.cut()
+        try end.send(WireCodec.encode(ClientMessage.bye))
+        XCTAssertFalse(try exchange.transport.wait(timeoutMilliseconds: 0, wakeDescriptor: nil).messagesWaiting, "nothing a cut end sent arrived")
+        let waited = monotonicMilliseconds()
+        XCTAssertFalse(try end.waitReadable(timeoutMilliseconds: 10_000).ready)
+        XCTAssertLessThan(monotonicMilliseconds() - waited, 2_500, "a wait on a cut end ends at once, not when its 10 s are up")
+    }
+
     private func deviceDay(over kind: SteppedExchange.Kind) throws -> [UInt8] {
         let catalog = try FocusDevice.catalog()
         var settings = FocusDevice.settings(catalog: catalog)

@@ -17,7 +17,7 @@ public final class HostedLauncher: InProcessLauncher {
         self.programs = programs
     }
 
-    public func start(_ spec: PluginSpec, environment: [String: String]) throws -> InProcessRun {
+    public func start(_ spec: PluginSpec, environment: [String: String], whenEnded: @escaping @Sendable () -> Void) throws -> InProcessRun {
         let executable = URL(fileURLWithPath: spec.executable).lastPathComponent
         guard let program = programs[executable] else {
             throw HostingError(description: "plugin '\(spec.name)' runs \(executable), which has no hostable program here (hostable: \(programs.keys.sorted().joined(separator: ", ")))")
@@ -26,7 +26,7 @@ public final class HostedLauncher: InProcessLauncher {
         // What a plugin process logs goes to its log file; a hosted one's would go to the test's output.
         var environment = environment
         if environment["SHIELDBUS_LOG_LEVEL"] == nil { environment["SHIELDBUS_LOG_LEVEL"] = "warning" }
-        return HostedRun(InProcessPlugin.start(name: spec.name, environment: environment, arguments: spec.arguments, program))
+        return HostedRun(InProcessPlugin.start(name: spec.name, environment: environment, arguments: spec.arguments, program, whenEnded: whenEnded))
     }
 }
 

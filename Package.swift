@@ -126,8 +126,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
+        // What `shieldbus run` derives from its options and a configuration, as a library a test can plan a run with.
+        .target(name: "RunPlanning", dependencies: ["AppGroupStore", "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "Explore",
+                                                    "LockInvariant", "SQLite", "ZeroMQ"]),
+
         .executableTarget(name: "ShieldBusCLI", dependencies: [
-            "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "CProcessControl", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "SQLite", "ZeroMQ",
+            "RunPlanning", "Studio", "BusTools", "Broker", "BusClient", "BusProtocol", "CProcessControl", "Configuration", "DeviceAPI", "DeviceOS", "AppGroupStore", "UsageReports", "LockInvariant", "SQLite", "ZeroMQ",
             "Explore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -138,7 +142,9 @@ let package = Package(
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp", swiftSettings: appleModuleAliases),
-        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePlugins", swiftSettings: appleModuleAliases),
+        .target(name: "NaivePluginKit", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePluginKit",
+                swiftSettings: appleModuleAliases),
+        .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "NaivePluginKit"], path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
         .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
@@ -152,27 +158,38 @@ let package = Package(
                           swiftSettings: appleModuleAliases),
         .executableTarget(name: "alternate-days-model", dependencies: ["ModelSupport"], path: "Tests/Fixtures/AlternateDaysModel"),
 
-        // The reference plugins (Plugins/), and what they share. Their release builds link at a fixed address
-        // (`pluginLinkerSettings`, below the package): an ios-realistic day starts the monitor ~50 times.
+        // The reference plugins (Plugins/), and what they share. A plugin's code is a library a test can host in its
+        // process (`InProcessPlugin`): ReferenceKit, or its own (`Plugins/<Name>Extension(s)`); its executable is a thin
+        // `main` that runs it. Their release builds link at a fixed address (`pluginLinkerSettings`): an ios-realistic
+        // day starts the monitor ~50 times.
         .target(name: "ReferenceKit", dependencies: ["ShieldBusSDK", "MonitorKit", .product(name: "Logging", package: "swift-log")] + appleFrameworks, path: "Plugins/ReferenceKit",
                 swiftSettings: appleModuleAliases),
         .executableTarget(name: "activity-monitor", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActivityMonitor",
                           linkerSettings: pluginLinkerSettings),
-        .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRenderer",
-                          resources: [.copy("Resources")], linkerSettings: pluginLinkerSettings),
+        .target(name: "ShieldRendererExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ShieldRendererExtension",
+                resources: [.copy("Resources")]),
+        .executableTarget(name: "shield-renderer", dependencies: ["ShieldBusSDK", "ShieldRendererExtension"], path: "Plugins/ShieldRenderer",
+                          linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "action-delegate", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/ActionDelegate",
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp",
                           linkerSettings: pluginLinkerSettings),
-        .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports", "CProcessControl"], path: "Plugins/ReportBuilder",
+        .target(name: "ReportBuilderExtension", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilderExtension"),
+        // The heap's thresholds are the process's own: they stay in the executable.
+        .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReportBuilderExtension", "CProcessControl"], path: "Plugins/ReportBuilder",
                           linkerSettings: pluginLinkerSettings),
         // Products written only against the public API (the Apple-shaped modules, the SDK, MonitorKit).
         .target(name: "BedtimeKit", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/BedtimeKit", swiftSettings: appleModuleAliases),
-        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "MonitorKit", "BedtimeKit"] + appleFrameworks, path: "Plugins/Bedtime",
+        .target(name: "BedtimeExtensions", dependencies: ["ShieldBusSDK", "MonitorKit", "BedtimeKit"] + appleFrameworks, path: "Plugins/BedtimeExtensions",
+                swiftSettings: appleModuleAliases),
+        .executableTarget(name: "bedtime", dependencies: ["ShieldBusSDK", "BedtimeExtensions"], path: "Plugins/Bedtime",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
-        .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/Profiles",
+        .target(name: "ProfilesExtensions", dependencies: ["ShieldBusSDK", "MonitorKit"] + appleFrameworks, path: "Plugins/ProfilesExtensions",
+                swiftSettings: appleModuleAliases),
+        .executableTarget(name: "profiles", dependencies: ["ShieldBusSDK", "ProfilesExtensions"], path: "Plugins/Profiles",
                           swiftSettings: appleModuleAliases, linkerSettings: pluginLinkerSettings),
-        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/Notifier",
+        .target(name: "NotifierExtension", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/NotifierExtension"),
+        .executableTarget(name: "notifier", dependencies: ["ShieldBusSDK", "NotifierExtension"], path: "Plugins/Notifier",
                           linkerSettings: pluginLinkerSettings),
 
         // Benchmarks (run with `make bench`, never as tests).
@@ -193,14 +210,14 @@ let package = Package(
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration", "SQLite"]),
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
-        .testTarget(name: "LessonTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite", "ZeroMQ"]),
+        .testTarget(name: "LessonTests", dependencies: ["InMemoryRun", "BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite", "ZeroMQ"]),
         .testTarget(name: "LockInvariantTests", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "DeviceOS", "LockInvariant", "ScreenTime", "ShieldBusTestSupport"]),
         .testTarget(name: "DeviceOSTests", dependencies: ["Broker", "BusProtocol", "BusClient", "ShieldBusTestSupport", "Configuration", "DeviceAPI", "DeviceOS", "ScreenTime", "AppGroupStore", "SQLite"]),
         .testTarget(name: "PythonPluginTests", dependencies: ["BusClient", "BusProtocol", "SQLite", "ShieldBusTestSupport"],
                     exclude: ["attack_suite.py", "curve_attack.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "fixture-in-process", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", .product(name: "Logging", package: "swift-log")]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
@@ -214,6 +231,13 @@ let package = Package(
         // An app, a shield and an action delegate run as processes and hosted on a test's threads (issue 30).
         .target(name: "InProcessPlugins", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/InProcessPlugins"),
         .executableTarget(name: "fixture-in-process", dependencies: ["ShieldBusSDK", "InProcessPlugins"], path: "Tests/Fixtures/InProcessPlugin"),
+        // A configuration's day played in one process: the broker on its in-memory transport, the plugins' programs
+        // hosted on threads (issue 30).
+        .target(name: "InMemoryRun", dependencies: [
+            "Broker", "BusProtocol", "Configuration", "RunPlanning", "ShieldBusSDK", "ReferenceKit", "ShieldRendererExtension", "NotifierExtension",
+            "ReportBuilderExtension", "BedtimeExtensions", "ProfilesExtensions", "NaivePluginKit", "ShieldBusTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/InMemoryRun"),
         // shieldbus plugin new: new plugins go above this line
     ],
     swiftLanguageModes: [.v6]

@@ -3,7 +3,4 @@
 import ReferenceKit
 import ShieldBusSDK
 
-PluginHost.run {
-    let (options, defaults) = ReferencePlugin.setUp()
-    return ReferenceMonitor.make(options: options, defaults: defaults)
-}
+PluginHost.run(ReferencePlugin.monitor)

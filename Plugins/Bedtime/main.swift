@@ -4,11 +4,7 @@
 // from the app lifts tonight's shield. Config/bedtime.yml runs it and states its promise.
 //
 // Usage: the configuration names each plugin's principal class (BedtimeMonitor, BedtimeShield, BedtimeAction, BedtimeApp).
+import BedtimeExtensions
 import ShieldBusSDK
 
-PluginHost.run(principalClasses: [
-    "BedtimeMonitor": BedtimeMonitor.init,
-    "BedtimeShield": BedtimeShield.init,
-    "BedtimeAction": BedtimeAction.init,
-    "BedtimeApp": BedtimeApp.init,
-])
+PluginHost.run(BedtimePlugin.program)

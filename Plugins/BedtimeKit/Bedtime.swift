@@ -12,7 +12,7 @@ public enum Bedtime {
     public static let passMinutes = 5
     public static let passesPerNight = 2
     /// The seeded flaw of the naive twin (Config/naive-bedtime.yml), if any.
-    public static let flaw = ProcessInfo.processInfo.environment["BEDTIME_FLAW"] ?? ""
+    public static var flaw: String { PluginEnvironment["BEDTIME_FLAW"] ?? "" }
 
     // The app's slice: the pick (`product.selectionKey`) and "skip tonight".
     public static let skipKey = "skip.at"

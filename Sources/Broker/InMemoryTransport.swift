@@ -31,6 +31,8 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
     private var gone: Set<[UInt8]> = []
     private var connections = 0
     private(set) var isClosed = false
+    /// Set by `wake` from another thread: the broker's next wait returns at once, woken.
+    private var wakeRequested = false
 
     nonisolated(unsafe) private static var made = 0
     private static let madeLock = NSLock()
@@ -56,10 +58,10 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
     }
 
     /// Queues `peer`'s message for the broker and wakes it; false (the message lost) once the transport closed, as
-    /// a message to a broker that is gone.
+    /// a message to a broker that is gone, or once the peer's end was closed or cut, as a killed process's socket.
     private func offer(from peer: [UInt8], _ frames: [[UInt8]]) -> Bool {
         condition.withLock {
-            guard !isClosed else { return false }
+            guard !isClosed, !gone.contains(peer) else { return false }
             inbound.append([peer] + frames)
             condition.broadcast()
             return true
@@ -120,14 +122,20 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
             closed = true
             transport?.disconnect(identity)
         }
+
+        /// From any thread: the transport forgets this end under its lock, so what it sends later is lost and a
+        /// wait on it ends (`disconnect`); `closed` is left to the end's own thread.
+        func cut() {
+            transport?.disconnect(identity)
+        }
     }
 
     /// Waits at most `timeoutMilliseconds` until the broker has sent `peer` something: the whole time once the
-    /// transport closed, as a socket waits on a broker that is gone.
+    /// transport closed, as a socket waits on a broker that is gone; not at all once the peer's end was cut.
     private func waitForSent(to peer: [UInt8], timeoutMilliseconds: Int) -> Bool {
         let deadline = Date(timeIntervalSinceNow: Double(max(0, timeoutMilliseconds)) / 1000)
         return condition.withLock {
-            while sent[peer, default: []].isEmpty {
+            while sent[peer, default: []].isEmpty && !gone.contains(peer) {
                 if !condition.wait(until: deadline) { break }
             }
             return !sent[peer, default: []].isEmpty
@@ -138,6 +146,7 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
         condition.withLock {
             gone.insert(peer)
             sent.removeValue(forKey: peer)
+            condition.broadcast()
         }
     }
 
@@ -150,13 +159,23 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
         if let wakeDescriptor, Self.isReadable(wakeDescriptor) { return TransportWake(messagesWaiting: hasInbound, woken: true) }
         guard waits else { return TransportWake(messagesWaiting: hasInbound, woken: false) }
         let deadline = Date(timeIntervalSinceNow: Double(max(0, timeoutMilliseconds)) / 1000)
-        let arrived = condition.withLock {
-            while inboundHead >= inbound.count && !isClosed {
+        let (arrived, woken) = condition.withLock {
+            while inboundHead >= inbound.count && !isClosed && !wakeRequested {
                 if !condition.wait(until: deadline) { break }
             }
-            return inboundHead < inbound.count
+            defer { wakeRequested = false }
+            return (inboundHead < inbound.count, wakeRequested)
         }
-        return TransportWake(messagesWaiting: arrived, woken: wakeDescriptor.map(Self.isReadable) ?? false)
+        return TransportWake(messagesWaiting: arrived, woken: woken || (wakeDescriptor.map(Self.isReadable) ?? false))
+    }
+
+    /// Wakes the broker's wait from another thread (a plugin hosted in this process ended: the loop reaps it), as a
+    /// signal wakes the product's loop.
+    func wake() {
+        condition.withLock {
+            wakeRequested = true
+            condition.broadcast()
+        }
     }
 
     private var hasInbound: Bool { condition.withLock { inboundHead < inbound.count } }

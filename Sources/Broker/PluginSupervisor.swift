@@ -51,9 +51,9 @@ final class PluginSupervisor {
 
         /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
         /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does). A run
-        /// hosted in the broker's process is asked to stop.
+        /// hosted in the broker's process is killed (its connection cut) or asked to stop.
         func signal(_ signalNumber: Int32) {
-            if let inProcess { return inProcess.requestStop() }
+            if let inProcess { return signalNumber == SIGKILL ? inProcess.kill() : inProcess.requestStop() }
             if let target = programPID ?? pid { kill(target, signalNumber) }
         }
 
@@ -125,6 +125,8 @@ final class PluginSupervisor {
     var onLifecycle: ((String, String, JSONValue) -> Void)?
     /// Starts plugins on threads of this process instead of as processes (tests only).
     var inProcessLauncher: InProcessLauncher?
+    /// Wakes the broker's loop when a run hosted in this process ends (its transport's wait does not see SIGCHLD).
+    var wakeLoop: @Sendable () -> Void = {}
     /// Runs hosted in this process get pids above Linux's limit (2^22), which no process has: a signal or a wait
     /// aimed at one reaches nobody.
     private var nextInProcessPID: pid_t = 1 << 30
@@ -204,7 +206,7 @@ final class PluginSupervisor {
         do {
             let pid: pid_t
             if let inProcessLauncher {
-                plugin.inProcess = try inProcessLauncher.start(plugin.spec, environment: environment)
+                plugin.inProcess = try inProcessLauncher.start(plugin.spec, environment: environment, whenEnded: wakeLoop)
                 nextInProcessPID += 1
                 pid = nextInProcessPID
             } else {

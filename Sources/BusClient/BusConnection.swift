@@ -204,6 +204,10 @@ public final class BusConnection {
         transport.close()
     }
 
+    /// Cuts the connection at once, from any thread, as a killed process's socket is cut, when its transport can
+    /// (`ClientTransport.cut`): tests that host plugins in their process kill them so.
+    public func cut() { transport.cut() }
+
     // MARK: Internals
 
     /// Whether messages are queued unread: a client that was busy is not one the broker forgot.

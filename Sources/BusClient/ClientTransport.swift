@@ -16,6 +16,10 @@ public protocol ClientTransport: AnyObject {
     func waitReadable(timeoutMilliseconds: Int) throws -> (ready: Bool, interrupted: Bool)
     /// Stops; what was sent before leaves first (within libzmq's linger).
     func close()
+    /// Cuts the connection at once, from any thread, as a process's SIGKILL cuts its socket: nothing sent from now
+    /// on reaches the broker, nothing more from it is received, and a wait ends. Only an in-memory end can (a
+    /// libzmq socket is its thread's alone): the product's transport does nothing.
+    func cut()
 }
 
 /// The product's client transport: a DEALER socket in a context of its own (terminating it on close flushes the
@@ -49,6 +53,8 @@ final class ZeroMQClientTransport: ClientTransport {
         socket.close()
         context = nil
     }
+
+    func cut() {}
 }
 
 /// In-memory endpoints (`memory://…`) of brokers running in this process, for tests only: the product's plugins are

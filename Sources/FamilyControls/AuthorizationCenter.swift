@@ -8,15 +8,13 @@ import ShieldBusSDK
 public final class AuthorizationCenter: @unchecked Sendable {
     public static let shared = AuthorizationCenter()
 
-    private let lock = NSLock()
-    private var lastStatus: AuthorizationStatus = .notDetermined
-
-    /// The app's authorization as last answered by the OS (`authorizationStatus`).
+    /// The app's authorization as last answered by the OS to this launch (`authorizationStatus`): a new process
+    /// starts not knowing it, as each launch of a plugin hosted in a test's process does.
     public var authorizationStatus: AuthorizationStatus {
-        lock.lock()
-        defer { lock.unlock() }
-        return lastStatus
+        PluginRuntime.current?.launchValue(Self.statusKey) as? AuthorizationStatus ?? .notDetermined
     }
+
+    private static let statusKey = "FamilyControls.AuthorizationCenter.status"
 
     /// Asks the person for authorization (`requestAuthorization(for:) async throws`): returns when they answer;
     /// throws `FamilyControlsError.authorizationCanceled` when they refuse, as iOS does.
@@ -30,9 +28,7 @@ public final class AuthorizationCenter: @unchecked Sendable {
     @discardableResult
     public func requestAuthorization(for member: FamilyControlsMember) throws -> AuthorizationStatus {
         let status = try PluginRuntime.running().call(DeviceTopic.authorizationRequest, AuthorizationRequest(member: member), expecting: AuthorizationState.self).status
-        lock.lock()
-        lastStatus = status
-        lock.unlock()
+        try PluginRuntime.running().setLaunchValue(status, for: Self.statusKey)
         return status
     }
 

@@ -4,6 +4,7 @@ import Configuration
 import DeviceAPI
 import Foundation
 import LockInvariant
+import RunPlanning
 
 extension ShieldBus {
     struct Check: ParsableCommand {

@@ -4,6 +4,7 @@ import BusProtocol
 import BusTools
 import DeviceAPI
 import Foundation
+import RunPlanning
 
 extension ShieldBus {
     struct Do: ParsableCommand {

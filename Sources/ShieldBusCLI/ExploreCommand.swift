@@ -4,6 +4,7 @@ import Configuration
 import Explore
 import Foundation
 import LockInvariant
+import RunPlanning
 
 extension ShieldBus {
     struct ExploreCommand: ParsableCommand {

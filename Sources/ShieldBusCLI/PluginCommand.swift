@@ -6,6 +6,7 @@ import BusProtocol
 import BusTools
 import Configuration
 import Foundation
+import RunPlanning
 
 extension ShieldBus {
     struct Plugin: ParsableCommand {

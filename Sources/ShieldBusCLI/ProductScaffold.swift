@@ -18,18 +18,21 @@ struct ProductScaffold {
 
     var stem: String { name.typeStem }
     var libraryName: String { stem + "Kit" }
+    /// The library of the extensions and the app, which a test can host in its own process.
+    var extensionsName: String { stem + "Extensions" }
     /// The companion app's display name: `wind-down` → "Wind Down".
     var displayName: String { name.name.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ") }
     var bundleIdentifier: String { "com.example." + name.name.replacingOccurrences(of: "-", with: "") }
     var configurationPath: String { "Config/\(name.name).yml" }
     var catalogPath: String { "Config/\(name.name)-apps.yml" }
     var scenarioPath: String { "Config/scenarios/\(name.name)-night.yml" }
-    var folders: [String] { ["Plugins/\(stem)", "Plugins/\(libraryName)"] }
+    var folders: [String] { ["Plugins/\(stem)", "Plugins/\(libraryName)", "Plugins/\(extensionsName)"] }
 
     /// Relative path → contents.
     func files() throws -> [(path: String, contents: String)] {
         var files: [(path: String, contents: String)] = []
-        for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
+        for (from, to) in [("Plugins/\(Template.stem)Kit", "Plugins/\(libraryName)"), ("Plugins/\(Template.stem)Extensions", "Plugins/\(extensionsName)"),
+                           ("Plugins/\(Template.stem)", "Plugins/\(stem)")] {
             let names = try templateFolder(from)
             for file in names.sorted() where file.hasSuffix(".swift") {
                 let template = try read(from + "/" + file)
@@ -52,12 +55,14 @@ struct ProductScaffold {
         return files
     }
 
-    /// The targets to add to Package.swift: the shared library and the executable holding every extension and the app.
+    /// The targets to add to Package.swift: the shared library, the library holding every extension and the app
+    /// (hostable by a test), and the executable, a thin `main` that runs it.
     var packageTargets: [String] {
         let dependencies = (PluginTemplates.dependencies + ["MonitorKit"]).map { "\"\($0)\"" }.joined(separator: ", ")
         return [
             #".target(name: "\#(libraryName)", dependencies: [\#(dependencies)], path: "Plugins/\#(libraryName)", \#(PluginTemplates.swiftSettings)),"#,
-            #".executableTarget(name: "\#(name.name)", dependencies: [\#(dependencies), "\#(libraryName)"], path: "Plugins/\#(stem)", \#(PluginTemplates.swiftSettings)),"#,
+            #".target(name: "\#(extensionsName)", dependencies: [\#(dependencies), "\#(libraryName)"], path: "Plugins/\#(extensionsName)", \#(PluginTemplates.swiftSettings)),"#,
+            #".executableTarget(name: "\#(name.name)", dependencies: [\#(dependencies), "\#(extensionsName)"], path: "Plugins/\#(stem)", \#(PluginTemplates.swiftSettings)),"#,
         ]
     }
 
@@ -66,11 +71,12 @@ struct ProductScaffold {
         """
         Created the product \(name.name), a copy of Bedtime to make your own:
           Plugins/\(libraryName)/       what the app and the extensions share (the window, the pass, the App Group's keys)
-          Plugins/\(stem)/          the monitor, the shield, the action and the app (one executable; principalClass picks one)
+          Plugins/\(extensionsName)/  the monitor, the shield, the action and the app (a library a test can host)
+          Plugins/\(stem)/          the one executable that runs them (principalClass picks one)
           \(configurationPath)       its App Group with slices, its store's owner, the pick, and its promise
           \(catalogPath)  its app, added to the shipped catalog
           \(scenarioPath)  two nights with probes (`expect:`)
-          Package.swift: the targets \(libraryName) and \(name.name)
+          Package.swift: the targets \(libraryName), \(extensionsName) and \(name.name)
 
         Build it, play its nights, and explore it:
           swift build --product shieldbus && swift build --product \(name.name)
@@ -152,7 +158,7 @@ struct ProductScaffold {
 
     private func withoutTheFlaw(_ text: String) -> String {
         var lines = text.components(separatedBy: "\n")
-        if let index = lines.firstIndex(where: { $0.contains("static let flaw") }) {
+        if let index = lines.firstIndex(where: { $0.contains("static var flaw") }) {
             lines.remove(at: index)
             if index > 0, lines[index - 1].contains("flaw") { lines.remove(at: index - 1) }
         }

@@ -1,8 +1,9 @@
 import ArgumentParser
-import Configuration
 import BusProtocol
+import Configuration
 import Foundation
 import LockInvariant
+import RunPlanning
 import Studio
 
 extension ShieldBus {

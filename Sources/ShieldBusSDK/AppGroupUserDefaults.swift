@@ -51,13 +51,23 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
     /// Stores a value (`setValue(_:forKey:)`).
     public func setValue(_ value: Any?, forKey key: String) { set(value, forKey: key) }
 
-    /// The plugin's own defaults, in its container (never `$HOME`).
-    public static let standard: AppGroupUserDefaults = {
-        guard let standard = AppGroupUserDefaults(suiteName: nil) else {
+    /// The plugin's own defaults, in its container (never `$HOME`): opened once per container, so each plugin hosted
+    /// in a test's process (`InProcessPlugin`) has its own, as each process has.
+    public static var standard: AppGroupUserDefaults {
+        guard let container = try? PluginContainer.path() else {
             fatalError("UserDefaults.standard cannot be opened: this process is not a plugin started by the broker (no SHIELDBUS_STATE_DIR and SHIELDBUS_PLUGIN_NAME)")
         }
-        return standard
-    }()
+        return openedStandards.withValue { opened in
+            if let standard = opened[container] { return standard }
+            guard let standard = AppGroupUserDefaults(suiteName: nil) else {
+                fatalError("UserDefaults.standard cannot be opened in \(container)")
+            }
+            opened[container] = standard
+            return standard
+        }
+    }
+
+    private static let openedStandards = LockedValue<[String: AppGroupUserDefaults]>([:])
 
     // MARK: Reading
 

@@ -65,41 +65,15 @@ extension PluginHost {
     ///
     ///     PluginHost.run(principalClasses: ["FocusShieldConfiguration": FocusShieldConfiguration.init,
     ///                                       "FocusShieldAction": FocusShieldAction.init])
-    public static func run(principalClasses: KeyValuePairs<String, () -> BusComponent>) -> Never {
-        let named = LaunchEnvironment["SHIELDBUS_PRINCIPAL_CLASS"].flatMap { $0.isEmpty ? nil : $0 }
-        let classes = principalClasses.map(\.key)
-        let make: () -> BusComponent
-        if let named {
-            guard let found = principalClasses.first(where: { $0.key == named }) else {
-                FileHandle.standardError.write(Data("the configuration's principalClass '\(named)' is not one of this program's: \(classes.joined(separator: ", "))\n".utf8))
-                exit(PluginExitStatus.configurationError)
-            }
-            make = found.value
-        } else {
-            guard principalClasses.count == 1, let only = principalClasses.first else {
-                FileHandle.standardError.write(Data("this program holds several extensions (\(classes.joined(separator: ", "))): name one with `principalClass:` in the plugin's configuration entry\n".utf8))
-                exit(PluginExitStatus.configurationError)
-            }
-            make = only.value
-        }
-        run { AnyComponent(make()) }
+    public static func run(principalClasses: KeyValuePairs<String, @Sendable () -> BusComponent>) -> Never {
+        run(PluginProgram.principalClasses(principalClasses))
     }
 
     /// Runs the component made from the plugin's options (the configuration's `plugins[].options`, decoded as
     /// `Options`). Options that do not decode end the process with `PluginExitStatus.configurationError` and the reason on standard error
     /// (the plugin's log), before it connects.
-    public static func run<Options: Decodable, Component: BusComponent>(options: Options.Type, _ make: @escaping (Options) -> Component) -> Never {
-        let decoded: Options
-        do {
-            decoded = try PluginRuntime.launchOptions(as: options)
-            if let named = decoded as? AppGroupOptions, let loss = try PluginAppGroup.verify(named.appGroup) {
-                PluginAppGroup.lossesAtLaunch.withValue { $0.append(loss) }
-            }
-        } catch {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            exit(PluginExitStatus.configurationError)
-        }
-        run { make(decoded) }
+    public static func run<Options: Decodable, Component: BusComponent>(options: Options.Type, _ make: @escaping @Sendable (Options) -> Component) -> Never {
+        run(PluginProgram.options(options) { make($0) })
     }
 }
 
@@ -148,7 +122,7 @@ func runtime() throws -> PluginRuntime {
 }
 
 /// A component chosen at run time (`run(principalClasses:)`), hosted through the protocol's requirements.
-private final class AnyComponent: BusComponent {
+final class AnyComponent: BusComponent {
     let base: BusComponent
     init(_ base: BusComponent) { self.base = base }
     var role: Role { base.role }

@@ -81,6 +81,19 @@ public final class PluginRuntime: @unchecked Sendable {
     /// Asks a plugin hosted in a test's process to stop: its loop ends within a poll, saying goodbye.
     func requestStop() { hostStop.withValue { $0 = true } }
 
+    /// Cuts a hosted plugin's connection at once, from any thread (`InProcessPlugin.kill`), when its transport can.
+    func cutConnection() { connection.cut() }
+
+    /// What this launch keeps that a process keeps for its life in a shared instance (`AuthorizationCenter.shared`'s
+    /// last answer): per runtime, so that plugins hosted in one process, and each launch of one, keep their own.
+    private let launchValues = LockedValue<[String: any Sendable]>([:])
+
+    /// The value this launch keeps under `key`, if any.
+    public func launchValue(_ key: String) -> (any Sendable)? { launchValues.current[key] }
+
+    /// Keeps `value` under `key` for the rest of this launch.
+    public func setLaunchValue(_ value: any Sendable, for key: String) { launchValues.withValue { $0[key] = value } }
+
     /// How long a synchronous call waits for the OS (wall time).
     public var callTimeoutMilliseconds = 5_000
 

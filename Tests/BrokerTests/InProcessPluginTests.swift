@@ -4,6 +4,7 @@ import BusProtocol
 import DeviceAPI
 @testable import DeviceOS
 import Foundation
+import InMemoryRun
 import InProcessPlugins
 import ScreenTime
 import ShieldBusSDK
@@ -19,7 +20,7 @@ final class InProcessPluginTests: XCTestCase {
     /// sets up, opens a shielded app and presses its button; the two journals are the same byte for byte.
     func testAScenarioDayWithSupervisedPluginsJournalsInMemoryWhatTheirProcessesJournal() throws {
         let processes = try SupervisedDay.journal(hostingPluginsWith: nil)
-        let launcher = ThreadLauncher()
+        let launcher = HostedLauncher(programs: ["fixture-in-process": InProcessPlugins.program])
         let inMemory = try SupervisedDay.journal(hostingPluginsWith: launcher)
         XCTAssertEqual(launcher.started, ["app", "shield", "action"], "every plugin was hosted, none started as a process")
         let journal = try inMemory.split(separator: 0x0A).map { try WireCodec.decodeEnvelope(Array($0)) }
@@ -48,6 +49,38 @@ final class InProcessPluginTests: XCTestCase {
         XCTAssertEqual(handled.bodyValue["response"]?.stringValue, "close", "the action delegate found its own runtime")
         XCTAssertEqual(journal.filter { $0.topic == "plugin.down" }.count, 3, "each plugin said goodbye")
         XCTAssertEqual(overZeroMQ, inMemory, "the journals differ:\n--- libzmq\n\(String(decoding: overZeroMQ, as: UTF8.self))--- in memory\n\(String(decoding: inMemory, as: UTF8.self))")
+    }
+
+    /// A kill cuts a hosted plugin's in-memory connection at once, as SIGKILL cuts a process's socket: its thread ends,
+    /// it says no goodbye (the broker keeps its session until it ends it itself), and what
+    /// its end sends afterwards never reaches the broker; a stop, by contrast, says goodbye.
+    func testAKilledHostedPluginIsCutOffAtOnceAndSaysNoGoodbye() throws {
+        let exchange = try SteppedExchange(.inMemoryThreaded, grants: [ClientGrant(roles: [.app, .shield])])
+        defer { exchange.finish() }
+        let killed = InProcessPlugin.start(name: "app", environment: exchange.pluginEnvironment.merging(["SHIELDBUS_PRINCIPAL_CLASS": "SettingUpApp"]) { $1 },
+                                           InProcessPlugins.program)
+        defer { killed.stop() }
+        let stopped = InProcessPlugin.start(name: "shield", environment: exchange.pluginEnvironment, try XCTUnwrap(InProcessPlugins.component(named: "NamingShield")))
+        defer { stopped.stop() }
+        try exchange.turnUntilQuiet("both connected") { exchange.broker.sessions.named("app") != nil && exchange.broker.sessions.named("shield") != nil }
+        XCTAssertNil(killed.error.map { "\($0)" } ?? stopped.error.map { "\($0)" })
+
+        let started = monotonicMilliseconds()
+        killed.kill()
+        while !killed.hasEnded && monotonicMilliseconds() - started < 10_000 { usleep(1_000) }
+        XCTAssertTrue(killed.hasEnded && killed.wasKilled, "the killed plugin's thread ended")
+        XCTAssertTrue(stopped.stop(), "the stopped plugin ended")
+        try exchange.turnUntilQuiet("the stopped plugin's goodbye taken in") { exchange.broker.sessions.named("shield") == nil }
+        XCTAssertNotNil(exchange.broker.sessions.named("app"), "the killed plugin said no goodbye: its session is still the broker's to end")
+
+        // An end cut from another thread: what it sends is lost, and a wait on it ends at once.
+        let end = exchange.transport.connect()
+        end.cut()
+        try end.send(WireCodec.encode(ClientMessage.bye))
+        XCTAssertFalse(try exchange.transport.wait(timeoutMilliseconds: 0, wakeDescriptor: nil).messagesWaiting, "nothing a cut end sent arrived")
+        let waited = monotonicMilliseconds()
+        XCTAssertFalse(try end.waitReadable(timeoutMilliseconds: 10_000).ready)
+        XCTAssertLessThan(monotonicMilliseconds() - waited, 2_500, "a wait on a cut end ends at once, not when its 10 s are up")
     }
 
     private func deviceDay(over kind: SteppedExchange.Kind) throws -> [UInt8] {
@@ -87,32 +120,5 @@ final class InProcessPluginTests: XCTestCase {
         XCTAssertEqual(person.events.filter(\.isReply).map { $0.bodyValue["ok"] }, [true, true], "the person's open and press were handled")
         exchange.finish()
         return try Array(Data(contentsOf: URL(fileURLWithPath: exchange.journalPath)))
-    }
-}
-
-/// Hosts the broker's configured plugins on threads of the test's process, each the fixture's component its
-/// configuration entry names (`SHIELDBUS_PRINCIPAL_CLASS`).
-private final class ThreadLauncher: InProcessLauncher {
-    private(set) var started: [String] = []
-
-    func start(_ spec: PluginSpec, environment: [String: String]) throws -> InProcessRun {
-        guard let make = InProcessPlugins.component(named: environment["SHIELDBUS_PRINCIPAL_CLASS"] ?? "") else {
-            throw SeamTestFailure("the fixture has no component for plugin \(spec.name)")
-        }
-        started.append(spec.name)
-        return HostedRun(InProcessPlugin.start(name: spec.name, environment: environment, make))
-    }
-
-    /// A hosted plugin as the supervisor sees a run.
-    private final class HostedRun: InProcessRun {
-        let plugin: InProcessPlugin
-        init(_ plugin: InProcessPlugin) { self.plugin = plugin }
-        var waitStatus: Int32? { plugin.exitStatus.map { $0 << 8 } }
-        func requestStop() { plugin.requestStop() }
-
-        func awaitEnd() -> Int32 {
-            guard plugin.stop() else { return SIGKILL }  // a thread that never ends is reported as a process killed
-            return waitStatus ?? SIGKILL
-        }
     }
 }

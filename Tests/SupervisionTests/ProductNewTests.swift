@@ -12,10 +12,10 @@ final class ProductNewTests: XCTestCase {
     /// A package with the template product and a Package.swift whose targets list has the marker.
     func package() throws -> TemporaryDirectory {
         let folder = TemporaryDirectory(prefix: "sbprod")
-        for path in ["Plugins/Bedtime", "Plugins/BedtimeKit", "Config/scenarios"] {
+        for path in ["Plugins/Bedtime", "Plugins/BedtimeKit", "Plugins/BedtimeExtensions", "Config/scenarios"] {
             try FileManager.default.createDirectory(atPath: folder.file(path), withIntermediateDirectories: true)
         }
-        for path in ["Plugins/Bedtime", "Plugins/BedtimeKit"] {
+        for path in ["Plugins/Bedtime", "Plugins/BedtimeKit", "Plugins/BedtimeExtensions"] {
             for file in try FileManager.default.contentsOfDirectory(atPath: Self.root + "/" + path) {
                 try FileManager.default.copyItem(atPath: Self.root + "/\(path)/\(file)", toPath: folder.file("\(path)/\(file)"))
             }
@@ -34,8 +34,9 @@ final class ProductNewTests: XCTestCase {
         XCTAssertTrue(run.output.contains("swift build --product wind-down"), run.output)
         XCTAssertTrue(run.output.contains("shieldbus explore --config Config/wind-down.yml --days 100"), run.output)
 
-        let swiftFiles = ["Plugins/WindDownKit/WindDown.swift", "Plugins/WindDown/main.swift", "Plugins/WindDown/WindDownMonitor.swift",
-                          "Plugins/WindDown/WindDownShield.swift", "Plugins/WindDown/WindDownAction.swift", "Plugins/WindDown/WindDownApp.swift"]
+        let swiftFiles = ["Plugins/WindDownKit/WindDown.swift", "Plugins/WindDown/main.swift", "Plugins/WindDownExtensions/WindDownMonitor.swift",
+                          "Plugins/WindDownExtensions/WindDownShield.swift", "Plugins/WindDownExtensions/WindDownAction.swift",
+                          "Plugins/WindDownExtensions/WindDownApp.swift", "Plugins/WindDownExtensions/WindDownPlugin.swift"]
         for path in swiftFiles {
             let text = try String(contentsOfFile: folder.file(path), encoding: .utf8)
             XCTAssertFalse(text.contains("Bedtime") || text.contains("bedtime"), "\(path) still names the template: \(text)")
@@ -44,17 +45,22 @@ final class ProductNewTests: XCTestCase {
         let kit = try String(contentsOfFile: folder.file("Plugins/WindDownKit/WindDown.swift"), encoding: .utf8)
         XCTAssertTrue(kit.contains(#"public static let product = MonitoredProduct(name: "wind-down", group: "group.dev.shieldbus.wind-down")"#), kit)
         let main = try String(contentsOfFile: folder.file("Plugins/WindDown/main.swift"), encoding: .utf8)
-        XCTAssertTrue(main.contains(#""WindDownMonitor": WindDownMonitor.init,"#), main)
-        let shield = try String(contentsOfFile: folder.file("Plugins/WindDown/WindDownShield.swift"), encoding: .utf8)
+        XCTAssertTrue(main.contains("import WindDownExtensions\n") && main.hasSuffix("PluginHost.run(WindDownPlugin.program)\n"), main)
+        let program = try String(contentsOfFile: folder.file("Plugins/WindDownExtensions/WindDownPlugin.swift"), encoding: .utf8)
+        XCTAssertTrue(program.contains(#""WindDownMonitor": WindDownMonitor.init,"#), program)
+        let shield = try String(contentsOfFile: folder.file("Plugins/WindDownExtensions/WindDownShield.swift"), encoding: .utf8)
         XCTAssertTrue(shield.contains(#"title: ShieldConfiguration.Label(text: "Wind Down", color: .white)"#), "the person reads the display name: \(shield)")
         XCTAssertTrue(shield.contains("let left = passesLeft()\n"), shield)
-        let action = try String(contentsOfFile: folder.file("Plugins/WindDown/WindDownAction.swift"), encoding: .utf8)
+        let action = try String(contentsOfFile: folder.file("Plugins/WindDownExtensions/WindDownAction.swift"), encoding: .utf8)
         XCTAssertTrue(action.contains("guard used < WindDown.passesPerNight else { return false }"), action)
         XCTAssertTrue(action.contains("import Foundation\nimport ManagedSettings\nimport MonitorKit\nimport ShieldBusSDK\nimport WindDownKit\n"), action)
 
         let manifest = try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8)
         XCTAssertTrue(manifest.contains(#".target(name: "WindDownKit", dependencies: ["#), manifest)
-        XCTAssertTrue(manifest.contains(#""MonitorKit", "WindDownKit"], path: "Plugins/WindDown", "#), manifest)
+        XCTAssertTrue(manifest.contains(#".target(name: "WindDownExtensions", dependencies: ["#) &&
+                      manifest.contains(#""MonitorKit", "WindDownKit"], path: "Plugins/WindDownExtensions", "#), manifest)
+        XCTAssertTrue(manifest.contains(#".executableTarget(name: "wind-down", dependencies: ["#) &&
+                      manifest.contains(#""WindDownExtensions"], path: "Plugins/WindDown", "#), manifest)
         XCTAssertTrue(manifest.contains(#"path: "Plugins/WindDown", "#) && manifest.contains("\n    \(PluginNewTests.marker)\n"), manifest)
 
         // The configuration, its catalog (added to the shipped one) and its scenario load and agree.
@@ -78,13 +84,13 @@ final class ProductNewTests: XCTestCase {
             let run = try CommandRun.shieldbus(["plugin", "new", "--product", product, "--package-path", folder.path])
             XCTAssertEqual(run.status, 0, run.errors)
         }
-        let shield = try String(contentsOfFile: folder.file("Plugins/BedtimeLite/BedtimeLiteShield.swift"), encoding: .utf8)
+        let shield = try String(contentsOfFile: folder.file("Plugins/BedtimeLiteExtensions/BedtimeLiteShield.swift"), encoding: .utf8)
         XCTAssertTrue(shield.contains("import BedtimeLiteKit\n") && shield.contains("final class BedtimeLiteShield: ShieldConfigurationDataSource"), shield)
         XCTAssertTrue(shield.contains(#"Label(text: "Bedtime Lite", color: .white)"#), shield)
         let configuration = try String(contentsOfFile: folder.file("Config/bedtime-lite.yml"), encoding: .utf8)
         XCTAssertTrue(configuration.contains("principalClass: BedtimeLiteMonitor}") && configuration.contains("companionApp: Bedtime Lite\n"), configuration)
         XCTAssertTrue(configuration.contains("group.dev.shieldbus.bedtime-lite,"), configuration)
-        let monitor = try String(contentsOfFile: folder.file("Plugins/Flawless/FlawlessMonitor.swift"), encoding: .utf8)
+        let monitor = try String(contentsOfFile: folder.file("Plugins/FlawlessExtensions/FlawlessMonitor.swift"), encoding: .utf8)
         XCTAssertTrue(monitor.contains("final class FlawlessMonitor: ChainedMonitor"), monitor)
     }
 
@@ -108,7 +114,7 @@ final class ProductNewTests: XCTestCase {
             XCTAssertTrue(run.errors.contains(message), "\(arguments): \(run.errors)")
         }
         XCTAssertEqual(try String(contentsOfFile: folder.file("Package.swift"), encoding: .utf8), before)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.file("Plugins")).sorted(), ["Bedtime", "BedtimeKit"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder.file("Plugins")).sorted(), ["Bedtime", "BedtimeExtensions", "BedtimeKit"])
 
         let empty = TemporaryDirectory(prefix: "sbprod")
         try "let targets = [\n    \(PluginNewTests.marker)\n]\n".write(toFile: empty.file("Package.swift"), atomically: true, encoding: .utf8)

@@ -3,8 +3,4 @@
 import InProcessPlugins
 import ShieldBusSDK
 
-PluginHost.run(principalClasses: [
-    "SettingUpApp": InProcessPlugins.component(named: "SettingUpApp")!,
-    "NamingShield": InProcessPlugins.component(named: "NamingShield")!,
-    "ClosingAction": InProcessPlugins.component(named: "ClosingAction")!,
-])
+PluginHost.run(InProcessPlugins.program)

@@ -6,15 +6,18 @@ import ShieldBusSDK
 
 /// The fixture's components by principal class.
 public enum InProcessPlugins {
-    public static let principalClasses: [String: @Sendable () -> BusComponent] = [
+    public static let principalClasses: KeyValuePairs<String, @Sendable () -> BusComponent> = [
         "SettingUpApp": { SettingUpApp() },
         "NamingShield": { NamingShield() },
         "ClosingAction": { ClosingAction() },
     ]
 
+    /// The fixture's program: the component its launch's principal class names.
+    public static let program = PluginProgram.principalClasses(principalClasses)
+
     /// The component of principal class `name`, if the fixture has one.
     public static func component(named name: String) -> (@Sendable () -> BusComponent)? {
-        principalClasses[name]
+        principalClasses.first { $0.key == name }?.value
     }
 }
 

@@ -11,7 +11,7 @@ enum Profiles {
     static let workday = WallClockWindow(start: ClockTime("05:00")!, end: ClockTime("20:00")!, weekdays: [2, 3, 4, 5, 6])
     static let breakMinutes = 15
     /// The seeded flaw of the naive twin (Config/naive-profiles.yml), if any.
-    static let flaw = ProcessInfo.processInfo.environment["PROFILES_FLAW"] ?? ""
+    static var flaw: String { PluginEnvironment["PROFILES_FLAW"] ?? "" }
 
     // The app's slice: the pick (`product.selectionKey`) and the person's choices.
     static let sessionKey = "session.active"

@@ -6,7 +6,7 @@ import ZeroMQ
 extension CurveAdmission {
     /// The configuration's `bus.curve`: the broker's key pair (a fresh one each run when none is named) and the
     /// allowlist. A file that cannot be read, or is no certificate, is an error naming the configuration's line.
-    init(configuration: ShieldBusConfiguration) throws {
+    public init(configuration: ShieldBusConfiguration) throws {
         let section = configuration.bus.curve
         let file = configuration.file
         func certificate(_ reference: ShieldBusConfiguration.Reference, needSecret: Bool) throws -> CurveCertificate {

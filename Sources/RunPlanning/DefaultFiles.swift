@@ -6,31 +6,31 @@ import Foundation
 import LockInvariant
 
 /// The files of a state folder that make up the device: a fresh run removes them all.
-enum StateFiles {
+public enum StateFiles {
     /// The broker's durable cursors, sequence number and bus time.
-    static let deliveryStore = "bus.sqlite"
+    public static let deliveryStore = "bus.sqlite"
 
-    static func isDeviceState(_ name: String) -> Bool {
+    public static func isDeviceState(_ name: String) -> Bool {
         name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == "appgroups" || name == StateFolder.pluginCursors
     }
 }
 
 /// Where the shipped files are: the default configuration, the catalog, and plugin executables built next to `shieldbus`.
-enum DefaultFiles {
-    struct NotFound: Error, CustomStringConvertible {
-        let description: String
+public enum DefaultFiles {
+    public struct NotFound: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// The promise models a configuration may name: programs next to `shieldbus` first.
-    static var promiseModels: PromiseModels { PromiseModels(programFolder: executableDirectory.path) }
+    public static var promiseModels: PromiseModels { PromiseModels(programFolder: executableDirectory.path) }
 
     /// The directory holding the running `shieldbus` executable (the build products directory).
-    static var executableDirectory: URL {
+    public static var executableDirectory: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
     }
 
     /// The repository's Config folder, found from the working directory or from where `shieldbus` was built.
-    static func configFolderCandidates() -> [String] {
+    public static func configFolderCandidates() -> [String] {
         [
             FileManager.default.currentDirectoryPath + "/Config",
             executableDirectory.appendingPathComponent("../../../Config").standardizedFileURL.path,
@@ -39,7 +39,7 @@ enum DefaultFiles {
     }
 
     /// An explicit configuration path, or the default one (Config/default.yml).
-    static func configurationPath(_ explicit: String?) throws -> String {
+    public static func configurationPath(_ explicit: String?) throws -> String {
         if let explicit { return explicit }
         let candidates = configFolderCandidates().map { $0 + "/default.yml" }
         guard let found = candidates.first(where: FileManager.default.fileExists(atPath:)) else {
@@ -49,19 +49,19 @@ enum DefaultFiles {
     }
 
     /// The shipped catalog's app names, for shell completion (none when it cannot be read).
-    static func appNames() -> [String] {
+    public static func appNames() -> [String] {
         guard let path = shippedCatalogPath(), let catalog = try? AppCatalog.load(path: path) else { return [] }
         return catalog.apps.map(\.name).sorted()
     }
 
     /// The shipped catalog (`Config/catalog.yml`), if it can be found.
-    static func shippedCatalogPath() -> String? {
+    public static func shippedCatalogPath() -> String? {
         configFolderCandidates().map { $0 + "/catalog.yml" }.first(where: FileManager.default.fileExists(atPath:))
     }
 
     /// The configuration's catalog: its `catalog:` file, else a `catalog.yml` next to it, added to the shipped catalog
     /// (a file with `standalone: true` stands alone); the shipped catalog when there is neither.
-    static func catalog(for configuration: ShieldBusConfiguration) throws -> AppCatalog {
+    public static func catalog(for configuration: ShieldBusConfiguration) throws -> AppCatalog {
         let beside = URL(fileURLWithPath: configuration.file).deletingLastPathComponent().appendingPathComponent("catalog.yml").path
         let own = try configuration.catalog.map(configuration.resolve) ?? (FileManager.default.fileExists(atPath: beside) ? beside : nil)
         let shipped = shippedCatalogPath()
@@ -79,7 +79,7 @@ enum DefaultFiles {
 
     /// A plugin's executable: a path as given, else a built product name next to `shieldbus`, else a
     /// program on PATH (e.g. `python3`).
-    static func executablePath(_ executable: String, for plugin: String) throws -> String {
+    public static func executablePath(_ executable: String, for plugin: String) throws -> String {
         if executable.contains("/") {
             guard FileManager.default.isExecutableFile(atPath: executable) else {
                 throw NotFound(description: "plugin '\(plugin)': \(executable) is not an executable file")

@@ -1,0 +1,292 @@
+// RunPlan: what `shieldbus run` derives from its options and a configuration — the broker's settings, the clock, the
+// device, the scenario, the checks — as a library, so that a test can plan the same run and play it in its own process.
+import AppGroupStore
+import Broker
+import BusClient
+import BusProtocol
+import Configuration
+import DeviceAPI
+import DeviceOS
+import Explore
+import Foundation
+import LockInvariant
+import SQLite
+import ZeroMQ
+
+/// The options of one `shieldbus run`, as its command line gives them (nil: the configuration's, or the default).
+public struct RunOptions {
+    public var config: String?
+    public var runtimeDir: String?
+    public var endpoint: String?
+    public var journal: String?
+    public var scenario: String?
+    public var noScenario = false
+    public var clock: String?
+    public var speed: Double?
+    public var profile: String?
+    public var ios: String?
+    public var seed: UInt64?
+    public var stateDir: String?
+    public var keepState = false
+    public var resetState = false
+    public var resume = false
+    public var crashAtStep: Int?
+    public var crashBeforeSaving: String?
+    public var crashAfterSaving: String?
+    public var crashOccurrence = 1
+    public var noSandbox = false
+    public var plainLaunches = false
+
+    public init() {}
+}
+
+/// Everything `run` derives from its options and the configuration, checked before anything starts.
+public struct RunPlan {
+    public struct Problem: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let configuration: ShieldBusConfiguration
+    public let catalog: AppCatalog
+    public let brokerSettings: BrokerSettings
+    public let clock: BusClock
+    public let device: DeviceOS
+    public let scenario: Scenario?
+    public let timeZone: TimeZone
+    /// A plugin's own container folder in the state folder, made its home: Foundation's `UserDefaults.standard`, caches and
+    /// anything else a plugin keeps under `$HOME` stay with the device (fresh with it) and never reach the user's home.
+    static func container(of plugin: String, in stateDirectory: String) throws -> [String: String] {
+        let path = stateDirectory + "/containers/" + plugin
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Problem(description: "cannot make the container of plugin '\(plugin)' (\(path)): \(error)")
+        }
+        return ["HOME": path, "XDG_CONFIG_HOME": path + "/.config", "XDG_DATA_HOME": path + "/.local/share", "XDG_CACHE_HOME": path + "/.cache"]
+    }
+
+    /// Taken before the state folder is touched, so a second broker changes nothing.
+    public let runtimeLock: RuntimeLock
+    public let stateLock: StateDirectoryLock
+    /// The lock invariant of every product the configuration runs.
+    public let checker: LockInvariantChecker
+    /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
+    public let expectationCheck: ExpectationCheck
+
+    public init(options: RunOptions) throws {
+        configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
+        let catalog = try DefaultFiles.catalog(for: configuration)
+        self.catalog = catalog
+        try configuration.validateReferences(catalog: catalog)
+        guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
+
+        let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))
+        let habits = OfferedHabits(configuration: configuration, catalog: catalog)
+        scenario = try scenarioPath.map { try Scenario.load(path: $0, catalog: catalog, habits: habits, defaultTimeZone: configuredZone) }
+        timeZone = scenario?.resolvedTimeZone ?? configuredZone
+        checker = try LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: timeZone, models: DefaultFiles.promiseModels)
+
+        // Clock: options, then the configuration; a scenario defaults to virtual time starting at its start.
+        let modeName = options.clock ?? (scenario != nil && options.clock == nil && configuration.clock.mode == "real" ? "virtual" : configuration.clock.mode)
+        let mode: ClockMode
+        switch modeName {
+        case "real": mode = .real
+        case "scaled": mode = .scaled(speed: options.speed ?? configuration.clock.speed)
+        case "virtual": mode = .virtual
+        default: throw Problem(description: "--clock must be real, scaled or virtual, not '\(modeName)'")
+        }
+        if mode == .virtual && scenario == nil {
+            throw Problem(description: "virtual time needs a scenario to play (--scenario FILE): with nothing scheduled it would race ahead forever")
+        }
+        let start: Date? = configuration.clock.start.flatMap(LocalDateTime.init(parsing:)).map { $0.resolve(in: configuredZone) } ?? scenario?.start
+
+        // Fidelity.
+        let profileName = options.profile ?? scenario?.profile ?? configuration.profile
+        guard let profile = Fidelity.Profile(rawValue: profileName) else { throw Problem(description: "--profile must be faithful or ios-realistic, not '\(profileName)'") }
+        // The names were checked at load (with their line); only known ones remain.
+        let overrides = Dictionary(uniqueKeysWithValues: configuration.quirks.compactMap { name, on in Quirk(rawValue: name).map { ($0, on) } })
+        let release = try options.ios.map(Self.release(named:)) ?? scenario?.ios ?? configuration.ios
+        let fidelity = Fidelity(profile: profile, release: release, overrides: overrides, seed: options.seed ?? scenario?.seed ?? configuration.seed)
+
+        // Broker.
+        let runtime = RuntimeDirectory.resolve(options.runtimeDir)
+        var settings = BrokerSettings(runtimeDirectory: runtime, endpoint: options.endpoint, table: .screenTime)
+        do {
+            if try BusEndpoint(settings.bindEndpoint).needsCurve {
+                guard Curve.isAvailable else { throw Problem(description: "\(ListenError.curveUnavailable(libzmqVersion: libzmqVersion))") }
+                settings.curve = try CurveAdmission(configuration: configuration)
+            }
+        } catch let error as BusEndpointError {
+            throw Problem(description: "--endpoint: \(error)")
+        }
+        settings.maximumBodyBytes = configuration.bus.maxBodyBytes
+        settings.heartbeatMilliseconds = configuration.bus.heartbeatMs
+        settings.sessionTimeoutMilliseconds = configuration.bus.sessionTimeoutMs
+        settings.deliveryHighWaterMark = configuration.bus.highWaterMark
+        settings.acknowledgementTimeoutMilliseconds = configuration.bus.ackTimeoutMs
+        settings.startupTimeoutMilliseconds = configuration.bus.startupTimeoutMs
+        settings.deliveryLogLimit = configuration.bus.deliveryLogLimit
+        settings.journalPath = options.journal ?? configuration.journal
+        var forPlugins: [String: JSONValue] = [
+            "timeZone": .string(timeZone.identifier), "configuration": .string(configuration.name),
+            "profile": .string(profile.rawValue), "quirks": .array(fidelity.quirks.map(\.rawValue).sorted().map(JSONValue.string)),
+        ]
+        // Named only when a release is played: a run without one journals what it always did.
+        if let release { forPlugins["ios"] = .string(release.rawValue) }
+        settings.settingsForPlugins = .object(forPlugins)
+
+        // State: the device's own store and the app groups' stores.
+        let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
+        if options.resetState && options.keepState { throw Problem(description: "--reset-state and --keep-state contradict each other; choose one") }
+        if options.resume && (scenario == nil || options.resetState) {
+            throw Problem(description: "--resume continues a scenario on its state folder: it needs --scenario (or the configuration's scenario) and contradicts --reset-state")
+        }
+        let fresh = (scenario != nil && !options.keepState && !options.resume) || options.resetState
+        runtimeLock = try RuntimeLock(runtime)
+        stateLock = try StateDirectoryLock(stateDirectory)
+        try runtimeLock.publishStateDirectory(stateDirectory)
+        if let journal = settings.journalPath { try runtimeLock.publishJournal(journal) }
+        try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
+        let progress = try options.resume ? RunPlan.progress(of: scenario, in: stateDirectory) : nil
+        // A resumed scenario's clock goes on at the step it had not played (virtual time; a scaled clock also
+        // resumes from the delivery store's time).
+        let clockStart = start.map(busTime).map { max($0, progress?.time ?? $0) }
+        clock = BusClock(mode: mode, start: mode == .real ? nil : clockStart)
+        settings.journalAppends = options.resume
+        settings.crashPoint = options.crashBeforeSaving.map(CrashPoint.beforeSaving) ?? options.crashAfterSaving.map(CrashPoint.afterSaving)
+        settings.crashOccurrence = options.crashOccurrence
+        settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
+        let container = AppGroupContainer(rootPath: stateDirectory + "/appgroups")
+        let groups = configuration.appGroups.map(\.name)
+        expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
+            guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {
+                throw Problem(description: "the configuration has \(groups.count) app groups (\(groups.joined(separator: ", "))): name one with 'appGroup'")
+            }
+            let entry = try SharedDefaults(suiteName: name, container: container, writer: nil).entry(forKey: key)
+            return try entry.map { try JSONValue(parsing: $0.rawJSON) }
+        }
+        for group in configuration.appGroups {
+            if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
+            try container.declareSlices(group: group.name, group.slices)
+        }
+        let pluginEnvironment = [
+            "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
+        ]
+        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if !options.noSandbox && !configuration.plugins.isEmpty {
+            do {
+                settings.sandbox = .bubblewrap(path: try PluginSandbox.locateBubblewrap())
+            } catch {
+                throw Problem(description: "\(error)")
+            }
+        }
+        settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
+        // Made before a sandbox shows them: a plugin's record of handled events, and the App Group stores' folder.
+        for folder in [StateFolder.pluginCursors, "appgroups"] {
+            try FileManager.default.createDirectory(atPath: stateDirectory + "/" + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        settings.plugins = try configuration.plugins.map { declaration in
+            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
+            // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
+            // runtime folder is this run's alone and no plugin reads the file before it is started, so the fsyncs
+            // would cost every explored day and buy nothing.
+            do {
+                try PrivateFile.write(String(decoding: declaration.options.jsonBytes, as: UTF8.self), to: optionsFile)
+            } catch {
+                throw Problem(description: "cannot write the options of plugin '\(declaration.name)': \(error)")
+            }
+            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+                       arguments: declaration.arguments,
+                       // The broker's own variables win: a configuration cannot point a plugin at another state folder.
+                       environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
+                           .merging(try Self.container(of: declaration.name, in: stateDirectory)) { _, container in container }
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
+                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
+                       ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
+                       namespaces: declaration.namespaces,
+                       files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, stateDirectory + "/appgroups",
+                                                     stateDirectory + "/" + StateFolder.pluginCursors] + declaration.writable,
+                                          readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
+                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
+        }
+        if let clients = configuration.clients {
+            settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
+        }
+
+        // The device.
+        var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
+        // Several products share the device: each keeps to its own plugins (one alone keeps to all of them).
+        let products = configuration.resolvedProducts
+        deviceSettings.products = products.map { declared in
+            var product = DeviceProduct(name: declared.name, plugins: products.count > 1 ? Set(declared.plugins) : nil)
+            product.companionApp = declared.companionApp.flatMap(catalog.app(named:))
+            product.companionPluginName = declared.companionPlugin
+            product.storeOwners = Dictionary(uniqueKeysWithValues: declared.stores.compactMap { store in store.owner.map { (store.name, $0) } })
+            product.selection = .init(apps: declared.selectionApps, categories: declared.selectionCategories, domains: declared.selectionDomains)
+            product.habits = declared.habits
+            return product
+        }
+        deviceSettings.managedSettingsOwner = configuration.device.managedSettingsOwner
+        deviceSettings.authorization = DeviceSettings.AuthorizationPolicy(rawValue: configuration.device.authorization) ?? .approve
+        deviceSettings.replyTimeoutMilliseconds = configuration.device.replyTimeoutMs
+        deviceSettings.clockTicks = configuration.device.clockTicks
+        deviceSettings.webLimits = configuration.device.webLimits
+        deviceSettings.restrictedDomains = configuration.device.restrictedDomains
+        device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
+                              resuming: progress, crashAtStep: options.crashAtStep)
+        if let loss = device.restartLoss { settings.storeLosses.insert(loss, at: 0) }
+        brokerSettings = settings
+    }
+
+    /// `--ios`'s release: one of `IOSRelease`, or `none` (nil: no release, whatever the scenario or configuration says).
+    static func release(named name: String) throws -> IOSRelease? {
+        if name == "none" { return nil }
+        if let release = IOSRelease(rawValue: name) { return release }
+        let suggestion = closest(to: name, in: IOSRelease.names).map { " — did you mean '\($0)'?" } ?? ""
+        throw Problem(description: "--ios must be one of \(IOSRelease.names.joined(separator: ", ")) or none, not '\(name)'\(suggestion)")
+    }
+
+    /// Hands `body` the envelopes a journal file holds (none without one), up to a torn line (a SIGKILL mid-write):
+    /// the broker's journal, reopened, ends there too.
+    public static func journaledSoFar(_ path: String?, _ body: (Envelope) -> Void) throws {
+        guard let path, let data = FileManager.default.contents(atPath: path) else { return }
+        do {
+            try JournalLines.forEach(in: Array(data), body)
+        } catch is JournalLines.BadLine {
+            return
+        }
+    }
+
+    /// Where `scenario` stopped on the state folder `directory`; a folder where it was not played is refused.
+    static func progress(of scenario: Scenario?, in directory: String) throws -> ScenarioProgress {
+        guard let scenario else { throw Problem(description: "--resume needs a scenario") }
+        guard let progress = try DeviceOS.scenarioProgress(statePath: directory + "/device.sqlite") else {
+            throw Problem(description: "--resume: no scenario was played on the state folder \(directory); nothing to resume (run it without --resume)")
+        }
+        guard progress.scenario == scenario.name else {
+            throw Problem(description: "--resume: the state folder \(directory) was playing scenario '\(progress.scenario)', not '\(scenario.name)'")
+        }
+        return progress
+    }
+
+    /// Creates the state folder (its lock held); a fresh run removes the previous run's device and app-group
+    /// state. A kept app-group store that is empty is refused: it would otherwise start as a new, empty group.
+    static func prepareState(_ directory: String, fresh: Bool, groups: [String]) throws {
+        let files = FileManager.default
+        if fresh, files.fileExists(atPath: directory) {
+            for name in (try? files.contentsOfDirectory(atPath: directory)) ?? [] where StateFiles.isDeviceState(name) {
+                try files.removeItem(atPath: directory + "/" + name)
+            }
+        }
+        // Stores and journals hold the App-Group keys and the person's day: the owner's alone.
+        try PrivateDirectory.claim(directory, what: "state folder")
+        for group in groups {
+            let path = directory + "/appgroups/\(group).sqlite"
+            if FileSize.of(path) == 0 {
+                throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
+            }
+        }
+        try PrivateDirectory.claim(directory + "/appgroups", what: "app-group folder")
+        PrivateDirectory.restrictFiles(in: directory)
+    }
+}

@@ -1,3 +1,6 @@
+// PluginSupervisor: the plugins' runs — starts, reaping, restarts and their backoff, crash loops, kills, hello timeouts.
+// Past 500 lines because every one of these reads and changes the same per-plugin run state, kept in one place.
+
 import BusClient
 import BusProtocol
 import Foundation
@@ -47,6 +50,11 @@ final class PluginSupervisor {
         /// The current run when it is hosted on a thread of the broker's process (tests only): its `pid` is then a
         /// number no process can have.
         var inProcess: InProcessRun?
+        /// An extension that ended after its callback while its goodbye was still on its way (its exit reaped
+        /// first): the connection the goodbye comes on, and when the wait for it began. Its next run starts once the
+        /// goodbye is read, so that run's hello never comes before it and the journal never depends on which of two
+        /// connections the broker read first.
+        var restartAfterBye: (connection: [UInt8], since: Int64)?
         init(spec: PluginSpec) { self.spec = spec }
 
         /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
@@ -105,6 +113,9 @@ final class PluginSupervisor {
     static let maximumBackoffMilliseconds: Int64 = 5_000
     /// The exit status (sysexits' EX_CONFIG) by which a plugin says its configuration is wrong; the SDK uses it.
     static let configurationErrorStatus: Int32 = 78
+    /// How long an extension that exited cleanly waits for its goodbye before its next run starts without it (the
+    /// goodbye is sent before the exit, and is read within a pass or two of the loop).
+    static let byeWaitMilliseconds: Int64 = 1_000
 
     private(set) var plugins: [Plugin]
     private let runtimeDirectory: RuntimeDirectory
@@ -196,6 +207,7 @@ final class PluginSupervisor {
     }
 
     private func start(_ plugin: Plugin, announce: Bool = true) {
+        plugin.restartAfterBye = nil
         var environment = environment(of: plugin)
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
@@ -259,6 +271,7 @@ final class PluginSupervisor {
 
     /// The current run of `plugin` ended with wait status `status`: told, and restarted by its policy.
     private func ended(_ plugin: Plugin, status: Int32) {
+        let connectionOpen = plugin.connection
         plugin.pid = nil
         plugin.launch = nil
         plugin.inProcess = nil
@@ -272,7 +285,11 @@ final class PluginSupervisor {
         if clean && plugin.spec.ephemeral && plugin.refusal == nil {
             // An extension that ended after its callback: started again at once, quietly — nothing failed.
             plugin.restarts += 1
-            start(plugin, announce: false)
+            if let connectionOpen {
+                plugin.restartAfterBye = (connectionOpen, monotonicMilliseconds())
+            } else {
+                start(plugin, announce: false)
+            }
             return
         }
         // What the run said last (its error, usually) makes the failure readable in `status`.
@@ -360,6 +377,8 @@ final class PluginSupervisor {
     func tick() {
         let now = monotonicMilliseconds()
         for plugin in plugins {
+            // A clean exit whose goodbye never came (the program exited without one): started again all the same.
+            if let waiting = plugin.restartAfterBye, now - waiting.since >= Self.byeWaitMilliseconds { start(plugin, announce: false) }
             if case .backingOff(let until) = plugin.state, until <= now {
                 plugin.restarts += 1
                 start(plugin)
@@ -369,7 +388,10 @@ final class PluginSupervisor {
 
     /// The earliest pending restart, for the broker's poll timeout.
     var nextRestartDue: Int64? {
-        plugins.compactMap { if case .backingOff(let until) = $0.state { return until } else { return nil } }.min()
+        plugins.compactMap { plugin in
+            if let waiting = plugin.restartAfterBye { return waiting.since + Self.byeWaitMilliseconds }
+            if case .backingOff(let until) = plugin.state { return until } else { return nil }
+        }.min()
     }
 
     /// Kills a plugin that stopped responding; reaping then restarts it, telling `reason` with the exit.
@@ -422,7 +444,9 @@ final class PluginSupervisor {
 
     /// The current run of `name` said bye on `connection`: its credential admits nobody any more.
     func saidBye(name: String, connection: [UInt8]) {
-        guard let plugin = plugin(named: name), plugin.connection == connection else { return }
+        guard let plugin = plugin(named: name) else { return }
+        if plugin.restartAfterBye?.connection == connection { return start(plugin, announce: false) }
+        guard plugin.connection == connection else { return }
         plugin.credential = nil
         plugin.connection = nil
     }
@@ -436,7 +460,8 @@ final class PluginSupervisor {
         // What runs is killed and started again. With the whole device (`revivingFailed`), what was given up on, or
         // waits to restart, starts afresh too, as every process does when a phone restarts (its executable may have
         // been fixed meanwhile); a plugin stopped on purpose stays so.
-        let plugins = candidates.filter { $0.pid != nil }
+        // (An extension whose next run waits for its last run's goodbye counts as running: it is started now.)
+        let plugins = candidates.filter { $0.pid != nil || $0.restartAfterBye != nil }
         for plugin in candidates where revivingFailed && plugin.pid == nil && plugin.isFailedOrBackingOff {
             plugin.recentFailures = []
             helloTimeouts[plugin.spec.name] = nil
@@ -467,6 +492,7 @@ final class PluginSupervisor {
     func stopAll(graceMilliseconds: Int64) {
         for plugin in plugins {
             plugin.state = .stopped
+            plugin.restartAfterBye = nil
             plugin.signal(SIGTERM)
         }
         let deadline = monotonicMilliseconds() + graceMilliseconds

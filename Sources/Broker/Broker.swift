@@ -198,8 +198,11 @@ public final class Broker {
         if wake.woken, let signals { handleSignals(signals.drain()) }
         if wake.messagesWaiting { try receiveWaiting() }
         excuseStall(monotonicMilliseconds() - passStarted)
+        let keepingStarted = monotonicMilliseconds()
         housekeeping()
         if readiness.isReady { time.advance() }
+        // Stopped while keeping house, the broker would otherwise meet its stall only as its peers' silence next pass.
+        excuseStall(monotonicMilliseconds() - keepingStarted)
     }
 
     /// The broker did not run its loop for `milliseconds`: peers' silence and plugins' starts are counted from after

@@ -30,9 +30,13 @@ final class WindDownTests: XCTestCase {
         let all = events()
         let posted = try XCTUnwrap(all.first { $0.topic == DeviceTopic.notificationPosted }, "no wind-down before the night")
         XCTAssertEqual(posted.bodyValue["title"]?.stringValue, "Bedtime at 22:30")
-        XCTAssertTrue((minute..<minute + 60_000).contains(posted.time), "in the wind-down's minute, 22:15 in Berlin: \(posted.time)")
         let checks = all.filter { $0.topic == DeviceTopic.intervalDidStart && $0.seq < posted.seq
             && ($0.bodyValue["activity"]?.stringValue ?? "").hasPrefix("bedtime.reblock") }
         XCTAssertGreaterThanOrEqual(checks.count, 3, "the chain's checks from the start to the wind-down: two on the way, then the wind-down's own")
+        // The check that posted it came in the wind-down's minute, 22:15 in Berlin. (The post itself comes as long
+        // after as the plugins take to handle the check, times the clock's speed: on a busy machine, past the minute.)
+        let windDownCheck = try XCTUnwrap(checks.last)
+        XCTAssertTrue((minute..<minute + 60_000).contains(windDownCheck.time), "the wind-down's check in its minute: \(windDownCheck.time)")
+        XCTAssertGreaterThanOrEqual(posted.time, windDownCheck.time)
     }
 }

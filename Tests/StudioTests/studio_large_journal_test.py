@@ -79,6 +79,16 @@ def test_a_large_journal_opens_with_progress_scrubs_quickly_in_bounded_memory(br
         assert biggest["heap"] - small["heap"] < 40 << 20, f"a 500,000-event journal: {figures}"
 
 
+def settled_heap(cdp):
+    """The page's heap once garbage is collected: the least of three collections, as one can leave behind what a
+    drawing still held, which the next frees."""
+    sizes = []
+    for _ in range(3):
+        cdp.send("HeapProfiler.collectGarbage")
+        sizes.append(cdp.send("Runtime.getHeapUsage")["usedSize"])
+    return min(sizes)
+
+
 def test_a_years_journal_costs_the_page_its_state_not_its_days(browser, tmp_path):
     """A year's journal and a month's, as large (20,000 events), the app writing four keys of each day's own
     (`habits.DAY`…: 1,460 in the year, 120 in the month): the page keeps a model every 500 events, as many of either,
@@ -98,8 +108,7 @@ def test_a_years_journal_costs_the_page_its_state_not_its_days(browser, tmp_path
             # Every day's keys and the flag, in the state drawn at the end.
             expect(page.locator("#groups tbody tr")).to_have_count(days * 4 + 1, timeout=60_000)
             cdp = page.context.new_cdp_session(page)
-            cdp.send("HeapProfiler.collectGarbage")
-            figures[days] = {"heap": cdp.send("Runtime.getHeapUsage")["usedSize"], "models": page.evaluate("journal.checkpoints.length"),
+            figures[days] = {"heap": settled_heap(cdp), "models": page.evaluate("journal.checkpoints.length"),
                              "server": server_memory_kb(studio)}
             page.close()
         finally:

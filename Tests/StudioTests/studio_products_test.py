@@ -57,20 +57,29 @@ class Day:
         config = os.path.join(ROOT, "Config", f"{product}.yml")
         self.journal, runtime = os.path.join(folder, "journal.jsonl"), os.path.join(folder, "run")
         self.studio, address = start_studio(["--runtime-dir", runtime], config=config)
-        self.broker = subprocess.Popen([SHIELDBUS, "run", "--config", config, "--no-scenario", "--quiet", "--runtime-dir", runtime,
-                                        "--state-dir", os.path.join(folder, "state"), "--journal", self.journal],
-                                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
-        self.page = browser.new_page(viewport={"width": width, "height": 844 if width < 600 else 900}, device_scale_factor=SCALE)
-        self.page.goto(address)
-        expect(self.page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
-        self.expect_plugins_up()
-        # Bus time stands still from here: only the clock bar moves it.
-        steer_clock(self.page, self.journal, "clock-pause")
+        self.broker, self.page = None, None
+        try:
+            self.broker = subprocess.Popen([SHIELDBUS, "run", "--config", config, "--no-scenario", "--quiet", "--runtime-dir", runtime,
+                                            "--state-dir", os.path.join(folder, "state"), "--journal", self.journal],
+                                           stdout=subprocess.DEVNULL, stderr=open(os.path.join(folder, "broker.log"), "w"))
+            self.page = browser.new_page(viewport={"width": width, "height": 844 if width < 600 else 900}, device_scale_factor=SCALE)
+            self.page.goto(address)
+            expect(self.page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+            self.expect_plugins_up()
+            # Bus time stands still from here: only the clock bar moves it.
+            steer_clock(self.page, self.journal, "clock-pause")
+        except BaseException:
+            self.close()  # a day that could not begin leaves no broker or Studio behind
+            raise
 
     def close(self):
-        self.page.close()
-        stop(self.studio)
-        stop(self.broker)
+        try:
+            if self.page:
+                self.page.close()
+        finally:
+            stop(self.studio)
+            if self.broker:
+                stop(self.broker)
 
     def events(self):
         return read_journal(self.journal)

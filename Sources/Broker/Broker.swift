@@ -159,6 +159,7 @@ public final class Broker {
                                           sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger)
         supervisor.wake = wakeSet
         supervisor.inProcessLauncher = inProcessLauncher
+        supervisor.launchTimeZone = { [unowned self] in reception.welcomeSetting("timeZone")?.stringValue }
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)

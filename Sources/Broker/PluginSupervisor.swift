@@ -125,6 +125,8 @@ final class PluginSupervisor {
     var onLifecycle: ((String, String, JSONValue) -> Void)?
     /// Starts plugins on threads of this process instead of as processes (tests only).
     var inProcessLauncher: InProcessLauncher?
+    /// The device's time zone in force, given to each launch as `TZ` (nil: the broker's environment's).
+    var launchTimeZone: (() -> String?)?
     /// Runs hosted in this process get pids above Linux's limit (2^22), which no process has: a signal or a wait
     /// aimed at one reaches nobody.
     private var nextInProcessPID: pid_t = 1 << 30
@@ -197,6 +199,8 @@ final class PluginSupervisor {
         var environment = environment(of: plugin)
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
+        // The device's zone, which the plugin binds at its welcome: started in it, it has no system zone to reset then.
+        if let zone = launchTimeZone?() { environment["TZ"] = zone }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
         plugin.killReason = nil

@@ -22,6 +22,8 @@ final class InProcessPluginTests: XCTestCase {
         let launcher = ThreadLauncher()
         let inMemory = try SupervisedDay.journal(hostingPluginsWith: launcher)
         XCTAssertEqual(launcher.started, ["app", "shield", "action"], "every plugin was hosted, none started as a process")
+        let zone = try FocusDevice.settings(catalog: FocusDevice.catalog()).timeZone.identifier
+        XCTAssertEqual(launcher.zones, ["app": zone, "shield": zone, "action": zone], "each launch starts in the device's zone (TZ)")
         let journal = try inMemory.split(separator: 0x0A).map { try WireCodec.decodeEnvelope(Array($0)) }
         XCTAssertEqual(journal.first { $0.topic == "app.setup.done" }?.bodyValue, ["runtime": "app", "authorized": true, "shielded": true])
         let drawn = try XCTUnwrap(journal.last { $0.topic == DeviceTopic.configurationRequest })
@@ -94,12 +96,15 @@ final class InProcessPluginTests: XCTestCase {
 /// configuration entry names (`SHIELDBUS_PRINCIPAL_CLASS`).
 private final class ThreadLauncher: InProcessLauncher {
     private(set) var started: [String] = []
+    /// Each plugin's `TZ` at its last launch.
+    private(set) var zones: [String: String] = [:]
 
     func start(_ spec: PluginSpec, environment: [String: String]) throws -> InProcessRun {
         guard let make = InProcessPlugins.component(named: environment["SHIELDBUS_PRINCIPAL_CLASS"] ?? "") else {
             throw SeamTestFailure("the fixture has no component for plugin \(spec.name)")
         }
         started.append(spec.name)
+        zones[spec.name] = environment["TZ"]
         return HostedRun(InProcessPlugin.start(name: spec.name, environment: environment, make))
     }
 

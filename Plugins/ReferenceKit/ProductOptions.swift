@@ -11,6 +11,17 @@ public enum Product: String, Sendable {
     case focusWindow = "focus-window"
     /// Tether: past a daily threshold a speed bump; dismissing it unblocks the current app and pauses monitoring.
     case speedBump = "speed-bump"
+
+    /// The one of three values that is this product's. The reference plugins pick their class with it, not with a
+    /// dictionary keyed by `Product`, whose `Hashable` conformance would be looked up at run time at every launch (a
+    /// scan of the program's conformance records).
+    func pick<Value>(habitLock: Value, focusWindow: Value, speedBump: Value) -> Value {
+        switch self {
+        case .habitLock: habitLock
+        case .focusWindow: focusWindow
+        case .speedBump: speedBump
+        }
+    }
 }
 
 /// The settings every reference plugin reads from its `options` in the configuration.

@@ -21,8 +21,8 @@ open class ReferenceActionDelegate: ShieldActionDelegate {
 
     /// The action delegate of the product its options name.
     public static func make(options: ProductOptions, defaults: SharedDefaults) -> ReferenceActionDelegate {
-        let type: [Product: ReferenceActionDelegate.Type] = [.habitLock: HabitLockAction.self, .focusWindow: FocusWindowAction.self, .speedBump: SpeedBumpAction.self]
-        return type[options.product]!.init(options: options, defaults: defaults)
+        let type: ReferenceActionDelegate.Type = options.product.pick(habitLock: HabitLockAction.self, focusWindow: FocusWindowAction.self, speedBump: SpeedBumpAction.self)
+        return type.init(options: options, defaults: defaults)
     }
 
     open override func handle(action: ShieldAction, for application: ApplicationToken, completionHandler: @escaping (ShieldActionResponse) -> Void) {

@@ -29,8 +29,8 @@ open class ReferenceCompanionApp: App {
 
     /// The companion app of the product its options name.
     public static func make(options: ProductOptions, defaults: SharedDefaults) -> ReferenceCompanionApp {
-        let type: [Product: ReferenceCompanionApp.Type] = [.habitLock: HabitLockApp.self, .focusWindow: FocusWindowApp.self, .speedBump: SpeedBumpApp.self]
-        return type[options.product]!.init(options: options, defaults: defaults)
+        let type: ReferenceCompanionApp.Type = options.product.pick(habitLock: HabitLockApp.self, focusWindow: FocusWindowApp.self, speedBump: SpeedBumpApp.self)
+        return type.init(options: options, defaults: defaults)
     }
 
     // MARK: Launch

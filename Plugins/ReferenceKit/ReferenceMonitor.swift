@@ -37,8 +37,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     /// The monitor of the product its options name.
     public static func make(options: ProductOptions, defaults: SharedDefaults) -> ReferenceMonitor {
-        let type: [Product: ReferenceMonitor.Type] = [.habitLock: HabitLockMonitor.self, .focusWindow: FocusWindowMonitor.self, .speedBump: SpeedBumpMonitor.self]
-        return type[options.product]!.init(options: options, defaults: defaults)
+        let type: ReferenceMonitor.Type = options.product.pick(habitLock: HabitLockMonitor.self, focusWindow: FocusWindowMonitor.self, speedBump: SpeedBumpMonitor.self)
+        return type.init(options: options, defaults: defaults)
     }
 
     // MARK: Chained re-checks (lesson 2)

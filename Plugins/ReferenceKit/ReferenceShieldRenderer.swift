@@ -27,8 +27,8 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
 
     /// The shield renderer of the product its options name.
     public static func make(options: ProductOptions, defaults: SharedDefaults, resources: URL?) -> ReferenceShieldRenderer {
-        let type: [Product: ReferenceShieldRenderer.Type] = [.habitLock: HabitLockShield.self, .focusWindow: FocusWindowShield.self, .speedBump: SpeedBumpShield.self]
-        return type[options.product]!.init(options: options, defaults: defaults, resources: resources)
+        let type: ReferenceShieldRenderer.Type = options.product.pick(habitLock: HabitLockShield.self, focusWindow: FocusWindowShield.self, speedBump: SpeedBumpShield.self)
+        return type.init(options: options, defaults: defaults, resources: resources)
     }
 
     // MARK: Path 1: the re-block check

@@ -22,8 +22,12 @@ enum ValueCoding {
     static func decode<T: Decodable>(_ type: T.Type, from entry: StoredEntry) throws -> T {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
+        // From the text's bytes, not `Data(_: some Sequence)`, which first casts its argument to `ContiguousBytes` at
+        // run time (a scan of the conformance records at a launch's first read).
+        var json = entry.rawJSON
+        let data = json.withUTF8 { Data(buffer: $0) }
         do {
-            return try decoder.decode(T.self, from: Data(entry.rawJSON.utf8))
+            return try decoder.decode(T.self, from: data)
         } catch {
             throw AppGroupStoreError.decodeFailed(key: entry.key, expectedType: typeTag(T.self),
                                                   storedType: entry.typeTag, underlying: error)

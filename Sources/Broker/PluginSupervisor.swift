@@ -138,6 +138,8 @@ final class PluginSupervisor {
     var inProcessLauncher: InProcessLauncher?
     /// Wakes the broker's loop when a run hosted in this process ends (its transport's wait does not see SIGCHLD).
     var wakeLoop: @Sendable () -> Void = {}
+    /// The device's time zone in force, given to each launch as `TZ` (nil: the broker's environment's).
+    var launchTimeZone: (() -> String?)?
     /// Runs hosted in this process get pids above Linux's limit (2^22), which no process has: a signal or a wait
     /// aimed at one reaches nobody.
     private var nextInProcessPID: pid_t = 1 << 30
@@ -211,6 +213,8 @@ final class PluginSupervisor {
         var environment = environment(of: plugin)
         let credential = BusCredential.random()
         environment[BusCredential.environmentKey] = credential
+        // The device's zone, which the plugin binds at its welcome: started in it, it has no system zone to reset then.
+        if let zone = launchTimeZone?() { environment["TZ"] = zone }
         let log = log(of: plugin)
         plugin.logOffset = log.endOffset()
         plugin.killReason = nil

@@ -10,6 +10,9 @@ import Logging
 final class Reception {
     /// Facts for plugins set while running (the device clock): they override `settings.settingsForPlugins`.
     var pluginSettings: [String: JSONValue] = [:]
+
+    /// The welcome's setting `key` as it stands now.
+    func welcomeSetting(_ key: String) -> JSONValue? { pluginSettings[key] ?? settings.settingsForPlugins[key] }
     private let admission: Admission
     /// The transport admitted every peer by its key (CURVE on tcp), which admits an outside client as the cookie does.
     private let admitsByKey: Bool

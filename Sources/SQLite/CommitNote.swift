@@ -69,8 +69,16 @@ public enum CommitNote {
 
     /// This boot of the machine (Linux's `boot_id`), nil where the system does not say.
     public static let currentBoot: String? = {
-        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
-        let boot = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard var text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+        // The file is ASCII: trimmed byte by byte, not by Foundation's `trimmingCharacters(in:)` or a generic
+        // collection's, whose first uses cost every process that opens a store run-time conformance look-ups.
+        let boot = text.withUTF8 { bytes in
+            let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
+            var start = 0, end = bytes.count
+            while start < end, isSpace(bytes[start]) { start += 1 }
+            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        }
         return boot.isEmpty || boot.contains(" ") ? nil : boot
     }()
 

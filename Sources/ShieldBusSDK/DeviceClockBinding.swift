@@ -22,8 +22,10 @@ struct DeviceClockBinding {
 
     init(scope: Scope) { self.scope = scope }
 
-    /// The zone bound last, process-wide (`TZ` is the process's): one device's plugins share its zone.
-    private static let zoneInForce = LockedValue<String?>(nil)
+    /// The zone bound last, process-wide (`TZ` is the process's): one device's plugins share its zone. A process starts
+    /// with the zone its `TZ` names, which the broker sets to the device's at each launch: Foundation and the C library
+    /// read their system zone from it, so a first bind of that zone has nothing to reset.
+    private static let zoneInForce = LockedValue<String?>(getenv("TZ").map { String(cString: $0) })
 
     /// Sets the clock to `deviceTime`, running at `rate` device seconds per host second (0 in virtual time).
     /// A running clock (real, scaled time) never goes back to an event's stamp, which trails it by the delivery's delay —
@@ -44,9 +46,13 @@ struct DeviceClockBinding {
         }
     }
 
-    /// Makes `zone` the process's `TimeZone.current` (through `TZ`, which Foundation reads for the system zone).
-    static func set(zone: TimeZone) {
+    /// Makes the zone named `identifier` (`zone()` when it is not the one in force: an unknown name gives UTC) the
+    /// process's `TimeZone.current` (through `TZ`, which Foundation reads for the system zone). The name is compared
+    /// first: binding runs at every event, and a `TimeZone` made per event is a look-up in Foundation's cache.
+    static func set(zoneNamed identifier: String?, _ zone: () -> TimeZone) {
         zoneInForce.withValue { inForce in
+            if identifier != nil, identifier == inForce { return }
+            let zone = zone()
             guard zone.identifier != inForce else { return }
             inForce = zone.identifier
             setenv("TZ", zone.identifier, 1)

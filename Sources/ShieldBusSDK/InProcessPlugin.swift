@@ -49,6 +49,7 @@ public final class InProcessPlugin: @unchecked Sendable {
             state.withValue { $0.hasEnded = true }
             ended.signal()
         }
+        LaunchEnvironment.hostsPlugins.withValue { $0 = true }
         LaunchEnvironment.$hosted.withValue(environment) {
             do {
                 let component = try make()

@@ -9,7 +9,11 @@ import CLaunchTemplate
 /// while its code runs.
 enum LaunchEnvironment {
     /// The running plugin's variables: a hosted plugin's own, else the process's.
-    static var variables: [String: String] { hosted ?? process }
+    static var variables: [String: String] { hostsPlugins.current ? hosted ?? process : process }
+
+    /// Whether a plugin was ever hosted in this process (a test's). A launched plugin never reads `hosted`: the first
+    /// use of its type checks `[String: String]`'s requirements at run time, a scan of the program's conformance records.
+    static let hostsPlugins = LockedValue(false)
 
     /// The process's variables, read once.
     static let process = ProcessEnvironment.current

@@ -41,7 +41,10 @@ public final class PluginRuntime: @unchecked Sendable {
     public let role: Role
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
-    public private(set) var settings: JSONValue = [:] { didSet { bindDeviceClock() } }
+    public private(set) var settings: JSONValue = [:] { didSet { hasSettings = true; bindDeviceClock() } }
+    /// Whether the welcome's settings are in: until then only the clock is bound, so that the first zone bound is the
+    /// welcome's, the one the process was started in (`TZ`), which needs no reset of Foundation's caches.
+    private var hasSettings = false
     /// Bus time: the time of the event being handled, or of a later one already heard (the welcome's included).
     /// Plugins never read the system clock.
     public private(set) var now: Date { didSet { bindDeviceClock() } }
@@ -140,7 +143,8 @@ public final class PluginRuntime: @unchecked Sendable {
     /// Puts the device's clock and zone behind the process's system clock (`Date()`, `TimeZone.current`).
     private func bindDeviceClock() {
         deviceClock.set(deviceTime: deviceClockNow, rate: deviceClockRate, offset: clockOffset)
-        DeviceClockBinding.set(zone: timeZone)
+        guard hasSettings else { return }
+        DeviceClockBinding.set(zoneNamed: settings["timeZone"]?.stringValue) { timeZone }
     }
 
     /// Keeps the device clock's facts current: they change while the plugin runs.

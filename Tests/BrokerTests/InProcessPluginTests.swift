@@ -23,6 +23,8 @@ final class InProcessPluginTests: XCTestCase {
         let launcher = HostedLauncher(programs: ["fixture-in-process": InProcessPlugins.program])
         let inMemory = try SupervisedDay.journal(hostingPluginsWith: launcher)
         XCTAssertEqual(launcher.started, ["app", "shield", "action"], "every plugin was hosted, none started as a process")
+        let zone = try FocusDevice.settings(catalog: FocusDevice.catalog()).timeZone.identifier
+        XCTAssertEqual(launcher.zones, ["app": zone, "shield": zone, "action": zone], "each launch starts in the device's zone (TZ)")
         let journal = try inMemory.split(separator: 0x0A).map { try WireCodec.decodeEnvelope(Array($0)) }
         XCTAssertEqual(journal.first { $0.topic == "app.setup.done" }?.bodyValue, ["runtime": "app", "authorized": true, "shielded": true])
         let drawn = try XCTUnwrap(journal.last { $0.topic == DeviceTopic.configurationRequest })

@@ -12,6 +12,8 @@ public final class HostedLauncher: InProcessLauncher {
     private let programs: [String: PluginProgram]
     /// The name of every launch, in order (an ios-realistic extension is launched once per callback).
     public private(set) var started: [String] = []
+    /// Each plugin's `TZ` at its last launch.
+    public private(set) var zones: [String: String] = [:]
 
     public init(programs: [String: PluginProgram]) {
         self.programs = programs
@@ -23,6 +25,7 @@ public final class HostedLauncher: InProcessLauncher {
             throw HostingError(description: "plugin '\(spec.name)' runs \(executable), which has no hostable program here (hostable: \(programs.keys.sorted().joined(separator: ", ")))")
         }
         started.append(spec.name)
+        zones[spec.name] = environment["TZ"]
         // What a plugin process logs goes to its log file; a hosted one's would go to the test's output.
         var environment = environment
         if environment["SHIELDBUS_LOG_LEVEL"] == nil { environment["SHIELDBUS_LOG_LEVEL"] = "warning" }

@@ -40,11 +40,13 @@ final class DayLaunches: Sendable {
     }
 
     /// The day's process started: stopped at once when the explore is stopping meanwhile.
-    /// (A day's process lives for tens of milliseconds at least, and is reaped only after it exits: its pid cannot
-    /// have been reused by the time its descriptor is opened here, just after its start.)
+    /// (A day's process is reaped only after it exits, and a reused pid needs the kernel to hand out every other pid
+    /// first: one that exited at once is found gone here, and one still running is the one started.)
     func started(_ pid: pid_t) {
         state.withLock { state in
             let descriptor = shieldbus_process_descriptor(pid)
+            // Already ended and reaped (a run that failed at once): nothing to signal, and its pid is not ours now.
+            guard descriptor >= 0 || errno != ESRCH else { return }
             state.processes[pid] = descriptor
             if state.stopping { state.signalOne(pid, descriptor, SIGTERM) }
         }

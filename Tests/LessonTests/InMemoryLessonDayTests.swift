@@ -11,8 +11,13 @@ import XCTest
 /// transport and hosting change nothing of what the day says. Under ios-realistic each extension is launched anew for
 /// each callback (a thread per launch in memory), and a device restart or a force-quit kills plugins (their
 /// connections cut at once in memory). In the process lane: the libzmq half starts real processes. One test per
-/// configuration, so that the lane spreads them over its workers.
+/// configuration, so that the lane spreads them over its workers; `make test` plays a fixed slice of them, the slow
+/// lane (`make test-slow`) every one.
 final class InMemoryLessonDayTests: XCTestCase {
+    /// The slice `make test` plays: a supervised restart and a device restart (habit-lock's day), short-lived
+    /// extensions under a threshold and a force-quit (the speed bump), two products on one device, and a product of
+    /// its own extensions (profiles).
+    private static let inMakeTest: Set<String> = ["habit-lock", "speed-bump", "two-products", "profiles"]
     private static let tested = ["default", "habit-lock", "focus-window", "speed-bump", "bedtime", "profiles", "two-products", "naive-habit-lock", "naive-bedtime", "naive-profiles", "report-demo"]
 
     func testEveryShippedConfigurationHasItsTestHere() throws {
@@ -34,6 +39,7 @@ final class InMemoryLessonDayTests: XCTestCase {
 
     /// Plays `configurationName`'s day under both profiles over libzmq (side by side), then in memory, and compares.
     private func compare(_ configurationName: String) throws {
+        try XCTSkipUnless(SlowLane.isOn || Self.inMakeTest.contains(configurationName), "in the slow lane (make test-slow)")
         let day = try XCTUnwrap(ShippedDays.days.first { $0.0 == configurationName }).1
         let configuration = try ShippedDays.configuration(configurationName)
         let plays = try ["faithful", "ios-realistic"].map { profile in

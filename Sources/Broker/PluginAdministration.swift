@@ -21,7 +21,7 @@ final class PluginAdministration: BrokerService {
         let name = envelope.bodyValue["name"]?.stringValue ?? ""
         let reply: JSONValue
         if let plugin = supervisor.plugin(named: name) {
-            let was = PluginAdministration.stateName(plugin.state)
+            let was = PluginAdministration.stateName(plugin)
             broker.restarts.restart(named: name, reason: "restarted by \(envelope.sender)", revivingFailed: true)
             if plugin.state == .stopped && plugin.pid == nil { supervisor.startStopped(named: name) }
             reply = ["ok": true, "value": ["name": .string(name), "was": .string(was)]]
@@ -33,8 +33,10 @@ final class PluginAdministration: BrokerService {
         bus?.emit(topic: Topic.reply(to: envelope.topic), body: reply, corr: corr)
     }
 
-    static func stateName(_ state: PluginSupervisor.State) -> String {
-        switch state {
+    static func stateName(_ plugin: PluginSupervisor.Plugin) -> String {
+        switch plugin.state {
+        // A short-lived extension whose run ended waits for that run's goodbye before its next launch: no process runs.
+        case .running where plugin.restartAfterBye != nil: return "relaunching"
         case .running: return "running"
         case .backingOff: return "restarting"
         case .failed: return "failed"

@@ -90,11 +90,11 @@ struct StatusReport {
 
     private func supervision(_ plugin: PluginSupervisor.Plugin, now: Int64) -> [String: JSONValue] {
         var entry: [String: JSONValue] = ["restarts": .int(Int64(plugin.restarts)), "supervised": true]
+        entry["state"] = .string(PluginAdministration.stateName(plugin))
         switch plugin.state {
-        case .running: entry["state"] = "running"; entry["processUptimeMs"] = .int(now - plugin.startedAt)
-        case .backingOff: entry["state"] = "restarting"
-        case .failed(let why): entry["state"] = "failed"; entry["lastError"] = .string(why)
-        case .stopped: entry["state"] = "stopped"
+        case .running where plugin.restartAfterBye == nil: entry["processUptimeMs"] = .int(now - plugin.startedAt)
+        case .failed(let why): entry["lastError"] = .string(why)
+        default: break
         }
         if let pid = plugin.programPID ?? plugin.pid { entry["pid"] = .int(Int64(pid)) }
         entry["log"] = .string(supervisor.log(of: plugin).path)

@@ -148,6 +148,21 @@ public struct ShieldBusConfiguration {
 
     /// A plugin to start and supervise.
     public struct PluginDeclaration: Equatable {
+        /// The variables the broker gives every launch (protocol.md § 12.1), and what each is: an entry's `environment`
+        /// may not set them, since its value would never reach the plugin.
+        public static let launchEnvironment: [String: String] = [
+            "TZ": "the device's time zone in force; set the device's zone with the top-level `timeZone`, or `shieldbus do time-zone`",
+            "HOME": "the plugin's own container", "XDG_CONFIG_HOME": "in the plugin's own container",
+            "XDG_DATA_HOME": "in the plugin's own container", "XDG_CACHE_HOME": "in the plugin's own container",
+            "SHIELDBUS_ENDPOINT": "the bus's endpoint", "SHIELDBUS_RUNTIME_DIR": "the runtime folder",
+            "SHIELDBUS_PLUGIN_NAME": "the entry's `name`", "SHIELDBUS_PLUGIN_ROLE": "the entry's `role`",
+            "SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_BROKER_PID": "the broker's process id",
+            "SHIELDBUS_CREDENTIAL": "the launch's own credential", "SHIELDBUS_PLUGIN_OPTIONS_FILE": "the entry's `options`, as a file",
+            "SHIELDBUS_STATE_DIR": "the device's state folder", "SHIELDBUS_APP_GROUPS": "the declared `appGroups`",
+            "SHIELDBUS_EPHEMERAL": "whether the profile makes the plugin a short-lived extension",
+            "SHIELDBUS_SANDBOX": "the sandbox the plugin runs in",
+        ]
+
         public var name: String
         /// A built product name (looked up next to `shieldbus`), or a path.
         public var executable: String
@@ -227,6 +242,11 @@ public struct ShieldBusConfiguration {
             var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(BusTable.screenTime.roles), line: entry.line)
             plugin.arguments = try fields["arguments"]?.stringList() ?? []
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
+            if let environment = fields["environment"] {
+                for (key, value) in try environment.mapping() where PluginDeclaration.launchEnvironment[key] != nil {
+                    throw value.error("'\(key)' is set by the broker at every launch (\(PluginDeclaration.launchEnvironment[key]!)): an entry's value would be replaced without a word")
+                }
+            }
             plugin.readable = (try fields["readable"]?.stringList() ?? []).map(configuration.resolve)
             plugin.writable = (try fields["writable"]?.stringList() ?? []).map(configuration.resolve)
             plugin.personInput = try fields["personInput"]?.bool() ?? false

@@ -90,6 +90,19 @@ final class ConfigurationTests: XCTestCase {
                     line: 3, key: "plugins[1].name", contains: "used twice")
     }
 
+    /// What the broker sets at every launch is refused in an entry's `environment`, where it would be replaced without
+    /// a word: the device's zone (`TZ`), the container's folders and the broker's own variables.
+    func testAnEntryCannotSetWhatTheBrokerSetsAtEveryLaunch() {
+        assertError("plugins:\n  - name: a\n    executable: x\n    role: monitor\n    environment:\n      MODE: test\n      TZ: Europe/Paris\n",
+                    line: 7, key: "plugins[0].environment.TZ", contains: "the device's time zone in force")
+        for key in ["HOME", "XDG_CACHE_HOME", "SHIELDBUS_CREDENTIAL", "SHIELDBUS_STATE_DIR"] {
+            assertError("plugins:\n  - {name: a, executable: x, role: monitor, environment: {\(key): v}}\n",
+                        line: 2, key: "plugins[0].environment.\(key)", contains: "set by the broker at every launch")
+        }
+        XCTAssertEqual(try parse("plugins:\n  - {name: a, executable: x, role: monitor, environment: {SHIELDBUS_LOG_LEVEL: debug}}\n").plugins[0].environment,
+                       ["SHIELDBUS_LOG_LEVEL": "debug"], "the plugin's own settings stay the entry's to give")
+    }
+
     func testPluginNamesFollowTheBusNameRule() {
         assertError("plugins:\n  - {name: Monitor, executable: x, role: monitor}\n", line: 2, key: "plugins[0].name", contains: "lowercase ASCII letters")
         assertError("plugins:\n  - {name: broker, executable: x, role: monitor}\n", line: 2, key: "plugins[0].name", contains: "reserved")

@@ -82,20 +82,8 @@ extension CrashSafetyTests {
         let state = TemporaryDirectory(prefix: "sbpowercut")
         let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
         XCTAssertEqual(first.exitStatus, 0, first.errors)
-        // A log's header as SQLite writes it: a scratch store's, taken while its connection holds the log.
-        let scratch = state.path + "/scratch.sqlite"
-        let holder = try SQLiteConnection(path: scratch)
-        try holder.enableWAL()
-        try holder.execute("CREATE TABLE t (n INTEGER)")
-        let header = try XCTUnwrap(FileManager.default.contents(atPath: scratch + "-wal")).prefix(32)
         let stores = [state.path + "/device.sqlite", state.path + "/appgroups/group.dev.shieldbus.habitlock.sqlite", state.path + "/bus.sqlite"]
-        for store in stores {
-            // Everything into the main file first: the power cut takes only what the note says.
-            try SQLiteConnection(path: store).execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            let noted = try XCTUnwrap(try CommitNote.read(besides: store), store)
-            try "\(noted + 2) 00000000-0000-0000-0000-000000000000\n".write(toFile: CommitNote.path(besides: store), atomically: false, encoding: .utf8)
-            try header.write(to: URL(fileURLWithPath: store + "-wal"))
-        }
+        try PowerCut.setBack(stores)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         let said = run.events("bus.error").filter { $0.bodyValue["code"]?.stringValue == "writes-lost" }.compactMap { $0.bodyValue["message"]?.stringValue }

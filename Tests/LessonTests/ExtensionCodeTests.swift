@@ -199,6 +199,12 @@ final class ExtensionCodeTests: XCTestCase {
         XCTAssertTrue(open.errors.contains("multiple-writers") || open.output.contains("written by app and writer") || open.errors.contains("written by app and writer"),
                       "said on the broker's terminal")
 
+        // A power cut that set back a store the plugin opens first (`UserDefaults.standard`, which the broker never
+        // opens): the open says what it lost, from the plugin, as the failure of the call that opened it.
+        let standard = state.path + "/containers/app/Library/Preferences/standard.sqlite"
+        try assertPowerCutIsSaid(by: "app", opening: standard, as: "UserDefaults.standard",
+                                 rerun: { try ScenarioRun.run(configuration: configuration(""), scenario: scenario, arguments: ["--keep-state"], stateDirectory: state.path) })
+
         let shared = try ScenarioRun.run(configuration: configuration(", shared: [session]"), scenario: scenario)
         XCTAssertTrue(shared.events("state.multiple-writers").isEmpty, "a shared key is not reported")
         XCTAssertEqual(shared.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "writer")
@@ -206,6 +212,18 @@ final class ExtensionCodeTests: XCTestCase {
         let strict = try ScenarioRun.run(configuration: configuration(", strictSlices: true"), scenario: scenario)
         XCTAssertEqual(strict.events("x.writer.done").first?.bodyValue["session"]?.stringValue, "app", "the write outside the slice is refused")
         XCTAssertTrue(strict.events("state.call-failed").contains { $0.source == "writer" && ($0.bodyValue["message"]?.stringValue ?? "").contains("strictSlices") })
+    }
+
+    /// Sets `store` back as a power cut can (`PowerCut`), runs again, and checks that `plugin` says what it lost as
+    /// the failure of `call` on the bus (`state.call-failed`).
+    func assertPowerCutIsSaid(by plugin: String, opening store: String, as call: String, rerun: () throws -> ScenarioRun,
+                              file: StaticString = #filePath, line: UInt = #line) throws {
+        try PowerCut.setBack([store])
+        let run = try rerun()
+        let said = run.events("state.call-failed").filter { $0.source == plugin && $0.bodyValue["call"]?.stringValue == call }
+        XCTAssertEqual(said.count, 1, "\(run.events("state.call-failed").map(\.bodyValue))", file: file, line: line)
+        XCTAssertTrue((said.first?.bodyValue["message"]?.stringValue ?? "").contains("lost its last 2 committed write(s) with the machine's restart"),
+                      "\(said.map(\.bodyValue))", file: file, line: line)
     }
 
     /// A completion handler called later — from a `Task` on another thread, from the main queue after a delay — is

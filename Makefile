@@ -48,7 +48,7 @@ TEST_TIME_LIMIT ?= 40m
 TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -lt 2 ] && n=2; echo $$n)
 test: test-fast
 	@# The whole log scrolls past in CI; on a failure, repeat the failing assertions and tests at the end.
-	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --parallel --num-workers $(TEST_WORKERS) --skip '$(FAST_TESTS)'; \
+	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --parallel --num-workers $(TEST_WORKERS) --xunit-output .build/test-results.xml --skip '$(FAST_TESTS)'; \
 		echo $$? > .build/test-status; } 2>&1 | tee .build/test.log; \
 		status=$$(cat .build/test-status); \
 		if [ "$$status" = 124 ]; then echo "=== make test: the tests did not end within $(TEST_TIME_LIMIT); the last tests it reported (one of them, or the next, hangs):"; \

@@ -54,6 +54,9 @@ public enum PluginSandbox {
         /// The descriptor from which bwrap reads the seccomp program, when the plugin is offline.
         let seccompDescriptor: Int32
 
+        /// The sandbox's /etc, gathered once per run (nil: the host's files mounted one by one).
+        var etc: SandboxEtc? = nil
+
         /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
         var seccompProgram: [UInt8]? {
@@ -78,11 +81,11 @@ public enum PluginSandbox {
                     arguments += ["--ro-bind-try", top, top]
                 }
             }
-            // What a program needs of /etc to load, name users and read the time zone; not the rest of it.
-            for file in ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/timezone",
-                         "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/ssl",
-                         "/etc/ca-certificates", "/etc/alternatives"] {
-                arguments += ["--ro-bind-try", file, file]
+            // What a program needs of /etc to load, name users, read the time zone and reach the network; not the rest.
+            if let etc {
+                arguments += etc.arguments
+            } else {
+                for name in SandboxEtc.copiedFiles + SandboxEtc.copiedLinks + SandboxEtc.boundFolders { arguments += ["--ro-bind-try", "/etc/" + name, "/etc/" + name] }
             }
             arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
             for folder in programFolders { arguments += ["--ro-bind", folder, folder] }

@@ -121,6 +121,8 @@ final class PluginSupervisor {
     private let runtimeDirectory: RuntimeDirectory
     private let endpoint: String
     private let sandbox: PluginSandbox.Mode
+    /// The sandboxes' /etc, gathered when the plugins start (nil: none yet, or it could not be made).
+    private var sandboxEtc: SandboxEtc?
     private let logger: Logger
     /// The plugins' launch templates; nil when every launch is a plain one (unsandboxed, or so asked).
     private let templates: LaunchTemplates?
@@ -171,6 +173,13 @@ final class PluginSupervisor {
 
     func startAll() {
         try? FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true)
+        if case .bubblewrap = sandbox {
+            do {
+                sandboxEtc = try SandboxEtc.make(in: runtimeDirectory.path)
+            } catch {
+                logger.warning("cannot gather the sandboxes' /etc in the runtime folder; each file is mounted on its own", metadata: ["error": "\(error)"])
+            }
+        }
         // Every template starts first, so that they load side by side; each plugin's first launch waits for its own.
         if let templates { for plugin in plugins { templates.prepare(plugin.spec.name, templateStart(plugin)) } }
         for plugin in plugins { start(plugin) }
@@ -198,7 +207,7 @@ final class PluginSupervisor {
         guard case .bubblewrap(let path) = sandbox else { return nil }
         let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
                                       infoDescriptor: tellingPID ? ChildProcess.sandboxInfoDescriptor : nil,
-                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor)
+                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc)
         return ChildProcess.Sandbox(bubblewrap: path, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: tellingPID)
     }
 

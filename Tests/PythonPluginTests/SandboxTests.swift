@@ -28,6 +28,13 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["otherCredentials"]?.arrayValue, [], "\(name) read another plugin's credential")
             XCTAssertEqual(found["userFile"]?.boolValue, false, "\(name) read a file of the user's")
             XCTAssertEqual(found["pid"]?.intValue, 1, "\(name) is the first process of its own pid namespace")
+            // The host's /etc as far as a program needs it (each name that the host has), and nothing else of it.
+            let needed = ["alternatives", "ca-certificates", "group", "hosts", "ld.so.cache", "localtime", "nsswitch.conf", "passwd", "resolv.conf", "ssl", "timezone"]
+            XCTAssertEqual(found["etc"]?.arrayValue?.compactMap(\.stringValue), needed.filter { FileManager.default.fileExists(atPath: "/etc/" + $0) },
+                           "\(name)'s /etc")
+            XCTAssertEqual(found["sslPrivate"]?.boolValue, false, "\(name) sees the host's TLS keys' folder")
+            if FileManager.default.fileExists(atPath: "/etc/ssl/certs") { XCTAssertEqual(found["certificates"]?.boolValue, true, "\(name) has the TLS certificates") }
+            XCTAssertEqual(found["localhost"]?.stringValue, "127.0.0.1", "\(name) resolves names through its /etc")
         }
         XCTAssertEqual(run.found["probe-shield"]?["network"]?.boolValue, false, "the shield configuration plugin reached the network")
         XCTAssertEqual(run.found["probe-generic"]?["network"]?.boolValue, true, "a generic plugin keeps the network: \(run.found["probe-generic"]!.jsonText)")

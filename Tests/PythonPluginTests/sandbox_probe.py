@@ -49,6 +49,14 @@ try:
 except OSError as error:
     found["network"] = False
     found["networkError"] = str(error)
+# The sandbox's /etc: what a program needs, not the host's secrets; names still resolve through it.
+found["etc"] = sorted(os.listdir("/etc"))
+found["sslPrivate"] = os.path.exists("/etc/ssl/private")
+found["certificates"] = os.path.isdir("/etc/ssl/certs") and len(os.listdir("/etc/ssl/certs")) > 0
+try:
+    found["localhost"] = socket.gethostbyname("localhost")
+except OSError as error:
+    found["localhost"] = str(error)
 home = os.environ["HOME"]
 with open(os.path.join(home, "probe.json.tmp"), "w") as handle:
     json.dump(found, handle)

@@ -1,0 +1,36 @@
+@testable import Broker
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// The sandbox's /etc (`SandboxEtc`): the files a program needs copied, links made again, the certificates' folders
+/// mounted in it, and nothing else of the host's — its TLS keys least of all.
+final class SandboxEtcTests: XCTestCase {
+    func testTheViewHoldsWhatAProgramNeedsAndNoKeys() throws {
+        let host = TemporaryDirectory(prefix: "sbetc"), runtime = TemporaryDirectory(prefix: "sbrt")
+        let files = FileManager.default
+        try "root:x:0:0::/root:/bin/sh\n".write(toFile: host.file("passwd"), atomically: false, encoding: .utf8)
+        try "secret\n".write(toFile: host.file("shadow"), atomically: false, encoding: .utf8)
+        try "include /etc/ld.so.conf.d/*.conf\n".write(toFile: host.file("ld.so.conf"), atomically: false, encoding: .utf8)
+        try files.createSymbolicLink(atPath: host.file("localtime"), withDestinationPath: "/usr/share/zoneinfo/Europe/Berlin")
+        for folder in ["ssl/private", "ssl/certs", "alternatives"] { try files.createDirectory(atPath: host.file(folder), withIntermediateDirectories: true) }
+        try "key\n".write(toFile: host.file("ssl/private/host.key"), atomically: false, encoding: .utf8)
+        try "[openssl]\n".write(toFile: host.file("ssl/openssl.cnf"), atomically: false, encoding: .utf8)
+
+        let view = try SandboxEtc.make(in: runtime.path, hostEtc: host.path)
+        XCTAssertEqual(view.path, runtime.path + "/sandbox-etc")
+        XCTAssertEqual(files.contents(atPath: view.path + "/passwd"), files.contents(atPath: host.file("passwd")))
+        XCTAssertEqual(try files.destinationOfSymbolicLink(atPath: view.path + "/localtime"), "/usr/share/zoneinfo/Europe/Berlin")
+        XCTAssertEqual(files.contents(atPath: view.path + "/ssl/openssl.cnf"), files.contents(atPath: host.file("ssl/openssl.cnf")))
+        XCTAssertEqual(try files.contentsOfDirectory(atPath: view.path).sorted(), ["alternatives", "localtime", "passwd", "ssl"],
+                       "no shadow, no loader settings, nothing the host has that a program does not need")
+        XCTAssertEqual(try files.contentsOfDirectory(atPath: view.path + "/ssl").sorted(), ["certs", "openssl.cnf"], "no private keys' folder")
+        XCTAssertEqual(view.folders, ["ssl/certs", "alternatives"], "the host's folders that are there")
+        XCTAssertEqual(view.arguments, ["--ro-bind", view.path, "/etc", "--ro-bind", host.path + "/ssl/certs", "/etc/ssl/certs",
+                                        "--ro-bind", host.path + "/alternatives", "/etc/alternatives"])
+
+        // Made afresh at the next run's start: a file gone from the host is gone from the view.
+        try files.removeItem(atPath: host.file("passwd"))
+        XCTAssertFalse(files.fileExists(atPath: try SandboxEtc.make(in: runtime.path, hostEtc: host.path).path + "/passwd"))
+    }
+}

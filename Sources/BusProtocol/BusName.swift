@@ -60,6 +60,7 @@ public enum TerminalText {
 
     static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) { return true }
+        if scalar.value < 0x7F { return false }  // printable ASCII, the usual text: no look-up of its properties
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate: return true
         default: return false

@@ -52,6 +52,18 @@ final class DayLaunches: Sendable {
         }
     }
 
+    /// The day's process started with `descriptor` already open on it (by the broker template, its parent, before
+    /// reaping it: -1 when the kernel gave none): stopped at once when the explore is stopping meanwhile.
+    func started(_ pid: pid_t, descriptor: Int32) {
+        state.withLock { state in
+            state.processes[pid] = descriptor
+            if state.stopping { state.signalOne(pid, descriptor, SIGTERM) }
+        }
+    }
+
+    /// Whether the explore is stopping (a day that could not be played is then not played again).
+    var isStopping: Bool { state.withLock { $0.stopping } }
+
     /// The day's process ended and was reaped.
     func exited(_ pid: pid_t) {
         state.withLock { state in

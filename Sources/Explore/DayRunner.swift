@@ -48,6 +48,8 @@ public final class DayRunner: @unchecked Sendable {
     /// Where the promises' models are found.
     let models: PromiseModels
     private let launches = DayLaunches()
+    /// Where days are forked from; nil: every day is executed (`SHIELDBUS_PLAIN_DAYS=1`).
+    private let template: BrokerTemplate?
     private let counter = NSLock()
     private var runs = 0
 
@@ -59,6 +61,7 @@ public final class DayRunner: @unchecked Sendable {
         self.configuration = configuration
         self.catalog = catalog
         self.workDirectory = workDirectory
+        template = BrokerTemplate.isWanted() ? BrokerTemplate(executable: executable, configurationPath: configurationPath) : nil
     }
 
     /// Plays one day and judges it. Once the explore is stopping (`stopPlaying`) no day starts, and none returns: the
@@ -74,13 +77,20 @@ public final class DayRunner: @unchecked Sendable {
     /// removed (killing what has not stopped after `timeout`): the explore may then remove its own folder and end.
     public func stopPlaying(timeout: TimeInterval) {
         launches.stopAll(timeout: timeout)
+        template?.stop()
+    }
+
+    /// Ends the broker template once no more days are to be played (the process ending ends it too).
+    public func finish() {
+        template?.stop()
     }
 
     private static func waitForTheEnd() -> Never {
         while true { sleep(3600) }
     }
 
-    private func playOne(_ day: Day) -> DayOutcome {
+    /// `forked`: the day's `shieldbus run` is forked from the broker template (when there is one), else executed.
+    private func playOne(_ day: Day, forked: Bool = true) -> DayOutcome {
         let started = Date()
         let directory = workDirectory + "/run-\(nextRunNumber())"
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -96,22 +106,26 @@ public final class DayRunner: @unchecked Sendable {
             // Foundation's atomic writes (a temporary file, an fsync and a rename each, for a folder removed at the end).
             try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: false, encoding: .utf8)
             let errorDescriptor = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
-                                 "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
-            process.standardOutput = FileHandle.nullDevice
-            let errors = errorDescriptor < 0 ? nil : FileHandle(fileDescriptor: errorDescriptor, closeOnDealloc: true)
-            process.standardError = errors
-            try process.run()
-            try? errors?.close()  // the child has its copy; explore plays thousands of days in one process
-            launches.started(process.processIdentifier)
-            process.waitUntilExit()
-            launches.exited(process.processIdentifier)
+            let arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
+                             "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
+            let status: Int32
+            if forked, let template, errorDescriptor >= 0 {
+                let played = template.play(arguments, errors: errorDescriptor, launches: launches)
+                close(errorDescriptor)
+                guard case .ended(let ended) = played else {
+                    // Not started, or its process died with the template: played again by exec, in a folder of its own.
+                    guard !launches.isStopping else { return outcome(problem: "the explore stopped") }
+                    try? FileManager.default.removeItem(atPath: directory)
+                    return playOne(day, forked: false)
+                }
+                status = ended
+            } else {
+                status = try execute(arguments, errorDescriptor: errorDescriptor)
+            }
             let journal = try Self.readJournal(journalPath)
-            guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
+            guard status == 0 || status == 3 else {
                 let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-                return outcome(events: journal.count, problem: "the run exited with status \(process.terminationStatus): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))",
+                return outcome(events: journal.count, problem: "the run exited with status \(status): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))",
                                kind: "exit")
             }
             var health = RunHealth()
@@ -131,6 +145,22 @@ public final class DayRunner: @unchecked Sendable {
         } catch {
             return outcome(problem: "the run could not be played: \(error)")
         }
+    }
+
+    /// Executes `shieldbus ARGUMENTS` and waits for it: its exit status, or the number of the signal that ended it.
+    private func execute(_ arguments: [String], errorDescriptor: Int32) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        let errors = errorDescriptor < 0 ? nil : FileHandle(fileDescriptor: errorDescriptor, closeOnDealloc: true)
+        process.standardError = errors
+        try process.run()
+        try? errors?.close()  // the child has its copy; explore plays thousands of days in one process
+        launches.started(process.processIdentifier)
+        process.waitUntilExit()
+        launches.exited(process.processIdentifier)
+        return process.terminationStatus
     }
 
     /// Plays days `jobs` at a time; the outcomes come back in the days' order.

@@ -40,6 +40,21 @@ public struct RunOptions {
     public init() {}
 }
 
+/// A configuration and its catalog, read and checked against each other.
+public struct LoadedConfiguration {
+    /// The file as it was named.
+    public let path: String
+    public let configuration: ShieldBusConfiguration
+    public let catalog: AppCatalog
+
+    public init(path: String) throws {
+        self.path = path
+        configuration = try ShieldBusConfiguration.load(path: path)
+        catalog = try DefaultFiles.catalog(for: configuration)
+        try configuration.validateReferences(catalog: catalog)
+    }
+}
+
 /// Everything `run` derives from its options and the configuration, checked before anything starts.
 public struct RunPlan {
     public struct Problem: Error, CustomStringConvertible {
@@ -73,11 +88,13 @@ public struct RunPlan {
     /// Checks the scenario's `expect:` entries; App-Group values are read from the run's state folder.
     public let expectationCheck: ExpectationCheck
 
-    public init(options: RunOptions) throws {
-        configuration = try ShieldBusConfiguration.load(path: try DefaultFiles.configurationPath(options.config))
-        let catalog = try DefaultFiles.catalog(for: configuration)
+    /// `loaded`: the configuration already read from the same file (by explore's broker template, for each day it forks).
+    public init(options: RunOptions, loaded: LoadedConfiguration? = nil) throws {
+        let path = try DefaultFiles.configurationPath(options.config)
+        let read = try loaded.flatMap { $0.path == path ? $0 : nil } ?? LoadedConfiguration(path: path)
+        configuration = read.configuration
+        let catalog = read.catalog
         self.catalog = catalog
-        try configuration.validateReferences(catalog: catalog)
         guard let configuredZone = TimeZone(identifier: configuration.timeZone) else { throw Problem(description: "unknown time zone \(configuration.timeZone)") }
 
         let scenarioPath = options.noScenario ? nil : (options.scenario ?? configuration.scenario.map(configuration.resolve))

@@ -106,15 +106,14 @@ extension ShieldBus {
 
         func run() throws {
             let configPath = try DefaultFiles.configurationPath(config)
-            let configuration: ShieldBusConfiguration, catalog: AppCatalog
+            let loaded: LoadedConfiguration
             do {
-                configuration = try ShieldBusConfiguration.load(path: configPath)
-                catalog = try DefaultFiles.catalog(for: configuration)
-                try configuration.validateReferences(catalog: catalog)
+                loaded = try LoadedConfiguration(path: configPath)
             } catch let error as ConfigurationError {
                 printError("error: \(error)")
                 throw ExitCode(2)
             }
+            let (configuration, catalog) = (loaded.configuration, loaded.catalog)
             let products: [String]
             do {
                 products = try LockInvariantChecker(configuration: configuration, catalog: catalog, models: DefaultFiles.promiseModels).products.map(\.name)
@@ -160,6 +159,7 @@ extension ShieldBus {
             let started = Date()
             printError("explore: \(jobs) day(s) at a time, in \(folders.path) (\(folders.choice))")
             explorer.explore(played: report.record, shrinking: report.shrinking, shrunk: report.record)
+            runner.finish()
             report.finish(wallSeconds: Date().timeIntervalSince(started))
             if let results {
                 do {

@@ -115,12 +115,15 @@ extension ShieldBus {
             return options
         }
 
-        func run() throws {
+        func run() throws { try run(loaded: nil) }
+
+        /// `loaded`: the configuration a broker template read once for every day it forks (`BrokerTemplateCommand`).
+        func run(loaded: LoadedConfiguration?) throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             // Everything the broker and its plugins create (sockets, stores, journals, logs) is the user's alone.
             umask(0o077)
             let logger = Logger(label: "shieldbus")
-            let plan = try exitingOnProblems { try RunPlan(options: runOptions) }
+            let plan = try exitingOnProblems { try RunPlan(options: runOptions, loaded: loaded) }
             // Reading a long scenario builds a large YAML tree that is garbage once the steps are read; hand those
             // pages back rather than hold them for the whole run.
             shieldbus_release_free_heap()

@@ -4,6 +4,7 @@ import ArgumentParser
 import BusProtocol
 import Foundation
 import Logging
+import RunPlanning
 
 @main
 struct ShieldBus: ParsableCommand {
@@ -18,7 +19,8 @@ struct ShieldBus: ParsableCommand {
         """,
         version: ShieldBus.version,
         subcommands: [Run.self, Tap.self, Send.self, Replay.self, Status.self, Do.self, Authorize.self, Pick.self, OSUpdate.self,
-                      Notification.self, Clock.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self, StudioCommand.self]
+                      Notification.self, Clock.self, Check.self, ExploreCommand.self, State.self, Report.self, Plugin.self, Keys.self, StudioCommand.self,
+                      BrokerTemplateCommand.self]
     )
 
     /// The release this build is (the bus protocol's version is in its `hello`, docs/protocol.md).
@@ -26,11 +28,15 @@ struct ShieldBus: ParsableCommand {
 
     /// As ArgumentParser's, but a usage mistake a command finds itself (a `ValidationError` from its `run`, such as
     /// an unknown `do` action or a body that is not JSON) is shown with that command's usage, not the top level's.
-    static func main() {
+    static func main() { main(arguments: nil) }
+
+    /// `arguments`: the command line after the program's name (nil: this process's). `loaded`: the configuration a
+    /// broker template read, for the `run` it forked.
+    static func main(arguments: [String]?, loaded: LoadedConfiguration? = nil) {
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             do {
-                try command.run()
+                if let loaded, let run = command as? Run { try run.run(loaded: loaded) } else { try command.run() }
             } catch let mistake as ValidationError {
                 let name = commandPath(of: type(of: command))
                 FileHandle.standardError.write(Data("""

@@ -282,6 +282,9 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(first.output, second.output)
         let onDisk = try explore(arguments + ["--jobs", "2", "--work-dir", directory.path], in: directory)
         XCTAssertEqual(onDisk.output, first.output)
+        // Each day's broker executed afresh instead of forked from the broker template.
+        let executed = try explore(arguments + ["--jobs", "2"], in: directory, environment: ["SHIELDBUS_PLAIN_DAYS": "1"])
+        XCTAssertEqual(executed.output, first.output)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("shieldbus-explore-") }, [],
                        "the days' folder is removed at the end")
         let nowhere = try explore(arguments + ["--work-dir", directory.path + "/missing"], in: directory)
@@ -309,12 +312,14 @@ final class ExploreTests: XCTestCase {
         try process.run(outputTo: directory.file("explore.out"), errorsTo: errors)
         defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         var folder = ""
+        var template: pid_t?
         XCTAssertTrue(waitUntil("a day in play", timeoutSeconds: 60) {
             let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
             guard let line = said.split(separator: "\n").first(where: { $0.contains("day(s) at a time, in ") }),
                   let path = line.components(separatedBy: ", in ").last?.components(separatedBy: " (").first else { return false }
             folder = path
-            return ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix("run-") }
+            template = Self.brokerTemplate(of: process.processIdentifier)
+            return template != nil && ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix("run-") }
         })
         XCTAssertEqual(kill(process.processIdentifier, SIGINT), 0)
         XCTAssertTrue(waitUntil("explore to end", timeoutSeconds: 60) { !process.isRunning })
@@ -323,11 +328,58 @@ final class ExploreTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder), "\(folder) is left behind")
         let said = try String(contentsOfFile: errors, encoding: .utf8)
         XCTAssertTrue(said.contains("explore: stopped by SIGINT: ending the days in play and removing \(folder)"), said)
+        // A day forked from the broker template has the template's command line; it works in the explore's folder.
         let brokers = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
             guard Int32(entry) != nil, let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { return false }
-            return String(decoding: command, as: UTF8.self).contains(folder)
+            let workingDirectory = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/cwd")
+            return String(decoding: command, as: UTF8.self).contains(folder) || workingDirectory == directory.path
         }
         XCTAssertEqual(brokers, [], "no day's broker outlives the explore")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/\(template ?? 0)/cmdline"), "the broker template ended with the explore")
+    }
+
+    /// The `shieldbus broker-template` process `explore` started (its child), if it runs.
+    static func brokerTemplate(of explore: pid_t) -> pid_t? {
+        // Children are listed under the thread that started them.
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(explore)/task")) ?? []
+        let children = threads.flatMap { thread in
+            ((try? String(contentsOfFile: "/proc/\(explore)/task/\(thread)/children", encoding: .utf8)) ?? "").split(separator: " ")
+        }
+        return children.compactMap { pid_t($0) }.first { pid in
+            let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+            return String(decoding: command, as: UTF8.self).contains("\0broker-template\0")
+        }
+    }
+
+    /// A broker template killed while its days are in play: the days it was playing die with it and are played again
+    /// by exec, as is every later day, saying so once — and the verdicts are those of days executed from the start.
+    func testABrokerTemplateKilledMidExploreLeavesTheVerdictsAsTheyWere() throws {
+        let directory = TemporaryDirectory(prefix: "sbexplore")
+        let arguments = ["--config", Self.root + "/Config/habit-lock.yml", "--days", "4", "--seed", "5", "--profile", "faithful",
+                         "--jobs", "2", "--shrink-runs", "0", "--json"]
+        let executed = try explore(arguments, in: directory, environment: ["SHIELDBUS_PLAIN_DAYS": "1"])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("shieldbus"))
+        process.arguments = ["explore"] + arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        let output = directory.file("killed.out"), errors = directory.file("killed.err")
+        try process.run(outputTo: output, errorsTo: errors)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        var template: pid_t?
+        XCTAssertTrue(waitUntil("a day forked from the broker template", timeoutSeconds: 60) {
+            template = Self.brokerTemplate(of: process.processIdentifier)
+            guard let template else { return false }
+            return !((try? String(contentsOfFile: "/proc/\(template)/task/\(template)/children", encoding: .utf8)) ?? "").isEmpty
+        })
+        XCTAssertEqual(kill(try XCTUnwrap(template), SIGKILL), 0)
+        XCTAssertTrue(waitUntil("explore to finish", timeoutSeconds: 600) { !process.isRunning })
+        XCTAssertEqual(process.terminationStatus, executed.status)
+        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), executed.output)
+        let said = try String(contentsOfFile: errors, encoding: .utf8)
+        // Seen by a day waiting for its end ("ended") or by one asking for a day ("cannot write to it").
+        XCTAssertTrue(said.contains("explore: the broker template "), said)
+        XCTAssertTrue(said.contains(" (killed by signal 9); the days are played by exec from now on"), said)
+        XCTAssertEqual(said.components(separatedBy: "the broker template").count, 2, "said once: \(said)")
     }
 
     /// Across machines: two shards — one from `--shard`, one from `SHIELDBUS_SHARD` as a CI matrix sets it — each

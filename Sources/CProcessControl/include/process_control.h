@@ -1,7 +1,8 @@
 // CProcessControl: the Linux calls Swift's Glibc module does not expose — dying with one's parent, handing freed heap back,
 // keeping freed heap, closing every inherited descriptor in a spawned child, the launch templates' channels (a
 // datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on), and process descriptors
-// (a signal that can only reach the process it was opened for, never one that reused its pid).
+// (a signal that can only reach the process it was opened for, never one that reused its pid), and the broker template
+// that plays explore's days (broker_template.c).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -53,5 +54,27 @@ int shieldbus_process_descriptor(int pid);
 /// Sends `signal` to the process `descriptor` names (pidfd_send_signal). Returns 0, or -1 with errno set (ESRCH: it
 /// ended).
 int shieldbus_signal_process(int descriptor, int signal);
+
+/// Makes a pair of connected Unix SOCK_SEQPACKET sockets, both close-on-exec. Returns 0, or -1 with errno set.
+int shieldbus_message_pair(int descriptors[2]);
+
+/// Sends one message with `count` descriptors attached (SCM_RIGHTS), without raising SIGPIPE. Returns the bytes sent,
+/// or -1 with errno set.
+long shieldbus_send_with_descriptors(int descriptor, const void *bytes, unsigned long size, const int *passed, int count);
+
+/// Waits for one message and takes at most one descriptor attached to it (close-on-exec; -1 in `passed` when none
+/// came; any more are closed). Returns its length (0 when the other end closed), or -1 with errno set.
+long shieldbus_receive_with_descriptor(int descriptor, void *buffer, unsigned long size, int *passed);
+
+/// Starts `path` with `arguments` (NULL-terminated) and this process's environment, in a process group of its own,
+/// with its standard output on /dev/null, `channel` as its descriptor 3 and no other descriptor above standard error.
+/// Returns 0 with `pid` set, or an error number.
+int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int *pid);
+
+/// The broker template's loop (broker_template.c): serves requests on `channel` until explore closes it, forking a
+/// child per request. Returns in each child, with the request's arguments (NUL-separated, malloc'ed) in `arguments`:
+/// their length, its standard error the day's file and its standard output /dev/null. Returns -1 in the template
+/// when it should end: `problem` 0 when explore closed the channel, else an error number (said on standard error).
+long shieldbus_serve_days(int channel, char **arguments, int *problem);
 
 #endif

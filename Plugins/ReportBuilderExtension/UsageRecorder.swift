@@ -52,7 +52,7 @@ struct UsageRecorder: Codable, Equatable {
     mutating func records(for envelope: Envelope, at now: Date) -> [UsageRecord] {
         switch envelope.topic {
         case DeviceTopic.appOpened:
-            guard let activity = decode(AppActivity.self, envelope) else { return [] }
+            guard let activity = decode(AppActivity.self, envelope, reading: AppActivity.init(body:)) else { return [] }
             let name = activity.application.localizedDisplayName ?? "Unknown app"
             var records = close(at: now)
             if origin == .home || origin == .shieldedFromHome(app: name) { records.append(.pickup(app: name, at: now)) }
@@ -61,7 +61,7 @@ struct UsageRecorder: Codable, Equatable {
             inUse = Span(subject: .app(name: name, category: activity.category?.localizedDisplayName ?? "Other"), since: now)
             return records
         case DeviceTopic.appClosed:
-            guard let activity = decode(AppActivity.self, envelope), case .app(let name, _)? = inUse?.subject,
+            guard let activity = decode(AppActivity.self, envelope, reading: AppActivity.init(body:)), case .app(let name, _)? = inUse?.subject,
                   name == (activity.application.localizedDisplayName ?? "Unknown app") else { return [] }
             return close(at: now)
         case DeviceTopic.webVisited:
@@ -82,7 +82,7 @@ struct UsageRecorder: Codable, Equatable {
         case DeviceTopic.osUpdated:
             return close(at: now)
         case DeviceTopic.shieldShown:
-            guard let shown = decode(ShieldShown.self, envelope) else { return [] }
+            guard let shown = decode(ShieldShown.self, envelope, reading: ShieldShown.init(body:)) else { return [] }
             if origin == .home {
                 origin = shown.target.application.map { .shieldedFromHome(app: $0.localizedDisplayName ?? "Unknown app") } ?? .away
             }
@@ -132,7 +132,9 @@ struct UsageRecorder: Codable, Equatable {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ envelope: Envelope) -> T? {
+    /// The body read by `reading` (`BodyReading`: every open makes these), else decoded, which says what is wrong.
+    private func decode<T: Decodable>(_ type: T.Type, _ envelope: Envelope, reading: ((JSONValue) -> T?)? = nil) -> T? {
+        if let reading, let body = try? JSONValue(parsing: envelope.body), let read = reading(body) { return read }
         do {
             return try DeviceAPICoding.decode(type, from: envelope.body)
         } catch {

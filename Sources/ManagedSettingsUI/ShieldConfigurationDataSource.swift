@@ -32,7 +32,8 @@ open class ShieldConfigurationDataSource: BusComponent {
     public func handle(_ envelope: Envelope) {
         guard envelope.topic == DeviceTopic.configurationRequest, let runtime = PluginRuntime.current else { return }
         do {
-            let request = try DeviceAPICoding.decode(ShieldConfigurationRequest.self, from: envelope.body)
+            let request = try (try? JSONValue(parsing: envelope.body)).flatMap(ShieldConfigurationRequest.init(body:))
+                ?? DeviceAPICoding.decode(ShieldConfigurationRequest.self, from: envelope.body)
             let target = request.target
             let unknownCategory = ActivityCategory(token: nil, localizedDisplayName: nil)
             let configuration: ShieldConfiguration

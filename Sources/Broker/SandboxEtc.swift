@@ -22,8 +22,10 @@ struct SandboxEtc: Equatable {
     /// The folders mounted over their place in the view: those of `boundFolders` the host has.
     let folders: [String]
 
-    /// Gathers the view into `<runtime>/sandbox-etc`, afresh.
-    static func make(in runtimeDirectory: String, hostEtc: String = "/etc") throws -> SandboxEtc {
+    /// Gathers the view into `<runtime>/sandbox-etc`, afresh, with an empty place for each of `given` (the host's
+    /// paths under /etc that a plugin's `readable:` or `writable:` names): bwrap mounts them over the read-only view,
+    /// and cannot make a place for one there itself.
+    static func make(in runtimeDirectory: String, hostEtc: String = "/etc", given: [String] = []) throws -> SandboxEtc {
         let path = runtimeDirectory + "/sandbox-etc"
         let files = FileManager.default
         if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
@@ -53,11 +55,22 @@ struct SandboxEtc: Equatable {
             try files.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             folders.append(name)
         }
+        for host in given where host.hasPrefix(hostEtc + "/") {
+            let name = String(host.dropFirst(hostEtc.count + 1))
+            var isFolder: ObjCBool = false
+            guard !name.isEmpty, files.fileExists(atPath: host, isDirectory: &isFolder), !files.fileExists(atPath: path + "/" + name) else { continue }
+            try folder(of: name)
+            if isFolder.boolValue {
+                try files.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            } else {
+                _ = files.createFile(atPath: path + "/" + name, contents: nil, attributes: [.posixPermissions: 0o644])
+            }
+        }
         return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders)
     }
 
     /// The bwrap arguments that make it the sandbox's /etc.
     var arguments: [String] {
-        ["--ro-bind", path, "/etc"] + folders.flatMap { ["--ro-bind", hostEtc + "/" + $0, "/etc/" + $0] }
+        ["--ro-bind", path, "/etc"] + folders.flatMap { ["--ro-bind-try", hostEtc + "/" + $0, "/etc/" + $0] }
     }
 }

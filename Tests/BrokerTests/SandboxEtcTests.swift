@@ -17,7 +17,12 @@ final class SandboxEtcTests: XCTestCase {
         try "key\n".write(toFile: host.file("ssl/private/host.key"), atomically: false, encoding: .utf8)
         try "[openssl]\n".write(toFile: host.file("ssl/openssl.cnf"), atomically: false, encoding: .utf8)
 
-        let view = try SandboxEtc.make(in: runtime.path, hostEtc: host.path)
+        try files.createDirectory(atPath: host.file("myapp"), withIntermediateDirectories: true)
+        try "x\n".write(toFile: host.file("myapp/settings.conf"), atomically: false, encoding: .utf8)
+        // A plugin given a path under /etc: an empty place for it in the view, which bwrap mounts the host's over.
+        let view = try SandboxEtc.make(in: runtime.path, hostEtc: host.path, given: [host.file("myapp/settings.conf"), "/home/someone/file"])
+        XCTAssertEqual(files.contents(atPath: view.path + "/myapp/settings.conf"), Data(), "a place, not a copy")
+        try files.removeItem(atPath: view.path + "/myapp")
         XCTAssertEqual(view.path, runtime.path + "/sandbox-etc")
         XCTAssertEqual(files.contents(atPath: view.path + "/passwd"), files.contents(atPath: host.file("passwd")))
         XCTAssertEqual(try files.destinationOfSymbolicLink(atPath: view.path + "/localtime"), "/usr/share/zoneinfo/Europe/Berlin")
@@ -26,8 +31,8 @@ final class SandboxEtcTests: XCTestCase {
                        "no shadow, no loader settings, nothing the host has that a program does not need")
         XCTAssertEqual(try files.contentsOfDirectory(atPath: view.path + "/ssl").sorted(), ["certs", "openssl.cnf"], "no private keys' folder")
         XCTAssertEqual(view.folders, ["ssl/certs", "alternatives"], "the host's folders that are there")
-        XCTAssertEqual(view.arguments, ["--ro-bind", view.path, "/etc", "--ro-bind", host.path + "/ssl/certs", "/etc/ssl/certs",
-                                        "--ro-bind", host.path + "/alternatives", "/etc/alternatives"])
+        XCTAssertEqual(view.arguments, ["--ro-bind", view.path, "/etc", "--ro-bind-try", host.path + "/ssl/certs", "/etc/ssl/certs",
+                                        "--ro-bind-try", host.path + "/alternatives", "/etc/alternatives"])
 
         // Made afresh at the next run's start: a file gone from the host is gone from the view.
         try files.removeItem(atPath: host.file("passwd"))

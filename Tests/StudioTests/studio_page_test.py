@@ -57,6 +57,20 @@ def test_selections_and_clicks_survive_the_events_coming(browser, live, width, h
     assert hold_selection(page, json_text, "json"), "the JSON's selection survived 10 s of events and status reports"
     page.evaluate("() => getSelection().removeAllRanges()")
 
+    # A line pressed, a new line coming above it before the release (which moves it down): the pressed line opens.
+    page.locator("#bus li:not(.open)").nth(1).evaluate("node => { node.dataset.probe = 'pressed'; }")
+    pressed = page.locator("#bus li[data-probe='pressed']")
+    pressed.scroll_into_view_if_needed()
+    box = pressed.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    send(live, "app.studio-press", {"width": width})
+    expect(page.locator("#bus li[data-topic='app.studio-press']").first).to_contain_text(f'"width":{width}')
+    assert pressed.bounding_box()["y"] > box["y"], "the new line moved the pressed one down"
+    page.mouse.up()
+    expect(pressed).to_have_class(re.compile(r"\bopen\b"))
+    expect(page.locator("#bus li.open")).to_have_count(2)  # the notification's, and the pressed one; none between
+
     # 20 clicks on bus lines while events keep coming (a tool sending them one after another): each opens its line.
     sending = subprocess.Popen([SHIELDBUS, "send", "--runtime-dir", live["runtime"], "--stdin"], stdin=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, text=True)

@@ -174,12 +174,22 @@ $("save-scenario").addEventListener("click", async (event) => {
 $("prefix").addEventListener("input", redrawAll);
 $("plugin").addEventListener("change", redrawAll);
 $("slider").addEventListener("input", () => showJournalUpTo(Number($("slider").value)));
+// The line pressed is the line a click opens: a line that comes in above it between the press and the release moves
+// it down, and the click then goes to the list (or to the line that moved under the pointer). Every press on the page
+// is noted; a click without one (`detail` 0: the keyboard, a script) is where it is.
+let pressed = null;
+document.addEventListener("pointerdown", (event) => {
+  pressed = { row: event.target.closest("#bus li"), inJSON: !!event.target.closest("#bus pre") };
+}, true);
 $("bus").addEventListener("click", (event) => {
-  const row = event.target.closest("li");
+  const here = { row: event.target.closest("li"), inJSON: !!event.target.closest("pre") };
+  const press = event.detail > 0 && pressed?.row?.isConnected ? pressed : here;
+  pressed = null;
+  const row = press.row;
   // A click in the JSON, or one that ends a text selection, is someone reading or copying: the line stays open.
-  if (!row || event.target.closest("pre") || !window.getSelection().isCollapsed) return;
+  if (!row || press.inJSON || !window.getSelection().isCollapsed) return;
   const index = Number(row.dataset.index);
-  if (studio.open.delete(index)) row.querySelector("pre")?.remove();
+  if (studio.open.delete(index)) row.querySelector(".event-detail")?.remove();
   else { studio.open.add(index); row.append(eventJSON(eventByIndex(index))); }
   row.classList.toggle("open", studio.open.has(index));
   // A request and its reply share a `corr`: opening one marks the other (closing it, the mark goes).

@@ -96,7 +96,7 @@ let package = Package(
         // The device clock behind `Date()` in a plugin process (the C library's real-time calls, redefined).
         .target(name: "CDeviceClock"),
         // A plugin process serving as its own launch template (a zygote), before its `main` runs.
-        .target(name: "CLaunchTemplate"),
+        .target(name: "CLaunchTemplate", dependencies: ["CProcessControl"]),
         .target(name: "ShieldBusSDK", dependencies: [
             "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             .product(name: "Logging", package: "swift-log"),

@@ -16,7 +16,7 @@
 // The template ends when the broker closes the channel.
 #define _GNU_SOURCE
 #include "launch_template.h"
-#include <dirent.h>
+#include "process_control.h"
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -57,17 +57,6 @@ static void refuse(const char *why) {
     _exit(70);  // EX_SOFTWARE
 }
 
-/// Forking is safe only while this process has one thread: a fork copies only the calling thread.
-static int threadCount(void) {
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) != NULL) if (entry->d_name[0] != '.') count++;
-    closedir(tasks);
-    return count;
-}
-
 /// In the child: the launch's environment replaces the template's.
 static void applyEnvironment(char *variables, size_t length) {
     clearenv();
@@ -88,7 +77,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     const char *named = getenv(SHIELDBUS_LAUNCH_CHANNEL_VARIABLE);
     if (!named) return;
     int channel = atoi(named);
-    if (threadCount() != 1) refuse("it runs more than one thread before main");
+    if (shieldbus_thread_count() != 1) refuse("it runs more than one thread before main");
     sigset_t childEnded, original;
     sigemptyset(&childEnded);
     sigaddset(&childEnded, SIGCHLD);

@@ -19,7 +19,6 @@
 // the day's end, and explore plays it again by exec. The template ends when explore closes the channel (or is gone).
 #define _GNU_SOURCE
 #include "process_control.h"
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -132,17 +131,6 @@ int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int 
     return result;
 }
 
-/// Forking is safe only while this process has one thread.
-static int threadCount(void) {
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) != NULL) if (entry->d_name[0] != '.') count++;
-    closedir(tasks);
-    return count;
-}
-
 static void say(int reply, const char *text, int passed) {
     (void)shieldbus_send_with_descriptors(reply, text, strlen(text), &passed, passed >= 0 ? 1 : 0);
 }
@@ -219,7 +207,7 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem) {
         int slot = 0;
         while (slot < MAXIMUM_DAYS && days[slot].pid != 0) slot++;
         int refusal = truncated ? E2BIG : slot == MAXIMUM_DAYS ? EAGAIN : 0;
-        if (refusal == 0 && threadCount() != 1) {
+        if (refusal == 0 && shieldbus_thread_count() != 1) {
             fprintf(stderr, "shieldbus broker-template: the template runs more than one thread and cannot fork; explore plays the days by exec\n");
             *problem = EDEADLK;
             return -1;

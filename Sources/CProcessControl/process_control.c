@@ -1,5 +1,6 @@
 #define _GNU_SOURCE  // posix_spawn_file_actions_addclosefrom_np
 #include "process_control.h"
+#include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
 #include <spawn.h>
@@ -95,4 +96,14 @@ int shieldbus_process_descriptor(int pid) {
 
 int shieldbus_signal_process(int descriptor, int signal) {
     return (int)syscall(SYS_pidfd_send_signal, descriptor, signal, NULL, 0);
+}
+
+int shieldbus_thread_count(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL) if (entry->d_name[0] != '.') count++;
+    closedir(tasks);
+    return count;
 }

@@ -71,6 +71,10 @@ long shieldbus_receive_with_descriptor(int descriptor, void *buffer, unsigned lo
 /// Returns 0 with `pid` set, or an error number.
 int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int *pid);
 
+/// How many threads this process runs (-1 when /proc cannot tell): forking is safe only while it is one, since a fork
+/// copies only the calling thread and a lock another thread held stays held in the child forever.
+int shieldbus_thread_count(void);
+
 /// The broker template's loop (broker_template.c): serves requests on `channel` until explore closes it, forking a
 /// child per request. Returns in each child, with the request's arguments (NUL-separated, malloc'ed) in `arguments`:
 /// their length, its standard error the day's file and its standard output /dev/null. Returns -1 in the template

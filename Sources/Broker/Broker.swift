@@ -29,6 +29,10 @@ public final class Broker {
     private let configurationOrder: [String: Int]
     /// The last message received: its arrays' storage serves the next one (nothing kept from it is touched).
     private var received: [[UInt8]] = []
+    /// Whether a child may have ended since the last reaping. With the signal pipe, SIGCHLD and the templates'
+    /// channels wake the loop, so a pass that was not woken need not ask the kernel (a `wait4` and a `recvmsg` per
+    /// template); without it (a broker a test drives), every pass reaps.
+    private var childrenMayHaveEnded = true
 
     // The parts that need nothing of a run's state. Those not private serve `BrokerBus`: a service asks the part itself.
     let statistics = BusStatistics()
@@ -196,6 +200,7 @@ public final class Broker {
         let passStarted = monotonicMilliseconds()
         excuseStall(passStarted - waitStarted - Int64(timeout))
         // A template's channel is read by the supervisor's reaping, in housekeeping.
+        if wake.woken { childrenMayHaveEnded = true }
         if wake.woken, let signals { handleSignals(signals.drain()) }
         if wake.messagesWaiting { try receiveWaiting() }
         excuseStall(monotonicMilliseconds() - passStarted)
@@ -291,7 +296,10 @@ public final class Broker {
 
     private func housekeeping() {
         let now = monotonicMilliseconds()
-        supervisor.reap()
+        if childrenMayHaveEnded || signals == nil || supervisor.hasNewsWithoutWake {
+            childrenMayHaveEnded = false
+            supervisor.reap()
+        }
         supervisor.tick()
         heartbeats.sendDue(now: now, to: sessions.all, time: clock.now) { frames, session in dispatcher.send(frames, to: session.identity) }
         if heartbeats.isRoundDue(now: now) { endSilentPeers(now: now) }

@@ -8,6 +8,9 @@ import Foundation
 final class Journal {
     private let handle: FileHandle
     private var buffer: [UInt8] = []
+    /// The file's length: where the next flush starts (a regular file's; a FIFO or a device has none to cut back to).
+    private var written: UInt64 = 0
+    private let isRegularFile: Bool
     let path: String
     /// When appending: the latest bus time of the lines cut off (journaled by a broker killed before it saved them).
     /// The device acted on them already, so a resumed run's clock must not start before it.
@@ -22,13 +25,15 @@ final class Journal {
         let opened = try JournalFile.openForWriting(path, appending: appending)
         if appending && opened.isRegularFile {
             // A line torn by the SIGKILL that ended the last run is cut off, so appended lines stay whole.
-            let written = try Data(contentsOf: URL(fileURLWithPath: path))
-            let end = Self.end(of: written, keepingThrough: savedSeq)
-            cutOffReached = written[end...].split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).time }.max()
+            let contents = try Data(contentsOf: URL(fileURLWithPath: path))
+            let end = Self.end(of: contents, keepingThrough: savedSeq)
+            cutOffReached = contents[end...].split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).time }.max()
             try opened.handle.truncate(atOffset: UInt64(end))
+            self.written = UInt64(end)
             try opened.handle.seekToEnd()
         }
         self.handle = opened.handle
+        isRegularFile = opened.isRegularFile
         buffer.reserveCapacity(1 << 16)
     }
 
@@ -55,15 +60,27 @@ final class Journal {
     /// Writes what is buffered. On failure (disk full, read-only) a partly written line is cut off again and
     /// everything stays buffered, to be written by a later flush once there is room: nothing is dropped, no line
     /// is torn, and nothing crashes.
+    /// One `write` from the buffer itself: no copy, and no asking the file where it ends (the journal knows).
     func flush() throws {
         guard !buffer.isEmpty else { return }
-        let end = try handle.offset()
-        do {
-            try handle.write(contentsOf: Data(buffer))
-        } catch {
-            try? handle.truncate(atOffset: end)
-            throw error
+        let failure: Int32? = buffer.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(handle.fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { return count < 0 ? errno : ENOSPC }
+                offset += count
+            }
+            return nil
         }
+        if let failure {
+            if isRegularFile {
+                _ = ftruncate(handle.fileDescriptor, off_t(written))
+                _ = lseek(handle.fileDescriptor, off_t(written), SEEK_SET)
+            }
+            throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
+        }
+        written += UInt64(buffer.count)
         buffer.removeAll(keepingCapacity: true)
     }
 

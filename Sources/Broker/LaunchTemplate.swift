@@ -23,6 +23,9 @@ final class LaunchTemplate {
     /// Launches that said they started: their pid inside the sandbox and outside it.
     private var started: [(templatePID: pid_t, pid: pid_t)] = []
     private var forkFailed = false
+    /// Something the supervisor's reaping must take was read or happened outside it (an ending read while a launch
+    /// waited for its start, the channel closed): the loop's wake-up, which tells only of unread messages, missed it.
+    private(set) var hasNews = false
     private var buffer = [UInt8](repeating: 0, count: 256)
 
     static let channelVariable = "SHIELDBUS_LAUNCH_CHANNEL"
@@ -92,6 +95,7 @@ final class LaunchTemplate {
     /// The launches that ended since the last call.
     func takeEndings() -> [(templatePID: pid_t, status: Int32)] {
         while receive(waitingUntil: nil) {}
+        hasNews = false
         defer { endings = [] }
         return endings
     }
@@ -116,6 +120,7 @@ final class LaunchTemplate {
         if channel >= 0 { Glibc.close(channel) }
         channel = -1
         isGone = true
+        hasNews = true
     }
 
     /// Reads one message, waiting for it until `deadline` (nil: not at all): false when none came or the channel closed.
@@ -144,7 +149,9 @@ final class LaunchTemplate {
         switch words.first {
         case "ready": isReady = true
         case "started" where numbers.count == 1 && sender > 0: started.append((numbers[0], sender))
-        case "ended" where numbers.count == 2: endings.append((numbers[0], numbers[1]))
+        case "ended" where numbers.count == 2:
+            endings.append((numbers[0], numbers[1]))
+            hasNews = true
         case "failed": forkFailed = true
         default: break
         }

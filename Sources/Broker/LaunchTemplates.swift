@@ -96,6 +96,10 @@ final class LaunchTemplates {
         return (ended, template.isGone)
     }
 
+    /// Whether a template has an ending or its own end that reaping has not taken, though its channel may have
+    /// nothing more to read.
+    var haveNews: Bool { templates.values.contains { $0.hasNews } }
+
     /// Waits for a killed launch of `name` to end: its wait status, nil if the template went (the launch with it).
     func awaitEnding(of name: String, templatePID: pid_t) -> Int32? {
         templates[name]?.awaitEnding(of: templatePID, until: monotonicMilliseconds() + Self.launchMilliseconds)

@@ -255,8 +255,12 @@ final class PluginSupervisor {
         }
     }
 
+    /// Whether reaping has news to take without a wake-up: a run hosted in this process (its end is only polled),
+    /// or a template's ending read while the supervisor waited for something else.
+    var hasNewsWithoutWake: Bool { inProcessLauncher != nil || templates?.haveNews == true }
+
     /// Reaps exited children, takes the ends its templates tell, and schedules restarts. Call when SIGCHLD arrives
-    /// (or a template's channel wakes the loop) and periodically.
+    /// (or a template's channel wakes the loop), and at every pass of a loop that does not handle SIGCHLD.
     func reap() {
         while true {
             var status: Int32 = 0

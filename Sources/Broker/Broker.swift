@@ -266,6 +266,7 @@ public final class Broker {
                 stopRequested = true
             case SIGCHLD:
                 supervisor.reap()
+                childrenMayHaveEnded = false  // reaped just now: housekeeping need not again
             default:
                 break
             }

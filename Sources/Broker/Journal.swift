@@ -63,13 +63,13 @@ final class Journal {
     /// One `write` from the buffer itself: no copy, and no asking the file where it ends (the journal knows).
     func flush() throws {
         guard !buffer.isEmpty else { return }
+        var sent = 0
         let failure: Int32? = buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = write(handle.fileDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            while sent < bytes.count {
+                let count = write(handle.fileDescriptor, bytes.baseAddress! + sent, bytes.count - sent)
                 if count < 0 && errno == EINTR { continue }
                 guard count > 0 else { return count < 0 ? errno : ENOSPC }
-                offset += count
+                sent += count
             }
             return nil
         }
@@ -77,6 +77,8 @@ final class Journal {
             if isRegularFile {
                 _ = ftruncate(handle.fileDescriptor, off_t(written))
                 _ = lseek(handle.fileDescriptor, off_t(written), SEEK_SET)
+            } else {
+                buffer.removeFirst(sent)  // a pipe or a device cannot take back what it was sent: not sent again
             }
             throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO)
         }

@@ -17,9 +17,10 @@ from studio_support import CONFIG, PLUGINS, SCALE, SHIELDBUS, assert_fits, journ
 SELECTION_HELD = """([marker, watch]) => {
     const node = document.querySelector(`[data-probe="${marker}"]`);
     const lost = !node || !node.isConnected || !getSelection().toString() || !node.contains(getSelection().anchorNode);
-    // Each status report the page takes (one a second) redraws its panels: counted as it changes.
+    // Each status report the page takes (one a second) redraws its panels a frame later: counted as it changes, and
+    // the fourth taken means the third is drawn.
     if (studio.status !== window[watch].status) { window[watch].status = studio.status; window[watch].reports += 1; }
-    return lost || window[watch].reports >= 3;
+    return lost || window[watch].reports >= 4;
 }"""
 
 

@@ -177,16 +177,19 @@ $("slider").addEventListener("input", () => showJournalUpTo(Number($("slider").v
 // The line pressed is the line a click opens: a line that comes in above it between the press and the release moves
 // it down, and the click then goes to the list (or to the line that moved under the pointer). Every press on the page
 // is noted; a click without one (`detail` 0: the keyboard, a script) is where it is.
+// A pointer that moved away from where it pressed is someone changing their mind: the click is where it ends.
 let pressed = null;
 document.addEventListener("pointerdown", (event) => {
-  pressed = { row: event.target.closest("#bus li"), inJSON: !!event.target.closest("#bus pre") };
+  pressed = { row: event.target.closest("#bus li"), inJSON: !!event.target.closest("#bus .event-detail"), x: event.clientX, y: event.clientY };
 }, true);
 $("bus").addEventListener("click", (event) => {
-  const here = { row: event.target.closest("li"), inJSON: !!event.target.closest("pre") };
-  const press = event.detail > 0 && pressed?.row?.isConnected ? pressed : here;
+  const here = { row: event.target.closest("li"), inJSON: !!event.target.closest(".event-detail") };
+  const stayed = pressed && Math.hypot(event.clientX - pressed.x, event.clientY - pressed.y) <= 4;
+  const press = event.detail > 0 && stayed && pressed.row?.isConnected ? pressed : here;
   pressed = null;
   const row = press.row;
-  // A click in the JSON, or one that ends a text selection, is someone reading or copying: the line stays open.
+  // A click in the JSON (or its times), or one that ends a text selection, is someone reading or copying: the line
+  // stays open.
   if (!row || press.inJSON || !window.getSelection().isCollapsed) return;
   const index = Number(row.dataset.index);
   if (studio.open.delete(index)) row.querySelector(".event-detail")?.remove();

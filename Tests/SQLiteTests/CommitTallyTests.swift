@@ -191,7 +191,7 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertEqual(said.count, 2, "a new failure is said again")
     }
 
-    /// The note stays open between commits, and follows its path: moved away, a new one is made at the path; another
+    /// The note stays open between commits, and follows its name: moved away, a new one is made at the path; another
     /// file renamed over it is the note from then on (raised only past its number); a symbolic link in its place is
     /// refused and said, as when the note is opened afresh.
     func testAKeptNoteFollowsItsPath() throws {

@@ -45,24 +45,16 @@ public final class CommitTally {
     /// connection committed in between.
     public private(set) var lastCommit: Int64 = 0
 
-    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the file's number raised by one under
-    /// the write lock, in one statement — then notes the count (and flushes the log at every
-    /// `CommitFollowUp.syncInterval`-th).
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
+    /// file under the write lock — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         var counted: Int64 = 0
         let result = try connection.transaction(.immediate) {
             let result = try body()
             if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
-            counted = try connection.withStatement("UPDATE commit_tally SET n = n + 1 WHERE id = 1 RETURNING n") { raise in
-                guard try raise.step() else { return 0 }
-                let raised = try raise.int64(at: 0) ?? 0
-                try raise.run()
-                return raised
-            }
-            if counted == 0 {
-                counted = 1
-                try connection.withStatement("INSERT INTO commit_tally (id, n) VALUES (1, 1)") { try $0.run() }
-            }
+            counted = try Self.storedCount(connection) + 1
+            try connection.withStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n",
+                                         bindings: [.integer(counted)]) { try $0.run() }
             return result
         }
         made = true

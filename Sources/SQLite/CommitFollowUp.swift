@@ -17,6 +17,8 @@ public final class CommitFollowUp {
     public static let minimumFlushGap: TimeInterval = 1
 
     public let path: String
+    /// The note, kept open from the first commit on.
+    private lazy var note = CommitNoteFile(besides: path, timeout: lockTimeout)
     private let lockTimeout: TimeInterval
     /// Seconds on a clock that never steps (`systemUptime`); a test sets its own.
     private let now: () -> TimeInterval
@@ -52,7 +54,7 @@ public final class CommitFollowUp {
                 (syncedThrough, flushOwed) = (number, false)
             } catch { problem = error }
         }
-        do { try CommitNote.note(number, besides: path, timeout: lockTimeout) } catch { problem = problem ?? error }
+        do { try note.note(number) } catch { problem = problem ?? error }
         guard let problem else {
             failure = nil
             return

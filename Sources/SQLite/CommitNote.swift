@@ -158,7 +158,8 @@ public enum CommitNote {
     private static let digits = 20, width = 57
 
     /// Takes the note's `flock`, polling until `timeout`: a holder that never lets go is an error, not a hang.
-    private static func lock(_ descriptor: Int32, _ operation: Int32, store: String, timeout: TimeInterval) throws {
+    static func lock(_ descriptor: Int32, _ operation: Int32, store: String, timeout: TimeInterval) throws {
+        if flock(descriptor, operation | LOCK_NB) == 0 { return }
         let deadline = Date().addingTimeInterval(timeout)
         while flock(descriptor, operation | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, Date() < deadline else {
@@ -174,27 +175,70 @@ public enum CommitNote {
         return field + [UInt8](repeating: UInt8(ascii: " "), count: max(0, width - digits - field.count))
     }()
 
-    /// Whether the whole note was written.
+    /// Whether the whole note was written. Made in a buffer on the stack: it is written at every commit of every store.
     @discardableResult
-    private static func write(_ number: Int64, to descriptor: Int32) -> Bool {
-        let text = Array(String(number).utf8)
-        let bytes = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, digits - text.count)) + text + bootField
-        return pwrite(descriptor, bytes, bytes.count, 0) == bytes.count
+    static func write(_ number: Int64, to descriptor: Int32) -> Bool {
+        guard number >= 0 else {
+            let text = Array(String(number).utf8)
+            let bytes = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, digits - text.count)) + text + bootField
+            return pwrite(descriptor, bytes, bytes.count, 0) == bytes.count
+        }
+        let count = digits + bootField.count
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { bytes in
+            var rest = number
+            for index in stride(from: digits - 1, through: 0, by: -1) {
+                bytes[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            }
+            for (offset, byte) in bootField.enumerated() { bytes[digits + offset] = byte }
+            return pwrite(descriptor, bytes.baseAddress, count, 0) == count
+        }
     }
 
-    /// Parsed on bytes: it is read at every commit of every store.
+    /// The note's number alone, read without allocating: it is read at every commit of every store.
+    static func number(in descriptor: Int32) -> Int64? {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer in
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, 0)
+            guard count > 0 else { return nil }
+            return parse(UnsafeBufferPointer(rebasing: buffer[..<count]))?.number
+        }
+    }
+
     private static func reading(in descriptor: Int32) -> Reading? {
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let count = pread(descriptor, &buffer, buffer.count, 0)
-        guard count > 0 else { return nil }
-        let bytes = buffer[..<count]
-        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") }
-        let numberStart = bytes.firstIndex { !isSpace($0) } ?? bytes.endIndex
-        let numberEnd = bytes[numberStart...].firstIndex(where: isSpace) ?? bytes.endIndex
-        guard let number = Int64(String(decoding: bytes[numberStart..<numberEnd], as: UTF8.self)) else { return nil }
-        let bootStart = bytes[numberEnd...].firstIndex { !isSpace($0) } ?? bytes.endIndex
-        let bootEnd = bytes[bootStart...].firstIndex(where: isSpace) ?? bytes.endIndex
-        return Reading(number: number, boot: bootStart < bootEnd ? String(decoding: bytes[bootStart..<bootEnd], as: UTF8.self) : nil)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer in
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, 0)
+            guard count > 0 else { return nil }
+            let bytes = UnsafeBufferPointer(rebasing: buffer[..<count])
+            guard let (number, numberEnd) = parse(bytes) else { return nil }
+            let bootStart = bytes[numberEnd...].firstIndex { !isSpace($0) } ?? bytes.endIndex
+            let bootEnd = bytes[bootStart...].firstIndex(where: isSpace) ?? bytes.endIndex
+            return Reading(number: number, boot: bootStart < bootEnd ? String(decoding: bytes[bootStart..<bootEnd], as: UTF8.self) : nil)
+        }
+    }
+
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+    }
+
+    /// The number the note begins with (after any spaces) as `Int64(_: String)` reads it — an optional sign, then
+    /// digits, nil past `Int64`'s range — and where it ends.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (number: Int64, end: Int)? {
+        var index = bytes.firstIndex { !isSpace($0) } ?? bytes.endIndex
+        let end = bytes[index...].firstIndex(where: isSpace) ?? bytes.endIndex
+        let negative = index < end && bytes[index] == UInt8(ascii: "-")
+        if index < end, negative || bytes[index] == UInt8(ascii: "+") { index += 1 }
+        guard index < end else { return nil }
+        var number: Int64 = 0
+        while index < end {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, over) = number.multipliedReportingOverflow(by: 10)
+            let (next, past) = negative ? shifted.subtractingReportingOverflow(Int64(digit)) : shifted.addingReportingOverflow(Int64(digit))
+            guard !over, !past else { return nil }
+            number = next
+            index += 1
+        }
+        return (number, end)
     }
 }
 

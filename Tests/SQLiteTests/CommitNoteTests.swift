@@ -32,4 +32,20 @@ final class CommitNoteTests: XCTestCase {
         XCTAssertEqual(readsAhead.withLock { Array($0.prefix(5)) }, [], "numbers nobody noted were read")
         XCTAssertEqual(try CommitNote.read(besides: store), numbers.max(), "the note keeps the highest number")
     }
+
+    /// A note's number is read as `Int64(_: String)` reads its first word (the note is parsed on bytes, at every
+    /// commit): a sign, digits, nothing past `Int64`'s range; a note without one says nothing.
+    func testANotesNumberIsItsFirstWordAsAnInteger() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sbnoteparse-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = folder.appendingPathComponent("store.sqlite").path
+        let notes = ["42", "  42  boot", "+7 x", "-3", "12a", "", " \n ", "9223372036854775807", "9223372036854775808",
+                     "-9223372036854775808", "00000000000000000123 b", "\n5\n", "- 5", "+"]
+        for text in notes {
+            try text.write(toFile: CommitNote.path(besides: store), atomically: false, encoding: .utf8)
+            let word = text.split(whereSeparator: { " \n\t\r".contains($0) }).first.map(String.init) ?? ""
+            XCTAssertEqual(try CommitNote.read(besides: store), Int64(word), "\(text.debugDescription)")
+        }
+    }
 }

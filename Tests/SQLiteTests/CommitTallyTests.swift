@@ -191,6 +191,43 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertEqual(said.count, 2, "a new failure is said again")
     }
 
+    /// The note stays open between commits, and follows its name: moved away, a new one is made at the path; another
+    /// file renamed over it is the note from then on (raised only past its number); a symbolic link in its place is
+    /// refused and said, as when the note is opened afresh.
+    func testAKeptNoteFollowsItsPath() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let tally = try CommitTally(connection: connection, path: store)
+        var said: [String] = []
+        tally.onNoteFailure = { said.append($0) }
+        let note = CommitNote.path(besides: store), moved = note + ".moved", other = note + ".other"
+        func commit() throws { try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") } }
+        try commit()
+        try FileManager.default.moveItem(atPath: note, toPath: moved)
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 5, "a new note at the path")
+        XCTAssertEqual(try String(contentsOfFile: moved, encoding: .utf8).prefix(20), "00000000000000000004", "the moved note is left as it was")
+        try "9 x".write(toFile: other, atomically: false, encoding: .utf8)
+        XCTAssertEqual(rename(other, note), 0)
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 9, "the file renamed over it is read: a lower number changes nothing")
+        try commit()
+        try commit()
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 9)
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 10)
+        XCTAssertEqual(said, [])
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createSymbolicLink(atPath: note, withDestinationPath: moved)
+        try commit()
+        XCTAssertEqual(said, ["\(store): cannot write the commit note \(note): Too many levels of symbolic links; its commits stand, but until this is fixed a lost write-ahead log or a power cut may go unnoticed or lose more"])
+        XCTAssertEqual(try String(contentsOfFile: moved, encoding: .utf8).prefix(20), "00000000000000000004", "nothing written through the link")
+        try FileManager.default.removeItem(atPath: note)
+        try commit()
+        XCTAssertNil(tally.noteFailure)
+        XCTAssertEqual(try CommitNote.read(besides: store), 12)
+    }
+
     /// A power cut loses at most the commits since the last flush: every 32nd commit (by the store's own count, so two
     /// writers share the bound) flushes the write-ahead log to the disk; a process flushes at most once a second, the
     /// 32nd commit within a second of its last flush owing one to the first commit a second after.

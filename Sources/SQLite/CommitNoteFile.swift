@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store's note (`CommitNote`) as its writer keeps it open between commits: each note is an `fstatat` of its name in
+/// the store's folder, the note's `flock`, a read, a write and the unlock, instead of opening and closing the file at
+/// every commit. The name is checked to still be the file held (its device and inode) — a note deleted, renamed over,
+/// moved away, or replaced by something that is not a file or by a symbolic link is opened again by its name, and fails
+/// there as a fresh open would (`CommitNoteUnwritable`). The folder is held too (`O_PATH`), so the name is looked up in
+/// it alone rather than along the whole path; a folder moved away takes its store and note with it. A process forked
+/// from the one that opened them opens its own, so two processes never share one hold of the lock.
+final class CommitNoteFile {
+    let store: String
+    let path: String
+    private let folderPath: String
+    private let name: String
+    private let timeout: TimeInterval
+    private var folder: Int32 = -1
+    private var descriptor: Int32 = -1
+    private var device: dev_t = 0
+    private var inode: ino_t = 0
+    private var owner: pid_t = 0
+    /// Linux's `O_PATH` (a descriptor to look names up in, without reading the folder), which Swift's Glibc module
+    /// does not export.
+    private static let pathOnly: Int32 = 0o10_000_000
+
+    init(besides store: String, timeout: TimeInterval) {
+        self.store = store
+        let path = CommitNote.path(besides: store)
+        let slash = path.lastIndex(of: "/")
+        self.path = path
+        folderPath = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        self.timeout = timeout
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+        if folder >= 0 { close(folder) }
+    }
+
+    /// Raises the note to `number` (a lower number changes nothing), as `CommitNote.note` does.
+    func note(_ number: Int64) throws {
+        let descriptor = try held()
+        try CommitNote.lock(descriptor, LOCK_EX, store: store, timeout: timeout)
+        defer { flock(descriptor, LOCK_UN) }
+        if let noted = CommitNote.number(in: descriptor), noted >= number { return }
+        guard CommitNote.write(number, to: descriptor) else {
+            let failure = errno
+            throw CommitNoteUnwritable(path: path, errno: failure)
+        }
+    }
+
+    /// The descriptor of the file the name is now, opened (or made) again when it is not the one held.
+    private func held() throws -> Int32 {
+        var status = stat()
+        let process = getpid()
+        if owner == process, descriptor >= 0, fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0,
+           status.st_dev == device, status.st_ino == inode {
+            return descriptor
+        }
+        if descriptor >= 0 { close(descriptor) }
+        descriptor = -1
+        if owner != process || folder < 0 {
+            if folder >= 0 { close(folder) }
+            folder = open(folderPath, Self.pathOnly | O_DIRECTORY | O_CLOEXEC)
+            guard folder >= 0 else {
+                let failure = errno
+                throw CommitNoteUnwritable(path: path, errno: failure)
+            }
+            owner = process
+        }
+        let opened = openat(folder, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard opened >= 0 else {
+            let failure = errno
+            throw CommitNoteUnwritable(path: path, errno: failure)
+        }
+        guard fstat(opened, &status) == 0 else {
+            let failure = errno
+            close(opened)
+            throw CommitNoteUnwritable(path: path, errno: failure)
+        }
+        (descriptor, device, inode) = (opened, status.st_dev, status.st_ino)
+        return opened
+    }
+}

@@ -41,10 +41,6 @@ public final class CommitTally {
         lostToRestart = try CommitNote.verify(besides: path, stored: { try Self.count(connection) }, timeout: lockTimeout)
     }
 
-    /// The number of this connection's last commit (0 before its first): one more than the one before it, unless another
-    /// connection committed in between.
-    public private(set) var lastCommit: Int64 = 0
-
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
     /// file under the write lock — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -58,7 +54,6 @@ public final class CommitTally {
             return result
         }
         made = true
-        lastCommit = counted
         followUp.committed(through: counted, after: counted - 1)
         return result
     }

@@ -42,36 +42,6 @@ final class HandledEventsTests: XCTestCase {
         }
     }
 
-    /// A process that records alone answers look-ups of newer events from memory. One started while another still
-    /// holds the record (a process orphaned by a killed broker, still ending) reads the file — finding what the other
-    /// records meanwhile — until the other is gone, and then records alone; the other, seeing a commit it did not
-    /// make, reads the file from then on. Kept in memory past its bound, what was recorded is read from the file.
-    func testAProcessBesideAnotherReadsTheFileUntilTheOtherIsGone() throws {
-        let path = folder + "/shared.sqlite"
-        var first: HandledEvents? = try HandledEvents(path: path, recordedAloneLimit: 3)
-        try first?.record(3)
-        XCTAssertEqual(first?.recordsAlone, true)
-        let second = try HandledEvents(path: path)
-        XCTAssertFalse(second.recordsAlone, "another process holds the record")
-        try first?.record(5)
-        XCTAssertEqual(try [3, 4, 5].map { try second.contains($0) }, [true, false, true])
-        try second.record(4)
-        try first?.record(6)
-        XCTAssertEqual(first?.recordsAlone, false, "a commit it did not make was seen")
-        XCTAssertEqual(try first?.contains(4), true)
-        first = nil
-        XCTAssertEqual(try [6, 7].map { try second.contains($0) }, [true, false])
-        XCTAssertTrue(second.recordsAlone, "the other is gone")
-        for seq: UInt64 in [9, 7, 8, 10, 12] { try second.record(seq) }
-        XCTAssertEqual(try (3...13).map { try second.contains($0) }, [true, true, true, true, true, true, true, true, false, true, false])
-
-        let bounded = folder + "/bounded.sqlite"
-        let alone = try HandledEvents(path: bounded, recordedAloneLimit: 3)
-        for seq: UInt64 in [2, 4, 6, 8, 10] { try alone.record(seq) }
-        XCTAssertTrue(alone.recordsAlone)
-        XCTAssertEqual(try (1...11).map { try alone.contains($0) }, (1...11).map { $0 % 2 == 0 && $0 <= 10 })
-    }
-
     /// The schema is made once, with the file: a later open finds its version and runs no schema statement; a record
     /// made before the version was kept is taken as it is (its rows stay) and gets the version.
     func testTheSchemaIsMadeOnceAndAnOlderRecordKeepsItsRows() throws {

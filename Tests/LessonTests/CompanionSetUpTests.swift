@@ -4,6 +4,7 @@ import BusProtocol
 import DeviceAPI
 import Foundation
 import ShieldBusTestSupport
+import SQLite
 import XCTest
 
 extension FaultTests {
@@ -22,6 +23,12 @@ extension FaultTests {
         waitUntil("the lock to shield the selection (log: \(broker.log(tail: 10)))", timeoutSeconds: 60) {
             journal().contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
         }
+        // The group held open across the restart, as a Studio watching the state holds it: when the last process
+        // that has it open closes it, SQLite removes its shared-memory file, and a new one cannot be made on a full
+        // disk — the plugins would then fail to open the group at all, before any set-up (not this test's case).
+        let holder = try SQLiteConnection(path: state + "/appgroups/group.dev.shieldbus.habitlock.sqlite", flags: .readOnly)
+        try holder.execute("SELECT count(*) FROM sqlite_master")
+        defer { withExtendedLifetime(holder) {} }
         try disk.fill()
         _ = try runToEnd(BuildProducts.path("shieldbus"), ["do", "restart", "--runtime-dir", broker.runtime.path])
         // The bus cannot number anything while the disk is full: the broker's log says it first.

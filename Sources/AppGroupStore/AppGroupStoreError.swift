@@ -49,6 +49,16 @@ public enum AppGroupStoreError: Error, CustomStringConvertible, LocalizedError {
     /// Any other storage failure, with SQLite's error.
     case storage(group: String, SQLiteError)
 
+    /// True when the group's storage, not its name or contents, refused (a full or read-only disk, a lock held past
+    /// the timeout): the same call may succeed later, unchanged.
+    public var isStorageUnavailable: Bool {
+        switch self {
+        case .busy: return true
+        case .storage(_, let error): return error.isStorageUnavailable
+        default: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .invalidGroupName(let name, let reason):

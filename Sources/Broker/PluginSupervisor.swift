@@ -9,7 +9,8 @@ import Logging
 /// Starts the configured plugins as child processes and keeps them alive: restarts after a crash with
 /// exponential backoff, kills and restarts a plugin that stops heartbeating, and marks a plugin that crashes
 /// in a loop as failed, with its last exit, while everything else goes on. A plugin refused at start (its
-/// hello, or its own configuration check, exit status 78) is marked failed at once: restarting cannot help.
+/// hello, or its own configuration check, exit status 78) is marked failed at once: restarting cannot help. One
+/// whose storage cannot be used now (a full disk, exit status 75) is started again until it can.
 final class PluginSupervisor {
     enum State: Equatable {
         case running
@@ -36,6 +37,8 @@ final class PluginSupervisor {
         var lastError: String?
         /// Monotonic times of recent failures, for crash-loop detection.
         var recentFailures: [Int64] = []
+        /// Starts in a row that ended because the plugin's storage could not be used (exit status 75).
+        var storageWaits = 0
         /// Where the current run's output starts in the plugin's log.
         var logOffset: UInt64 = 0
         /// Why the supervisor killed the current run, told with its exit.
@@ -113,6 +116,9 @@ final class PluginSupervisor {
     static let maximumBackoffMilliseconds: Int64 = 5_000
     /// The exit status (sysexits' EX_CONFIG) by which a plugin says its configuration is wrong; the SDK uses it.
     static let configurationErrorStatus: Int32 = 78
+    /// The exit status (sysexits' EX_TEMPFAIL) by which a plugin says its storage cannot be used now (a full disk);
+    /// the SDK uses it.
+    static let storageUnavailableStatus: Int32 = 75
     /// How long an extension that exited cleanly waits for its goodbye before its next run starts without it (the
     /// goodbye is sent before the exit, and is read within a pass or two of the loop).
     static let byeWaitMilliseconds: Int64 = 1_000
@@ -317,6 +323,8 @@ final class PluginSupervisor {
             giveUp(plugin, why: "refused at start: \(refusal)")
         } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
             giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
+        } else if ChildProcess.exitStatus(status) == Self.storageUnavailableStatus && plugin.spec.restart != .never {
+            waitForStorage(plugin, reason: failure)
         } else {
             switch plugin.spec.restart {
             case .never:
@@ -390,6 +398,19 @@ final class PluginSupervisor {
         logger.warning("plugin stopped; restarting", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(reason)", "in_ms": "\(backoff)"])
     }
 
+    /// A plugin that could not use its storage (a full or read-only disk): started again, backing off as after a
+    /// crash, for as long as it takes — not a crash loop, since only the machine can end the wait. Logged when the
+    /// wait begins; `status` shows the plugin restarting with the reason.
+    private func waitForStorage(_ plugin: Plugin, reason: String) {
+        let now = monotonicMilliseconds()
+        if plugin.storageWaits == 0 {
+            logger.warning("plugin cannot use its storage; starting it again until it can", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(reason)"])
+        }
+        let backoff = min(Self.initialBackoffMilliseconds << min(plugin.storageWaits, 10), Self.maximumBackoffMilliseconds)
+        plugin.storageWaits += 1
+        plugin.state = .backingOff(until: now + backoff)
+    }
+
     /// Restarts plugins whose backoff has passed.
     func tick() {
         let now = monotonicMilliseconds()
@@ -456,7 +477,13 @@ final class PluginSupervisor {
     /// The plugin said hello: its start succeeded.
     func saidHello(name: String, connection: [UInt8]) {
         helloTimeouts[name] = nil
-        plugin(named: name)?.connection = connection
+        guard let plugin = plugin(named: name) else { return }
+        plugin.connection = connection
+        if plugin.storageWaits > 0 {
+            // Said at the level its wait was, so that whoever saw the one sees the other.
+            logger.warning("plugin can use its storage again", metadata: ["plugin": "\(name)", "starts": "\(plugin.storageWaits + 1)"])
+            plugin.storageWaits = 0
+        }
     }
 
     /// The current run of `name` said bye on `connection`: its credential admits nobody any more.

@@ -45,6 +45,13 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     /// True when SQLite found the database file damaged (`SQLITE_CORRUPT`).
     public var isCorrupt: Bool { code == SQLITE_CORRUPT }
 
+    /// True when the storage, not the database, refused: a full disk, an I/O error (a shared-memory file that cannot
+    /// grow on a full disk is one), a read-only file system, a lock held past the timeout, no memory. The same
+    /// operation may succeed once the machine has room or the other connection is done.
+    public var isStorageUnavailable: Bool {
+        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM].contains(code)
+    }
+
     public var description: String {
         switch self {
         case .notADatabase(let path):

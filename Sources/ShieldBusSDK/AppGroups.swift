@@ -48,13 +48,16 @@ enum PluginAppGroup {
     static let lossesAtLaunch = LockedValue<[(call: String, message: String)]>([])
 
     /// Checks at start that the configured group exists, so that a wrong name stops the plugin at once, with
-    /// the groups that do exist, instead of at its first read or write. Gives what a power cut took from it, as the
+    /// the groups that do exist, instead of at its first read or write; a group that exists but whose storage refuses
+    /// now (a full disk) is `storageUnavailable`, which the broker retries. Gives what a power cut took from it, as the
     /// failure of the call that opened it, for the runtime to say once it is connected.
     static func verify(_ named: String? = configured) throws -> (call: String, message: String)? {
         guard let group = named else { return nil }
         do {
             let opened = try SharedDefaults(suiteName: group, container: container())
             return opened.restartLoss.map { ("UserDefaults(suiteName: \"\(group)\")", $0) }
+        } catch let error as AppGroupStoreError where error.isStorageUnavailable {
+            throw PluginError.storageUnavailable("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened now: \(error); the broker starts the plugin again until it can")
         } catch let error as AppGroupStoreError {
             throw PluginError.configuration("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened: \(error)")
         }

@@ -1,6 +1,8 @@
+import AppGroupStore
 import BusClient
 import BusProtocol
 import Foundation
+import SQLite
 
 /// Anything `PluginHost.run` can host: it says which role it plays, what it listens to, and handles events.
 public protocol BusComponent: AnyObject {
@@ -89,6 +91,10 @@ public enum PluginExitStatus {
     /// sysexits' EX_CONFIG: the plugin's configuration is wrong (its hello was refused, its app group does not
     /// exist); the broker marks it failed at once, with the plugin's last line of output, instead of restarting it.
     public static let configurationError: Int32 = 78
+    /// sysexits' EX_TEMPFAIL: the plugin's storage cannot be used now (a full or read-only disk, a store held past
+    /// the busy timeout); the broker starts it again, backing off to 5 s, for as long as it takes, without counting
+    /// the exits towards a crash loop: waiting for room is not crashing.
+    public static let storageUnavailable: Int32 = 75
     /// Anything else that went wrong: the broker restarts the plugin by its restart policy.
     public static let failure: Int32 = 1
 
@@ -99,6 +105,9 @@ public enum PluginExitStatus {
     public static func status(for error: Error) -> Int32 {
         switch error {
         case PluginError.configuration: return configurationError
+        case PluginError.storageUnavailable: return storageUnavailable
+        case let error as SQLiteError where error.isStorageUnavailable: return storageUnavailable
+        case let error as AppGroupStoreError where error.isStorageUnavailable: return storageUnavailable
         case BusClientError.refused(let report) where permanentRefusals.contains(report.code): return configurationError
         default: return failure
         }

@@ -25,6 +25,9 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
     case notRunning
     /// The plugin's environment is wrong (a missing variable, an unknown app group).
     case configuration(String)
+    /// The plugin's storage cannot be used now (a full or read-only disk, a store held by another process past the
+    /// busy timeout): the same start may succeed later.
+    case storageUnavailable(String)
     /// A call (an OS request) made while handling an event the plugin only observes (`observedTopics`).
     case callWhileObserving(call: String, event: String)
     /// The call lost its broker before the reply came. In a supervised plugin (whose cursor the broker keeps) the
@@ -41,6 +44,7 @@ public enum PluginError: Error, CustomStringConvertible, Equatable {
         case .unavailableInExtension(let what): return "\(what) is unavailable in app extensions (as on iOS)"
         case .notRunning: return "this call needs a running plugin: call it from inside PluginHost.run"
         case .configuration(let what): return what
+        case .storageUnavailable(let what): return what
         case let .callWhileObserving(call, event): return "\(call) cannot be called while handling \(event), which this plugin only observes (observedTopics): observe fewer topics, or call in a turn of its own"
         case let .callInterrupted(call, interruption): return "no reply to \(call): \(interruption); the event being handled will be handled again"
         }

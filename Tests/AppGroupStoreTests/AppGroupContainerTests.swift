@@ -1,5 +1,6 @@
 // Tests of the container: group names, unknown suites, damaged store files, busy writers.
 import AppGroupStore
+import CSQLite
 import Foundation
 import SQLite
 import XCTest
@@ -13,6 +14,15 @@ final class AppGroupContainerTests: ContainerTestCase {
         XCTAssertEqual(try adminDefaults().integer(forKey: "kept"), 1, "creating an existing group keeps its data")
         XCTAssertEqual(try container.storeURL(forGroup: group), root.appendingPathComponent("group.com.example.focus.sqlite"))
         XCTAssertEqual(try AppGroupContainer(root: root.appendingPathComponent("absent")).groups(), [])
+    }
+
+    /// A group whose storage refuses now may open later; a wrong name or a damaged store will not.
+    func testOnlyAStorageRefusalIsStorageUnavailable() {
+        let full = SQLiteError.failed(code: SQLITE_FULL, extendedCode: SQLITE_FULL, message: "database or disk is full", sql: nil, path: "/g.sqlite")
+        XCTAssertTrue(AppGroupStoreError.storage(group: group, full).isStorageUnavailable)
+        XCTAssertTrue(AppGroupStoreError.busy(group: group, timeout: 1).isStorageUnavailable)
+        XCTAssertFalse(AppGroupStoreError.unknownSuite(name: "group.lost", existing: [group]).isStorageUnavailable)
+        XCTAssertFalse(AppGroupStoreError.corruptStore(path: "/g.sqlite", detail: "quick_check").isStorageUnavailable)
     }
 
     func testStoreUsesWriteAheadLogging() throws {

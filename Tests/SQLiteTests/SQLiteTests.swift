@@ -260,4 +260,19 @@ final class SQLiteTests: XCTestCase {
         XCTAssertEqual(try read.int64(at: 1), 1_275)
         XCTAssertEqual(try recovered.quickCheck(), [])
     }
+
+    /// The storage's refusals, which the same operation may get past later, are told from the database's own.
+    func testAFullOrReadOnlyDiskIsStorageUnavailableAndADamagedFileIsNot() {
+        func failed(_ code: Int32, _ extended: Int32? = nil) -> SQLiteError {
+            .failed(code: code, extendedCode: extended ?? code, message: "", sql: nil, path: "/x.sqlite")
+        }
+        // SQLITE_IOERR_SHMSIZE: a shared-memory file that cannot grow on a full disk.
+        for unavailable in [failed(SQLITE_FULL), failed(SQLITE_IOERR, 4874), failed(SQLITE_READONLY),
+                            .busy(path: "/x.sqlite", timeout: 1, extendedCode: SQLITE_BUSY, message: "", sql: nil)] {
+            XCTAssertTrue(unavailable.isStorageUnavailable, "\(unavailable)")
+        }
+        for own in [failed(SQLITE_CORRUPT), failed(SQLITE_CONSTRAINT), .notADatabase(path: "/x.sqlite"), failed(SQLITE_ERROR)] {
+            XCTAssertFalse(own.isStorageUnavailable, "\(own)")
+        }
+    }
 }

@@ -50,7 +50,7 @@ final class DurableDeliveryTests: XCTestCase {
             try tool.publish(Publish(topic: "input.habit.request", body: ["habit": .string("habit-\(n)")], corr: "burst-\(n)"))
         }
         // SIGKILL while the app is working through the backlog: some recorded, many delivered or queued.
-        waitUntil("the app to record some habits") { (try? recordedHabits(defaults).count ?? 0) ?? 0 >= 50 }
+        waitUntil("the app to record some habits") { ((try? recordedHabits(defaults).count) ?? 0) >= 50 }
         kill(pid_t(firstPid), SIGKILL)
         let recordedAtKill = try recordedHabits(defaults).count
         XCTAssertLessThan(recordedAtKill, total, "the kill came in the middle of the burst")

@@ -66,7 +66,7 @@ final class ProductNewTests: XCTestCase {
         // The configuration, its catalog (added to the shipped one) and its scenario load and agree.
         let configuration = try ShieldBusConfiguration.load(path: folder.file("Config/wind-down.yml"))
         let catalog = try AppCatalog.load(path: folder.file("Config/wind-down-apps.yml"), extending: AppCatalog.load(path: Self.root + "/Config/catalog.yml"))
-        XCTAssertEqual(try configuration.catalog.map(configuration.resolve), folder.file("Config/wind-down-apps.yml"))
+        XCTAssertEqual(configuration.catalog.map(configuration.resolve), folder.file("Config/wind-down-apps.yml"))
         try configuration.validateReferences(catalog: catalog)
         XCTAssertEqual(catalog.app(named: "Wind Down")?.bundleIdentifier, "com.example.winddown")
         XCTAssertEqual(configuration.plugins.map { $0.environment["SHIELDBUS_PRINCIPAL_CLASS"] }, ["WindDownMonitor", "WindDownShield", "WindDownAction", "WindDownApp"])

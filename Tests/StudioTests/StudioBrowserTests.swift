@@ -6,7 +6,7 @@ import XCTest
 /// `studio_browser_test.py`, `studio_page_test.py`, `studio_clock_test.py`, `studio_person_test.py`,
 /// `studio_journal_test.py` in that order (one live broker for them all), `studio_large_journal_test.py` (on a live
 /// broker's journal of its own) and `studio_explore_test.py` and `studio_products_test.py` (brokers of their own), in
-/// three test cases (pytest + Playwright for Python, driving Debian's chromium), and requires every test to pass.
+/// four test cases (pytest + Playwright for Python, driving Debian's chromium), and requires every test to pass.
 ///
 /// Needs python3 with pytest and playwright, and /usr/bin/chromium (`make deps` installs them); when they are
 /// missing the test fails, saying what to install.
@@ -15,7 +15,7 @@ final class StudioBrowserTests: XCTestCase {
         files.map { BuildProducts.repositoryRoot.appendingPathComponent("Tests/StudioTests/\($0)").path }
     }
 
-    // Three test cases: all in one would take longer than a test case may (`TestWatchdog`).
+    // Four test cases: all in one would take longer than a test case may (`TestWatchdog`).
 
     /// The tests that share one live broker (`conftest.py`'s `live`), in the order they change it.
     func testThePhoneTheBusAndTheStateInABrowser() throws {
@@ -28,13 +28,19 @@ final class StudioBrowserTests: XCTestCase {
         try runPytest(Self.paths(["studio_large_journal_test.py"]), passing: 2)
     }
 
-    /// The tests with brokers of their own: each shipped product's day, and an explore failure opened at its violation.
-    func testEachProductsDayAndAnExploreFailureInABrowser() throws {
-        try runPytest(Self.paths(["studio_explore_test.py", "studio_products_test.py"]), passing: 12)
+    /// The tests with brokers of their own: each shipped product's day, and an explore failure opened at its violation,
+    /// at a phone's width, then at a laptop's (two test cases: the days are independent, and two workers can take them).
+    func testEachProductsDayAndAnExploreFailureInAPhonesWidth() throws {
+        try runPytest(Self.paths(["studio_explore_test.py", "studio_products_test.py"]), selecting: "390", passing: 6)
     }
 
-    /// Runs the pytest files in one session and requires exactly `passing` tests, all passed.
-    func runPytest(_ files: [String], passing: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+    func testEachProductsDayAndAnExploreFailureInALaptopsWidth() throws {
+        try runPytest(Self.paths(["studio_explore_test.py", "studio_products_test.py"]), selecting: "1280", passing: 6)
+    }
+
+    /// Runs the pytest files in one session (only the tests whose names match `selecting`, pytest's `-k`, when given)
+    /// and requires exactly `passing` tests, all passed.
+    func runPytest(_ files: [String], selecting: String? = nil, passing: Int, file: StaticString = #filePath, line: UInt = #line) throws {
         let shieldbus = BuildProducts.path("shieldbus")
         let work = TemporaryDirectory(prefix: "sbstudio")
         var environment = ProcessInfo.processInfo.environment
@@ -47,7 +53,7 @@ final class StudioBrowserTests: XCTestCase {
                 + "(\((try? String(contentsOfFile: work.file("check.log"), encoding: .utf8)) ?? ""))", file: file, line: line)
             return
         }
-        let run = try startProcess("/usr/bin/env", ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"] + files,
+        let run = try startProcess("/usr/bin/env", ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"] + (selecting.map { ["-k", $0] } ?? []) + files,
                                    environment: environment, log: work.file("pytest.log"))
         // pytest's own expectations carry the deadlines (Playwright's expect polls; every wait has a timeout).
         run.waitUntilExit()

@@ -13,9 +13,8 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import (CONFIG, PLUGINS, SCALE, SHIELDBUS, journal_until, last, page_seqs, read_journal, send, shot,
+from studio_support import (expect, CONFIG, PLUGINS, SCALE, SHIELDBUS, journal_until, last, page_seqs, read_journal, send, shot,
                             start_studio, stop)
 
 

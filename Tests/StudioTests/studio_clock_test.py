@@ -5,9 +5,8 @@ jump back refused in words. Run after the page's tests: it leaves the shared bro
 import re
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import SCALE, read_journal, shot, steer_clock
+from studio_support import expect, SCALE, read_journal, shot, steer_clock
 
 
 def changes(live):

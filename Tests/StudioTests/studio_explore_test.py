@@ -10,9 +10,8 @@ import tempfile
 import time
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import ROOT, SCALE, SHIELDBUS, shot, start_studio, stop
+from studio_support import expect, ROOT, SCALE, SHIELDBUS, shot, start_studio, stop
 
 NAIVE = os.path.join(ROOT, "Config", "naive-habit-lock.yml")
 

@@ -10,9 +10,8 @@ import subprocess
 import time
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import SCALE, SHIELDBUS, read_journal, shot, start_studio, stop
+from studio_support import expect, SCALE, SHIELDBUS, read_journal, shot, start_studio, stop
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,8 @@ import re
 import time
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import SCALE, dated_journal, repeat_journal, server_memory_kb, start_studio, stop
+from studio_support import expect, SCALE, dated_journal, repeat_journal, server_memory_kb, start_studio, stop
 
 SLOW = os.environ.get("SHIELDBUS_SLOW_TESTS") == "1"
 SIZES = [10_000, 40_000] + ([500_000] if SLOW else [])

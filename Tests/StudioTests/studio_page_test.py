@@ -9,9 +9,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import CONFIG, PLUGINS, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, send, shot, start_studio, stop
+from studio_support import expect, CONFIG, PLUGINS, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, send, shot, start_studio, stop
 
 
 SELECTION_HELD = """([marker, watch]) => {

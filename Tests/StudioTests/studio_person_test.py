@@ -5,9 +5,8 @@ changes the shared broker's time zone and device clock, revokes and approves its
 import re
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import PLUGINS, SCALE, assert_fits, journal_until, read_journal, shot
+from studio_support import expect, PLUGINS, SCALE, assert_fits, journal_until, read_journal, shot
 
 
 def steps(live):

@@ -15,9 +15,8 @@ import tempfile
 from contextlib import contextmanager
 
 import pytest
-from playwright.sync_api import expect
 
-from studio_support import ROOT, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, shot, start_studio, steer_clock, stop
+from studio_support import expect, ROOT, SCALE, SHIELDBUS, assert_fits, journal_until, read_journal, shot, start_studio, steer_clock, stop
 
 
 def shields(event):

@@ -12,11 +12,46 @@ import threading
 import time
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import expect as playwright_expect
 
 # Deadlines, not sleeps: every expectation polls until it holds or 20 s pass (a loaded 2-core CI machine needs more
 # than Playwright's default 5 s for a broker round trip through six plugin processes).
-expect.set_options(timeout=20_000)
+DEADLINE_MS = 20_000
+# Playwright polls an expectation ever less often, every 500 ms once it has waited 270 ms, unless its timeout is under
+# 2.5 s: an answer that comes after 300 ms is seen up to half a second late. The tests' expectations are asked in
+# slices of 2 s up to their deadline, each slice polling every 100 ms at most.
+SLICE_MS = 2_000
+
+
+class _Sliced:
+    """Playwright's assertions on a locator or page, each polled in slices up to its whole timeout (the deadline)."""
+
+    def __init__(self, assertions):
+        self._assertions = assertions
+
+    @property
+    def not_(self):
+        return _Sliced(self._assertions.not_)
+
+    def __getattr__(self, name):
+        assertion = getattr(self._assertions, name)
+        if not name.startswith(("to_", "not_to_")):
+            return assertion
+
+        def sliced(*args, timeout=None, **kwargs):
+            deadline = time.monotonic() + (DEADLINE_MS if timeout is None else timeout) / 1000
+            while True:
+                left = (deadline - time.monotonic()) * 1000
+                try:
+                    return assertion(*args, timeout=max(1, min(SLICE_MS, left)), **kwargs)
+                except AssertionError:
+                    if left <= SLICE_MS:
+                        raise
+        return sliced
+
+
+def expect(actual, message=None):
+    return _Sliced(playwright_expect(actual, message))
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHIELDBUS = os.environ.get("SHIELDBUS", os.path.join(ROOT, ".build", "debug", "shieldbus"))

@@ -44,9 +44,8 @@ test-fast: deps
 ## test: the fast lane first, then every other suite — brokers, plugins, explore, the browser — TEST_WORKERS tests at
 ## a time, each in a process of its own (stopped after TEST_TIME_LIMIT, so a hang fails fast)
 TEST_TIME_LIMIT ?= 40m
-# A test that plays real processes waits on them as much as it computes, and some are set by a real clock (a minute's
-# unlock, a scaled day, a browser's round trips): one test more than cores keeps them busy.
-TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -lt 2 ] && n=2; echo $$((n + 1)))
+# A test that plays real processes waits on them as much as it computes: two at a time keep 2 cores busy.
+TEST_WORKERS ?= $(shell n=$$(nproc); [ $$n -lt 2 ] && n=2; echo $$n)
 test: test-fast
 	@# The whole log scrolls past in CI; on a failure, repeat the failing assertions and tests at the end.
 	@{ timeout -k 30 $(TEST_TIME_LIMIT) $(SWIFT) test --skip-build $(BUILD_FLAGS) --parallel --num-workers $(TEST_WORKERS) --xunit-output .build/test-results.xml --skip '$(FAST_TESTS)'; \

@@ -2,6 +2,7 @@
 import BusClient
 import BusProtocol
 import Foundation
+import Synchronization
 
 /// How the broker confines the plugins it starts. On iOS an extension cannot read another app's memory, environment
 /// or files, and a shield configuration or report extension has no network; here a plugin is a process of the same
@@ -110,27 +111,47 @@ public enum PluginSandbox {
             return arguments
         }
 
-        /// Folders the plugin's program is read from: the executable's folder, the folders of arguments that name
-        /// files (a script and the modules beside it), and the libraries the executable is linked to find (its
-        /// RUNPATH: the Swift runtime of a debug build). The system's own folders are there already.
-        var programFolders: [String] {
-            var folders: [String] = []
-            func add(_ folder: String) {
-                let standard = URL(fileURLWithPath: folder).standardizedFileURL.path
-                guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard),
-                      FileManager.default.fileExists(atPath: standard) else { return }
-                folders.append(standard)
-            }
-            // The folder the program is run from (its own symbolic links resolved) and the one its file is in.
-            add(URL(fileURLWithPath: spec.executable).deletingLastPathComponent().resolvingSymlinksInPath().path)
-            let executable = URL(fileURLWithPath: spec.executable).resolvingSymlinksInPath()
-            add(executable.deletingLastPathComponent().path)
-            for argument in spec.arguments where argument.hasPrefix("/") && FileManager.default.fileExists(atPath: argument) {
-                add(URL(fileURLWithPath: argument).deletingLastPathComponent().path)
-            }
-            for folder in ELFRunPath.folders(of: executable.path) { add(folder) }
-            return folders
+        var programFolders: [String] { PluginSandbox.programFolders(executable: spec.executable, arguments: spec.arguments) }
+    }
+
+    /// Each program's folders (`findProgramFolders`), kept for the process's life: they depend only on the program's
+    /// files, and reading an executable's RUNPATH and resolving its links is most of a sandbox's plan.
+    private static let programFolderCache = Mutex<[String: [String]]>([:])
+
+    /// Finds the folders of each program (its executable and arguments) and keeps them for this process: explore's
+    /// broker template does so before it forks the days, so that no day reads them again.
+    public static func findProgramFolders(_ programs: [(executable: String, arguments: [String])]) {
+        for program in programs { _ = programFolders(executable: program.executable, arguments: program.arguments) }
+    }
+
+    /// Folders a plugin's program is read from: the executable's folder, the folders of arguments that name files (a
+    /// script and the modules beside it), and the libraries the executable is linked to find (its RUNPATH: the Swift
+    /// runtime of a debug build). The system's own folders are there already. Found once per process and program.
+    static func programFolders(executable: String, arguments: [String]) -> [String] {
+        let key = ([executable] + arguments).joined(separator: "\u{0}")
+        if let found = programFolderCache.withLock({ $0[key] }) { return found }
+        let folders = readProgramFolders(executable: executable, arguments: arguments)
+        programFolderCache.withLock { $0[key] = folders }
+        return folders
+    }
+
+    private static func readProgramFolders(executable path: String, arguments: [String]) -> [String] {
+        var folders: [String] = []
+        func add(_ folder: String) {
+            let standard = URL(fileURLWithPath: folder).standardizedFileURL.path
+            guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard),
+                  FileManager.default.fileExists(atPath: standard) else { return }
+            folders.append(standard)
         }
+        // The folder the program is run from (its own symbolic links resolved) and the one its file is in.
+        add(URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().path)
+        let executable = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        add(executable.deletingLastPathComponent().path)
+        for argument in arguments where argument.hasPrefix("/") && FileManager.default.fileExists(atPath: argument) {
+            add(URL(fileURLWithPath: argument).deletingLastPathComponent().path)
+        }
+        for folder in ELFRunPath.folders(of: executable.path) { add(folder) }
+        return folders
     }
 
     /// A sandboxed plugin's exit as a wait status: bwrap exits with 128 + the signal that ended the plugin, which is

@@ -147,10 +147,19 @@ public final class SQLiteConnection {
     /// of a small statement). The statement is reset when `body` returns, so no read stays open between uses; `body`
     /// must not keep it. A use of the same SQL inside `body` compiles a statement of its own.
     public func withStatement<T>(_ sql: String, bindings: [SQLiteValue] = [], _ body: (Statement) throws -> T) throws -> T {
-        let statement = try kept.removeValue(forKey: sql) ?? prepare(sql, keptByConnection: true)
+        // One look-up by the SQL text per use (hashing it is a noticeable part of a small statement's run): the kept
+        // statement is marked busy while `body` runs instead of being taken out and put back.
+        let held = kept[sql], statement: Statement
+        if let held, !held.isInUse {
+            statement = held
+        } else {
+            statement = try prepare(sql, keptByConnection: true)
+            if held == nil { kept[sql] = statement }
+        }
+        statement.isInUse = true
         defer {
             statement.reset()
-            kept[sql] = statement
+            statement.isInUse = false
         }
         try statement.bind(bindings)
         return try body(statement)

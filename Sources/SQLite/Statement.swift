@@ -18,6 +18,8 @@ public final class Statement {
     private let owner: SQLiteConnection?
     /// Whether `step` ran since the last reset; only a statement that has produced nothing can be retried.
     private var hasStepped = false
+    /// Whether a `withStatement` body is running with it (a nested use of the same SQL then compiles its own).
+    var isInUse = false
 
     init(handle: OpaquePointer, connection: SQLiteConnection, keptByConnection: Bool) {
         self.handle = handle

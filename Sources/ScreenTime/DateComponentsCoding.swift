@@ -124,6 +124,17 @@ enum CompactDateComponents {
     }
 }
 
+extension DateComponents {
+    /// Sets the field the compact form names `name` (`year` … `second`) as `CompactDateComponents.decode` does; false
+    /// for any other name (the time zone included), which is left to the decoder. For readers of the compact form
+    /// that do not go through `Codable`.
+    public mutating func setCompactField(_ name: String, to value: Int) -> Bool {
+        guard let component = ScheduleComponent(rawValue: name) else { return false }
+        component.set(value, in: &self)
+        return true
+    }
+}
+
 extension KeyedEncodingContainer {
     /// Encodes DateComponents in the compact form.
     mutating func encodeCompact(_ components: DateComponents, forKey key: Key) throws {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Broker
 import Configuration
 import CProcessControl
 import Explore
@@ -64,11 +65,15 @@ extension ShieldBus {
         /// First uses every day makes, made once here so that each child finds them done (the runtime's metadata and
         /// conformance look-ups, Foundation's time-zone data): ArgumentParser's reading of `run`'s options, and a
         /// generated day of each profile read as a scenario and judged by the products' promises, as a day's broker
-        /// reads and judges its own. Nothing here opens a file that stays open or starts a thread.
+        /// reads and judges its own; and the folders each plugin's sandbox shows of its program
+        /// (`PluginSandbox.findProgramFolders`). Nothing here opens a file that stays open or starts a thread.
         static func warm(_ loaded: LoadedConfiguration) {
             _ = try? Run.parse(["--config", loaded.path, "--scenario", "day.yml", "--journal", "journal.jsonl", "--runtime-dir", "run",
                                 "--state-dir", "state", "--quiet"])
             let (configuration, catalog) = (loaded.configuration, loaded.catalog)
+            PluginSandbox.findProgramFolders(configuration.plugins.compactMap { declaration in
+                (try? DefaultFiles.executablePath(declaration.executable, for: declaration.name)).map { ($0, declaration.arguments) }
+            })
             guard let zone = TimeZone(identifier: configuration.timeZone) else { return }
             let generator = DayGenerator(surface: ProductSurface(configuration: configuration, catalog: catalog))
             let habits = OfferedHabits(configuration: configuration, catalog: catalog)

@@ -261,10 +261,29 @@ public final class PluginRuntime: @unchecked Sendable {
 
     /// Sends a request (a `.request` topic) and waits for its reply; events arriving meanwhile are kept for later.
     public func call<Request: Encodable, Value: Codable & Hashable>(_ topic: String, _ request: Request, expecting: Value.Type) throws -> Value {
-        let reply = try callRaw(topic, body: DeviceAPICoding.encode(request))
+        try call(topic, body: DeviceAPICoding.encode(request)) { try DeviceAPICoding.decode(DeviceReply<Value>.self, from: $0) }
+    }
+
+    /// The same, the reply read with the bus's JSON reader (`JSONReadableReply`; `JSONDecoder` for any other form).
+    public func call<Request: Encodable, Value: JSONReadableReply>(_ topic: String, _ request: Request, expecting: Value.Type) throws -> Value {
+        try call(topic, body: DeviceAPICoding.encode(request), reading: Self.readReply)
+    }
+
+    /// The same, the request written with the bus's JSON writer too (`JSONWritableRequest`).
+    public func call<Request: JSONWritableRequest, Value: JSONReadableReply>(_ topic: String, _ request: Request, expecting: Value.Type) throws -> Value {
+        try call(topic, body: request.requestBody, reading: Self.readReply)
+    }
+
+    private static func readReply<Value: JSONReadableReply>(_ body: [UInt8]) throws -> DeviceReply<Value> {
+        if let json = try? JSONValue(parsing: body), let reply = DeviceReply<Value>(body: json) { return reply }
+        return try DeviceAPICoding.decode(DeviceReply<Value>.self, from: body)
+    }
+
+    private func call<Value>(_ topic: String, body: [UInt8], reading read: ([UInt8]) throws -> DeviceReply<Value>) throws -> Value {
+        let reply = try callRaw(topic, body: body)
         let decoded: DeviceReply<Value>
         do {
-            decoded = try DeviceAPICoding.decode(DeviceReply<Value>.self, from: reply.body)
+            decoded = try read(reply.body)
         } catch {
             throw PluginError.device(DeviceError(code: "malformed-reply", message: "the reply to \(topic) does not decode: \(error)"))
         }

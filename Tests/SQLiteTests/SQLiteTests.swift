@@ -18,6 +18,49 @@ final class SQLiteTests: XCTestCase {
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
+    /// `withStatement` keeps one compiled statement per SQL text: the same object at every use, reset between uses
+    /// (a read left half-stepped is not resumed), usable again after a body that threw, and a use of the same SQL
+    /// inside the body gets a statement of its own, without disturbing the outer one's rows.
+    func testKeptStatementsAreReusedResetAndNestedSafely() throws {
+        let db = try SQLiteConnection(path: ":memory:")
+        try db.execute("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1), (2), (3)")
+        let sql = "SELECT n FROM t WHERE n >= ? ORDER BY n"
+        let first = try db.withStatement(sql, bindings: [.integer(1)]) { statement -> ObjectIdentifier in
+            XCTAssertTrue(try statement.step())
+            XCTAssertEqual(try statement.int64(at: 0), 1)
+            return ObjectIdentifier(statement)
+        }
+        let again = try db.withStatement(sql, bindings: [.integer(2)]) { statement -> ObjectIdentifier in
+            XCTAssertTrue(try statement.step())
+            XCTAssertEqual(try statement.int64(at: 0), 2, "reset and bound afresh, not resumed")
+            return ObjectIdentifier(statement)
+        }
+        XCTAssertEqual(first, again)
+        struct Failure: Error {}
+        XCTAssertThrowsError(try db.withStatement(sql, bindings: [.integer(3)]) { statement -> Void in
+            _ = try statement.step()
+            throw Failure()
+        })
+        let nested = try db.withStatement(sql, bindings: [.integer(1)]) { outer -> [Int64] in
+            XCTAssertTrue(try outer.step())
+            let inner = try db.withStatement(sql, bindings: [.integer(3)]) { inner -> (ObjectIdentifier, Int64?) in
+                XCTAssertTrue(try inner.step())
+                return (ObjectIdentifier(inner), try inner.int64(at: 0))
+            }
+            XCTAssertNotEqual(inner.0, ObjectIdentifier(outer))
+            XCTAssertEqual(inner.1, 3)
+            var rows = [try outer.int64(at: 0) ?? -1]
+            while try outer.step() { rows.append(try outer.int64(at: 0) ?? -1) }
+            return rows
+        }
+        XCTAssertEqual(nested, [1, 2, 3])
+        let afterwards = try db.withStatement(sql, bindings: [.integer(1)]) { statement -> ObjectIdentifier in
+            XCTAssertTrue(try statement.step())
+            return ObjectIdentifier(statement)
+        }
+        XCTAssertEqual(afterwards, first, "the kept statement, not the nested one, stays kept")
+    }
+
     func testTypedBindAndColumnRoundTrip() throws {
         let db = try SQLiteConnection(path: ":memory:")
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n)")

@@ -39,6 +39,7 @@ final class PluginAdministration: BrokerService {
         case .running where plugin.restartAfterBye != nil: return "relaunching"
         case .running: return "running"
         case .backingOff: return "restarting"
+        case .waitingForStorage: return "waiting-for-storage"
         case .failed: return "failed"
         case .stopped: return "stopped"
         }

@@ -114,25 +114,31 @@ public enum PluginSandbox {
         var programFolders: [String] { PluginSandbox.programFolders(executable: spec.executable, arguments: spec.arguments) }
     }
 
-    /// Each program's folders (`findProgramFolders`), kept for the process's life: they depend only on the program's
-    /// files, and reading an executable's RUNPATH and resolving its links is most of a sandbox's plan.
+    /// The programs' folders explore's broker template found (`findProgramFolders`) for the days it forks: reading an
+    /// executable's RUNPATH and resolving its links is most of a sandbox's plan. Only an explore run keeps them — its
+    /// programs are the ones it started with; a running device reads them at each start, so that a program rebuilt or
+    /// re-linked before a restart is seen.
     private static let programFolderCache = Mutex<[String: [String]]>([:])
 
-    /// Finds the folders of each program (its executable and arguments) and keeps them for this process: explore's
-    /// broker template does so before it forks the days, so that no day reads them again.
+    /// Finds the folders of each program (its executable and arguments) and keeps them for this process's children:
+    /// explore's broker template does so before it forks the days, so that no day reads them again.
     public static func findProgramFolders(_ programs: [(executable: String, arguments: [String])]) {
-        for program in programs { _ = programFolders(executable: program.executable, arguments: program.arguments) }
+        for program in programs {
+            let folders = readProgramFolders(executable: program.executable, arguments: program.arguments)
+            programFolderCache.withLock { $0[cacheKey(program.executable, program.arguments)] = folders }
+        }
     }
 
     /// Folders a plugin's program is read from: the executable's folder, the folders of arguments that name files (a
     /// script and the modules beside it), and the libraries the executable is linked to find (its RUNPATH: the Swift
-    /// runtime of a debug build). The system's own folders are there already. Found once per process and program.
+    /// runtime of a debug build). The system's own folders are there already.
     static func programFolders(executable: String, arguments: [String]) -> [String] {
-        let key = ([executable] + arguments).joined(separator: "\u{0}")
-        if let found = programFolderCache.withLock({ $0[key] }) { return found }
-        let folders = readProgramFolders(executable: executable, arguments: arguments)
-        programFolderCache.withLock { $0[key] = folders }
-        return folders
+        if let found = programFolderCache.withLock({ $0[cacheKey(executable, arguments)] }) { return found }
+        return readProgramFolders(executable: executable, arguments: arguments)
+    }
+
+    private static func cacheKey(_ executable: String, _ arguments: [String]) -> String {
+        ([executable] + arguments).joined(separator: "\u{0}")
     }
 
     private static func readProgramFolders(executable path: String, arguments: [String]) -> [String] {

@@ -18,6 +18,9 @@ final class PluginSupervisor {
         case backingOff(until: Int64)
         /// Given up: crashed too often.
         case failed(String)
+        /// Its storage could not be used (a full disk): tried again at this monotonic time, and meanwhile out of
+        /// action — the bus goes on without it, as without a plugin given up on, rather than waiting for the disk.
+        case waitingForStorage(until: Int64, why: String)
         case stopped
     }
 
@@ -84,7 +87,7 @@ final class PluginSupervisor {
         /// Given up on, or waiting to restart: no process runs for it now.
         var isFailedOrBackingOff: Bool {
             switch state {
-            case .failed, .backingOff: return true
+            case .failed, .backingOff, .waitingForStorage: return true
             case .running, .stopped: return false
             }
         }
@@ -93,7 +96,7 @@ final class PluginSupervisor {
         var isRunning: Bool {
             switch state {
             case .running, .backingOff: return true
-            case .failed, .stopped: return false
+            case .failed, .stopped, .waitingForStorage: return false
             }
         }
 
@@ -103,6 +106,7 @@ final class PluginSupervisor {
             switch state {
             case .failed(let why): return "failed for good: \(why)"
             case .stopped: return "stopped" + (lastExit.map { " (\($0))" } ?? "")
+            case .waitingForStorage(_, let why): return "waiting for its storage: \(why)"
             case .running, .backingOff: return nil
             }
         }
@@ -172,9 +176,14 @@ final class PluginSupervisor {
     /// broker asks after every acknowledgement, and building a set of names each time was 3% of its CPU.
     var runningPlugins: LazyFilterSequence<[Plugin]> { plugins.lazy.filter(\.isRunning) }
 
-    /// Plugins `bus.ready` waits for: all but those given up on.
+    /// Plugins `bus.ready` waits for: all but those given up on or waiting for their storage.
     var expectedPluginNames: Set<String> {
-        Set(plugins.filter { if case .failed = $0.state { return false } else { return true } }.map(\.spec.name))
+        Set(plugins.filter {
+            switch $0.state {
+            case .failed, .waitingForStorage: return false
+            case .running, .backingOff, .stopped: return true
+            }
+        }.map(\.spec.name))
     }
 
     func startAll() {
@@ -324,7 +333,7 @@ final class PluginSupervisor {
         } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
             giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
         } else if ChildProcess.exitStatus(status) == Self.storageUnavailableStatus && plugin.spec.restart != .never {
-            waitForStorage(plugin, reason: failure)
+            return waitForStorage(plugin, reason: failure)
         } else {
             switch plugin.spec.restart {
             case .never:
@@ -335,6 +344,7 @@ final class PluginSupervisor {
                 recordFailure(plugin, reason: failure)
             }
         }
+        plugin.storageWaits = 0  // a wait for storage ended some other way: the next one is said again
     }
 
     /// Marks `plugin` failed: it is not started again, and everything else goes on.
@@ -399,16 +409,17 @@ final class PluginSupervisor {
     }
 
     /// A plugin that could not use its storage (a full or read-only disk): started again, backing off as after a
-    /// crash, for as long as it takes — not a crash loop, since only the machine can end the wait. Logged when the
-    /// wait begins; `status` shows the plugin restarting with the reason.
+    /// crash, for as long as it takes — not a crash loop, since only the machine can end the wait. Meanwhile it is
+    /// out of action and the bus goes on without it. Logged when the wait begins; `status` shows it waiting, with why.
     private func waitForStorage(_ plugin: Plugin, reason: String) {
         let now = monotonicMilliseconds()
         if plugin.storageWaits == 0 {
             logger.warning("plugin cannot use its storage; starting it again until it can", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(reason)"])
+            onLifecycle?(plugin.spec.name, "waiting-for-storage", ["reason": .string(reason)])
         }
         let backoff = min(Self.initialBackoffMilliseconds << min(plugin.storageWaits, 10), Self.maximumBackoffMilliseconds)
         plugin.storageWaits += 1
-        plugin.state = .backingOff(until: now + backoff)
+        plugin.state = .waitingForStorage(until: now + backoff, why: reason)
     }
 
     /// Restarts plugins whose backoff has passed.
@@ -417,9 +428,13 @@ final class PluginSupervisor {
         for plugin in plugins {
             // A clean exit whose goodbye never came (the program exited without one): started again all the same.
             if let waiting = plugin.restartAfterBye, now - waiting.since >= Self.byeWaitMilliseconds { start(plugin, announce: false) }
-            if case .backingOff(let until) = plugin.state, until <= now {
+            switch plugin.state {
+            case .backingOff(let until), .waitingForStorage(let until, _):
+                guard until <= now else { continue }
                 plugin.restarts += 1
                 start(plugin)
+            case .running, .failed, .stopped:
+                continue
             }
         }
     }
@@ -428,7 +443,10 @@ final class PluginSupervisor {
     var nextRestartDue: Int64? {
         plugins.compactMap { plugin in
             if let waiting = plugin.restartAfterBye { return waiting.since + Self.byeWaitMilliseconds }
-            if case .backingOff(let until) = plugin.state { return until } else { return nil }
+            switch plugin.state {
+            case .backingOff(let until), .waitingForStorage(let until, _): return until
+            case .running, .failed, .stopped: return nil
+            }
         }.min()
     }
 
@@ -508,6 +526,7 @@ final class PluginSupervisor {
         let plugins = candidates.filter { $0.pid != nil || $0.restartAfterBye != nil }
         for plugin in candidates where revivingFailed && plugin.pid == nil && plugin.isFailedOrBackingOff {
             plugin.recentFailures = []
+            plugin.storageWaits = 0
             helloTimeouts[plugin.spec.name] = nil
             plugin.restarts += 1
             logger.notice("starting a plugin again", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(reason)", "was": "\(plugin.state)"])

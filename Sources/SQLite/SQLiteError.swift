@@ -45,12 +45,25 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     /// True when SQLite found the database file damaged (`SQLITE_CORRUPT`).
     public var isCorrupt: Bool { code == SQLITE_CORRUPT }
 
-    /// True when the storage, not the database, refused: a full disk, an I/O error (a shared-memory file that cannot
-    /// grow on a full disk is one), a read-only file system, a lock held past the timeout, no memory. The same
-    /// operation may succeed once the machine has room or the other connection is done.
+    /// True when the storage, not the database, refused: a full disk, a write or shared-memory file that could not be
+    /// made or grown (as on a full disk), a read-only file system, another connection's lock held past the timeout.
+    /// The same operation may succeed, unchanged, once the machine has room or the other connection is done. A
+    /// damaged file, a database moved away, a lock conflict within one connection are not: they come back every time.
     public var isStorageUnavailable: Bool {
-        [SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_BUSY, SQLITE_LOCKED, SQLITE_NOMEM].contains(code)
+        switch code {
+        case SQLITE_FULL, SQLITE_BUSY: return true
+        case SQLITE_IOERR: return Self.ioErrorsOfStorage.contains(extendedCode >> 8)
+        case SQLITE_READONLY: return Self.readOnlyOfStorage.contains(extendedCode >> 8)
+        default: return false
+        }
     }
+
+    /// `SQLITE_IOERR_`'s subcodes (sqlite3.h; its macros are not imported) that a full or failing disk gives: WRITE,
+    /// FSYNC, DIR_FSYNC, TRUNCATE, SHMOPEN, SHMSIZE, SHMMAP.
+    private static let ioErrorsOfStorage: Set<Int32> = [3, 4, 5, 6, 18, 19, 21]
+    /// `SQLITE_READONLY` itself and the subcodes a read-only file system gives: RECOVERY, CANTLOCK, ROLLBACK, CANTINIT
+    /// (not DBMOVED or DIRECTORY, which a remount does not mend).
+    private static let readOnlyOfStorage: Set<Int32> = [0, 1, 2, 3, 5]
 
     public var description: String {
         switch self {

@@ -57,7 +57,7 @@ enum PluginAppGroup {
             let opened = try SharedDefaults(suiteName: group, container: container())
             return opened.restartLoss.map { ("UserDefaults(suiteName: \"\(group)\")", $0) }
         } catch let error as AppGroupStoreError where error.isStorageUnavailable {
-            throw PluginError.storageUnavailable("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened now: \(error); the broker starts the plugin again until it can")
+            throw PluginError.storageUnavailable("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened now: \(error)")
         } catch let error as AppGroupStoreError {
             throw PluginError.configuration("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened: \(error)")
         }

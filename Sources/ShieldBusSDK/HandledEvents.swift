@@ -36,9 +36,15 @@ final class HandledEvents {
     /// The record of a supervised plugin, or nil for a plugin without a state folder (run by hand).
     static func forSupervisedPlugin(named name: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HandledEvents? {
         guard environment["SHIELDBUS_SUPERVISED"] == "1", let state = environment["SHIELDBUS_STATE_DIR"], !state.isEmpty else { return nil }
-        let folder = state + "/" + StateFolder.pluginCursors
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return try HandledEvents(path: folder + "/\(name).sqlite")
+        let folder = state + "/" + StateFolder.pluginCursors, path = folder + "/\(name).sqlite"
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return try HandledEvents(path: path)
+        } catch let error as SQLiteError where error.isStorageUnavailable {
+            throw PluginError.storageUnavailable("the record of the events this plugin handled (\(path)) cannot be opened now: \(error)")
+        } catch let error as CocoaError where [.fileWriteOutOfSpace, .fileWriteVolumeReadOnly].contains(error.code) {
+            throw PluginError.storageUnavailable("the folder of the plugins' records of handled events (\(folder)) cannot be made now: \(error.localizedDescription)")
+        }
     }
 
     init(path: String) throws {

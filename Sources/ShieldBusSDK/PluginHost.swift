@@ -1,8 +1,6 @@
-import AppGroupStore
 import BusClient
 import BusProtocol
 import Foundation
-import SQLite
 
 /// Anything `PluginHost.run` can host: it says which role it plays, what it listens to, and handles events.
 public protocol BusComponent: AnyObject {
@@ -93,7 +91,8 @@ public enum PluginExitStatus {
     public static let configurationError: Int32 = 78
     /// sysexits' EX_TEMPFAIL: the plugin's storage cannot be used now (a full or read-only disk, a store held past
     /// the busy timeout); the broker starts it again, backing off to 5 s, for as long as it takes, without counting
-    /// the exits towards a crash loop: waiting for room is not crashing.
+    /// the exits towards a crash loop: waiting for room is not crashing. The SDK exits so when its own stores (the
+    /// app group, the record of handled events) cannot be opened at start; a plugin's own databases are its to judge.
     public static let storageUnavailable: Int32 = 75
     /// Anything else that went wrong: the broker restarts the plugin by its restart policy.
     public static let failure: Int32 = 1
@@ -106,8 +105,6 @@ public enum PluginExitStatus {
         switch error {
         case PluginError.configuration: return configurationError
         case PluginError.storageUnavailable: return storageUnavailable
-        case let error as SQLiteError where error.isStorageUnavailable: return storageUnavailable
-        case let error as AppGroupStoreError where error.isStorageUnavailable: return storageUnavailable
         case BusClientError.refused(let report) where permanentRefusals.contains(report.code): return configurationError
         default: return failure
         }

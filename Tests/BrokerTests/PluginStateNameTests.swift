@@ -14,4 +14,15 @@ final class PluginStateNameTests: XCTestCase {
         plugin.state = .failed("gone")
         XCTAssertEqual(PluginAdministration.stateName(plugin), "failed")
     }
+
+    /// A plugin whose start found its storage unusable waits for it out of action: the bus does not wait for it, and
+    /// an action meant for it is answered naming it.
+    func testAPluginWaitingForItsStorageIsOutOfAction() {
+        let plugin = PluginSupervisor.Plugin(spec: PluginSpec(name: "monitor", executable: "/bin/true", role: .monitor))
+        plugin.state = .waitingForStorage(until: 0, why: "the disk is full")
+        XCTAssertEqual(PluginAdministration.stateName(plugin), "waiting-for-storage")
+        XCTAssertFalse(plugin.isRunning, "the bus goes on without it")
+        XCTAssertEqual(plugin.outOfAction, "waiting for its storage: the disk is full")
+        XCTAssertTrue(plugin.isFailedOrBackingOff, "a device restart starts it afresh")
+    }
 }

@@ -112,13 +112,19 @@ function apply(model, event) {
     case "notification.tapped":
       model.notifications = model.notifications.filter((n) => n.id !== body.id);
       break;
-    case "plugin.started": plugin(model, body.name).restarts = body.restarts ?? 0; plugin(model, body.name).state = "starting"; break;
-    case "plugin.up": plugin(model, body.name).state = "running"; break;
-    case "plugin.down": plugin(model, body.name).state = "down"; break;
-    case "plugin.exited": plugin(model, body.name).state = "restarting"; break;
-    case "plugin.failed": plugin(model, body.name).state = "failed"; break;
+    // A plugin waiting for its storage is started and exits again until it says hello: it stays shown waiting.
+    case "plugin.started": plugin(model, body.name).restarts = body.restarts ?? 0; plugin(model, body.name).state = waitingOr(model, body.name, "starting"); break;
+    case "plugin.up": plugin(model, body.name).waiting = false; plugin(model, body.name).state = "running"; break;
+    case "plugin.down": plugin(model, body.name).state = waitingOr(model, body.name, "down"); break;
+    case "plugin.exited": plugin(model, body.name).state = waitingOr(model, body.name, "restarting"); break;
+    case "plugin.waiting-for-storage": plugin(model, body.name).waiting = true; plugin(model, body.name).state = "waiting-for-storage"; break;
+    case "plugin.failed": plugin(model, body.name).waiting = false; plugin(model, body.name).state = "failed"; break;
   }
   if (event.schedules) model.schedules = event.schedules;
+}
+
+function waitingOr(model, name, state) {
+  return plugin(model, name).waiting ? "waiting-for-storage" : state;
 }
 
 function plugin(model, name) {

@@ -128,6 +128,8 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
         func cut() {
             transport?.disconnect(identity)
         }
+
+        var isCut: Bool { transport?.isGone(identity) ?? false }
     }
 
     /// Waits at most `timeoutMilliseconds` until the broker has sent `peer` something: the whole time once the
@@ -140,6 +142,11 @@ final class InMemoryTransport: BusTransport, @unchecked Sendable {
             }
             return !sent[peer, default: []].isEmpty
         }
+    }
+
+    /// Whether `peer`'s end was closed or cut.
+    private func isGone(_ peer: [UInt8]) -> Bool {
+        condition.withLock { gone.contains(peer) }
     }
 
     private func disconnect(_ peer: [UInt8]) {

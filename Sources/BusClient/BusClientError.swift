@@ -13,6 +13,9 @@ public enum BusClientError: Error, CustomStringConvertible {
     case protocolViolation(BusProtocolError)
     /// The broker said goodbye.
     case brokerLeft(reason: String)
+    /// The connection was cut from another thread (`BusConnection.cut`: a plugin hosted in a test's process was
+    /// killed) while it waited for the broker.
+    case cut(endpoint: String)
     case transport(ZMQError)
     /// The bus socket or a key file exists but this user may not use it (another user's broker).
     case permissionDenied(path: String)
@@ -31,6 +34,8 @@ public enum BusClientError: Error, CustomStringConvertible {
             return "the broker sent a message this client cannot read: \(error)"
         case let .brokerLeft(reason):
             return "the broker left: \(reason)"
+        case let .cut(endpoint):
+            return "the connection to \(endpoint) was cut (the plugin was killed): nothing more reaches the broker"
         case let .transport(error):
             return "bus transport error: \(error)"
         case let .permissionDenied(path):

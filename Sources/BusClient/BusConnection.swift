@@ -120,7 +120,11 @@ public final class BusConnection {
         while welcome == nil || awaitingWelcome {
             let remaining = deadline - monotonicMilliseconds()
             guard remaining > 0 else { throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds) }
-            guard let message = try nextMessage(timeoutMilliseconds: Int(remaining)) else { continue }
+            guard let message = try nextMessage(timeoutMilliseconds: Int(remaining)) else {
+                // Cut (its hosted plugin killed): the welcome can never come, and a wait on a cut end ends at once.
+                if isCut { throw BusClientError.cut(endpoint: endpoint) }
+                continue
+            }
             switch message {
             case .error(let report): throw BusClientError.refused(report)
             case .bye(let reason): throw BusClientError.brokerLeft(reason: reason)
@@ -162,8 +166,9 @@ public final class BusConnection {
                 }
             }
             now = monotonicMilliseconds()
-            // A signal (a stop request) ends the wait early, so the caller sees its flag now, not at the deadline.
-            if now >= deadline || waitWasInterrupted { return nil }
+            // A signal (a stop request) ends the wait early, so the caller sees its flag now, not at the deadline;
+            // so does a cut, after which nothing comes.
+            if now >= deadline || waitWasInterrupted || isCut { return nil }
         }
     }
 
@@ -207,6 +212,9 @@ public final class BusConnection {
     /// Cuts the connection at once, from any thread, as a killed process's socket is cut, when its transport can
     /// (`ClientTransport.cut`): tests that host plugins in their process kill them so.
     public func cut() { transport.cut() }
+
+    /// Whether the connection was cut (`cut`) or closed: nothing more comes on it. Safe from any thread.
+    public var isCut: Bool { transport.isCut }
 
     // MARK: Internals
 

@@ -20,6 +20,9 @@ public protocol ClientTransport: AnyObject {
     /// on reaches the broker, nothing more from it is received, and a wait ends. Only an in-memory end can (a
     /// libzmq socket is its thread's alone): the product's transport does nothing.
     func cut()
+    /// Whether the connection was cut (`cut`), read from any thread: nothing will come on it again, so a wait on it
+    /// is pointless.
+    var isCut: Bool { get }
 }
 
 /// The product's client transport: a DEALER socket in a context of its own (terminating it on close flushes the
@@ -55,6 +58,8 @@ final class ZeroMQClientTransport: ClientTransport {
     }
 
     func cut() {}
+
+    var isCut: Bool { false }
 }
 
 /// In-memory endpoints (`memory://…`) of brokers running in this process, for tests only: the product's plugins are

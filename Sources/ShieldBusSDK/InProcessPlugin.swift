@@ -87,8 +87,9 @@ public final class InProcessPlugin: @unchecked Sendable {
 
     /// Ends the plugin as SIGKILL ends a process, as far as a thread can be: its connection to an in-memory broker
     /// is cut at once — nothing it sends from now on arrives, its goodbye included, and nothing more reaches it —
-    /// and its loop is asked to stop. Code it is running goes on until it next waits on the bus (a thread cannot
-    /// be stopped mid-instruction), but nothing it does reaches the broker. Over libzmq, whose socket is its
+    /// and its loop is asked to stop. Code it is running goes on until it next waits on the bus or for a completion
+    /// handler (a thread cannot be stopped mid-instruction): that wait, its connect's included, ends at once, and
+    /// nothing it does reaches the broker. Over libzmq, whose socket is its
     /// thread's alone, the connection cannot be cut from here: the plugin is asked to stop, and says goodbye.
     public func kill() {
         let runtime = state.withValue { $0.killed = true; $0.stopRequested = true; return $0.runtime }
@@ -103,8 +104,13 @@ public final class InProcessPlugin: @unchecked Sendable {
     @discardableResult
     public func stop(timeoutSeconds: Double = 10) -> Bool {
         requestStop()
+        return awaitEnd(timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Waits at most `timeoutSeconds` for its loop to end, without asking it to (after `kill`, say). Whether it ended.
+    public func awaitEnd(timeoutSeconds: Double) -> Bool {
         guard ended.wait(timeout: .now() + timeoutSeconds) == .success else { return false }
-        ended.signal()  // a second stop finds it ended too
+        ended.signal()  // a second wait finds it ended too
         return true
     }
 }

@@ -78,8 +78,13 @@ public final class PluginRuntime: @unchecked Sendable {
     /// Where `Date()` reads the device clock: the process's, or the plugin thread's own when hosted in a test's process.
     private var deviceClock: DeviceClockBinding
 
-    /// Whether the loop is asked to stop: a signal to the plugin's process, or its host's request.
-    private var isStopRequested: Bool { isHostedInProcess ? hostStop.current : Self.stopRequested != 0 }
+    /// Whether the loop is asked to stop: a signal to the plugin's process, or its host's request — or its host's
+    /// kill, which cuts the connection before it asks, so that the stop never says goodbye.
+    private var isStopRequested: Bool { isHostedInProcess ? hostStop.current || isCutOff : Self.stopRequested != 0 }
+
+    /// Whether a hosted plugin's connection was cut (`InProcessPlugin.kill`): it stands for a killed process, which
+    /// waits on nothing more.
+    var isCutOff: Bool { connection.isCut }
 
     /// Asks a plugin hosted in a test's process to stop: its loop ends within a poll, saying goodbye.
     func requestStop() { hostStop.withValue { $0 = true } }

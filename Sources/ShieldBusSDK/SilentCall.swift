@@ -72,12 +72,14 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
 
     /// The answer, waiting up to `milliseconds` of host time for it while the main queue's work runs (on iOS an
     /// extension's main queue runs; here the plugin's thread is the main thread, so it runs it while it waits).
+    /// A hosted plugin that is killed stops waiting at once, as a killed process would.
     public func wait(milliseconds: Int) -> Value? {
         if let answer { return answer }
+        let runtime = PluginRuntime.current
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
-        while DispatchTime.now().uptimeNanoseconds < deadline {
+        while DispatchTime.now().uptimeNanoseconds < deadline && runtime?.isCutOff != true {
             // A short turn of the main run loop: it runs what was queued on the main queue, then returns.
-            PluginRuntime.current?.runJobs()  // the main queue, and work handed over by other threads
+            runtime?.runJobs()  // the main queue, and work handed over by other threads
             if let answer { return answer }
             usleep(500)  // host time: a scaled device clock must not turn this into a busy wait
             if let answer { return answer }

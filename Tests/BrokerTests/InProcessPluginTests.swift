@@ -69,8 +69,8 @@ final class InProcessPluginTests: XCTestCase {
 
         let started = monotonicMilliseconds()
         killed.kill()
-        while !killed.hasEnded && monotonicMilliseconds() - started < 10_000 { usleep(1_000) }
-        XCTAssertTrue(killed.hasEnded && killed.wasKilled, "the killed plugin's thread ended")
+        XCTAssertTrue(killed.awaitEnd(timeoutSeconds: 10) && killed.wasKilled, "the killed plugin's thread ended")
+        XCTAssertLessThan(monotonicMilliseconds() - started, 2_500, "it ended at once, not when a wait's time was up")
         XCTAssertTrue(stopped.stop(), "the stopped plugin ended")
         try exchange.turnUntilQuiet("the stopped plugin's goodbye taken in") { exchange.broker.sessions.named("shield") == nil }
         XCTAssertNotNil(exchange.broker.sessions.named("app"), "the killed plugin said no goodbye: its session is still the broker's to end")
@@ -83,6 +83,28 @@ final class InProcessPluginTests: XCTestCase {
         let waited = monotonicMilliseconds()
         XCTAssertFalse(try end.waitReadable(timeoutMilliseconds: 10_000).ready)
         XCTAssertLessThan(monotonicMilliseconds() - waited, 2_500, "a wait on a cut end ends at once, not when its 10 s are up")
+    }
+
+    /// "Connected" above means the broker took the plugin's hello; the plugin may still be waiting for its welcome,
+    /// which the cut throws away. Killed then — here always: the broker is not turned before the kill — its connect
+    /// ends at once, as a killed process's does, instead of when its 10 s for a welcome are up.
+    func testAHostedPluginKilledWhileWaitingForItsWelcomeEndsAtOnce() throws {
+        let exchange = try SteppedExchange(.inMemoryThreaded, grants: [ClientGrant(roles: [.app])])
+        defer { exchange.finish() }
+        let killed = InProcessPlugin.start(name: "app", environment: exchange.pluginEnvironment.merging(["SHIELDBUS_PRINCIPAL_CLASS": "SettingUpApp"]) { $1 },
+                                           InProcessPlugins.program)
+        defer { killed.stop() }
+        // Its hello is at the broker, which has not read it: the plugin is waiting for a welcome, or about to.
+        XCTAssertTrue(try exchange.transport.wait(timeoutMilliseconds: 10_000, wakeDescriptor: nil).messagesWaiting, "the plugin said hello")
+
+        let started = monotonicMilliseconds()
+        killed.kill()
+        XCTAssertTrue(killed.awaitEnd(timeoutSeconds: 10) && killed.wasKilled, "the killed plugin's thread ended")
+        XCTAssertLessThan(monotonicMilliseconds() - started, 2_500, "its wait for a welcome ended at once, not when its 10 s were up")
+        guard case .cut? = killed.error as? BusClientError else {
+            return XCTFail("its connect ended because it was cut, not because no welcome came: \(killed.error.map { "\($0)" } ?? "no error")")
+        }
+        try exchange.turnUntilQuiet("its hello taken in") { exchange.broker.sessions.named("app") != nil }
     }
 
     private func deviceDay(over kind: SteppedExchange.Kind) throws -> [UInt8] {

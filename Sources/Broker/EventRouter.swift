@@ -17,8 +17,9 @@ final class EventRouter {
     private let logger: Logger
     /// The receivers of the event being routed; the list's buffer is kept from one event to the next.
     private var recipientsBuffer: [Session] = []
-    /// For each supervised plugin that is not coming back (given up on, or stopped), the last event it subscribed to
-    /// in its last session and so never got: what a tool's input set off that it could not act on.
+    /// For each supervised plugin out of action, the last event it subscribed to in its last session and did not get
+    /// when it came: never (given up on, or stopped), or only once it is back (waiting for its storage, the event kept
+    /// in its mailbox). What a tool's input set off that it could not act on.
     private(set) var lastUnreached: [String: UInt64] = [:]
 
     init(sessions: SessionTable, readiness: Readiness, ledger: DeliveryLedger, turns: TurnQueue, dispatcher: Dispatcher,
@@ -68,6 +69,8 @@ final class EventRouter {
                 lastUnreached[name] = envelope.seq
                 continue
             }
+            // Kept, but not acted on now: a person's action it was for is answered naming it.
+            if readiness.isOutOfActionNow(name) { lastUnreached[name] = envelope.seq }
             if shared == nil { shared = EnvelopeFrame(json) }
             keep(envelope.seq, shared!, for: name)
         }

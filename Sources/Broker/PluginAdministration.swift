@@ -37,6 +37,8 @@ final class PluginAdministration: BrokerService {
         switch plugin.state {
         // A short-lived extension whose run ended waits for that run's goodbye before its next launch: no process runs.
         case .running where plugin.restartAfterBye != nil: return "relaunching"
+        // A try of a plugin waiting for its storage, not yet connected: still waiting, until its hello.
+        case .running where plugin.isWaitingForStorage: return "waiting-for-storage"
         case .running: return "running"
         case .backingOff: return "restarting"
         case .waitingForStorage: return "waiting-for-storage"

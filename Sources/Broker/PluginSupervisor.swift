@@ -100,16 +100,28 @@ final class PluginSupervisor {
             }
         }
 
-        /// Why the plugin acts on nothing until someone starts it again — given up on, or stopped by its policy —
-        /// or nil while it runs or is about to restart (what it misses meanwhile waits in its mailbox).
+        /// Why the plugin acts on nothing now — given up on or stopped by its policy, until someone starts it again,
+        /// or waiting for its storage, until the disk has room — or nil while it runs or is about to restart (what it
+        /// misses meanwhile waits in its mailbox, as it does while it waits for its storage).
         var outOfAction: String? {
             switch state {
             case .failed(let why): return "failed for good: \(why)"
             case .stopped: return "stopped" + (lastExit.map { " (\($0))" } ?? "")
             case .waitingForStorage(_, let why): return "waiting for its storage: \(why)"
+            case .running where storageWaits > 0: return "waiting for its storage: \(lastError ?? "")"
             case .running, .backingOff: return nil
             }
         }
+
+        /// Waiting for its storage: between two tries, or in a try that has not said hello yet.
+        var isWaitingForStorage: Bool {
+            if case .waitingForStorage = state { return true }
+            return state == .running && storageWaits > 0
+        }
+
+        /// A plugin whose next process will get what is kept for it meanwhile: running, about to restart, or waiting
+        /// for its storage.
+        var comesBack: Bool { isRunning || isWaitingForStorage }
     }
 
     /// Failures within this window count towards a crash loop.

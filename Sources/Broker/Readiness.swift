@@ -40,9 +40,15 @@ final class Readiness {
         supervisor.runningPlugins.allSatisfy { sessions.named($0.spec.name) != nil }
     }
 
-    /// Whether a plugin without a session will come back (it is supervised and running or restarting).
+    /// Whether a plugin without a session will come back (it is supervised and running, restarting or waiting for its
+    /// storage).
     func isExpectedBack(_ name: String) -> Bool {
-        sessions.lastSubscriptions(of: name) != nil && supervisor.runningPlugins.contains { $0.spec.name == name }
+        sessions.lastSubscriptions(of: name) != nil && supervisor.plugins.contains { $0.spec.name == name && $0.comesBack }
+    }
+
+    /// Whether a plugin that will come back acts on nothing now (it waits for its storage).
+    func isOutOfActionNow(_ name: String) -> Bool {
+        supervisor.plugin(named: name)?.isWaitingForStorage == true
     }
 
     /// Whether `name`'s session, or its next process, gets events on `topic`.

@@ -566,7 +566,7 @@ public final class PluginRuntime: @unchecked Sendable {
             handleOnce(envelope)
         }
         currentEvent = nil
-        let leftUnhandled = interruption != nil
+        let leftUnhandled = interruption != nil || isCutOff
         interruption = nil
         // Acknowledge after handling, so everything the handler published reached the broker first — by this
         // event's seq and no more: an ack covers every event delivered with a smaller seq, and one still on its
@@ -606,7 +606,8 @@ public final class PluginRuntime: @unchecked Sendable {
         // Its call lost the broker: what it asked for may not have happened. Recorded, the event would be skipped
         // when it comes back (the lost lift); unrecorded, it is handled again from the start, publishing again with
         // the same causes — the broker drops what it already has (docs/protocol.md § 9.1).
-        guard interruption == nil else { return }
+        // A hosted plugin killed meanwhile (its connection cut) ended as a killed process would: before recording.
+        guard interruption == nil, !isCutOff else { return }
         do {
             try handled?.record(envelope.seq, publications: published)
         } catch {

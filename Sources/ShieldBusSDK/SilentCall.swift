@@ -23,6 +23,8 @@ public enum SilentCall {
             FileHandle.standardError.write(Data("\(call) failed: \(message)\n".utf8))
             return
         }
+        // A hosted plugin killed meanwhile says nothing more, as a killed process would: a wait the kill ended is no failure.
+        guard !runtime.isCutOff else { return }
         runtime.logger.error("\(call) failed: \(message)")
         do {
             try runtime.publish(DeviceTopic.callFailed, json: ["call": .string(call), "message": .string(message)])

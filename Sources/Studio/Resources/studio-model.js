@@ -116,7 +116,11 @@ function apply(model, event) {
     case "plugin.started": plugin(model, body.name).restarts = body.restarts ?? 0; plugin(model, body.name).state = waitingOr(model, body.name, "starting"); break;
     case "plugin.up": plugin(model, body.name).waiting = false; plugin(model, body.name).state = "running"; break;
     case "plugin.down": plugin(model, body.name).state = waitingOr(model, body.name, "down"); break;
-    case "plugin.exited": plugin(model, body.name).state = waitingOr(model, body.name, "restarting"); break;
+    case "plugin.exited":
+      // A try that ended otherwise than for want of storage (status 75) ends the wait.
+      if (!/status 75\b/.test(body.how || "")) plugin(model, body.name).waiting = false;
+      plugin(model, body.name).state = waitingOr(model, body.name, "restarting");
+      break;
     case "plugin.waiting-for-storage": plugin(model, body.name).waiting = true; plugin(model, body.name).state = "waiting-for-storage"; break;
     case "plugin.failed": plugin(model, body.name).waiting = false; plugin(model, body.name).state = "failed"; break;
   }

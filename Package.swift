@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
-        .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl"]),
+        .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl", "CDeviceClock"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration", "SQLite"]),
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),

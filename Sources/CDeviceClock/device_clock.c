@@ -5,6 +5,7 @@
 // clocks always stay the host's: timeouts, polls and libzmq's timers measure real time.
 #define _GNU_SOURCE
 #include "device_clock.h"
+#include "device_clock_internal.h"
 #include <dlfcn.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -32,7 +33,7 @@ static clock_gettime_function host_clock_gettime(void) {
     return function;
 }
 
-static int host_gettime(clockid_t id, struct timespec *time) {
+int shieldbus_host_gettime(clockid_t id, struct timespec *time) {
     clock_gettime_function function = host_clock_gettime();
     if (function != NULL) return function(id, time);
     return (int)syscall(SYS_clock_gettime, id, time);
@@ -40,7 +41,7 @@ static int host_gettime(clockid_t id, struct timespec *time) {
 
 static int64_t monotonic_nanoseconds(void) {
     struct timespec now;
-    host_gettime(CLOCK_MONOTONIC, &now);
+    shieldbus_host_gettime(CLOCK_MONOTONIC, &now);
     return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
@@ -76,12 +77,12 @@ void shieldbus_device_clock_clear_thread(void) { thread_is_set = 0; }
 
 int shieldbus_device_clock_thread_is_set(void) { return thread_is_set; }
 
-/// The device clock now, in nanoseconds since 1970 (the thread's own first); false when it is not set.
-static int device_nanoseconds(int64_t *result) {
+int shieldbus_device_nanoseconds(int64_t *result, double *rate_result) {
     if (thread_is_set) {
         int64_t nanoseconds = thread_base_nanoseconds;
         if (thread_base_rate != 0) nanoseconds += (int64_t)((double)(monotonic_nanoseconds() - thread_base_monotonic) * thread_base_rate);
         *result = nanoseconds;
+        if (rate_result != NULL) *rate_result = thread_base_rate;
         return 1;
     }
     if (!atomic_load_explicit(&is_set, memory_order_acquire)) return 0;
@@ -95,13 +96,14 @@ static int device_nanoseconds(int64_t *result) {
         if (atomic_load_explicit(&generation, memory_order_relaxed) != before) continue;
         if (rate != 0) nanoseconds += (int64_t)((double)(monotonic_nanoseconds() - monotonic) * rate);
         *result = nanoseconds;
+        if (rate_result != NULL) *rate_result = rate;
         return 1;
     }
 }
 
 int clock_gettime(clockid_t id, struct timespec *time) {
     int64_t nanoseconds;
-    if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && time != NULL && device_nanoseconds(&nanoseconds)) {
+    if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && time != NULL && shieldbus_device_nanoseconds(&nanoseconds, NULL)) {
         // Floor division: an instant before 1970 keeps tv_nsec in 0..<1e9, as the C library gives it.
         int64_t seconds = nanoseconds / 1000000000, rest = nanoseconds % 1000000000;
         if (rest < 0) { seconds -= 1; rest += 1000000000; }
@@ -109,7 +111,7 @@ int clock_gettime(clockid_t id, struct timespec *time) {
         time->tv_nsec = (long)rest;
         return 0;
     }
-    return host_gettime(id, time);
+    return shieldbus_host_gettime(id, time);
 }
 
 int gettimeofday(struct timeval *restrict time, void *restrict zone) {

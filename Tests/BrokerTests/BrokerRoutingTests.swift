@@ -116,7 +116,6 @@ final class BrokerRoutingTests: XCTestCase {
     }
 
     func readJournal(_ path: String) throws -> [Envelope] {
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        return try text.split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        try JournalLines.read(path)
     }
 }

@@ -85,15 +85,15 @@ final class CommandLineToolTests: XCTestCase {
         let (fromSecond, output) = try tap(["--from", String(seqs[1]), "--count", "3"])
         waitUntil("the tap to connect") { ((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["role"]?.stringValue == "tap" } }
         XCTAssertEqual(try shieldbus(["send", "app.history", #"{"n": 4}"#], runtime: broker.runtime).status, 0)
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let events = try JournalLines.decode(output.fileHandleForReading.readDataToEndOfFile())
         fromSecond.waitUntilExit()
         XCTAssertEqual(fromSecond.terminationStatus, 0)
-        XCTAssertEqual(try lines.map { try WireCodec.decodeEnvelope(Array($0.utf8)).bodyValue["n"]?.intValue }, [2, 3, 4])
+        XCTAssertEqual(events.map { $0.bodyValue["n"]?.intValue }, [2, 3, 4])
         // A span back from now: everything sent in the last hour, from the journal alone.
         let (lastHour, recent) = try tap(["--from", "-1h", "--count", "4"])
-        let all = String(decoding: recent.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let all = try JournalLines.decode(recent.fileHandleForReading.readDataToEndOfFile())
         lastHour.waitUntilExit()
-        XCTAssertEqual(try all.map { try WireCodec.decodeEnvelope(Array($0.utf8)).bodyValue["n"]?.intValue }, [1, 2, 3, 4])
+        XCTAssertEqual(all.map { $0.bodyValue["n"]?.intValue }, [1, 2, 3, 4])
 
         let bad = try shieldbus(["tap", "--from", "yesterday-ish"], runtime: broker.runtime)
         XCTAssertEqual(bad.status, 64, bad.errors)

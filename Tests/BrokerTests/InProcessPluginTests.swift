@@ -8,6 +8,7 @@ import InMemoryRun
 import InProcessPlugins
 import ScreenTime
 import ShieldBusSDK
+import SQLite
 import ShieldBusTestSupport
 import XCTest
 
@@ -105,6 +106,38 @@ final class InProcessPluginTests: XCTestCase {
             return XCTFail("its connect ended because it was cut, not because no welcome came: \(killed.error.map { "\($0)" } ?? "no error")")
         }
         try exchange.turnUntilQuiet("its hello taken in") { exchange.broker.sessions.named("app") != nil }
+    }
+
+    /// A killed hosted plugin ends as a killed process does: its handling of the event in hand, which goes on in its
+    /// thread after the cut, is not recorded, so that its next process handles that event again instead of skipping it
+    /// as done (docs/protocol.md § 9.1). An event handled before the kill is recorded.
+    func testAnEventInHandAtAHostedKillIsNotRecordedAsHandled() throws {
+        let exchange = try SteppedExchange(.inMemoryThreaded, grants: [ClientGrant(roles: [.app, .tool, .tap])])
+        defer { exchange.finish() }
+        let state = TemporaryDirectory(prefix: "sbinhand")
+        let supervised = ["SHIELDBUS_PRINCIPAL_CLASS": "HoldingApp", "SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_STATE_DIR": state.path]
+        let killed = InProcessPlugin.start(name: "app", environment: exchange.pluginEnvironment.merging(supervised) { $1 }, InProcessPlugins.program)
+        defer { killed.stop() }
+        try exchange.turnUntilQuiet("the app connected") { exchange.broker.sessions.named("app") != nil || killed.hasEnded }
+        XCTAssertNil(killed.error.map { "\($0)" })
+        let person = try exchange.join("person", role: .tool, subscriptions: [])
+        let tap = try exchange.join("tap", role: .tap, subscriptions: ["app.hold."])
+
+        try exchange.step(person, .publish(Publish(topic: "app.hold.later", body: [:])), until: "the first event handled") { true }
+        try exchange.step(person, .publish(Publish(topic: "app.hold.begin", body: [:])))
+        XCTAssertEqual(HoldingGate.entered.wait(timeout: .now() + 10), .success, "the app has the event in hand")
+        let handledFirst = try XCTUnwrap(tap.events.first { $0.topic == "app.hold.later" }).seq
+        let inHand = try XCTUnwrap(tap.events.first { $0.topic == "app.hold.begin" }).seq
+
+        killed.kill()
+        HoldingGate.release.signal()
+        XCTAssertTrue(killed.awaitEnd(timeoutSeconds: 10) && killed.wasKilled, "the killed plugin's thread ended")
+        let record = try SQLiteConnection(path: state.path + "/\(StateFolder.pluginCursors)/app.sqlite", flags: .readOnly)
+        func recorded(_ seq: UInt64) throws -> Bool {
+            try record.prepare("SELECT 1 FROM handled WHERE seq = ?", bindings: [.integer(Int64(seq))]).step()
+        }
+        XCTAssertTrue(try recorded(handledFirst), "the event handled before the kill is recorded")
+        XCTAssertFalse(try recorded(inHand), "the event in hand at the kill is not recorded: its next process handles it")
     }
 
     private func deviceDay(over kind: SteppedExchange.Kind) throws -> [UInt8] {

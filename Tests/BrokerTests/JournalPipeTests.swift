@@ -29,8 +29,7 @@ final class JournalPipeTests: XCTestCase {
         tool.close()
         XCTAssertEqual(broker.stop(), 0, broker.log())
         XCTAssertEqual(read.wait(timeout: .now() + 30), .success, "the reader came to the pipe's end")
-        let lines = String(decoding: received.get(), as: UTF8.self).split(separator: "\n")
-        let numbers = lines.compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }.filter { $0.topic == "app.pipe.line" }.compactMap { $0.bodyValue["n"]?.intValue }
+        let numbers = try JournalLines.decode(received.get()).filter { $0.topic == "app.pipe.line" }.compactMap { $0.bodyValue["n"]?.intValue }
         XCTAssertEqual(numbers, Array(0..<50), "every event through the pipe, once, in order")
         XCTAssertFalse(broker.log().contains("cannot write the journal"), broker.log())
     }

@@ -93,11 +93,14 @@ extension CommandLineToolTests {
         return (tap, output, errors)
     }
 
-    /// `topics` published on `broker` by a client named `name`, each with the body `{"n": 1}`.
+    /// `topics` published on `broker` by a client named `name`, each with the body `{"n": 1}`; the client has left when
+    /// this returns.
     func greet(_ broker: BrokerProcess, _ topics: String..., as name: String = "greeter") throws {
         let sender = try broker.connect(name: name, role: .generic, subscriptions: [])
         for topic in topics { try sender.publish(Publish(topic: topic, body: ["n": 1])) }
         sender.close()
+        // Its goodbye taken in, so that the next greeting may use the name again.
+        waitUntil("\(name)'s goodbye taken in") { !((try? broker.status())?["plugins"]?.arrayValue ?? []).contains { $0["name"]?.stringValue == name } }
     }
 
     /// Whether a tap is among `broker`'s clients.

@@ -26,8 +26,7 @@ final class CrashSafetyTests: XCTestCase {
 
     /// The envelopes written so far to a journal file.
     func journal(_ path: String) -> [Envelope] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+        JournalLines.eventsSoFar(atPath: path)
     }
 
     // MARK: Broker SIGKILL

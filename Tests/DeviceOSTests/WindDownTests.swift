@@ -22,7 +22,7 @@ final class WindDownTests: XCTestCase {
         let broker = try BrokerProcess(configuration: text, arguments: ["--no-scenario", "--journal", journal])
         defer { broker.stop() }
         func events() -> [Envelope] {
-            ((try? String(contentsOfFile: journal, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+            JournalLines.eventsSoFar(atPath: journal)
         }
         // Until the night's start at 22:30 (1 h 45 min of bus time at ×300: about 21 wall seconds).
         let minute = Int64(try XCTUnwrap(ISO8601DateFormatter().date(from: "2026-11-23T21:15:00Z")).timeIntervalSince1970 * 1000)

@@ -249,4 +249,30 @@ final class ExtensionCodeTests: XCTestCase {
         XCTAssertEqual(run.events("shield.action.handled").compactMap { $0.bodyValue["response"]?.stringValue }, ["close", "defer"])
         XCTAssertTrue(run.events(DeviceTopic.callFailed).isEmpty, "\(run.events(DeviceTopic.callFailed).map(\.bodyValue))")
     }
+
+    /// Extension code's timed waits — a semaphore, a condition, a wall-clock timer, the OS's answer to a call from
+    /// another thread — take the time they ask for on a device clock years behind the host's or years ahead of it:
+    /// the C library measures their deadlines by the host's clock, and the device clock's lead is taken off them.
+    /// In scaled time, where the device clock runs: a wall-clock timer comes due for Dispatch only as it moves.
+    func testTimedWaitsTakeTheTimeTheyAskForWhateverTheDeviceClockSays() throws {
+        let configuration = Self.configuration().replacingOccurrences(
+            of: "executable: \(BuildProducts.path("fixture-seed-product")), role: action, appGroup: \(Self.group), principalClass: FocusPassAction",
+            with: "executable: \(BuildProducts.path("fixture-wall-clock-product")), role: action, principalClass: TimedWaitsAction")
+        XCTAssertTrue(configuration.contains("TimedWaitsAction"))
+        for start in ["2020-11-23T09:00", "2099-11-23T09:00"] {
+            let scenario = """
+            name: timed-waits
+            start: \(start)
+            end: after 3m
+            steps:
+              - {after: 1m, open: Instagram}
+              - {after: 10s, press: primary}
+
+            """
+            let run = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--clock", "scaled", "--speed", "60"])
+            XCTAssertEqual(run.exitStatus, 0, "\(start): \(run.errors.suffix(1500))")
+            XCTAssertEqual(run.events("shield.action.handled").compactMap { $0.bodyValue["response"]?.stringValue }, ["close"],
+                           "\(start): every wait took its time (the action's log says what each took): \(run.errors.suffix(1500))")
+        }
+    }
 }

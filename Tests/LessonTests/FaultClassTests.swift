@@ -32,8 +32,7 @@ extension FaultTests {
     }
 
     static func decodeJournal(_ path: String) throws -> [Envelope] {
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return try text.split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        try JournalLines.read(path)
     }
 
     // MARK: Stalls

@@ -233,7 +233,7 @@ final class FaultTests: XCTestCase {
 
             let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed) SHIELDBUS_FAULT_DAYS=\(days); crashes before steps \(crashes)"
             XCTAssertEqual(killed.endings, crashes.map { _ in "signal \(SIGKILL)" } + ["exit 0"], "seed \(seed) (\(replay)): \(killed.errors)")
-            let journal = try String(decoding: killed.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let journal = try JournalLines.decode(killed.journal)
             XCTAssertEqual(journal.filter { $0.topic == "bus.started" }.count, crashes.count + 1)
             XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq && $0.time <= $1.time },
                           "seed \(seed): sequence numbers and bus time go on across the crashes")
@@ -283,7 +283,7 @@ final class FaultTests: XCTestCase {
             let killed = try runCrashingBroker(scenario, at: [2], configuration: configuration, work: work)
             let context = "killed after \(minutes) min of use, \(zone): \(killed.errors)"
             XCTAssertEqual(killed.endings, ["signal \(SIGKILL)", "exit 0"], "the resumed run ends cleanly, the invariant held; \(context)")
-            let journal = try String(decoding: killed.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let journal = try JournalLines.decode(killed.journal)
             let start = try XCTUnwrap(journal.first { $0.topic == "bus.started" }, context).time
             let reached = journal.filter { $0.topic == "deviceactivity.event-did-reach-threshold" && $0.bodyValue["event"]?.stringValue == "speed-bump.limit" }
             XCTAssertEqual(reached.count, 1, context)
@@ -314,7 +314,7 @@ final class FaultTests: XCTestCase {
             let run = try runCrashingBroker(scenario, at: [], clock: ["--clock", "scaled", "--speed", "240"], killAfter: kills, work: work)
             let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed); kills \(kills) s after each start"
             XCTAssertEqual(run.endings, ["signal \(SIGKILL)", "signal \(SIGKILL)", "exit 0"], "seed \(seed) (\(replay)): \(run.errors)")
-            let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let journal = try JournalLines.decode(run.journal)
             XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq && $0.time <= $1.time },
                           "seed \(seed): sequence numbers and bus time go on across the kills")
             let played = journal.compactMap { $0.topic == "scenario.step" ? $0.bodyValue["step"]?.intValue : nil }

@@ -74,7 +74,7 @@ extension FaultTests {
                 let run = try runCrashingBroker(scenario, crashing: [[side, DeviceTopic.settingsWriteRequest, "--crash-occurrence", "\(occurrence)"]],
                                                 afterKill: { heldAtKill = try storesHeld(work.file("state")) }, work: work)
                 XCTAssertEqual(run.endings, ["signal \(SIGKILL)", "exit 0"], "\(context): \(run.errors)")
-                let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+                let journal = try JournalLines.decode(run.journal)
                 // The resumed broker's start, up to the first thing a plugin or the scenario does there.
                 let resumedAt = try XCTUnwrap(journal.lastIndex { $0.topic == "bus.started" }, context)
                 let beforeAnyoneActs = journal[resumedAt...].firstIndex { $0.source != "broker" || $0.topic == DeviceTopic.scenarioStep } ?? journal.endIndex
@@ -163,7 +163,7 @@ extension FaultTests {
                                                 afterKill: { heldAtKill = (try otherFactsHeld(work.file("state")), try storesHeld(work.file("state"))) },
                                                 work: work)
                 XCTAssertEqual(run.endings, ["signal \(SIGKILL)", "exit 0"], "\(context): \(run.errors)")
-                let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+                let journal = try JournalLines.decode(run.journal)
                 let resumedAt = try XCTUnwrap(journal.lastIndex { $0.topic == "bus.started" }, context)
                 let beforeAnyoneActs = journal[resumedAt...].firstIndex { $0.source != "broker" || $0.topic == DeviceTopic.scenarioStep } ?? journal.endIndex
                 let told = otherFactsTold(journal[..<beforeAnyoneActs], startZone: "Europe/Berlin")
@@ -212,7 +212,7 @@ extension FaultTests {
             // main as well, on either side of the save. Its end is: the day was played out.
             XCTAssertEqual(run.endings.first, "signal \(SIGKILL)", "\(side): \(run.errors)")
             XCTAssertFalse(marked.isEmpty, "\(side): the device had marked the threshold delivered when the broker died")
-            let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+            let journal = try JournalLines.decode(run.journal)
             let told = journal.filter { [DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning].contains($0.topic) && $0.source == "broker" }
                 .map { [$0.bodyValue["activity"]?.stringValue ?? "", $0.bodyValue["event"]?.stringValue ?? "", $0.topic, $0.bodyValue["scheduledFor"]?.jsonText ?? ""] }
             XCTAssertTrue(journal.contains { $0.topic == DeviceTopic.scenarioEnded }, "\(side): the resumed run played the day out")
@@ -251,7 +251,7 @@ extension FaultTests {
                     let work = TemporaryDirectory(prefix: "sbresume")
                     let run = try runCrashingBroker(scenario, crashing: [crash], configuration: configuration, work: work)
                     XCTAssertEqual(run.endings, ["signal \(SIGKILL)", "exit 0"], "\(context): killed, then resumed with the lock invariant held: \(run.errors.suffix(1200))")
-                    let journal = try String(decoding: run.journal, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+                    let journal = try JournalLines.decode(run.journal)
                     let back = zip(journal, journal.dropFirst()).first { $1.time < $0.time }
                     XCTAssertTrue(back == nil, "\(context): bus time ran back from seq \(back?.0.seq ?? 0) (\(back?.0.topic ?? "")) to seq \(back?.1.seq ?? 0) (\(back?.1.topic ?? ""))")
                 }

@@ -387,7 +387,7 @@ final class PythonPluginTests: XCTestCase {
 
     /// The events of a journal file (a line being written is left out).
     func journalEvents(_ path: String) -> [Envelope] {
-        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+        JournalLines.eventsSoFar(atPath: path)
     }
 
     /// The status report's entry for `name`, if any.

@@ -135,8 +135,7 @@ final class DurableDeliveryTests: XCTestCase {
 
     /// The events of a journal file so far (a line being written is left out).
     func journal(_ path: String) -> [Envelope] {
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { try? WireCodec.decodeEnvelope(Array($0.utf8)) }
+        JournalLines.eventsSoFar(atPath: path)
     }
 
     /// The plugin handles an event, publishes what it causes and records the event as handled — and the broker

@@ -21,11 +21,7 @@ extension SupervisionTests {
         let broker = try BrokerProcess(configuration: config, arguments: ["--state-dir", disk.path + "/state", "--journal", journalPath])
         /// Whether the journal has a pong from `name` (the tap's session, not kept alive meanwhile, may have ended).
         func journalHasPong(from name: String) -> Bool {
-            let lines = ((try? String(contentsOfFile: journalPath, encoding: .utf8)) ?? "").split(separator: "\n")
-            return lines.contains { line in
-                guard let event = try? JSONValue(parsing: Array(line.utf8)) else { return false }
-                return event["topic"]?.stringValue == "app.sup.pong" && event["source"]?.stringValue == name
-            }
+            JournalLines.eventsSoFar(atPath: journalPath).contains { $0.topic == "app.sup.pong" && $0.source == name }
         }
         waitConnected("keeper", in: broker)
         waitConnected("steady", in: broker)

@@ -89,7 +89,7 @@ public final class StartedScenarioRun {
         stop()
         assertNoPluginOutlivesItsBroker(runtimeDirectory: work.file("run"), file: file, line: line)
         let journalBytes = FileManager.default.contents(atPath: journalPath) ?? Data()
-        let journal = try String(decoding: journalBytes, as: UTF8.self).split(separator: "\n").map { try WireCodec.decodeEnvelope(Array($0.utf8)) }
+        let journal = try JournalLines.decode(journalBytes)
         // A signal's end is told apart from an exit status as a shell does (128 + the signal): SIGQUIT is not exit 3.
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return ScenarioRun(exitStatus: status,

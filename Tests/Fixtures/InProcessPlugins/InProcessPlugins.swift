@@ -10,6 +10,7 @@ public enum InProcessPlugins {
         "SettingUpApp": { SettingUpApp() },
         "NamingShield": { NamingShield() },
         "ClosingAction": { ClosingAction() },
+        "HoldingApp": { HoldingApp() },
     ]
 
     /// The fixture's program: the component its launch's principal class names.
@@ -62,4 +63,25 @@ final class ClosingAction: BusPlugin {
         let response: ShieldActionResponse = runtime.name == "action" ? .close : .none
         try? runtime.reply(to: envelope, body: DeviceAPICoding.encode(ShieldActionReply(response: response)))
     }
+}
+
+/// An app that, told `app.hold.begin`, keeps the event in hand until the test lets it go (`HoldingGate`): a test can
+/// kill a hosted plugin in the middle of a handling in which no call fails.
+final class HoldingApp: BusPlugin {
+    override var role: Role { .app }
+    override var subscriptions: [String] { ["app.hold."] }
+
+    override func handle(_ envelope: Envelope) {
+        guard envelope.topic == "app.hold.begin" else { return }
+        HoldingGate.entered.signal()
+        _ = HoldingGate.release.wait(timeout: .now() + 30)
+    }
+}
+
+/// Where a test meets `HoldingApp`'s handling.
+public enum HoldingGate {
+    /// Signalled when the app has `app.hold.begin` in hand.
+    public static let entered = DispatchSemaphore(value: 0)
+    /// Signalled by the test to let that handling end.
+    public static let release = DispatchSemaphore(value: 0)
 }

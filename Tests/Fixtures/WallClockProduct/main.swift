@@ -10,4 +10,5 @@ PluginHost.run(principalClasses: [
     "GroupProbeApp": GroupProbeApp.init,
     "GroupProbeWriter": GroupProbeWriter.init,
     "LateAction": LateAction.init,
+    "TimedWaitsAction": TimedWaitsAction.init,
 ])

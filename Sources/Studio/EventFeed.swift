@@ -7,7 +7,9 @@ final class EventFeed: @unchecked Sendable {
     /// A page message of the backlog, made when the page's connection sends it (a journal's chunk is read then).
     typealias Chunk = @Sendable () throws -> String
 
-    static let chunkSize = 500
+    /// A recorded journal's chunks start at the journal's checkpoints: a chunk starting between two would make the
+    /// server read again, and throw away, the events from the checkpoint before it.
+    static let chunkSize = RecordedJournal.checkpointInterval
 
     private let lock = NSLock()
     private let capacity: Int

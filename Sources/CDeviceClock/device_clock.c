@@ -54,6 +54,7 @@ void shieldbus_device_clock_set(int64_t nanoseconds, double rate) {
     atomic_store_explicit(&base_rate, rate, memory_order_relaxed);
     atomic_fetch_add_explicit(&generation, 1, memory_order_release);  // even: consistent
     atomic_store_explicit(&is_set, 1, memory_order_release);
+    shieldbus_wall_timers_clock_moved();
 }
 
 void shieldbus_device_clock_clear(void) { atomic_store_explicit(&is_set, 0, memory_order_release); }
@@ -101,9 +102,16 @@ int shieldbus_device_nanoseconds(int64_t *result, double *rate_result) {
     }
 }
 
+/// Whether `pointer` is not NULL, asked so that the compiler keeps the question: the C library declares these
+/// arguments never NULL, and an optimized build would drop a plain comparison (a caller passing NULL would crash here).
+static int is_given(const void *pointer) {
+    const void *volatile seen = pointer;
+    return seen != NULL;
+}
+
 int clock_gettime(clockid_t id, struct timespec *time) {
     int64_t nanoseconds;
-    if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && time != NULL && shieldbus_device_nanoseconds(&nanoseconds, NULL)) {
+    if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && is_given(time) && shieldbus_device_nanoseconds(&nanoseconds, NULL)) {
         // Floor division: an instant before 1970 keeps tv_nsec in 0..<1e9, as the C library gives it.
         int64_t seconds = nanoseconds / 1000000000, rest = nanoseconds % 1000000000;
         if (rest < 0) { seconds -= 1; rest += 1000000000; }
@@ -118,7 +126,7 @@ int gettimeofday(struct timeval *restrict time, void *restrict zone) {
     (void)zone;  // obsolete: always ignored
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    if (time != NULL) {
+    if (is_given(time)) {
         time->tv_sec = now.tv_sec;
         time->tv_usec = now.tv_nsec / 1000;
     }

@@ -11,4 +11,7 @@ int shieldbus_device_nanoseconds(int64_t *result, double *rate);
 /// The host's clock `id`, past the device clock: the C library's own reading.
 int shieldbus_host_gettime(clockid_t id, struct timespec *time);
 
+/// Wakes every armed wall-clock timer (a real-time timerfd): the device clock moved, and what it now reaches is due.
+void shieldbus_wall_timers_clock_moved(void);
+
 #endif

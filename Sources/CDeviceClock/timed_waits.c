@@ -52,8 +52,9 @@ typedef enum {
     /// The same time from now, in host seconds: what a timeout means, and libdispatch turns its monotonic timeouts
     /// into such deadlines.
     SAME_TIME_FROM_NOW,
-    /// When the device clock reaches it: in scaled time, its distance ÷ the clock's speed (a wall-clock timer, which
-    /// Dispatch fires only once the device clock is past it). While the clock holds still, as `SAME_TIME_FROM_NOW`.
+    /// When the device clock reaches it (a wall-clock timer, which Dispatch fires only once the device clock is past
+    /// it): in scaled time, its distance ÷ the clock's speed; while the clock holds still, never — until the clock is
+    /// set again, which wakes every armed wall timer to be judged afresh.
     WHEN_THE_DEVICE_CLOCK_REACHES_IT,
 } deadline_meaning;
 
@@ -70,7 +71,12 @@ static const struct timespec *host_deadline(const struct timespec *deadline, dea
     // kept to the nanosecond across centuries (64 bits of mantissa).
     long double distance = ((long double)deadline->tv_sec - (long double)(device / NANOSECONDS_PER_SECOND)) * NANOSECONDS_PER_SECOND
         + (long double)(deadline->tv_nsec - device % NANOSECONDS_PER_SECOND);
-    if (meaning == WHEN_THE_DEVICE_CLOCK_REACHES_IT && rate > 0) distance /= rate;
+    if (meaning == WHEN_THE_DEVICE_CLOCK_REACHES_IT) {
+        // Held still, the clock reaches it only when it is set again, which wakes the timers
+        // (`shieldbus_wall_timers_clock_moved`): until then, never.
+        if (rate == 0 && distance > 0) distance = (long double)INT64_MAX * NANOSECONDS_PER_SECOND;
+        else if (rate > 0) distance /= rate;
+    }
     long double target = (long double)host.tv_sec * NANOSECONDS_PER_SECOND + host.tv_nsec + distance;
     if (target <= 0) {
         // Long past: over at once, as the caller's was.
@@ -132,17 +138,42 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *request, 
 }
 
 /// Which descriptors are timers on the real-time clock (libdispatch's wall timers): set at each `timerfd_create`,
-/// so a number reused by another timer is told afresh. Descriptors past the table are left as they are. Dispatch arms
-/// them on a thread of its own, which reads the process's device clock: not a hosted plugin's thread's own.
+/// so a number reused by another timer is told afresh (a descriptor `dup2`'d onto one is not: libdispatch and
+/// Foundation never do). Descriptors past the table are left as they are. Dispatch arms them on a thread of its own,
+/// which reads the process's device clock: not a hosted plugin's thread's own.
 #define TRACKED_TIMERS 4096
 static _Atomic unsigned char real_time_timers[TRACKED_TIMERS];
+/// One past the highest descriptor ever marked: the clock's moves look no further.
+static _Atomic int tracked_end = 0;
 
 int timerfd_create(int clock, int flags) {
     int descriptor = library_timerfd_create()(clock, flags);
     if (descriptor >= 0 && descriptor < TRACKED_TIMERS) {
         atomic_store_explicit(&real_time_timers[descriptor], clock == CLOCK_REALTIME, memory_order_relaxed);
+        if (clock == CLOCK_REALTIME) {
+            int end = atomic_load_explicit(&tracked_end, memory_order_relaxed);
+            while (end <= descriptor
+                   && !atomic_compare_exchange_weak_explicit(&tracked_end, &end, descriptor + 1, memory_order_release, memory_order_relaxed)) {}
+        }
     }
     return descriptor;
+}
+
+void shieldbus_wall_timers_clock_moved(void) {
+    int end = atomic_load_explicit(&tracked_end, memory_order_acquire);
+    for (int descriptor = 0; descriptor < end; descriptor++) {
+        if (!atomic_load_explicit(&real_time_timers[descriptor], memory_order_relaxed)) continue;
+        struct itimerspec current;
+        if (timerfd_gettime(descriptor, &current) != 0) {
+            // Closed, and its number not a timer now.
+            atomic_store_explicit(&real_time_timers[descriptor], 0, memory_order_relaxed);
+            continue;
+        }
+        if (current.it_value.tv_sec == 0 && current.it_value.tv_nsec == 0) continue;  // not armed
+        // Due in a nanosecond: Dispatch wakes, runs what the device clock has reached and arms for the rest.
+        struct itimerspec nudge = {.it_interval = current.it_interval, .it_value = {.tv_sec = 0, .tv_nsec = 1}};
+        library_timerfd_settime()(descriptor, 0, &nudge, NULL);
+    }
 }
 
 int timerfd_settime(int descriptor, int flags, const struct itimerspec *setting, struct itimerspec *previous) {

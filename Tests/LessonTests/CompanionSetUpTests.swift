@@ -19,7 +19,7 @@ extension FaultTests {
         let broker = try BrokerProcess(configuration: try configuration(unlockMinutes: 1),
                                        arguments: ["--no-scenario", "--state-dir", state, "--journal", journalPath, "--clock", "scaled", "--speed", "5"])
         defer { broker.stop() }
-        func journal() -> [Envelope] { (try? Self.decodeJournal(journalPath)) ?? [] }
+        func journal() -> [Envelope] { JournalLines.eventsSoFar(atPath: journalPath) }
         waitUntil("the lock to shield the selection (log: \(broker.log(tail: 10)))", timeoutSeconds: 60) {
             journal().contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
         }

@@ -31,10 +31,6 @@ extension FaultTests {
         }.map(\.bodyValue.jsonText)
     }
 
-    static func decodeJournal(_ path: String) throws -> [Envelope] {
-        try JournalLines.read(path)
-    }
-
     // MARK: Stalls
 
     /// One seed of a fault class played beside the calm: the seed's random days run fault-free and, at once, with
@@ -130,7 +126,7 @@ extension FaultTests {
             let broker = try BrokerProcess(configuration: configuration,
                                            arguments: ["--no-scenario", "--state-dir", state, "--journal", journalPath, "--clock", "scaled", "--speed", "5"])
             defer { broker.stop() }
-            waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { ((try? Self.decodeJournal(journalPath)) ?? []).contains { $0.topic == "bus.ready" } }
+            waitUntil("the plugins to be ready (log: \(broker.log(tail: 10)))") { JournalLines.eventsSoFar(atPath: journalPath).contains { $0.topic == "bus.ready" } }
             func person(_ arguments: [String]) throws -> Bool {
                 try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path]).status == 0
             }
@@ -167,14 +163,14 @@ extension FaultTests {
             if full { try disk.free() }
             // The one-minute unlock ends (12 s of wall time at 5×), and what the full disk held back is saved.
             let reblocked = waitUntil("the unlock to end and its re-block to be announced", timeoutSeconds: 60) {
-                let journal = (try? Self.decodeJournal(journalPath)) ?? []
+                let journal = JournalLines.eventsSoFar(atPath: journalPath)
                 guard let started = journal.last(where: { $0.topic == "app.unlock.started" }) else { return false }
                 return journal.contains { $0.topic == "managedsettings.changed" && $0.seq > started.seq && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false
                     && $0.time >= (started.bodyValue["until"]?.intValue ?? .max) }
             }
             if !reblocked {
                 // What the device said of the unlock, the shields and its storage, to find out why.
-                let said = ((try? Self.decodeJournal(journalPath)) ?? []).filter {
+                let said = JournalLines.eventsSoFar(atPath: journalPath).filter {
                     $0.topic.hasPrefix("app.unlock") || $0.topic == "managedsettings.changed" || $0.topic.hasPrefix("bus.error")
                         || $0.topic.hasPrefix("plugin.") || $0.topic.hasPrefix("deviceactivity.")
                 }
@@ -183,7 +179,7 @@ extension FaultTests {
                       + "\nbroker log:\n\(broker.log(tail: 40))")
             }
             broker.stop(signal: SIGKILL)
-            let journal = try Self.decodeJournal(journalPath)
+            let journal = try JournalLines.read(journalPath)
             let replay = "replay: SHIELDBUS_FAULT_SEEDS=\(seed)"
             let (violations, losses) = try violationsAndLosses(journal, configuration: configuration, allowingStorageFailures: true)
             XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
@@ -217,7 +213,7 @@ extension FaultTests {
             // Mid-run: once the app has set the product up (its selection saved, the lock shielding it). A set-up on an
             // unwritable folder fails and is not tried again (the companion app's launch), which is not this fault.
             waitUntil("the lock to shield the selection (log: \(broker.log(tail: 10)))", timeoutSeconds: 60) {
-                ((try? Self.decodeJournal(journalPath)) ?? []).contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
+                JournalLines.eventsSoFar(atPath: journalPath).contains { $0.topic == "managedsettings.changed" && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false }
             }
             func person(_ arguments: [String]) throws -> (status: Int32, output: String) {
                 try runToEnd(BuildProducts.path("shieldbus"), ["do"] + arguments + ["--runtime-dir", broker.runtime.path])
@@ -259,13 +255,13 @@ extension FaultTests {
             try disk.setReadOnly(false)
             // The one-minute unlock ends (12 s of wall time at 5×); its re-block is announced once saved.
             waitUntil("the unlock to end and its re-block to be announced", timeoutSeconds: 90) {
-                let journal = (try? Self.decodeJournal(journalPath)) ?? []
+                let journal = JournalLines.eventsSoFar(atPath: journalPath)
                 guard let started = journal.last(where: { $0.topic == "app.unlock.started" }) else { return false }
                 return journal.contains { $0.topic == "managedsettings.changed" && $0.seq > started.seq && $0.bodyValue["shield"]?["applications"]?.arrayValue?.isEmpty == false
                     && $0.time >= (started.bodyValue["until"]?.intValue ?? .max) }
             }
             broker.stop(signal: SIGKILL)
-            let journal = try Self.decodeJournal(journalPath)
+            let journal = try JournalLines.read(journalPath)
             let (violations, losses) = try violationsAndLosses(journal, configuration: configuration, allowingStorageFailures: true)
             XCTAssertEqual(violations, [], "seed \(seed) (\(replay)) broke the lock invariant")
             XCTAssertEqual(losses, [], "seed \(seed) (\(replay)): deliveries given up")
@@ -396,7 +392,7 @@ extension FaultTests {
                     for key in Set(expected.keys).union(stored.keys).sorted() where !key.hasPrefix("reports.recorder") {
                         XCTAssertEqual(stored[key], expected[key], "\(what): '\(key)' differs from the undamaged resume's")
                     }
-                    let journal = try Self.decodeJournal(work.file("journal.jsonl"))
+                    let journal = try JournalLines.read(work.file("journal.jsonl"))
                     let (violations, losses) = try violationsAndLosses(journal, configuration: configuration)
                     XCTAssertEqual(violations, [], "\(what) broke the lock invariant")
                     XCTAssertEqual(losses, [], what)
@@ -463,7 +459,7 @@ extension FaultTests {
                 try "\(offset >= 0 ? "+" : "")\(offset)".write(toFile: offsetFile, atomically: true, encoding: .utf8)
                 steps.append("\(offset) s")
             }
-            func journal(_ name: String) -> [Envelope] { (try? Self.decodeJournal(work.file(name))) ?? [] }
+            func journal(_ name: String) -> [Envelope] { JournalLines.eventsSoFar(atPath: work.file(name)) }
             let wallStart = Date()
             let first = try BrokerProcess(configuration: configuration, arguments: ["--no-scenario", "--state-dir", state, "--journal", work.file("first.jsonl")],
                                           environment: environment, launcher: launcher)

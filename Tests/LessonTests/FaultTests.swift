@@ -99,7 +99,7 @@ final class FaultTests: XCTestCase {
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
-        let journal = try Self.decodeJournal(work.file("journal.jsonl"))
+        let journal = try JournalLines.read(work.file("journal.jsonl"))
         return (journal, process.terminationStatus, faults, (try? String(contentsOfFile: work.file("stderr"), encoding: .utf8)) ?? "")
     }
 

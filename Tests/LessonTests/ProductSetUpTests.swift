@@ -19,7 +19,7 @@ extension FaultTests {
         let broker = try BrokerProcess(configuration: configuration,
                                        arguments: ["--no-scenario", "--state-dir", state, "--journal", journalPath, "--clock", "scaled", "--speed", "5"])
         defer { broker.stop() }
-        func journal() -> [Envelope] { (try? Self.decodeJournal(journalPath)) ?? [] }
+        func journal() -> [Envelope] { JournalLines.eventsSoFar(atPath: journalPath) }
         func registersTheNight(_ envelope: Envelope) -> Bool {
             envelope.topic == "deviceactivity.start-monitoring.request" && envelope.source == "app" && envelope.bodyValue["activity"]?.stringValue == "bedtime.night"
         }

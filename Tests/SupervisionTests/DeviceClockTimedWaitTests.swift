@@ -4,14 +4,17 @@ import XCTest
 
 /// The C library's timed waits take an absolute real-time deadline, which the kernel measures by the host's clock. Read
 /// from a device clock far from the host's, such a deadline still lasts the time asked for (`timed_waits.c`): here on
-/// a thread whose own device clock is set, as a hosted plugin's is (a plugin process sets the process's).
+/// a thread whose own device clock is set, as a hosted plugin's is (a plugin process sets the process's, as the wall
+/// timer's test does).
 final class DeviceClockTimedWaitTests: XCTestCase {
     /// What each wait asks for, in seconds.
     static let wait = 0.1
 
     func testWaitsOnTheRealTimeClockLastTheTimeAskedForWhateverTheDeviceClockSays() throws {
         let held = HeldMutex()  // held by this thread: the other's timed lock waits out its deadline
-        defer { held.release() }
+        var everyWaitEnded = false
+        // A wait still going on may be the timed lock's: its mutex is then left as it is.
+        defer { if everyWaitEnded { held.release() } }
         let waits: [(String, @Sendable () -> Void)] = [
             ("DispatchSemaphore.wait(timeout:)", { _ = DispatchSemaphore(value: 0).wait(timeout: .now() + Self.wait) }),
             ("DispatchSemaphore.wait(wallTimeout:)", { _ = DispatchSemaphore(value: 0).wait(wallTimeout: .now() + Self.wait) }),
@@ -45,6 +48,25 @@ final class DeviceClockTimedWaitTests: XCTestCase {
                 XCTAssertLessThan(took, 3, "\(name) at \(deviceSeconds)")
             }
         }
+        everyWaitEnded = true
+    }
+
+    /// A wall-clock timer comes due when the device clock reaches it: held still (virtual time), not before the clock is
+    /// set again, and then at once — an hour's timer does not wait an hour of the host's time.
+    func testAWallClockTimerFiresWhenTheProcesssDeviceClockIsSetPastIt() {
+        let start: Int64 = 1_795_411_800  // 2026-11-23 06:30 UTC
+        shieldbus_device_clock_set(start * 1_000_000_000, 0)
+        defer { shieldbus_device_clock_clear() }
+        let fired = DispatchSemaphore(value: 0)
+        let cpuBefore = Self.processCPUSeconds()
+        DispatchQueue.global().asyncAfter(wallDeadline: .now() + 3_600) { fired.signal() }
+        XCTAssertEqual(fired.wait(timeout: .now() + 0.3), .timedOut, "not due while the clock holds still")
+        shieldbus_device_clock_set((start + 1_800) * 1_000_000_000, 0)
+        XCTAssertEqual(fired.wait(timeout: .now() + 0.3), .timedOut, "not due half an hour on")
+        // A timer armed for a host time already past would wake Dispatch again and again meanwhile, a core's worth.
+        XCTAssertLessThan(Self.processCPUSeconds() - cpuBefore, 0.2, "the process waited, not spun")
+        shieldbus_device_clock_set((start + 3_601) * 1_000_000_000, 0)
+        XCTAssertEqual(fired.wait(timeout: .now() + 5), .success, "due once the clock is set past it")
     }
 
     /// A condition on the monotonic clock takes deadlines on that clock, which the device clock does not touch.
@@ -86,6 +108,13 @@ final class DeviceClockTimedWaitTests: XCTestCase {
         // This thread has no device clock of its own: its wait is the host's.
         guard ended.wait(timeout: .now() + 5) == .success else { return nil }
         return took.value
+    }
+
+    /// The CPU time this process has used, in seconds.
+    private static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     /// A real-time deadline `seconds` from now, as the calling thread's clock reads it.

@@ -35,7 +35,8 @@ struct SandboxEtc: Equatable {
             try files.createDirectory(atPath: path + "/" + name[..<slash], withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         }
         for name in copiedFiles {
-            guard let bytes = files.contents(atPath: hostEtc + "/" + name) else { continue }  // absent, or unreadable: not given
+            guard var bytes = files.contents(atPath: hostEtc + "/" + name) else { continue }  // absent, or unreadable: not given
+            if name == "nsswitch.conf" { bytes = Data(servicesAnswerable(inside: String(decoding: bytes, as: UTF8.self)).utf8) }
             try folder(of: name)
             guard files.createFile(atPath: path + "/" + name, contents: bytes, attributes: [.posixPermissions: 0o644]) else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path + "/" + name])
@@ -67,6 +68,34 @@ struct SandboxEtc: Equatable {
             }
         }
         return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders)
+    }
+
+    /// The name services that can answer inside a sandbox: those reading its /etc (`files`, `compat`) and `dns`.
+    /// Others read what it does not show (`db` reads /var; `systemd`, `mdns*`, `sss`, `cache` ask daemons over sockets
+    /// in /run or /var), and glibc would try to load each one's library at a database's first look-up in every process
+    /// — libzmq looks up the `pgm` protocol at every context's start.
+    static let answerableServices: Set<String> = ["files", "compat", "dns"]
+
+    /// The host's nsswitch.conf with only the services that can answer inside the sandbox (`answerableServices`), each
+    /// with its `[STATUS=action]` items; a database left with none is dropped (glibc then uses its default, `files`).
+    static func servicesAnswerable(inside text: String) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let content = line.prefix { $0 != "#" }
+            guard let colon = content.firstIndex(of: ":") else {
+                lines.append(String(line))
+                continue
+            }
+            var kept: [Substring] = [], keeping = false, inAction = false
+            for word in content[content.index(after: colon)...].split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+                if word.hasPrefix("[") { inAction = true }
+                if !inAction { keeping = answerableServices.contains(String(word)) }
+                if keeping { kept.append(word) }
+                if inAction && word.hasSuffix("]") { inAction = false }
+            }
+            if !kept.isEmpty { lines.append(content[...colon] + " " + kept.joined(separator: " ")) }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// The bwrap arguments that make it the sandbox's /etc.

@@ -14,15 +14,25 @@
 //   template → broker  "failed <errno>"          no launch: fork failed, the message was too large, or
 //                                                every launch slot is taken
 // The template ends when the broker closes the channel.
+//
+// Linux's fork copies no page-table entries of a file mapping that has no private pages, so each launch would fault the
+// program's code and read-only data in again, a few pages at a time. The first launches each write, as they exit,
+// which pages of the program's and its libraries' file mappings they had mapped (`tellMappedPages`, into shared memory
+// made for that launch alone); the template maps the same pages in its own page tables and gives each such mapping one
+// private page, a copy of itself (`mapLearnedPages`), so that every later fork copies their entries. The program sees
+// nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its mappings).
 #define _GNU_SOURCE
 #include "launch_template.h"
 #include "process_control.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -57,6 +67,97 @@ static void refuse(const char *why) {
     _exit(70);  // EX_SOFTWARE
 }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/// The mappings whose pages launches learn: the program's and its libraries' (private file mappings: code, read-only
+/// data, data), as the loader left them before `main`. A launch writing a page of data still copies it for itself.
+#define MAXIMUM_REGIONS 64
+static struct { uintptr_t start, end; int protection, private; } regions[MAXIMUM_REGIONS];
+static int regionCount = 0;
+static size_t regionPages = 0;
+/// The launches that learn (a crashed one tells nothing, and the next learns instead).
+#define LEARNING_LAUNCHES 3
+static int learnedLaunches = 0;
+/// In a learning launch: its shared page of memory, written at exit.
+static unsigned char *learning = NULL;
+
+static void findRegions(void) {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (!maps) return;
+    char line[512];
+    while (regionCount < MAXIMUM_REGIONS && fgets(line, sizeof line, maps)) {
+        unsigned long start, end;
+        char permissions[5];
+        int path = 0;
+        if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, permissions, &path) < 3 || path == 0) continue;
+        if (line[path] != '/' || permissions[3] != 'p' || permissions[0] != 'r') continue;
+        regions[regionCount].start = start;
+        regions[regionCount].end = end;
+        regions[regionCount].protection = PROT_READ | (permissions[2] == 'x' ? PROT_EXEC : 0);
+        // A writable one (data) has private pages already: the loader's relocations.
+        regions[regionCount].private = permissions[1] == 'w';
+        regionPages += (end - start) / 4096;
+        regionCount++;
+    }
+    fclose(maps);
+}
+
+/// A learning launch's shared memory: its bits, then a byte set once they are written.
+static size_t learningSize(void) { return ((regionPages + 7) / 8 + 1 + 4095) / 4096 * 4096; }
+
+/// At a learning launch's exit: a bit for each page of the regions that it has mapped (/proc/self/pagemap's present bit).
+static void tellMappedPages(void) {
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap < 0) return;
+    uint64_t entries[512];
+    size_t bit = 0;
+    for (int r = 0; r < regionCount; r++) {
+        for (uintptr_t page = regions[r].start / 4096; page < regions[r].end / 4096;) {
+            size_t count = regions[r].end / 4096 - page;
+            if (count > 512) count = 512;
+            ssize_t got = pread(pagemap, entries, count * 8, (off_t)(page * 8));
+            if (got <= 0) { close(pagemap); return; }
+            for (size_t i = 0; i < (size_t)got / 8; i++, bit++) {
+                if (entries[i] >> 63) learning[bit / 8] |= (unsigned char)(1u << (bit % 8));
+            }
+            page += (size_t)got / 8;
+        }
+    }
+    close(pagemap);
+    learning[learningSize() - 1] = 1;  // told
+}
+
+/// In the template: maps the pages a learning launch had mapped, and makes each such region copied at fork (a region's
+/// entries are copied when it has private pages: its first page becomes one, a copy of itself).
+static void mapLearnedPages(const unsigned char *learned) {
+    size_t base = 0;
+    for (int r = 0; r < regionCount; r++) {
+        size_t pages = (regions[r].end - regions[r].start) / 4096, run = 0;
+        for (size_t i = 0; i <= pages; i++) {
+            size_t bit = base + i;
+            if (i < pages && (learned[bit / 8] >> (bit % 8)) & 1) {
+                run++;
+                continue;
+            }
+            if (run == 0) continue;
+            if (!regions[r].private) {
+                // Writable for a moment (and still executable if it was: this code may be in it).
+                if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection | PROT_WRITE) == 0) {
+                    volatile unsigned char *first = (unsigned char *)regions[r].start;
+                    *first = *first;
+                    mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection);
+                    regions[r].private = 1;
+                }
+            }
+            madvise((void *)(regions[r].start + (i - run) * 4096), run * 4096, MADV_POPULATE_READ);
+            run = 0;
+        }
+        base += pages;
+    }
+}
+
 /// In the child: the launch's environment replaces the template's.
 static void applyEnvironment(char *variables, size_t length) {
     clearenv();
@@ -86,6 +187,9 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     char *message = malloc(MAXIMUM_MESSAGE);
     if (ended < 0 || !message) refuse("no signalfd or memory");
     pid_t launches[MAXIMUM_LAUNCHES] = {0};
+    findRegions();
+    pid_t learner = 0;  // the learning launch running, if any, and its memory
+    unsigned char *learnerMemory = NULL;
     say(channel, ready);
     for (;;) {
         struct pollfd waits[2] = {{.fd = channel, .events = POLLIN}, {.fd = ended, .events = POLLIN}};
@@ -102,6 +206,15 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                 for (int i = 0; i < MAXIMUM_LAUNCHES; i++) {
                     if (launches[i] != pid) continue;
                     launches[i] = 0;
+                    if (pid == learner) {
+                        if (learnerMemory[learningSize() - 1]) {
+                            mapLearnedPages(learnerMemory);
+                            learnedLaunches++;
+                        }
+                        munmap(learnerMemory, learningSize());
+                        learner = 0;
+                        learnerMemory = NULL;
+                    }
                     // What the launch left running in its process group goes with it, as its sandbox would.
                     kill(-pid, SIGKILL);
                     char text[64];
@@ -130,12 +243,22 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             continue;
         }
         fflush(NULL);
+        unsigned char *memory = NULL;
+        if (learner == 0 && learnedLaunches < LEARNING_LAUNCHES && regionCount > 0) {
+            memory = mmap(NULL, learningSize(), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+            if (memory == MAP_FAILED) memory = NULL;
+        }
         pid_t child = fork();
         if (child < 0) {
+            if (memory) munmap(memory, learningSize());
             refuseLaunch(channel, errno);
             continue;
         }
         if (child == 0) {
+            if (memory) {
+                learning = memory;
+                atexit(tellMappedPages);
+            }
             close(ended);
             sigprocmask(SIG_SETMASK, &original, NULL);
             setpgid(0, 0);
@@ -149,5 +272,9 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             return;  // on to main, as a fresh launch
         }
         launches[slot] = child;
+        if (memory) {
+            learner = child;
+            learnerMemory = memory;
+        }
     }
 }

@@ -34,8 +34,38 @@ final class SandboxEtcTests: XCTestCase {
         XCTAssertEqual(view.arguments, ["--ro-bind", view.path, "/etc", "--ro-bind-try", host.path + "/ssl/certs", "/etc/ssl/certs",
                                         "--ro-bind-try", host.path + "/alternatives", "/etc/alternatives"])
 
+        // Name services: only those that can answer inside the sandbox.
+        try "passwd: files systemd\nhosts: files mdns4_minimal [NOTFOUND=return] dns\nprotocols: db files\n".write(
+            toFile: host.file("nsswitch.conf"), atomically: false, encoding: .utf8)
+        XCTAssertEqual(String(decoding: files.contents(atPath: try SandboxEtc.make(in: runtime.path, hostEtc: host.path).path + "/nsswitch.conf") ?? Data(), as: UTF8.self),
+                       "passwd: files\nhosts: files dns\nprotocols: files\n")
+
         // Made afresh at the next run's start: a file gone from the host is gone from the view.
         try files.removeItem(atPath: host.file("passwd"))
         XCTAssertFalse(files.fileExists(atPath: try SandboxEtc.make(in: runtime.path, hostEtc: host.path).path + "/passwd"))
+    }
+
+    /// A service that cannot answer inside the sandbox is dropped with its `[STATUS=action]` items (an action written
+    /// with spaces too); a database left with none is dropped; comments and other lines stay.
+    func testNameServicesAreThoseThatCanAnswerInTheSandbox() {
+        let host = """
+            # /etc/nsswitch.conf
+            passwd:         compat systemd   # users
+            group:\tfiles\tsystemd
+            hosts:          files mdns4_minimal [NOTFOUND=return] dns myhostname
+            networks:       files
+            netgroup:       nis
+            ethers:         db [ NOTFOUND = return ] files
+
+            """
+        XCTAssertEqual(SandboxEtc.servicesAnswerable(inside: host), """
+            # /etc/nsswitch.conf
+            passwd: compat
+            group: files
+            hosts: files dns
+            networks: files
+            ethers: files
+
+            """)
     }
 }

@@ -35,6 +35,9 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["sslPrivate"]?.boolValue, false, "\(name) sees the host's TLS keys' folder")
             if FileManager.default.fileExists(atPath: "/etc/ssl/certs") { XCTAssertEqual(found["certificates"]?.boolValue, true, "\(name) has the TLS certificates") }
             XCTAssertEqual(found["localhost"]?.stringValue, "127.0.0.1", "\(name) resolves names through its /etc")
+            XCTAssertEqual(found["sys"]?.arrayValue, ["/devices/system/cpu/online", "/devices/system/cpu/possible"],
+                           "\(name) sees of /sys only the processor counts")
+            XCTAssertEqual(found["cpus"]?.intValue, Int64(ProcessInfo.processInfo.processorCount), "\(name) counts the machine's processors")
         }
         XCTAssertEqual(run.found["probe-shield"]?["network"]?.boolValue, false, "the shield configuration plugin reached the network")
         XCTAssertEqual(run.found["probe-generic"]?["network"]?.boolValue, true, "a generic plugin keeps the network: \(run.found["probe-generic"]!.jsonText)")

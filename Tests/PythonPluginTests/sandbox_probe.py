@@ -57,6 +57,9 @@ try:
     found["localhost"] = socket.gethostbyname("localhost")
 except OSError as error:
     found["localhost"] = str(error)
+# /sys: only the processor counts (security.md § 9).
+found["sys"] = sorted(os.path.join(folder, name)[len("/sys"):] for folder, _, names in os.walk("/sys") for name in names)
+found["cpus"] = os.cpu_count()
 home = os.environ["HOME"]
 with open(os.path.join(home, "probe.json.tmp"), "w") as handle:
     json.dump(found, handle)

@@ -70,11 +70,12 @@ struct SandboxEtc: Equatable {
         return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders)
     }
 
-    /// The name services that can answer inside a sandbox: those reading its /etc (`files`, `compat`) and `dns`.
-    /// Others read what it does not show (`db` reads /var; `systemd`, `mdns*`, `sss`, `cache` ask daemons over sockets
-    /// in /run or /var), and glibc would try to load each one's library at a database's first look-up in every process
-    /// — libzmq looks up the `pgm` protocol at every context's start.
-    static let answerableServices: Set<String> = ["files", "compat", "dns"]
+    /// The name services that can answer inside a sandbox: those reading its /etc (`files`, `compat`), `dns`, and
+    /// `myhostname` (the machine's own name, from the kernel). Others read what it does not show (`db` reads /var;
+    /// `systemd`, `mdns*`, `sss`, `cache` ask daemons over sockets in /run or /var), and glibc would try to load each
+    /// one's library at a database's first look-up in every process — libzmq looks up the `pgm` protocol at every
+    /// context's start.
+    static let answerableServices: Set<String> = ["files", "compat", "dns", "myhostname"]
 
     /// The host's nsswitch.conf with only the services that can answer inside the sandbox (`answerableServices`), each
     /// with its `[STATUS=action]` items; a database left with none is dropped (glibc then uses its default, `files`).
@@ -87,7 +88,9 @@ struct SandboxEtc: Equatable {
                 continue
             }
             var kept: [Substring] = [], keeping = false, inAction = false
-            for word in content[content.index(after: colon)...].split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            // `files[NOTFOUND=return]`, without a space, is a service and its action.
+            let spaced = content[content.index(after: colon)...].replacingOccurrences(of: "[", with: " [")
+            for word in spaced.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
                 if word.hasPrefix("[") { inAction = true }
                 if !inAction { keeping = answerableServices.contains(String(word)) }
                 if keeping { kept.append(word) }

@@ -11,8 +11,9 @@
 //   broker → template  "launch\n" K=V\0 K=V\0 …  fork one launch with this environment
 //   child → broker     "started <pid>"           the launch runs (its pid inside the sandbox; the sender's outside)
 //   template → broker  "ended <pid> <status>"    the launch ended (its wait status)
-//   template → broker  "failed <errno>"          no launch: fork failed, the message was too large, or
-//                                                every launch slot is taken
+//   template → broker  "failed <errno>"          no launch: fork failed, the message was too large, every
+//                                                launch slot is taken, or a mapping of code could not be
+//                                                made read-only again (then every later one)
 // The template ends when the broker closes the channel.
 //
 // Linux's fork copies no page-table entries of a file mapping that has no private pages, so each launch would fault the
@@ -73,17 +74,26 @@ static void refuse(const char *why) {
 
 /// The mappings whose pages launches learn: the program's and its libraries' (private file mappings: code, read-only
 /// data, data), as the loader left them before `main`. A launch writing a page of data still copies it for itself.
-#define MAXIMUM_REGIONS 64
+// A debug build's plugin maps about 150 (each Swift library's code, data and read-only data); past the bound, the
+// rest are left to fault as before.
+#define MAXIMUM_REGIONS 1024
 static struct { uintptr_t start, end; int protection, private; } regions[MAXIMUM_REGIONS];
 static int regionCount = 0;
 static size_t regionPages = 0;
+/// The system's page size: the unit of /proc/self/pagemap and madvise.
+static size_t pageSize = 4096;
 /// The launches that learn (a crashed one tells nothing, and the next learns instead).
 #define LEARNING_LAUNCHES 3
 static int learnedLaunches = 0;
 /// In a learning launch: its shared page of memory, written at exit.
 static unsigned char *learning = NULL;
+/// Set when a region could not be made read-only again: the template stops serving (each launch is then a plain one),
+/// so that no launch starts with a writable copy of code.
+static int writableLeft = 0;
 
 static void findRegions(void) {
+    long size = sysconf(_SC_PAGESIZE);
+    if (size > 0) pageSize = (size_t)size;
     FILE *maps = fopen("/proc/self/maps", "re");
     if (!maps) return;
     char line[512];
@@ -93,19 +103,26 @@ static void findRegions(void) {
         int path = 0;
         if (sscanf(line, "%lx-%lx %4s %*s %*s %*s %n", &start, &end, permissions, &path) < 3 || path == 0) continue;
         if (line[path] != '/' || permissions[3] != 'p' || permissions[0] != 'r') continue;
+#if defined(__aarch64__)
+        // mprotect without PROT_BTI would take branch target identification from the code: code is left to fault.
+        if (permissions[2] == 'x') continue;
+#endif
         regions[regionCount].start = start;
         regions[regionCount].end = end;
         regions[regionCount].protection = PROT_READ | (permissions[2] == 'x' ? PROT_EXEC : 0);
         // A writable one (data) has private pages already: the loader's relocations.
         regions[regionCount].private = permissions[1] == 'w';
-        regionPages += (end - start) / 4096;
+        regionPages += (end - start) / pageSize;
         regionCount++;
     }
     fclose(maps);
+    // A kernel without MADV_POPULATE_READ (before 5.14) cannot map the pages: nothing is learnt, and no region is
+    // given a private page that would only make forks copy more.
+    if (regionCount > 0 && madvise((void *)regions[0].start, pageSize, MADV_POPULATE_READ) != 0) regionCount = 0;
 }
 
 /// A learning launch's shared memory: its bits, then a byte set once they are written.
-static size_t learningSize(void) { return ((regionPages + 7) / 8 + 1 + 4095) / 4096 * 4096; }
+static size_t learningSize(void) { return ((regionPages + 7) / 8 + 1 + pageSize - 1) / pageSize * pageSize; }
 
 /// At a learning launch's exit: a bit for each page of the regions that it has mapped (/proc/self/pagemap's present bit).
 static void tellMappedPages(void) {
@@ -114,8 +131,8 @@ static void tellMappedPages(void) {
     uint64_t entries[512];
     size_t bit = 0;
     for (int r = 0; r < regionCount; r++) {
-        for (uintptr_t page = regions[r].start / 4096; page < regions[r].end / 4096;) {
-            size_t count = regions[r].end / 4096 - page;
+        for (uintptr_t page = regions[r].start / pageSize; page < regions[r].end / pageSize;) {
+            size_t count = regions[r].end / pageSize - page;
             if (count > 512) count = 512;
             ssize_t got = pread(pagemap, entries, count * 8, (off_t)(page * 8));
             if (got <= 0) { close(pagemap); return; }
@@ -134,7 +151,7 @@ static void tellMappedPages(void) {
 static void mapLearnedPages(const unsigned char *learned) {
     size_t base = 0;
     for (int r = 0; r < regionCount; r++) {
-        size_t pages = (regions[r].end - regions[r].start) / 4096, run = 0;
+        size_t pages = (regions[r].end - regions[r].start) / pageSize, run = 0;
         for (size_t i = 0; i <= pages; i++) {
             size_t bit = base + i;
             if (i < pages && (learned[bit / 8] >> (bit % 8)) & 1) {
@@ -147,11 +164,11 @@ static void mapLearnedPages(const unsigned char *learned) {
                 if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection | PROT_WRITE) == 0) {
                     volatile unsigned char *first = (unsigned char *)regions[r].start;
                     *first = *first;
-                    mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection);
+                    if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection) != 0) writableLeft = 1;
                     regions[r].private = 1;
                 }
             }
-            madvise((void *)(regions[r].start + (i - run) * 4096), run * 4096, MADV_POPULATE_READ);
+            madvise((void *)(regions[r].start + (i - run) * pageSize), run * pageSize, MADV_POPULATE_READ);
             run = 0;
         }
         base += pages;
@@ -189,7 +206,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     pid_t launches[MAXIMUM_LAUNCHES] = {0};
     findRegions();
     pid_t learner = 0;  // the learning launch running, if any, and its memory
-    unsigned char *learnerMemory = NULL;
+    unsigned char *learnerMemory = NULL, *learnt = NULL;
     say(channel, ready);
     for (;;) {
         struct pollfd waits[2] = {{.fd = channel, .events = POLLIN}, {.fd = ended, .events = POLLIN}};
@@ -207,11 +224,8 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     if (launches[i] != pid) continue;
                     launches[i] = 0;
                     if (pid == learner) {
-                        if (learnerMemory[learningSize() - 1]) {
-                            mapLearnedPages(learnerMemory);
-                            learnedLaunches++;
-                        }
-                        munmap(learnerMemory, learningSize());
+                        // Learnt after its end is told: the broker and the next launch need not wait for it.
+                        learnt = learnerMemory;
                         learner = 0;
                         learnerMemory = NULL;
                     }
@@ -221,6 +235,14 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     snprintf(text, sizeof text, "ended %d %d", (int)pid, status);
                     say(channel, text);
                 }
+            }
+            if (learnt) {
+                if (learnt[learningSize() - 1]) {  // told: it exited through exit()
+                    mapLearnedPages(learnt);
+                    learnedLaunches++;
+                }
+                munmap(learnt, learningSize());
+                learnt = NULL;
             }
         }
         if (!waits[0].revents) continue;
@@ -240,6 +262,10 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (slot == MAXIMUM_LAUNCHES) {
             // A launch the template could not track would never be said to have ended: refused, launched plainly.
             refuseLaunch(channel, EAGAIN);
+            continue;
+        }
+        if (writableLeft) {
+            refuseLaunch(channel, EPERM);
             continue;
         }
         fflush(NULL);
@@ -273,6 +299,8 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         }
         launches[slot] = child;
         if (memory) {
+            // Its alone: a launch forked while it runs must not share it.
+            madvise(memory, learningSize(), MADV_DONTFORK);
             learner = child;
             learnerMemory = memory;
         }

@@ -46,7 +46,7 @@ final class SandboxEtcTests: XCTestCase {
     }
 
     /// A service that cannot answer inside the sandbox is dropped with its `[STATUS=action]` items (an action written
-    /// with spaces too); a database left with none is dropped; comments and other lines stay.
+    /// with spaces, or with none before it, too); a database left with none is dropped; comments and other lines stay.
     func testNameServicesAreThoseThatCanAnswerInTheSandbox() {
         let host = """
             # /etc/nsswitch.conf
@@ -56,15 +56,17 @@ final class SandboxEtcTests: XCTestCase {
             networks:       files
             netgroup:       nis
             ethers:         db [ NOTFOUND = return ] files
+            protocols:      sss[NOTFOUND=return] files[NOTFOUND=continue] db
 
             """
         XCTAssertEqual(SandboxEtc.servicesAnswerable(inside: host), """
             # /etc/nsswitch.conf
             passwd: compat
             group: files
-            hosts: files dns
+            hosts: files dns myhostname
             networks: files
             ethers: files
+            protocols: files [NOTFOUND=continue]
 
             """)
     }

@@ -52,22 +52,30 @@ extension SupervisionTests {
     }
 
     /// A launch that exits tells its template which pages of the program's code it had mapped; the template maps them
-    /// and gives the mapping a private page (a copy of its first), so that later forks copy those entries.
+    /// and gives the mapping a private page (a copy of its first), so that later forks copy those entries — the
+    /// program's own and its libraries', the Swift runtime's among them (a debug build maps about 150 regions).
     func testALaunchThatExitsTeachesItsTemplateThePagesOfItsCode() throws {
         let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
         defer { broker.stop() }
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
         let first = waitConnected("forked", in: broker)
         let template = try XCTUnwrap(parentPID(of: first))
-        let before = try XCTUnwrap(codeMapping(of: template))
+        let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(template)/exe")
+        let isSwiftRuntime = { (path: String) in path.hasSuffix("/libswiftCore.so") }
+        let before = try XCTUnwrap(codeMapping(of: template) { $0 == program })
         XCTAssertEqual(before.anonymousKB, 0, "the template's code is the file's alone before any launch has exited")
+        let runtimeBefore = codeMapping(of: template, isSwiftRuntime)
         waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
         // Exits with status 3, through exit(); the next launch exits on it too, and the event is then given up.
         try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
         waitConnected("forked", in: broker, notPid: first, restarts: 2)
-        let after = try XCTUnwrap(codeMapping(of: template))
-        XCTAssertEqual(after.anonymousKB, 4, "one private page, so that forks copy the mapping's entries")
+        let after = try XCTUnwrap(codeMapping(of: template) { $0 == program })
+        let pageKB = sysconf(Int32(_SC_PAGESIZE)) / 1024
+        XCTAssertEqual(after.anonymousKB, pageKB, "one private page, so that forks copy the mapping's entries")
         XCTAssertGreaterThan(after.rssKB, before.rssKB, "the pages the launch had mapped are mapped in the template")
+        if runtimeBefore != nil {  // a build that links the Swift runtime dynamically
+            XCTAssertEqual(codeMapping(of: template, isSwiftRuntime)?.anonymousKB, pageKB, "the Swift runtime's code learnt too")
+        }
     }
 
     private func parentPID(of pid: Int64) -> Int64? {
@@ -75,15 +83,14 @@ extension SupervisionTests {
         return stat[stat.index(after: close)...].split(separator: " ").dropFirst().first.flatMap { Int64($0) }
     }
 
-    /// The resident and private sizes of a process's executable code mapping of its own program.
-    private func codeMapping(of pid: Int64) -> (rssKB: Int, anonymousKB: Int)? {
-        guard let program = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe"),
-              let smaps = try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8) else { return nil }
+    /// The resident and private sizes of a process's executable code mapping of the file `isFile` picks.
+    private func codeMapping(of pid: Int64, _ isFile: (String) -> Bool) -> (rssKB: Int, anonymousKB: Int)? {
+        guard let smaps = try? String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8) else { return nil }
         var inCode = false, rss: Int?
         for line in smaps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             if fields.count >= 6, fields[0].contains("-") {
-                inCode = fields[1] == "r-xp" && fields.last.map(String.init) == program
+                inCode = fields[1] == "r-xp" && fields.last.map { isFile(String($0)) } == true
             } else if inCode, fields.first == "Rss:" {
                 rss = fields.dropFirst().first.flatMap { Int($0) }
             } else if inCode, fields.first == "Anonymous:", let rss {

@@ -85,8 +85,10 @@ static size_t pageSize = 4096;
 /// The launches that learn (a crashed one tells nothing, and the next learns instead).
 #define LEARNING_LAUNCHES 3
 static int learnedLaunches = 0;
-/// In a learning launch: its shared page of memory, written at exit.
+/// In a learning launch: its shared page of memory, written at exit, and its pid (a process it forks that exits
+/// through exit() must not write it).
 static unsigned char *learning = NULL;
+static pid_t learningLaunch = 0;
 /// Set when a region could not be made read-only again: the template stops serving (each launch is then a plain one),
 /// so that no launch starts with a writable copy of code.
 static int writableLeft = 0;
@@ -126,6 +128,7 @@ static size_t learningSize(void) { return ((regionPages + 7) / 8 + 1 + pageSize 
 
 /// At a learning launch's exit: a bit for each page of the regions that it has mapped (/proc/self/pagemap's present bit).
 static void tellMappedPages(void) {
+    if (getpid() != learningLaunch) return;
     int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (pagemap < 0) return;
     uint64_t entries[512];
@@ -224,7 +227,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     if (launches[i] != pid) continue;
                     launches[i] = 0;
                     if (pid == learner) {
-                        // Learnt after its end is told: the broker and the next launch need not wait for it.
+                        // Learnt after its end is told, so that the broker need not wait for it.
                         learnt = learnerMemory;
                         learner = 0;
                         learnerMemory = NULL;
@@ -283,6 +286,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (child == 0) {
             if (memory) {
                 learning = memory;
+                learningLaunch = getpid();
                 atexit(tellMappedPages);
             }
             close(ended);
@@ -299,7 +303,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         }
         launches[slot] = child;
         if (memory) {
-            // Its alone: a launch forked while it runs must not share it.
+            // The learning launch's alone: a launch forked while it runs must not share it.
             madvise(memory, learningSize(), MADV_DONTFORK);
             learner = child;
             learnerMemory = memory;

@@ -16,6 +16,8 @@ public enum BusClientError: Error, CustomStringConvertible {
     /// The connection was cut from another thread (`BusConnection.cut`: a plugin hosted in a test's process was
     /// killed) while it waited for the broker.
     case cut(endpoint: String)
+    /// The process was asked to stop (its `connect` caller's stop request, e.g. SIGTERM) before the broker welcomed it.
+    case stoppedBeforeWelcome(endpoint: String)
     case transport(ZMQError)
     /// The bus socket or a key file exists but this user may not use it (another user's broker).
     case permissionDenied(path: String)
@@ -36,6 +38,8 @@ public enum BusClientError: Error, CustomStringConvertible {
             return "the broker left: \(reason)"
         case let .cut(endpoint):
             return "the connection to \(endpoint) was cut (the plugin was killed): nothing more reaches the broker"
+        case let .stoppedBeforeWelcome(endpoint):
+            return "asked to stop while waiting for the broker at \(endpoint) to welcome this client"
         case let .transport(error):
             return "bus transport error: \(error)"
         case let .permissionDenied(path):

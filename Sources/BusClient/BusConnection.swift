@@ -110,9 +110,10 @@ public final class BusConnection {
 
     deinit { close() }
 
-    /// Says hello and waits for the welcome.
+    /// Says hello and waits for the welcome; ends with `BusClientError.stoppedBeforeWelcome` within
+    /// `stopCheckMilliseconds` of `isStopRequested` (the caller's stop flag) holding.
     @discardableResult
-    public func connect(timeoutMilliseconds: Int = 5000) throws -> Welcome {
+    public func connect(timeoutMilliseconds: Int = 5000, stopWhen isStopRequested: () -> Bool = { false }) throws -> Welcome {
         try send(.hello(hello))
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()
@@ -120,7 +121,10 @@ public final class BusConnection {
         while welcome == nil || awaitingWelcome {
             let remaining = deadline - monotonicMilliseconds()
             guard remaining > 0 else { throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds) }
-            guard let message = try nextMessage(timeoutMilliseconds: Int(remaining)) else {
+            // A process asked to stop does not wait out the broker's silence. The signal that asks may reach
+            // another of its threads (libzmq's) and leave this wait running, so the flag is read every slice.
+            if isStopRequested() { throw BusClientError.stoppedBeforeWelcome(endpoint: endpoint) }
+            guard let message = try nextMessage(timeoutMilliseconds: Int(min(remaining, Self.stopCheckMilliseconds))) else {
                 // Cut (its hosted plugin killed): the welcome can never come, and a wait on a cut end ends at once.
                 if isCut { throw BusClientError.cut(endpoint: endpoint) }
                 continue
@@ -143,6 +147,9 @@ public final class BusConnection {
     public func acknowledge(seq: UInt64) throws {
         try send(.ack(seq: seq))
     }
+
+    /// How long `connect` waits before reading its caller's stop flag again (ms).
+    static let stopCheckMilliseconds: Int64 = 250
 
     /// Whether `nextMessage`'s wait ended because a signal arrived.
     private var waitWasInterrupted = false

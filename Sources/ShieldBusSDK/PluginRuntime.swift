@@ -72,6 +72,8 @@ public final class PluginRuntime: @unchecked Sendable {
     private let observedTopics: [String]
     // Set by the SIGTERM handler, read by the loop: a sig_atomic_t is what a handler may write.
     nonisolated(unsafe) private static var stopRequested: sig_atomic_t = 0
+    /// `stopRequested`'s value when the stop is the broker's death seen at start, not a signal (for the log's reason).
+    private static let stopForBrokerGone: sig_atomic_t = 2
     /// Hosted in a test's process: the process's signals are not its own; its host asks it to stop (`requestStop`).
     private let isHostedInProcess: Bool
     private let hostStop = LockedValue(false)
@@ -426,10 +428,16 @@ public final class PluginRuntime: @unchecked Sendable {
         if LaunchEnvironment.isFromTemplate { logger.debug("launched from the plugin's template process") }
         if !isHostedInProcess { installSignalHandlers() }
         if isStopRequested {
-            logger.notice("the broker that started this process is gone; stopping")
+            logger.notice(Self.stopRequested == Self.stopForBrokerGone ? "the broker that started this process is gone; stopping" : "asked to stop before connecting; stopping")
             return
         }
-        try connection.connect(timeoutMilliseconds: 10_000)
+        do {
+            try connection.connect(timeoutMilliseconds: 10_000, stopWhen: { isStopRequested })
+        } catch BusClientError.stoppedBeforeWelcome {
+            logger.notice("asked to stop while waiting for the broker's welcome; stopping")
+            connection.close()
+            return
+        }
         // Bus time first: the clock is bound as each changes, and never to 1970 plus the offset.
         now = DeviceAPI.date(busTime: connection.welcome?.time ?? 0)
         settings = connection.welcome?.settings ?? [:]
@@ -647,7 +655,7 @@ public final class PluginRuntime: @unchecked Sendable {
             // The broker died before the request: the parent is already another process (init, or a subreaper that is
             // not pid 1 in a container or a test harness), and no signal will come.
             let parent = getppid(), broker = LaunchEnvironment["SHIELDBUS_BROKER_PID"].flatMap { pid_t($0) }
-            if parent == 1 || broker.map({ $0 != parent }) == true { PluginRuntime.stopRequested = 1 }
+            if parent == 1 || broker.map({ $0 != parent }) == true { PluginRuntime.stopRequested = Self.stopForBrokerGone }
         }
     }
 }

@@ -97,8 +97,12 @@ final class InterruptedCallTests: XCTestCase {
     }
 
     /// The fixture as the broker starts it — supervised, with a state folder, so it keeps a handled record.
-    func startPlugin(endpoint: String, state: String, arguments: [String] = [], brokerPid: Int32? = nil) throws -> Process {
+    func startPlugin(endpoint: String, state: String, arguments: [String] = [], brokerPid: Int32? = nil, log: String? = nil) throws -> Process {
         let process = Process()
+        if let log {
+            FileManager.default.createFile(atPath: log, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: log)
+        }
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("fixture-supervised"))
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
@@ -179,18 +183,52 @@ final class InterruptedCallTests: XCTestCase {
         let endpoint = "ipc://\(work.path)/broker.sock"
         let broker = try StandInBroker(endpoint: endpoint)
         // The test process is the plugin's parent: any other pid is a broker that is gone.
-        let orphan = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid() == 2 ? 3 : 2)
+        let log = work.file("orphan.log")
+        let orphan = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid() == 2 ? 3 : 2, log: log)
         addTeardownBlock { if orphan.isRunning { orphan.terminate(); orphan.waitUntilExit() } }
         // Within less than its 10 s wait for a broker: it does not wait at all.
         waitUntil("the plugin to stop", timeoutSeconds: 5) { !orphan.isRunning }
         XCTAssertFalse(orphan.isRunning)
-        if !orphan.isRunning { XCTAssertEqual(orphan.terminationStatus, 0, "it stops, it does not fail") }
+        if !orphan.isRunning {
+            XCTAssertEqual(orphan.terminationStatus, 0, "it stops, it does not fail")
+            let said = try String(contentsOfFile: log, encoding: .utf8)
+            XCTAssertTrue(said.contains("the broker that started this process is gone"), "the reason, not a signal's: \(said)")
+        }
 
         // Started by its parent, the same plugin stays and says hello.
         let plugin = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid())
         addTeardownBlock { if plugin.isRunning { plugin.terminate(); plugin.waitUntilExit() } }
         try broker.pump(until: "the hello") { broker.hellos == 1 }
         XCTAssertEqual(broker.hellos, 1, "only the plugin whose parent is its broker said hello")
+    }
+
+    /// A plugin asked to stop (SIGTERM, as its broker does when it stops) while it waits for the broker's welcome stops
+    /// then, cleanly, saying why — it does not wait out its 10-second connect and then fail as if no broker answered.
+    func testAPluginAskedToStopBeforeItsWelcomeStopsThenAndSaysWhy() throws {
+        let work = TemporaryDirectory(prefix: "sbnowelcome")
+        let endpoint = "ipc://\(work.path)/broker.sock"
+        // A broker that hears the hello and never answers it.
+        let context = try Context()
+        let router = try Socket(context, .router)
+        try router.setReceiveTimeout(milliseconds: 50)
+        try router.bind(endpoint)
+        let log = work.file("sup.log")
+        let plugin = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid(), log: log)
+        addTeardownBlock { if plugin.isRunning { plugin.terminate(); plugin.waitUntilExit() } }
+        var hello: Hello?
+        XCTAssertTrue(try waitUntil("the plugin's hello") {
+            guard let frames = try router.receive(), case .hello(let said) = try WireCodec.decodeClientMessage(frames[1...]) else { return false }
+            hello = said
+            return true
+        })
+        XCTAssertEqual(hello?.name, "sup")
+        plugin.terminate()
+        plugin.waitUntilExit()
+        let said = try String(contentsOfFile: log, encoding: .utf8)
+        XCTAssertEqual(plugin.terminationReason, .exit)
+        XCTAssertEqual(plugin.terminationStatus, 0, "a stop, not a failure to reach the broker: \(said)")
+        XCTAssertTrue(said.contains("asked to stop while waiting for the broker's welcome"), said)
+        XCTAssertFalse(said.contains("no broker answered"), said)
     }
 
     func testACallTheBrokerLeftLeavesTheEventToBeHandledAgain() throws {

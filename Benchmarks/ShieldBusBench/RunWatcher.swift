@@ -32,6 +32,9 @@ final class RunWatcher {
     private var dirtyPeaks: [String: Int] = [:]
     private var progress: [Progress] = []
     private var cpu: [CPUReading] = []
+    /// The broker's CPU by thread at the last reading (`BrokerThreads`): its ended threads are not counted, and its
+    /// threads live as long as the process.
+    private var brokerThreads = BrokerThreads()
     private var journalOffset: UInt64 = 0
     private var partialLine: [UInt8] = []
     private(set) var journalLines = 0
@@ -55,11 +58,11 @@ final class RunWatcher {
     }
 
     /// Stops watching after one last look at the journal (the process has ended by now).
-    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress], cpu: [CPUReading]) {
+    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress], cpu: [CPUReading], brokerThreads: BrokerThreads) {
         lock.withLock { running = false }
         try? worker?.join()
         readJournal(at: monotonicNanoseconds())
-        return (peaks, dirtyPeaks, progress, cpu)
+        return (peaks, dirtyPeaks, progress, cpu, brokerThreads)
     }
 
     /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
@@ -76,8 +79,10 @@ final class RunWatcher {
         // A child that ended moves from its own count to the broker's count of ended children: the sum carries on.
         let ticks = (Self.cpuTicks(brokerPID, withEndedChildren: true) ?? 0) + children.compactMap { Self.cpuTicks($0, withEndedChildren: false) }.reduce(0, +)
         let reading = CPUReading(wallNanoseconds: monotonicNanoseconds(), cpuSeconds: Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))))
+        let threads = BrokerThreads.read(brokerPID)
         lock.withLock {
             cpu.append(reading)
+            if let threads { brokerThreads = threads }
             for reading in readings {
                 peaks[reading.name] = max(peaks[reading.name] ?? 0, reading.peak)
                 if let dirty = reading.dirty { dirtyPeaks[reading.name] = max(dirtyPeaks[reading.name] ?? 0, dirty) }
@@ -168,5 +173,30 @@ final class RunWatcher {
         guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
               let first = data.split(separator: 0).first else { return nil }
         return String(decoding: first, as: UTF8.self).split(separator: "/").last.map(String.init)
+    }
+}
+
+/// The broker process's CPU by thread: its loop (the main thread, which sequences, journals and commits), libzmq's
+/// I/O threads, and any other. Read from each thread's `schedstat` (nanoseconds on a CPU), not clock ticks: a year's
+/// loop is seconds, a tick is 10 ms.
+struct BrokerThreads {
+    var loopSeconds = 0.0
+    var ioThreadsSeconds = 0.0
+    var otherSeconds = 0.0
+
+    /// Nil when the process is gone (the last reading before its end stands).
+    static func read(_ pid: pid_t) -> BrokerThreads? {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
+        var threads = BrokerThreads()
+        for task in tasks {
+            guard let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+                  let nanoseconds = schedstat.split(separator: " ").first.flatMap({ UInt64($0) }) else { continue }
+            let seconds = Double(nanoseconds) / 1e9
+            let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
+            if task == String(pid) { threads.loopSeconds += seconds }
+            else if name.hasPrefix("ZMQbg/IO") { threads.ioThreadsSeconds += seconds }
+            else { threads.otherSeconds += seconds }
+        }
+        return threads
     }
 }

@@ -43,6 +43,8 @@ struct SimulationRun {
     let started: UInt64
     /// The broker's own count of turns (hand-offs it waited for), from its `stopped` log line.
     let turns: Int?
+    /// The broker's CPU by thread, read last within 200 ms of its end.
+    let brokerThreads: BrokerThreads
 
     var eventsPerSecond: Double { Double(events) / wallSeconds }
 
@@ -66,14 +68,15 @@ struct SimulationRun {
         watcher.start()
         process.waitUntilExit()
         let ended = monotonicNanoseconds()
-        let (peaks, dirtyPeaks, progress, cpu) = watcher.stop()
+        let (peaks, dirtyPeaks, progress, cpu, brokerThreads) = watcher.stop()
         // 0: the scenario ran to its end; 3: it ended with lock-invariant findings, which are not this benchmark's business.
         guard process.terminationStatus == 0 || process.terminationStatus == 3 else {
             let tail = ((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "").split(separator: "\n").suffix(10).joined(separator: "\n")
             throw BenchFailure("shieldbus run \(arguments.joined(separator: " ")) exited with \(process.terminationStatus):\n\(tail)")
         }
         return SimulationRun(wallSeconds: Double(ended - started) / 1e9, events: watcher.journalLines,
-                             peaksKiB: peaks, dirtyPeaksKiB: dirtyPeaks, progress: progress, cpu: cpu, started: started, turns: turns(loggedIn: errors))
+                             peaksKiB: peaks, dirtyPeaksKiB: dirtyPeaks, progress: progress, cpu: cpu, started: started, turns: turns(loggedIn: errors),
+                             brokerThreads: brokerThreads)
     }
 
     /// `turns=N` from the broker's last `stopped` line in its log.

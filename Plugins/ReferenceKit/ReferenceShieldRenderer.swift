@@ -109,12 +109,19 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
 
     /// The icon from the renderer's own resources. A missing file gives the default icon and a warning, never
     /// a silently empty shield (the Rork write-up: UIImage(named:) reads the extension's bundle only).
+    /// Once found, the icon is not looked up again (as `UIImage(named:)` caches the image it loaded): the lookup is
+    /// on the path of every shield the person waits for.
     open func icon() -> ShieldIcon? {
         guard let name = options.icon else { return nil }
+        if let foundIcon { return foundIcon }
         guard let file = resources?.appendingPathComponent(name), FileManager.default.fileExists(atPath: file.path) else {
             logger?.warning("the shield icon '\(name)' is not in the renderer's resources (\(resources?.path ?? "none")); the default icon is shown")
             return nil
         }
-        return ShieldIcon(file.lastPathComponent)
+        let icon = ShieldIcon(file.lastPathComponent)
+        foundIcon = icon
+        return icon
     }
+
+    private var foundIcon: ShieldIcon?
 }

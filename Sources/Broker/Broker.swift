@@ -21,6 +21,9 @@ public final class Broker {
     private var services: [BrokerService] = []
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
+    /// The batch's events the observers have not seen yet: they see them once the batch is sent, so that what they
+    /// do (formatting the timeline, the lock invariant's reading) does not hold up what plugins wait for.
+    private var unobserved: [Envelope] = []
     private var stopRequested = false
     /// Starts the configured plugins on threads of this process instead of as processes: tests only, set before `open`.
     var inProcessLauncher: InProcessLauncher?
@@ -90,7 +93,8 @@ public final class Broker {
         services.append(service)
     }
 
-    /// Calls `observer` with every sequenced event, in order, on the broker's thread.
+    /// Calls `observer` with every sequenced event, in order, on the broker's thread, once its batch is committed
+    /// and sent.
     public func observeEvents(_ observer: @escaping (Envelope) -> Void) {
         eventObservers.append(observer)
     }
@@ -439,7 +443,7 @@ extension Broker: OutboxDrain {
         for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
             service.handle(envelope)
         }
-        for observer in eventObservers { observer(envelope) }
+        if !eventObservers.isEmpty { unobserved.append(envelope) }
         return true
     }
 
@@ -452,6 +456,15 @@ extension Broker: OutboxDrain {
         crashPoints.crashIfDue(before: false)
         dispatcher.sendSaved(batching: !clock.isVirtual)
         takeTurns()
+        observeBatch()
+    }
+
+    private func observeBatch() {
+        guard !unobserved.isEmpty else { return }
+        for envelope in unobserved {
+            for observer in eventObservers { observer(envelope) }
+        }
+        unobserved.removeAll(keepingCapacity: true)
     }
 }
 

@@ -227,7 +227,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     if (launches[i] != pid) continue;
                     launches[i] = 0;
                     if (pid == learner) {
-                        // Learnt after its end is told, so that the broker need not wait for it.
+                        // Learnt after its end is told, so that the broker need not wait for it (below).
                         learnt = learnerMemory;
                         learner = 0;
                         learnerMemory = NULL;
@@ -238,14 +238,6 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     snprintf(text, sizeof text, "ended %d %d", (int)pid, status);
                     say(channel, text);
                 }
-            }
-            if (learnt) {
-                if (learnt[learningSize() - 1]) {  // told: it exited through exit()
-                    mapLearnedPages(learnt);
-                    learnedLaunches++;
-                }
-                munmap(learnt, learningSize());
-                learnt = NULL;
             }
         }
         if (!waits[0].revents) continue;
@@ -266,6 +258,16 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             // A launch the template could not track would never be said to have ended: refused, launched plainly.
             refuseLaunch(channel, EAGAIN);
             continue;
+        }
+        // What a learning launch told is mapped when the next launch is asked for, not at its end: a run's last
+        // launch (every plugin's only one on a day without restarts) then costs its template nothing more.
+        if (learnt) {
+            if (learnt[learningSize() - 1]) {  // told: it exited through exit()
+                mapLearnedPages(learnt);
+                learnedLaunches++;
+            }
+            munmap(learnt, learningSize());
+            learnt = NULL;
         }
         if (writableLeft) {
             refuseLaunch(channel, EPERM);

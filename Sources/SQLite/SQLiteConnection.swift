@@ -222,6 +222,21 @@ public final class SQLiteConnection {
         }
     }
 
+    /// Copies every commit of the write-ahead log into the database file and empties the log
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), syncing as the connection's `synchronous` asks, and returns whether all of
+    /// it was copied (false when another connection's read or write kept some of it in the log, which stays as it is).
+    ///
+    /// A process that opens a store in WAL mode while no other process has it open reads the whole log back, checking
+    /// every frame, to rebuild the log's index: a store opened afresh by many short processes in turn is emptied by
+    /// each as it ends, so the next one finds no log to read.
+    @discardableResult
+    public func checkpoint() throws -> Bool {
+        try withStatement("PRAGMA wal_checkpoint(TRUNCATE)") { statement in
+            // One row: whether the checkpoint was kept from finishing (1), the log's frames, the frames copied.
+            try statement.step() && (try statement.int64(at: 0) ?? 1) == 0
+        }
+    }
+
     /// Runs `PRAGMA quick_check` and returns the problems it reports; empty means the file is sound.
     ///
     /// Damage bad enough to stop the check (`SQLITE_CORRUPT`, `SQLITE_NOTADB`) is reported as a

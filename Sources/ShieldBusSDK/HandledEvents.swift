@@ -96,6 +96,14 @@ final class HandledEvents {
         }
     }
 
+    /// Leaves the record for the plugin's next process with its write-ahead log copied into the file and emptied
+    /// (`SQLiteConnection.checkpoint`): a short-lived extension's next process, opening the record with nobody else
+    /// holding it, would otherwise read back and check the whole log, which grows with every launch. What the record
+    /// holds does not change; a failure leaves the log as it is, for the next process to read.
+    func handOver() {
+        _ = try? connection.checkpoint()
+    }
+
     /// What handling `seq` published, in order (empty if nothing, or if it was not recorded).
     func publications(of seq: UInt64) throws -> [Publish] {
         defer { lookupPublications.reset() }

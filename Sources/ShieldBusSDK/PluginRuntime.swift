@@ -467,6 +467,8 @@ public final class PluginRuntime: @unchecked Sendable {
                 // What the callback left queued (a main-queue block, a Task's publication) goes out before the end.
                 runJobs()
                 connection.close()
+                // After the goodbye, so the broker and the next turn need not wait for it.
+                handled?.handOver()
                 return
             }
         }

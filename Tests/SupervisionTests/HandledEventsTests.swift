@@ -63,6 +63,25 @@ final class HandledEventsTests: XCTestCase {
         XCTAssertEqual(try before.userVersion(), HandledEvents.formatVersion)
     }
 
+    /// A short-lived extension's process hands its record over with the log copied into the file and emptied: the next
+    /// process finds no log to read back, and every record and publication still there.
+    func testARecordHandedOverKeepsEverythingWithAnEmptyLog() throws {
+        let path = folder + "/handed.sqlite"
+        let handled = try HandledEvents(path: path)
+        for seq in UInt64(1)...30 { try handled.record(seq, publications: [Publish(topic: "x.test.made", body: ["seq": .int(Int64(seq))])]) }
+        XCTAssertGreaterThan(FileSize.of(path + "-wal") ?? 0, 0, "the records are in the log before the hand-over")
+        handled.handOver()
+        XCTAssertEqual(FileSize.of(path + "-wal"), 0)
+        let next = try HandledEvents(path: path)
+        for seq in UInt64(1)...30 {
+            XCTAssertTrue(try next.contains(seq), "seq \(seq)")
+            XCTAssertEqual(try next.publications(of: seq).map(\.topic), ["x.test.made"], "seq \(seq)")
+        }
+        XCTAssertFalse(try next.contains(31))
+        try next.record(31)
+        XCTAssertTrue(try HandledEvents(path: path).contains(31))
+    }
+
     func testARecordOfANewerFormatIsRefusedUntouched() throws {
         let path = folder + "/newer.sqlite"
         try SQLiteConnection(path: path).execute("CREATE TABLE other (x); PRAGMA user_version = 9")

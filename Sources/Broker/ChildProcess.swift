@@ -178,7 +178,9 @@ enum ChildProcess {
         if signalNumber == 0 { return "exited with status \((status >> 8) & 0xFF)" }
         let name = signalNumber == SIGKILL ? "SIGKILL" : signalNumber == SIGTERM ? "SIGTERM"
             : signalNumber == SIGSEGV ? "SIGSEGV" : signalNumber == SIGABRT ? "SIGABRT"
-            : signalNumber == SIGILL ? "SIGILL (a Swift runtime trap)" : signalNumber == SIGTRAP ? "SIGTRAP (a Swift runtime trap)" : "signal \(signalNumber)"
+            : signalNumber == SIGILL ? "SIGILL (a Swift runtime trap)" : signalNumber == SIGTRAP ? "SIGTRAP (a Swift runtime trap)"
+            : signalNumber == SIGBUS ? "SIGBUS" : signalNumber == SIGFPE ? "SIGFPE"
+            : signalNumber == SIGSYS ? "SIGSYS (a system call the sandbox forbids)" : "signal \(signalNumber)"
         return "killed by \(name)"
     }
 

@@ -6,9 +6,14 @@ import Foundation
 /// (a plugin that stopped answering cannot break a lock it never had to keep), so a degraded run fails on its own.
 ///
 /// Degraded means: the bus reported a plugin that did not answer in time (`ack-timeout`, `startup-timeout`), a
-/// delivery lost or abandoned (`gap`, `delivery-dropped`, `delivery-abandoned`); or a callback loop — more than
-/// `loopLimit` DeviceActivity callbacks for one plugin's activities within a minute of bus time, where a
-/// monitor that re-registers at each callback spins (on iOS the system throttles, then stops, such an extension).
+/// delivery lost or abandoned (`gap`, `delivery-dropped`, `delivery-abandoned`); a plugin's process crashed (killed
+/// by a signal of its own fault, or exited with a failure status: `plugin-crashed`) or was given up on
+/// (`plugin-failed`: a crash loop, a configuration error) — the events it had in hand go to its next process, so the
+/// lock may well hold, but an extension that crashes is a bug in it, and one given up on answers nothing; or a
+/// callback loop — more than `loopLimit` DeviceActivity callbacks for one plugin's activities within a minute of bus
+/// time, where a monitor that re-registers at each callback spins (on iOS the system throttles, then stops, such an
+/// extension). The broker's own ends of a process (SIGTERM, SIGKILL) and an exit for want of storage (status 75,
+/// the plugin waits for room) are not crashes.
 public struct RunHealth {
     /// One way a run went wrong: a stable kind (what explore's shrinker keeps) and its account.
     public struct Problem: Equatable, Sendable {
@@ -35,8 +40,7 @@ public struct RunHealth {
             let body = envelope.bodyValue
             guard let code = body["code"]?.stringValue, Self.degradations.contains(code) else { return }
             let who = body["receiver"]?.stringValue ?? body["plugin"]?.stringValue ?? body["sender"]?.stringValue
-            let first = errors[code]?.first ?? (body["message"]?.stringValue ?? who.map { "\($0)" } ?? "")
-            errors[code] = ((errors[code]?.count ?? 0) + 1, first)
+            count(code, first: body["message"]?.stringValue ?? who.map { "\($0)" } ?? "")
         case DeviceTopic.startMonitoringRequest:
             if let activity = envelope.bodyValue["activity"]?.stringValue { registrants[activity] = envelope.source }
         case DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning, DeviceTopic.intervalWillEndWarning,
@@ -49,9 +53,34 @@ public struct RunHealth {
             if let keep = recent.firstIndex(where: { $0 > cutoff }), keep > 0 { recent.removeFirst(keep) }
             recentCallbacks[plugin] = recent
             if recent.count > Self.loopLimit, (loops[plugin]?.count ?? 0) < recent.count { loops[plugin] = (recent.count, envelope.time) }
+        case "plugin.exited" where envelope.source == JournalFacts.osSource:
+            let body = envelope.bodyValue
+            guard let how = body["how"]?.stringValue, Self.isCrash(how) else { return }
+            count("plugin-crashed", first: "\(body["name"]?.stringValue ?? "?"): \(how)")
+        case "plugin.failed" where envelope.source == JournalFacts.osSource:
+            let body = envelope.bodyValue
+            count("plugin-failed", first: "\(body["name"]?.stringValue ?? "?"): \(body["reason"]?.stringValue ?? "given up on")")
         default:
             return
         }
+    }
+
+    private mutating func count(_ code: String, first: String) {
+        errors[code] = ((errors[code]?.count ?? 0) + 1, errors[code]?.first ?? first)
+    }
+
+    /// Signals a process gets only from its own fault (or its own `abort`): not the broker's SIGTERM and SIGKILL.
+    static let crashSignals: Set<String> = ["SIGSEGV", "SIGBUS", "SIGILL", "SIGTRAP", "SIGABRT", "SIGFPE", "SIGSYS"]
+
+    /// Whether a `plugin.exited` `how` (`exited with status N`, `killed by SIGNAME`) is a crash: a fault's signal,
+    /// or a failure status other than 75 (EX_TEMPFAIL: the plugin's storage cannot be used now, and it waits).
+    static func isCrash(_ how: String) -> Bool {
+        if how.hasPrefix("killed by ") {
+            return crashSignals.contains(String(how.dropFirst("killed by ".count).prefix { $0 != " " }))
+        }
+        let exitPrefix = "exited with status "
+        guard how.hasPrefix(exitPrefix), let status = Int(how.dropFirst(exitPrefix.count).prefix { $0.isNumber }) else { return false }
+        return status != 0 && status != 75
     }
 
     /// What went wrong, in a fixed order; empty for a healthy run.

@@ -163,6 +163,31 @@ final class SupervisionTests: XCTestCase {
         for key in ["pid", "uptimeMs", "processUptimeMs", "lag", "restarts"] { XCTAssertNotNil(running[key], "\(key) in \(running.jsonText)") }
     }
 
+    /// A day whose plugin crashed and was given up on fails, even with nothing else wrong: iOS would say nothing (it
+    /// shows its default shield when a shield extension crashes), so the run does — `run health DEGRADED` and exit 3,
+    /// as explore judges its days. The same day with a plugin that keeps running is healthy.
+    func testARunWhosePluginCrashedIsDegradedThoughNothingElseWentWrong() throws {
+        let work = TemporaryDirectory(prefix: "sbcrashday")
+        let scenario = work.file("day.yml")
+        try "name: one-step\nstart: 2026-11-23T08:00\nsteps:\n  - {at: \"08:00\", setClock: \"+1h\"}\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        func play(_ plugins: [(name: String, extra: String)]) throws -> CommandRun {
+            let config = work.file("supervision-\(plugins.count).yml")
+            try configuration(plugins).write(toFile: config, atomically: true, encoding: .utf8)
+            return try CommandRun.shieldbus(["run", "--config", config, "--scenario", scenario, "--quiet", "--runtime-dir", work.file("run-\(plugins.count)")],
+                                            timeoutSeconds: 60)
+        }
+        let crashing = try play([("loops", ", arguments: [--crash-at-start]"), ("steady", "")])
+        XCTAssertEqual(crashing.status, 3, crashing.output + crashing.errors)
+        let said = crashing.output + crashing.errors
+        XCTAssertTrue(said.contains("run health        DEGRADED: 2 problem(s)"), said)
+        XCTAssertTrue(said.contains("plugin-crashed ×5 (first: loops: exited with status 3)"), said)
+        XCTAssertTrue(said.contains("plugin-failed ×1 (first: loops: crash loop: 5 failures within 30 s"), said)
+
+        let steady = try play([("steady", "")])
+        XCTAssertEqual(steady.status, 0, steady.output + steady.errors)
+        XCTAssertFalse((steady.output + steady.errors).contains("DEGRADED"), steady.output + steady.errors)
+    }
+
     /// A plugin given up on comes back with the device's restart once its executable is fixed, as every process does
     /// when a phone restarts; `status` then shows it running.
     func testAPluginGivenUpOnStartsAgainWithADeviceRestart() throws {

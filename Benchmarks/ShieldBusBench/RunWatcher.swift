@@ -13,7 +13,7 @@ final class RunWatcher {
         let busTimeMilliseconds: Int64
     }
 
-    /// The CPU the run had used by a wall time: the broker's, its ended children's and its running children's.
+    /// The CPU the run had used by a wall time: the broker's and that of every process below it, running or ended.
     struct CPUReading {
         let wallNanoseconds: UInt64
         let cpuSeconds: Double
@@ -32,8 +32,8 @@ final class RunWatcher {
     private var dirtyPeaks: [String: Int] = [:]
     private var progress: [Progress] = []
     private var cpu: [CPUReading] = []
-    /// The broker's CPU by thread at the last reading (`BrokerThreads`): its ended threads are not counted, and its
-    /// threads live as long as the process.
+    /// The broker's CPU by thread (`BrokerThreads`), each thread's largest reading kept: libzmq's threads end before
+    /// the process does (its context is closed first).
     private var brokerThreads = BrokerThreads()
     private var journalOffset: UInt64 = 0
     private var partialLine: [UInt8] = []
@@ -58,11 +58,11 @@ final class RunWatcher {
     }
 
     /// Stops watching after one last look at the journal (the process has ended by now).
-    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress], cpu: [CPUReading], brokerThreads: BrokerThreads) {
+    func stop() -> (peaks: [String: Int], dirtyPeaks: [String: Int], progress: [Progress], cpu: [CPUReading], brokerThreads: BrokerThreads?) {
         lock.withLock { running = false }
         try? worker?.join()
         readJournal(at: monotonicNanoseconds())
-        return (peaks, dirtyPeaks, progress, cpu, brokerThreads)
+        return (peaks, dirtyPeaks, progress, cpu, brokerThreads.threads.isEmpty ? nil : brokerThreads)
     }
 
     /// The peak so far of the broker and of each child. VmHWM is the kernel's own peak for the process's whole
@@ -71,18 +71,22 @@ final class RunWatcher {
     private func readMemory() {
         var readings: [(name: String, peak: Int, dirty: Int?)] = []
         if let broker = Self.peakKiB(brokerPID) { readings.append(("broker", broker, Self.dirtyKiB(brokerPID))) }
-        let children = Self.children(of: brokerPID)
-        for pid in children {
+        // Every process below the broker: a plugin runs inside its sandbox (bwrap's child), and a launch from its
+        // template is the template's child.
+        let descendants = Self.descendants(of: brokerPID)
+        for pid in descendants {
             guard let kib = Self.peakKiB(pid), let name = Self.executableName(pid) else { continue }
             readings.append((name, kib, Self.dirtyKiB(pid)))
         }
-        // A child that ended moves from its own count to the broker's count of ended children: the sum carries on.
-        let ticks = (Self.cpuTicks(brokerPID, withEndedChildren: true) ?? 0) + children.compactMap { Self.cpuTicks($0, withEndedChildren: false) }.reduce(0, +)
+        // A process that ended moves from its own count to its parent's count of ended children, which every running
+        // process's reading includes: the sum carries on, and nothing is counted twice.
+        let ticks = (Self.cpuTicks(brokerPID, withEndedChildren: true) ?? 0)
+            + descendants.compactMap { Self.cpuTicks($0, withEndedChildren: true) }.reduce(0, +)
         let reading = CPUReading(wallNanoseconds: monotonicNanoseconds(), cpuSeconds: Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK))))
         let threads = BrokerThreads.read(brokerPID)
         lock.withLock {
             cpu.append(reading)
-            if let threads { brokerThreads = threads }
+            if let threads { brokerThreads.keepLargest(threads) }
             for reading in readings {
                 peaks[reading.name] = max(peaks[reading.name] ?? 0, reading.peak)
                 if let dirty = reading.dirty { dirtyPeaks[reading.name] = max(dirtyPeaks[reading.name] ?? 0, dirty) }
@@ -156,16 +160,25 @@ final class RunWatcher {
         return (11...(withEndedChildren ? 14 : 12)).compactMap { Int(fields[$0]) }.reduce(0, +)
     }
 
-    /// The processes whose parent is `pid` (this kernel has no /proc/<pid>/task/<pid>/children).
-    static func children(of pid: pid_t) -> [pid_t] {
+    /// The processes below `pid`, children first (one pass over /proc: this kernel has no
+    /// /proc/<pid>/task/<pid>/children).
+    static func descendants(of pid: pid_t) -> [pid_t] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap { pid_t($0) }.filter { child in
+        var children: [pid_t: [pid_t]] = [:]
+        for child in entries.compactMap({ pid_t($0) }) {
             // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces, so read after the last ')'.
             guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
+                  let close = stat.lastIndex(of: ")") else { continue }
             let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 1 && pid_t(fields[1]) == pid
+            if fields.count > 1, let parent = pid_t(fields[1]) { children[parent, default: []].append(child) }
         }
+        var found: [pid_t] = []
+        var next = children[pid] ?? []
+        while let process = next.popLast() {
+            found.append(process)
+            next += children[process] ?? []
+        }
+        return found
     }
 
     /// The file name of the program a process runs (argv[0]'s last component).
@@ -176,27 +189,40 @@ final class RunWatcher {
     }
 }
 
-/// The broker process's CPU by thread: its loop (the main thread, which sequences, journals and commits), libzmq's
-/// I/O threads, and any other. Read from each thread's `schedstat` (nanoseconds on a CPU), not clock ticks: a year's
-/// loop is seconds, a tick is 10 ms.
+/// The broker process's CPU by thread: its loop (the main thread, which sequences, journals and commits — and, in
+/// `shieldbus run`, also reads the configuration and scenario, prints the timeline and judges the journal), libzmq's
+/// I/O threads, and any other. Read from each thread's `schedstat` (nanoseconds on a CPU): clock ticks are too coarse
+/// for a loop that may take little CPU.
 struct BrokerThreads {
-    var loopSeconds = 0.0
-    var ioThreadsSeconds = 0.0
-    var otherSeconds = 0.0
+    enum Kind { case loop, ioThread, other }
+    /// Each thread's kind and the largest CPU time read for it (ns), by thread id.
+    private(set) var threads: [Int: (kind: Kind, nanoseconds: UInt64)] = [:]
 
-    /// Nil when the process is gone (the last reading before its end stands).
+    var loopSeconds: Double { seconds(.loop) }
+    var ioThreadsSeconds: Double { seconds(.ioThread) }
+    var otherSeconds: Double { seconds(.other) }
+
+    private func seconds(_ kind: Kind) -> Double {
+        Double(threads.values.filter { $0.kind == kind }.reduce(0) { $0 + $1.nanoseconds }) / 1e9
+    }
+
+    /// Keeps each thread's larger reading: a thread that ended keeps its last one.
+    mutating func keepLargest(_ reading: BrokerThreads) {
+        for (thread, value) in reading.threads where value.nanoseconds >= threads[thread]?.nanoseconds ?? 0 { threads[thread] = value }
+    }
+
+    /// Nil when the process is gone or no thread's `schedstat` can be read.
     static func read(_ pid: pid_t) -> BrokerThreads? {
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return nil }
-        var threads = BrokerThreads()
+        var reading = BrokerThreads()
         for task in tasks {
-            guard let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
+            guard let thread = Int(task),
+                  let schedstat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/schedstat", encoding: .utf8),
                   let nanoseconds = schedstat.split(separator: " ").first.flatMap({ UInt64($0) }) else { continue }
-            let seconds = Double(nanoseconds) / 1e9
             let name = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8)) ?? ""
-            if task == String(pid) { threads.loopSeconds += seconds }
-            else if name.hasPrefix("ZMQbg/IO") { threads.ioThreadsSeconds += seconds }
-            else { threads.otherSeconds += seconds }
+            let kind: Kind = thread == Int(pid) ? .loop : name.hasPrefix("ZMQbg/IO") ? .ioThread : .other
+            reading.threads[thread] = (kind, nanoseconds)
         }
-        return threads
+        return reading.threads.isEmpty ? nil : reading
     }
 }

@@ -130,11 +130,8 @@ final class PluginSupervisor {
     static let crashLoopFailures = 5
     static let initialBackoffMilliseconds: Int64 = 100
     static let maximumBackoffMilliseconds: Int64 = 5_000
-    /// The exit status (sysexits' EX_CONFIG) by which a plugin says its configuration is wrong; the SDK uses it.
-    static let configurationErrorStatus: Int32 = 78
-    /// The exit status (sysexits' EX_TEMPFAIL) by which a plugin says its storage cannot be used now (a full disk);
-    /// the SDK uses it.
-    static let storageUnavailableStatus: Int32 = 75
+    static let configurationErrorStatus = SupervisedExitStatus.configurationError
+    static let storageUnavailableStatus = SupervisedExitStatus.storageUnavailable
     /// How long an extension that exited cleanly waits for its goodbye before its next run starts without it (the
     /// goodbye is sent before the exit, and is read within a pass or two of the loop).
     static let byeWaitMilliseconds: Int64 = 1_000

@@ -227,7 +227,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
                     if (launches[i] != pid) continue;
                     launches[i] = 0;
                     if (pid == learner) {
-                        // Learnt after its end is told, so that the broker need not wait for it (below).
+                        // Mapped only when the next launch is asked for (below), which then waits for it.
                         learnt = learnerMemory;
                         learner = 0;
                         learnerMemory = NULL;

@@ -13,7 +13,8 @@ import Foundation
 /// callback loop — more than `loopLimit` DeviceActivity callbacks for one plugin's activities within a minute of bus
 /// time, where a monitor that re-registers at each callback spins (on iOS the system throttles, then stops, such an
 /// extension). The broker's own ends of a process (SIGTERM, SIGKILL) and an exit for want of storage (status 75,
-/// the plugin waits for room) are not crashes.
+/// the plugin waits for room) are not crashes. A plugin the supervisor had already stopped (the broker stopping, a
+/// force-quit, a device restart) publishes no `plugin.exited`, so its end is not read at all.
 public struct RunHealth {
     /// One way a run went wrong: a stable kind (what explore's shrinker keeps) and its account.
     public struct Problem: Equatable, Sendable {
@@ -69,18 +70,21 @@ public struct RunHealth {
         errors[code] = ((errors[code]?.count ?? 0) + 1, errors[code]?.first ?? first)
     }
 
-    /// Signals a process gets only from its own fault (or its own `abort`): not the broker's SIGTERM and SIGKILL.
-    static let crashSignals: Set<String> = ["SIGSEGV", "SIGBUS", "SIGILL", "SIGTRAP", "SIGABRT", "SIGFPE", "SIGSYS"]
+    /// The signals that end a plugin without a fault of its own: the broker's (SIGTERM to stop, SIGKILL for a hang,
+    /// a force-quit, a device restart) and an interrupt. Any other ends it by its fault: a trap, an `abort`, a bad
+    /// address, a write to a closed pipe, a system call the sandbox forbids.
+    static let stoppingSignals: Set<String> = ["SIGKILL", "SIGTERM", "SIGINT"]
 
-    /// Whether a `plugin.exited` `how` (`exited with status N`, `killed by SIGNAME`) is a crash: a fault's signal,
-    /// or a failure status other than 75 (EX_TEMPFAIL: the plugin's storage cannot be used now, and it waits).
+    /// Whether a `plugin.exited` `how` (`exited with status N`, `killed by SIGNAME …`, `killed by signal N`) is a
+    /// crash: any signal but `stoppingSignals`, or a failure status — not the wait for storage, and not a
+    /// configuration error, which the supervisor reports as `plugin.failed`.
     static func isCrash(_ how: String) -> Bool {
         if how.hasPrefix("killed by ") {
-            return crashSignals.contains(String(how.dropFirst("killed by ".count).prefix { $0 != " " }))
+            return !stoppingSignals.contains(String(how.dropFirst("killed by ".count).prefix { $0 != " " }))
         }
         let exitPrefix = "exited with status "
-        guard how.hasPrefix(exitPrefix), let status = Int(how.dropFirst(exitPrefix.count).prefix { $0.isNumber }) else { return false }
-        return status != 0 && status != 75
+        guard how.hasPrefix(exitPrefix), let status = Int32(how.dropFirst(exitPrefix.count).prefix { $0.isNumber }) else { return false }
+        return ![0, SupervisedExitStatus.storageUnavailable, SupervisedExitStatus.configurationError].contains(status)
     }
 
     /// What went wrong, in a fixed order; empty for a healthy run.

@@ -23,7 +23,7 @@ extension ShieldBus {
             time-zone changes, DST dates, broker crashes, authorization revoked and allowed again), played in virtual time by `shieldbus run` child \
             processes, and checked against the promise of each of the configuration's products (docs/promises.md), \
             with the app actions and the presses past a cap that the promise names. A degraded run (a plugin that \
-            stopped answering, a callback loop) fails too. The totals end with the coverage: how many days reached \
+            stopped answering or crashed, a callback loop) fails too. The totals end with the coverage: how many days reached \
             each edge of each promise.
 
             A failing day is shrunk — fewer steps, shorter gaps, fewer apps — to a small scenario that fails the \

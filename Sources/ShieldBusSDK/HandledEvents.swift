@@ -97,12 +97,18 @@ final class HandledEvents {
     }
 
     /// Leaves the record for the plugin's next process with its write-ahead log copied into the file and emptied
-    /// (`SQLiteConnection.checkpoint`): a short-lived extension's next process, opening the record with nobody else
-    /// holding it, would otherwise read back and check the whole log, which grows with every launch. What the record
-    /// holds does not change; a failure leaves the log as it is, for the next process to read.
+    /// (`SQLiteConnection.checkpoint`) once the log has reached `handOverLogBytes`: a short-lived extension's next
+    /// process, opening the record with nobody else holding it, would otherwise read back and check the whole log,
+    /// which grows with every launch. A shorter log is left to be read back: the checkpoint syncs the file twice, which
+    /// on a disk costs more than reading a few frames, and the next launch waits for this process to end. What the
+    /// record holds does not change; a failure leaves the log as it is, for the next process to read.
     func handOver() {
+        guard (FileSize.of(connection.path + "-wal") ?? 0) >= Self.handOverLogBytes else { return }
         _ = try? connection.checkpoint()
     }
+
+    /// The log a hand-over empties: about 16 frames, a few launches' records.
+    static let handOverLogBytes: Int64 = 64 << 10
 
     /// What handling `seq` published, in order (empty if nothing, or if it was not recorded).
     func publications(of seq: UInt64) throws -> [Publish] {

@@ -88,12 +88,12 @@ public protocol AppGroupOptions {
 public enum PluginExitStatus {
     /// sysexits' EX_CONFIG: the plugin's configuration is wrong (its hello was refused, its app group does not
     /// exist); the broker marks it failed at once, with the plugin's last line of output, instead of restarting it.
-    public static let configurationError: Int32 = 78
+    public static let configurationError = SupervisedExitStatus.configurationError
     /// sysexits' EX_TEMPFAIL: the plugin's storage cannot be used now (a full or read-only disk, a store held past
     /// the busy timeout); the broker starts it again, backing off to 5 s, for as long as it takes, without counting
     /// the exits towards a crash loop: waiting for room is not crashing. The SDK exits so when its own stores (the
     /// app group, the record of handled events) cannot be opened at start; a plugin's own databases are its to judge.
-    public static let storageUnavailable: Int32 = 75
+    public static let storageUnavailable = SupervisedExitStatus.storageUnavailable
     /// Anything else that went wrong: the broker restarts the plugin by its restart policy.
     public static let failure: Int32 = 1
 

@@ -467,7 +467,8 @@ public final class PluginRuntime: @unchecked Sendable {
                 // What the callback left queued (a main-queue block, a Task's publication) goes out before the end.
                 runJobs()
                 connection.close()
-                // After the goodbye, so the broker and the next turn need not wait for it.
+                // After the goodbye, so the broker drops the session at once; the next launch still waits for this
+                // process to end.
                 handled?.handOver()
                 return
             }

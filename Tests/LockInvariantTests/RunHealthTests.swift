@@ -47,7 +47,8 @@ final class RunHealthTests: XCTestCase {
     /// broker's own ends of a process, a clean exit and an exit to wait for storage are not crashes.
     func testACrashedOrFailedPluginFailsARunAndTheBrokersOwnEndsDoNot() {
         var ends = JournalBuilder(start: "2026-11-23 08:00")
-        for how in ["exited with status 0", "killed by SIGKILL (heartbeat-timeout)", "killed by SIGTERM", "exited with status 75"] {
+        for how in ["exited with status 0", "killed by SIGKILL (heartbeat-timeout)", "killed by SIGTERM", "killed by SIGINT",
+                    "exited with status 75", "exited with status 78"] {
             ends.add("2026-11-23 08:10", "plugin.exited", ["name": "monitor", "how": .string(how)], source: "broker")
         }
         ends.add("2026-11-23 08:11", "plugin.exited", ["name": "monitor", "how": "killed by SIGSEGV"], source: "impostor")
@@ -55,7 +56,7 @@ final class RunHealthTests: XCTestCase {
 
         for how in ["killed by SIGSEGV", "killed by SIGILL (a Swift runtime trap)", "killed by SIGTRAP (a Swift runtime trap)",
                     "killed by SIGABRT", "killed by SIGBUS", "killed by SIGFPE", "killed by SIGSYS (a system call the sandbox forbids)",
-                    "exited with status 1", "exited with status 134"] {
+                    "killed by signal 13", "exited with status 1", "exited with status 134"] {
             var crash = JournalBuilder(start: "2026-11-23 08:00")
             crash.add("2026-11-23 08:10", "plugin.exited", ["name": "shield", "how": .string(how)], source: "broker")
             XCTAssertEqual(health(crash), ["plugin-crashed"], how)

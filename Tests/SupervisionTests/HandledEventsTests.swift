@@ -80,6 +80,17 @@ final class HandledEventsTests: XCTestCase {
         XCTAssertFalse(try next.contains(31))
         try next.record(31)
         XCTAssertTrue(try HandledEvents(path: path).contains(31))
+
+        // A short log (one launch's record) is left for the next process to read back, and nothing is lost.
+        let short = folder + "/short.sqlite"
+        let once = try HandledEvents(path: short)
+        try once.record(7)
+        let logged = FileSize.of(short + "-wal") ?? 0
+        XCTAssertGreaterThan(logged, 0)
+        XCTAssertLessThan(logged, HandledEvents.handOverLogBytes)
+        once.handOver()
+        XCTAssertEqual(FileSize.of(short + "-wal"), logged, "left as it was")
+        XCTAssertTrue(try HandledEvents(path: short).contains(7))
     }
 
     func testARecordOfANewerFormatIsRefusedUntouched() throws {

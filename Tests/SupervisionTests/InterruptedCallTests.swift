@@ -114,6 +114,7 @@ final class InterruptedCallTests: XCTestCase {
         environment["SHIELDBUS_APP_GROUP"] = nil
         environment["SHIELDBUS_EPHEMERAL"] = nil
         environment["SHIELDBUS_BROKER_PID"] = brokerPid.map(String.init)
+        environment["SHIELDBUS_LOG_LEVEL"] = "info"  // the lines some cases read are notices
         process.environment = environment
         try process.run()
         return process

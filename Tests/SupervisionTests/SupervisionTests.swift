@@ -179,7 +179,7 @@ final class SupervisionTests: XCTestCase {
         let crashing = try play([("loops", ", arguments: [--crash-at-start]"), ("steady", "")])
         XCTAssertEqual(crashing.status, 3, crashing.output + crashing.errors)
         let said = crashing.output + crashing.errors
-        XCTAssertTrue(said.contains("run health        DEGRADED: 2 problem(s)"), said)
+        XCTAssertTrue(said.contains("run health        DEGRADED: "), said)
         XCTAssertTrue(said.contains("plugin-crashed ×5 (first: loops: exited with status 3)"), said)
         XCTAssertTrue(said.contains("plugin-failed ×1 (first: loops: crash loop: 5 failures within 30 s"), said)
 

@@ -176,7 +176,7 @@ enum ChildProcess {
     static func describe(waitStatus status: Int32) -> String {
         let signalNumber = status & 0x7F
         if signalNumber == 0 { return "exited with status \((status >> 8) & 0xFF)" }
-        let name = signalNumber == SIGKILL ? "SIGKILL" : signalNumber == SIGTERM ? "SIGTERM"
+        let name = signalNumber == SIGKILL ? "SIGKILL" : signalNumber == SIGTERM ? "SIGTERM" : signalNumber == SIGINT ? "SIGINT"
             : signalNumber == SIGSEGV ? "SIGSEGV" : signalNumber == SIGABRT ? "SIGABRT"
             : signalNumber == SIGILL ? "SIGILL (a Swift runtime trap)" : signalNumber == SIGTRAP ? "SIGTRAP (a Swift runtime trap)"
             : signalNumber == SIGBUS ? "SIGBUS" : signalNumber == SIGFPE ? "SIGFPE"

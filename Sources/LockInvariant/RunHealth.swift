@@ -78,7 +78,7 @@ public struct RunHealth {
     /// Whether a `plugin.exited` `how` (`exited with status N`, `killed by SIGNAME …`, `killed by signal N`) is a
     /// crash: any signal but `stoppingSignals`, or a failure status — not the wait for storage, and not a
     /// configuration error, which the supervisor reports as `plugin.failed`.
-    static func isCrash(_ how: String) -> Bool {
+    public static func isCrash(_ how: String) -> Bool {
         if how.hasPrefix("killed by ") {
             return !stoppingSignals.contains(String(how.dropFirst("killed by ".count).prefix { $0 != " " }))
         }

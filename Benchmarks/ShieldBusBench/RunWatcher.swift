@@ -200,7 +200,6 @@ struct BrokerThreads {
 
     var loopSeconds: Double { seconds(.loop) }
     var ioThreadsSeconds: Double { seconds(.ioThread) }
-    var otherSeconds: Double { seconds(.other) }
 
     private func seconds(_ kind: Kind) -> Double {
         Double(threads.values.filter { $0.kind == kind }.reduce(0) { $0 + $1.nanoseconds }) / 1e9

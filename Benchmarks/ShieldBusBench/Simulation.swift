@@ -43,7 +43,7 @@ struct SimulationRun {
     let started: UInt64
     /// The broker's own count of turns (hand-offs it waited for), from its `stopped` log line.
     let turns: Int?
-    /// The broker's CPU by thread, read last within 200 ms of its end (nil where `schedstat` cannot be read).
+    /// The broker's CPU by thread, each thread's largest reading (nil where `schedstat` cannot be read).
     let brokerThreads: BrokerThreads?
 
     var eventsPerSecond: Double { Double(events) / wallSeconds }

@@ -176,11 +176,20 @@ enum ChildProcess {
     static func describe(waitStatus status: Int32) -> String {
         let signalNumber = status & 0x7F
         if signalNumber == 0 { return "exited with status \((status >> 8) & 0xFF)" }
-        let name = signalNumber == SIGKILL ? "SIGKILL" : signalNumber == SIGTERM ? "SIGTERM" : signalNumber == SIGINT ? "SIGINT"
-            : signalNumber == SIGSEGV ? "SIGSEGV" : signalNumber == SIGABRT ? "SIGABRT"
-            : signalNumber == SIGILL ? "SIGILL (a Swift runtime trap)" : signalNumber == SIGTRAP ? "SIGTRAP (a Swift runtime trap)"
-            : signalNumber == SIGBUS ? "SIGBUS" : signalNumber == SIGFPE ? "SIGFPE"
-            : signalNumber == SIGSYS ? "SIGSYS (a system call the sandbox forbids)" : "signal \(signalNumber)"
+        let name: String
+        switch signalNumber {
+        case SIGKILL: name = "SIGKILL"
+        case SIGTERM: name = "SIGTERM"
+        case SIGINT: name = "SIGINT"
+        case SIGSEGV: name = "SIGSEGV"
+        case SIGABRT: name = "SIGABRT"
+        case SIGBUS: name = "SIGBUS"
+        case SIGFPE: name = "SIGFPE"
+        case SIGILL: name = "SIGILL (a Swift runtime trap)"
+        case SIGTRAP: name = "SIGTRAP (a Swift runtime trap)"
+        case SIGSYS: name = "SIGSYS (a system call the sandbox forbids)"
+        default: name = "signal \(signalNumber)"
+        }
         return "killed by \(name)"
     }
 

@@ -130,8 +130,6 @@ final class PluginSupervisor {
     static let crashLoopFailures = 5
     static let initialBackoffMilliseconds: Int64 = 100
     static let maximumBackoffMilliseconds: Int64 = 5_000
-    static let configurationErrorStatus = SupervisedExitStatus.configurationError
-    static let storageUnavailableStatus = SupervisedExitStatus.storageUnavailable
     /// How long an extension that exited cleanly waits for its goodbye before its next run starts without it (the
     /// goodbye is sent before the exit, and is read within a pass or two of the loop).
     static let byeWaitMilliseconds: Int64 = 1_000
@@ -339,9 +337,9 @@ final class PluginSupervisor {
         if !clean { plugin.lastError = failure }
         if let refusal = plugin.refusal {
             giveUp(plugin, why: "refused at start: \(refusal)")
-        } else if ChildProcess.exitStatus(status) == Self.configurationErrorStatus {
-            giveUp(plugin, why: "configuration error (exit status \(Self.configurationErrorStatus)), not restarted: \(failure)")
-        } else if ChildProcess.exitStatus(status) == Self.storageUnavailableStatus && plugin.spec.restart != .never {
+        } else if ChildProcess.exitStatus(status) == SupervisedExitStatus.configurationError {
+            giveUp(plugin, why: "configuration error (exit status \(SupervisedExitStatus.configurationError)), not restarted: \(failure)")
+        } else if ChildProcess.exitStatus(status) == SupervisedExitStatus.storageUnavailable && plugin.spec.restart != .never {
             return waitForStorage(plugin, reason: failure)
         } else {
             switch plugin.spec.restart {

@@ -123,14 +123,12 @@ public final class BusConnection {
             guard remaining > 0 else { throw BusClientError.brokerNotAnswering(endpoint: endpoint, waitedMilliseconds: timeoutMilliseconds) }
             // A process asked to stop does not wait out the broker's silence. The signal that asks may reach
             // another of its threads (libzmq's) and leave this wait running, so the flag is read every slice.
-            // A cut (a hosted plugin killed) is said as such, whatever flag its host set with it.
+            // A cut (a hosted plugin killed: the welcome can never come) is said as such, whatever flag its host set
+            // with it.
             if isCut { throw BusClientError.cut(endpoint: endpoint) }
             if isStopRequested() { throw BusClientError.stoppedBeforeWelcome(endpoint: endpoint) }
-            guard let message = try nextMessage(timeoutMilliseconds: Int(min(remaining, Self.stopCheckMilliseconds))) else {
-                // Cut (its hosted plugin killed): the welcome can never come, and a wait on a cut end ends at once.
-                if isCut { throw BusClientError.cut(endpoint: endpoint) }
-                continue
-            }
+            // A wait on a cut end ends at once, and the check above says so.
+            guard let message = try nextMessage(timeoutMilliseconds: Int(min(remaining, Self.stopCheckMilliseconds))) else { continue }
             switch message {
             case .error(let report): throw BusClientError.refused(report)
             case .bye(let reason): throw BusClientError.brokerLeft(reason: reason)

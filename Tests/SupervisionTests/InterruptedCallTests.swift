@@ -208,11 +208,8 @@ final class InterruptedCallTests: XCTestCase {
     func testAPluginAskedToStopBeforeItsWelcomeStopsThenAndSaysWhy() throws {
         let work = TemporaryDirectory(prefix: "sbnowelcome")
         let endpoint = "ipc://\(work.path)/broker.sock"
-        // A broker that hears the hello and never answers it.
-        let context = try Context()
-        let router = try Socket(context, .router)
-        try router.setReceiveTimeout(milliseconds: 50)
-        try router.bind(endpoint)
+        // A broker that hears the hello and never answers it: the stand-in's socket, read without its welcomes.
+        let router = try StandInBroker(endpoint: endpoint).router
         let log = work.file("sup.log")
         let plugin = try startPlugin(endpoint: endpoint, state: work.file("state"), brokerPid: getpid(), log: log)
         addTeardownBlock { if plugin.isRunning { plugin.terminate(); plugin.waitUntilExit() } }

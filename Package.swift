@@ -137,7 +137,7 @@ let package = Package(
         ]),
 
         // Test support: the broker harness and small fixture processes the tests start.
-        .target(name: "ShieldBusTestSupport", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceOS", "SQLite"], path: "Tests/Support", exclude: ["toggle_fs.py"]),
+        .target(name: "ShieldBusTestSupport", dependencies: ["AppGroupStore", "BusClient", "BusProtocol", "Configuration", "DeviceOS", "SQLite"], path: "Tests/Support", exclude: ["toggle_fs.py"]),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
         .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),

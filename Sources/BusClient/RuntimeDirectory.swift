@@ -89,7 +89,16 @@ public struct RuntimeDirectory: Equatable, Sendable {
 
 /// Names in a device's state folder that both the broker and the plugins' SDK use.
 public enum StateFolder {
-    /// The folder where each supervised plugin's SDK records the events it has handled (`<plugin>.sqlite`), so a
-    /// redelivered event is not handled twice.
+    /// The folder where each supervised plugin's SDK records the events it has handled, so a redelivered event is not
+    /// handled twice: a folder per plugin (`<plugin>/handled.sqlite`), which its sandbox shows it alone.
     public static let pluginCursors = "cursors"
+    /// The device's App Groups: a folder per group (`AppGroupContainer`'s layout), which a sandbox shows only to the
+    /// plugins in that group.
+    public static let appGroups = "appgroups"
+
+    /// The folder of plugin `name`'s record of handled events, relative to the state folder.
+    public static func cursorFolder(plugin name: String) -> String { pluginCursors + "/" + name }
+
+    /// Plugin `name`'s record of handled events, relative to the state folder.
+    public static func handledEventsRecord(plugin name: String) -> String { cursorFolder(plugin: name) + "/handled.sqlite" }
 }

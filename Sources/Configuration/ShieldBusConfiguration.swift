@@ -158,7 +158,7 @@ public struct ShieldBusConfiguration {
             "SHIELDBUS_PLUGIN_NAME": "the entry's `name`", "SHIELDBUS_PLUGIN_ROLE": "the entry's `role`",
             "SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_BROKER_PID": "the broker's process id",
             "SHIELDBUS_CREDENTIAL": "the launch's own credential", "SHIELDBUS_PLUGIN_OPTIONS_FILE": "the entry's `options`, as a file",
-            "SHIELDBUS_STATE_DIR": "the device's state folder", "SHIELDBUS_APP_GROUPS": "the declared `appGroups`",
+            "SHIELDBUS_STATE_DIR": "the device's state folder", "SHIELDBUS_APP_GROUPS": "the App Groups the plugin is in (comma-separated)",
             "SHIELDBUS_EPHEMERAL": "whether the profile makes the plugin a short-lived extension",
             "SHIELDBUS_SANDBOX": "the sandbox the plugin runs in",
         ]

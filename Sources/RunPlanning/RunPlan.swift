@@ -173,7 +173,7 @@ public struct RunPlan {
         settings.crashPoint = options.crashBeforeSaving.map(CrashPoint.beforeSaving) ?? options.crashAfterSaving.map(CrashPoint.afterSaving)
         settings.crashOccurrence = options.crashOccurrence
         settings.deliveryStorePath = stateDirectory + "/" + StateFiles.deliveryStore
-        let container = AppGroupContainer(rootPath: stateDirectory + "/appgroups")
+        let container = AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
         let groups = configuration.appGroups.map(\.name)
         expectationCheck = ExpectationCheck(timeZone: timeZone) { group, key in
             guard let name = group ?? (groups.count == 1 ? groups[0] : nil) else {
@@ -186,9 +186,7 @@ public struct RunPlan {
             if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
             try container.declareSlices(group: group.name, group.slices)
         }
-        let pluginEnvironment = [
-            "SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": configuration.appGroups.map(\.name).joined(separator: ","),
-        ]
+        let membership = configuration.pluginAppGroups
         try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if !options.noSandbox && !configuration.plugins.isEmpty {
             do {
@@ -198,11 +196,12 @@ public struct RunPlan {
             }
         }
         settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
-        // Made before a sandbox shows them: a plugin's record of handled events, and the App Group stores' folder.
-        for folder in [StateFolder.pluginCursors, "appgroups"] {
-            try FileManager.default.createDirectory(atPath: stateDirectory + "/" + folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
         settings.plugins = try configuration.plugins.map { declaration in
+            let groups = membership[declaration.name] ?? []
+            // Made before a sandbox shows it (a folder it was not shown would be the sandbox's own, and lost with it).
+            let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
+            try FileManager.default.createDirectory(atPath: cursorFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let pluginEnvironment = ["SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": groups.joined(separator: ",")]
             let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
             // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
             // runtime folder is this run's alone and no plugin reads the file before it is started, so the fsyncs
@@ -221,8 +220,9 @@ public struct RunPlan {
                        role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
                        namespaces: declaration.namespaces,
-                       files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, stateDirectory + "/appgroups",
-                                                     stateDirectory + "/" + StateFolder.pluginCursors] + declaration.writable,
+                       // Its own container, record and App Groups: never another plugin's or another product's.
+                       files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, cursorFolder]
+                                              + (try groups.map(container.groupFolder)) + declaration.writable,
                                           readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
                        personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
         }
@@ -297,13 +297,16 @@ public struct RunPlan {
         }
         // Stores and journals hold the App-Group keys and the person's day: the owner's alone.
         try PrivateDirectory.claim(directory, what: "state folder")
+        let container = AppGroupContainer(rootPath: directory + "/" + StateFolder.appGroups)
+        try container.moveFlatStoresIntoGroupFolders()
+        try HandledEventsRecords.moveFlatRecordsIntoPluginFolders(in: directory)
         for group in groups {
-            let path = directory + "/appgroups/\(group).sqlite"
+            let path = try container.storeURL(forGroup: group).path
             if FileSize.of(path) == 0 {
                 throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes); restore it from a backup, or start a fresh device deliberately with --reset-state")
             }
         }
-        try PrivateDirectory.claim(directory + "/appgroups", what: "app-group folder")
+        try PrivateDirectory.claim(container.rootPath, what: "app-group folder")
         PrivateDirectory.restrictFiles(in: directory)
     }
 }

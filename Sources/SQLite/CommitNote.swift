@@ -51,7 +51,8 @@ public struct CommitNoteUnwritable: Error, CustomStringConvertible, Sendable {
 /// only with the log's header whole: SQLite flushes it before a log's first frame, so a log deleted or zeroed is
 /// damage whenever it happened (`verify`).
 public enum CommitNote {
-    public static func path(besides store: String) -> String { store + "-committed" }
+    public static func path(besides store: String) -> String { store + suffix }
+    static let suffix = "-committed"
 
     /// How long an access waits for another process's hold on the note (held for a read and a write at a time).
     public static let lockTimeout: TimeInterval = 5

@@ -12,7 +12,7 @@ struct AppGroupStores {
 
     init(stateDirectory: String?, runtimeDirectory: String?) {
         self.stateDirectory = stateDirectory ?? RuntimeDirectory.resolve(runtimeDirectory).stateDirectory()
-        container = AppGroupContainer(rootPath: self.stateDirectory + "/appgroups")
+        container = AppGroupContainer(rootPath: self.stateDirectory + "/" + StateFolder.appGroups)
     }
 
     /// The device's time zone, as its state last ran in (a store's times are shown in it), else UTC (no device known).
@@ -46,7 +46,12 @@ struct AppGroupStores {
     }
 
     private var noGroupsMessage: String {
-        "no app groups in \(container.rootPath): the broker creates them from the configuration's `appGroups:` when it starts; "
+        let flat = (try? AppGroupContainer(rootPath: container.rootPath, layout: .flat).groups()) ?? []
+        if !flat.isEmpty {
+            return "the app groups in \(container.rootPath) (\(flat.joined(separator: ", "))) are kept as an older ShieldBus kept them, one file per group: "
+                + "start the broker once on this state folder (shieldbus run --keep-state) and it moves each into a folder of its own"
+        }
+        return "no app groups in \(container.rootPath): the broker creates them from the configuration's `appGroups:` when it starts; "
             + "if it keeps its state elsewhere, pass --state-dir (or --runtime-dir)"
     }
 }

@@ -205,9 +205,8 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
     }
 
     private static func openGroup(_ name: String) -> SharedDefaults? {
-        guard let own = PluginAppGroup.configured, own == name else {
-            let has = PluginAppGroup.configured.map { "its App Group is \($0)" } ?? "it has no App Group (add `appGroup:` to its configuration entry)"
-            SilentCall.reportFailure("UserDefaults(suiteName: \"\(name)\")", "nil: this plugin's product has no App Group '\(name)'; \(has)")
+        guard PluginAppGroup.isEntitled(to: name) else {
+            SilentCall.reportFailure("UserDefaults(suiteName: \"\(name)\")", "nil: \(PluginAppGroup.notEntitled(name))")
             return nil
         }
         do {
@@ -223,7 +222,7 @@ public final class AppGroupUserDefaults: @unchecked Sendable {
         let container = try PluginContainer.path()
         let preferences = container + "/Library/Preferences"
         try FileManager.default.createDirectory(atPath: preferences, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let groups = AppGroupContainer(rootPath: preferences)
+        let groups = AppGroupContainer(rootPath: preferences, layout: .flat)
         StoreReports.restartLoss(try groups.createGroup("standard"), openedBy: "UserDefaults.standard")
         let writer = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"] ?? "plugin"
         let standard = try SharedDefaults(suiteName: "standard", container: groups, writer: writer, slices: .open, clock: { BusClock.now })
@@ -254,16 +253,22 @@ enum SharedWriteReport {
 }
 
 extension FileManager {
-    /// The App Group's folder (`containerURL(forSecurityApplicationGroupIdentifier:)`): the plugin's own group only;
-    /// nil (reported) for any other, as iOS gives for a group the app is not entitled to.
+    /// The App Group's folder (`containerURL(forSecurityApplicationGroupIdentifier:)`): one of the plugin's own groups
+    /// only; nil (reported) for any other, as iOS gives for a group the app is not entitled to.
     public func containerURL(forSecurityApplicationGroupIdentifier groupIdentifier: String) -> URL? {
-        guard PluginAppGroup.configured == groupIdentifier, let state = LaunchEnvironment["SHIELDBUS_STATE_DIR"] else {
-            SilentCall.reportFailure("FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: \"\(groupIdentifier)\")",
-                                     "nil: this plugin's product has no App Group '\(groupIdentifier)'")
+        let call = "FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: \"\(groupIdentifier)\")"
+        guard PluginAppGroup.isEntitled(to: groupIdentifier) else {
+            SilentCall.reportFailure(call, "nil: \(PluginAppGroup.notEntitled(groupIdentifier))")
             return nil
         }
-        let folder = URL(fileURLWithPath: state + "/appgroups/" + groupIdentifier + ".container", isDirectory: true)
-        try? createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return folder
+        do {
+            let folder = try PluginAppGroup.container().groupFolder(groupIdentifier)
+            // The broker makes every declared group's folder; a name it did not declare has none.
+            guard fileExists(atPath: folder) else { throw AppGroupStoreError.unknownSuite(name: groupIdentifier, existing: try PluginAppGroup.container().groups()) }
+            return URL(fileURLWithPath: folder, isDirectory: true)
+        } catch {
+            SilentCall.reportFailure(call, "nil: \(error)")
+            return nil
+        }
     }
 }

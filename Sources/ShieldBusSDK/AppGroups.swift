@@ -1,4 +1,5 @@
 import AppGroupStore
+import BusClient
 import BusProtocol
 import Foundation
 
@@ -14,6 +15,7 @@ extension SharedDefaults {
         guard let suite = suiteName ?? PluginAppGroup.configured else {
             throw PluginError.configuration("no suiteName given and no app group configured for plugin \(writer): add `appGroup: NAME` to its configuration entry, or pass suiteName:")
         }
+        guard PluginAppGroup.isEntitled(to: suite) else { throw PluginError.configuration(PluginAppGroup.notEntitled(suite)) }
         let defaults = try SharedDefaults(suiteName: suite, container: PluginAppGroup.container(), writer: writer, slices: slices, clock: { BusClock.now })
         StoreReports.watch(defaults, openedBy: "UserDefaults(suiteName: \"\(suite)\")")
         defaults.onChange = { changes in
@@ -36,12 +38,32 @@ enum PluginAppGroup {
         LaunchEnvironment["SHIELDBUS_APP_GROUP"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// The groups the plugin is in (SHIELDBUS_APP_GROUPS, from its configuration: its `appGroup:`, its options'
+    /// `appGroup`, its product's group, the groups whose slices name it), like an extension's App Group entitlements;
+    /// nil for a plugin the broker did not start, which may open any group that exists.
+    static var entitled: [String]? {
+        LaunchEnvironment["SHIELDBUS_APP_GROUPS"].map { $0.split(separator: ",").map(String.init) }
+    }
+
+    /// Whether the plugin may open group `name`: one of its groups (iOS: an App Group entitlement; a sandbox shows it
+    /// no other group's folder).
+    static func isEntitled(to name: String) -> Bool {
+        entitled.map { $0.contains(name) } ?? true
+    }
+
+    /// Why the plugin may not open group `name`, and what to change.
+    static func notEntitled(_ name: String) -> String {
+        let groups = entitled ?? []
+        let has = groups.isEmpty ? "it is in no App Group" : "its App Groups: \(groups.joined(separator: ", "))"
+        return "this plugin is not in the App Group '\(name)' (\(has)); put it in the group with `appGroup: \(name)` in its configuration entry, or by naming it in the group's slices or its product's plugins"
+    }
+
     /// The folder of the device's app groups.
     static func container() throws -> AppGroupContainer {
         guard let stateDirectory = LaunchEnvironment["SHIELDBUS_STATE_DIR"] else {
             throw PluginError.configuration("SHIELDBUS_STATE_DIR is not set: the broker sets it for the plugins it starts")
         }
-        return AppGroupContainer(rootPath: stateDirectory + "/appgroups")
+        return AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
     }
 
     /// What a power cut took from the group named by the plugin's options, found before the runtime existed.

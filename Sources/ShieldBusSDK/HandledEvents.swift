@@ -3,7 +3,7 @@ import BusProtocol
 import Foundation
 import SQLite
 
-/// The events this plugin has handled, kept across its processes in `<state dir>/cursors/<plugin>.sqlite`.
+/// The events this plugin has handled, kept across its processes in `<state dir>/cursors/<plugin>/handled.sqlite`.
 ///
 /// The broker delivers again whatever a plugin's process did not acknowledge before it ended (at least once);
 /// a process can end after handling an event and before its acknowledgement arrives. Recording each handled
@@ -36,7 +36,7 @@ final class HandledEvents {
     /// The record of a supervised plugin, or nil for a plugin without a state folder (run by hand).
     static func forSupervisedPlugin(named name: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> HandledEvents? {
         guard environment["SHIELDBUS_SUPERVISED"] == "1", let state = environment["SHIELDBUS_STATE_DIR"], !state.isEmpty else { return nil }
-        let folder = state + "/" + StateFolder.pluginCursors, path = folder + "/\(name).sqlite"
+        let folder = state + "/" + StateFolder.cursorFolder(plugin: name), path = state + "/" + StateFolder.handledEventsRecord(plugin: name)
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             return try HandledEvents(path: path)

@@ -1,4 +1,5 @@
 import AppGroupStore
+import BusClient
 import BusProtocol
 import Foundation
 
@@ -10,7 +11,7 @@ final class StoredValues {
     private var stores: [String: SharedDefaults] = [:]
 
     init(stateDirectory: String) {
-        container = AppGroupContainer(rootPath: stateDirectory + "/appgroups")
+        container = AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
     }
 
     /// The value `envelope` (a `state.changed`) announced, if the store still holds that version; nil otherwise.

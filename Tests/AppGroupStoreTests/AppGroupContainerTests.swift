@@ -12,8 +12,47 @@ final class AppGroupContainerTests: ContainerTestCase {
         try container.createGroup("group.com.example.reports")
         XCTAssertEqual(try container.groups(), ["group.com.example.focus", "group.com.example.reports"])
         XCTAssertEqual(try adminDefaults().integer(forKey: "kept"), 1, "creating an existing group keeps its data")
-        XCTAssertEqual(try container.storeURL(forGroup: group), root.appendingPathComponent("group.com.example.focus.sqlite"))
+        XCTAssertEqual(try container.storeURL(forGroup: group).path, root.path + "/group.com.example.focus/Library/Preferences/group.com.example.focus.sqlite",
+                       "each group a folder of its own, its defaults where iOS keeps a suite's")
+        XCTAssertEqual(try container.groupFolder(group), root.path + "/group.com.example.focus")
         XCTAssertEqual(try AppGroupContainer(root: root.appendingPathComponent("absent")).groups(), [])
+        let flat = AppGroupContainer(root: root.appendingPathComponent("flat"), layout: .flat)
+        try flat.createGroup("standard")
+        XCTAssertEqual(try flat.storeURL(forGroup: "standard").path, root.path + "/flat/standard.sqlite")
+        XCTAssertEqual(try flat.groups(), ["standard"])
+    }
+
+    /// A state folder kept from when each group was one file beside the others (`<root>/<group>.sqlite`, its log and
+    /// note beside it, its files in `<group>.container/`) is moved into the groups' folders with nothing lost.
+    func testStoresKeptOneFilePerGroupAreMovedIntoTheirFoldersWithTheirLogAndFiles() throws {
+        let old = root.path + "/old", copy = root.path + "/copy"
+        let flat = AppGroupContainer(rootPath: old, layout: .flat)
+        try flat.createGroup(group)
+        let writer = try SharedDefaults(suiteName: group, container: flat, writer: SharedDefaults.administrator)
+        _ = try writer.set(42, forKey: "kept")
+        try FileManager.default.createDirectory(atPath: old + "/" + group + ".container", withIntermediateDirectories: true)
+        try "picture".write(toFile: old + "/" + group + ".container/icon.txt", atomically: true, encoding: .utf8)
+        XCTAssertGreaterThan(FileSize.of(try flat.storeURL(forGroup: group).path + "-wal") ?? 0, 0, "the write is in the log")
+        // The files as a killed process leaves them (the write in the log, not yet in the store), moved.
+        try FileManager.default.copyItem(atPath: old, toPath: copy)
+        withExtendedLifetime(writer) {}
+        let moved = AppGroupContainer(rootPath: copy)
+        XCTAssertEqual(try moved.moveFlatStoresIntoGroupFolders(), [group])
+        XCTAssertEqual(try moved.groups(), [group])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy + "/" + group + ".sqlite"))
+        XCTAssertEqual(try SharedDefaults(suiteName: group, container: moved).integer(forKey: "kept"), 42, "the logged write came along")
+        XCTAssertEqual(try String(contentsOfFile: moved.groupFolder(group) + "/icon.txt", encoding: .utf8), "picture")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy + "/" + group + ".container"))
+        XCTAssertEqual(try moved.moveFlatStoresIntoGroupFolders(), [], "nothing left to move")
+    }
+
+    /// A group kept both ways is a choice for its owner, not one for the program: refused, naming both files.
+    func testAGroupKeptBothWaysIsRefusedNamingBothFiles() throws {
+        try container.createGroup(group)
+        try AppGroupContainer(root: root, layout: .flat).createGroup(group)
+        XCTAssertThrowsError(try container.moveFlatStoresIntoGroupFolders()) { error in
+            XCTAssertTrue("\(error)".contains(root.path + "/" + group + ".sqlite") && "\(error)".contains("/Library/Preferences/"), "\(error)")
+        }
     }
 
     /// A group whose storage refuses now may open later; a wrong name or a damaged store will not.
@@ -60,12 +99,12 @@ final class AppGroupContainerTests: ContainerTestCase {
         assertStoreError(try SharedDefaults(suiteName: "zzz", container: container)) { error in
             XCTAssertFalse("\(error)".contains("Did you mean"), "no suggestion for an unrelated name: \(error)")
         }
-        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("zzz.sqlite").path),
+        XCTAssertFalse(FileManager.default.fileExists(atPath: root.appendingPathComponent("zzz").path),
                        "opening an unknown suite creates nothing")
     }
 
     func testGarbageStoreIsCorruptAndLeftUntouched() throws {
-        let url = try container.storeURL(forGroup: "group.com.example.broken")
+        let url = try storeFileURL("group.com.example.broken")
         let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
         try garbage.write(to: url)
         assertStoreError(try SharedDefaults(suiteName: "group.com.example.broken", container: container)) { error in
@@ -126,7 +165,7 @@ final class AppGroupContainerTests: ContainerTestCase {
         let url = try storeWithAChangeInItsLogOnly()
         for (index, lose) in ["deleted", "zeroed"].enumerated() {
             let other = "group.com.example.copy\(index)"
-            let copy = try container.storeURL(forGroup: other)
+            let copy = try storeFileURL(other)
             try FileManager.default.copyItem(at: url, to: copy)
             try FileManager.default.copyItem(atPath: url.path + "-committed", toPath: copy.path + "-committed")
             if lose == "zeroed" {
@@ -151,7 +190,7 @@ final class AppGroupContainerTests: ContainerTestCase {
     /// `state.call-failed`); a later opener finds nothing to say.
     func testAStoreThatAPowerCutLeftBehindItsNoteOpens() throws {
         let url = try storeWithAChangeInItsLogOnly()
-        let other = "group.com.example.power-cut", copy = try container.storeURL(forGroup: other)
+        let other = "group.com.example.power-cut", copy = try storeFileURL(other)
         try FileManager.default.copyItem(at: url, to: copy)
         try Data(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).prefix(32)).write(to: URL(fileURLWithPath: copy.path + "-wal"))
         let note = try String(contentsOfFile: url.path + "-committed", encoding: .utf8)
@@ -168,7 +207,7 @@ final class AppGroupContainerTests: ContainerTestCase {
     /// The broker creates the groups at start, so it is the first opener after a power cut: `createGroup` returns the loss.
     func testCreatingAGroupThatAPowerCutSetBackSaysWhatItLost() throws {
         let url = try storeWithAChangeInItsLogOnly()
-        let other = "group.com.example.power-cut", copy = try container.storeURL(forGroup: other)
+        let other = "group.com.example.power-cut", copy = try storeFileURL(other)
         try FileManager.default.copyItem(at: url, to: copy)
         try Data(try Data(contentsOf: URL(fileURLWithPath: url.path + "-wal")).prefix(32)).write(to: URL(fileURLWithPath: copy.path + "-wal"))
         let boot = try XCTUnwrap(CommitNote.currentBoot, "the system names no boot")

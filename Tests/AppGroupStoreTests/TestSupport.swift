@@ -22,6 +22,13 @@ class ContainerTestCase: XCTestCase {
     }
 
     /// Defaults of the test group writing as the administrator, stamped with `busTime`.
+    /// The store file of group `name`, its folder made: for tests that put a file there themselves.
+    func storeFileURL(_ name: String) throws -> URL {
+        let url = try container.storeURL(forGroup: name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        return url
+    }
+
     func adminDefaults() throws -> SharedDefaults {
         try adminDefaultsOpener()()
     }

@@ -132,7 +132,7 @@ final class InProcessPluginTests: XCTestCase {
         killed.kill()
         HoldingGate.release.signal()
         XCTAssertTrue(killed.awaitEnd(timeoutSeconds: 10) && killed.wasKilled, "the killed plugin's thread ended")
-        let record = try SQLiteConnection(path: state.path + "/\(StateFolder.pluginCursors)/app.sqlite", flags: .readOnly)
+        let record = try SQLiteConnection(path: state.path + "/" + StateFolder.handledEventsRecord(plugin: "app"), flags: .readOnly)
         func recorded(_ seq: UInt64) throws -> Bool {
             try record.prepare("SELECT 1 FROM handled WHERE seq = ?", bindings: [.integer(Int64(seq))]).step()
         }

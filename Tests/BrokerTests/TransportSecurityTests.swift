@@ -156,7 +156,7 @@ final class TransportSecurityTests: XCTestCase {
         let stateModes = try fileModes(state.path, recursive: true)
         XCTAssertEqual(stateModes["."], 0o700)
         XCTAssertNotNil(stateModes["device.sqlite"])
-        XCTAssertNotNil(stateModes["appgroups/group.modes.sqlite"], "\(stateModes)")
+        XCTAssertNotNil(stateModes["appgroups/group.modes/Library/Preferences/group.modes.sqlite"], "\(stateModes)")
         for (name, mode) in stateModes where name != "." {
             XCTAssertEqual(mode & 0o077, 0, "\(name) in the state folder has mode \(String(mode, radix: 8))")
         }
@@ -199,7 +199,7 @@ final class TransportSecurityTests: XCTestCase {
         // A raw client as nobody: the ipc socket, the tcp port without a key, and the state files.
         let outsider = try run(["runuser", "-u", "nobody", "--", BuildProducts.path("fixture-outsider"),
                                 "--endpoint", ipc.runtime.defaultEndpoint, "--wait-ms", "1000",
-                                "--read", root + "/state", root + "/state/device.sqlite", root + "/state/appgroups/group.secret.sqlite",
+                                "--read", root + "/state", root + "/state/device.sqlite", StatePaths.appGroupStore("group.secret", in: root + "/state"),
                                 ipc.runtime.busSocketPath, ipc.runtime.endpointFilePath])
         XCTAssertEqual(outsider.status, 0, "nobody got something:\n\(outsider.output)")
         XCTAssertTrue(outsider.output.contains("refused \(root)/state: Permission denied"), outsider.output)

@@ -185,7 +185,7 @@ final class CrashSafetyTests: XCTestCase {
         let state = TemporaryDirectory(prefix: "sbemptygroup")
         let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
         XCTAssertEqual(first.exitStatus, 0, first.errors)
-        let store = state.path + "/appgroups/group.dev.shieldbus.habitlock.sqlite"
+        let store = StatePaths.appGroupStore("group.dev.shieldbus.habitlock", in: state.path)
         try? FileManager.default.removeItem(atPath: store + "-wal")
         XCTAssertEqual(truncate(store, 0), 0)
         let refused = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)

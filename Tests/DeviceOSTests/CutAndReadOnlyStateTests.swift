@@ -27,7 +27,7 @@ extension CrashSafetyTests {
         let state = TemporaryDirectory(prefix: "sbcut")
         let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
         XCTAssertEqual(first.exitStatus, 0, first.errors)
-        let device = state.path + "/device.sqlite", store = state.path + "/appgroups/group.dev.shieldbus.habitlock.sqlite"
+        let device = state.path + "/device.sqlite", store = StatePaths.appGroupStore("group.dev.shieldbus.habitlock", in: state.path)
         // Everything into the main files, so a cut takes away written pages, not a log that would be replayed.
         for path in [device, store] { try SQLiteConnection(path: path).execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         let sound = files(under: state.path)
@@ -82,7 +82,7 @@ extension CrashSafetyTests {
         let state = TemporaryDirectory(prefix: "sbpowercut")
         let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
         XCTAssertEqual(first.exitStatus, 0, first.errors)
-        let stores = [state.path + "/device.sqlite", state.path + "/appgroups/group.dev.shieldbus.habitlock.sqlite", state.path + "/bus.sqlite"]
+        let stores = [state.path + "/device.sqlite", StatePaths.appGroupStore("group.dev.shieldbus.habitlock", in: state.path), state.path + "/bus.sqlite"]
         try PowerCut.setBack(stores)
         let run = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)
         XCTAssertEqual(run.exitStatus, 0, run.errors)

@@ -26,7 +26,7 @@ extension FaultTests {
         // The group held open across the restart, as a Studio watching the state holds it: when the last process
         // that has it open closes it, SQLite removes its shared-memory file, and a new one cannot be made on a full
         // disk — the plugins would then fail to open the group at all, before any set-up (not this test's case).
-        let holder = try SQLiteConnection(path: state + "/appgroups/group.dev.shieldbus.habitlock.sqlite", flags: .readOnly)
+        let holder = try SQLiteConnection(path: StatePaths.appGroupStore("group.dev.shieldbus.habitlock", in: state), flags: .readOnly)
         try holder.execute("SELECT count(*) FROM sqlite_master")
         defer { withExtendedLifetime(holder) {} }
         try disk.fill()

@@ -160,7 +160,7 @@ final class ExtensionCodeTests: XCTestCase {
     }
 
     /// `UserDefaults` on the App Group, as iOS code uses it: every property-list kind written and read back, nil
-    /// (and reported) for a group the product does not declare, `standard` private to the plugin in its container; a
+    /// (and reported) for another product's group, `standard` private to the plugin in its container; a
     /// key written by a second plugin allowed and reported, not reported when declared `shared:`, refused (and
     /// reported) under `strictSlices: true`.
     func testUserDefaultsIsTheAppGroup() throws {
@@ -172,6 +172,7 @@ final class ExtensionCodeTests: XCTestCase {
             device: {companionApp: Focus Window, companionPlugin: app, authorization: approve}
             appGroups:
               - {name: group.com.example.night, slices: {app: [session]}\(groupExtras)}
+              - {name: group.com.example.other, slices: {}}
             plugins:
               - {name: app, executable: \(program), role: app, appGroup: group.com.example.night, principalClass: GroupProbeApp}
               - {name: writer, executable: \(program), role: generic, appGroup: group.com.example.night, principalClass: GroupProbeWriter}
@@ -184,7 +185,9 @@ final class ExtensionCodeTests: XCTestCase {
         let probe = try XCTUnwrap(open.events("x.app.probe").first, open.errors.suffix(2000).description)
         XCTAssertEqual(probe.bodyValue["failures"]?.arrayValue, [], "\(probe.bodyValue)")
         let failed = open.events("state.call-failed").compactMap { $0.bodyValue["call"]?.stringValue }
-        XCTAssertTrue(failed.contains { $0.contains("UserDefaults(suiteName: \"group.com.example.other\")") }, "\(failed)")
+        // The group exists on the device, as another product's: this plugin is not in it.
+        let notIn = open.events("state.call-failed").filter { ($0.bodyValue["message"]?.stringValue ?? "").contains("this plugin is not in the App Group 'group.com.example.other' (its App Groups: group.com.example.night)") }
+        XCTAssertEqual(notIn.count, 2, "UserDefaults(suiteName:) and containerURL both said why: \(open.events("state.call-failed").map(\.bodyValue))")
         XCTAssertTrue(failed.contains { $0.contains("containerURL(forSecurityApplicationGroupIdentifier: \"group.com.example.other\")") }, "\(failed)")
         XCTAssertTrue(failed.contains { $0.contains("forKey: object") }, "a value that is no property-list value: \(failed)")
         let crossed = try XCTUnwrap(open.events("state.multiple-writers").first)

@@ -310,10 +310,10 @@ extension FaultTests {
     /// The stores whose logs are damaged: the App Group's, the device's, the broker's delivery store and a plugin's
     /// record of handled events (`cursor` names the plugin).
     func damagedStores(cursor: String) -> [DamagedStore] {
-        [DamagedStore(name: "app group", file: "appgroups/\(group).sqlite", refusal: { "the app-group store '\($0)' is damaged" }, remedy: "Restore it from a backup"),
+        [DamagedStore(name: "app group", file: "appgroups/\(group)/Library/Preferences/\(group).sqlite", refusal: { "the app-group store '\($0)' is damaged" }, remedy: "Restore it from a backup"),
          DamagedStore(name: "device.sqlite", file: "device.sqlite") { "the device state \($0) is damaged" },
          DamagedStore(name: "bus.sqlite", file: "bus.sqlite") { "the delivery store \($0) is damaged" },
-         DamagedStore(name: "cursor of \(cursor)", file: "cursors/\(cursor).sqlite") { "the record of handled events \($0) is damaged" }]
+         DamagedStore(name: "cursor of \(cursor)", file: StateFolder.handledEventsRecord(plugin: cursor)) { "the record of handled events \($0) is damaged" }]
     }
 
     /// Damages the write-ahead log `wal` as `damage` says (deleted, zeroed, cut at a seeded byte or with a seeded
@@ -356,7 +356,7 @@ extension FaultTests {
             let damaged = try runCrashingBroker(scenario, crashing: [["--crash-at-step", "\(crash)"]], configuration: configuration, afterKill: {
                 // The undamaged copy first: the same state folder and journal, resumed as they are.
                 for target in [copy] + works.dropFirst() { _ = try runToEnd("/bin/cp", ["-a", works[0].path + "/.", target.path]) }
-                let recorded = Self.plugins.filter { ((try? CommitNote.read(besides: works[0].file("state/cursors/\($0).sqlite"))) ?? 0) > 0 }
+                let recorded = Self.plugins.filter { ((try? CommitNote.read(besides: StatePaths.handledEventsRecord($0, in: works[0].file("state")))) ?? 0) > 0 }
                 cursor = recorded.randomElement(using: &random) ?? cursor
                 stores = damagedStores(cursor: cursor)
                 for (index, store) in stores.enumerated() {

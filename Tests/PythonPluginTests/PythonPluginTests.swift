@@ -122,7 +122,7 @@ final class PythonPluginTests: XCTestCase {
         let pid = try XCTUnwrap(entry("py-echo", in: try first.status())?["pid"]?.intValue.map(pid_t.init))
         let tool = try first.connect(name: "burst", role: .tool, subscriptions: [])
         defer { tool.close() }
-        let record = try SQLiteConnection(path: runtime + "/state/cursors/py-echo.sqlite", flags: [.readOnly])
+        let record = try SQLiteConnection(path: StatePaths.handledEventsRecord("py-echo", in: runtime + "/state"), flags: [.readOnly])
         func handled() -> Int64 { (try? scalar(record, "SELECT COUNT(*) FROM handled")) ?? 0 }
 
         for n in 1...100 { try tool.publish(Publish(topic: "app.ping", body: ["n": .int(Int64(n))])) }

@@ -24,6 +24,14 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["busStore"]?.boolValue, false, "\(name) read bus.sqlite")
             XCTAssertEqual(found["state"]?.arrayValue, ["appgroups", "containers", "cursors"], "\(name)'s view of the state folder")
             XCTAssertEqual(found["otherContainers"]?.arrayValue, [], "\(name) sees another plugin's container")
+            // Its own App Group and record of handled events, and nothing of another product's group or plugin's record.
+            let group = Self.groups[name]!
+            XCTAssertEqual(found["appGroups"]?.arrayValue?.compactMap(\.stringValue), [group, group + "/Library", group + "/Library/Preferences"],
+                           "\(name)'s App Groups: \(found.jsonText)")
+            XCTAssertEqual(found["cursors"]?.arrayValue?.compactMap(\.stringValue), [name], "\(name)'s records of handled events")
+            XCTAssertEqual(found["otherGroupStore"]?.boolValue, false, "\(name) read another product's App Group store")
+            let otherRecord = StatePaths.handledEventsRecord(name == "probe-shield" ? "probe-generic" : "probe-shield", in: run.state)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: otherRecord), "\(name) wrote another plugin's record of handled events")
             XCTAssertEqual(found["processes"]?.intValue, 1, "\(name) sees only itself among processes")
             XCTAssertEqual(found["otherCredentials"]?.arrayValue, [], "\(name) read another plugin's credential")
             XCTAssertEqual(found["userFile"]?.boolValue, false, "\(name) read a file of the user's")
@@ -51,14 +59,22 @@ final class SandboxTests: XCTestCase {
         XCTAssertEqual(found["deviceStore"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["userFile"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["otherContainers"]?.arrayValue, ["probe-generic"], found.jsonText)
+        XCTAssertEqual(found["otherGroupStore"]?.boolValue, true, found.jsonText)
+        XCTAssertEqual(found["otherRecordWritten"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["network"]?.boolValue, true, found.jsonText)
         XCTAssertTrue(run.brokerLog.contains("WARNING: plugins run UNSANDBOXED"), run.brokerLog)
     }
+
+    /// Each probe's App Group: two products' groups.
+    static let groups = ["probe-shield": "group.probe.shield", "probe-generic": "group.probe.generic"]
 
     private struct ProbeRun {
         let found: [String: JSONValue]
         let brokerLog: String
         let listener: LoopbackListener
+        let state: String
+        /// Kept until the run is read: it holds the state folder.
+        let work: TemporaryDirectory
     }
 
     /// Runs a broker with two probes (a shield and a generic plugin) until both wrote what they found.
@@ -67,14 +83,19 @@ final class SandboxTests: XCTestCase {
         let listener = try LoopbackListener()
         let userFile = TemporaryDirectory(prefix: "sbuser")
         try "private".write(toFile: userFile.file("notes.txt"), atomically: true, encoding: .utf8)
+        let work = TemporaryDirectory(prefix: "sbprobe"), runtime = work.file("run"), state = runtime + "/state"
+        let other = ["probe-shield": "probe-generic", "probe-generic": "probe-shield"]
         let plugins = ["probe-shield": "shield", "probe-generic": "generic"].sorted { $0.key < $1.key }.map { name, role in
             """
-              - {name: \(name), \(PluginPython.entryFields), role: \(role), restart: never, arguments: ["\(Self.probePath)"],
-                 environment: {PROBE_PORT: "\(listener.port)", PROBE_USER_FILE: "\(userFile.file("notes.txt"))"}}
+              - {name: \(name), \(PluginPython.entryFields), role: \(role), restart: never, arguments: ["\(Self.probePath)"], appGroup: \(Self.groups[name]!),
+                 environment: {PROBE_PORT: "\(listener.port)", PROBE_USER_FILE: "\(userFile.file("notes.txt"))",
+                               PROBE_OTHER_STORE: "\(StatePaths.appGroupStore(Self.groups[other[name]!]!, in: state))",
+                               PROBE_OTHER_RECORD: "\(StatePaths.handledEventsRecord(other[name]!, in: state))"}}
             """
         }.joined(separator: "\n")
-        let broker = try BrokerProcess(configuration: "name: sandbox-probe\nplugins:\n\(plugins)\n", arguments: arguments)
-        let state = broker.runtime.path + "/state"
+        let groups = Self.groups.values.sorted().map { "  - {name: \($0), slices: {}}" }.joined(separator: "\n")
+        let broker = try BrokerProcess(configuration: "name: sandbox-probe\nappGroups:\n\(groups)\nplugins:\n\(plugins)\n", arguments: arguments,
+                                       runtimeDirectory: runtime)
         var found: [String: JSONValue] = [:]
         waitUntil("both probes to write what they found (log: \(broker.logPath))", timeoutSeconds: 20) {
             for name in ["probe-shield", "probe-generic"] where found[name] == nil {
@@ -87,7 +108,7 @@ final class SandboxTests: XCTestCase {
         _ = broker.stop()
         XCTAssertEqual(found.count, 2, "the probes' logs: \(broker.runtime.logsPath)")
         guard found.count == 2 else { throw POSIXError(.ENOENT) }
-        return ProbeRun(found: found, brokerLog: broker.log(tail: 200), listener: listener)
+        return ProbeRun(found: found, brokerLog: broker.log(tail: 200), listener: listener, state: state, work: work)
     }
 }
 

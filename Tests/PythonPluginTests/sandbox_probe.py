@@ -26,6 +26,22 @@ found["deviceStore"] = readable(os.path.join(state, "device.sqlite"))
 found["busStore"] = readable(os.path.join(state, "bus.sqlite"))
 found["otherContainers"] = sorted(name for name in (os.listdir(os.path.join(state, "containers")) if os.path.isdir(os.path.join(state, "containers")) else [])
                                   if name != os.environ.get("SHIELDBUS_PLUGIN_NAME"))
+# The App Groups and records of handled events it can see (each a folder), and another group's store and another
+# plugin's record, named by the test, read and written directly.
+def folders(path):
+    return sorted(os.path.relpath(os.path.join(top, name), path) for top, names, _ in os.walk(path) for name in names)
+
+
+found["appGroups"] = folders(os.path.join(state, "appgroups"))
+found["cursors"] = folders(os.path.join(state, "cursors"))
+found["otherGroupStore"] = readable(os.environ.get("PROBE_OTHER_STORE", "/nonexistent"))
+try:
+    os.makedirs(os.path.dirname(os.environ["PROBE_OTHER_RECORD"]), exist_ok=True)
+    with open(os.environ["PROBE_OTHER_RECORD"], "ab") as handle:
+        handle.write(b"x")
+    found["otherRecordWritten"] = True
+except (OSError, KeyError):
+    found["otherRecordWritten"] = False
 # Every credential in every environment this process can read, but its own.
 own = os.environ.get("SHIELDBUS_CREDENTIAL")
 pids = [name for name in os.listdir("/proc") if name.isdigit()]

@@ -157,7 +157,7 @@ final class DurableDeliveryTests: XCTestCase {
         try tool.publish(Publish(topic: "app.sup.publish-when-stopped", body: ["n": 1]))
         waitUntil("the broker to keep the event for the plugin") { slow(first)?["kept"]?.intValue == 1 }
         kill(first.process.processIdentifier, SIGSTOP)
-        let cursors = try SQLiteConnection(path: runtime + "/state/cursors/slow.sqlite", flags: [.readOnly])
+        let cursors = try SQLiteConnection(path: StatePaths.handledEventsRecord("slow", in: runtime + "/state"), flags: [.readOnly])
         waitUntil("the plugin to record the event as handled") {
             (try? cursors.prepare("SELECT 1 FROM handled WHERE seq > ?", bindings: [.integer(Int64(pong.seq))]).step()) == true
         }

@@ -123,7 +123,7 @@ final class InterruptedCallTests: XCTestCase {
     /// Whether the plugin recorded `seq` as handled.
     func recorded(_ seq: UInt64, state: String) throws -> Bool {
         // Read-write: a read-only connection cannot open a WAL database whose writer has ended (no -shm file left).
-        let cursors = try SQLiteConnection(path: state + "/cursors/sup.sqlite", flags: [.readWrite])
+        let cursors = try SQLiteConnection(path: StatePaths.handledEventsRecord("sup", in: state), flags: [.readWrite])
         return try cursors.prepare("SELECT 1 FROM handled WHERE seq = ?", bindings: [.integer(Int64(seq))]).step()
     }
 

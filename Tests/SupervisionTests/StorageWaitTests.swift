@@ -25,13 +25,13 @@ extension SupervisionTests {
         }
         waitConnected("keeper", in: broker)
         waitConnected("steady", in: broker)
-        let store = disk.path + "/state/appgroups/\(group).sqlite"
+        let store = StatePaths.appGroupStore(group, in: disk.path + "/state")
         // The plugin's start opened the group to check it and closed it: nothing holds it.
         XCTAssertFalse(FileManager.default.fileExists(atPath: store + "-shm"), "the group's last connection removed its shared memory")
 
         // The other plugin's record of handled events held open across the restart (as CompanionSetUpTests
         // holds an app group): its shared-memory file stays, so only the keeper waits for the disk.
-        let holder = try SQLiteConnection(path: disk.path + "/state/cursors/steady.sqlite", flags: .readOnly)
+        let holder = try SQLiteConnection(path: StatePaths.handledEventsRecord("steady", in: disk.path + "/state"), flags: .readOnly)
         try holder.execute("SELECT count(*) FROM sqlite_master")
         defer { withExtendedLifetime(holder) {} }
         try disk.fill()

@@ -274,7 +274,7 @@ class BusConnection:
 
 class HandledRecord:
     """The events this plugin has handled and what handling each published, in
-    <state dir>/cursors/<name>.sqlite: it survives the process, so the next one skips a redelivered event
+    <state dir>/cursors/<name>/handled.sqlite (a folder the sandbox shows this plugin alone): it survives the process, so the next one skips a redelivered event
     and sends its publications again (each with the same cause and index, so the broker keeps one copy)."""
 
     def __init__(self, path):
@@ -293,7 +293,7 @@ class HandledRecord:
         state = os.environ.get("SHIELDBUS_STATE_DIR")
         if os.environ.get("SHIELDBUS_SUPERVISED") != "1" or not state:
             return None
-        return HandledRecord(f"{state}/cursors/{name}.sqlite")
+        return HandledRecord(f"{state}/cursors/{name}/handled.sqlite")
 
     def publications(self, seq):
         """What handling `seq` published, in order; None if it was never handled."""

@@ -1,0 +1,26 @@
+import Foundation
+
+extension ShieldBusConfiguration {
+    /// The App Groups each plugin is in, by plugin name: what its sandbox shows it and what its SDK lets it open, as
+    /// an iOS extension's App Group entitlements. A plugin is in a group when its entry names it (`appGroup:`, or
+    /// `appGroup` in its options), when its product's group is it, or when the group's slices name the plugin; in a
+    /// configuration of one product and one declared group, every plugin is in that group.
+    public var pluginAppGroups: [String: [String]] {
+        let declared = Set(appGroups.map(\.name))
+        let products = resolvedProducts
+        let onlyGroup = self.products.isEmpty && appGroups.count == 1 ? appGroups.first?.name : nil
+        var membership: [String: [String]] = [:]
+        for plugin in plugins {
+            var groups: Set<String> = []
+            if let group = plugin.appGroup { groups.insert(group) }
+            if let group = plugin.options["appGroup"]?.stringValue { groups.insert(group) }
+            for product in products where product.plugins.contains(plugin.name) {
+                if let group = product.appGroup { groups.insert(group) }
+            }
+            for group in appGroups where group.slices[plugin.name] != nil { groups.insert(group.name) }
+            if let onlyGroup { groups.insert(onlyGroup) }
+            membership[plugin.name] = groups.intersection(declared).sorted()
+        }
+        return membership
+    }
+}

@@ -11,7 +11,7 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 program = sys.argv[2] if len(sys.argv) > 2 else root + '/.build/release/activity-monitor'
 folder = os.path.dirname(program)
 # The sandbox's namespaces and system mounts (PluginSandbox.Plan), without a plugin's state folders.
-sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--as-pid-1',
+sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--as-pid-1', '--cap-drop', 'ALL',
            '--ro-bind', '/usr', '/usr']
 for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
     if os.path.islink(top): sandbox += ['--symlink', os.readlink(top), top]

@@ -21,6 +21,7 @@ import Synchronization
 ///   still works. (A network namespace would do the same at several times the cost of a launch: creating and tearing
 ///   one down takes tens of milliseconds, and a short-lived shield extension launches for every shield.)
 /// - ipc, uts and cgroup namespaces, so no System V object or host name is shared either.
+/// - **no capability**, whoever runs the broker (root included), and none regained by executing a program.
 ///
 /// The plugin runs as the same user: the namespaces, not permissions, keep it in.
 public enum PluginSandbox {
@@ -69,7 +70,9 @@ public enum PluginSandbox {
         }
 
         var arguments: [String] {
-            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"]
+            // `--cap-drop ALL`: run by root, bwrap creates no user namespace and keeps every capability for the
+            // plugin, which could then make a device node for the host's disk and mount it; a plugin has none.
+            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1", "--cap-drop", "ALL"]
             if let infoDescriptor { arguments += ["--info-fd", String(infoDescriptor)] }
             if seccompProgram != nil {
                 arguments += ["--seccomp", String(seccompDescriptor)]

@@ -38,6 +38,8 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["sys"]?.arrayValue, ["/devices/system/cpu/online", "/devices/system/cpu/possible"],
                            "\(name) sees of /sys only the processor counts")
             XCTAssertEqual(found["cpus"]?.intValue, Int64(ProcessInfo.processInfo.processorCount), "\(name) counts the machine's processors")
+            XCTAssertEqual(found["dev"]?.arrayValue?.compactMap(\.stringValue), ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero"],
+                           "\(name)'s /dev: the data devices, no terminal")
             XCTAssertEqual(found["capabilities"]?.intValue, 0, "\(name) holds capabilities (the broker's user: \(getuid()))")
             XCTAssertEqual(found["deviceNode"]?.boolValue, false, "\(name) made a device node for a disk")
         }

@@ -60,6 +60,8 @@ except OSError as error:
 # /sys: only the processor counts (security.md § 9).
 found["sys"] = sorted(os.path.join(folder, name)[len("/sys"):] for folder, _, names in os.walk("/sys") for name in names)
 found["cpus"] = os.cpu_count()
+# /dev: no terminal (the broker's controlling terminal would let it type into the shell that started the broker).
+found["dev"] = sorted(os.listdir("/dev"))
 home = os.environ["HOME"]
 # Capabilities: a process holding them (a broker run by root, sandbox or not) could make a device node for the disk
 # its home is on and mount it, which would show it everything.

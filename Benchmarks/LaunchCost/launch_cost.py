@@ -18,7 +18,11 @@ for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
     else: sandbox += ['--ro-bind-try', top, top]
 for f in ['/etc/ld.so.cache', '/etc/localtime', '/etc/passwd', '/etc/group', '/etc/nsswitch.conf']:
     sandbox += ['--ro-bind-try', f, f]
-sandbox += ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', folder, folder, '--chdir', '/']
+sandbox += ['--proc', '/proc', '--tmpfs', '/dev']
+for node in ['null', 'zero', 'full', 'random', 'urandom']: sandbox += ['--dev-bind-try', '/dev/' + node, '/dev/' + node]
+for link, target in [('fd', '/proc/self/fd'), ('stdin', '/proc/self/fd/0'), ('stdout', '/proc/self/fd/1'), ('stderr', '/proc/self/fd/2')]:
+    sandbox += ['--symlink', target, '/dev/' + link]
+sandbox += ['--dir', '/dev/shm', '--tmpfs', '/tmp', '--ro-bind', folder, folder, '--chdir', '/']
 env = {'PATH': '/usr/bin:/bin', 'SHIELDBUS_PLUGIN_NAME': 'monitor', 'SHIELDBUS_PLUGIN_ROLE': 'monitor',
        'SHIELDBUS_PLUGIN_OPTIONS_FILE': '/nonexistent.json', 'SHIELDBUS_SUPERVISED': '1', 'SHIELDBUS_SANDBOX': 'bubblewrap'}
 null = open('/dev/null', 'w')

@@ -11,14 +11,18 @@ N = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 program = sys.argv[2] if len(sys.argv) > 2 else root + '/.build/release/activity-monitor'
 folder = os.path.dirname(program)
 # The sandbox's namespaces and system mounts (PluginSandbox.Plan), without a plugin's state folders.
-sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--as-pid-1',
+sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--as-pid-1', '--cap-drop', 'ALL',
            '--ro-bind', '/usr', '/usr']
 for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
     if os.path.islink(top): sandbox += ['--symlink', os.readlink(top), top]
     else: sandbox += ['--ro-bind-try', top, top]
 for f in ['/etc/ld.so.cache', '/etc/localtime', '/etc/passwd', '/etc/group', '/etc/nsswitch.conf']:
     sandbox += ['--ro-bind-try', f, f]
-sandbox += ['--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', folder, folder, '--chdir', '/']
+sandbox += ['--proc', '/proc', '--tmpfs', '/dev']
+for node in ['null', 'zero', 'full', 'random', 'urandom']: sandbox += ['--dev-bind-try', '/dev/' + node, '/dev/' + node]
+for link, target in [('fd', '/proc/self/fd'), ('stdin', '/proc/self/fd/0'), ('stdout', '/proc/self/fd/1'), ('stderr', '/proc/self/fd/2')]:
+    sandbox += ['--symlink', target, '/dev/' + link]
+sandbox += ['--dir', '/dev/shm', '--tmpfs', '/tmp', '--ro-bind', folder, folder, '--chdir', '/']
 env = {'PATH': '/usr/bin:/bin', 'SHIELDBUS_PLUGIN_NAME': 'monitor', 'SHIELDBUS_PLUGIN_ROLE': 'monitor',
        'SHIELDBUS_PLUGIN_OPTIONS_FILE': '/nonexistent.json', 'SHIELDBUS_SUPERVISED': '1', 'SHIELDBUS_SANDBOX': 'bubblewrap'}
 null = open('/dev/null', 'w')

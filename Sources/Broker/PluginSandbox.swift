@@ -20,7 +20,9 @@ import Synchronization
 ///   every socket but a Unix one, and io_uring (which could open sockets on its own): the bus is a Unix socket, so it
 ///   still works. (A network namespace would do the same at several times the cost of a launch: creating and tearing
 ///   one down takes tens of milliseconds, and a short-lived shield extension launches for every shield.)
+/// - a `/dev` of the data devices (`null`, `zero`, `full`, `random`, `urandom`), no terminal.
 /// - ipc, uts and cgroup namespaces, so no System V object or host name is shared either.
+/// - **no capability**, whoever runs the broker (root included), and none regained by executing a program.
 ///
 /// The plugin runs as the same user: the namespaces, not permissions, keep it in.
 public enum PluginSandbox {
@@ -41,6 +43,13 @@ public enum PluginSandbox {
         }
         throw PluginSandboxError.bubblewrapMissing
     }
+
+    /// The devices a plugin sees: bwrap's `--dev` less the terminals. Its `/dev/tty` is the controlling terminal of
+    /// the broker's session, which the plugins share (a plugin is a process group of it, not a session): through it a
+    /// plugin could type commands into the shell that started `shieldbus run` (`TIOCSTI`). Each node is one mount.
+    static let deviceNodes = ["null", "zero", "full", "random", "urandom"]
+    /// The links `--dev` makes to a process's own descriptors.
+    static let deviceLinks = [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")]
 
     /// The only files of /sys a plugin sees: how many processors the machine has and which are online.
     static let processorCountFiles = ["/sys/devices/system/cpu/possible", "/sys/devices/system/cpu/online"]
@@ -69,7 +78,9 @@ public enum PluginSandbox {
         }
 
         var arguments: [String] {
-            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1"]
+            // `--cap-drop ALL`: run by root, bwrap creates no user namespace and keeps every capability for the
+            // plugin, which could then make a device node for the host's disk and mount it; a plugin has none.
+            var arguments = ["--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--as-pid-1", "--cap-drop", "ALL"]
             if let infoDescriptor { arguments += ["--info-fd", String(infoDescriptor)] }
             if seccompProgram != nil {
                 arguments += ["--seccomp", String(seccompDescriptor)]
@@ -91,7 +102,10 @@ public enum PluginSandbox {
             } else {
                 for name in SandboxEtc.copiedFiles + SandboxEtc.copiedLinks + SandboxEtc.boundFolders { arguments += ["--ro-bind-try", "/etc/" + name, "/etc/" + name] }
             }
-            arguments += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+            arguments += ["--proc", "/proc", "--tmpfs", "/dev"]
+            for node in PluginSandbox.deviceNodes { arguments += ["--dev-bind-try", "/dev/" + node, "/dev/" + node] }
+            for (link, target) in PluginSandbox.deviceLinks { arguments += ["--symlink", target, "/dev/" + link] }
+            arguments += ["--dir", "/dev/shm", "--tmpfs", "/tmp"]
             // The processor counts, read-only (security.md § 9): glibc's `sysconf` and libdispatch read them at every
             // process's start, and without them compose them from /proc/stat, which costs far more.
             for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }

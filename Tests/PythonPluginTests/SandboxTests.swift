@@ -46,6 +46,10 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["sys"]?.arrayValue, ["/devices/system/cpu/online", "/devices/system/cpu/possible"],
                            "\(name) sees of /sys only the processor counts")
             XCTAssertEqual(found["cpus"]?.intValue, Int64(ProcessInfo.processInfo.processorCount), "\(name) counts the machine's processors")
+            XCTAssertEqual(found["dev"]?.arrayValue?.compactMap(\.stringValue), ["fd", "full", "null", "random", "shm", "stderr", "stdin", "stdout", "urandom", "zero"],
+                           "\(name)'s /dev: the data devices, no terminal")
+            XCTAssertEqual(found["capabilities"]?.intValue, 0, "\(name) holds capabilities (the broker's user: \(getuid()))")
+            XCTAssertEqual(found["deviceNode"]?.boolValue, false, "\(name) made a device node for a disk")
         }
         XCTAssertEqual(run.found["probe-shield"]?["network"]?.boolValue, false, "the shield configuration plugin reached the network")
         XCTAssertEqual(run.found["probe-generic"]?["network"]?.boolValue, true, "a generic plugin keeps the network: \(run.found["probe-generic"]!.jsonText)")
@@ -62,6 +66,10 @@ final class SandboxTests: XCTestCase {
         XCTAssertEqual(found["otherGroupStore"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["otherRecordWritten"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["network"]?.boolValue, true, found.jsonText)
+        if getuid() == 0 {  // only root's processes hold capabilities of their own
+            XCTAssertNotEqual(found["capabilities"]?.intValue, 0, found.jsonText)
+            XCTAssertEqual(found["deviceNode"]?.boolValue, true, found.jsonText)
+        }
         XCTAssertTrue(run.brokerLog.contains("WARNING: plugins run UNSANDBOXED"), run.brokerLog)
     }
 

@@ -76,7 +76,20 @@ except OSError as error:
 # /sys: only the processor counts (security.md § 9).
 found["sys"] = sorted(os.path.join(folder, name)[len("/sys"):] for folder, _, names in os.walk("/sys") for name in names)
 found["cpus"] = os.cpu_count()
+# /dev: no terminal (the broker's controlling terminal would let it type into the shell that started the broker).
+found["dev"] = sorted(os.listdir("/dev"))
 home = os.environ["HOME"]
+# Capabilities: a process holding them (a broker run by root, sandbox or not) could make a device node for the disk
+# its home is on and mount it, which would show it everything.
+with open("/proc/self/status") as handle:
+    found["capabilities"] = next(int(line.split()[1], 16) for line in handle if line.startswith("CapEff:"))
+node = os.path.join(home, "probe-disk")
+try:
+    os.mknod(node, 0o600 | 0o060000, os.stat(home).st_dev)  # S_IFBLK
+    os.unlink(node)
+    found["deviceNode"] = True
+except OSError:
+    found["deviceNode"] = False
 with open(os.path.join(home, "probe.json.tmp"), "w") as handle:
     json.dump(found, handle)
 os.rename(os.path.join(home, "probe.json.tmp"), os.path.join(home, "probe.json"))

@@ -76,8 +76,9 @@ public final class SQLiteConnection {
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+            let systemError = db.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(db)
-            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, message: message, sql: nil, path: path)
+            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, systemError: systemError, message: message, sql: nil, path: path)
         }
         self.handle = db
         self.path = path
@@ -304,7 +305,7 @@ public final class SQLiteConnection {
         case SQLITE_BUSY:
             return .busy(path: path, timeout: busyTimeout, extendedCode: extended, message: message, sql: sql)
         default:
-            return .failed(code: rc & 0xFF, extendedCode: extended, message: message, sql: sql, path: path)
+            return .failed(code: rc & 0xFF, extendedCode: extended, systemError: sqlite3_system_errno(handle), message: message, sql: sql, path: path)
         }
     }
 }

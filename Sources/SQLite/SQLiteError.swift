@@ -20,6 +20,30 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     /// `PRAGMA journal_mode` left the database in another mode than the one requested.
     case journalModeRejected(requested: String, actual: String, path: String)
 
+    /// `failed`, with what the system said of the failure. Where SQLite says only that it could not open a file
+    /// (`SQLITE_CANTOPEN`, as when a store is made on a read-only or full file system, at its open or its first
+    /// statement), that is the storage refusing, as a write there would be, and it is classified as that write.
+    static func failed(code: Int32, extendedCode: Int32, systemError: Int32, message: String, sql: String?, path: String) -> SQLiteError {
+        // SQLite retries a refused open read-only, so a file that did not exist leaves ENOENT, not EROFS: the folder's
+        // file system says it.
+        let refusal = storageRefusals[systemError] ?? (isOnReadOnlyFileSystem(path) ? storageRefusals[EROFS] : nil)
+        guard code == SQLITE_CANTOPEN, let (storageCode, what) = refusal else {
+            return .failed(code: code, extendedCode: extendedCode, message: message, sql: sql, path: path)
+        }
+        return .failed(code: storageCode, extendedCode: storageCode, message: "\(message) (\(what))", sql: sql, path: path)
+    }
+
+    private static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+        var status = statvfs()
+        return statvfs((path as NSString).deletingLastPathComponent, &status) == 0 && status.f_flag & UInt(ST_RDONLY) != 0
+    }
+
+    /// The system's errors that mean the storage refused, and the result code SQLite gives a write that meets them.
+    private static let storageRefusals: [Int32: (Int32, String)] = [
+        EROFS: (SQLITE_READONLY, "read-only file system"), ENOSPC: (SQLITE_FULL, "no space left on the device"),
+        EDQUOT: (SQLITE_FULL, "disk quota exceeded"),
+    ]
+
     /// The primary SQLite result code (`SQLITE_MISUSE` for the wrapper's own checks).
     public var code: Int32 {
         switch self {

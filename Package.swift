@@ -203,7 +203,7 @@ let package = Package(
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar", "ShieldBusTestSupport"]),
         .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite"]),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "ShieldBusTestSupport"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl", "CDeviceClock"]),

@@ -2,6 +2,7 @@
 import CSQLite
 import Foundation
 import SQLite
+import ShieldBusTestSupport
 import XCTest
 
 final class SQLiteTests: XCTestCase {
@@ -324,23 +325,9 @@ final class SQLiteTests: XCTestCase {
     /// A store made on a read-only file system: SQLite says only "unable to open database file"; the system's error
     /// makes it the storage refusing (which a plugin waits out), not a store that is wrong (which stops it).
     func testAStoreThatCannotBeMadeOnAReadOnlyFileSystemIsStorageUnavailable() throws {
-        guard getuid() == 0 else { throw XCTSkip("mounting a read-only file system needs root") }
-        let folder = NSTemporaryDirectory() + "sqlite-ro-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let mount = Process()
-        mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mount.arguments = ["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", folder]
-        try mount.run()
-        mount.waitUntilExit()
-        guard mount.terminationStatus == 0 else { throw XCTSkip("this machine refused a tmpfs mount") }
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = [folder]
-            try? unmount.run()
-            unmount.waitUntilExit()
-        }
+        let disk = try SmallDisk(size: "1m")
+        try disk.remount(readOnly: true)
+        let folder = disk.path
         XCTAssertThrowsError(try SQLiteConnection(path: folder + "/new.sqlite")) { error in
             guard let error = error as? SQLiteError else { return XCTFail("\(error)") }
             XCTAssertTrue(error.isStorageUnavailable, "\(error)")

@@ -149,7 +149,7 @@ check_release_archives = for product in $(1); do \
 		exit 1; fi; done
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)
-	$(RELEASE_BIN)/shieldbus-bench --abuse
+	$(RELEASE_BIN)/shieldbus-bench --abuse --runs 5
 	nice -n 10 python3 Benchmarks/LaunchCost/launch_cost.py 50
 
 bench-quick: bench-build

@@ -28,6 +28,7 @@ public struct AppGroupContainer: Sendable {
     public var root: URL { URL(fileURLWithPath: rootPath) }
     /// How long an operation waits for another writer's lock before `AppGroupStoreError.busy`.
     public let busyTimeout: TimeInterval
+    /// Where the stores are in `rootPath`.
     public let layout: Layout
 
     /// A container at the folder `rootPath` (created with the first group).
@@ -71,6 +72,7 @@ public struct AppGroupContainer: Sendable {
     @discardableResult
     public func createGroup(_ name: String) throws -> String? {
         let path = try storePath(forGroup: name)
+        try refuseSymbolicLinks(group: name)
         // The group's folders are the owner's alone, as the root is (their names say which groups exist).
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -80,15 +82,11 @@ public struct AppGroupContainer: Sendable {
     /// The names of the existing app groups, sorted.
     public func groups() throws -> [String] {
         guard FileManager.default.fileExists(atPath: rootPath) else { return [] }
-        let names = try FileManager.default.contentsOfDirectory(atPath: rootPath)
         switch layout {
         case .groupContainers:
-            return names.filter { (try? GroupName.validate($0)) != nil && FileManager.default.fileExists(atPath: (try? storePath(forGroup: $0)) ?? "") }.sorted()
+            return try FileManager.default.contentsOfDirectory(atPath: rootPath).filter { (try? GroupName.validate($0)) != nil && FileManager.default.fileExists(atPath: (try? storePath(forGroup: $0)) ?? "") }.sorted()
         case .flat:
-            return names.filter { $0.hasSuffix(Self.fileExtension) }
-                .map { String($0.dropLast(Self.fileExtension.count)) }
-                .filter { (try? GroupName.validate($0)) != nil }
-                .sorted()
+            return StoreFiles.stores(in: rootPath, fileExtension: Self.fileExtension).filter { (try? GroupName.validate($0)) != nil }.sorted()
         }
     }
 
@@ -112,40 +110,28 @@ public struct AppGroupContainer: Sendable {
     /// Opens an existing group's store; `unknownSuite` (listing the groups) when it does not exist.
     func openGroup(_ name: String) throws -> GroupDatabase {
         let path = try storePath(forGroup: name)
+        try refuseSymbolicLinks(group: name)
         guard FileManager.default.fileExists(atPath: path) else {
             throw AppGroupStoreError.unknownSuite(name: name, existing: try groups())
         }
         return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: false)
     }
 
-    /// Moves stores kept in the flat layout (`<root>/<group>.sqlite` with its `-wal`, `-shm` and `-committed` files,
-    /// and the group's files in `<root>/<group>.container/`) into their groups' folders, so that a state folder kept
-    /// from before groups had folders of their own is read, not taken for new groups. Returns the groups moved.
-    /// Call it before any process opens the stores.
-    @discardableResult
-    public func moveFlatStoresIntoGroupFolders() throws -> [String] {
-        precondition(layout == .groupContainers, "only the device's App Groups have folders of their own")
-        let files = FileManager.default
-        guard files.fileExists(atPath: rootPath) else { return [] }
-        let flat = AppGroupContainer(rootPath: rootPath, layout: .flat, busyTimeout: busyTimeout)
-        var moved: [String] = []
-        for group in try flat.groups() {
-            let from = try flat.storePath(forGroup: group), to = try storePath(forGroup: group)
-            guard !files.fileExists(atPath: to) else {
-                throw AppGroupStoreError.corruptStore(path: from, detail: "the group's store is also at \(to): keep the one that is the device's and remove the other")
-            }
-            try files.createDirectory(atPath: (to as NSString).deletingLastPathComponent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try StoreFiles.move(from, to: to)
-            let oldContainer = rootPath + "/" + group + ".container"
-            for name in (try? files.contentsOfDirectory(atPath: oldContainer)) ?? [] {
-                try files.moveItem(atPath: oldContainer + "/" + name, toPath: rootPath + "/" + group + "/" + name)
-            }
-            if files.fileExists(atPath: oldContainer) { try files.removeItem(atPath: oldContainer) }
-            moved.append(group)
+    /// Throws `corruptStore` if a part of the group's store (its folders, the store or its companion files) is a
+    /// symbolic link. Every process of a group may write in its folder, and a sandbox shows a plugin no other group's:
+    /// a link planted there would lead a process that sees them all (the broker, the command line) to another group's
+    /// store, or to any file of the user's.
+    func refuseSymbolicLinks(group name: String) throws {
+        let store = try storePath(forGroup: name)
+        var parts = StoreFiles.suffixes.map { store + $0 }
+        if layout == .groupContainers {
+            parts += [rootPath + "/" + name, rootPath + "/" + name + "/Library", rootPath + "/" + name + Self.preferencesFolder]
         }
-        return moved
+        if let link = parts.first(where: StoreFiles.isSymbolicLink) {
+            throw AppGroupStoreError.corruptStore(path: store, detail: "\(link) is a symbolic link, which no part of a store is: a process of the group may have put it there to reach another store; remove it")
+        }
     }
 
-    private static let fileExtension = ".sqlite"
+    static let fileExtension = ".sqlite"
     private static let preferencesFolder = "/Library/Preferences"
 }

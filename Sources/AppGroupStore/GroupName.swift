@@ -26,5 +26,7 @@ enum GroupName {
         }
         // A leading '.' would make a hidden file; a leading '-' reads as an option to tools.
         if name.hasPrefix(".") || name.hasPrefix("-") { throw reject("it starts with '\(name.first!)'") }
+        // The names a store and a group's files had beside the groups' folders: a group so named would be taken for them.
+        for reserved in [".sqlite", ".container"] where name.hasSuffix(reserved) { throw reject("it ends in '\(reserved)'") }
     }
 }

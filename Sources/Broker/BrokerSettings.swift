@@ -73,14 +73,19 @@ public struct BrokerSettings: Sendable {
 /// What a sandboxed plugin sees of the state: the folders it owns, the files it is handed, and what is hidden even
 /// when a folder it reads holds it.
 public struct PluginFiles: Equatable, Sendable {
-    /// Folders it reads and writes (its container, the App Group stores, its record of handled events).
+    /// Folders of the device made for it (its container, its App Groups' folders, its record of handled events): read
+    /// and written, and a sandbox that cannot show one is not started — the plugin would write into the sandbox's own
+    /// empty folder and lose it.
+    public var own: [String] = []
+    /// Other folders it reads and writes (a configuration's `writable:`), shown if they exist.
     public var writable: [String] = []
-    /// Files and folders it only reads (its options file).
+    /// Files and folders it only reads (its options file), shown if they exist.
     public var readable: [String] = []
-    /// Folders shown empty (the state folder: only what `writable` names of it is shown).
+    /// Folders shown empty (the state folder: only what `own` and `writable` name of it is shown).
     public var hidden: [String] = []
 
-    public init(writable: [String] = [], readable: [String] = [], hidden: [String] = []) {
+    public init(own: [String] = [], writable: [String] = [], readable: [String] = [], hidden: [String] = []) {
+        self.own = own
         self.writable = writable
         self.readable = readable
         self.hidden = hidden

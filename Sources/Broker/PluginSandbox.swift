@@ -114,7 +114,7 @@ public enum PluginSandbox {
             // folders hold even when a folder given holds them; what it is given inside them is shown again after.
             let hidden = [runtimeDirectory] + spec.files.hidden
             let isInsideHidden = { (path: String) in hidden.contains { path == $0 || path.hasPrefix($0 + "/") } }
-            let given = spec.files.readable.map { ("--ro-bind-try", $0) } + spec.files.writable.map { ("--bind-try", $0) }
+            let given = spec.files.readable.map { ("--ro-bind-try", $0) } + spec.files.writable.map { ("--bind-try", $0) } + spec.files.own.map { ("--bind", $0) }
             for (option, path) in given where !isInsideHidden(path) { arguments += [option, path, path] }
             for folder in hidden { arguments += ["--tmpfs", folder] }
             if endpoint.hasPrefix("ipc://") {
@@ -127,7 +127,7 @@ public enum PluginSandbox {
                 for file in [runtime.serverCertificatePath, runtime.localClientCertificatePath] { arguments += ["--ro-bind-try", file, file] }
             }
             for (option, path) in given where isInsideHidden(path) { arguments += [option, path, path] }
-            arguments += ["--chdir", spec.environment["HOME"].flatMap { spec.files.writable.contains($0) ? $0 : nil } ?? "/"]
+            arguments += ["--chdir", spec.environment["HOME"].flatMap { (spec.files.own + spec.files.writable).contains($0) ? $0 : nil } ?? "/"]
             return arguments
         }
 

@@ -197,7 +197,7 @@ final class PluginSupervisor {
         try? FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true)
         if case .bubblewrap = sandbox {
             do {
-                sandboxEtc = try SandboxEtc.make(in: runtimeDirectory.path, given: plugins.flatMap { $0.spec.files.readable + $0.spec.files.writable })
+                sandboxEtc = try SandboxEtc.make(in: runtimeDirectory.path, given: plugins.flatMap { $0.spec.files.readable + $0.spec.files.writable + $0.spec.files.own })
             } catch {
                 logger.warning("cannot gather the sandboxes' /etc in the runtime folder; each file is mounted on its own", metadata: ["error": "\(error)"])
             }

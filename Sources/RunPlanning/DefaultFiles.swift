@@ -11,7 +11,7 @@ public enum StateFiles {
     public static let deliveryStore = "bus.sqlite"
 
     public static func isDeviceState(_ name: String) -> Bool {
-        name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == "appgroups" || name == StateFolder.pluginCursors
+        name.hasPrefix("device.sqlite") || name.hasPrefix(deliveryStore) || name == StateFolder.appGroups || name == StateFolder.pluginCursors
     }
 }
 

@@ -8,16 +8,13 @@ enum HandledEventsRecords {
     /// plugin's folder, so that a state folder kept from before each plugin had a folder of its own is read, not
     /// taken for plugins that handled nothing (which would handle every redelivered event again).
     static func moveFlatRecordsIntoPluginFolders(in stateDirectory: String) throws {
-        let files = FileManager.default, folder = stateDirectory + "/" + StateFolder.pluginCursors
-        for name in (try? files.contentsOfDirectory(atPath: folder)) ?? [] where name.hasSuffix(".sqlite") {
-            let plugin = String(name.dropLast(".sqlite".count))
-            let from = folder + "/" + name, to = stateDirectory + "/" + StateFolder.handledEventsRecord(plugin: plugin)
-            guard !files.fileExists(atPath: to) else {
-                throw RunPlan.Problem(description: "plugin '\(plugin)' has two records of handled events, \(from) and \(to): keep the one that is the device's and remove the other")
+        let folder = stateDirectory + "/" + StateFolder.pluginCursors
+        for plugin in StoreFiles.stores(in: folder, fileExtension: ".sqlite") {
+            do {
+                try StoreFiles.move(folder + "/" + plugin + ".sqlite", to: stateDirectory + "/" + StateFolder.handledEventsRecord(plugin: plugin))
+            } catch let twice as StoreFiles.FoundTwice {
+                throw RunPlan.Problem(description: "plugin '\(plugin)' has two records of handled events: \(twice)")
             }
-            try files.createDirectory(atPath: stateDirectory + "/" + StateFolder.cursorFolder(plugin: plugin), withIntermediateDirectories: true,
-                                      attributes: [.posixPermissions: 0o700])
-            try StoreFiles.move(from, to: to)
         }
     }
 }

@@ -70,6 +70,22 @@ public struct RunPlan {
     public let timeZone: TimeZone
     /// A plugin's own container folder in the state folder, made its home: Foundation's `UserDefaults.standard`, caches and
     /// anything else a plugin keeps under `$HOME` stay with the device (fresh with it) and never reach the user's home.
+    /// Refuses a plugin's `readable:` or `writable:` path that is or lies in the device's state folder or the runtime
+    /// folder (its links followed): shown over their hiding, it would show the plugin every App Group, every record or
+    /// the cookie, which its sandbox keeps to their owners. (A folder that holds them is shown with them hidden.)
+    static func refuseDeviceFolders(given declaration: ShieldBusConfiguration.PluginDeclaration, stateDirectory: String, runtimeDirectory: String) throws {
+        func real(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+        let device = [real(stateDirectory), real(runtimeDirectory)]
+        for (key, paths) in [("readable", declaration.readable), ("writable", declaration.writable)] {
+            for path in paths {
+                let given = real(path)
+                if let folder = device.first(where: { given == $0 || given.hasPrefix($0 + "/") }) {
+                    throw Problem(description: "plugin '\(declaration.name)': its \(key): path \(path) is in \(folder), the device's own (its state or runtime folder); a plugin is shown its own container, App Groups and record already — name a folder outside them")
+                }
+            }
+        }
+    }
+
     static func container(of plugin: String, in stateDirectory: String) throws -> [String: String] {
         let path = stateDirectory + "/containers/" + plugin
         do {
@@ -197,6 +213,7 @@ public struct RunPlan {
         }
         settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
         settings.plugins = try configuration.plugins.map { declaration in
+            try Self.refuseDeviceFolders(given: declaration, stateDirectory: stateDirectory, runtimeDirectory: runtime.path)
             let groups = membership[declaration.name] ?? []
             // Made before a sandbox shows it (a folder it was not shown would be the sandbox's own, and lost with it).
             let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
@@ -221,8 +238,8 @@ public struct RunPlan {
                        ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
                        namespaces: declaration.namespaces,
                        // Its own container, record and App Groups: never another plugin's or another product's.
-                       files: PluginFiles(writable: [stateDirectory + "/containers/" + declaration.name, cursorFolder]
-                                              + (try groups.map(container.groupFolder)) + declaration.writable,
+                       files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + (try groups.map(container.groupFolder)),
+                                          writable: declaration.writable,
                                           readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
                        personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
         }
@@ -307,6 +324,7 @@ public struct RunPlan {
             }
         }
         try PrivateDirectory.claim(container.rootPath, what: "app-group folder")
-        PrivateDirectory.restrictFiles(in: directory)
+        // Deep enough for a group's store (`appgroups/<group>/Library/Preferences/`).
+        PrivateDirectory.restrictFiles(in: directory, depth: 4)
     }
 }

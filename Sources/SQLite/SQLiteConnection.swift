@@ -54,6 +54,8 @@ public final class SQLiteConnection {
     public let path: String
     /// How long an operation keeps retrying while another connection holds a lock.
     public let busyTimeout: TimeInterval
+    /// Whether it was opened to make the file if missing (what a refusal to open means depends on it).
+    private let makesFile: Bool
     let handle: OpaquePointer
     /// Statements compiled once and kept for the connection's life, by SQL text (`withStatement`). They do not keep
     /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
@@ -78,11 +80,13 @@ public final class SQLiteConnection {
             let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
             let systemError = db.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(db)
-            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, systemError: systemError, message: message, sql: nil, path: path)
+            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, systemError: systemError, makingFile: flags.contains(.create),
+                                     message: message, sql: nil, path: path)
         }
         self.handle = db
         self.path = path
         self.busyTimeout = busyTimeout
+        self.makesFile = flags.contains(.create)
         sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
         do {
             // Before the first read, so a WAL index is never made in shared memory.
@@ -305,7 +309,8 @@ public final class SQLiteConnection {
         case SQLITE_BUSY:
             return .busy(path: path, timeout: busyTimeout, extendedCode: extended, message: message, sql: sql)
         default:
-            return .failed(code: rc & 0xFF, extendedCode: extended, systemError: sqlite3_system_errno(handle), message: message, sql: sql, path: path)
+            return .failed(code: rc & 0xFF, extendedCode: extended, systemError: sqlite3_system_errno(handle), makingFile: makesFile,
+                           message: message, sql: sql, path: path)
         }
     }
 }

@@ -23,17 +23,18 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     /// `failed`, with what the system said of the failure. Where SQLite says only that it could not open a file
     /// (`SQLITE_CANTOPEN`, as when a store is made on a read-only or full file system, at its open or its first
     /// statement), that is the storage refusing, as a write there would be, and it is classified as that write.
-    static func failed(code: Int32, extendedCode: Int32, systemError: Int32, message: String, sql: String?, path: String) -> SQLiteError {
-        // SQLite retries a refused open read-only, so a file that did not exist leaves ENOENT, not EROFS: the folder's
-        // file system says it.
-        let refusal = storageRefusals[systemError] ?? (isOnReadOnlyFileSystem(path) ? storageRefusals[EROFS] : nil)
-        guard code == SQLITE_CANTOPEN, let (storageCode, what) = refusal else {
+    static func failed(code: Int32, extendedCode: Int32, systemError: Int32, makingFile: Bool, message: String, sql: String?, path: String) -> SQLiteError {
+        guard code == SQLITE_CANTOPEN, extendedCode == SQLITE_CANTOPEN,
+              let (storageCode, what) = storageRefusals[systemError] ?? (makingFile && couldNotBeMade(path, systemError) ? storageRefusals[EROFS] : nil) else {
             return .failed(code: code, extendedCode: extendedCode, message: message, sql: sql, path: path)
         }
         return .failed(code: storageCode, extendedCode: storageCode, message: "\(message) (\(what))", sql: sql, path: path)
     }
 
-    private static func isOnReadOnlyFileSystem(_ path: String) -> Bool {
+    /// Whether a file that was to be made is missing because its folder, which exists, is on a read-only file system.
+    /// SQLite retries a refused open read-only, so such a file leaves ENOENT, not EROFS.
+    private static func couldNotBeMade(_ path: String, _ systemError: Int32) -> Bool {
+        guard systemError == ENOENT || systemError == 0, !FileManager.default.fileExists(atPath: path) else { return false }
         var status = statvfs()
         return statvfs((path as NSString).deletingLastPathComponent, &status) == 0 && status.f_flag & UInt(ST_RDONLY) != 0
     }

@@ -45,12 +45,16 @@ struct AppGroupStores {
         try SharedDefaults(suiteName: group, container: container, writer: writer, clock: clock)
     }
 
-    private var noGroupsMessage: String {
+    /// What to do about groups kept as an older ShieldBus kept them (one file each, which this one does not read), if any.
+    var olderLayoutHint: String? {
         let flat = (try? AppGroupContainer(rootPath: container.rootPath, layout: .flat).groups()) ?? []
-        if !flat.isEmpty {
-            return "the app groups in \(container.rootPath) (\(flat.joined(separator: ", "))) are kept as an older ShieldBus kept them, one file per group: "
-                + "start the broker once on this state folder (shieldbus run --keep-state) and it moves each into a folder of its own"
-        }
+        guard !flat.isEmpty else { return nil }
+        return "the app groups in \(container.rootPath) (\(flat.joined(separator: ", "))) are kept as an older ShieldBus kept them, one file per group: "
+            + "start the broker once on this state folder (shieldbus run --keep-state) and it moves each into a folder of its own"
+    }
+
+    private var noGroupsMessage: String {
+        if let olderLayoutHint { return olderLayoutHint }
         return "no app groups in \(container.rootPath): the broker creates them from the configuration's `appGroups:` when it starts; "
             + "if it keeps its state elsewhere, pass --state-dir (or --runtime-dir)"
     }

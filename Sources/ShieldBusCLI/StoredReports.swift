@@ -49,7 +49,7 @@ struct StoredReports: ReportSource {
 
     var origin: String {
         guard let group else {
-            return "read the store in \(stores.container.rootPath): no report builder has stored a day there yet (no broker asked)"
+            return stores.olderLayoutHint ?? "read the store in \(stores.container.rootPath): no report builder has stored a day there yet (no broker asked)"
         }
         return "read the report builder's days in app group \(group) in \(stores.container.rootPath) (no broker asked; "
             + "the use in progress is not included — --runtime-dir asks a running broker)"

@@ -30,8 +30,10 @@ final class AppGroupContainerTests: ContainerTestCase {
         try flat.createGroup(group)
         let writer = try SharedDefaults(suiteName: group, container: flat, writer: SharedDefaults.administrator)
         _ = try writer.set(42, forKey: "kept")
-        try FileManager.default.createDirectory(atPath: old + "/" + group + ".container", withIntermediateDirectories: true)
-        try "picture".write(toFile: old + "/" + group + ".container/icon.txt", atomically: true, encoding: .utf8)
+        // What iOS code keeps in its group's container, in folders named as the store's own.
+        let oldContainer = old + "/" + group + ".container"
+        try FileManager.default.createDirectory(atPath: oldContainer + "/Library/Caches", withIntermediateDirectories: true)
+        try "picture".write(toFile: oldContainer + "/Library/Caches/icon.txt", atomically: true, encoding: .utf8)
         XCTAssertGreaterThan(FileSize.of(try flat.storeURL(forGroup: group).path + "-wal") ?? 0, 0, "the write is in the log")
         // The files as a killed process leaves them (the write in the log, not yet in the store), moved.
         try FileManager.default.copyItem(atPath: old, toPath: copy)
@@ -41,9 +43,42 @@ final class AppGroupContainerTests: ContainerTestCase {
         XCTAssertEqual(try moved.groups(), [group])
         XCTAssertFalse(FileManager.default.fileExists(atPath: copy + "/" + group + ".sqlite"))
         XCTAssertEqual(try SharedDefaults(suiteName: group, container: moved).integer(forKey: "kept"), 42, "the logged write came along")
-        XCTAssertEqual(try String(contentsOfFile: moved.groupFolder(group) + "/icon.txt", encoding: .utf8), "picture")
+        XCTAssertEqual(try String(contentsOfFile: moved.groupFolder(group) + "/Library/Caches/icon.txt", encoding: .utf8), "picture")
         XCTAssertFalse(FileManager.default.fileExists(atPath: copy + "/" + group + ".container"))
         XCTAssertEqual(try moved.moveFlatStoresIntoGroupFolders(), [], "nothing left to move")
+    }
+
+    /// A move cut short — the container renamed, the store not yet moved; or the log moved and not the store — is
+    /// finished by the next one, with nothing lost.
+    func testAMoveCutShortIsFinishedByTheNext() throws {
+        let old = root.path + "/cut"
+        let flat = AppGroupContainer(rootPath: old, layout: .flat)
+        try flat.createGroup(group)
+        _ = try SharedDefaults(suiteName: group, container: flat, writer: SharedDefaults.administrator).set(7, forKey: "kept")
+        let container = AppGroupContainer(rootPath: old)
+        // Cut after the container's rename and the log's move.
+        let store = try flat.storeURL(forGroup: group).path, target = try container.storeURL(forGroup: group).path
+        try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try "kept file".write(toFile: container.groupFolder(group) + "/note.txt", atomically: true, encoding: .utf8)
+        if FileManager.default.fileExists(atPath: store + "-wal") { try FileManager.default.moveItem(atPath: store + "-wal", toPath: target + "-wal") }
+        XCTAssertEqual(try container.moveFlatStoresIntoGroupFolders(), [group])
+        XCTAssertEqual(try SharedDefaults(suiteName: group, container: container).integer(forKey: "kept"), 7)
+        XCTAssertEqual(try String(contentsOfFile: container.groupFolder(group) + "/note.txt", encoding: .utf8), "kept file")
+    }
+
+    /// A link in a group's folder — which every process of the group may write — is refused by whoever opens the
+    /// group, so that no process that sees every group (the broker, the command line) is led to another's store.
+    func testASymbolicLinkInAGroupsFolderIsRefused() throws {
+        let other = "group.com.example.other"
+        try container.createGroup(other)
+        let preferences = try (container.storeURL(forGroup: group).path as NSString).deletingLastPathComponent
+        try FileManager.default.removeItem(atPath: preferences)
+        try FileManager.default.createSymbolicLink(atPath: preferences, withDestinationPath: "../../\(other)/Library/Preferences")
+        for open in [{ _ = try self.container.createGroup(self.group) }, { _ = try self.container.slices(group: self.group) }] {
+            assertStoreError(try open()) { error in
+                XCTAssertTrue("\(error)".contains("\(preferences) is a symbolic link"), "\(error)")
+            }
+        }
     }
 
     /// A group kept both ways is a choice for its owner, not one for the program: refused, naming both files.
@@ -73,7 +108,8 @@ final class AppGroupContainerTests: ContainerTestCase {
 
     func testInvalidGroupNamesAreRejected() throws {
         let cases = ["": "empty", "group/evil": "slash", "../escape": "slash", "group focus": "whitespace",
-                     "group.tab\t": "whitespace", ".hidden": "starts with", "grüppe": "contains"]
+                     "group.tab\t": "whitespace", ".hidden": "starts with", "grüppe": "contains",
+                     "group.old.sqlite": "ends in '.sqlite'", "group.old.container": "ends in '.container'"]
         for (name, reason) in cases {
             assertStoreError(try container.createGroup(name)) { error in
                 guard case .invalidGroupName(name, let found) = error else { return XCTFail("unexpected \(error)") }

@@ -21,13 +21,14 @@ class ContainerTestCase: XCTestCase {
         try? FileManager.default.removeItem(at: root)
     }
 
-    /// Defaults of the test group writing as the administrator, stamped with `busTime`.
     /// The store file of group `name`, its folder made: for tests that put a file there themselves.
     func storeFileURL(_ name: String) throws -> URL {
         let url = try container.storeURL(forGroup: name)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         return url
     }
+
+    /// Defaults of the test group writing as the administrator, stamped with `busTime`.
 
     func adminDefaults() throws -> SharedDefaults {
         try adminDefaultsOpener()()

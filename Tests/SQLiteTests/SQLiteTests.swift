@@ -333,9 +333,12 @@ final class SQLiteTests: XCTestCase {
             XCTAssertTrue(error.isStorageUnavailable, "\(error)")
             XCTAssertTrue("\(error)".contains("read-only file system"), "\(error)")
         }
-        // A file that cannot be opened for another reason stays what it was.
-        XCTAssertThrowsError(try SQLiteConnection(path: folder + "/missing/new.sqlite", flags: [.readWrite])) { error in
-            XCTAssertFalse((error as? SQLiteError)?.isStorageUnavailable ?? true, "\(error)")
+        // A file that cannot be opened for another reason stays what it was: a folder that is missing, a file that is
+        // missing and was not to be made.
+        for (path, flags) in [(folder + "/missing/new.sqlite", [.readWrite, .create]), (folder + "/absent.sqlite", [.readWrite])] as [(String, SQLiteConnection.OpenFlags)] {
+            XCTAssertThrowsError(try SQLiteConnection(path: path, flags: flags)) { error in
+                XCTAssertFalse((error as? SQLiteError)?.isStorageUnavailable ?? true, "\(path): \(error)")
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ import SQLite
 @testable import ShieldBusSDK
 import XCTest
 
-/// The SDK's record of handled events (`cursors/<plugin>.sqlite`): what an earlier process handled is found by the
+/// The SDK's record of handled events (`cursors/<plugin>/handled.sqlite`): what an earlier process handled is found by the
 /// next, in any order of arrival.
 final class HandledEventsTests: XCTestCase {
     private var folder: String!

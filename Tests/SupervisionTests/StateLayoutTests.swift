@@ -11,13 +11,20 @@ final class StateLayoutTests: XCTestCase {
     let group = "group.dev.shieldbus.focus"
 
     func testAStateFolderKeptOneFilePerStoreIsMovedAtStartWithNothingLost() throws {
-        let state = TemporaryDirectory(prefix: "sbflatstate")
-        let flat = AppGroupContainer(rootPath: state.file("appgroups"), layout: .flat)
+        let kept = TemporaryDirectory(prefix: "sbflatkept"), state = TemporaryDirectory(prefix: "sbflatstate")
+        let flat = AppGroupContainer(rootPath: kept.file("appgroups"), layout: .flat)
         try flat.createGroup(group)
-        _ = try SharedDefaults(suiteName: group, container: flat, writer: SharedDefaults.administrator).set(7, forKey: "kept")
-        try FileManager.default.createDirectory(atPath: state.file("cursors"), withIntermediateDirectories: true)
-        let record = try SQLiteConnection(path: state.file("cursors/monitor.sqlite"), flags: [.readWrite, .create])
+        let writer = try SharedDefaults(suiteName: group, container: flat, writer: SharedDefaults.administrator)
+        _ = try writer.set(7, forKey: "kept")
+        try FileManager.default.createDirectory(atPath: kept.file("cursors"), withIntermediateDirectories: true)
+        let record = try SQLiteConnection(path: kept.file("cursors/monitor.sqlite"), flags: [.readWrite, .create])
+        try record.enableWAL()
         try record.execute("CREATE TABLE handled (seq INTEGER PRIMARY KEY); INSERT INTO handled VALUES (41)")
+        // The folder as a killed device leaves it: both writes still in their logs.
+        for name in ["appgroups", "cursors"] { try FileManager.default.copyItem(atPath: kept.file(name), toPath: state.file(name)) }
+        withExtendedLifetime((writer, record)) {}
+        XCTAssertGreaterThan(FileSize.of(state.file("appgroups/\(group).sqlite-wal")) ?? 0, 0)
+        XCTAssertGreaterThan(FileSize.of(state.file("cursors/monitor.sqlite-wal")) ?? 0, 0)
 
         let before = try CommandRun.shieldbus(["state", "list", "--state-dir", state.path])
         XCTAssertNotEqual(before.status, 0)
@@ -29,8 +36,28 @@ final class StateLayoutTests: XCTestCase {
         XCTAssertEqual(get.output, "7\n", get.errors)
         XCTAssertFalse(FileManager.default.fileExists(atPath: state.file("appgroups/\(group).sqlite")))
         let moved = try SQLiteConnection(path: StatePaths.handledEventsRecord("monitor", in: state.path), flags: .readOnly)
-        XCTAssertTrue(try moved.prepare("SELECT 1 FROM handled WHERE seq = 41").step(), "the plugin's record came along")
+        XCTAssertTrue(try moved.prepare("SELECT 1 FROM handled WHERE seq = 41").step(), "the plugin's record came along, its log with it")
         XCTAssertFalse(FileManager.default.fileExists(atPath: state.file("cursors/monitor.sqlite")))
-        withExtendedLifetime(record) {}
+    }
+
+    /// A plugin's `writable:` or `readable:` inside the device's state folder would show it every group and record
+    /// over its sandbox's hiding: refused before anything starts, naming the plugin, the key and the folder.
+    func testAGivenPathInTheStateFolderIsRefused() throws {
+        let state = TemporaryDirectory(prefix: "sbgiven")
+        for key in ["writable", "readable"] {
+            let configuration = """
+                name: given
+                appGroups:
+                  - {name: \(group), slices: {}}
+                plugins:
+                  - {name: nosy, executable: /bin/true, role: generic, restart: never, \(key): ["\(state.path)/appgroups"]}
+
+                """
+            let run = try ScenarioRun.run(configuration: configuration, scenario: "name: s\nstart: 2026-11-23T09:00\nend: after 1m\nsteps: []\n",
+                                          stateDirectory: state.path)
+            XCTAssertEqual(run.exitStatus, 2, "a configuration error: \(run.errors)")
+            XCTAssertTrue(run.errors.contains("plugin 'nosy': its \(key): path \(state.path)/appgroups is in "), run.errors)
+            XCTAssertTrue(run.journal.isEmpty, "nothing started")
+        }
     }
 }

@@ -127,6 +127,10 @@ public enum PluginSandbox {
                 for file in [runtime.serverCertificatePath, runtime.localClientCertificatePath] { arguments += ["--ro-bind-try", file, file] }
             }
             for (option, path) in given where isInsideHidden(path) { arguments += [option, path, path] }
+            // Read-only around what it was given, as its root is: a plugin writing anywhere else in them (another
+            // plugin's record, a store at a path of its own making) fails at once instead of writing into the
+            // sandbox's memory and losing it when the plugin ends.
+            for folder in hidden { arguments += ["--remount-ro", folder] }
             arguments += ["--chdir", spec.environment["HOME"].flatMap { (spec.files.own + spec.files.writable).contains($0) ? $0 : nil } ?? "/"]
             return arguments
         }

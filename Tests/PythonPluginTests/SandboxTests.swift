@@ -32,6 +32,7 @@ final class SandboxTests: XCTestCase {
             XCTAssertEqual(found["otherGroupStore"]?.boolValue, false, "\(name) read another product's App Group store")
             let otherRecord = StatePaths.handledEventsRecord(name == "probe-shield" ? "probe-generic" : "probe-shield", in: run.state)
             XCTAssertFalse(FileManager.default.fileExists(atPath: otherRecord), "\(name) wrote another plugin's record of handled events")
+            XCTAssertEqual(found["madeUpRecord"]?.stringValue, "Read-only file system", "\(name) wrote beside the folders it was given: \(found.jsonText)")
             XCTAssertEqual(found["processes"]?.intValue, 1, "\(name) sees only itself among processes")
             XCTAssertEqual(found["otherCredentials"]?.arrayValue, [], "\(name) read another plugin's credential")
             XCTAssertEqual(found["userFile"]?.boolValue, false, "\(name) read a file of the user's")
@@ -65,6 +66,7 @@ final class SandboxTests: XCTestCase {
         XCTAssertEqual(found["otherContainers"]?.arrayValue, ["probe-generic"], found.jsonText)
         XCTAssertEqual(found["otherGroupStore"]?.boolValue, true, found.jsonText)
         XCTAssertEqual(found["otherRecordWritten"]?.boolValue, true, found.jsonText)
+        XCTAssertEqual(found["madeUpRecord"]?.stringValue, "written", found.jsonText)
         XCTAssertEqual(found["network"]?.boolValue, true, found.jsonText)
         if getuid() == 0 {  // only root's processes hold capabilities of their own
             XCTAssertNotEqual(found["capabilities"]?.intValue, 0, found.jsonText)

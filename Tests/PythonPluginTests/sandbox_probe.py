@@ -35,6 +35,13 @@ def folders(path):
 found["appGroups"] = folders(os.path.join(state, "appgroups"))
 found["cursors"] = folders(os.path.join(state, "cursors"))
 found["otherGroupStore"] = readable(os.environ.get("PROBE_OTHER_STORE", "/nonexistent"))
+# A record at a path of its own making, beside the folders it was given: refused, not kept in the sandbox's memory.
+try:
+    with open(os.path.join(state, "cursors", "made-up.sqlite"), "wb") as handle:
+        handle.write(b"x")
+    found["madeUpRecord"] = "written"
+except OSError as error:
+    found["madeUpRecord"] = os.strerror(error.errno)
 try:
     os.makedirs(os.path.dirname(os.environ["PROBE_OTHER_RECORD"]), exist_ok=True)
     with open(os.environ["PROBE_OTHER_RECORD"], "ab") as handle:

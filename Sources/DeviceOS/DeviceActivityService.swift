@@ -149,7 +149,8 @@ final class DeviceActivityService {
         case DeviceTopic.activitiesRequest:
             host.reply(to: envelope, .success(MonitoredActivities(activities: own)))
         case DeviceTopic.eventsRequest:
-            guard let request = host.decode(MonitoredEvents.self, from: envelope) else { return }
+            guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(MonitoredEvents.init(body:))
+                    ?? host.decode(MonitoredEvents.self, from: envelope) else { return }
             let events = own.contains(request.activity) ? monitors[request.activity]?.registration.events : nil
             host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: events ?? [:])))
         default:

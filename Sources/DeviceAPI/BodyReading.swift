@@ -1,7 +1,8 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies on the person's way to a shield and the events every open makes, read with BusProtocol's JSON reader:
+// The bodies on the person's way to a shield, the events every open makes and the monitored events' request the
+// plugins make around them, read with BusProtocol's JSON reader:
 // `JSONDecoder` spends most of a renderer's answer, and much of the report builder's record, in its generic
 // containers. Each reads a body as `JSONDecoder` would decode it (unknown members ignored, a `null` member taken as
 // absent) and reads nil from anything else; a body read nil goes to `JSONDecoder`, which says what is wrong with it.
@@ -47,6 +48,15 @@ extension AppActivity {
               let category = BodyReading.object(body["category"], ActivityCategory.init(members:)),
               case .string(let reason)? = body["reason"] else { return nil }
         self.init(application: application, category: category, reason: reason)
+    }
+}
+
+extension MonitoredEvents {
+    /// `deviceactivity.events.request` as plugins send it: an activity and no events (`{}`), the events being what
+    /// the reply tells. A body with events is read nil, and left to `JSONDecoder`.
+    public init?(body: JSONValue) {
+        guard case .string(let activity)? = body["activity"], case .object(let events)? = body["events"], events.isEmpty else { return nil }
+        self.init(activity: DeviceActivityName(rawValue: activity))
     }
 }
 

@@ -37,7 +37,7 @@ final class DeviceActivityService {
 
     private final class Monitor {
         var registration: Registration {
-            didSet { savedForm = nil }
+            didSet { (savedForm, eventsReplyForm) = (nil, nil) }
         }
         /// The registration as `persist` writes it, kept until it changes: a save rewrites every registration, and
         /// most saves change one of them, and encoding them all again at every save shows in the broker's CPU.
@@ -46,6 +46,15 @@ final class DeviceActivityService {
             if let savedForm { return savedForm }
             let encoded = DeviceAPICoding.encode(registration)
             savedForm = encoded
+            return encoded
+        }
+        /// The `deviceactivity.events.reply` its product's plugins get, kept until the registration changes: they ask
+        /// at every callback.
+        private var eventsReplyForm: [UInt8]?
+        var eventsReplyJSON: [UInt8] {
+            if let eventsReplyForm { return eventsReplyForm }
+            let encoded = DeviceAPICoding.encode(DeviceReply.success(MonitoredEvents(activity: registration.activity, events: registration.events)))
+            eventsReplyForm = encoded
             return encoded
         }
         var counter: ThresholdCounter
@@ -149,9 +158,13 @@ final class DeviceActivityService {
         case DeviceTopic.activitiesRequest:
             host.reply(to: envelope, .success(MonitoredActivities(activities: own)))
         case DeviceTopic.eventsRequest:
-            guard let request = host.decode(MonitoredEvents.self, from: envelope) else { return }
-            let events = own.contains(request.activity) ? monitors[request.activity]?.registration.events : nil
-            host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity, events: events ?? [:])))
+            guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(MonitoredEvents.init(body:))
+                    ?? host.decode(MonitoredEvents.self, from: envelope) else { return }
+            if own.contains(request.activity), let monitor = monitors[request.activity] {
+                host.reply(to: envelope, bodyJSON: monitor.eventsReplyJSON)
+            } else {
+                host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity)))
+            }
         default:
             break
         }

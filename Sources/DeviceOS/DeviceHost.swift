@@ -50,6 +50,11 @@ extension DeviceHost {
         emit(Topic.reply(to: request.topic), reply, corr: request.corr)
     }
 
+    /// Answers a request with a reply body already encoded.
+    func reply(to request: Envelope, bodyJSON: [UInt8]) {
+        bus.emit(topic: Topic.reply(to: request.topic), bodyJSON: bodyJSON, corr: request.corr, deadline: nil, audience: nil, fact: nil, factValue: nil)
+    }
+
     func fail(_ request: Envelope, code: String, _ message: String) {
         reply(to: request, DeviceReply<NoValue>.failure(DeviceError(code: code, message: message)))
     }

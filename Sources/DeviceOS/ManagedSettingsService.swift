@@ -16,7 +16,10 @@ final class ManagedSettingsService: ShieldStores {
     /// Waiting writes were put in force and announced: what the stores shield may have changed.
     private let enforced: () -> Void
     /// The stores in force: what `device.sqlite` holds.
-    private(set) var stores: [String: ShieldSettings]
+    private(set) var stores: [String: ShieldSettings] { didSet { readReplies.removeAll() } }
+    /// The body of the `managedsettings.read.reply` each reader (by source) was last given, while the stores stay as
+    /// they were: plugins read them at every callback, and they change far more rarely.
+    private var readReplies: [String: [UInt8]] = [:]
     /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
     private var writers: [String: String]
     /// Writes accepted while the disk could not take them, in order: in force and announced once saved.
@@ -61,9 +64,7 @@ final class ManagedSettingsService: ShieldStores {
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.settingsReadRequest:
-            // An app sees its own stores; a tool or tap (no product's) sees the device's.
-            let product = directory.audience(of: envelope.source) == nil ? nil : directory.product(of: envelope.source)
-            host.reply(to: envelope, .success(ManagedSettingsSnapshot(stores: product.map { own in stores.filter { own.owns(store: $0.key) } } ?? stores)))
+            host.reply(to: envelope, bodyJSON: readReply(for: envelope.source))
         case DeviceTopic.settingsWriteRequest:
             guard let write = host.decode(ManagedSettingsWrite.self, from: envelope) else { return }
             if let error = refusal(of: write, by: envelope.source) {
@@ -75,6 +76,16 @@ final class ManagedSettingsService: ShieldStores {
         default:
             break
         }
+    }
+
+    /// What `source` reads of the stores: an app sees its own stores; a tool or tap (no product's) sees the device's.
+    private func readReply(for source: String) -> [UInt8] {
+        if let body = readReplies[source] { return body }
+        let product = directory.audience(of: source) == nil ? nil : directory.product(of: source)
+        let snapshot = ManagedSettingsSnapshot(stores: product.map { own in stores.filter { own.owns(store: $0.key) } } ?? stores)
+        let body = DeviceAPICoding.encode(DeviceReply.success(snapshot))
+        readReplies[source] = body
+        return body
     }
 
     /// Why a write is refused, if it is.

@@ -12,6 +12,14 @@ final class TokenIssuer {
     private var applications: [ApplicationToken: String] = [:]
     private var categories: [ActivityCategoryToken: String] = [:]
     private var domains: [WebDomainToken: String] = [:]
+    /// Each token issued in this epoch, by kind and name: the OS asks for the same few on every event, and finding
+    /// one costs less than deriving it again.
+    private var issued: [Issued: String] = [:]
+
+    private struct Issued: Hashable {
+        let kind: String
+        let name: String
+    }
 
     init(seed: UInt64, epoch: Int) {
         self.seed = seed
@@ -52,6 +60,7 @@ final class TokenIssuer {
     func regenerate(for catalog: AppCatalog) -> TokenMigration {
         let oldApplications = applications, oldCategories = categories, oldDomains = domains
         epoch += 1
+        issued = [:]
         applications = [:]
         categories = [:]
         domains = [:]
@@ -80,13 +89,17 @@ final class TokenIssuer {
 
     /// An opaque, stable string: a 64-bit FNV-1a hash of the seed, epoch, kind and name.
     private func opaque(_ kind: String, _ name: String) -> String {
+        let key = Issued(kind: kind, name: name)
+        if let token = issued[key] { return token }
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in "\(seed)|\(epoch)|\(kind)|\(name)".utf8 {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01B3
         }
         let hex = String(hash, radix: 16)
-        return kind + "." + String(repeating: "0", count: 16 - hex.count) + hex
+        let token = kind + "." + String(repeating: "0", count: 16 - hex.count) + hex
+        issued[key] = token
+        return token
     }
 }
 

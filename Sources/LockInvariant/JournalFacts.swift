@@ -218,7 +218,8 @@ struct JournalFacts {
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             let at = date(busTime: envelope.time)
-            let body = envelope.bodyValue
+            // Parsed only for the topics read here: most of a journal is events this reader passes over.
+            lazy var body = envelope.bodyValue
             switch envelope.topic {
             case "bus.started":
                 // A broker that starts again crashed: what was on screen stayed in use until it came back (the OS

@@ -18,7 +18,9 @@ public final class CommitFollowUp {
 
     public let path: String
     /// The note, kept open from the first commit on.
-    private lazy var note = CommitNoteFile(besides: path, timeout: lockTimeout)
+    private lazy var note = CommitNoteFile(besides: path, timeout: lockTimeout, soleWriter: soleWriter)
+    /// Whether this connection is the store's only writer while it lives (`CommitNoteFile.soleWriter`).
+    private let soleWriter: Bool
     private let lockTimeout: TimeInterval
     /// Seconds on a clock that never steps (`systemUptime`); a test sets its own.
     private let now: () -> TimeInterval
@@ -34,10 +36,11 @@ public final class CommitFollowUp {
         didSet { if let failure, let onFailure { onFailure(Self.describe(failure, path: path)) } }
     }
 
-    public init(path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout,
+    public init(path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout, soleWriter: Bool = false,
                 now: @escaping () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
         self.path = path
         self.lockTimeout = lockTimeout
+        self.soleWriter = soleWriter
         self.now = now
     }
 

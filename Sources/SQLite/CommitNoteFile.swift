@@ -10,6 +10,10 @@ import Glibc
 /// there as a fresh open would (`CommitNoteUnwritable`). The folder is held too (`O_PATH`), so the name is looked up in
 /// it alone rather than along the whole path; a folder moved away takes its store and note with it. A process forked
 /// from the one that opened them opens its own, so two processes never share one hold of the lock.
+///
+/// The note of a store with one writer for its connection's life (`soleWriter`: opened `.exclusive`, so no other
+/// connection can commit to it, nor note for it) is locked and read only at its first note after an open: from then
+/// on the number in it is the one this writer last wrote, and a note is the `fstatat` and the write.
 final class CommitNoteFile {
     let store: String
     let path: String
@@ -21,12 +25,16 @@ final class CommitNoteFile {
     private var device: dev_t = 0
     private var inode: ino_t = 0
     private var owner: pid_t = 0
+    private let soleWriter: Bool
+    /// The number in the file held, as this sole writer last read or wrote it (nil: not known, read it under the lock).
+    private var noted: Int64?
     /// Linux's `O_PATH` (a descriptor to look names up in, without reading the folder), which Swift's Glibc module
     /// does not export.
     private static let pathOnly: Int32 = 0o10_000_000
 
-    init(besides store: String, timeout: TimeInterval) {
+    init(besides store: String, timeout: TimeInterval, soleWriter: Bool = false) {
         self.store = store
+        self.soleWriter = soleWriter
         let path = CommitNote.path(besides: store)
         let slash = path.lastIndex(of: "/")
         self.path = path
@@ -43,13 +51,29 @@ final class CommitNoteFile {
     /// Raises the note to `number` (a lower number changes nothing), as `CommitNote.note` does.
     func note(_ number: Int64) throws {
         let descriptor = try held()
+        if soleWriter, let noted {
+            if noted >= number { return }
+            try write(number, to: descriptor)
+            return
+        }
         try CommitNote.lock(descriptor, LOCK_EX, store: store, timeout: timeout)
         defer { flock(descriptor, LOCK_UN) }
-        if let noted = CommitNote.number(in: descriptor), noted >= number { return }
+        let found = CommitNote.number(in: descriptor)
+        if let found, found >= number {
+            if soleWriter { noted = found }
+            return
+        }
+        try write(number, to: descriptor)
+    }
+
+    private func write(_ number: Int64, to descriptor: Int32) throws {
+        // Not known after a failed write: the next note reads the file again, under the lock.
+        noted = nil
         guard CommitNote.write(number, to: descriptor) else {
             let failure = errno
             throw CommitNoteUnwritable(path: path, errno: failure)
         }
+        if soleWriter { noted = number }
     }
 
     /// The descriptor of the file the name is now, opened (or made) again when it is not the one held.
@@ -62,6 +86,7 @@ final class CommitNoteFile {
         }
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
+        noted = nil
         if owner != process || folder < 0 {
             if folder >= 0 { close(folder) }
             folder = open(folderPath, Self.pathOnly | O_DIRECTORY | O_CLOEXEC)

@@ -29,6 +29,9 @@ public final class CommitTally {
     }
     /// The last commit this connection flushed to the disk.
     public var syncedThrough: Int64 { followUp.syncedThrough }
+    /// The file's count, kept in memory when the connection is the file's only one (`.exclusive`): nobody else can
+    /// commit, so reading the count back in every transaction would only repeat what this connection last wrote.
+    private var soleCount: Int64?
 
     /// Counts `connection`'s writes from now on (a store made before the tally starts at 0), and throws
     /// `LostCommits` when the note beside the file says more writes were committed than the file holds. Writes
@@ -36,9 +39,11 @@ public final class CommitTally {
     public init(connection: SQLiteConnection, path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout) throws {
         self.connection = connection
         self.path = path
-        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout)
+        let sole = connection.access == .exclusive
+        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout, soleWriter: sole)
         made = try Self.hasTable(connection)
         lostToRestart = try CommitNote.verify(besides: path, stored: { try Self.count(connection) }, timeout: lockTimeout)
+        if sole { soleCount = try Self.count(connection) }
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
@@ -48,12 +53,13 @@ public final class CommitTally {
         let result = try connection.transaction(.immediate) {
             let result = try body()
             if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
-            counted = try Self.storedCount(connection) + 1
+            counted = try (soleCount ?? Self.storedCount(connection)) + 1
             try connection.withStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n",
                                          bindings: [.integer(counted)]) { try $0.run() }
             return result
         }
         made = true
+        if soleCount != nil { soleCount = counted }
         followUp.committed(through: counted, after: counted - 1)
         return result
     }

@@ -52,6 +52,8 @@ public final class SQLiteConnection {
 
     /// The path the connection was opened with.
     public let path: String
+    /// Whether other connections may use the database meanwhile.
+    public let access: Access
     /// How long an operation keeps retrying while another connection holds a lock.
     public let busyTimeout: TimeInterval
     /// Whether it was opened to make the file if missing (what a refusal to open means depends on it).
@@ -85,6 +87,7 @@ public final class SQLiteConnection {
         }
         self.handle = db
         self.path = path
+        self.access = access
         self.busyTimeout = busyTimeout
         self.makesFile = flags.contains(.create)
         sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))

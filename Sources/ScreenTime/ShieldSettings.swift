@@ -97,17 +97,9 @@ public struct ShieldSettings: Hashable, Sendable, Codable {
             }
         }
 
-        private enum CodingKeys: String, CodingKey {
-            case policy, categories, except
-        }
-
-        private enum Kind: String, Codable {
-            case none, all, specific
-        }
-
         /// Decodes the `{"policy": ...}` form; missing arrays are empty.
         public init(from decoder: Decoder) throws {
-            let container = try decoder.container(keyedBy: CodingKeys.self)
+            let container = try decoder.container(keyedBy: CategoryPolicyCodingKeys.self)
             let exceptions = try container.decodeIfPresent(Set<Token<Activity>>.self, forKey: .except) ?? []
             switch try container.decode(Kind.self, forKey: .policy) {
             case .none:
@@ -122,7 +114,7 @@ public struct ShieldSettings: Hashable, Sendable, Codable {
 
         /// Encodes the `{"policy": ...}` form with sorted arrays.
         public func encode(to encoder: Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
+            var container = encoder.container(keyedBy: CategoryPolicyCodingKeys.self)
             switch self {
             case .none:
                 try container.encode(Kind.none, forKey: .policy)
@@ -239,4 +231,15 @@ public struct ShieldSettings: Hashable, Sendable, Codable {
         try container.encodeSortedIfPresent(webDomains, forKey: .webDomains)
         try container.encodeIfPresent(webDomainCategories, forKey: .webDomainCategories)
     }
+}
+
+/// `ShieldSettings.ActivityCategoryPolicy`'s coding keys and kinds, outside the generic type: nested in it, each would
+/// be a generic type of its own, its metadata looked up at run time on every encode and decode.
+private enum CategoryPolicyCodingKeys: String, CodingKey {
+    case policy, categories, except
+}
+
+/// Named as when it was nested: a policy that does not decode is answered with an error that names it.
+private enum Kind: String, Codable {
+    case none, all, specific
 }

@@ -4,8 +4,8 @@ import ScreenTime
 import XCTest
 
 /// The bodies read with BusProtocol's JSON reader (`BodyReading`: a shield configuration request and its reply,
-/// `shield.shown`, `activity.app.*`): each finds what `JSONDecoder` found, and reads nothing from what `JSONDecoder`
-/// refused (which then decodes it, and says why).
+/// `shield.shown`, `activity.app.*`, the monitored events' request): each finds what `JSONDecoder` found, and reads
+/// nothing from what `JSONDecoder` refused (which then decodes it, and says why).
 final class BodyReadingTests: XCTestCase {
     func testItReadsWhatTheOSWrites() throws {
         let app = Application(token: ApplicationToken(rawValue: "app-7f3a"), localizedDisplayName: "Instagram")
@@ -41,6 +41,25 @@ final class BodyReadingTests: XCTestCase {
             let decoded = try? DeviceAPICoding.decode(ShieldConfigurationRequest.self, from: Array(body.utf8))
             XCTAssertEqual(ShieldConfigurationRequest(body: try JSONValue(parsing: body)), decoded, body)
         }
+    }
+
+    /// The events request reads what plugins send (no events) as `JSONDecoder` does, nothing from what it refused,
+    /// and leaves a request with events to it.
+    func testTheEventsRequestReadsWhatPluginsSendAndNothingJSONDecoderRefused() throws {
+        let sent = MonitoredEvents(activity: DeviceActivityName("habit-lock.selection"))
+        XCTAssertEqual(MonitoredEvents(body: try JSONValue(parsing: DeviceAPICoding.encode(sent))), sent)
+        let bodies = [
+            #"{"activity":"a","events":{}}"#, #"{"events":{},"activity":"a","extra":[1]}"#, #"{"activity":"a"}"#,
+            #"{"activity":"a","events":null}"#, #"{"activity":"a","events":[]}"#, #"{"activity":null,"events":{}}"#,
+            #"{"activity":3,"events":{}}"#, #"{"events":{}}"#, #"[]"#, #"null"#,
+        ]
+        for body in bodies {
+            let decoded = try? DeviceAPICoding.decode(MonitoredEvents.self, from: Array(body.utf8))
+            XCTAssertEqual(MonitoredEvents(body: try JSONValue(parsing: body)), decoded, body)
+        }
+        let withEvents = #"{"activity":"a","events":{"e":{"applications":[],"categories":[],"webDomains":[],"threshold":{"minute":5},"includesPastActivity":false}}}"#
+        XCTAssertNotNil(try DeviceAPICoding.decode(MonitoredEvents.self, from: Array(withEvents.utf8)), "the body is a good one")
+        XCTAssertNil(MonitoredEvents(body: try JSONValue(parsing: withEvents)), "a request with events is JSONDecoder's to read")
     }
 
     func testTheReplyReadsWhatARendererWrites() throws {

@@ -94,6 +94,33 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertNoThrow(try CommitTally(connection: SQLiteConnection(path: store, flags: [.readWrite]), path: store))
     }
 
+    /// The only connection of an exclusive store counts its commits in memory and notes them without reading the
+    /// note back: the file's count and the note still move together — past a failed write, a note deleted under it,
+    /// and a reopen, which finds nothing lost.
+    func testTheSoleWriterOfAnExclusiveStoreCountsAndNotesEveryCommit() throws {
+        let store = path("exclusive.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, flags: [.readWrite, .create], access: .exclusive)
+            try connection.enableWAL()
+            try connection.execute("CREATE TABLE t (n INTEGER)")
+            let tally = try CommitTally(connection: connection, path: store)
+            for n in 1...3 { try tally.transaction { try connection.execute("INSERT INTO t VALUES (\(n))") } }
+            XCTAssertThrowsError(try tally.transaction { try connection.execute("INSERT INTO missing VALUES (1)") })
+            try tally.transaction { try connection.execute("INSERT INTO t VALUES (4)") }
+            XCTAssertEqual(try tally.count(), 4)
+            XCTAssertEqual(try CommitNote.read(besides: store), 4)
+            try FileManager.default.removeItem(atPath: CommitNote.path(besides: store))
+            try tally.transaction { try connection.execute("INSERT INTO t VALUES (5)") }
+            XCTAssertEqual(try CommitNote.read(besides: store), 5, "a note deleted under the writer is made again with the count")
+        }
+        // The first connection is closed (its lock with it): the next one finds every commit noted, and counts on.
+        let connection = try SQLiteConnection(path: store, flags: [.readWrite], access: .exclusive)
+        let tally = try CommitTally(connection: connection, path: store)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (6)") }
+        XCTAssertEqual(try tally.count(), 6)
+        XCTAssertEqual(try CommitNote.read(besides: store), 6)
+    }
+
     /// The note as a power cut may leave it: written in an earlier boot of the machine.
     private func noteFromAnEarlierBoot(besides store: String) throws {
         let note = CommitNote.path(besides: store)

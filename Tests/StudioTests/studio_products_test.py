@@ -275,8 +275,10 @@ class Day:
         """Taps a control of the product's app (the person panel's app controls), the app brought to the front first as
         a person would; waits for the stores to be written to shield something (`shielding`) or nothing; then home."""
         page = self.page
-        front = page.get_by_test_id("foreground-app")
-        if front.count() == 0 or front.get_attribute("data-app") != self.companion:
+        # Read at once: the app in front may leave between a count and a read (a shield closing), and a locator's read
+        # would then wait for one that never comes back.
+        front = page.evaluate("() => document.querySelector('[data-testid=\"foreground-app\"]')?.getAttribute('data-app') ?? null")
+        if front != self.companion:
             self.home()
             page.get_by_test_id(f"app-{self.companion}").click()
             expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", self.companion)

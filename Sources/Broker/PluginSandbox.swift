@@ -21,6 +21,8 @@ import Synchronization
 ///   still works. (A network namespace would do the same at several times the cost of a launch: creating and tearing
 ///   one down takes tens of milliseconds, and a short-lived shield extension launches for every shield.)
 /// - a `/dev` of the data devices (`null`, `zero`, `full`, `random`, `urandom`), no terminal.
+/// - the runtime and state folders empty and read-only but for what the plugin is given in them (its container, App
+///   Groups, record of handled events, options file, the bus socket), so that writing anywhere else there fails.
 /// - ipc, uts and cgroup namespaces, so no System V object or host name is shared either.
 /// - **no capability**, whoever runs the broker (root included), and none regained by executing a program.
 ///
@@ -112,7 +114,8 @@ public enum PluginSandbox {
             for folder in programFolders { arguments += ["--ro-bind", folder, folder] }
             // What the plugin is given outside the hidden folders is shown first: the hiding then covers what those
             // folders hold even when a folder given holds them; what it is given inside them is shown again after.
-            let hidden = [runtimeDirectory] + spec.files.hidden
+            // Outer folders first: each is then a mount of its own when it is made read-only, whichever holds the other.
+            let hidden = Array(Set([runtimeDirectory] + spec.files.hidden)).sorted { ($0.count, $0) < ($1.count, $1) }
             let isInsideHidden = { (path: String) in hidden.contains { path == $0 || path.hasPrefix($0 + "/") } }
             let given = spec.files.readable.map { ("--ro-bind-try", $0) } + spec.files.writable.map { ("--bind-try", $0) } + spec.files.own.map { ("--bind", $0) }
             for (option, path) in given where !isInsideHidden(path) { arguments += [option, path, path] }

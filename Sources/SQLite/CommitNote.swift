@@ -41,7 +41,8 @@ public struct CommitNoteUnwritable: Error, CustomStringConvertible, Sendable {
 /// committed writes, unless the machine went down since (below).
 ///
 /// Several processes may note into one file at once (an App Group's writers), so every access holds the file's
-/// `flock` (waiting at most `lockTimeout`, then `CommitNoteBusy`) and a note only ever raises the number: unlocked,
+/// `flock` (waiting at most `lockTimeout`, then `CommitNoteBusy`) — but the notes after the first of a store opened
+/// `.exclusive`, which nobody else can commit to or note for (`CommitNoteFile`) — and a note only ever raises the number: unlocked,
 /// one writer's shorter number written over another's longer one leaves digits of both ("8" over "10" reads "80") —
 /// a number nobody committed, ahead of the store, and a sound store refused as damaged.
 ///

@@ -4,7 +4,8 @@ import Glibc
 #endif
 
 /// A store's note (`CommitNote`) as its writer keeps it open between commits: each note is an `fstatat` of its name in
-/// the store's folder, the note's `flock`, a read, a write and the unlock, instead of opening and closing the file at
+/// the store's folder, the note's `flock`, a read, a write and the unlock (a sole writer's, below: the `fstatat` and
+/// the write), instead of opening and closing the file at
 /// every commit. The name is checked to still be the file held (its device and inode) — a note deleted, renamed over,
 /// moved away, or replaced by something that is not a file or by a symbolic link is opened again by its name, and fails
 /// there as a fresh open would (`CommitNoteUnwritable`). The folder is held too (`O_PATH`), so the name is looked up in

@@ -6,7 +6,8 @@ import Foundation
 ///
 /// For stores with one writer at a time (the broker's `device.sqlite` and `bus.sqlite`, a plugin's cursor record);
 /// a second writer counts on from the file, never from its own memory, so two never note the same number for
-/// different commits. The App-Group stores, written by many processes, check their change log's numbers against
+/// different commits — except a store opened `.exclusive`, whose one connection is its only writer while it lives
+/// and counts on from what it last wrote. The App-Group stores, written by many processes, check their change log's numbers against
 /// the same note.
 public final class CommitTally {
     public let path: String
@@ -47,7 +48,7 @@ public final class CommitTally {
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
-    /// file under the write lock — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
+    /// file under the write lock, or for an `.exclusive` store the next after its own last — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         var counted: Int64 = 0
         let result = try connection.transaction(.immediate) {

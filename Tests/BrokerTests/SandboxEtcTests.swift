@@ -70,4 +70,27 @@ final class SandboxEtcTests: XCTestCase {
 
             """)
     }
+
+    /// The runtime and state folders are hidden outer first and made read-only after what the plugin is given in them,
+    /// whichever holds the other: each is then a mount of its own when it is remounted (a folder that is not a mount
+    /// cannot be, and bwrap would stop).
+    func testTheHiddenFoldersAreMadeOuterFirstAndReadOnlyAfterTheirContents() {
+        for (runtime, state) in [("/r/run", "/r/run/state"), ("/s/state/run", "/s/state"), ("/x/run", "/x/state")] {
+            var spec = PluginSpec(name: "p", executable: "/bin/true", role: .generic)
+            spec.files = PluginFiles(own: [state + "/containers/p"], hidden: [state])
+            let arguments = PluginSandbox.Plan(spec: spec, runtimeDirectory: runtime, endpoint: "ipc://" + runtime + "/bus.sock",
+                                               infoDescriptor: nil, seccompDescriptor: 3).arguments
+            func position(_ option: String, _ path: String) -> Int? {
+                arguments.indices.first { arguments[$0] == option && arguments[$0 + 1] == path }
+            }
+            let outer = [runtime, state].sorted { $0.count < $1.count }
+            for folder in [runtime, state] {
+                let tmpfs = position("--tmpfs", folder), readOnly = position("--remount-ro", folder)
+                XCTAssertNotNil(tmpfs, "\(folder) hidden: \(arguments)")
+                XCTAssertGreaterThan(readOnly ?? -1, position("--bind", state + "/containers/p") ?? .max, "\(folder) read-only after the container is shown")
+                XCTAssertGreaterThan(readOnly ?? -1, position("--bind", runtime + "/bus.sock") ?? .max, "\(folder) read-only after the socket is shown")
+            }
+            XCTAssertLessThan(position("--tmpfs", outer[0])!, position("--tmpfs", outer[1])!, "\(runtime), \(state): the outer folder first")
+        }
+    }
 }

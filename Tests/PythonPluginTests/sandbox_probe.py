@@ -37,7 +37,7 @@ found["cursors"] = folders(os.path.join(state, "cursors"))
 found["otherGroupStore"] = readable(os.environ.get("PROBE_OTHER_STORE", "/nonexistent"))
 # A record at a path of its own making, beside the folders it was given: refused, not kept in the sandbox's memory.
 try:
-    with open(os.path.join(state, "cursors", "made-up.sqlite"), "wb") as handle:
+    with open(os.path.join(state, "cursors", "made-up-record"), "wb") as handle:
         handle.write(b"x")
     found["madeUpRecord"] = "written"
 except OSError as error:

@@ -388,7 +388,7 @@ def main(argv=None):
         die_with_parent()
     try:
         record = HandledRecord.for_supervised_plugin(arguments.name)
-    except sqlite3.Error as error:
+    except (sqlite3.Error, OSError) as error:  # OSError: its folder cannot be made (a sandbox shows only this plugin's)
         log(f"cannot open the handled record in {os.environ.get('SHIELDBUS_STATE_DIR')}/cursors: {error}")
         return 78  # EX_CONFIG: the broker marks the plugin failed with this line instead of restarting it
     bus = BusConnection(endpoint, arguments.name, arguments.role, arguments.subscribe, arguments.protocol_version, arguments.runtime_dir, curve)

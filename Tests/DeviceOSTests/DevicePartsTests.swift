@@ -101,6 +101,30 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(reloaded.stores["focus"], write.shield, "in force only once device.sqlite holds it")
     }
 
+    /// A reader is given the stores as they are now at every read, though the reply it was last given is kept while
+    /// they stay as they were: a write, a removal and a token migration each show in the next read.
+    func testEachReadOfTheStoresGivesThemAsTheyAreNow() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let settings = try ManagedSettingsService(host: host, directory: host.directory, authorization: FakeAuthorization(.approved)) {}
+        var corr = 0
+        func read() throws -> [String: ShieldSettings]? {
+            corr += 1
+            settings.handle(host.request(DeviceTopic.settingsReadRequest, NoValue(), from: "app", corr: "read-\(corr)"))
+            return try host.reply("read-\(corr)", as: ManagedSettingsSnapshot.self).value?.stores
+        }
+        func write(_ shield: ShieldSettings) {
+            corr += 1
+            settings.handle(host.request(DeviceTopic.settingsWriteRequest, ManagedSettingsWrite(store: "focus", shield: shield), from: "app", corr: "write-\(corr)"))
+        }
+        XCTAssertEqual(try read(), [:])
+        XCTAssertEqual(try read(), [:], "read again, unchanged")
+        let shield = ShieldSettings(applications: [host.directory.tokens.application("com.burbn.instagram")])
+        write(shield)
+        XCTAssertEqual(try read(), ["focus": shield], "the write shows in the next read")
+        write(ShieldSettings())
+        XCTAssertEqual(try read(), [:], "and the removal")
+    }
+
     func testTheUsageMeterRecordsASpanAndTellsDeviceActivity() throws {
         let host = try DevicePartHost(folder: folder, start: start)
         var changes = 0

@@ -174,6 +174,39 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(try DeviceAPICoding.decode(DeviceActivityCallback.self, from: callback.body).event?.rawValue, "five")
     }
 
+    /// The events of a monitored activity, as its plugins ask for them at every callback: the reply kept while the
+    /// registration stays as it was, and the new events given once it is registered again; none once it is stopped.
+    func testEachAskForAnActivitysEventsGivesItsRegistrationAsItIsNow() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let clock = try DeviceClock(state: host.state, defaultTimeZone: host.directory.settings.timeZone)
+        let activity = try DeviceActivityService(host: host, directory: host.directory, clock: clock, random: DeviceRandom(seed: 1),
+                                                 usage: FakeUse(), authorization: FakeAuthorization(.approved))
+        let token = host.directory.tokens.application("com.burbn.instagram")
+        let daily = DeviceActivityName("daily")
+        let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0), intervalEnd: DateComponents(hour: 23, minute: 59), repeats: true)
+        var corr = 0
+        func register(_ name: String, minutes: Int) throws {
+            corr += 1
+            let event = DeviceActivityEvent(applications: [token], threshold: DateComponents(minute: minutes))
+            activity.handle(host.request(DeviceTopic.startMonitoringRequest, StartMonitoring(activity: daily, schedule: schedule, events: [DeviceActivityEvent.Name(name): event]),
+                                         from: "app", corr: "start-\(corr)"))
+            XCTAssertTrue(try host.reply("start-\(corr)", as: NoValue.self).ok)
+        }
+        func events() throws -> [String] {
+            corr += 1
+            activity.handle(host.request(DeviceTopic.eventsRequest, MonitoredEvents(activity: daily), from: "app", corr: "events-\(corr)"))
+            return try XCTUnwrap(host.reply("events-\(corr)", as: MonitoredEvents.self).value).events.keys.map(\.rawValue).sorted()
+        }
+        try register("five", minutes: 5)
+        XCTAssertEqual(try events(), ["five"])
+        XCTAssertEqual(try events(), ["five"], "asked again, unchanged")
+        try register("ten", minutes: 10)
+        XCTAssertEqual(try events(), ["ten"], "registered again with other events")
+        corr += 1
+        activity.handle(host.request(DeviceTopic.stopMonitoringRequest, StopMonitoring(activities: [daily]), from: "app", corr: "stop-\(corr)"))
+        XCTAssertEqual(try events(), [], "stopped")
+    }
+
     func testWebLimitsRefuseARestrictedPageAtOnceAndALimitedOneWhenItsMinuteIsUsed() throws {
         let host = try DevicePartHost(folder: folder, start: start) { settings in
             settings.webLimits = ["instagram.com": 1]

@@ -121,6 +121,27 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertEqual(try CommitNote.read(besides: store), 6)
     }
 
+    /// A note the sole writer cannot write (its name taken by a folder) is said, and once it can again the note is the
+    /// count: what the writer remembered of the note is not trusted past a failed write.
+    func testTheSoleWritersNoteComesBackToTheCountAfterItCouldNotBeWritten() throws {
+        let store = path("exclusive-unwritable.sqlite"), note = CommitNote.path(besides: store)
+        let connection = try SQLiteConnection(path: store, flags: [.readWrite, .create], access: .exclusive)
+        try connection.enableWAL()
+        try connection.execute("CREATE TABLE t (n INTEGER)")
+        let tally = try CommitTally(connection: connection, path: store)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (1)") }
+        XCTAssertEqual(try CommitNote.read(besides: store), 1)
+        try FileManager.default.removeItem(atPath: note)
+        try FileManager.default.createDirectory(atPath: note, withIntermediateDirectories: false)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (2)") }
+        XCTAssertNotNil(tally.noteFailure, "the note could not be written, and that is said")
+        try FileManager.default.removeItem(atPath: note)
+        try tally.transaction { try connection.execute("INSERT INTO t VALUES (3)") }
+        XCTAssertEqual(try tally.count(), 3)
+        XCTAssertEqual(try CommitNote.read(besides: store), 3, "the note is the count again")
+        XCTAssertNil(tally.noteFailure)
+    }
+
     /// The note as a power cut may leave it: written in an earlier boot of the machine.
     private func noteFromAnEarlierBoot(besides store: String) throws {
         let note = CommitNote.path(besides: store)

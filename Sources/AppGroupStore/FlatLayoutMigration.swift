@@ -17,12 +17,12 @@ extension AppGroupContainer {
         guard files.fileExists(atPath: rootPath) else { return [] }
         let flat = AppGroupContainer(rootPath: rootPath, layout: .flat, busyTimeout: busyTimeout)
         let oldContainers = ((try? files.contentsOfDirectory(atPath: rootPath)) ?? [])
-            .filter { $0.hasSuffix(Self.oldContainerExtension) && Self.isFolder(rootPath + "/" + $0) }
+            .filter { $0.hasSuffix(Self.oldContainerExtension) && StoreFiles.isFolder(rootPath + "/" + $0) }
             .map { String($0.dropLast(Self.oldContainerExtension.count)) }
         var moved: [String] = []
         for group in Set(try flat.groups() + oldContainers.filter { (try? GroupName.validate($0)) != nil }).sorted() {
             let folder = try groupFolder(group), oldContainer = rootPath + "/" + group + Self.oldContainerExtension
-            if Self.isFolder(oldContainer) {
+            if StoreFiles.isFolder(oldContainer) {
                 if files.fileExists(atPath: folder) {
                     for name in try files.contentsOfDirectory(atPath: oldContainer) {
                         guard !files.fileExists(atPath: folder + "/" + name) else {
@@ -48,9 +48,4 @@ extension AppGroupContainer {
     }
 
     private static let oldContainerExtension = ".container"
-
-    private static func isFolder(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
-    }
 }

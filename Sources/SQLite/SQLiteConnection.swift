@@ -82,7 +82,7 @@ public final class SQLiteConnection {
             let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
             let systemError = db.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(db)
-            throw SQLiteError.failed(code: rc & 0xFF, extendedCode: extended, systemError: systemError, makingFile: flags.contains(.create),
+            throw SQLiteError.classified(code: rc & 0xFF, extendedCode: extended, systemError: systemError, makingFile: flags.contains(.create),
                                      message: message, sql: nil, path: path)
         }
         self.handle = db
@@ -312,7 +312,7 @@ public final class SQLiteConnection {
         case SQLITE_BUSY:
             return .busy(path: path, timeout: busyTimeout, extendedCode: extended, message: message, sql: sql)
         default:
-            return .failed(code: rc & 0xFF, extendedCode: extended, systemError: sqlite3_system_errno(handle), makingFile: makesFile,
+            return .classified(code: rc & 0xFF, extendedCode: extended, systemError: sqlite3_system_errno(handle), makingFile: makesFile,
                            message: message, sql: sql, path: path)
         }
     }

@@ -23,7 +23,7 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     /// `failed`, with what the system said of the failure. Where SQLite says only that it could not open a file
     /// (`SQLITE_CANTOPEN`, as when a store is made on a read-only or full file system, at its open or its first
     /// statement), that is the storage refusing, as a write there would be, and it is classified as that write.
-    static func failed(code: Int32, extendedCode: Int32, systemError: Int32, makingFile: Bool, message: String, sql: String?, path: String) -> SQLiteError {
+    static func classified(code: Int32, extendedCode: Int32, systemError: Int32, makingFile: Bool, message: String, sql: String?, path: String) -> SQLiteError {
         guard code == SQLITE_CANTOPEN, extendedCode == SQLITE_CANTOPEN,
               let (storageCode, what) = storageRefusals[systemError] ?? (makingFile && couldNotBeMade(path, systemError) ? storageRefusals[EROFS] : nil) else {
             return .failed(code: code, extendedCode: extendedCode, message: message, sql: sql, path: path)

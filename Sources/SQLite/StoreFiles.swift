@@ -36,14 +36,17 @@ public enum StoreFiles {
     }
 
     /// Whether `path` is a regular file itself (a symbolic link is not followed).
-    public static func isRegularFile(_ path: String) -> Bool {
-        var status = stat()
-        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-    }
+    public static func isRegularFile(_ path: String) -> Bool { type(of: path) == S_IFREG }
+
+    /// Whether `path` is a folder itself (a symbolic link is not followed).
+    public static func isFolder(_ path: String) -> Bool { type(of: path) == S_IFDIR }
 
     /// Whether `path` is a symbolic link.
-    public static func isSymbolicLink(_ path: String) -> Bool {
+    public static func isSymbolicLink(_ path: String) -> Bool { type(of: path) == S_IFLNK }
+
+    /// The kind of file `path` names itself (`S_IFREG`, `S_IFDIR`, …), nil if nothing is there.
+    private static func type(of path: String) -> mode_t? {
         var status = stat()
-        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFLNK
+        return lstat(path, &status) == 0 ? status.st_mode & S_IFMT : nil
     }
 }

@@ -262,9 +262,9 @@ extension FileManager {
             return nil
         }
         do {
-            let folder = try PluginAppGroup.container().groupFolder(groupIdentifier)
+            let groups = try PluginAppGroup.container(), folder = try groups.groupFolder(groupIdentifier)
             // The broker makes every declared group's folder; a name it did not declare has none.
-            guard fileExists(atPath: folder) else { throw AppGroupStoreError.unknownSuite(name: groupIdentifier, existing: try PluginAppGroup.container().groups()) }
+            guard fileExists(atPath: folder) else { throw AppGroupStoreError.unknownSuite(name: groupIdentifier, existing: try groups.groups()) }
             return URL(fileURLWithPath: folder, isDirectory: true)
         } catch {
             SilentCall.reportFailure(call, "nil: \(error)")

@@ -50,15 +50,24 @@ public final class CommitTally {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
     /// file under the write lock, or for an `.exclusive` store the next after its own last — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        var counted: Int64 = 0
+        try transaction(writes: { _ in true }, body)
+    }
+
+    /// The same, for a body that may only read: it is counted (and noted) only when `writes` says of its result that
+    /// it wrote; one that only read commits nothing.
+    public func transaction<T>(writes: (T) -> Bool, _ body: () throws -> T) throws -> T {
+        var counted: Int64?
         let result = try connection.transaction(.immediate) {
             let result = try body()
+            guard writes(result) else { return result }
             if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
-            counted = try (soleCount ?? Self.storedCount(connection)) + 1
+            let next = try (soleCount ?? Self.storedCount(connection)) + 1
             try connection.withStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n",
-                                         bindings: [.integer(counted)]) { try $0.run() }
+                                         bindings: [.integer(next)]) { try $0.run() }
+            counted = next
             return result
         }
+        guard let counted else { return result }
         made = true
         if soleCount != nil { soleCount = counted }
         followUp.committed(through: counted, after: counted - 1)

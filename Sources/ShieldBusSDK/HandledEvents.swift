@@ -78,16 +78,50 @@ final class HandledEvents {
 
     /// Records `seq` as handled, with what handling it published (in order), all at once.
     func record(_ seq: UInt64, publications: [Publish] = []) throws {
-        try tally.transaction {
-            insert.reset()
-            try insert.bind(Int64(seq), at: 1)
-            try insert.run()
-            for (index, publication) in publications.enumerated() {
-                insertPublication.reset()
-                try insertPublication.bind([.integer(Int64(seq)), .integer(Int64(index)), .blob(Data(WireCodec.encode(.publish(publication))[1]))])
-                try insertPublication.run()
-            }
+        try tally.transaction { try insertRecord(seq, publications: publications) }
+        try didRecord(seq)
+    }
+
+    /// What `handleOnce` did with an event.
+    enum Handling: Equatable {
+        /// A process of the plugin (this one or an earlier one) had recorded it: not handled again.
+        case alreadyHandled
+        /// Handled, and recorded with what it published.
+        case recorded
+        /// Handled, and left unrecorded as the handler asked (its handling was cut off).
+        case unrecorded
+    }
+
+    /// Runs `handle` for `seq` unless it is recorded, and records it with what handling it published (`handle`'s
+    /// result; nil leaves it unrecorded) — the look-up and the record in one write transaction: the look-up takes no
+    /// read transaction of its own, and no other process of the plugin (an orphan of a killed broker still ending)
+    /// can record `seq` between the two. A look-up that finds it, or a handling left unrecorded, commits nothing.
+    /// `handle` runs at most once; when this throws, `ran` says whether it did.
+    func handleOnce(_ seq: UInt64, ran: inout Bool, _ handle: () -> [Publish]?) throws -> Handling {
+        let handling = try tally.transaction(writes: { $0 == .recorded }) { () throws -> Handling in
+            guard try !contains(seq) else { return .alreadyHandled }
+            ran = true
+            guard let publications = handle() else { return .unrecorded }
+            try insertRecord(seq, publications: publications)
+            return .recorded
         }
+        if handling == .recorded { try didRecord(seq) }
+        return handling
+    }
+
+    private func insertRecord(_ seq: UInt64, publications: [Publish]) throws {
+        insert.reset()
+        try insert.bind(Int64(seq), at: 1)
+        try insert.run()
+        for (index, publication) in publications.enumerated() {
+            insertPublication.reset()
+            try insertPublication.bind([.integer(Int64(seq)), .integer(Int64(index)), .blob(Data(WireCodec.encode(.publish(publication))[1]))])
+            try insertPublication.run()
+        }
+    }
+
+    /// After a committed record: every 10,000th drops what is past the window.
+    private func didRecord(_ seq: UInt64) throws {
         recorded += 1
         if recorded % 10_000 == 0, seq > Self.window {
             let oldest = SQLiteValue.integer(Int64(seq - Self.window))

@@ -605,12 +605,37 @@ public final class PluginRuntime: @unchecked Sendable {
     /// Hands `envelope` to the plugin unless an earlier process handled it, and records it with what it published
     /// before it is acknowledged — unless a call of its handling lost its broker (`interruption`).
     private func handleOnce(_ envelope: Envelope) {
-        guard !wasHandled(envelope) else {
-            logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
-            publishAgain(whatHandling: envelope)
+        guard let handled else {
+            handler?(envelope)
             return
         }
-        publications = handled == nil ? nil : []
+        // The look-up, the handling and its record in one write transaction of the handled record.
+        var ran = false
+        do {
+            if try handled.handleOnce(envelope.seq, ran: &ran, { handleForRecord(envelope) }) == .alreadyHandled {
+                logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+                publishAgain(whatHandling: envelope)
+            }
+        } catch {
+            if ran {
+                logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+                return
+            }
+            // The record could not be read (or its write lock not taken): handled anyway, and recorded on its own.
+            logger.error("could not read which events were handled: \(error)")
+            guard let published = handleForRecord(envelope) else { return }
+            do {
+                try handled.record(envelope.seq, publications: published)
+            } catch {
+                logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
+            }
+        }
+    }
+
+    /// Hands `envelope` to the plugin and returns what handling it published, to record with it — or nil when it is
+    /// not to be recorded.
+    private func handleForRecord(_ envelope: Envelope) -> [Publish]? {
+        publications = []
         handler?(envelope)
         let published = publications ?? []
         publications = nil
@@ -618,12 +643,8 @@ public final class PluginRuntime: @unchecked Sendable {
         // when it comes back (the lost lift); unrecorded, it is handled again from the start, publishing again with
         // the same causes — the broker drops what it already has (docs/protocol.md § 9.1).
         // A hosted plugin killed meanwhile (its connection cut) ended as a killed process would: before recording.
-        guard interruption == nil, !isCutOff else { return }
-        do {
-            try handled?.record(envelope.seq, publications: published)
-        } catch {
-            logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
-        }
+        guard interruption == nil, !isCutOff else { return nil }
+        return published
     }
 
     /// An earlier process handled `envelope` and may have died before the broker read what it published (a broker

@@ -93,6 +93,38 @@ final class HandledEventsTests: XCTestCase {
         XCTAssertTrue(try HandledEvents(path: short).contains(7))
     }
 
+    /// The look-up and the record in one write transaction: an event not recorded is handled once and recorded with
+    /// what it published; one recorded is not handled again; a handling left unrecorded commits nothing. Each commit
+    /// is counted and noted as before, so the next process opens the record (a lost log would still be refused).
+    func testHandlingOnceLooksUpHandlesAndRecordsInOneTransaction() throws {
+        let path = folder + "/once.sqlite"
+        let handled = try HandledEvents(path: path)
+        var calls = 0, ran = false
+        XCTAssertEqual(try handled.handleOnce(5, ran: &ran) {
+            calls += 1
+            return [Publish(topic: "x.test.made", body: ["seq": 5])]
+        }, .recorded)
+        XCTAssertTrue(ran)
+        XCTAssertEqual(calls, 1)
+        ran = false
+        XCTAssertEqual(try handled.handleOnce(5, ran: &ran) {
+            calls += 1
+            return []
+        }, .alreadyHandled)
+        XCTAssertFalse(ran)
+        XCTAssertEqual(calls, 1, "a recorded event is not handled again")
+        XCTAssertEqual(try handled.handleOnce(6, ran: &ran) { nil }, .unrecorded)
+        XCTAssertTrue(ran)
+        XCTAssertFalse(try handled.contains(6))
+        XCTAssertEqual(try CommitNote.read(besides: path), 1, "only the recording transaction was counted and noted")
+
+        let next = try HandledEvents(path: path)
+        XCTAssertEqual(try next.publications(of: 5).map(\.topic), ["x.test.made"])
+        XCTAssertEqual(try next.handleOnce(6, ran: &ran) { [] }, .recorded)
+        XCTAssertTrue(try HandledEvents(path: path).contains(6))
+        XCTAssertEqual(try CommitNote.read(besides: path), 2)
+    }
+
     func testARecordOfANewerFormatIsRefusedUntouched() throws {
         let path = folder + "/newer.sqlite"
         try SQLiteConnection(path: path).execute("CREATE TABLE other (x); PRAGMA user_version = 9")

@@ -67,6 +67,9 @@ final class HandledEvents {
         lookup = try connection.prepare("SELECT 1 FROM handled WHERE seq = ?")
         insertPublication = try connection.prepare("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
         lookupPublications = try connection.prepare("SELECT message FROM published WHERE seq = ? ORDER BY idx")
+        // A process killed with its log long (a force-quit app, a crash) left it to this one, which read it back at its
+        // first read above: emptied now, the next process does not read it back again.
+        handOver()
     }
 
     /// Whether an earlier process (or this one) already handled `seq`.
@@ -131,7 +134,8 @@ final class HandledEvents {
     }
 
     /// Leaves the record for the plugin's next process with its write-ahead log copied into the file and emptied
-    /// (`SQLiteConnection.checkpoint`) once the log has reached `handOverLogBytes`: a short-lived extension's next
+    /// (`SQLiteConnection.checkpoint`) once the log has reached `handOverLogBytes` — at a short-lived extension's end,
+    /// and at every open (for a predecessor that was killed before its own): a short-lived extension's next
     /// process, opening the record with nobody else holding it, would otherwise read back and check the whole log,
     /// which grows with every launch. A shorter log is left to be read back: the checkpoint syncs the file twice, which
     /// on a disk costs more than reading a few frames, and the next launch waits for this process to end. What the

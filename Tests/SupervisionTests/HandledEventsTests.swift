@@ -125,6 +125,20 @@ final class HandledEventsTests: XCTestCase {
         XCTAssertEqual(try CommitNote.read(besides: path), 2)
     }
 
+    /// A process killed before handing its record over (a force-quit app) leaves its long log to the next process,
+    /// which empties it once it has read it back: the process after that reads no log back, and nothing is lost.
+    func testARecordOpenedWithALongLogEmptiesIt() throws {
+        let path = folder + "/killed.sqlite"
+        let killed = try HandledEvents(path: path)
+        for seq in UInt64(1)...30 { try killed.record(seq) }
+        XCTAssertGreaterThanOrEqual(FileSize.of(path + "-wal") ?? 0, HandledEvents.handOverLogBytes)
+        let next = try HandledEvents(path: path)
+        XCTAssertEqual(FileSize.of(path + "-wal"), 0)
+        for seq in UInt64(1)...30 { XCTAssertTrue(try next.contains(seq), "seq \(seq)") }
+        XCTAssertFalse(try next.contains(31))
+        _ = killed
+    }
+
     func testARecordOfANewerFormatIsRefusedUntouched() throws {
         let path = folder + "/newer.sqlite"
         try SQLiteConnection(path: path).execute("CREATE TABLE other (x); PRAGMA user_version = 9")

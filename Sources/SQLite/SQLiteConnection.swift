@@ -25,6 +25,14 @@ public final class SQLiteConnection {
         public static let noFollow = OpenFlags(rawValue: SQLITE_OPEN_NOFOLLOW)
     }
 
+    /// How a checkpoint treats the other connections to the store (`checkpoint`).
+    public enum CheckpointMode: String, Sendable {
+        /// Waits for them (up to the busy timeout), copies the whole log and empties it.
+        case emptying = "TRUNCATE"
+        /// Waits for nobody.
+        case passive = "PASSIVE"
+    }
+
     /// The locking mode of `BEGIN`.
     public enum TransactionKind: String, Sendable {
         /// Locks are taken by the first read or write (`BEGIN DEFERRED`).
@@ -237,9 +245,11 @@ public final class SQLiteConnection {
     /// A process that opens a store in WAL mode while no other process has it open reads the whole log back, checking
     /// every frame, to rebuild the log's index: a store opened afresh by many short processes in turn is emptied by
     /// each as it ends, so the next one finds no log to read.
+    /// `.passive` instead copies what no other connection keeps in the log and waits for nobody: the log stays as long,
+    /// and the next commit writes it again from its start once all of it was copied.
     @discardableResult
-    public func checkpoint() throws -> Bool {
-        try withStatement("PRAGMA wal_checkpoint(TRUNCATE)") { statement in
+    public func checkpoint(_ mode: CheckpointMode = .emptying) throws -> Bool {
+        try withStatement("PRAGMA wal_checkpoint(\(mode.rawValue))") { statement in
             // One row: whether the checkpoint was kept from finishing (1), the log's frames, the frames copied.
             try statement.step() && (try statement.int64(at: 0) ?? 1) == 0
         }

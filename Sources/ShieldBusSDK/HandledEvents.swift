@@ -68,8 +68,9 @@ final class HandledEvents {
         insertPublication = try connection.prepare("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
         lookupPublications = try connection.prepare("SELECT message FROM published WHERE seq = ? ORDER BY idx")
         // A process killed with its log long (a force-quit app, a crash) left it to this one, which read it back at its
-        // first read above: emptied now, the next process does not read it back again.
-        handOver()
+        // first read above: copied into the file now, the log is written again from its start by the next record, and
+        // the next process reads back only what came after. Waiting for nobody: such a predecessor may still be ending.
+        handOver(waiting: false)
     }
 
     /// Whether an earlier process (or this one) already handled `seq`.
@@ -135,14 +136,14 @@ final class HandledEvents {
 
     /// Leaves the record for the plugin's next process with its write-ahead log copied into the file and emptied
     /// (`SQLiteConnection.checkpoint`) once the log has reached `handOverLogBytes` — at a short-lived extension's end,
-    /// and at every open (for a predecessor that was killed before its own): a short-lived extension's next
+    /// and, without waiting or emptying, at every open (for a predecessor killed before its own): a short-lived extension's next
     /// process, opening the record with nobody else holding it, would otherwise read back and check the whole log,
     /// which grows with every launch. A shorter log is left to be read back: the checkpoint syncs the file twice, which
     /// on a disk costs more than reading a few frames, and the next launch waits for this process to end. What the
     /// record holds does not change; a failure leaves the log as it is, for the next process to read.
-    func handOver() {
+    func handOver(waiting: Bool = true) {
         guard (FileSize.of(connection.path + "-wal") ?? 0) >= Self.handOverLogBytes else { return }
-        _ = try? connection.checkpoint()
+        _ = try? connection.checkpoint(waiting ? .emptying : .passive)
     }
 
     /// The log a hand-over empties: about 16 frames, a few launches' records.

@@ -164,7 +164,9 @@ public final class Broker {
     /// Makes the parts that depend on the run and wires them to the rest.
     private func compose(_ transport: BusTransport, admission: Admission) {
         let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint,
-                                          sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger)
+                                          sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger,
+                                          keepsSandboxes: settings.keptLaunchTemplates != nil)
+        supervisor.kept = settings.keptLaunchTemplates
         supervisor.wake = wakeSet
         supervisor.inProcessLauncher = inProcessLauncher
         if let inMemory = transport as? InMemoryTransport { supervisor.wakeLoop = { inMemory.wake() } }

@@ -72,6 +72,11 @@ public enum PluginSandbox {
         /// The sandbox's /etc, gathered once per run (nil: the host's files mounted one by one).
         var etc: SandboxEtc? = nil
 
+        /// The bus socket's folder is shown (read-only) rather than the socket: a sandbox kept across explored days
+        /// (`KeptLaunchTemplates`) binds what exists when it is made, and each day's broker makes a new socket in that
+        /// folder. Connecting to a socket needs no write access to its mount, and the folder holds nothing else.
+        var showsBusFolder = false
+
         /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
         var seccompProgram: [UInt8]? {
@@ -122,7 +127,12 @@ public enum PluginSandbox {
             for folder in hidden { arguments += ["--tmpfs", folder] }
             if endpoint.hasPrefix("ipc://") {
                 let socket = String(endpoint.dropFirst("ipc://".count))
-                arguments += ["--bind", socket, socket]
+                if showsBusFolder {
+                    let folder = (socket as NSString).deletingLastPathComponent
+                    arguments += ["--ro-bind", folder, folder]
+                } else {
+                    arguments += ["--bind", socket, socket]
+                }
             } else {
                 // On tcp the transport admits CURVE keys: the broker's public certificate and the local client key
                 // (its per-launch credential, not the key, still says which plugin it is).

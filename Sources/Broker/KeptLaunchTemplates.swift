@@ -73,6 +73,20 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
         return kept
     }
 
+    /// Ends every template and waits for its sandbox to end (the broker template's own end: no process of a worker
+    /// outlives it), killing one that has not ended within `graceMilliseconds`.
+    public func end(graceMilliseconds: Int64 = 2_000) {
+        for template in templates.values { template.close() }
+        let deadline = monotonicMilliseconds() + graceMilliseconds
+        for template in templates.values {
+            var status: Int32 = 0
+            while waitpid(template.pid, &status, WNOHANG) == 0 {
+                if monotonicMilliseconds() >= deadline { template.retire() }
+                usleep(1_000)
+            }
+        }
+    }
+
     /// Whether a day planned on these folders and endpoint may use the templates.
     public func serves(runtimeDirectory: String, stateDirectory: String, endpoint: String) -> Bool {
         (runtimeDirectory, stateDirectory, endpoint) == (self.runtimeDirectory.path, self.stateDirectory, self.endpoint)

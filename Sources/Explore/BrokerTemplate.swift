@@ -187,7 +187,8 @@ final class BrokerTemplate: Sendable {
     }
 
     private func say(_ what: String) {
-        FileHandle.standardError.write(Data("explore: the broker template \(what); the days are played by exec from now on\n".utf8))
+        let whose = worker.map { "the broker template of \(($0.path as NSString).lastPathComponent)" } ?? "the broker template"
+        FileHandle.standardError.write(Data("explore: \(whose) \(what); its days are played by exec from now on\n".utf8))
     }
 
     /// A wait status as `Process.terminationStatus` gives it: the exit status, or the signal's number.

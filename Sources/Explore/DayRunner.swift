@@ -50,6 +50,8 @@ public final class DayRunner: @unchecked Sendable {
     private let launches = DayLaunches()
     /// Where days are forked from, one per worker; nil: every day is executed (`SHIELDBUS_PLAIN_DAYS=1`).
     private let templates: BrokerTemplates?
+    /// Told each played day's journal as read (tests: a day's journal must not depend on the days its worker played before).
+    var journalRead: (@Sendable (Day, Data) -> Void)?
     private let counter = NSLock()
     private var runs = 0
 
@@ -130,7 +132,9 @@ public final class DayRunner: @unchecked Sendable {
             } else {
                 status = try execute(arguments, errorDescriptor: errorDescriptor)
             }
-            let journal = try Self.readJournal(journalPath)
+            let journalData = FileManager.default.contents(atPath: journalPath)
+            if let journalData { journalRead?(day, journalData) }
+            let journal = try journalData.map { try JournalLines.envelopes(in: Array($0)) } ?? []
             guard status == 0 || status == 3 else {
                 let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
                 return outcome(events: journal.count, problem: "the run exited with status \(status): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))",
@@ -213,11 +217,6 @@ public final class DayRunner: @unchecked Sendable {
             runs += 1
             return runs
         }
-    }
-
-    static func readJournal(_ path: String) throws -> [Envelope] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return try JournalLines.envelopes(in: Array(data))
     }
 }
 

@@ -57,7 +57,10 @@ extension ShieldBus {
             var problem: Int32 = 0
             let length = shieldbus_serve_days(Self.channel, &request, &problem)
             // In the template: explore closed the channel, or the template cannot go on (said by the loop).
-            guard length >= 0, let request else { throw ExitCode(problem == 0 ? 0 : 70) }
+            guard length >= 0, let request else {
+                kept?.end()
+                throw ExitCode(problem == 0 ? 0 : 70)
+            }
             // In a forked child: this day's `shieldbus` arguments.
             let arguments = UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length)
                 .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }

@@ -5,17 +5,18 @@ import Synchronization
 import Glibc
 #endif
 
-/// Explore's end of the broker template (`shieldbus broker-template`, broker_template.c): one process per explore run,
+/// Explore's end of the broker template (`shieldbus broker-template`, broker_template.c): one process per explore worker,
 /// executed once, that forks each day's `shieldbus run` instead of executing it — the loader, relocations,
-/// ArgumentParser, the configuration's and catalog's YAML and the runtime's first uses paid once per run, not per day.
+/// ArgumentParser, the configuration's and catalog's YAML and the runtime's first uses paid once per worker, not per day.
 ///
-/// The template is started at the first day. Each day sends its arguments with two descriptors: the day's standard
+/// The template is started at its worker's first day; with a worker folder it keeps the worker's plugin sandboxes
+/// (`ready kept`), and its days are played in that folder. Each day sends its arguments with two descriptors: the day's standard
 /// error, and one end of a socket of its own on which the template answers — `started <pid>` with a pidfd on the day's
 /// process (registered in `DayLaunches`, so that a stopping explore signals it), then `ended <pid> <wait status>`. The
 /// template is the day's parent and reaps it; the pidfd names that process whoever gets its pid later.
 ///
 /// A template that cannot start, does not say `ready` within `readyTimeout`, or ends while it serves is said once on
-/// standard error, and every day from then on is executed (`DayRunner`); a day it was playing when it ended is played
+/// standard error, and every day of its worker from then on is executed (`DayRunner`); a day it was playing when it ended is played
 /// again by exec from the start (its process dies with the template). `SHIELDBUS_PLAIN_DAYS=1` executes every day.
 final class BrokerTemplate: Sendable {
     /// What became of a day sent to the template.

@@ -14,13 +14,15 @@ import Glibc
 
 extension ShieldBus {
     /// `shieldbus broker-template` (hidden): the process `shieldbus explore` forks each day's broker from
-    /// (`BrokerTemplate` in Sources/Explore, docs/architecture.md § 8). Executed once per explore run, it reads and
-    /// checks the configuration and its catalog and makes the first uses every day makes, then serves explore's
-    /// channel (descriptor 3): each child plays its day as `shieldbus run ARG…` does from `main`.
+    /// (`BrokerTemplate` in Sources/Explore, docs/architecture.md § 8). Executed once per explore worker, it reads and
+    /// checks the configuration and its catalog, makes the first uses every day makes and starts the worker's kept
+    /// sandboxes (`KeptLaunchTemplates`), then serves explore's channel (descriptor 3): each child plays its day as
+    /// `shieldbus run ARG…` does from `main`, launching its plugins from the kept templates.
     ///
     /// Until it forks it stays one thread holding nothing a day must not share: no logging set up (a child sets up its
     /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection, no file
-    /// but the channel (close-on-exec; every child closes it).
+    /// but the channel (close-on-exec; every child closes it) and the kept templates' channels and process descriptors
+    /// (close-on-exec; each day inherits them, and the worker's days are played one at a time).
     struct BrokerTemplateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "broker-template",

@@ -23,21 +23,41 @@
 static const char *const ownMemory[] = {"/", "/dev", "/tmp"};
 #define OWN_MEMORY_COUNT (sizeof ownMemory / sizeof ownMemory[0])
 
+/// What a start's entry must still be at a reset: the same file, with the same owner and permissions, and — for
+/// anything but a folder, whose times move as entries come and go in it — the same contents' size and time.
 struct Entry {
     dev_t device;
     ino_t inode;
+    mode_t mode;
+    uid_t owner;
+    gid_t group;
+    off_t size;
+    struct timespec modified;
 };
+
+static struct Entry entryOf(const struct stat *status) {
+    int folder = S_ISDIR(status->st_mode);
+    return (struct Entry){status->st_dev, status->st_ino, status->st_mode, status->st_uid, status->st_gid,
+                          folder ? 0 : status->st_size, folder ? (struct timespec){0, 0} : status->st_mtim};
+}
+
+static int isUnchanged(const struct Entry *start, const struct Entry *now) {
+    return start->mode == now->mode && start->owner == now->owner && start->group == now->group &&
+           start->size == now->size && start->modified.tv_sec == now->modified.tv_sec &&
+           start->modified.tv_nsec == now->modified.tv_nsec;
+}
 static struct Entry *noted = NULL;
 static size_t notedCount = 0, notedCapacity = 0;
 static int noting = 0;
 static size_t found = 0;
 static int failure = 0;
 
-static int isNoted(const struct stat *status) {
+/// The start's entry for this file, if it was there at the start.
+static const struct Entry *startEntry(const struct stat *status) {
     for (size_t i = 0; i < notedCount; i++) {
-        if (noted[i].device == status->st_dev && noted[i].inode == status->st_ino) return 1;
+        if (noted[i].device == status->st_dev && noted[i].inode == status->st_ino) return &noted[i];
     }
-    return 0;
+    return NULL;
 }
 
 static int visit(const char *path, const struct stat *status, int kind, struct FTW *where) {
@@ -54,11 +74,13 @@ static int visit(const char *path, const struct stat *status, int kind, struct F
             noted = grown;
             notedCapacity = capacity;
         }
-        noted[notedCount++] = (struct Entry){status->st_dev, status->st_ino};
+        noted[notedCount++] = entryOf(status);
         return 0;
     }
-    if (isNoted(status)) {
-        found++;
+    const struct Entry *start = startEntry(status);
+    if (start) {
+        struct Entry now = entryOf(status);
+        if (isUnchanged(start, &now)) found++;  // one changed counts as missing: the sandbox is not used again
         return 0;
     }
     // Made since the start: removed (depth first, so a folder is empty by now).
@@ -128,7 +150,7 @@ int shieldbus_sandbox_reset(void (*ended)(int pid)) {
     failure = 0;
     found = 0;
     if (walk() != 0) return failure;
-    // Something noted at the start was removed or replaced (a link /lib made to point elsewhere): this sandbox is
-    // not as it started, and is not used again.
+    // Something noted at the start was removed, replaced (a link /lib made to point elsewhere) or changed (its
+    // permissions, owner or contents): this sandbox is not as it started, and is not used again.
     return found == notedCount ? 0 : ENOTRECOVERABLE;
 }

@@ -118,4 +118,25 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         let template = try XCTUnwrap(worker.kept.templates["sup"])
         XCTAssertTrue(template.isGone)
     }
+
+    /// A folder the sandbox was made with whose permissions a day changed (it cannot be seen as missing: it is the
+    /// same inode) is not used again either.
+    func testATemplateWhoseSandboxHasAFolderWithOtherPermissionsIsNotUsedAgain() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let worker = try worker(in: directory)
+        try worker.kept.prepareDay()
+        XCTAssertNotNil(worker.kept.dayTemplates["sup"])
+        // A folder of the sandbox's own root (not a mount of its own: on the root's device).
+        var rootStatus = stat(), status = stat()
+        XCTAssertEqual(lstat(worker.root + "/", &rootStatus), 0)
+        let folder = try FileManager.default.contentsOfDirectory(atPath: worker.root + "/").sorted().map { worker.root + "/" + $0 }.first {
+            lstat($0, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR && status.st_dev == rootStatus.st_dev
+        }
+        let changed = try XCTUnwrap(folder, "the sandbox's root holds a folder of its own")
+        XCTAssertEqual(lstat(changed, &status), 0)
+        XCTAssertEqual(chmod(changed, (status.st_mode & 0o7777) ^ 0o002), 0, changed)
+        try worker.kept.prepareDay()
+        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox had a folder's permissions changed served another day")
+        XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"]).isGone)
+    }
 }

@@ -72,10 +72,12 @@ public enum PluginSandbox {
         /// The sandbox's /etc, gathered once per run (nil: the host's files mounted one by one).
         var etc: SandboxEtc? = nil
 
-        /// The bus socket's folder is shown (read-only) rather than the socket: a sandbox kept across explored days
-        /// (`KeptLaunchTemplates`) binds what exists when it is made, and each day's broker makes a new socket in that
-        /// folder. Connecting to a socket needs no write access to its mount, and the folder holds nothing else.
-        var showsBusFolder = false
+        /// A sandbox kept across explored days (`KeptLaunchTemplates`). It shows the bus socket's folder (read-only)
+        /// rather than the socket: it binds what exists when it is made, and each day's broker makes a new socket in
+        /// that folder (connecting to a socket needs no write access to its mount, and the folder holds nothing else).
+        /// It shows its ipc namespace's POSIX message queues at /dev/mqueue, so that its reset can find and remove
+        /// those a day left.
+        var isKeptAcrossDays = false
 
         /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
@@ -112,7 +114,9 @@ public enum PluginSandbox {
             arguments += ["--proc", "/proc", "--tmpfs", "/dev"]
             for node in PluginSandbox.deviceNodes { arguments += ["--dev-bind-try", "/dev/" + node, "/dev/" + node] }
             for (link, target) in PluginSandbox.deviceLinks { arguments += ["--symlink", target, "/dev/" + link] }
-            arguments += ["--dir", "/dev/shm", "--tmpfs", "/tmp"]
+            arguments += ["--dir", "/dev/shm"]
+            if isKeptAcrossDays { arguments += ["--mqueue", "/dev/mqueue"] }
+            arguments += ["--tmpfs", "/tmp"]
             // The processor counts, read-only (security.md § 9): glibc's `sysconf` and libdispatch read them at every
             // process's start, and without them compose them from /proc/stat, which costs far more.
             for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }
@@ -127,7 +131,7 @@ public enum PluginSandbox {
             for folder in hidden { arguments += ["--tmpfs", folder] }
             if endpoint.hasPrefix("ipc://") {
                 let socket = String(endpoint.dropFirst("ipc://".count))
-                if showsBusFolder {
+                if isKeptAcrossDays {
                     let folder = (socket as NSString).deletingLastPathComponent
                     arguments += ["--ro-bind", folder, folder]
                 } else {

@@ -140,7 +140,7 @@ final class PluginSupervisor {
     private let sandbox: PluginSandbox.Mode
     /// The sandboxes' /etc, gathered when the plugins start (nil: none yet, or it could not be made).
     var sandboxEtc: SandboxEtc?
-    /// The sandboxes show the bus socket's folder, not the socket (`PluginSandbox.Plan.showsBusFolder`).
+    /// The sandboxes show the bus socket's folder, not the socket (`PluginSandbox.Plan.isKeptAcrossDays`).
     private let keepsSandboxes: Bool
     /// An explore worker's templates, kept across its days: the plugins launch from them.
     var kept: KeptLaunchTemplates?
@@ -239,7 +239,7 @@ final class PluginSupervisor {
         guard case .bubblewrap(let path) = sandbox else { return nil }
         let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
                                       infoDescriptor: tellingPID ? ChildProcess.sandboxInfoDescriptor : nil,
-                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc, showsBusFolder: keepsSandboxes)
+                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc, isKeptAcrossDays: keepsSandboxes)
         return ChildProcess.Sandbox(bubblewrap: path, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: tellingPID)
     }
 

@@ -1,7 +1,8 @@
 // A launch template kept for the days of an explore worker (PluginSandbox's kept sandboxes) starts each day as a new
 // sandbox would: no process of an earlier day, nothing written in the sandbox's own memory, no System V object.
 // The folders a day's plugin is given are the host's, emptied by the day itself (RunPlan); what is reset here is what
-// lives only inside the sandbox: its root, /dev and /tmp (each a tmpfs bwrap made) and its ipc namespace.
+// lives only inside the sandbox: its root, /dev and /tmp (each a tmpfs bwrap made) and its ipc namespace (its System V
+// objects, and its POSIX message queues at /dev/mqueue).
 #define _GNU_SOURCE
 #include "sandbox_reset.h"
 #include <errno.h>
@@ -19,8 +20,9 @@
 #include <unistd.h>
 
 /// The sandbox's own memory: the file systems bwrap makes for it that stay writable (PluginSandbox.Plan: the root, `--tmpfs
-/// /dev` with its `/dev/shm`, `--tmpfs /tmp`). The hidden folders' are remounted read-only.
-static const char *const ownMemory[] = {"/", "/dev", "/tmp"};
+/// /dev` with its `/dev/shm`, its ipc namespace's POSIX message queues at `/dev/mqueue`, `--tmpfs /tmp`). The hidden
+/// folders' are remounted read-only.
+static const char *const ownMemory[] = {"/", "/dev", "/dev/mqueue", "/tmp"};
 #define OWN_MEMORY_COUNT (sizeof ownMemory / sizeof ownMemory[0])
 
 /// What a start's entry must still be at a reset: the same file, with the same owner and permissions, and — for
@@ -107,7 +109,7 @@ int shieldbus_sandbox_note_start(void) {
 }
 
 /// Removes every System V shared memory segment, semaphore set and message queue of the sandbox's ipc namespace
-/// (a POSIX message queue cannot be listed without mounting mqueue, which the sandbox has no capability for).
+/// (its POSIX message queues are files of /dev/mqueue, removed by the walk).
 static void removeSystemVObjects(void) {
     struct shm_info shared;
     int highest = shmctl(0, SHM_INFO, (struct shmid_ds *)&shared);

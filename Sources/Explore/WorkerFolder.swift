@@ -8,7 +8,7 @@ public struct WorkerFolder: Sendable, Equatable {
 
     public var runtimeDirectory: String { path + "/run" }
     public var stateDirectory: String { path + "/state" }
-    /// The bus socket, in a folder of its own that the sandboxes show (`PluginSandbox.Plan.showsBusFolder`).
+    /// The bus socket, in a folder of its own that the sandboxes show (`PluginSandbox.Plan.isKeptAcrossDays`).
     public var busFolder: String { runtimeDirectory + "/bus" }
     public var endpoint: String { "ipc://" + busFolder + "/bus.sock" }
 }

@@ -6,7 +6,7 @@ import ShieldBusTestSupport
 import XCTest
 
 /// An explore worker's sandboxes and launch templates, kept across its days: each day starts with none of the last
-/// day's processes, files or System V objects, in the same folders and the same template.
+/// day's processes, files, System V objects or message queues, in the same folders and the same template.
 final class KeptLaunchTemplatesTests: XCTestCase {
     struct Worker {
         let kept: KeptLaunchTemplates
@@ -77,6 +77,12 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         let made = ["/tmp/left", "/tmp/folder/nested/left", "/dev/shm/left", "/left-at-the-root"]
         try FileManager.default.createDirectory(atPath: worker.root + "/tmp/folder/nested", withIntermediateDirectories: true)
         for path in made { XCTAssertTrue(FileManager.default.createFile(atPath: worker.root + path, contents: Data("day 1".utf8)), path) }
+        // A file made in /dev/mqueue is a POSIX message queue of the sandbox's ipc namespace (made in place: the
+        // file system renames nothing).
+        let queue = "/dev/mqueue/left"
+        let descriptor = open(worker.root + queue, O_CREAT | O_RDWR, 0o600)
+        XCTAssertGreaterThanOrEqual(descriptor, 0, "a message queue made in the sandbox: errno \(errno)")
+        close(descriptor)
         XCTAssertTrue(FileManager.default.createFile(atPath: worker.container + "/Library", contents: Data("day 1".utf8)))
         let containerInode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: worker.container)[.systemFileNumber] as? Int)
         try FileManager.default.createDirectory(atPath: directory.path + "/state/appgroups/group.old", withIntermediateDirectories: true)
@@ -89,7 +95,7 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         for kind in ["-m", "-q", "-s"] { XCTAssertEqual(try systemVObjects(of: worker, kind), [], "outlived its day: \(kind)") }
         XCTAssertNotNil(worker.kept.dayTemplates["sup"], "the template was reset, not given up")
         XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/\(lingering)/cmdline"), "the last day's launch was killed and reaped")
-        for path in made { XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + path), "\(path) outlived its day") }
+        for path in made + [queue] { XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + path), "\(path) outlived its day") }
         XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + "/tmp/folder"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: worker.root + "/dev/null"), "what the sandbox was made with stays")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: worker.container), [], "the container is emptied")

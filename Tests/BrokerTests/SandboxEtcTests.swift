@@ -102,7 +102,7 @@ final class SandboxEtcTests: XCTestCase {
         spec.files = PluginFiles(own: ["/w/state/containers/p"], hidden: ["/w/state"])
         let plan = { (kept: Bool) in
             PluginSandbox.Plan(spec: spec, runtimeDirectory: "/w/run", endpoint: "ipc:///w/run/bus/bus.sock", infoDescriptor: nil,
-                               seccompDescriptor: 3, showsBusFolder: kept).arguments
+                               seccompDescriptor: 3, isKeptAcrossDays: kept).arguments
         }
         let kept = plan(true), run = plan(false)
         func position(_ arguments: [String], _ option: String, _ path: String) -> Int? {
@@ -116,5 +116,8 @@ final class SandboxEtcTests: XCTestCase {
         XCTAssertGreaterThan(folder ?? -1, option("--tmpfs", on: "/w/run") ?? .max, "shown after the runtime folder is hidden")
         XCTAssertLessThan(folder ?? .max, option("--remount-ro", on: "/w/run") ?? -1, "shown before it is made read-only")
         XCTAssertNil(position(run, "--ro-bind", "/w/run/bus"), "a run's sandbox shows no folder of the runtime folder")
+        // Its message queues are shown, inside its /dev, so that its reset can remove those a day left.
+        XCTAssertGreaterThan(option("--mqueue", on: "/dev/mqueue") ?? -1, option("--tmpfs", on: "/dev") ?? .max, "\(kept)")
+        XCTAssertFalse(run.contains("--mqueue"), "a run's sandbox shows no message queues: \(run)")
     }
 }

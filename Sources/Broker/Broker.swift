@@ -318,8 +318,9 @@ public final class Broker {
         if !answerTimers.isEmpty { answerTimers.startUnreachable { sessions.named($0) != nil || readiness.isExpectedBack($0) } }
         if !outbox.isEmpty { outbox.drain() }  // what waits for numbering to resume
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
-        // at least where this one stopped; acknowledgements are written within a second.
-        recorder.saveLedger(lastSeq: sequencer.lastSeq)
+        // at least where this one stopped; acknowledgements are written within a second, and with them what
+        // observers published meanwhile (held for the bus to settle) — not a save of their own each.
+        recorder.saveLedger(lastSeq: sequencer.lastSeq, publicationsMayWait: true)
         freedMemory.observe(sessionsEnded: sessions.endedCount, dropped: statistics.dropped, now: now)
     }
 

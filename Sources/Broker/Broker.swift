@@ -164,7 +164,9 @@ public final class Broker {
     /// Makes the parts that depend on the run and wires them to the rest.
     private func compose(_ transport: BusTransport, admission: Admission) {
         let supervisor = PluginSupervisor(specs: settings.plugins, runtimeDirectory: settings.runtimeDirectory, endpoint: transport.endpoint,
-                                          sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger)
+                                          sandbox: settings.sandbox, launchTemplates: settings.launchTemplates, logger: logger,
+                                          keepsSandboxes: settings.keptLaunchTemplates != nil)
+        supervisor.kept = settings.keptLaunchTemplates
         supervisor.wake = wakeSet
         supervisor.inProcessLauncher = inProcessLauncher
         if let inMemory = transport as? InMemoryTransport { supervisor.wakeLoop = { inMemory.wake() } }
@@ -316,8 +318,9 @@ public final class Broker {
         if !answerTimers.isEmpty { answerTimers.startUnreachable { sessions.named($0) != nil || readiness.isExpectedBack($0) } }
         if !outbox.isEmpty { outbox.drain() }  // what waits for numbering to resume
         // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
-        // at least where this one stopped; acknowledgements are written within a second.
-        recorder.saveLedger(lastSeq: sequencer.lastSeq)
+        // at least where this one stopped; acknowledgements are written within a second, and with them what
+        // observers published meanwhile (held for the bus to settle) — not a save of their own each.
+        recorder.saveLedger(lastSeq: sequencer.lastSeq, publicationsMayWait: true)
         freedMemory.observe(sessionsEnded: sessions.endedCount, dropped: statistics.dropped, now: now)
     }
 

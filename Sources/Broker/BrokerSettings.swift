@@ -37,6 +37,9 @@ public struct BrokerSettings: Sendable {
     /// Whether an SDK-based plugin launches from a template process, forked per launch, rather than being executed
     /// each time (`LaunchTemplates`; sandboxed plugins only). Off, every launch is a plain one.
     public var launchTemplates = true
+    /// An explore worker's sandboxes and launch templates, kept across its days and prepared for this one (nil: the
+    /// run starts its own).
+    public var keptLaunchTemplates: KeptLaunchTemplates?
     /// For fault tests: the broker kills itself (SIGKILL) at this point of the first batch that sequences or holds
     /// an event on this topic.
     public var crashPoint: CrashPoint?

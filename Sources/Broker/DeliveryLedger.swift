@@ -203,13 +203,18 @@ final class DeliveryLedger {
     /// is kept, and cut back to the last save on resuming) — anything was sequenced; acknowledgements at most once
     /// a second (a lost one only means a redelivery the plugin skips). `timeAhead`, for a clock that runs by
     /// itself, is how much bus time a second of wall time brings: the bus time reserved ahead.
+    /// `publicationsMayWait`: a publication held or noted is no reason to write now — it goes with the next save, with
+    /// the acknowledgement of the event whose handling published it (written no earlier, as every save writes all that
+    /// changed before it): lost with a killed broker before then, it is sent again by the plugin's next process, to
+    /// which that event is delivered again.
     /// On failure the changes stay pending and are written by a later save.
-    func save(lastSeq: UInt64, everySequenced: Bool, busTime: Int64, timeAhead: Int64?, wallNow: Int64) throws {
+    func save(lastSeq: UInt64, everySequenced: Bool, busTime: Int64, timeAhead: Int64?, wallNow: Int64, publicationsMayWait: Bool = false) throws {
         guard let store else { return }
         let reservationsRunOut = lastSeq >= seqReserved || (timeAhead != nil && busTime >= timeReserved)
         let deletionsDue = !unsavedDeletions.isEmpty && wallNow - lastDeletionSave >= 1_000
         let sequencedDue = everySequenced && lastSeq > savedSeq
-        guard reservationsRunOut || !unsavedInserts.isEmpty || !unsavedPublished.isEmpty || unsavedHeld != nil || !unsavedAnnounced.isEmpty || deletionsDue || sequencedDue else { return }
+        let publicationsDue = !publicationsMayWait && (!unsavedPublished.isEmpty || unsavedHeld != nil)
+        guard reservationsRunOut || !unsavedInserts.isEmpty || publicationsDue || !unsavedAnnounced.isEmpty || deletionsDue || sequencedDue else { return }
         let seqs = reservationsRunOut ? lastSeq + Self.seqReservation : seqReserved
         let time = reservationsRunOut ? busTime + (timeAhead ?? 0) : max(timeReserved, busTime)
         var published: [DeliveryStore.Key: [UInt64]] = [:]

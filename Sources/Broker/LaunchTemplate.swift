@@ -23,12 +23,19 @@ final class LaunchTemplate {
     /// Launches that said they started: their pid inside the sandbox and outside it.
     private var started: [(templatePID: pid_t, pid: pid_t)] = []
     private var forkFailed = false
+    private var wasReset = false
+    /// A process descriptor on the template (kept across explored days: not this process's child, so its pid alone
+    /// could name another process once its parent has reaped it), or -1.
+    private let processDescriptor: Int32
     /// Something the supervisor's reaping must take was read or happened outside it (an ending read while a launch
     /// waited for its start, the channel closed): the loop's wake-up, which tells only of unread messages, missed it.
     private(set) var hasNews = false
     private var buffer = [UInt8](repeating: 0, count: 256)
 
     static let channelVariable = "SHIELDBUS_LAUNCH_CHANNEL"
+    /// Set for a template kept across explored days: it notes what its sandbox holds before its first launch, and
+    /// takes `reset`.
+    static let keptVariable = "SHIELDBUS_LAUNCH_TEMPLATE_KEPT"
 
     /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
     /// `shieldbus_launch_template` (only the headers are read, not the program).
@@ -38,12 +45,14 @@ final class LaunchTemplate {
 
     /// Starts the template: `environment` is the plugin's, without a launch's own (its credential), which each launch
     /// brings.
-    init(executable: String, arguments: [String], environment: [String: String], logPath: String, sandbox: ChildProcess.Sandbox?) throws {
+    init(executable: String, arguments: [String], environment: [String: String], logPath: String, sandbox: ChildProcess.Sandbox?,
+         kept: Bool = false) throws {
         var pair: [Int32] = [-1, -1]
         guard shieldbus_launch_channel(&pair) == 0 else { throw ChildProcess.SpawnError(executable: executable, errno: errno) }
         defer { Glibc.close(pair[1]) }
         var environment = environment
         environment[Self.channelVariable] = String(ChildProcess.launchChannelDescriptor)
+        if kept { environment[Self.keptVariable] = "1" }
         do {
             pid = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment, logPath: logPath,
                                          sandbox: sandbox, launchChannel: pair[1]).pid
@@ -52,6 +61,28 @@ final class LaunchTemplate {
             throw error
         }
         channel = pair[0]
+        // Opened before anyone can reap it, so it names this process.
+        processDescriptor = kept ? shieldbus_process_descriptor(pid) : -1
+    }
+
+    /// Ends every process of a kept template's sandbox and what they made in it (launch_template.c's `reset`), and
+    /// forgets what its channel still told of them: a day then starts with it as the first day did. False when it
+    /// could not, by `deadline` (it is then retired).
+    func reset(until deadline: Int64) -> Bool {
+        guard isReady, !isGone else { return false }
+        guard shieldbus_send_message(channel, "reset", 5) == 5 else {
+            retire()
+            return false
+        }
+        wasReset = false
+        while !wasReset {
+            guard receive(waitingUntil: deadline) else {
+                retire()
+                return false
+            }
+        }
+        (endings, started, forkFailed, hasNews) = ([], [], false, false)
+        return true
     }
 
     /// The descriptor that is readable while the template has told something.
@@ -112,7 +143,7 @@ final class LaunchTemplate {
     /// waits for the broker's children.
     func retire() {
         close()
-        kill(pid, SIGKILL)
+        _ = processDescriptor >= 0 ? shieldbus_signal_process(processDescriptor, SIGKILL) : kill(pid, SIGKILL)
     }
 
     /// Closes the channel: the template exits by itself.
@@ -148,6 +179,7 @@ final class LaunchTemplate {
         let numbers = words.dropFirst().compactMap { Int32($0) }
         switch words.first {
         case "ready": isReady = true
+        case "reset": wasReset = true
         case "started" where numbers.count == 1 && sender > 0: started.append((numbers[0], sender))
         case "ended" where numbers.count == 2:
             endings.append((numbers[0], numbers[1]))

@@ -21,6 +21,8 @@ final class LaunchTemplates {
     /// Plugins launched plainly for good, and why (for `canServe`, the executable's answer too).
     private var plain: [String: String] = [:]
     private var deaths: [String: Int] = [:]
+    /// Plugins whose template is an explore worker's (`KeptLaunchTemplates`): not this run's to end.
+    private var kept: Set<String> = []
     private let logger: Logger
     /// Where a template's channel is watched, so that the loop wakes when a launch ends.
     var wake: WakeSet?
@@ -54,6 +56,13 @@ final class LaunchTemplates {
         }
     }
 
+    /// Launches `name` from `template`, kept across an explore worker's days and reset for this one.
+    func adopt(_ name: String, _ template: LaunchTemplate) {
+        templates[name] = template
+        kept.insert(name)
+        wake?.watch(template.descriptor)
+    }
+
     /// Launches `name` from its template with `environment`; nil when it is to be launched plainly this time.
     /// `start` is asked only when a template must start.
     func launch(_ name: String, environment: [String: String], _ start: () -> Start) -> ChildProcess.Launch? {
@@ -61,6 +70,7 @@ final class LaunchTemplates {
         guard let template = templates[name] else { return nil }
         if template.isGone {
             templates[name] = nil
+            kept.remove(name)
             let count = deaths[name, default: 0] + 1
             deaths[name] = count
             if count >= Self.deathsBeforeGivingUp {
@@ -78,6 +88,7 @@ final class LaunchTemplates {
                 : "its template did not serve within \(Self.readyMilliseconds) ms (see its log)"
             template.retire()
             templates[name] = nil
+            kept.remove(name)
             giveUp(name, why: why)
             return nil
         }
@@ -108,10 +119,12 @@ final class LaunchTemplates {
     /// Ends every template (its launches have ended) and waits for their processes: told by its channel's closing, a
     /// template exits, and bwrap with it, so that what the template and its launches used is counted as the broker's
     /// children's (`getrusage`); one that has not ended within `graceMilliseconds` is killed.
+    /// A kept template is left serving (its launches have ended; the next day resets it).
     func stopAll(graceMilliseconds: Int64 = 2_000) {
-        for template in templates.values { template.close() }
+        let ending = templates.filter { !kept.contains($0.key) }.values
+        for template in ending { template.close() }
         let deadline = monotonicMilliseconds() + graceMilliseconds
-        for template in templates.values {
+        for template in ending {
             var status: Int32 = 0
             while waitpid(template.pid, &status, WNOHANG) == 0 {
                 if monotonicMilliseconds() >= deadline { template.retire() }

@@ -72,6 +72,13 @@ public enum PluginSandbox {
         /// The sandbox's /etc, gathered once per run (nil: the host's files mounted one by one).
         var etc: SandboxEtc? = nil
 
+        /// A sandbox kept across explored days (`KeptLaunchTemplates`). It shows the bus socket's folder (read-only)
+        /// rather than the socket: it binds what exists when it is made, and each day's broker makes a new socket in
+        /// that folder (connecting to a socket needs no write access to its mount, and the folder holds nothing else).
+        /// It shows its ipc namespace's POSIX message queues at /dev/mqueue, so that its reset can find and remove
+        /// those a day left.
+        var isKeptAcrossDays = false
+
         /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
         var seccompProgram: [UInt8]? {
@@ -107,7 +114,9 @@ public enum PluginSandbox {
             arguments += ["--proc", "/proc", "--tmpfs", "/dev"]
             for node in PluginSandbox.deviceNodes { arguments += ["--dev-bind-try", "/dev/" + node, "/dev/" + node] }
             for (link, target) in PluginSandbox.deviceLinks { arguments += ["--symlink", target, "/dev/" + link] }
-            arguments += ["--dir", "/dev/shm", "--tmpfs", "/tmp"]
+            arguments += ["--dir", "/dev/shm"]
+            if isKeptAcrossDays { arguments += ["--mqueue", "/dev/mqueue"] }
+            arguments += ["--tmpfs", "/tmp"]
             // The processor counts, read-only (security.md § 9): glibc's `sysconf` and libdispatch read them at every
             // process's start, and without them compose them from /proc/stat, which costs far more.
             for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }
@@ -122,7 +131,12 @@ public enum PluginSandbox {
             for folder in hidden { arguments += ["--tmpfs", folder] }
             if endpoint.hasPrefix("ipc://") {
                 let socket = String(endpoint.dropFirst("ipc://".count))
-                arguments += ["--bind", socket, socket]
+                if isKeptAcrossDays {
+                    let folder = (socket as NSString).deletingLastPathComponent
+                    arguments += ["--ro-bind", folder, folder]
+                } else {
+                    arguments += ["--bind", socket, socket]
+                }
             } else {
                 // On tcp the transport admits CURVE keys: the broker's public certificate and the local client key
                 // (its per-launch credential, not the key, still says which plugin it is).

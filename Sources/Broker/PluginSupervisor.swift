@@ -139,7 +139,11 @@ final class PluginSupervisor {
     private let endpoint: String
     private let sandbox: PluginSandbox.Mode
     /// The sandboxes' /etc, gathered when the plugins start (nil: none yet, or it could not be made).
-    private var sandboxEtc: SandboxEtc?
+    var sandboxEtc: SandboxEtc?
+    /// The sandboxes show the bus socket's folder, not the socket (`PluginSandbox.Plan.isKeptAcrossDays`).
+    private let keepsSandboxes: Bool
+    /// An explore worker's templates, kept across its days: the plugins launch from them.
+    var kept: KeptLaunchTemplates?
     private let logger: Logger
     /// The plugins' launch templates; nil when every launch is a plain one (unsandboxed, or so asked).
     private let templates: LaunchTemplates?
@@ -165,9 +169,11 @@ final class PluginSupervisor {
 
     /// `launchTemplates`: SDK-based plugins launch from a template process (`LaunchTemplates`); only in a sandbox,
     /// whose pid namespace ends a template's launches with it.
+    /// `keepsSandboxes`: the sandboxes are an explore worker's, kept across its days (`KeptLaunchTemplates`).
     init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, sandbox: PluginSandbox.Mode = .off,
-         launchTemplates: Bool = true, logger: Logger) {
+         launchTemplates: Bool = true, logger: Logger, keepsSandboxes: Bool = false) {
         plugins = specs.map(Plugin.init)
+        self.keepsSandboxes = keepsSandboxes
         self.runtimeDirectory = runtimeDirectory
         self.endpoint = endpoint
         self.sandbox = sandbox
@@ -195,7 +201,11 @@ final class PluginSupervisor {
 
     func startAll() {
         try? FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true)
-        if case .bubblewrap = sandbox {
+        if let kept, let templates {
+            // Their /etc is where their sandboxes bound it: not gathered again.
+            sandboxEtc = kept.sandboxEtc
+            for (name, template) in kept.dayTemplates { templates.adopt(name, template) }
+        } else if case .bubblewrap = sandbox {
             do {
                 sandboxEtc = try SandboxEtc.make(in: runtimeDirectory.path, given: plugins.flatMap { $0.spec.files.readable + $0.spec.files.writable + $0.spec.files.own })
             } catch {
@@ -229,12 +239,12 @@ final class PluginSupervisor {
         guard case .bubblewrap(let path) = sandbox else { return nil }
         let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
                                       infoDescriptor: tellingPID ? ChildProcess.sandboxInfoDescriptor : nil,
-                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc)
+                                      seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc, isKeptAcrossDays: keepsSandboxes)
         return ChildProcess.Sandbox(bubblewrap: path, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: tellingPID)
     }
 
     /// What `plugin`'s template starts from (only asked with a sandbox).
-    private func templateStart(_ plugin: Plugin) -> LaunchTemplates.Start {
+    func templateStart(_ plugin: Plugin) -> LaunchTemplates.Start {
         LaunchTemplates.Start(executable: plugin.spec.executable, arguments: plugin.spec.arguments, environment: environment(of: plugin),
                               logPath: log(of: plugin).path, sandbox: sandbox(of: plugin, tellingPID: false)!)
     }

@@ -89,10 +89,11 @@ final class Recorder {
     }
 
     /// Writes the ledger's changes; a failure (disk full, read-only) is reported once and retried on the next
-    /// save, so nothing is lost when space returns.
-    func saveLedger(lastSeq: UInt64) {
+    /// save, so nothing is lost when space returns. `publicationsMayWait`: see `DeliveryLedger.save`.
+    func saveLedger(lastSeq: UInt64, publicationsMayWait: Bool = false) {
         do {
-            try ledger.save(lastSeq: lastSeq, everySequenced: journal != nil, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond, wallNow: monotonicMilliseconds())
+            try ledger.save(lastSeq: lastSeq, everySequenced: journal != nil, busTime: clock.now(), timeAhead: clock.scaledMillisecondsPerWallSecond,
+                            wallNow: monotonicMilliseconds(), publicationsMayWait: publicationsMayWait)
             if let failure = storageFailure {
                 storageFailure = nil
                 logger.notice("the delivery store is writable again", metadata: ["after": "\(failure)"])

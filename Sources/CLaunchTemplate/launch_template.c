@@ -14,7 +14,11 @@
 //   template → broker  "failed <errno>"          no launch: fork failed, the message was too large, every
 //                                                launch slot is taken, or a mapping of code could not be
 //                                                made read-only again (then every later one)
-// The template ends when the broker closes the channel.
+//   broker → template  "reset"                   (a template kept across explored days, started with
+//                                                SHIELDBUS_LAUNCH_TEMPLATE_KEPT=1) end every process of the
+//                                                sandbox and what they made in it (sandbox_reset.c)
+//   template → broker  "reset"                   done: no launch runs, none of the ended ones is told
+// The template ends when the broker closes the channel, and when a reset cannot bring its sandbox back as it started.
 //
 // Linux's fork copies no page-table entries of a file mapping that has no private pages, so each launch would fault the
 // program's code and read-only data in again, a few pages at a time. The first launches each write, as they exit,
@@ -25,6 +29,7 @@
 #define _GNU_SOURCE
 #include "launch_template.h"
 #include "process_control.h"
+#include "sandbox_reset.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -34,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -194,6 +200,29 @@ static void applyEnvironment(char *variables, size_t length) {
     }
 }
 
+static pid_t launches[MAXIMUM_LAUNCHES];
+/// The learning launch running, if any, and its memory; what the last one told, not yet mapped.
+static pid_t learner = 0;
+static unsigned char *learnerMemory = NULL, *learnt = NULL;
+
+/// A launch ended: its slot is free, and a learning launch's memory waits to be mapped. Whether it was one.
+static int launchEnded(pid_t pid) {
+    for (int i = 0; i < MAXIMUM_LAUNCHES; i++) {
+        if (launches[i] != pid) continue;
+        launches[i] = 0;
+        if (pid == learner) {
+            // Mapped only when the next launch is asked for (below), which then waits for it.
+            learnt = learnerMemory;
+            learner = 0;
+            learnerMemory = NULL;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static void endedByReset(int pid) { (void)launchEnded(pid); }
+
 __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     const char *named = getenv(SHIELDBUS_LAUNCH_CHANNEL_VARIABLE);
     if (!named) return;
@@ -206,10 +235,15 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     int ended = signalfd(-1, &childEnded, SFD_CLOEXEC | SFD_NONBLOCK);
     char *message = malloc(MAXIMUM_MESSAGE);
     if (ended < 0 || !message) refuse("no signalfd or memory");
-    pid_t launches[MAXIMUM_LAUNCHES] = {0};
     findRegions();
-    pid_t learner = 0;  // the learning launch running, if any, and its memory
-    unsigned char *learnerMemory = NULL, *learnt = NULL;
+    // Kept across explored days: what the sandbox holds now is what each day starts with; and no launch may reach
+    // into the template's memory (ptrace needs it dumpable), which every later day's launches are forked from.
+    const char *keptVariable = getenv("SHIELDBUS_LAUNCH_TEMPLATE_KEPT");
+    int kept = keptVariable && keptVariable[0] == '1';
+    if (kept) {
+        if (shieldbus_sandbox_note_start() != 0) refuse("what its sandbox holds cannot be read");
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
     say(channel, ready);
     for (;;) {
         struct pollfd waits[2] = {{.fd = channel, .events = POLLIN}, {.fd = ended, .events = POLLIN}};
@@ -223,21 +257,12 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             int status;
             pid_t pid;
             while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-                for (int i = 0; i < MAXIMUM_LAUNCHES; i++) {
-                    if (launches[i] != pid) continue;
-                    launches[i] = 0;
-                    if (pid == learner) {
-                        // Mapped only when the next launch is asked for (below), which then waits for it.
-                        learnt = learnerMemory;
-                        learner = 0;
-                        learnerMemory = NULL;
-                    }
-                    // What the launch left running in its process group goes with it, as its sandbox would.
-                    kill(-pid, SIGKILL);
-                    char text[64];
-                    snprintf(text, sizeof text, "ended %d %d", (int)pid, status);
-                    say(channel, text);
-                }
+                if (!launchEnded(pid)) continue;
+                // What the launch left running in its process group goes with it, as its sandbox would.
+                kill(-pid, SIGKILL);
+                char text[64];
+                snprintf(text, sizeof text, "ended %d %d", (int)pid, status);
+                say(channel, text);
             }
         }
         if (!waits[0].revents) continue;
@@ -246,6 +271,17 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (length < 0 && errno == EINTR) continue;
         if (length <= 0) _exit(0);  // the broker closed the channel (or is gone)
         static const char launch[] = "launch\n";
+        if (kept && length == 5 && memcmp(message, "reset", 5) == 0) {
+            int problem = shieldbus_sandbox_reset(endedByReset);
+            struct signalfd_siginfo info;
+            while (read(ended, &info, sizeof info) > 0) {}
+            if (problem != 0) {
+                refuseLaunch(channel, problem);
+                _exit(0);  // its sandbox goes with it; the broker starts another
+            }
+            say(channel, "reset");
+            continue;
+        }
         if ((size_t)length > MAXIMUM_MESSAGE - 1) {
             refuseLaunch(channel, E2BIG);
             continue;
@@ -286,6 +322,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             continue;
         }
         if (child == 0) {
+            if (kept) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
             if (memory) {
                 learning = memory;
                 learningLaunch = getpid();

@@ -1,5 +1,5 @@
 // The broker template of `shieldbus explore` (Android's zygote, for the broker): one `shieldbus broker-template`
-// process per explore run, executed once, which reads the configuration and warms the runtime, then forks a child per
+// process per explore worker, executed once, which reads the configuration and warms the runtime, then forks a child per
 // day that plays it as `shieldbus run` would from `main` — without paying exec, the loader, relocations and the
 // first uses again. Everything here runs while the template has one thread (checked before each fork): a fork copies
 // only the calling thread, so a lock another thread held would stay held in the child forever.

@@ -50,6 +50,8 @@ final class DeviceStateStore {
     }
     /// Spans of use whose append failed (end, JSON), in order: appended first at the next one.
     private var unsavedSpans: [(end: Int64, json: String)] = []
+    /// Values staged to go in with the next write (`stage`), by key.
+    private var staged: [String: String] = [:]
 
     init(path: String) throws {
         self.path = path
@@ -102,19 +104,48 @@ final class DeviceStateStore {
 
     /// Saves several encoded values in one transaction — all of them or none (with any whose save failed before).
     func save(jsonByKey values: [String: [UInt8]]) throws {
-        for (key, json) in values { unsaved[key] = String(decoding: json, as: UTF8.self) }
-        func writeUnsaved() throws {
-            for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
-                try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                                             bindings: [.text(key), .text(json)]) { try $0.run() }
-            }
+        for (key, json) in values {
+            unsaved[key] = String(decoding: json, as: UTF8.self)
+            staged[key] = nil
         }
-        try tally.transaction { try writeUnsaved() }
+        try transaction { try writeValues(unsaved) }
         unsaved.removeAll()
     }
 
+    /// Keeps `value` to be written in the transaction of the store's next write rather than in one of its own: both
+    /// are kept, or neither. `writeStaged` writes it if no write came meanwhile.
+    func stage<T: Encodable>(_ value: T, key: String) {
+        staged[key] = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
+        unsaved[key] = nil
+    }
+
+    /// Writes what is staged, if no write took it; a failure leaves it to be written as a failed save is.
+    func writeStaged() throws {
+        guard !staged.isEmpty else { return }
+        unsaved.merge(staged) { $1 }
+        staged.removeAll()
+        try transaction { try writeValues(unsaved) }
+        unsaved.removeAll()
+    }
+
+    /// A write transaction of the store, with what is staged written in it.
+    private func transaction(_ body: () throws -> Void) throws {
+        try tally.transaction {
+            try writeValues(staged)
+            try body()
+        }
+        staged.removeAll()
+    }
+
+    private func writeValues(_ values: [String: String]) throws {
+        for (key, json) in values.sorted(by: { $0.key < $1.key }) {
+            try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
+                                         bindings: [.text(key), .text(json)]) { try $0.run() }
+        }
+    }
+
     /// Whether the last value given for `key` is written.
-    func isSaved(key: String) -> Bool { unsaved[key] == nil }
+    func isSaved(key: String) -> Bool { unsaved[key] == nil && staged[key] == nil }
 
     /// Whether some value, list change or span of use could not be written yet.
     var hasUnsaved: Bool { !unsaved.isEmpty || !unsavedListChanges.isEmpty || !unsavedSpans.isEmpty }
@@ -122,11 +153,8 @@ final class DeviceStateStore {
     /// Writes what could not be written before, in one transaction: all of it, or nothing (kept for the next try).
     func saveUnsaved() throws {
         guard hasUnsaved else { return }
-        try tally.transaction {
-            for (key, json) in unsaved.sorted(by: { $0.key < $1.key }) {
-                try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                                             bindings: [.text(key), .text(json)]) { try $0.run() }
-            }
+        try transaction {
+            try writeValues(unsaved)
             for change in unsavedListChanges { try apply(change) }
             for (end, json) in unsavedSpans {
                 try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
@@ -140,7 +168,8 @@ final class DeviceStateStore {
     /// Removes a stored value (nothing if there is none).
     func removeValue(key: String) throws {
         unsaved[key] = nil
-        try tally.transaction { try connection.withStatement("DELETE FROM state WHERE key = ?", bindings: [.text(key)]) { try $0.run() } }
+        staged[key] = nil
+        try transaction { try connection.withStatement("DELETE FROM state WHERE key = ?", bindings: [.text(key)]) { try $0.run() } }
     }
 
     /// Puts `value` at the end of `list`, replacing the item with the same id: one row written, however long the list.
@@ -175,7 +204,7 @@ final class DeviceStateStore {
     /// Writes `change` after any that failed before it, in one transaction; kept to be written with the next on failure.
     private func write(_ change: ListChange) throws {
         unsavedListChanges.append(change)
-        try tally.transaction {
+        try transaction {
             for change in unsavedListChanges { try apply(change) }
         }
         unsavedListChanges.removeAll()
@@ -197,7 +226,7 @@ final class DeviceStateStore {
     /// one transaction. A span that could not be written is kept and written with the next.
     func appendUsage<T: Encodable>(_ span: T, endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
         unsavedSpans.append((endMilliseconds, String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)))
-        try tally.transaction {
+        try transaction {
             for (end, json) in unsavedSpans {
                 try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
             }

@@ -47,11 +47,14 @@ final class ScenarioPlayer {
                     device.logger.notice("killing the broker before step \(index + 1), as --crash-at-step asks")
                     kill(getpid(), SIGKILL)
                 }
-                device.save(ScenarioProgress(scenario: scenario.name, nextStep: index + 1, time: time), key: ScenarioProgress.key)
+                // Saved with the step's first change of the device's state (one transaction: both or neither), or
+                // alone after it, before anything of the step is journaled: a step is played at most once.
+                device.state.stage(ScenarioProgress(scenario: scenario.name, nextStep: index + 1, time: time), key: ScenarioProgress.key)
                 device.emit(topic: DeviceTopic.scenarioStep, body: [
                     "step": .int(Int64(index + 1)), "line": .int(Int64(step.line)), "action": .string(Self.describe(step.action)),
                 ])
                 device.perform(step.action)
+                device.saving(ScenarioProgress.key) { try $0.writeStaged() }
             }
         }
         device.bus.schedule(at: max(busTime(scenario.end), resumeAt?.time ?? .min)) { [self] in

@@ -5,17 +5,18 @@ import Synchronization
 import Glibc
 #endif
 
-/// Explore's end of the broker template (`shieldbus broker-template`, broker_template.c): one process per explore run,
+/// Explore's end of the broker template (`shieldbus broker-template`, broker_template.c): one process per explore worker,
 /// executed once, that forks each day's `shieldbus run` instead of executing it — the loader, relocations,
-/// ArgumentParser, the configuration's and catalog's YAML and the runtime's first uses paid once per run, not per day.
+/// ArgumentParser, the configuration's and catalog's YAML and the runtime's first uses paid once per worker, not per day.
 ///
-/// The template is started at the first day. Each day sends its arguments with two descriptors: the day's standard
+/// The template is started at its worker's first day; with a worker folder it keeps the worker's plugin sandboxes
+/// (`ready kept`), and its days are played in that folder. Each day sends its arguments with two descriptors: the day's standard
 /// error, and one end of a socket of its own on which the template answers — `started <pid>` with a pidfd on the day's
 /// process (registered in `DayLaunches`, so that a stopping explore signals it), then `ended <pid> <wait status>`. The
 /// template is the day's parent and reaps it; the pidfd names that process whoever gets its pid later.
 ///
 /// A template that cannot start, does not say `ready` within `readyTimeout`, or ends while it serves is said once on
-/// standard error, and every day from then on is executed (`DayRunner`); a day it was playing when it ended is played
+/// standard error, and every day of its worker from then on is executed (`DayRunner`); a day it was playing when it ended is played
 /// again by exec from the start (its process dies with the template). `SHIELDBUS_PLAIN_DAYS=1` executes every day.
 final class BrokerTemplate: Sendable {
     /// What became of a day sent to the template.
@@ -36,15 +37,25 @@ final class BrokerTemplate: Sendable {
         var phase = Phase.notStarted
         var pid: pid_t = 0
         var channel: Int32 = -1
+        var keeps = false
     }
 
     private let executable: String
     private let configurationPath: String
+    /// The folder of the worker whose days it plays, where it keeps their plugins' sandboxes (nil: it keeps none).
+    let worker: WorkerFolder?
     private let state = Mutex(State())
 
-    init(executable: String, configurationPath: String) {
+    init(executable: String, configurationPath: String, worker: WorkerFolder? = nil) {
         self.executable = executable
         self.configurationPath = configurationPath
+        self.worker = worker
+    }
+
+    /// Whether it serves and keeps its worker's sandboxes (it said `ready kept`): its days are then played in the
+    /// worker's folder, on its endpoint. Starts it when it has not started.
+    var keepsSandboxes: Bool {
+        state.withLock { state in serving(&state) && state.keeps }
     }
 
     static func isWanted(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
@@ -128,7 +139,7 @@ final class BrokerTemplate: Sendable {
         state.phase = .gone
         var pair: [Int32] = [-1, -1]
         guard shieldbus_message_pair(&pair) == 0 else { return say("cannot start: \(String(cString: strerror(errno)))") }
-        let arguments = [executable, "broker-template", "--config", configurationPath]
+        let arguments = [executable, "broker-template", "--config", configurationPath] + (worker.map { ["--worker-dir", $0.path] } ?? [])
         var pointers = arguments.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
         var pid: pid_t = 0
@@ -139,18 +150,21 @@ final class BrokerTemplate: Sendable {
             return say("cannot start \(executable): \(String(cString: strerror(failure)))")
         }
         (state.pid, state.channel) = (pid, pair[0])
-        // The template says `ready` once it has read the configuration and warmed up; nothing else comes this way.
+        // The template says `ready` once it has read the configuration and warmed up (`ready kept` once its worker's
+        // sandboxes serve too); nothing else comes this way.
         var ready = pollfd(fd: pair[0], events: Int16(POLLIN), revents: 0)
         var buffer = [UInt8](repeating: 0, count: 16)
         var sender: Int32 = 0
         let answered = poll(&ready, 1, Int32(Self.readyTimeout * 1000)) == 1
         let length = answered ? buffer.withUnsafeMutableBytes { shieldbus_receive_from(pair[0], $0.baseAddress, UInt($0.count), &sender, 0) } : -1
-        guard length == 5, buffer[..<5] == Array("ready".utf8)[...] else {
+        let said = length > 0 ? String(decoding: buffer[..<length], as: UTF8.self) : ""
+        guard said == "ready" || said == "ready kept" else {
             close(pair[0])
             (state.pid, state.channel) = (0, -1)
             return say(answered ? "ended before it served (\(reap(pid)))" : "did not start within \(Int(Self.readyTimeout)) s (\(reap(pid)))")
         }
         state.phase = .serving
+        state.keeps = said == "ready kept"
     }
 
     /// The template is gone (or cannot be reached): no day is sent to it again.
@@ -174,11 +188,52 @@ final class BrokerTemplate: Sendable {
     }
 
     private func say(_ what: String) {
-        FileHandle.standardError.write(Data("explore: the broker template \(what); the days are played by exec from now on\n".utf8))
+        let whose = worker.map { "the broker template of \(($0.path as NSString).lastPathComponent)" } ?? "the broker template"
+        FileHandle.standardError.write(Data("explore: \(whose) \(what); its days are played by exec from now on\n".utf8))
     }
 
     /// A wait status as `Process.terminationStatus` gives it: the exit status, or the signal's number.
     static func terminationStatus(waitStatus status: Int32) -> Int32 {
         status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+    }
+}
+
+/// Explore's broker templates, one per worker (each plays one day at a time): each keeps the sandboxes of its
+/// worker's plugins across the days it plays (`KeptLaunchTemplates`), in a folder of its own in the explore's.
+final class BrokerTemplates: Sendable {
+    private struct State {
+        var idle: [BrokerTemplate] = []
+        var all: [BrokerTemplate] = []
+    }
+
+    private let executable: String
+    private let configurationPath: String
+    private let workDirectory: String
+    private let state = Mutex(State())
+
+    init(executable: String, configurationPath: String, workDirectory: String) {
+        self.executable = executable
+        self.configurationPath = configurationPath
+        self.workDirectory = workDirectory
+    }
+
+    /// A template no day is playing on, made (not yet started) when every one is.
+    func take() -> BrokerTemplate {
+        state.withLock { state in
+            if let template = state.idle.popLast() { return template }
+            let worker = WorkerFolder(path: workDirectory + "/worker-\(state.all.count + 1)")
+            let template = BrokerTemplate(executable: executable, configurationPath: configurationPath, worker: worker)
+            state.all.append(template)
+            return template
+        }
+    }
+
+    func give(_ template: BrokerTemplate) {
+        state.withLock { $0.idle.append(template) }
+    }
+
+    /// Ends every template (the days they forked must have ended).
+    func stopAll() {
+        for template in state.withLock({ $0.all }) { template.stop() }
     }
 }

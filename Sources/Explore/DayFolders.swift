@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// Where explore plays its days: one private folder per explore (mode 0700, a name no one can guess, made by
-/// `mkdtemp`), with a folder per day inside it, all removed at the end — and when the explore is stopped by SIGINT or
+/// `mkdtemp`), with a folder per worker (or per executed day) inside it, all removed at the end — and when the explore is stopped by SIGINT or
 /// SIGTERM (`ExploreCommand`).
 ///
 /// A day makes and removes a few dozen files — stores, write-ahead logs, sockets, the journal — and none outlives its

@@ -48,8 +48,10 @@ public final class DayRunner: @unchecked Sendable {
     /// Where the promises' models are found.
     let models: PromiseModels
     private let launches = DayLaunches()
-    /// Where days are forked from; nil: every day is executed (`SHIELDBUS_PLAIN_DAYS=1`).
-    private let template: BrokerTemplate?
+    /// Where days are forked from, one per worker; nil: every day is executed (`SHIELDBUS_PLAIN_DAYS=1`).
+    private let templates: BrokerTemplates?
+    /// Told each played day's journal as read (tests: a day's journal must not depend on the days its worker played before).
+    var journalRead: (@Sendable (Day, Data) -> Void)?
     private let counter = NSLock()
     private var runs = 0
 
@@ -61,7 +63,7 @@ public final class DayRunner: @unchecked Sendable {
         self.configuration = configuration
         self.catalog = catalog
         self.workDirectory = workDirectory
-        template = BrokerTemplate.isWanted() ? BrokerTemplate(executable: executable, configurationPath: configurationPath) : nil
+        templates = BrokerTemplate.isWanted() ? BrokerTemplates(executable: executable, configurationPath: configurationPath, workDirectory: workDirectory) : nil
     }
 
     /// Plays one day and judges it. Once the explore is stopping (`stopPlaying`) no day starts, and none returns: the
@@ -77,23 +79,28 @@ public final class DayRunner: @unchecked Sendable {
     /// removed (killing what has not stopped after `timeout`): the explore may then remove its own folder and end.
     public func stopPlaying(timeout: TimeInterval) {
         launches.stopAll(timeout: timeout)
-        template?.stop()
+        templates?.stopAll()
     }
 
-    /// Ends the broker template once no more days are to be played (the process ending ends it too).
+    /// Ends the broker templates once no more days are to be played (the process ending ends them too).
     public func finish() {
-        template?.stop()
+        templates?.stopAll()
     }
 
     private static func waitForTheEnd() -> Never {
         while true { sleep(3600) }
     }
 
-    /// `forked`: the day's `shieldbus run` is forked from the broker template (when there is one), else executed.
+    /// `forked`: the day's `shieldbus run` is forked from a broker template (when there are), else executed. A day
+    /// forked from a template that keeps its worker's sandboxes is played in the worker's folder, which the day
+    /// empties; any other in a folder of its own, removed after it.
     private func playOne(_ day: Day, forked: Bool = true) -> DayOutcome {
         let started = Date()
-        let directory = workDirectory + "/run-\(nextRunNumber())"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let template = forked ? templates?.take() : nil
+        defer { if let template { templates?.give(template) } }
+        let worker = template.flatMap { $0.keepsSandboxes ? $0.worker : nil }
+        let directory = worker?.path ?? workDirectory + "/run-\(nextRunNumber())"
+        defer { if worker == nil { try? FileManager.default.removeItem(atPath: directory) } }
         func outcome(events: Int = 0, violations: [LockViolation] = [], problem: String?, kind: String? = nil, lastDecider: String? = nil) -> DayOutcome {
             DayOutcome(day: day, events: events, violations: violations, runProblem: problem, runProblemKind: problem == nil ? nil : kind ?? "unplayable",
                        lastDecider: lastDecider,
@@ -102,27 +109,32 @@ public final class DayRunner: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let scenarioPath = directory + "/day.yml", journalPath = directory + "/journal.jsonl", errorPath = directory + "/stderr"
+            // A worker's folder holds the last day's files: none of them may be taken for this day's.
+            if worker != nil { for path in [scenarioPath, journalPath, errorPath] { unlink(path) } }
             // The day's folder is new and no one reads it before the run starts: files written in place, not through
             // Foundation's atomic writes (a temporary file, an fsync and a rename each, for a folder removed at the end).
             try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: false, encoding: .utf8)
             let errorDescriptor = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            let arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
+            var arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
                              "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
+            if let worker { arguments += ["--endpoint", worker.endpoint] }
             let status: Int32
-            if forked, let template, errorDescriptor >= 0 {
+            if let template, errorDescriptor >= 0 {
                 let played = template.play(arguments, errors: errorDescriptor, launches: launches)
                 close(errorDescriptor)
                 guard case .ended(let ended) = played else {
                     // Not started, or its process died with the template: played again by exec, in a folder of its own.
                     guard !launches.isStopping else { return outcome(problem: "the explore stopped") }
-                    try? FileManager.default.removeItem(atPath: directory)
+                    if worker == nil { try? FileManager.default.removeItem(atPath: directory) }
                     return playOne(day, forked: false)
                 }
                 status = ended
             } else {
                 status = try execute(arguments, errorDescriptor: errorDescriptor)
             }
-            let journal = try Self.readJournal(journalPath)
+            let journalData = FileManager.default.contents(atPath: journalPath)
+            if let journalData { journalRead?(day, journalData) }
+            let journal = try journalData.map { try JournalLines.envelopes(in: Array($0)) } ?? []
             guard status == 0 || status == 3 else {
                 let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
                 return outcome(events: journal.count, problem: "the run exited with status \(status): \(errors.split(separator: "\n").suffix(3).joined(separator: " / "))",
@@ -205,11 +217,6 @@ public final class DayRunner: @unchecked Sendable {
             runs += 1
             return runs
         }
-    }
-
-    static func readJournal(_ path: String) throws -> [Envelope] {
-        guard let data = FileManager.default.contents(atPath: path) else { return [] }
-        return try JournalLines.envelopes(in: Array(data))
     }
 }
 

@@ -105,7 +105,9 @@ public struct RunPlan {
     public let expectationCheck: ExpectationCheck
 
     /// `loaded`: the configuration already read from the same file (by explore's broker template, for each day it forks).
-    public init(options: RunOptions, loaded: LoadedConfiguration? = nil) throws {
+    /// `kept`: an explore worker's sandboxes and launch templates (explore's broker template), used when this run is a
+    /// fresh day on the folders and endpoint they were made for.
+    public init(options: RunOptions, loaded: LoadedConfiguration? = nil, kept: KeptLaunchTemplates? = nil) throws {
         let path = try DefaultFiles.configurationPath(options.config)
         let read = try loaded.flatMap { $0.path == path ? $0 : nil } ?? LoadedConfiguration(path: path)
         configuration = read.configuration
@@ -175,11 +177,21 @@ public struct RunPlan {
             throw Problem(description: "--resume continues a scenario on its state folder: it needs --scenario (or the configuration's scenario) and contradicts --reset-state")
         }
         let fresh = (scenario != nil && !options.keepState && !options.resume) || options.resetState
+        let keeps = kept.flatMap { fresh && $0.serves(runtimeDirectory: runtime.path, stateDirectory: stateDirectory, endpoint: settings.bindEndpoint) ? $0 : nil }
+        if let keeps {
+            // Emptied, not made anew: the kept sandboxes bound its folders (and what an earlier day left is gone).
+            do {
+                try keeps.prepareDay()
+            } catch {
+                throw Problem(description: "cannot empty the folders of the explore worker's day: \(error)")
+            }
+            settings.keptLaunchTemplates = keeps
+        }
         runtimeLock = try RuntimeLock(runtime)
         stateLock = try StateDirectoryLock(stateDirectory)
         try runtimeLock.publishStateDirectory(stateDirectory)
         if let journal = settings.journalPath { try runtimeLock.publishJournal(journal) }
-        try RunPlan.prepareState(stateDirectory, fresh: fresh, groups: configuration.appGroups.map(\.name))
+        try RunPlan.prepareState(stateDirectory, fresh: fresh && keeps == nil, groups: configuration.appGroups.map(\.name))
         let progress = try options.resume ? RunPlan.progress(of: scenario, in: stateDirectory) : nil
         // A resumed scenario's clock goes on at the step it had not played (virtual time; a scaled clock also
         // resumes from the delivery store's time).
@@ -202,7 +214,6 @@ public struct RunPlan {
             if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
             try container.declareSlices(group: group.name, group.slices)
         }
-        let membership = configuration.pluginAppGroups
         try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if !options.noSandbox && !configuration.plugins.isEmpty {
             do {
@@ -212,37 +223,8 @@ public struct RunPlan {
             }
         }
         settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
-        settings.plugins = try configuration.plugins.map { declaration in
-            try Self.refuseDeviceFolders(given: declaration, stateDirectory: stateDirectory, runtimeDirectory: runtime.path)
-            let groups = membership[declaration.name] ?? []
-            // Made before a sandbox shows it (a folder it was not shown would be the sandbox's own, and lost with it).
-            let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
-            try FileManager.default.createDirectory(atPath: cursorFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let pluginEnvironment = ["SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": groups.joined(separator: ",")]
-            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
-            // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
-            // runtime folder is this run's alone and no plugin reads the file before it is started, so the fsyncs
-            // would cost every explored day and buy nothing.
-            do {
-                try PrivateFile.write(String(decoding: declaration.options.jsonBytes, as: UTF8.self), to: optionsFile)
-            } catch {
-                throw Problem(description: "cannot write the options of plugin '\(declaration.name)': \(error)")
-            }
-            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
-                       arguments: declaration.arguments,
-                       // The broker's own variables win: a configuration cannot point a plugin at another state folder.
-                       environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
-                           .merging(try Self.container(of: declaration.name, in: stateDirectory)) { _, container in container }
-                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
-                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
-                       ephemeral: fidelity.has(.shortLivedExtensions) && [.monitor, .shield, .action].contains(declaration.role),
-                       namespaces: declaration.namespaces,
-                       // Its own container, record and App Groups: never another plugin's or another product's.
-                       files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + (try groups.map(container.groupFolder)),
-                                          writable: declaration.writable,
-                                          readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
-                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
-        }
+        settings.plugins = try Self.pluginSpecs(configuration: configuration, stateDirectory: stateDirectory, runtime: runtime,
+                                                shortLivedExtensions: fidelity.has(.shortLivedExtensions))
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
@@ -270,6 +252,49 @@ public struct RunPlan {
                               resuming: progress, crashAtStep: options.crashAtStep)
         if let loss = device.restartLoss { settings.storeLosses.insert(loss, at: 0) }
         brokerSettings = settings
+    }
+
+    /// The configuration's plugins as a run on `runtime` and `stateDirectory` starts them, with the folders each is
+    /// given made and its options file written (in place; left as it is when it holds the same bytes, so that a sandbox
+    /// kept across explored days, which bound it, sees this day's).
+    public static func pluginSpecs(configuration: ShieldBusConfiguration, stateDirectory: String, runtime: RuntimeDirectory,
+                                   shortLivedExtensions: Bool) throws -> [PluginSpec] {
+        let membership = configuration.pluginAppGroups
+        let container = AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
+        return try configuration.plugins.map { declaration in
+            try Self.refuseDeviceFolders(given: declaration, stateDirectory: stateDirectory, runtimeDirectory: runtime.path)
+            let groups = membership[declaration.name] ?? []
+            // Made before a sandbox shows it (a folder it was not shown would be the sandbox's own, and lost with it).
+            let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
+            try FileManager.default.createDirectory(atPath: cursorFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let pluginEnvironment = ["SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": groups.joined(separator: ",")]
+            let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
+            // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
+            // runtime folder is this run's alone and no plugin reads the file before it is started, so the fsyncs
+            // would cost every explored day and buy nothing.
+            let options = String(decoding: declaration.options.jsonBytes, as: UTF8.self)
+            if FileManager.default.contents(atPath: optionsFile) != Data(options.utf8) {
+                do {
+                    try PrivateFile.write(options, to: optionsFile)
+                } catch {
+                    throw Problem(description: "cannot write the options of plugin '\(declaration.name)': \(error)")
+                }
+            }
+            return PluginSpec(name: declaration.name, executable: try DefaultFiles.executablePath(declaration.executable, for: declaration.name),
+                       arguments: declaration.arguments,
+                       // The broker's own variables win: a configuration cannot point a plugin at another state folder.
+                       environment: declaration.environment.merging(pluginEnvironment) { _, broker in broker }
+                           .merging(try Self.container(of: declaration.name, in: stateDirectory)) { _, container in container }
+                           .merging(["SHIELDBUS_PLUGIN_OPTIONS_FILE": optionsFile]) { _, options in options },
+                       role: declaration.role, restart: RestartPolicy(rawValue: declaration.restart) ?? .onFailure,
+                       ephemeral: shortLivedExtensions && [.monitor, .shield, .action].contains(declaration.role),
+                       namespaces: declaration.namespaces,
+                       // Its own container, record and App Groups: never another plugin's or another product's.
+                       files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + (try groups.map(container.groupFolder)),
+                                          writable: declaration.writable,
+                                          readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
+                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
+        }
     }
 
     /// `--ios`'s release: one of `IOSRelease`, or `none` (nil: no release, whatever the scenario or configuration says).

@@ -1,5 +1,7 @@
 import ArgumentParser
+import AppGroupStore
 import Broker
+import BusClient
 import Configuration
 import CProcessControl
 import Explore
@@ -12,13 +14,15 @@ import Glibc
 
 extension ShieldBus {
     /// `shieldbus broker-template` (hidden): the process `shieldbus explore` forks each day's broker from
-    /// (`BrokerTemplate` in Sources/Explore, docs/architecture.md § 8). Executed once per explore run, it reads and
-    /// checks the configuration and its catalog and makes the first uses every day makes, then serves explore's
-    /// channel (descriptor 3): each child plays its day as `shieldbus run ARG…` does from `main`.
+    /// (`BrokerTemplate` in Sources/Explore, docs/architecture.md § 8). Executed once per explore worker, it reads and
+    /// checks the configuration and its catalog, makes the first uses every day makes and starts the worker's kept
+    /// sandboxes (`KeptLaunchTemplates`), then serves explore's channel (descriptor 3): each child plays its day as
+    /// `shieldbus run ARG…` does from `main`, launching its plugins from the kept templates.
     ///
     /// Until it forks it stays one thread holding nothing a day must not share: no logging set up (a child sets up its
     /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection, no file
-    /// but the channel (close-on-exec; every child closes it).
+    /// but the channel (close-on-exec; every child closes it) and the kept templates' channels and process descriptors
+    /// (close-on-exec; each day inherits them, and the worker's days are played one at a time).
     struct BrokerTemplateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "broker-template",
@@ -32,6 +36,9 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("The configuration every day plays.", valueName: "file"))
         var config: String
 
+        @Option(name: .customLong("worker-dir"), help: ArgumentHelp("The folder of the explore worker whose days this template plays: its plugins' sandboxes and launch templates are kept across them.", valueName: "folder"))
+        var workerDirectory: String?
+
         func run() throws {
             let loaded: LoadedConfiguration
             do {
@@ -41,7 +48,10 @@ extension ShieldBus {
                 throw ExitCode(2)
             }
             Self.warm(loaded)
-            guard shieldbus_send_message(Self.channel, "ready", 5) == 5 else {
+            // Kept sandboxes when they can be made; otherwise the days start their own, as a run does.
+            let kept = workerDirectory.flatMap { Self.keep(loaded, in: WorkerFolder(path: $0)) }
+            let ready = kept == nil ? "ready" : "ready kept"
+            guard shieldbus_send_message(Self.channel, ready, UInt(ready.utf8.count)) == ready.utf8.count else {
                 printError("shieldbus broker-template: descriptor \(Self.channel) is not explore's channel: \(String(cString: strerror(errno)))")
                 throw ExitCode(70)
             }
@@ -49,7 +59,10 @@ extension ShieldBus {
             var problem: Int32 = 0
             let length = shieldbus_serve_days(Self.channel, &request, &problem)
             // In the template: explore closed the channel, or the template cannot go on (said by the loop).
-            guard length >= 0, let request else { throw ExitCode(problem == 0 ? 0 : 70) }
+            guard length >= 0, let request else {
+                kept?.end()
+                throw ExitCode(problem == 0 ? 0 : 70)
+            }
             // In a forked child: this day's `shieldbus` arguments.
             let arguments = UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length)
                 .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
@@ -58,8 +71,33 @@ extension ShieldBus {
                 printError("shieldbus broker-template: a day is played by `run`, not '\(arguments.first ?? "")'")
                 Foundation.exit(64)
             }
-            ShieldBus.main(arguments: arguments, loaded: loaded)
+            ShieldBus.main(arguments: arguments, loaded: loaded, kept: kept)
             Foundation.exit(0)
+        }
+
+        /// Makes the worker's folders and starts its plugins' sandboxes and launch templates in them, planned as each
+        /// day plans them; nil (said on standard error) when they cannot be, or a day would not launch from them
+        /// (`SHIELDBUS_PLAIN_LAUNCHES=1`).
+        static func keep(_ loaded: LoadedConfiguration, in worker: WorkerFolder) -> KeptLaunchTemplates? {
+            guard ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1", !loaded.configuration.plugins.isEmpty else { return nil }
+            do {
+                let runtime = RuntimeDirectory(path: worker.runtimeDirectory)
+                for folder in [worker.path, worker.runtimeDirectory, worker.stateDirectory, worker.busFolder, runtime.optionsPath] {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                }
+                let specs = try RunPlan.pluginSpecs(configuration: loaded.configuration, stateDirectory: worker.stateDirectory, runtime: runtime,
+                                                    shortLivedExtensions: false)
+                let container = AppGroupContainer(rootPath: worker.stateDirectory + "/" + StateFolder.appGroups)
+                for group in loaded.configuration.appGroups {
+                    try FileManager.default.createDirectory(atPath: try container.groupFolder(group.name), withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o700])
+                }
+                return try KeptLaunchTemplates(specs: specs, runtimeDirectory: runtime, stateDirectory: worker.stateDirectory,
+                                               endpoint: worker.endpoint, bubblewrap: try PluginSandbox.locateBubblewrap())
+            } catch {
+                printError("shieldbus broker-template: the plugins' sandboxes are not kept across days: \(error)")
+                return nil
+            }
         }
 
         /// First uses every day makes, made once here so that each child finds them done (the runtime's metadata and

@@ -117,13 +117,14 @@ extension ShieldBus {
 
         func run() throws { try run(loaded: nil) }
 
-        /// `loaded`: the configuration a broker template read once for every day it forks (`BrokerTemplateCommand`).
-        func run(loaded: LoadedConfiguration?) throws {
+        /// `loaded`: the configuration a broker template read once for every day it forks (`BrokerTemplateCommand`);
+        /// `kept`: the sandboxes and launch templates it keeps for the days of its explore worker.
+        func run(loaded: LoadedConfiguration?, kept: KeptLaunchTemplates? = nil) throws {
             bootstrapLogging(bus.logLevel, default: .warning)
             // Everything the broker and its plugins create (sockets, stores, journals, logs) is the user's alone.
             umask(0o077)
             let logger = Logger(label: "shieldbus")
-            let plan = try exitingOnProblems { try RunPlan(options: runOptions, loaded: loaded) }
+            let plan = try exitingOnProblems { try RunPlan(options: runOptions, loaded: loaded, kept: kept) }
             // Reading a long scenario builds a large YAML tree that is garbage once the steps are read; hand those
             // pages back rather than hold them for the whole run.
             shieldbus_release_free_heap()

@@ -1,6 +1,7 @@
 // ShieldBusCLI: the `shieldbus` command — run the broker, tap and poke the bus, inspect state.
 
 import ArgumentParser
+import Broker
 import BusProtocol
 import Foundation
 import Logging
@@ -31,12 +32,12 @@ struct ShieldBus: ParsableCommand {
     static func main() { main(arguments: nil) }
 
     /// `arguments`: the command line after the program's name (nil: this process's). `loaded`: the configuration a
-    /// broker template read, for the `run` it forked.
-    static func main(arguments: [String]?, loaded: LoadedConfiguration? = nil) {
+    /// broker template read, for the `run` it forked; `kept`: the sandboxes and launch templates it keeps for its days.
+    static func main(arguments: [String]?, loaded: LoadedConfiguration? = nil, kept: KeptLaunchTemplates? = nil) {
         do {
             var command = try parseAsRoot(arguments)
             do {
-                if let loaded, let run = command as? Run { try run.run(loaded: loaded) } else { try command.run() }
+                if let loaded, let run = command as? Run { try run.run(loaded: loaded, kept: kept) } else { try command.run() }
             } catch let mistake as ValidationError {
                 let name = commandPath(of: type(of: command))
                 FileHandle.standardError.write(Data("""

@@ -214,6 +214,41 @@ final class DeliveryLedgerTests: XCTestCase {
         XCTAssertEqual(try DeliveryStore(path: path).load().held, [], "released")
     }
 
+    /// An observer's held publication makes no transaction of its own when the loop keeps house: it is written with
+    /// the next save, and never after the acknowledgement of the event it answers — here the acknowledgements'
+    /// save a second on, which writes both.
+    func testAHeldPublicationWaitsForTheNextSaveAndGoesInWithTheAcknowledgement() throws {
+        let folder = NSTemporaryDirectory() + "/sbheldwait-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try DeliveryStore(path: folder + "/bus.sqlite")
+        let ledger = DeliveryLedger(limit: 100, store: store)
+        XCTAssertNil(ledger.route(seq: 5, envelope: EnvelopeFrame(Array(#"{"seq":5}"#.utf8)), to: "reports"))
+        ledger.markDelivered(seq: 5, to: "reports")
+        try ledger.save(lastSeq: 5, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        XCTAssertEqual(try store.load().pending.map(\.seq), [5], "the delivered event is saved")
+
+        let held = [DeliveryStore.Held(source: "reports", topic: "state.changed", body: Array(#"{"key":"a"}"#.utf8), corr: nil, deadline: nil)]
+        ledger.noteHeld(held)
+        try ledger.save(lastSeq: 5, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 10, publicationsMayWait: true)
+        XCTAssertEqual(try store.load().held, [], "held, and not written on its own")
+
+        ledger.acknowledge(upTo: 5, by: "reports")
+        try ledger.save(lastSeq: 5, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 500, publicationsMayWait: true)
+        var saved = try store.load()
+        XCTAssertEqual(saved.held, [], "the acknowledgement is not due yet, and the publication waits with it")
+        XCTAssertEqual(saved.pending.map(\.seq), [5])
+
+        try ledger.save(lastSeq: 5, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 1_000, publicationsMayWait: true)
+        saved = try store.load()
+        XCTAssertEqual(saved.held, held, "written with the acknowledgement")
+        XCTAssertEqual(saved.pending.map(\.seq), [], "acknowledged in the same save")
+
+        ledger.noteHeld([])
+        try ledger.save(lastSeq: 5, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 1_010)
+        XCTAssertEqual(try store.load().held, [], "a batch's save writes what is held at once")
+    }
+
     /// The broker keeps bus.sqlite to itself while it runs (no POSIX lock per transaction): a second opener is refused
     /// with an error naming the file, and the store opens again, with what was saved, once the first has closed it.
     func testTheDeliveryStoreIsOpenInOneProcessAtATime() throws {

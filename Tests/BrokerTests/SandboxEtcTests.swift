@@ -93,4 +93,31 @@ final class SandboxEtcTests: XCTestCase {
             XCTAssertLessThan(position("--tmpfs", outer[0])!, position("--tmpfs", outer[1])!, "\(runtime), \(state): the outer folder first")
         }
     }
+
+    /// A sandbox kept across explored days shows the bus socket's folder, read-only, where each day's broker makes its
+    /// socket anew (the socket itself, bound, would be the first day's): after the runtime folder is hidden, and before
+    /// it is made read-only.
+    func testAKeptSandboxShowsTheBusSocketsFolderReadOnlyInsteadOfTheSocket() {
+        var spec = PluginSpec(name: "p", executable: "/bin/true", role: .generic)
+        spec.files = PluginFiles(own: ["/w/state/containers/p"], hidden: ["/w/state"])
+        let plan = { (kept: Bool) in
+            PluginSandbox.Plan(spec: spec, runtimeDirectory: "/w/run", endpoint: "ipc:///w/run/bus/bus.sock", infoDescriptor: nil,
+                               seccompDescriptor: 3, isKeptAcrossDays: kept).arguments
+        }
+        let kept = plan(true), run = plan(false)
+        func position(_ arguments: [String], _ option: String, _ path: String) -> Int? {
+            arguments.indices.first { arguments[$0] == option && arguments[$0 + 1] == path && arguments[$0 + 2] == path }
+        }
+        XCTAssertNotNil(position(run, "--bind", "/w/run/bus/bus.sock"), "a run's sandbox binds the socket: \(run)")
+        XCTAssertNil(position(kept, "--bind", "/w/run/bus/bus.sock"), "\(kept)")
+        let folder = position(kept, "--ro-bind", "/w/run/bus")
+        XCTAssertNotNil(folder, "the socket's folder, read-only: \(kept)")
+        func option(_ name: String, on path: String) -> Int? { kept.indices.first { kept[$0] == name && kept[$0 + 1] == path } }
+        XCTAssertGreaterThan(folder ?? -1, option("--tmpfs", on: "/w/run") ?? .max, "shown after the runtime folder is hidden")
+        XCTAssertLessThan(folder ?? .max, option("--remount-ro", on: "/w/run") ?? -1, "shown before it is made read-only")
+        XCTAssertNil(position(run, "--ro-bind", "/w/run/bus"), "a run's sandbox shows no folder of the runtime folder")
+        // Its message queues are shown, inside its /dev, so that its reset can remove those a day left.
+        XCTAssertGreaterThan(option("--mqueue", on: "/dev/mqueue") ?? -1, option("--tmpfs", on: "/dev") ?? .max, "\(kept)")
+        XCTAssertFalse(run.contains("--mqueue"), "a run's sandbox shows no message queues: \(run)")
+    }
 }

@@ -3,6 +3,7 @@ import Configuration
 import DeviceAPI
 @testable import Explore
 import Foundation
+import Synchronization
 import ShieldBusTestSupport
 import XCTest
 
@@ -298,6 +299,34 @@ final class ExploreTests: XCTestCase {
         XCTAssertTrue(lines.allSatisfy { $0["runProblem"] == nil }, "every run was healthy: \(first.output)")
     }
 
+    /// A worker keeps its plugins' sandboxes and launch templates across its days, emptying their folders and
+    /// resetting the sandboxes between them: a day's journal is the same byte for byte whether it is the worker's
+    /// first day or comes after others (under `ios-realistic`, whose extensions launch from the kept templates all day).
+    func testADayGivesTheSameJournalAsItsWorkersFirstDayOrAfterOthers() throws {
+        let configurationPath = Self.root + "/Config/habit-lock.yml"
+        let configuration = try ShieldBusConfiguration.load(path: configurationPath)
+        let generator = DayGenerator(surface: try surface("habit-lock"))
+        let days = [3, 4, 7].map { generator.day(seed: UInt64($0), profile: "ios-realistic") }
+        func journals(of played: [Day]) throws -> (journals: [UInt64: Data], folder: String) {
+            let directory = TemporaryDirectory(prefix: "sbkeep")
+            let runner = DayRunner(executable: BuildProducts.path("shieldbus"), configurationPath: configurationPath, configuration: configuration,
+                                   catalog: Self.catalog, workDirectory: directory.path)
+            let journals = Mutex<[UInt64: Data]>([:])
+            runner.journalRead = { day, data in journals.withLock { $0[day.seed] = data } }
+            let outcomes = runner.run(played, jobs: 1)
+            defer { runner.finish() }
+            XCTAssertTrue(outcomes.allSatisfy { $0.runProblem == nil && $0.events > 100 }, "\(outcomes.map { ($0.day.seed, $0.events, $0.runProblem ?? "") })")
+            // Played in the worker's folder, on its kept sandboxes (their bus socket's folder is there).
+            XCTAssertTrue(FileManager.default.fileExists(atPath: directory.path + "/worker-1/run/bus"), "the days were played on a worker's kept sandboxes")
+            return (journals.withLock { $0 }, directory.path)
+        }
+        let first = try journals(of: [days[2]]), afterOthers = try journals(of: days)
+        XCTAssertEqual(afterOthers.journals.count, 3)
+        let alone = try XCTUnwrap(first.journals[7]), third = try XCTUnwrap(afterOthers.journals[7])
+        XCTAssertGreaterThan(alone.count, 10_000)
+        XCTAssertEqual(alone, third, "seed 7's journal depends on the days its worker played before it")
+    }
+
     /// An explore stopped by SIGINT (Ctrl-C, or a batch engine's cancel) leaves nothing behind: its days' folder —
     /// in memory by default, where nothing else would remove it — is gone and its days' brokers have ended, and it
     /// ends by the signal.
@@ -319,7 +348,7 @@ final class ExploreTests: XCTestCase {
                   let path = line.components(separatedBy: ", in ").last?.components(separatedBy: " (").first else { return false }
             folder = path
             template = Self.brokerTemplate(of: process.processIdentifier)
-            return template != nil && ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix("run-") }
+            return template != nil && ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.hasPrefix("run-") || $0.hasPrefix("worker-") }
         })
         XCTAssertEqual(kill(process.processIdentifier, SIGINT), 0)
         XCTAssertTrue(waitUntil("explore to end", timeoutSeconds: 60) { !process.isRunning })
@@ -377,8 +406,8 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), executed.output)
         let said = try String(contentsOfFile: errors, encoding: .utf8)
         // Seen by a day waiting for its end ("ended") or by one asking for a day ("cannot write to it").
-        XCTAssertTrue(said.contains("explore: the broker template "), said)
-        XCTAssertTrue(said.contains(" (killed by signal 9); the days are played by exec from now on"), said)
+        XCTAssertTrue(said.contains("explore: the broker template of worker-"), said)
+        XCTAssertTrue(said.contains(" (killed by signal 9); its days are played by exec from now on"), said)
         XCTAssertEqual(said.components(separatedBy: "the broker template").count, 2, "said once: \(said)")
     }
 

@@ -1,0 +1,138 @@
+// KeptLaunchTemplates: the plugins' sandboxes and launch templates of an explore worker, made once and kept for its days.
+import BusClient
+import CProcessControl
+import Foundation
+import Logging
+
+/// The launch templates of one explore worker (docs/architecture.md § 8), each in its sandbox, started once by the
+/// worker's broker template and handed to every day it forks: a day then pays a fork per launch, not a sandbox and a
+/// template start per plugin. A day's process is still new, and its plugins' launches too; what is kept is the
+/// template (held before `main`, with no state of any launch) and its sandbox's mounts.
+///
+/// A sandbox binds what exists when it is made, so a worker's days all use the same folders (`paths`): each day's
+/// process empties them (`prepareDay`) rather than making them anew, and first resets every template — every process
+/// of its sandbox killed and reaped, what they made in the sandbox's own memory removed (launch_template.c). A
+/// template that cannot be reset is retired, and that day starts its own as any run does. The templates are children
+/// of the broker template, their sandboxes `--die-with-parent`: an explore that ends or is killed ends them.
+///
+/// Used by one thread at a time: the broker template that makes it, then the day's broker loop in each forked child.
+public final class KeptLaunchTemplates: @unchecked Sendable {
+    /// The templates by plugin name: only those of SDK-based programs.
+    let templates: [String: LaunchTemplate]
+    /// Those the day in this process may launch from: reset at its start (`prepareDay`).
+    private(set) var dayTemplates: [String: LaunchTemplate] = [:]
+    /// The plugins as the sandboxes were planned for.
+    let specs: [PluginSpec]
+    /// The sandboxes' /etc, in the runtime folder.
+    let sandboxEtc: SandboxEtc?
+    public let runtimeDirectory: RuntimeDirectory
+    public let stateDirectory: String
+    public let endpoint: String
+    /// How long a template may take to serve, or to be reset.
+    static let readyMilliseconds: Int64 = 10_000
+
+    /// Starts a template for each SDK-based plugin of `specs` in its sandbox (shown the bus socket's folder, so that
+    /// each day's new socket is seen), and waits until each serves. `specs` are planned on `runtimeDirectory` and
+    /// `stateDirectory`, whose folders they are given exist. Runs no thread and keeps nothing open but the templates'
+    /// channels (close-on-exec) and process descriptors, so that the caller may fork days after it.
+    public init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, stateDirectory: String, endpoint: String, bubblewrap: String) throws {
+        self.specs = specs
+        self.runtimeDirectory = runtimeDirectory
+        self.stateDirectory = stateDirectory
+        self.endpoint = endpoint
+        let supervisor = PluginSupervisor(specs: specs, runtimeDirectory: runtimeDirectory, endpoint: endpoint, sandbox: .bubblewrap(path: bubblewrap),
+                                          logger: Logger(label: "shieldbus.kept", factory: { _ in SwiftLogNoOpLogHandler() }), keepsSandboxes: true)
+        try FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        sandboxEtc = try? SandboxEtc.make(in: runtimeDirectory.path, given: specs.flatMap { $0.files.readable + $0.files.writable + $0.files.own })
+        supervisor.sandboxEtc = sandboxEtc
+        var templates: [String: LaunchTemplate] = [:]
+        for plugin in supervisor.plugins where LaunchTemplate.canServe(executable: plugin.spec.executable) {
+            let start = supervisor.templateStart(plugin)
+            templates[plugin.spec.name] = try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment,
+                                                             logPath: start.logPath, sandbox: start.sandbox, kept: true)
+        }
+        let deadline = monotonicMilliseconds() + Self.readyMilliseconds
+        self.templates = templates.filter { $0.value.awaitReady(until: deadline) }
+        for (_, template) in templates where !template.isReady { template.retire() }
+    }
+
+    /// What a day must find where the sandboxes bound it: folders it empties (a plugin's container, record and App
+    /// Groups; the bus socket's folder), files it leaves (the sandboxes' /etc, the options files, each written with
+    /// the same bytes every day) and the logs, which the templates' launches write to and a day starts empty.
+    struct KeptPaths {
+        var emptied: Set<String> = []
+        var left: Set<String> = []
+        var truncated: Set<String> = []
+    }
+
+    private var keptPaths: KeptPaths {
+        var kept = KeptPaths()
+        if endpoint.hasPrefix("ipc://") { kept.emptied.insert((String(endpoint.dropFirst("ipc://".count)) as NSString).deletingLastPathComponent) }
+        if let sandboxEtc { kept.left.insert(sandboxEtc.path) }
+        for (name, _) in templates { kept.truncated.insert(runtimeDirectory.logsPath + "/\(name).log") }
+        return kept
+    }
+
+    /// Ends every template and waits for its sandbox to end (the broker template's own end: no process of a worker
+    /// outlives it), killing one that has not ended within `graceMilliseconds`.
+    public func end(graceMilliseconds: Int64 = 2_000) {
+        for template in templates.values { template.close() }
+        let deadline = monotonicMilliseconds() + graceMilliseconds
+        for template in templates.values {
+            var status: Int32 = 0
+            while waitpid(template.pid, &status, WNOHANG) == 0 {
+                if monotonicMilliseconds() >= deadline { template.retire() }
+                usleep(1_000)
+            }
+        }
+    }
+
+    /// Whether a day planned on these folders and endpoint may use the templates.
+    public func serves(runtimeDirectory: String, stateDirectory: String, endpoint: String) -> Bool {
+        (runtimeDirectory, stateDirectory, endpoint) == (self.runtimeDirectory.path, self.stateDirectory, self.endpoint)
+    }
+
+    /// At the start of a day, in its process, before anything of it is made: resets every template (one that cannot be
+    /// is dropped, and the day starts its own) and empties the runtime and state folders but for what the sandboxes
+    /// bound — each plugin's own folders, its readable files under them, the logs, the bus socket's folder, /etc.
+    public func prepareDay() throws {
+        let deadline = monotonicMilliseconds() + Self.readyMilliseconds
+        dayTemplates = templates.filter { $0.value.reset(until: deadline) }
+        var kept = keptPaths
+        for spec in specs {
+            for folder in spec.files.own { kept.emptied.insert(folder) }
+            for file in spec.files.readable where file.hasPrefix(runtimeDirectory.path + "/") { kept.left.insert(file) }
+        }
+        try FolderEmptying(kept: kept).empty(runtimeDirectory.path)
+        try FolderEmptying(kept: kept).empty(stateDirectory)
+    }
+}
+
+/// Empties a folder but for the paths a kept sandbox bound: those `emptied` stay as folders with nothing in them, those
+/// `left` stay as they are, those `truncated` stay as empty files; the folders that lead to them stay; all else goes.
+struct FolderEmptying {
+    let kept: KeptLaunchTemplates.KeptPaths
+
+    func empty(_ folder: String) throws {
+        let files = FileManager.default
+        guard let names = try? files.contentsOfDirectory(atPath: folder) else { return }
+        for name in names {
+            let path = folder + "/" + name
+            if kept.left.contains(path) { continue }
+            if kept.truncated.contains(path) {
+                guard truncate(path, 0) == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+                continue
+            }
+            if kept.emptied.contains(path) || leadsToKept(path) {
+                try empty(path)
+                continue
+            }
+            try files.removeItem(atPath: path)
+        }
+    }
+
+    private func leadsToKept(_ path: String) -> Bool {
+        let prefix = path + "/"
+        return [kept.emptied, kept.left, kept.truncated].contains { $0.contains { $0.hasPrefix(prefix) } }
+    }
+}

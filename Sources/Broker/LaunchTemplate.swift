@@ -37,6 +37,24 @@ final class LaunchTemplate {
     /// takes `reset`.
     static let keptVariable = "SHIELDBUS_LAUNCH_TEMPLATE_KEPT"
 
+    /// The Swift runtime reads its own variables once, as the program's images are registered before any constructor
+    /// runs: every launch of a template runs with the template's. Unless told where its crash backtracer
+    /// (`swift-backtrace`) is, the runtime looks beside itself before `main`, learning where it was loaded from by
+    /// `dladdr` — a scan of the program's whole dynamic symbol table, at every launch. Beside a release program (its
+    /// build folder) there is none, and a sandbox shows no toolchain's `libexec`: the runtime would find none and leave
+    /// backtracing off, so a sandboxed template tells it so at once, unless the plugin's environment sets the variable.
+    static let backtraceVariable = "SWIFT_BACKTRACE"
+    static let noBacktracer = "enable=no,swift-backtrace="
+
+    /// The template's own environment: the plugin's, its channel, and what the runtime is told before `main`.
+    static func environment(_ plugin: [String: String], sandboxed: Bool, kept: Bool) -> [String: String] {
+        var environment = plugin
+        environment[channelVariable] = String(ChildProcess.launchChannelDescriptor)
+        if kept { environment[keptVariable] = "1" }
+        if sandboxed, environment[backtraceVariable] == nil { environment[backtraceVariable] = noBacktracer }
+        return environment
+    }
+
     /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
     /// `shieldbus_launch_template` (only the headers are read, not the program).
     static func canServe(executable: String) -> Bool {
@@ -50,11 +68,9 @@ final class LaunchTemplate {
         var pair: [Int32] = [-1, -1]
         guard shieldbus_launch_channel(&pair) == 0 else { throw ChildProcess.SpawnError(executable: executable, errno: errno) }
         defer { Glibc.close(pair[1]) }
-        var environment = environment
-        environment[Self.channelVariable] = String(ChildProcess.launchChannelDescriptor)
-        if kept { environment[Self.keptVariable] = "1" }
         do {
-            pid = try ChildProcess.spawn(executable: executable, arguments: arguments, environment: environment, logPath: logPath,
+            pid = try ChildProcess.spawn(executable: executable, arguments: arguments,
+                                         environment: Self.environment(environment, sandboxed: sandbox != nil, kept: kept), logPath: logPath,
                                          sandbox: sandbox, launchChannel: pair[1]).pid
         } catch {
             Glibc.close(pair[0])

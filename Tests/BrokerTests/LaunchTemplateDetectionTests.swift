@@ -38,4 +38,20 @@ final class LaunchTemplateDetectionTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: script) }
         XCTAssertFalse(LaunchTemplate.canServe(executable: script), "a script is not an ELF program")
     }
+
+    /// A sandboxed template tells the Swift runtime, which reads its variables before any launch, that no crash
+    /// backtracer is to be found (sparing each launch its search); a plugin's own setting is kept, and an unsandboxed
+    /// template, which could find one, is told nothing.
+    func testASandboxedTemplateTellsTheRuntimeThereIsNoBacktracerUnlessThePluginSaysOtherwise() {
+        let plugin = ["SHIELDBUS_PLUGIN_NAME": "monitor"]
+        let sandboxed = LaunchTemplate.environment(plugin, sandboxed: true, kept: false)
+        XCTAssertEqual(sandboxed["SWIFT_BACKTRACE"], "enable=no,swift-backtrace=")
+        XCTAssertEqual(sandboxed["SHIELDBUS_PLUGIN_NAME"], "monitor")
+        XCTAssertNotNil(sandboxed[LaunchTemplate.channelVariable])
+        XCTAssertNil(sandboxed[LaunchTemplate.keptVariable])
+        XCTAssertEqual(LaunchTemplate.environment(plugin, sandboxed: true, kept: true)[LaunchTemplate.keptVariable], "1")
+        let asked = LaunchTemplate.environment(["SWIFT_BACKTRACE": "enable=yes"], sandboxed: true, kept: false)
+        XCTAssertEqual(asked["SWIFT_BACKTRACE"], "enable=yes")
+        XCTAssertNil(LaunchTemplate.environment(plugin, sandboxed: false, kept: false)["SWIFT_BACKTRACE"])
+    }
 }

@@ -115,6 +115,7 @@ struct FolderEmptying {
 
     func empty(_ folder: String) throws {
         let files = FileManager.default
+        Self.letOwnerChange(folder)
         guard let names = try? files.contentsOfDirectory(atPath: folder) else { return }
         for name in names {
             let path = folder + "/" + name
@@ -127,8 +128,25 @@ struct FolderEmptying {
                 try empty(path)
                 continue
             }
+            Self.letOwnerChangeAll(path)
             try files.removeItem(atPath: path)
         }
+    }
+
+    /// A plugin may have taken its own write or search permission from a folder it made (as another user than root,
+    /// the broker could then not remove what it holds): the owner's are given back before the folder is emptied.
+    private static func letOwnerChange(_ path: String) {
+        var status = stat()
+        guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR, status.st_mode & 0o700 != 0o700 else { return }
+        _ = chmod(path, (status.st_mode & 0o7777) | 0o700)
+    }
+
+    /// The same for a folder to be removed and every folder in it.
+    private static func letOwnerChangeAll(_ path: String) {
+        var status = stat()
+        guard lstat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else { return }
+        letOwnerChange(path)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] { letOwnerChangeAll(path + "/" + name) }
     }
 
     private func leadsToKept(_ path: String) -> Bool {

@@ -16,6 +16,8 @@ final class LaunchTemplate {
     private var channel: Int32
     /// It said it serves.
     private(set) var isReady = false
+    /// The template's own pid outside the sandbox (the sender of `ready`), or 0 before it said it.
+    private var templateProcess: Int32 = 0
     /// Its channel closed (it ended, or the broker retired it).
     private(set) var isGone = false
     /// Ended launches read from the channel and not yet taken: their pid inside the sandbox, and their wait status.
@@ -193,14 +195,19 @@ final class LaunchTemplate {
         }
         let words = String(decoding: buffer[0..<length], as: UTF8.self).split(separator: " ")
         let numbers = words.dropFirst().compactMap { Int32($0) }
+        // What only the template says is taken only from the process that said it was ready: a launch holds the
+        // channel until it closes it, and must not answer a `reset` or report ends in the template's place.
+        let fromTemplate = sender > 0 && sender == templateProcess
         switch words.first {
-        case "ready": isReady = true
-        case "reset": wasReset = true
+        case "ready" where templateProcess == 0 && sender > 0:
+            templateProcess = sender
+            isReady = true
+        case "reset" where fromTemplate: wasReset = true
         case "started" where numbers.count == 1 && sender > 0: started.append((numbers[0], sender))
-        case "ended" where numbers.count == 2:
+        case "ended" where numbers.count == 2 && fromTemplate:
             endings.append((numbers[0], numbers[1]))
             hasNews = true
-        case "failed": forkFailed = true
+        case "failed" where fromTemplate: forkFailed = true
         default: break
         }
         return true

@@ -229,7 +229,9 @@ final class PluginSupervisor {
         // Lets the plugin see that its broker died before it could ask to die with it (its parent is then another).
         environment["SHIELDBUS_BROKER_PID"] = String(getpid())
         if plugin.spec.ephemeral { environment["SHIELDBUS_EPHEMERAL"] = "1" }
-        // The sandbox dies with the broker: the plugin need not watch for it.
+        // The sandbox dies with the process that started it (the broker; for a sandbox kept across explored days, the
+        // worker's broker template, and a day's launches end at the next day's reset): inside its own pid namespace
+        // the plugin could not watch the broker's pid anyway.
         if case .bubblewrap = sandbox { environment["SHIELDBUS_SANDBOX"] = "bubblewrap" }
         return environment
     }

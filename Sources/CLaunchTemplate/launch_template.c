@@ -322,7 +322,6 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             continue;
         }
         if (child == 0) {
-            if (kept) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
             if (memory) {
                 learning = memory;
                 learningLaunch = getpid();
@@ -338,6 +337,9 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             snprintf(text, sizeof text, "started %d", (int)getpid());
             say(channel, text);
             close(channel);
+            // Dumpable (as any launch) only once the channel is closed: another launch that could reach into this
+            // one must not find the template's channel in it.
+            if (kept) prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
             return;  // on to main, as a fresh launch
         }
         launches[slot] = child;

@@ -621,8 +621,15 @@ public final class PluginRuntime: @unchecked Sendable {
                 logger.error("could not record that seq \(envelope.seq) was handled (it may be handled again after a restart): \(error)")
                 return
             }
-            // The record could not be read (or its write lock not taken): handled anyway, and recorded on its own.
-            logger.error("could not read which events were handled: \(error)")
+            // The write lock was not taken (another process of the plugin holds it past the busy timeout: an orphan
+            // of a killed broker still handling) or the record failed: looked up as a plain read, which waits for no
+            // writer, then handled and recorded on its own.
+            logger.error("could not take the handled record's write lock (\(error)); looking seq \(envelope.seq) up by a read")
+            guard !wasHandled(envelope) else {
+                logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
+                publishAgain(whatHandling: envelope)
+                return
+            }
             guard let published = handleForRecord(envelope) else { return }
             do {
                 try handled.record(envelope.seq, publications: published)

@@ -85,6 +85,8 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         close(descriptor)
         XCTAssertTrue(FileManager.default.createFile(atPath: worker.container + "/Library", contents: Data("day 1".utf8)))
         let containerInode = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: worker.container)[.systemFileNumber] as? Int)
+        // A plugin that took its own write permission from its container: given back, so that it can be emptied.
+        XCTAssertEqual(chmod(worker.container, 0o500), 0)
         try FileManager.default.createDirectory(atPath: directory.path + "/state/appgroups/group.old", withIntermediateDirectories: true)
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/nsenter") else { throw XCTSkip("nsenter is not installed") }
         for kind in ["-M", "-Q", "-S"] { _ = try inIPCNamespace(of: worker, ["ipcmk", kind, "1"]) }
@@ -99,6 +101,8 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + "/tmp/folder"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: worker.root + "/dev/null"), "what the sandbox was made with stays")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: worker.container), [], "the container is emptied")
+        XCTAssertEqual(try XCTUnwrap(FileManager.default.attributesOfItem(atPath: worker.container)[.posixPermissions] as? Int) & 0o700, 0o700,
+                       "the owner's permissions on the container are given back")
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: worker.container)[.systemFileNumber] as? Int, containerInode,
                        "the container is the folder the sandbox bound, not a new one")
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path + "/state/appgroups"), "what no sandbox binds is removed")
@@ -144,5 +148,38 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         try worker.kept.prepareDay()
         XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox had a folder's permissions changed served another day")
         XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"]).isGone)
+    }
+
+    /// A file the sandbox was made with, given another name by a day (it is the same inode, with the same permissions
+    /// and contents), is not used again: a day could otherwise hand something to the next under a name of its own.
+    func testATemplateWhoseSandboxHadAFileMovedIsNotUsedAgain() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let worker = try worker(in: directory)
+        try worker.kept.prepareDay()
+        XCTAssertNotNil(worker.kept.dayTemplates["sup"])
+        XCTAssertEqual(rename(worker.root + "/dev/stdin", worker.root + "/dev/shm/moved"), 0, "errno \(errno)")
+        try worker.kept.prepareDay()
+        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox had a file moved served another day")
+        XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"]).isGone)
+    }
+
+    /// A folder's times set by a day are given back at the reset, its own mount's root as any other: the template
+    /// serves the next day, and nothing of the day is left in them.
+    func testAFoldersTimesAreGivenBackAtAReset() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let worker = try worker(in: directory)
+        try worker.kept.prepareDay()
+        var before = stat(), after = stat()
+        XCTAssertEqual(lstat(worker.root + "/tmp", &before), 0)
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        XCTAssertEqual(utimensat(AT_FDCWD, worker.root + "/tmp", &times, 0), 0, "errno \(errno)")
+        XCTAssertTrue(FileManager.default.createFile(atPath: worker.root + "/tmp/left", contents: Data("day 1".utf8)))
+        try worker.kept.prepareDay()
+        XCTAssertNotNil(worker.kept.dayTemplates["sup"], "a folder's times are given back, not a reason to give the sandbox up")
+        XCTAssertEqual(lstat(worker.root + "/tmp", &after), 0)
+        XCTAssertEqual(after.st_mtim.tv_sec, before.st_mtim.tv_sec)
+        XCTAssertEqual(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec)
+        XCTAssertEqual(after.st_atim.tv_sec, before.st_atim.tv_sec)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + "/tmp/left"))
     }
 }

@@ -76,15 +76,7 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
     /// Ends every template and waits for its sandbox to end (the broker template's own end: no process of a worker
     /// outlives it), killing one that has not ended within `graceMilliseconds`.
     public func end(graceMilliseconds: Int64 = 2_000) {
-        for template in templates.values { template.close() }
-        let deadline = monotonicMilliseconds() + graceMilliseconds
-        for template in templates.values {
-            var status: Int32 = 0
-            while waitpid(template.pid, &status, WNOHANG) == 0 {
-                if monotonicMilliseconds() >= deadline { template.retire() }
-                usleep(1_000)
-            }
-        }
+        LaunchTemplate.end(Array(templates.values), graceMilliseconds: graceMilliseconds)
     }
 
     /// Whether a day planned on these folders and endpoint may use the templates.

@@ -57,6 +57,20 @@ final class LaunchTemplate {
         return environment
     }
 
+    /// Closes each template's channel (it ends its sandbox) and reaps it, killing one that has not ended within
+    /// `graceMilliseconds`.
+    static func end(_ templates: [LaunchTemplate], graceMilliseconds: Int64) {
+        for template in templates { template.close() }
+        let deadline = monotonicMilliseconds() + graceMilliseconds
+        for template in templates {
+            var status: Int32 = 0
+            while waitpid(template.pid, &status, WNOHANG) == 0 {
+                if monotonicMilliseconds() >= deadline { template.retire() }
+                usleep(1_000)
+            }
+        }
+    }
+
     /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
     /// `shieldbus_launch_template` (only the headers are read, not the program).
     static func canServe(executable: String) -> Bool {

@@ -121,16 +121,7 @@ final class LaunchTemplates {
     /// children's (`getrusage`); one that has not ended within `graceMilliseconds` is killed.
     /// A kept template is left serving (its launches have ended; the next day resets it).
     func stopAll(graceMilliseconds: Int64 = 2_000) {
-        let ending = templates.filter { !kept.contains($0.key) }.values
-        for template in ending { template.close() }
-        let deadline = monotonicMilliseconds() + graceMilliseconds
-        for template in ending {
-            var status: Int32 = 0
-            while waitpid(template.pid, &status, WNOHANG) == 0 {
-                if monotonicMilliseconds() >= deadline { template.retire() }
-                usleep(1_000)
-            }
-        }
+        LaunchTemplate.end(Array(templates.filter { !kept.contains($0.key) }.values), graceMilliseconds: graceMilliseconds)
         templates = [:]
     }
 

@@ -112,55 +112,52 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(next)"))
     }
 
-    /// A sandbox that cannot be brought back as it was made (a link of its root replaced) is not used again: its
-    /// template ends, and the day starts its own.
-    func testATemplateWhoseSandboxWasChangedIsNotUsedAgain() throws {
+    /// A worker's first day, then `change` made to its sandbox by that day: the next day must not use its template
+    /// (which ends; the day starts its own).
+    func assertNotUsedAgain(after what: String, file: StaticString = #filePath, line: UInt = #line, _ change: (Worker) throws -> Void) throws {
         let directory = TemporaryDirectory(prefix: "sbkept")
         let worker = try worker(in: directory)
         try worker.kept.prepareDay()
-        XCTAssertNotNil(worker.kept.dayTemplates["sup"])
-        let link = worker.root + "/bin"
-        let target = try FileManager.default.destinationOfSymbolicLink(atPath: link)
-        try FileManager.default.removeItem(atPath: link)
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        XCTAssertNotNil(worker.kept.dayTemplates["sup"], file: file, line: line)
+        try change(worker)
         try worker.kept.prepareDay()
-        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox changed served another day")
-        let template = try XCTUnwrap(worker.kept.templates["sup"])
-        XCTAssertTrue(template.isGone)
+        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox \(what) served another day", file: file, line: line)
+        XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"], file: file, line: line).isGone, file: file, line: line)
+    }
+
+    /// A sandbox that cannot be brought back as it was made (a link of its root replaced) is not used again: its
+    /// template ends, and the day starts its own.
+    func testATemplateWhoseSandboxWasChangedIsNotUsedAgain() throws {
+        try assertNotUsedAgain(after: "changed") { worker in
+            let link = worker.root + "/bin"
+            let target = try FileManager.default.destinationOfSymbolicLink(atPath: link)
+            try FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        }
     }
 
     /// A folder the sandbox was made with whose permissions a day changed (it cannot be seen as missing: it is the
     /// same inode) is not used again either.
     func testATemplateWhoseSandboxHasAFolderWithOtherPermissionsIsNotUsedAgain() throws {
-        let directory = TemporaryDirectory(prefix: "sbkept")
-        let worker = try worker(in: directory)
-        try worker.kept.prepareDay()
-        XCTAssertNotNil(worker.kept.dayTemplates["sup"])
-        // A folder of the sandbox's own root (not a mount of its own: on the root's device).
-        var rootStatus = stat(), status = stat()
-        XCTAssertEqual(lstat(worker.root + "/", &rootStatus), 0)
-        let folder = try FileManager.default.contentsOfDirectory(atPath: worker.root + "/").sorted().map { worker.root + "/" + $0 }.first {
-            lstat($0, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR && status.st_dev == rootStatus.st_dev
+        try assertNotUsedAgain(after: "had a folder's permissions changed") { worker in
+            // A folder of the sandbox's own root (not a mount of its own: on the root's device).
+            var rootStatus = stat(), status = stat()
+            XCTAssertEqual(lstat(worker.root + "/", &rootStatus), 0)
+            let folder = try FileManager.default.contentsOfDirectory(atPath: worker.root + "/").sorted().map { worker.root + "/" + $0 }.first {
+                lstat($0, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR && status.st_dev == rootStatus.st_dev
+            }
+            let changed = try XCTUnwrap(folder, "the sandbox's root holds a folder of its own")
+            XCTAssertEqual(lstat(changed, &status), 0)
+            XCTAssertEqual(chmod(changed, (status.st_mode & 0o7777) ^ 0o002), 0, changed)
         }
-        let changed = try XCTUnwrap(folder, "the sandbox's root holds a folder of its own")
-        XCTAssertEqual(lstat(changed, &status), 0)
-        XCTAssertEqual(chmod(changed, (status.st_mode & 0o7777) ^ 0o002), 0, changed)
-        try worker.kept.prepareDay()
-        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox had a folder's permissions changed served another day")
-        XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"]).isGone)
     }
 
     /// A file the sandbox was made with, given another name by a day (it is the same inode, with the same permissions
     /// and contents), is not used again: a day could otherwise hand something to the next under a name of its own.
     func testATemplateWhoseSandboxHadAFileMovedIsNotUsedAgain() throws {
-        let directory = TemporaryDirectory(prefix: "sbkept")
-        let worker = try worker(in: directory)
-        try worker.kept.prepareDay()
-        XCTAssertNotNil(worker.kept.dayTemplates["sup"])
-        XCTAssertEqual(rename(worker.root + "/dev/stdin", worker.root + "/dev/shm/moved"), 0, "errno \(errno)")
-        try worker.kept.prepareDay()
-        XCTAssertNil(worker.kept.dayTemplates["sup"], "a template whose sandbox had a file moved served another day")
-        XCTAssertTrue(try XCTUnwrap(worker.kept.templates["sup"]).isGone)
+        try assertNotUsedAgain(after: "had a file moved") { worker in
+            XCTAssertEqual(rename(worker.root + "/dev/stdin", worker.root + "/dev/shm/moved"), 0, "errno \(errno)")
+        }
     }
 
     /// A folder's times set by a day are given back at the reset, its own mount's root as any other: the template

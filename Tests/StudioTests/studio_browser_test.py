@@ -174,6 +174,48 @@ def test_tap_a_notification_and_follow_its_deep_link(browser, live):
     page.close()
 
 
+def test_the_persons_taps_reach_the_device_in_the_order_made(browser, live):
+    """Home tapped, then an app at once: the app is in front, whichever answer would come first. The page sends an
+    action only once the one before it was answered: Home is held unanswered while the app is tapped, and the page
+    must not have sent the app's open beside it (two requests in flight may reach the Studio in either order)."""
+    page = browser.new_page()
+    # Counts the page's input requests in flight, and the most at once.
+    page.add_init_script("""(() => {
+      const fetched = window.fetch;
+      window.inputs = { now: 0, most: 0 };
+      window.fetch = async (url, init) => {
+        if (!String(url).includes("/api/input")) return fetched(url, init);
+        inputs.now += 1; inputs.most = Math.max(inputs.most, inputs.now);
+        try { return await fetched(url, init); } finally { inputs.now -= 1; }
+      };
+    })()""")
+    page.goto(live["address"])
+    expect(page.get_by_test_id("connection")).to_have_class(re.compile(r"\bup\b"))
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+    held, sent = [], []
+    page.route("**/api/input", lambda route: held.append(route))
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("action-result")).to_have_text("home…")
+    page.wait_for_function("inputs.now === 1")
+    page.get_by_test_id("app-Maps").click()
+    expect(page.get_by_test_id("action-result")).to_have_text("open Maps…")
+    assert page.evaluate("inputs.most") == 1, "the app's open was sent while Home was unanswered"
+    # Every request let through as it comes, in the order it came, until the app is in front.
+    deadline = datetime.now() + timedelta(seconds=30)
+    while page.evaluate("document.querySelector('[data-testid=\"action-result\"]').textContent") != "done: open Maps":
+        assert datetime.now() < deadline, f"the open answered; sent so far: {sent}"
+        while held:
+            route = held.pop(0)
+            sent.append(route.request.post_data_json["action"])
+            route.continue_()
+    assert sent == ["home", "open"], sent
+    expect(page.get_by_test_id("foreground-app")).to_have_attribute("data-app", "Maps")
+    page.unroute("**/api/input")
+    page.get_by_test_id("home-indicator").click()
+    expect(page.get_by_test_id("home-screen")).to_be_visible()
+    page.close()
+
+
 def test_visit_update_and_restart_as_the_person(browser, live):
     """After the unlock: a private tab on a selected domain is usable, then an iOS update and a device restart,
     each through the page's buttons, each seen in the broker's journal and on the page."""

@@ -79,6 +79,9 @@ function redrawAll() {
 
 // The result line shows the latest action's answer: an earlier action answered later does not overwrite it.
 let latestAction = 0;
+// The person's actions reach the device in the order they were made: each is sent once the one before it was answered
+// (two requests in flight may reach the Studio in either order: Home then an app would leave the phone at home).
+let actionsSent = Promise.resolve();
 
 async function act(action, value, extra = {}) {
   const result = $("action-result");
@@ -86,10 +89,14 @@ async function act(action, value, extra = {}) {
   const mine = ++latestAction;
   const show = (className, text) => { if (mine === latestAction) { result.className = className; result.textContent = text; } };
   show("result", `${action}${value ? " " + value : ""}…`);
-  try {
+  const answered = actionsSent.then(async () => {
     const response = await fetch("/api/input", { method: "POST", headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ action, value, ...extra }) });
-    const answer = await response.json();
+    return response.json();
+  });
+  actionsSent = answered.catch(() => {});
+  try {
+    const answer = await answered;
     show(answer.ok ? "result" : "result error", answer.ok ? `done: ${action}${value ? " " + value : ""}` : `refused: ${answer.error.message}`);
   } catch (error) {
     show("result error", `no answer: ${error}`);

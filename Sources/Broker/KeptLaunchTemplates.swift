@@ -11,14 +11,21 @@ import Logging
 ///
 /// A sandbox binds what exists when it is made, so a worker's days all use the same folders (`paths`): each day's
 /// process empties them (`prepareDay`) rather than making them anew, and first resets every template — every process
-/// of its sandbox killed and reaped, what they made in the sandbox's own memory removed (launch_template.c). A
-/// template that cannot be reset is retired, and that day starts its own as any run does. The templates are children
-/// of the broker template, their sandboxes `--die-with-parent`: an explore that ends or is killed ends them.
+/// of its sandbox killed and reaped, what they made in the sandbox's own memory removed (launch_template.c). The
+/// templates are asked at once and each answers for itself: one that cannot be reset, or does not answer in time, is
+/// retired alone, and that day starts its own as any run does. Before it forks the next day, the broker template
+/// starts a template that ended again in its place (`restartEnded`). The templates are children of the broker
+/// template, their sandboxes `--die-with-parent`: an explore that ends or is killed ends them.
 ///
 /// Used by one thread at a time: the broker template that makes it, then the day's broker loop in each forked child.
 public final class KeptLaunchTemplates: @unchecked Sendable {
     /// The templates by plugin name: only those of SDK-based programs.
-    let templates: [String: LaunchTemplate]
+    private(set) var templates: [String: LaunchTemplate]
+    /// What each template was started from, to start it again.
+    private let starts: [String: LaunchTemplates.Start]
+    /// How many times each plugin's template was started again; past `LaunchTemplates.deathsBeforeGivingUp` it is not,
+    /// and the worker's days start their own.
+    private var restarts: [String: Int] = [:]
     /// Those the day in this process may launch from: reset at its start (`prepareDay`).
     private(set) var dayTemplates: [String: LaunchTemplate] = [:]
     /// The plugins as the sandboxes were planned for.
@@ -30,6 +37,8 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
     public let endpoint: String
     /// How long a template may take to serve, or to be reset.
     static let readyMilliseconds: Int64 = 10_000
+    /// How long an ended template may take to end when told to (its sandbox's processes die with it).
+    static let endMilliseconds: Int64 = 2_000
 
     /// Starts a template for each SDK-based plugin of `specs` in its sandbox (shown the bus socket's folder, so that
     /// each day's new socket is seen), and waits until each serves. `specs` are planned on `runtimeDirectory` and
@@ -45,15 +54,48 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: runtimeDirectory.logsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         sandboxEtc = try? SandboxEtc.make(in: runtimeDirectory.path, given: specs.flatMap { $0.files.readable + $0.files.writable + $0.files.own })
         supervisor.sandboxEtc = sandboxEtc
-        var templates: [String: LaunchTemplate] = [:]
-        for plugin in supervisor.plugins where LaunchTemplate.canServe(executable: plugin.spec.executable) {
-            let start = supervisor.templateStart(plugin)
-            templates[plugin.spec.name] = try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment,
-                                                             logPath: start.logPath, sandbox: start.sandbox, kept: true)
+        var starts: [String: LaunchTemplates.Start] = [:], templates: [String: LaunchTemplate] = [:]
+        do {
+            for plugin in supervisor.plugins where LaunchTemplate.canServe(executable: plugin.spec.executable) {
+                let start = supervisor.templateStart(plugin)
+                starts[plugin.spec.name] = start
+                templates[plugin.spec.name] = try Self.start(start)
+            }
+        } catch {
+            // Those already started are ended here: nothing else holds them.
+            LaunchTemplate.end(Array(templates.values), graceMilliseconds: Self.endMilliseconds)
+            throw error
         }
         let deadline = monotonicMilliseconds() + Self.readyMilliseconds
         self.templates = templates.filter { $0.value.awaitReady(until: deadline) }
+        self.starts = starts
         for (_, template) in templates where !template.isReady { template.retire() }
+    }
+
+    private static func start(_ start: LaunchTemplates.Start) throws -> LaunchTemplate {
+        try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment, logPath: start.logPath,
+                           sandbox: start.sandbox, kept: true)
+    }
+
+    /// In the broker template, before it forks a day: each template whose process ended (a day retired it, or it
+    /// ended at a reset it could not make) is reaped and started again in its sandbox's place, and waited for — the
+    /// day then launches from it as from the others. One that does not serve, or whose plugin's template was started
+    /// again too often, is given up: the worker's days start their own for that plugin, as any run does.
+    public func restartEnded() {
+        for name in templates.keys.sorted() {
+            guard let ended = templates[name], ended.hasEnded else { continue }
+            // Its channel in this process, still open: closed, and the process reaped (this is its parent).
+            ended.retire()
+            templates[name] = nil
+            let count = restarts[name, default: 0] + 1
+            restarts[name] = count
+            guard count < LaunchTemplates.deathsBeforeGivingUp, let start = starts[name], let template = try? Self.start(start) else { continue }
+            guard template.awaitReady(until: monotonicMilliseconds() + Self.readyMilliseconds) else {
+                template.retire()
+                continue
+            }
+            templates[name] = template
+        }
     }
 
     /// What a day must find where the sandboxes bound it: folders it empties (a plugin's container, record and App
@@ -84,12 +126,17 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
         (runtimeDirectory, stateDirectory, endpoint) == (self.runtimeDirectory.path, self.stateDirectory, self.endpoint)
     }
 
-    /// At the start of a day, in its process, before anything of it is made: resets every template (one that cannot be
-    /// is dropped, and the day starts its own) and empties the runtime and state folders but for what the sandboxes
-    /// bound — each plugin's own folders, its readable files under them, the logs, the bus socket's folder, /etc.
-    public func prepareDay() throws {
-        let deadline = monotonicMilliseconds() + Self.readyMilliseconds
-        dayTemplates = templates.filter { $0.value.reset(until: deadline) }
+    /// At the start of a day, in its process, before anything of it is made: resets every template and empties the
+    /// runtime and state folders but for what the sandboxes bound — each plugin's own folders, its readable files
+    /// under them, the logs, the bus socket's folder, /etc.
+    public func prepareDay() throws { try prepareDay(resetMilliseconds: Self.readyMilliseconds) }
+
+    /// The templates are all asked at once, then each is given until `resetMilliseconds` after that to answer: one
+    /// that cannot be reset, or does not answer in time, is retired alone, and the day starts its own for its plugin.
+    func prepareDay(resetMilliseconds: Int64) throws {
+        let asked = templates.filter { $0.value.askReset() }
+        let deadline = monotonicMilliseconds() + resetMilliseconds
+        dayTemplates = asked.filter { $0.value.awaitReset(until: deadline) }
         var kept = keptPaths
         for spec in specs {
             for folder in spec.files.own { kept.emptied.insert(folder) }

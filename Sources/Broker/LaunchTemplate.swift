@@ -25,9 +25,11 @@ final class LaunchTemplate {
     /// Launches that said they started: their pid inside the sandbox and outside it.
     private var started: [(templatePID: pid_t, pid: pid_t)] = []
     private var forkFailed = false
+    private var resetAsked = false
     private var wasReset = false
-    /// A process descriptor on the template (kept across explored days: not this process's child, so its pid alone
-    /// could name another process once its parent has reaped it), or -1.
+    /// A process descriptor on the template (a kept one is not a day's child, so its pid alone could name another
+    /// process once its parent has reaped it; and a run's own may be reaped by the supervisor's wait for any child),
+    /// or -1 when none could be opened.
     private let processDescriptor: Int32
     /// Something the supervisor's reaping must take was read or happened outside it (an ending read while a launch
     /// waited for its start, the channel closed): the loop's wake-up, which tells only of unread messages, missed it.
@@ -63,13 +65,16 @@ final class LaunchTemplate {
         for template in templates { template.close() }
         let deadline = monotonicMilliseconds() + graceMilliseconds
         for template in templates {
-            var status: Int32 = 0
-            while waitpid(template.pid, &status, WNOHANG) == 0 {
-                if monotonicMilliseconds() >= deadline { template.retire() }
-                usleep(1_000)
+            if template.awaitExit(until: deadline) {
+                template.reap()
+            } else {
+                template.retire()
             }
         }
     }
+
+    /// How long a killed template may take to end (a process killed ends at its next return from the kernel).
+    static let killedMilliseconds: Int64 = 5_000
 
     /// Whether `executable` links the SDK's template code (`CLaunchTemplate`): its ELF section headers name the section
     /// `shieldbus_launch_template` (only the headers are read, not the program).
@@ -94,19 +99,33 @@ final class LaunchTemplate {
         }
         channel = pair[0]
         // Opened before anyone can reap it, so it names this process.
-        processDescriptor = kept ? shieldbus_process_descriptor(pid) : -1
+        processDescriptor = shieldbus_process_descriptor(pid)
     }
 
-    /// Ends every process of a kept template's sandbox and what they made in it (launch_template.c's `reset`), and
-    /// forgets what its channel still told of them: a day then starts with it as the first day did. False when it
-    /// could not, by `deadline` (it is then retired).
-    func reset(until deadline: Int64) -> Bool {
+    deinit {
+        if channel >= 0 { Glibc.close(channel) }
+        if processDescriptor >= 0 { Glibc.close(processDescriptor) }
+    }
+
+    /// Asks a kept template to end every process of its sandbox and what they made in it (launch_template.c's
+    /// `reset`); `awaitReset` takes its answer, so that a worker's templates are all reset at once. False when it
+    /// cannot be asked (it is then retired).
+    func askReset() -> Bool {
         guard isReady, !isGone else { return false }
         guard shieldbus_send_message(channel, "reset", 5) == 5 else {
             retire()
             return false
         }
-        wasReset = false
+        (resetAsked, wasReset) = (true, false)
+        return true
+    }
+
+    /// Waits until `deadline` for the answer to `askReset`, and forgets what its channel still told of the last
+    /// day's launches: a day then starts with it as the first day did. False when it did not answer (it is then
+    /// retired).
+    func awaitReset(until deadline: Int64) -> Bool {
+        guard resetAsked else { return false }
+        resetAsked = false
         while !wasReset {
             guard receive(waitingUntil: deadline) else {
                 retire()
@@ -171,11 +190,46 @@ final class LaunchTemplate {
         }
     }
 
-    /// Ends the template, and with it its sandbox (and whatever still runs in it): the process is reaped by whoever
-    /// waits for the broker's children.
+    /// Ends the template, and with it its sandbox (and whatever still runs in it), and waits for its process to end:
+    /// reaped here when it is this process's child (a kept template retired by a day is its broker template's, which
+    /// reaps it as any child; `hasEnded` then holds there).
     func retire() {
         close()
         _ = processDescriptor >= 0 ? shieldbus_signal_process(processDescriptor, SIGKILL) : kill(pid, SIGKILL)
+        if awaitExit(until: monotonicMilliseconds() + Self.killedMilliseconds) { reap() }
+    }
+
+    /// Whether the template's process has ended (its channel may still be open in this process: a day that retired
+    /// a kept template did so in its own copy).
+    var hasEnded: Bool { awaitExit(until: nil) }
+
+    /// Waits until the template's process has ended, at most until `deadline` (nil: not at all): whether it has.
+    private func awaitExit(until deadline: Int64?) -> Bool {
+        guard processDescriptor >= 0 else {
+            // Without a descriptor only a child can be watched, by its pid.
+            while !ChildProcess.hasEnded(pid) {
+                guard let deadline, monotonicMilliseconds() < deadline else { return false }
+                usleep(1_000)
+            }
+            return true
+        }
+        var waiting = pollfd(fd: processDescriptor, events: Int16(POLLIN), revents: 0)
+        var ready: Int32
+        repeat {
+            let remaining = deadline.map { Int32(clamping: max(0, $0 - monotonicMilliseconds())) } ?? 0
+            ready = poll(&waiting, 1, remaining)
+        } while ready < 0 && errno == EINTR
+        return ready > 0
+    }
+
+    /// Reaps the ended process if it is this process's child and not reaped yet.
+    private func reap() {
+        var info = siginfo_t()
+        if processDescriptor >= 0 {
+            _ = waitid(P_PIDFD, id_t(processDescriptor), &info, WEXITED | WNOHANG)
+        } else {
+            _ = waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG)
+        }
     }
 
     /// Closes the channel: the template exits by itself.

@@ -146,7 +146,7 @@ struct Day {
     int reply;
 };
 
-long shieldbus_serve_days(int channel, char **arguments, int *problem) {
+long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*beforeFork)(void *), void *context) {
     *problem = 0;
     // Descriptor 3 came without close-on-exec (to be inherited); nothing the days execute may keep it.
     if (fcntl(channel, F_SETFD, FD_CLOEXEC) != 0) {
@@ -207,6 +207,8 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem) {
         int slot = 0;
         while (slot < MAXIMUM_DAYS && days[slot].pid != 0) slot++;
         int refusal = truncated ? E2BIG : slot == MAXIMUM_DAYS ? EAGAIN : 0;
+        // The day forks what the template holds then (its kept launch templates, one that ended started again).
+        if (refusal == 0 && beforeFork) beforeFork(context);
         if (refusal == 0 && shieldbus_thread_count() != 1) {
             fprintf(stderr, "shieldbus broker-template: the template runs more than one thread and cannot fork; explore plays the days by exec\n");
             *problem = EDEADLK;

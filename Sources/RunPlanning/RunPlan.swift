@@ -214,7 +214,6 @@ public struct RunPlan {
             if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
             try container.declareSlices(group: group.name, group.slices)
         }
-        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if !options.noSandbox && !configuration.plugins.isEmpty {
             do {
                 settings.sandbox = .bubblewrap(path: try PluginSandbox.locateBubblewrap())
@@ -255,18 +254,23 @@ public struct RunPlan {
     }
 
     /// The configuration's plugins as a run on `runtime` and `stateDirectory` starts them, with the folders each is
-    /// given made and its options file written (in place; left as it is when it holds the same bytes, so that a sandbox
-    /// kept across explored days, which bound it, sees this day's).
+    /// given made (its container, record and App Groups, the options folder) and its options file written (in place;
+    /// left as it is when it holds the same bytes, so that a sandbox kept across explored days, which bound it, sees
+    /// this day's). Explore's broker template plans its kept sandboxes with it too, before any day's plan.
     public static func pluginSpecs(configuration: ShieldBusConfiguration, stateDirectory: String, runtime: RuntimeDirectory,
                                    shortLivedExtensions: Bool) throws -> [PluginSpec] {
         let membership = configuration.pluginAppGroups
         let container = AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
+        try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         return try configuration.plugins.map { declaration in
             try Self.refuseDeviceFolders(given: declaration, stateDirectory: stateDirectory, runtimeDirectory: runtime.path)
             let groups = membership[declaration.name] ?? []
-            // Made before a sandbox shows it (a folder it was not shown would be the sandbox's own, and lost with it).
+            let groupFolders = try groups.map(container.groupFolder)
+            // Made before a sandbox shows them (a folder it was not shown would be the sandbox's own, and lost with it).
             let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
-            try FileManager.default.createDirectory(atPath: cursorFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for folder in [cursorFolder] + groupFolders {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
             let pluginEnvironment = ["SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": groups.joined(separator: ",")]
             let optionsFile = runtime.optionsPath + "/\(declaration.name).json"
             // Written in place, not through FileManager's atomic write (a temporary file, an fsync, a rename): the
@@ -290,7 +294,7 @@ public struct RunPlan {
                        ephemeral: shortLivedExtensions && [.monitor, .shield, .action].contains(declaration.role),
                        namespaces: declaration.namespaces,
                        // Its own container, record and App Groups: never another plugin's or another product's.
-                       files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + (try groups.map(container.groupFolder)),
+                       files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + groupFolders,
                                           writable: declaration.writable,
                                           readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
                        personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import AppGroupStore
 import Broker
 import BusClient
 import Configuration
@@ -17,7 +16,8 @@ extension ShieldBus {
     /// (`BrokerTemplate` in Sources/Explore, docs/architecture.md § 8). Executed once per explore worker, it reads and
     /// checks the configuration and its catalog, makes the first uses every day makes and starts the worker's kept
     /// sandboxes (`KeptLaunchTemplates`), then serves explore's channel (descriptor 3): each child plays its day as
-    /// `shieldbus run ARG…` does from `main`, launching its plugins from the kept templates.
+    /// `shieldbus run ARG…` does from `main`, launching its plugins from the kept templates (one that ended is started
+    /// again before the next day is forked).
     ///
     /// Until it forks it stays one thread holding nothing a day must not share: no logging set up (a child sets up its
     /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection, no file
@@ -57,7 +57,13 @@ extension ShieldBus {
             }
             var request: UnsafeMutablePointer<CChar>?
             var problem: Int32 = 0
-            let length = shieldbus_serve_days(Self.channel, &request, &problem)
+            // Before each fork, a kept template that ended is started again, so that the day launches from it.
+            let restartEnded: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in
+                guard let context else { return }
+                Unmanaged<KeptLaunchTemplates>.fromOpaque(context).takeUnretainedValue().restartEnded()
+            }
+            let length = shieldbus_serve_days(Self.channel, &request, &problem, kept == nil ? nil : restartEnded,
+                                              kept.map { Unmanaged.passUnretained($0).toOpaque() })
             // In the template: explore closed the channel, or the template cannot go on (said by the loop).
             guard length >= 0, let request else {
                 kept?.end()
@@ -82,16 +88,12 @@ extension ShieldBus {
             guard ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1", !loaded.configuration.plugins.isEmpty else { return nil }
             do {
                 let runtime = RuntimeDirectory(path: worker.runtimeDirectory)
-                for folder in [worker.path, worker.runtimeDirectory, worker.stateDirectory, worker.busFolder, runtime.optionsPath] {
+                for folder in [worker.path, worker.runtimeDirectory, worker.stateDirectory, worker.busFolder] {
                     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 }
+                // Makes every folder a sandbox binds in them, as each day's plan does.
                 let specs = try RunPlan.pluginSpecs(configuration: loaded.configuration, stateDirectory: worker.stateDirectory, runtime: runtime,
                                                     shortLivedExtensions: false)
-                let container = AppGroupContainer(rootPath: worker.stateDirectory + "/" + StateFolder.appGroups)
-                for group in loaded.configuration.appGroups {
-                    try FileManager.default.createDirectory(atPath: try container.groupFolder(group.name), withIntermediateDirectories: true,
-                                                            attributes: [.posixPermissions: 0o700])
-                }
                 return try KeptLaunchTemplates(specs: specs, runtimeDirectory: runtime, stateDirectory: worker.stateDirectory,
                                                endpoint: worker.endpoint, bubblewrap: try PluginSandbox.locateBubblewrap())
             } catch {

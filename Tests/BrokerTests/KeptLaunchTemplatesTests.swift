@@ -36,34 +36,66 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         try inIPCNamespace(of: worker, ["ipcs", kind]).split(separator: "\n").filter { $0.hasPrefix("0x") }.map(String.init)
     }
 
-    /// A worker whose one plugin is the supervision fixture, each launch of which waits 10 s for an answer to its
-    /// hello on a socket no one listens on: a process that is still running when the next day starts.
-    func worker(in directory: TemporaryDirectory) throws -> Worker {
+    /// The kept templates of a worker whose plugins (`names`) are each the supervision fixture, each launch of which
+    /// waits 10 s for an answer to its hello on a socket no one listens on: a process that is still running when the
+    /// next day starts.
+    func keptTemplates(in directory: TemporaryDirectory, plugins names: [String]) throws -> KeptLaunchTemplates {
         let bubblewrap: String
         do { bubblewrap = try PluginSandbox.locateBubblewrap() } catch { throw XCTSkip("bwrap is not installed") }
         let runtime = RuntimeDirectory(path: directory.path + "/run"), state = directory.path + "/state"
-        let container = state + "/containers/sup", busFolder = runtime.path + "/bus"
-        for folder in [runtime.path, state, container, busFolder] {
+        let busFolder = runtime.path + "/bus"
+        for folder in [runtime.path, state, busFolder] + names.map({ state + "/containers/" + $0 }) {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        let spec = PluginSpec(name: "sup", executable: BuildProducts.path("fixture-supervised"), arguments: ["--raw-hello", "{}"],
-                              environment: ["HOME": container], role: .generic,
-                              files: PluginFiles(own: [container], hidden: [state]))
-        let kept = try KeptLaunchTemplates(specs: [spec], runtimeDirectory: runtime, stateDirectory: state, endpoint: "ipc://" + busFolder + "/bus.sock",
-                                           bubblewrap: bubblewrap)
+        let specs = names.map { name in
+            PluginSpec(name: name, executable: BuildProducts.path("fixture-supervised"), arguments: ["--raw-hello", "{}"],
+                       environment: ["HOME": state + "/containers/" + name], role: .generic,
+                       files: PluginFiles(own: [state + "/containers/" + name], hidden: [state]))
+        }
+        return try KeptLaunchTemplates(specs: specs, runtimeDirectory: runtime, stateDirectory: state, endpoint: "ipc://" + busFolder + "/bus.sock",
+                                       bubblewrap: bubblewrap)
+    }
+
+    /// The template's pid outside the sandbox: bwrap's child, the first process of the sandbox.
+    func firstProcess(of template: LaunchTemplate) throws -> pid_t {
+        let children = try String(contentsOfFile: "/proc/\(template.pid)/task/\(template.pid)/children", encoding: .utf8)
+        return try XCTUnwrap(children.split(separator: " ").first.flatMap { pid_t($0) })
+    }
+
+    /// A worker of one plugin, `sup`.
+    func worker(in directory: TemporaryDirectory) throws -> Worker {
+        let kept = try keptTemplates(in: directory, plugins: ["sup"])
         addTeardownBlock { kept.end() }
         let template = try XCTUnwrap(kept.templates["sup"], "the fixture links the SDK: it serves as a template")
-        // The template is bwrap's child, the first process of the sandbox.
-        let children = try String(contentsOfFile: "/proc/\(template.pid)/task/\(template.pid)/children", encoding: .utf8)
-        let first = try XCTUnwrap(children.split(separator: " ").first.flatMap { pid_t($0) })
+        let first = try firstProcess(of: template)
         let root = "/proc/\(first)/root"
         guard FileManager.default.isReadableFile(atPath: root + "/tmp") else { throw XCTSkip("the sandbox's root is not reachable through /proc (not root)") }
-        return Worker(kept: kept, container: container, root: root, first: first)
+        return Worker(kept: kept, container: directory.path + "/state/containers/sup", root: root, first: first)
+    }
+
+    /// This process's children (zombies too: they are children until reaped).
+    func childProcesses() -> Set<pid_t> {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/self/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ").compactMap { pid_t($0) }
+        })
+    }
+
+    /// The template's process (bwrap, this process's child) has ended and was reaped: neither running nor a zombie.
+    func assertReaped(_ template: LaunchTemplate, file: StaticString = #filePath, line: UInt = #line) {
+        var status: Int32 = 0
+        let waited = waitpid(template.pid, &status, WNOHANG), error = errno
+        XCTAssertEqual(waited, -1, waited == 0 ? "the template still runs" : "the template was left a zombie", file: file, line: line)
+        XCTAssertEqual(error, ECHILD, file: file, line: line)
     }
 
     func launch(_ worker: Worker) throws -> pid_t {
-        let template = try XCTUnwrap(worker.kept.dayTemplates["sup"] ?? worker.kept.templates["sup"])
-        let environment = ["SHIELDBUS_ENDPOINT": worker.kept.endpoint, "SHIELDBUS_PLUGIN_NAME": "sup", "HOME": worker.container]
+        try launch(worker.kept, "sup")
+    }
+
+    func launch(_ kept: KeptLaunchTemplates, _ name: String) throws -> pid_t {
+        let template = try XCTUnwrap(kept.dayTemplates[name] ?? kept.templates[name])
+        let environment = ["SHIELDBUS_ENDPOINT": kept.endpoint, "SHIELDBUS_PLUGIN_NAME": name, "HOME": kept.stateDirectory + "/containers/" + name]
         return try XCTUnwrap(template.launch(environment: environment, until: monotonicMilliseconds() + 10_000)).pid
     }
 
@@ -178,5 +210,103 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         XCTAssertEqual(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec)
         XCTAssertEqual(after.st_atim.tv_sec, before.st_atim.tv_sec)
         XCTAssertFalse(FileManager.default.fileExists(atPath: worker.root + "/tmp/left"))
+    }
+
+    /// The templates are asked to reset at once and each answers for itself: one that does not answer (stopped) is
+    /// retired alone, its process reaped, and the others serve the day.
+    func testATemplateThatDoesNotAnswerItsResetIsRetiredAloneAndReaped() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let kept = try keptTemplates(in: directory, plugins: ["sup", "sup2"])
+        addTeardownBlock { kept.end() }
+        try kept.prepareDay()
+        XCTAssertEqual(Set(kept.dayTemplates.keys), ["sup", "sup2"])
+        // The one asked first when they were asked one after another.
+        let (silentName, silent) = try XCTUnwrap(kept.templates.first)
+        let answeringName = silentName == "sup" ? "sup2" : "sup"
+        XCTAssertEqual(kill(try firstProcess(of: silent), SIGSTOP), 0)
+
+        try kept.prepareDay(resetMilliseconds: 5_000)
+
+        XCTAssertNil(kept.dayTemplates[silentName], "a template that did not answer its reset served the day")
+        XCTAssertNotNil(kept.dayTemplates[answeringName], "a template that answered its reset was given up with a silent one")
+        XCTAssertTrue(silent.isGone)
+        assertReaped(silent)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(try launch(kept, answeringName))"), "the day launches from the one that answered")
+    }
+
+    /// A template that cannot start (its log cannot be opened) ends those started before it: none is left running.
+    func testAFailureStartingTheTemplatesEndsThoseStartedBeforeIt() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        // A folder where the second plugin's log would be opened.
+        try FileManager.default.createDirectory(atPath: directory.path + "/run/logs/sup2.log", withIntermediateDirectories: true)
+        let before = childProcesses()
+        XCTAssertThrowsError(try keptTemplates(in: directory, plugins: ["sup", "sup2"]))
+        XCTAssertEqual(childProcesses().subtracting(before), [], "a template started before the failure was left running (or a zombie)")
+    }
+
+    /// A template that ended (a day retired it) is started again before the next day, in the same folders: that day
+    /// launches from it, and the ended one was reaped.
+    func testATemplateThatEndedIsStartedAgainForTheNextDay() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let kept = try keptTemplates(in: directory, plugins: ["sup", "sup2"])
+        addTeardownBlock { kept.end() }
+        try kept.prepareDay()
+        let ended = try XCTUnwrap(kept.templates["sup"]), other = try XCTUnwrap(kept.templates["sup2"])
+        XCTAssertEqual(kill(try firstProcess(of: ended), SIGKILL), 0)
+        XCTAssertTrue(waitUntil("the template to end") { ended.hasEnded })
+
+        kept.restartEnded()
+
+        assertReaped(ended)
+        let restarted = try XCTUnwrap(kept.templates["sup"], "the ended template was not started again")
+        XCTAssertFalse(restarted === ended)
+        XCTAssertTrue(kept.templates["sup2"] === other, "a template that still serves is kept as it is")
+        try kept.prepareDay()
+        XCTAssertTrue(kept.dayTemplates["sup"] === restarted, "the next day does not launch from the template started again")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(try launch(kept, "sup"))"))
+    }
+
+    /// `ready`, `reset`, `ended` and `failed` are taken only from the template that said `ready`: another process
+    /// writing on its channel (the template's end of it, taken with pidfd_getfd) is not heard.
+    func testWhatAnotherProcessWritesOnATemplatesChannelIsNotTaken() throws {
+        let directory = TemporaryDirectory(prefix: "sbkept")
+        let worker = try worker(in: directory)
+        try worker.kept.prepareDay()
+        let template = try XCTUnwrap(worker.kept.dayTemplates["sup"])
+        try writeOnChannel(of: worker.first, ["ended 2 0"])
+        XCTAssertEqual(template.takeEndings().filter { $0.templatePID == 2 }.count, 0, "an ending told by another process was taken")
+        try writeOnChannel(of: worker.first, ["failed 1"])
+        let environment = ["SHIELDBUS_ENDPOINT": worker.kept.endpoint, "SHIELDBUS_PLUGIN_NAME": "sup", "HOME": worker.container]
+        XCTAssertNotNil(template.launch(environment: environment, until: monotonicMilliseconds() + 10_000),
+                        "a launch was refused by another process than the template")
+        // With the template stopped, only the other process answers the next reset.
+        XCTAssertEqual(kill(worker.first, SIGSTOP), 0)
+        try writeOnChannel(of: worker.first, ["reset"])
+        try worker.kept.prepareDay(resetMilliseconds: 1_000)
+        XCTAssertNil(worker.kept.dayTemplates["sup"], "a reset answered by another process than the template was taken")
+    }
+
+    /// Sends `messages` on the launch channel of the template process `first`, from another process (python3): the
+    /// template's end, taken with pidfd_getfd, which root may take from any process.
+    func writeOnChannel(of first: pid_t, _ messages: [String]) throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { throw XCTSkip("python3 is not installed") }
+        let script = """
+            import ctypes, os, socket, sys
+            libc = ctypes.CDLL(None, use_errno=True)
+            process = os.pidfd_open(int(sys.argv[1]))
+            taken = libc.syscall(438, process, int(sys.argv[2]), 0)  # pidfd_getfd
+            if taken < 0: sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
+            channel = socket.socket(fileno=taken)
+            for message in sys.argv[3:]: channel.send(message.encode())
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, String(first), String(ChildProcess.launchChannelDescriptor)] + messages
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, said)
     }
 }

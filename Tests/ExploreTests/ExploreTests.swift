@@ -301,30 +301,38 @@ final class ExploreTests: XCTestCase {
 
     /// A worker keeps its plugins' sandboxes and launch templates across its days, emptying their folders and
     /// resetting the sandboxes between them: a day's journal is the same byte for byte whether it is the worker's
-    /// first day or comes after others (under `ios-realistic`, whose extensions launch from the kept templates all day).
+    /// first day or comes after others (under `ios-realistic`, whose extensions launch from the kept templates all day),
+    /// and as when the day is executed with sandboxes of its own; and no process of the worker outlives the explore.
     func testADayGivesTheSameJournalAsItsWorkersFirstDayOrAfterOthers() throws {
         let configurationPath = Self.root + "/Config/habit-lock.yml"
         let configuration = try ShieldBusConfiguration.load(path: configurationPath)
         let generator = DayGenerator(surface: try surface("habit-lock"))
         let days = [3, 4, 7].map { generator.day(seed: UInt64($0), profile: "ios-realistic") }
-        func journals(of played: [Day]) throws -> (journals: [UInt64: Data], folder: String) {
+        func journals(of played: [Day], kept: Bool = true) throws -> [UInt64: Data] {
             let directory = TemporaryDirectory(prefix: "sbkeep")
             let runner = DayRunner(executable: BuildProducts.path("shieldbus"), configurationPath: configurationPath, configuration: configuration,
-                                   catalog: Self.catalog, workDirectory: directory.path)
+                                   catalog: Self.catalog, workDirectory: directory.path, forksDays: kept)
             let journals = Mutex<[UInt64: Data]>([:])
             runner.journalRead = { day, data in journals.withLock { $0[day.seed] = data } }
             let outcomes = runner.run(played, jobs: 1)
-            defer { runner.finish() }
+            runner.finish()
             XCTAssertTrue(outcomes.allSatisfy { $0.runProblem == nil && $0.events > 100 }, "\(outcomes.map { ($0.day.seed, $0.events, $0.runProblem ?? "") })")
-            // Played in the worker's folder, on its kept sandboxes (their bus socket's folder is there).
-            XCTAssertTrue(FileManager.default.fileExists(atPath: directory.path + "/worker-1/run/bus"), "the days were played on a worker's kept sandboxes")
-            return (journals.withLock { $0 }, directory.path)
+            // Played in the worker's folder, on its kept sandboxes (their bus socket's folder is there), or not.
+            XCTAssertEqual(FileManager.default.fileExists(atPath: directory.path + "/worker-1/run/bus"), kept, "the days were played on a worker's kept sandboxes")
+            // The broker template and the sandboxes name the worker's folder on their command lines.
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+                guard pid_t(entry) != nil, let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { return false }
+                return String(decoding: command, as: UTF8.self).contains(directory.path)
+            }
+            XCTAssertEqual(left, [], "processes of the explore's workers outlived it")
+            return journals.withLock { $0 }
         }
-        let first = try journals(of: [days[2]]), afterOthers = try journals(of: days)
-        XCTAssertEqual(afterOthers.journals.count, 3)
-        let alone = try XCTUnwrap(first.journals[7]), third = try XCTUnwrap(afterOthers.journals[7])
+        let first = try journals(of: [days[2]]), afterOthers = try journals(of: days), executed = try journals(of: [days[2]], kept: false)
+        XCTAssertEqual(afterOthers.count, 3)
+        let alone = try XCTUnwrap(first[7]), third = try XCTUnwrap(afterOthers[7])
         XCTAssertGreaterThan(alone.count, 10_000)
         XCTAssertEqual(alone, third, "seed 7's journal depends on the days its worker played before it")
+        XCTAssertEqual(try XCTUnwrap(executed[7]), third, "seed 7's journal on kept sandboxes differs from the day executed with its own")
     }
 
     /// An explore stopped by SIGINT (Ctrl-C, or a batch engine's cancel) leaves nothing behind: its days' folder —

@@ -79,6 +79,7 @@ int shieldbus_thread_count(void);
 /// child per request. Returns in each child, with the request's arguments (NUL-separated, malloc'ed) in `arguments`:
 /// their length, its standard error the day's file and its standard output /dev/null. Returns -1 in the template
 /// when it should end: `problem` 0 when explore closed the channel, else an error number (said on standard error).
-long shieldbus_serve_days(int channel, char **arguments, int *problem);
+/// `beforeFork` (or NULL) is called with `context` in the template before each day is forked; it must start no thread.
+long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*beforeFork)(void *), void *context);
 
 #endif

@@ -220,7 +220,7 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         addTeardownBlock { kept.end() }
         try kept.prepareDay()
         XCTAssertEqual(Set(kept.dayTemplates.keys), ["sup", "sup2"])
-        // The one asked first when they were asked one after another.
+        // The first in the templates' order: were they asked one after another, the other would wait behind it.
         let (silentName, silent) = try XCTUnwrap(kept.templates.first)
         let answeringName = silentName == "sup" ? "sup2" : "sup"
         XCTAssertEqual(kill(try firstProcess(of: silent), SIGSTOP), 0)
@@ -244,8 +244,8 @@ final class KeptLaunchTemplatesTests: XCTestCase {
         XCTAssertEqual(childProcesses().subtracting(before), [], "a template started before the failure was left running (or a zombie)")
     }
 
-    /// A template that ended (a day retired it) is started again before the next day, in the same folders: that day
-    /// launches from it, and the ended one was reaped.
+    /// A template that ended (killed, as one a day retired) is started again before the next day, in the same folders:
+    /// that day launches from it, and the ended one was reaped.
     func testATemplateThatEndedIsStartedAgainForTheNextDay() throws {
         let directory = TemporaryDirectory(prefix: "sbkept")
         let kept = try keptTemplates(in: directory, plugins: ["sup", "sup2"])

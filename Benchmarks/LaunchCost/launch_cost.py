@@ -42,8 +42,9 @@ def template(n):
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ours.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
     def hand_down(): os.dup2(theirs.fileno(), 5)
-    # As LaunchTemplate starts a sandboxed template: the runtime told at once that no crash backtracer is to be found.
-    p = subprocess.Popen(sandbox + ['--', program], env=dict(env, SHIELDBUS_LAUNCH_CHANNEL='5', SWIFT_BACKTRACE='enable=no,swift-backtrace='),
+    # As LaunchTemplate starts a sandboxed template: the runtime told at once that no crash backtracer is to be found,
+    # and the loader to bind every symbol at the template's start.
+    p = subprocess.Popen(sandbox + ['--', program], env=dict(env, SHIELDBUS_LAUNCH_CHANNEL='5', SWIFT_BACKTRACE='enable=no,swift-backtrace=', LD_BIND_NOW='1'),
                          stdout=null, stderr=null,
                          preexec_fn=hand_down, pass_fds=[theirs.fileno()])
     theirs.close()

@@ -49,13 +49,18 @@ final class LaunchTemplate {
     /// backtracing off, so a sandboxed template tells it so at once, unless the plugin's environment sets the variable.
     static let backtraceVariable = "SWIFT_BACKTRACE"
     static let noBacktracer = "enable=no,swift-backtrace="
+    /// The dynamic loader binds every symbol the program calls in its shared libraries (the C library's, mostly) when
+    /// it starts, not at each first call: done once in the template, which every launch's memory then holds, rather
+    /// than in every launch (a look-up per symbol, and a write to the program's table of them, copied per launch).
+    static let bindNowVariable = "LD_BIND_NOW"
 
-    /// The template's own environment: the plugin's, its channel, and what the runtime is told before `main`.
+    /// The template's own environment: the plugin's, its channel, and what the loader and the runtime are told before `main`.
     static func environment(_ plugin: [String: String], sandboxed: Bool, kept: Bool) -> [String: String] {
         var environment = plugin
         environment[channelVariable] = String(ChildProcess.launchChannelDescriptor)
         if kept { environment[keptVariable] = "1" }
         if sandboxed, environment[backtraceVariable] == nil { environment[backtraceVariable] = noBacktracer }
+        if environment[bindNowVariable] == nil { environment[bindNowVariable] = "1" }
         return environment
     }
 

@@ -26,6 +26,10 @@
 // made for that launch alone); the template maps the same pages in its own page tables and gives each such mapping one
 // private page, a copy of itself (`mapLearnedPages`), so that every later fork copies their entries. The program sees
 // nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its mappings).
+//
+// Before it serves, the template runs the SDK's warm-up (LaunchTemplateWarmUp.swift, through a weak symbol): the Swift
+// runtime's metadata of the generic types every launch makes first, made once here instead of in every launch. It
+// makes no value of the program's, reads nothing of a launch's, and starts no thread (checked).
 #define _GNU_SOURCE
 #include "launch_template.h"
 #include "process_control.h"
@@ -223,6 +227,11 @@ static int launchEnded(pid_t pid) {
 
 static void endedByReset(int pid) { (void)launchEnded(pid); }
 
+/// The SDK's warm-up (ShieldBusSDK's LaunchTemplateWarmUp): weak, so that a program without it has none.
+extern void shieldbus_launch_template_warm_up(void) __attribute__((weak));
+
+__attribute__((noinline)) void shieldbus_launch_template_keep(const void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }
+
 __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     const char *named = getenv(SHIELDBUS_LAUNCH_CHANNEL_VARIABLE);
     if (!named) return;
@@ -235,6 +244,10 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     int ended = signalfd(-1, &childEnded, SFD_CLOEXEC | SFD_NONBLOCK);
     char *message = malloc(MAXIMUM_MESSAGE);
     if (ended < 0 || !message) refuse("no signalfd or memory");
+    if (shieldbus_launch_template_warm_up) {
+        shieldbus_launch_template_warm_up();
+        if (shieldbus_thread_count() != 1) refuse("its warm-up started a thread");
+    }
     findRegions();
     // Kept across explored days: what the sandbox holds now is what each day starts with; and no launch may reach
     // into the template's memory (ptrace needs it dumpable), which every later day's launches are forked from.

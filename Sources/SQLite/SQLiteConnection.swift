@@ -71,6 +71,11 @@ public final class SQLiteConnection {
     /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
     private var kept: [String: Statement] = [:]
 
+    /// Made once per process, before its first connection initialises SQLite: a connection's page cache takes memory
+    /// for each page as it first holds one, instead of a bulk of 20 pages that every open writes through — a short-lived
+    /// extension's launch opens two stores and holds a few pages of each (docs/benchmarks.md, "A plugin launch's own work").
+    private static let pageCacheOnDemand: Void = { _ = shieldbus_sqlite_page_cache_on_demand() }()
+
     /// Opens (or, with `.create`, creates) the database at `path`.
     ///
     /// The file is read once before this returns, so a file that is not a database fails
@@ -82,6 +87,7 @@ public final class SQLiteConnection {
     ///   - busyTimeout: how long to wait for another connection's lock before `SQLiteError.busy`
     ///     (`SQLiteError.heldByAnotherConnection` when the file cannot even be opened).
     public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5) throws {
+        Self.pageCacheOnDemand
         var db: OpaquePointer?
         // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
         let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_FULLMUTEX, nil)

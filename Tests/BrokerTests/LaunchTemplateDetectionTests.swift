@@ -54,4 +54,15 @@ final class LaunchTemplateDetectionTests: XCTestCase {
         XCTAssertEqual(asked["SWIFT_BACKTRACE"], "enable=yes")
         XCTAssertNil(LaunchTemplate.environment(plugin, sandboxed: false, kept: false)["SWIFT_BACKTRACE"])
     }
+
+    /// A template's loader binds every symbol of the shared libraries the program calls when the template starts, so
+    /// that no launch binds them again; a plugin's own setting is kept, and the launch's environment (sent per launch)
+    /// is not the template's.
+    func testATemplateBindsItsSymbolsAtItsStartUnlessThePluginSaysOtherwise() {
+        let plugin = ["SHIELDBUS_PLUGIN_NAME": "monitor"]
+        XCTAssertEqual(LaunchTemplate.environment(plugin, sandboxed: true, kept: false)["LD_BIND_NOW"], "1")
+        XCTAssertEqual(LaunchTemplate.environment(plugin, sandboxed: false, kept: true)["LD_BIND_NOW"], "1")
+        XCTAssertEqual(LaunchTemplate.environment(["LD_BIND_NOW": ""], sandboxed: true, kept: false)["LD_BIND_NOW"], "",
+                       "the plugin's own setting")
+    }
 }

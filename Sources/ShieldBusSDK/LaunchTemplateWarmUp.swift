@@ -1,0 +1,121 @@
+// LaunchTemplateWarmUp: what a plugin's launch template makes once, before it waits for launches, so that each launch
+// forked from it finds it made (docs/architecture.md § 8, "The template's warm-up").
+import AppGroupStore
+import BusProtocol
+import CLaunchTemplate
+import Foundation
+import ScreenTime
+import SQLite
+
+/// The Swift runtime's type metadata of the generic types every launch's path through the SDK makes first (the
+/// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values): made at first use by
+/// a look-up of the type's mangled name, the instantiation of its metadata and a scan of the program's conformance
+/// records for the requirements of its generic parameters — the largest share of a short-lived extension's own work.
+/// Made in the template, the metadata and the program's cache of each look-up are in every launch's memory as the
+/// fork copies it.
+///
+/// What it may touch is narrow, because it runs in the template's C constructor (`CLaunchTemplate`), before the Swift
+/// runtime's and the libraries' own constructors and before `main`: the standard library's hashing seed is not drawn
+/// yet (each launch draws its own), and Foundation, Dispatch and libzmq are not initialised. So it only names types
+/// and reserves storage that it releases at once: no value is hashed, no global or `static let` is made (a kept
+/// `Set` or `Dictionary` would be laid out with a seed other than the launch's), nothing reads the environment,
+/// the clock or the time zone (a launch's own), no file is opened, no thread started. Metadata is a fact of the
+/// program, the same in every launch; whatever a launch's code does is still done in the launch.
+enum LaunchTemplateWarmUp {
+    static func run() {
+        reserveArrays()
+        reserveSetsAndDictionaries()
+        nameTypes()
+    }
+
+    /// The arrays' storage classes (`_ContiguousArrayStorage<Element>`), made by reserving room for one element.
+    private static func reserveArrays() {
+        reserve([SQLiteValue].self)
+        reserve([Envelope].self)
+        reserve([Publish].self)
+        reserve([BusTable.RequestRoute].self)
+        reserve([MessageKind].self)
+        reserve([Role].self)
+        reserve([JSONValue].self)
+        reserve([(String, JSONValue)].self)
+        reserve([StoreChange].self)
+        reserve([SliceClaim].self)
+        reserve([Calendar.Component].self)
+        reserve([String].self)
+        reserve([Substring].self)
+        reserve([[UInt8]].self)
+        reserve([UInt8].self)
+        reserve([Int].self)
+        reserve([Int?].self)
+        reserve([Int64].self)
+        reserve([Bool].self)
+        reserve([StaticString].self)
+        reserve([UnsafeMutablePointer<Int8>].self)
+        reserve([any CodingKey].self)
+    }
+
+    /// Sets' and dictionaries' storage classes, made by reserving room for one element in an empty one: nothing
+    /// inserted, so nothing hashed with a seed that is not the launch's.
+    private static func reserveSetsAndDictionaries() {
+        reserve(Set<Role>.self)
+        reserve(Set<String>.self)
+        reserve(Set<Calendar.Component>.self)
+        reserve([String: JSONValue].self)
+        reserve([String: Statement].self)
+        reserve([String: String].self)
+        reserve([String: Int].self)
+        reserve([DeviceActivityEvent.Name: DeviceActivityEvent].self)
+    }
+
+    /// Types a launch names but does not allocate storage of: optionals, tuples, the SDK's locked values.
+    private static func nameTypes() {
+        let types: [Any.Type] = [
+            LockedValue<Bool>.self, LockedValue<String?>.self, LockedValue<PluginRuntime?>.self,
+            LockedValue<[String: any Sendable]>.self, LockedValue<[(call: String, message: String)]>.self,
+            (call: String, message: String).self, (String, JSONValue).self, (String, String).self,
+            Welcome?.self, (Welcome?, Welcome?).self, BrokerMessage?.self, Envelope?.self, StoredEntry?.self,
+            TransactionResult<StoreChange>.self, String?.self, Any?.self, (any Error).self, POSIXError?.self, BusProtocolError?.self,
+            TaskLocal<PluginRuntime?>.self, [String].self, [UInt8].self, [String: Int].self, [String: Double].self,
+            [DeviceActivityEvent.Name: DeviceActivityEvent].self, (any CodingKey).self,
+            CodingUserInfoKey?.self, (CodingUserInfoKey, Any).self, (key: CodingUserInfoKey, value: Any).self,
+            (CodingUserInfoKey, any Sendable).self, (key: CodingUserInfoKey, value: any Sendable).self,
+            (Data.Iterator, Int).self, UnsafePointer<UnsafeMutableRawPointer?>.self,
+            DeviceActivityEvent.Name?.self, (DeviceActivitySchedule, Bool).self,
+            ShieldSettings.ActivityCategoryPolicy<Application>.self, ShieldSettings.ActivityCategoryPolicy<WebDomain>.self,
+            ShieldSettings.ActivityCategoryPolicy<Application>?.self, ShieldSettings.ActivityCategoryPolicy<WebDomain>?.self,
+            Set<Token<Application>>?.self, Set<Token<WebDomain>>?.self,
+        ]
+        for type in types { keep(unsafeBitCast(type, to: UnsafeRawPointer.self)) }
+    }
+
+    @inline(__always)
+    private static func reserve<Element>(_: [Element].Type) {
+        var array: [Element] = []
+        array.reserveCapacity(1)
+        array.withUnsafeBufferPointer { keep($0.baseAddress.map(UnsafeRawPointer.init)) }
+    }
+
+    @inline(__always)
+    private static func reserve<Element: Hashable>(_: Set<Element>.Type) {
+        var set = Set<Element>()
+        set.reserveCapacity(1)
+        keep(UnsafeRawPointer(bitPattern: set.capacity))
+    }
+
+    @inline(__always)
+    private static func reserve<Key: Hashable, Value>(_: [Key: Value].Type) {
+        var dictionary = [Key: Value]()
+        dictionary.reserveCapacity(1)
+        keep(UnsafeRawPointer(bitPattern: dictionary.capacity))
+    }
+
+    /// An opaque use (a C function the optimiser cannot see into), so that each look-up and allocation is made.
+    private static func keep(_ pointer: UnsafeRawPointer?) { shieldbus_launch_template_keep(pointer) }
+}
+
+/// Called by the template's constructor (`CLaunchTemplate`) before it says it serves; a program without the SDK has
+/// no such function and its template makes nothing.
+@_cdecl("shieldbus_launch_template_warm_up")
+func launchTemplateWarmUp() {
+    LaunchTemplateWarmUp.run()
+}

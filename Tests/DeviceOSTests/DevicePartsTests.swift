@@ -275,4 +275,13 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(try DeviceAPICoding.decode(AppTimerFired.self, from: fired.body).id, "unlock-expiry")
         XCTAssertEqual(fired.time, start + 60_000)
     }
+
+    /// A step's progress, written without `Codable`, is saved as the bytes its `Codable` encoding writes.
+    func testAScenarioProgressIsWrittenAsItsCodableEncodingWrites() {
+        for progress in [ScenarioProgress(scenario: "heavy-user", nextStep: 0, time: start),
+                         ScenarioProgress(scenario: "a \"quoted\" \\ name\n\t with é, 🙂 and /", nextStep: 51_504, time: -1),
+                         ScenarioProgress(scenario: "", nextStep: .max, time: .min)] {
+            XCTAssertEqual(String(decoding: progress.json, as: UTF8.self), String(decoding: DeviceAPICoding.encode(progress), as: UTF8.self))
+        }
+    }
 }

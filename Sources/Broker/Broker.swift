@@ -418,8 +418,8 @@ public final class Broker {
     /// Taps and tools only watch: an event only they would see is not worth making (it would make the journal
     /// depend on who watched).
     func isSubscribed(_ topic: String) -> Bool {
-        sessions.all.contains { !$0.isTapOrTool && $0.wants(topic) }
-            || sessions.absentPlugins.contains { readiness.isExpectedBack($0, wanting: topic) }
+        sessions.mayHaveSubscribers(topic)
+            && (sessions.all.contains { !$0.isTapOrTool && $0.wants(topic) } || sessions.absentPlugins.contains { readiness.isExpectedBack($0, wanting: topic) })
             || services.contains { $0.subscriptions.contains { Topic.matches(topic, prefix: $0) } }
     }
 }

@@ -19,7 +19,7 @@ public struct ScenarioProgress: Codable, Hashable, Sendable {
     static let key = "scenario.progress"
 
     /// The bytes `DeviceAPICoding.encode` writes for it (keys in order), written directly: it is saved at every step,
-    /// and through `Codable` (or a `JSONValue`'s dictionary) it costs more than the rest of the step's save.
+    /// where `Codable`'s containers (or a `JSONValue`'s dictionary) cost many times the writing of the bytes.
     var json: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64 + scenario.utf8.count)

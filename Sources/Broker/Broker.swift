@@ -18,7 +18,12 @@ public final class Broker {
     public let clock: BusClock
     let logger: Logger
 
-    private var services: [BrokerService] = []
+    private var services: [BrokerService] = [] {
+        didSet { servicesByTopic.removeAll() }
+    }
+    /// By topic, the services that receive it, found once (their subscriptions are fixed once added): every event
+    /// sequenced asks, and the clock asks about its tick at every bus minute. Bounded: plugins' topics are many.
+    private var servicesByTopic: [String: [BrokerService]] = [:]
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
     /// The batch's events the observers have not seen yet: they see them once the batch is sent, so that what they
@@ -418,9 +423,17 @@ public final class Broker {
     /// Taps and tools only watch: an event only they would see is not worth making (it would make the journal
     /// depend on who watched).
     func isSubscribed(_ topic: String) -> Bool {
-        sessions.all.contains { !$0.isTapOrTool && $0.wants(topic) }
-            || sessions.absentPlugins.contains { readiness.isExpectedBack($0, wanting: topic) }
-            || services.contains { $0.subscriptions.contains { Topic.matches(topic, prefix: $0) } }
+        sessions.mayHaveSubscribers(topic)
+            && (sessions.all.contains { !$0.isTapOrTool && $0.wants(topic) } || sessions.absentPlugins.contains { readiness.isExpectedBack($0, wanting: topic) })
+            || !services(receiving: topic).isEmpty
+    }
+
+    private func services(receiving topic: String) -> [BrokerService] {
+        if let found = servicesByTopic[topic] { return found }
+        let found = services.filter { $0.subscriptions.contains { Topic.matches(topic, prefix: $0) } }
+        if servicesByTopic.count >= 256 { servicesByTopic.removeAll() }
+        servicesByTopic[topic] = found
+        return found
     }
 }
 
@@ -443,9 +456,7 @@ extension Broker: OutboxDrain {
         if !answerTimers.isEmpty, event.requester == nil, event.topic.hasSuffix(Topic.requestSuffix), let corr = event.corr {
             answerTimers.sequenced(corr: corr, seq: envelope.seq, answerer: addressee.flatMap { readiness.willReceive(event.topic, $0) ? $0 : nil })
         }
-        for service in services where service.subscriptions.contains(where: { Topic.matches(event.topic, prefix: $0) }) {
-            service.handle(envelope)
-        }
+        for service in services(receiving: event.topic) { service.handle(envelope) }
         if !eventObservers.isEmpty { unobserved.append(envelope) }
         return true
     }

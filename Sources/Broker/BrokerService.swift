@@ -6,7 +6,8 @@ import BusProtocol
 /// An in-process part of the broker — the device OS's clock, enforcement and scheduling — that sees events
 /// like a plugin does and emits events through the sequencer.
 public protocol BrokerService: AnyObject {
-    /// Topic prefixes this service receives.
+    /// Topic prefixes this service receives: fixed once the service is added (the broker keeps, by topic, which
+    /// services receive it).
     var subscriptions: [String] { get }
     /// Called once before the broker starts serving.
     func attach(to bus: any ServiceBus)

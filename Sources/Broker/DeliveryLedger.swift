@@ -41,6 +41,8 @@ final class DeliveryLedger {
     /// Changes not yet written to the store.
     private var unsavedInserts: [DeliveryStore.Key: [UInt8]] = [:]
     private var unsavedDeletions: [DeliveryStore.Key] = []
+    /// Those of `unsavedDeletions` with publications noted: only they can have fingerprints stored.
+    private var unsavedPublishedDeletions: [DeliveryStore.Key] = []
     /// Events whose publications changed since the last save.
     private var unsavedPublished = Set<DeliveryStore.Key>()
     /// Observers' held publications, when they changed since the last save.
@@ -94,14 +96,17 @@ final class DeliveryLedger {
     /// The plugin's process handled every event delivered to it with a sequence number up to `seq`.
     func acknowledge(upTo seq: UInt64, by plugin: String) {
         guard entries[plugin] != nil else { return }
-        for removed in entries[plugin]!.removeDelivered(upTo: seq) { forget(DeliveryStore.Key(plugin: plugin, seq: removed)) }
+        for removed in entries[plugin]!.removeDelivered(upTo: seq) { forget(removed, of: plugin) }
         if entries[plugin]!.count < limit { overflowing.remove(plugin) }
     }
 
-    private func forget(_ key: DeliveryStore.Key) {
+    private func forget(_ entry: Entry, of plugin: String) {
         guard store != nil else { return }
+        let key = DeliveryStore.Key(plugin: plugin, seq: entry.seq)
         unsavedPublished.remove(key)
-        if unsavedInserts.removeValue(forKey: key) == nil { unsavedDeletions.append(key) }
+        guard unsavedInserts.removeValue(forKey: key) == nil else { return }
+        unsavedDeletions.append(key)
+        if !entry.published.isEmpty { unsavedPublishedDeletions.append(key) }
     }
 
     /// Whether `publication` from `plugin` is a copy of one already sequenced: the same index among the
@@ -139,8 +144,8 @@ final class DeliveryLedger {
     /// Removes the kept event `seq` of `plugin` without it being handled: one that is no longer the plugin's to
     /// handle (`Readiness`: a `bus.ready` that announced an earlier process of it).
     func discard(seq: UInt64, of plugin: String) {
-        guard entries[plugin]?.remove(seq: seq) == true else { return }
-        forget(DeliveryStore.Key(plugin: plugin, seq: seq))
+        guard let removed = entries[plugin]?.remove(seq: seq) else { return }
+        forget(removed, of: plugin)
         if entries[plugin]!.count < limit { overflowing.remove(plugin) }
     }
 
@@ -150,7 +155,7 @@ final class DeliveryLedger {
     func processEnded(_ plugin: String, crashed: Bool) -> Entry? {
         guard entries[plugin] != nil else { return nil }
         let abandoned = entries[plugin]!.processEnded(crashed: crashed, endingsBeforeAbandoning: Self.endingsBeforeAbandoning)
-        if let abandoned { forget(DeliveryStore.Key(plugin: plugin, seq: abandoned.seq)) }
+        if let abandoned { forget(abandoned, of: plugin) }
         return abandoned
     }
 
@@ -179,7 +184,7 @@ final class DeliveryLedger {
 
     /// Drops everything kept for a plugin that will not come back (it failed).
     func discard(_ plugin: String) {
-        for entry in entries.removeValue(forKey: plugin)?.all ?? [] { forget(DeliveryStore.Key(plugin: plugin, seq: entry.seq)) }
+        for entry in entries.removeValue(forKey: plugin)?.all ?? [] { forget(entry, of: plugin) }
         overflowing.remove(plugin)
     }
 
@@ -219,13 +224,14 @@ final class DeliveryLedger {
         let time = reservationsRunOut ? busTime + (timeAhead ?? 0) : max(timeReserved, busTime)
         var published: [DeliveryStore.Key: [UInt64]] = [:]
         for key in unsavedPublished { published[key] = entries[key.plugin]?.entry(seq: key.seq)?.published }
-        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, published: published, held: unsavedHeld,
+        try store.write(inserts: unsavedInserts, deletions: unsavedDeletions, publishedDeletions: unsavedPublishedDeletions, published: published, held: unsavedHeld,
                         announced: unsavedAnnounced, savedSeq: lastSeq, seqReserved: seqs, timeReserved: time)
         unsavedHeld = nil
         unsavedAnnounced.removeAll(keepingCapacity: true)
         savedSeq = lastSeq
         unsavedInserts.removeAll(keepingCapacity: true)
         unsavedDeletions.removeAll(keepingCapacity: true)
+        unsavedPublishedDeletions.removeAll(keepingCapacity: true)
         unsavedPublished.removeAll(keepingCapacity: true)
         lastDeletionSave = wallNow
         seqReserved = seqs
@@ -273,13 +279,13 @@ struct PendingEvents {
         if index < slots.count, slots[index].seq == seq, slots[index].entry != nil { change(&slots[index].entry!) }
     }
 
-    /// Removes the delivered events with a sequence number up to `seq`; returns their sequence numbers. Events
-    /// up to `seq` not yet delivered (waiting for their turn) stay.
-    mutating func removeDelivered(upTo seq: UInt64) -> [UInt64] {
+    /// Removes the delivered events with a sequence number up to `seq` and returns them. Events up to `seq` not yet
+    /// delivered (waiting for their turn) stay.
+    mutating func removeDelivered(upTo seq: UInt64) -> [DeliveryLedger.Entry] {
         let end = firstIndex(after: seq)
-        var removed: [UInt64] = []
+        var removed: [DeliveryLedger.Entry] = []
         for index in head..<max(head, end) where slots[index].entry?.delivered == true {
-            removed.append(slots[index].seq)
+            removed.append(slots[index].entry!)
             slots[index].entry = nil
         }
         count -= removed.count
@@ -287,14 +293,14 @@ struct PendingEvents {
         return removed
     }
 
-    /// Removes the kept event `seq`; whether it was kept.
-    mutating func remove(seq: UInt64) -> Bool {
+    /// Removes the kept event `seq` and returns it; nil when it was not kept.
+    mutating func remove(seq: UInt64) -> DeliveryLedger.Entry? {
         let index = firstIndex(after: seq &- 1)
-        guard index < slots.count, slots[index].seq == seq, slots[index].entry != nil else { return false }
+        guard index < slots.count, slots[index].seq == seq, let removed = slots[index].entry else { return nil }
         slots[index].entry = nil
         count -= 1
         advanceHead()
-        return true
+        return removed
     }
 
     /// The process ended: nothing counts as delivered any more. An event in hand (the oldest delivered) when a

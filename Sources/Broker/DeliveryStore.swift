@@ -39,6 +39,9 @@ final class DeliveryStore {
 
     let path: String
     private let connection: SQLiteConnection
+    /// The `meta` rows as the last committed write left them (nil before this connection's first): a write changes
+    /// only the rows that differ — usually `savedSeq` alone, as the reservations run out now and then.
+    private var committedMeta: Meta?
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
     private let tally: CommitTally
@@ -72,6 +75,13 @@ final class DeliveryStore {
                                              body BLOB NOT NULL, corr TEXT, deadline INTEGER);
             CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
             """)
+    }
+
+    /// The numbers `meta` holds.
+    private struct Meta: Equatable {
+        var seqReserved: Int64
+        var timeReserved: Int64
+        var savedSeq: Int64
     }
 
     func load() throws -> Snapshot {
@@ -111,11 +121,13 @@ final class DeliveryStore {
         return snapshot
     }
 
-    /// Writes one batch of changes atomically: all of it or none of it. `held`, when given, replaces the held
-    /// publications; `announced` holds the facts the batch states (by fact, the body that states it); `savedSeq`
-    /// is the last sequence number sequenced (everything up to it is now durable).
-    func write(inserts: [Key: [UInt8]], deletions: [Key], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
+    /// Writes one batch of changes atomically: all of it or none of it. `deletions` are kept events acknowledged or
+    /// dropped, `publishedDeletions` those of them with publications noted (only they have a `published` row); `held`,
+    /// when given, replaces the held publications; `announced` holds the facts the batch states (by fact, the body
+    /// that states it); `savedSeq` is the last sequence number sequenced (everything up to it is now durable).
+    func write(inserts: [Key: [UInt8]], deletions: [Key], publishedDeletions: [Key] = [], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
                announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
+        let meta = Meta(seqReserved: Int64(seqReserved), timeReserved: timeReserved, savedSeq: Int64(savedSeq))
         try tally.transaction {
             if !announced.isEmpty {
                 try connection.withStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)") { insert in
@@ -157,10 +169,11 @@ final class DeliveryStore {
                     }
                 }
             }
-            if !deletions.isEmpty {
-                for sql in ["DELETE FROM pending WHERE plugin = ? AND seq = ?", "DELETE FROM published WHERE plugin = ? AND seq = ?"] {
+            if !deletions.isEmpty || !publishedDeletions.isEmpty {
+                for (sql, keys) in [("DELETE FROM pending WHERE plugin = ? AND seq = ?", deletions),
+                                    ("DELETE FROM published WHERE plugin = ? AND seq = ?", publishedDeletions)] where !keys.isEmpty {
                     try connection.withStatement(sql) { delete in
-                        for key in deletions {
+                        for key in keys {
                             delete.reset()
                             try delete.bind([.text(key.plugin), .integer(Int64(key.seq))])
                             try delete.run()
@@ -168,8 +181,27 @@ final class DeliveryStore {
                     }
                 }
             }
+            try writeMeta(meta)
+        }
+        committedMeta = meta
+    }
+
+    /// The `meta` rows: all three at this connection's first write, then only those that differ from the last
+    /// committed write (they exist from then on).
+    private func writeMeta(_ meta: Meta) throws {
+        guard let committed = committedMeta else {
             try connection.withStatement("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                                         bindings: [.integer(Int64(seqReserved)), .integer(timeReserved), .integer(Int64(savedSeq))]) { try $0.run() }
+                                         bindings: [.integer(meta.seqReserved), .integer(meta.timeReserved), .integer(meta.savedSeq)]) { try $0.run() }
+            return
+        }
+        if meta.savedSeq != committed.savedSeq {
+            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'savedSeq'", bindings: [.integer(meta.savedSeq)]) { try $0.run() }
+        }
+        if meta.seqReserved != committed.seqReserved {
+            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'seqReserved'", bindings: [.integer(meta.seqReserved)]) { try $0.run() }
+        }
+        if meta.timeReserved != committed.timeReserved {
+            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'timeReserved'", bindings: [.integer(meta.timeReserved)]) { try $0.run() }
         }
     }
 }

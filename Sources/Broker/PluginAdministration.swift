@@ -12,7 +12,7 @@ final class PluginAdministration: BrokerService {
 
     init(broker: Broker) { self.broker = broker }
 
-    var subscriptions: [String] { [Topic.pluginRestartRequest] }
+    let subscriptions = [Topic.pluginRestartRequest]
 
     func attach(to bus: any ServiceBus) { self.bus = bus }
 

@@ -19,11 +19,17 @@ final class SessionTable {
     private var endedIdentities = Set<[UInt8]>()
     /// The subscriptions each supervised plugin had in its last session.
     private var lastSubscriptions: [String: [String]] = [:] {
-        didSet { absentFound = nil }
+        didSet {
+            absentFound = nil
+            subscribersFound.removeAll()
+        }
     }
     /// The plugins in `lastSubscriptions` without a session, found again only when a session or a subscription comes
     /// or goes: every event looks at them, and usually there are none.
     private var absentFound: [String]?
+    /// By topic, `mayHaveSubscribers`' answer, found again only when a session or a plugin's last subscriptions come
+    /// or go: the clock asks about its tick at every bus minute, usually of a bus where nobody wants it.
+    private var subscribersFound: [String: Bool] = [:]
 
     var isEmpty: Bool { all.isEmpty }
 
@@ -42,6 +48,7 @@ final class SessionTable {
         inNameOrder.insert(session, at: inNameOrder.firstIndex { $0.name > session.name } ?? inNameOrder.count)
         byIdentity[session.identity] = session
         byName[session.name] = session
+        subscribersFound.removeAll()
     }
 
     /// Takes `session` out; what its connection sends from now on is leftovers.
@@ -54,6 +61,7 @@ final class SessionTable {
         if byName[session.name] === session { byName[session.name] = nil }
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
+        subscribersFound.removeAll()
     }
 
     /// Whether `identity` is a connection whose session ended.
@@ -64,6 +72,18 @@ final class SessionTable {
 
     /// What a supervised plugin subscribed to in its last session; nil for others.
     func lastSubscriptions(of name: String) -> [String]? { lastSubscriptions[name] }
+
+    /// Whether a session other than a tap's or a tool's, or a supervised plugin's last session, subscribes to `topic`:
+    /// false means no plugin receives it now nor when it comes back.
+    func mayHaveSubscribers(_ topic: String) -> Bool {
+        if let found = subscribersFound[topic] { return found }
+        let found = all.contains { !$0.isTapOrTool && $0.wants(topic) }
+            || lastSubscriptions.values.contains { $0.contains { Topic.matches(topic, prefix: $0) } }
+        // Asked of a few topics; bounded all the same.
+        if subscribersFound.count >= 64 { subscribersFound.removeAll() }
+        subscribersFound[topic] = found
+        return found
+    }
 
     /// The supervised plugins without a session now.
     var absentPlugins: [String] {

@@ -115,7 +115,12 @@ final class DeviceStateStore {
     /// Keeps `value` to be written in the transaction of the store's next write rather than in one of its own: both
     /// are kept, or neither. `writeStaged` writes it if no write came meanwhile.
     func stage<T: Encodable>(_ value: T, key: String) {
-        staged[key] = String(decoding: DeviceAPICoding.encode(value), as: UTF8.self)
+        stage(json: DeviceAPICoding.encode(value), key: key)
+    }
+
+    /// Stages a value already encoded as `DeviceAPICoding.encode` encodes it, as `stage` does.
+    func stage(json: [UInt8], key: String) {
+        staged[key] = String(decoding: json, as: UTF8.self)
         unsaved[key] = nil
     }
 

@@ -17,6 +17,21 @@ public struct ScenarioProgress: Codable, Hashable, Sendable {
     public var time: BusTime
 
     static let key = "scenario.progress"
+
+    /// The bytes `DeviceAPICoding.encode` writes for it (keys in order), written directly: it is saved at every step,
+    /// where `Codable`'s containers (or a `JSONValue`'s dictionary) cost many times the writing of the bytes.
+    var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64 + scenario.utf8.count)
+        out.append(contentsOf: #"{"nextStep":"#.utf8)
+        JSONWriter.writeInteger(Int64(nextStep), into: &out)
+        out.append(contentsOf: #","scenario":"#.utf8)
+        JSONWriter.writeString(scenario, into: &out)
+        out.append(contentsOf: #","time":"#.utf8)
+        JSONWriter.writeInteger(time, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
 }
 
 /// Plays a scenario's steps at their bus times — the person using the device — and ends the run after
@@ -49,10 +64,8 @@ final class ScenarioPlayer {
                 }
                 // Saved with the step's first change of the device's state (one transaction: both or neither), or
                 // alone after it, before anything of the step is journaled: a step is played at most once.
-                device.state.stage(ScenarioProgress(scenario: scenario.name, nextStep: index + 1, time: time), key: ScenarioProgress.key)
-                device.emit(topic: DeviceTopic.scenarioStep, body: [
-                    "step": .int(Int64(index + 1)), "line": .int(Int64(step.line)), "action": .string(Self.describe(step.action)),
-                ])
+                device.state.stage(json: ScenarioProgress(scenario: scenario.name, nextStep: index + 1, time: time).json, key: ScenarioProgress.key)
+                device.bus.emit(topic: DeviceTopic.scenarioStep, bodyJSON: Self.stepBody(step: index + 1, line: step.line, action: Self.describe(step.action)))
                 device.perform(step.action)
                 device.saving(ScenarioProgress.key) { try $0.writeStaged() }
             }
@@ -63,6 +76,21 @@ final class ScenarioPlayer {
                 device.bus.whenQuiet { device.bus.stop() }
             }
         }
+    }
+
+    /// `scenario.step`'s body, as `JSONValue` writes `{"step", "line", "action"}` (keys in order), written directly: one
+    /// per step.
+    static func stepBody(step: Int, line: Int, action: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(48 + action.utf8.count)
+        out.append(contentsOf: #"{"action":"#.utf8)
+        JSONWriter.writeString(action, into: &out)
+        out.append(contentsOf: #","line":"#.utf8)
+        JSONWriter.writeInteger(Int64(line), into: &out)
+        out.append(contentsOf: #","step":"#.utf8)
+        JSONWriter.writeInteger(Int64(step), into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// A step in words, for the journal and the timeline.

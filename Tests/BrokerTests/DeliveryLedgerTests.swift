@@ -249,6 +249,67 @@ final class DeliveryLedgerTests: XCTestCase {
         XCTAssertEqual(try store.load().held, [], "a batch's save writes what is held at once")
     }
 
+    /// A save writes only the `meta` rows that changed since the last one: what a restarted broker reads is what was
+    /// last saved of each — the saved number at every save, the reservations when they ran out — and a failed save
+    /// changes none of them.
+    func testEachSaveLeavesTheLastSavedNumberAndReservationsForARestart() throws {
+        let folder = NSTemporaryDirectory() + "/sbmeta-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/bus.sqlite"
+        // A save that reaches bus time 95 is refused at its last `meta` row, after the others were written.
+        try SQLiteConnection(path: path).execute("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TRIGGER refuse AFTER UPDATE ON meta WHEN NEW.key = 'timeReserved' AND NEW.value = 95 BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            """)
+        do {
+            let store = try DeliveryStore(path: path)
+            try store.write(inserts: [:], deletions: [], savedSeq: 1, seqReserved: 1_000, timeReserved: 50)
+            try store.write(inserts: [:], deletions: [], savedSeq: 7, seqReserved: 1_000, timeReserved: 50)
+            var snapshot = try store.load()
+            XCTAssertEqual([snapshot.savedSeq, snapshot.lastSeq], [7, 1_000])
+            XCTAssertEqual(snapshot.busTime, 50)
+            try store.write(inserts: [:], deletions: [], savedSeq: 1_000, seqReserved: 2_000, timeReserved: 50)
+            try store.write(inserts: [:], deletions: [], savedSeq: 1_001, seqReserved: 2_000, timeReserved: 90)
+            // None of the failed batch stays, and the next save writes what changed since the last one committed.
+            XCTAssertThrowsError(try store.write(inserts: [DeliveryStore.Key(plugin: "app", seq: 3): Array("{}".utf8)], deletions: [],
+                                                 savedSeq: 1_500, seqReserved: 3_000, timeReserved: 95))
+            snapshot = try store.load()
+            XCTAssertEqual([snapshot.savedSeq, snapshot.lastSeq], [1_001, 2_000], "the failed batch left nothing")
+            XCTAssertEqual(snapshot.busTime, 90)
+            XCTAssertEqual(snapshot.pending.count, 0)
+            try store.write(inserts: [:], deletions: [], savedSeq: 1_002, seqReserved: 3_000, timeReserved: 90)
+        }
+        let snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual([snapshot.savedSeq, snapshot.lastSeq], [1_002, 3_000])
+        XCTAssertEqual(snapshot.busTime, 90)
+    }
+
+    /// An acknowledged event's publications are forgotten with it (a copy sent after that is new); events that
+    /// published nothing leave the fingerprints of others as they were.
+    func testAnAcknowledgedEventTakesItsPublicationsWithIt() throws {
+        let folder = NSTemporaryDirectory() + "/sbforget-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try DeliveryStore(path: folder + "/bus.sqlite")
+        let ledger = DeliveryLedger(limit: 100, store: store)
+        for seq: UInt64 in 1...3 {
+            XCTAssertNil(ledger.route(seq: seq, envelope: EnvelopeFrame(Array(#"{"seq":\#(seq)}"#.utf8)), to: "app"))
+            ledger.markDelivered(seq: seq, to: "app")
+        }
+        for seq: UInt64 in [1, 3] {
+            XCTAssertFalse(ledger.isRepeat(Publish(topic: "x.app.did", body: Array("{}".utf8)), cause: PublicationCause(seq: seq, index: 0), by: "app"))
+        }
+        try ledger.save(lastSeq: 3, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 0)
+        XCTAssertEqual(Set(try store.load().published.keys.map(\.seq)), [1, 3])
+
+        ledger.acknowledge(upTo: 2, by: "app")
+        try ledger.save(lastSeq: 3, everySequenced: true, busTime: 0, timeAhead: nil, wallNow: 1_000)
+        let saved = try store.load()
+        XCTAssertEqual(saved.pending.map(\.seq), [3])
+        XCTAssertEqual(saved.published, [DeliveryStore.Key(plugin: "app", seq: 3): [DeliveryLedger.fingerprint(Publish(topic: "x.app.did", body: Array("{}".utf8)))]])
+    }
+
     /// The broker keeps bus.sqlite to itself while it runs (no POSIX lock per transaction): a second opener is refused
     /// with an error naming the file, and the store opens again, with what was saved, once the first has closed it.
     func testTheDeliveryStoreIsOpenInOneProcessAtATime() throws {

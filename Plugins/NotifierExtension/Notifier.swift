@@ -76,10 +76,14 @@ final class Notifier: BusPlugin {
 enum TriggerFields {
     static func of(_ envelope: Envelope) -> [String: String] {
         var fields: [String: String] = [:]
-        if case .object(let members) = envelope.bodyValue {
+        let body = envelope.bodyValue
+        if case .object(let members) = body {
             for (name, value) in members { if let text = value.stringValue { fields[name] = text } }
         }
-        if envelope.topic == DeviceTopic.shieldShown, let shown = try? DeviceAPICoding.decode(ShieldShown.self, from: envelope.body) {
+        // Every shielded open makes a `shield.shown`: its body is read from the parsed value (`BodyReading`), and
+        // only one it reads nil goes to `JSONDecoder`, which then refuses it as before.
+        if envelope.topic == DeviceTopic.shieldShown,
+           let shown = ShieldShown(body: body) ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: envelope.body)) {
             fields["target"] = shown.target.displayName
         }
         return fields

@@ -124,8 +124,10 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         if envelope.topic == DeviceTopic.clockChanged || envelope.topic == DeviceTopic.timeZoneChanged, envelope.isFromSystem {
             return clockChanged()
         }
-        guard envelope.topic == "state.changed", envelope.bodyValue["group"]?.stringValue == options.appGroup,
-              let key = envelope.bodyValue["key"]?.stringValue else { return }
+        guard envelope.topic == "state.changed" else { return }
+        // Every App-Group write of every plugin comes here: its body is parsed once.
+        let body = envelope.bodyValue
+        guard body["group"]?.stringValue == options.appGroup, let key = body["key"]?.stringValue else { return }
         switch key {
         case SharedKey.isCurrentlyUnlocked:
             // The app writes the timestamp and then the flag in one transaction: the flag's change is the signal.

@@ -76,14 +76,29 @@ public struct LockState: Equatable {
     }
 
     /// Tokens are stored as base64 of a JSON array (as the write-up does).
-    private static func tokens<T: Codable & Hashable>(_ type: T.Type, _ key: String, _ defaults: SharedDefaults) throws -> Set<T> {
+    private static func tokens<T: StringIdentifier>(_ type: T.Type, _ key: String, _ defaults: SharedDefaults) throws -> Set<T> {
         guard let text = try defaults.string(forKey: key) else { return [] }
         guard let data = Data(base64Encoded: text) else { throw LockStateError.undecodableTokens(key: key, detail: "not base64") }
+        if let strings = plainStrings(data) { return Set(strings.map(T.init(rawValue:))) }
         do {
             return Set(try JSONDecoder().decode([T].self, from: data))
         } catch {
             throw LockStateError.undecodableTokens(key: key, detail: "\(error)")
         }
+    }
+
+    /// The array of strings `serialize` writes, read with BusProtocol's strict reader (every shield's re-block check
+    /// reads the three lists); nil for anything else — an escape, another type — which goes to `JSONDecoder`, which
+    /// reads it or says what is wrong.
+    private static func plainStrings(_ json: Data) -> [String]? {
+        let bytes = [UInt8](json)
+        guard !bytes.contains(UInt8(ascii: "\\")), case .array(let items)? = try? JSONValue(parsing: bytes) else { return nil }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let string) = item else { return nil }
+            strings.append(string)
+        }
+        return strings
     }
 
     /// Serializes tokens for storage, checking that they read back the same before anything is overwritten.

@@ -20,6 +20,7 @@ enum ValueCoding {
 
     /// Decodes `entry` as `T`, throwing `decodeFailed` (never substituting a default) when it does not fit.
     static func decode<T: Decodable>(_ type: T.Type, from entry: StoredEntry) throws -> T {
+        if let read = StoredScalarReading.value(type, json: entry.rawJSON) { return read }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         // From the text's bytes, not `Data(_: some Sequence)`, which first casts its argument to `ContiguousBytes` at

@@ -144,7 +144,9 @@ public struct UsageLedger: Codable, Equatable, Sendable {
     // MARK: - Aggregation
 
     private static func requireName(_ name: String, field: String) throws {
-        guard !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        // What trimming would leave, without building it (a record names its app, category or target).
+        let blank = CharacterSet.whitespacesAndNewlines
+        guard name.unicodeScalars.contains(where: { !blank.contains($0) }) else {
             throw UsageLedgerError.emptyName(field: field)
         }
     }

@@ -187,6 +187,10 @@ final class LedgerTests: XCTestCase {
         XCTAssertThrowsError(try ledger.ingest(.pickup(app: "  ", at: FixedWeek.sunday))) {
             XCTAssertEqual($0 as? UsageLedgerError, .emptyName(field: "app"))
         }
+        // Blank in any script: tabs, line breaks, NEL, the ideographic space.
+        XCTAssertThrowsError(try ledger.ingest(.shieldEncounter(target: "\t\r\n\u{85}\u{3000}\u{2029}", at: FixedWeek.sunday))) {
+            XCTAssertEqual($0 as? UsageLedgerError, .emptyName(field: "shield target"))
+        }
         XCTAssertThrowsError(try ledger.ingest(.appUsage(app: "Notes", category: "Productivity",
                                                          start: FixedWeek.sunday, end: FixedWeek.sunday + 8 * 86400))) {
             XCTAssertEqual($0 as? UsageLedgerError,

@@ -18,11 +18,12 @@ public final class Broker {
     public let clock: BusClock
     let logger: Logger
 
-    private var services: [BrokerService] = [] {
-        didSet { servicesByTopic.removeAll() }
-    }
-    /// By topic, the services that receive it, found once (their subscriptions are fixed once added): every event
-    /// sequenced asks, and the clock asks about its tick at every bus minute. Bounded: plugins' topics are many.
+    private var services: [BrokerService] = []
+    /// Each service's subscriptions as read when it was added: what a service receives is fixed then, whatever its
+    /// property answers later.
+    private var servicePrefixes: [[String]] = []
+    /// By topic, the services that receive it, found once: every event sequenced asks, and the clock asks about its
+    /// tick at every bus minute. Bounded: plugins' topics are many.
     private var servicesByTopic: [String: [BrokerService]] = [:]
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
@@ -90,12 +91,15 @@ public final class Broker {
         recorder = Recorder(ledger: ledger, outbox: outbox, statistics: statistics, clock: clock, logger: logger)
         outbox.drainer = self
         time.bus = self
-        services = [ClockControl(clock: clock, time: time), PluginAdministration(broker: self)]
+        addService(ClockControl(clock: clock, time: time))
+        addService(PluginAdministration(broker: self))
     }
 
     /// Adds an in-process component (the device OS's parts) that receives events like a plugin and may emit events.
     public func addService(_ service: BrokerService) {
         services.append(service)
+        servicePrefixes.append(service.subscriptions)
+        servicesByTopic.removeAll()
     }
 
     /// Calls `observer` with every sequenced event, in order, on the broker's thread, once its batch is committed
@@ -430,7 +434,7 @@ public final class Broker {
 
     private func services(receiving topic: String) -> [BrokerService] {
         if let found = servicesByTopic[topic] { return found }
-        let found = services.filter { $0.subscriptions.contains { Topic.matches(topic, prefix: $0) } }
+        let found = zip(services, servicePrefixes).filter { $0.1.contains { Topic.matches(topic, prefix: $0) } }.map(\.0)
         if servicesByTopic.count >= 256 { servicesByTopic.removeAll() }
         servicesByTopic[topic] = found
         return found

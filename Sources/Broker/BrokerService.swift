@@ -6,8 +6,7 @@ import BusProtocol
 /// An in-process part of the broker — the device OS's clock, enforcement and scheduling — that sees events
 /// like a plugin does and emits events through the sequencer.
 public protocol BrokerService: AnyObject {
-    /// Topic prefixes this service receives: fixed once the service is added (the broker keeps, by topic, which
-    /// services receive it).
+    /// Topic prefixes this service receives: read once, when the service is added.
     var subscriptions: [String] { get }
     /// Called once before the broker starts serving.
     func attach(to bus: any ServiceBus)

@@ -84,8 +84,9 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
     public func restartEnded() {
         for name in templates.keys.sorted() {
             guard let ended = templates[name], ended.hasEnded else { continue }
-            // Its channel in this process, still open: closed, and the process reaped (this is its parent).
-            ended.retire()
+            // Its channel in this process, still open: closed, and the process reaped unless the broker template's
+            // wait for any day already did.
+            ended.forgetEnded()
             templates[name] = nil
             let count = restarts[name, default: 0] + 1
             restarts[name] = count

@@ -204,9 +204,17 @@ final class LaunchTemplate {
         if awaitExit(until: monotonicMilliseconds() + Self.killedMilliseconds) { reap() }
     }
 
-    /// Whether the template's process has ended (its channel may still be open in this process: a day that retired
-    /// a kept template did so in its own copy).
-    var hasEnded: Bool { awaitExit(until: nil) }
+    /// Whether the template's process is known to have ended (its channel may still be open in this process: a day
+    /// that retired a kept template did so in its own copy). Without a process descriptor it is never known: once a
+    /// parent's wait for any child reaped it, its pid may name another process.
+    var hasEnded: Bool { processDescriptor >= 0 && awaitExit(until: nil) }
+
+    /// A template that ended: its channel closed here, and its process reaped if this process is its parent and has
+    /// not yet. Nothing is signalled: it has ended.
+    func forgetEnded() {
+        close()
+        reap()
+    }
 
     /// Waits until the template's process has ended, at most until `deadline` (nil: not at all): whether it has.
     private func awaitExit(until deadline: Int64?) -> Bool {

@@ -319,12 +319,15 @@ final class ExploreTests: XCTestCase {
             XCTAssertTrue(outcomes.allSatisfy { $0.runProblem == nil && $0.events > 100 }, "\(outcomes.map { ($0.day.seed, $0.events, $0.runProblem ?? "") })")
             // Played in the worker's folder, on its kept sandboxes (their bus socket's folder is there), or not.
             XCTAssertEqual(FileManager.default.fileExists(atPath: directory.path + "/worker-1/run/bus"), kept, "the days were played on a worker's kept sandboxes")
-            // The broker template and the sandboxes name the worker's folder on their command lines.
-            let left = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
-                guard pid_t(entry) != nil, let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { return false }
-                return String(decoding: command, as: UTF8.self).contains(directory.path)
+            // The broker template and the sandboxes name the worker's folder on their command lines; sandboxes end with
+            // their parent, a moment after it.
+            func left() -> [String] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { entry in
+                    guard pid_t(entry) != nil, let command = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline")) else { return false }
+                    return String(decoding: command, as: UTF8.self).contains(directory.path)
+                }
             }
-            XCTAssertEqual(left, [], "processes of the explore's workers outlived it")
+            if !waitUntil("no process of the explore's workers left", { left().isEmpty }) { XCTFail("left: \(left())") }
             return journals.withLock { $0 }
         }
         let first = try journals(of: [days[2]]), afterOthers = try journals(of: days), executed = try journals(of: [days[2]], kept: false)

@@ -146,7 +146,7 @@ let package = Package(
                 swiftSettings: appleModuleAliases),
         .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "NaivePluginKit"], path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
-        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
+        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK", "CProcessControl"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),

@@ -1,7 +1,9 @@
 // The template process of a plugin (Android's zygote): the broker starts the plugin's executable once, inside the
 // plugin's sandbox, with SHIELDBUS_LAUNCH_CHANNEL set. This constructor runs after the dynamic loader has mapped and
-// relocated everything and before any of the program's own code (Swift's `main`, its globals, Foundation, libzmq),
-// and waits there. For each launch the broker sends the launch's environment; the template forks, and the child
+// relocated everything and before any of the program's own code (Swift's `main`, its globals), and waits there. In a
+// release program it runs after swiftrt's registration of the program's images and before the constructors linked
+// after it (the Swift runtime's others, Foundation's, Dispatch's, libzmq's), which each launch runs itself; a debug
+// build's shared libraries ran theirs before it (docs/architecture.md § 8). For each launch the broker sends the launch's environment; the template forks, and the child
 // returns from the constructor with that environment, so the program starts from `main` as if just executed —
 // fresh memory, no state of an earlier launch — without paying exec, loading and relocation again.
 //

@@ -10,17 +10,23 @@ import SQLite
 /// The Swift runtime's type metadata of the generic types every launch's path through the SDK makes first (the
 /// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values): made at first use by
 /// a look-up of the type's mangled name, the instantiation of its metadata and a scan of the program's conformance
-/// records for the requirements of its generic parameters — the largest share of a short-lived extension's own work.
-/// Made in the template, the metadata and the program's cache of each look-up are in every launch's memory as the
-/// fork copies it.
+/// records for the requirements of its generic parameters. Made in the template, the metadata and the program's cache
+/// of each look-up are in every launch's memory as the fork copies it, so no launch makes them again.
 ///
-/// What it may touch is narrow, because it runs in the template's C constructor (`CLaunchTemplate`), before the Swift
-/// runtime's and the libraries' own constructors and before `main`: the standard library's hashing seed is not drawn
-/// yet (each launch draws its own), and Foundation, Dispatch and libzmq are not initialised. So it only names types
-/// and reserves storage that it releases at once: no value is hashed, no global or `static let` is made (a kept
-/// `Set` or `Dictionary` would be laid out with a seed other than the launch's), nothing reads the environment,
-/// the clock or the time zone (a launch's own), no file is opened, no thread started. Metadata is a fact of the
-/// program, the same in every launch; whatever a launch's code does is still done in the launch.
+/// What it may touch is narrow, because it runs in the template's C constructor (`CLaunchTemplate`), before `main`.
+/// In a release program (static standard library) the constructors run in link order: swiftrt's
+/// `swift_image_constructor` has registered the program's type and conformance records, which the look-ups scan, but
+/// the runtime's other constructors (the one that draws the standard library's hashing seed among them), Swift
+/// Concurrency's, Dispatch's, CoreFoundation's and libzmq's run after it, and each launch runs them itself. In a debug
+/// build those live in shared libraries, whose constructors all ran before it (the seed is then drawn once, in the
+/// template). So it only names types and reserves storage that it releases at once: no value is hashed, no global or
+/// `static let` is made (a kept `Set` or `Dictionary` would be laid out with a seed other than the launch's), nothing
+/// reads the environment, the clock or the time zone (a launch's own), no file is opened, no thread started. No
+/// Swift Concurrency standard type (one mangled `Sc…`, whose descriptor Concurrency's own constructor registers:
+/// `Task`, `CheckedContinuation`, `AsyncStream`…; `TaskLocal` is not one) and no type whose metadata needs
+/// CoreFoundation or Dispatch may be added: in a release program they are set up after this runs. Metadata is a fact
+/// of the program, the same in every launch; whatever a launch's code does is still done in the launch. The order is
+/// checked by LaunchTemplateWarmUpTests.
 enum LaunchTemplateWarmUp {
     static func run() {
         reserveArrays()

@@ -2,7 +2,10 @@
 // under the ios-realistic profile its process ends after every callback, so the count never gets past 1. It counts
 // them twice: in the extension's instance (`seen`) and in a global of the program (`process`), which a launch forked
 // from the plugin's template must not inherit from an earlier launch either; `pid` is its pid inside its sandbox.
+// It also says what tells a launch's start from the template's (LaunchTemplateWarmUpTests): `hash`, a fixed string's
+// hash under this process's hashing seed, and `threadsAtMain`, its threads when its `main` began.
 
+import CProcessControl
 import DeviceActivity
 import FamilyControls
 import Foundation
@@ -10,6 +13,17 @@ import ShieldBusSDK
 
 /// Callbacks handled by this process, whichever instance handled them.
 var callbacksInThisProcess = 0
+
+/// This process's threads as its `main` begins (top-level code runs in order, this before `PluginHost.run`), counted
+/// as the template counts its own.
+let threadsAtMain = Int64(shieldbus_thread_count())
+
+/// A fixed string's hash: the same in two processes only if they hash with the same seed.
+func hashOfAFixedString() -> Int64 {
+    var hasher = Hasher()
+    hasher.combine("x")
+    return Int64(hasher.finalize())
+}
 
 final class MemoryMonitor: DeviceActivityMonitor {
     var callbacksSeen = 0
@@ -27,8 +41,10 @@ final class MemoryMonitor: DeviceActivityMonitor {
     override func intervalDidStart(for activity: DeviceActivityName) {
         callbacksSeen += 1
         callbacksInThisProcess += 1
-        try? PluginRuntime.current?.publish("app.test.memory", json: ["seen": .int(Int64(callbacksSeen)), "process": .int(Int64(callbacksInThisProcess)),
-                                                                      "pid": .int(Int64(getpid()))])
+        try? PluginRuntime.current?.publish("app.test.memory", json: [
+            "seen": .int(Int64(callbacksSeen)), "process": .int(Int64(callbacksInThisProcess)), "pid": .int(Int64(getpid())),
+            "hash": .int(hashOfAFixedString()), "threadsAtMain": .int(threadsAtMain),
+        ])
     }
 }
 

@@ -81,7 +81,7 @@ enum TriggerFields {
             for (name, value) in members { if let text = value.stringValue { fields[name] = text } }
         }
         // Every shielded open makes a `shield.shown`: its body is read from the parsed value (`BodyReading`), and
-        // only one it reads nil goes to `JSONDecoder`, which then refuses it as before.
+        // only one it reads nil goes to `JSONDecoder`, which reads it or refuses it.
         if envelope.topic == DeviceTopic.shieldShown,
            let shown = ShieldShown(body: body) ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: envelope.body)) {
             fields["target"] = shown.target.displayName

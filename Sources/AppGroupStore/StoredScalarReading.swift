@@ -45,7 +45,8 @@ enum StoredScalarReading {
             if utf8.first == UInt8(ascii: "+") || utf8.first == UInt8(ascii: "-") { utf8 = utf8.dropFirst() }
             guard digits() > 0 else { return nil }
         }
-        guard utf8.isEmpty, let value = Double(json), value.isFinite else { return nil }
+        // A zero is left to JSONDecoder too: a non-zero text that underflows reads as 0 here, and JSONDecoder refuses it.
+        guard utf8.isEmpty, let value = Double(json), value.isFinite, value != 0 else { return nil }
         return value
     }
 

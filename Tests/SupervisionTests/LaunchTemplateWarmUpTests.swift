@@ -35,6 +35,7 @@ final class LaunchTemplateWarmUpTests: XCTestCase {
         let pids = values("pid", forked)
         XCTAssertEqual(pids.count, 3)
         XCTAssertTrue(pids.allSatisfy { $0 > 1 }, "served by the template after its warm-up, not launched plainly: \(pids)\n\(runs[0].errors)")
+        XCTAssertEqual(Set(values("pid", plain)), [1], "a plain launch is its sandbox's first process: what tells the two apart")
         XCTAssertEqual(values("threadsAtMain", forked), [1, 1, 1], "a launch starts on the one thread it was forked on")
 
         let plainHashes = values("hash", plain)

@@ -169,10 +169,13 @@ public final class DayRunner: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         let errors = errorDescriptor < 0 ? nil : FileHandle(fileDescriptor: errorDescriptor, closeOnDealloc: true)
         process.standardError = errors
+        // Its end is taken from the termination handler: `waitUntilExit` looks every 50 ms, a pause after every day.
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         try? errors?.close()  // the child has its copy; explore plays thousands of days in one process
         launches.started(process.processIdentifier)
-        process.waitUntilExit()
+        exited.wait()
         launches.exited(process.processIdentifier)
         return process.terminationStatus
     }

@@ -69,6 +69,9 @@ public struct ExecutablePromiseModel: PromiseModel {
         process.standardInput = input
         process.standardOutput = output
         process.standardError = errors
+        // Its end is taken from the termination handler: `waitUntilExit` looks every 50 ms, a pause after every day judged.
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         try process.run()
         // Written from another thread: a model that answers while reading would otherwise fill its pipe and ours.
         let writer = Thread {
@@ -83,7 +86,7 @@ public struct ExecutablePromiseModel: PromiseModel {
         let reader = Thread { complaints.data = errors.fileHandleForReading.readDataToEndOfFile() }
         reader.start()
         let answer = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        exited.wait()
         let complaint = complaints.wait()
         guard process.terminationStatus == 0 else {
             throw Failure(description: "the promise model \(path) exited with status \(process.terminationStatus): \(complaint.split(separator: "\n").suffix(3).joined(separator: " / "))")

@@ -1,3 +1,5 @@
+// Past 500 lines: explore end to end (generation, playing, shrinking, kept sandboxes, determinism) shares one class's
+// fixtures — the catalog, the generator and the `explore` runner; the other files of this folder hold the parts that stand alone.
 import BusProtocol
 import Configuration
 import DeviceAPI

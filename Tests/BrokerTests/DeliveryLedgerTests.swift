@@ -2,6 +2,7 @@
 import BusProtocol
 import Configuration
 import SQLite
+import ShieldBusTestSupport
 import XCTest
 import ZeroMQ
 
@@ -123,9 +124,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// by cause, index, topic and body — and across a broker restart (the store); anything else is new. Many
     /// seeded runs: each publication is sent once, then the whole handling is sent again, sometimes changed.
     func testCopiesOfPublicationsAreRecognisedAcrossARestartAndNothingElseIs() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "ledger")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         for seed in UInt64(1)...40 {
             var random = SeededRandom(seed: seed)
             let path = folder + "/bus-\(seed).sqlite"
@@ -189,9 +190,9 @@ final class DeliveryLedgerTests: XCTestCase {
 
     /// Observers' held publications and the last saved number survive in bus.sqlite; a save without them keeps them.
     func testHeldPublicationsAreKeptAcrossARestart() throws {
-        let folder = NSTemporaryDirectory() + "/sbheld-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "sbheld")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         let path = folder + "/bus.sqlite"
         let held = [DeliveryStore.Held(source: "reports", topic: "state.changed", body: Array(#"{"key":"a"}"#.utf8), corr: nil, deadline: nil),
                     DeliveryStore.Held(source: "notifier", topic: "x.notifier.note", body: Array("{}".utf8), corr: "c-1", deadline: 42)]
@@ -218,9 +219,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// the next save, and never after the acknowledgement of the event it answers — here the acknowledgements'
     /// save a second on, which writes both.
     func testAHeldPublicationWaitsForTheNextSaveAndGoesInWithTheAcknowledgement() throws {
-        let folder = NSTemporaryDirectory() + "/sbheldwait-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "sbheldwait")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         let store = try DeliveryStore(path: folder + "/bus.sqlite")
         let ledger = DeliveryLedger(limit: 100, store: store)
         XCTAssertNil(ledger.route(seq: 5, envelope: EnvelopeFrame(Array(#"{"seq":5}"#.utf8)), to: "reports"))
@@ -253,9 +254,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// last saved of each — the saved number at every save, the reservations when they ran out — and a failed save
     /// changes none of them.
     func testEachSaveLeavesTheLastSavedNumberAndReservationsForARestart() throws {
-        let folder = NSTemporaryDirectory() + "/sbmeta-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "sbmeta")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         let path = folder + "/bus.sqlite"
         // A save that reaches bus time 95 is refused at its last `meta` row, after the others were written.
         try SQLiteConnection(path: path).execute("""
@@ -288,9 +289,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// An acknowledged event's publications are forgotten with it (a copy sent after that is new); events that
     /// published nothing leave the fingerprints of others as they were.
     func testAnAcknowledgedEventTakesItsPublicationsWithIt() throws {
-        let folder = NSTemporaryDirectory() + "/sbforget-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "sbforget")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         let store = try DeliveryStore(path: folder + "/bus.sqlite")
         let ledger = DeliveryLedger(limit: 100, store: store)
         for seq: UInt64 in 1...3 {
@@ -313,9 +314,9 @@ final class DeliveryLedgerTests: XCTestCase {
     /// The broker keeps bus.sqlite to itself while it runs (no POSIX lock per transaction): a second opener is refused
     /// with an error naming the file, and the store opens again, with what was saved, once the first has closed it.
     func testTheDeliveryStoreIsOpenInOneProcessAtATime() throws {
-        let folder = NSTemporaryDirectory() + "/sbexclusive-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let directory = TemporaryDirectory(prefix: "sbexclusive")
+        defer { withExtendedLifetime(directory) {} }
+        let folder = directory.path
         let path = folder + "/bus.sqlite"
         do {
             let store = try DeliveryStore(path: path, busyTimeout: 0.05)

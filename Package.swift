@@ -194,7 +194,7 @@ let package = Package(
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "SQLite", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "Benchmarks/ShieldBusBench"),
         .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
 

@@ -1,0 +1,93 @@
+/// How often each guaranteed cost comes per journal event over the heavy days (docs/benchmarks.md: "Turns only where
+/// needed", "SQLite's share of a heavy day"), and the sizes of the runs the targets are about.
+struct FloorCounts {
+    /// Hand-offs the broker waits for (each a round trip between two processes).
+    var turns = 0.23
+    /// `bus.sqlite` saves (exclusive store).
+    var busSaves = 0.46
+    /// `device.sqlite` commits (shared store).
+    var deviceCommits = 0.21
+    /// Events recorded in a plugin's handled-events record, each one transaction (shared store).
+    var handledRecords = 0.53
+    /// App-Group writes (shared store).
+    var appGroupWrites = 0.18
+    /// Journal lines.
+    var journalLines = 1.0
+
+    /// The heavy-user year's journal events (seed 2026, 365 days).
+    static let yearEvents = 518_236.0
+    /// `make run`'s day: its journal events, and its processes (the broker unsandboxed, six plugins sandboxed).
+    static let makeRunDayEvents = 353.0
+    static let makeRunDayPlugins = 6.0
+    static let cores = 2.0
+}
+
+/// The least CPU the guarantees allow per journal event — Σ count × unit cost — and what it makes of each target's
+/// run. Lower bounds: a run pays more (the device OS's work, the plugins' own, every delivery beyond a turn's
+/// first), never less while the guarantees stand.
+struct Floor {
+    let units: FloorUnits
+    var counts = FloorCounts()
+
+    /// µs of CPU per journal event, every process.
+    var perEvent: Double {
+        counts.turns * units.roundTrip + counts.busSaves * units.exclusiveCommit
+            + (counts.deviceCommits + counts.handledRecords + counts.appGroupWrites) * units.sharedCommit
+            + counts.journalLines * units.journalLine
+    }
+
+    /// µs of CPU per journal event on the broker's loop thread: its side of each turn, its two stores, the journal.
+    var brokerLoopPerEvent: Double {
+        counts.turns * units.roundTripSender + counts.busSaves * units.exclusiveCommit
+            + counts.deviceCommits * units.sharedCommit + counts.journalLines * units.journalLine
+    }
+
+    /// The heavy year's CPU, in s.
+    var yearCPUSeconds: Double { perEvent * FloorCounts.yearEvents / 1e6 }
+    /// Its least wall time: every core busy all the time (a virtual-time run's turns are one after the other, so
+    /// nearer the CPU itself).
+    var yearSeconds: Double { yearCPUSeconds / FloorCounts.cores }
+
+    /// `make run`'s day's least wall time, in s: the broker's start to its stop and, on the cores, the six sandboxed
+    /// plugin starts and the events; never less than the broker's start followed by one sandboxed start.
+    var makeRunDaySeconds: Double {
+        let cpu = (units.swiftExec.cpu + FloorCounts.makeRunDayPlugins * units.sandboxedSwift.cpu) / 1000 + FloorCounts.makeRunDayEvents * perEvent / 1000
+        let criticalPath = units.swiftExec.wall + units.sandboxedSwift.wall
+        return max(cpu / FloorCounts.cores, criticalPath) / 1000
+    }
+
+    var makeRunDayEventsPerSecond: Double { FloorCounts.makeRunDayEvents / makeRunDaySeconds }
+
+    /// The rows of the table: the units, then a row per target with the floor beside it. `met` says whether the
+    /// target lies at or above the floor (reachable under the guarantees); "below the floor" when it does not.
+    var figures: [Figure] {
+        func unit(_ name: String, _ value: Double, _ unit: String = "µs", _ note: String = "") -> Figure {
+            Figure(name: "floor unit: " + name, value: value, unit: unit, baseline: nil, target: nil, better: .neither, note: note)
+        }
+        func verdict(_ figure: Figure) -> Figure {
+            var figure = figure
+            figure.note = (figure.met == false ? "target below the floor" : "target above the floor") + (figure.note.isEmpty ? "" : "; " + figure.note)
+            return figure
+        }
+        let composed = units.roundTrip + units.exclusiveCommit + units.sharedCommit
+        return [
+            unit("libzmq round trip between two processes, CPU", units.roundTrip, "µs", String(format: "sender's main thread %.1f µs", units.roundTripSender)),
+            unit("durable turn (save, hand-off, handled record, ack), CPU", units.durableTurn, "µs",
+                 String(format: "sender's main thread %.1f µs; round trip + both commits %.1f µs", units.durableTurnSender, composed)),
+            unit("WAL commit, exclusive (bus.sqlite's mode), CPU", units.exclusiveCommit),
+            unit("WAL commit, shared (device, handled, App Group), CPU", units.sharedCommit),
+            unit("journal line, CPU", units.journalLine),
+            unit("sandboxed start to stop, /bin/true, CPU", units.sandboxedTrue.cpu, "ms", String(format: "wall %.2f ms", units.sandboxedTrue.wall)),
+            unit("sandboxed start to stop, empty Swift program, CPU", units.sandboxedSwift.cpu, "ms", String(format: "wall %.2f ms", units.sandboxedSwift.wall)),
+            unit("exec of an empty Swift program, CPU", units.swiftExec.cpu, "ms", String(format: "wall %.2f ms", units.swiftExec.wall)),
+            unit("fork of a running Swift program, child exits, CPU", units.swiftFork.cpu, "ms", String(format: "wall %.2f ms", units.swiftFork.wall)),
+            Figure(name: "floor per journal event, every process, CPU", value: perEvent, unit: "µs", baseline: nil, target: nil, better: .lower,
+                   note: String(format: "the year at it: %.1f CPU-s", yearCPUSeconds)),
+            verdict(Figure(name: "floor: heavy-user year, wall on 2 cores", value: yearSeconds, unit: "s", baseline: nil, target: 15, better: .lower,
+                           note: String(format: "serial turns: %.1f s", yearCPUSeconds))),
+            verdict(Figure(name: "floor: make run's day", value: makeRunDayEventsPerSecond, unit: "events/s", baseline: nil, target: 10_000, better: .higher,
+                           note: String(format: "%.1f ms", makeRunDaySeconds * 1000))),
+            verdict(Figure(name: "floor: broker's loop CPU per journal event", value: brokerLoopPerEvent, unit: "µs", baseline: nil, target: 10, better: .lower)),
+        ]
+    }
+}

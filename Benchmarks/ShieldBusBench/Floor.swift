@@ -29,31 +29,45 @@ struct Floor {
     let units: FloorUnits
     var counts = FloorCounts()
 
-    /// µs of CPU per journal event, every process.
+    /// µs of CPU per journal event, every process: each turn measured whole with the save before it and the
+    /// handled record it makes (the processes wake each other, so a turn costs more than its parts alone), and the
+    /// saves, handled records, commits and lines beyond the turns' at their costs alone.
     var perEvent: Double {
+        counts.turns * units.durableTurn + max(0, counts.busSaves - counts.turns) * units.exclusiveCommit
+            + (max(0, counts.handledRecords - counts.turns) + counts.deviceCommits + counts.appGroupWrites) * units.sharedCommit
+            + counts.journalLines * units.journalLine
+    }
+
+    /// The same from the units alone (a bare round trip per turn, every commit apart): a looser bound.
+    var perEventFromUnitsAlone: Double {
         counts.turns * units.roundTrip + counts.busSaves * units.exclusiveCommit
             + (counts.deviceCommits + counts.handledRecords + counts.appGroupWrites) * units.sharedCommit
             + counts.journalLines * units.journalLine
     }
 
-    /// µs of CPU per journal event on the broker's loop thread: its side of each turn, its two stores, the journal.
+    /// µs of CPU per journal event on the broker's loop thread: its side of each durable turn (the save included),
+    /// the saves beyond the turns', `device.sqlite`'s commits, the journal.
     var brokerLoopPerEvent: Double {
-        counts.turns * units.roundTripSender + counts.busSaves * units.exclusiveCommit
+        counts.turns * units.durableTurnSender + max(0, counts.busSaves - counts.turns) * units.exclusiveCommit
             + counts.deviceCommits * units.sharedCommit + counts.journalLines * units.journalLine
     }
 
     /// The heavy year's CPU, in s.
     var yearCPUSeconds: Double { perEvent * FloorCounts.yearEvents / 1e6 }
-    /// Its least wall time: every core busy all the time (a virtual-time run's turns are one after the other, so
-    /// nearer the CPU itself).
-    var yearSeconds: Double { yearCPUSeconds / FloorCounts.cores }
+    /// µs of wall time per journal event that no second core can share: the turns' chain (the save, the hand-off,
+    /// the handled record and the acknowledgement follow each other) and the broker's loop, one thread.
+    var serialPerEvent: Double { max(counts.turns * units.durableTurn, brokerLoopPerEvent) }
+    /// Its least wall time, in s: every core busy all the time, and never less than its serial part.
+    var yearSeconds: Double { max(yearCPUSeconds / FloorCounts.cores, serialPerEvent * FloorCounts.yearEvents / 1e6) }
 
-    /// `make run`'s day's least wall time, in s: the broker's start to its stop and, on the cores, the six sandboxed
-    /// plugin starts and the events; never less than the broker's start followed by one sandboxed start.
+    /// `make run`'s day's least wall time, in s: the CPU of the broker's start and stop, the six sandboxed plugin
+    /// starts and stops and the events, on every core; never less than the broker's start, one sandboxed start and
+    /// the events' serial part one after the other (each start by its CPU rather than its wall time, which other work
+    /// on the machine stretches).
     var makeRunDaySeconds: Double {
-        let cpu = (units.swiftExec.cpu + FloorCounts.makeRunDayPlugins * units.sandboxedSwift.cpu) / 1000 + FloorCounts.makeRunDayEvents * perEvent / 1000
-        let criticalPath = units.swiftExec.wall + units.sandboxedSwift.wall
-        return max(cpu / FloorCounts.cores, criticalPath) / 1000
+        let cpu = (units.swiftExec.cpu + FloorCounts.makeRunDayPlugins * units.sandboxedSwift.cpu) / 1000 + FloorCounts.makeRunDayEvents * perEvent / 1e6
+        let serial = (units.swiftExec.cpu + units.sandboxedSwift.cpu) / 1000 + FloorCounts.makeRunDayEvents * serialPerEvent / 1e6
+        return max(cpu / FloorCounts.cores, serial)
     }
 
     var makeRunDayEventsPerSecond: Double { FloorCounts.makeRunDayEvents / makeRunDaySeconds }
@@ -74,7 +88,8 @@ struct Floor {
             unit("libzmq round trip between two processes, CPU", units.roundTrip, "µs", String(format: "sender's main thread %.1f µs", units.roundTripSender)),
             unit("durable turn (save, hand-off, handled record, ack), CPU", units.durableTurn, "µs",
                  String(format: "sender's main thread %.1f µs; round trip + both commits %.1f µs", units.durableTurnSender, composed)),
-            unit("WAL commit, exclusive (bus.sqlite's mode), CPU", units.exclusiveCommit),
+            unit("WAL commit, exclusive (bus.sqlite's mode), CPU", units.exclusiveCommit, "µs",
+                 String(format: "the turn's bus.sqlite-like save alone %.1f µs", units.ledgerSave)),
             unit("WAL commit, shared (device, handled, App Group), CPU", units.sharedCommit),
             unit("journal line, CPU", units.journalLine),
             unit("sandboxed start to stop, /bin/true, CPU", units.sandboxedTrue.cpu, "ms", String(format: "wall %.2f ms", units.sandboxedTrue.wall)),
@@ -82,9 +97,9 @@ struct Floor {
             unit("exec of an empty Swift program, CPU", units.swiftExec.cpu, "ms", String(format: "wall %.2f ms", units.swiftExec.wall)),
             unit("fork of a running Swift program, child exits, CPU", units.swiftFork.cpu, "ms", String(format: "wall %.2f ms", units.swiftFork.wall)),
             Figure(name: "floor per journal event, every process, CPU", value: perEvent, unit: "µs", baseline: nil, target: nil, better: .lower,
-                   note: String(format: "the year at it: %.1f CPU-s", yearCPUSeconds)),
+                   note: String(format: "the year at it: %.1f CPU-s; from the units alone %.1f µs", yearCPUSeconds, perEventFromUnitsAlone)),
             verdict(Figure(name: "floor: heavy-user year, wall on 2 cores", value: yearSeconds, unit: "s", baseline: nil, target: 15, better: .lower,
-                           note: String(format: "serial turns: %.1f s", yearCPUSeconds))),
+                           note: String(format: "%.1f CPU-s; its serial part %.1f s", yearCPUSeconds, serialPerEvent * FloorCounts.yearEvents / 1e6))),
             verdict(Figure(name: "floor: make run's day", value: makeRunDayEventsPerSecond, unit: "events/s", baseline: nil, target: 10_000, better: .higher,
                            note: String(format: "%.1f ms", makeRunDaySeconds * 1000))),
             verdict(Figure(name: "floor: broker's loop CPU per journal event", value: brokerLoopPerEvent, unit: "µs", baseline: nil, target: 10, better: .lower)),

@@ -21,6 +21,8 @@ struct FloorUnits {
     var durableTurnSender: Double
     /// A write transaction of one small row with the commit tally and its note, in each store's mode.
     var exclusiveCommit: Double
+    /// The `bus.sqlite`-like save the durable turn makes, alone.
+    var ledgerSave: Double
     var sharedCommit: Double
     /// One journal line written (`write` of a 300-byte line, appended).
     var journalLine: Double
@@ -90,13 +92,15 @@ struct FloorBench {
         var samples: [[Double]] = []
         var startSamples: [[FloorUnits.Start]] = []
         for round in 1...rounds {
-            progress("floor: round \(round) of \(rounds)")
             let bare = try turns.run(FloorMessage.bare, count: operations, save: nil)
             let durable = try turns.run(FloorMessage.durable, count: operations, save: ledger.save)
             let exclusiveCost = try threadMicroseconds(per: operations) { try exclusive.write($0) }
+            let saveCost = try threadMicroseconds(per: operations) { _ in try ledger.save(turns.takeSeq()) }
             let sharedCost = try threadMicroseconds(per: operations) { try shared.write($0) }
             let lineCost = try threadMicroseconds(per: operations) { _ in try journal.writeLine() }
-            samples.append([bare.total, bare.sender, durable.total, durable.sender, exclusiveCost, sharedCost, lineCost])
+            samples.append([bare.total, bare.sender, durable.total, durable.sender, exclusiveCost, sharedCost, lineCost, saveCost])
+            progress(String(format: "floor: round %d: round trip %.1f µs, durable turn %.1f µs, commits %.1f / %.1f µs (CPU)", round, bare.total, durable.total,
+                            exclusiveCost, sharedCost))
             startSamples.append([try timer.sandboxed(swift: false, count: starts), try timer.sandboxed(swift: true, count: starts),
                                  try timer.executed(count: starts), try timer.forked(count: starts)])
         }
@@ -109,7 +113,7 @@ struct FloorBench {
             FloorUnits.Start(cpu: FloorBench.median(startSamples.map { $0[column].cpu }), wall: FloorBench.median(startSamples.map { $0[column].wall }))
         }
         return FloorUnits(roundTrip: median(0), roundTripSender: median(1), durableTurn: median(2), durableTurnSender: median(3),
-                          exclusiveCommit: median(4), sharedCommit: median(5), journalLine: median(6),
+                          exclusiveCommit: median(4), ledgerSave: median(7), sharedCommit: median(5), journalLine: median(6),
                           sandboxedTrue: startMedian(0), sandboxedSwift: startMedian(1), swiftExec: startMedian(2), swiftFork: startMedian(3))
     }
 
@@ -140,6 +144,12 @@ final class TurnDriver {
         self.peer = peer
     }
 
+    /// The next sequence number: every save and hand-off has a new one, as the ledger's events do.
+    func takeSeq() -> UInt64 {
+        nextSeq += 1
+        return nextSeq
+    }
+
     /// µs of CPU per turn: both processes, every thread (`total`), and this process's main thread (`sender`).
     func run(_ kind: Frame, count: Int, save: ((UInt64) throws -> Void)?) throws -> (total: Double, sender: Double) {
         let peerBefore = try peerCPU()
@@ -147,8 +157,7 @@ final class TurnDriver {
         let threadBefore = cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID) ?? 0
         var frames: [Frame] = []
         for _ in 0..<count {
-            nextSeq += 1
-            let seq = nextSeq
+            let seq = takeSeq()
             try save?(seq)
             try router.send([peer, kind, FloorMessage.seq(seq), FloorBench.envelope])
             guard try router.receive(into: &frames), frames.count == 3, frames[1] == FloorMessage.ack, FloorMessage.seq(frames[2]) == seq else {

@@ -32,7 +32,7 @@ struct BenchOptions {
     var exploreDays = 1_000
     /// The floor suite's rounds (the median is reported), turns, round trips and commits per round, and process
     /// starts of each kind per round.
-    var floorRounds = 7
+    var floorRounds = 9
     var floorOperations = 3_000
     var floorStarts = 20
 
@@ -46,7 +46,7 @@ struct BenchOptions {
         opens = 2_000
         commandRuns = 20
         exploreDays = 40
-        floorRounds = 5
+        floorRounds = 7
         floorOperations = 1_000
         floorStarts = 8
     }
@@ -86,7 +86,7 @@ struct BenchOptions {
                    loop's, each beside its target (CPU of every process and thread, median of the rounds)
 
       --quick           small runs (about 4 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
-                        runs, 40 explore days per product, 50000-event throughput runs, 5 floor rounds of 1000; the
+                        runs, 40 explore days per product, 50000-event throughput runs, 7 floor rounds of 1000; the
                         year and 1,000 explore days are then extrapolated from the days played
       --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands, explore, floor
                         (default all)
@@ -95,7 +95,7 @@ struct BenchOptions {
       --opens N         shielded app opens timed (default 20000)
       --command-runs N  runs of each command under hyperfine (default 100)
       --explore-days N  days of each product explore plays, half under each profile (default 1000)
-      --floor-rounds N  rounds of the floor suite's measurements; the median is reported (default 7, quick 5)
+      --floor-rounds N  rounds of the floor suite's measurements; the median is reported (default 9, quick 7)
 
       --events N        events per measured run (default 200000)
       --runs N          measured runs per load; the median is reported (default 3)

@@ -197,6 +197,7 @@ let package = Package(
             "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "SQLite", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "Benchmarks/ShieldBusBench"),
         .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
+        .testTarget(name: "ShieldBusBenchTests", dependencies: ["shieldbus-bench"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceAPI"]),

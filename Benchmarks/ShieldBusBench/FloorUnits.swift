@@ -11,14 +11,10 @@ import ZeroMQ
 /// plugin's sandbox. CPU in µs (starts in ms), the median of the rounds; the rounds interleave the measurements, so a
 /// busy patch of the machine hits them alike.
 struct FloorUnits {
-    /// A hand-off and its acknowledgement between the two processes, every thread of both (their I/O threads too).
-    var roundTrip: Double
-    /// The part of it on the sending process's main thread (the broker's loop).
-    var roundTripSender: Double
-    /// The same with a `bus.sqlite`-like save before the hand-off and a handled-record transaction before the
-    /// acknowledgement: a minimal durable turn.
-    var durableTurn: Double
-    var durableTurnSender: Double
+    /// The turns with the two processes wherever the scheduler puts them (on 2 cores, a wake-up often crosses to the
+    /// other core), and with both held on one core (`taskset`): no wake-up crosses cores.
+    var spread: TurnCosts
+    var oneCore: TurnCosts
     /// A write transaction of one small row with the commit tally and its note, in each store's mode.
     var exclusiveCommit: Double
     /// The `bus.sqlite`-like save the durable turn makes, alone.
@@ -55,65 +51,47 @@ struct FloorBench {
         let runtime = directory + "/run"
         try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
         let endpoint = "ipc://\(runtime)/bus.sock"
-        let context = try Context()
-        let router = try Socket(context, .router)
-        defer {
-            router.close()
-            context.shutdown()
-        }
-        try router.setLinger(milliseconds: 0)
-        try router.bind(endpoint)
-
-        let peer = Process()
-        peer.executableURL = URL(fileURLWithPath: program)
-        peer.arguments = ["--floor-peer", endpoint, directory]
-        try peer.run()
-        defer { if peer.isRunning { peer.terminate() } }
-        var frames: [Frame] = []
-        try router.setReceiveTimeout(milliseconds: 10_000)
-        guard try router.receive(into: &frames), frames.count == 2, frames[1] == FloorMessage.hello else {
-            throw BenchFailure("the floor suite's peer process did not say hello within 10 s")
-        }
-        let peerID = frames[0]
-        let turns = TurnDriver(router: router, peer: peerID)
+        // The sandbox shows the bus's socket, so one is there while plugins start, as in a run.
+        let bus = try BoundRouter(endpoint)
         let ledger = try SmallRowStore(path: directory + "/bus.sqlite", access: .exclusive)
         let exclusive = try SmallRowStore(path: directory + "/exclusive.sqlite", access: .exclusive)
         let shared = try SmallRowStore(path: directory + "/shared.sqlite", access: .shared)
         let journal = try JournalFile(path: directory + "/journal.jsonl")
         let timer = try StartTimer(program: program, runtime: runtime, endpoint: endpoint, state: directory + "/state")
 
-        // Unmeasured: the stores' first pages, the statements, the page cache and the processes' first uses.
-        _ = try turns.run(FloorMessage.bare, count: 200, save: nil)
-        _ = try turns.run(FloorMessage.durable, count: 200, save: ledger.save)
-        for index in 0..<200 { try exclusive.write(index); try shared.write(index); try journal.writeLine() }
+        // Unmeasured: the stores' first pages, the statements, the page cache's first uses.
+        for index in 0..<200 { try exclusive.write(index); try shared.write(index); try ledger.save(UInt64(index + 1)); try journal.writeLine() }
+        var seq: UInt64 = 200
         _ = try timer.sandboxed(swift: false, count: 1)
         _ = try timer.sandboxed(swift: true, count: 1)
 
+        let lastCore = max(0, MachineInfo.current().cores - 1)
         var samples: [[Double]] = []
+        var spreadTurns: [TurnCosts] = []
+        var oneCoreTurns: [TurnCosts] = []
         var startSamples: [[FloorUnits.Start]] = []
         for round in 1...rounds {
-            let bare = try turns.run(FloorMessage.bare, count: operations, save: nil)
-            let durable = try turns.run(FloorMessage.durable, count: operations, save: ledger.save)
+            spreadTurns.append(try FloorTurns.measure(program: program, folder: directory + "/turns-\(round)", operations: operations, core: nil))
+            oneCoreTurns.append(try FloorTurns.measure(program: program, folder: directory + "/turns-one-core-\(round)", operations: operations, core: lastCore))
             let exclusiveCost = try threadMicroseconds(per: operations) { try exclusive.write($0) }
-            let saveCost = try threadMicroseconds(per: operations) { _ in try ledger.save(turns.takeSeq()) }
+            let saveCost = try threadMicroseconds(per: operations) { _ in seq += 1; try ledger.save(seq) }
             let sharedCost = try threadMicroseconds(per: operations) { try shared.write($0) }
             let lineCost = try threadMicroseconds(per: operations) { _ in try journal.writeLine() }
-            samples.append([bare.total, bare.sender, durable.total, durable.sender, exclusiveCost, sharedCost, lineCost, saveCost])
-            progress(String(format: "floor: round %d: round trip %.1f µs, durable turn %.1f µs, commits %.1f / %.1f µs (CPU)", round, bare.total, durable.total,
-                            exclusiveCost, sharedCost))
+            samples.append([exclusiveCost, sharedCost, lineCost, saveCost])
+            progress(String(format: "floor: round %d: round trip %.1f µs, durable turn %.1f µs (on one core %.1f, %.1f), commits %.1f / %.1f µs (CPU)", round,
+                            spreadTurns[round - 1].roundTrip, spreadTurns[round - 1].durableTurn, oneCoreTurns[round - 1].roundTrip,
+                            oneCoreTurns[round - 1].durableTurn, exclusiveCost, sharedCost))
             startSamples.append([try timer.sandboxed(swift: false, count: starts), try timer.sandboxed(swift: true, count: starts),
                                  try timer.executed(count: starts), try timer.forked(count: starts)])
         }
-        try turns.quit()
-        peer.waitUntilExit()
-        guard peer.terminationStatus == 0 else { throw BenchFailure("the floor suite's peer process exited with status \(peer.terminationStatus)") }
+        withExtendedLifetime(bus) {}
 
         let median = { (column: Int) in FloorBench.median(samples.map { $0[column] }) }
         let startMedian = { (column: Int) in
             FloorUnits.Start(cpu: FloorBench.median(startSamples.map { $0[column].cpu }), wall: FloorBench.median(startSamples.map { $0[column].wall }))
         }
-        return FloorUnits(roundTrip: median(0), roundTripSender: median(1), durableTurn: median(2), durableTurnSender: median(3),
-                          exclusiveCommit: median(4), ledgerSave: median(7), sharedCommit: median(5), journalLine: median(6),
+        return FloorUnits(spread: TurnCosts.median(spreadTurns), oneCore: TurnCosts.median(oneCoreTurns), exclusiveCommit: median(0),
+                          ledgerSave: median(3), sharedCommit: median(1), journalLine: median(2),
                           sandboxedTrue: startMedian(0), sandboxedSwift: startMedian(1), swiftExec: startMedian(2), swiftFork: startMedian(3))
     }
 
@@ -130,56 +108,6 @@ struct FloorBench {
         let middle = sorted.count / 2
         return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
-}
-
-/// The broker's side of the turns: hands the peer an event, optionally after saving it, and waits for its
-/// acknowledgement; CPU is read from both processes around a run of them.
-final class TurnDriver {
-    let router: Socket
-    let peer: Frame
-    private var nextSeq: UInt64 = 0
-
-    init(router: Socket, peer: Frame) {
-        self.router = router
-        self.peer = peer
-    }
-
-    /// The next sequence number: every save and hand-off has a new one, as the ledger's events do.
-    func takeSeq() -> UInt64 {
-        nextSeq += 1
-        return nextSeq
-    }
-
-    /// µs of CPU per turn: both processes, every thread (`total`), and this process's main thread (`sender`).
-    func run(_ kind: Frame, count: Int, save: ((UInt64) throws -> Void)?) throws -> (total: Double, sender: Double) {
-        let peerBefore = try peerCPU()
-        let selfBefore = rusageMicroseconds(RUSAGE_SELF.rawValue)
-        let threadBefore = cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID) ?? 0
-        var frames: [Frame] = []
-        for _ in 0..<count {
-            let seq = takeSeq()
-            try save?(seq)
-            try router.send([peer, kind, FloorMessage.seq(seq), FloorBench.envelope])
-            guard try router.receive(into: &frames), frames.count == 3, frames[1] == FloorMessage.ack, FloorMessage.seq(frames[2]) == seq else {
-                throw BenchFailure("the floor suite's peer did not acknowledge event \(seq) within 10 s")
-            }
-        }
-        let thread = Double((cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID) ?? 0) - threadBefore) / 1000
-        let own = rusageMicroseconds(RUSAGE_SELF.rawValue) - selfBefore
-        let peerUsed = try peerCPU() - peerBefore
-        return ((own + peerUsed) / Double(count), thread / Double(count))
-    }
-
-    private func peerCPU() throws -> Double {
-        try router.send([peer, FloorMessage.cpu])
-        var frames: [Frame] = []
-        guard try router.receive(into: &frames), frames.count == 2, let used = Double(String(decoding: frames[1], as: UTF8.self)) else {
-            throw BenchFailure("the floor suite's peer did not tell its CPU")
-        }
-        return used
-    }
-
-    func quit() throws { try router.send([peer, FloorMessage.quit]) }
 }
 
 /// A store written one small row per transaction, in the mode of `bus.sqlite` (`.exclusive`) or of the other stores

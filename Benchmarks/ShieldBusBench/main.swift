@@ -259,6 +259,7 @@ func abuseBenchmark(_ options: BenchOptions) -> Int32 {
 
 // An empty Swift program's start, for the floor suite: nothing before this line but the runtime's own start.
 if CommandLine.arguments.dropFirst().first == "--floor-empty" { exit(0) }
+if CommandLine.arguments.dropFirst().first == "--floor-turns" { exit(FloorTurns.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 if CommandLine.arguments.dropFirst().first == "--floor-peer" { exit(FloorPeer.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 if CommandLine.arguments.dropFirst().first == "--abuser" { exit(AbuserProcess.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 do {

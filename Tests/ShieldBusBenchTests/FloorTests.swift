@@ -25,17 +25,18 @@ final class FloorTests: XCTestCase {
         XCTAssertEqual(floor.brokerLoopPerEvent(Self.turns), 6.9 + 2.3 + 4.2 + 1, accuracy: 1e-9)
     }
 
-    func testTheYearsFloorIsTheLesserPlacementAndNeverBelowItsSerialPart() {
-        var units = Self.units
-        let floor = Floor(units: units)
+    func testTheYearsFloorIsItsCPUOnBothCoresAndNeverBelowItsSerialPart() {
+        let floor = Floor(units: Self.units)
         let perEvent = floor.perEvent(Self.turns)
         let serial = max(0.23 * 80, floor.brokerLoopPerEvent(Self.turns))
         XCTAssertEqual(floor.yearSeconds, max(perEvent / 2, serial) * FloorCounts.yearEvents / 1e6, accuracy: 1e-9)
-        // A cheaper turn on one core wins once all of its CPU is below the spread placement's bound.
-        units.oneCore = TurnCosts(roundTrip: 1, roundTripSender: 1, durableTurn: 1, durableTurnSender: 1)
-        let cheap = Floor(units: units)
-        XCTAssertEqual(cheap.yearSeconds, cheap.perEvent(units.oneCore) * FloorCounts.yearEvents / 1e6, accuracy: 1e-9)
-        XCTAssertLessThan(cheap.yearSeconds, floor.yearSeconds)
+    }
+
+    func testEachTurnFigureIsTakenAtTheLesserPlacement() {
+        var units = Self.units
+        units.oneCore = TurnCosts(roundTrip: 30, roundTripSender: 6, durableTurn: 70, durableTurnSender: 31)
+        XCTAssertEqual(Floor(units: units).turns, TurnCosts(roundTrip: 30, roundTripSender: 5, durableTurn: 70, durableTurnSender: 30))
+        XCTAssertLessThan(Floor(units: units).yearSeconds, Floor(units: Self.units).yearSeconds)
     }
 
     func testMakeRunsDayCountsTheStartsOnTheCores() {
@@ -43,7 +44,7 @@ final class FloorTests: XCTestCase {
         let starts = (3 + 6 * 8) / 1000.0
         let events = 353 * floor.perEvent(Self.turns) / 1e6
         let spread = max((starts + events) / 2, 11 / 1000.0 + 353 * max(0.23 * 80, floor.brokerLoopPerEvent(Self.turns)) / 1e6)
-        XCTAssertEqual(floor.makeRunDaySeconds, min(spread, starts + events), accuracy: 1e-12)
+        XCTAssertEqual(floor.makeRunDaySeconds, spread, accuracy: 1e-12)
         XCTAssertEqual(floor.makeRunDayEventsPerSecond, 353 / floor.makeRunDaySeconds, accuracy: 1e-9)
     }
 

@@ -77,7 +77,7 @@ struct FloorBench {
             let saveCost = try threadMicroseconds(per: operations) { _ in seq += 1; try ledger.save(seq) }
             let sharedCost = try threadMicroseconds(per: operations) { try shared.write($0) }
             let lineCost = try threadMicroseconds(per: operations) { _ in try journal.writeLine() }
-            samples.append([exclusiveCost, sharedCost, lineCost, saveCost])
+            samples.append([exclusiveCost, saveCost, sharedCost, lineCost])
             progress(String(format: "floor: round %d: round trip %.1f µs, durable turn %.1f µs (on one core %.1f, %.1f), commits %.1f / %.1f µs (CPU)", round,
                             spreadTurns[round - 1].roundTrip, spreadTurns[round - 1].durableTurn, oneCoreTurns[round - 1].roundTrip,
                             oneCoreTurns[round - 1].durableTurn, exclusiveCost, sharedCost))
@@ -91,7 +91,7 @@ struct FloorBench {
             FloorUnits.Start(cpu: FloorBench.median(startSamples.map { $0[column].cpu }), wall: FloorBench.median(startSamples.map { $0[column].wall }))
         }
         return FloorUnits(spread: TurnCosts.median(spreadTurns), oneCore: TurnCosts.median(oneCoreTurns), exclusiveCommit: median(0),
-                          ledgerSave: median(3), sharedCommit: median(1), journalLine: median(2),
+                          ledgerSave: median(1), sharedCommit: median(2), journalLine: median(3),
                           sandboxedTrue: startMedian(0), sandboxedSwift: startMedian(1), swiftExec: startMedian(2), swiftFork: startMedian(3))
     }
 

@@ -79,7 +79,8 @@ struct BenchOptions {
                    (two at a time per core, no shrinking): days per second per profile and the CPU of a day
       floor        the least CPU per journal event the guarantees allow, from unit costs measured here with the
                    project's own parts: a libzmq round trip between two processes, a minimal durable turn (a
-                   bus.sqlite-like save, the hand-off, a handled-record transaction, the ack), a WAL commit in
+                   bus.sqlite-like save, the hand-off, a handled-record transaction, the ack), both where the
+                   scheduler puts the processes and held on one core (taskset), a WAL commit in
                    each store's mode (exclusive, shared), a journal line, and a process started and stopped in a
                    plugin's bwrap sandbox (the real plan), an empty Swift program executed and a running one forked;
                    then Σ count per event × unit cost, the year's and make run's day's floors and the broker

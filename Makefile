@@ -34,9 +34,9 @@ run: build
 	$(BIN)/shieldbus run --config Config/default.yml
 
 ## test-fast: the in-process lane — formats, configuration, the checker, the SDK's Apple-shaped types, SQLite and libzmq
-## in-process, explore's shards and their merge, the device OS and each of its parts on a bus the test holds; no broker
-## or plugin process is started (about a minute on 2 cores)
-FAST_TESTS = ^(BusProtocolTests|ConfigurationTests|SortedJSONTests|SQLiteTests|AppGroupStoreTests|UsageReportsTests|LockInvariantTests|ZeroMQTests|ScreenTimeTests)\.(?!BrowserRenderingTests)|^ExploreTests\.(ExploreShardsTests|DayFoldersTests)/|^DeviceOSTests\.(InProcessDayTests|DevicePartsTests)/
+## in-process, explore's shards and their merge, the device OS and each of its parts on a bus the test holds, the bench's
+## floor arithmetic; no broker or plugin process is started (about a minute on 2 cores)
+FAST_TESTS = ^(BusProtocolTests|ConfigurationTests|SortedJSONTests|SQLiteTests|AppGroupStoreTests|UsageReportsTests|LockInvariantTests|ZeroMQTests|ScreenTimeTests|ShieldBusBenchTests)\.(?!BrowserRenderingTests)|^ExploreTests\.(ExploreShardsTests|DayFoldersTests)/|^DeviceOSTests\.(InProcessDayTests|DevicePartsTests)/
 test-fast: deps
 	$(SWIFT) build --build-tests $(BUILD_FLAGS)
 	$(SWIFT) test --skip-build $(BUILD_FLAGS) --filter '$(FAST_TESTS)'

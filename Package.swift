@@ -194,9 +194,10 @@ let package = Package(
 
         // Benchmarks (run with `make bench`, never as tests).
         .executableTarget(name: "shieldbus-bench", dependencies: [
-            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
+            "Broker", "BusClient", "BusProtocol", "Configuration", "DeviceAPI", "SQLite", "ZeroMQ", .product(name: "Histogram", package: "hdrhistogram-swift"),
         ], path: "Benchmarks/ShieldBusBench"),
         .executableTarget(name: "shieldbus-report-bench", dependencies: ["AppGroupStore", "UsageReports"], path: "Benchmarks/ReportBench"),
+        .testTarget(name: "ShieldBusBenchTests", dependencies: ["shieldbus-bench"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceAPI"]),

@@ -30,6 +30,11 @@ struct BenchOptions {
     var commandRuns = 100
     /// Days of each product `shieldbus explore` plays (half under each profile).
     var exploreDays = 1_000
+    /// The floor suite's rounds (the median is reported), turns, round trips and commits per round, and process
+    /// starts of each kind per round.
+    var floorRounds = 9
+    var floorOperations = 3_000
+    var floorStarts = 20
 
     /// The quick mode's sizes.
     mutating func makeQuick() {
@@ -41,6 +46,9 @@ struct BenchOptions {
         opens = 2_000
         commandRuns = 20
         exploreDays = 40
+        floorRounds = 7
+        floorOperations = 1_000
+        floorStarts = 8
     }
     /// Instead of throughput: a client's round trip with this many idle, heartbeating sessions beside it.
     var idleSessions: Int?
@@ -54,13 +62,13 @@ struct BenchOptions {
     var highWaterMark: Int32 { Int32(clamping: max(100_000, max(events, warmupEvents) * 2)) }
 
     static let usage = """
-    usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N] [--explore-days N]
+    usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N] [--explore-days N] [--floor-rounds N]
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
            shieldbus-bench --abuse [--round-trips N] [--runs N] [--json]
 
-    ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in five suites:
+    ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in six suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
                    N subscribers (threads), every event counted on arrival and checked for gaps
       simulation   make run's day in events/s; the generated heavy-user year (faithful profile, every reference
@@ -69,16 +77,26 @@ struct BenchOptions {
       commands     shieldbus status and tap start-up, with hyperfine
       explore      shieldbus explore on habit-lock, focus-window and speed-bump: N days each, half under each profile
                    (two at a time per core, no shrinking): days per second per profile and the CPU of a day
+      floor        the least CPU per journal event the guarantees allow, from unit costs measured here with the
+                   project's own parts: a libzmq round trip between two processes, a minimal durable turn (a
+                   bus.sqlite-like save, the hand-off, a handled-record transaction, the ack), both where the
+                   scheduler puts the processes and held on one core (taskset), a WAL commit in
+                   each store's mode (exclusive, shared), a journal line, and a process started and stopped in a
+                   plugin's bwrap sandbox (the real plan), an empty Swift program executed and a running one forked;
+                   then Σ count per event × unit cost, the year's and make run's day's floors and the broker
+                   loop's, each beside its target (CPU of every process and thread, median of the rounds)
 
       --quick           small runs (about 4 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
-                        runs, 40 explore days per product, 50000-event throughput runs; the year and 1,000 explore
-                        days are then extrapolated from the days played
-      --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands, explore (default all)
+                        runs, 40 explore days per product, 50000-event throughput runs, 7 floor rounds of 1000; the
+                        year and 1,000 explore days are then extrapolated from the days played
+      --suites LIST     suites to run, comma-separated: throughput, simulation, latency, commands, explore, floor
+                        (default all)
       --year-days N     days of the heavy-user year to play (default 365)
       --day-runs N      plays of make run's day; the median is reported (default 3)
       --opens N         shielded app opens timed (default 20000)
       --command-runs N  runs of each command under hyperfine (default 100)
       --explore-days N  days of each product explore plays, half under each profile (default 1000)
+      --floor-rounds N  rounds of the floor suite's measurements; the median is reported (default 9, quick 7)
 
       --events N        events per measured run (default 200000)
       --runs N          measured runs per load; the median is reported (default 3)
@@ -135,6 +153,7 @@ struct BenchOptions {
             case "--opens": options.opens = try count(for: argument, minimum: 1)
             case "--command-runs": options.commandRuns = try count(for: argument, minimum: 2)
             case "--explore-days": options.exploreDays = try count(for: argument, minimum: 2)
+            case "--floor-rounds": options.floorRounds = try count(for: argument, minimum: 1)
             case "--events": options.events = try count(for: argument, minimum: 1)
             case "--runs": options.runs = try count(for: argument, minimum: 1)
             case "--warmup": options.warmupEvents = try count(for: argument, minimum: 0)
@@ -162,7 +181,7 @@ struct UsageError: Error {
 
 /// The benchmark's measurements.
 enum Suite: String, CaseIterable {
-    case throughput, simulation, latency, commands, explore
+    case throughput, simulation, latency, commands, explore, floor
 }
 
 /// The loads the benchmark can put through.

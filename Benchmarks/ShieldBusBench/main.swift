@@ -29,7 +29,8 @@ func benchmark(_ options: BenchOptions) -> Int32 {
                                               target: lean ? 0.9 : 0.7, better: .higher))
             }
         }
-        let others = options.suites.filter { $0 != .throughput }
+        if options.suites.contains(.floor) { figures.figures += try floor(options) }
+        let others = options.suites.filter { $0 != .throughput && $0 != .floor }
         if !others.isEmpty {
             let scratch = try ScratchDirectory(prefix: "sbsim")
             let installation = try Installation.current()
@@ -39,7 +40,7 @@ func benchmark(_ options: BenchOptions) -> Int32 {
                 case .latency: figures.figures += try latency(options, installation, scratch.path)
                 case .commands: figures.figures += try commands(options, installation, scratch.path)
                 case .explore: figures.figures += try explore(options, installation, scratch.path)
-                case .throughput: break
+                case .throughput, .floor: break
                 }
             }
         }
@@ -164,6 +165,14 @@ func explore(_ options: BenchOptions, _ installation: Installation, _ directory:
     }
 }
 
+/// The least CPU per journal event the guarantees allow, from unit costs measured on this machine, beside the targets.
+func floor(_ options: BenchOptions) throws -> [Figure] {
+    let scratch = try ScratchDirectory(prefix: "sbfloor")
+    let bench = FloorBench(directory: scratch.path, rounds: options.floorRounds, operations: options.floorOperations, starts: options.floorStarts)
+    note("floor: \(options.floorRounds) rounds of \(options.floorOperations) turns, round trips and commits and \(options.floorStarts) starts of each kind")
+    return try withExtendedLifetime(scratch) { Floor(units: try bench.measure(progress: note)).figures }
+}
+
 /// The idle-sessions bench: the two phases' round trips, and whether the p99 stayed within 2×.
 func idleSessionsBenchmark(_ options: BenchOptions, idle: Int) -> Int32 {
     do {
@@ -248,6 +257,10 @@ func abuseBenchmark(_ options: BenchOptions) -> Int32 {
     }
 }
 
+// An empty Swift program's start, for the floor suite: nothing before this line but the runtime's own start.
+if CommandLine.arguments.dropFirst().first == "--floor-empty" { exit(0) }
+if CommandLine.arguments.dropFirst().first == "--floor-turns" { exit(FloorTurns.serve(Array(CommandLine.arguments.dropFirst(2)))) }
+if CommandLine.arguments.dropFirst().first == "--floor-peer" { exit(FloorPeer.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 if CommandLine.arguments.dropFirst().first == "--abuser" { exit(AbuserProcess.serve(Array(CommandLine.arguments.dropFirst(2)))) }
 do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))

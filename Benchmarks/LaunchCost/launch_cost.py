@@ -18,6 +18,10 @@ for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
     else: sandbox += ['--ro-bind-try', top, top]
 for f in ['/etc/ld.so.cache', '/etc/localtime', '/etc/passwd', '/etc/group', '/etc/nsswitch.conf']:
     sandbox += ['--ro-bind-try', f, f]
+# The processor counts, as PluginSandbox.processorCountFiles shows them: without them glibc and libdispatch compose
+# the counts from /proc/stat at every start.
+for f in ['/sys/devices/system/cpu/possible', '/sys/devices/system/cpu/online']:
+    sandbox += ['--ro-bind-try', f, f]
 sandbox += ['--proc', '/proc', '--tmpfs', '/dev']
 for node in ['null', 'zero', 'full', 'random', 'urandom']: sandbox += ['--dev-bind-try', '/dev/' + node, '/dev/' + node]
 for link, target in [('fd', '/proc/self/fd'), ('stdin', '/proc/self/fd/0'), ('stdout', '/proc/self/fd/1'), ('stderr', '/proc/self/fd/2')]:

@@ -232,9 +232,15 @@ static void endedByReset(int pid) { (void)launchEnded(pid); }
 /// The SDK's warm-up (ShieldBusSDK's LaunchTemplateWarmUp): weak, so that a program without it has none.
 extern void shieldbus_launch_template_warm_up(void) __attribute__((weak));
 
+/// The Swift runtime's override of `CommandLine.arguments` (the standard library's, Swift's calling convention; weak,
+/// so that a program without Swift has none).
+extern void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc) __attribute__((swiftcall, weak));
+
 __attribute__((noinline)) void shieldbus_launch_template_keep(const void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }
 
-__attribute__((constructor)) static void serveLaunchesIfAsked(void) {
+// The C library passes the program's arguments to the constructors of the program it started.
+__attribute__((constructor)) static void serveLaunchesIfAsked(int argc, char **argv, char **envp) {
+    (void)envp;
     const char *named = getenv(SHIELDBUS_LAUNCH_CHANNEL_VARIABLE);
     if (!named) return;
     int channel = atoi(named);
@@ -348,6 +354,11 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             launchedFromTemplate = 1;
             applyEnvironment(message + sizeof launch - 1, (size_t)length - (sizeof launch - 1));
             free(message);
+            // A launch's arguments are the template's (it was started with the plugin's command line). A release
+            // program's runtime finds them after this constructor, by walking back from `environ` on the stack to the
+            // argument vector; the launch's environment is now on the heap, so it would find none and the program
+            // would start with no arguments at all — not even its name.
+            if (_swift_stdlib_overrideUnsafeArgvArgc && argv) _swift_stdlib_overrideUnsafeArgvArgc(argv, argc);
             char text[64];
             snprintf(text, sizeof text, "started %d", (int)getpid());
             say(channel, text);

@@ -6,10 +6,16 @@ import ShieldBusSDK
 /// Local calendar days as the products key them in the App-Group store ("2026-11-23").
 public enum DayKey {
     public static func string(_ date: Date, in timeZone: TimeZone) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return "\(zeroPadded(c.year!, to: 4))-\(zeroPadded(c.month!, to: 2))-\(zeroPadded(c.day!, to: 2))"
+        let reading = WallReading(date, in: timeZone)
+        guard reading.day >= WallReading.firstGregorianDay else {
+            // Before 15 October 1582 `Calendar`'s Gregorian calendar counts Julian dates.
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = timeZone
+            let c = calendar.dateComponents([.year, .month, .day], from: date)
+            return "\(zeroPadded(c.year!, to: 4))-\(zeroPadded(c.month!, to: 2))-\(zeroPadded(c.day!, to: 2))"
+        }
+        let c = CivilCalendar.date(dayNumber: reading.day)
+        return "\(zeroPadded(c.year, to: 4))-\(zeroPadded(c.month, to: 2))-\(zeroPadded(c.day, to: 2))"
     }
 
     public static func today() -> String { string(BusClock.absoluteNow, in: BusClock.timeZone) }
@@ -44,6 +50,25 @@ public enum DayKey {
     }
 }
 
+/// What the wall clock shows at an instant in a time zone: its day (days since 1970-01-01, proleptic Gregorian) and
+/// the second of that day, from the zone's offset alone. What `Calendar`'s Gregorian calendar gives for the same
+/// instant, without making a calendar — a launch's first `Calendar(identifier:)` is among the costliest first uses
+/// of its start; `WallClockReadingTests` compare the two.
+struct WallReading {
+    let day: Int
+    let second: Int
+
+    init(_ date: Date, in timeZone: TimeZone) {
+        let local = ZonedClock(timeZone: timeZone).localSeconds(of: date)
+        day = CivilCalendar.floorDiv(local, 86_400)
+        second = CivilCalendar.floorMod(local, 86_400)
+    }
+
+    /// 15 October 1582, the Gregorian calendar's first day: `Calendar` counts the dates before it as Julian ones
+    /// (the weekdays run on unbroken).
+    static let firstGregorianDay = CivilCalendar.dayNumber(year: 1582, month: 10, day: 15)
+}
+
 /// A local wall-clock time of day, `"HH:MM"` in JSON, e.g. `"22:30"`.
 public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Minutes since local midnight, 0…1439.
@@ -64,10 +89,7 @@ public struct ClockTime: Codable, Hashable, Comparable, Sendable, CustomStringCo
 
     /// The local time of day of `date` in `timeZone`, to the minute.
     public init(of date: Date, in timeZone: TimeZone) {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let parts = calendar.dateComponents([.hour, .minute], from: date)
-        minuteOfDay = parts.hour! * 60 + parts.minute!
+        minuteOfDay = WallReading(date, in: timeZone).second / 60
     }
 
     public init(from decoder: Decoder) throws {
@@ -122,9 +144,7 @@ public struct WallClockWindow: Sendable, Equatable {
         let minute = ClockTime(of: date, in: timeZone).minuteOfDay
         guard contains(minuteOfDay: minute) else { return false }
         guard let weekdays else { return true }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        let weekday = calendar.component(.weekday, from: date)
+        let weekday = CivilCalendar.weekday(dayNumber: WallReading(date, in: timeZone).day)
         let started = start < end || minute >= start.minuteOfDay ? weekday : (weekday + 5) % 7 + 1
         return weekdays.contains(started)
     }

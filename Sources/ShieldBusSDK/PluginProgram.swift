@@ -45,7 +45,7 @@ public struct PluginProgram: Sendable {
             let decoded: Options
             do {
                 decoded = try PluginRuntime.launchOptions(as: type)
-                if let named = decoded as? AppGroupOptions, let loss = try PluginAppGroup.verify(named.appGroup) {
+                if let named = decoded as? AppGroupOptions, let loss = try PluginAppGroup.verify(named.appGroup, keeping: true) {
                     PluginAppGroup.lossesAtLaunch.withValue { $0.append(loss) }
                 }
             } catch let error as PluginError {

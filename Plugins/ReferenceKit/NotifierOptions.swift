@@ -20,7 +20,10 @@ import ShieldBusSDK
 ///   dedupMinutes: 60                           # at most one notification of a kind per 60 minutes; 0 (default): no limit
 ///   desktop: true                              # also show them with notify-send under the real clock (default true)
 /// ```
-public struct NotifierOptions: Decodable, Equatable, AppGroupOptions {
+///
+/// Read from the options' JSON without `Codable` (`JSONReadableOptions`), as the other plugins read theirs: the
+/// notifier reads them at every launch.
+public struct NotifierOptions: JSONReadableOptions, Equatable, AppGroupOptions {
     /// The App-Group store the notifier writes (the slice `PendingDeepLinkRoute` and `notifier.*`).
     public let appGroup: String
     public let rules: [NotificationRule]
@@ -37,23 +40,25 @@ public struct NotifierOptions: Decodable, Equatable, AppGroupOptions {
     /// The topics the rules react to, sorted and unique: what the notifier subscribes to.
     public var topics: [String] { Array(Set(rules.map(\.on))).sorted() }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    /// The keys the options may have (the configuration checks the same: `ReferencePluginOptions.notifier`).
+    enum Key: String, CaseIterable {
         case appGroup, rules, routes, routeLifetimeMinutes, quietHours, dedupMinutes, desktop
     }
 
-    public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "the notifier's options")
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard let appGroup = try container.decodeIfPresent(String.self, forKey: .appGroup), !appGroup.isEmpty else {
+    public init(json: JSONValue) throws {
+        let options = try OptionsObject(json, in: "the notifier's options", allowed: Key.allCases.map(\.rawValue))
+        guard let appGroup = try options.string(Key.appGroup.rawValue), !appGroup.isEmpty else {
             throw PluginOptionsError.invalid(key: "appGroup", problem: "the notifier needs an app group (like group.dev.shieldbus.speedbump) for its pending routes and de-duplication")
         }
         self.appGroup = appGroup
-        rules = try container.decodeIfPresent([NotificationRule].self, forKey: .rules) ?? []
-        routes = try container.decodeIfPresent([String: String].self, forKey: .routes) ?? [:]
-        routeLifetimeMinutes = try container.decodeIfPresent(Int.self, forKey: .routeLifetimeMinutes) ?? 15
-        quietHours = try container.decodeIfPresent(QuietHours.self, forKey: .quietHours)
-        dedupMinutes = try container.decodeIfPresent(Int.self, forKey: .dedupMinutes) ?? 0
-        desktop = try container.decodeIfPresent(Bool.self, forKey: .desktop) ?? true
+        rules = try options.objects(Key.rules.rawValue, in: "a notifier rule", allowed: NotificationRule.Key.allCases.map(\.rawValue))?
+            .map(NotificationRule.init) ?? []
+        routes = try options.strings(Key.routes.rawValue) ?? [:]
+        routeLifetimeMinutes = try options.int(Key.routeLifetimeMinutes.rawValue) ?? 15
+        quietHours = try options.object(Key.quietHours.rawValue, in: "quietHours", allowed: QuietHours.Key.allCases.map(\.rawValue))
+            .map(QuietHours.init)
+        dedupMinutes = try options.int(Key.dedupMinutes.rawValue) ?? 0
+        desktop = try options.bool(Key.desktop.rawValue) ?? true
         try validate()
     }
 
@@ -81,7 +86,7 @@ public struct NotifierOptions: Decodable, Equatable, AppGroupOptions {
 
 /// One rule: on an event (optionally only when some of its fields have given values), post a notification of a
 /// kind, and leave a pending deep link with it.
-public struct NotificationRule: Decodable, Equatable {
+public struct NotificationRule: Equatable {
     /// The topic that triggers it, e.g. `deviceactivity.event-did-reach-threshold` or `shield.shown`.
     public let on: String
     /// Fields of the event that must have exactly these values (e.g. `{event: mindful-threshold}`).
@@ -95,20 +100,19 @@ public struct NotificationRule: Decodable, Equatable {
     /// The route (a key of the routes table) to leave pending with the notification.
     public let route: String?
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    enum Key: String, CaseIterable {
         case on, when, kind, title, body, interruptionLevel, route
     }
 
-    public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "a notifier rule")
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        on = try container.decode(String.self, forKey: .on)
-        when = try container.decodeIfPresent([String: String].self, forKey: .when) ?? [:]
-        kind = try container.decode(String.self, forKey: .kind)
-        title = try container.decode(String.self, forKey: .title)
-        body = try container.decode(String.self, forKey: .body)
-        interruptionLevel = try container.decodeIfPresent(NotificationRequest.InterruptionLevel.self, forKey: .interruptionLevel) ?? .active
-        route = try container.decodeIfPresent(String.self, forKey: .route)
+    /// One rule of the notifier's options (`rules:`).
+    init(_ rule: OptionsObject) throws {
+        on = try rule.required(Key.on.rawValue, rule.string)
+        when = try rule.strings(Key.when.rawValue) ?? [:]
+        kind = try rule.required(Key.kind.rawValue, rule.string)
+        title = try rule.required(Key.title.rawValue, rule.string)
+        body = try rule.required(Key.body.rawValue, rule.string)
+        interruptionLevel = try rule.choice(Key.interruptionLevel.rawValue, of: NotificationRequest.InterruptionLevel.self) ?? .active
+        route = try rule.string(Key.route.rawValue)
         guard !kind.isEmpty, !title.isEmpty else {
             throw PluginOptionsError.invalid(key: "rules", problem: "a rule needs a non-empty kind and title (rule on \(on))")
         }

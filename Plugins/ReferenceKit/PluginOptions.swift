@@ -86,6 +86,42 @@ public struct OptionsObject {
         return int
     }
 
+    /// The true or false of member `key`.
+    public func bool(_ key: String) throws -> Bool? {
+        guard let value = member(key) else { return nil }
+        guard case .bool(let flag) = value else { throw mismatch(key, expected: "true or false", found: value) }
+        return flag
+    }
+
+    /// The texts by name of member `key`, an object whose every value is a string.
+    public func strings(_ key: String) throws -> [String: String]? {
+        guard let value = member(key) else { return nil }
+        guard case .object(let members) = value else { throw mismatch(key, expected: "an object", found: value) }
+        var texts: [String: String] = [:]
+        for (name, item) in members {
+            guard case .string(let text) = item else {
+                throw PluginOptionsError.invalid(key: "\(keyPath(key)).\(name)", problem: "expected a string, found \(item.kindName)")
+            }
+            texts[name] = text
+        }
+        return texts
+    }
+
+    /// The object of member `key`, with keys among `allowed` (`place` names it in the error; nil allows any key).
+    public func object(_ key: String, in place: String, allowed: [String]?) throws -> OptionsObject? {
+        guard let value = member(key) else { return nil }
+        return try OptionsObject(value, path: keyPath(key), in: place, allowed: allowed)
+    }
+
+    /// The case of `Value` that member `key`'s text names.
+    public func choice<Value: RawRepresentable & CaseIterable>(_ key: String, of type: Value.Type) throws -> Value? where Value.RawValue == String {
+        guard let text = try string(key) else { return nil }
+        guard let value = Value(rawValue: text) else {
+            throw PluginOptionsError.invalid(key: keyPath(key), problem: "'\(text)' is not one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// The time of day (`"HH:MM"`) of member `key`.
     public func clockTime(_ key: String) throws -> ClockTime? {
         guard let text = try string(key) else { return nil }

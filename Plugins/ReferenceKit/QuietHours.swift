@@ -4,13 +4,13 @@ import Foundation
 ///
 /// As a Focus does on iOS, quiet hours drop passive and active notifications — they are not delivered later,
 /// since a nudge about a threshold crossed hours ago is stale — and, by default, let time-sensitive ones through.
-public struct QuietHours: Decodable, Equatable {
+public struct QuietHours: Equatable {
     public let start: ClockTime
     public let end: ClockTime
     /// Whether time-sensitive notifications break through (default true, like iOS's Time Sensitive Notifications).
     public let allowTimeSensitive: Bool
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    enum Key: String, CaseIterable {
         case start, end, allowTimeSensitive
     }
 
@@ -20,11 +20,10 @@ public struct QuietHours: Decodable, Equatable {
         self.allowTimeSensitive = allowTimeSensitive
     }
 
-    public init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "quietHours")
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(start: try container.decode(ClockTime.self, forKey: .start), end: try container.decode(ClockTime.self, forKey: .end),
-                  allowTimeSensitive: try container.decodeIfPresent(Bool.self, forKey: .allowTimeSensitive) ?? true)
+    /// The quiet hours of the notifier's options (`quietHours:`).
+    init(_ options: OptionsObject) throws {
+        self.init(start: try options.required(Key.start.rawValue, options.clockTime), end: try options.required(Key.end.rawValue, options.clockTime),
+                  allowTimeSensitive: try options.bool(Key.allowTimeSensitive.rawValue) ?? true)
         guard start != end else {
             throw PluginOptionsError.invalid(key: "quietHours", problem: "start and end are both \(start): give a range like 22:00 to 07:00")
         }

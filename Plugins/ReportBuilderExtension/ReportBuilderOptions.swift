@@ -9,22 +9,25 @@ import ShieldBusSDK
 ///   appGroup: group.dev.shieldbus.speedbump   # where the per-day aggregates live (its slice: reports.*)
 ///   retentionDays: 35                         # days kept (default 35; at least 7, for the weekly report)
 /// ```
-struct ReportBuilderOptions: Decodable, AppGroupOptions {
+///
+/// Read from the options' JSON without `Codable` (`JSONReadableOptions`), as the other plugins read theirs: the
+/// report builder reads them at every launch.
+struct ReportBuilderOptions: JSONReadableOptions, AppGroupOptions {
     let appGroup: String
     let retentionDays: Int
 
-    private enum CodingKeys: String, CodingKey, CaseIterable {
+    /// The keys the options may have (the configuration checks the same: `ReferencePluginOptions.reportBuilder`).
+    enum Key: String, CaseIterable {
         case appGroup, retentionDays
     }
 
-    init(from decoder: Decoder) throws {
-        try decoder.rejectUnknownKeys(allowed: CodingKeys.allCases.map(\.rawValue), in: "the report builder's options")
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        guard let appGroup = try container.decodeIfPresent(String.self, forKey: .appGroup), !appGroup.isEmpty else {
+    init(json: JSONValue) throws {
+        let options = try OptionsObject(json, in: "the report builder's options", allowed: Key.allCases.map(\.rawValue))
+        guard let appGroup = try options.string(Key.appGroup.rawValue), !appGroup.isEmpty else {
             throw PluginOptionsError.invalid(key: "appGroup", problem: "the report builder needs an app group (with the slice reports.*) to keep its days in")
         }
         self.appGroup = appGroup
-        retentionDays = try container.decodeIfPresent(Int.self, forKey: .retentionDays) ?? 35
+        retentionDays = try options.int(Key.retentionDays.rawValue) ?? 35
         guard retentionDays >= 7 else {
             throw PluginOptionsError.invalid(key: "retentionDays", problem: "must be at least 7 (a weekly report covers 7 days), got \(retentionDays)")
         }

@@ -43,6 +43,18 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// `opened`'s connection to its group, used as `writer`: for an opener that checked the group with another
+    /// instance and now works in it, without opening (and checking) the store a second time. `opened` is not used
+    /// again, as the two would not share a lock. `restartLoss` is `opened`'s, which its opener has said.
+    public init(continuing opened: SharedDefaults, writer: String?, slices: SliceEnforcement = .strict,
+                clock: @escaping () -> Date = Date.init) {
+        self.database = opened.database
+        self.suiteName = opened.suiteName
+        self.writer = writer
+        self.slices = slices
+        self.clock = clock
+    }
+
     /// What the store lost to the machine's restart (a power cut), found as this instance opened it: nil when
     /// nothing. Only the first opener after the restart learns it; the opener says it (`createGroup` returns it too).
     public var restartLoss: String? { database.restartLoss }

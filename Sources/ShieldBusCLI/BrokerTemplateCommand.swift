@@ -77,7 +77,7 @@ extension ShieldBus {
                 printError("shieldbus broker-template: a day is played by `run`, not '\(arguments.first ?? "")'")
                 Foundation.exit(64)
             }
-            ShieldBus.main(arguments: arguments, loaded: loaded, kept: kept)
+            ShieldBus.playDay(Array(arguments.dropFirst()), loaded: loaded, kept: kept)
             Foundation.exit(0)
         }
 

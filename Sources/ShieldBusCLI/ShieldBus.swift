@@ -31,25 +31,41 @@ struct ShieldBus: ParsableCommand {
     /// an unknown `do` action or a body that is not JSON) is shown with that command's usage, not the top level's.
     static func main() { main(arguments: nil) }
 
-    /// `arguments`: the command line after the program's name (nil: this process's). `loaded`: the configuration a
-    /// broker template read, for the `run` it forked; `kept`: the sandboxes and launch templates it keeps for its days.
-    static func main(arguments: [String]?, loaded: LoadedConfiguration? = nil, kept: KeptLaunchTemplates? = nil) {
+    /// `arguments`: the command line after the program's name (nil: this process's).
+    static func main(arguments: [String]?) {
         do {
             var command = try parseAsRoot(arguments)
-            do {
-                if let loaded, let run = command as? Run { try run.run(loaded: loaded, kept: kept) } else { try command.run() }
-            } catch let mistake as ValidationError {
-                let name = commandPath(of: type(of: command))
-                FileHandle.standardError.write(Data("""
-                    Error: \(mistake.message)
-                    Usage: \(usageString(for: type(of: command)))
-                      See '\(name) --help' for more information.
-
-                    """.utf8))
-                Foundation.exit(ExitCode.validationFailure.rawValue)
-            }
+            try showingUsage(of: type(of: command)) { try command.run() }
         } catch {
             exit(withError: error)
+        }
+    }
+
+    /// A day forked from explore's broker template: `runArguments` (those after `run`) read by `Run` itself, the
+    /// parser of `shieldbus run`, rather than from the top level, whose reading of every command's options each day
+    /// would pay again. `loaded`: the configuration the template read; `kept`: the sandboxes and launch templates it
+    /// keeps for its days.
+    static func playDay(_ runArguments: [String], loaded: LoadedConfiguration, kept: KeptLaunchTemplates?) {
+        do {
+            let run = try Run.parse(runArguments)
+            try showingUsage(of: Run.self) { try run.run(loaded: loaded, kept: kept) }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Runs `body`, a usage mistake it finds (a `ValidationError`) shown with `command`'s usage.
+    private static func showingUsage(of command: ParsableCommand.Type, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let mistake as ValidationError {
+            FileHandle.standardError.write(Data("""
+                Error: \(mistake.message)
+                Usage: \(usageString(for: command))
+                  See '\(commandPath(of: command)) --help' for more information.
+
+                """.utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
         }
     }
 

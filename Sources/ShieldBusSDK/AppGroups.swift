@@ -16,8 +16,16 @@ extension SharedDefaults {
             throw PluginError.configuration("no suiteName given and no app group configured for plugin \(writer): add `appGroup: NAME` to its configuration entry, or pass suiteName:")
         }
         guard PluginAppGroup.isEntitled(to: suite) else { throw PluginError.configuration(PluginAppGroup.notEntitled(suite)) }
-        let defaults = try SharedDefaults(suiteName: suite, container: PluginAppGroup.container(), writer: writer, slices: slices, clock: { BusClock.now })
-        StoreReports.watch(defaults, openedBy: "UserDefaults(suiteName: \"\(suite)\")")
+        let container = try PluginAppGroup.container()
+        let defaults: SharedDefaults
+        if let checked = PluginAppGroup.takeChecked(suite, in: container) {
+            // Its restart loss was said as the launch's (`PluginAppGroup.verify`).
+            defaults = SharedDefaults(continuing: checked, writer: writer, slices: slices, clock: { BusClock.now })
+            defaults.onNoteFailure = { StoreReports.noteFailed($0) }
+        } else {
+            defaults = try SharedDefaults(suiteName: suite, container: container, writer: writer, slices: slices, clock: { BusClock.now })
+            StoreReports.watch(defaults, openedBy: "UserDefaults(suiteName: \"\(suite)\")")
+        }
         defaults.onChange = { changes in
             for change in changes {
                 try? PluginRuntime.current?.publish("state.changed", json: [
@@ -69,14 +77,37 @@ enum PluginAppGroup {
     /// What a power cut took from the group named by the plugin's options, found before the runtime existed.
     static let lossesAtLaunch = LockedValue<[(call: String, message: String)]>([])
 
+    /// The stores `verify` opened, by `checkedKey`: the plugin's own open of the same group (`SharedDefaults.forPlugin`)
+    /// takes its store from here, or from its runtime, which holds them from its start (`PluginHost.makeRuntime`),
+    /// instead of opening and checking the file a second time in one launch.
+    static let checkedAtLaunch = LockedValue<[String: SharedDefaults]>([:])
+
+    /// Where the store of `group` in `container` is, as `checkedAtLaunch` knows it.
+    static func checkedKey(_ group: String, in container: AppGroupContainer) -> String {
+        container.rootPath + "/" + group
+    }
+
+    /// The store of `group` that this launch checked and nothing has taken yet, if any: taken, for one owner.
+    static func takeChecked(_ group: String, in container: AppGroupContainer) -> SharedDefaults? {
+        let key = checkedKey(group, in: container)
+        if let runtime = PluginRuntime.current, let held = runtime.appGroupsCheckedAtLaunch.withValue({ $0.removeValue(forKey: key) }) {
+            return held
+        }
+        return checkedAtLaunch.withValue { $0.removeValue(forKey: key) }
+    }
+
     /// Checks at start that the configured group exists, so that a wrong name stops the plugin at once, with
     /// the groups that do exist, instead of at its first read or write; a group that exists but whose storage refuses
     /// now (a full disk) is `storageUnavailable`, which the broker retries. Gives what a power cut took from it, as the
-    /// failure of the call that opened it, for the runtime to say once it is connected.
-    static func verify(_ named: String? = configured) throws -> (call: String, message: String)? {
+    /// failure of the call that opened it, for the runtime to say once it is connected. `keeping`: the plugin works
+    /// in the group (it names it in its options, `AppGroupOptions`), so the store stays open for its own open
+    /// (`checkedAtLaunch`); otherwise it is closed, and a plugin that never opens its group holds nothing of it.
+    static func verify(_ named: String? = configured, keeping: Bool = false) throws -> (call: String, message: String)? {
         guard let group = named else { return nil }
         do {
-            let opened = try SharedDefaults(suiteName: group, container: container())
+            let groups = try container()
+            let opened = try SharedDefaults(suiteName: group, container: groups)
+            if keeping { checkedAtLaunch.withValue { $0[checkedKey(group, in: groups)] = opened } }
             return opened.restartLoss.map { ("UserDefaults(suiteName: \"\(group)\")", $0) }
         } catch let error as AppGroupStoreError where error.isStorageUnavailable {
             throw PluginError.storageUnavailable("the app group of this plugin's configuration entry (appGroup: \(group)) cannot be opened now: \(error)")

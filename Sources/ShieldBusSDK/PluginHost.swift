@@ -56,6 +56,8 @@ extension PluginHost {
         let runtime = try PluginRuntime(name: name, role: component.role, subscriptions: component.subscriptions,
                                         observedTopics: component.observedTopics, endpoint: endpoint, hostedInProcess: hostedInProcess)
         runtime.failuresAtLaunch = (loss.map { [$0] } ?? []) + PluginAppGroup.lossesAtLaunch.withValue { taken in defer { taken = [] }; return taken }
+        let checked = PluginAppGroup.checkedAtLaunch.withValue { taken in defer { taken = [:] }; return taken }
+        runtime.appGroupsCheckedAtLaunch.withValue { $0.merge(checked) { _, launched in launched } }
         return runtime
     }
 

@@ -42,18 +42,36 @@ public struct PluginProgram: Sendable {
     /// configuration error (`PluginExitStatus.configurationError`), before the plugin connects.
     public static func options<Options: Decodable>(_ type: Options.Type, _ make: @escaping @Sendable (Options) -> BusComponent) -> PluginProgram {
         PluginProgram { _ in
-            let decoded: Options
-            do {
-                decoded = try PluginRuntime.launchOptions(as: type)
-                if let named = decoded as? AppGroupOptions, let loss = try PluginAppGroup.verify(named.appGroup) {
-                    PluginAppGroup.lossesAtLaunch.withValue { $0.append(loss) }
-                }
-            } catch let error as PluginError {
-                throw error
-            } catch {
-                throw PluginError.configuration("\(error)")
+            make(try checked({ try PluginRuntime.launchOptions(as: type) }, appGroup: { ($0 as? AppGroupOptions)?.appGroup }))
+        }
+    }
+
+    /// A program whose component is made from the plugin's options read from their JSON (`JSONReadableOptions`,
+    /// no `Codable`), refused as `options(_:_:)` refuses them.
+    public static func options<Options: JSONReadableOptions>(_ type: Options.Type, _ make: @escaping @Sendable (Options) -> BusComponent) -> PluginProgram {
+        PluginProgram { _ in make(try checked({ try PluginRuntime.launchOptions(as: type) }, appGroup: { _ in nil })) }
+    }
+
+    /// A program whose component is made from options read from their JSON that name its app group, opened as
+    /// `options(_:_:)` opens it. Known by its type rather than found by a cast, which would scan the program's
+    /// conformance records at every launch.
+    public static func options<Options: JSONReadableOptions & AppGroupOptions>(_ type: Options.Type, _ make: @escaping @Sendable (Options) -> BusComponent) -> PluginProgram {
+        PluginProgram { _ in make(try checked({ try PluginRuntime.launchOptions(as: type) }, appGroup: { $0.appGroup })) }
+    }
+
+    /// The options `read` gives, once the app group they name (`appGroup`) is checked; what fails is a
+    /// configuration error, or `storageUnavailable` for a group whose storage refuses now.
+    private static func checked<Options>(_ read: () throws -> Options, appGroup: (Options) -> String?) throws -> Options {
+        do {
+            let options = try read()
+            if let named = appGroup(options), let loss = try PluginAppGroup.verify(named, keeping: true) {
+                PluginAppGroup.lossesAtLaunch.withValue { $0.append(loss) }
             }
-            return make(decoded)
+            return options
+        } catch let error as PluginError {
+            throw error
+        } catch {
+            throw PluginError.configuration("\(error)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import AppGroupStore
 import BusClient
 import CProcessControl
 import BusProtocol
@@ -522,6 +523,9 @@ public final class PluginRuntime: @unchecked Sendable {
 
     /// Calls that failed while the plugin was launched, before it was connected: said when its work begins.
     var failuresAtLaunch: [(call: String, message: String)] = []
+
+    /// The App-Group stores checked at launch (`PluginAppGroup.verify`), until the plugin's own open takes them.
+    let appGroupsCheckedAtLaunch = LockedValue<[String: SharedDefaults]>([:])
 
     /// Events that arrived before the bus was ready; handled once work begins, in order.
     private var beforeReady: [Envelope] = []

@@ -1,3 +1,4 @@
+import BusProtocol
 import Foundation
 import ReferenceKit
 import XCTest
@@ -52,7 +53,7 @@ final class NotificationPolicyTests: XCTestCase {
     }
 
     func decode(_ json: String) throws -> NotifierOptions {
-        try JSONDecoder().decode(NotifierOptions.self, from: Data(json.utf8))
+        try NotifierOptions(json: JSONValue(parsing: Array(json.utf8)))
     }
 
     let rule = #"{"on":"shield.shown","kind":"k","title":"{target} is shielded","body":"b","route":"circle"}"#
@@ -82,6 +83,34 @@ final class NotificationPolicyTests: XCTestCase {
         XCTAssertThrowsError(try decode("{\(base),\"quietHours\":{\"start\":\"22:00\",\"end\":\"22:00\"}}"))
         XCTAssertThrowsError(try decode("{\(base),\"dedupMinutes\":-1}"))
         XCTAssertThrowsError(try decode(#"{"appGroup":"g","rules":[]}"#))
+    }
+
+    func testOptionsOfTheWrongShapeNameTheKeyAndWhatWasExpected() {
+        let base = #""appGroup":"g","routes":{"circle":"tether://x"},"rules":[\#(rule)]"#
+        let wrong: [(json: String, error: PluginOptionsError)] = [
+            ("{\(base),\"routeLifetimeMinutes\":\"15\"}", .invalid(key: "routeLifetimeMinutes", problem: "expected a whole number, found string")),
+            ("{\(base),\"desktop\":\"yes\"}", .invalid(key: "desktop", problem: "expected true or false, found string")),
+            (#"{"appGroup":"g","routes":{"circle":7},"rules":[\#(rule)]}"#, .invalid(key: "routes.circle", problem: "expected a string, found number")),
+            (#"{"appGroup":"g","rules":{"on":"shield.shown"}}"#, .invalid(key: "rules", problem: "expected a list, found object")),
+            (#"{"appGroup":"g","rules":[{"on":"shield.shown","kind":"k","title":"t"}]}"#, .invalid(key: "rules[0].body", problem: "missing")),
+            (#"{"appGroup":"g","rules":[{"on":"shield.shown","kind":"k","title":"t","body":"b","interruptionLevel":"loud"}]}"#,
+             .invalid(key: "rules[0].interruptionLevel", problem: "'loud' is not one of passive, active, time-sensitive")),
+            (#"{"appGroup":"g","rules":[{"on":"shield.shown","kind":"k","title":"t","body":"b","when":{"event":1}}]}"#,
+             .invalid(key: "rules[0].when.event", problem: "expected a string, found number")),
+            (#"{"appGroup":"g","rules":[{"on":"shield.shown","kind":"k","title":"t","body":"b","whom":"x"}]}"#,
+             .unknownKey("whom", in: "a notifier rule", allowed: ["on", "when", "kind", "title", "body", "interruptionLevel", "route"])),
+            ("{\(base),\"quietHours\":{\"start\":\"22:00\",\"end\":\"7:00\"}}", .invalid(key: "quietHours.end", problem: ClockTime.notATimeOfDay("7:00"))),
+            ("{\(base),\"quietHours\":{\"start\":\"22:00\",\"end\":\"07:00\",\"allow\":true}}",
+             .unknownKey("allow", in: "quietHours", allowed: ["start", "end", "allowTimeSensitive"])),
+            ("[]", .invalid(key: "options", problem: "expected an object, found array")),
+        ]
+        for (json, expected) in wrong {
+            XCTAssertThrowsError(try decode(json), json) { error in XCTAssertEqual(error as? PluginOptionsError, expected, json) }
+        }
+        let quiet = try? decode("{\(base),\"quietHours\":{\"start\":\"22:00\",\"end\":\"07:00\",\"allowTimeSensitive\":false},\"desktop\":false}")
+        XCTAssertEqual(quiet?.quietHours, QuietHours(start: time("22:00"), end: time("07:00"), allowTimeSensitive: false))
+        XCTAssertEqual(quiet?.desktop, false)
+        XCTAssertEqual(quiet?.rules.first?.route, "circle")
     }
 
     func testRulesMatchTheirTopicAndFieldsAndFillTheirTexts() throws {

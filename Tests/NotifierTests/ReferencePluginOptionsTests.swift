@@ -6,8 +6,8 @@ import XCTest
 final class ReferencePluginOptionsTests: XCTestCase {
     func testTheConfigurationAndThePluginsKnowTheSameKeys() {
         XCTAssertEqual(Set(ReferencePluginOptions.product), Set(ProductOptions.Key.allCases.map(\.rawValue)))
-        XCTAssertEqual(Set(ReferencePluginOptions.notifier), Set(NotifierOptions.CodingKeys.allCases.map(\.rawValue)))
-        XCTAssertEqual(Set(ReferencePluginOptions.notifierRule), Set(NotificationRule.CodingKeys.allCases.map(\.rawValue)))
-        XCTAssertEqual(Set(ReferencePluginOptions.quietHours), Set(QuietHours.CodingKeys.allCases.map(\.rawValue)))
+        XCTAssertEqual(Set(ReferencePluginOptions.notifier), Set(NotifierOptions.Key.allCases.map(\.rawValue)))
+        XCTAssertEqual(Set(ReferencePluginOptions.notifierRule), Set(NotificationRule.Key.allCases.map(\.rawValue)))
+        XCTAssertEqual(Set(ReferencePluginOptions.quietHours), Set(QuietHours.Key.allCases.map(\.rawValue)))
     }
 }

@@ -333,6 +333,32 @@ final class SupervisionTests: XCTestCase {
         XCTAssertTrue(error.contains("the options of plugin 'monitor' in the configuration do not fit ProductOptions: 'store': expected a string, found number"), error)
     }
 
+    /// The notifier and the report builder read their options as the monitor does: a mistake names the plugin, the
+    /// key and what was expected, and stops the plugin at start.
+    func testANotifierAndAReportBuilderWhoseOptionIsOfTheWrongTypeStopAtStartNamingThePluginTheKeyAndTheType() throws {
+        let config = """
+            name: mistyped
+            appGroups:
+              - {name: group.dev.shieldbus.habitlock, slices: {reports: ["reports.*"], notifier: ["notifier.*"]}}
+            plugins:
+              - {name: reports, executable: \(BuildProducts.path("report-builder")), role: report, options: {appGroup: group.dev.shieldbus.habitlock, retentionDays: "35"}}
+              - name: notifier
+                executable: \(BuildProducts.path("notifier"))
+                role: notifier
+                options: {appGroup: group.dev.shieldbus.habitlock, rules: [{on: shield.shown, kind: k, title: t, body: b}], desktop: "no"}
+            """
+        let broker = try BrokerProcess(configuration: config)
+        for name in ["reports", "notifier"] {
+            waitUntil("\(name) to fail (log: \(broker.log(tail: 10)))") { plugin(name, in: broker)?["state"]?.stringValue == "failed" }
+        }
+        let reports = plugin("reports", in: broker)?["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(reports.contains("configuration error (exit status 78)"), reports)
+        XCTAssertTrue(reports.contains("the options of plugin 'reports' in the configuration do not fit ReportBuilderOptions: 'retentionDays': expected a whole number, found string"), reports)
+        let notifier = plugin("notifier", in: broker)?["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(notifier.contains("configuration error (exit status 78)"), notifier)
+        XCTAssertTrue(notifier.contains("the options of plugin 'notifier' in the configuration do not fit NotifierOptions: 'desktop': expected true or false, found string"), notifier)
+    }
+
     func testLargeOptionsReachThePluginThroughAFileNotTheEnvironment() throws {
         let blob = String(repeating: "x", count: 300_000)  // over Linux's 128 KiB limit for one environment string
         let broker = try BrokerProcess(configuration: configuration([("big", ", options: {blob: \(blob)}")]))

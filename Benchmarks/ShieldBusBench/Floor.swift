@@ -1,6 +1,6 @@
 /// How often each guaranteed cost comes per journal event over the heavy days, and the sizes of the runs the targets
 /// are about: counts measured on runs of the current build and kept here (docs/benchmarks.md, "The floor the
-/// guarantees set", names the run each comes from and how to count it again).
+/// guarantees set", names the runs each comes from).
 struct FloorCounts {
     /// Hand-offs the broker waits for (each a round trip between two processes).
     var turns = 0.23

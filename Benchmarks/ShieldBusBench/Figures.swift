@@ -15,8 +15,17 @@ struct Figure {
     let better: Better
     /// A note shown after the target (e.g. how a figure was extrapolated).
     var note = ""
+    /// A floor the guarantees set under the target (the `floor` suite), not a measurement of the target's run: it
+    /// says whether the target is `reachable`, never whether it is `met`.
+    var isFloor = false
 
-    var met: Bool? {
+    /// Whether the measured run achieved its target.
+    var met: Bool? { isFloor ? nil : onTheGoodSide }
+
+    /// For a floor: whether the target lies at or above it, so that what the floor counts does not rule it out.
+    var reachable: Bool? { isFloor ? onTheGoodSide : nil }
+
+    private var onTheGoodSide: Bool? {
         guard let target else { return nil }
         switch better {
         case .higher: return value >= target
@@ -103,6 +112,7 @@ struct FigureTable {
                 if let baseline = figure.baseline { entry["baseline"] = .double(baseline) }
                 if figure.target != nil { entry["target"] = .string(figure.targetText) }
                 if let met = figure.met { entry["met"] = .bool(met) }
+                if let reachable = figure.reachable { entry["reachable"] = .bool(reachable) }
                 if !figure.note.isEmpty { entry["note"] = .string(figure.note) }
                 return .object(entry)
             }),

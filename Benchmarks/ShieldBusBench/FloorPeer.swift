@@ -53,9 +53,9 @@ enum FloorPeer {
             while try socket.receive(into: &frames) {
                 switch frames.first ?? [] {
                 case FloorMessage.durable:
-                    let seq = FloorMessage.seq(frames.count > 1 ? frames[1] : [])
-                    try record.handleOnce(seq)
-                    try socket.send([FloorMessage.ack, frames[1]])
+                    let seqFrame = frames.count > 1 ? frames[1] : []
+                    try record.handleOnce(FloorMessage.seq(seqFrame))
+                    try socket.send([FloorMessage.ack, seqFrame])
                 case FloorMessage.bare:
                     try socket.send([FloorMessage.ack, frames.count > 1 ? frames[1] : []])
                 case FloorMessage.cpu:

@@ -22,11 +22,13 @@ struct FloorUnits {
     var sharedCommit: Double
     /// One journal line written (`write` of a 300-byte line, appended).
     var journalLine: Double
-    /// Starts to their ends, in ms: CPU of every process involved, and the wall time.
+    /// Starts to their ends, in ms: CPU of every process involved, and the wall time. `sandboxedPlugin` is a
+    /// plugin's bare start (`pluginStart` says which program's).
     var sandboxedTrue: Start
-    var sandboxedSwift: Start
+    var sandboxedPlugin: Start
     var swiftExec: Start
     var swiftFork: Start
+    var pluginStart: String
 
     struct Start {
         var cpu: Double
@@ -57,15 +59,17 @@ struct FloorBench {
         let exclusive = try SmallRowStore(path: directory + "/exclusive.sqlite", access: .exclusive)
         let shared = try SmallRowStore(path: directory + "/shared.sqlite", access: .shared)
         let journal = try JournalFile(path: directory + "/journal.jsonl")
-        let timer = try StartTimer(program: program, runtime: runtime, endpoint: endpoint, state: directory + "/state")
+        let plugin = PluginStart(beside: program)
+        progress("floor: a plugin's start: " + plugin.description)
+        let timer = try StartTimer(program: program, plugin: plugin, runtime: runtime, endpoint: endpoint, state: directory + "/state")
 
         // Unmeasured: the stores' first pages, the statements, the page cache's first uses.
         for index in 0..<200 { try exclusive.write(index); try shared.write(index); try ledger.save(UInt64(index + 1)); try journal.writeLine() }
         var seq: UInt64 = 200
-        _ = try timer.sandboxed(swift: false, count: 1)
-        _ = try timer.sandboxed(swift: true, count: 1)
+        _ = try timer.sandboxed(plugin: false, count: 1)
+        _ = try timer.sandboxed(plugin: true, count: 1)
 
-        let lastCore = max(0, MachineInfo.current().cores - 1)
+        let lastCore = try AllowedCores.last(of: String(contentsOfFile: "/proc/self/status", encoding: .utf8))
         var samples: [[Double]] = []
         var spreadTurns: [TurnCosts] = []
         var oneCoreTurns: [TurnCosts] = []
@@ -81,7 +85,7 @@ struct FloorBench {
             progress(String(format: "floor: round %d: round trip %.1f µs, durable turn %.1f µs (on one core %.1f, %.1f), commits %.1f / %.1f µs (CPU)", round,
                             spreadTurns[round - 1].roundTrip, spreadTurns[round - 1].durableTurn, oneCoreTurns[round - 1].roundTrip,
                             oneCoreTurns[round - 1].durableTurn, exclusiveCost, sharedCost))
-            startSamples.append([try timer.sandboxed(swift: false, count: starts), try timer.sandboxed(swift: true, count: starts),
+            startSamples.append([try timer.sandboxed(plugin: false, count: starts), try timer.sandboxed(plugin: true, count: starts),
                                  try timer.executed(count: starts), try timer.forked(count: starts)])
         }
         withExtendedLifetime(bus) {}
@@ -92,7 +96,8 @@ struct FloorBench {
         }
         return FloorUnits(spread: TurnCosts.median(spreadTurns), oneCore: TurnCosts.median(oneCoreTurns), exclusiveCommit: median(0),
                           ledgerSave: median(1), sharedCommit: median(2), journalLine: median(3),
-                          sandboxedTrue: startMedian(0), sandboxedSwift: startMedian(1), swiftExec: startMedian(2), swiftFork: startMedian(3))
+                          sandboxedTrue: startMedian(0), sandboxedPlugin: startMedian(1), swiftExec: startMedian(2), swiftFork: startMedian(3),
+                          pluginStart: plugin.description)
     }
 
     /// The calling thread's CPU per call of `body`, in µs.
@@ -169,6 +174,7 @@ final class JournalFile {
 /// reaped children, and this thread's own share of a fork) and the wall time, in ms per start.
 struct StartTimer {
     let program: String
+    let plugin: PluginStart
     let sandbox: SandboxedStart
     /// The monitor's sandbox as `RunPlan` makes it for `make run`: its container, its record and its App Group
     /// (read and written), its options file (read), the state folder hidden around them.
@@ -176,8 +182,9 @@ struct StartTimer {
     let environment: [String: String]
     let log: String
 
-    init(program: String, runtime: String, endpoint: String, state: String) throws {
+    init(program: String, plugin: PluginStart, runtime: String, endpoint: String, state: String) throws {
         self.program = program
+        self.plugin = plugin
         sandbox = try SandboxedStart(runtimeDirectory: runtime, endpoint: endpoint)
         let own = [state + "/containers/activity-monitor", state + "/cursors/activity-monitor", state + "/groups/group.com.example.shieldbus"]
         for folder in own { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
@@ -187,17 +194,21 @@ struct StartTimer {
         spec = PluginSpec(name: "activity-monitor", executable: "/bin/true", role: .monitor,
                           files: PluginFiles(own: own, readable: [options], hidden: [state]), offline: Role.monitor.runsWithoutNetwork)
         environment = ["PATH": "/usr/bin:/bin", "SHIELDBUS_PLUGIN_NAME": "activity-monitor", "SHIELDBUS_PLUGIN_ROLE": "monitor",
-                       "SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_SANDBOX": "bubblewrap", "SHIELDBUS_RUNTIME_DIR": runtime]
+                       "SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_SANDBOX": "bubblewrap", "SHIELDBUS_RUNTIME_DIR": runtime,
+                       "SHIELDBUS_PLUGIN_OPTIONS_FILE": state + "/options/missing.json"]
         log = runtime + "/start.log"
     }
 
-    /// In the monitor's sandbox: `/bin/true`, or (`swift`) this program's empty start (`--floor-empty`).
-    func sandboxed(swift: Bool, count: Int) throws -> FloorUnits.Start {
+    /// In the monitor's sandbox: `/bin/true`, or (`plugin`) a plugin's bare start.
+    func sandboxed(plugin started: Bool, count: Int) throws -> FloorUnits.Start {
         var spec = self.spec
-        if swift { (spec.executable, spec.arguments) = (program, ["--floor-empty"]) }
+        var expected: Int32 = 0
+        if started { (spec.executable, spec.arguments, expected) = (plugin.executable, plugin.arguments, plugin.exitStatus) }
         return try timed(count) {
             let status = try sandbox.run(spec, environment: environment, logPath: log)
-            guard status == 0 else { throw BenchFailure("a sandboxed start of \(spec.executable) ended with status \(status) (see \(log))") }
+            guard status == expected << 8 else {
+                throw BenchFailure("a sandboxed start of \(spec.executable) ended with wait status \(status), not exit status \(expected) (see \(log))")
+            }
         }
     }
 
@@ -240,5 +251,42 @@ struct StartTimer {
         let elapsed = Double(monotonicNanoseconds() - wall) / 1e6
         let cpu = (rusageMicroseconds(RUSAGE_CHILDREN.rawValue) - children) / 1000 + Double((cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID) ?? 0) - thread) / 1e6
         return FloorUnits.Start(cpu: cpu / Double(count), wall: elapsed / Double(count))
+    }
+}
+
+/// The program a plugin's start is priced by: the monitor beside the bench's own program (as `make bench-build`
+/// leaves it), started bare — the loader, the runtime, its options file missing, its exit with EX_CONFIG — as
+/// Benchmarks/LaunchCost/launch_cost.py starts it. Without it, the bench's own empty start stands in, and says so.
+struct PluginStart {
+    let executable: String
+    let arguments: [String]
+    /// The exit status a bare start ends with.
+    let exitStatus: Int32
+    let description: String
+
+    init(beside program: String) {
+        let monitor = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("activity-monitor").path
+        if FileManager.default.isExecutableFile(atPath: monitor) {
+            (executable, arguments, exitStatus) = (monitor, [], SupervisedExitStatus.configurationError)
+            description = "the monitor's bare start (\(monitor), its options file missing)"
+        } else {
+            (executable, arguments, exitStatus) = (program, ["--floor-empty"], 0)
+            description = "NO monitor at \(monitor) (make bench-build): the bench's own empty start (--floor-empty) stands in, a larger position-independent program"
+        }
+    }
+}
+
+/// The processors this process may run on, as the kernel lists them in /proc/self/status (`Cpus_allowed_list`, the
+/// affinity `sched_getaffinity` reads): under a cpuset they need not be the machine's first ones.
+enum AllowedCores {
+    /// The highest allowed processor in a status file's text, e.g. `Cpus_allowed_list:\t0-3,8,10-11` → 11.
+    static func last(of status: String) throws -> Int {
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Cpus_allowed_list:") }
+        let ranges = line.map { $0.dropFirst("Cpus_allowed_list:".count).split(separator: ",") } ?? []
+        let ends = ranges.map { range in Int(range.split(separator: "-").last?.trimmingCharacters(in: .whitespaces) ?? "") }
+        guard !ends.isEmpty, ends.allSatisfy({ $0 != nil && $0! >= 0 }), let last = ends.compactMap({ $0 }).max() else {
+            throw BenchFailure("cannot read the processors this process may run on from /proc/self/status (\(line.map(String.init) ?? "no Cpus_allowed_list"))")
+        }
+        return last
     }
 }

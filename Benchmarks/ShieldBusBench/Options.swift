@@ -81,10 +81,12 @@ struct BenchOptions {
                    project's own parts: a libzmq round trip between two processes, a minimal durable turn (a
                    bus.sqlite-like save, the hand-off, a handled-record transaction, the ack), both where the
                    scheduler puts the processes and held on one core (taskset), a WAL commit in
-                   each store's mode (exclusive, shared), a journal line, and a process started and stopped in a
-                   plugin's bwrap sandbox (the real plan), an empty Swift program executed and a running one forked;
+                   each store's mode (exclusive, shared), a journal line, /bin/true and a plugin's bare start (the
+                   monitor beside this program) started and stopped in a plugin's bwrap sandbox (the real plan), an
+                   empty Swift program executed and a running one forked;
                    then Σ count per event × unit cost, the year's and make run's day's floors and the broker
-                   loop's, each beside its target (CPU of every process and thread, median of the rounds)
+                   loop's with today's commits on its thread, each beside its target and whether the target is
+                   reachable above it (CPU of every process and thread, median of the rounds)
 
       --quick           small runs (about 4 minutes in all): a 30-day year, 1 day run, 2000 opens, 20 command
                         runs, 40 explore days per product, 50000-event throughput runs, 7 floor rounds of 1000; the

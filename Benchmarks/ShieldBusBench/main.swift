@@ -1,4 +1,4 @@
-// shieldbus-bench: ShieldBus's speed — bus throughput beside plain libzmq, the simulated day and year, the shield decision, command start-up.
+// shieldbus-bench: ShieldBus's speed — bus throughput beside plain libzmq, the simulated day and year, the shield decision, command start-up, explore's days, the floor the guarantees set.
 
 import BusProtocol
 import Foundation
@@ -29,7 +29,7 @@ func benchmark(_ options: BenchOptions) -> Int32 {
                                               target: lean ? 0.9 : 0.7, better: .higher))
             }
         }
-        if options.suites.contains(.floor) { figures.figures += try floor(options) }
+        if options.suites.contains(.floor) { figures.figures += try floorSuite(options) }
         let others = options.suites.filter { $0 != .throughput && $0 != .floor }
         if !others.isEmpty {
             let scratch = try ScratchDirectory(prefix: "sbsim")
@@ -166,7 +166,7 @@ func explore(_ options: BenchOptions, _ installation: Installation, _ directory:
 }
 
 /// The least CPU per journal event the guarantees allow, from unit costs measured on this machine, beside the targets.
-func floor(_ options: BenchOptions) throws -> [Figure] {
+func floorSuite(_ options: BenchOptions) throws -> [Figure] {
     let scratch = try ScratchDirectory(prefix: "sbfloor")
     let bench = FloorBench(directory: scratch.path, rounds: options.floorRounds, operations: options.floorOperations, starts: options.floorStarts)
     note("floor: \(options.floorRounds) rounds of \(options.floorOperations) turns, round trips and commits and \(options.floorStarts) starts of each kind")

@@ -238,11 +238,20 @@ extern void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc) __attrib
 
 __attribute__((noinline)) void shieldbus_launch_template_keep(const void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }
 
-// The C library passes the program's arguments to the constructors of the program it started.
+#ifdef __GLIBC__
+// glibc passes the program's arguments to the constructors of the program it started (other C libraries need not).
 __attribute__((constructor)) static void serveLaunchesIfAsked(int argc, char **argv, char **envp) {
     (void)envp;
+#else
+__attribute__((constructor)) static void serveLaunchesIfAsked(void) {
+    int argc = 0;
+    char **argv = NULL;
+#endif
     const char *named = getenv(SHIELDBUS_LAUNCH_CHANNEL_VARIABLE);
     if (!named) return;
+    if (!_swift_stdlib_overrideUnsafeArgvArgc || !argv)
+        fprintf(stderr, "the launch template cannot hand its launches their arguments (no Swift runtime override, or a C library "
+                        "that gives constructors none): a launch's CommandLine.arguments may be empty\n");
     int channel = atoi(named);
     if (shieldbus_thread_count() != 1) refuse("it runs more than one thread before main");
     sigset_t childEnded, original;

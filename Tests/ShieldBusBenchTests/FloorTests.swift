@@ -1,8 +1,9 @@
 @testable import shieldbus_bench
+import BusProtocol
 import XCTest
 
 /// The floor suite's arithmetic and the line its measuring process prints; the measurements themselves are the
-/// benchmark's, never a test's.
+/// benchmark's, never a test's. Every expected figure is worked out by hand from `units` (in the comments).
 final class FloorTests: XCTestCase {
     func testATurnsLineIsReadBackAsItWasWritten() {
         let costs = TurnCosts(roundTrip: 35.25, roundTripSender: 5.5, durableTurn: 77, durableTurnSender: 24.875)
@@ -17,48 +18,96 @@ final class FloorTests: XCTestCase {
 
     func testTheFloorIsEachCountTimesItsUnitCost() {
         let floor = Floor(units: Self.units)
-        // 0.23 turns × 80 + (0.46 − 0.23) × 10 + (0.53 − 0.23 + 0.21 + 0.18) × 20 + 1 × 1
-        XCTAssertEqual(floor.perEvent(Self.turns), 18.4 + 2.3 + 13.8 + 1, accuracy: 1e-9)
-        // 0.23 × 40 + 0.46 × 10 + (0.21 + 0.53 + 0.18) × 20 + 1
-        XCTAssertEqual(floor.perEventFromUnitsAlone(Self.turns), 9.2 + 4.6 + 18.4 + 1, accuracy: 1e-9)
-        // 0.23 × 30 + 0.23 × 10 + 0.21 × 20 + 1
-        XCTAssertEqual(floor.brokerLoopPerEvent(Self.turns), 6.9 + 2.3 + 4.2 + 1, accuracy: 1e-9)
+        // 0.23 turns × 80 + (0.46 − 0.23) saves × 12 + (0.53 − 0.23 + 0.21 + 0.18) × 20 + 1 × 1
+        XCTAssertEqual(floor.perEvent(Self.turns), 18.4 + 2.76 + 13.8 + 1, accuracy: 1e-9)
+        // 0.23 × 40 + 0.46 × 12 + (0.21 + 0.53 + 0.18) × 20 + 1
+        XCTAssertEqual(floor.perEventFromUnitsAlone(Self.turns), 9.2 + 5.52 + 18.4 + 1, accuracy: 1e-9)
+        // 0.23 × 30 + 0.23 × 12 + 0.21 × 20 + 1
+        XCTAssertEqual(floor.brokerLoopPerEvent(Self.turns), 6.9 + 2.76 + 4.2 + 1, accuracy: 1e-9)
+        // 0.23 × 5
+        XCTAssertEqual(floor.brokerLoopHandOffsPerEvent(Self.turns), 1.15, accuracy: 1e-9)
+        // 0.23 × 80: the turns' chain alone, whatever the loop's commits cost
+        XCTAssertEqual(floor.serialPerEvent(Self.turns), 18.4, accuracy: 1e-9)
     }
 
-    func testTheYearsFloorIsItsCPUOnBothCoresAndNeverBelowItsSerialPart() {
-        let floor = Floor(units: Self.units)
-        let perEvent = floor.perEvent(Self.turns)
-        let serial = max(0.23 * 80, floor.brokerLoopPerEvent(Self.turns))
-        XCTAssertEqual(floor.yearSeconds, max(perEvent / 2, serial) * FloorCounts.yearEvents / 1e6, accuracy: 1e-9)
+    func testTheYearsFloorIsItsSerialPartWhenThatIsLongerThanItsCPUOnBothCores() {
+        // CPU 35.96 µs an event, on two cores 17.98, below the chain's 18.4: 18.4 µs × 516,616 events
+        XCTAssertEqual(Floor(units: Self.units).yearSeconds, 9.5057344, accuracy: 1e-9)
+    }
+
+    func testTheYearsFloorIsItsCPUOnBothCoresWhenThatIsLonger() {
+        var units = Self.units
+        units.sharedCommit = 40
+        // 18.4 + 2.76 + 0.69 × 40 + 1 = 49.76 µs an event, 24.88 on two cores, above the chain's 18.4: × 516,616
+        XCTAssertEqual(Floor(units: units).yearSeconds, 12.85340608, accuracy: 1e-9)
     }
 
     func testEachTurnFigureIsTakenAtTheLesserPlacement() {
         var units = Self.units
         units.oneCore = TurnCosts(roundTrip: 30, roundTripSender: 6, durableTurn: 70, durableTurnSender: 31)
         XCTAssertEqual(Floor(units: units).turns, TurnCosts(roundTrip: 30, roundTripSender: 5, durableTurn: 70, durableTurnSender: 30))
-        XCTAssertLessThan(Floor(units: units).yearSeconds, Floor(units: Self.units).yearSeconds)
+        // CPU 0.23 × 70 + 2.76 + 13.8 + 1 = 33.66 µs, 16.83 on two cores, longer than the chain's 0.23 × 70 = 16.1
+        XCTAssertEqual(Floor(units: units).yearSeconds, 16.83 * 0.516616, accuracy: 1e-9)
     }
 
     func testMakeRunsDayCountsTheStartsOnTheCores() {
         let floor = Floor(units: Self.units)
-        let starts = (3 + 6 * 8) / 1000.0
-        let events = 353 * floor.perEvent(Self.turns) / 1e6
-        let spread = max((starts + events) / 2, 11 / 1000.0 + 353 * max(0.23 * 80, floor.brokerLoopPerEvent(Self.turns)) / 1e6)
-        XCTAssertEqual(floor.makeRunDaySeconds, spread, accuracy: 1e-12)
-        XCTAssertEqual(floor.makeRunDayEventsPerSecond, 353 / floor.makeRunDaySeconds, accuracy: 1e-9)
+        // CPU: the broker's start 3 ms + six plugin starts × 8 ms + 353 events × 35.96 µs = 63.69388 ms, on two cores
+        // 31.84694 ms; the serial part 3 + 8 ms + 353 × 18.4 µs = 17.4952 ms is shorter
+        XCTAssertEqual(floor.makeRunDayCPUSeconds, 0.06369388, accuracy: 1e-12)
+        XCTAssertEqual(floor.makeRunDaySeconds, 0.03184694, accuracy: 1e-12)
+        XCTAssertEqual(floor.makeRunDayEventsPerSecond, 11_084.267436683, accuracy: 1e-6)
     }
 
-    func testEachTargetsRowSaysWhetherItLiesBelowTheFloor() {
+    func testMakeRunsDayIsNeverShorterThanABrokerAndAPluginStartAndTheChain() {
+        var units = Self.units
+        (units.swiftExec.cpu, units.sandboxedPlugin.cpu) = (30, 1)
+        // CPU (30 + 6 × 1) ms + 12.69388 ms = 48.69388 ms, 24.34694 on two cores; serial 30 + 1 + 6.4952 = 37.4952 ms
+        XCTAssertEqual(Floor(units: units).makeRunDaySeconds, 0.0374952, accuracy: 1e-12)
+    }
+
+    func testWhatEachTargetLeavesForAllTheFloorLeavesOut() {
+        let floor = Floor(units: Self.units)
+        // the year: 15 s × 2 cores = 30 CPU-s over 516,616 events = 58.0702 µs an event, less 35.96
+        XCTAssertEqual(floor.yearCPUPerEventLeft, 22.1102107562, accuracy: 1e-9)
+        // make run's day: 353 / 10,000 s × 2 cores = 70.6 ms, less 63.69388 ms, over 353 events
+        XCTAssertEqual(floor.makeRunDayCPUPerEventLeft, 19.5640793201, accuracy: 1e-9)
+    }
+
+    func testAFloorsRowSaysWhetherItsTargetIsReachableAndNeverThatItIsMet() throws {
         let rows = Floor(units: Self.units).figures.filter { $0.name.hasPrefix("floor: ") }
         XCTAssertEqual(rows.map(\.target), [15, 10_000, 10])
-        for row in rows {
-            XCTAssertEqual(row.note.hasPrefix("target below the floor"), row.met == false, row.name)
+        // the year 9.51 s ≤ 15; make run's day 11,084 events/s ≥ 10,000; the loop 14.86 µs > 10
+        XCTAssertEqual(rows.map(\.reachable), [true, true, false])
+        XCTAssertEqual(rows.map(\.met), [nil, nil, nil])
+        XCTAssertEqual(rows.map { $0.note.hasPrefix("target above the floor") }, [true, true, false])
+        XCTAssertTrue(rows[2].note.hasPrefix("target below the floor"), rows[2].note)
+        let table = FigureTable(machine: MachineInfo.current(), mode: "test", figures: rows)
+        guard case .object(let json) = table.json, case .array(let figures)? = json["figures"] else { return XCTFail("\(table.json)") }
+        for case .object(let figure) in figures {
+            XCTAssertNil(figure["met"], "\(figure)")
+            XCTAssertNotNil(figure["reachable"], "\(figure)")
         }
-        XCTAssertEqual(rows.last?.met, false)  // the broker's loop at 14.4 µs against 10
+        XCTAssertEqual(figures.count, 3)
+    }
+
+    func testAMeasuredFigureIsMetAndNotReachable() {
+        let figure = Figure(name: "year", value: 107, unit: "s", baseline: nil, target: 15, better: .lower)
+        XCTAssertEqual(figure.met, false)
+        XCTAssertNil(figure.reachable)
+    }
+
+    func testTheLastAllowedProcessorIsReadFromTheAffinityList() throws {
+        XCTAssertEqual(try AllowedCores.last(of: "Name:\tx\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n"), 1)
+        XCTAssertEqual(try AllowedCores.last(of: "Cpus_allowed_list:\t2,5-7,4\n"), 7)
+        XCTAssertEqual(try AllowedCores.last(of: "Cpus_allowed_list:\t3\n"), 3)
+        for status in ["Name:\tx\n", "Cpus_allowed_list:\t\n", "Cpus_allowed_list:\t0-x\n"] {
+            XCTAssertThrowsError(try AllowedCores.last(of: status), status)
+        }
     }
 
     static let turns = TurnCosts(roundTrip: 40, roundTripSender: 5, durableTurn: 80, durableTurnSender: 30)
     static let units = FloorUnits(spread: turns, oneCore: turns, exclusiveCommit: 10, ledgerSave: 12, sharedCommit: 20, journalLine: 1,
-                                  sandboxedTrue: .init(cpu: 5, wall: 10), sandboxedSwift: .init(cpu: 8, wall: 16),
-                                  swiftExec: .init(cpu: 3, wall: 6), swiftFork: .init(cpu: 0.5, wall: 0.5))
+                                  sandboxedTrue: .init(cpu: 5, wall: 10), sandboxedPlugin: .init(cpu: 8, wall: 16),
+                                  swiftExec: .init(cpu: 3, wall: 6), swiftFork: .init(cpu: 0.5, wall: 0.5), pluginStart: "a test's")
 }

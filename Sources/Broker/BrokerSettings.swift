@@ -160,13 +160,10 @@ public struct PluginSpec: Equatable, Sendable {
     public var personInput = false
     /// It runs without network when sandboxed on an ipc bus, as iOS runs some extensions (`Role.runsWithoutNetwork`).
     public var offline = false
-    /// The scheduling its processes start with (its QoS class's); nil: the broker's own.
-    public var scheduling: PluginScheduling?
 
     public init(name: String, executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 role: Role, restart: RestartPolicy = .onFailure, ephemeral: Bool = false, namespaces: [String] = [],
-                files: PluginFiles = PluginFiles(), personInput: Bool = false, offline: Bool = false, scheduling: PluginScheduling? = nil) {
-        self.scheduling = scheduling
+                files: PluginFiles = PluginFiles(), personInput: Bool = false, offline: Bool = false) {
         self.files = files
         self.offline = offline
         self.personInput = personInput

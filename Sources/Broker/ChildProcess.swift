@@ -53,9 +53,9 @@ enum ChildProcess {
 
     /// Starts `executable`, inside bubblewrap when `sandbox` gives its path and arguments (which end before the
     /// plugin's own command line; `tellsPID`: they ask for `--info-fd`). `launchChannel`, if any, is handed down as
-    /// descriptor `launchChannelDescriptor`. `scheduling`, if any, is what the child and everything it starts run at.
+    /// descriptor `launchChannelDescriptor`.
     static func spawn(executable: String, arguments: [String], environment: [String: String], logPath: String,
-                      sandbox: Sandbox? = nil, launchChannel: Int32? = nil, scheduling: PluginScheduling? = nil) throws -> Launch {
+                      sandbox: Sandbox? = nil, launchChannel: Int32? = nil) throws -> Launch {
         var fileActions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&fileActions)
         defer { posix_spawn_file_actions_destroy(&fileActions) }
@@ -122,8 +122,7 @@ enum ChildProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let rc = scheduling.map { shieldbus_spawn_scheduled(&pid, commandLine[0], &fileActions, &attributes, argv, envp, $0.niceIncrement, $0.policy) }
-            ?? posix_spawn(&pid, commandLine[0], &fileActions, &attributes, argv, envp)
+        let rc = posix_spawn(&pid, commandLine[0], &fileActions, &attributes, argv, envp)
         guard rc == 0 else { throw SpawnError(executable: commandLine[0], errno: rc) }
         guard sandbox?.tellsPID == true else { return Launch(pid: pid) }
         close(info[1])

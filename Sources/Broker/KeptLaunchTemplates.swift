@@ -74,7 +74,7 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
 
     private static func start(_ start: LaunchTemplates.Start) throws -> LaunchTemplate {
         try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment, logPath: start.logPath,
-                           sandbox: start.sandbox, scheduling: start.scheduling, kept: true)
+                           sandbox: start.sandbox, kept: true)
     }
 
     /// In the broker template, before it forks a day: each template whose process ended (a day retired it, or it

@@ -90,14 +90,14 @@ final class LaunchTemplate {
     /// Starts the template: `environment` is the plugin's, without a launch's own (its credential), which each launch
     /// brings.
     init(executable: String, arguments: [String], environment: [String: String], logPath: String, sandbox: ChildProcess.Sandbox?,
-         scheduling: PluginScheduling? = nil, kept: Bool = false) throws {
+         kept: Bool = false) throws {
         var pair: [Int32] = [-1, -1]
         guard shieldbus_launch_channel(&pair) == 0 else { throw ChildProcess.SpawnError(executable: executable, errno: errno) }
         defer { Glibc.close(pair[1]) }
         do {
             pid = try ChildProcess.spawn(executable: executable, arguments: arguments,
                                          environment: Self.environment(environment, sandboxed: sandbox != nil, kept: kept), logPath: logPath,
-                                         sandbox: sandbox, launchChannel: pair[1], scheduling: scheduling).pid
+                                         sandbox: sandbox, launchChannel: pair[1]).pid
         } catch {
             Glibc.close(pair[0])
             throw error

@@ -29,15 +29,14 @@ final class LaunchTemplates {
 
     init(logger: Logger) { self.logger = logger }
 
-    /// What a template needs to start: the plugin's executable, arguments, environment without a launch's own, log,
-    /// sandbox (whose arguments ask for no `--info-fd`) and scheduling, which its launches inherit with the fork.
+    /// What a template needs to start: the plugin's executable, arguments, environment without a launch's own, log
+    /// and sandbox (whose arguments ask for no `--info-fd`).
     struct Start {
         let executable: String
         let arguments: [String]
         let environment: [String: String]
         let logPath: String
         let sandbox: ChildProcess.Sandbox
-        let scheduling: PluginScheduling?
     }
 
     /// Starts `name`'s template without waiting for it, unless it has one or launches plainly.
@@ -49,7 +48,7 @@ final class LaunchTemplates {
         }
         do {
             let template = try LaunchTemplate(executable: start.executable, arguments: start.arguments, environment: start.environment,
-                                              logPath: start.logPath, sandbox: start.sandbox, scheduling: start.scheduling)
+                                              logPath: start.logPath, sandbox: start.sandbox)
             templates[name] = template
             wake?.watch(template.descriptor)
         } catch {

@@ -248,7 +248,7 @@ final class PluginSupervisor {
     /// What `plugin`'s template starts from (only asked with a sandbox).
     func templateStart(_ plugin: Plugin) -> LaunchTemplates.Start {
         LaunchTemplates.Start(executable: plugin.spec.executable, arguments: plugin.spec.arguments, environment: environment(of: plugin),
-                              logPath: log(of: plugin).path, sandbox: sandbox(of: plugin, tellingPID: false)!, scheduling: plugin.spec.scheduling)
+                              logPath: log(of: plugin).path, sandbox: sandbox(of: plugin, tellingPID: false)!)
     }
 
     private func start(_ plugin: Plugin, announce: Bool = true) {
@@ -271,8 +271,7 @@ final class PluginSupervisor {
             } else {
                 let launch = try templates?.launch(plugin.spec.name, environment: environment, { self.templateStart(plugin) })
                     ?? ChildProcess.spawn(executable: plugin.spec.executable, arguments: plugin.spec.arguments,
-                                          environment: environment, logPath: log.path, sandbox: sandbox(of: plugin, tellingPID: true),
-                                          scheduling: plugin.spec.scheduling)
+                                          environment: environment, logPath: log.path, sandbox: sandbox(of: plugin, tellingPID: true))
                 pid = launch.pid
                 plugin.launch = launch
             }

@@ -3,15 +3,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <malloc.h>
-#include <stdlib.h>
-#include <pthread.h>
-#include <sched.h>
 #include <spawn.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
@@ -34,109 +30,6 @@ int shieldbus_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest) 
     (void)actions; (void)lowest;
     return ENOSYS;
 #endif
-}
-
-// A thread's nice value and policy are its own (PRIO_PROCESS and sched_setscheduler with 0 name the calling thread on
-// Linux), and a child copies those of the thread that spawned it. The thread that spawns is also the child's parent
-// for PR_SET_PDEATHSIG (bwrap's --die-with-parent): the child is killed when that thread ends, so each scheduling's
-// spawner thread lives as long as the process.
-struct spawn_request {
-    pid_t *pid;
-    const char *path;
-    const posix_spawn_file_actions_t *actions;
-    const posix_spawnattr_t *attributes;
-    char *const *arguments;
-    char *const *environment;
-    int result;
-    int done;
-};
-
-struct spawner {
-    int niceIncrement;
-    int policy;
-    pthread_mutex_t lock;
-    pthread_cond_t changed;
-    struct spawn_request *request;
-};
-
-enum { spawnerLimit = 8 };
-static struct spawner *spawners[spawnerLimit];
-static pthread_mutex_t spawnersLock = PTHREAD_MUTEX_INITIALIZER;
-
-static void *serve_spawns(void *context) {
-    struct spawner *spawner = context;
-    // Named, so that a reader of /proc tells it from the threads that do the broker's work.
-    pthread_setname_np(pthread_self(), "qos-spawner");
-    errno = 0;
-    int nice = getpriority(PRIO_PROCESS, 0);
-    int problem = errno;
-    if (problem == 0 && spawner->niceIncrement != 0 && setpriority(PRIO_PROCESS, 0, nice + spawner->niceIncrement) != 0) problem = errno;
-    struct sched_param parameters = {.sched_priority = 0};
-    if (problem == 0 && spawner->policy != SCHED_OTHER && sched_setscheduler(0, spawner->policy, &parameters) != 0) problem = errno;
-    // A thread that could not lower its scheduling answers every request with why.
-    pthread_mutex_lock(&spawner->lock);
-    for (;;) {
-        while (spawner->request == NULL || spawner->request->done) pthread_cond_wait(&spawner->changed, &spawner->lock);
-        struct spawn_request *request = spawner->request;
-        request->result = problem != 0 ? problem
-            : posix_spawn(request->pid, request->path, request->actions, request->attributes, request->arguments, request->environment);
-        request->done = 1;
-        pthread_cond_broadcast(&spawner->changed);
-    }
-    return NULL;
-}
-
-// The spawner of one scheduling, started at its first use; NULL with `error` set when it cannot be.
-static struct spawner *spawner_for(int niceIncrement, int policy, int *error) {
-    pthread_mutex_lock(&spawnersLock);
-    struct spawner *found = NULL;
-    int index = 0;
-    for (; index < spawnerLimit && spawners[index] != NULL; index++) {
-        if (spawners[index]->niceIncrement == niceIncrement && spawners[index]->policy == policy) { found = spawners[index]; break; }
-    }
-    if (found == NULL) {
-        *error = index == spawnerLimit ? EAGAIN : 0;
-        struct spawner *made = *error == 0 ? calloc(1, sizeof *made) : NULL;
-        if (*error == 0 && made == NULL) *error = ENOMEM;
-        if (made != NULL) {
-            made->niceIncrement = niceIncrement;
-            made->policy = policy;
-            pthread_mutex_init(&made->lock, NULL);
-            pthread_cond_init(&made->changed, NULL);
-            pthread_t thread;
-            pthread_attr_t attributes;
-            pthread_attr_init(&attributes);
-            pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-            *error = pthread_create(&thread, &attributes, serve_spawns, made);
-            pthread_attr_destroy(&attributes);
-            if (*error == 0) spawners[index] = found = made;
-            else free(made);
-        }
-    }
-    pthread_mutex_unlock(&spawnersLock);
-    return found;
-}
-
-int shieldbus_spawn_scheduled(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
-                              const posix_spawnattr_t *attributes, char *const arguments[], char *const environment[],
-                              int niceIncrement, int policy) {
-    if (niceIncrement == 0 && policy == SCHED_OTHER) {
-        return posix_spawn(pid, path, actions, attributes, arguments, environment);
-    }
-    int error = 0;
-    struct spawner *spawner = spawner_for(niceIncrement, policy, &error);
-    if (spawner == NULL) return error;
-    struct spawn_request request = {pid, path, actions, attributes, arguments, environment, 0, 0};
-    pthread_mutex_lock(&spawner->lock);
-    // One request at a time per spawner: a second caller waits for the first's answer.
-    while (spawner->request != NULL && !spawner->request->done) pthread_cond_wait(&spawner->changed, &spawner->lock);
-    spawner->request = &request;
-    pthread_cond_broadcast(&spawner->changed);
-    while (!request.done) pthread_cond_wait(&spawner->changed, &spawner->lock);
-    if (spawner->request == &request) spawner->request = NULL;
-    pthread_cond_broadcast(&spawner->changed);
-    pthread_mutex_unlock(&spawner->lock);
-    return request.result;
 }
 
 int shieldbus_launch_channel(int descriptors[2]) {

@@ -183,8 +183,6 @@ public struct ShieldBusConfiguration {
         public var writable: [String] = []
         /// It may publish the person's input (`input.*`), as only the person's tools otherwise may: a test driver.
         public var personInput = false
-        /// How urgently its work runs beside the rest (`qos:`); by default its role's (`Role.defaultQoSClass`).
-        public var qos: QoSClass
         public var line: Int
     }
 
@@ -231,7 +229,7 @@ public struct ShieldBusConfiguration {
         var names = Set<String>()
         var namespaces = Set<String>()
         for entry in try top["plugins"]?.list() ?? [] {
-            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass", "readable", "writable", "personInput", "qos"])
+            let fields = try entry.uniqueMapping(allowed: ["name", "executable", "arguments", "environment", "role", "restart", "options", "appGroup", "namespaces", "principalClass", "readable", "writable", "personInput"])
             guard let nameValue = fields["name"] else { throw entry.error("a plugin needs a 'name'") }
             let name = try nameValue.string()
             if let problem = BusTable.screenTime.nameProblem(with: name) { throw nameValue.error(problem.description) }
@@ -241,9 +239,7 @@ public struct ShieldBusConfiguration {
             guard let roleValue = fields["role"] else {
                 throw entry.error("plugin '\(name)' needs a 'role' (one of \(BusTable.screenTime.roles.map(\.rawValue).joined(separator: ", ")))")
             }
-            let role = try roleValue.oneOf(BusTable.screenTime.roles)
-            var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: role,
-                                           qos: try fields["qos"]?.oneOf(QoSClass.self) ?? role.defaultQoSClass, line: entry.line)
+            var plugin = PluginDeclaration(name: name, executable: try executable.string(), role: try roleValue.oneOf(BusTable.screenTime.roles), line: entry.line)
             plugin.arguments = try fields["arguments"]?.stringList() ?? []
             plugin.environment = try fields["environment"]?.stringMap() ?? [:]
             if let environment = fields["environment"] {

@@ -20,17 +20,6 @@ extension Role {
 
     /// Whether iOS runs this role's extension without network: the shield configuration and the report extension.
     public var runsWithoutNetwork: Bool { self == .shield || self == .report }
-
-    /// The QoS a plugin of this role runs at unless its configuration says otherwise: iOS asks the shield
-    /// configuration extension at user-interactive QoS, and runs the monitor's, the report extension's and
-    /// notification work at utility QoS, behind what the person waits on.
-    public var defaultQoSClass: QoSClass {
-        switch self {
-        case .shield: return .userInteractive
-        case .monitor, .report, .notifier: return .utility
-        default: return .userInitiated
-        }
-    }
 }
 
 extension DeviceTopic {

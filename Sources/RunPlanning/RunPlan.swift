@@ -223,7 +223,7 @@ public struct RunPlan {
         }
         settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
         settings.plugins = try Self.pluginSpecs(configuration: configuration, stateDirectory: stateDirectory, runtime: runtime,
-                                                shortLivedExtensions: fidelity.has(.shortLivedExtensions), scheduled: mode != .virtual)
+                                                shortLivedExtensions: fidelity.has(.shortLivedExtensions))
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
@@ -257,11 +257,8 @@ public struct RunPlan {
     /// given made (its container, record and App Groups, the options folder) and its options file written (in place;
     /// left as it is when it holds the same bytes, so that a sandbox kept across explored days, which bound it, sees
     /// this day's). Explore's broker template plans its kept sandboxes with it too, before any day's plan.
-    /// `scheduled`: each plugin's processes run at its QoS class's scheduling. Only a real or scaled clock's run is:
-    /// in virtual time every plugin's handling is a turn the next event waits for — none of it is behind the person —
-    /// and a niced plugin on a busy machine would only make the day slower, or its acknowledgements late.
     public static func pluginSpecs(configuration: ShieldBusConfiguration, stateDirectory: String, runtime: RuntimeDirectory,
-                                   shortLivedExtensions: Bool, scheduled: Bool = false) throws -> [PluginSpec] {
+                                   shortLivedExtensions: Bool) throws -> [PluginSpec] {
         let membership = configuration.pluginAppGroups
         let container = AppGroupContainer(rootPath: stateDirectory + "/" + StateFolder.appGroups)
         try FileManager.default.createDirectory(atPath: runtime.optionsPath, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -300,8 +297,7 @@ public struct RunPlan {
                        files: PluginFiles(own: [stateDirectory + "/containers/" + declaration.name, cursorFolder] + groupFolders,
                                           writable: declaration.writable,
                                           readable: [optionsFile] + declaration.readable, hidden: [stateDirectory]),
-                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork,
-                       scheduling: scheduled ? PluginScheduling(declaration.qos) : nil)
+                       personInput: declaration.personInput, offline: declaration.role.runsWithoutNetwork)
         }
     }
 

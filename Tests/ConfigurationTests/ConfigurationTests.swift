@@ -85,28 +85,6 @@ final class ConfigurationTests: XCTestCase {
         assertError("plugins:\n  - name: a\n    executable: x\n    role: wizard\n", line: 4, key: "plugins[0].role", contains: "expected one of monitor, shield")
     }
 
-    /// A plugin's `qos:` is one of Apple's QoS classes; without it, its role's: the shield configuration extension is
-    /// user-interactive, the monitor, report and notifier utility, the rest user-initiated.
-    func testAPluginsQoSIsAnAppleClassOrItsRolesDefault() throws {
-        let configuration = try parse("""
-            plugins:
-              - {name: shield, executable: x, role: shield}
-              - {name: monitor, executable: x, role: monitor}
-              - {name: reports, executable: x, role: report}
-              - {name: notifier, executable: x, role: notifier}
-              - {name: action, executable: x, role: action}
-              - {name: app, executable: x, role: app}
-              - {name: other, executable: x, role: generic}
-              - {name: quiet, executable: x, role: monitor, qos: background}
-              - {name: eager, executable: x, role: report, qos: userInitiated}
-            """)
-        XCTAssertEqual(configuration.plugins.map(\.qos.rawValue), ["userInteractive", "utility", "utility", "utility", "userInitiated",
-                                                                  "userInitiated", "userInitiated", "background", "userInitiated"])
-        assertError("plugins:\n  - name: a\n    executable: x\n    role: monitor\n    qos: utilty\n", line: 5, key: "plugins[0].qos",
-                    contains: "expected one of userInteractive, userInitiated, utility, background, got 'utilty' — did you mean 'utility'?")
-        assertError("plugins:\n  - {name: a, executable: x, role: monitor, qos: [utility]}\n", line: 2, key: "plugins[0].qos", contains: "expected")
-    }
-
     func testDuplicatePluginNames() {
         assertError("plugins:\n  - {name: a, executable: x, role: monitor}\n  - {name: a, executable: y, role: shield}\n",
                     line: 3, key: "plugins[1].name", contains: "used twice")

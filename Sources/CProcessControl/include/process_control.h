@@ -25,19 +25,6 @@ int shieldbus_keep_freed_heap(int bytes);
 /// posix_spawn_file_actions_addclosefrom_np, 2.34 and later). Returns 0, or an error number (ENOSYS before glibc 2.34).
 int shieldbus_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
-/// Linux's SCHED_IDLE policy, which <sched.h> declares only to _GNU_SOURCE (Swift's importer does not define it).
-#define SHIELDBUS_SCHED_IDLE 5
-
-/// posix_spawn of `path` from a thread that has lowered its own scheduling — `niceIncrement` added to its nice value,
-/// then `policy` (SCHED_OTHER, SCHED_BATCH or SCHED_IDLE) — so that the child starts with that scheduling, and every
-/// process and thread it makes inherits it; the calling thread's is left as it was (an unprivileged process could not
-/// take it back). One such thread per scheduling (named `qos-spawner`), started at its first use, lives as long as the process: a child
-/// that asked to die with its parent (PR_SET_PDEATHSIG) dies when the thread that spawned it ends. Returns 0 with
-/// `pid` set, or an error number.
-int shieldbus_spawn_scheduled(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
-                              const posix_spawnattr_t *attributes, char *const arguments[], char *const environment[],
-                              int niceIncrement, int policy);
-
 /// Makes a pair of connected Unix SOCK_SEQPACKET sockets, both close-on-exec; on `ours` the kernel tells each message's
 /// sender (SO_PASSCRED). Returns 0, or -1 with errno set.
 int shieldbus_launch_channel(int descriptors[2]);

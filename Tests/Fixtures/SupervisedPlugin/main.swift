@@ -14,9 +14,7 @@
 // (the test sends it SIGSTOP) and leaves the marker `<state dir>/<name>-cut` so the test can kill it there. A failed
 // call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms", "bursts", "gapMs"} uses that
 // much CPU — in `bursts` bursts with `gapMs` asleep between them, when given — before it publishes `app.sup.worked` and
-// acknowledges (a plugin slow at its work, not stopped). `app.sup.raise-priority` {"to"}: the plugin named tries to
-// set its nice value to 0 and its policy to SCHED_OTHER, and publishes `app.sup.priority` {"nice", "policy"}: "raised"
-// and "normal", or the error of each.
+// acknowledges (a plugin slow at its work, not stopped).
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -77,12 +75,6 @@ final class SupervisedFixture: BusPlugin {
                 spin(cpuMilliseconds: (envelope.bodyValue["ms"]?.intValue ?? 0) / bursts)
             }
             try? PluginRuntime.current?.publish("app.sup.worked", json: [:])
-        case "app.sup.raise-priority" where envelope.bodyValue["to"]?.stringValue == name:
-            // Tries to take back the broker's priority: a nice value of 0, and the normal policy.
-            let nice = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 0) == 0 ? "raised" : String(cString: strerror(errno))
-            var parameters = sched_param(sched_priority: 0)
-            let policy = sched_setscheduler(0, SCHED_OTHER, &parameters) == 0 ? "normal" : String(cString: strerror(errno))
-            try? PluginRuntime.current?.publish("app.sup.priority", json: ["nice": .string(nice), "policy": .string(policy)])
         case "app.sup.publish-when-stopped":
             waitUntilTheBrokerIsStopped()
             try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])

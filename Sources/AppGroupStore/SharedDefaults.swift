@@ -45,8 +45,9 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
 
     /// `opened`'s connection to its group, used as `writer`: for an opener that checked the group with another
     /// instance and now works in it, without opening (and checking) the store a second time. `opened` is not used
-    /// again, as the two would not share a lock. `restartLoss` is `opened`'s, which its opener has said.
-    public init(continuing opened: SharedDefaults, writer: String?, slices: SliceEnforcement = .strict,
+    /// again, as the two would not share a lock: so it is the package's own (the SDK's launch check), not a plugin's.
+    /// `restartLoss` is `opened`'s, which its opener has said.
+    package init(continuing opened: SharedDefaults, writer: String?, slices: SliceEnforcement = .strict,
                 clock: @escaping () -> Date = Date.init) {
         self.database = opened.database
         self.suiteName = opened.suiteName

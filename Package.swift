@@ -205,7 +205,7 @@ let package = Package(
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar", "ShieldBusTestSupport"]),
         .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "ShieldBusTestSupport"]),
-        .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "appgroup-stress"]),
+        .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "ShieldBusTestSupport", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl", "CDeviceClock"]),
         .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),

@@ -19,7 +19,7 @@ public final class CommitTally {
     public let lostToRestart: Int64
     /// What a store that lost commits to the machine's restart says (nil when it lost none): the caller logs it.
     public var restartLoss: String? { CommitNote.restartLoss(lostToRestart, of: path) }
-    /// Each commit's note, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk.
+    /// Each commit's note, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk (on the flusher).
     private let followUp: CommitFollowUp
     /// Why the last commit could not be noted or flushed (the commit stands; the next one notes past it).
     public var noteFailure: (any Error)? { followUp.failure }
@@ -28,7 +28,7 @@ public final class CommitTally {
         get { followUp.onFailure }
         set { followUp.onFailure = newValue }
     }
-    /// The last commit this connection flushed to the disk.
+    /// The last commit this connection's flushes took to the disk (set when the flusher's flush is done).
     public var syncedThrough: Int64 { followUp.syncedThrough }
     /// The file's count, kept in memory when the connection is the file's only one (`.exclusive`): nobody else can
     /// commit, so reading the count back in every transaction would only repeat what this connection last wrote.
@@ -48,7 +48,7 @@ public final class CommitTally {
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`) that counts itself — the next number read from the
-    /// file under the write lock, or for an `.exclusive` store the next after its own last — then notes the count (and flushes the log at every `CommitFollowUp.syncInterval`-th).
+    /// file under the write lock, or for an `.exclusive` store the next after its own last — then notes the count (and owes the flusher a flush of the log at every `CommitFollowUp.syncInterval`-th).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try transaction(writes: { _ in true }, body)
     }

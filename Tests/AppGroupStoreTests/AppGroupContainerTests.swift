@@ -2,6 +2,7 @@
 import AppGroupStore
 import CSQLite
 import Foundation
+import ShieldBusTestSupport
 import SQLite
 import XCTest
 
@@ -278,8 +279,8 @@ final class AppGroupContainerTests: ContainerTestCase {
         for (writer, multiple) in [(defaults, 1), (other, 2)] {
             while try defaults.lastChangeNumber() < interval * Int64(multiple) { try writer.set(multiple, forKey: "b") }
         }
-        XCTAssertEqual(defaults.syncedThrough, interval)
-        XCTAssertEqual(other.syncedThrough, 2 * interval, "whichever process makes the change, it is flushed")
+        waitUntil("the 32nd change flushed by its writer") { defaults.syncedThrough == interval }
+        waitUntil("whichever process makes the change, it is flushed") { other.syncedThrough == 2 * interval }
     }
 
     func testWriterWaitingPastBusyTimeoutGetsBusyError() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ShieldBusTestSupport
 import SQLite
 import XCTest
 
@@ -286,13 +287,13 @@ final class CommitTallyTests: XCTestCase {
         for n in 1..<interval { followUp.committed(through: n, after: n - 1) }
         XCTAssertEqual(followUp.syncedThrough, 0)
         followUp.committed(through: interval, after: interval - 1)
-        XCTAssertEqual(followUp.syncedThrough, interval, "the first 32nd")
+        waitUntil("the first 32nd flushed") { followUp.syncedThrough == interval }
         clock += 0.5
         followUp.committed(through: 2 * interval + 3, after: interval)  // one transaction past the next multiple
         XCTAssertEqual(followUp.syncedThrough, interval, "half a second after the last flush: owed")
         clock += 0.5
         followUp.committed(through: 2 * interval + 4, after: 2 * interval + 3)
-        XCTAssertEqual(followUp.syncedThrough, 2 * interval + 4, "owed, and paid at the first commit a second on")
+        waitUntil("owed, and paid at the first commit a second on") { followUp.syncedThrough == 2 * interval + 4 }
         clock += 5
         followUp.committed(through: 2 * interval + 5, after: 2 * interval + 4)
         XCTAssertEqual(followUp.syncedThrough, 2 * interval + 4, "nothing owed: no flush however long since the last")
@@ -306,15 +307,58 @@ final class CommitTallyTests: XCTestCase {
         while try tally.count() < interval - 1 { try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") } }
         XCTAssertEqual(tally.syncedThrough, 0, "nothing flushed before the 32nd commit")
         try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") }
-        XCTAssertEqual(tally.syncedThrough, interval)
+        waitUntil("the 32nd commit flushed") { tally.syncedThrough == interval }
         let second = try SQLiteConnection(path: store, flags: [.readWrite])
         let other = try CommitTally(connection: second, path: store)
         while try tally.count() < 2 * interval + 5 {
             let (writer, tallied) = try tally.count() % 2 == 0 ? (connection, tally) : (second, other)
             try tallied.transaction { try writer.execute("INSERT INTO t VALUES (0)") }
         }
-        XCTAssertEqual(max(tally.syncedThrough, other.syncedThrough), 2 * interval, "whichever writer made the 64th commit flushed it")
+        waitUntil("whichever writer made the 64th commit flushed it") { max(tally.syncedThrough, other.syncedThrough) == 2 * interval }
         XCTAssertNil(tally.noteFailure)
         XCTAssertNil(other.noteFailure)
+    }
+
+    /// A flush runs on the flusher, never on the committing thread; one owed while another of the store's is in flight
+    /// runs after it (here the flusher is held until the second is owed), through the commit that owed it.
+    func testAFlushOwedWhileOneRunsIsDoneAfterIt() {
+        var clock: TimeInterval = 100
+        let flusher = LogFlusher(label: "test.flusher")
+        let followUp = CommitFollowUp(path: path("store.sqlite"), flusher: flusher, now: { clock })
+        let interval = CommitFollowUp.syncInterval, held = DispatchSemaphore(value: 0)
+        flusher.run { held.wait() }
+        followUp.committed(through: interval, after: interval - 1)
+        clock += 1
+        followUp.committed(through: 2 * interval, after: 2 * interval - 1)
+        XCTAssertEqual(followUp.syncedThrough, 0, "the committing thread did not flush: the flusher is held")
+        held.signal()
+        waitUntil("the owed flush done after the one in flight") { followUp.syncedThrough == 2 * interval }
+        XCTAssertNil(followUp.failure)
+    }
+
+    /// A flush that fails — here the log a symbolic link to itself, which no open follows — leaves the commits standing,
+    /// is said once, on the committing thread at its next commit, and owes a flush again: the first commit a second on
+    /// flushes, and once it succeeds the failure is gone.
+    func testAFailingFlushIsSaidOnceAndTriedAgain() throws {
+        var clock: TimeInterval = 100
+        let store = path("store.sqlite"), log = store + "-wal"
+        try FileManager.default.createSymbolicLink(atPath: log, withDestinationPath: log)
+        let followUp = CommitFollowUp(path: store, now: { clock })
+        var said: [String] = []
+        followUp.onFailure = { said.append($0) }
+        let interval = CommitFollowUp.syncInterval
+        followUp.committed(through: interval, after: interval - 1)
+        waitUntil("the flush failed") { followUp.failure != nil }
+        XCTAssertTrue(followUp.failure is CommitSyncFailed, "\(String(describing: followUp.failure))")
+        for n in interval + 1...interval + 3 { followUp.committed(through: n, after: n - 1) }
+        XCTAssertEqual(said, ["\(store): cannot flush \(log) to the disk: Too many levels of symbolic links; its commits stand, but until this is fixed a lost write-ahead log or a power cut may go unnoticed or lose more"])
+        XCTAssertEqual(followUp.syncedThrough, 0)
+        try FileManager.default.removeItem(atPath: log)
+        XCTAssertTrue(FileManager.default.createFile(atPath: log, contents: Data()))
+        clock += 1
+        followUp.committed(through: interval + 4, after: interval + 3)
+        waitUntil("the flush tried again, with no new multiple of 32") { followUp.syncedThrough == interval + 4 }
+        XCTAssertNil(followUp.failure)
+        XCTAssertEqual(said.count, 1)
     }
 }

@@ -79,6 +79,12 @@ public enum PluginSandbox {
         /// those a day left.
         var isKeptAcrossDays = false
 
+        /// The sandbox bwrap at `bubblewrap` makes of this plan, telling the program's pid when the plan has a
+        /// descriptor for it.
+        func sandbox(bubblewrap: String) -> ChildProcess.Sandbox {
+            ChildProcess.Sandbox(bubblewrap: bubblewrap, arguments: arguments, seccomp: seccompProgram, tellsPID: infoDescriptor != nil)
+        }
+
         /// The seccomp program the plugin runs under, if any: an offline plugin, on an ipc bus (a bus on tcp
         /// needs the network to be reached), on a machine whose system calls `NetworkDenial` knows.
         var seccompProgram: [UInt8]? {

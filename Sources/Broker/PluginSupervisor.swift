@@ -242,7 +242,7 @@ final class PluginSupervisor {
         let plan = PluginSandbox.Plan(spec: plugin.spec, runtimeDirectory: runtimeDirectory.path, endpoint: endpoint,
                                       infoDescriptor: tellingPID ? ChildProcess.sandboxInfoDescriptor : nil,
                                       seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: sandboxEtc, isKeptAcrossDays: keepsSandboxes)
-        return ChildProcess.Sandbox(bubblewrap: path, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: tellingPID)
+        return plan.sandbox(bubblewrap: path)
     }
 
     /// What `plugin`'s template starts from (only asked with a sandbox).

@@ -25,9 +25,8 @@ public struct SandboxedStart {
         let plan = PluginSandbox.Plan(spec: spec, runtimeDirectory: runtimeDirectory, endpoint: endpoint,
                                       infoDescriptor: ChildProcess.sandboxInfoDescriptor,
                                       seccompDescriptor: ChildProcess.sandboxSeccompDescriptor, etc: etc)
-        let sandbox = ChildProcess.Sandbox(bubblewrap: bubblewrap, arguments: plan.arguments, seccomp: plan.seccompProgram, tellsPID: true)
         let launch = try ChildProcess.spawn(executable: spec.executable, arguments: spec.arguments, environment: environment,
-                                            logPath: logPath, sandbox: sandbox)
+                                            logPath: logPath, sandbox: plan.sandbox(bubblewrap: bubblewrap))
         var status: Int32 = 0
         while waitpid(launch.pid, &status, 0) < 0 {
             guard errno == EINTR else { throw ChildProcess.SpawnError(executable: bubblewrap, errno: errno) }

@@ -25,6 +25,12 @@ public struct ZonedClock: Hashable, Sendable {
         return instant + offset(at: instant)
     }
 
+    /// The wall-clock day of an instant (days since 1970-01-01, proleptic Gregorian) and the second of that day.
+    public func wallReading(of date: Date) -> (day: Int, second: Int) {
+        let local = localSeconds(of: date)
+        return (CivilCalendar.floorDiv(local, 86_400), CivilCalendar.floorMod(local, 86_400))
+    }
+
     /// The instant of a wall-clock time, resolving gaps and repeats as described above.
     public func instant(ofLocalSeconds local: Int) -> Int {
         // Offsets that may apply around this wall time (at most one transition per day is assumed).

@@ -59,9 +59,7 @@ struct WallReading {
     let second: Int
 
     init(_ date: Date, in timeZone: TimeZone) {
-        let local = ZonedClock(timeZone: timeZone).localSeconds(of: date)
-        day = CivilCalendar.floorDiv(local, 86_400)
-        second = CivilCalendar.floorMod(local, 86_400)
+        (day, second) = ZonedClock(timeZone: timeZone).wallReading(of: date)
     }
 
     /// 15 October 1582, the Gregorian calendar's first day: `Calendar` counts the dates before it as Julian ones

@@ -111,7 +111,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
     /// until 2010) that is the day before again, which began at its own midnight. Foundation's `startOfDay(for:)` and
     /// `date(byAdding: .day, …)` are not used for this: on Linux they can be wrong across some transitions.
     public func startOfDay(containing date: Date) -> Date {
-        let day = CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400)
+        let day = clock.wallReading(of: date).day
         return Date(timeIntervalSince1970: TimeInterval(clock.instant(ofLocalSeconds: day * 86_400)))
     }
 
@@ -120,7 +120,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
     /// second time: the first one is already past.
     public func startOfNextDay(after date: Date) -> Date {
         let bound = Int(date.timeIntervalSince1970.rounded(.down))
-        let target = (CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400) + 1) * 86_400
+        let target = (clock.wallReading(of: date).day + 1) * 86_400
         let first = clock.instant(ofLocalSeconds: target)
         return Date(timeIntervalSince1970: TimeInterval(first > bound ? first : clock.firstInstant(reaching: target, after: bound)))
     }
@@ -170,7 +170,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     private func firstMatch(_ pattern: ComponentPattern, from bound: Date, inclusive: Bool) -> Match? {
         // Start a day early: a wall time late the day before can land after `bound` across a gap.
-        firstMatch(pattern, fromDay: CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) - 1) {
+        firstMatch(pattern, fromDay: clock.wallReading(of: bound).day - 1) {
             $0.instant > bound || (inclusive && $0.instant == bound)
         }
     }
@@ -197,7 +197,7 @@ public struct ScheduleCalendar: Hashable, Sendable {
 
     private func lastMatch(_ pattern: ComponentPattern, atOrBefore bound: Date) -> Match? {
         guard !pattern.secondsOfDay.isEmpty else { return nil }
-        var lastDay = CivilCalendar.floorDiv(clock.localSeconds(of: bound), 86_400) + 1
+        var lastDay = clock.wallReading(of: bound).day + 1
         if let yearDays = pattern.yearDayRange {
             guard yearDays.lowerBound <= lastDay else { return nil }
             lastDay = min(lastDay, yearDays.upperBound + 1)

@@ -20,7 +20,7 @@ struct LocalClock: Equatable, Sendable {
 
     /// The local day that contains `date`: the date the clock shows.
     func day(containing date: Date) -> LocalDay {
-        LocalDay(dayNumber: CivilCalendar.floorDiv(clock.localSeconds(of: date), 86_400))
+        LocalDay(dayNumber: clock.wallReading(of: date).day)
     }
 
     /// The local clock hour that contains `date`. On a fall-back day the repeated hour

@@ -111,7 +111,8 @@ public struct AppGroupContainer: Sendable {
     func openGroup(_ name: String) throws -> GroupDatabase {
         let path = try storePath(forGroup: name)
         try refuseSymbolicLinks(group: name)
-        guard FileManager.default.fileExists(atPath: path) else {
+        // By `stat`, as `FileManager.fileExists` asks, without `FileManager.default`'s first use in a launch.
+        guard FileSize.of(path) != nil else {
             throw AppGroupStoreError.unknownSuite(name: name, existing: try groups())
         }
         return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: false)

@@ -158,10 +158,16 @@ enum ChildProcess {
     /// Whether process `pid` (not necessarily our child) has ended: it is gone, or a zombie its parent has not
     /// reaped yet.
     static func hasExited(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = stat.lastIndex(of: ")") else { return true }
-        let state = stat[stat.index(after: end)...].drop { $0 == " " }.first
-        return state == "Z" || state == "X" || state == "x"
+        // Read with POSIX calls into one buffer, not as a Foundation `String`: the broker asks at every launch's hello.
+        let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return true }
+        defer { close(descriptor) }
+        // The name in parentheses may hold ")" too: the state follows the last one (the rest of the line is numbers).
+        var bytes = [UInt8](repeating: 0, count: 512)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0, let end = bytes[0..<count].lastIndex(of: UInt8(ascii: ")")) else { return true }
+        guard let state = bytes[(end + 1)..<count].first(where: { $0 != UInt8(ascii: " ") }) else { return true }
+        return state == UInt8(ascii: "Z") || state == UInt8(ascii: "X") || state == UInt8(ascii: "x")
     }
 
     /// Whether child `pid` has ended, without reaping it: a zombie the broker has not yet waited for has ended.

@@ -46,10 +46,7 @@ final class ZeroMQClientTransport: ClientTransport {
     func receiveNow() throws -> [[UInt8]]? { try socket.receive(dontWait: true) }
 
     func waitReadable(timeoutMilliseconds: Int) throws -> (ready: Bool, interrupted: Bool) {
-        var poller = Poller()
-        try poller.addReadable(socket)
-        let ready = try poller.poll(timeoutMilliseconds: timeoutMilliseconds)[0]
-        return (ready, poller.wasInterrupted)
+        try socket.waitReadable(timeoutMilliseconds: timeoutMilliseconds)
     }
 
     func close() {

@@ -38,7 +38,8 @@ final class HandledEvents {
         guard environment["SHIELDBUS_SUPERVISED"] == "1", let state = environment["SHIELDBUS_STATE_DIR"], !state.isEmpty else { return nil }
         let folder = state + "/" + StateFolder.cursorFolder(plugin: name), path = state + "/" + StateFolder.handledEventsRecord(plugin: name)
         do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // Asked first by `lstat`: most launches find it, and `FileManager.default`'s first use costs a launch more.
+            if !StoreFiles.isFolder(folder) { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
             return try HandledEvents(path: path)
         } catch let error as SQLiteError where error.isStorageUnavailable {
             throw PluginError.storageUnavailable("the record of the events this plugin handled (\(path)) cannot be opened now: \(error)")

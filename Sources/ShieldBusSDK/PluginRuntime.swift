@@ -173,10 +173,29 @@ public final class PluginRuntime: @unchecked Sendable {
     /// The options file the broker wrote (`SHIELDBUS_PLUGIN_OPTIONS_FILE`); `{}` for a plugin started by hand.
     static func launchOptionsBytes() throws -> [UInt8] {
         guard let path = LaunchEnvironment["SHIELDBUS_PLUGIN_OPTIONS_FILE"], !path.isEmpty else { return Array("{}".utf8) }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let bytes = readFile(path) else {
             throw PluginError.configuration("cannot read the plugin's options file \(path) (SHIELDBUS_PLUGIN_OPTIONS_FILE)")
         }
-        return Array(data)
+        return bytes
+    }
+
+    /// The bytes of the file at `path`, nil when it cannot be read. POSIX calls, not `FileManager.default`: its first
+    /// use makes the manager and its types, which a launch would pay for this one read.
+    private static func readFile(_ path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: max(Int(status.st_size), 0) + 1)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { return nil }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
     }
 
     /// The plugin's options decoded as `T`; a mismatch is a clear error naming the plugin.
@@ -367,9 +386,11 @@ public final class PluginRuntime: @unchecked Sendable {
     // MARK: Work from other threads
 
     /// The thread that runs the plugin (`run`) and alone uses the connection.
-    private var pluginThread: Thread?
+    /// (By its POSIX id: Foundation's `Thread.current` would make the thread's `Thread` object, and `Thread.main`'s, at
+    /// every launch.)
+    private var pluginThread: pthread_t?
     /// Whether the caller is on the plugin's thread (true before `run`, when nothing runs yet).
-    var isOnPluginThread: Bool { pluginThread.map { $0 == Thread.current } ?? true }
+    var isOnPluginThread: Bool { pluginThread.map { pthread_equal($0, pthread_self()) != 0 } ?? true }
 
     private let jobsLock = NSLock()
     private var jobs: [() -> Void] = []
@@ -425,7 +446,7 @@ public final class PluginRuntime: @unchecked Sendable {
 
     /// Connects, says hello, then dispatches events to `handle` until SIGTERM/SIGINT or the broker says goodbye.
     func run(_ handle: @escaping (Envelope) -> Void, onReady: @escaping () -> Void) throws {
-        pluginThread = Thread.current
+        pluginThread = pthread_self()
         if LaunchEnvironment.isFromTemplate { logger.debug("launched from the plugin's template process") }
         if !isHostedInProcess { installSignalHandlers() }
         if isStopRequested {

@@ -45,6 +45,22 @@ public struct Poller {
     }
 }
 
+extension Socket {
+    /// Waits up to `timeoutMilliseconds` (-1 forever) for this one socket to become readable: whether it is, and whether
+    /// a signal ended the wait early (then it is not). One item on the stack, not a `Poller`'s array: a short-lived
+    /// plugin process waits this way a few times in its life, and each array of `zmq_pollitem_t` is a type its
+    /// runtime makes at first use.
+    public func waitReadable(timeoutMilliseconds: Int) throws -> (ready: Bool, interrupted: Bool) {
+        var item = zmq_pollitem_t(socket: try rawHandle, fd: -1, events: Int16(ZMQ_POLLIN), revents: 0)
+        if zmq_poll(&item, 1, timeoutMilliseconds) < 0 {
+            let error = ZMQError.last("zmq_poll")
+            if error.errno == EINTR { return (false, true) }
+            throw error
+        }
+        return (item.revents & Int16(ZMQ_POLLIN) != 0, false)
+    }
+}
+
 /// Runs libzmq's built-in proxy between two sockets until the context terminates (used as the benchmark baseline).
 public func runProxy(frontend: Socket, backend: Socket) throws {
     let rc = zmq_proxy(try frontend.rawHandle, try backend.rawHandle, nil)

@@ -1,3 +1,4 @@
+import BusClient
 import BusProtocol
 import Configuration
 import Foundation
@@ -40,6 +41,24 @@ final class HandledEventsTests: XCTestCase {
                 XCTAssertEqual(try last.publications(of: seq).map(\.topic), ["x.test.made"], "seed \(seed), seq \(seq)")
             }
         }
+    }
+
+    /// A supervised plugin's record is made in its folder, which the first launch makes and later ones find; a file
+    /// where the folder should be is refused (the folder is asked for by `lstat` before `FileManager` makes it).
+    func testTheRecordsFolderIsMadeOnceAndAFileInItsPlaceIsRefused() throws {
+        let environment = ["SHIELDBUS_SUPERVISED": "1", "SHIELDBUS_STATE_DIR": folder!]
+        let recordFolder = folder + "/" + StateFolder.cursorFolder(plugin: "monitor")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: recordFolder))
+        let first = try XCTUnwrap(HandledEvents.forSupervisedPlugin(named: "monitor", environment: environment))
+        try first.record(7, publications: [])
+        XCTAssertTrue(StoreFiles.isFolder(recordFolder))
+        let next = try XCTUnwrap(HandledEvents.forSupervisedPlugin(named: "monitor", environment: environment))
+        XCTAssertTrue(try next.contains(7))
+        let blocked = folder + "/" + StateFolder.cursorFolder(plugin: "shield")
+        try FileManager.default.createDirectory(atPath: (blocked as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        XCTAssertTrue(FileManager.default.createFile(atPath: blocked, contents: Data("not a folder".utf8)))
+        XCTAssertThrowsError(try HandledEvents.forSupervisedPlugin(named: "shield", environment: environment))
+        XCTAssertEqual(FileManager.default.contents(atPath: blocked), Data("not a folder".utf8), "the file in the folder's place was changed")
     }
 
     /// The schema is made once, with the file: a later open finds its version and runs no schema statement; a record

@@ -107,6 +107,22 @@ final class ZeroMQTests: XCTestCase {
         XCTAssertEqual(try poller.poll(timeoutMilliseconds: 5000), [true, true])
     }
 
+    /// One socket's wait (`Socket.waitReadable`, a plugin's wait for its broker) says whether a message waits.
+    func testASocketsWaitSaysWhetherAMessageWaits() throws {
+        let context = try Context()
+        let a = try Socket(context, .pair), b = try Socket(context, .pair)
+        let address = endpoint("wait")
+        try a.bind(address)
+        try b.connect(address)
+        XCTAssertEqual(try b.waitReadable(timeoutMilliseconds: 0).ready, false)
+        try a.send([[42]])
+        let waited = try b.waitReadable(timeoutMilliseconds: 5000)
+        XCTAssertTrue(waited.ready)
+        XCTAssertFalse(waited.interrupted)
+        XCTAssertEqual(try b.receive(dontWait: true), [[42]])
+        XCTAssertEqual(try b.waitReadable(timeoutMilliseconds: 0).ready, false)
+    }
+
     /// A signal ends a wait at once and says so: a plugin waiting for the broker sees its stop request then, not at the
     /// wait's end (`make run`'s day took 0.25 s longer half the time: a plugin waited out its 250 ms poll after SIGTERM).
     func testASignalEndsAPollEarlyAndSaysSo() throws {
@@ -115,7 +131,30 @@ final class ZeroMQTests: XCTestCase {
         try socket.bind(endpoint("signal"))
         var poller = Poller()
         try poller.addReadable(socket)
-        // A handler without SA_RESTART, as the SDK installs with signal(): poll(2) then fails with EINTR.
+        let ready = try whileSignalled { try poller.poll(timeoutMilliseconds: 60_000) }
+        XCTAssertEqual(ready, [false])
+        XCTAssertTrue(poller.wasInterrupted, "the poll ended without a signal (its 60 s timeout?)")
+        XCTAssertEqual(try poller.poll(timeoutMilliseconds: 0), [false])
+        XCTAssertFalse(poller.wasInterrupted)
+    }
+
+    /// The same for one socket's wait.
+    func testASignalEndsASocketsWaitEarlyAndSaysSo() throws {
+        let context = try Context()
+        let socket = try Socket(context, .pair)
+        try socket.bind(endpoint("signal-one"))
+        let waited = try whileSignalled { try socket.waitReadable(timeoutMilliseconds: 60_000) }
+        XCTAssertFalse(waited.ready)
+        XCTAssertTrue(waited.interrupted, "the wait ended without a signal (its 60 s timeout?)")
+        let again = try socket.waitReadable(timeoutMilliseconds: 0)
+        XCTAssertFalse(again.ready)
+        XCTAssertFalse(again.interrupted)
+    }
+
+    /// Runs `wait` on this thread while another sends it SIGUSR1 until the wait has ended (a signal sent before it
+    /// began is simply handled: no timing assumed), with a handler without SA_RESTART, as the SDK installs with
+    /// signal(): poll(2) then fails with EINTR.
+    private func whileSignalled<Result>(_ wait: () throws -> Result) throws -> Result {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { _ in }
         var previous = sigaction()
@@ -125,19 +164,16 @@ final class ZeroMQTests: XCTestCase {
         let waiting = WaitFlag()
         let signallerEnded = DispatchSemaphore(value: 0)
         let signaller = Thread {
-            // Until the wait has ended (a signal sent before it began is simply handled): no timing assumed.
             while waiting.isSet { pthread_kill(waiter, SIGUSR1); sched_yield() }
             signallerEnded.signal()
         }
         signaller.start()
-        let ready = try poller.poll(timeoutMilliseconds: 60_000)
-        waiting.clear()
-        // Its last signal must be handled before the default action (ending the process) is put back.
-        signallerEnded.wait()
-        XCTAssertEqual(ready, [false])
-        XCTAssertTrue(poller.wasInterrupted, "the poll ended without a signal (its 60 s timeout?)")
-        XCTAssertEqual(try poller.poll(timeoutMilliseconds: 0), [false])
-        XCTAssertFalse(poller.wasInterrupted)
+        defer {
+            waiting.clear()
+            // Its last signal must be handled before the default action (ending the process) is put back.
+            signallerEnded.wait()
+        }
+        return try wait()
     }
 
     func testErrorsCarryErrnoAndLibzmqMessage() throws {

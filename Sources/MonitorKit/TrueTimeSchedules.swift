@@ -25,14 +25,12 @@ public enum TrueTimeSchedules {
     /// ending in the last quarter of the first pass would restart its count late
     /// (`testACooldownEndingAroundARepeatedHourCountsFromItsTrueEnd`).
     public static func window(at date: Date, repeats: Bool = false) -> DeviceActivitySchedule {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
         let shown = BusClock.deviceClock(at: date)
-        let start = calendar.dateComponents([.hour, .minute, .second], from: shown)
+        let start = DateComponents(wallTimeOf: shown, in: BusClock.timeZone)
         let wall = { (instant: Date) in instant.timeIntervalSince1970 + Double(BusClock.timeZone.secondsFromGMT(for: instant)) }
         var endShown = shown.addingTimeInterval(15 * 60)
         endShown.addTimeInterval(max(0, wall(shown) + 15 * 60 - wall(endShown)))  // the hour a fall-back repeats
-        let end = calendar.dateComponents([.hour, .minute, .second], from: endShown)
+        let end = DateComponents(wallTimeOf: endShown, in: BusClock.timeZone)
         return DeviceActivitySchedule(intervalStart: start, intervalEnd: end, repeats: repeats)
     }
 
@@ -50,9 +48,7 @@ public enum TrueTimeSchedules {
     public static func countingWindow(from date: Date) -> DeviceActivitySchedule? {
         guard startingWhenDue(date) == date,
               DayKey.string(BusClock.deviceClock(at: date), in: BusClock.timeZone) == DayKey.deviceToday() else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = BusClock.timeZone
-        let start = calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: date))
+        let start = DateComponents(wallTimeOf: BusClock.deviceClock(at: date), in: BusClock.timeZone)
         let end = DateComponents(hour: allDay.intervalEnd.hour, minute: allDay.intervalEnd.minute, second: 0)
         let minutesLeft = ((end.hour ?? 0) - (start.hour ?? 0)) * 60 + (end.minute ?? 0) - (start.minute ?? 0)
         guard minutesLeft > 15 else { return nil }
@@ -99,11 +95,9 @@ public enum TrueTimeSchedules {
         let now = BusClock.absoluteNow
         var end = date
         repeat { end = startingWhenDue(end.addingTimeInterval(15 * 60)) } while wallSeconds(end) - wallSeconds(now) < 15 * 60
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = zone
         let lead = Int(end.timeIntervalSince(date).rounded())
-        return DeviceActivitySchedule(intervalStart: calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: now)),
-                                      intervalEnd: calendar.dateComponents([.hour, .minute, .second], from: BusClock.deviceClock(at: end)),
+        return DeviceActivitySchedule(intervalStart: DateComponents(wallTimeOf: BusClock.deviceClock(at: now), in: zone),
+                                      intervalEnd: DateComponents(wallTimeOf: BusClock.deviceClock(at: end), in: zone),
                                       repeats: false, warningTime: DateComponents(minute: lead / 60, second: lead % 60))
     }
 

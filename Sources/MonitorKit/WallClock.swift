@@ -54,6 +54,16 @@ public enum DayKey {
 /// the second of that day, from the zone's offset alone. What `Calendar`'s Gregorian calendar gives for the same
 /// instant, without making a calendar — a launch's first `Calendar(identifier:)` is among the costliest first uses
 /// of its start; `WallClockReadingTests` compare the two.
+extension DateComponents {
+    /// The hour, minute and second the wall clock shows at `date` in `timeZone` — what `Calendar`'s
+    /// `dateComponents([.hour, .minute, .second], from:)` gives — from the zone's offset, without making a calendar
+    /// (a short-lived extension's first `Calendar` makes it and its caches at every launch).
+    public init(wallTimeOf date: Date, in timeZone: TimeZone) {
+        let second = WallReading(date, in: timeZone).second
+        self.init(hour: second / 3_600, minute: second % 3_600 / 60, second: second % 60)
+    }
+}
+
 struct WallReading {
     let day: Int
     let second: Int

@@ -3,11 +3,11 @@ import Foundation
 import MonitorKit
 import XCTest
 
-/// The products' readings of the wall clock — a day's key, a time of day, a window's weekday — are what `Calendar`'s
-/// Gregorian calendar reads for the same instant in the same zone, though they are worked out from the zone's offset
-/// without making a calendar: around every offset change 1900–2100 (to the millisecond either side), zones whose offsets
-/// are not whole hours or whose old offsets are not whole minutes, instants before 1970, and dates before the
-/// Gregorian calendar's first day, which `Calendar` counts as Julian.
+/// The products' readings of the wall clock — a day's key, a time of day, a window's weekday, a schedule's wall time to
+/// the second — are what `Calendar`'s Gregorian calendar reads for the same instant in the same zone, though they are
+/// worked out from the zone's offset without making a calendar: around every offset change 1900–2100 (to the
+/// millisecond either side), zones whose offsets are not whole hours or whose old offsets are not whole minutes,
+/// instants before 1970, and dates before the Gregorian calendar's first day, which `Calendar` counts as Julian.
 final class WallClockReadingTests: XCTestCase {
     private static let zones = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Sydney", "Australia/Lord_Howe",
                                 "Asia/Kolkata", "Asia/Kathmandu", "Pacific/Kiritimati", "Pacific/Pago_Pago", "America/St_Johns",
@@ -63,6 +63,9 @@ final class WallClockReadingTests: XCTestCase {
                 let key = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
                 XCTAssertEqual(DayKey.string(date, in: zone), key, "\(identifier) \(date.timeIntervalSince1970)")
                 XCTAssertEqual(ClockTime(of: date, in: zone).minuteOfDay, c.hour! * 60 + c.minute!, "\(identifier) \(date.timeIntervalSince1970)")
+                // A schedule's wall time (`TrueTimeSchedules`), to the second, as the calendar gives it.
+                XCTAssertEqual(DateComponents(wallTimeOf: date, in: zone), calendar.dateComponents([.hour, .minute, .second], from: date),
+                               "\(identifier) \(date.timeIntervalSince1970)")
                 // Midnight to midnight on one weekday: inside exactly on the days the calendar names so.
                 let window = WallClockWindow(start: ClockTime(minuteOfDay: 0), end: ClockTime(minuteOfDay: 0), weekdays: [c.weekday!])
                 XCTAssertTrue(window.contains(date, in: zone), "\(identifier) \(date.timeIntervalSince1970)")
@@ -82,6 +85,7 @@ final class WallClockReadingTests: XCTestCase {
             let c = calendar.dateComponents([.year, .month, .day, .weekday], from: date)
             XCTAssertEqual(DayKey.string(date, in: berlin), String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!), "\(date.timeIntervalSince1970)")
             XCTAssertTrue(WallClockWindow(start: ClockTime(minuteOfDay: 0), end: ClockTime(minuteOfDay: 0), weekdays: [c.weekday!]).contains(date, in: berlin))
+            XCTAssertEqual(DateComponents(wallTimeOf: date, in: berlin), calendar.dateComponents([.hour, .minute, .second], from: date), "\(date.timeIntervalSince1970)")
         }
         XCTAssertEqual(DayKey.string(Date(timeIntervalSince1970: -12_219_292_800), in: TimeZone(identifier: "UTC")!), "1582-10-15")
         XCTAssertEqual(DayKey.string(Date(timeIntervalSince1970: -12_219_292_801), in: TimeZone(identifier: "UTC")!), "1582-10-04")

@@ -44,7 +44,8 @@ final class GroupDatabase {
     /// The store file's path.
     let path: String
     private let connection: SQLiteConnection
-    /// Each commit's note, and the flush to the disk of every `CommitFollowUp.syncInterval`-th change.
+    /// Each commit's note, the store's checkpoints (on the flusher), and the flush to the disk of every
+    /// `CommitFollowUp.syncInterval`-th change.
     let followUp: CommitFollowUp
     /// What the store lost to the machine's restart, found at this open (`CommitNote.restartLoss`); nil when nothing.
     private(set) var restartLoss: String?
@@ -59,7 +60,6 @@ final class GroupDatabase {
     init(group: String, path: String, busyTimeout: TimeInterval, create: Bool) throws {
         self.group = group
         self.path = path
-        followUp = CommitFollowUp(path: path)
         let flags: SQLiteConnection.OpenFlags = create ? [.readWrite, .create] : [.readWrite]
         // A store the broker created and that is now empty was truncated: opening it would start it over empty.
         if !create, FileSize.of(path) == 0 {
@@ -68,6 +68,7 @@ final class GroupDatabase {
         connection = try Self.mapped(group: group, path: path) {
             try SQLiteConnection(path: path, flags: flags, busyTimeout: busyTimeout)
         }
+        followUp = CommitFollowUp(path: path, checkpointing: connection)
         try mapped {
             let problems = try connection.quickCheck()
             guard problems.isEmpty else {

@@ -207,9 +207,21 @@ public final class Broker {
     /// One pass of the loop: waits for a peer or a signal (at most until something falls due), takes in what came,
     /// keeps house, and moves time on.
     func serveOnce() throws {
-        let timeout = pollTimeout()
+        var timeout = pollTimeout()
+        var waiting: TransportWake?
+        // About to wait (nothing falls due now): `bus.sqlite`'s checkpoint, when owed, runs here, in real time as in
+        // virtual time, unless a peer's message or a signal already waits — the commits it would hold up come first.
+        if timeout > 0, recorder.deliveryStoreOwesCheckpoint {
+            let probe = try transport!.wait(timeoutMilliseconds: 0, wakeDescriptor: wakeSet?.descriptor)
+            if probe.messagesWaiting || probe.woken {
+                (waiting, timeout) = (probe, 0)
+            } else {
+                recorder.checkpointDeliveryStore()
+                timeout = pollTimeout()
+            }
+        }
         let waitStarted = monotonicMilliseconds()
-        let wake = try transport!.wait(timeoutMilliseconds: timeout, wakeDescriptor: wakeSet?.descriptor)
+        let wake = try waiting ?? transport!.wait(timeoutMilliseconds: timeout, wakeDescriptor: wakeSet?.descriptor)
         // Longer than asked: the broker was stopped (SIGSTOP, a suspended VM) or starved of CPU; as a pass of its own
         // loop that took long, nobody is held to what the broker could not hear meanwhile.
         let passStarted = monotonicMilliseconds()

@@ -53,6 +53,14 @@ final class DeliveryStore {
         set { tally.onNoteFailure = newValue }
     }
 
+    /// Whether its write-ahead log owes a checkpoint, which the broker runs when its loop is idle (`checkpointIfOwed`).
+    var owesCheckpoint: Bool { tally.checkpoints.isOwed }
+
+    /// The broker's loop is idle: the checkpoint owed, if any, on the store's one connection. Opened `.exclusive`, the
+    /// store has no other connection a checkpoint could run on beside the loop's commits; a log the loop leaves past
+    /// `LogCheckpoints.idleHardLimit` is checkpointed by the commit that passes it.
+    func checkpointIfOwed() { tally.checkpoints.checkpointIfOwed() }
+
     /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
     /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets
     /// `SQLiteError.heldByAnotherConnection` after `busyTimeout`.

@@ -59,6 +59,13 @@ final class Recorder {
                         held: snapshot.held.filter { configured.contains($0.source) }.map(PendingEvent.init(held:)), restartLoss: store.restartLoss)
     }
 
+    /// Whether the delivery store owes a checkpoint (`DeliveryStore.checkpointIfOwed`).
+    var deliveryStoreOwesCheckpoint: Bool { ledger.store?.owesCheckpoint ?? false }
+
+    /// Runs the delivery store's checkpoint owed, if any: the loop is idle. A failure is said with the store's next
+    /// commit (`onNoteFailure`).
+    func checkpointDeliveryStore() { ledger.store?.checkpointIfOwed() }
+
     /// Opens the journal at `path`; appending, it is cut back to `savedSeq` and the clock goes on after what was cut.
     func openJournal(path: String?, appending: Bool, keepingThrough savedSeq: UInt64?) throws {
         guard let path else { return }

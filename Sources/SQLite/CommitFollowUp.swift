@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// What follows each commit of a store in WAL mode under `synchronous = NORMAL`: its note (`CommitNote`), and a flush
+/// What follows each commit of a store in WAL mode under `synchronous = NORMAL`: its note (`CommitNote`), its
+/// checkpoints when it is given the store's connection (`LogCheckpoints`: off the committing thread), and a flush
 /// of its write-ahead log to the disk owed at every `syncInterval`-th commit — at most one flush per `minimumFlushGap`
 /// by each connection to the store (a flush costs milliseconds on a disk: a store committing faster is flushed once a
 /// second, at its first commit after the gap) — so that a power cut or an operating-system crash loses at most the last
@@ -11,9 +12,10 @@ import Glibc
 /// (docs/architecture.md § 7).
 ///
 /// The flush runs on the process's `LogFlusher`, not on the committing thread: a commit never waits for the disk. At
-/// most one flush of a connection is in flight; one owed meanwhile runs right after it. A note or a flush that fails
-/// leaves the commit standing; the failure is kept, and said once through `onFailure` — always on the committing
-/// thread (a flush's at the next commit after it failed) — until a later one of its kind succeeds.
+/// most one flush of a connection is in flight; one owed meanwhile runs right after it. A note, a flush or a checkpoint
+/// that fails leaves the commit standing; the failure is kept, and said once through `onFailure` — always on the
+/// committing thread (a flush's or a background checkpoint's at the next commit after it failed) — until a later one of
+/// its kind succeeds.
 ///
 /// Used by one thread at a time (the store's owner); only what the flusher sets is under `lock`.
 public final class CommitFollowUp: @unchecked Sendable {
@@ -39,38 +41,51 @@ public final class CommitFollowUp: @unchecked Sendable {
     private var noteFailure: (any Error)?
     /// Whether the standing flush failure was said.
     private var flushFailureSaid = false
+    /// The store's checkpoints, when its connection was given.
+    public let checkpoints: LogCheckpoints?
+    /// Whether the standing checkpoint failure was said.
+    private var checkpointFailureSaid = false
 
     private let lock = NSLock()
     /// What the flusher shares with the committing thread.
     private var flushing = FlushState()
 
-    /// Why the last note or flush failed; nil once each succeeds again.
-    public var failure: (any Error)? { noteFailure ?? lock.withLock { flushing.failure } }
+    /// Why the last note, flush or checkpoint failed; nil once each succeeds again.
+    public var failure: (any Error)? { noteFailure ?? lock.withLock { flushing.failure } ?? checkpoints?.failure }
     /// The last commit whose log this process flushed to the disk (0 before the first): the commit that owed the
     /// flush, set when the flush is done.
     public var syncedThrough: Int64 { lock.withLock { flushing.syncedThrough } }
     /// Told once when notes or flushes start failing (a failure already standing is told as soon as this is set).
     public var onFailure: ((String) -> Void)? {
         didSet {
-            guard let failure, let onFailure else { return }
-            if noteFailure == nil { flushFailureSaid = true }
-            onFailure(Self.describe(failure, path: path))
+            guard onFailure != nil else { return }
+            if let noteFailure {
+                onFailure?(Self.describe(noteFailure, path: path))
+            } else if let flushFailure = lock.withLock({ flushing.failure }) {
+                flushFailureSaid = true
+                onFailure?(Self.describe(flushFailure, path: path))
+            } else {
+                sayCheckpointFailure()
+            }
         }
     }
 
-    public init(path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout, soleWriter: Bool = false,
+    /// `connection`, when given, is the store's, whose checkpoints this takes over (`LogCheckpoints`).
+    public init(path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout, soleWriter: Bool = false, checkpointing connection: SQLiteConnection? = nil,
                 flusher: LogFlusher = .shared, now: @escaping () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
         self.path = path
         self.lockTimeout = lockTimeout
         self.soleWriter = soleWriter
         self.flusher = flusher
         self.now = now
+        checkpoints = connection.map { LogCheckpoints(connection: $0, flusher: flusher, now: now) }
     }
 
     /// After a commit that took the store's numbers from `previous` (exclusive) to `number`.
     public func committed(through number: Int64, after previous: Int64) {
         if number / Self.syncInterval > max(0, previous) / Self.syncInterval { flushOwed = true }
         sayFlushFailure()
+        sayCheckpointFailure()
         if flushOwed, lastFlush.map({ now() - $0 >= Self.minimumFlushGap }) ?? true {
             (lastFlush, flushOwed) = (now(), false)
             requestFlush(through: number)
@@ -137,6 +152,17 @@ public final class CommitFollowUp: @unchecked Sendable {
         guard !flushFailureSaid else { return }
         flushFailureSaid = true
         onFailure?(Self.describe(failure, path: path))
+    }
+
+    /// Says a checkpoint failure once, until a checkpoint succeeds.
+    private func sayCheckpointFailure() {
+        guard let failure = checkpoints?.failure else {
+            checkpointFailureSaid = false
+            return
+        }
+        guard !checkpointFailureSaid else { return }
+        checkpointFailureSaid = true
+        onFailure?(LogCheckpoints.describe(failure, path: path))
     }
 
     static func describe(_ error: any Error, path: String) -> String {

@@ -19,7 +19,8 @@ public final class CommitTally {
     public let lostToRestart: Int64
     /// What a store that lost commits to the machine's restart says (nil when it lost none): the caller logs it.
     public var restartLoss: String? { CommitNote.restartLoss(lostToRestart, of: path) }
-    /// Each commit's note, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk (on the flusher).
+    /// Each commit's note, the store's checkpoints, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk
+    /// (on the flusher).
     private let followUp: CommitFollowUp
     /// Why the last commit could not be noted or flushed (the commit stands; the next one notes past it).
     public var noteFailure: (any Error)? { followUp.failure }
@@ -30,6 +31,9 @@ public final class CommitTally {
     }
     /// The last commit this connection's flushes took to the disk (set when the flusher's flush is done).
     public var syncedThrough: Int64 { followUp.syncedThrough }
+    /// The store's checkpoints: on the flusher for a shared store; for one opened `.exclusive` when its owner is idle
+    /// (`LogCheckpoints.checkpointIfOwed`).
+    public var checkpoints: LogCheckpoints { followUp.checkpoints! }
     /// The file's count, kept in memory when the connection is the file's only one (`.exclusive`): nobody else can
     /// commit, so reading the count back in every transaction would only repeat what this connection last wrote.
     private var soleCount: Int64?
@@ -41,7 +45,7 @@ public final class CommitTally {
         self.connection = connection
         self.path = path
         let sole = connection.access == .exclusive
-        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout, soleWriter: sole)
+        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout, soleWriter: sole, checkpointing: connection)
         made = try Self.hasTable(connection)
         lostToRestart = try CommitNote.verify(besides: path, stored: { try Self.count(connection) }, timeout: lockTimeout)
         if sole { soleCount = try Self.count(connection) }

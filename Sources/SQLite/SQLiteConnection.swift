@@ -26,11 +26,13 @@ public final class SQLiteConnection {
     }
 
     /// How a checkpoint treats the other connections to the store (`checkpoint`).
-    public enum CheckpointMode: String, Sendable {
+    public enum CheckpointMode: Sendable {
         /// Waits for them (up to the busy timeout), copies the whole log and empties it.
-        case emptying = "TRUNCATE"
+        case emptying
         /// Waits for nobody.
-        case passive = "PASSIVE"
+        case passive
+
+        var code: Int32 { self == .emptying ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_PASSIVE }
     }
 
     /// The locking mode of `BEGIN`.
@@ -67,6 +69,8 @@ public final class SQLiteConnection {
     /// Whether it was opened to make the file if missing (what a refusal to open means depends on it).
     private let makesFile: Bool
     let handle: OpaquePointer
+    /// What `onCommitToLog` set, kept alive for SQLite's hook (which holds it unretained).
+    private var logHook: LogHook?
     /// Statements compiled once and kept for the connection's life, by SQL text (`withStatement`). They do not keep
     /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
     private var kept: [String: Statement] = [:]
@@ -119,8 +123,28 @@ public final class SQLiteConnection {
     }
 
     deinit {
+        if logHook != nil { sqlite3_wal_hook(handle, nil, nil) }
         // close_v2 defers the close until every statement is finalized.
         sqlite3_close_v2(handle)
+    }
+
+    /// Tells `body`, after each commit of this connection in WAL mode, how many frames (pages) the write-ahead log then
+    /// holds (`sqlite3_wal_hook`). While it is set SQLite's own automatic checkpoint is off — it is a hook of the same
+    /// kind — and the one told decides when to checkpoint (`LogCheckpoints`); nil gives the checkpoints back to SQLite.
+    /// `body` runs on the committing thread, inside the commit's call: it may checkpoint this connection (`checkpoint`,
+    /// which runs no statement), as SQLite's own hook does, and must run no statement on it.
+    public func onCommitToLog(_ body: ((Int) -> Void)?) {
+        guard let body else {
+            sqlite3_wal_autocheckpoint(handle, 1000)  // SQLite's default
+            logHook = nil
+            return
+        }
+        let hook = LogHook(body)
+        logHook = hook
+        sqlite3_wal_hook(handle, { context, _, _, frames in
+            if let context { Unmanaged<LogHook>.fromOpaque(context).takeUnretainedValue().body(Int(frames)) }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(hook).toOpaque())
     }
 
     /// True while a transaction is open on this connection.
@@ -245,7 +269,7 @@ public final class SQLiteConnection {
     }
 
     /// Copies every commit of the write-ahead log into the database file and empties the log
-    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), syncing as the connection's `synchronous` asks, and returns whether all of
+    /// (`sqlite3_wal_checkpoint_v2`, TRUNCATE), syncing as the connection's `synchronous` asks, and returns whether all of
     /// it was copied (false when another connection's read or write kept some of it in the log, which stays as it is).
     ///
     /// A process that opens a store in WAL mode while no other process has it open reads the whole log back, checking
@@ -253,12 +277,16 @@ public final class SQLiteConnection {
     /// each as it ends, so the next one finds no log to read.
     /// `.passive` instead copies what no other connection keeps in the log and waits for nobody: the log stays as long,
     /// and the next commit writes it again from its start once all of it was copied.
+    ///
+    /// A C call, not a statement: it may run inside `onCommitToLog`'s body. Another connection's checkpoint running at
+    /// the same time (or, for `.emptying`, a reader that outlasts the busy timeout) leaves it undone: false, not an error.
     @discardableResult
     public func checkpoint(_ mode: CheckpointMode = .emptying) throws -> Bool {
-        try withStatement("PRAGMA wal_checkpoint(\(mode.rawValue))") { statement in
-            // One row: whether the checkpoint was kept from finishing (1), the log's frames, the frames copied.
-            try statement.step() && (try statement.int64(at: 0) ?? 1) == 0
-        }
+        var frames: Int32 = 0, copied: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, mode.code, &frames, &copied)
+        if rc & 0xFF == SQLITE_BUSY { return false }
+        guard rc == SQLITE_OK else { throw error(rc, sql: nil) }
+        return copied == frames
     }
 
     /// Runs `PRAGMA quick_check` and returns the problems it reports; empty means the file is sound.
@@ -332,4 +360,10 @@ public final class SQLiteConnection {
                            message: message, sql: sql, path: path)
         }
     }
+}
+
+/// The body `SQLiteConnection.onCommitToLog` runs, in a box SQLite's hook can point at.
+private final class LogHook {
+    let body: (Int) -> Void
+    init(_ body: @escaping (Int) -> Void) { self.body = body }
 }

@@ -1,0 +1,211 @@
+import Foundation
+
+/// When a store's write-ahead log is copied into its file (a checkpoint), so that no commit waits for one while the log
+/// is short.
+///
+/// SQLite's own automatic checkpoint runs inside the commit that takes the log past 1,000 pages and syncs the log and
+/// the file: milliseconds on a disk, more while other writers keep it busy, and the committing thread — the broker's
+/// loop, a plugin handling an event — waits (docs/benchmarks.md, "What holds the tail is the disk"). Here a commit only
+/// says how long the log is (`SQLiteConnection.onCommitToLog`, which turns SQLite's own off). A log past its soft
+/// limit owes a checkpoint, run where the store allows:
+/// - a shared store (`SQLiteConnection.Access.shared`), past `softLimit` frames: on the process's flusher
+///   (`LogFlusher`), through a connection of its own opened there at the first, PASSIVE — it waits for nobody, and the
+///   writers go on committing meanwhile, as WAL allows; at most one in flight per store;
+/// - a store opened `.exclusive`, which no second connection can open, past `idleSoftLimit`: on its own connection,
+///   when its owner says it is idle (`checkpointIfOwed`).
+///
+/// Either way, a log past its hard limit (`hardLimit`, `idleHardLimit`) — the background checkpoint cannot keep up (readers keeping the log, a
+/// failing or very slow disk) or the owner is never idle — is checkpointed by the committing thread itself, inside the
+/// commit that passed it (after the background checkpoint running then, if one is: two cannot run at once), so no log
+/// grows without bound.
+///
+/// A checkpoint copies what the log holds and leaves the log as it was when it fails: no commit is lost. The failure
+/// is kept until one succeeds, and said through the store's `CommitFollowUp` (`onFailure`, with the store's path);
+/// a failed checkpoint is tried again at the first commit `retryGap` after it.
+public final class LogCheckpoints: @unchecked Sendable {
+    /// Frames (pages) in a shared store's log that owe a checkpoint: SQLite's own automatic checkpoint's, so the log is
+    /// as long as it was (about 4 MB at 4 KiB a page) for the processes that open it afresh and read it back.
+    public static let softLimit = 1000
+    /// Frames past which a shared store's committing thread checkpoints itself. Four times the soft limit: far enough
+    /// above it that the flusher's checkpoint, asked for at the soft limit, comes first on any working disk, so a
+    /// commit checkpoints itself only when that one cannot; near enough that the log, which the next process to open
+    /// the store alone reads back whole, stays a few times its usual length.
+    public static let hardLimit = 4 * softLimit
+    /// Frames in an `.exclusive` store's log that owe a checkpoint. Its checkpoints run on its owner's thread (two
+    /// syncs each, and one more when the next commit writes the log again from its start) and delay whatever comes to
+    /// that thread next, so they come sixteen times less often than a shared store's; the log, about 64 MB, is read
+    /// back only after a crash (a clean close checkpoints and removes it).
+    public static let idleSoftLimit = 16 * softLimit
+    /// Frames past which an `.exclusive` store's commit checkpoints itself. Twice the soft limit: past the soft limit
+    /// the owner checkpoints at its first idle moment, which in real time comes within milliseconds, so this only
+    /// bounds the log of an owner that never waits (a flood), at what a crash leaves to read back (about 128 MB).
+    public static let idleHardLimit = 2 * idleSoftLimit
+    /// The least time between a failed checkpoint and the next try (seconds).
+    public static let retryGap: TimeInterval = 1
+
+    /// Where a store's checkpoints run.
+    public enum Schedule: Sendable {
+        /// On the flusher, through a connection of its own (a shared store).
+        case background
+        /// On the store's own connection when its owner is idle (a store opened `.exclusive`).
+        case whenIdle
+    }
+
+    /// How many checkpoints ran, by where (for tests and benchmarks).
+    public struct Counts: Equatable, Sendable {
+        /// On the flusher, through the checkpoints' own connection.
+        public var background = 0
+        /// When the owner was idle (`checkpointIfOwed`).
+        public var whenIdle = 0
+        /// By the committing thread, the log past its hard limit.
+        public var committing = 0
+
+        public init(background: Int = 0, whenIdle: Int = 0, committing: Int = 0) {
+            (self.background, self.whenIdle, self.committing) = (background, whenIdle, committing)
+        }
+    }
+
+    public let path: String
+    public let schedule: Schedule
+    private let softLimit: Int
+    private let hardLimit: Int
+    private let connection: SQLiteConnection
+    private let flusher: LogFlusher
+    /// Seconds on a clock that never steps; a test sets its own.
+    private let now: () -> TimeInterval
+    /// The log's frames after the last commit; 0 after a checkpoint that copied them all (the next commit writes the
+    /// log again from its start). The committing thread's.
+    public private(set) var logFrames = 0
+    /// While a failure stands: when the committing thread first saw it, or last tried again.
+    private var lastFailure: TimeInterval?
+
+    /// Guards `shared`; signalled when a background checkpoint ends.
+    private let lock = NSCondition()
+    /// What the flusher shares with the committing thread.
+    private var shared = Shared()
+    /// The flusher's connection to the store (opened there, used only there).
+    private var ownConnection: SQLiteConnection?
+
+    /// Takes over `connection`'s checkpoints (its schedule from its access: `.exclusive` checkpoints when idle).
+    /// The limits default to the store's schedule's (`softLimit` and `hardLimit`, or `idleSoftLimit` and `idleHardLimit`).
+    public init(connection: SQLiteConnection, flusher: LogFlusher = .shared, softLimit: Int? = nil,
+                hardLimit: Int? = nil, now: @escaping () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
+        let idle = connection.access == .exclusive
+        let softLimit = softLimit ?? (idle ? Self.idleSoftLimit : Self.softLimit)
+        let hardLimit = hardLimit ?? (idle ? Self.idleHardLimit : Self.hardLimit)
+        self.connection = connection
+        self.path = connection.path
+        self.schedule = idle ? .whenIdle : .background
+        self.flusher = flusher
+        (self.softLimit, self.hardLimit) = (softLimit, hardLimit)
+        self.now = now
+        connection.onCommitToLog { [weak self] frames in self?.committed(logFrames: frames) }
+    }
+
+    deinit { connection.onCommitToLog(nil) }
+
+    /// Why the last checkpoint failed; nil once one succeeds again.
+    public var failure: (any Error)? { lock.withLock { shared.failure } }
+
+    public var counts: Counts { lock.withLock { shared.counts } }
+
+    /// Whether a checkpoint is owed: the log is past the soft limit, and no failure was seen within `retryGap`.
+    public var isOwed: Bool { logFrames >= softLimit && mayTryNow() }
+
+    /// The owner is idle: runs the checkpoint owed, if any, on the store's own connection (a `.whenIdle` store's). True
+    /// when one ran.
+    @discardableResult
+    public func checkpointIfOwed() -> Bool {
+        guard isOwed else { return false }
+        checkpointHere(counting: \.whenIdle)
+        return true
+    }
+
+    /// After each commit (SQLite's hook, on the committing thread, inside the commit).
+    private func committed(logFrames frames: Int) {
+        logFrames = frames
+        guard frames >= softLimit, schedule == .background || frames >= hardLimit, isOwed else { return }
+        if frames >= hardLimit {
+            lock.withLock { while shared.running { lock.wait() } }
+            checkpointHere(counting: \.committing)
+            return
+        }
+        let start = lock.withLock {
+            guard !shared.inFlight else { return false }
+            shared.inFlight = true
+            return true
+        }
+        guard start else { return }
+        triesAgain()
+        flusher.run { self.checkpointInBackground() }
+    }
+
+    /// A try while a failure stands: the next waits `retryGap` from now.
+    private func triesAgain() {
+        if lastFailure != nil { lastFailure = now() }
+    }
+
+    /// False while a failure stands, until `retryGap` after the committing thread first saw it or last tried again.
+    private func mayTryNow() -> Bool {
+        guard failure != nil else {
+            lastFailure = nil
+            return true
+        }
+        let time = now()
+        guard let last = lastFailure, time - last >= Self.retryGap else {
+            if lastFailure == nil { lastFailure = time }
+            return false
+        }
+        return true
+    }
+
+    /// A checkpoint on the store's own connection, on this thread.
+    private func checkpointHere(counting place: WritableKeyPath<Counts, Int>) {
+        triesAgain()
+        do {
+            if try connection.checkpoint(.passive) { logFrames = 0 }
+            lock.withLock {
+                shared.failure = nil
+                shared.counts[keyPath: place] += 1
+            }
+        } catch {
+            lock.withLock { shared.failure = error }
+        }
+    }
+
+    /// On the flusher: a PASSIVE checkpoint through the flusher's own connection, opened at the first.
+    private func checkpointInBackground() {
+        lock.withLock { shared.running = true }
+        var problem: (any Error)?
+        do {
+            let own = try ownConnection ?? SQLiteConnection(path: path, flags: [.readWrite])
+            ownConnection = own
+            try own.checkpoint(.passive)
+        } catch {
+            problem = error
+            // Opened afresh at the next try: the file may be back where it belongs by then.
+            ownConnection = nil
+        }
+        lock.withLock {
+            (shared.inFlight, shared.running) = (false, false)
+            shared.failure = problem
+            if problem == nil { shared.counts.background += 1 }
+            lock.broadcast()
+        }
+    }
+
+    /// What a failure says, beside the store's path.
+    static func describe(_ error: any Error, path: String) -> String {
+        "\(path): cannot copy its write-ahead log into the file (a checkpoint): \(error); its commits stand in the log, which grows until this is fixed"
+    }
+}
+
+/// What a store's background checkpoints share with its committing thread (under `LogCheckpoints.lock`).
+private struct Shared {
+    /// Asked of the flusher, and not ended yet.
+    var inFlight = false
+    /// Running on the flusher now.
+    var running = false
+    var failure: (any Error)?
+    var counts = LogCheckpoints.Counts()
+}

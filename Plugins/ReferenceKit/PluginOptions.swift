@@ -79,11 +79,26 @@ public struct OptionsObject {
         return text
     }
 
-    /// The whole number of member `key`.
-    public func int(_ key: String) throws -> Int? {
+    /// The whole number of member `key` (`integer(_:as:)`).
+    public func int(_ key: String) throws -> Int? { try integer(key, as: Int.self) }
+
+    /// The whole number of member `key` as `Integer`: the reader of every integer option. A number written with a
+    /// fraction or an exponent is read when its value is a whole number `Integer` holds exactly (`35.0`, `3.5e1`), as
+    /// `JSONDecoder` read it and as YAML and JSON authors write it; `35.5` or a number out of `Integer`'s range is
+    /// refused, naming the key path and the number.
+    public func integer<Integer: FixedWidthInteger>(_ key: String, as type: Integer.Type) throws -> Integer? {
         guard let value = member(key) else { return nil }
-        guard case .int(let number) = value, let int = Int(exactly: number) else { throw mismatch(key, expected: "a whole number", found: value) }
-        return int
+        let exact: Integer?, written: String
+        switch value {
+        case .int(let number): (exact, written) = (Integer(exactly: number), "\(number)")
+        case .double(let number) where number.rounded(.towardZero) == number: (exact, written) = (Integer(exactly: number), "\(number)")
+        case .double(let number): throw PluginOptionsError.invalid(key: keyPath(key), problem: "expected a whole number, found \(number)")
+        default: throw mismatch(key, expected: "a whole number", found: value)
+        }
+        guard let exact else {
+            throw PluginOptionsError.invalid(key: keyPath(key), problem: "expected a whole number from \(Integer.min) to \(Integer.max), found \(written)")
+        }
+        return exact
     }
 
     /// The true or false of member `key`.

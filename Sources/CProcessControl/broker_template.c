@@ -5,7 +5,8 @@
 // only the calling thread, so a lock another thread held would stay held in the child forever.
 //
 // Explore's channel to the template is a SOCK_SEQPACKET socket (descriptor 3 of the template). Messages:
-//   explore → template  "play\n" ARG\0 ARG\0 …  + descriptors [reply, stderr]   play one day: `shieldbus ARG…`
+//   explore → template  "play\n" DAY\0 ARG\0 …  + descriptors [reply, stderr]   play one day: `shieldbus ARG…`
+//                                                                               (DAY names it in the day's errors)
 //   template → reply    "started <pid>"          + the child's pidfd            the day's process runs
 //   template → reply    "ended <pid> <status>"                                  it ended (its wait status)
 //   template → reply    "failed <errno>"                                        no child: fork failed, the request

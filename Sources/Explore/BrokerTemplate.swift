@@ -63,13 +63,15 @@ final class BrokerTemplate: Sendable {
     }
 
     /// Plays `arguments` (`run …`) as a child of the template, its standard error `errors`; `launches` hears its
-    /// process. Returns once it ended, or at once when the template is gone.
-    func play(_ arguments: [String], errors: Int32, launches: DayLaunches) -> Play {
+    /// process. `day` says which day it is (`the day of seed 7`), for the day's own errors: the child reads
+    /// `run`'s arguments itself, and a mistake there is explore's, not something the person ran. Returns once it
+    /// ended, or at once when the template is gone.
+    func play(_ arguments: [String], day: String, errors: Int32, launches: DayLaunches) -> Play {
         var pair: [Int32] = [-1, -1]
         guard shieldbus_message_pair(&pair) == 0 else { return .notPlayed }
         let reply = pair[0]
         defer { close(reply) }
-        let request = Array("play\n".utf8) + Array(arguments.joined(separator: "\0").utf8)
+        let request = Array("play\n".utf8) + Array(([day] + arguments).joined(separator: "\0").utf8)
         let passed = [pair[1], errors]
         // Sent under the lock: `stop` closes the channel under it, so a send never reaches a descriptor reused since.
         let sent = state.withLock { state -> Int? in

@@ -122,7 +122,7 @@ public final class DayRunner: @unchecked Sendable {
             if let worker { arguments += ["--endpoint", worker.endpoint] }
             let status: Int32
             if let template, errorDescriptor >= 0 {
-                let played = template.play(arguments, errors: errorDescriptor, launches: launches)
+                let played = template.play(arguments, day: "the day of seed \(day.seed)", errors: errorDescriptor, launches: launches)
                 close(errorDescriptor)
                 guard case .ended(let ended) = played else {
                     // Not started, or its process died with the template: played again by exec, in a folder of its own.

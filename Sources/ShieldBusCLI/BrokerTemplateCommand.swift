@@ -69,15 +69,16 @@ extension ShieldBus {
                 kept?.end()
                 throw ExitCode(problem == 0 ? 0 : 70)
             }
-            // In a forked child: this day's `shieldbus` arguments.
-            let arguments = UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length)
+            // In a forked child: which day it is, then this day's `shieldbus` arguments.
+            let words = UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length)
                 .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
             free(request)
+            let (day, arguments) = (words.first ?? "", words.dropFirst())
             guard arguments.first == "run" else {
-                printError("shieldbus broker-template: a day is played by `run`, not '\(arguments.first ?? "")'")
+                printError("shieldbus broker-template: \(day) is played by `run`, not '\(arguments.first ?? "")'")
                 Foundation.exit(64)
             }
-            ShieldBus.playDay(Array(arguments.dropFirst()), loaded: loaded, kept: kept)
+            ShieldBus.playDay(Array(arguments.dropFirst()), day: day, loaded: loaded, kept: kept)
             Foundation.exit(0)
         }
 

@@ -43,11 +43,20 @@ struct ShieldBus: ParsableCommand {
 
     /// A day forked from explore's broker template: `runArguments` (those after `run`) read by `Run` itself, the
     /// parser of `shieldbus run`, rather than from the top level, whose reading of every command's options each day
-    /// would pay again. `loaded`: the configuration the template read; `kept`: the sandboxes and launch templates it
-    /// keeps for its days.
-    static func playDay(_ runArguments: [String], loaded: LoadedConfiguration, kept: KeptLaunchTemplates?) {
+    /// would pay again. `day` names the day (`the day of seed 7`); `loaded`: the configuration the template
+    /// read; `kept`: the sandboxes and launch templates it keeps for its days.
+    static func playDay(_ runArguments: [String], day: String, loaded: LoadedConfiguration, kept: KeptLaunchTemplates?) {
+        let run: Run
         do {
-            let run = try Run.parse(runArguments)
+            run = try Run.parse(runArguments)
+        } catch {
+            // Explore wrote these arguments, not the person: say whose day it is, and that `shieldbus run` refused
+            // them, rather than ArgumentParser's usage of a bare `run`.
+            printError("shieldbus explore: \(day) (forked from the broker template) could not start: `shieldbus run` refused its arguments: "
+                       + "\(Run.message(for: error)) (arguments: \(runArguments.joined(separator: " ")))")
+            Foundation.exit(Run.exitCode(for: error).rawValue)
+        }
+        do {
             try showingUsage(of: Run.self) { try run.run(loaded: loaded, kept: kept) }
         } catch {
             exit(withError: error)

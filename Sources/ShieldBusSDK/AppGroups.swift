@@ -102,10 +102,13 @@ enum PluginAppGroup {
     /// failure of the call that opened it, for the runtime to say once it is connected. `keeping`: the plugin works
     /// in the group (it names it in its options, `AppGroupOptions`), so the store stays open for its own open
     /// (`checkedAtLaunch`); otherwise it is closed, and a plugin that never opens its group holds nothing of it.
+    /// A group this launch already checked and keeps (its options and its entry's `appGroup:` name the same group) is
+    /// not opened again: its loss was said by that check.
     static func verify(_ named: String? = configured, keeping: Bool = false) throws -> (call: String, message: String)? {
         guard let group = named else { return nil }
         do {
             let groups = try container()
+            if checkedAtLaunch.withValue({ $0[checkedKey(group, in: groups)] != nil }) { return nil }
             let opened = try SharedDefaults(suiteName: group, container: groups)
             if keeping { checkedAtLaunch.withValue { $0[checkedKey(group, in: groups)] = opened } }
             return opened.restartLoss.map { ("UserDefaults(suiteName: \"\(group)\")", $0) }

@@ -340,6 +340,24 @@ final class ExploreTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(executed[7]), third, "seed 7's journal on kept sandboxes differs from the day executed with its own")
     }
 
+    /// A day forked from the broker template whose `run` arguments are refused says that it is explore's day, with its
+    /// seed, and names `shieldbus run` — not ArgumentParser's usage of a bare `run`, which no one typed.
+    func testAForkedDayWhoseArgumentsAreRefusedSaysItIsExploresDay() throws {
+        let directory = TemporaryDirectory(prefix: "sbday")
+        let template = BrokerTemplate(executable: BuildProducts.path("shieldbus"), configurationPath: Self.root + "/Config/habit-lock.yml")
+        defer { template.stop() }
+        let errorPath = directory.path + "/stderr"
+        let errors = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        XCTAssertGreaterThanOrEqual(errors, 0)
+        let played = template.play(["run", "--no-such-option"], day: "the day of seed 42", errors: errors, launches: DayLaunches())
+        close(errors)
+        XCTAssertEqual(played, .ended(64), "a usage mistake's status")
+        let said = try String(contentsOfFile: errorPath, encoding: .utf8)
+        XCTAssertTrue(said.hasPrefix("shieldbus explore: the day of seed 42 (forked from the broker template) could not start: "
+                                     + "`shieldbus run` refused its arguments: Unknown option '--no-such-option'"), said)
+        XCTAssertFalse(said.contains("'run --help'"), said)
+    }
+
     /// An explore stopped by SIGINT (Ctrl-C, or a batch engine's cancel) leaves nothing behind: its days' folder —
     /// in memory by default, where nothing else would remove it — is gone and its days' brokers have ended, and it
     /// ends by the signal.

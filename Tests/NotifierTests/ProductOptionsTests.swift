@@ -43,7 +43,7 @@ final class ProductOptionsTests: XCTestCase {
         assertRefused(#"{"product":"habit-lock"}"#, .invalid(key: "appGroup", problem: "missing"))
         assertRefused(#"{"product":"doom","appGroup":"g"}"#, .invalid(key: "product", problem: "'doom' is not one of habit-lock, focus-window, speed-bump"))
         assertRefused(#"{"product":"habit-lock","appGroup":"g","habitsPerDay":"three"}"#, .invalid(key: "habitsPerDay", problem: "expected a whole number, found string"))
-        assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":2.5}"#, .invalid(key: "unlockMinutes", problem: "expected a whole number, found number"))
+        assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":2.5}"#, .invalid(key: "unlockMinutes", problem: "expected a whole number, found 2.5"))
         assertRefused(#"{"product":"habit-lock","appGroup":"g","store":5}"#, .invalid(key: "store", problem: "expected a string, found number"))
         assertRefused(#"{"product":"focus-window","appGroup":"g","focusHours":{"start":"09:00"}}"#, .invalid(key: "focusHours", problem: "expected a list, found object"))
         assertRefused(#"{"product":"focus-window","appGroup":"g","focusHours":[{"start":"09:00","end":"12:00"},{"start":"25:00","end":"12:00"}]}"#,
@@ -51,6 +51,35 @@ final class ProductOptionsTests: XCTestCase {
         assertRefused(#"{"product":"focus-window","appGroup":"g","focusHours":[{"start":"09:00"}]}"#, .invalid(key: "focusHours[0].end", problem: "missing"))
         assertRefused(#"{"product":"focus-window","appGroup":"g","focusHours":["09:00"]}"#, .invalid(key: "focusHours[0]", problem: "expected an object, found string"))
         assertRefused(#"["habit-lock"]"#, .invalid(key: "options", problem: "expected an object, found array"))
+    }
+
+    /// An integer option written as a number with a fraction or an exponent is read when its value is whole and
+    /// fits (as `JSONDecoder` read it); a fraction or a number out of range is refused with its key path, the same
+    /// words for every plugin's options (one reader: `OptionsObject.integer`).
+    func testAWholeNumberWrittenAsADecimalIsReadAndAFractionOrOutOfRangeIsRefused() throws {
+        let product = try read(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":35.0,"habitsPerDay":3.5e1,"passMinutes":-0.0,"thresholdMinutes":9.0e15}"#)
+        XCTAssertEqual([product.unlockMinutes, product.habitsPerDay, product.passMinutes, product.thresholdMinutes], [35, 35, 0, 9_000_000_000_000_000])
+        assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":35.5}"#, .invalid(key: "unlockMinutes", problem: "expected a whole number, found 35.5"))
+        assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":1e20}"#,
+                      .invalid(key: "unlockMinutes", problem: "expected a whole number from -9223372036854775808 to 9223372036854775807, found 1e+20"))
+
+        let rule = #"{"on":"shield.shown","kind":"k","title":"t","body":"b"}"#
+        let notifier = try NotifierOptions(json: JSONValue(parsing: #"{"appGroup":"g","rules":[\#(rule)],"routeLifetimeMinutes":15.0,"dedupMinutes":6e1}"#))
+        XCTAssertEqual([notifier.routeLifetimeMinutes, notifier.dedupMinutes], [15, 60])
+        XCTAssertThrowsError(try NotifierOptions(json: JSONValue(parsing: #"{"appGroup":"g","rules":[\#(rule)],"dedupMinutes":0.5}"#))) { error in
+            XCTAssertEqual(error as? PluginOptionsError, .invalid(key: "dedupMinutes", problem: "expected a whole number, found 0.5"))
+        }
+
+        // Inside an object the key path is named; a narrower integer type names its own range.
+        let nested = try OptionsObject(JSONValue(parsing: #"{"limits":{"minutes":300.0,"hours":-1e3}}"#), in: "a test's options", allowed: nil)
+        let limits = try XCTUnwrap(nested.object("limits", in: "limits", allowed: nil))
+        XCTAssertEqual(try limits.integer("minutes", as: UInt16.self), 300)
+        XCTAssertThrowsError(try limits.integer("hours", as: UInt16.self)) { error in
+            XCTAssertEqual(error as? PluginOptionsError, .invalid(key: "limits.hours", problem: "expected a whole number from 0 to 65535, found -1000.0"))
+        }
+        XCTAssertThrowsError(try limits.integer("minutes", as: Int8.self)) { error in
+            XCTAssertEqual(error as? PluginOptionsError, .invalid(key: "limits.minutes", problem: "expected a whole number from -128 to 127, found 300.0"))
+        }
     }
 
     /// Days and times of day are written with their leading zeros, as `String(format:)` wrote them.

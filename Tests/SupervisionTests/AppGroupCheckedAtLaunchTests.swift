@@ -46,6 +46,18 @@ final class AppGroupCheckedAtLaunchTests: XCTestCase {
         }
     }
 
+    /// A plugin whose entry's `appGroup:` and options' `appGroup` name the same group (its runtime checks the first,
+    /// its options' check the second) opens the group's store once at launch: the runtime's check finds it checked.
+    func testTheEntrysGroupCheckedAgainAfterTheOptionsOnesIsNotOpenedTwice() throws {
+        try LaunchEnvironment.$hosted.withValue(environment.merging(["SHIELDBUS_APP_GROUP": group]) { _, new in new }) {
+            XCTAssertNil(try PluginAppGroup.verify(group, keeping: true))
+            try damageTheStoreFile()
+            XCTAssertNil(try PluginAppGroup.verify(), "the entry's group, checked at launch by the options' check, is not opened again")
+            let working = try SharedDefaults.forPlugin()
+            XCTAssertEqual(try working.string(forKey: "notifier.before"), "kept", "the store the options' check kept")
+        }
+    }
+
     func testACheckThatKeepsNothingLeavesThePluginsOpenToOpenTheStore() throws {
         try LaunchEnvironment.$hosted.withValue(environment) {
             XCTAssertNil(try PluginAppGroup.verify(group))

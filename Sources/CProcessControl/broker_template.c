@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,7 +107,42 @@ long shieldbus_receive_with_descriptor(int descriptor, void *buffer, unsigned lo
     return length;
 }
 
-int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int *pid) {
+static int spawnWithChannel(const char *path, char *const arguments[], int channel, int *pid);
+
+int shieldbus_allowed_cores(int *cores, int capacity) {
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    int count = 0;
+    for (int core = 0; core < CPU_SETSIZE && count < capacity; core++) {
+        if (CPU_ISSET(core, &allowed)) cores[count++] = core;
+    }
+    return count;
+}
+
+int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int core, int *pid, int *notHeld) {
+    // A child starts with the affinity of the thread that spawns it (posix_spawn has no attribute for it): the calling
+    // thread is held on `core` for the spawn and given its own back, so the child is on that core from its first
+    // instruction, before it starts anything that would inherit another placement.
+    *notHeld = 0;
+    cpu_set_t original;
+    int held = 0;
+    if (core >= 0) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        if (core >= CPU_SETSIZE) *notHeld = EINVAL;
+        else if (sched_getaffinity(0, sizeof original, &original) != 0) *notHeld = errno;
+        else {
+            CPU_SET(core, &one);
+            if (sched_setaffinity(0, sizeof one, &one) != 0) *notHeld = errno;
+            else held = 1;
+        }
+    }
+    int result = spawnWithChannel(path, arguments, channel, pid);
+    if (held) (void)sched_setaffinity(0, sizeof original, &original);
+    return result;
+}
+
+static int spawnWithChannel(const char *path, char *const arguments[], int channel, int *pid) {
     // posix_spawn's dup2 onto the descriptor it already is would keep its close-on-exec flag.
     int source = channel == 3 ? fcntl(channel, F_DUPFD_CLOEXEC, 4) : channel;
     if (source < 0) return errno;

@@ -44,12 +44,20 @@ final class BrokerTemplate: Sendable {
     private let configurationPath: String
     /// The folder of the worker whose days it plays, where it keeps their plugins' sandboxes (nil: it keeps none).
     let worker: WorkerFolder?
+    /// The processor it and everything it starts are held on (`WorkerCores`); nil: where the scheduler puts them.
+    let core: Int32?
     private let state = Mutex(State())
 
-    init(executable: String, configurationPath: String, worker: WorkerFolder? = nil) {
+    init(executable: String, configurationPath: String, worker: WorkerFolder? = nil, core: Int32? = nil) {
         self.executable = executable
         self.configurationPath = configurationPath
         self.worker = worker
+        self.core = core
+    }
+
+    /// The template's process while it serves (tests read its placement); nil otherwise.
+    var servingProcess: pid_t? {
+        state.withLock { $0.phase == .serving ? $0.pid : nil }
     }
 
     /// Whether it serves and keeps its worker's sandboxes (it said `ready kept`): its days are then played in the
@@ -145,8 +153,12 @@ final class BrokerTemplate: Sendable {
         var pointers = arguments.map { strdup($0) } + [nil]
         defer { pointers.forEach { free($0) } }
         var pid: pid_t = 0
-        let failure = shieldbus_spawn_with_channel(executable, &pointers, pair[1], &pid)
+        var notHeld: Int32 = 0
+        let failure = shieldbus_spawn_with_channel(executable, &pointers, pair[1], core ?? -1, &pid, &notHeld)
         close(pair[1])
+        if failure == 0, notHeld != 0, let core {
+            FileHandle.standardError.write(Data("explore: \(whose) cannot be held on processor \(core) (\(String(cString: strerror(notHeld)))); its days run where the scheduler puts them\n".utf8))
+        }
         guard failure == 0 else {
             close(pair[0])
             return say("cannot start \(executable): \(String(cString: strerror(failure)))")
@@ -189,8 +201,11 @@ final class BrokerTemplate: Sendable {
         return status & 0x7f == 0 ? "exit status \(code)" : "killed by signal \(code)"
     }
 
+    private var whose: String {
+        worker.map { "the broker template of \(($0.path as NSString).lastPathComponent)" } ?? "the broker template"
+    }
+
     private func say(_ what: String) {
-        let whose = worker.map { "the broker template of \(($0.path as NSString).lastPathComponent)" } ?? "the broker template"
         FileHandle.standardError.write(Data("explore: \(whose) \(what); its days are played by exec from now on\n".utf8))
     }
 
@@ -211,12 +226,14 @@ final class BrokerTemplates: Sendable {
     private let executable: String
     private let configurationPath: String
     private let workDirectory: String
+    private let cores: WorkerCores
     private let state = Mutex(State())
 
-    init(executable: String, configurationPath: String, workDirectory: String) {
+    init(executable: String, configurationPath: String, workDirectory: String, cores: WorkerCores = .none) {
         self.executable = executable
         self.configurationPath = configurationPath
         self.workDirectory = workDirectory
+        self.cores = cores
     }
 
     /// A template no day is playing on, made (not yet started) when every one is.
@@ -224,7 +241,8 @@ final class BrokerTemplates: Sendable {
         state.withLock { state in
             if let template = state.idle.popLast() { return template }
             let worker = WorkerFolder(path: workDirectory + "/worker-\(state.all.count + 1)")
-            let template = BrokerTemplate(executable: executable, configurationPath: configurationPath, worker: worker)
+            let template = BrokerTemplate(executable: executable, configurationPath: configurationPath, worker: worker,
+                                          core: cores.core(ofWorker: state.all.count))
             state.all.append(template)
             return template
         }

@@ -56,16 +56,17 @@ public final class DayRunner: @unchecked Sendable {
     private var runs = 0
 
     /// `forksDays`: days are forked from broker templates that keep their workers' sandboxes, else each is executed
-    /// with sandboxes of its own (nil: unless `SHIELDBUS_PLAIN_DAYS=1`).
+    /// with sandboxes of its own (nil: unless `SHIELDBUS_PLAIN_DAYS=1`); `cores`: the processors the workers that fork
+    /// them are held on (`WorkerCores`).
     public init(executable: String, configurationPath: String, configuration: ShieldBusConfiguration, catalog: AppCatalog, workDirectory: String,
-                models: PromiseModels = .none, forksDays: Bool? = nil) {
+                models: PromiseModels = .none, forksDays: Bool? = nil, cores: WorkerCores = .allowed()) {
         self.models = models
         self.executable = executable
         self.configurationPath = configurationPath
         self.configuration = configuration
         self.catalog = catalog
         self.workDirectory = workDirectory
-        templates = (forksDays ?? BrokerTemplate.isWanted()) ? BrokerTemplates(executable: executable, configurationPath: configurationPath, workDirectory: workDirectory) : nil
+        templates = (forksDays ?? BrokerTemplate.isWanted()) ? BrokerTemplates(executable: executable, configurationPath: configurationPath, workDirectory: workDirectory, cores: cores) : nil
     }
 
     /// Plays one day and judges it. Once the explore is stopping (`stopPlaying`) no day starts, and none returns: the

@@ -39,7 +39,7 @@ public struct OSDay: Codable, Equatable, Sendable {
         let offsetMs = Int64((BusClock.clockOffset * 1000).rounded())
         let zone = BusClock.timeZone
         let fresh = day(containing: now, zone: zone, offsetMs: offsetMs)
-        let kept = ((try? defaults.value(OSDay.self, forKey: defaultsKey)) ?? nil)
+        let kept = ((try? defaults.entry(forKey: defaultsKey)) ?? nil).flatMap { entry in OSDay(storedJSON: entry.rawJSON) ?? (try? entry.value(OSDay.self)) }
         var day = fresh
         if let kept, let keptZone = TimeZone(identifier: kept.zone) {
             // The day that ran before whatever changed: the kept one, or the one after it on the same clock and zone.
@@ -78,5 +78,29 @@ public struct OSDay: Codable, Equatable, Sendable {
         let day = CivilCalendar.floorDiv(seconds, 86_400), second = seconds - day * 86_400
         let date = CivilCalendar.date(dayNumber: day)
         return "\(date.year)-\(zeroPadded(date.month, to: 2))-\(zeroPadded(date.day, to: 2))T\(zeroPadded(second / 3_600, to: 2)):\(zeroPadded(second % 3_600 / 60, to: 2)):\(zeroPadded(second % 60, to: 2))Z"
+    }
+}
+
+extension OSDay {
+    /// The day as `ValueCoding` stores it (`{"date":…,"end":…,"key":…,"offsetMs":…,"start":…,"zone":…}`, dates in seconds
+    /// since 1970), read with the bus's JSON reader: the monitor reads the kept day at every check, and a `JSONDecoder`
+    /// set up per read costs more than the App-Group read itself. It reads what `JSONDecoder` would, and nil from any
+    /// other text (another key, an integer written as a fraction), which then goes to `JSONDecoder`, which reads it or
+    /// says what is wrong.
+    init?(storedJSON json: String) {
+        guard case .object(let members)? = try? JSONValue(parsing: json), members.count == 6,
+              case .int(let date)? = members["date"], let date = Int(exactly: date), case .int(let offsetMs)? = members["offsetMs"],
+              let start = Self.seconds(members["start"]), let end = Self.seconds(members["end"]),
+              case .string(let key)? = members["key"], case .string(let zone)? = members["zone"] else { return nil }
+        self.init(start: Date(timeIntervalSince1970: start), end: Date(timeIntervalSince1970: end), key: key, date: date, zone: zone, offsetMs: offsetMs)
+    }
+
+    /// A date's seconds since 1970 as `JSONDecoder`'s `.secondsSince1970` reads them: any JSON number.
+    private static func seconds(_ value: JSONValue?) -> Double? {
+        switch value {
+        case .int(let seconds)?: return Double(seconds)
+        case .double(let seconds)?: return seconds
+        default: return nil
+        }
     }
 }

@@ -76,6 +76,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "One JSON object per line: each day's verdict, each failure, and the totals.")
         var json = false
 
+        @Flag(name: .long, help: "Leave each worker's processes where the scheduler puts them (also SHIELDBUS_NO_PIN=1). By default worker i, with its broker template, kept sandboxes and every day's broker and plugins, is held on the i-th processor this may run on (modulo their number): a day's turns then wake no process on another processor.")
+        var noPin = false
+
         @Option(name: .long, help: ArgumentHelp("Play only shard I of N of the seeds (counted from 1): seed S is shard (S - first seed) mod N + 1's. Without it, taken from SHIELDBUS_SHARD=I/N, a Kubernetes Indexed Job's JOB_COMPLETION_INDEX with SHIELDBUS_SHARD_COUNT, or a Slurm job array's SLURM_ARRAY_TASK_ID, _COUNT and _MIN.", valueName: "I/N"))
         var shard: String?
 
@@ -135,7 +138,7 @@ extension ShieldBus {
             defer { folders.remove() }
             let runner = DayRunner(executable: executable, configurationPath: configPath, configuration: configuration, catalog: catalog,
                                    workDirectory: folders.path,
-                                   models: DefaultFiles.promiseModels)
+                                   models: DefaultFiles.promiseModels, cores: WorkerCores.allowed(wanted: noPin ? false : nil))
             ExploreStop.install(runner: runner, folders: folders)
             let shard = try Self.shard(self.shard)
             // Found before the days are played, not after hours of them.

@@ -68,8 +68,14 @@ long shieldbus_receive_with_descriptor(int descriptor, void *buffer, unsigned lo
 
 /// Starts `path` with `arguments` (NULL-terminated) and this process's environment, in a process group of its own,
 /// with its standard output on /dev/null, `channel` as its descriptor 3 and no other descriptor above standard error.
-/// Returns 0 with `pid` set, or an error number.
-int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int *pid);
+/// With `core` ≥ 0 it runs on that processor only, and so does every process and thread it starts (they inherit its
+/// affinity); when it cannot be held there, `notHeld` gets why (an error number) and it starts where the scheduler puts
+/// it. -1 leaves it to the scheduler. Returns 0 with `pid` set, or an error number.
+int shieldbus_spawn_with_channel(const char *path, char *const arguments[], int channel, int core, int *pid, int *notHeld);
+
+/// The processors this process's calling thread may run on (`sched_getaffinity`), in increasing order: at most
+/// `capacity` of them written to `cores`. Returns how many, or -1 with errno set.
+int shieldbus_allowed_cores(int *cores, int capacity);
 
 /// How many threads this process runs (-1 when /proc cannot tell): forking is safe only while it is one, since a fork
 /// copies only the calling thread and a lock another thread held stays held in the child forever.

@@ -250,6 +250,8 @@ public enum StudioError: Error, CustomStringConvertible, Equatable {
     case badJournalLine(path: String, line: Int, reason: String)
     case journalChanged(path: String)
     case missingResource(name: String)
+    /// The program was copied without its resource bundle.
+    case missingResourceBundle(path: String, reason: String, programFolder: String)
     case noEvent(seq: UInt64, path: String)
 
     public var description: String {
@@ -260,6 +262,9 @@ public enum StudioError: Error, CustomStringConvertible, Equatable {
         case .badJournalLine(let path, let line, let reason): return "\(path):\(line): not a journal line (\(reason))"
         case .journalChanged(let path): return "the journal \(path) changed while the Studio replayed it; start the Studio again"
         case .missingResource(let name): return "the Studio's resource \(name) is missing from its bundle (a broken build?)"
+        case .missingResourceBundle(let path, let reason, let programFolder):
+            return "the Studio's resource bundle is missing: \(path) cannot be read (\(reason)); copy the ShieldBus_Studio.resources "
+                + "folder from where shieldbus was built (its build products, e.g. .build/release/) beside the program, into \(programFolder)/"
         }
     }
 }

@@ -45,10 +45,13 @@ public struct StudioServer: Sendable {
     /// The checker's account of a journal (`shieldbus check`'s verdicts, each violation with the seq it begins after),
     /// shown beside the phone; nil when nothing was judged.
     private let account: JSONValue?
+    /// Where the page's files are (`resourcesFolder`).
+    private let resources: URL
 
     public init(source: Source, port: Int, homeScreen: [CatalogApp], appControls: [AppControl] = [], habits: [String] = [], iconDirectories: [URL], keptEvents: Int = defaultKeptEvents,
                 openAt: UInt64? = nil, account: JSONValue? = nil, timeZone: TimeZone = TimeZone(identifier: "UTC")!,
                 progress: (Int, Int) -> Void = { _, _ in }) throws {
+        resources = try Self.resourcesFolder()
         self.timeZone = timeZone
         self.openAt = openAt
         self.account = account
@@ -120,10 +123,11 @@ public struct StudioServer: Sendable {
         let router = Router()
         let iconDirectories = self.iconDirectories
         let source = self.source
-        router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8") }
-        router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8") }
+        let resources = self.resources
+        router.get("/") { _, _ in try Self.resource("index.html", type: "text/html; charset=utf-8", in: resources) }
+        router.get("/studio.css") { _, _ in try Self.resource("studio.css", type: "text/css; charset=utf-8", in: resources) }
         for script in ["studio.js", "studio-model.js", "studio-draw.js", "studio-journal.js"] {
-            router.get(RouterPath("/" + script)) { _, _ in try Self.resource(script, type: "text/javascript; charset=utf-8") }
+            router.get(RouterPath("/" + script)) { _, _ in try Self.resource(script, type: "text/javascript; charset=utf-8", in: resources) }
         }
         router.get("/icon/{name}") { _, context in
             // Only a plain file name in the shield plugins' resources, as UIImage(named:) reads its own bundle.
@@ -298,9 +302,22 @@ public struct StudioServer: Sendable {
         return isLoopback(originHost.contains(":") ? "[\(originHost)]" : originHost)
     }
 
-    private static func resource(_ name: String, type: String) throws -> Response {
-        guard let url = Bundle.module.url(forResource: "Resources/\(name)", withExtension: nil),
-              let data = FileManager.default.contents(atPath: url.path) else { throw StudioError.missingResource(name: name) }
+    /// The page's files: the Studio target's resource bundle (`ShieldBus_Studio.resources`), which the build leaves beside
+    /// the program and which must travel with it. Found at start, beside the program only: `Bundle.module` stops the
+    /// process when it finds no bundle, which a copied `shieldbus` would do at its first page request.
+    static func resourcesFolder(programFolder: URL = Bundle.main.bundleURL) throws -> URL {
+        let bundle = programFolder.appendingPathComponent("ShieldBus_Studio.resources", isDirectory: true)
+        let folder = bundle.appendingPathComponent("Resources", isDirectory: true)
+        guard access(folder.path, R_OK | X_OK) == 0 else {
+            throw StudioError.missingResourceBundle(path: folder.path, reason: String(cString: strerror(errno)), programFolder: programFolder.path)
+        }
+        return folder
+    }
+
+    private static func resource(_ name: String, type: String, in folder: URL) throws -> Response {
+        guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent(name).path) else {
+            throw StudioError.missingResource(name: name)
+        }
         return response(.ok, type: type, data)
     }
 

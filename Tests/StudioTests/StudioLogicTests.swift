@@ -31,6 +31,23 @@ final class StudioLogicTests: XCTestCase {
     /// included) the first interval the board gives contains that instant or is the next one, starts at the
     /// schedule's wall-clock time in the device's zone (by Foundation's Calendar), and the following ones start on
     /// consecutive days.
+    /// A `shieldbus` copied without `ShieldBus_Studio.resources` is refused when the Studio starts, saying what to copy
+    /// where, rather than stopped by `Bundle.module` at the page's first request.
+    func testAProgramWithoutItsResourceBundleIsRefusedAtStartSayingWhatToCopy() throws {
+        let bare = FileManager.default.temporaryDirectory.appendingPathComponent("studio-bare-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: bare, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: bare) }
+        XCTAssertThrowsError(try StudioServer.resourcesFolder(programFolder: bare)) { error in
+            let text = String(describing: error)
+            XCTAssertTrue(text.contains("\(bare.path)/ShieldBus_Studio.resources/Resources cannot be read"), text)
+            XCTAssertTrue(text.contains("copy the ShieldBus_Studio.resources folder"), text)
+            XCTAssertTrue(text.contains("into \(bare.path)/"), text)
+        }
+        // Beside the test's program, as beside a built shieldbus: found, and it holds the page.
+        let folder = try StudioServer.resourcesFolder()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder.appendingPathComponent("index.html").path), folder.path)
+    }
+
     func testADailyScheduleGivesTheNextIntervalsAtEveryHourOfAYear() throws {
         for zoneName in ["Europe/Berlin", "America/New_York", "Australia/Lord_Howe", "UTC"] {
             let zone = try XCTUnwrap(TimeZone(identifier: zoneName))

@@ -91,7 +91,12 @@ public struct OptionsObject {
         let exact: Integer?, written: String
         switch value {
         case .int(let number): (exact, written) = (Integer(exactly: number), "\(number)")
-        case .double(let number) where number.rounded(.towardZero) == number: (exact, written) = (Integer(exactly: number), "\(number)")
+        case .double(let number) where number.rounded(.towardZero) == number:
+            (exact, written) = (Integer(exactly: number), "\(number)")
+            // From 2^53 on a decimal is not read exactly: the whole number it gives may not be the one written.
+            if exact != nil, number.magnitude >= 0x1p53 {
+                throw PluginOptionsError.invalid(key: keyPath(key), problem: "expected a whole number from 2^53 on written without a fraction or an exponent, found \(number)")
+            }
         case .double(let number): throw PluginOptionsError.invalid(key: keyPath(key), problem: "expected a whole number, found \(number)")
         default: throw mismatch(key, expected: "a whole number", found: value)
         }

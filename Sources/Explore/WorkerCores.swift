@@ -29,7 +29,13 @@ public struct WorkerCores: Sendable, Equatable {
         guard wanted ?? (environment[noPinVariable] != "1") else { return .none }
         var cores = [Int32](repeating: -1, count: 1024)
         let count = shieldbus_allowed_cores(&cores, Int32(cores.count))
-        return count > 0 ? WorkerCores(cores: Array(cores[..<Int(count)])) : .none
+        guard count > 0 else {
+            // Said, not passed over: the days still run, but not where `--no-pin`'s absence promised.
+            let reason = count < 0 ? String(cString: strerror(errno)) : "none listed"
+            FileHandle.standardError.write(Data("shieldbus explore: cannot read the processors this process may run on (\(reason)); its workers are left to the scheduler\n".utf8))
+            return .none
+        }
+        return WorkerCores(cores: Array(cores[..<Int(count)]))
     }
 
     /// The processor worker `index` (counted from 0) is held on; nil: it is left to the scheduler.

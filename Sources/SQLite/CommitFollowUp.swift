@@ -55,7 +55,7 @@ public final class CommitFollowUp: @unchecked Sendable {
     /// The last commit whose log this process flushed to the disk (0 before the first): the commit that owed the
     /// flush, set when the flush is done.
     public var syncedThrough: Int64 { lock.withLock { flushing.syncedThrough } }
-    /// Told once when notes or flushes start failing (a failure already standing is told as soon as this is set).
+    /// Told once when notes, flushes or checkpoints start failing (a failure already standing is told as soon as this is set).
     public var onFailure: ((String) -> Void)? {
         didSet {
             guard onFailure != nil else { return }

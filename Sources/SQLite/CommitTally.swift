@@ -22,7 +22,7 @@ public final class CommitTally {
     /// Each commit's note, the store's checkpoints, and every `CommitFollowUp.syncInterval`-th commit's flush to the disk
     /// (on the flusher).
     private let followUp: CommitFollowUp
-    /// Why the last commit could not be noted or flushed (the commit stands; the next one notes past it).
+    /// Why the last commit could not be noted, flushed or checkpointed (the commit stands; the next one notes past it).
     public var noteFailure: (any Error)? { followUp.failure }
     /// Told once when notes start failing: the owner says it where the person sees it (its log, the bus).
     public var onNoteFailure: ((String) -> Void)? {

@@ -14,10 +14,12 @@ import Foundation
 /// - a store opened `.exclusive`, which no second connection can open, past `idleSoftLimit`: on its own connection,
 ///   when its owner says it is idle (`checkpointIfOwed`).
 ///
-/// Either way, a log past its hard limit (`hardLimit`, `idleHardLimit`) — the background checkpoint cannot keep up (readers keeping the log, a
+/// Either way, a log past its hard limit (`hardLimit`, `idleHardLimit`) — the background checkpoint cannot keep up (a
 /// failing or very slow disk) or the owner is never idle — is checkpointed by the committing thread itself, inside the
-/// commit that passed it (after the background checkpoint running then, if one is: two cannot run at once), so no log
-/// grows without bound.
+/// commit that passed it, after the background checkpoint running then, if one is. SQLite runs one checkpoint of a
+/// store at a time: one that finds another running returns at once, leaving the log to it. The log stays bounded
+/// while checkpoints can copy it; readers that keep the log's start (another process's open read transaction) hold
+/// any checkpoint, and then each commit past the hard limit tries again.
 ///
 /// A checkpoint copies what the log holds and leaves the log as it was when it fails: no commit is lost. The failure
 /// is kept until one succeeds, and said through the store's `CommitFollowUp` (`onFailure`, with the store's path);

@@ -14,11 +14,12 @@ public enum ProgramResources {
     public static func folder(_ named: String, inBundle bundle: String, programFolder: URL = Bundle.main.bundleURL) throws -> URL {
         let bundleFolder = programFolder.appendingPathComponent("\(bundle).resources", isDirectory: true)
         let folder = bundleFolder.appendingPathComponent(named, isDirectory: true)
-        // A stat, not FileManager: this runs at every launch of a short-lived extension.
+        // `access`, not FileManager: this runs at every launch of a short-lived extension.
         guard access(folder.path, R_OK | X_OK) == 0 else {
+            let code = errno
             let plugin = LaunchEnvironment["SHIELDBUS_PLUGIN_NAME"].map { "plugin '\($0)': " } ?? ""
             throw PluginError.configuration("""
-                \(plugin)the program's resource bundle is missing: \(folder.path) cannot be read (\(String(cString: strerror(errno)))); \
+                \(plugin)the program's resource bundle is missing: \(folder.path) cannot be read (\(String(cString: strerror(code)))); \
                 copy the \(bundle).resources folder from where the program was built (its build products, e.g. .build/release/) \
                 beside the program, into \(programFolder.path)/
                 """)

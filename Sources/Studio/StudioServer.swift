@@ -309,7 +309,8 @@ public struct StudioServer: Sendable {
         let bundle = programFolder.appendingPathComponent("ShieldBus_Studio.resources", isDirectory: true)
         let folder = bundle.appendingPathComponent("Resources", isDirectory: true)
         guard access(folder.path, R_OK | X_OK) == 0 else {
-            throw StudioError.missingResourceBundle(path: folder.path, reason: String(cString: strerror(errno)), programFolder: programFolder.path)
+            let reason = String(cString: strerror(errno))
+            throw StudioError.missingResourceBundle(path: folder.path, reason: reason, programFolder: programFolder.path)
         }
         return folder
     }

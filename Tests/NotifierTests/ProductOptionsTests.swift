@@ -62,6 +62,8 @@ final class ProductOptionsTests: XCTestCase {
         assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":35.5}"#, .invalid(key: "unlockMinutes", problem: "expected a whole number, found 35.5"))
         assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":1e20}"#,
                       .invalid(key: "unlockMinutes", problem: "expected a whole number from -9223372036854775808 to 9223372036854775807, found 1e+20"))
+        assertRefused(#"{"product":"habit-lock","appGroup":"g","unlockMinutes":9007199254740993.0}"#,
+                      .invalid(key: "unlockMinutes", problem: "expected a whole number from 2^53 on written without a fraction or an exponent, found 9007199254740992.0"))
 
         let rule = #"{"on":"shield.shown","kind":"k","title":"t","body":"b"}"#
         let notifier = try NotifierOptions(json: JSONValue(parsing: #"{"appGroup":"g","rules":[\#(rule)],"routeLifetimeMinutes":15.0,"dedupMinutes":6e1}"#))

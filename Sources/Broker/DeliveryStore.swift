@@ -54,7 +54,7 @@ final class DeliveryStore {
     }
 
     /// Whether its write-ahead log owes a checkpoint, which the broker runs when its loop is idle (`checkpointIfOwed`).
-    var owesCheckpoint: Bool { tally.checkpoints.isOwed }
+    var owesCheckpoint: Bool { tally.checkpoints.owesCheckpoint() }
 
     /// The broker's loop is idle: the checkpoint owed, if any, on the store's one connection. Opened `.exclusive`, the
     /// store has no other connection a checkpoint could run on beside the loop's commits; a log the loop leaves past

@@ -33,7 +33,10 @@ public final class CommitTally {
     public var syncedThrough: Int64 { followUp.syncedThrough }
     /// The store's checkpoints: on the flusher for a shared store; for one opened `.exclusive` when its owner is idle
     /// (`LogCheckpoints.checkpointIfOwed`).
-    public var checkpoints: LogCheckpoints { followUp.checkpoints! }
+    public var checkpoints: LogCheckpoints {
+        guard let checkpoints = followUp.checkpoints else { preconditionFailure("a tally gives its follow-up the store's connection") }
+        return checkpoints
+    }
     /// The file's count, kept in memory when the connection is the file's only one (`.exclusive`): nobody else can
     /// commit, so reading the count back in every transaction would only repeat what this connection last wrote.
     private var soleCount: Int64?

@@ -111,14 +111,15 @@ public final class LogCheckpoints: @unchecked Sendable {
 
     public var counts: Counts { lock.withLock { shared.counts } }
 
-    /// Whether a checkpoint is owed: the log is past the soft limit, and no failure was seen within `retryGap`.
-    public var isOwed: Bool { logFrames >= softLimit && mayTryNow() }
+    /// Whether a checkpoint is owed: the log is past the soft limit, and no failure was seen within `retryGap`. A
+    /// method, not a property: asked while a failure stands, it starts the wait before the next try.
+    public func owesCheckpoint() -> Bool { logFrames >= softLimit && mayTryNow() }
 
     /// The owner is idle: runs the checkpoint owed, if any, on the store's own connection (a `.whenIdle` store's). True
     /// when one ran.
     @discardableResult
     public func checkpointIfOwed() -> Bool {
-        guard isOwed else { return false }
+        guard owesCheckpoint() else { return false }
         checkpointHere(counting: \.whenIdle)
         return true
     }
@@ -126,7 +127,7 @@ public final class LogCheckpoints: @unchecked Sendable {
     /// After each commit (SQLite's hook, on the committing thread, inside the commit).
     private func committed(logFrames frames: Int) {
         logFrames = frames
-        guard frames >= softLimit, schedule == .background || frames >= hardLimit, isOwed else { return }
+        guard frames >= softLimit, schedule == .background || frames >= hardLimit, owesCheckpoint() else { return }
         if frames >= hardLimit {
             lock.withLock { while shared.running { lock.wait() } }
             checkpointHere(counting: \.committing)

@@ -112,12 +112,12 @@ final class LogCheckpointsTests: XCTestCase {
             n += 1
             try commit(connection, n)
         }
-        XCTAssertTrue(checkpoints.isOwed)
+        XCTAssertTrue(checkpoints.owesCheckpoint())
         try commit(connection, n + 1)
         XCTAssertEqual(checkpoints.counts, LogCheckpoints.Counts(), "owed, not run by the commits")
         XCTAssertTrue(checkpoints.checkpointIfOwed())
         XCTAssertEqual(checkpoints.counts.whenIdle, 1)
-        XCTAssertFalse(checkpoints.isOwed)
+        XCTAssertFalse(checkpoints.owesCheckpoint())
         var most = 0
         for m in n + 2...n + 1000 {
             try commit(connection, m)

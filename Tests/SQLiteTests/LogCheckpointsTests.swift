@@ -4,8 +4,8 @@ import SQLite
 import XCTest
 
 /// A store's write-ahead log is checkpointed off the committing thread — on the flusher for a shared store, when its
-/// owner is idle for an exclusive one — and by the committing thread only past the hard limit, so no log grows without
-/// bound; a checkpoint that fails is said, and nothing is lost.
+/// owner is idle for an exclusive one — and by the committing thread only past the hard limit, so the log stays
+/// bounded while checkpoints can copy it; a checkpoint that fails is said, and nothing is lost.
 final class LogCheckpointsTests: XCTestCase {
     private var directory: URL!
 

@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], linkerSettings: sqliteLinkerSettings),
         // Foundation's JSONEncoder bytes (sorted keys), written several times faster: device API bodies, App-Group values.
         .target(name: "SortedJSON", dependencies: ["BusProtocol"]),
-        .target(name: "AppGroupStore", dependencies: ["SQLite", "SortedJSON"]),
+        .target(name: "AppGroupStore", dependencies: ["BusProtocol", "SQLite", "SortedJSON"]),
         .target(name: "UsageReports", dependencies: ["CivilCalendar"]),
         .target(name: "DeviceAPI", dependencies: ["BusProtocol", "ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),

@@ -29,6 +29,11 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override var subscriptions: [String] { super.subscriptions + ["state.changed"] }
 
+    /// Only the keys `handleOther` acts on: the broker hands the monitor no other change (it checks again).
+    open override var watchedStateKeys: [String: [String]]? {
+        [options.appGroup: [SharedKey.isCurrentlyUnlocked, SharedKey.passUntil, SharedKey.nudgeCooldownUntil]]
+    }
+
     var prefix: String { options.product.rawValue }
     public var names: ReferenceMonitorNames { ReferenceMonitorNames(options: options) }
 

@@ -1,9 +1,10 @@
 // Slices: which writer owns which keys of an app group, and the check every write passes.
+import BusProtocol
 import Foundation
 
 /// The slice declarations of one app group: writer -> key patterns.
 ///
-/// A pattern is an exact key, or a prefix ending in `*` (`shield.*`, or `*` for every key).
+/// A pattern is an exact key, or a prefix ending in `*` (`shield.*`, or `*` for every key): a `KeyPattern`.
 /// Slices of different writers never overlap, so every key has at most one owner.
 struct SliceTable: Equatable {
     /// Every claim, sorted by writer then pattern.
@@ -22,12 +23,8 @@ struct SliceTable: Equatable {
                                                       reason: "'\(writer)' is the administrator and writes every key")
             }
             for pattern in Set(patterns) {
-                if pattern.isEmpty {
-                    throw AppGroupStoreError.invalidSlice(writer: writer, pattern: pattern, reason: "the pattern is empty")
-                }
-                if pattern.dropLast().contains("*") {
-                    throw AppGroupStoreError.invalidSlice(writer: writer, pattern: pattern,
-                                                          reason: "'*' may only end a pattern")
+                if let problem = KeyPattern.problem(with: pattern) {
+                    throw AppGroupStoreError.invalidSlice(writer: writer, pattern: pattern, reason: problem)
                 }
                 claims.append(SliceClaim(writer: writer, pattern: pattern))
             }
@@ -63,9 +60,7 @@ struct SliceTable: Equatable {
     }
 
     /// Whether `pattern` matches `key`.
-    static func matches(_ pattern: String, _ key: String) -> Bool {
-        pattern.hasSuffix("*") ? key.hasPrefix(pattern.dropLast()) : key == pattern
-    }
+    static func matches(_ pattern: String, _ key: String) -> Bool { KeyPattern.matches(pattern, key) }
 
     /// Whether some key matches both patterns.
     private static func overlap(_ a: String, _ b: String) -> Bool {

@@ -39,7 +39,10 @@ final class EventRouter {
             recipients.removeAll(keepingCapacity: true)
             recipientsBuffer = recipients
         }
-        for session in turns.inForce ? sessions.inNameOrder : sessions.all where (session.wants(event.topic) && (addressee == nil || session.name == addressee || session.role == .tap)
+        // A change of an App-Group key goes only to those watching it (or watching no key in particular).
+        var changed = ChangedKeyReading()
+        for session in turns.inForce ? sessions.inNameOrder : sessions.all where (session.wants(event, changed: &changed)
+            && (addressee == nil || session.name == addressee || session.role == .tap)
             && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
             || (requester != nil && session.identity == requester!) {
             recipients.append(session)
@@ -64,7 +67,7 @@ final class EventRouter {
         }
         // A supervised plugin between two processes gets it in its mailbox; one not coming back never gets it.
         for name in sessions.absentPlugins where (addressee == nil || name == addressee) && (event.audience?.contains(name) ?? true)
-            && readiness.wasSubscribed(name, to: event.topic) {
+            && readiness.wasSubscribed(name, to: event, changed: &changed) {
             guard readiness.isExpectedBack(name) else {
                 lastUnreached[name] = envelope.seq
                 continue

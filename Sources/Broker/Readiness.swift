@@ -64,7 +64,13 @@ final class Readiness {
 
     /// Whether supervised plugin `name` was subscribed to `topic` in its last session.
     func wasSubscribed(_ name: String, to topic: String) -> Bool {
-        (sessions.lastSubscriptions(of: name) ?? []).contains { Topic.matches(topic, prefix: $0) }
+        sessions.lastSubscriptions(of: name)?.wants(topic) ?? false
+    }
+
+    /// Whether supervised plugin `name`'s last session would have got `event` (its topic, and the App-Group key it
+    /// changes when the session watched keys).
+    func wasSubscribed(_ name: String, to event: PendingEvent, changed: inout ChangedKeyReading) -> Bool {
+        sessions.lastSubscriptions(of: name)?.wants(event, changed: &changed) ?? false
     }
 
     /// Becomes ready if every supervised plugin has connected.

@@ -118,7 +118,7 @@ final class Reception {
         if !isSupervised { readiness.announceUp(session) }
         if isSupervised {
             supervisor.saidHello(name: hello.name, connection: identity)
-            sessions.noteSubscriptions(hello.subscriptions, of: hello.name)
+            sessions.noteSubscriptions(of: hello)
             session.isDurable = true
             // Until it has had what it missed, new events wait for it in the ledger, behind the old ones.
             session.isCatchingUp = readiness.isReady || !ledger.undelivered(of: hello.name).isEmpty

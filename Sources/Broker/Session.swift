@@ -8,6 +8,8 @@ final class Session {
     let subscriptions: [String]
     /// Topic prefixes it only observes: in virtual time handed over without a turn (docs/protocol.md, `observe`).
     let observations: [String]
+    /// The App-Group keys whose changes its `state.changed` subscription delivers (`watch`); nil: every change.
+    let watch: StateWatch?
     let pid: Int64?
     /// Whether it reads several events in one message (`batches` in its hello).
     let readsBatches: Bool
@@ -47,6 +49,7 @@ final class Session {
         self.role = hello.role
         self.subscriptions = hello.subscriptions
         self.observations = hello.observations
+        self.watch = hello.watch
         self.pid = hello.pid
         self.readsBatches = hello.readsBatches
         self.acknowledges = hello.acknowledges && hello.role != .tap  // a tap only reads: nothing waits for it
@@ -67,6 +70,13 @@ final class Session {
         if let subscriptionIndex { return subscriptionIndex.matches(topic) }
         for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
         return false
+    }
+
+    /// Whether this session should receive `event`: its topic subscribed to and, for a change of an App-Group key,
+    /// the key watched. `changed` reads the change's group and key, once per event, only if some receiver watches keys.
+    @inline(__always)
+    func wants(_ event: PendingEvent, changed: inout ChangedKeyReading) -> Bool {
+        wants(event.topic) && changed.admits(event, watch: watch)
     }
 
     /// Whether it only observes events on `topic`.
@@ -158,5 +168,21 @@ struct PrefixIndex {
             if prefixes.contains(Substring(utf8.prefix(length))) { return true }
         }
         return false
+    }
+}
+
+/// The group and key of the `state.changed` event being routed, read from its body at most once — and only when a
+/// receiver watches keys, so that routing a change to receivers that watch none parses nothing.
+struct ChangedKeyReading {
+    private var isRead = false
+    private var changed: ChangedKey?
+
+    /// Whether a receiver subscribed to `event`'s topic that watches `watch` gets it: every event when it watches
+    /// nothing in particular (nil), else every event but a change of a key it does not watch.
+    @inline(__always)
+    mutating func admits(_ event: PendingEvent, watch: StateWatch?) -> Bool {
+        guard let watch, event.topic == StateWatch.topic else { return true }
+        if !isRead { (changed, isRead) = (ChangedKey(body: event.body), true) }
+        return watch.covers(changed)
     }
 }

@@ -18,7 +18,7 @@ final class SessionTable {
     /// Connections whose session ended: what they still send is their leftovers, not news.
     private var endedIdentities = Set<[UInt8]>()
     /// The subscriptions each supervised plugin had in its last session.
-    private var lastSubscriptions: [String: [String]] = [:] {
+    private var lastSubscriptions: [String: LastSubscription] = [:] {
         didSet {
             absentFound = nil
             subscribersFound.removeAll()
@@ -67,18 +67,21 @@ final class SessionTable {
     /// Whether `identity` is a connection whose session ended.
     func hasEnded(_ identity: [UInt8]) -> Bool { endedIdentities.contains(identity) }
 
-    /// A supervised plugin said hello with these subscriptions: its mailbox fills by them while it is away.
-    func noteSubscriptions(_ subscriptions: [String], of name: String) { lastSubscriptions[name] = subscriptions }
+    /// A supervised plugin said hello: its mailbox fills by its subscriptions while it is away.
+    func noteSubscriptions(of hello: Hello) {
+        lastSubscriptions[hello.name] = LastSubscription(prefixes: hello.subscriptions, watch: hello.watch)
+    }
 
     /// What a supervised plugin subscribed to in its last session; nil for others.
-    func lastSubscriptions(of name: String) -> [String]? { lastSubscriptions[name] }
+    func lastSubscriptions(of name: String) -> LastSubscription? { lastSubscriptions[name] }
 
     /// Whether a session other than a tap's or a tool's, or a supervised plugin's last session, subscribes to `topic`:
-    /// false means no plugin receives it now nor when it comes back.
+    /// false means no plugin receives it now nor when it comes back. By topic alone: a `state.changed` that only
+    /// sessions watching other keys subscribe to may have subscribers (a `watch` is judged by the event's body).
     func mayHaveSubscribers(_ topic: String) -> Bool {
         if let found = subscribersFound[topic] { return found }
         let found = all.contains { !$0.isTapOrTool && $0.wants(topic) }
-            || lastSubscriptions.values.contains { $0.contains { Topic.matches(topic, prefix: $0) } }
+            || lastSubscriptions.values.contains { $0.wants(topic) }
         // Asked of a few topics; bounded all the same.
         if subscribersFound.count >= 64 { subscribersFound.removeAll() }
         subscribersFound[topic] = found
@@ -91,5 +94,21 @@ final class SessionTable {
         let found = lastSubscriptions.keys.filter { byName[$0] == nil }
         absentFound = found
         return found
+    }
+}
+
+/// What a supervised plugin subscribed to in its last session: its topic prefixes, and the App-Group keys it watched.
+struct LastSubscription {
+    let prefixes: [String]
+    let watch: StateWatch?
+
+    /// Whether it subscribed to `topic` (whatever keys it watched).
+    func wants(_ topic: String) -> Bool {
+        prefixes.contains { Topic.matches(topic, prefix: $0) }
+    }
+
+    /// Whether it gets `event`: its topic subscribed to and, for a change of an App-Group key, the key watched.
+    func wants(_ event: PendingEvent, changed: inout ChangedKeyReading) -> Bool {
+        wants(event.topic) && changed.admits(event, watch: watch)
     }
 }

@@ -53,6 +53,7 @@ struct StatusReport {
             ]
             if session.isDurable { entry["kept"] = .int(Int64(ledger.count(of: session.name))) }
             if let pid = session.pid { entry["pid"] = .int(pid) }
+            if let watch = session.watch { entry["watch"] = watch.jsonValue }
             if let error = session.lastError { entry["lastError"] = .string(error) }
             if let plugin = supervisor.plugin(named: session.name) { entry.merge(supervision(plugin, now: now)) { _, new in new } }
             plugins.append(.object(entry))

@@ -48,10 +48,13 @@ public struct Hello: Equatable, Sendable {
     /// Whether the client reads several events in one message (`events`, `batches` in the hello). A client
     /// written before batches existed does not say so, and gets every event in a message of its own.
     public var readsBatches: Bool
+    /// The App-Group keys whose changes its `state.changed` subscription delivers (`watch` in the hello); nil: every
+    /// change.
+    public var watch: StateWatch?
 
     public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
                 acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil,
-                observations: [String] = [], readsBatches: Bool = false) {
+                observations: [String] = [], readsBatches: Bool = false, watch: StateWatch? = nil) {
         self.version = version
         self.name = name
         self.role = role
@@ -61,6 +64,7 @@ public struct Hello: Equatable, Sendable {
         self.credential = credential
         self.observations = observations
         self.readsBatches = readsBatches
+        self.watch = watch
     }
 }
 

@@ -20,6 +20,7 @@ public enum WireCodec {
             if let credential = hello.credential { object["credential"] = .string(credential) }
             if !hello.observations.isEmpty { object["observe"] = .array(hello.observations.map(JSONValue.string)) }
             if hello.readsBatches { object["batches"] = .bool(true) }
+            if let watch = hello.watch { object["watch"] = watch.jsonValue }
         case .status(let credential):
             if let credential { object["credential"] = .string(credential) }
         case .publish(let publish):
@@ -102,11 +103,15 @@ public enum WireCodec {
             let name = try fields.string("name")
             if let problem = BusName.problem(with: name) { throw problem }
             let subscriptions = try fields.optionalStringArray("subscribe") ?? []
+            let watch = try fields.optionalStateWatch("watch")
+            if watch != nil, !subscriptions.contains(where: { Topic.matches(StateWatch.topic, prefix: $0) }) {
+                throw BusProtocolError.badHello("`watch` narrows `\(StateWatch.topic)`, and no `subscribe` prefix selects it: subscribe to `\(StateWatch.topic)` too, or leave `watch` out")
+            }
             return .hello(Hello(name: name, role: role, subscriptions: subscriptions,
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
                                 version: try fields.int("v"), credential: try fields.optionalString("credential"),
                                 observations: try fields.optionalStringArray("observe") ?? [],
-                                readsBatches: try fields.optionalBool("batches") ?? false))
+                                readsBatches: try fields.optionalBool("batches") ?? false, watch: watch))
         case .publish:
             let topic = try fields.string("topic")
             if let problem = Topic.syntaxProblem(with: topic) { throw problem }  // namespaces: the broker, which knows the declared ones
@@ -436,5 +441,26 @@ struct Fields {
             }
             return string
         }
+    }
+
+    /// A hello's `watch`: an object from App-Group name to an array of key patterns, within `StateWatch`'s limits.
+    func optionalStateWatch(_ field: String) throws -> StateWatch? {
+        let expected = "an object from App-Group name to an array of key patterns"
+        guard let members = try value(field, expected: expected, kindOK: .object)?.objectValue else { return nil }
+        var keys: [String: [String]] = [:]
+        for (group, patterns) in members {
+            guard let array = patterns.arrayValue else {
+                throw BusProtocolError.mistypedField(kind: kind, field: field, expected: expected, got: "group '\(group)' given \(patterns.kindName)")
+            }
+            keys[group] = try array.map { element in
+                guard let pattern = element.stringValue else {
+                    throw BusProtocolError.mistypedField(kind: kind, field: field, expected: expected, got: "group '\(group)' given an array holding \(element.kindName)")
+                }
+                return pattern
+            }
+        }
+        let watch = StateWatch(keys)
+        if let problem = watch.problem { throw BusProtocolError.badHello("`\(field)`: \(problem)") }
+        return watch
     }
 }

@@ -11,6 +11,9 @@ open class DeviceActivityMonitor: BusComponent {
     public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .monitor }
     open var subscriptions: [String] { ["deviceactivity.interval-", "deviceactivity.event-"] }
+    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`: each change costs
+    /// a monitor a turn (and, short-lived, a launch); nil: every change.
+    open var watchedStateKeys: [String: [String]]? { nil }
     open func didStart() {}
 
     open func intervalDidStart(for activity: DeviceActivityName) {}

@@ -28,6 +28,9 @@ open class ChainedMonitor: DeviceActivityMonitor {
     /// The App Group's changes besides the callbacks (every plugin hears the clock's and the zone's changes).
     open override var subscriptions: [String] { super.subscriptions + ["state.changed"] }
 
+    /// Only the watched keys' changes: the broker hands the monitor no other (`handleOther` checks again).
+    open override var watchedStateKeys: [String: [String]]? { [product.group: watchedKeys] }
+
     /// Shields or lifts by the wall clock at `now`, and returns the next instant anything can change (the chain
     /// checks at most `CheckChain.horizon` ahead whatever it returns).
     open func decide(at now: Date, defaults: SharedDefaults, zones: ZoneReading) throws -> Date {

@@ -11,6 +11,8 @@ open class App: BusComponent {
     public var role: Role { .app }
     /// App-Group changes (`state.changed`) are not among them: an app that reacts to them subscribes (each costs it a turn).
     open var subscriptions: [String] { ["app.", "activity.habit.", DeviceTopic.appAction, "notification.tapped", "familycontrols.authorization.changed"] }
+    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`; nil: every change.
+    open var watchedStateKeys: [String: [String]]? { nil }
 
     /// Called once when the app's process starts (also after a force-quit or a device restart).
     open func didStart() {}

@@ -11,6 +11,9 @@ public protocol BusComponent: AnyObject {
     /// Prefixes among `subscriptions` the plugin only observes — it records them and makes no OS call while
     /// handling them (its publications then are sequenced at the next quiet point): in virtual time they cost no turn.
     var observedTopics: [String] { get }
+    /// The App-Group keys whose changes its `state.changed` subscription delivers, by group (exact keys, or prefixes
+    /// ending in `*`): the broker then hands it no other change, each of which would cost it a turn. Nil: every change.
+    var watchedStateKeys: [String: [String]]? { get }
     /// Called once, connected, before the first event.
     func didStart()
     /// Called for every event, in sequence order, with bus time set to the event's time.
@@ -20,6 +23,7 @@ public protocol BusComponent: AnyObject {
 extension BusComponent {
     public var subscriptions: [String] { [] }
     public var observedTopics: [String] { [] }
+    public var watchedStateKeys: [String: [String]]? { nil }
     public func didStart() {}
 }
 
@@ -54,7 +58,8 @@ extension PluginHost {
         let endpoint = environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil, environment: environment).brokerEndpoint()
         let loss = try PluginAppGroup.verify()
         let runtime = try PluginRuntime(name: name, role: component.role, subscriptions: component.subscriptions,
-                                        observedTopics: component.observedTopics, endpoint: endpoint, hostedInProcess: hostedInProcess)
+                                        observedTopics: component.observedTopics, watchedStateKeys: component.watchedStateKeys,
+                                        endpoint: endpoint, hostedInProcess: hostedInProcess)
         runtime.failuresAtLaunch = (loss.map { [$0] } ?? []) + PluginAppGroup.lossesAtLaunch.withValue { taken in defer { taken = [] }; return taken }
         let checked = PluginAppGroup.checkedAtLaunch.withValue { taken in defer { taken = [:] }; return taken }
         runtime.appGroupsCheckedAtLaunch.withValue { $0.merge(checked) { _, launched in launched } }
@@ -118,6 +123,7 @@ open class BusPlugin: BusComponent {
     open var role: Role { .generic }
     open var subscriptions: [String] { [] }
     open var observedTopics: [String] { [] }
+    open var watchedStateKeys: [String: [String]]? { nil }
     public init() {}
     open func didStart() {}
     open func handle(_ envelope: Envelope) {}
@@ -136,6 +142,7 @@ final class AnyComponent: BusComponent {
     var role: Role { base.role }
     var subscriptions: [String] { base.subscriptions }
     var observedTopics: [String] { base.observedTopics }
+    var watchedStateKeys: [String: [String]]? { base.watchedStateKeys }
     func didStart() { base.didStart() }
     func handle(_ envelope: Envelope) { base.handle(envelope) }
 }

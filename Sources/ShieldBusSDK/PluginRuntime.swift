@@ -108,7 +108,8 @@ public final class PluginRuntime: @unchecked Sendable {
     /// How long a synchronous call waits for the OS (wall time).
     public var callTimeoutMilliseconds = 5_000
 
-    init(name: String, role: Role, subscriptions: [String], observedTopics: [String] = [], endpoint: String, hostedInProcess: Bool = false) throws {
+    init(name: String, role: Role, subscriptions: [String], observedTopics: [String] = [], watchedStateKeys: [String: [String]]? = nil,
+         endpoint: String, hostedInProcess: Bool = false) throws {
         self.name = name
         isHostedInProcess = hostedInProcess
         deviceClock = DeviceClockBinding(scope: hostedInProcess ? .thread : .process)
@@ -122,7 +123,8 @@ public final class PluginRuntime: @unchecked Sendable {
         handled?.onNoteFailure = { [logger] in logger.error("cannot note a commit of \($0)") }
         self.observedTopics = observedTopics
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
-                                                                         pid: Int64(getpid()), observations: observedTopics),
+                                                                         pid: Int64(getpid()), observations: observedTopics,
+                                                                         watch: watchedStateKeys.map(StateWatch.init)),
                                        runtime: .resolve(nil, environment: LaunchEnvironment.variables), environment: LaunchEnvironment.variables)
     }
 

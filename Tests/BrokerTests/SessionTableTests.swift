@@ -20,10 +20,10 @@ final class SessionTableTests: XCTestCase {
         XCTAssertFalse(table.mayHaveSubscribers("shield.shown"))
         table.remove(monitor)
         XCTAssertFalse(table.mayHaveSubscribers("clock.tick"), "its session ended")
-        table.noteSubscriptions(["clock.tick"], of: "monitor")
+        table.noteSubscriptions(of: Hello(name: "monitor", role: "monitor", subscriptions: ["clock.tick"]))
         XCTAssertTrue(table.mayHaveSubscribers("clock.tick"), "a supervised plugin's mailbox fills while it is away")
         table.add(session("monitor", role: "monitor", subscriptions: ["app."], identity: 3))
-        table.noteSubscriptions(["app."], of: "monitor")
+        table.noteSubscriptions(of: Hello(name: "monitor", role: "monitor", subscriptions: ["app."]))
         XCTAssertFalse(table.mayHaveSubscribers("clock.tick"), "its next process no longer subscribes")
     }
 }

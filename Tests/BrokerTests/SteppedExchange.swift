@@ -108,7 +108,8 @@ final class SteppedExchange {
     }
 
     /// A peer says hello with the runtime directory's cookie, and takes its welcome.
-    func join(_ name: String, role: Role, subscriptions: [String], observing: [String] = [], acknowledges: Bool? = nil) throws -> Peer {
+    func join(_ name: String, role: Role, subscriptions: [String], observing: [String] = [], acknowledges: Bool? = nil,
+              watch: StateWatch? = nil) throws -> Peer {
         var socket: Socket?
         if let context {
             let dealer = try Socket(context, .dealer)
@@ -120,7 +121,8 @@ final class SteppedExchange {
         let peer = Peer(name: name, socket: socket)
         peers.append(peer)
         try step(peer, .hello(Hello(name: name, role: role, subscriptions: subscriptions, acknowledges: acknowledges,
-                                    credential: role == .tool ? runtime.toolCredential() : runtime.cookie(), observations: observing)))
+                                    credential: role == .tool ? runtime.toolCredential() : runtime.cookie(), observations: observing,
+                                    watch: watch)))
         guard case .welcome? = peer.arrived.first else { throw SeamTestFailure("\(name) was not welcomed: \(peer.arrived)") }
         return peer
     }

@@ -179,8 +179,9 @@ public final class BrokerProcess {
     }
 
     /// A connected client.
-    public func connect(name: String, role: Role = .tool, subscriptions: [String] = [""]) throws -> BusConnection {
-        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions), runtime: runtime)
+    public func connect(name: String, role: Role = .tool, subscriptions: [String] = [""], watch: StateWatch? = nil) throws -> BusConnection {
+        let connection = try BusConnection(endpoint: runtime.brokerEndpoint(), hello: Hello(name: name, role: role, subscriptions: subscriptions, watch: watch),
+                                           runtime: runtime)
         try connection.connect(timeoutMilliseconds: 5000)
         return connection
     }

@@ -218,7 +218,7 @@ let package = Package(
                     exclude: ["attack_suite.py", "curve_attack.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", "LockInvariant", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", "LockInvariant", "BedtimeExtensions", "ProfilesExtensions", .product(name: "Logging", package: "swift-log")]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

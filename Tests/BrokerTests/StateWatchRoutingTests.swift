@@ -1,7 +1,10 @@
+import BedtimeExtensions
 @testable import Broker
 import BusClient
 import BusProtocol
 import Foundation
+import ProfilesExtensions
+import ShieldBusSDK
 import ShieldBusTestSupport
 import XCTest
 
@@ -79,5 +82,27 @@ final class StateWatchRoutingTests: XCTestCase {
         let sessions = try broker.status()["plugins"]?.arrayValue ?? []
         XCTAssertEqual(sessions.first { $0["name"]?.stringValue == "watcher" }?["watch"], watch.jsonValue)
         XCTAssertEqual(broker.stop(), 0)
+    }
+}
+
+/// The SDK says a plugin's `watchedStateKeys` in its hello: the shipped products' monitors (`ChainedMonitor`
+/// subclasses overriding `watchedKeys`), hosted on threads as their processes run, watch their product's keys.
+final class WatchedStateKeysHelloTests: XCTestCase {
+    func testTheChainedMonitorsSayTheirSubclassesWatchedKeys() throws {
+        let expected: [(program: PluginProgram, principal: String, watch: StateWatch)] = [
+            (BedtimePlugin.program, "BedtimeMonitor", StateWatch(["group.dev.shieldbus.bedtime": ["selection", "pass.until", "skip.at"]])),
+            (ProfilesPlugin.program, "ProfilesMonitor",
+             StateWatch(["group.dev.shieldbus.profiles": ["selection", "session.active", "evening.endedAt", "break.at"]])),
+        ]
+        for (program, principal, watch) in expected {
+            let exchange = try SteppedExchange(.inMemoryThreaded, grants: [ClientGrant(roles: [.monitor])])
+            defer { exchange.finish() }
+            let monitor = InProcessPlugin.start(name: "monitor", environment: exchange.pluginEnvironment.merging(["SHIELDBUS_PRINCIPAL_CLASS": principal]) { $1 },
+                                                program)
+            defer { monitor.stop() }
+            try exchange.turnUntilQuiet("\(principal) connected") { exchange.broker.sessions.named("monitor") != nil }
+            XCTAssertEqual(exchange.broker.sessions.named("monitor")?.watch, watch, principal)
+            XCTAssertTrue(exchange.broker.sessions.named("monitor")?.subscriptions.contains(StateWatch.topic) == true, principal)
+        }
     }
 }

@@ -11,8 +11,8 @@ open class DeviceActivityMonitor: BusComponent {
     public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .monitor }
     open var subscriptions: [String] { ["deviceactivity.interval-", "deviceactivity.event-"] }
-    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`: each change costs
-    /// a monitor a turn (and, short-lived, a launch); nil: every change.
+    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`: each change it is
+    /// handed costs it a turn; nil: every change.
     open var watchedStateKeys: [String: [String]]? { nil }
     open func didStart() {}
 

@@ -114,11 +114,21 @@ open class ReferenceShieldRenderer: ShieldConfigurationDataSource {
     open func icon() -> ShieldIcon? {
         guard let name = options.icon else { return nil }
         if let foundIcon { return foundIcon }
-        guard let file = resources?.appendingPathComponent(name), FileManager.default.fileExists(atPath: file.path) else {
+        // A file's name joined to the folder as text and asked for by `stat`: a URL's first `appendingPathComponent` and
+        // `FileManager.default` are made at their first use, and this runs at every launch of a short-lived renderer.
+        // Any other name (a path, `.`, `..`, none) is resolved as a URL resolves it.
+        let isFileName = !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/"))
+        let found: (path: String, name: String)? = resources.map { folder in
+            guard !isFileName else { return ("\(folder.path)/\(name)", name) }
+            let file = folder.appendingPathComponent(name)
+            return (file.path, file.lastPathComponent)
+        }
+        var status = stat()
+        guard let found, stat(found.path, &status) == 0 else {
             logger?.warning("the shield icon '\(name)' is not in the renderer's resources (\(resources?.path ?? "none")); the default icon is shown")
             return nil
         }
-        let icon = ShieldIcon(file.lastPathComponent)
+        let icon = ShieldIcon(found.name)
         foundIcon = icon
         return icon
     }

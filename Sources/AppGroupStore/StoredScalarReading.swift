@@ -1,14 +1,15 @@
 // The stored scalars read on every shield and notification, read from their text without `JSONDecoder`.
 import Foundation
 
-/// Flags, timestamps and plain strings as `ValueCoding` stores them (`true`, `1764543600.5`, `"Instagram"`), read from
-/// the stored text: a `JSONDecoder` set up per read costs more than the store's read itself. It reads what
-/// `JSONDecoder` would and nil from any other text (a string with escapes, a number out of range, another type),
-/// which then goes to `JSONDecoder`, which reads it or says what is wrong.
+/// Flags, whole numbers, timestamps and plain strings as `ValueCoding` stores them (`true`, `3`, `1764543600.5`,
+/// `"Instagram"`), read from the stored text: a `JSONDecoder` set up per read costs more than the store's read itself.
+/// It reads what `JSONDecoder` would and nil from any other text (a string with escapes, a number out of range, another
+/// type), which then goes to `JSONDecoder`, which reads it or says what is wrong.
 enum StoredScalarReading {
     static func value<T>(_ type: T.Type, json: String) -> T? {
         if T.self == Bool.self { return bool(json) as? T }
         if T.self == Double.self { return double(json) as? T }
+        if T.self == Int.self { return int(json) as? T }
         if T.self == String.self { return string(json) as? T }
         // `ValueCoding` stores dates as seconds since 1970, as `JSONDecoder`'s `.secondsSince1970` reads them.
         if T.self == Date.self { return double(json).map(Date.init(timeIntervalSince1970:)) as? T }
@@ -48,6 +49,16 @@ enum StoredScalarReading {
         // A zero is left to JSONDecoder too: a non-zero text that underflows reads as 0 here, and JSONDecoder refuses it.
         guard utf8.isEmpty, let value = Double(json), value.isFinite, value != 0 else { return nil }
         return value
+    }
+
+    /// A JSON integer as stored (`-?(0|[1-9][0-9]*)`) that fits an `Int`; a fraction or an exponent, which `JSONDecoder`
+    /// also reads as a whole number, and a number out of range, which it refuses, are left to it.
+    static func int(_ json: String) -> Int? {
+        var digits = json.utf8[...]
+        if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+        guard let first = digits.first, first != UInt8(ascii: "0") || digits.count == 1,
+              digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int(json)
     }
 
     /// A JSON array of strings with nothing escaped, as stored (no space between the elements): with no quote inside

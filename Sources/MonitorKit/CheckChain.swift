@@ -108,7 +108,7 @@ public final class CheckChain {
 
     /// The calls planned so far (`call(at:)`), past ones included.
     public func plannedCalls() -> [PlannedCall] {
-        (try? defaults.value([PlannedCall].self, forKey: keys.calls)) ?? nil ?? []
+        (try? storedValue([PlannedCall].self, forKey: keys.calls, reading: PlannedCall.list(storedJSON:))) ?? nil ?? []
     }
 
     /// Schedules one check at `date` in the next rotating slot (a 15-minute window, DeviceActivity's minimum).
@@ -137,7 +137,7 @@ public final class CheckChain {
     @discardableResult
     public func startMonitoring(_ activity: DeviceActivityName, during schedule: DeviceActivitySchedule,
                                 events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:], checkingAt date: Date, atEndWarning: Bool = false) throws -> DeviceActivityName {
-        let stored = try? defaults.value(PlannedChecks.self, forKey: keys.plannedChecks)
+        let stored = try? storedValue(PlannedChecks.self, forKey: keys.plannedChecks, reading: PlannedChecks.init(storedJSON:))
         var plans = stored.flatMap { $0.plannedAt == now.timeIntervalSince1970 ? $0 : nil } ?? PlannedChecks(plannedAt: now.timeIntervalSince1970, times: [:])
         let key = String(date.timeIntervalSince1970), times = (plans.times[key] ?? 0) + 1
         plans.times[key] = times

@@ -11,6 +11,7 @@ final class StoredScalarReadingTests: ContainerTestCase {
         "-1e400", "1e-400", "-1e-400", "1e-330", "2e-324", "5e-324", "0e-400", "0.000", "-0.0", "12345678901234567890", "0.1", "1764543600.5", "1764543600.123", " 1", "1 ", "+1", "0x10", "1_000", "nan",
         #""Instagram""#, #""""#, #""a/b""#, #""ü é 🙂""#, "\"\u{301}x\"", #""a\"b""#, #""a\\b""#, #""a\/b""#, #""\u00e9""#,
         "\"tab\tinside\"", "\"line\nbreak\"", #""unclosed"#, #"unopened""#, #"""#, #"" ""#, #""a" "#,
+        "-12", "9223372036854775807", "-9223372036854775808", "9223372036854775808", "-9223372036854775809", "1.0", "-01",
         "[]", "[ ]", #"["Read"]"#, #"["Read","Walk"]"#, #"["a,b","c"]"#, #"["a","b",]"#, #"["a" ,"b"]"#, #"["a\"b"]"#,
         #"[1]"#, #"["a",1]"#, #"[""]"#, #"["",""]"#, #"["a","#, "[", "]", #"["a"]]"#, #"[["a"]]"#, "{}",
     ]
@@ -22,7 +23,7 @@ final class StoredScalarReadingTests: ContainerTestCase {
             agree(String.self, text)
             agree(Date.self, text)
             agree([String].self, text)
-            XCTAssertNil(StoredScalarReading.value(Int.self, json: text), "Int is left to JSONDecoder")
+            agree(Int.self, text)
         }
     }
 
@@ -37,6 +38,9 @@ final class StoredScalarReadingTests: ContainerTestCase {
         // A zero is JSONDecoder's to read: a text that underflows to zero is refused by it, not read as 0.
         XCTAssertNil(StoredScalarReading.value(Double.self, json: try stored(0.0)))
         XCTAssertNil(StoredScalarReading.value(Double.self, json: "1e-400"))
+        for integer in [0, 7, -3, Int.max, Int.min] {
+            XCTAssertEqual(StoredScalarReading.value(Int.self, json: try stored(integer)), integer)
+        }
         let date = Date(timeIntervalSince1970: 1_764_543_600.5)
         XCTAssertEqual(StoredScalarReading.value(Date.self, json: try stored(date)), date)
         for string in ["Instagram", "", "a/b", "ü é 🙂", "a,b"] {

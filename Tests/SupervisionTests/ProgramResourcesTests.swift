@@ -25,6 +25,11 @@ final class ProgramResourcesTests: XCTestCase {
                        program.path + "/Pkg_Target.resources/Resources")
     }
 
+    /// The program's folder is found where `Bundle.main` finds it, without making the main bundle.
+    func testTheRunningProgramsFolderIsTheMainBundles() {
+        XCTAssertEqual(ProgramResources.runningProgramFolder(), Bundle.main.bundleURL.path)
+    }
+
     /// The built shield renderer copied to a folder of its own without its bundle exits at once with a configuration
     /// error (the status its supervisor does not restart) naming the plugin, the missing bundle and what to copy;
     /// with the bundle copied beside it, it gets past its resources (and stops on the options it was not given).

@@ -4,10 +4,10 @@ import Foundation
 import ShieldBusTestSupport
 import XCTest
 
-/// Launches from a plugin's template process (a zygote started once in its sandbox, forked per launch), through the
-/// real broker and real processes: each launch is a process of its own whose pid the broker knows across the
-/// sandbox's pid namespace, whose crash and kill are told as before, and which a dead template does not take down
-/// for good.
+/// Launches from a plugin's template process (a zygote started once in its sandbox, at the plugin's second launch,
+/// forked per launch), through the real broker and real processes: a first launch is executed with no template
+/// beside it; each launch from the template is a process of its own whose pid the broker knows across the sandbox's
+/// pid namespace, whose crash and kill are told as before, and which a dead template does not take down for good.
 extension SupervisionTests {
 
     /// The pid inside its sandbox (the last of `NSpid`) of a process the test sees; nil for one in the test's own pid

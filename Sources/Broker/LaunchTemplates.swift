@@ -7,11 +7,11 @@ import Logging
 /// launch of the plugin from then on — a short-lived extension's for every callback, a restart after a crash or a kill
 /// — is a fork of it. A template's start costs what a plain launch does (a sandbox, an exec), and a launch from it a
 /// fork besides, so it pays only from a plugin's second launch on: a plugin's first launch is a plain one unless its
-/// template was prepared (the supervisor prepares the short-lived extensions', which launch at every callback), and
-/// its second starts the template. A template that dies is started again, and the launch that found it dead is a plain
-/// one (said in the log); a plugin whose template cannot serve (it ended, or was silent, before it was ready, or died
-/// three times) is launched plainly for the rest of the run. A program that is not SDK-based (a Python plugin, any
-/// other executable) always is.
+/// template was prepared (the supervisor prepares the short-lived extensions', which launch at every callback, and
+/// those of the plugins the scenario launches again), and its second starts the template. A template that dies is
+/// started again, and the launch that found it dead is a plain one (said in the log); a plugin whose template cannot
+/// serve (it ended, or was silent, before it was ready, or died three times) is launched plainly for the rest of the
+/// run. A program that is not SDK-based (a Python plugin, any other executable) always is.
 final class LaunchTemplates {
     /// How long a template may take to start serving, and a launch from it to start (wall ms): past that, the launch
     /// is a plain one.

@@ -152,6 +152,9 @@ public struct PluginSpec: Equatable, Sendable {
     /// Short-lived, like an iOS extension under the ios-realistic profile: the plugin ends after each callback
     /// and is started again at once; events for it meanwhile wait in its mailbox.
     public var ephemeral = false
+    /// Launched again by the run's plan — its scenario restarts the device or force-quits the plugin's app —, so its
+    /// launch template pays from its first launch and starts with the run, as a short-lived extension's does.
+    public var launchedAgain = false
     /// Topic namespaces of its own, beyond `x.<name>.` (the configuration's `namespaces:`): only it publishes there.
     public var namespaces: [String] = []
     /// What it sees of the files when sandboxed, beyond the system's and its program's.

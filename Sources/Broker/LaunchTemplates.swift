@@ -3,12 +3,15 @@ import BusClient
 import Foundation
 import Logging
 
-/// The supervisor's launch templates (`LaunchTemplate`): one per SDK-based plugin, started once per run inside its
-/// sandbox; each launch of the plugin — a short-lived extension's for every callback, a restart after a crash or a
-/// kill — is then a fork of it. A template that dies is started again, and the launch that found it dead is a plain
-/// one (said in the log); a plugin whose template cannot serve (it ended, or was silent, before it was ready, or died three times)
-/// is launched plainly for the rest of the run. A program that is not SDK-based (a Python plugin, any other
-/// executable) always is.
+/// The supervisor's launch templates (`LaunchTemplate`): one per SDK-based plugin, started inside its sandbox; each
+/// launch of the plugin from then on — a short-lived extension's for every callback, a restart after a crash or a kill
+/// — is a fork of it. A template's start costs what a plain launch does (a sandbox, an exec), and a launch from it a
+/// fork besides, so it pays only from a plugin's second launch on: a plugin's first launch is a plain one unless its
+/// template was prepared (the supervisor prepares the short-lived extensions', which launch at every callback, and
+/// those of the plugins the scenario launches again), and its second starts the template. A template that dies is
+/// started again, and the launch that found it dead is a plain one (said in the log); a plugin whose template cannot
+/// serve (it ended, or was silent, before it was ready, or died three times) is launched plainly for the rest of the
+/// run. A program that is not SDK-based (a Python plugin, any other executable) always is.
 final class LaunchTemplates {
     /// How long a template may take to start serving, and a launch from it to start (wall ms): past that, the launch
     /// is a plain one.
@@ -23,6 +26,8 @@ final class LaunchTemplates {
     private var deaths: [String: Int] = [:]
     /// Plugins whose template is an explore worker's (`KeptLaunchTemplates`): not this run's to end.
     private var kept: Set<String> = []
+    /// Plugins launched once, plainly, without a template prepared: their next launch starts one.
+    private var launchedWithoutTemplate: Set<String> = []
     private let logger: Logger
     /// Where a template's channel is watched, so that the loop wakes when a launch ends.
     var wake: WakeSet?
@@ -63,10 +68,16 @@ final class LaunchTemplates {
         wake?.watch(template.descriptor)
     }
 
-    /// Launches `name` from its template with `environment`; nil when it is to be launched plainly this time.
-    /// `start` is asked only when a template must start.
+    /// Launches `name` from its template with `environment`; nil when it is to be launched plainly this time (its
+    /// first launch, when no template was prepared for it). `start` is asked only when a template must start.
     func launch(_ name: String, environment: [String: String], _ start: () -> Start) -> ChildProcess.Launch? {
-        if plain[name] == nil && templates[name] == nil { prepare(name, start()) }
+        if plain[name] == nil && templates[name] == nil {
+            guard launchedWithoutTemplate.contains(name) else {
+                launchedWithoutTemplate.insert(name)
+                return nil
+            }
+            prepare(name, start())
+        }
         guard let template = templates[name] else { return nil }
         if template.isGone {
             templates[name] = nil

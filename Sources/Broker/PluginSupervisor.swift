@@ -212,8 +212,12 @@ final class PluginSupervisor {
                 logger.warning("cannot gather the sandboxes' /etc in the runtime folder; each file is mounted on its own", metadata: ["error": "\(error)"])
             }
         }
-        // Every template starts first, so that they load side by side; each plugin's first launch waits for its own.
-        if let templates { for plugin in plugins { templates.prepare(plugin.spec.name, templateStart(plugin)) } }
+        // A short-lived extension launches at every callback, and a plugin the scenario launches again: their templates
+        // start first, so that they load side by side, and each first launch waits for its own. Any other plugin's
+        // first launch is a plain one (`LaunchTemplates`).
+        if let templates {
+            for plugin in plugins where plugin.spec.ephemeral || plugin.spec.launchedAgain { templates.prepare(plugin.spec.name, templateStart(plugin)) }
+        }
         for plugin in plugins { start(plugin) }
     }
 

@@ -1,3 +1,4 @@
+import BusClient
 import Foundation
 
 /// The sandbox's `/etc`: what of the host's a plugin needs, gathered once per run into a folder of the runtime folder
@@ -30,6 +31,8 @@ struct SandboxEtc: Equatable {
         let files = FileManager.default
         if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
         try files.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o755])
+        // Written in place, not through a file renamed there and flushed to the disk: the folder is made afresh.
+        func copy(_ bytes: Data, to file: String) throws { try PrivateFile.write(bytes: [UInt8](bytes), to: file, mode: 0o644) }
         func folder(of name: String) throws {
             guard let slash = name.lastIndex(of: "/") else { return }
             try files.createDirectory(atPath: path + "/" + name[..<slash], withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
@@ -38,15 +41,13 @@ struct SandboxEtc: Equatable {
             guard var bytes = files.contents(atPath: hostEtc + "/" + name) else { continue }  // absent, or unreadable: not given
             if name == "nsswitch.conf" { bytes = Data(servicesAnswerable(inside: String(decoding: bytes, as: UTF8.self)).utf8) }
             try folder(of: name)
-            guard files.createFile(atPath: path + "/" + name, contents: bytes, attributes: [.posixPermissions: 0o644]) else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path + "/" + name])
-            }
+            try copy(bytes, to: path + "/" + name)
         }
         for name in copiedLinks {
             if let target = try? files.destinationOfSymbolicLink(atPath: hostEtc + "/" + name) {
                 try files.createSymbolicLink(atPath: path + "/" + name, withDestinationPath: target)
             } else if let bytes = files.contents(atPath: hostEtc + "/" + name) {
-                _ = files.createFile(atPath: path + "/" + name, contents: bytes, attributes: [.posixPermissions: 0o644])
+                try copy(bytes, to: path + "/" + name)
             }
         }
         var folders: [String] = []
@@ -64,7 +65,7 @@ struct SandboxEtc: Equatable {
             if isFolder.boolValue {
                 try files.createDirectory(atPath: path + "/" + name, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
             } else {
-                _ = files.createFile(atPath: path + "/" + name, contents: nil, attributes: [.posixPermissions: 0o644])
+                try copy(Data(), to: path + "/" + name)
             }
         }
         return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders)

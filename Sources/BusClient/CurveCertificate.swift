@@ -127,12 +127,16 @@ public struct PrivateFileError: Error, Equatable, CustomStringConvertible {
 public enum PrivateFile {
     /// Writes `text` to `path` (replacing it) with `mode`, refusing to follow a symbolic link planted there.
     public static func write(_ text: String, to path: String, mode: mode_t = 0o600) throws {
+        try write(bytes: Array(text.utf8), to: path, mode: mode)
+    }
+
+    /// Writes `bytes` to `path` as `write(_:to:mode:)` writes text.
+    public static func write(bytes: [UInt8], to path: String, mode: mode_t = 0o600) throws {
         unlink(path)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw PrivateFileError(path: path, reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
         fchmod(descriptor, mode)  // the umask may have taken bits away; never adds any beyond `mode`
-        let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
             let count = bytes[written...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }

@@ -224,6 +224,8 @@ public struct RunPlan {
         settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
         settings.plugins = try Self.pluginSpecs(configuration: configuration, stateDirectory: stateDirectory, runtime: runtime,
                                                 shortLivedExtensions: fidelity.has(.shortLivedExtensions))
+        let launchedAgain = Self.pluginsLaunchedAgain(by: scenario, products: configuration.resolvedProducts, all: settings.plugins.map(\.name))
+        for index in settings.plugins.indices { settings.plugins[index].launchedAgain = launchedAgain.contains(settings.plugins[index].name) }
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
@@ -257,6 +259,23 @@ public struct RunPlan {
     /// given made (its container, record and App Groups, the options folder) and its options file written (in place;
     /// left as it is when it holds the same bytes, so that a sandbox kept across explored days, which bound it, sees
     /// this day's). Explore's broker template plans its kept sandboxes with it too, before any day's plan.
+    /// The plugins `scenario` launches again: every one at a device restart, a product's companion plugin when its app
+    /// is force-quit.
+    static func pluginsLaunchedAgain(by scenario: Scenario?, products: [ProductDeclaration], all: [String]) -> Set<String> {
+        var names: Set<String> = []
+        for step in scenario?.steps ?? [] {
+            switch step.action {
+            case .restart: return Set(all)
+            case .forceQuit(let app):
+                for product in products where product.companionApp == app.name {
+                    if let plugin = product.companionPlugin { names.insert(plugin) }
+                }
+            default: break
+            }
+        }
+        return names
+    }
+
     public static func pluginSpecs(configuration: ShieldBusConfiguration, stateDirectory: String, runtime: RuntimeDirectory,
                                    shortLivedExtensions: Bool) throws -> [PluginSpec] {
         let membership = configuration.pluginAppGroups

@@ -94,7 +94,7 @@ extension ShieldBus {
         @Flag(name: .long, help: "Run the plugins unsandboxed: each can then read the cookie, the device's state and other plugins' environments, which no iOS extension can (for debugging only; said loudly).")
         var noSandbox = false
 
-        @Flag(name: .long, help: "Execute an SDK-based plugin afresh at every launch instead of forking it from its template process (a zygote started once in its sandbox; each launch is still a new process with fresh memory). Also SHIELDBUS_PLAIN_LAUNCHES=1 in the environment, which `shieldbus explore` passes on to the days it plays.")
+        @Flag(name: .long, help: "Execute an SDK-based plugin afresh at every launch instead of forking its launches from its template process (a zygote started once in its sandbox, at the plugin's second launch or, for a short-lived extension or a plugin the scenario launches again, with the run; each launch is still a new process with fresh memory). Also SHIELDBUS_PLAIN_LAUNCHES=1 in the environment, which `shieldbus explore` passes on to the days it plays.")
         var plainLaunches = false
 
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")

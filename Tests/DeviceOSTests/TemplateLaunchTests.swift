@@ -22,10 +22,29 @@ extension ShortLivedExtensionTests {
         XCTAssertEqual(Set(pids).count, 3, "a process per callback: \(pids)")
         XCTAssertTrue(pids.allSatisfy { $0 > 1 }, "forked from the template, the first process of the sandbox: \(pids)")
         XCTAssertEqual(Set(plain.compactMap { $0.bodyValue["pid"]?.intValue }), [1], "executed, each the first process of its own sandbox")
-        // The same day but for the pids: the same events at the same times.
-        func withoutPIDs(_ journal: [Envelope]) -> [String] {
-            journal.map { "\($0.seq) \($0.time) \($0.topic) \($0.topic == "app.test.memory" ? "" : String(decoding: $0.body, as: UTF8.self))" }
-        }
         XCTAssertEqual(withoutPIDs(runs[0].journal), withoutPIDs(runs[1].journal))
+    }
+
+    /// A plugin the scenario launches again (here at a device restart) has its template started with the run, as a
+    /// short-lived extension has: its first launch is forked too, where a plugin launched once is executed. The day
+    /// is the one plain launches play.
+    func testAPluginTheScenarioLaunchesAgainIsForkedFromItsFirstLaunch() throws {
+        let configuration = Self.configuration("memory", monitor: "fixture-memory-monitor")
+        let day = "name: memory\nstart: 2026-11-23T06:30\nsteps:\n  - at: \"07:30\"\n    restart: true\nend: day 1 09:30\n"
+        let runs = try ScenarioRun.runAll([(configuration, day, ["--profile", "faithful"]),
+                                           (configuration, day, ["--profile", "faithful", "--plain-launches"])])
+        for run in runs { XCTAssertEqual(run.exitStatus, 0, run.errors) }
+        let (forked, plain) = (runs[0].events("app.test.memory"), runs[1].events("app.test.memory"))
+        XCTAssertEqual(forked.count, 3, runs[0].errors)
+        let pids = forked.compactMap { $0.bodyValue["pid"]?.intValue }
+        XCTAssertEqual(pids.count, 3)
+        XCTAssertTrue(pids.allSatisfy { $0 > 1 }, "forked from the template from the first launch on: \(pids)")
+        XCTAssertEqual(Set(plain.compactMap { $0.bodyValue["pid"]?.intValue }), [1], "executed, each the first process of its own sandbox")
+        XCTAssertEqual(withoutPIDs(runs[0].journal), withoutPIDs(runs[1].journal))
+    }
+
+    /// A day's journal but for the pids the memory monitor says: the same events at the same times.
+    private func withoutPIDs(_ journal: [Envelope]) -> [String] {
+        journal.map { "\($0.seq) \($0.time) \($0.topic) \($0.topic == "app.test.memory" ? "" : String(decoding: $0.body, as: UTF8.self))" }
     }
 }

@@ -4,10 +4,10 @@ import Foundation
 import ShieldBusTestSupport
 import XCTest
 
-/// Launches from a plugin's template process (a zygote started once in its sandbox, forked per launch), through the
-/// real broker and real processes: each launch is a process of its own whose pid the broker knows across the
-/// sandbox's pid namespace, whose crash and kill are told as before, and which a dead template does not take down
-/// for good.
+/// Launches from a plugin's template process (a zygote started once in its sandbox, at the plugin's second launch,
+/// forked per launch), through the real broker and real processes: a first launch is executed with no template
+/// beside it; each launch from the template is a process of its own whose pid the broker knows across the sandbox's
+/// pid namespace, whose crash and kill are told as before, and which a dead template does not take down for good.
 extension SupervisionTests {
 
     /// The pid inside its sandbox (the last of `NSpid`) of a process the test sees; nil for one in the test's own pid
@@ -19,23 +19,39 @@ extension SupervisionTests {
         return pids.count > 1 ? pids.last : nil
     }
 
+    /// A plugin's first launch is executed, the first process of its own sandbox, with no template beside it (a
+    /// template pays only from a second launch on): kills it and waits for the second, which starts the template and
+    /// is its first launch. The second's pid.
+    func secondLaunch(of name: String, in broker: BrokerProcess, tap: BusConnection, ping n: Int64,
+                                 file: StaticString = #filePath, line: UInt = #line) throws -> Int64 {
+        let executed = waitConnected(name, in: broker, file: file, line: line)
+        XCTAssertEqual(try ping(n, through: tap), 1, "a first launch is executed, its sandbox's first process", file: file, line: line)
+        XCTAssertEqual(pluginProcesses(ofRuntimeDirectory: broker.runtime.path).compactMap { sandboxPID(of: Int64($0.pid)) }, [1],
+                       "no template beside a first launch", file: file, line: line)
+        waitUntil("\(name) to acknowledge everything", file: file, line: line) { plugin(name, in: broker)?["lag"]?.intValue == 0 }
+        kill(Int32(executed), SIGKILL)
+        return waitConnected(name, in: broker, notPid: executed, restarts: 1, file: file, line: line)
+    }
+
     func testALaunchFromTheTemplateIsItsOwnProcessWhoseCrashAndKillAreTold() throws {
         let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
         defer { broker.stop() }
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin.", "bus.error"])
-        let first = waitConnected("forked", in: broker)
+        let first = try secondLaunch(of: "forked", in: broker, tap: tap, ping: 1)
+        XCTAssertEqual(plugin("forked", in: broker)?["lastExit"]?.stringValue, "killed by SIGKILL", "an executed launch's kill told")
         // The template is the first process of the sandbox's pid namespace; a launch is a later one. The broker's pid
         // for it (from the kernel, across the namespace) is that same process.
-        let inside = try XCTUnwrap(try ping(1, through: tap))
+        let inside = try XCTUnwrap(try ping(2, through: tap))
         XCTAssertGreaterThan(inside, 1, "launched from the template, not executed as the namespace's first process")
         XCTAssertEqual(sandboxPID(of: first), inside, "status's pid is the launch's own process")
 
         waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
         kill(Int32(first), SIGKILL)
-        let second = waitConnected("forked", in: broker, notPid: first, restarts: 1)
+        let second = waitConnected("forked", in: broker, notPid: first, restarts: 2)
         XCTAssertEqual(plugin("forked", in: broker)?["lastExit"]?.stringValue, "killed by SIGKILL")
         XCTAssertFalse(processExists(Int32(first)))
-        let again = try XCTUnwrap(try ping(2, through: tap))
+        let again = try XCTUnwrap(try ping(3, through: tap))
+        XCTAssertGreaterThan(again, 1, "launched from the same template")
         XCTAssertNotEqual(again, inside, "a new process")
         XCTAssertEqual(sandboxPID(of: second), again)
 
@@ -45,7 +61,7 @@ extension SupervisionTests {
         let events = try collectEvents(from: tap) { $0.contains { $0.bodyValue["code"]?.stringValue == "delivery-abandoned" } }
         XCTAssertEqual(events.filter { $0.topic == "plugin.exited" }.compactMap { $0.bodyValue["how"]?.stringValue },
                        ["exited with status 3", "exited with status 3"])
-        waitConnected("forked", in: broker, notPid: second, restarts: 3)
+        waitConnected("forked", in: broker, notPid: second, restarts: 4)
         let entry = try XCTUnwrap(plugin("forked", in: broker))
         XCTAssertEqual(entry["lastExit"]?.stringValue, "exited with status 3")
         XCTAssertEqual(entry["lastError"]?.stringValue, "exited with status 3: forked: crashing, as asked", "the run's last words")
@@ -68,7 +84,7 @@ extension SupervisionTests {
         let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
         defer { broker.stop() }
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
-        let first = waitConnected("forked", in: broker)
+        let first = try secondLaunch(of: "forked", in: broker, tap: tap, ping: 1)
         let template = try XCTUnwrap(parentPID(of: first))
         let program = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(template)/exe")
         let isSwiftRuntime = { (path: String) in path.hasSuffix("/libswiftCore.so") }
@@ -78,7 +94,7 @@ extension SupervisionTests {
         waitUntil("forked to acknowledge everything") { plugin("forked", in: broker)?["lag"]?.intValue == 0 }
         // Exits with status 3, through exit(); the next launch exits on it too, and the event is then given up.
         try tap.publish(Publish(topic: "app.sup.crash", body: [:]))
-        waitConnected("forked", in: broker, notPid: first, restarts: 2)
+        waitConnected("forked", in: broker, notPid: first, restarts: 3)
         let after = try XCTUnwrap(codeMapping(of: template) { $0 == program })
         let pageKB = sysconf(Int32(_SC_PAGESIZE)) / 1024
         XCTAssertEqual(after.anonymousKB, pageKB, "one private page, so that forks copy the mapping's entries")
@@ -114,15 +130,15 @@ extension SupervisionTests {
         let broker = try BrokerProcess(configuration: configuration([("forked", "")]))
         defer { broker.stop() }
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup.", "plugin."])
-        let first = waitConnected("forked", in: broker)
-        XCTAssertGreaterThan(try XCTUnwrap(try ping(1, through: tap)), 1)
+        let first = try secondLaunch(of: "forked", in: broker, tap: tap, ping: 1)
+        XCTAssertGreaterThan(try XCTUnwrap(try ping(2, through: tap)), 1)
         // The template: the plugin's process that is its sandbox's first.
         let template = try XCTUnwrap(pluginProcesses(ofRuntimeDirectory: broker.runtime.path).first { sandboxPID(of: Int64($0.pid)) == 1 }?.pid)
         XCTAssertNotEqual(Int64(template), first)
         kill(template, SIGKILL)
-        let second = waitConnected("forked", in: broker, notPid: first, restarts: 1)
+        let second = waitConnected("forked", in: broker, notPid: first, restarts: 2)
         XCTAssertEqual(plugin("forked", in: broker)?["lastExit"]?.stringValue, "killed by SIGKILL (its launch template ended)")
-        XCTAssertEqual(try ping(2, through: tap), 1, "a plain launch: the first process of its own sandbox")
+        XCTAssertEqual(try ping(3, through: tap), 1, "a plain launch: the first process of its own sandbox")
         XCTAssertEqual(sandboxPID(of: second), 1)
         XCTAssertTrue(broker.log(tail: 200).contains("a new template starts"), broker.log(tail: 20))
     }
@@ -146,8 +162,8 @@ extension SupervisionTests {
         let broker = try BrokerProcess(configuration: configuration([("forked", ", environment: {\(environment)}")]))
         defer { broker.stop() }
         let tap = try broker.connect(name: "sup-tap", subscriptions: ["app.sup."])
-        waitConnected("forked", in: broker)
-        XCTAssertEqual(try ping(1, through: tap), 1, "executed as its sandbox's first process: \(broker.log(tail: 20))")
+        _ = try secondLaunch(of: "forked", in: broker, tap: tap, ping: 1)
+        XCTAssertEqual(try ping(2, through: tap), 1, "executed as its sandbox's first process: \(broker.log(tail: 20))")
         XCTAssertTrue(broker.log(tail: 200).contains("this launch is a plain one"), broker.log(tail: 20))
         // The template is kept for the next launch: it and the plain launch are each the first of their own sandbox.
         let firsts = pluginProcesses(ofRuntimeDirectory: broker.runtime.path).filter { sandboxPID(of: Int64($0.pid)) == 1 }

@@ -344,8 +344,8 @@ final class Screen {
                     fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
         }
         pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding)
-        host.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
-                    corr: corr, deadline: host.bus.now, audience: audience)
+        host.emit(DeviceTopic.configurationRequest, bodyJSON: ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)).json,
+                  corr: corr, deadline: host.bus.now, audience: audience)
     }
 
     private func present(_ subject: Subject, _ shielding: Shielding, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
@@ -360,7 +360,7 @@ final class Screen {
                                 configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason,
                                 tab: page?.tab, isPrivate: page?.isPrivate)
         presented = PresentedShield(subject: subject, shown: shown, product: product)
-        host.emit(DeviceTopic.shieldShown, shown)
+        host.emit(DeviceTopic.shieldShown, bodyJSON: shown.json)
     }
 
     private func dismissShield(reason: String) {

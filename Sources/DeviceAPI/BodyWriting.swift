@@ -1,9 +1,9 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies the OS emits at every shield, written byte by byte with BusProtocol's JSON writer: through `Codable`
-// (`DeviceAPICoding.encode`) a `shield.shown` took more of the broker's loop than the device's reaction to the open
-// it follows. Each writes the very bytes `DeviceAPICoding.encode` writes for the same value — keys sorted, absent
+// The bodies the OS emits at every shield and every app or page coming and going, written byte by byte with
+// BusProtocol's JSON writer: through `Codable` (`DeviceAPICoding.encode`) a `shield.shown` took more of the broker's
+// loop than the device's reaction to the open it follows. Each writes the very bytes `DeviceAPICoding.encode` writes for the same value — keys sorted, absent
 // optionals left out — which `BodyWritingTests` checks over many values.
 
 extension ShieldShown {
@@ -58,26 +58,86 @@ extension ShieldTarget {
         var object = JSONObject(into: &out)
         if let application {
             object.key("application", into: &out)
-            var members = JSONObject(into: &out)
-            members.string("bundleIdentifier", application.bundleIdentifier, into: &out)
-            members.string("localizedDisplayName", application.localizedDisplayName, into: &out)
-            members.string("token", application.token?.rawValue, into: &out)
-            members.end(into: &out)
+            application.writeJSON(into: &out)
         }
         if let category {
             object.key("category", into: &out)
-            var members = JSONObject(into: &out)
-            members.string("localizedDisplayName", category.localizedDisplayName, into: &out)
-            members.string("token", category.token?.rawValue, into: &out)
-            members.end(into: &out)
+            category.writeJSON(into: &out)
         }
         if let webDomain {
             object.key("webDomain", into: &out)
-            var members = JSONObject(into: &out)
-            members.string("domain", webDomain.domain, into: &out)
-            members.string("token", webDomain.token?.rawValue, into: &out)
-            members.end(into: &out)
+            webDomain.writeJSON(into: &out)
         }
+        object.end(into: &out)
+    }
+}
+
+extension AppActivity {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        out.append(contentsOf: #"{"application":"#.utf8)
+        application.writeJSON(into: &out)
+        if let category {
+            out.append(contentsOf: #","category":"#.utf8)
+            category.writeJSON(into: &out)
+        }
+        out.append(contentsOf: #","reason":"#.utf8)
+        JSONWriter.writeString(reason, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension WebActivity {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(192)
+        out.append(UInt8(ascii: "{"))
+        if let category {
+            out.append(contentsOf: #""category":"#.utf8)
+            category.writeJSON(into: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: (isPrivate ? #""isPrivate":true,"reason":"# : #""isPrivate":false,"reason":"#).utf8)
+        JSONWriter.writeString(reason, into: &out)
+        out.append(contentsOf: #","tab":"#.utf8)
+        JSONWriter.writeInteger(Int64(tab), into: &out)
+        out.append(contentsOf: #","url":"#.utf8)
+        JSONWriter.writeString(url, into: &out)
+        out.append(contentsOf: #","webDomain":"#.utf8)
+        webDomain.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension Application {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("bundleIdentifier", bundleIdentifier, into: &out)
+        object.string("localizedDisplayName", localizedDisplayName, into: &out)
+        object.string("token", token?.rawValue, into: &out)
+        object.end(into: &out)
+    }
+}
+
+extension ActivityCategory {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("localizedDisplayName", localizedDisplayName, into: &out)
+        object.string("token", token?.rawValue, into: &out)
+        object.end(into: &out)
+    }
+}
+
+extension WebDomain {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("domain", domain, into: &out)
+        object.string("token", token?.rawValue, into: &out)
         object.end(into: &out)
     }
 }

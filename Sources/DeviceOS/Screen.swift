@@ -376,13 +376,13 @@ final class Screen {
     private func becomeUsable(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            host.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
+            host.emit(DeviceTopic.appOpened, bodyJSON: AppActivity(application: target.application!, category: target.category, reason: reason).json)
             events.appInUse(app, reason)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
             // A lifted shield may uncover a page the OS itself refuses (a limit reached meanwhile).
             if presentWebContentView(subject) { return }
-            host.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
-                                                            tab: tab, isPrivate: page.isPrivate, reason: reason))
+            host.emit(DeviceTopic.webVisited, bodyJSON: WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                                      tab: tab, isPrivate: page.isPrivate, reason: reason).json)
             events.pageInUse(target.webDomain!.domain!, subject.categoryID, page.isPrivate)
         }
     }
@@ -419,11 +419,11 @@ final class Screen {
     private func emitLeft(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            host.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
+            host.emit(DeviceTopic.appClosed, bodyJSON: AppActivity(application: target.application!, category: target.category, reason: reason).json)
             events.appLeft(app)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
-            host.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
-                                                         tab: tab, isPrivate: page.isPrivate, reason: reason))
+            host.emit(DeviceTopic.webLeft, bodyJSON: WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                                   tab: tab, isPrivate: page.isPrivate, reason: reason).json)
         }
     }
 

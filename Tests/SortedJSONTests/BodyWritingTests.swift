@@ -2,9 +2,9 @@ import DeviceAPI
 import ScreenTime
 import XCTest
 
-/// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`) are the very bytes
-/// `DeviceAPICoding.encode` writes for the same value: over values drawn from every case, with and without each
-/// optional part, and with strings that need escaping.
+/// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `AppActivity.json`,
+/// `WebActivity.json`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
+/// every case, with and without each optional part, and with strings that need escaping.
 final class BodyWritingTests: XCTestCase {
     /// Strings a body may carry: plain, empty, quotes and backslashes, slashes (left unescaped), control characters,
     /// unicode beyond ASCII (accents, CJK, an emoji, a combining mark, the line separators JSON allows raw).
@@ -71,6 +71,23 @@ final class BodyWritingTests: XCTestCase {
             let expected = DeviceAPICoding.encode(request)
             XCTAssertEqual(request.json, expected, String(decoding: expected, as: UTF8.self))
             if request.json != expected { return }
+        }
+    }
+
+    func testAppAndWebActivityAreWrittenAsCodableWritesThem() {
+        var draw = Draw(state: 3)
+        let tabs = [0, 1, -1, 7, Int.max, Int.min]
+        for _ in 0..<5_000 {
+            let target = draw.target()
+            let application = target.application ?? Application(token: nil)
+            let app = AppActivity(application: application, category: target.category, reason: draw.string())
+            let expectedApp = DeviceAPICoding.encode(app)
+            XCTAssertEqual(app.json, expectedApp, String(decoding: expectedApp, as: UTF8.self))
+            let web = WebActivity(webDomain: target.webDomain ?? WebDomain(token: nil), category: target.category, url: draw.string(),
+                                  tab: tabs.randomElement(using: &draw)!, isPrivate: Bool.random(using: &draw), reason: draw.string())
+            let expectedWeb = DeviceAPICoding.encode(web)
+            XCTAssertEqual(web.json, expectedWeb, String(decoding: expectedWeb, as: UTF8.self))
+            if app.json != expectedApp || web.json != expectedWeb { return }
         }
     }
 }

@@ -2,9 +2,10 @@ import BusProtocol
 import ScreenTime
 
 // The bodies the OS emits at every shield and every app or page coming and going, written byte by byte with
-// BusProtocol's JSON writer: through `Codable` (`DeviceAPICoding.encode`) a `shield.shown` took more of the broker's
-// loop than the device's reaction to the open it follows. Each writes the very bytes `DeviceAPICoding.encode` writes for the same value — keys sorted, absent
-// optionals left out — which `BodyWritingTests` checks over many values.
+// BusProtocol's JSON writer: they are on the broker's loop at every open, where `Codable`'s generic containers
+// (`DeviceAPICoding.encode`) cost more than the OS's own work around them. Each writes the very bytes
+// `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
+// `BodyWritingTests` checks over many values.
 
 extension ShieldShown {
     /// `DeviceAPICoding.encode(self)`'s bytes.

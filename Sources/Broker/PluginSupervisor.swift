@@ -6,6 +6,11 @@ import BusProtocol
 import Foundation
 import Logging
 
+/// A count of changes, shared by the objects that make them.
+final class ChangeCount {
+    var count: UInt64 = 0
+}
+
 /// Starts the configured plugins as child processes and keeps them alive: restarts after a crash with
 /// exponential backoff, kills and restarts a plugin that stops heartbeating, and marks a plugin that crashes
 /// in a loop as failed, with its last exit, while everything else goes on. A plugin refused at start (its
@@ -33,7 +38,11 @@ final class PluginSupervisor {
         var launch: ChildProcess.Launch?
         /// The plugin's own program, which signals go to (the same process when not sandboxed, or launched from a template).
         var programPID: pid_t? { launch?.programPID }
-        var state: State = .stopped
+        var state: State = .stopped {
+            didSet { stateChanges.count &+= 1 }
+        }
+        /// Shared by the supervisor's plugins: what `stateChanges` counts.
+        private let stateChanges: ChangeCount
         var restarts = 0
         var startedAt: Int64 = 0
         var lastExit: String?
@@ -61,7 +70,10 @@ final class PluginSupervisor {
         /// goodbye is read, so that run's hello never comes before it and the journal never depends on which of two
         /// connections the broker read first.
         var restartAfterBye: (connection: [UInt8], since: Int64)?
-        init(spec: PluginSpec) { self.spec = spec }
+        init(spec: PluginSpec, stateChanges: ChangeCount = ChangeCount()) {
+            self.spec = spec
+            self.stateChanges = stateChanges
+        }
 
         /// Sends `signalNumber` to the plugin's program. Sandboxed, it is the first process of its pid namespace:
         /// SIGKILL ends it and its whole sandbox; SIGTERM reaches it only if it handles SIGTERM (the SDK does). A run
@@ -135,6 +147,9 @@ final class PluginSupervisor {
     static let byeWaitMilliseconds: Int64 = 1_000
 
     private(set) var plugins: [Plugin]
+    /// Changes of any plugin's state so far: an answer found over the plugins' states holds while it stays the same.
+    var stateChangeCount: UInt64 { stateChanges.count }
+    private let stateChanges: ChangeCount
     private let runtimeDirectory: RuntimeDirectory
     private let endpoint: String
     private let sandbox: PluginSandbox.Mode
@@ -172,7 +187,9 @@ final class PluginSupervisor {
     /// `keepsSandboxes`: the sandboxes are an explore worker's, kept across its days (`KeptLaunchTemplates`).
     init(specs: [PluginSpec], runtimeDirectory: RuntimeDirectory, endpoint: String, sandbox: PluginSandbox.Mode = .off,
          launchTemplates: Bool = true, logger: Logger, keepsSandboxes: Bool = false) {
-        plugins = specs.map(Plugin.init)
+        let stateChanges = ChangeCount()
+        self.stateChanges = stateChanges
+        plugins = specs.map { Plugin(spec: $0, stateChanges: stateChanges) }
         self.keepsSandboxes = keepsSandboxes
         self.runtimeDirectory = runtimeDirectory
         self.endpoint = endpoint

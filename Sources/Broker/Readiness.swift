@@ -36,9 +36,17 @@ final class Readiness {
     var awaitsReturningPlugins: Bool { !returning.isEmpty }
 
     /// Whether every supervised plugin that is running (or about to restart) has a session.
+    /// Found again only when a plugin's state or the sessions' names changed: the loop asks at every pass and every
+    /// settled check, and the answer rarely changes.
     var allRunningPluginsConnected: Bool {
-        supervisor.runningPlugins.allSatisfy { sessions.named($0.spec.name) != nil }
+        if let found = connectedFound, found.nameChanges == sessions.nameChanges, found.stateChanges == supervisor.stateChangeCount {
+            return found.answer
+        }
+        let answer = supervisor.runningPlugins.allSatisfy { sessions.named($0.spec.name) != nil }
+        connectedFound = (sessions.nameChanges, supervisor.stateChangeCount, answer)
+        return answer
     }
+    private var connectedFound: (nameChanges: UInt64, stateChanges: UInt64, answer: Bool)?
 
     /// Whether a plugin without a session will come back (it is supervised and running, restarting or waiting for its
     /// storage).

@@ -63,11 +63,21 @@ final class Session {
     /// event costs a session at most one lookup per distinct prefix length, however many prefixes it holds.
     static let subscriptionsScannedInTurn = 8
     private let subscriptionIndex: PrefixIndex?
+    /// The index's answers by topic (its subscriptions are fixed at hello): one lookup of the topic instead of one
+    /// per distinct prefix length at every event.
+    private var indexAnswers: [String: Bool] = [:]
 
     /// Whether this session should receive an event on `topic`.
     @inline(__always)
     func wants(_ topic: String) -> Bool {
-        if let subscriptionIndex { return subscriptionIndex.matches(topic) }
+        if let subscriptionIndex {
+            if let found = indexAnswers[topic] { return found }
+            let found = subscriptionIndex.matches(topic)
+            // A bus has few topics, but a client may make up any number of them: bounded all the same.
+            if indexAnswers.count >= 64 { indexAnswers.removeAll() }
+            indexAnswers[topic] = found
+            return found
+        }
         for prefix in subscriptions where Topic.matches(topic, prefix: prefix) { return true }
         return false
     }

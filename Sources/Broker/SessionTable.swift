@@ -13,8 +13,13 @@ final class SessionTable {
     private(set) var inNameOrder: [Session] = []
     private var byIdentity: [[UInt8]: Session] = [:]
     private var byName: [String: Session] = [:] {
-        didSet { absentFound = nil }
+        didSet {
+            absentFound = nil
+            nameChanges &+= 1
+        }
     }
+    /// Changes of which names have a session so far: an answer found from `named` holds while it stays the same.
+    private(set) var nameChanges: UInt64 = 0
     /// Connections whose session ended: what they still send is their leftovers, not news.
     private var endedIdentities = Set<[UInt8]>()
     /// The subscriptions each supervised plugin had in its last session.

@@ -53,18 +53,32 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
 
     /// Reads a time of day, `HH:MM` or `HH:MM:SS` (the hour may have one digit); nil if it is not one or is out of range.
     public static func timeOfDay(_ text: String) -> (hour: Int, minute: Int, second: Int)? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard (2...3).contains(parts.count), (1...2).contains(parts[0].count), parts.dropFirst().allSatisfy({ $0.count == 2 }),
-              parts.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
-        let hour = Int(parts[0])!, minute = Int(parts[1])!, second = parts.count == 3 ? Int(parts[2])! : 0
-        guard hour < 24, minute < 60, second < 60 else { return nil }
-        return (hour, minute, second)
+        // Read byte by byte, without substrings: every step of a scenario has a time, all read as a run starts.
+        var fields = (0, 0, 0), digits = (0, 0, 0), field = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ":") {
+                field += 1
+                guard field < 3 else { return nil }
+                continue
+            }
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let digit = Int(byte - UInt8(ascii: "0"))
+            switch field {
+            case 0: (fields.0, digits.0) = (fields.0 * 10 + digit, digits.0 + 1)
+            case 1: (fields.1, digits.1) = (fields.1 * 10 + digit, digits.1 + 1)
+            default: (fields.2, digits.2) = (fields.2 * 10 + digit, digits.2 + 1)
+            }
+            guard digits.0 <= 2, digits.1 <= 2, digits.2 <= 2 else { return nil }
+        }
+        guard field >= 1, digits.0 >= 1, digits.1 == 2, field == 1 || digits.2 == 2 else { return nil }
+        guard fields.0 < 24, fields.1 < 60, fields.2 < 60 else { return nil }
+        return (fields.0, fields.1, fields.2)
     }
 
     /// The same wall-clock time `days` calendar days later (a day is a calendar day, not 24 hours).
     public func addingDays(_ days: Int) -> LocalDateTime {
         var later = self
-        let moved = LocalDateTime(Date(timeIntervalSince1970: wallSeconds + Double(days) * 86_400), in: TimeZone(identifier: "UTC")!)
+        let moved = LocalDateTime(Date(timeIntervalSince1970: wallSeconds + Double(days) * 86_400), in: LocalDateTime.utc)
         later.year = moved.year
         later.month = moved.month
         later.day = moved.day
@@ -136,9 +150,11 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
         return LocalDateTime.utcCalendar.date(from: parts)!.timeIntervalSince1970
     }
 
+    private static let utc = TimeZone(identifier: "UTC")!
+
     private static let utcCalendar: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = utc
         return calendar
     }()
 }

@@ -178,7 +178,7 @@ public struct Scenario: Sendable {
     /// time the clocks repeat when they fall back (`at: "02:30 second"`), and is an error for any other time.
     static func instant(_ value: YAMLValue, day1: LocalDateTime, zone: TimeZone) throws -> Date {
         let text = try value.string().trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasSuffix(" second") else { return try wallClock(value, day1: day1).resolve(in: zone) }
+        guard text.lowercased().hasSuffix(" second") else { return try wallClock(value, day1: day1, text: text).resolve(in: zone) }
         let local = try wallClock(value, day1: day1, text: String(text.dropLast(" second".count)))
         guard let second = local.resolveSecondOccurrence(in: zone) else {
             throw value.error("\(local) happens only once in \(zone.identifier); 'second' names the repeated hour when clocks fall back")

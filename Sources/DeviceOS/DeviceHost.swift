@@ -41,6 +41,11 @@ extension DeviceHost {
         bus.emit(topic: topic, bodyJSON: DeviceAPICoding.encode(body), corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
     }
 
+    /// Emits an event whose body is already encoded (a body written byte by byte: `ShieldShown.json`).
+    func emit(_ topic: String, bodyJSON: [UInt8], corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
+        bus.emit(topic: topic, bodyJSON: bodyJSON, corr: corr, deadline: deadline, audience: audience, fact: nil, factValue: nil)
+    }
+
     func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {
         bus.emit(topic: topic, bodyJSON: body.jsonBytes, audience: audience, fact: fact)
     }

@@ -344,8 +344,8 @@ final class Screen {
                     fallbackReason: "renderer-timeout: no reply within \(timeout) ms")
         }
         pendingConfiguration = PendingConfiguration(corr: corr, subject: subject, shielding: shielding)
-        host.emit(DeviceTopic.configurationRequest, ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)),
-                    corr: corr, deadline: host.bus.now, audience: audience)
+        host.emit(DeviceTopic.configurationRequest, bodyJSON: ShieldConfigurationRequest(entryPoint: shielding.match.entryPoint, target: target(subject)).json,
+                  corr: corr, deadline: host.bus.now, audience: audience)
     }
 
     private func present(_ subject: Subject, _ shielding: Shielding, configuration: ShieldConfiguration, renderedBy: String, fallbackReason: String? = nil) {
@@ -360,7 +360,7 @@ final class Screen {
                                 configuration: configuration, renderedBy: renderedBy, fallbackReason: fallbackReason,
                                 tab: page?.tab, isPrivate: page?.isPrivate)
         presented = PresentedShield(subject: subject, shown: shown, product: product)
-        host.emit(DeviceTopic.shieldShown, shown)
+        host.emit(DeviceTopic.shieldShown, bodyJSON: shown.json)
     }
 
     private func dismissShield(reason: String) {
@@ -376,13 +376,13 @@ final class Screen {
     private func becomeUsable(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            host.emit(DeviceTopic.appOpened, AppActivity(application: target.application!, category: target.category, reason: reason))
+            host.emit(DeviceTopic.appOpened, bodyJSON: AppActivity(application: target.application!, category: target.category, reason: reason).json)
             events.appInUse(app, reason)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
             // A lifted shield may uncover a page the OS itself refuses (a limit reached meanwhile).
             if presentWebContentView(subject) { return }
-            host.emit(DeviceTopic.webVisited, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
-                                                            tab: tab, isPrivate: page.isPrivate, reason: reason))
+            host.emit(DeviceTopic.webVisited, bodyJSON: WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                                      tab: tab, isPrivate: page.isPrivate, reason: reason).json)
             events.pageInUse(target.webDomain!.domain!, subject.categoryID, page.isPrivate)
         }
     }
@@ -419,11 +419,11 @@ final class Screen {
     private func emitLeft(_ subject: Subject, reason: String) {
         let target = target(subject)
         if let app = subject.app {
-            host.emit(DeviceTopic.appClosed, AppActivity(application: target.application!, category: target.category, reason: reason))
+            host.emit(DeviceTopic.appClosed, bodyJSON: AppActivity(application: target.application!, category: target.category, reason: reason).json)
             events.appLeft(app)
         } else if case .web(let tab) = foreground, let page = tabs[tab] {
-            host.emit(DeviceTopic.webLeft, WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
-                                                         tab: tab, isPrivate: page.isPrivate, reason: reason))
+            host.emit(DeviceTopic.webLeft, bodyJSON: WebActivity(webDomain: target.webDomain!, category: target.category, url: page.url,
+                                                                   tab: tab, isPrivate: page.isPrivate, reason: reason).json)
         }
     }
 

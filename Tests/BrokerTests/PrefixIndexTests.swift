@@ -22,4 +22,20 @@ final class PrefixIndexTests: XCTestCase {
         XCTAssertTrue(PrefixIndex([""]).matches("anything"), "the empty prefix matches every topic")
         XCTAssertFalse(PrefixIndex([]).matches("anything"))
     }
+
+    /// A session with an index keeps its answers by topic: asked again, and after more topics than it keeps, it
+    /// answers as comparing each prefix does.
+    func testASessionsKeptAnswersAreTheIndexsAnswers() {
+        let prefixes = ["shield.", "activity.app.", "deviceactivity.", "managedsettings.read", "clock.", "state.changed", "habit.",
+                        "notification.", "app.unlock."]
+        XCTAssertGreaterThan(prefixes.count, Session.subscriptionsScannedInTurn, "the session must hold an index")
+        let session = Session(identity: [1], hello: Hello(name: "watcher", role: .generic, subscriptions: prefixes, acknowledges: false), now: 0)
+        let topics = (0..<150).map { ["shield.shown", "shield.x\($0)", "activity.app.opened", "activity.web.\($0)", "clock.tick",
+                                      "state.changed", "state.changedx", "habit", "habit.\($0)", "app.unlock", "zzz.\($0)"][$0 % 11] }
+        for _ in 0..<3 {
+            for topic in topics {
+                XCTAssertEqual(session.wants(topic), prefixes.contains { Topic.matches(topic, prefix: $0) }, topic)
+            }
+        }
+    }
 }

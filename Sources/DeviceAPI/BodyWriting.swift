@@ -1,0 +1,214 @@
+import BusProtocol
+import ScreenTime
+
+// The bodies the OS emits at every shield and every app or page coming and going, written byte by byte with
+// BusProtocol's JSON writer: they are on the broker's loop at every open, where `Codable`'s generic containers
+// (`DeviceAPICoding.encode`) cost more than the OS's own work around them. Each writes the very bytes
+// `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
+// `BodyWritingTests` checks over many values.
+
+extension ShieldShown {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(512)
+        out.append(contentsOf: #"{"configuration":"#.utf8)
+        configuration.writeJSON(into: &out)
+        out.append(contentsOf: #","entryPoint":"#.utf8)
+        JSONWriter.writeString(entryPoint.rawValue, into: &out)
+        if let fallbackReason {
+            out.append(contentsOf: #","fallbackReason":"#.utf8)
+            JSONWriter.writeString(fallbackReason, into: &out)
+        }
+        if let isPrivate { out.append(contentsOf: (isPrivate ? #","isPrivate":true"# : #","isPrivate":false"#).utf8) }
+        out.append(contentsOf: #","renderedBy":"#.utf8)
+        JSONWriter.writeString(renderedBy, into: &out)
+        out.append(contentsOf: #","stores":["#.utf8)
+        for (index, store) in stores.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(store, into: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+        if let tab {
+            out.append(contentsOf: #","tab":"#.utf8)
+            JSONWriter.writeInteger(Int64(tab), into: &out)
+        }
+        out.append(contentsOf: #","target":"#.utf8)
+        target.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension ShieldConfigurationRequest {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        out.append(contentsOf: #"{"entryPoint":"#.utf8)
+        JSONWriter.writeString(entryPoint.rawValue, into: &out)
+        out.append(contentsOf: #","target":"#.utf8)
+        target.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension ShieldTarget {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        if let application {
+            object.key("application", into: &out)
+            application.writeJSON(into: &out)
+        }
+        if let category {
+            object.key("category", into: &out)
+            category.writeJSON(into: &out)
+        }
+        if let webDomain {
+            object.key("webDomain", into: &out)
+            webDomain.writeJSON(into: &out)
+        }
+        object.end(into: &out)
+    }
+}
+
+extension AppActivity {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        out.append(contentsOf: #"{"application":"#.utf8)
+        application.writeJSON(into: &out)
+        if let category {
+            out.append(contentsOf: #","category":"#.utf8)
+            category.writeJSON(into: &out)
+        }
+        out.append(contentsOf: #","reason":"#.utf8)
+        JSONWriter.writeString(reason, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension WebActivity {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(192)
+        out.append(UInt8(ascii: "{"))
+        if let category {
+            out.append(contentsOf: #""category":"#.utf8)
+            category.writeJSON(into: &out)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: (isPrivate ? #""isPrivate":true,"reason":"# : #""isPrivate":false,"reason":"#).utf8)
+        JSONWriter.writeString(reason, into: &out)
+        out.append(contentsOf: #","tab":"#.utf8)
+        JSONWriter.writeInteger(Int64(tab), into: &out)
+        out.append(contentsOf: #","url":"#.utf8)
+        JSONWriter.writeString(url, into: &out)
+        out.append(contentsOf: #","webDomain":"#.utf8)
+        webDomain.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension Application {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("bundleIdentifier", bundleIdentifier, into: &out)
+        object.string("localizedDisplayName", localizedDisplayName, into: &out)
+        object.string("token", token?.rawValue, into: &out)
+        object.end(into: &out)
+    }
+}
+
+extension ActivityCategory {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("localizedDisplayName", localizedDisplayName, into: &out)
+        object.string("token", token?.rawValue, into: &out)
+        object.end(into: &out)
+    }
+}
+
+extension WebDomain {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("domain", domain, into: &out)
+        object.string("token", token?.rawValue, into: &out)
+        object.end(into: &out)
+    }
+}
+
+extension ShieldConfiguration {
+    func writeJSON(into out: inout [UInt8]) {
+        var object = JSONObject(into: &out)
+        object.string("backgroundBlurStyle", backgroundBlurStyle?.rawValue, into: &out)
+        object.color("backgroundColor", backgroundColor, into: &out)
+        object.string("icon", icon?.name, into: &out)
+        object.color("primaryButtonBackgroundColor", primaryButtonBackgroundColor, into: &out)
+        object.label("primaryButtonLabel", primaryButtonLabel, into: &out)
+        object.label("secondaryButtonLabel", secondaryButtonLabel, into: &out)
+        object.label("subtitle", subtitle, into: &out)
+        object.label("title", title, into: &out)
+        object.end(into: &out)
+    }
+}
+
+/// An object's members, written in the order given (the caller gives them sorted), absent ones left out.
+private struct JSONObject {
+    private var isEmpty = true
+
+    init(into out: inout [UInt8]) { out.append(UInt8(ascii: "{")) }
+
+    /// A member's key: its value follows.
+    mutating func key(_ key: String, into out: inout [UInt8]) {
+        if !isEmpty { out.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        JSONWriter.writeString(key, into: &out)
+        out.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ key: String, _ value: String?, into out: inout [UInt8]) {
+        guard let value else { return }
+        self.key(key, into: &out)
+        JSONWriter.writeString(value, into: &out)
+    }
+
+    /// A color as `ShieldColor` encodes itself: its `hex`, `#RRGGBBAA` in upper case.
+    mutating func color(_ key: String, _ color: ShieldColor?, into out: inout [UInt8]) {
+        guard let color else { return }
+        self.key(key, into: &out)
+        Self.writeHex(color, into: &out)
+    }
+
+    mutating func label(_ key: String, _ label: ShieldConfiguration.Label?, into out: inout [UInt8]) {
+        guard let label else { return }
+        self.key(key, into: &out)
+        out.append(contentsOf: #"{"color":"#.utf8)
+        Self.writeHex(label.color, into: &out)
+        out.append(contentsOf: #","text":"#.utf8)
+        JSONWriter.writeString(label.text, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    func end(into out: inout [UInt8]) { out.append(UInt8(ascii: "}")) }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
+
+    private static func writeHex(_ color: ShieldColor, into out: inout [UInt8]) {
+        func write(_ channel: UInt8) {
+            out.append(hexDigits[Int(channel >> 4)])
+            out.append(hexDigits[Int(channel & 0xF)])
+        }
+        out.append(contentsOf: "\"#".utf8)
+        write(color.red)
+        write(color.green)
+        write(color.blue)
+        write(color.alpha)
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,93 @@
+import DeviceAPI
+import ScreenTime
+import XCTest
+
+/// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `AppActivity.json`,
+/// `WebActivity.json`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
+/// every case, with and without each optional part, and with strings that need escaping.
+final class BodyWritingTests: XCTestCase {
+    /// Strings a body may carry: plain, empty, quotes and backslashes, slashes (left unescaped), control characters,
+    /// unicode beyond ASCII (accents, CJK, an emoji, a combining mark, the line separators JSON allows raw).
+    static let strings = ["Instagram", "", "instagram.com", "say \"hi\"", "back\\slash", "https://example.com/a/b", "tab\there",
+                          "line\nbreak", "\r\u{08}\u{0C}", "\u{00}\u{01}\u{1F}\u{7F}", "Café", "e\u{301}", "日本語", "👩‍👩‍👧", "\u{2028}\u{2029}",
+                          "symbol:lock.fill", "com.example.App", "tok-AbC_123=="]
+
+    struct Draw: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        mutating func string() -> String { BodyWritingTests.strings.randomElement(using: &self)! }
+        mutating func maybe<T>(_ make: (inout Draw) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
+        mutating func color() -> ShieldColor {
+            ShieldColor(.random(in: 0...255, using: &self), .random(in: 0...255, using: &self), .random(in: 0...255, using: &self),
+                        [0, 15, 16, 255, UInt8.random(in: 0...255, using: &self)].randomElement(using: &self)!)
+        }
+        mutating func label() -> ShieldConfiguration.Label { ShieldConfiguration.Label(text: string(), color: color()) }
+        mutating func target() -> ShieldTarget {
+            ShieldTarget(application: maybe { Application(token: $0.maybe { ApplicationToken(rawValue: $0.string()) },
+                                                          localizedDisplayName: $0.maybe { $0.string() }, bundleIdentifier: $0.maybe { $0.string() }) },
+                         webDomain: maybe { WebDomain(token: $0.maybe { WebDomainToken(rawValue: $0.string()) }, domain: $0.maybe { $0.string() }) },
+                         category: maybe { ActivityCategory(token: $0.maybe { ActivityCategoryToken(rawValue: $0.string()) },
+                                                            localizedDisplayName: $0.maybe { $0.string() }) })
+        }
+        mutating func configuration() -> ShieldConfiguration {
+            ShieldConfiguration(backgroundBlurStyle: maybe { ShieldBlurStyle.allCases.randomElement(using: &$0)! },
+                                backgroundColor: maybe { $0.color() }, icon: maybe { ShieldIcon($0.string()) },
+                                title: maybe { $0.label() }, subtitle: maybe { $0.label() }, primaryButtonLabel: maybe { $0.label() },
+                                primaryButtonBackgroundColor: maybe { $0.color() }, secondaryButtonLabel: maybe { $0.label() })
+        }
+    }
+
+    func testShieldShownIsWrittenAsCodableWritesIt() {
+        var draw = Draw(state: 1)
+        let tabs = [0, 1, -1, 7, 1_000_000, Int.max, Int.min]
+        for _ in 0..<5_000 {
+            let shown = ShieldShown(target: draw.target(), entryPoint: ShieldEntryPoint.allCases.randomElement(using: &draw)!,
+                                    stores: (0..<Int.random(in: 0...3, using: &draw)).map { _ in draw.string() },
+                                    configuration: draw.configuration(), renderedBy: draw.string(), fallbackReason: draw.maybe { $0.string() },
+                                    tab: draw.maybe { tabs.randomElement(using: &$0)! }, isPrivate: draw.maybe { Bool.random(using: &$0) })
+            let expected = DeviceAPICoding.encode(shown)
+            XCTAssertEqual(shown.json, expected, String(decoding: expected, as: UTF8.self))
+            if shown.json != expected { return }
+        }
+    }
+
+    func testTheDefaultAndEmptyShieldsAreWrittenAsCodableWritesThem() {
+        for configuration in [ShieldConfiguration.default, ShieldConfiguration(), ShieldConfiguration.default.withSystemDefaults()] {
+            let shown = ShieldShown(target: ShieldTarget(), entryPoint: .application, stores: [], configuration: configuration, renderedBy: "system")
+            XCTAssertEqual(String(decoding: shown.json, as: UTF8.self), String(decoding: DeviceAPICoding.encode(shown), as: UTF8.self))
+        }
+    }
+
+    func testAShieldConfigurationRequestIsWrittenAsCodableWritesIt() {
+        var draw = Draw(state: 2)
+        for _ in 0..<5_000 {
+            let request = ShieldConfigurationRequest(entryPoint: ShieldEntryPoint.allCases.randomElement(using: &draw)!, target: draw.target())
+            let expected = DeviceAPICoding.encode(request)
+            XCTAssertEqual(request.json, expected, String(decoding: expected, as: UTF8.self))
+            if request.json != expected { return }
+        }
+    }
+
+    func testAppAndWebActivityAreWrittenAsCodableWritesThem() {
+        var draw = Draw(state: 3)
+        let tabs = [0, 1, -1, 7, Int.max, Int.min]
+        for _ in 0..<5_000 {
+            let target = draw.target()
+            let application = target.application ?? Application(token: nil)
+            let app = AppActivity(application: application, category: target.category, reason: draw.string())
+            let expectedApp = DeviceAPICoding.encode(app)
+            XCTAssertEqual(app.json, expectedApp, String(decoding: expectedApp, as: UTF8.self))
+            let web = WebActivity(webDomain: target.webDomain ?? WebDomain(token: nil), category: target.category, url: draw.string(),
+                                  tab: tabs.randomElement(using: &draw)!, isPrivate: Bool.random(using: &draw), reason: draw.string())
+            let expectedWeb = DeviceAPICoding.encode(web)
+            XCTAssertEqual(web.json, expectedWeb, String(decoding: expectedWeb, as: UTF8.self))
+            if app.json != expectedApp || web.json != expectedWeb { return }
+        }
+    }
+}

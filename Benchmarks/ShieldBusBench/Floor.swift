@@ -3,13 +3,13 @@
 /// guarantees set", names the runs each comes from).
 struct FloorCounts {
     /// Hand-offs the broker waits for (each a round trip between two processes).
-    var turns = 0.23
+    var turns = 0.14
     /// `bus.sqlite` saves (exclusive store).
     var busSaves = 0.46
     /// `device.sqlite` commits (shared store).
     var deviceCommits = 0.21
     /// Events recorded in a plugin's handled-events record, each one transaction (shared store).
-    var handledRecords = 0.53
+    var handledRecords = 0.28
     /// App-Group writes (shared store).
     var appGroupWrites = 0.18
     /// Journal lines.

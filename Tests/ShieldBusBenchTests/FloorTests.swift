@@ -18,66 +18,66 @@ final class FloorTests: XCTestCase {
 
     func testTheFloorIsEachCountTimesItsUnitCost() {
         let floor = Floor(units: Self.units)
-        // 0.23 turns × 80 + (0.46 − 0.23) saves × 12 + (0.53 − 0.23 + 0.21 + 0.18) × 20 + 1 × 1
-        XCTAssertEqual(floor.perEvent(Self.turns), 18.4 + 2.76 + 13.8 + 1, accuracy: 1e-9)
-        // 0.23 × 40 + 0.46 × 12 + (0.21 + 0.53 + 0.18) × 20 + 1
-        XCTAssertEqual(floor.perEventFromUnitsAlone(Self.turns), 9.2 + 5.52 + 18.4 + 1, accuracy: 1e-9)
-        // 0.23 × 30 + 0.23 × 12 + 0.21 × 20 + 1
-        XCTAssertEqual(floor.brokerLoopPerEvent(Self.turns), 6.9 + 2.76 + 4.2 + 1, accuracy: 1e-9)
-        // 0.23 × 5
-        XCTAssertEqual(floor.brokerLoopHandOffsPerEvent(Self.turns), 1.15, accuracy: 1e-9)
-        // 0.23 × 80: the turns' chain alone, whatever the loop's commits cost
-        XCTAssertEqual(floor.serialPerEvent(Self.turns), 18.4, accuracy: 1e-9)
-    }
-
-    func testTheYearsFloorIsItsSerialPartWhenThatIsLongerThanItsCPUOnBothCores() {
-        // CPU 35.96 µs an event, on two cores 17.98, below the chain's 18.4: 18.4 µs × 516,616 events
-        XCTAssertEqual(Floor(units: Self.units).yearSeconds, 9.5057344, accuracy: 1e-9)
+        // 0.14 turns × 80 + (0.46 − 0.14) saves × 12 + (0.28 − 0.14 + 0.21 + 0.18) × 20 + 1 × 1
+        XCTAssertEqual(floor.perEvent(Self.turns), 11.2 + 3.84 + 10.6 + 1, accuracy: 1e-9)
+        // 0.14 × 40 + 0.46 × 12 + (0.21 + 0.28 + 0.18) × 20 + 1
+        XCTAssertEqual(floor.perEventFromUnitsAlone(Self.turns), 5.6 + 5.52 + 13.4 + 1, accuracy: 1e-9)
+        // 0.14 × 30 + 0.32 × 12 + 0.21 × 20 + 1
+        XCTAssertEqual(floor.brokerLoopPerEvent(Self.turns), 4.2 + 3.84 + 4.2 + 1, accuracy: 1e-9)
+        // 0.14 × 5
+        XCTAssertEqual(floor.brokerLoopHandOffsPerEvent(Self.turns), 0.7, accuracy: 1e-9)
+        // 0.14 × 80: the turns' chain alone, whatever the loop's commits cost
+        XCTAssertEqual(floor.serialPerEvent(Self.turns), 11.2, accuracy: 1e-9)
     }
 
     func testTheYearsFloorIsItsCPUOnBothCoresWhenThatIsLonger() {
+        // CPU 26.64 µs an event, 13.32 on two cores, above the chain's 11.2: 13.32 µs × 516,616 events
+        XCTAssertEqual(Floor(units: Self.units).yearSeconds, 6.88132512, accuracy: 1e-9)
+    }
+
+    func testTheYearsFloorIsItsSerialPartWhenThatIsLongerThanItsCPUOnBothCores() {
         var units = Self.units
-        units.sharedCommit = 40
-        // 18.4 + 2.76 + 0.69 × 40 + 1 = 49.76 µs an event, 24.88 on two cores, above the chain's 18.4: × 516,616
-        XCTAssertEqual(Floor(units: units).yearSeconds, 12.85340608, accuracy: 1e-9)
+        (units.spread.durableTurn, units.oneCore.durableTurn) = (200, 200)
+        // the chain 0.14 × 200 = 28 µs an event; CPU 28 + 3.84 + 10.6 + 1 = 43.44, 21.72 on two cores: 28 µs × 516,616
+        XCTAssertEqual(Floor(units: units).yearSeconds, 14.465248, accuracy: 1e-9)
     }
 
     func testEachTurnFigureIsTakenAtTheLesserPlacement() {
         var units = Self.units
         units.oneCore = TurnCosts(roundTrip: 30, roundTripSender: 6, durableTurn: 70, durableTurnSender: 31)
         XCTAssertEqual(Floor(units: units).turns, TurnCosts(roundTrip: 30, roundTripSender: 5, durableTurn: 70, durableTurnSender: 30))
-        // CPU 0.23 × 70 + 2.76 + 13.8 + 1 = 33.66 µs, 16.83 on two cores, longer than the chain's 0.23 × 70 = 16.1
-        XCTAssertEqual(Floor(units: units).yearSeconds, 16.83 * 0.516616, accuracy: 1e-9)
+        // CPU 0.14 × 70 + 3.84 + 10.6 + 1 = 25.24 µs, 12.62 on two cores, longer than the chain's 0.14 × 70 = 9.8
+        XCTAssertEqual(Floor(units: units).yearSeconds, 12.62 * 0.516616, accuracy: 1e-9)
     }
 
     func testMakeRunsDayCountsTheStartsOnTheCores() {
         let floor = Floor(units: Self.units)
-        // CPU: the broker's start 3 ms + six plugin starts × 8 ms + 353 events × 35.96 µs = 63.69388 ms, on two cores
-        // 31.84694 ms; the serial part 3 + 8 ms + 353 × 18.4 µs = 17.4952 ms is shorter
-        XCTAssertEqual(floor.makeRunDayCPUSeconds, 0.06369388, accuracy: 1e-12)
-        XCTAssertEqual(floor.makeRunDaySeconds, 0.03184694, accuracy: 1e-12)
-        XCTAssertEqual(floor.makeRunDayEventsPerSecond, 11_084.267436683, accuracy: 1e-6)
+        // CPU: the broker's start 3 ms + six plugin starts × 8 ms + 353 events × 26.64 µs = 60.40392 ms, on two cores
+        // 30.20196 ms; the serial part 3 + 8 ms + 353 × 11.2 µs = 14.9536 ms is shorter
+        XCTAssertEqual(floor.makeRunDayCPUSeconds, 0.06040392, accuracy: 1e-12)
+        XCTAssertEqual(floor.makeRunDaySeconds, 0.03020196, accuracy: 1e-12)
+        XCTAssertEqual(floor.makeRunDayEventsPerSecond, 11_687.983164006, accuracy: 1e-6)
     }
 
     func testMakeRunsDayIsNeverShorterThanABrokerAndAPluginStartAndTheChain() {
         var units = Self.units
         (units.swiftExec.cpu, units.sandboxedPlugin.cpu) = (30, 1)
-        // CPU (30 + 6 × 1) ms + 12.69388 ms = 48.69388 ms, 24.34694 on two cores; serial 30 + 1 + 6.4952 = 37.4952 ms
-        XCTAssertEqual(Floor(units: units).makeRunDaySeconds, 0.0374952, accuracy: 1e-12)
+        // CPU (30 + 6 × 1) ms + 9.40392 ms = 45.40392 ms, 22.70196 on two cores; serial 30 + 1 + 3.9536 = 34.9536 ms
+        XCTAssertEqual(Floor(units: units).makeRunDaySeconds, 0.0349536, accuracy: 1e-12)
     }
 
     func testWhatEachTargetLeavesForAllTheFloorLeavesOut() {
         let floor = Floor(units: Self.units)
-        // the year: 15 s × 2 cores = 30 CPU-s over 516,616 events = 58.0702 µs an event, less 35.96
-        XCTAssertEqual(floor.yearCPUPerEventLeft, 22.1102107562, accuracy: 1e-9)
-        // make run's day: 353 / 10,000 s × 2 cores = 70.6 ms, less 63.69388 ms, over 353 events
-        XCTAssertEqual(floor.makeRunDayCPUPerEventLeft, 19.5640793201, accuracy: 1e-9)
+        // the year: 15 s × 2 cores = 30 CPU-s over 516,616 events = 58.0702 µs an event, less 26.64
+        XCTAssertEqual(floor.yearCPUPerEventLeft, 31.4302107562, accuracy: 1e-9)
+        // make run's day: 353 / 10,000 s × 2 cores = 70.6 ms, less 60.40392 ms, over 353 events
+        XCTAssertEqual(floor.makeRunDayCPUPerEventLeft, 28.8840793201, accuracy: 1e-9)
     }
 
     func testAFloorsRowSaysWhetherItsTargetIsReachableAndNeverThatItIsMet() throws {
         let rows = Floor(units: Self.units).figures.filter { $0.name.hasPrefix("floor: ") }
         XCTAssertEqual(rows.map(\.target), [15, 10_000, 10])
-        // the year 9.51 s ≤ 15; make run's day 11,084 events/s ≥ 10,000; the loop 14.86 µs > 10
+        // the year 6.88 s ≤ 15; make run's day 11,688 events/s ≥ 10,000; the loop 13.24 µs > 10
         XCTAssertEqual(rows.map(\.reachable), [true, true, false])
         XCTAssertEqual(rows.map(\.met), [nil, nil, nil])
         XCTAssertEqual(rows.map { $0.note.hasPrefix("target above the floor") }, [true, true, false])

@@ -68,6 +68,8 @@ public final class Broker {
     private(set) var supervisor: PluginSupervisor!
     /// The last look at each lagging plugin's process, while virtual time waits for its acknowledgements.
     private var laggards = LaggardReadings()
+    /// Readings of the processes of plugins started and not yet said hello past `bus.startupTimeoutMs` (virtual time).
+    private var starts = LaggardReadings()
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
@@ -359,6 +361,19 @@ public final class Broker {
         }
         for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && sessions.named(plugin.spec.name) == nil
             && now - plugin.startedAt > settings.startupTimeoutMilliseconds && readiness.isReady {
+            // In virtual time a start still at work (runnable, or using CPU since the last look) is late on a machine
+            // busy with other work, not hung: killing it would put its exit and restart in the journal by process
+            // timing. It is looked at again next round, up to the busy limit; a start blocked with no CPU used is not.
+            // The first look only reads it, so that even it compares the CPU used over a round.
+            if clock.isVirtual, now - plugin.startedAt < ProcessProgress.busyLimit(for: settings.startupTimeoutMilliseconds),
+               let pid = plugin.programPID ?? plugin.pid {
+                guard starts.hasReading(plugin.spec.name, pid: pid) else {
+                    starts.read([(plugin.spec.name, pid)])
+                    continue
+                }
+                if starts.isStillAtWork(plugin.spec.name, pid: pid) { continue }
+            }
+            starts.forget(plugin.spec.name)
             statistics.countError("startup-timeout")
             supervisor.helloTimedOut(name: plugin.spec.name, after: settings.startupTimeoutMilliseconds)
         }

@@ -24,6 +24,10 @@ struct ProcessProgress: Equatable {
         return ProcessProgress(cpuTicks: user + system, isBusy: fields[0] == "R" || fields[0] == "D")
     }
 
+    /// How long a wait limited to `limit` goes on for a process still at work: twelve times the limit or a minute,
+    /// whichever is longer — a machine busy with other work runs it late; one that never gets on is stopped.
+    static func busyLimit(for limit: Int64) -> Int64 { max(limit * 12, 60_000) }
+
     /// Whether the process worked since `earlier`: busy now, or it used CPU in between.
     func worked(since earlier: ProcessProgress?) -> Bool {
         isBusy || (earlier.map { cpuTicks > $0.cpuTicks } ?? false)
@@ -57,6 +61,9 @@ struct LaggardReadings {
         let earlier = readings[name].flatMap { $0.pid == pid ? $0.progress : nil }
         return now.worked(since: earlier)
     }
+
+    /// Whether `name`'s process `pid` was read already (a first look has something to compare with).
+    func hasReading(_ name: String, pid: pid_t) -> Bool { readings[name]?.pid == pid }
 
     mutating func forget(_ name: String) { readings[name] = nil }
 

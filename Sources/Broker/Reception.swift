@@ -48,10 +48,20 @@ final class Reception {
     /// Admits `hello` from `identity` and welcomes it (`lastSeq`: the bus's sequence number now; `firstSeq`: this run's
     /// first), or refuses it.
     func welcome(_ identity: [UInt8], _ hello: Hello, lastSeq: UInt64, firstSeq: UInt64) {
+        // A client that heard nothing for a while (the broker was stopped, or starved of CPU on a busy machine) asks to
+        // resume the session it opened on this connection: it goes on untouched — nothing handed back, no turn or
+        // request lost, no `plugin.up` — so how long the broker went without running leaves no trace on the bus.
+        if hello.resume, let current = sessions[identity: identity], current.openingHello == hello.opening {
+            current.lastHeard = monotonicMilliseconds()
+            let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
+                                  heartbeatMilliseconds: settings.heartbeatMilliseconds, firstSeq: firstSeq, resumed: true)
+            dispatcher.send(WireCodec.encode(.welcome(welcome)), to: identity)
+            return
+        }
         // A client that thinks the broker gone says hello again every little while; a broker that was stopped finds
         // them queued behind each other. The first opened a session; a copy of it within a heartbeat of its welcome
         // was sent before the client could read that welcome, and opens nothing more.
-        if let current = sessions[identity: identity], current.openingHello == hello,
+        if let current = sessions[identity: identity], current.openingHello == hello.opening,
            monotonicMilliseconds() - current.connectedAt < settings.heartbeatMilliseconds {
             current.lastHeard = monotonicMilliseconds()
             return

@@ -55,7 +55,7 @@ final class Session {
         self.acknowledges = hello.acknowledges && hello.role != .tap  // a tap only reads: nothing waits for it
         self.connectedAt = now
         self.lastHeard = now
-        openingHello = hello
+        openingHello = hello.opening
         subscriptionIndex = hello.subscriptions.count > Self.subscriptionsScannedInTurn ? PrefixIndex(hello.subscriptions) : nil
     }
 

@@ -206,5 +206,5 @@ final class TimeKeeper {
     }
 
     /// The longest time a plugin still at work may hold time up without acknowledging.
-    var busyAcknowledgementLimit: Int64 { max(acknowledgementTimeout * 12, 60_000) }
+    var busyAcknowledgementLimit: Int64 { ProcessProgress.busyLimit(for: acknowledgementTimeout) }
 }

@@ -168,7 +168,7 @@ public final class BusConnection {
                 switch message {
                 case .welcome, .heartbeat: break
                 case .error(let report) where report.code == BusProtocolError.helloRequired(kind: "").code:
-                    try sayHelloAgain()  // the broker restarted and no longer knows us
+                    try sayHelloAgain(resume: false)  // the broker restarted and no longer knows us
                 default: return message
                 }
             }
@@ -192,7 +192,9 @@ public final class BusConnection {
         if now - lastSent >= heartbeatInterval { try send(.heartbeat) }
         let silentFor = now - lastHeardFromBroker
         if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval && !hasWaitingMessages() {
-            try sayHelloAgain()
+            // Gone, or only stopped or starved of CPU: a broker that still holds this session resumes it as it was,
+            // so that its silence changes nothing on the bus (in virtual time, nothing in the journal).
+            try sayHelloAgain(resume: true)
         }
     }
 
@@ -231,12 +233,20 @@ public final class BusConnection {
         return (try? transport.waitReadable(timeoutMilliseconds: 0).ready) ?? false
     }
 
-    private func sayHelloAgain() throws {
+    /// Asks for a new session even from a broker that still holds this one: what the client had in hand is given
+    /// back to it there (a call abandoned while the broker was silent leaves its event to be handled again).
+    public func renewSession() throws {
+        try sayHelloAgain(resume: false)
+    }
+
+    private func sayHelloAgain(resume: Bool) throws {
         if discoversCredential { hello.credential = BusConnection.credential(endpoint: endpoint, runtime: runtime, role: hello.role, environment: environment) }  // a new broker may have a new cookie
         statistics.reconnects += 1
         awaitingWelcome = true
         lastHelloSent = monotonicMilliseconds()
-        try send(.hello(hello))
+        var again = hello
+        again.resume = resume
+        try send(.hello(again))
     }
 
     private func send(_ message: ClientMessage) throws {
@@ -291,6 +301,10 @@ public final class BusConnection {
     /// Updates the welcome state and the delivery accounting with `message`, and returns it.
     private func counted(_ message: BrokerMessage) throws -> BrokerMessage {
         switch message {
+        case .welcome(let welcome) where welcome.resumed && self.welcome != nil:
+            // The session goes on: its delivery numbers, and whatever the client has in hand, stay as they were.
+            awaitingWelcome = false
+            heartbeatInterval = max(50, welcome.heartbeatMilliseconds)
         case .welcome(let welcome):
             let isReconnect = self.welcome != nil
             self.welcome = welcome

@@ -51,10 +51,14 @@ public struct Hello: Equatable, Sendable {
     /// The App-Group keys whose changes its `state.changed` subscription delivers (`watch` in the hello); nil: every
     /// change.
     public var watch: StateWatch?
+    /// Said again by a client that heard nothing from the broker for a while but kept its session's state (`resume` in
+    /// the hello): if the broker still holds that session on this connection, it goes on — same deliveries, turns and
+    /// requests — and the welcome says `resumed`; a broker that does not hold it opens a new one as for any hello.
+    public var resume: Bool
 
     public init(name: String, role: Role, subscriptions: [String], pid: Int64? = nil,
                 acknowledges: Bool? = nil, version: Int64 = ProtocolVersion.current, credential: String? = nil,
-                observations: [String] = [], readsBatches: Bool = false, watch: StateWatch? = nil) {
+                observations: [String] = [], readsBatches: Bool = false, watch: StateWatch? = nil, resume: Bool = false) {
         self.version = version
         self.name = name
         self.role = role
@@ -65,6 +69,14 @@ public struct Hello: Equatable, Sendable {
         self.observations = observations
         self.readsBatches = readsBatches
         self.watch = watch
+        self.resume = resume
+    }
+
+    /// The hello as the session it opens sees it: a resume asks for the same session, so it is the same hello.
+    public var opening: Hello {
+        var hello = self
+        hello.resume = false
+        return hello
     }
 }
 
@@ -180,9 +192,11 @@ public struct Welcome: Equatable, Sendable {
     /// The first sequence number this broker run issued: 1 on a fresh state folder; past the numbers the last broker
     /// set aside when it numbers on from it. Nil from a broker that does not say.
     public var firstSeq: UInt64?
+    /// The hello asked to resume its session and the broker still held it: it goes on, its delivery numbers too.
+    public var resumed: Bool
 
     public init(name: String, time: BusTime, seq: UInt64, clock: String, heartbeatMilliseconds: Int64, settings: JSONValue = [:],
-                firstSeq: UInt64? = nil) {
+                firstSeq: UInt64? = nil, resumed: Bool = false) {
         self.name = name
         self.time = time
         self.seq = seq
@@ -190,6 +204,7 @@ public struct Welcome: Equatable, Sendable {
         self.heartbeatMilliseconds = heartbeatMilliseconds
         self.settings = settings
         self.firstSeq = firstSeq
+        self.resumed = resumed
     }
 }
 

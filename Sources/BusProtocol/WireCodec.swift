@@ -21,6 +21,7 @@ public enum WireCodec {
             if !hello.observations.isEmpty { object["observe"] = .array(hello.observations.map(JSONValue.string)) }
             if hello.readsBatches { object["batches"] = .bool(true) }
             if let watch = hello.watch { object["watch"] = watch.jsonValue }
+            if hello.resume { object["resume"] = .bool(true) }
         case .status(let credential):
             if let credential { object["credential"] = .string(credential) }
         case .publish(let publish):
@@ -111,7 +112,8 @@ public enum WireCodec {
                                 pid: try fields.optionalInt("pid"), acknowledges: try fields.optionalBool("acks"),
                                 version: try fields.int("v"), credential: try fields.optionalString("credential"),
                                 observations: try fields.optionalStringArray("observe") ?? [],
-                                readsBatches: try fields.optionalBool("batches") ?? false, watch: watch))
+                                readsBatches: try fields.optionalBool("batches") ?? false, watch: watch,
+                                resume: try fields.optionalBool("resume") ?? false))
         case .publish:
             let topic = try fields.string("topic")
             if let problem = Topic.syntaxProblem(with: topic) { throw problem }  // namespaces: the broker, which knows the declared ones
@@ -163,6 +165,7 @@ public enum WireCodec {
             object["heartbeat"] = .int(welcome.heartbeatMilliseconds)
             object["settings"] = welcome.settings
             if let firstSeq = welcome.firstSeq { object["firstSeq"] = .int(Int64(firstSeq)) }
+            if welcome.resumed { object["resumed"] = .bool(true) }
         case .event(let envelope, let delivery):
             return eventFrames(envelopeJSON: encodeEnvelope(envelope), delivery: delivery)
         case .error(let report):
@@ -308,7 +311,8 @@ public enum WireCodec {
                                     seq: UInt64(try fields.nonNegativeInt("seq")), clock: try fields.string("clock"),
                                     heartbeatMilliseconds: try fields.int("heartbeat"),
                                     settings: fields.view.value(of: "settings") ?? [:],
-                                    firstSeq: try fields.optionalInt("firstSeq").map { UInt64(clamping: $0) }))
+                                    firstSeq: try fields.optionalInt("firstSeq").map { UInt64(clamping: $0) },
+                                    resumed: try fields.optionalBool("resumed") ?? false))
         case .error:
             let supported = fields.view.value(of: "supported")?.arrayValue?.compactMap(\.intValue)
             return .error(ErrorReport(code: try fields.string("code"), message: try fields.string("message"), supported: supported))

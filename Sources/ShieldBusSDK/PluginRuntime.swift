@@ -362,7 +362,12 @@ public final class PluginRuntime: @unchecked Sendable {
         }
         // A broker silent through the wait (stopped, or gone) answered nothing: what was asked may not have happened,
         // and the event is handled again, in the session the connection's next hello opens.
-        if connection.brokerIsSilent { throw interrupted(topic, by: .brokerSilent) }
+        if connection.brokerIsSilent {
+            // The handling is given up and must come again: only a new session hands it back (one the broker resumes
+            // would not), so the hello said during the silence is not left to resume it.
+            try connection.renewSession()
+            throw interrupted(topic, by: .brokerSilent)
+        }
         // A timeout with the broker still there is an answer of sorts: the handler is told, and what it does instead
         // completes the event, which is recorded and acknowledged as usual. Handling it again would not help — the
         // broker, keeping this session, redelivers nothing to it, and a call the OS did not answer is likely not

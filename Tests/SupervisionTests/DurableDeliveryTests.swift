@@ -309,6 +309,55 @@ final class DurableDeliveryTests: XCTestCase {
         XCTAssertLessThanOrEqual(returns, 2, "slow came up \(returns) times: \(events.filter { $0.topic == "plugin.up" }.count) plugin.up in all")
     }
 
+    /// Idle plugins hear nothing from a stopped broker (SIGSTOP) for many of their silence limits (three heartbeat
+    /// intervals) and say hello again, asking to resume; once the broker goes on (SIGCONT) each session goes on as
+    /// it was: no `plugin.up` again, nothing ended, the same processes — so in virtual time a broker starved of CPU
+    /// on a busy machine leaves no trace in the journal. (Without resuming, each came back as a returning plugin,
+    /// with a `plugin.up` and a `bus.ready` of its own in the journal.)
+    func testIdlePluginsThatHeardNothingFromAStoppedBrokerResumeTheirSessions() throws {
+        let work = TemporaryDirectory(prefix: "sbresume")
+        let plugins = ["first", "second"]
+        let configuration = """
+            name: resume
+            bus: {heartbeatMs: 100, sessionTimeoutMs: 1000}
+            plugins:
+            \(plugins.map { "  - {name: \($0), executable: \(BuildProducts.path("bus-test-plugin")), arguments: [\($0), /dev/null, app.idle, \"0\", \"1000000\"], role: generic}" }.joined(separator: "\n"))
+            """
+        // Unsandboxed, as the bystanders of the test above: the fixture writes nothing, but opens its output file.
+        let broker = try BrokerProcess(configuration: configuration, arguments: ["--journal", work.file("journal.jsonl"), "--no-sandbox"],
+                                       runtimeDirectory: work.file("run"))
+        defer { broker.stop() }
+        func sessions() -> [String: JSONValue] {
+            let entries = (try? broker.status())?["plugins"]?.arrayValue ?? []
+            return Dictionary(entries.compactMap { entry in entry["name"]?.stringValue.map { ($0, entry) } }) { first, _ in first }
+        }
+        waitUntil("both plugins to connect") { plugins.allSatisfy { sessions()[$0]?["connected"]?.boolValue == true } }
+        let before = sessions()
+        kill(broker.process.processIdentifier, SIGSTOP)
+        // The stall is the fault: twenty heartbeat intervals, each plugin's silence limit several times over.
+        let stalled = monotonicMilliseconds() + 2_000
+        while monotonicMilliseconds() < stalled { usleep(100_000) }
+        kill(broker.process.processIdentifier, SIGCONT)
+        // A tool's hello is answered after the hellos queued during the stall were taken in (one pass reads them all).
+        let tool = try broker.connect(name: "after-stall", role: .tool, subscriptions: [])
+        try tool.publish(Publish(topic: "app.after-stall", body: [:]))
+        waitUntil("the tool's event to be journaled") { journal(work.file("journal.jsonl")).contains { $0.topic == "app.after-stall" } }
+        tool.close()
+
+        let after = sessions()
+        for name in plugins {
+            XCTAssertEqual(after[name]?["pid"]?.intValue, before[name]?["pid"]?.intValue, "\(name): the same process")
+            XCTAssertEqual(after[name]?["connected"]?.boolValue, true, name)
+            // Its session opened before the stall: a new one would be younger than the stall.
+            XCTAssertGreaterThanOrEqual(after[name]?["uptimeMs"]?.intValue ?? 0, 2_000, "\(name): the session it had before the stall goes on: \(after[name] ?? nil)")
+        }
+        let events = journal(work.file("journal.jsonl"))
+        let lifecycle = events.filter { $0.topic.hasPrefix("plugin.") || $0.topic == "bus.ready" }.map { "\($0.topic) \($0.bodyValue["name"]?.stringValue ?? $0.bodyValue.jsonText)" }
+        XCTAssertEqual(lifecycle, ["plugin.started first", "plugin.started second", "plugin.up first", "plugin.up second",
+                                   #"bus.ready {"plugins":["first","second"],"startup":true}"#], "the stall left a trace: \(lifecycle)")
+        XCTAssertNil(try broker.status()["counters"]?["errorsByCode"]?["heartbeat-timeout"], "no session ended for the broker's own silence")
+    }
+
     // MARK: A broker killed around the save of a batch
 
     /// Plays `scenario` with `shieldbus run` until the broker kills itself at `crash` (`--crash-before-saving TOPIC`

@@ -64,4 +64,37 @@ extension SupervisionTests {
         let topics = run.journal.map(\.topic).filter { $0.hasPrefix("app.sup.") || $0 == "bus.error" }
         XCTAssertEqual(topics, ["app.sup.work", "app.sup.worked", "app.sup.ping", "app.sup.pong"], "waited for through its pauses")
     }
+    /// A plugin's next process slow to say hello — past `startupTimeoutMs` — while at work (its CPU time rising, as on
+    /// a machine busy with other work) is waited for in virtual time, not killed: its kill and restart would land in the
+    /// journal by process timing. One hung before its hello (asleep, using no CPU) is still killed at the limit.
+    func testAStartStillAtWorkIsWaitedForAndAHungOneIsKilled() throws {
+        let configuration = """
+            name: supervision
+            bus: {heartbeatMs: 100, sessionTimeoutMs: 30000, startupTimeoutMs: 300}
+            plugins:
+              - {name: worker, executable: \(BuildProducts.path("fixture-supervised")), role: generic}
+
+            """
+        func play(hung: Bool) throws -> ScenarioRun {
+            let scenario = """
+                name: slow-start
+                start: 2026-11-23T06:00
+                steps:
+                  - {after: 1m, publish: {topic: app.sup.crash-then-start-slowly, body: {ms: 1500, hung: \(hung)}}}
+                  - {after: 1m, publish: {topic: app.sup.ping, body: {n: 1}}}
+
+                """
+            return try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
+        }
+        func exits(_ run: ScenarioRun) -> [String] { run.events("plugin.exited").compactMap { $0.bodyValue["how"]?.stringValue } }
+
+        let slow = try play(hung: false)
+        XCTAssertEqual(exits(slow).filter { $0.contains("SIGKILL") }, [], "a start at work was killed: \(exits(slow)); \(slow.errors)")
+        XCTAssertEqual(slow.events("plugin.exited").count, 1, "only the crash asked for: \(exits(slow))")
+        XCTAssertEqual(slow.events("app.sup.pong").count, 1, "the slow start answers the next step: \(slow.errors)")
+
+        let hung = try play(hung: true)
+        XCTAssertEqual(exits(hung).filter { $0.contains("SIGKILL") }.count, 1, "a hung start is killed at the limit: \(exits(hung)); \(hung.errors)")
+        XCTAssertEqual(hung.events("app.sup.pong").count, 1, "its next start answers: \(hung.errors)")
+    }
 }

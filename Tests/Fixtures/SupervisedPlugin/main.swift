@@ -14,7 +14,8 @@
 // (the test sends it SIGSTOP) and leaves the marker `<state dir>/<name>-cut` so the test can kill it there. A failed
 // call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms", "bursts", "gapMs"} uses that
 // much CPU — in `bursts` bursts with `gapMs` asleep between them, when given — before it publishes `app.sup.worked` and
-// acknowledges (a plugin slow at its work, not stopped).
+// acknowledges (a plugin slow at its work, not stopped). `app.sup.crash-then-start-slowly` {"ms", "hung"} exits with status 3
+// and has the next process use `ms` of CPU (`hung`: sleep `ms`, using none) before it says hello.
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -64,6 +65,13 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.pong", json: ["n": n, "pid": .int(Int64(getpid()))])
         case "app.sup.crash":
             fail("crashing, as asked", status: 3)
+        case "app.sup.crash-then-start-slowly":
+            // Its next process takes so long to say hello: `ms` of CPU (`hung`: asleep, using none). Once: the next
+            // process is handed the event again (this one ended with it in hand) and only acknowledges it.
+            guard !FileManager.default.fileExists(atPath: Fixture.slowStart + "-done") else { break }
+            let ms = envelope.bodyValue["ms"]?.intValue ?? 0, hung = envelope.bodyValue["hung"]?.boolValue ?? false
+            FileManager.default.createFile(atPath: Fixture.slowStart, contents: Data("\(hung ? "sleep" : "spin") \(ms)".utf8))
+            fail("crashing, as asked; the next start is slow", status: 3)
         case "activity.habit.completed":  // the SDK hands it over only when the system sent it
             try? PluginRuntime.current?.publish("app.sup.habit", json: ["sender": .string(envelope.sender)])
         case "app.sup.hang":
@@ -152,6 +160,8 @@ func hang() -> Never {
 enum Fixture {
     /// Where the markers go: the plugin's home, which its sandbox lets it write.
     static var home: String { ProcessInfo.processInfo.environment["HOME"] ?? "." }
+    /// What the next start is asked to do before its hello (`app.sup.crash-then-start-slowly`).
+    static var slowStart: String { home + "/\(name)-slow-start" }
 }
 
 /// Returns once the broker (this process's parent) is stopped: what is published next stays unread. Only an
@@ -194,6 +204,13 @@ let arguments = CommandLine.arguments
 if arguments.contains("--crash-at-start") { fail("crashing at start, as asked", status: 3) }
 // As a broken build does until it is fixed: crashes at start while the file exists.
 if let broken = option("--crash-at-start-while"), FileManager.default.fileExists(atPath: broken) { fail("crashing at start while \(broken) exists", status: 3) }
+// A start slow before its hello, as `app.sup.crash-then-start-slowly` asked: at work (CPU) or hung (asleep).
+if let asked = try? String(contentsOfFile: Fixture.slowStart, encoding: .utf8) {
+    try? FileManager.default.removeItem(atPath: Fixture.slowStart)
+    FileManager.default.createFile(atPath: Fixture.slowStart + "-done", contents: nil)
+    let words = asked.split(separator: " "), ms = words.count == 2 ? Int64(words[1]) ?? 0 : 0
+    if words.first == "spin" { spin(cpuMilliseconds: ms) } else { usleep(UInt32(ms * 1_000)) }
+}
 if let index = arguments.firstIndex(of: "--raw-hello"), index + 1 < arguments.count {
     do { try sayRawHello(arguments[index + 1]) } catch { fail("\(error)", status: 1) }
 }

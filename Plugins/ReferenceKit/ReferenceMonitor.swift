@@ -130,7 +130,8 @@ open class ReferenceMonitor: DeviceActivityMonitor {
             return clockChanged()
         }
         guard envelope.topic == "state.changed" else { return }
-        // Every App-Group write of every plugin comes here: its body is parsed once.
+        // The watched keys' changes (`watchedStateKeys`; a broker that knows no `watch` hands over every change,
+        // so the group and key are checked here too): the body is parsed once.
         let body = envelope.bodyValue
         guard body["group"]?.stringValue == options.appGroup, let key = body["key"]?.stringValue else { return }
         switch key {

@@ -367,11 +367,13 @@ public final class Broker {
             // The first look only reads it, so that even it compares the CPU used over a round.
             if clock.isVirtual, now - plugin.startedAt < ProcessProgress.busyLimit(for: settings.startupTimeoutMilliseconds),
                let pid = plugin.programPID ?? plugin.pid {
-                guard starts.hasReading(plugin.spec.name, pid: pid) else {
+                if !starts.hasReading(plugin.spec.name, pid: pid) {
                     starts.read([(plugin.spec.name, pid)])
+                    // A start whose progress cannot be read is judged as a hung one.
+                    if starts.hasReading(plugin.spec.name, pid: pid) { continue }
+                } else if starts.isStillAtWork(plugin.spec.name, pid: pid) {
                     continue
                 }
-                if starts.isStillAtWork(plugin.spec.name, pid: pid) { continue }
             }
             starts.forget(plugin.spec.name)
             statistics.countError("startup-timeout")

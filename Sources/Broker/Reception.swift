@@ -51,8 +51,16 @@ final class Reception {
         // A client that heard nothing for a while (the broker was stopped, or starved of CPU on a busy machine) asks to
         // resume the session it opened on this connection: it goes on untouched — nothing handed back, no turn or
         // request lost, no `plugin.up` — so how long the broker went without running leaves no trace on the bus.
-        if hello.resume, let current = sessions[identity: identity], current.openingHello == hello.opening {
-            current.lastHeard = monotonicMilliseconds()
+        // A supervised plugin resumes only while its credential lives, as every hello is admitted: an impostor on a
+        // reused connection identity with a copied credential falls through to admission and is refused there.
+        if hello.resume, let current = sessions[identity: identity], current.openingHello == hello.opening,
+           !current.isSupervised || BusCredential.matches(hello.credential, supervisor.plugin(named: hello.name)?.liveCredential) {
+            let now = monotonicMilliseconds()
+            current.lastHeard = now
+            // One resumed welcome a heartbeat: a client asks again at most that often, and copies queued behind
+            // each other during a stall need no answer each.
+            if let last = current.lastResumedAt, now - last < settings.heartbeatMilliseconds { return }
+            current.lastResumedAt = now
             let welcome = Welcome(name: hello.name, time: clock.now(), seq: lastSeq, clock: clock.mode,
                                   heartbeatMilliseconds: settings.heartbeatMilliseconds, firstSeq: firstSeq, resumed: true)
             dispatcher.send(WireCodec.encode(.welcome(welcome)), to: identity)

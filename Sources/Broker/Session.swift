@@ -145,6 +145,9 @@ final class Session {
         unacknowledgedHead = 0
     }
 
+    /// When its last `resume` hello was welcomed (monotonic ms), if ever.
+    var lastResumedAt: Int64?
+
     /// Events delivered but not yet acknowledged.
     var lag: Int { unacknowledged.count - unacknowledgedHead }
 

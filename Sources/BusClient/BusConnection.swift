@@ -46,6 +46,9 @@ public final class BusConnection {
     private var lastHelloSent: Int64 = 0
     private var heartbeatInterval: Int64 = 1000
     private var awaitingWelcome = false
+    /// Between `renewSession` and the welcome of the new session: what the old session still hands over is not this
+    /// client's to handle (the new one gives it back), and a resumed welcome answers an earlier hello.
+    private var renewing = false
     private var closed = false
     /// Whether the credential was found rather than given: it is looked up again before each new hello.
     private let discoversCredential: Bool
@@ -194,7 +197,7 @@ public final class BusConnection {
         if silentFor > heartbeatInterval * 3 && now - lastHelloSent > heartbeatInterval && !hasWaitingMessages() {
             // Gone, or only stopped or starved of CPU: a broker that still holds this session resumes it as it was,
             // so that its silence changes nothing on the bus (in virtual time, nothing in the journal).
-            try sayHelloAgain(resume: true)
+            try sayHelloAgain(resume: !renewing)
         }
     }
 
@@ -236,6 +239,7 @@ public final class BusConnection {
     /// Asks for a new session even from a broker that still holds this one: what the client had in hand is given
     /// back to it there (a call abandoned while the broker was silent leaves its event to be handled again).
     public func renewSession() throws {
+        renewing = true
         try sayHelloAgain(resume: false)
     }
 
@@ -298,15 +302,22 @@ public final class BusConnection {
         return try counted(message)
     }
 
-    /// Updates the welcome state and the delivery accounting with `message`, and returns it.
-    private func counted(_ message: BrokerMessage) throws -> BrokerMessage {
+    /// Updates the welcome state and the delivery accounting with `message`, and returns it — or nil for what the
+    /// session being renewed still sends: its events come again in the new session, and an ack of one handled now
+    /// would cover, by its seq, an earlier event the new session gives back to be handled again.
+    private func counted(_ message: BrokerMessage) throws -> BrokerMessage? {
         switch message {
+        case .welcome(let welcome) where welcome.resumed && renewing:
+            return nil
+        case .event where renewing:
+            return nil
         case .welcome(let welcome) where welcome.resumed && self.welcome != nil:
             // The session goes on: its delivery numbers, and whatever the client has in hand, stay as they were.
             awaitingWelcome = false
             heartbeatInterval = max(50, welcome.heartbeatMilliseconds)
         case .welcome(let welcome):
             let isReconnect = self.welcome != nil
+            renewing = false
             self.welcome = welcome
             awaitingWelcome = false
             heartbeatInterval = max(50, welcome.heartbeatMilliseconds)

@@ -16,6 +16,9 @@ open class ShieldActionDelegate: BusComponent {
     public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .action }
     open var subscriptions: [String] { [DeviceTopic.actionRequest] }
+    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`: each change it is
+    /// handed costs it a turn; nil: every change.
+    open var watchedStateKeys: [String: [String]]? { nil }
     open func didStart() {}
 
     /// A button on an app's shield. The token is the one the system hands over now (valid even after tokens regenerate).

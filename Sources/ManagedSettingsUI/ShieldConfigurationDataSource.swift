@@ -15,6 +15,9 @@ open class ShieldConfigurationDataSource: BusComponent {
     public var extensionContext: NSExtensionContext? { .current }
     public var role: Role { .shield }
     open var subscriptions: [String] { [DeviceTopic.configurationRequest] }
+    /// The App-Group keys whose changes it hears, by group, when it subscribes to `state.changed`: each change it is
+    /// handed costs it a turn; nil: every change.
+    open var watchedStateKeys: [String: [String]]? { nil }
     open func didStart() {}
 
     /// An app shielded by its own token.

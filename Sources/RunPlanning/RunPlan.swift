@@ -255,10 +255,6 @@ public struct RunPlan {
         brokerSettings = settings
     }
 
-    /// The configuration's plugins as a run on `runtime` and `stateDirectory` starts them, with the folders each is
-    /// given made (its container, record and App Groups, the options folder) and its options file written (in place;
-    /// left as it is when it holds the same bytes, so that a sandbox kept across explored days, which bound it, sees
-    /// this day's). Explore's broker template plans its kept sandboxes with it too, before any day's plan.
     /// The plugins `scenario` launches again: every one at a device restart, a product's companion plugin when its app
     /// is force-quit.
     static func pluginsLaunchedAgain(by scenario: Scenario?, products: [ProductDeclaration], all: [String]) -> Set<String> {
@@ -276,6 +272,10 @@ public struct RunPlan {
         return names
     }
 
+    /// The configuration's plugins as a run on `runtime` and `stateDirectory` starts them, with the folders each is
+    /// given made (its container, record and App Groups, the options folder) and its options file written (in place;
+    /// left as it is when it holds the same bytes, so that a sandbox kept across explored days, which bound it, sees
+    /// this day's). Explore's broker template plans its kept sandboxes with it too, before any day's plan.
     public static func pluginSpecs(configuration: ShieldBusConfiguration, stateDirectory: String, runtime: RuntimeDirectory,
                                    shortLivedExtensions: Bool) throws -> [PluginSpec] {
         let membership = configuration.pluginAppGroups

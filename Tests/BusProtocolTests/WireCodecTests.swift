@@ -18,6 +18,8 @@ final class WireCodecTests: XCTestCase {
         let messages: [ClientMessage] = [
             .hello(Hello(name: "monitor", role: .monitor, subscriptions: ["deviceactivity.", "clock."], pid: 42)),
             .hello(Hello(name: "monitor", role: .monitor, subscriptions: [], credential: "c0ffee")),
+            .hello(Hello(name: "monitor", role: .monitor, subscriptions: ["state.changed"], credential: "c0ffee",
+                         watch: StateWatch(["group.a": ["isCurrentlyUnlocked", "reports.*"]]), resume: true)),
             .publish(Publish(topic: "shield.configuration.request", body: ["app": "Instagram"], corr: "r-1", deadline: 1000)),
             .publish(Publish(topic: "activity.app.open", body: [:])),
             .publish(Publish(topic: "x.app.unlocked", body: ["until": 5], cause: PublicationCause(seq: 41, index: 2))),
@@ -34,6 +36,7 @@ final class WireCodecTests: XCTestCase {
         let messages: [BrokerMessage] = [
             .welcome(Welcome(name: "x", time: 5, seq: 8, clock: "virtual", heartbeatMilliseconds: 1000, settings: ["timeZone": "UTC"])),
             .welcome(Welcome(name: "x", time: 5, seq: 1_008, clock: "real", heartbeatMilliseconds: 1000, firstSeq: 1_001)),
+            .welcome(Welcome(name: "x", time: 5, seq: 1_009, clock: "real", heartbeatMilliseconds: 1000, resumed: true)),
             .event(envelope, delivery: 3),
             .error(ErrorReport(code: "unsupported-version", message: "m", supported: [1])),
             .heartbeat(time: 77), .status(["plugins": []]), .bye(reason: "stopping"),

@@ -21,22 +21,7 @@ final class PythonPluginTests: XCTestCase {
         _ = try requirePython()
         // heartbeatMs 200 / sessionTimeoutMs 900: a plugin that did not heartbeat at the welcome's interval
         // (e.g. at a fixed 1 s) would be timed out and killed (restart: never) before the pings.
-        let config = """
-        name: python-plugin
-        bus:
-          heartbeatMs: 200
-          sessionTimeoutMs: 900
-        plugins:
-          - name: py-echo
-            \(PluginPython.entryFields.replacingOccurrences(of: ", readable", with: "\n    readable"))
-            role: generic
-            restart: never
-            arguments: ["\(Self.pluginPath)"]
-            environment:
-              PYTHONUNBUFFERED: "1"
-
-        """
-        let broker = try BrokerProcess(configuration: config)
+        let broker = try BrokerProcess(configuration: Self.echoConfiguration(name: "python-plugin", heartbeatMs: 200, sessionTimeoutMs: 900))
         let pluginLog = broker.runtime.logsPath + "/py-echo.log"
         var pid: Int32 = 0
         waitUntil("the Python plugin to connect and hold its session for 2.5 s (log: \(pluginLog))", timeoutSeconds: 20) {
@@ -391,6 +376,54 @@ final class PythonPluginTests: XCTestCase {
     }
 
     /// The status report's entry for `name`, if any.
+    /// A broker stopped past the plugin's silence limit (3 heartbeats): the Python plugin says hello again with
+    /// `resume`, and its session goes on — the same process, a session older than the stall, no second `plugin.up`.
+    func testAPluginThatHeardNothingFromAStoppedBrokerResumesItsSession() throws {
+        _ = try requirePython()
+        let work = TemporaryDirectory(prefix: "sbpyresume")
+        let broker = try BrokerProcess(configuration: Self.echoConfiguration(name: "python-resume", heartbeatMs: 100, sessionTimeoutMs: 1000), arguments: ["--journal", work.file("journal.jsonl")],
+                                       runtimeDirectory: work.file("run"))
+        defer { broker.stop() }
+        let pluginLog = broker.runtime.logsPath + "/py-echo.log"
+        waitUntil("the Python plugin to connect (log: \(pluginLog))", timeoutSeconds: 20) {
+            entry("py-echo", in: try? broker.status())?["connected"]?.boolValue == true
+        }
+        let pid = entry("py-echo", in: try broker.status())?["pid"]?.intValue
+        kill(broker.process.processIdentifier, SIGSTOP)
+        // The stall is the fault: twenty heartbeat intervals, the plugin's silence limit several times over.
+        let stalled = monotonicMilliseconds() + 2_000
+        while monotonicMilliseconds() < stalled { usleep(100_000) }
+        kill(broker.process.processIdentifier, SIGCONT)
+        XCTAssertTrue(waitUntil("the plugin to say its session goes on (log: \(pluginLog))", timeoutSeconds: 20) {
+            ((try? String(contentsOfFile: pluginLog, encoding: .utf8)) ?? "").contains("the session goes on (resumed")
+        })
+        let after = entry("py-echo", in: try broker.status())
+        XCTAssertEqual(after?["pid"]?.intValue, pid, "the same process")
+        XCTAssertEqual(after?["connected"]?.boolValue, true)
+        XCTAssertGreaterThanOrEqual(after?["uptimeMs"]?.intValue ?? 0, 2_000, "the session it had before the stall goes on: \(String(describing: after))")
+        let ups = JournalLines.eventsSoFar(atPath: work.file("journal.jsonl")).filter { $0.topic == "plugin.up" }
+        XCTAssertEqual(ups.count, 1, "the stall left a trace: \(ups.map(\.bodyValue.jsonText))")
+    }
+
+    /// A configuration with the Python plugin supervised as `py-echo` (never restarted) on the given heartbeat.
+    static func echoConfiguration(name: String, heartbeatMs: Int, sessionTimeoutMs: Int) -> String {
+        """
+        name: \(name)
+        bus:
+          heartbeatMs: \(heartbeatMs)
+          sessionTimeoutMs: \(sessionTimeoutMs)
+        plugins:
+          - name: py-echo
+            \(PluginPython.entryFields.replacingOccurrences(of: ", readable", with: "\n    readable"))
+            role: generic
+            restart: never
+            arguments: ["\(pluginPath)"]
+            environment:
+              PYTHONUNBUFFERED: "1"
+
+        """
+    }
+
     func entry(_ name: String, in status: JSONValue?) -> JSONValue? {
         status?["plugins"]?.arrayValue?.first { $0["name"]?.stringValue == name }
     }

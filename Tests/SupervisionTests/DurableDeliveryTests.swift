@@ -312,8 +312,7 @@ final class DurableDeliveryTests: XCTestCase {
     /// Idle plugins hear nothing from a stopped broker (SIGSTOP) for many of their silence limits (three heartbeat
     /// intervals) and say hello again, asking to resume; once the broker goes on (SIGCONT) each session goes on as
     /// it was: no `plugin.up` again, nothing ended, the same processes — so in virtual time a broker starved of CPU
-    /// on a busy machine leaves no trace in the journal. (Without resuming, each came back as a returning plugin,
-    /// with a `plugin.up` and a `bus.ready` of its own in the journal.)
+    /// on a busy machine leaves no trace in the journal (a new session would put a `plugin.up` and a `bus.ready` there).
     func testIdlePluginsThatHeardNothingFromAStoppedBrokerResumeTheirSessions() throws {
         let work = TemporaryDirectory(prefix: "sbresume")
         let plugins = ["first", "second"]

@@ -154,10 +154,12 @@ class BusConnection:
         self.socket.send_multipart([kind.encode("ascii"), compact(message)])
         self.last_sent = time.monotonic()
 
-    def hello(self):
+    def hello(self, resume=False):
         # The pid is informational only; "batches": we read several events in one message (`events`, § 4.3).
         fields = {"name": self.name, "role": self.role, "subscribe": self.subscriptions,
                   "acks": self.role not in ("tap", "tool"), "pid": os.getpid(), "batches": True}
+        if resume:
+            fields["resume"] = True   # we kept our session's state: a broker that was only stalled goes on with it
         credential = find_credential(self.endpoint, self.runtime_dir)  # read afresh: a new broker may have a new cookie
         if credential:
             fields["credential"] = credential
@@ -197,7 +199,7 @@ class BusConnection:
             self.send("heartbeat")
         if self.welcome is not None and now - self.last_heard > 3 * self.interval and now - self.last_hello > self.interval:
             log(f"the broker has been silent for {now - self.last_heard:.1f} s; saying hello again")
-            self.hello()
+            self.hello(resume=self.in_session)
 
     def next_due(self):
         """Seconds until maintain() has something to do."""
@@ -230,6 +232,12 @@ class BusConnection:
         if kind in ("event", "events"):
             return [("event", fields, self.delivered(int(delivery_text) + offset)) for offset, fields in enumerate(parts)]
         fields = parts[0]
+        if kind == "welcome" and fields.get("resumed") is True and self.in_session:
+            # The broker was only stalled: the session goes on, deliveries counted where they were (§ 5.2).
+            self.awaiting_welcome = False
+            self.interval = max(0.05, fields["heartbeat"] / 1000.0)
+            log(f"the session goes on (resumed, last seq {fields['seq']})")
+            return []
         if kind == "welcome":
             self.welcome = fields
             self.in_session = True

@@ -122,10 +122,21 @@ public final class PluginRuntime: @unchecked Sendable {
         if let loss = handled?.restartLoss { logger.warning("\(loss)") }
         handled?.onNoteFailure = { [logger] in logger.error("cannot note a commit of \($0)") }
         self.observedTopics = observedTopics
+        try Self.checkWatch(watchedStateKeys, subscriptions: subscriptions)
         connection = try BusConnection(endpoint: endpoint, hello: Hello(name: name, role: role, subscriptions: subscriptions + ["bus.ready", DeviceTopic.clockChanged, DeviceTopic.timeZoneChanged],
                                                                          pid: Int64(getpid()), observations: observedTopics,
                                                                          watch: watchedStateKeys.map(StateWatch.init)),
                                        runtime: .resolve(nil, environment: LaunchEnvironment.variables), environment: LaunchEnvironment.variables)
+    }
+
+    /// Refuses a `watchedStateKeys` the broker would refuse, naming the plugin's own properties rather than the
+    /// hello's `watch`: a configuration error the plugin's author fixes, not a start to retry.
+    static func checkWatch(_ keys: [String: [String]]?, subscriptions: [String]) throws {
+        guard let keys else { return }
+        if let problem = StateWatch(keys).problem { throw PluginError.configuration("watchedStateKeys: \(problem)") }
+        guard subscriptions.contains(where: { Topic.matches(StateWatch.topic, prefix: $0) }) else {
+            throw PluginError.configuration("watchedStateKeys narrows `\(StateWatch.topic)`, and no prefix in `subscriptions` selects it: subscribe to `\(StateWatch.topic)` too, or leave watchedStateKeys nil")
+        }
     }
 
     /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).

@@ -90,4 +90,40 @@ final class BodyWritingTests: XCTestCase {
             if app.json != expectedApp || web.json != expectedWeb { return }
         }
     }
+
+    /// A field added to one of these types later must be written too: with every optional part present, the keys
+    /// written at each level are the type's stored properties, so a property the writers do not know fails here.
+    func testEveryStoredPropertyIsWritten() throws {
+        var draw = Draw(state: 4)
+        func keys(_ json: [UInt8]) throws -> Set<String> {
+            Set(try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json)) as? [String: Any]).keys)
+        }
+        func properties(_ value: Any) -> Set<String> { Set(Mirror(reflecting: value).children.compactMap(\.label)) }
+        let label = draw.label()
+        let configuration = ShieldConfiguration(backgroundBlurStyle: .dark, backgroundColor: draw.color(), icon: ShieldIcon("leaf.svg"),
+                                                title: label, subtitle: label, primaryButtonLabel: label,
+                                                primaryButtonBackgroundColor: draw.color(), secondaryButtonLabel: label)
+        let application = Application(token: ApplicationToken(rawValue: "a"), localizedDisplayName: "A", bundleIdentifier: "com.a")
+        let category = ActivityCategory(token: ActivityCategoryToken(rawValue: "c"), localizedDisplayName: "C")
+        let webDomain = WebDomain(token: WebDomainToken(rawValue: "w"), domain: "w.example")
+        let target = ShieldTarget(application: application, webDomain: webDomain, category: category)
+        let shown = ShieldShown(target: target, entryPoint: .application, stores: ["s"], configuration: configuration, renderedBy: "shield",
+                                fallbackReason: "r", tab: 1, isPrivate: true)
+        let request = ShieldConfigurationRequest(entryPoint: .application, target: target)
+        let app = AppActivity(application: application, category: category, reason: "r")
+        let web = WebActivity(webDomain: webDomain, category: category, url: "https://w.example", tab: 1, isPrivate: false, reason: "r")
+        XCTAssertEqual(try keys(shown.json), properties(shown))
+        XCTAssertEqual(try keys(request.json), properties(request))
+        XCTAssertEqual(try keys(app.json), properties(app))
+        XCTAssertEqual(try keys(web.json), properties(web))
+        let shownObject = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(shown.json)) as? [String: Any])
+        let targetObject = try XCTUnwrap(shownObject["target"] as? [String: Any])
+        let configurationObject = try XCTUnwrap(shownObject["configuration"] as? [String: Any])
+        XCTAssertEqual(Set(targetObject.keys), properties(target))
+        XCTAssertEqual(Set(configurationObject.keys), properties(configuration))
+        XCTAssertEqual(Set(try XCTUnwrap(configurationObject["title"] as? [String: Any]).keys), properties(label))
+        XCTAssertEqual(Set(try XCTUnwrap(targetObject["application"] as? [String: Any]).keys), properties(application))
+        XCTAssertEqual(Set(try XCTUnwrap(targetObject["category"] as? [String: Any]).keys), properties(category))
+        XCTAssertEqual(Set(try XCTUnwrap(targetObject["webDomain"] as? [String: Any]).keys), properties(webDomain))
+    }
 }

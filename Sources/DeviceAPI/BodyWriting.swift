@@ -197,18 +197,9 @@ private struct JSONObject {
 
     func end(into out: inout [UInt8]) { out.append(UInt8(ascii: "}")) }
 
-    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-
     private static func writeHex(_ color: ShieldColor, into out: inout [UInt8]) {
-        func write(_ channel: UInt8) {
-            out.append(hexDigits[Int(channel >> 4)])
-            out.append(hexDigits[Int(channel & 0xF)])
-        }
-        out.append(contentsOf: "\"#".utf8)
-        write(color.red)
-        write(color.green)
-        write(color.blue)
-        write(color.alpha)
+        out.append(UInt8(ascii: "\""))
+        color.appendHex(into: &out)
         out.append(UInt8(ascii: "\""))
     }
 }

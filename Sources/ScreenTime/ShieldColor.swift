@@ -41,11 +41,22 @@ public struct ShieldColor: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// The color as `"#RRGGBBAA"`, upper case.
     public var hex: String {
-        "#" + [red, green, blue, alpha].map { byte in
-            let digits = String(byte, radix: 16, uppercase: true)
-            return digits.count == 1 ? "0" + digits : digits
-        }.joined()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(9)
+        appendHex(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
+
+    /// Appends `hex`'s bytes to `out` (for writers that build JSON byte by byte).
+    public func appendHex(into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "#"))
+        for channel in [red, green, blue, alpha] {
+            out.append(Self.hexDigits[Int(channel >> 4)])
+            out.append(Self.hexDigits[Int(channel & 0xF)])
+        }
+    }
+
+    private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     /// The four channels at once (UIKit's names `red`, `green` and `blue` are also its named colors).
     public var channels: (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) { (red, green, blue, alpha) }

@@ -29,9 +29,17 @@ open class ReferenceMonitor: DeviceActivityMonitor {
 
     open override var subscriptions: [String] { super.subscriptions + ["state.changed"] }
 
+    /// The App-Group keys the monitor acts on, each with its hook: one list for what it watches and what it does.
+    static let keyHooks: [(key: String, hook: @Sendable (ReferenceMonitor) -> Void)] = [
+        // The app writes the timestamp and then the flag in one transaction: the flag's change is the signal.
+        (SharedKey.isCurrentlyUnlocked, { $0.unlockChanged() }),
+        (SharedKey.passUntil, { $0.passGranted() }),
+        (SharedKey.nudgeCooldownUntil, { $0.nudged() }),
+    ]
+
     /// Only the keys `handleOther` acts on: the broker hands the monitor no other change (it checks again).
     open override var watchedStateKeys: [String: [String]]? {
-        [options.appGroup: [SharedKey.isCurrentlyUnlocked, SharedKey.passUntil, SharedKey.nudgeCooldownUntil]]
+        [options.appGroup: Self.keyHooks.map(\.key)]
     }
 
     var prefix: String { options.product.rawValue }
@@ -134,17 +142,7 @@ open class ReferenceMonitor: DeviceActivityMonitor {
         // so the group and key are checked here too): the body is parsed once.
         let body = envelope.bodyValue
         guard body["group"]?.stringValue == options.appGroup, let key = body["key"]?.stringValue else { return }
-        switch key {
-        case SharedKey.isCurrentlyUnlocked:
-            // The app writes the timestamp and then the flag in one transaction: the flag's change is the signal.
-            unlockChanged()
-        case SharedKey.passUntil:
-            passGranted()
-        case SharedKey.nudgeCooldownUntil:
-            nudged()
-        default:
-            break
-        }
+        Self.keyHooks.first { $0.key == key }?.hook(self)
     }
 
     /// The unlock started or changed (the companion app wrote the flag and timestamp).

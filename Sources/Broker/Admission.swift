@@ -24,17 +24,12 @@ struct Admission {
     /// allowlisted key's): one hostile holder cannot exhaust the broker for the others. Each session may subscribe to
     /// everything, and then costs every event a copy: the limit bounds the copies one credential asks of each event.
     static let sessionsPerCredential = 32
-    /// The most subscription (and observation) prefixes a session may have, and their bytes in all: a session's
-    /// prefixes are matched against every event, and announced in its `plugin.up`.
-    static let subscriptionLimit = 1_000
-    static let subscriptionBytesLimit = 16_384
-
-    /// Why `hello` asks for more than a session may have, if it does.
+    /// Why `hello` asks for more subscription and observation prefixes than a session may have (`HelloListSize`), if
+    /// it does: a session's prefixes are matched against every event, and announced in its `plugin.up`.
     static func subscriptionProblem(_ hello: Hello) -> BusProtocolError? {
-        let prefixes = hello.subscriptions.count + hello.observations.count
-        let bytes = hello.subscriptions.reduce(0) { $0 + $1.utf8.count } + hello.observations.reduce(0) { $0 + $1.utf8.count }
-        guard prefixes > subscriptionLimit || bytes > subscriptionBytesLimit else { return nil }
-        return .tooManySubscriptions(count: prefixes, bytes: bytes, countLimit: subscriptionLimit, bytesLimit: subscriptionBytesLimit)
+        let size = HelloListSize(hello.subscriptions, hello.observations)
+        guard !size.isWithinLimits else { return nil }
+        return .tooManySubscriptions(count: size.count, bytes: size.bytes, countLimit: HelloListSize.countLimit, bytesLimit: HelloListSize.bytesLimit)
     }
 
     /// Admits `hello`, or says why not. `keyAdmitted`: the connection came through CURVE with a key on the

@@ -70,7 +70,7 @@ final class PluginSupervisor {
         /// goodbye is read, so that run's hello never comes before it and the journal never depends on which of two
         /// connections the broker read first.
         var restartAfterBye: (connection: [UInt8], since: Int64)?
-        init(spec: PluginSpec, stateChanges: ChangeCount = ChangeCount()) {
+        init(spec: PluginSpec, stateChanges: ChangeCount) {
             self.spec = spec
             self.stateChanges = stateChanges
         }

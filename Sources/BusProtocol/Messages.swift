@@ -32,6 +32,30 @@ public struct Role: RawRepresentable, Hashable, Codable, Sendable, ExpressibleBy
 }
 
 /// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.
+/// The size of a hello's lists of names — its subscriptions and observations, or its watch's groups and key patterns:
+/// how many, and their bytes in all. The broker matches each list against every event, and a hello must stay small, so
+/// each list is bounded by the same limits.
+public struct HelloListSize: Equatable, Sendable {
+    public private(set) var count = 0
+    public private(set) var bytes = 0
+
+    public static let countLimit = 1_000
+    public static let bytesLimit = 16_384
+
+    public init() {}
+
+    public init(_ names: [String]...) {
+        for list in names { for name in list { add(name) } }
+    }
+
+    public mutating func add(_ name: String) {
+        count += 1
+        bytes += name.utf8.count
+    }
+
+    public var isWithinLimits: Bool { count <= Self.countLimit && bytes <= Self.bytesLimit }
+}
+
 public struct Hello: Equatable, Sendable {
     public var version: Int64
     public var name: String

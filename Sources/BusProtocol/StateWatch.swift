@@ -31,11 +31,6 @@ public struct StateWatch: Equatable, Sendable {
     /// The topic a watch narrows.
     public static let topic = "state.changed"
 
-    /// The most groups and key patterns one watch may name, and their bytes in all: the broker matches them against
-    /// every change, and a hello must stay small.
-    public static let patternLimit = 1_000
-    public static let bytesLimit = 16_384
-
     /// Whether the change of `key` in `group` is one this watch delivers.
     @inline(__always)
     public func covers(group: String, key: String) -> Bool {
@@ -51,20 +46,19 @@ public struct StateWatch: Equatable, Sendable {
         return covers(group: change.group, key: change.key)
     }
 
-    /// What is wrong with it, if anything: an empty group name, a malformed pattern, more than the limits.
+    /// What is wrong with it, if anything: an empty group name, a malformed pattern, more than `HelloListSize` allows.
     public var problem: String? {
-        var count = 0, bytes = 0
+        var size = HelloListSize()
         for (group, patterns) in keys.sorted(by: { $0.key < $1.key }) {
             if group.isEmpty { return "a group's name is empty" }
             for pattern in patterns {
                 if let problem = KeyPattern.problem(with: pattern) { return "'\(pattern)' of group '\(group)': \(problem)" }
-                bytes += pattern.utf8.count
+                size.add(pattern)
             }
-            count += 1 + patterns.count
-            bytes += group.utf8.count
+            size.add(group)
         }
-        guard count <= Self.patternLimit && bytes <= Self.bytesLimit else {
-            return "it names \(count) groups and key patterns of \(bytes) bytes; a hello may name at most \(Self.patternLimit), of \(Self.bytesLimit) bytes in all"
+        guard size.isWithinLimits else {
+            return "it names \(size.count) groups and key patterns of \(size.bytes) bytes; a hello may name at most \(HelloListSize.countLimit), of \(HelloListSize.bytesLimit) bytes in all"
         }
         return nil
     }

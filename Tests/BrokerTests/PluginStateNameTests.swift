@@ -6,7 +6,7 @@ final class PluginStateNameTests: XCTestCase {
     /// A short-lived extension whose run has ended, its next launch waiting for that run's goodbye, has no process:
     /// it is not shown as running.
     func testAShortLivedExtensionBetweenItsRunsIsRelaunching() {
-        let plugin = PluginSupervisor.Plugin(spec: PluginSpec(name: "monitor", executable: "/bin/true", role: .monitor))
+        let plugin = PluginSupervisor.Plugin(spec: PluginSpec(name: "monitor", executable: "/bin/true", role: .monitor), stateChanges: ChangeCount())
         plugin.state = .running
         XCTAssertEqual(PluginAdministration.stateName(plugin), "running")
         plugin.restartAfterBye = (connection: [1], since: 0)
@@ -18,7 +18,7 @@ final class PluginStateNameTests: XCTestCase {
     /// A plugin whose start found its storage unusable waits for it out of action: the bus does not wait for it, and
     /// an action meant for it is answered naming it.
     func testAPluginWaitingForItsStorageIsOutOfAction() {
-        let plugin = PluginSupervisor.Plugin(spec: PluginSpec(name: "monitor", executable: "/bin/true", role: .monitor))
+        let plugin = PluginSupervisor.Plugin(spec: PluginSpec(name: "monitor", executable: "/bin/true", role: .monitor), stateChanges: ChangeCount())
         plugin.state = .waitingForStorage(until: 0, why: "the disk is full")
         XCTAssertEqual(PluginAdministration.stateName(plugin), "waiting-for-storage")
         XCTAssertFalse(plugin.isRunning, "the bus goes on without it")

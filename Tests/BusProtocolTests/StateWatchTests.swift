@@ -78,12 +78,12 @@ final class StateWatchTests: XCTestCase {
     }
 
     func testAWatchIsBoundedInPatternsAndBytes() {
-        let many = (0..<StateWatch.patternLimit).map { "\"key\($0)\"" }.joined(separator: ",")
+        let many = (0..<HelloListSize.countLimit).map { "\"key\($0)\"" }.joined(separator: ",")
         XCTAssertEqual(refusal(helloWatching(#"{"group.a":[\#(many)]}"#))?.code, "bad-hello", "the group and 1,000 patterns are one too many")
-        let long = String(repeating: "k", count: StateWatch.bytesLimit)
+        let long = String(repeating: "k", count: HelloListSize.bytesLimit)
         XCTAssertEqual(refusal(helloWatching(#"{"group.a":["\#(long)"]}"#)),
-                       .badHello("`watch`: it names 2 groups and key patterns of \(StateWatch.bytesLimit + 7) bytes; a hello may name at most \(StateWatch.patternLimit), of \(StateWatch.bytesLimit) bytes in all"))
-        let fewer = (1..<StateWatch.patternLimit).map { "\"key\($0)\"" }.joined(separator: ",")
+                       .badHello("`watch`: it names 2 groups and key patterns of \(HelloListSize.bytesLimit + 7) bytes; a hello may name at most \(HelloListSize.countLimit), of \(HelloListSize.bytesLimit) bytes in all"))
+        let fewer = (1..<HelloListSize.countLimit).map { "\"key\($0)\"" }.joined(separator: ",")
         XCTAssertNil(refusal(helloWatching(#"{"group.a":[\#(fewer)]}"#)), "one group and 999 patterns are within the limit")
     }
 }

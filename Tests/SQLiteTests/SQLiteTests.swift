@@ -74,6 +74,24 @@ final class SQLiteTests: XCTestCase {
             return ObjectIdentifier(statement)
         }
         XCTAssertEqual(afterwards, first, "the kept statement, not the nested one, stays kept")
+        // An owner that keeps the statement itself uses the same one, reset between uses and nested safely too.
+        let owned = try db.keptStatement(sql)
+        XCTAssertEqual(ObjectIdentifier(owned), first)
+        let ownedRows = try db.withStatement(owned, bindings: [.integer(2)]) { outer -> [Int64] in
+            XCTAssertTrue(try outer.step())
+            let inner = try db.withStatement(owned, bindings: [.integer(1)]) { inner -> (ObjectIdentifier, Int64?) in
+                XCTAssertTrue(try inner.step())
+                return (ObjectIdentifier(inner), try inner.int64(at: 0))
+            }
+            XCTAssertNotEqual(inner.0, ObjectIdentifier(outer))
+            XCTAssertEqual(inner.1, 1)
+            var rows = [try outer.int64(at: 0) ?? -1]
+            while try outer.step() { rows.append(try outer.int64(at: 0) ?? -1) }
+            return rows
+        }
+        XCTAssertEqual(ownedRows, [2, 3])
+        XCTAssertEqual(try db.withStatement(owned, bindings: [.integer(3)]) { try $0.step() ? try $0.int64(at: 0) : nil }, 3,
+                       "reset and bound afresh")
     }
 
     func testTypedBindAndColumnRoundTrip() throws {

@@ -42,6 +42,7 @@ final class DeliveryStore {
     /// The `meta` rows as the last committed write left them (nil before this connection's first): a write changes
     /// only the rows that differ — usually `savedSeq` alone, as the reservations run out now and then.
     private var committedMeta: Meta?
+    private let statements: Statements
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
     private let tally: CommitTally
@@ -52,6 +53,27 @@ final class DeliveryStore {
         get { tally.onNoteFailure }
         set { tally.onNoteFailure = newValue }
     }
+
+    /// The page size of a store made here (one made earlier keeps its own). Each save writes its pages whole into the
+    /// write-ahead log — the kept deliveries, `meta`, the tally — each checksummed and copied: smaller pages than
+    /// SQLite's 4 KiB cost a save less, while a kept envelope of the usual size still fits beside its key (1 KiB pages
+    /// would send many to overflow pages, more frames a save).
+    static let pageSize = 2_048
+
+    /// Frames in the write-ahead log that owe a checkpoint in virtual time. Every save writes the same few pages again,
+    /// and SQLite finds a frame's slot in the log's index by probing past the earlier frames of the same page in its
+    /// block: a longer log costs every commit more. In real time the checkpoint's syncs delay what reaches the loop next
+    /// (the shield decision), so they stay rare (`LogCheckpoints.idleSoftLimit`); in virtual time nobody waits on the
+    /// loop's idle moment, and the limit is the one that costs the loop least.
+    static let virtualTimeCheckpointLimit = 500
+
+    /// The checkpoint limit of the store of a broker whose clock is virtual or not.
+    static func checkpointLimit(virtualTime: Bool) -> Int {
+        virtualTime ? virtualTimeCheckpointLimit : LogCheckpoints.idleSoftLimit
+    }
+
+    /// Frames in the write-ahead log that owe a checkpoint (`checkpointLimit(virtualTime:)`).
+    var checkpointLimit: Int { tally.checkpoints.softLimit }
 
     /// Whether its write-ahead log owes a checkpoint, which the broker runs when its loop is idle (`checkpointIfOwed`).
     var owesCheckpoint: Bool { tally.checkpoints.owesCheckpoint() }
@@ -64,12 +86,13 @@ final class DeliveryStore {
     /// Opens the store for this broker alone (it is the only reader and writer while it runs, behind the state
     /// folder's lock): no POSIX lock per transaction. Another opener meanwhile gets
     /// `SQLiteError.heldByAnotherConnection` after `busyTimeout`.
-    init(path: String, busyTimeout: TimeInterval = 5) throws {
+    init(path: String, busyTimeout: TimeInterval = 5, checkpointLimit: Int = LogCheckpoints.idleSoftLimit) throws {
         self.path = path
-        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout)
+        connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout,
+                                          pageSize: Self.pageSize)
         try connection.enableWAL()
         do {
-            tally = try CommitTally(connection: connection, path: path)
+            tally = try CommitTally(connection: connection, path: path, checkpointLimit: checkpointLimit)
         } catch let lost as LostCommits {
             throw DeliveryStoreError.damaged(path: path, detail: lost.description)
         }
@@ -83,6 +106,7 @@ final class DeliveryStore {
                                              body BLOB NOT NULL, corr TEXT, deadline INTEGER);
             CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
             """)
+        statements = try Statements(connection)
     }
 
     /// The numbers `meta` holds.
@@ -138,54 +162,61 @@ final class DeliveryStore {
         let meta = Meta(seqReserved: Int64(seqReserved), timeReserved: timeReserved, savedSeq: Int64(savedSeq))
         try tally.transaction {
             if !announced.isEmpty {
-                try connection.withStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)") { insert in
+                try connection.withStatement(statements.insertAnnounced) { insert in
                     for (fact, body) in announced {
                         insert.reset()
-                        try insert.bind([.text(fact), .blob(Data(body))])
+                        try insert.bind(fact, at: 1)
+                        try insert.bind(body, at: 2)
                         try insert.run()
                     }
                 }
             }
             if let held {
-                try connection.withStatement("DELETE FROM held") { try $0.run() }
-                try connection.withStatement("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)") { insert in
+                try connection.withStatement(statements.deleteHeld) { try $0.run() }
+                try connection.withStatement(statements.insertHeld) { insert in
                     for (position, publication) in held.enumerated() {
                         insert.reset()
-                        try insert.bind([.integer(Int64(position)), .text(publication.source), .text(publication.topic), .blob(Data(publication.body)),
-                                         publication.corr.map(SQLiteValue.text) ?? .null, publication.deadline.map(SQLiteValue.integer) ?? .null])
+                        try insert.bind(Int64(position), at: 1)
+                        try insert.bind(publication.source, at: 2)
+                        try insert.bind(publication.topic, at: 3)
+                        try insert.bind(publication.body, at: 4)
+                        try insert.bind(publication.corr.map(SQLiteValue.text) ?? .null, at: 5)
+                        try insert.bind(publication.deadline.map(SQLiteValue.integer) ?? .null, at: 6)
                         try insert.run()
                     }
                 }
             }
             if !inserts.isEmpty {
-                try connection.withStatement("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)") { insert in
+                try connection.withStatement(statements.insertPending) { insert in
                     for (key, json) in inserts {
                         insert.reset()
-                        try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(json))])
+                        try insert.bind(key.plugin, at: 1)
+                        try insert.bind(Int64(key.seq), at: 2)
+                        try insert.bind(json, at: 3)
                         try insert.run()
                     }
                 }
             }
             if !published.isEmpty {
-                try connection.withStatement("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)") { insert in
+                try connection.withStatement(statements.insertPublished) { insert in
                     for (key, fingerprints) in published {
                         insert.reset()
                         // Little-endian, eight bytes each.
                         let blob = fingerprints.flatMap { value in (0..<8).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
-                        try insert.bind([.text(key.plugin), .integer(Int64(key.seq)), .blob(Data(blob))])
+                        try insert.bind(key.plugin, at: 1)
+                        try insert.bind(Int64(key.seq), at: 2)
+                        try insert.bind(blob, at: 3)
                         try insert.run()
                     }
                 }
             }
-            if !deletions.isEmpty || !publishedDeletions.isEmpty {
-                for (sql, keys) in [("DELETE FROM pending WHERE plugin = ? AND seq = ?", deletions),
-                                    ("DELETE FROM published WHERE plugin = ? AND seq = ?", publishedDeletions)] where !keys.isEmpty {
-                    try connection.withStatement(sql) { delete in
-                        for key in keys {
-                            delete.reset()
-                            try delete.bind([.text(key.plugin), .integer(Int64(key.seq))])
-                            try delete.run()
-                        }
+            for (statement, keys) in [(statements.deletePending, deletions), (statements.deletePublished, publishedDeletions)] where !keys.isEmpty {
+                try connection.withStatement(statement) { delete in
+                    for key in keys {
+                        delete.reset()
+                        try delete.bind(key.plugin, at: 1)
+                        try delete.bind(Int64(key.seq), at: 2)
+                        try delete.run()
                     }
                 }
             }
@@ -202,14 +233,35 @@ final class DeliveryStore {
                                          bindings: [.integer(meta.seqReserved), .integer(meta.timeReserved), .integer(meta.savedSeq)]) { try $0.run() }
             return
         }
-        if meta.savedSeq != committed.savedSeq {
-            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'savedSeq'", bindings: [.integer(meta.savedSeq)]) { try $0.run() }
+        if meta.savedSeq != committed.savedSeq { try update(statements.updateSavedSeq, to: meta.savedSeq) }
+        if meta.seqReserved != committed.seqReserved { try update(statements.updateSeqReserved, to: meta.seqReserved) }
+        if meta.timeReserved != committed.timeReserved { try update(statements.updateTimeReserved, to: meta.timeReserved) }
+    }
+
+    private func update(_ row: Statement, to value: Int64) throws {
+        try connection.withStatement(row) { update in
+            try update.bind(value, at: 1)
+            try update.run()
         }
-        if meta.seqReserved != committed.seqReserved {
-            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'seqReserved'", bindings: [.integer(meta.seqReserved)]) { try $0.run() }
-        }
-        if meta.timeReserved != committed.timeReserved {
-            try connection.withStatement("UPDATE meta SET value = ? WHERE key = 'timeReserved'", bindings: [.integer(meta.timeReserved)]) { try $0.run() }
+    }
+
+    /// The statements of a write, compiled once when the store opens and kept with it: a save runs several, and their
+    /// look-up by SQL text would cost each of them again (`SQLiteConnection.keptStatement`).
+    private struct Statements {
+        let insertAnnounced, deleteHeld, insertHeld, insertPending, insertPublished, deletePending, deletePublished: Statement
+        let updateSavedSeq, updateSeqReserved, updateTimeReserved: Statement
+
+        init(_ connection: SQLiteConnection) throws {
+            insertAnnounced = try connection.keptStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)")
+            deleteHeld = try connection.keptStatement("DELETE FROM held")
+            insertHeld = try connection.keptStatement("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)")
+            insertPending = try connection.keptStatement("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
+            insertPublished = try connection.keptStatement("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)")
+            deletePending = try connection.keptStatement("DELETE FROM pending WHERE plugin = ? AND seq = ?")
+            deletePublished = try connection.keptStatement("DELETE FROM published WHERE plugin = ? AND seq = ?")
+            updateSavedSeq = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'savedSeq'")
+            updateSeqReserved = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'seqReserved'")
+            updateTimeReserved = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'timeReserved'")
         }
     }
 }

@@ -45,7 +45,7 @@ final class Recorder {
     /// where the last broker stopped, and what it left unacknowledged waits for the configured plugins.
     func openDeliveryStore(path: String?, plugins configured: Set<String>, continuingTheRun: Bool) throws -> Restored {
         guard let path else { return Restored() }
-        let store = try DeliveryStore(path: path)
+        let store = try DeliveryStore(path: path, checkpointLimit: DeliveryStore.checkpointLimit(virtualTime: clock.isVirtual))
         store.onNoteFailure = { [weak self] in self?.reportStorageFailure("cannot note a commit of \($0)") }
         let snapshot = try store.load()
         ledger.attach(store)

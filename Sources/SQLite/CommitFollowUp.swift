@@ -70,15 +70,17 @@ public final class CommitFollowUp: @unchecked Sendable {
         }
     }
 
-    /// `connection`, when given, is the store's, whose checkpoints this takes over (`LogCheckpoints`).
+    /// `connection`, when given, is the store's, whose checkpoints this takes over (`LogCheckpoints`), owed past
+    /// `checkpointLimit` frames (by default its schedule's soft limit).
     public init(path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout, soleWriter: Bool = false, checkpointing connection: SQLiteConnection? = nil,
-                flusher: LogFlusher = .shared, now: @escaping () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
+                checkpointLimit: Int? = nil, flusher: LogFlusher = .shared,
+                now: @escaping () -> TimeInterval = { ProcessInfo.processInfo.systemUptime }) {
         self.path = path
         self.lockTimeout = lockTimeout
         self.soleWriter = soleWriter
         self.flusher = flusher
         self.now = now
-        checkpoints = connection.map { LogCheckpoints(connection: $0, flusher: flusher, now: now) }
+        checkpoints = connection.map { LogCheckpoints(connection: $0, flusher: flusher, softLimit: checkpointLimit, now: now) }
     }
 
     /// After a commit that took the store's numbers from `previous` (exclusive) to `number`.

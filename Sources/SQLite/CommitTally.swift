@@ -40,15 +40,18 @@ public final class CommitTally {
     /// The file's count, kept in memory when the connection is the file's only one (`.exclusive`): nobody else can
     /// commit, so reading the count back in every transaction would only repeat what this connection last wrote.
     private var soleCount: Int64?
+    /// The statement that writes the count, kept from the first counted write (the table exists from then on).
+    private var counting: Statement?
 
     /// Counts `connection`'s writes from now on (a store made before the tally starts at 0), and throws
     /// `LostCommits` when the note beside the file says more writes were committed than the file holds. Writes
     /// nothing to the store: open it before setting up the store's schema, which a lost log may have taken too.
-    public init(connection: SQLiteConnection, path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout) throws {
+    /// `checkpointLimit`: the frames in the log that owe a checkpoint, when not its schedule's (`LogCheckpoints`).
+    public init(connection: SQLiteConnection, path: String, lockTimeout: TimeInterval = CommitNote.lockTimeout, checkpointLimit: Int? = nil) throws {
         self.connection = connection
         self.path = path
         let sole = connection.access == .exclusive
-        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout, soleWriter: sole, checkpointing: connection)
+        followUp = CommitFollowUp(path: path, lockTimeout: lockTimeout, soleWriter: sole, checkpointing: connection, checkpointLimit: checkpointLimit)
         made = try Self.hasTable(connection)
         lostToRestart = try CommitNote.verify(besides: path, stored: { try Self.count(connection) }, timeout: lockTimeout)
         if sole { soleCount = try Self.count(connection) }
@@ -69,8 +72,13 @@ public final class CommitTally {
             guard writes(result) else { return result }
             if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
             let next = try (soleCount ?? Self.storedCount(connection)) + 1
-            try connection.withStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n",
-                                         bindings: [.integer(next)]) { try $0.run() }
+            let count = try counting
+                ?? connection.keptStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n")
+            counting = count
+            try connection.withStatement(count) { count in
+                try count.bind(next, at: 1)
+                try count.run()
+            }
             counted = next
             return result
         }

@@ -11,8 +11,8 @@ import Foundation
 /// - a shared store (`SQLiteConnection.Access.shared`), past `softLimit` frames: on the process's flusher
 ///   (`LogFlusher`), through a connection of its own opened there at the first, PASSIVE — it waits for nobody, and the
 ///   writers go on committing meanwhile, as WAL allows; at most one in flight per store;
-/// - a store opened `.exclusive`, which no second connection can open, past `idleSoftLimit`: on its own connection,
-///   when its owner says it is idle (`checkpointIfOwed`).
+/// - a store opened `.exclusive`, which no second connection can open, past `idleSoftLimit` (or the limit its owner
+///   chose): on its own connection, when its owner says it is idle (`checkpointIfOwed`).
 ///
 /// Either way, a log past its hard limit (`hardLimit`, `idleHardLimit`) — the background checkpoint cannot keep up (a
 /// failing or very slow disk) or the owner is never idle — is checkpointed by the committing thread itself, inside the
@@ -35,12 +35,13 @@ public final class LogCheckpoints: @unchecked Sendable {
     public static let hardLimit = 4 * softLimit
     /// Frames in an `.exclusive` store's log that owe a checkpoint. Its checkpoints run on its owner's thread (two
     /// syncs each, and one more when the next commit writes the log again from its start) and delay whatever comes to
-    /// that thread next, so they come sixteen times less often than a shared store's; the log, about 64 MB, is read
-    /// back only after a crash (a clean close checkpoints and removes it).
+    /// that thread next, so they come sixteen times less often than a shared store's; the log (64 MB at 4 KiB a page)
+    /// is read back only after a crash (a clean close checkpoints and removes it).
     public static let idleSoftLimit = 16 * softLimit
     /// Frames past which an `.exclusive` store's commit checkpoints itself. Twice the soft limit: past the soft limit
     /// the owner checkpoints at its first idle moment, which in real time comes within milliseconds, so this only
-    /// bounds the log of an owner that never waits (a flood), at what a crash leaves to read back (about 128 MB).
+    /// bounds the log of an owner that never waits (a flood), at what a crash leaves to read back (128 MB at 4 KiB a
+    /// page).
     public static let idleHardLimit = 2 * idleSoftLimit
     /// The least time between a failed checkpoint and the next try (seconds).
     public static let retryGap: TimeInterval = 1
@@ -69,7 +70,8 @@ public final class LogCheckpoints: @unchecked Sendable {
 
     public let path: String
     public let schedule: Schedule
-    private let softLimit: Int
+    /// Frames in the log that owe a checkpoint.
+    public let softLimit: Int
     private let hardLimit: Int
     private let connection: SQLiteConnection
     private let flusher: LogFlusher

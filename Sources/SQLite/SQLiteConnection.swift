@@ -45,6 +45,14 @@ public final class SQLiteConnection {
         case exclusive = "EXCLUSIVE"
 
         var begin: String { "BEGIN \(rawValue)" }
+        /// Its place among the kept `BEGIN`s (`SQLiteConnection.begins`).
+        var slot: Int {
+            switch self {
+            case .deferred: return 0
+            case .immediate: return 1
+            case .exclusive: return 2
+            }
+        }
     }
 
     /// Whether other connections may use the database while this one is open.
@@ -74,6 +82,9 @@ public final class SQLiteConnection {
     /// Statements compiled once and kept for the connection's life, by SQL text (`withStatement`). They do not keep
     /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
     private var kept: [String: Statement] = [:]
+    /// The kept `BEGIN` of each kind and `COMMIT`, which every transaction runs (`transaction`).
+    private var begins: [Statement?] = [nil, nil, nil]
+    private var commit: Statement?
 
     /// Made once per process, before its first connection initialises SQLite: a connection's page cache takes memory
     /// for each page as it first holds one, instead of a bulk of 20 pages that every open writes through — a short-lived
@@ -90,7 +101,10 @@ public final class SQLiteConnection {
     ///   - access: `.exclusive` keeps the file to this connection until it closes (needs `.readWrite`).
     ///   - busyTimeout: how long to wait for another connection's lock before `SQLiteError.busy`
     ///     (`SQLiteError.heldByAnotherConnection` when the file cannot even be opened).
-    public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5) throws {
+    ///   - pageSize: the page size of a file made here (a power of two from 512 to 65,536 bytes); a file made earlier
+    ///     keeps its own. SQLite's default (4,096) when nil.
+    public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5,
+                pageSize: Int? = nil) throws {
         Self.pageCacheOnDemand
         var db: OpaquePointer?
         // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
@@ -110,6 +124,8 @@ public final class SQLiteConnection {
         self.makesFile = flags.contains(.create)
         sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
         do {
+            // Before the first read: once the file is read (or, for an empty file, locked) the size is fixed.
+            if let pageSize { try execute("PRAGMA page_size = \(pageSize)") }
             // Before the first read, so a WAL index is never made in shared memory.
             if access == .exclusive { try execute("PRAGMA locking_mode = EXCLUSIVE") }
             // SQLite opens lazily: reading the schema now turns a foreign file into an error
@@ -193,15 +209,24 @@ public final class SQLiteConnection {
     /// of a small statement). The statement is reset when `body` returns, so no read stays open between uses; `body`
     /// must not keep it. A use of the same SQL inside `body` compiles a statement of its own.
     public func withStatement<T>(_ sql: String, bindings: [SQLiteValue] = [], _ body: (Statement) throws -> T) throws -> T {
-        // One look-up by the SQL text per use (hashing it is a noticeable part of a small statement's run): the kept
-        // statement is marked busy while `body` runs instead of being taken out and put back.
-        let held = kept[sql], statement: Statement
-        if let held, !held.isInUse {
-            statement = held
-        } else {
-            statement = try prepare(sql, keptByConnection: true)
-            if held == nil { kept[sql] = statement }
-        }
+        try withStatement(keptStatement(sql), bindings: bindings, body)
+    }
+
+    /// The statement `withStatement` keeps for `sql` (compiled now if it was not yet), for an owner that runs it so
+    /// often that it keeps it too: `withStatement(_:Statement…)` then skips the look-up by the SQL text (hashing the
+    /// text is a noticeable part of a small statement's run).
+    public func keptStatement(_ sql: String) throws -> Statement {
+        if let held = kept[sql] { return held }
+        let statement = try prepare(sql, keptByConnection: true)
+        kept[sql] = statement
+        return statement
+    }
+
+    /// `withStatement` for a statement this connection keeps (`keptStatement`).
+    public func withStatement<T>(_ kept: Statement, bindings: [SQLiteValue] = [], _ body: (Statement) throws -> T) throws -> T {
+        precondition(kept.connection === self, "a statement of another connection")
+        // Marked busy while `body` runs instead of being taken out and put back; a use inside `body` gets its own.
+        let statement = kept.isInUse ? try prepare(kept.sql, keptByConnection: true) : kept
         statement.isInUse = true
         defer {
             statement.reset()
@@ -256,10 +281,14 @@ public final class SQLiteConnection {
     /// Transactions do not nest: calling this inside one throws `SQLiteError.nestedTransaction`.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         guard !isInTransaction else { throw SQLiteError.nestedTransaction(path: path) }
-        try withStatement(kind.begin) { try $0.run() }
+        let begin = try begins[kind.slot] ?? keptStatement(kind.begin)
+        begins[kind.slot] = begin
+        try withStatement(begin) { try $0.run() }
         do {
             let result = try body()
-            _ = try withStatement("COMMIT") { try $0.step(retryingBusy: true) }
+            let commit = try self.commit ?? keptStatement("COMMIT")
+            self.commit = commit
+            _ = try withStatement(commit) { try $0.step(retryingBusy: true) }
             return result
         } catch {
             // Some errors (e.g. SQLITE_FULL) already rolled the transaction back.

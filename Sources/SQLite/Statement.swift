@@ -44,10 +44,7 @@ public final class Statement {
         case .real(let number):
             rc = sqlite3_bind_double(handle, position, number)
         case .text(let text):
-            rc = text.utf8CString.withUnsafeBufferPointer { chars in
-                sqlite3_bind_text64(handle, position, chars.baseAddress, UInt64(chars.count - 1),
-                                    transient, UInt8(SQLITE_UTF8))
-            }
+            rc = bindText(text, at: position)
         case .blob(let bytes) where bytes.isEmpty:
             // A zero-length blob pointer would bind NULL instead of an empty blob.
             rc = sqlite3_bind_zeroblob(handle, position, 0)
@@ -59,6 +56,18 @@ public final class Statement {
             rc = sqlite3_bind_null(handle, position)
         }
         guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
+
+    /// The text's UTF-8 bytes as they are stored (no C string made): SQLite copies them.
+    private func bindText(_ text: String, at position: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { chars in
+            // An empty buffer may have no address, which would bind NULL instead of empty text.
+            guard let start = chars.baseAddress else { return sqlite3_bind_text64(handle, position, "", 0, transient, UInt8(SQLITE_UTF8)) }
+            return start.withMemoryRebound(to: CChar.self, capacity: chars.count) {
+                sqlite3_bind_text64(handle, position, $0, UInt64(chars.count), transient, UInt8(SQLITE_UTF8))
+            }
+        }
     }
 
     /// Binds `values` to parameters 1...n in order.
@@ -76,8 +85,12 @@ public final class Statement {
     public func bind(_ value: String, at index: Int) throws { try bind(.text(value), at: index) }
     /// Binds a blob to parameter `index` (1-based).
     public func bind(_ value: Data, at index: Int) throws { try bind(.blob(value), at: index) }
-    /// Binds a blob to parameter `index` (1-based).
-    public func bind(_ value: [UInt8], at index: Int) throws { try bind(.blob(Data(value)), at: index) }
+    /// Binds a blob to parameter `index` (1-based), its bytes copied by SQLite alone (no `Data` made).
+    public func bind(_ value: [UInt8], at index: Int) throws {
+        guard !value.isEmpty else { return try bind(.blob(Data()), at: index) }
+        let rc = value.withUnsafeBytes { sqlite3_bind_blob64(handle, Int32(index), $0.baseAddress, UInt64($0.count), transient) }
+        guard rc == SQLITE_OK else { throw connection.error(rc, sql: sql) }
+    }
     /// Binds NULL to parameter `index` (1-based).
     public func bindNull(at index: Int) throws { try bind(.null, at: index) }
 

@@ -286,6 +286,65 @@ final class DeliveryLedgerTests: XCTestCase {
         XCTAssertEqual(snapshot.busTime, 90)
     }
 
+    /// Past its checkpoint limit the store owes a checkpoint, which the broker runs at its loop's idle moment: the log
+    /// is copied into the file (a copy of the file alone holds every save made before it), written again from its start,
+    /// and every save stands.
+    func testTheDeliveryStoreOwesACheckpointAtItsLimitAndLosesNoSave() throws {
+        let directory = TemporaryDirectory(prefix: "sbcheckpoint")
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/bus.sqlite", copy = directory.path + "/file-alone.sqlite"
+        let limit = DeliveryStore.virtualTimeCheckpointLimit
+        var saves: UInt64 = 0
+        do {
+            let store = try DeliveryStore(path: path, checkpointLimit: limit)
+            XCTAssertEqual(store.checkpointLimit, limit)
+            func save() throws {
+                saves += 1
+                try store.write(inserts: [DeliveryStore.Key(plugin: "app", seq: saves): Array(#"{"seq":\#(saves)}"#.utf8)],
+                                deletions: saves > 1 ? [DeliveryStore.Key(plugin: "app", seq: saves - 1)] : [],
+                                savedSeq: saves, seqReserved: 1_000_000, timeReserved: 0)
+            }
+            while !store.owesCheckpoint, saves < UInt64(limit) { try save() }
+            XCTAssertTrue(store.owesCheckpoint, "every save writes at least one frame")
+            XCTAssertGreaterThan(saves, 1)
+            store.checkpointIfOwed()
+            XCTAssertFalse(store.owesCheckpoint)
+            let checkpointed = saves
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let fileAlone = try SQLiteConnection(path: copy).prepare("SELECT value FROM meta WHERE key = 'savedSeq'")
+            XCTAssertTrue(try fileAlone.step())
+            XCTAssertEqual(try fileAlone.int64(at: 0), Int64(checkpointed), "the file holds every save before the checkpoint")
+            for _ in 0..<10 { try save() }
+            XCTAssertFalse(store.owesCheckpoint, "the log is written again from its start")
+        }
+        let snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual(snapshot.savedSeq, saves)
+        XCTAssertEqual(snapshot.pending.map(\.seq), [saves])
+    }
+
+    /// A store made by the broker has its own page size; one made earlier with SQLite's default keeps it, and what it
+    /// holds is read and written as before.
+    func testANewStoreTakesItsPageSizeAndAnOlderOneKeepsItsOwn() throws {
+        let directory = TemporaryDirectory(prefix: "sbpagesize")
+        defer { withExtendedLifetime(directory) {} }
+        func pageSize(_ path: String) throws -> Int64? {
+            try SQLiteConnection(path: path).withStatement("PRAGMA page_size") { try $0.step() ? try $0.int64(at: 0) : nil }
+        }
+        let key = DeliveryStore.Key(plugin: "app", seq: 1), envelope = Array(#"{"seq":1}"#.utf8)
+        let new = directory.path + "/bus.sqlite"
+        try DeliveryStore(path: new).write(inserts: [key: envelope], deletions: [], savedSeq: 1, seqReserved: 100, timeReserved: 0)
+        XCTAssertEqual(try pageSize(new), Int64(DeliveryStore.pageSize))
+        let older = directory.path + "/older.sqlite"
+        try SQLiteConnection(path: older).execute("CREATE TABLE made_earlier (n INTEGER)")
+        try DeliveryStore(path: older).write(inserts: [key: envelope], deletions: [], savedSeq: 1, seqReserved: 100, timeReserved: 0)
+        XCTAssertEqual(try pageSize(older), 4_096, "a store made earlier keeps its size")
+        for path in [new, older] {
+            let snapshot = try DeliveryStore(path: path).load()
+            XCTAssertEqual(snapshot.pending.map(\.json), [envelope], path)
+            XCTAssertEqual(snapshot.savedSeq, 1, path)
+        }
+    }
+
     /// An acknowledged event's publications are forgotten with it (a copy sent after that is new); events that
     /// published nothing leave the fingerprints of others as they were.
     func testAnAcknowledgedEventTakesItsPublicationsWithIt() throws {

@@ -74,6 +74,24 @@ final class SQLiteTests: XCTestCase {
             return ObjectIdentifier(statement)
         }
         XCTAssertEqual(afterwards, first, "the kept statement, not the nested one, stays kept")
+        // An owner that keeps the statement itself uses the same one, reset between uses and nested safely too.
+        let owned = try db.keptStatement(sql)
+        XCTAssertEqual(ObjectIdentifier(owned), first)
+        let ownedRows = try db.withStatement(owned, bindings: [.integer(2)]) { outer -> [Int64] in
+            XCTAssertTrue(try outer.step())
+            let inner = try db.withStatement(owned, bindings: [.integer(1)]) { inner -> (ObjectIdentifier, Int64?) in
+                XCTAssertTrue(try inner.step())
+                return (ObjectIdentifier(inner), try inner.int64(at: 0))
+            }
+            XCTAssertNotEqual(inner.0, ObjectIdentifier(outer))
+            XCTAssertEqual(inner.1, 1)
+            var rows = [try outer.int64(at: 0) ?? -1]
+            while try outer.step() { rows.append(try outer.int64(at: 0) ?? -1) }
+            return rows
+        }
+        XCTAssertEqual(ownedRows, [2, 3])
+        XCTAssertEqual(try db.withStatement(owned, bindings: [.integer(3)]) { try $0.step() ? try $0.int64(at: 0) : nil }, 3,
+                       "reset and bound afresh")
     }
 
     func testTypedBindAndColumnRoundTrip() throws {
@@ -89,6 +107,11 @@ final class SQLiteTests: XCTestCase {
         insert.reset()
         try insert.bind([.integer(Int64.max), .real(1e300), .text(""), .blob(Data()), .integer(7)])
         try insert.run()
+        insert.reset()
+        try insert.bind(Int64(0), at: 1)
+        try insert.bind("", at: 3)
+        try insert.bind([] as [UInt8], at: 4)
+        try insert.run()
 
         let select = try db.prepare("SELECT i, r, s, b, n FROM t ORDER BY i")
         XCTAssertTrue(try select.step())
@@ -100,6 +123,10 @@ final class SQLiteTests: XCTestCase {
         XCTAssertNil(try select.int64(at: 4))
         XCTAssertEqual(select.columnName(at: 2), "s")
         XCTAssertEqual(select.columnCount, 5)
+        XCTAssertTrue(try select.step())
+        XCTAssertEqual(try select.int64(at: 0), 0)
+        XCTAssertEqual(select.value(at: 2), .text(""), "empty text stays empty text, not NULL")
+        XCTAssertEqual(select.value(at: 3), .blob(Data()), "an empty array binds an empty blob, not NULL")
         XCTAssertTrue(try select.step())
         XCTAssertEqual(try select.int64(at: 0), Int64.max)
         XCTAssertEqual(try select.double(at: 1), 1e300)
@@ -299,6 +326,35 @@ final class SQLiteTests: XCTestCase {
         let read = try reopened.prepare("SELECT count(*) FROM t")
         XCTAssertTrue(try read.step())
         XCTAssertEqual(try read.int64(at: 0), 1)
+    }
+
+    /// A page size given at open is the size of a file made then, in either access and in WAL mode; a file made earlier
+    /// keeps its own size and its rows, whatever size a later open gives.
+    func testAPageSizeGivenAtOpenSizesOnlyAFileMadeThen() throws {
+        func pageSize(_ file: String) throws -> Int64? {
+            try SQLiteConnection(path: file, flags: [.readOnly]).withStatement("PRAGMA page_size") { try $0.step() ? try $0.int64(at: 0) : nil }
+        }
+        for access: SQLiteConnection.Access in [.shared, .exclusive] {
+            let file = path("sized-\(access).sqlite")
+            do {
+                let made = try SQLiteConnection(path: file, access: access, pageSize: 1_024)
+                try made.enableWAL()
+                try made.execute("CREATE TABLE t (v BLOB); INSERT INTO t VALUES (zeroblob(3000))")
+            }
+            XCTAssertEqual(try pageSize(file), 1_024, "\(access)")
+            do {
+                let reopened = try SQLiteConnection(path: file, access: access, pageSize: 8_192)
+                try reopened.execute("INSERT INTO t VALUES (zeroblob(10))")
+            }
+            XCTAssertEqual(try pageSize(file), 1_024, "\(access): a file made earlier keeps its size")
+            let read = try SQLiteConnection(path: file).prepare("SELECT count(*), sum(length(v)) FROM t")
+            XCTAssertTrue(try read.step())
+            XCTAssertEqual(try read.int64(at: 0), 2)
+            XCTAssertEqual(try read.int64(at: 1), 3_010)
+        }
+        let plain = path("default.sqlite")
+        try SQLiteConnection(path: plain).execute("CREATE TABLE t (v INTEGER)")
+        XCTAssertEqual(try pageSize(plain), 4_096, "SQLite's default without one")
     }
 
     /// What an exclusive connection committed is in its WAL file when the commit returns: a copy of the files taken

@@ -66,14 +66,14 @@ struct UsageRecorder: Codable, Equatable {
                   name == (activity.application.localizedDisplayName ?? "Unknown app") else { return [] }
             return close(at: now)
         case DeviceTopic.webVisited:
-            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate else { return [] }
+            guard let activity = decode(WebActivity.self, envelope, reading: WebActivity.init(body:)), !activity.isPrivate else { return [] }
             let records = close(at: now)
             origin = .away
             shieldedTarget = nil
             inUse = Span(subject: .web(domain: activity.webDomain.domain ?? "unknown"), since: now)
             return records
         case DeviceTopic.webLeft:
-            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
+            guard let activity = decode(WebActivity.self, envelope, reading: WebActivity.init(body:)), !activity.isPrivate,
                   inUse?.subject == .web(domain: activity.webDomain.domain ?? "unknown") else { return [] }
             return close(at: now)
         case DeviceTopic.home, DeviceTopic.restarted:
@@ -94,7 +94,7 @@ struct UsageRecorder: Codable, Equatable {
             if !Self.redrawReasons.contains(envelope.bodyValue["reason"]?.stringValue ?? "") { shieldedTarget = nil }
             return []
         case DeviceTopic.notificationPosted:
-            guard let notification = decode(NotificationRequest.self, envelope) else { return [] }
+            guard let notification = decode(NotificationRequest.self, envelope, reading: NotificationRequest.init(body:)) else { return [] }
             return [.notification(source: notification.kind ?? notification.title, at: now)]
         case IntentTopic.gracePass:
             return [.gracePassUsed(at: now)]
@@ -133,7 +133,7 @@ struct UsageRecorder: Codable, Equatable {
         }
     }
 
-    /// The body read by `reading` (`BodyReading`: every open makes these), else decoded, which says what is wrong.
+    /// The body read by `reading` (`BodyReading`: every open and visit makes these), else decoded, which says what is wrong.
     private func decode<T: Decodable>(_ type: T.Type, _ envelope: Envelope, reading: ((JSONValue) -> T?)? = nil) -> T? {
         if let reading, let body = try? JSONValue(parsing: envelope.body), let read = reading(body) { return read }
         do {

@@ -174,7 +174,7 @@ let package = Package(
                           linkerSettings: pluginLinkerSettings),
         .executableTarget(name: "companion-app", dependencies: ["ShieldBusSDK", "ReferenceKit"], path: "Plugins/CompanionApp",
                           linkerSettings: pluginLinkerSettings),
-        .target(name: "ReportBuilderExtension", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports"], path: "Plugins/ReportBuilderExtension"),
+        .target(name: "ReportBuilderExtension", dependencies: ["ShieldBusSDK", "ReferenceKit", "UsageReports", "SortedJSON"], path: "Plugins/ReportBuilderExtension"),
         // The heap's thresholds are the process's own: they stay in the executable.
         .executableTarget(name: "report-builder", dependencies: ["ShieldBusSDK", "ReportBuilderExtension", "CProcessControl"], path: "Plugins/ReportBuilder",
                           linkerSettings: pluginLinkerSettings),
@@ -208,7 +208,7 @@ let package = Package(
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "ShieldBusTestSupport", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),
         .testTarget(name: "SupervisionTests", dependencies: ["BusClient", "BusProtocol", "ShieldBusTestSupport", "AppGroupStore", "SQLite", "ShieldBusSDK", "DeviceActivity", "Configuration", "CProcessControl", "CDeviceClock"]),
-        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore"]),
+        .testTarget(name: "ReportBuilderTests", dependencies: ["BusProtocol", "BusClient", "ShieldBusTestSupport", "UsageReports", "AppGroupStore", "ReportBuilderExtension", "SortedJSON", "Configuration"]),
         .testTarget(name: "NotifierTests", dependencies: ["BusProtocol", "ShieldBusTestSupport", "ReferenceKit", "Configuration", "SQLite"]),
         .testTarget(name: "ExploreTests", dependencies: ["Explore", "Configuration", "BusProtocol", "DeviceAPI", "ShieldBusTestSupport"]),
         .testTarget(name: "LessonTests", dependencies: ["InMemoryRun", "BusProtocol", "BusClient", "Configuration", "DeviceOS", "LockInvariant", "ShieldBusTestSupport", "AppGroupStore", "UsageReports", "SQLite", "ZeroMQ"]),

@@ -79,12 +79,17 @@ public struct LockState: Equatable {
     private static func tokens<T: StringIdentifier>(_ type: T.Type, _ key: String, _ defaults: SharedDefaults) throws -> Set<T> {
         guard let text = try defaults.string(forKey: key) else { return [] }
         guard let data = Data(base64Encoded: text) else { throw LockStateError.undecodableTokens(key: key, detail: "not base64") }
-        if let strings = plainStrings(data) { return Set(strings.map(T.init(rawValue:))) }
         do {
-            return Set(try JSONDecoder().decode([T].self, from: data))
+            return try decodeTokens(T.self, data)
         } catch {
             throw LockStateError.undecodableTokens(key: key, detail: "\(error)")
         }
+    }
+
+    /// A list's JSON array: plain strings with the bus's reader, anything else with `JSONDecoder`.
+    private static func decodeTokens<T: StringIdentifier>(_ type: T.Type, _ json: Data) throws -> Set<T> {
+        if let strings = plainStrings(json) { return Set(strings.map(T.init(rawValue:))) }
+        return Set(try JSONDecoder().decode([T].self, from: json))
     }
 
     /// The array of strings `serialize` writes, read with BusProtocol's strict reader (every shield's re-block check
@@ -102,13 +107,32 @@ public struct LockState: Equatable {
     }
 
     /// Serializes tokens for storage, checking that they read back the same before anything is overwritten.
-    public static func serialize<T: Codable & Hashable & Comparable>(_ tokens: Set<T>) throws -> String {
-        let data = try JSONEncoder().encode(tokens.sorted())
-        let text = data.base64EncodedString()
-        guard let back = Data(base64Encoded: text), Set(try JSONDecoder().decode([T].self, from: back)) == tokens else {
+    public static func serialize<T: StringIdentifier>(_ tokens: Set<T>) throws -> String {
+        let sorted = tokens.sorted()
+        let json = try plainJSON(sorted).map { $0.withUnsafeBufferPointer { Data(buffer: $0) } } ?? JSONEncoder().encode(sorted)
+        let text = json.base64EncodedString()
+        guard let back = Data(base64Encoded: text), try decodeTokens(T.self, back) == tokens else {
             throw LockStateError.undecodableTokens(key: "(new value)", detail: "the serialized tokens do not read back")
         }
         return text
+    }
+
+    /// `JSONEncoder`'s bytes for tokens whose strings it writes as they are (printable ASCII but `"`, `\` and `/`,
+    /// which it escapes), written without it: the companion app saves the selection at every launch, where
+    /// `JSONEncoder` and `JSONDecoder` cost their first uses again. Nil for any other string, left to `JSONEncoder`.
+    private static func plainJSON<T: StringIdentifier>(_ sorted: [T]) -> [UInt8]? {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, token) in sorted.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            for byte in token.rawValue.utf8 {
+                guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte != UInt8(ascii: "/") else { return nil }
+                out.append(byte)
+            }
+            out.append(UInt8(ascii: "\""))
+        }
+        out.append(UInt8(ascii: "]"))
+        return out
     }
 }
 

@@ -2,6 +2,7 @@ import BusProtocol
 import Foundation
 import ReferenceKit
 import ShieldBusSDK
+import SortedJSON
 import UsageReports
 
 /// Turns the OS's activity events, as they happen, into usage records: spans of app and web use, pickups, shield
@@ -65,14 +66,14 @@ struct UsageRecorder: Codable, Equatable {
                   name == (activity.application.localizedDisplayName ?? "Unknown app") else { return [] }
             return close(at: now)
         case DeviceTopic.webVisited:
-            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate else { return [] }
+            guard let activity = decode(WebActivity.self, envelope, reading: WebActivity.init(body:)), !activity.isPrivate else { return [] }
             let records = close(at: now)
             origin = .away
             shieldedTarget = nil
             inUse = Span(subject: .web(domain: activity.webDomain.domain ?? "unknown"), since: now)
             return records
         case DeviceTopic.webLeft:
-            guard let activity = decode(WebActivity.self, envelope), !activity.isPrivate,
+            guard let activity = decode(WebActivity.self, envelope, reading: WebActivity.init(body:)), !activity.isPrivate,
                   inUse?.subject == .web(domain: activity.webDomain.domain ?? "unknown") else { return [] }
             return close(at: now)
         case DeviceTopic.home, DeviceTopic.restarted:
@@ -93,7 +94,7 @@ struct UsageRecorder: Codable, Equatable {
             if !Self.redrawReasons.contains(envelope.bodyValue["reason"]?.stringValue ?? "") { shieldedTarget = nil }
             return []
         case DeviceTopic.notificationPosted:
-            guard let notification = decode(NotificationRequest.self, envelope) else { return [] }
+            guard let notification = decode(NotificationRequest.self, envelope, reading: NotificationRequest.init(body:)) else { return [] }
             return [.notification(source: notification.kind ?? notification.title, at: now)]
         case IntentTopic.gracePass:
             return [.gracePassUsed(at: now)]
@@ -132,7 +133,7 @@ struct UsageRecorder: Codable, Equatable {
         }
     }
 
-    /// The body read by `reading` (`BodyReading`: every open makes these), else decoded, which says what is wrong.
+    /// The body read by `reading` (`BodyReading`: every open and visit makes these), else decoded, which says what is wrong.
     private func decode<T: Decodable>(_ type: T.Type, _ envelope: Envelope, reading: ((JSONValue) -> T?)? = nil) -> T? {
         if let reading, let body = try? JSONValue(parsing: envelope.body), let read = reading(body) { return read }
         do {
@@ -141,5 +142,46 @@ struct UsageRecorder: Codable, Equatable {
             PluginRuntime.current?.logger.error("\(envelope.topic) #\(envelope.seq) is not a valid \(type): \(error)")
             return nil
         }
+    }
+}
+
+/// The recorder as `SortedJSONEncoder` writes it, byte by byte: it is stored at every event that moves it
+/// (`StoredDayWritingTests` compares the two).
+extension UsageRecorder: StoredJSONWritable {
+    var storedJSON: [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(160)
+        out.append(UInt8(ascii: "{"))
+        if let inUse {
+            out.append(contentsOf: #""inUse":{"since":"#.utf8)
+            guard SortedJSONEncoder.writeNumber(inUse.since.timeIntervalSince1970, into: &out) else { return nil }
+            switch inUse.subject {
+            case let .app(name, category):
+                out.append(contentsOf: #","subject":{"app":{"category":"#.utf8)
+                JSONWriter.writeString(category, into: &out)
+                out.append(contentsOf: #","name":"#.utf8)
+                JSONWriter.writeString(name, into: &out)
+            case .web(let domain):
+                out.append(contentsOf: #","subject":{"web":{"domain":"#.utf8)
+                JSONWriter.writeString(domain, into: &out)
+            }
+            out.append(contentsOf: "}}},".utf8)
+        }
+        switch origin {
+        case .home:
+            out.append(contentsOf: #""origin":{"home":{}}"#.utf8)
+        case .shieldedFromHome(let app):
+            out.append(contentsOf: #""origin":{"shieldedFromHome":{"app":"#.utf8)
+            JSONWriter.writeString(app, into: &out)
+            out.append(contentsOf: "}}".utf8)
+        case .away:
+            out.append(contentsOf: #""origin":{"away":{}}"#.utf8)
+        }
+        if let shieldedTarget {
+            out.append(contentsOf: #","shieldedTarget":"#.utf8)
+            JSONWriter.writeString(shieldedTarget, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }

@@ -32,9 +32,18 @@ public final class SharedDefaultsTransaction: SharedDefaultsReading {
     @discardableResult
     public func set<T: Encodable>(_ value: T, forKey key: String) throws -> StoreChange {
         let writer = try authorize(key: key)
-        let encoded = try ValueCoding.encode(value, forKey: key)
-        let change = try database.store(key: key, json: encoded.json, typeTag: encoded.typeTag,
-                                        writer: writer, at: clock())
+        return try store(ValueCoding.encode(value, forKey: key), forKey: key, writer: writer)
+    }
+
+    /// The same, the value writing its own text (`StoredJSONWritable`): the same bytes.
+    @discardableResult
+    public func set<T: StoredJSONWritable>(_ value: T, forKey key: String) throws -> StoreChange {
+        let writer = try authorize(key: key)
+        return try store(ValueCoding.encode(value, forKey: key), forKey: key, writer: writer)
+    }
+
+    private func store(_ encoded: (json: String, typeTag: String), forKey key: String, writer: String) throws -> StoreChange {
+        let change = try database.store(key: key, json: encoded.json, typeTag: encoded.typeTag, writer: writer, at: clock())
         changes.append(change)
         return change
     }

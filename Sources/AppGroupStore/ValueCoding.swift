@@ -10,6 +10,16 @@ enum ValueCoding {
     /// Encodes `value` for `key` as JSON text and its type tag: `JSONEncoder`'s bytes with sorted keys, unescaped
     /// slashes and dates as seconds, written by `SortedJSONEncoder` (every App-Group write goes through here).
     static func encode<T: Encodable>(_ value: T, forKey key: String) throws -> (json: String, typeTag: String) {
+        try encodedByEncoder(value, forKey: key)
+    }
+
+    /// The same text, which the value writes itself unless it leaves it to the encoder.
+    static func encode<T: StoredJSONWritable>(_ value: T, forKey key: String) throws -> (json: String, typeTag: String) {
+        guard let bytes = value.storedJSON else { return try encodedByEncoder(value, forKey: key) }
+        return (String(decoding: bytes, as: UTF8.self), typeTag(T.self))
+    }
+
+    private static func encodedByEncoder<T: Encodable>(_ value: T, forKey key: String) throws -> (json: String, typeTag: String) {
         do {
             let bytes = try SortedJSONEncoder(dates: .secondsSince1970).encode(value)
             return (String(decoding: bytes, as: UTF8.self), typeTag(T.self))
@@ -41,4 +51,12 @@ enum ValueCoding {
     /// scans every protocol conformance record of the program (at a monitor's start, at every write of a new
     /// type; docs/benchmarks.md, "Plugin starts: the environment and type tags").
     static func typeTag<T>(_ type: T.Type) -> String { _typeName(type, qualified: false) }
+}
+
+/// A value stored at every event (the report builder's day and recorder), which writes its own JSON text: the very
+/// bytes `ValueCoding.encode` writes for it through `SortedJSONEncoder` (keys sorted, dates as seconds), without
+/// `Codable`'s containers. `SharedDefaultsTransaction.set` takes it by its static type.
+public protocol StoredJSONWritable: Encodable {
+    /// The encoder's bytes for this value; nil leaves it to the encoder (a value it refuses, such as NaN, says so).
+    var storedJSON: [UInt8]? { get }
 }

@@ -1,8 +1,8 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies on the person's way to a shield, the events every open makes and the monitored events' request the
-// plugins make around them, read with BusProtocol's JSON reader:
+// The bodies on the person's way to a shield, the events every open and web visit makes, the posted notifications,
+// and the monitored events' request the plugins make around them, read with BusProtocol's JSON reader:
 // `JSONDecoder` spends most of a renderer's answer, and much of the report builder's record, in its generic
 // containers. Each reads a body as `JSONDecoder` would decode it (unknown members ignored, a `null` member taken as
 // absent) and reads nil from anything else; a body read nil goes to `JSONDecoder`, which says what is wrong with it.
@@ -48,6 +48,25 @@ extension AppActivity {
               let category = BodyReading.object(body["category"], ActivityCategory.init(members:)),
               case .string(let reason)? = body["reason"] else { return nil }
         self.init(application: application, category: category, reason: reason)
+    }
+}
+
+extension WebActivity {
+    public init?(body: JSONValue) {
+        guard case .object(let domain)? = body["webDomain"], let webDomain = WebDomain(members: domain),
+              let category = BodyReading.object(body["category"], ActivityCategory.init(members:)),
+              case .string(let url)? = body["url"], case .int(let tab)? = body["tab"],
+              case .bool(let isPrivate)? = body["isPrivate"], case .string(let reason)? = body["reason"] else { return nil }
+        self.init(webDomain: webDomain, category: category, url: url, tab: Int(tab), isPrivate: isPrivate, reason: reason)
+    }
+}
+
+extension NotificationRequest {
+    public init?(body: JSONValue) {
+        guard case .string(let id)? = body["id"], case .string(let title)? = body["title"], case .string(let text)? = body["body"],
+              case .string(let level)? = body["interruptionLevel"], let interruptionLevel = InterruptionLevel(rawValue: level),
+              let kind = BodyReading.string(body["kind"]) else { return nil }
+        self.init(id: id, title: title, body: text, interruptionLevel: interruptionLevel, kind: kind)
     }
 }
 

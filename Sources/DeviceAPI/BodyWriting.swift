@@ -1,9 +1,9 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies the OS emits at every shield and every app or page coming and going, written byte by byte with
-// BusProtocol's JSON writer: they are on the broker's loop at every open, where `Codable`'s generic containers
-// (`DeviceAPICoding.encode`) cost more than the OS's own work around them. Each writes the very bytes
+// The bodies the OS emits at every shield and every app or page coming and going, and the renderer's answer to each
+// shield, written byte by byte with BusProtocol's JSON writer: they are on the shield decision's path or the broker's
+// loop at every open, where `Codable`'s generic containers (`DeviceAPICoding.encode`) cost more than the work around them. Each writes the very bytes
 // `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
 // `BodyWritingTests` checks over many values.
 
@@ -35,6 +35,18 @@ extension ShieldShown {
         }
         out.append(contentsOf: #","target":"#.utf8)
         target.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension ShieldConfigurationReply {
+    /// `DeviceAPICoding.encode(self)`'s bytes: the renderer's answer, on the shield decision's path.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(384)
+        out.append(contentsOf: #"{"configuration":"#.utf8)
+        configuration.writeJSON(into: &out)
         out.append(UInt8(ascii: "}"))
         return out
     }

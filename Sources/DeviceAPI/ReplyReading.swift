@@ -3,7 +3,8 @@ import Foundation
 import ScreenTime
 
 // The OS's replies that a short-lived extension reads at most launches (the monitored activities and events, the
-// shield settings, an authorization, an empty value), read with BusProtocol's JSON reader, and the requests it sends
+// shield settings, an authorization, an empty value) and the companion app at each of its launches (the picker's
+// selection), read with BusProtocol's JSON reader, and the requests it sends
 // most written with its writer: each launch is a fresh process, and `JSONDecoder`'s and `SortedJSONEncoder`'s generic
 // containers and casts make it pay the Swift runtime's metadata and conformance look-ups again every time
 // (docs/benchmarks.md, "Extension launches under ios-realistic"). As in `BodyReading`, a value is read as
@@ -86,6 +87,19 @@ extension AuthorizationState: JSONReadableReply {
     public init?(json: JSONValue) {
         guard case .string(let status)? = json["status"], let known = AuthorizationStatus(rawValue: status) else { return nil }
         self.init(status: known)
+    }
+}
+
+/// The picker's selection: the companion app asks for it at every launch (each force-quit makes one).
+extension PickerResult: JSONReadableReply {
+    public init?(json: JSONValue) {
+        guard let selection = json["selection"], case .object = selection,
+              let applications = ReplyReading.optional(selection["applicationTokens"], { ReplyReading.strings($0, ApplicationToken.init(rawValue:)) }),
+              let categories = ReplyReading.optional(selection["categoryTokens"], { ReplyReading.strings($0, ActivityCategoryToken.init(rawValue:)) }),
+              let webDomains = ReplyReading.optional(selection["webDomainTokens"], { ReplyReading.strings($0, WebDomainToken.init(rawValue:)) }),
+              let includeEntireCategory = ReplyReading.optional(selection["includeEntireCategory"], { $0.boolValue }) else { return nil }
+        self.init(selection: FamilyActivitySelection(applicationTokens: Set(applications ?? []), categoryTokens: Set(categories ?? []),
+                                                     webDomainTokens: Set(webDomains ?? []), includeEntireCategory: includeEntireCategory ?? false))
     }
 }
 

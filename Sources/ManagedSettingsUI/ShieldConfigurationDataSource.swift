@@ -46,7 +46,7 @@ open class ShieldConfigurationDataSource: BusComponent {
             case .webDomain: configuration = self.configuration(shielding: target.webDomain ?? WebDomain(token: nil))
             case .webDomainInCategory: configuration = self.configuration(shielding: target.webDomain ?? WebDomain(token: nil), in: target.category ?? unknownCategory)
             }
-            try runtime.reply(to: envelope, body: DeviceAPICoding.encode(ShieldConfigurationReply(configuration: configuration)))
+            try runtime.reply(to: envelope, body: ShieldConfigurationReply(configuration: configuration).json)
         } catch {
             runtime.logger.error("cannot answer a shield configuration request: \(error)")
         }

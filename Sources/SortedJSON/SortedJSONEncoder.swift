@@ -72,6 +72,27 @@ public struct SortedJSONEncoder {
     static func writeString(_ text: String, into out: inout [UInt8]) {
         JSONWriter.writeString(text, into: &out)
     }
+
+    /// A floating-point number as this encoder writes it: its `description` without a trailing `.0`; nil for NaN and
+    /// infinity, which JSON cannot hold.
+    public static func numberText<F: BinaryFloatingPoint & CustomStringConvertible>(_ value: F) -> String? {
+        guard value.isFinite else { return nil }
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return text
+    }
+
+    /// Writes `numberText(value)`; false (nothing written) for NaN and infinity. A whole number below 2^53 is written
+    /// from its digits, without making its description: what `description` gives for it, less the `.0`.
+    public static func writeNumber(_ value: Double, into out: inout [UInt8]) -> Bool {
+        if value == value.rounded(.towardZero), value.magnitude < 9_007_199_254_740_992, !(value == 0 && value.sign == .minus) {
+            JSONWriter.writeInteger(Int64(value), into: &out)
+            return true
+        }
+        guard let text = numberText(value) else { return false }
+        out.append(contentsOf: text.utf8)
+        return true
+    }
 }
 
 // MARK: The encoded tree
@@ -172,11 +193,9 @@ extension SortedJSONEncoder {
         }
 
         static func number<F: BinaryFloatingPoint & CustomStringConvertible>(_ value: F) throws -> Node {
-            guard value.isFinite else {
+            guard let text = SortedJSONEncoder.numberText(value) else {
                 throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "Unable to encode \(F.self).\(value) directly in JSON."))
             }
-            var text = value.description
-            if text.hasSuffix(".0") { text.removeLast(2) }
             return .number(text)
         }
 

@@ -37,6 +37,12 @@ final class ReplyReadingTests: XCTestCase {
                 DeviceActivityEvent.Name("other"): DeviceActivityEvent(threshold: DateComponents(minute: 30)),
             ])),
         ])
+        try assertReadsWhatTheOSWrites([
+            DeviceReply.success(PickerResult(selection: FamilyActivitySelection())),
+            .success(PickerResult(selection: FamilyActivitySelection(applicationTokens: [ApplicationToken(rawValue: "app-1"), ApplicationToken(rawValue: "Ünï \"q\"")],
+                                                                     categoryTokens: [ActivityCategoryToken(rawValue: "cat-1")],
+                                                                     webDomainTokens: [WebDomainToken(rawValue: "web-1")], includeEntireCategory: true))),
+        ])
         let settings = ShieldSettings(applications: [ApplicationToken(rawValue: "app-1")], applicationCategories: .specific([ActivityCategoryToken(rawValue: "cat-1")], except: [ApplicationToken(rawValue: "app-2")]),
                                       webDomains: [], webDomainCategories: .all(except: [WebDomainToken(rawValue: "web-1")]))
         try assertReadsWhatTheOSWrites([
@@ -74,6 +80,14 @@ final class ReplyReadingTests: XCTestCase {
             #"{"ok":true,"value":{"activity":"a","events":{"e":{"threshold":{}},"f":{"threshold":{"day":2},"includesPastActivity":true}}}}"#,
             #"{"ok":true,"value":{"activity":"a","events":{"e":{"threshold":{"hour":1},"applications":[3]}}}}"#,
             #"{"ok":true,"value":{"activity":"a","events":{"e":{"threshold":{"hour":1},"includesPastActivity":"yes"}}}}"#,
+        ])
+        try assertReadsAsJSONDecoder(PickerResult.self, envelopes + [
+            #"{"ok":true,"value":{"selection":{}}}"#, #"{"ok":true,"value":{}}"#, #"{"ok":true,"value":{"selection":null}}"#,
+            #"{"ok":true,"value":{"selection":[]}}"#, #"{"ok":true,"value":{"selection":{"applicationTokens":["a","a","b"],"x":1}}}"#,
+            #"{"ok":true,"value":{"selection":{"applicationTokens":null,"categoryTokens":["c"],"webDomainTokens":["w"],"includeEntireCategory":true}}}"#,
+            #"{"ok":true,"value":{"selection":{"includeEntireCategory":null}}}"#, #"{"ok":true,"value":{"selection":{"includeEntireCategory":1}}}"#,
+            #"{"ok":true,"value":{"selection":{"webDomainTokens":"w"}}}"#, #"{"ok":true,"value":{"selection":{"categoryTokens":[7]}}}"#,
+            #"{"ok":true,"value":{"selection":{"applicationTokens":{}}}}"#,
         ])
         try assertReadsAsJSONDecoder(ManagedSettingsSnapshot.self, envelopes + [
             #"{"ok":true,"value":{"stores":{}}}"#, #"{"ok":true,"value":{}}"#, #"{"ok":true,"value":{"stores":{"a":{}}}}"#,

@@ -4,8 +4,8 @@ import ScreenTime
 import XCTest
 
 /// The bodies read with BusProtocol's JSON reader (`BodyReading`: a shield configuration request and its reply,
-/// `shield.shown`, `activity.app.*`, the monitored events' request): each finds what `JSONDecoder` found, and reads
-/// nothing from what `JSONDecoder` refused (which then decodes it, and says why).
+/// `shield.shown`, `activity.app.*`, `activity.web.*`, a posted notification, the monitored events' request): each
+/// finds what `JSONDecoder` found, and reads nothing from what `JSONDecoder` refused (which then decodes it, and says why).
 final class BodyReadingTests: XCTestCase {
     func testItReadsWhatTheOSWrites() throws {
         let app = Application(token: ApplicationToken(rawValue: "app-7f3a"), localizedDisplayName: "Instagram")
@@ -134,6 +134,49 @@ final class BodyReadingTests: XCTestCase {
         for body in activityBodies {
             let decoded = try? DeviceAPICoding.decode(AppActivity.self, from: Array(body.utf8))
             XCTAssertEqual(AppActivity(body: try JSONValue(parsing: body)), decoded, body)
+        }
+    }
+
+    func testWebActivityAndNotificationsReadWhatTheOSWrites() throws {
+        let category = ActivityCategory(token: ActivityCategoryToken(rawValue: "cat-1"), localizedDisplayName: "Social")
+        for activity in [WebActivity(webDomain: WebDomain(token: WebDomainToken(rawValue: "w"), domain: "x.com"), category: category,
+                                     url: "https://x.com/a \"b\"", tab: 3, isPrivate: true, reason: "user"),
+                         WebActivity(webDomain: WebDomain(token: nil), category: nil, url: "", tab: -1, isPrivate: false, reason: "")] {
+            XCTAssertEqual(WebActivity(body: try JSONValue(parsing: DeviceAPICoding.encode(activity))), activity)
+        }
+        for level in NotificationRequest.InterruptionLevel.allCases {
+            for kind in [nil, "streak", ""] {
+                let request = NotificationRequest(id: "n-1", title: "Tïtle\n", body: "b", interruptionLevel: level, kind: kind)
+                XCTAssertEqual(NotificationRequest(body: try JSONValue(parsing: DeviceAPICoding.encode(request))), request)
+            }
+        }
+    }
+
+    func testWebActivityAndNotificationsReadNothingFromWhatJSONDecoderRefusedAndTheSameFromWhatItTook() throws {
+        let web = #"{"isPrivate":false,"reason":"user","tab":1,"url":"u""#
+        let webBodies = [
+            web + #","webDomain":{}}"#, web + #","webDomain":{"domain":"x.com","token":null},"category":null,"x":1}"#,
+            web + #","webDomain":{},"category":{"token":"c"}}"#, web + #","webDomain":null}"#, web + "}", web + #","webDomain":[]}"#,
+            web + #","webDomain":{},"category":"c"}"#, web + #","webDomain":{"domain":3}}"#,
+            #"{"isPrivate":"no","reason":"user","tab":1,"url":"u","webDomain":{}}"#, #"{"isPrivate":false,"reason":"user","tab":"1","url":"u","webDomain":{}}"#,
+            #"{"isPrivate":false,"reason":"user","tab":1.5,"url":"u","webDomain":{}}"#, #"{"isPrivate":false,"tab":1,"url":"u","webDomain":{}}"#,
+            #"{"isPrivate":false,"reason":"user","tab":1,"webDomain":{}}"#, #"[]"#,
+        ]
+        for body in webBodies {
+            let decoded = try? DeviceAPICoding.decode(WebActivity.self, from: Array(body.utf8))
+            XCTAssertEqual(WebActivity(body: try JSONValue(parsing: body)), decoded, body)
+        }
+        let notificationBodies = [
+            #"{"id":"1","title":"t","body":"b","interruptionLevel":"active"}"#, #"{"id":"1","title":"t","body":"b","interruptionLevel":"time-sensitive","kind":null,"x":2}"#,
+            #"{"id":"1","title":"t","body":"b","interruptionLevel":"passive","kind":"k"}"#, #"{"id":"1","title":"t","body":"b","interruptionLevel":"loud"}"#,
+            #"{"id":"1","title":"t","body":"b"}"#, #"{"id":1,"title":"t","body":"b","interruptionLevel":"active"}"#,
+            #"{"title":"t","body":"b","interruptionLevel":"active"}"#, #"{"id":"1","body":"b","interruptionLevel":"active"}"#,
+            #"{"id":"1","title":"t","interruptionLevel":"active"}"#, #"{"id":"1","title":"t","body":"b","interruptionLevel":"active","kind":7}"#,
+            #"{"id":"1","title":"t","body":null,"interruptionLevel":"active"}"#,
+        ]
+        for body in notificationBodies {
+            let decoded = try? DeviceAPICoding.decode(NotificationRequest.self, from: Array(body.utf8))
+            XCTAssertEqual(NotificationRequest(body: try JSONValue(parsing: body)), decoded, body)
         }
     }
 }

@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import ReferenceKit
 import ShieldBusSDK
@@ -35,6 +36,20 @@ final class LockStateTokensTests: XCTestCase {
         try defaults.set(try LockState.serialize(Set<WebDomainToken>()), forKey: SharedKey.globalSerializedWebDomainTokens)
         let read = try LockState.read(from: defaults).blockList
         XCTAssertEqual(read, BlockList(applications: apps))
+    }
+
+    /// The stored text is `JSONEncoder`'s for the sorted tokens, base64: over drawn lists of plain tokens (written
+    /// without it) and of tokens it escapes or that are not ASCII (left to it).
+    func testSerializedTokensAreJSONEncodersBytes() throws {
+        let pieces = ["app-1", "tok-AbC_123==", "a b", "~!@#$%^&*()[]{}|;:',.<>?`", "", "x/y", "q\"", "b\\s", "é", "\u{7F}", "\t", "日本", "\u{1F}"]
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<2_000 {
+            let tokens = Set((0..<Int.random(in: 0...5, using: &random)).map { _ in
+                ApplicationToken(rawValue: (0..<Int.random(in: 1...3, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined())
+            })
+            let expected = try JSONEncoder().encode(tokens.sorted()).base64EncodedString()
+            XCTAssertEqual(try LockState.serialize(tokens), expected, "\(tokens.sorted())")
+        }
     }
 
     /// Each list gives the tokens `JSONDecoder` reads from it, or, where `JSONDecoder` refuses it, `undecodableTokens`.

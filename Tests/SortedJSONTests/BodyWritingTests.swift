@@ -2,8 +2,8 @@ import DeviceAPI
 import ScreenTime
 import XCTest
 
-/// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `AppActivity.json`,
-/// `WebActivity.json`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
+/// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `ShieldConfigurationReply.json`,
+/// `AppActivity.json`, `WebActivity.json`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
 /// every case, with and without each optional part, and with strings that need escaping.
 final class BodyWritingTests: XCTestCase {
     /// Strings a body may carry: plain, empty, quotes and backslashes, slashes (left unescaped), control characters,
@@ -64,6 +64,20 @@ final class BodyWritingTests: XCTestCase {
         }
     }
 
+    func testAShieldConfigurationReplyIsWrittenAsCodableWritesIt() {
+        var draw = Draw(state: 5)
+        for configuration in [ShieldConfiguration.default, ShieldConfiguration(), ShieldConfiguration.default.withSystemDefaults()] {
+            let reply = ShieldConfigurationReply(configuration: configuration)
+            XCTAssertEqual(String(decoding: reply.json, as: UTF8.self), String(decoding: DeviceAPICoding.encode(reply), as: UTF8.self))
+        }
+        for _ in 0..<5_000 {
+            let reply = ShieldConfigurationReply(configuration: draw.configuration())
+            let expected = DeviceAPICoding.encode(reply)
+            XCTAssertEqual(reply.json, expected, String(decoding: expected, as: UTF8.self))
+            if reply.json != expected { return }
+        }
+    }
+
     func testAShieldConfigurationRequestIsWrittenAsCodableWritesIt() {
         var draw = Draw(state: 2)
         for _ in 0..<5_000 {
@@ -116,6 +130,8 @@ final class BodyWritingTests: XCTestCase {
         XCTAssertEqual(try keys(request.json), properties(request))
         XCTAssertEqual(try keys(app.json), properties(app))
         XCTAssertEqual(try keys(web.json), properties(web))
+        let reply = ShieldConfigurationReply(configuration: configuration)
+        XCTAssertEqual(try keys(reply.json), properties(reply))
         let shownObject = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(shown.json)) as? [String: Any])
         let targetObject = try XCTUnwrap(shownObject["target"] as? [String: Any])
         let configurationObject = try XCTUnwrap(shownObject["configuration"] as? [String: Any])

@@ -110,11 +110,15 @@ public struct Scenario: Sendable {
         guard let stepList = top["steps"] else { throw document.error("a scenario needs 'steps' (a list; may be empty: steps: [])") }
         let days = StartDay(day1, zone: zone)
         var steps: [ScenarioStep] = []
-        for entry in try stepList.list() {
-            let fields = try entry.uniqueMapping(allowed: stepKeys)
-            let time = try stepTime(fields, entry, after: steps.last, start: start, days: days)
+        steps.reserveCapacity(stepList.count)
+        for entry in try stepList.elements() {
+            var timeKeys: [(String, YAMLValue)] = [], actionKeys: [(String, YAMLValue)] = []
             // Every allowed key but the time names an action.
-            let actionKeys = inFileOrder(fields.filter { $0.key != "at" && $0.key != "after" }.map { ($0.key, $0.value) }, keyOrder: ScenarioAction.keys)
+            for (key, value) in try entry.uniqueMapping(allowed: stepKeys) {
+                if key == "at" || key == "after" { timeKeys.append((key, value)) } else { actionKeys.append((key, value)) }
+            }
+            let time = try stepTime(inFileOrder(timeKeys, keyOrder: ["at", "after"]), entry, after: steps.last, start: start, days: days)
+            actionKeys = inFileOrder(actionKeys, keyOrder: ScenarioAction.keys)
             guard let (key, value) = actionKeys.first else {
                 throw entry.error("a step needs one action: \(ScenarioAction.keys.joined(separator: ", "))")
             }
@@ -155,10 +159,9 @@ public struct Scenario: Sendable {
     /// The keys a step may have: its time and its action.
     private static let stepKeys = ["at", "after"] + ScenarioAction.keys
 
-    /// A step's instant from its one `at` or `after`; never before the previous step (or the start).
-    private static func stepTime(_ fields: [String: YAMLValue], _ entry: YAMLValue, after previous: ScenarioStep?, start: Date,
+    /// A step's instant from its one `at` or `after` (`timeKeys`, in file order); never before the previous step (or the start).
+    private static func stepTime(_ timeKeys: [(String, YAMLValue)], _ entry: YAMLValue, after previous: ScenarioStep?, start: Date,
                                  days: StartDay) throws -> Date {
-        let timeKeys = inFileOrder(["at", "after"].compactMap { key in fields[key].map { (key, $0) } }, keyOrder: ["at", "after"])
         guard let (key, value) = timeKeys.first else {
             throw entry.error("a step needs a time: 'at' (HH:MM, day N HH:MM, or YYYY-MM-DDTHH:MM) or 'after' (a duration like 10m)")
         }
@@ -211,11 +214,11 @@ public struct Scenario: Sendable {
 
     /// Whether a time ends in ` second`, in any case.
     private static func endsInSecond(_ text: String) -> Bool {
-        let suffix = " second".utf8
-        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return text.lowercased().hasSuffix(" second") }
-        // ASCII: lowercasing and comparing characters are lowercasing and comparing bytes.
-        return text.utf8.count >= suffix.count
-            && zip(text.utf8.suffix(suffix.count), suffix).allSatisfy { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) == $1 }
+        // No character beyond ASCII lowercases to one of these letters: a text whose last bytes are not them, in any
+        // case, does not end so. Where they are, an ASCII text is compared as bytes already.
+        func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        guard text.utf8.suffix(7).elementsEqual(" second".utf8, by: { lowercased($0) == $1 }) else { return false }
+        return text.utf8.allSatisfy { $0 < 0x80 } || text.lowercased().hasSuffix(" second")
     }
 
     /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, in wall-clock seconds
@@ -223,14 +226,28 @@ public struct Scenario: Sendable {
     private static func wallSeconds(_ value: YAMLValue, days: StartDay, text: String) throws -> Int {
         if let time = LocalDateTime.timeOfDay(text) { return days.midnight + time.hour * 3600 + time.minute * 60 + time.second }
         if let absolute = LocalDateTime(parsing: text) { return absolute.wallSeconds }
-        let words = text.utf8.split(separator: UInt8(ascii: " "))
-        if words.count == 3, words[0].count == 3, zip(words[0], "day".utf8).allSatisfy({ $0 | 0x20 == $1 }),
-           let time = LocalDateTime.timeOfDay(words[2]) {
-            guard let day = Int(Substring(words[1])), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(Substring(words[1]))'") }
+        if let words = threeWords(text), words.0.count == 3, words.0.elementsEqual("day".utf8, by: { $0 | 0x20 == $1 }),
+           let time = LocalDateTime.timeOfDay(words.2) {
+            guard let day = Int(Substring(words.1)), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(Substring(words.1))'") }
             guard day - 1 <= (StartDay.lastWallSecond - days.midnight) / 86_400 else { throw value.error("day \(day) is after the year 9999") }
             return days.midnight + (day - 1) * 86_400 + time.hour * 3600 + time.minute * 60 + time.second
         }
         throw value.error("expected a time: HH:MM[:SS] on the start day, day N HH:MM[:SS], or a local date-time YYYY-MM-DDTHH:MM[:SS]; got '\(text)'")
+    }
+
+    /// The words of a text between spaces, when there are exactly three.
+    private static func threeWords(_ text: String) -> (Substring.UTF8View, Substring.UTF8View, Substring.UTF8View)? {
+        let bytes = text.utf8
+        var words: [Substring.UTF8View] = []
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            guard bytes[index] != UInt8(ascii: " ") else { index = bytes.index(after: index); continue }
+            let start = index
+            while index != bytes.endIndex, bytes[index] != UInt8(ascii: " ") { index = bytes.index(after: index) }
+            guard words.count < 3 else { return nil }
+            words.append(bytes[start..<index])
+        }
+        return words.count == 3 ? (words[0], words[1], words[2]) : nil
     }
 
     /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.

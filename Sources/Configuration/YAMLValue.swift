@@ -81,7 +81,8 @@ public struct YAMLValue {
         var previous: UInt8 = 0x0A
         /// The last byte that was not a space: a quote opens a scalar only where a scalar may begin.
         var lastSignificant: UInt8 = 0x0A
-        func refuse(_ what: String) -> ConfigurationError {
+        // Takes the place as arguments: a nested function capturing the counters would keep them in memory, not registers.
+        func refuse(_ what: String, line: Int, column: Int) -> ConfigurationError {
             ConfigurationError(file: file, line: line, column: column, key: "", message: "\(what); refused (a file built to exhaust the reader?)")
         }
         for byte in text.utf8 {
@@ -105,7 +106,7 @@ public struct YAMLValue {
             switch byte {
             case 0x20 where inIndentation, UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"):
                 lineNesting += 1
-                if lineNesting > maximumLineNesting { throw refuse("a line is indented or nested more than \(maximumLineNesting) levels deep") }
+                if lineNesting > maximumLineNesting { throw refuse("a line is indented or nested more than \(maximumLineNesting) levels deep", line: line, column: column) }
             case UInt8(ascii: "#") where before == 0x20 || before == 0x09:
                 inComment = true
             case UInt8(ascii: "'"), UInt8(ascii: "\""):
@@ -115,7 +116,7 @@ public struct YAMLValue {
                 }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 flowDepth += 1
-                if flowDepth > maximumFlowNesting { throw refuse("lists and mappings are nested more than \(maximumFlowNesting) levels deep") }
+                if flowDepth > maximumFlowNesting { throw refuse("lists and mappings are nested more than \(maximumFlowNesting) levels deep", line: line, column: column) }
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 flowDepth = max(0, flowDepth - 1)
             default:
@@ -216,9 +217,20 @@ public struct YAMLValue {
 
     /// The elements of a list.
     public func list() throws -> [YAMLValue] {
+        Array(try elements())
+    }
+
+    /// The elements of a list, each made as it is reached (a long list is not copied whole).
+    func elements() throws -> LazyMapSequence<EnumeratedSequence<Node.Sequence>, YAMLValue> {
         guard case .sequence(let sequence) = node else { throw error("expected a list, got \(kindName)") }
-        let container = YAMLKeyPath.Container(path)
-        return sequence.enumerated().map { YAMLValue(node: $1, file: file, path: YAMLKeyPath(container: container, step: .index($0))) }
+        let container = YAMLKeyPath.Container(path), file = file
+        return sequence.enumerated().lazy.map { YAMLValue(node: $1, file: file, path: YAMLKeyPath(container: container, step: .index($0))) }
+    }
+
+    /// How many elements a list has (0 for anything else).
+    var count: Int {
+        if case .sequence(let sequence) = node { return sequence.count }
+        return 0
     }
 
     /// Whether the node is YAML null (`~`, `null` or empty).

@@ -226,28 +226,30 @@ public struct Scenario: Sendable {
     private static func wallSeconds(_ value: YAMLValue, days: StartDay, text: String) throws -> Int {
         if let time = LocalDateTime.timeOfDay(text) { return days.midnight + time.hour * 3600 + time.minute * 60 + time.second }
         if let absolute = LocalDateTime(parsing: text) { return absolute.wallSeconds }
-        if let words = threeWords(text), words.0.count == 3, words.0.elementsEqual("day".utf8, by: { $0 | 0x20 == $1 }),
-           let time = LocalDateTime.timeOfDay(words.2) {
-            guard let day = Int(Substring(words.1)), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(Substring(words.1))'") }
+        if let (dayText, time) = dayAndTime(text) {
+            guard let day = Int(dayText), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(dayText)'") }
             guard day - 1 <= (StartDay.lastWallSecond - days.midnight) / 86_400 else { throw value.error("day \(day) is after the year 9999") }
             return days.midnight + (day - 1) * 86_400 + time.hour * 3600 + time.minute * 60 + time.second
         }
         throw value.error("expected a time: HH:MM[:SS] on the start day, day N HH:MM[:SS], or a local date-time YYYY-MM-DDTHH:MM[:SS]; got '\(text)'")
     }
 
-    /// The words of a text between spaces, when there are exactly three.
-    private static func threeWords(_ text: String) -> (Substring.UTF8View, Substring.UTF8View, Substring.UTF8View)? {
-        let bytes = text.utf8
-        var words: [Substring.UTF8View] = []
-        var index = bytes.startIndex
-        while index != bytes.endIndex {
-            guard bytes[index] != UInt8(ascii: " ") else { index = bytes.index(after: index); continue }
+    /// `day N HH:MM[:SS]`, three words between spaces (`day` in any case): N as written, and the time of day; nil if
+    /// the text is not written so.
+    private static func dayAndTime(_ text: String) -> (day: String, time: (hour: Int, minute: Int, second: Int))? {
+        let bytes = Array(text.utf8)
+        var words: [Range<Int>] = []
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] != UInt8(ascii: " ") else { index += 1; continue }
             let start = index
-            while index != bytes.endIndex, bytes[index] != UInt8(ascii: " ") { index = bytes.index(after: index) }
+            while index < bytes.count, bytes[index] != UInt8(ascii: " ") { index += 1 }
             guard words.count < 3 else { return nil }
-            words.append(bytes[start..<index])
+            words.append(start..<index)
         }
-        return words.count == 3 ? (words[0], words[1], words[2]) : nil
+        guard words.count == 3, bytes[words[0]].elementsEqual("day".utf8, by: { $0 | 0x20 == $1 }),
+              let time = LocalDateTime.timeOfDay(bytes[words[2]]) else { return nil }
+        return (String(decoding: bytes[words[1]], as: UTF8.self), time)
     }
 
     /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.

@@ -85,7 +85,8 @@ public struct YAMLValue {
         func refuse(_ what: String, line: Int, column: Int) -> ConfigurationError {
             ConfigurationError(file: file, line: line, column: column, key: "", message: "\(what); refused (a file built to exhaust the reader?)")
         }
-        for byte in text.utf8 {
+        // Over a copy of the bytes: indexing a string's own view checks each index, several times the loop's own work.
+        for byte in Array(text.utf8) {
             column += 1
             let before = previous, significantBefore = lastSignificant
             previous = byte

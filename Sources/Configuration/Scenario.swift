@@ -238,18 +238,24 @@ public struct Scenario: Sendable {
     /// the text is not written so.
     private static func dayAndTime(_ text: String) -> (day: String, time: (hour: Int, minute: Int, second: Int))? {
         let bytes = Array(text.utf8)
-        var words: [Range<Int>] = []
+        var words = (0..<0, 0..<0, 0..<0), count = 0
         var index = 0
         while index < bytes.count {
             guard bytes[index] != UInt8(ascii: " ") else { index += 1; continue }
             let start = index
             while index < bytes.count, bytes[index] != UInt8(ascii: " ") { index += 1 }
-            guard words.count < 3 else { return nil }
-            words.append(start..<index)
+            switch count {
+            case 0: words.0 = start..<index
+            case 1: words.1 = start..<index
+            case 2: words.2 = start..<index
+            default: return nil
+            }
+            count += 1
         }
-        guard words.count == 3, bytes[words[0]].elementsEqual("day".utf8, by: { $0 | 0x20 == $1 }),
-              let time = LocalDateTime.timeOfDay(bytes[words[2]]) else { return nil }
-        return (String(decoding: bytes[words[1]], as: UTF8.self), time)
+        let day = bytes[words.0]
+        guard count == 3, day.count == 3, day[day.startIndex] | 0x20 == UInt8(ascii: "d"), day[day.startIndex + 1] | 0x20 == UInt8(ascii: "a"),
+              day[day.startIndex + 2] | 0x20 == UInt8(ascii: "y"), let time = LocalDateTime.timeOfDay(bytes[words.2]) else { return nil }
+        return (String(decoding: bytes[words.1], as: UTF8.self), time)
     }
 
     /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.

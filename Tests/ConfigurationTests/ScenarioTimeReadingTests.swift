@@ -158,4 +158,15 @@ final class ScenarioTimeReadingTests: XCTestCase {
             }
         }
     }
+
+    /// A day past the last a date can name is a mistake in the file, at its line and key.
+    func testADayAfterTheYear9999IsRefused() throws {
+        let text = "name: far\nstart: 2026-11-23T09:00\nsteps:\n  - {at: \"09:05\", home: true}\n  - {at: \"day 9999999 09:00\", home: true}\n"
+        XCTAssertThrowsError(try Scenario.parse(YAMLValue.parse(text, file: "far.yml"), catalog: ScenarioTests.catalog, defaultTimeZone: ScenarioTests.berlin)) {
+            XCTAssertEqual(($0 as? ConfigurationError)?.description, "far.yml:5:10: steps[1].at: day 9999999 is after the year 9999")
+        }
+        let last = "name: far\nstart: 2026-11-23T09:00\nsteps:\n  - {at: \"day 2912117 23:59:59\", home: true}\n"
+        let scenario = try Scenario.parse(YAMLValue.parse(last, file: "far.yml"), catalog: ScenarioTests.catalog, defaultTimeZone: TimeZone(identifier: "UTC")!)
+        XCTAssertEqual(LocalDateTime(scenario.steps[0].time, in: TimeZone(identifier: "UTC")!).description, "9999-12-31 23:59:59")
+    }
 }

@@ -184,14 +184,12 @@ public struct Scenario: Sendable {
 
     /// The start day and the zone a scenario's wall-clock times are read in.
     struct StartDay {
-        let day1: LocalDateTime
         let zone: TimeZone
         /// Day 1's midnight in wall-clock seconds (`LocalDateTime.wallSeconds`): a time on day N is found from it by
         /// adding, not through the calendar.
         let midnight: Int
 
         init(_ day1: LocalDateTime, zone: TimeZone) {
-            self.day1 = day1
             self.zone = zone
             midnight = day1.wallSeconds - (day1.hour * 3600 + day1.minute * 60 + day1.second)
         }

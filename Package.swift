@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", "CProcessControl", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "Configuration", dependencies: ["BusProtocol", "DeviceAPI", "Yams"]),
+        .target(name: "Configuration", dependencies: ["BusProtocol", "CivilCalendar", "DeviceAPI", "Yams"]),
         // What the tools and the Studio share: connecting to a broker, the person's input, events for people.
         .target(name: "BusTools", dependencies: ["BusClient", "BusProtocol", "Configuration", "DeviceAPI"]),
 

@@ -33,10 +33,8 @@ public struct ZonedClock: Hashable, Sendable {
 
     /// The instant of a wall-clock time, resolving gaps and repeats as described above.
     public func instant(ofLocalSeconds local: Int) -> Int {
-        // Offsets that may apply around this wall time (at most one transition per day is assumed).
-        let offsets = Set([offset(at: local - 86_400), offset(at: local), offset(at: local + 86_400)])
-        let matching = offsets.map { local - $0 }.filter { offset(at: $0) == local - $0 }
-        if let first = matching.min() {
+        let offsets = offsets(around: local)
+        if let first = instants(ofLocalSeconds: local, offsets: offsets).min() {
             return first
         }
         // A gap: the offset changes between `low` (old offset, wall time before `local`) and
@@ -49,6 +47,22 @@ public struct ZonedClock: Hashable, Sendable {
             if offset(at: middle) == before { low = middle } else { high = middle }
         }
         return high
+    }
+
+    /// The instants at which the clock shows a wall-clock time: none in a gap, two in a repeated hour, else one.
+    public func instants(ofLocalSeconds local: Int) -> [Int] {
+        instants(ofLocalSeconds: local, offsets: offsets(around: local))
+    }
+
+    /// The distinct offsets that may apply around a wall time (at most one transition per day is assumed).
+    private func offsets(around local: Int) -> [Int] {
+        var offsets = [offset(at: local - 86_400)]
+        for other in [offset(at: local), offset(at: local + 86_400)] where !offsets.contains(other) { offsets.append(other) }
+        return offsets
+    }
+
+    private func instants(ofLocalSeconds local: Int, offsets: [Int]) -> [Int] {
+        offsets.map { local - $0 }.filter { offset(at: $0) == local - $0 }
     }
 
     /// The first instant after `bound` whose wall-clock time is `local` or later, when the clock shows an earlier time at

@@ -1,5 +1,6 @@
 // LocalDateTime: wall-clock times as users write them, and the one place they become instants (daylight saving included).
 
+import CivilCalendar
 import Foundation
 
 /// A wall-clock date and time with no time zone, as written in a scenario (`2026-11-23T06:30`, `day 2 07:30`).
@@ -25,7 +26,7 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
         self.minute = minute
         self.second = second
         // Round-tripping through the UTC calendar catches days that the month does not have.
-        let back = LocalDateTime.utcCalendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: wallSeconds))
+        let back = LocalDateTime.utcCalendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: TimeInterval(wallSeconds)))
         guard back.year == year, back.month == month, back.day == day else { return nil }
     }
 
@@ -43,19 +44,43 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
 
     /// Reads `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS` (a space may stand for the `T`); nil if it is not one.
     public init?(parsing text: String) {
-        let halves = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "T" || $0 == " " })
-        guard halves.count == 2, let time = LocalDateTime.timeOfDay(String(halves[1])) else { return nil }
-        let date = halves[0].split(separator: "-", omittingEmptySubsequences: false)
-        guard date.count == 3, date[0].count == 4, date[1].count == 2, date[2].count == 2,
-              date.allSatisfy({ $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
-        self.init(year: Int(date[0])!, month: Int(date[1])!, day: Int(date[2])!, hour: time.hour, minute: time.minute, second: time.second)
+        // Read byte by byte, without substrings: a scenario's steps may all be written this way, all read as a run starts.
+        let bytes = text.utf8
+        guard let separator = bytes.firstIndex(where: { $0 == UInt8(ascii: "T") || $0 == UInt8(ascii: " ") }),
+              let date = LocalDateTime.calendarDate(bytes[..<separator]),
+              let time = LocalDateTime.timeOfDay(bytes[bytes.index(after: separator)...]) else { return nil }
+        self.init(year: date.year, month: date.month, day: date.day, hour: time.hour, minute: time.minute, second: time.second)
+    }
+
+    /// `YYYY-MM-DD` as numbers (not yet checked against the calendar); nil if it is not written so.
+    private static func calendarDate<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> (year: Int, month: Int, day: Int)? {
+        guard bytes.count == 10 else { return nil }
+        var fields = [0, 0, 0], field = 0, digits = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: "-") {
+                guard digits == (field == 0 ? 4 : 2) else { return nil }
+                field += 1
+                digits = 0
+                continue
+            }
+            guard field < 3, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            fields[field] = fields[field] * 10 + Int(byte - UInt8(ascii: "0"))
+            digits += 1
+        }
+        guard field == 2, digits == 2 else { return nil }
+        return (fields[0], fields[1], fields[2])
     }
 
     /// Reads a time of day, `HH:MM` or `HH:MM:SS` (the hour may have one digit); nil if it is not one or is out of range.
     public static func timeOfDay(_ text: String) -> (hour: Int, minute: Int, second: Int)? {
+        timeOfDay(text.utf8)
+    }
+
+    /// `timeOfDay(_:)` of UTF-8 bytes.
+    static func timeOfDay<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> (hour: Int, minute: Int, second: Int)? {
         // Read byte by byte, without substrings: every step of a scenario has a time, all read as a run starts.
         var fields = (0, 0, 0), digits = (0, 0, 0), field = 0
-        for byte in text.utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: ":") {
                 field += 1
                 guard field < 3 else { return nil }
@@ -78,7 +103,7 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
     /// The same wall-clock time `days` calendar days later (a day is a calendar day, not 24 hours).
     public func addingDays(_ days: Int) -> LocalDateTime {
         var later = self
-        let moved = LocalDateTime(Date(timeIntervalSince1970: wallSeconds + Double(days) * 86_400), in: LocalDateTime.utc)
+        let moved = LocalDateTime(wallSeconds: wallSeconds + days * 86_400)
         later.year = moved.year
         later.month = moved.month
         later.day = moved.day
@@ -98,34 +123,19 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
     ///   instant after it**, the moment of the change: 02:30 on 29 Mar 2026 in Europe/Berlin is 03:00
     ///   local summer time, 01:00 UTC.
     public func resolve(in zone: TimeZone) -> Date {
-        let wall = wallSeconds
-        func offset(_ instant: Double) -> Double { Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: instant))) }
-        // Offsets in force around this time; zones change offset at most once within a day either side.
-        let offsets = Set([wall - 86_400, wall, wall + 86_400].map(offset))
-        if let first = validInstants(in: zone).min() { return Date(timeIntervalSince1970: first) }
-        // In a gap: before the change the clock showed less than `wall`, after it more. Find the change to the second.
-        var before = wall - offsets.max()!, after = wall - offsets.min()!
-        let offsetBefore = offset(before)
-        while after - before > 1 {
-            let middle = ((before + after) / 2).rounded(.down)
-            if offset(middle) == offsetBefore { before = middle } else { after = middle }
-        }
-        return Date(timeIntervalSince1970: after)
+        LocalDateTime.resolve(wallSeconds: wallSeconds, in: zone)
+    }
+
+    /// The instant a wall-clock time, given as `wallSeconds`, names in `zone` (as `resolve(in:)`).
+    static func resolve(wallSeconds: Int, in zone: TimeZone) -> Date {
+        Date(timeIntervalSince1970: TimeInterval(ZonedClock(timeZone: zone).instant(ofLocalSeconds: wallSeconds)))
     }
 
     /// The instant of this wall-clock time's second occurrence in `zone` (the repeated hour when clocks fall back:
     /// 02:30 on 25 Oct 2026 in Europe/Berlin, second time, is 01:30 UTC); nil when it does not occur twice.
     public func resolveSecondOccurrence(in zone: TimeZone) -> Date? {
-        let valid = validInstants(in: zone)
-        return valid.count > 1 ? Date(timeIntervalSince1970: valid.max()!) : nil
-    }
-
-    /// The instants (seconds since 1970) at which `zone`'s clock shows this wall-clock time: none in a gap, two in a repeated hour.
-    private func validInstants(in zone: TimeZone) -> [Double] {
-        let wall = wallSeconds
-        func offset(_ instant: Double) -> Double { Double(zone.secondsFromGMT(for: Date(timeIntervalSince1970: instant))) }
-        let offsets = Set([wall - 86_400, wall, wall + 86_400].map(offset))
-        return offsets.map { wall - $0 }.filter { offset($0) == wall - $0 }
+        let valid = ZonedClock(timeZone: zone).instants(ofLocalSeconds: wallSeconds)
+        return valid.count > 1 ? Date(timeIntervalSince1970: TimeInterval(valid.max()!)) : nil
     }
 
     /// `2026-11-23 07:05` (seconds only when not zero).
@@ -145,9 +155,14 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Seconds since 1970 if this wall-clock time were UTC: the zone-free arithmetic every resolution starts from.
-    private var wallSeconds: Double {
+    var wallSeconds: Int {
         let parts = DateComponents(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        return LocalDateTime.utcCalendar.date(from: parts)!.timeIntervalSince1970
+        return Int(LocalDateTime.utcCalendar.date(from: parts)!.timeIntervalSince1970)
+    }
+
+    /// The wall-clock time that `wallSeconds` seconds since 1970, read as UTC, show.
+    init(wallSeconds: Int) {
+        self.init(Date(timeIntervalSince1970: TimeInterval(wallSeconds)), in: LocalDateTime.utc)
     }
 
     private static let utc = TimeZone(identifier: "UTC")!
@@ -162,4 +177,13 @@ public struct LocalDateTime: Equatable, Sendable, CustomStringConvertible {
 extension Character {
     /// 0–9 only (not the other scripts' digits `isNumber` accepts), as in every date and duration we read.
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+extension String {
+    /// `trimmingCharacters(in: .whitespaces)`, without Foundation's copy when neither end is whitespace or beyond ASCII
+    /// (every step time of a scenario is trimmed as a run starts).
+    func trimmedOfWhitespace() -> String {
+        func plain(_ byte: UInt8?) -> Bool { byte.map { $0 < 0x80 && $0 != 0x20 && $0 != 0x09 } ?? false }
+        return plain(utf8.first) && plain(utf8.last) ? self : trimmingCharacters(in: .whitespaces)
+    }
 }

@@ -108,11 +108,17 @@ public struct Scenario: Sendable {
         }
 
         guard let stepList = top["steps"] else { throw document.error("a scenario needs 'steps' (a list; may be empty: steps: [])") }
+        let days = StartDay(day1, zone: zone)
         var steps: [ScenarioStep] = []
-        for entry in try stepList.list() {
-            let fields = try entry.uniqueMapping(allowed: ["at", "after"] + ScenarioAction.keys)
-            let time = try stepTime(fields, entry, after: steps.last, start: start, day1: day1, zone: zone)
-            let actionKeys = inFileOrder(ScenarioAction.keys.compactMap { key in fields[key].map { (key, $0) } })
+        steps.reserveCapacity(stepList.count)
+        for entry in try stepList.elements() {
+            var timeKeys: [(String, YAMLValue)] = [], actionKeys: [(String, YAMLValue)] = []
+            // Every allowed key but the time names an action.
+            for (key, value) in try entry.uniqueMapping(allowed: stepKeys) {
+                if key == "at" || key == "after" { timeKeys.append((key, value)) } else { actionKeys.append((key, value)) }
+            }
+            let time = try stepTime(inFileOrder(timeKeys, keyOrder: ["at", "after"]), entry, after: steps.last, start: start, days: days)
+            actionKeys = inFileOrder(actionKeys, keyOrder: ScenarioAction.keys)
             guard let (key, value) = actionKeys.first else {
                 throw entry.error("a step needs one action: \(ScenarioAction.keys.joined(separator: ", "))")
             }
@@ -124,14 +130,14 @@ public struct Scenario: Sendable {
 
         var end = (steps.last?.time ?? start).addingTimeInterval(60)
         if let value = top["end"] {
-            let text = try value.string().trimmingCharacters(in: .whitespaces)
+            let text = try value.string().trimmedOfWhitespace()
             if text.hasPrefix("after ") {
                 guard let seconds = duration(String(text.dropFirst("after ".count))) else {
                     throw value.error("expected 'after' and a duration like 45m, got '\(text)'")
                 }
                 end = (steps.last?.time ?? start).addingTimeInterval(seconds)
             } else {
-                end = try instant(value, day1: day1, zone: zone)
+                end = try instant(value, days: days)
             }
             let last = steps.last.map { ($0.time, "the last step's time (line \($0.line))") } ?? (start, "the start")
             if end < last.0 {
@@ -140,7 +146,7 @@ public struct Scenario: Sendable {
         }
 
         let expectations = try (top["expect"]?.list() ?? []).map { entry in
-            try ScenarioExpectation.parse(entry) { try instant($0, day1: day1, zone: zone) }
+            try ScenarioExpectation.parse(entry) { try instant($0, days: days) }
         }
 
         return Scenario(file: document.file, name: name, description: try top["description"]?.string(), start: start,
@@ -150,10 +156,12 @@ public struct Scenario: Sendable {
 
     // MARK: Times
 
-    /// A step's instant from its one `at` or `after`; never before the previous step (or the start).
-    private static func stepTime(_ fields: [String: YAMLValue], _ entry: YAMLValue, after previous: ScenarioStep?, start: Date,
-                                 day1: LocalDateTime, zone: TimeZone) throws -> Date {
-        let timeKeys = inFileOrder(["at", "after"].compactMap { key in fields[key].map { (key, $0) } })
+    /// The keys a step may have: its time and its action.
+    private static let stepKeys = ["at", "after"] + ScenarioAction.keys
+
+    /// A step's instant from its one `at` or `after` (`timeKeys`, in file order); never before the previous step (or the start).
+    private static func stepTime(_ timeKeys: [(String, YAMLValue)], _ entry: YAMLValue, after previous: ScenarioStep?, start: Date,
+                                 days: StartDay) throws -> Date {
         guard let (key, value) = timeKeys.first else {
             throw entry.error("a step needs a time: 'at' (HH:MM, day N HH:MM, or YYYY-MM-DDTHH:MM) or 'after' (a duration like 10m)")
         }
@@ -166,37 +174,86 @@ public struct Scenario: Sendable {
             }
             return previousTime.addingTimeInterval(seconds)
         }
-        let time = try instant(value, day1: day1, zone: zone)
+        let time = try instant(value, days: days)
         if time < previousTime {
             let what = previous.map { "the previous step's (line \($0.line))" } ?? "the start,"
-            throw value.error("\(LocalDateTime.describe(time, in: zone)) is before \(what) \(LocalDateTime.describe(previousTime, in: zone)); steps must not go back in time")
+            throw value.error("\(LocalDateTime.describe(time, in: days.zone)) is before \(what) \(LocalDateTime.describe(previousTime, in: days.zone)); steps must not go back in time")
         }
         return time
     }
 
+    /// The start day and the zone a scenario's wall-clock times are read in.
+    struct StartDay {
+        let zone: TimeZone
+        /// Day 1's midnight in wall-clock seconds (`LocalDateTime.wallSeconds`): a time on day N is found from it by
+        /// adding, not through the calendar.
+        let midnight: Int
+
+        init(_ day1: LocalDateTime, zone: TimeZone) {
+            self.zone = zone
+            midnight = day1.wallSeconds - (day1.hour * 3600 + day1.minute * 60 + day1.second)
+        }
+
+        /// The last wall-clock second a `LocalDateTime` holds (9999-12-31 23:59:59).
+        static let lastWallSecond = LocalDateTime(year: 9999, month: 12, day: 31, hour: 23, minute: 59, second: 59)!.wallSeconds
+    }
+
     /// A step's `at`: a wall-clock time resolved in `zone`; a trailing `second` names the second occurrence of a
     /// time the clocks repeat when they fall back (`at: "02:30 second"`), and is an error for any other time.
-    static func instant(_ value: YAMLValue, day1: LocalDateTime, zone: TimeZone) throws -> Date {
-        let text = try value.string().trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasSuffix(" second") else { return try wallClock(value, day1: day1, text: text).resolve(in: zone) }
-        let local = try wallClock(value, day1: day1, text: String(text.dropLast(" second".count)))
-        guard let second = local.resolveSecondOccurrence(in: zone) else {
-            throw value.error("\(local) happens only once in \(zone.identifier); 'second' names the repeated hour when clocks fall back")
+    static func instant(_ value: YAMLValue, days: StartDay) throws -> Date {
+        let text = try value.string().trimmedOfWhitespace()
+        guard endsInSecond(text) else { return LocalDateTime.resolve(wallSeconds: try wallSeconds(value, days: days, text: text), in: days.zone) }
+        let local = LocalDateTime(wallSeconds: try wallSeconds(value, days: days, text: String(text.dropLast(" second".count))))
+        guard let second = local.resolveSecondOccurrence(in: days.zone) else {
+            throw value.error("\(local) happens only once in \(days.zone.identifier); 'second' names the repeated hour when clocks fall back")
         }
         return second
     }
 
-    /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, as a wall-clock time.
-    private static func wallClock(_ value: YAMLValue, day1: LocalDateTime, text given: String? = nil) throws -> LocalDateTime {
-        let text = try given ?? value.string().trimmingCharacters(in: .whitespaces)
-        if let time = LocalDateTime.timeOfDay(text) { return day1.at(hour: time.hour, minute: time.minute, second: time.second)! }
-        if let absolute = LocalDateTime(parsing: text) { return absolute }
-        let words = text.split(separator: " ")
-        if words.count == 3, words[0].lowercased() == "day", let time = LocalDateTime.timeOfDay(String(words[2])) {
-            guard let day = Int(words[1]), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(words[1])'") }
-            return day1.addingDays(day - 1).at(hour: time.hour, minute: time.minute, second: time.second)!
+    /// Whether a time ends in ` second`, in any case.
+    private static func endsInSecond(_ text: String) -> Bool {
+        // No character beyond ASCII lowercases to one of these letters: a text whose last bytes are not them, in any
+        // case, does not end so. Where they are, an ASCII text is compared as bytes already.
+        func lowercased(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+        guard text.utf8.suffix(7).elementsEqual(" second".utf8, by: { lowercased($0) == $1 }) else { return false }
+        return text.utf8.allSatisfy { $0 < 0x80 } || text.lowercased().hasSuffix(" second")
+    }
+
+    /// `HH:MM[:SS]` on day 1, `day N HH:MM[:SS]`, or `YYYY-MM-DDTHH:MM[:SS]`, in wall-clock seconds
+    /// (`LocalDateTime.wallSeconds`).
+    private static func wallSeconds(_ value: YAMLValue, days: StartDay, text: String) throws -> Int {
+        if let time = LocalDateTime.timeOfDay(text) { return days.midnight + time.hour * 3600 + time.minute * 60 + time.second }
+        if let absolute = LocalDateTime(parsing: text) { return absolute.wallSeconds }
+        if let (dayText, time) = dayAndTime(text) {
+            guard let day = Int(dayText), day >= 1 else { throw value.error("the day is a number counting from 1 (the start day), got '\(dayText)'") }
+            guard day - 1 <= (StartDay.lastWallSecond - days.midnight) / 86_400 else { throw value.error("day \(day) is after the year 9999") }
+            return days.midnight + (day - 1) * 86_400 + time.hour * 3600 + time.minute * 60 + time.second
         }
         throw value.error("expected a time: HH:MM[:SS] on the start day, day N HH:MM[:SS], or a local date-time YYYY-MM-DDTHH:MM[:SS]; got '\(text)'")
+    }
+
+    /// `day N HH:MM[:SS]`, three words between spaces (`day` in any case): N as written, and the time of day; nil if
+    /// the text is not written so.
+    private static func dayAndTime(_ text: String) -> (day: String, time: (hour: Int, minute: Int, second: Int))? {
+        let bytes = Array(text.utf8)
+        var words = (0..<0, 0..<0, 0..<0), count = 0
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] != UInt8(ascii: " ") else { index += 1; continue }
+            let start = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: " ") { index += 1 }
+            switch count {
+            case 0: words.0 = start..<index
+            case 1: words.1 = start..<index
+            case 2: words.2 = start..<index
+            default: return nil
+            }
+            count += 1
+        }
+        let day = bytes[words.0]
+        guard count == 3, day.count == 3, day[day.startIndex] | 0x20 == UInt8(ascii: "d"), day[day.startIndex + 1] | 0x20 == UInt8(ascii: "a"),
+              day[day.startIndex + 2] | 0x20 == UInt8(ascii: "y"), let time = LocalDateTime.timeOfDay(bytes[words.2]) else { return nil }
+        return (String(decoding: bytes[words.1], as: UTF8.self), time)
     }
 
     /// Seconds in `90s`, `10m`, `2h`, `1h30m`, `1h0m15s`: units in the order h, m, s, each at most once; nil if malformed.
@@ -260,8 +317,13 @@ public struct Scenario: Sendable {
         throw UnknownTimeZone(description: "expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
     }
 
-    /// Keys sorted by where they appear in the file (the parsed mapping has no order), so "the second one" is well defined.
-    private static func inFileOrder(_ pairs: [(String, YAMLValue)]) -> [(String, YAMLValue)] {
-        pairs.sorted { ($0.1.line, $0.1.column) < ($1.1.line, $1.1.column) }
+    /// Keys sorted by where they appear in the file (the parsed mapping has no order), so "the second one" is well
+    /// defined; two values at one place (never in a file libyaml read) in `keyOrder`.
+    private static func inFileOrder(_ pairs: [(String, YAMLValue)], keyOrder: [String]) -> [(String, YAMLValue)] {
+        guard pairs.count > 1 else { return pairs }
+        return pairs.sorted {
+            ($0.1.line, $0.1.column) != ($1.1.line, $1.1.column) ? ($0.1.line, $0.1.column) < ($1.1.line, $1.1.column)
+                : keyOrder.firstIndex(of: $0.0)! < keyOrder.firstIndex(of: $1.0)!
+        }
     }
 }

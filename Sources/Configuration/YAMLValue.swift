@@ -30,7 +30,16 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
 public struct YAMLValue {
     public let node: Node
     public let file: String
-    public let keyPath: String
+    private let path: YAMLKeyPath
+
+    /// The key path, e.g. `plugins[2].restart`.
+    public var keyPath: String { path.spelled }
+
+    init(node: Node, file: String, path: YAMLKeyPath) {
+        self.node = node
+        self.file = file
+        self.path = path
+    }
 
     /// The most values a file may expand to, its aliases expanded — or one per byte of its text, when that is more:
     /// far above any hand-written configuration or scenario, far below what a "billion laughs" of nested aliases asks
@@ -49,13 +58,14 @@ public struct YAMLValue {
     /// `maximumExpandedValues` is refused before anything walks the expansion.
     public static func parse(_ text: String, file: String) throws -> YAMLValue {
         do {
-            try refuseDeepNesting(text, file: file)
+            let mayHaveAliases = try refuseDeepNesting(text, file: file)
             // Composing shares an aliased node instead of copying it, so memory stays that of the text.
             guard let node = try Yams.compose(yaml: text) else {
                 throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
             }
-            try refuseExpansionBomb(node, file: file, limit: expansionLimit(forTextOf: text.utf8.count))
-            return YAMLValue(node: node, file: file, keyPath: "")
+            // Without aliases nothing expands: the values are at most one per byte of the text, within the limit.
+            if mayHaveAliases { try refuseExpansionBomb(node, file: file, limit: expansionLimit(forTextOf: text.utf8.count)) }
+            return YAMLValue(node: node, file: file, path: .root)
         } catch let error as YamlError {
             throw Self.describe(error, file: file)
         }
@@ -63,29 +73,31 @@ public struct YAMLValue {
 
     /// An upper bound of the nesting, from the text alone (before the recursive composer sees it): the depth of
     /// `[`/`{` outside quotes and comments, and per line its indentation plus its `-`, `?` and `:` characters.
-    /// It may overestimate, never underestimate.
-    private static func refuseDeepNesting(_ text: String, file: String) throws {
+    /// It may overestimate, never underestimate. Returns whether the text has a `*` anywhere (an alias may be one).
+    private static func refuseDeepNesting(_ text: String, file: String) throws -> Bool {
         var flowDepth = 0, line = 1, column = 0, lineNesting = 0
-        var inIndentation = true, inComment = false, escaped = false
+        var inIndentation = true, inComment = false, escaped = false, hasAsterisk = false
         var quote: UInt8?
         var previous: UInt8 = 0x0A
         /// The last byte that was not a space: a quote opens a scalar only where a scalar may begin.
         var lastSignificant: UInt8 = 0x0A
-        func refuse(_ what: String) -> ConfigurationError {
+        // Takes the place as arguments: a nested function capturing the counters would keep them in memory, not registers.
+        func refuse(_ what: String, line: Int, column: Int) -> ConfigurationError {
             ConfigurationError(file: file, line: line, column: column, key: "", message: "\(what); refused (a file built to exhaust the reader?)")
         }
-        for byte in text.utf8 {
+        // Over a copy of the bytes: indexing a string's own view checks each index, several times the loop's own work.
+        for byte in Array(text.utf8) {
             column += 1
-            defer {
-                previous = byte
-                if byte != 0x20 && byte != 0x09 { lastSignificant = byte }
-            }
+            let before = previous, significantBefore = lastSignificant
+            previous = byte
+            if byte != 0x20 && byte != 0x09 { lastSignificant = byte }
             if byte == 0x0A {
                 // A quoted scalar may go on, but counting its next lines as structure can only overestimate.
                 line += 1; column = 0; lineNesting = 0
                 inIndentation = true; inComment = false; quote = nil; escaped = false
                 continue
             }
+            if byte == UInt8(ascii: "*") { hasAsterisk = true }
             if inComment { continue }
             if let open = quote {
                 if escaped { escaped = false } else if open == UInt8(ascii: "\""), byte == UInt8(ascii: "\\") { escaped = true } else if byte == open { quote = nil }
@@ -95,20 +107,24 @@ public struct YAMLValue {
             switch byte {
             case 0x20 where inIndentation, UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"):
                 lineNesting += 1
-                if lineNesting > maximumLineNesting { throw refuse("a line is indented or nested more than \(maximumLineNesting) levels deep") }
-            case UInt8(ascii: "#") where previous == 0x20 || previous == 0x09:
+                if lineNesting > maximumLineNesting { throw refuse("a line is indented or nested more than \(maximumLineNesting) levels deep", line: line, column: column) }
+            case UInt8(ascii: "#") where before == 0x20 || before == 0x09:
                 inComment = true
-            case UInt8(ascii: "'"), UInt8(ascii: "\"") where Array("\n[{,:-?".utf8).contains(lastSignificant):
-                quote = byte
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                switch significantBefore {
+                case 0x0A, UInt8(ascii: "["), UInt8(ascii: "{"), UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "-"), UInt8(ascii: "?"): quote = byte
+                default: break
+                }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 flowDepth += 1
-                if flowDepth > maximumFlowNesting { throw refuse("lists and mappings are nested more than \(maximumFlowNesting) levels deep") }
+                if flowDepth > maximumFlowNesting { throw refuse("lists and mappings are nested more than \(maximumFlowNesting) levels deep", line: line, column: column) }
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 flowDepth = max(0, flowDepth - 1)
             default:
                 break
             }
         }
+        return hasAsterisk
     }
 
     /// Counts the values of the expanded document, stopping at the limit (so the count costs at most that much).
@@ -174,26 +190,48 @@ public struct YAMLValue {
 
     /// The members of a mapping. Keys not in `allowed` are refused (a typo is never silently ignored).
     public func mapping(allowed: [String]? = nil) throws -> [String: YAMLValue] {
+        try members(allowed: allowed).members
+    }
+
+    /// The members of a mapping, and the first key written a second time in it (the last one written is kept).
+    func members(allowed: [String]?) throws -> (members: [String: YAMLValue], repeated: Node?) {
         guard case .mapping(let mapping) = node else { throw error("expected a mapping (key: value lines), got \(kindName)") }
-        var members: [String: YAMLValue] = [:]
+        var members = [String: YAMLValue](minimumCapacity: mapping.count)
+        var repeated: Node?
+        let container = YAMLKeyPath.Container(path)
         for (keyNode, valueNode) in mapping {
             guard case .scalar(let keyScalar) = keyNode else { throw error("keys must be plain names") }
             let key = keyScalar.string
-            let path = keyPath.isEmpty ? key : "\(keyPath).\(key)"
             if let allowed, !allowed.contains(key) {
                 let suggestion = closest(to: key, in: allowed).map { " — did you mean '\($0)'?" } ?? ""
-                throw ConfigurationError(file: file, line: keyNode.mark?.line ?? line, column: keyNode.mark?.column ?? column, key: path,
+                throw ConfigurationError(file: file, line: keyNode.mark?.line ?? line, column: keyNode.mark?.column ?? column,
+                                         key: YAMLKeyPath(container: container, step: .key(key)).spelled,
                                          message: "unknown key\(suggestion) (allowed here: \(allowed.joined(separator: ", ")))")
             }
-            members[key] = YAMLValue(node: valueNode, file: file, keyPath: path)
+            let value = YAMLValue(node: valueNode, file: file, path: YAMLKeyPath(container: container, step: .key(key)))
+            if members.updateValue(value, forKey: key) != nil, repeated == nil {
+                repeated = keyNode
+            }
         }
-        return members
+        return (members, repeated)
     }
 
     /// The elements of a list.
     public func list() throws -> [YAMLValue] {
+        Array(try elements())
+    }
+
+    /// The elements of a list, each made as it is reached (a long list is not copied whole).
+    func elements() throws -> LazyMapSequence<EnumeratedSequence<Node.Sequence>, YAMLValue> {
         guard case .sequence(let sequence) = node else { throw error("expected a list, got \(kindName)") }
-        return sequence.enumerated().map { YAMLValue(node: $1, file: file, keyPath: "\(keyPath)[\($0)]") }
+        let container = YAMLKeyPath.Container(path), file = file
+        return sequence.enumerated().lazy.map { YAMLValue(node: $1, file: file, path: YAMLKeyPath(container: container, step: .index($0))) }
+    }
+
+    /// How many elements a list has (0 for anything else).
+    var count: Int {
+        if case .sequence(let sequence) = node { return sequence.count }
+        return 0
     }
 
     /// Whether the node is YAML null (`~`, `null` or empty).
@@ -269,6 +307,35 @@ extension YAMLValue {
                 return .double(double)
             }
             return .string(scalar.string)
+        }
+    }
+}
+
+/// Where a value sits in its file, spelled as a key path (`plugins[2].restart`) only when asked: most values are
+/// read without a mistake to report. The members of one mapping or list share their container's path.
+struct YAMLKeyPath: Sendable {
+    /// A container's path, shared by its members.
+    final class Container: Sendable {
+        let path: YAMLKeyPath
+        init(_ path: YAMLKeyPath) { self.path = path }
+    }
+
+    enum Step: Sendable {
+        case key(String)
+        case index(Int)
+    }
+
+    let container: Container?
+    let step: Step?
+
+    static let root = YAMLKeyPath(container: nil, step: nil)
+
+    var spelled: String {
+        guard let step else { return "" }
+        let prefix = container?.path.spelled ?? ""
+        switch step {
+        case .key(let key): return prefix.isEmpty ? key : "\(prefix).\(key)"
+        case .index(let index): return "\(prefix)[\(index)]"
         }
     }
 }

@@ -58,6 +58,32 @@ final class LaggardReadingsTests: XCTestCase {
     }
 }
 
+/// A limit on a plugin's process, judged in virtual time by its progress: the first look reads, each later one asks
+/// whether it worked since; past the busy limit, or once it cannot be read, it is waited for no longer.
+final class ProgressWatchTests: XCTestCase {
+    private final class Process {
+        var progress: ProcessProgress? = ProcessProgress(cpuTicks: 100, isBusy: false)
+        func read(_ pid: pid_t) -> ProcessProgress? { progress }
+    }
+
+    func testAProcessIsWaitedForWhileAtWorkWithinTheBusyLimit() {
+        let process = Process()
+        var watch = ProgressWatch<String>(reader: process.read)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 1_000, limit: 1_000), "the first look only reads")
+        process.progress = ProcessProgress(cpuTicks: 103, isBusy: false)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 2_000, limit: 1_000), "its CPU rose")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: 3_000, limit: 1_000), "blocked, no CPU used since")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: 4_000, limit: 1_000), "still blocked: the last look's reading is compared with")
+        process.progress = ProcessProgress(cpuTicks: 103, isBusy: true)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 5_000, limit: 1_000), "runnable")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: ProcessProgress.busyLimit(for: 1_000), limit: 1_000), "the busy limit")
+        XCTAssertTrue(watch.waitsOn("worker", pid: 8, waited: 1_000, limit: 1_000), "another process: a first look")
+        process.progress = nil
+        XCTAssertFalse(watch.waitsOn("worker", pid: 8, waited: 2_000, limit: 1_000), "it ended")
+        XCTAssertFalse(watch.waitsOn("other", pid: 9, waited: 1_000, limit: 1_000), "one that cannot be read is not waited for")
+    }
+}
+
 /// The timekeeper reads the laggards early in a wait for quiet, before its first look at them.
 final class LaggardWaitTests: XCTestCase {
     private final class BusyBus: QuietBus {

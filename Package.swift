@@ -228,7 +228,7 @@ let package = Package(
         .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // A monitor written with Date() and Calendar.current, and its twin on bus time.
-        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
+        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK", "FixtureWork"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // An app, a shield and an action delegate run as processes and hosted on a test's threads (issue 30).
         .target(name: "InProcessPlugins", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/InProcessPlugins"),

@@ -7,7 +7,8 @@
 // test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
 // {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
 // `app.sup.ask` {"n"} publishes `app.sup.asking` {"n"}, calls `x.<name>.question.request` and publishes `app.sup.answered`
-// {"n", "answer"} with the reply's body (`--call-timeout-ms N`: the call's timeout). `app.sup.calls` {"n", "cutAt"}
+// {"n", "answer"} with the reply's body (`--call-timeout-ms N`: the call's timeout); `app.sup.ask-from-task` does the same
+// from a `Task`, the handler waiting for it. `app.sup.calls` {"n", "cutAt"}
 // makes three OS calls — FamilyControls authorization, a ManagedSettings write (store `sup`: every app category
 // shielded), DeviceActivity's activities — each after publishing `app.sup.step` {"n", "step"}, then publishes
 // `app.sup.calls-done` {"n"}; the first time only, before call number `cutAt`, it waits until the broker is stopped
@@ -90,6 +91,13 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])
         case "app.sup.ask":
             ask(envelope.bodyValue["n"] ?? .null)
+        case "app.sup.ask-from-task":
+            let n = envelope.bodyValue["n"] ?? .null, asked = PendingAnswer<Bool>()
+            Task.detached {
+                ask(n)
+                asked.complete(true)
+            }
+            _ = asked.wait(milliseconds: 30_000)
         case "app.sup.calls":
             makeCalls(envelope.bodyValue["n"] ?? .null, cutAt: envelope.bodyValue["cutAt"]?.intValue ?? -1)
         case "app.sup.echo-then-hang":

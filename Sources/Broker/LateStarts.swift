@@ -6,8 +6,8 @@ import Foundation
 /// whatever it does. In virtual time a start still at work (runnable, or using CPU since the last look) is late on a
 /// machine busy with other work, not hung — going on without it, or killing it, would put `startup-timeout`, its exit
 /// and its restart in the journal by process timing — so it is waited for, up to the busy limit; a start blocked with
-/// no CPU used is judged at once. The first look at a start only reads it, so that even it compares the CPU used over
-/// an interval. The same rule for the bus's first start (`bus.ready` waits) and for a start after it (no kill).
+/// no CPU used is hung. The first look at a start only reads it, so that the next compares the CPU used over a
+/// heartbeat interval. The same rule for the bus's first start (`bus.ready` waits) and for a start after it (no kill).
 final class LateStarts {
     private var watch = ProgressWatch<String>()
     private let supervisor: PluginSupervisor

@@ -175,12 +175,18 @@ public final class Broker {
     }
 
     /// The bus is ready without the plugins not connected yet — in virtual time, once none of them is still starting
-    /// at work (`LateStarts`): looked at again a heartbeat later.
-    private func startupLimitPassed() {
+    /// at work (`LateStarts`): looked at again a heartbeat later. A start that said hello waits, blocked, for its
+    /// welcome: hellos already come are taken in first (the next pass), not judged against their senders.
+    private func startupLimitPassed(messagesTakenIn: Bool = false) {
         guard !readiness.isReady else { return }
         let now = monotonicMilliseconds()
         if lateStarts.holdUpReadiness(now: now) {
             time.scheduleWall(at: now + settings.heartbeatMilliseconds) { [unowned self] in startupLimitPassed() }
+            return
+        }
+        if clock.isVirtual, !messagesTakenIn, (try? transport?.wait(timeoutMilliseconds: 0, wakeDescriptor: nil))?.messagesWaiting == true {
+            // A moment later, not now: the timers due now fire before the loop takes anything in.
+            time.scheduleWall(at: now + max(1, settings.heartbeatMilliseconds / 10)) { [unowned self] in startupLimitPassed(messagesTakenIn: true) }
             return
         }
         readiness.becomeReady()

@@ -1,12 +1,15 @@
 import Foundation
 
-/// Whether a process is getting on with its work, read from `/proc/<pid>/stat`: its scheduler state and the CPU it has
-/// used. In virtual time every limit on a plugin's process (its acknowledgements, its start's hello, its session's
+/// Whether a process is getting on with its work, read from `/proc/<pid>/stat`: its scheduler state, the CPU it has
+/// used and the page faults it took. In virtual time every limit on a plugin's process (its acknowledgements, its start's hello, its session's
 /// silence, the OS's wait for its answer) asks this before giving the plugin up, so that a machine too busy to run a
 /// plugin in time (it is runnable, or its CPU time rises) is not taken for a plugin that stopped (blocked, idle).
 struct ProcessProgress: Equatable {
     /// Clock ticks of CPU, user and system.
     let cpuTicks: UInt64
+    /// Page faults, minor and major: a process that runs a few milliseconds at a time (a start mapping its libraries,
+    /// a handler reading its store) may be charged no tick between two looks, but touches memory.
+    var faults: UInt64 = 0
     /// Running or waiting for a CPU (`R`), or in an uninterruptible wait, mostly the disk (`D`).
     let isBusy: Bool
 
@@ -17,21 +20,22 @@ struct ProcessProgress: Equatable {
     }
 
     /// The fields after the command's closing parenthesis (the command may hold spaces and parentheses): the state
-    /// first, utime the 12th, stime the 13th (proc(5)).
+    /// first, minflt the 8th, majflt the 10th, utime the 12th, stime the 13th (proc(5)).
     static func parse(_ stat: String) -> ProcessProgress? {
         guard let close = stat.lastIndex(of: ")") else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]) else { return nil }
-        return ProcessProgress(cpuTicks: user + system, isBusy: fields[0] == "R" || fields[0] == "D")
+        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]),
+              let minor = UInt64(fields[7]), let major = UInt64(fields[9]) else { return nil }
+        return ProcessProgress(cpuTicks: user + system, faults: minor + major, isBusy: fields[0] == "R" || fields[0] == "D")
     }
 
     /// How long a wait limited to `limit` goes on for a process still at work: twelve times the limit or a minute,
     /// whichever is longer — a machine busy with other work runs it late; one that never gets on is stopped.
     static func busyLimit(for limit: Int64) -> Int64 { max(limit * 12, 60_000) }
 
-    /// Whether the process worked since `earlier`: busy now, or it used CPU in between.
+    /// Whether the process worked since `earlier`: busy now, or it used CPU or took page faults in between.
     func worked(since earlier: ProcessProgress?) -> Bool {
-        isBusy || (earlier.map { cpuTicks > $0.cpuTicks } ?? false)
+        isBusy || (earlier.map { cpuTicks > $0.cpuTicks || faults > $0.faults } ?? false)
     }
 }
 

@@ -6,8 +6,8 @@ import XCTest
 /// The scheduler's word on a process, read from `/proc/<pid>/stat` as the wait for a plugin's acknowledgements reads it.
 final class ProcessProgressTests: XCTestCase {
     func testTheStateAndCPUAreReadAfterTheCommandWhateverItHolds() throws {
-        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 800 0 0 0 17 5 0 0 20 0 1 0 123 0 0"
-        XCTAssertEqual(ProcessProgress.parse(line), ProcessProgress(cpuTicks: 22, isBusy: false))
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 800 0 3 0 17 5 0 0 20 0 1 0 123 0 0"
+        XCTAssertEqual(ProcessProgress.parse(line), ProcessProgress(cpuTicks: 22, faults: 803, isBusy: false))
         XCTAssertEqual(ProcessProgress.parse(line.replacingOccurrences(of: ") S ", with: ") R "))?.isBusy, true)
         XCTAssertEqual(ProcessProgress.parse(line.replacingOccurrences(of: ") S ", with: ") D "))?.isBusy, true, "waiting for the disk")
         XCTAssertNil(ProcessProgress.parse("4242 (cut"))
@@ -20,6 +20,7 @@ final class ProcessProgressTests: XCTestCase {
         XCTAssertFalse(idle.worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 11, isBusy: false).worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 10, isBusy: true).worked(since: idle))
+        XCTAssertTrue(ProcessProgress(cpuTicks: 10, faults: 1, isBusy: false).worked(since: idle), "charged no tick, but it took page faults")
     }
 }
 

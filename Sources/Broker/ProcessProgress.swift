@@ -1,9 +1,11 @@
+import BusClient
 import Foundation
 
 /// Whether a process is getting on with its work, read from `/proc/<pid>/stat`: its scheduler state, the CPU it has
-/// used and the page faults it took. In virtual time every limit on a plugin's process (its acknowledgements, its start's hello, its session's
-/// silence, the OS's wait for its answer) asks this before giving the plugin up, so that a machine too busy to run a
-/// plugin in time (it is runnable, or its CPU time rises) is not taken for a plugin that stopped (blocked, idle).
+/// used and the page faults it took. In virtual time every limit on a plugin's process (its acknowledgements, its
+/// start's hello, its session's silence, the OS's wait for its answer) asks this before giving the plugin up, so that a
+/// machine too busy to run a plugin in time (it is runnable, or its CPU time or page faults rise) is not taken for a
+/// plugin that stopped (blocked, idle).
 struct ProcessProgress: Equatable {
     /// Clock ticks of CPU, user and system.
     let cpuTicks: UInt64
@@ -29,9 +31,8 @@ struct ProcessProgress: Equatable {
         return ProcessProgress(cpuTicks: user + system, faults: minor + major, isBusy: fields[0] == "R" || fields[0] == "D")
     }
 
-    /// How long a wait limited to `limit` goes on for a process still at work: twelve times the limit or a minute,
-    /// whichever is longer — a machine busy with other work runs it late; one that never gets on is stopped.
-    static func busyLimit(for limit: Int64) -> Int64 { max(limit * 12, 60_000) }
+    /// How long a wait limited to `limit` goes on for a process still at work (`BusyLimit`).
+    static func busyLimit(for limit: Int64) -> Int64 { BusyLimit.milliseconds(for: limit) }
 
     /// Whether the process worked since `earlier`: busy now, or it used CPU or took page faults in between.
     func worked(since earlier: ProcessProgress?) -> Bool {

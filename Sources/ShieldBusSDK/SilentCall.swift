@@ -1,3 +1,4 @@
+import BusClient
 import BusProtocol
 import DeviceAPI
 import Foundation
@@ -88,7 +89,7 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
         while runtime?.isCutOff != true {
             let now = DispatchTime.now().uptimeNanoseconds
             if now >= deadline {
-                guard now - start < UInt64(max(milliseconds * 12, 60_000)) * 1_000_000, progress?.workedSinceLastLook() == true else { break }
+                guard now - start < UInt64(BusyLimit.milliseconds(for: Int64(milliseconds))) * 1_000_000, progress?.workedSinceLastLook() == true else { break }
                 deadline = now + limit
             }
             // A short turn of the main run loop: it runs what was queued on the main queue, then returns.

@@ -140,7 +140,8 @@ let package = Package(
         .target(name: "ShieldBusTestSupport", dependencies: ["AppGroupStore", "BusClient", "BusProtocol", "Configuration", "DeviceOS", "SQLite"], path: "Tests/Support", exclude: ["toggle_fs.py"]),
         .executableTarget(name: "bus-test-plugin", dependencies: ["BusClient", "BusProtocol"], path: "Tests/Fixtures/BusTestPlugin"),
         .executableTarget(name: "appgroup-stress", dependencies: ["AppGroupStore"], path: "Tests/Fixtures/AppGroupStress"),
-        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
+        .target(name: "FixtureWork", path: "Tests/Fixtures/FixtureWork"),
+        .executableTarget(name: "fixture-shield", dependencies: ["ShieldBusSDK", "FixtureWork"] + appleFrameworks, path: "Tests/Fixtures/FixtureShield", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-app", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/FixtureApp", swiftSettings: appleModuleAliases),
         .target(name: "NaivePluginKit", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/NaivePluginKit",
                 swiftSettings: appleModuleAliases),
@@ -221,13 +222,13 @@ let package = Package(
         .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", "LockInvariant", "BedtimeExtensions", "ProfilesExtensions", .product(name: "Logging", package: "swift-log")]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
-        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ", "FixtureWork"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-deeplink-app", dependencies: ["ShieldBusSDK", "ReferenceKit"] + appleFrameworks, path: "Tests/Fixtures/DeepLinkApp", swiftSettings: appleModuleAliases),
         // The seeds' extension code, compiled with its imports unchanged (issue 24's proof).
         .executableTarget(name: "fixture-seed-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/SeedProduct",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // A monitor written with Date() and Calendar.current, and its twin on bus time.
-        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
+        .executableTarget(name: "fixture-wall-clock-product", dependencies: ["ShieldBusSDK", "FixtureWork"] + appleFrameworks, path: "Tests/Fixtures/WallClockProduct",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         // An app, a shield and an action delegate run as processes and hosted on a test's threads (issue 30).
         .target(name: "InProcessPlugins", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/InProcessPlugins"),

@@ -1,14 +1,25 @@
 // AnswerTimers: the OS's reply deadlines on its requests to a role, started as wall timers once the answerer holds the request.
 
 import BusClient
+import Foundation
 
 /// `AnswerDeadlines` is the bookkeeping; this starts each deadline's wall timer when its turn comes, and cancels it
 /// when the reply does.
+///
+/// In virtual time the deadline is judged by the answerer's progress (`ProgressWatch`), as the wait for its
+/// acknowledgements is: an answerer still at work when it passes (runnable, or using CPU since the turn began) is late
+/// on a machine busy with other work, not too slow for the OS, and is looked at again a deadline later, up to the busy
+/// limit; one blocked with no CPU used, or ended, is out of time at once — the default shield, or no action, as on
+/// iOS. Otherwise the shield drawn, or what a button did, would depend on the machine's load.
 final class AnswerTimers {
     private var deadlines = AnswerDeadlines()
     /// Started deadlines' wall timers, by correlation id.
     private var timers: [String: UInt64] = [:]
     private let time: TimeKeeper
+    /// The process of the plugin of that name (its program's), if it has one now: what a deadline's look reads.
+    var process: (String) -> pid_t? = { _ in nil }
+    /// Readings of the answerers' processes, by correlation id (virtual time).
+    private var progress = ProgressWatch<String>()
 
     init(time: TimeKeeper) { self.time = time }
 
@@ -23,6 +34,7 @@ final class AnswerTimers {
     func cancel(corr: String) {
         if deadlines.remove(corr: corr) { return }
         if let timer = timers.removeValue(forKey: corr) { time.cancelWall(timer) }
+        progress.forget(corr)
     }
 
     /// The OS's request `corr` was sequenced as `seq`, for `answerer` (nil: nobody will take it, so it starts now).
@@ -44,11 +56,24 @@ final class AnswerTimers {
     func startUnreachable(isReachable: (String) -> Bool) { start(deadlines.start(unreachable: isReachable)) }
 
     private func start(_ started: [AnswerDeadlines.Deadline]) {
+        let now = monotonicMilliseconds()
         for deadline in started {
-            timers[deadline.corr] = time.scheduleWall(at: monotonicMilliseconds() + deadline.milliseconds) { [unowned self] in
-                timers[deadline.corr] = nil
-                deadline.action()
+            // A reading as the answerer takes the request, for the look at the deadline to compare the CPU used since.
+            if time.clock.isVirtual, let pid = deadline.answerer.flatMap(process) { progress.read([(deadline.corr, pid)]) }
+            arm(deadline, at: now + deadline.milliseconds, startedAt: now)
+        }
+    }
+
+    private func arm(_ deadline: AnswerDeadlines.Deadline, at instant: Int64, startedAt: Int64) {
+        timers[deadline.corr] = time.scheduleWall(at: instant) { [unowned self] in
+            let now = monotonicMilliseconds()
+            if time.clock.isVirtual, let pid = deadline.answerer.flatMap(process),
+               progress.waitsOn(deadline.corr, pid: pid, waited: now - startedAt, limit: deadline.milliseconds) {
+                return arm(deadline, at: now + deadline.milliseconds, startedAt: startedAt)
             }
+            progress.forget(deadline.corr)
+            timers[deadline.corr] = nil
+            deadline.action()
         }
     }
 }

@@ -68,8 +68,10 @@ public final class Broker {
     private(set) var supervisor: PluginSupervisor!
     /// The last look at each lagging plugin's process, while virtual time waits for its acknowledgements.
     private var laggards = LaggardReadings()
-    /// Readings of the processes of plugins started and not yet said hello past `bus.startupTimeoutMs` (virtual time).
-    private var starts = LaggardReadings()
+    /// Plugins' processes started and not yet said hello past `bus.startupTimeoutMs`.
+    private var lateStarts: LateStarts!
+    /// Readings of the processes of plugins whose sessions fell silent past `bus.sessionTimeoutMs` (virtual time).
+    private var silences = ProgressWatch<String>()
     private var dispatcher: Dispatcher!
     private(set) var readiness: Readiness!
     private(set) var reception: Reception!
@@ -168,8 +170,26 @@ public final class Broker {
         recorder.busStarted(restartLosses: settings.storeLosses + [restored.restartLoss].compactMap { $0 })
         supervisor.startAll()
         outbox.drain()
-        time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in readiness.becomeReady() }
+        time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in startupLimitPassed() }
         readiness.check()
+    }
+
+    /// The bus is ready without the plugins not connected yet — in virtual time, once none of them is still starting
+    /// at work (`LateStarts`): looked at again a heartbeat later. A start that said hello waits, blocked, for its
+    /// welcome: hellos already come are taken in first (the next pass), not judged against their senders.
+    private func startupLimitPassed(messagesTakenIn: Bool = false) {
+        guard !readiness.isReady else { return }
+        let now = monotonicMilliseconds()
+        if lateStarts.holdUpReadiness(now: now) {
+            time.scheduleWall(at: now + settings.heartbeatMilliseconds) { [unowned self] in startupLimitPassed() }
+            return
+        }
+        if clock.isVirtual, !messagesTakenIn, (try? transport?.wait(timeoutMilliseconds: 0, wakeDescriptor: nil))?.messagesWaiting == true {
+            // A moment later, not now: the timers due now fire before the loop takes anything in.
+            time.scheduleWall(at: now + max(1, settings.heartbeatMilliseconds / 10)) { [unowned self] in startupLimitPassed(messagesTakenIn: true) }
+            return
+        }
+        readiness.becomeReady()
     }
 
     /// Makes the parts that depend on the run and wires them to the rest.
@@ -193,6 +213,8 @@ public final class Broker {
                              statistics: statistics, logger: logger)
         intake = Intake(authority: Authority(plugins: settings.plugins, clients: settings.outsideClients, table: settings.table), requests: requests, reception: reception,
                         ledger: ledger, turns: turns, held: held, outbox: outbox, crashPoints: crashPoints, statistics: statistics)
+        answerTimers.process = { [unowned supervisor] name in supervisor.plugin(named: name).flatMap { $0.programPID ?? $0.pid } }
+        lateStarts = LateStarts(supervisor: supervisor, sessions: sessions, settings: settings, clock: clock)
         restarts = PluginRestarts(supervisor: supervisor, sessions: sessions, reception: reception, requests: requests, outbox: outbox,
                                   settings: settings, clock: clock)
         (self.supervisor, self.dispatcher, self.readiness) = (supervisor, dispatcher, readiness)
@@ -352,30 +374,29 @@ public final class Broker {
 
     /// Ends the sessions that fell silent, killing their processes; and kills a plugin's process that never said
     /// hello, which would hold up every turn (and virtual time) — its restart policy ends a crash loop in `failed`.
+    /// In virtual time a supervised plugin still at work is late on a machine busy with other work, not stopped (a
+    /// long handler does not heartbeat): ending it would put its exit and restart in the journal by process timing.
+    /// It is looked at again next round, up to the busy limit (`ProgressWatch`); one blocked with no CPU used is not.
     private func endSilentPeers(now: Int64) {
-        for session in sessions.all where now - session.lastHeard > settings.sessionTimeoutMilliseconds {
+        let limit = settings.sessionTimeoutMilliseconds
+        // Read halfway through the silence, so that the look at the limit compares the CPU used since.
+        let quiet = sessions.all.filter { now - $0.lastHeard > limit / 2 }
+        silences.keep(only: Set(quiet.map(\.name)))
+        for session in quiet {
+            let pid = clock.isVirtual ? supervisedProcess(of: session) : nil
+            if now - session.lastHeard <= limit {
+                if let pid, !silences.hasReading(session.name, pid: pid) { silences.read([(session.name, pid)]) }
+                continue
+            }
+            if let pid, silences.waitsOn(session.name, pid: pid, waited: now - session.lastHeard, limit: limit) { continue }
+            silences.forget(session.name)
             let reason = "no message for \(now - session.lastHeard) ms (timeout \(settings.sessionTimeoutMilliseconds) ms)"
             statistics.countError("heartbeat-timeout")
             reception.remove(session, reason: "heartbeat-timeout: \(reason)")
             supervisor.killUnresponsive(name: session.name, reason: "stopped heartbeating: \(reason)")
         }
-        for plugin in supervisor.plugins where plugin.state == .running && plugin.pid != nil && sessions.named(plugin.spec.name) == nil
-            && now - plugin.startedAt > settings.startupTimeoutMilliseconds && readiness.isReady {
-            // In virtual time a start still at work (runnable, or using CPU since the last look) is late on a machine
-            // busy with other work, not hung: killing it would put its exit and restart in the journal by process
-            // timing. It is looked at again next round, up to the busy limit; a start blocked with no CPU used is not.
-            // The first look only reads it, so that even it compares the CPU used over a round.
-            if clock.isVirtual, now - plugin.startedAt < ProcessProgress.busyLimit(for: settings.startupTimeoutMilliseconds),
-               let pid = plugin.programPID ?? plugin.pid {
-                if !starts.hasReading(plugin.spec.name, pid: pid) {
-                    starts.read([(plugin.spec.name, pid)])
-                    // A start whose progress cannot be read is judged as a hung one.
-                    if starts.hasReading(plugin.spec.name, pid: pid) { continue }
-                } else if starts.isStillAtWork(plugin.spec.name, pid: pid) {
-                    continue
-                }
-            }
-            starts.forget(plugin.spec.name)
+        guard readiness.isReady else { return }
+        for plugin in lateStarts.hung(now: now) {
             statistics.countError("startup-timeout")
             supervisor.helloTimedOut(name: plugin.spec.name, after: settings.startupTimeoutMilliseconds)
         }

@@ -41,10 +41,12 @@ public final class BusConnection {
     /// The last batch (`events`) received, and which of its events is the next to return.
     private var batch = EventBatch(firstDelivery: 0, envelopes: [])
     private var batchHead = 0
-    private var lastHeardFromBroker = monotonicMilliseconds()
+    /// When the broker was last heard from (any message, a heartbeat too): monotonic ms.
+    public private(set) var lastHeardFromBroker = monotonicMilliseconds()
     private var lastSent = monotonicMilliseconds()
     private var lastHelloSent: Int64 = 0
-    private var heartbeatInterval: Int64 = 1000
+    /// The broker's heartbeat interval (its welcome's): it says something at least this often while it runs.
+    public private(set) var heartbeatInterval: Int64 = 1000
     private var awaitingWelcome = false
     /// Between `renewSession` and the welcome of the new session: what the old session still hands over is not this
     /// client's to handle (the new one gives it back), and a resumed welcome answers an earlier hello.

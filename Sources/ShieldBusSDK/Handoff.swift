@@ -6,10 +6,12 @@ final class Handoff<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var result: Result<Value, Error>?
     private var cancelled = false
+    private var begun = false
 
     func run(_ body: () throws -> Value) {
         lock.lock()
         let skip = cancelled
+        if !skip { begun = true }
         lock.unlock()
         guard !skip else { return }
         let outcome = Result { try body() }
@@ -25,5 +27,13 @@ final class Handoff<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         if result == nil { cancelled = true }
         return result
+    }
+
+    /// Whether the job has begun to run; one that has not never will (it is cancelled).
+    func hasBegunElseCancel() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if !begun { cancelled = true }
+        return begun
     }
 }

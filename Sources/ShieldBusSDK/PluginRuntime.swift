@@ -76,7 +76,7 @@ public final class PluginRuntime: @unchecked Sendable {
     /// `stopRequested`'s value when the stop is the broker's death seen at start, not a signal (for the log's reason).
     private static let stopForBrokerGone: sig_atomic_t = 2
     /// Hosted in a test's process: the process's signals are not its own; its host asks it to stop (`requestStop`).
-    private let isHostedInProcess: Bool
+    let isHostedInProcess: Bool
     private let hostStop = LockedValue(false)
     /// Where `Date()` reads the device clock: the process's, or the plugin thread's own when hosted in a test's process.
     private var deviceClock: DeviceClockBinding
@@ -349,9 +349,12 @@ public final class PluginRuntime: @unchecked Sendable {
         let corr = "\(name)-\(correlation)"
         try connection.publish(Publish(topic: topic, body: body, corr: corr, deadline: busTime(now) + Int64(callTimeoutMilliseconds)))
         let session = sessions
-        let deadline = monotonicMilliseconds() + Int64(callTimeoutMilliseconds)
-        while monotonicMilliseconds() < deadline {
-            let message = try connection.receive(timeoutMilliseconds: Int(min(Int64(Self.stopCheckMilliseconds), max(1, deadline - monotonicMilliseconds()))))
+        var deadline = CallDeadline(milliseconds: callTimeoutMilliseconds, now: monotonicMilliseconds(), excusingBrokerSilence: clockMode == "virtual",
+                                    lastHeard: connection.lastHeardFromBroker)
+        while true {
+            let left = deadline.remaining(now: monotonicMilliseconds(), lastHeard: connection.lastHeardFromBroker, heartbeat: connection.heartbeatInterval)
+            guard left > 0 else { break }
+            let message = try connection.receive(timeoutMilliseconds: Int(min(Int64(Self.stopCheckMilliseconds), left)))
             if sessions != session {
                 let error = interrupted(topic, by: .newSession)
                 if case .event(let envelope, _)? = message { pending.append(envelope) }  // the new session's first
@@ -429,7 +432,13 @@ public final class PluginRuntime: @unchecked Sendable {
     private func waitOnPluginThread<Value>(_ body: @escaping () throws -> Value) throws -> Value {
         let handoff = Handoff<Value>()
         enqueue { handoff.run(body) }
-        let waited = handoff.done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds))
+        var waited = handoff.done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds))
+        // In virtual time a job already running — its call waiting on a broker that did not run — is waited for to its
+        // end: its call keeps its own deadline (`CallDeadline`).
+        if waited != .success, clockMode == "virtual", handoff.hasBegunElseCancel() {
+            handoff.done.wait()
+            waited = .success
+        }
         // Given up: the job must not make the call later, after its caller was told it timed out.
         guard waited == .success, let result = handoff.cancelOrTake() else {
             throw PluginError.timeout(topic: "a call from another thread (the plugin's thread was busy)", milliseconds: callTimeoutMilliseconds)

@@ -1,3 +1,4 @@
+import BusClient
 import BusProtocol
 import DeviceAPI
 import Foundation
@@ -74,19 +75,73 @@ public final class PendingAnswer<Value>: @unchecked Sendable {
 
     /// The answer, waiting up to `milliseconds` of host time for it while the main queue's work runs (on iOS an
     /// extension's main queue runs; here the plugin's thread is the main thread, so it runs it while it waits).
-    /// A hosted plugin that is killed stops waiting at once, as a killed process would.
+    /// A hosted plugin that is killed stops waiting at once, as a killed process would. In virtual time the limit is
+    /// judged by progress (`HandlerProgress`): while the handler's work goes on — the process's other threads, or the
+    /// main queue's jobs, used CPU since the last look — the wait goes on, a limit at a time, up to twelve times the
+    /// limit or a minute; so the answer does not depend on the machine's load, as the OS's wait for it does not.
     public func wait(milliseconds: Int) -> Value? {
         if let answer { return answer }
         let runtime = PluginRuntime.current
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
-        while DispatchTime.now().uptimeNanoseconds < deadline && runtime?.isCutOff != true {
+        let limit = UInt64(milliseconds) * 1_000_000
+        let start = DispatchTime.now().uptimeNanoseconds
+        var deadline = start + limit
+        var progress = runtime.flatMap { $0.clockMode == "virtual" && !$0.isHostedInProcess ? HandlerProgress() : nil }
+        while runtime?.isCutOff != true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now >= deadline {
+                guard now - start < UInt64(BusyLimit.milliseconds(for: Int64(milliseconds))) * 1_000_000, progress?.workedSinceLastLook() == true else { break }
+                deadline = now + limit
+            }
             // A short turn of the main run loop: it runs what was queued on the main queue, then returns.
-            runtime?.runJobs()  // the main queue, and work handed over by other threads
+            if progress != nil {
+                progress?.countingThisThread { runtime?.runJobs() }  // the main queue, and work handed over by other threads
+            } else {
+                runtime?.runJobs()
+            }
             if let answer { return answer }
             usleep(500)  // host time: a scaled device clock must not turn this into a busy wait
             if let answer { return answer }
         }
         return answer
+    }
+}
+
+/// Whether a handler's work goes on while its thread waits for its completion handler: the CPU the process's other
+/// threads used (a `Task`, a queue), and the jobs the waiting thread ran for it — not the waiting itself.
+struct HandlerProgress {
+    /// CPU of the work, in ns, at the last look.
+    private var lastLook: Int64 = 0
+    /// CPU the waiting thread used running jobs, in ns.
+    private var jobs: Int64 = 0
+    /// Less than this in a look's interval is the process's housekeeping (its connection's I/O thread), not work.
+    private static let workNanoseconds: Int64 = 1_000_000
+
+    init() { lastLook = Self.otherThreads() }
+
+    /// Runs `body` (jobs on the waiting thread), counting the CPU it used as work.
+    mutating func countingThisThread(_ body: () -> Void) {
+        let before = Self.cpu(CLOCK_THREAD_CPUTIME_ID)
+        body()
+        jobs += Self.cpu(CLOCK_THREAD_CPUTIME_ID) - before
+    }
+
+    /// Whether the work used CPU since the last look; this look is the next one's to compare with.
+    mutating func workedSinceLastLook() -> Bool {
+        let work = Self.otherThreads() + jobs
+        defer { lastLook = work }
+        return work >= lastLook + Self.workNanoseconds
+    }
+
+    /// The CPU the process's threads but this one used.
+    private static func otherThreads() -> Int64 {
+        let thread = cpu(CLOCK_THREAD_CPUTIME_ID)
+        return cpu(CLOCK_PROCESS_CPUTIME_ID) - thread
+    }
+
+    private static func cpu(_ clock: clockid_t) -> Int64 {
+        var now = timespec()
+        clock_gettime(clock, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
     }
 }
 

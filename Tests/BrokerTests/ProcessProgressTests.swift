@@ -6,8 +6,8 @@ import XCTest
 /// The scheduler's word on a process, read from `/proc/<pid>/stat` as the wait for a plugin's acknowledgements reads it.
 final class ProcessProgressTests: XCTestCase {
     func testTheStateAndCPUAreReadAfterTheCommandWhateverItHolds() throws {
-        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 800 0 0 0 17 5 0 0 20 0 1 0 123 0 0"
-        XCTAssertEqual(ProcessProgress.parse(line), ProcessProgress(cpuTicks: 22, isBusy: false))
+        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 800 0 3 0 17 5 0 0 20 0 1 0 123 0 0"
+        XCTAssertEqual(ProcessProgress.parse(line), ProcessProgress(cpuTicks: 22, faults: 803, isBusy: false))
         XCTAssertEqual(ProcessProgress.parse(line.replacingOccurrences(of: ") S ", with: ") R "))?.isBusy, true)
         XCTAssertEqual(ProcessProgress.parse(line.replacingOccurrences(of: ") S ", with: ") D "))?.isBusy, true, "waiting for the disk")
         XCTAssertNil(ProcessProgress.parse("4242 (cut"))
@@ -20,6 +20,7 @@ final class ProcessProgressTests: XCTestCase {
         XCTAssertFalse(idle.worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 11, isBusy: false).worked(since: idle))
         XCTAssertTrue(ProcessProgress(cpuTicks: 10, isBusy: true).worked(since: idle))
+        XCTAssertTrue(ProcessProgress(cpuTicks: 10, faults: 1, isBusy: false).worked(since: idle), "charged no tick, but it took page faults")
     }
 }
 
@@ -55,6 +56,32 @@ final class LaggardReadingsTests: XCTestCase {
         bursts.ticks += 3
         XCTAssertFalse(readings.isStillAtWork("app", pid: 8), "a restarted plugin's process is another")
         XCTAssertFalse(readings.isStillAtWork("app", pid: 7), "the reading of the other process replaced this one")
+    }
+}
+
+/// A limit on a plugin's process, judged in virtual time by its progress: the first look reads, each later one asks
+/// whether it worked since; past the busy limit, or once it cannot be read, it is waited for no longer.
+final class ProgressWatchTests: XCTestCase {
+    private final class Process {
+        var progress: ProcessProgress? = ProcessProgress(cpuTicks: 100, isBusy: false)
+        func read(_ pid: pid_t) -> ProcessProgress? { progress }
+    }
+
+    func testAProcessIsWaitedForWhileAtWorkWithinTheBusyLimit() {
+        let process = Process()
+        var watch = ProgressWatch<String>(reader: process.read)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 1_000, limit: 1_000), "the first look only reads")
+        process.progress = ProcessProgress(cpuTicks: 103, isBusy: false)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 2_000, limit: 1_000), "its CPU rose")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: 3_000, limit: 1_000), "blocked, no CPU used since")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: 4_000, limit: 1_000), "still blocked: the last look's reading is compared with")
+        process.progress = ProcessProgress(cpuTicks: 103, isBusy: true)
+        XCTAssertTrue(watch.waitsOn("worker", pid: 7, waited: 5_000, limit: 1_000), "runnable")
+        XCTAssertFalse(watch.waitsOn("worker", pid: 7, waited: ProcessProgress.busyLimit(for: 1_000), limit: 1_000), "the busy limit")
+        XCTAssertTrue(watch.waitsOn("worker", pid: 8, waited: 1_000, limit: 1_000), "another process: a first look")
+        process.progress = nil
+        XCTAssertFalse(watch.waitsOn("worker", pid: 8, waited: 2_000, limit: 1_000), "it ended")
+        XCTAssertFalse(watch.waitsOn("other", pid: 9, waited: 1_000, limit: 1_000), "one that cannot be read is not waited for")
     }
 }
 

@@ -75,6 +75,18 @@ final class EnforcementTests: XCTestCase {
         XCTAssertEqual(shown.time, open.time, "virtual time does not move while the OS waits for the renderer")
     }
 
+    /// In virtual time the OS's deadline for the renderer's answer is judged by its progress: a renderer still at work
+    /// past it (its CPU time rising, as on a machine busy with other work) is late, not too slow, and its shield is
+    /// drawn; the default shield would be the machine's load speaking (a hung one is the test above).
+    func testARendererStillAtWorkPastTheDeadlineDrawsItsShield() throws {
+        let run = try ScenarioRun.run(configuration: configuration(shieldArguments: ["--work-ms", "1500"], replyTimeoutMs: 300),
+                                      scenario: "name: slow\nstart: 2026-11-23T07:00\nsteps:\n  - at: \"07:01\"\n    open: Instagram\n", timeoutSeconds: 120)
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        let shown = try XCTUnwrap(run.events("shield.shown").first)
+        XCTAssertEqual(shown.bodyValue["renderedBy"]?.stringValue, "shield", shown.bodyValue.jsonText)
+        XCTAssertEqual(shown.bodyValue["configuration"]?["title"]?["text"]?.stringValue, "Fixture shield: Instagram")
+    }
+
     func testTheSameVirtualScenarioTwiceGivesIdenticalJournals() throws {
         let first = try ScenarioRun.run(configuration: configuration(), scenario: day)
         let second = try ScenarioRun.run(configuration: configuration(), scenario: day)

@@ -34,6 +34,13 @@ final class ExtensionCodeTests: XCTestCase {
         """
     }
 
+    /// The configuration with the wall-clock fixture's action `principalClass` in place of the seed's.
+    static func configuration(action principalClass: String) -> String {
+        configuration().replacingOccurrences(
+            of: "executable: \(BuildProducts.path("fixture-seed-product")), role: action, appGroup: \(group), principalClass: FocusPassAction",
+            with: "executable: \(BuildProducts.path("fixture-wall-clock-product")), role: action, principalClass: \(principalClass)")
+    }
+
     /// The Rork write-up's shield and action: the shield shows the seed's title and colors; its secondary button's
     /// `passUntil` (written with `UserDefaults(suiteName:)` and `Date()` by the action process) is read by the
     /// monitor process, which lifts the shield for the pass and puts it back when the pass ends, on the device's time.
@@ -232,9 +239,7 @@ final class ExtensionCodeTests: XCTestCase {
     /// A completion handler called later — from a `Task` on another thread, from the main queue after a delay — is
     /// the OS's answer, as on iOS.
     func testACompletionHandlerMayBeCalledLater() throws {
-        let configuration = Self.configuration().replacingOccurrences(
-            of: "executable: \(BuildProducts.path("fixture-seed-product")), role: action, appGroup: \(Self.group), principalClass: FocusPassAction",
-            with: "executable: \(BuildProducts.path("fixture-wall-clock-product")), role: action, principalClass: LateAction")
+        let configuration = Self.configuration(action: "LateAction")
         XCTAssertTrue(configuration.contains("LateAction"))
         let scenario = """
         name: late-answers
@@ -253,14 +258,34 @@ final class ExtensionCodeTests: XCTestCase {
         XCTAssertTrue(run.events(DeviceTopic.callFailed).isEmpty, "\(run.events(DeviceTopic.callFailed).map(\.bodyValue))")
     }
 
+    /// In virtual time the OS's wait for a completion handler called later is judged by progress: a `Task` still at
+    /// its work past `device.replyTimeoutMs` (as on a machine busy with other work) answers, and its answer counts —
+    /// the SDK's wait and the OS's go on while the action's process works; "no action" would be the load speaking.
+    func testACompletionHandlerStillAtWorkPastTheDeadlineAnswers() throws {
+        let configuration = Self.configuration(action: "SlowAction").replacingOccurrences(of: "device:\n", with: "device:\n  replyTimeoutMs: 300\n")
+        XCTAssertTrue(configuration.contains("SlowAction") && configuration.contains("replyTimeoutMs: 300"))
+        let scenario = """
+        name: slow-answer
+        start: 2026-11-23T09:00
+        end: after 3m
+        steps:
+          - {after: 1m, open: Instagram}
+          - {after: 10s, press: primary}
+
+        """
+        let run = try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
+        XCTAssertEqual(run.exitStatus, 0, "\(run.errors.suffix(1500))")
+        XCTAssertEqual(run.events("shield.action.handled").compactMap { $0.bodyValue["response"]?.stringValue }, ["close"])
+        XCTAssertEqual(run.events("shield.action.handled").first?.bodyValue["decidedBy"]?.stringValue, "action")
+        XCTAssertTrue(run.events(DeviceTopic.callFailed).isEmpty, "\(run.events(DeviceTopic.callFailed).map(\.bodyValue))")
+    }
+
     /// Extension code's timed waits — a semaphore, a condition, a wall-clock timer, the OS's answer to a call from
     /// another thread — take the time they ask for on a device clock years behind the host's or years ahead of it:
     /// the C library measures their deadlines by the host's clock, and the device clock's lead is taken off them.
     /// In scaled time, where the device clock runs: a wall-clock timer comes due for Dispatch only as it moves.
     func testTimedWaitsTakeTheTimeTheyAskForWhateverTheDeviceClockSays() throws {
-        let configuration = Self.configuration().replacingOccurrences(
-            of: "executable: \(BuildProducts.path("fixture-seed-product")), role: action, appGroup: \(Self.group), principalClass: FocusPassAction",
-            with: "executable: \(BuildProducts.path("fixture-wall-clock-product")), role: action, principalClass: TimedWaitsAction")
+        let configuration = Self.configuration(action: "TimedWaitsAction")
         // The OS waits long enough for the answer that a loaded machine does not make it late: the waits are the test.
         .replacingOccurrences(of: "device:\n", with: "device:\n  replyTimeoutMs: 10000\n")
         XCTAssertTrue(configuration.contains("TimedWaitsAction") && configuration.contains("replyTimeoutMs: 10000"))

@@ -21,8 +21,13 @@ final class InterruptedCallTests: XCTestCase {
         var hellos = 0
         private var nextDelivery: UInt64 = 1
         private var seq: UInt64 = 0
+        /// What its welcomes say: the bus clock's mode, and the heartbeat interval (long by default: the plugin says
+        /// nothing on its own while a test stages a call's end).
+        private let clock: String
+        private let heartbeatMilliseconds: Int64
 
-        init(endpoint: String) throws {
+        init(endpoint: String, clock: String = "real", heartbeatMilliseconds: Int64 = 10_000) throws {
+            (self.clock, self.heartbeatMilliseconds) = (clock, heartbeatMilliseconds)
             context = try Context()
             router = try Socket(context, .router)
             try router.setReceiveTimeout(milliseconds: 50)
@@ -55,9 +60,10 @@ final class InterruptedCallTests: XCTestCase {
                 received.append(message)
                 if case .hello(let hello) = message {
                     hellos += 1
-                    nextDelivery = 1  // a new session counts deliveries from 1
-                    // A long heartbeat interval: the plugin says nothing on its own while a test stages a call's end.
-                    let welcome = Welcome(name: hello.name, time: 1_000, seq: 0, clock: "real", heartbeatMilliseconds: 10_000, settings: ["ready": true])
+                    // A hello that asks to resume (the plugin heard nothing for three intervals) goes on in its session.
+                    if !hello.resume { nextDelivery = 1 }  // a new session counts deliveries from 1
+                    let welcome = Welcome(name: hello.name, time: 1_000, seq: 0, clock: clock, heartbeatMilliseconds: heartbeatMilliseconds,
+                                          settings: ["ready": true], resumed: hello.resume)
                     try send(.welcome(welcome))
                 }
             }
@@ -261,6 +267,47 @@ final class InterruptedCallTests: XCTestCase {
         XCTAssertEqual(broker.acknowledgements, [], "nor acknowledged")
         XCTAssertEqual(broker.publications, ["app.sup.asking 1"], "nothing after the call was published")
         withExtendedLifetime(work) {}
+    }
+
+    /// In virtual time the broker's own silence (it did not run: stopped, or starved of CPU) does not count against a
+    /// call: past the call's timeout and three heartbeat intervals of silence the plugin asks to resume its session, the
+    /// broker wakes and answers, and the event completes in the same session — given up on, the session would be
+    /// renewed and the plugin's return journaled by the machine's load.
+    func testInVirtualTimeACallWaitsThroughTheBrokersSilence() throws {
+        try askThroughTheBrokersSilence("app.sup.ask", callTimeout: 200, resumes: 1)
+    }
+
+    /// The same for a call from another thread (a `Task`), which the plugin's thread makes for it: in virtual time its
+    /// caller waits for the call the plugin's thread has begun, past the call's timeout, as the call itself does.
+    /// Silent for two resumes (about 600 ms): past the 300 ms its caller's thread waits for a call not yet begun.
+    func testInVirtualTimeACallFromATaskWaitsThroughTheBrokersSilence() throws {
+        try askThroughTheBrokersSilence("app.sup.ask-from-task", callTimeout: 300, resumes: 2)
+    }
+
+    /// Delivers `topic` to the plugin under a virtual clock, and says nothing through its call until it asked to
+    /// resume its session `resumes` times; then answers: the call must be answered in the same session.
+    func askThroughTheBrokersSilence(_ topic: String, callTimeout: Int, resumes: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        let work = TemporaryDirectory(prefix: "sbcallsilence")
+        let endpoint = "ipc://\(work.path)/broker.sock"
+        let broker = try StandInBroker(endpoint: endpoint, clock: "virtual", heartbeatMilliseconds: 100)
+        let plugin = try startPlugin(endpoint: endpoint, state: work.file("state"), arguments: ["--call-timeout-ms", "\(callTimeout)"])
+        defer { if plugin.isRunning { plugin.terminate(); plugin.waitUntilExit() } }
+        try broker.pump(until: "the hello", file: file, line: line) { broker.hellos == 1 }
+        try broker.deliver(seq: 5, topic: topic, body: ["n": 1])
+        try broker.pump(until: "the call", file: file, line: line) { broker.requests.count == 1 }
+        // The stand-in sends nothing: silent past the call's timeout, the plugin asks to resume after three intervals.
+        try broker.pump(until: "hellos to resume", file: file, line: line) { broker.hellos == 1 + resumes }
+        let hellos = broker.received.compactMap { message -> Bool? in
+            guard case .hello(let hello) = message else { return nil }
+            return hello.resume
+        }
+        XCTAssertEqual(hellos, [false] + Array(repeating: true, count: resumes), "the session is resumed, not renewed", file: file, line: line)
+        try broker.deliver(seq: 6, topic: "x.sup.question.reply", body: ["yes": true], corr: broker.requests[0].corr)
+        // What a `Task` publishes goes out from the plugin's thread, perhaps after the handler's acknowledgement.
+        try broker.pump(until: "the answer and the acknowledgement", file: file, line: line) { broker.publications.count == 2 && broker.acknowledgements == [5] }
+        XCTAssertEqual(broker.publications, ["app.sup.asking 1", "app.sup.answered 1"], "the call was answered, in the same session", file: file, line: line)
+        XCTAssertEqual(broker.requests.count, 1, "asked once", file: file, line: line)
+        XCTAssertTrue(try recorded(5, state: work.file("state")), file: file, line: line)
     }
 
     /// A timeout with the broker still there completes the event: the handler was told and acted on it (here: it

@@ -97,4 +97,63 @@ extension SupervisionTests {
         XCTAssertEqual(exits(hung).filter { $0.contains("SIGKILL") }.count, 1, "a hung start is killed at the limit: \(exits(hung)); \(hung.errors)")
         XCTAssertEqual(hung.events("app.sup.pong").count, 1, "its next start answers: \(hung.errors)")
     }
+
+    /// The fixture plugin `worker` (with `arguments`) on a bus with `bus`'s limits, playing `steps` a minute apart.
+    private func playWorker(bus: String, arguments: String = "", steps: [String]) throws -> ScenarioRun {
+        let configuration = """
+            name: supervision
+            bus: \(bus)
+            plugins:
+              - {name: worker, executable: \(BuildProducts.path("fixture-supervised")), role: generic, arguments: [\(arguments)]}
+
+            """
+        let scenario = "name: slow\nstart: 2026-11-23T06:00\nsteps:\n" + steps.map { "  - {after: 1m, publish: \($0)}\n" }.joined()
+        return try ScenarioRun.run(configuration: configuration, scenario: scenario, timeoutSeconds: 120)
+    }
+
+    private func exits(_ run: ScenarioRun) -> [String] { run.events("plugin.exited").compactMap { $0.bodyValue["how"]?.stringValue } }
+
+    /// The bus's first start waits, in virtual time, for a plugin slow to say hello past `startupTimeoutMs` while at
+    /// work (as on a machine busy with other work): going on without it would journal `startup-timeout` and its late
+    /// return by process timing. One hung before its hello (asleep, using no CPU) is gone on without, and killed.
+    func testTheFirstStartWaitsForAPluginStillStartingAtWorkAndNotForAHungOne() throws {
+        func play(_ how: String) throws -> ScenarioRun {
+            try playWorker(bus: "{heartbeatMs: 100, sessionTimeoutMs: 30000, startupTimeoutMs: 300}", arguments: "--slow-first-start, \(how), \"1500\"",
+                           steps: ["{topic: app.sup.ping, body: {n: 1}}"])
+        }
+        func errorCodes(_ run: ScenarioRun) -> [String] { run.events("bus.error").compactMap { $0.bodyValue["code"]?.stringValue } }
+
+        let slow = try play("spin")
+        XCTAssertEqual(slow.exitStatus, 0, slow.errors)
+        XCTAssertEqual(errorCodes(slow), [], "a start at work is waited for")
+        XCTAssertEqual(slow.journal.map(\.topic).filter { $0.hasPrefix("plugin.") || $0 == "bus.ready" }, ["plugin.started", "plugin.up", "bus.ready"],
+                       "announced at the first bus.ready, never killed")
+        XCTAssertEqual(slow.events("app.sup.pong").count, 1, slow.errors)
+
+        let hung = try play("sleep")
+        XCTAssertEqual(errorCodes(hung).first, "startup-timeout", "the bus went on without a hung start: \(hung.errors)")
+        XCTAssertEqual(exits(hung).filter { $0.contains("SIGKILL") }.count, 1, "a hung start is killed: \(exits(hung)); \(hung.errors)")
+        XCTAssertEqual(hung.events("app.sup.pong").count, 1, "its next start answers: \(hung.errors)")
+    }
+
+    /// A plugin at work in a long handler sends no heartbeat: in virtual time, silent past `sessionTimeoutMs` while its
+    /// CPU time rises (as on a machine busy with other work), it is late, not stopped — its session is not ended nor
+    /// its process killed, which would journal its exit and restart by process timing. One hung in its handler (asleep,
+    /// using no CPU) is still ended at the limit and killed.
+    func testASilentPluginStillAtWorkKeepsItsSessionAndAHungOneIsKilled() throws {
+        func play(_ step: String) throws -> ScenarioRun {
+            try playWorker(bus: "{heartbeatMs: 100, sessionTimeoutMs: 400, ackTimeoutMs: 30000}", steps: [step, "{topic: app.sup.ping, body: {n: 1}}"])
+        }
+
+        let working = try play("{topic: app.sup.work, body: {ms: 1500}}")
+        XCTAssertEqual(working.exitStatus, 0, working.errors)
+        XCTAssertEqual(exits(working), [], "a plugin at work was ended: \(working.errors)")
+        XCTAssertEqual(working.journal.map(\.topic).filter { $0.hasPrefix("app.sup.") }, ["app.sup.work", "app.sup.worked", "app.sup.ping", "app.sup.pong"])
+
+        let hung = try play("{topic: app.sup.echo-then-hang, body: {n: 1}}")
+        XCTAssertEqual(exits(hung).filter { $0.contains("SIGKILL") }.count, 1, "a hung plugin is killed: \(exits(hung)); \(hung.errors)")
+        let down = hung.events("plugin.down").compactMap { $0.bodyValue["reason"]?.stringValue }
+        XCTAssertEqual(down.filter { $0.hasPrefix("heartbeat-timeout") }.count, 1, "its session ended for its silence: \(down)")
+        XCTAssertEqual(hung.events("app.sup.pong").count, 1, "its next process answers: \(hung.errors)")
+    }
 }

@@ -1,18 +1,22 @@
 // fixture-shield: a shield renderer for tests — a recognisable configuration, or (--hang) one that never answers,
-// or (--answer-others) a hostile one that answers the OS's first shield request whoever it went to.
+// or (--answer-others) a hostile one that answers the OS's first shield request whoever it went to. `--work-ms N`:
+// it uses N ms of CPU before answering an app's shield (a renderer slow on a machine busy with other work).
 
+import FixtureWork
 import Foundation
 import ManagedSettingsUI
 import ShieldBusSDK
 
 final class FixtureShield: ShieldConfigurationDataSource {
     let hangs = CommandLine.arguments.contains("--hang")
+    let workMilliseconds = CommandLine.arguments.firstIndex(of: "--work-ms").flatMap { $0 + 1 < CommandLine.arguments.count ? Int64(CommandLine.arguments[$0 + 1]) : nil }
 
     override func configuration(shielding application: Application) -> ShieldConfiguration {
         if hangs {
             signal(SIGTERM, SIG_DFL)  // so stopping the broker still ends this process at once
             while true { pause() }
         }
+        if let workMilliseconds { spin(cpuMilliseconds: workMilliseconds) }
         return ShieldConfiguration(
             backgroundColor: ShieldColor(red: 0.1, green: 0.1, blue: 0.2, alpha: 1),
             title: ShieldConfiguration.Label(text: "Fixture shield: \(application.localizedDisplayName ?? "?")", color: .white),

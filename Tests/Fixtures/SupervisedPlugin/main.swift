@@ -7,7 +7,8 @@
 // test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
 // {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
 // `app.sup.ask` {"n"} publishes `app.sup.asking` {"n"}, calls `x.<name>.question.request` and publishes `app.sup.answered`
-// {"n", "answer"} with the reply's body (`--call-timeout-ms N`: the call's timeout). `app.sup.calls` {"n", "cutAt"}
+// {"n", "answer"} with the reply's body (`--call-timeout-ms N`: the call's timeout); `app.sup.ask-from-task` does the same
+// from a `Task`, the handler waiting for it. `app.sup.calls` {"n", "cutAt"}
 // makes three OS calls — FamilyControls authorization, a ManagedSettings write (store `sup`: every app category
 // shielded), DeviceActivity's activities — each after publishing `app.sup.step` {"n", "step"}, then publishes
 // `app.sup.calls-done` {"n"}; the first time only, before call number `cutAt`, it waits until the broker is stopped
@@ -15,7 +16,8 @@
 // call of either is published as `app.sup.call-failed` {"n", "error"}. `app.sup.work` {"ms", "bursts", "gapMs"} uses that
 // much CPU — in `bursts` bursts with `gapMs` asleep between them, when given — before it publishes `app.sup.worked` and
 // acknowledges (a plugin slow at its work, not stopped). `app.sup.crash-then-start-slowly` {"ms", "hung"} exits with status 3
-// and has the next process use `ms` of CPU (`hung`: sleep `ms`, using none) before it says hello.
+// and has the next process use `ms` of CPU (`hung`: sleep `ms`, using none) before it says hello; so does
+// `--slow-first-start spin|sleep MS` the plugin's first process (a marker in the state folder).
 // --listener subscribes to `app.sup.echo` only and appends "<seq> <n>" to `<state dir>/<name>-heard` for each echo it
 // handles (what it was given, seen from outside the bus). --observer only observes `app.sup.tell` (no turn; what it
 // publishes meanwhile is held until the bus settles) and answers it with `app.sup.told` {"n"}. --crash-at-start exits with status 3
@@ -26,6 +28,7 @@ import BusClient
 import BusProtocol
 import DeviceActivity
 import FamilyControls
+import FixtureWork
 import Foundation
 import ManagedSettings
 import ShieldBusSDK
@@ -88,6 +91,13 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.frozen", json: ["n": envelope.bodyValue["n"] ?? .null])
         case "app.sup.ask":
             ask(envelope.bodyValue["n"] ?? .null)
+        case "app.sup.ask-from-task":
+            let n = envelope.bodyValue["n"] ?? .null, asked = PendingAnswer<Bool>()
+            Task.detached {
+                ask(n)
+                asked.complete(true)
+            }
+            _ = asked.wait(milliseconds: 30_000)
         case "app.sup.calls":
             makeCalls(envelope.bodyValue["n"] ?? .null, cutAt: envelope.bodyValue["cutAt"]?.intValue ?? -1)
         case "app.sup.echo-then-hang":
@@ -211,20 +221,14 @@ if let asked = try? String(contentsOfFile: Fixture.slowStart, encoding: .utf8) {
     let words = asked.split(separator: " "), ms = words.count == 2 ? Int64(words[1]) ?? 0 : 0
     if words.first == "spin" { spin(cpuMilliseconds: ms) } else { usleep(UInt32(ms * 1_000)) }
 }
+// The plugin's first process slow before its hello, as --slow-first-start asks: at work (spin) or hung (sleep).
+let firstStartDone = Fixture.home + "/\(name)-first-start-done"
+if let how = option("--slow-first-start"), let index = arguments.firstIndex(of: "--slow-first-start"), index + 2 < arguments.count,
+   let ms = Int64(arguments[index + 2]), !FileManager.default.fileExists(atPath: firstStartDone) {
+    FileManager.default.createFile(atPath: firstStartDone, contents: nil)
+    if how == "spin" { spin(cpuMilliseconds: ms) } else { usleep(UInt32(ms * 1_000)) }
+}
 if let index = arguments.firstIndex(of: "--raw-hello"), index + 1 < arguments.count {
     do { try sayRawHello(arguments[index + 1]) } catch { fail("\(error)", status: 1) }
 }
 PluginHost.run { SupervisedFixture() }
-
-/// Uses `cpuMilliseconds` of this thread's CPU time, however long the machine takes to give it.
-func spin(cpuMilliseconds: Int64) {
-    func used() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-    let end = used() + cpuMilliseconds
-    var sink = 0
-    while used() < end { for i in 0..<10_000 { sink &+= i } }
-    if sink == 42 { print(sink) }
-}

@@ -10,5 +10,6 @@ PluginHost.run(principalClasses: [
     "GroupProbeApp": GroupProbeApp.init,
     "GroupProbeWriter": GroupProbeWriter.init,
     "LateAction": LateAction.init,
+    "SlowAction": SlowAction.init,
     "TimedWaitsAction": TimedWaitsAction.init,
 ])

@@ -202,6 +202,7 @@ public final class Broker {
         supervisor.inProcessLauncher = inProcessLauncher
         if let inMemory = transport as? InMemoryTransport { supervisor.wakeLoop = { inMemory.wake() } }
         supervisor.launchTimeZone = { [unowned self] in reception.welcomeSetting("timeZone")?.stringValue }
+        if clock.isVirtual { supervisor.failureTime = { [unowned self] in clock.now() } }
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)

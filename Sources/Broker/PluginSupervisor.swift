@@ -178,6 +178,10 @@ final class PluginSupervisor {
     var wakeLoop: @Sendable () -> Void = {}
     /// The device's time zone in force, given to each launch as `TZ` (nil: the broker's environment's).
     var launchTimeZone: (() -> String?)?
+    /// The milliseconds a crash loop's window is measured in: the wall clock's, or bus time's in virtual time, where
+    /// how far apart two failures fall in wall time is the machine's load, not the plugin's (failures at one bus
+    /// instant — a plugin that dies at each start — are a loop either way, since the bus waits for it to come back).
+    var failureTime: () -> Int64 = { monotonicMilliseconds() }
     /// Runs hosted in this process get pids above Linux's limit (2^22), which no process has: a signal or a wait
     /// aimed at one reaches nobody.
     private var nextInProcessPID: pid_t = 1 << 30
@@ -436,12 +440,13 @@ final class PluginSupervisor {
     }
 
     private func recordFailure(_ plugin: Plugin, reason: String) {
-        let now = monotonicMilliseconds()
-        plugin.recentFailures = plugin.recentFailures.filter { now - $0 < Self.crashLoopWindowMilliseconds } + [now]
+        let failedAt = failureTime()
+        plugin.recentFailures = plugin.recentFailures.filter { failedAt - $0 < Self.crashLoopWindowMilliseconds } + [failedAt]
         if plugin.recentFailures.count >= Self.crashLoopFailures {
             giveUp(plugin, why: "crash loop: \(plugin.recentFailures.count) failures within \(Self.crashLoopWindowMilliseconds / 1000) s; last: \(reason)")
             return
         }
+        let now = monotonicMilliseconds()
         let exponent = min(plugin.recentFailures.count - 1, 10)
         let backoff = min(Self.initialBackoffMilliseconds << exponent, Self.maximumBackoffMilliseconds)
         plugin.state = .backingOff(until: now + backoff)

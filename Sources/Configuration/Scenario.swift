@@ -309,11 +309,11 @@ public struct Scenario: Sendable {
         // Only places' names: abbreviations like CET or offsets like GMT+1 are ambiguous or ignore daylight saving.
         // The known list holds one name per zone and misses names that tzdata keeps as links (Asia/Kolkata beside
         // Asia/Calcutta, Cuba beside America/Havana): any other name of a place the system resolves is a zone too.
-        let known = TimeZone.knownTimeZoneIdentifiers
+        // The known list is costly to build: a place's name is resolved without it.
         let namesAPlace = !name.hasPrefix("Etc/") && !name.hasPrefix("GMT") && !Self.abbreviationZones.contains(name)
             && name.first?.isLetter == true && !name.contains { $0.isNumber }
-        if known.contains(name) || name == "UTC" || namesAPlace, let zone = TimeZone(identifier: name) { return zone }
-        let suggestion = closest(to: name, in: known).map { " — did you mean '\($0)'?" } ?? ""
+        if name == "UTC" || namesAPlace || TimeZone.knownTimeZoneIdentifiers.contains(name), let zone = TimeZone(identifier: name) { return zone }
+        let suggestion = closest(to: name, in: TimeZone.knownTimeZoneIdentifiers).map { " — did you mean '\($0)'?" } ?? ""
         throw UnknownTimeZone(description: "expected an IANA time zone name like Europe/Berlin, got '\(name)'\(suggestion)")
     }
 

@@ -188,6 +188,25 @@ final class SupervisionTests: XCTestCase {
         XCTAssertFalse((steady.output + steady.errors).contains("DEGRADED"), steady.output + steady.errors)
     }
 
+    /// In virtual time a crash loop is five failures within 30 s of bus time: a plugin that crashes once a minute of
+    /// the day is restarted each time, however fast the machine plays those minutes (in wall time they fall within
+    /// far less than 30 s, and how far apart depends on the machine's load, which must not decide a journal).
+    func testInVirtualTimeCrashesMinutesApartAreNoCrashLoopHoweverFastTheyArePlayed() throws {
+        let work = TemporaryDirectory(prefix: "sbcrashminutes")
+        let scenario = work.file("day.yml")
+        var text = "name: crash-each-minute\nstart: 2026-11-23T08:00\nsteps:\n"
+        for n in 1...6 { text += "  - {at: \"08:0\(n)\", publish: {topic: app.sup.crash-once, body: {n: \(n)}}}\n" }
+        text += "  - {at: \"08:10\", setClock: \"+1h\"}\n"
+        try text.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let config = work.file("supervision.yml")
+        try configuration([("loops", "")]).write(toFile: config, atomically: true, encoding: .utf8)
+        let run = try CommandRun.shieldbus(["run", "--config", config, "--scenario", scenario, "--quiet", "--runtime-dir", work.file("run")],
+                                           timeoutSeconds: 60)
+        let said = run.output + run.errors
+        XCTAssertTrue(said.contains("plugin-crashed ×6 (first: loops: exited with status 3)"), said)
+        XCTAssertFalse(said.contains("plugin-failed"), "six crashes a minute apart are no crash loop:\n\(said)")
+    }
+
     /// A plugin given up on comes back with the device's restart once its executable is fixed, as every process does
     /// when a phone restarts; `status` then shows it running.
     func testAPluginGivenUpOnStartsAgainWithADeviceRestart() throws {

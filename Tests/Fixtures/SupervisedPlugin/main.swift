@@ -2,7 +2,8 @@
 //
 // Usage: fixture-supervised [--crash-at-start | --raw-hello JSON | --listener | --observer]
 // Subscribes to `app.sup.`: answers `app.sup.ping` with `app.sup.pong` {"n", "pid"}; `app.sup.crash` makes it exit
-// with status 3 and `app.sup.hang` makes it stop answering and heartbeating; `activity.habit.completed` is
+// with status 3 (`app.sup.crash-once` {"n"}: the first time it is handed that n only) and `app.sup.hang` makes it stop
+// answering and heartbeating; `activity.habit.completed` is
 // answered with `app.sup.habit` {"sender"}. `app.sup.publish-when-stopped` waits until the broker is stopped (the
 // test sends it SIGSTOP) and then publishes `app.sup.frozen` {"n"}, which the broker cannot have read; `app.sup.echo-then-hang` publishes `app.sup.echo`
 // {"n"} and, the first time only (a marker in the state folder), hangs before the SDK records it as handled.
@@ -68,6 +69,13 @@ final class SupervisedFixture: BusPlugin {
             try? PluginRuntime.current?.publish("app.sup.pong", json: ["n": n, "pid": .int(Int64(getpid()))])
         case "app.sup.crash":
             fail("crashing, as asked", status: 3)
+        case "app.sup.crash-once":
+            // The first process handed event `n` crashes with it in hand; the next, handed it again, acknowledges it.
+            let marker = Fixture.home + "/\(name)-crashed-\(envelope.bodyValue["n"]?.intValue ?? 0)"
+            guard FileManager.default.fileExists(atPath: marker) else {
+                FileManager.default.createFile(atPath: marker, contents: Data())
+                fail("crashing once, as asked", status: 3)
+            }
         case "app.sup.crash-then-start-slowly":
             // Its next process takes so long to say hello: `ms` of CPU (`hung`: asleep, using none). Once: the next
             // process is handed the event again (this one ended with it in hand) and only acknowledges it.

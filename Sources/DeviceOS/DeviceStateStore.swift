@@ -55,13 +55,18 @@ final class DeviceStateStore {
     /// The statements of the writes made as the device runs, kept by the store (`Statements`).
     private let statements: Statements
 
+    /// The page size of a store made here (one made earlier keeps its own). Each write transaction puts its pages whole
+    /// into the write-ahead log — the changed rows' pages, the tally's — each checksummed and copied: most writes
+    /// change one small row, so smaller pages than SQLite's 4 KiB cost a write less.
+    static let pageSize = 2_048
+
     init(path: String) throws {
         self.path = path
         if FileSize.of(path) == 0 {
             throw DeviceStateError.empty(path: path)
         }
         do {
-            connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+            connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], pageSize: Self.pageSize)
             let problems = try connection.quickCheck()
             guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
             try connection.enableWAL()

@@ -172,6 +172,47 @@ final class DevicePartsTests: XCTestCase {
         }
     }
 
+    /// A registration written around its kept schedule's and events' encodings is the very bytes
+    /// `DeviceAPICoding.encode` writes for it: over registrations drawn with and without each optional part, and
+    /// again after what changes at an interval start or a callback (its kept encodings still its own), but not after
+    /// its events change.
+    func testARegistrationIsWrittenAsCodableWritesIt() {
+        let strings = ["daily", "", "say \"hi\"", "back\\slash", "a/b", "line\nbreak", "\u{00}\u{1F}", "Café", "日本語", "👩‍👩‍👧", "tok-AbC_123=="]
+        var random = SeededRandom(seed: 11)
+        func string() -> String { strings.randomElement(using: &random)! }
+        func time() -> Date { Date(timeIntervalSince1970: Double(Int64.random(in: -(1 << 42)...(1 << 42), using: &random)) / [1, 1000].randomElement(using: &random)!) }
+        func maybe<T>(_ make: () -> T) -> T? { Bool.random(using: &random) ? make() : nil }
+        func components() -> DateComponents {
+            [DateComponents(hour: .random(in: 0...23, using: &random), minute: .random(in: 0...59, using: &random)), DateComponents(minute: .random(in: 0...90, using: &random)),
+             DateComponents(hour: 2, minute: 0, second: 30), DateComponents(day: 1), DateComponents(hour: 8, weekday: .random(in: 1...7, using: &random))].randomElement(using: &random)!
+        }
+        func tokens<T>(_ make: (String) -> T) -> Set<T> { Set((0..<Int.random(in: 0...3, using: &random)).map { _ in make(string()) }) }
+        func event() -> DeviceActivityEvent {
+            DeviceActivityEvent(applications: tokens(ApplicationToken.init(rawValue:)), categories: tokens(ActivityCategoryToken.init(rawValue:)),
+                                webDomains: tokens(WebDomainToken.init(rawValue:)), threshold: components(), includesPastActivity: Bool.random(using: &random))
+        }
+        func crossings() -> [ThresholdCrossing] {
+            (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                ThresholdCrossing(event: DeviceActivityEvent.Name(rawValue: string()), callback: ThresholdCrossing.Callback.allCases.randomElement(using: &random)!, date: time())
+            }
+        }
+        for _ in 0..<3_000 {
+            var registration = DeviceActivityService.Registration(
+                activity: DeviceActivityName(rawValue: string()),
+                schedule: DeviceActivitySchedule(intervalStart: components(), intervalEnd: components(), repeats: Bool.random(using: &random), warningTime: maybe(components)),
+                events: Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (DeviceActivityEvent.Name(rawValue: string()), event()) }) { first, _ in first },
+                registeredAt: time(), startedInterval: maybe(time), pendingStart: maybe(time), product: maybe(string), deliveredCrossings: maybe(crossings))
+            let forms = DeviceActivityService.Registration.Forms(registration)
+            XCTAssertEqual(registration.json(forms), DeviceAPICoding.encode(registration), String(decoding: DeviceAPICoding.encode(registration), as: UTF8.self))
+            (registration.startedInterval, registration.pendingStart, registration.deliveredCrossings) = (maybe(time), maybe(time), maybe(crossings))
+            XCTAssertTrue(forms.encode(registration))
+            XCTAssertEqual(registration.json(forms), DeviceAPICoding.encode(registration), String(decoding: DeviceAPICoding.encode(registration), as: UTF8.self))
+            if registration.json(forms) != DeviceAPICoding.encode(registration) { return }
+            registration.events[DeviceActivityEvent.Name(rawValue: "added")] = event()
+            XCTAssertFalse(forms.encode(registration), "its events changed")
+        }
+    }
+
     /// A switch from one app to another stores the first one's span and the second's use in progress in one
     /// transaction, as a flush stores its span and the use going on: a meter reloaded from the store right after (a
     /// broker killed there) counts the first once and the second from the switch.

@@ -42,9 +42,12 @@ final class DeviceActivityService {
         /// The registration as `persist` writes it, kept until it changes: a save rewrites every registration, and
         /// most saves change one of them, and encoding them all again at every save shows in the broker's CPU.
         private var savedForm: [UInt8]?
+        /// Its schedule's and events' encodings, kept while they stay the same (`Registration.Forms`).
+        private var fixedForms: Registration.Forms?
         var persistedJSON: [UInt8] {
             if let savedForm { return savedForm }
-            let encoded = DeviceAPICoding.encode(registration)
+            if fixedForms?.encode(registration) != true { fixedForms = Registration.Forms(registration) }
+            let encoded = registration.json(fixedForms!)
             savedForm = encoded
             return encoded
         }

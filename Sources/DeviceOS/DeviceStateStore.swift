@@ -52,6 +52,13 @@ final class DeviceStateStore {
     private var unsavedSpans: [(end: Int64, json: String)] = []
     /// Values staged to go in with the next write (`stage`), by key.
     private var staged: [String: String] = [:]
+    /// The statements of the writes made as the device runs, kept by the store (`Statements`).
+    private let statements: Statements
+
+    /// The page size of a store made here (one made earlier keeps its own). Each write transaction puts its pages whole
+    /// into the write-ahead log — the changed rows' pages, the tally's — each checksummed and copied: most writes
+    /// change one small row, so smaller pages than SQLite's 4 KiB cost a write less.
+    static let pageSize = 2_048
 
     init(path: String) throws {
         self.path = path
@@ -59,7 +66,7 @@ final class DeviceStateStore {
             throw DeviceStateError.empty(path: path)
         }
         do {
-            connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
+            connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], pageSize: Self.pageSize)
             let problems = try connection.quickCheck()
             guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
             try connection.enableWAL()
@@ -67,12 +74,15 @@ final class DeviceStateStore {
             try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
             // Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
             try connection.execute("CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL)")
+            // Forgetting the spans past the horizon, at every append, finds them by their end instead of reading every span.
+            try connection.execute("CREATE INDEX IF NOT EXISTS usage_span_end ON usage_span (end_ms)")
             // Items of lists that only grow at the end (delivered notifications), one row each, by id.
             try connection.execute("""
                 CREATE TABLE IF NOT EXISTS list_item (list TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, json TEXT NOT NULL,
                                                       PRIMARY KEY (list, id)) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS list_item_order ON list_item (list, position);
                 """)
+            statements = try Statements(connection)
         } catch let error as SQLiteError {
             throw DeviceStateError.damaged(path: path, detail: "\(error)")
         } catch let lost as LostCommits {
@@ -144,8 +154,7 @@ final class DeviceStateStore {
 
     private func writeValues(_ values: [String: String]) throws {
         for (key, json) in values.sorted(by: { $0.key < $1.key }) {
-            try connection.withStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json",
-                                         bindings: [.text(key), .text(json)]) { try $0.run() }
+            try connection.withStatement(statements.upsertValue, bindings: [.text(key), .text(json)]) { try $0.run() }
         }
     }
 
@@ -162,7 +171,7 @@ final class DeviceStateStore {
             try writeValues(unsaved)
             for change in unsavedListChanges { try apply(change) }
             for (end, json) in unsavedSpans {
-                try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
+                try connection.withStatement(statements.insertSpan, bindings: [.integer(end), .text(json)]) { try $0.run() }
             }
         }
         unsaved.removeAll()
@@ -229,13 +238,14 @@ final class DeviceStateStore {
 
     /// Appends a span of use (after any whose append failed) and forgets those that ended before `horizon`, in
     /// one transaction. A span that could not be written is kept and written with the next.
-    func appendUsage<T: Encodable>(_ span: T, endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
-        unsavedSpans.append((endMilliseconds, String(decoding: DeviceAPICoding.encode(span), as: UTF8.self)))
+    /// The span is given encoded as `DeviceAPICoding.encode` encodes it.
+    func appendUsage(json: [UInt8], endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
+        unsavedSpans.append((endMilliseconds, String(decoding: json, as: UTF8.self)))
         try transaction {
             for (end, json) in unsavedSpans {
-                try connection.withStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)", bindings: [.integer(end), .text(json)]) { try $0.run() }
+                try connection.withStatement(statements.insertSpan, bindings: [.integer(end), .text(json)]) { try $0.run() }
             }
-            try connection.withStatement("DELETE FROM usage_span WHERE end_ms < ?", bindings: [.integer(horizonMilliseconds)]) { try $0.run() }
+            try connection.withStatement(statements.deleteSpansBefore, bindings: [.integer(horizonMilliseconds)]) { try $0.run() }
         }
         unsavedSpans.removeAll()
     }
@@ -243,5 +253,17 @@ final class DeviceStateStore {
     /// The stored spans of use, in the order they were recorded. One that no longer decodes is an error.
     func usageSpans<T: Decodable>(_ type: T.Type) throws -> [T] {
         try decodedRows(type, of: try connection.prepare("SELECT json FROM usage_span ORDER BY id"), key: "usage_span")
+    }
+
+    /// The statements of the writes made at the device's changes, compiled once when the store opens: their look-up
+    /// by SQL text would cost each write again (`SQLiteConnection.keptStatement`).
+    private struct Statements {
+        let upsertValue, insertSpan, deleteSpansBefore: Statement
+
+        init(_ connection: SQLiteConnection) throws {
+            upsertValue = try connection.keptStatement("INSERT INTO state (key, json) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET json = excluded.json")
+            insertSpan = try connection.keptStatement("INSERT INTO usage_span (end_ms, json) VALUES (?, ?)")
+            deleteSpansBefore = try connection.keptStatement("DELETE FROM usage_span WHERE end_ms < ?")
+        }
     }
 }

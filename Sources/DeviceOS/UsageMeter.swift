@@ -1,3 +1,4 @@
+import BusProtocol
 import Configuration
 import DeviceAPI
 import Foundation
@@ -35,7 +36,7 @@ final class UsageMeter: MeteredUse, RecordedUse {
     private static let horizon: TimeInterval = 8 * 86_400
 
     /// The use in progress as last stored, and since when it was not yet recorded as a span.
-    private struct UseInProgress: Codable {
+    struct UseInProgress: Codable {
         var use: Use
         var since: Date
     }
@@ -80,18 +81,24 @@ final class UsageMeter: MeteredUse, RecordedUse {
     }
 
     private func start(_ use: Use) {
-        end()
-        current = (use, host.now)
-        storeUseInProgress()
+        let next = UseInProgress(use: use, since: host.now)
+        if current == nil { saveInProgress(next) } else { end(storing: next) }
+        current = (use, next.since)
         events.useChanged()
     }
 
     /// The current use stops now.
     func end() {
         guard current != nil else { return }
-        flush()
+        end(storing: nil)
+    }
+
+    /// Ends the current use, storing `next` as the use in progress in the transaction of its last span: the span and
+    /// what follows it are stored together or not at all, so a crash between them neither counts the span twice nor
+    /// loses the use that follows.
+    private func end(storing next: UseInProgress?) {
+        if !flush(storing: next) { saveInProgress(next) }
         current = nil
-        storeUseInProgress()
         events.useChanged()
     }
 
@@ -100,26 +107,36 @@ final class UsageMeter: MeteredUse, RecordedUse {
 
     /// Records the current use up to now and continues from now.
     func flush() {
-        guard let (use, since) = current else { return }
+        guard let (use, _) = current else { return }
+        flush(storing: UseInProgress(use: use, since: host.now))
+    }
+
+    private func saveInProgress(_ stored: UseInProgress?) {
+        host.saving(Self.inProgressKey) { try $0.save(json: UseInProgress.json(stored), key: Self.inProgressKey) }
+    }
+
+    /// Records the current use up to now, with `stored` as the use in progress in the span's transaction, and
+    /// continues from now. Returns whether there was a span to record (none when no time passed).
+    @discardableResult
+    private func flush(storing stored: UseInProgress?) -> Bool {
+        guard let (use, since) = current else { return false }
         let now = host.now
-        guard now > since else { return }
+        guard now > since else { return false }
         let span = Span(use: use, start: since, end: now)
         current = (use, now)
         history.append(span)
         let horizon = now.addingTimeInterval(-Self.horizon)
         if let first = history.first, first.end < horizon { history.removeAll { $0.end < horizon } }
+        host.state.stage(json: UseInProgress.json(stored), key: Self.inProgressKey)
         do {
-            try host.state.appendUsage(span, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
+            try host.state.appendUsage(json: span.json, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
         } catch {
-            // Counted in memory all the same, and written with the next span once there is room.
+            // Counted in memory all the same, and written with the next span once there is room (the use in
+            // progress, staged, with it).
             host.storageFailed("cannot record usage in \(host.state.path): \(error)")
         }
-        storeUseInProgress()
         events.recorded(usageSpan(span))
-    }
-
-    private func storeUseInProgress() {
-        host.save(current.map { UseInProgress(use: $0.use, since: $0.since) }, key: Self.inProgressKey)
+        return true
     }
 
     /// A span as DeviceActivity sees it, in the current token epoch.
@@ -159,4 +176,59 @@ protocol MeteredUse: AnyObject {
 protocol RecordedUse: AnyObject {
     var current: (use: UsageMeter.Use, since: Date)? { get }
     var history: [UsageMeter.Span] { get }
+}
+
+// The use in progress and each span are stored at every change of what is in use, on the broker's loop: written
+// byte by byte, the very bytes `DeviceAPICoding.encode` writes for them (keys sorted, absent names left out, dates in
+// milliseconds), which `DevicePartsTests` checks over many values.
+
+extension UsageMeter.Use {
+    func writeJSON(into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        var isEmpty = true
+        Self.member(#""bundleIdentifier":"#, bundleIdentifier, isEmpty: &isEmpty, into: &out)
+        Self.member(#""categoryID":"#, categoryID, isEmpty: &isEmpty, into: &out)
+        Self.member(#""host":"#, host, isEmpty: &isEmpty, into: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `key` (quoted, with its colon) and `value`, after a comma unless it is the first; nothing for an absent value.
+    private static func member(_ key: String, _ value: String?, isEmpty: inout Bool, into out: inout [UInt8]) {
+        guard let value else { return }
+        if !isEmpty { out.append(UInt8(ascii: ",")) }
+        isEmpty = false
+        out.append(contentsOf: key.utf8)
+        JSONWriter.writeString(value, into: &out)
+    }
+}
+
+extension UsageMeter.Span {
+    /// `DeviceAPICoding.encode(self)`'s bytes.
+    var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        out.append(contentsOf: #"{"end":"#.utf8)
+        JSONWriter.writeInteger(busTime(end), into: &out)
+        out.append(contentsOf: #","start":"#.utf8)
+        JSONWriter.writeInteger(busTime(start), into: &out)
+        out.append(contentsOf: #","use":"#.utf8)
+        use.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension UsageMeter.UseInProgress {
+    /// `DeviceAPICoding.encode(stored)`'s bytes (`null` for none).
+    static func json(_ stored: Self?) -> [UInt8] {
+        guard let stored else { return Array("null".utf8) }
+        var out: [UInt8] = []
+        out.reserveCapacity(112)
+        out.append(contentsOf: #"{"since":"#.utf8)
+        JSONWriter.writeInteger(busTime(stored.since), into: &out)
+        out.append(contentsOf: #","use":"#.utf8)
+        stored.use.writeJSON(into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
 }

@@ -1,8 +1,10 @@
 import BusProtocol
+import Configuration
 import DeviceAPI
 @testable import DeviceOS
 import Foundation
 import ScreenTime
+import SQLite
 import ShieldBusTestSupport
 import XCTest
 
@@ -143,6 +145,108 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(recorded, [UsageSpan(subject: .application(token, category: category), start: date(start), end: date(start + 90_000))])
         let reloaded = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: {}, recorded: { _ in }))
         XCTAssertEqual(reloaded.history.count, 1, "every span is stored as it is recorded")
+    }
+
+    /// The use in progress and a span of use, written byte by byte, are the very bytes `DeviceAPICoding.encode`
+    /// writes: over values drawn with and without each name, strings needing escapes, and times from before the
+    /// epoch to far ahead, whole milliseconds and not.
+    func testTheUseInProgressAndASpanAreWrittenAsCodableWritesThem() {
+        let strings = ["com.burbn.instagram", "", "instagram.com", "say \"hi\"", "back\\slash", "https://example.com/a/b", "tab\there",
+                       "line\nbreak", "\u{00}\u{01}\u{1F}\u{7F}", "Café", "e\u{301}", "日本語", "👩‍👩‍👧", "\u{2028}\u{2029}", "social"]
+        var random = SeededRandom(seed: 7)
+        func name() -> String? { Bool.random(using: &random) ? strings.randomElement(using: &random)! : nil }
+        func time() -> Date {
+            let milliseconds = [0, -1, 1, 1_767_261_600_000, 253_402_300_799_999, -62_135_596_800_000, Int64.random(in: -(1 << 45)...(1 << 45), using: &random)]
+                .randomElement(using: &random)!
+            return Bool.random(using: &random) ? date(milliseconds) : Date(timeIntervalSince1970: Double(milliseconds) / 1000 + Double.random(in: -0.002...0.002, using: &random))
+        }
+        XCTAssertEqual(UsageMeter.UseInProgress.json(nil), DeviceAPICoding.encode(UsageMeter.UseInProgress?.none))
+        for _ in 0..<5_000 {
+            let use = UsageMeter.Use(bundleIdentifier: name(), host: name(), categoryID: name())
+            let stored = UsageMeter.UseInProgress(use: use, since: time())
+            XCTAssertEqual(UsageMeter.UseInProgress.json(stored), DeviceAPICoding.encode(stored), String(decoding: DeviceAPICoding.encode(stored), as: UTF8.self))
+            XCTAssertEqual(UsageMeter.UseInProgress.json(stored), DeviceAPICoding.encode(Optional(stored)))
+            let span = UsageMeter.Span(use: use, start: time(), end: time())
+            XCTAssertEqual(span.json, DeviceAPICoding.encode(span), String(decoding: DeviceAPICoding.encode(span), as: UTF8.self))
+            if span.json != DeviceAPICoding.encode(span) || UsageMeter.UseInProgress.json(stored) != DeviceAPICoding.encode(stored) { return }
+        }
+    }
+
+    /// A registration written around its kept schedule's and events' encodings is the very bytes
+    /// `DeviceAPICoding.encode` writes for it: over registrations drawn with and without each optional part, and
+    /// again after what changes at an interval start or a callback (its kept encodings still its own), but not after
+    /// its events change.
+    func testARegistrationIsWrittenAsCodableWritesIt() {
+        let strings = ["daily", "", "say \"hi\"", "back\\slash", "a/b", "line\nbreak", "\u{00}\u{1F}", "Café", "日本語", "👩‍👩‍👧", "tok-AbC_123=="]
+        var random = SeededRandom(seed: 11)
+        func string() -> String { strings.randomElement(using: &random)! }
+        func time() -> Date { Date(timeIntervalSince1970: Double(Int64.random(in: -(1 << 42)...(1 << 42), using: &random)) / [1, 1000].randomElement(using: &random)!) }
+        func maybe<T>(_ make: () -> T) -> T? { Bool.random(using: &random) ? make() : nil }
+        func components() -> DateComponents {
+            [DateComponents(hour: .random(in: 0...23, using: &random), minute: .random(in: 0...59, using: &random)), DateComponents(minute: .random(in: 0...90, using: &random)),
+             DateComponents(hour: 2, minute: 0, second: 30), DateComponents(day: 1), DateComponents(hour: 8, weekday: .random(in: 1...7, using: &random))].randomElement(using: &random)!
+        }
+        func tokens<T>(_ make: (String) -> T) -> Set<T> { Set((0..<Int.random(in: 0...3, using: &random)).map { _ in make(string()) }) }
+        func event() -> DeviceActivityEvent {
+            DeviceActivityEvent(applications: tokens(ApplicationToken.init(rawValue:)), categories: tokens(ActivityCategoryToken.init(rawValue:)),
+                                webDomains: tokens(WebDomainToken.init(rawValue:)), threshold: components(), includesPastActivity: Bool.random(using: &random))
+        }
+        func crossings() -> [ThresholdCrossing] {
+            (0..<Int.random(in: 0...3, using: &random)).map { _ in
+                ThresholdCrossing(event: DeviceActivityEvent.Name(rawValue: string()), callback: ThresholdCrossing.Callback.allCases.randomElement(using: &random)!, date: time())
+            }
+        }
+        for _ in 0..<3_000 {
+            var registration = DeviceActivityService.Registration(
+                activity: DeviceActivityName(rawValue: string()),
+                schedule: DeviceActivitySchedule(intervalStart: components(), intervalEnd: components(), repeats: Bool.random(using: &random), warningTime: maybe(components)),
+                events: Dictionary((0..<Int.random(in: 0...3, using: &random)).map { _ in (DeviceActivityEvent.Name(rawValue: string()), event()) }) { first, _ in first },
+                registeredAt: time(), startedInterval: maybe(time), pendingStart: maybe(time), product: maybe(string), deliveredCrossings: maybe(crossings))
+            let forms = DeviceActivityService.Registration.Forms(registration)
+            XCTAssertEqual(registration.json(forms), DeviceAPICoding.encode(registration), String(decoding: DeviceAPICoding.encode(registration), as: UTF8.self))
+            (registration.startedInterval, registration.pendingStart, registration.deliveredCrossings) = (maybe(time), maybe(time), maybe(crossings))
+            XCTAssertTrue(forms.encode(registration))
+            XCTAssertEqual(registration.json(forms), DeviceAPICoding.encode(registration), String(decoding: DeviceAPICoding.encode(registration), as: UTF8.self))
+            if registration.json(forms) != DeviceAPICoding.encode(registration) { return }
+            registration.events[DeviceActivityEvent.Name(rawValue: "added")] = event()
+            XCTAssertFalse(forms.encode(registration), "its events changed")
+        }
+    }
+
+    /// A switch from one app to another stores the first one's span and the second's use in progress in one
+    /// transaction, as a flush stores its span and the use going on: a meter reloaded from the store right after (a
+    /// broker killed there) counts the first once and the second from the switch.
+    func testASwitchOfAppsStoresTheSpanAndTheNextUseInProgressTogether() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let meter = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: {}, recorded: { _ in }))
+        let (instagram, focus) = (try host.app("Instagram"), try host.app("Focus"))
+        func commits() throws -> Int64? {
+            try SQLiteConnection(path: host.state.path, flags: [.readOnly]).withStatement("SELECT n FROM commit_tally") { try $0.step() ? try $0.int64(at: 0) : nil }
+        }
+        meter.begin(app: instagram)
+        let before = try XCTUnwrap(try commits())
+        host.inProcessBus.advance(to: start + 60_000)
+        meter.flush()
+        XCTAssertEqual(try commits(), before + 1, "the span and the use going on in one transaction")
+        host.inProcessBus.advance(to: start + 90_000)
+        meter.begin(app: focus)
+        XCTAssertEqual(try commits(), before + 2, "Instagram's last span and Focus in progress in one transaction")
+        host.inProcessBus.advance(to: start + 150_000)
+
+        var recorded: [UsageSpan] = []
+        let reloaded = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: {}, recorded: { recorded.append($0) }))
+        XCTAssertEqual(reloaded.history.map { [$0.start, $0.end] }, [[date(start), date(start + 60_000)], [date(start + 60_000), date(start + 90_000)]],
+                       "Instagram's spans, each once")
+        reloaded.recordUseLeftInProgress()
+        let focusToken = host.directory.tokens.application(focus.bundleIdentifier)
+        let productivity = host.directory.tokens.category(focus.categoryID)
+        XCTAssertEqual(recorded, [UsageSpan(subject: .application(focusToken, category: productivity), start: date(start + 90_000), end: date(start + 150_000))],
+                       "Focus from the switch to the reload")
+        XCTAssertNil(reloaded.currentUse)
+
+        let again = try UsageMeter(host: host, directory: host.directory, events: .init(useChanged: {}, recorded: { _ in XCTFail("nothing left in progress") }))
+        again.recordUseLeftInProgress()
+        XCTAssertEqual(again.history.count, 3, "Focus' span stored with nothing in progress after it")
     }
 
     func testDeviceActivityStartsAnIntervalAndDeliversAThresholdTheMeteredUseReaches() throws {

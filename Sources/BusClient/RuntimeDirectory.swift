@@ -8,8 +8,16 @@ import Foundation
 public struct RuntimeDirectory: Equatable, Sendable {
     public let path: String
 
+    /// A relative `path` is taken from the working directory now: plugins, tools and sandboxes that find the folder
+    /// through this path run elsewhere.
     public init(path: String) {
-        self.path = path.hasSuffix("/") && path.count > 1 ? String(path.dropLast()) : path
+        let absolute = Self.absolute(path)
+        self.path = absolute.hasSuffix("/") && absolute.count > 1 ? String(absolute.dropLast()) : absolute
+    }
+
+    /// `path` from the working directory now, if it is relative: for a folder that processes started elsewhere use.
+    public static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") || path.isEmpty ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
     /// The runtime directory to use, given an optional explicit path and the process environment.

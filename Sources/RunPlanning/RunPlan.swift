@@ -171,7 +171,7 @@ public struct RunPlan {
         settings.settingsForPlugins = .object(forPlugins)
 
         // State: the device's own store and the app groups' stores.
-        let stateDirectory = options.stateDir ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
+        let stateDirectory = options.stateDir.map(RuntimeDirectory.absolute) ?? configuration.state.map(configuration.resolve) ?? runtime.path + "/state"
         if options.resetState && options.keepState { throw Problem(description: "--reset-state and --keep-state contradict each other; choose one") }
         if options.resume && (scenario == nil || options.resetState) {
             throw Problem(description: "--resume continues a scenario on its state folder: it needs --scenario (or the configuration's scenario) and contradicts --reset-state")

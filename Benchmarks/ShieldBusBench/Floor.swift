@@ -7,7 +7,7 @@ struct FloorCounts {
     /// `bus.sqlite` saves (exclusive store).
     var busSaves = 0.46
     /// `device.sqlite` commits (shared store).
-    var deviceCommits = 0.21
+    var deviceCommits = 0.15
     /// Events recorded in a plugin's handled-events record, each one transaction (shared store).
     var handledRecords = 0.28
     /// App-Group writes (shared store).

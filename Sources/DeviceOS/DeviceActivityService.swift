@@ -44,7 +44,7 @@ final class DeviceActivityService {
         private var savedForm: [UInt8]?
         var persistedJSON: [UInt8] {
             if let savedForm { return savedForm }
-            let encoded = DeviceAPICoding.encode(registration)
+            let encoded = registration.json
             savedForm = encoded
             return encoded
         }
@@ -139,7 +139,8 @@ final class DeviceActivityService {
         let own = activityNames.filter { monitors[$0]!.registration.product == product }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
-            guard let request = host.decode(StartMonitoring.self, from: envelope) else { return }
+            guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(StartMonitoring.init(body:))
+                    ?? host.decode(StartMonitoring.self, from: envelope) else { return }
             if let other = monitors[request.activity]?.registration.product, other != product {
                 return host.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
             }

@@ -133,3 +133,19 @@ extension DateComponents {
         return true
     }
 }
+
+/// `familycontrols.authorization.request`, which the companion app makes at every launch: written as the encoder writes
+/// it, read as `JSONDecoder` reads it (nil from anything else).
+extension AuthorizationRequest: JSONWritableRequest {
+    public var requestBody: [UInt8] {
+        var out = Array(#"{"member":"#.utf8)
+        JSONWriter.writeString(member.rawValue, into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    public init?(body: JSONValue) {
+        guard case .string(let name)? = body["member"], let member = FamilyControlsMember(rawValue: name) else { return nil }
+        self.init(member: member)
+    }
+}

@@ -102,6 +102,17 @@ final class MonitoringBodiesTests: XCTestCase {
         }
     }
 
+    func testTheAuthorizationRequestIsWrittenAndReadAsCodableDoes() throws {
+        for member in FamilyControlsMember.allCases {
+            let request = AuthorizationRequest(member: member)
+            XCTAssertEqual(request.requestBody, DeviceAPICoding.encode(request))
+            XCTAssertEqual(AuthorizationRequest(body: try JSONValue(parsing: request.requestBody)), request)
+        }
+        for body in [#"{"member":"child","x":1}"#, #"{"member":"parent"}"#, #"{"member":null}"#, #"{}"#, #"{"member":1}"#, #"[]"#] {
+            XCTAssertEqual(AuthorizationRequest(body: try JSONValue(parsing: body)), try? DeviceAPICoding.decode(AuthorizationRequest.self, from: Array(body.utf8)), body)
+        }
+    }
+
     /// A schedule's time zone is left to `JSONDecoder`, which reads it (and refuses an unknown one).
     func testAScheduleWithATimeZoneIsLeftToJSONDecoder() throws {
         let body = #"{"activity":"a","events":{},"schedule":{"intervalStart":{"hour":1,"timeZone":"Europe/Paris"},"intervalEnd":{"hour":2},"repeats":true}}"#

@@ -121,12 +121,8 @@ extension DeviceActivityEvent {
               let applications = ReplyReading.optional(json["applications"], { ReplyReading.strings($0, ApplicationToken.init(rawValue:)) }),
               let categories = ReplyReading.optional(json["categories"], { ReplyReading.strings($0, ActivityCategoryToken.init(rawValue:)) }),
               let webDomains = ReplyReading.optional(json["webDomains"], { ReplyReading.strings($0, WebDomainToken.init(rawValue:)) }),
-              case .object(let thresholdMembers)? = json["threshold"],
+              let threshold = json["threshold"].flatMap(DateComponents.init(compactJSON:)),
               let includesPastActivity = ReplyReading.optional(json["includesPastActivity"], { $0.boolValue }) else { return nil }
-        var threshold = DateComponents()
-        for (name, value) in thresholdMembers {
-            guard case .int(let number) = value, threshold.setCompactField(name, to: Int(number)) else { return nil }
-        }
         self.init(applications: Set(applications ?? []), categories: Set(categories ?? []), webDomains: Set(webDomains ?? []),
                   threshold: threshold, includesPastActivity: includesPastActivity ?? false)
     }

@@ -48,7 +48,8 @@ final class AuthorizationService: AuthorizationStatuses {
     func handle(_ envelope: Envelope) {
         switch envelope.topic {
         case DeviceTopic.authorizationRequest:
-            guard host.decode(AuthorizationRequest.self, from: envelope) != nil else { return }
+            guard (try? JSONValue(parsing: envelope.body)).flatMap(AuthorizationRequest.init(body:)) != nil
+                    || host.decode(AuthorizationRequest.self, from: envelope) != nil else { return }
             guard let product = directory.product(of: envelope.source), statuses[product.name] == .notDetermined else {
                 host.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
                 return

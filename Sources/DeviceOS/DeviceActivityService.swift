@@ -42,12 +42,9 @@ final class DeviceActivityService {
         /// The registration as `persist` writes it, kept until it changes: a save rewrites every registration, and
         /// most saves change one of them, and encoding them all again at every save shows in the broker's CPU.
         private var savedForm: [UInt8]?
-        /// Its schedule's and events' encodings, kept while they stay the same (`Registration.Forms`).
-        private var fixedForms: Registration.Forms?
         var persistedJSON: [UInt8] {
             if let savedForm { return savedForm }
-            if fixedForms?.encode(registration) != true { fixedForms = Registration.Forms(registration) }
-            let encoded = registration.json(fixedForms!)
+            let encoded = registration.json
             savedForm = encoded
             return encoded
         }
@@ -142,7 +139,8 @@ final class DeviceActivityService {
         let own = activityNames.filter { monitors[$0]!.registration.product == product }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
-            guard let request = host.decode(StartMonitoring.self, from: envelope) else { return }
+            guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(StartMonitoring.init(body:))
+                    ?? host.decode(StartMonitoring.self, from: envelope) else { return }
             if let other = monitors[request.activity]?.registration.product, other != product {
                 return host.fail(envelope, code: "activity-of-another-app", "the activity '\(request.activity.rawValue)' is \(other)'s: an app names its activities apart from other apps'")
             }

@@ -135,6 +135,22 @@ extension DateComponents {
     }
 }
 
+extension DateComponents {
+    /// The number fields the compact form writes (`year` … `second`, those set), or nil when a field it refuses is set.
+    /// For writers of the compact form that do not go through `Codable`; the time zone is `timeZone?.identifier`.
+    public var compactFields: [(name: String, value: Int)]? {
+        guard unsupportedComponentNames.isEmpty else { return nil }
+        var fields: [(name: String, value: Int)] = []
+        for component in ScheduleComponent.allCases {
+            if let value = component.value(in: self) { fields.append((component.rawValue, value)) }
+        }
+        return fields
+    }
+
+    /// The compact form's key of a time zone, whose value is its IANA name.
+    public static var compactTimeZoneKey: String { CompactDateComponents.timeZoneKey }
+}
+
 extension KeyedEncodingContainer {
     /// Encodes DateComponents in the compact form.
     mutating func encodeCompact(_ components: DateComponents, forKey key: Key) throws {

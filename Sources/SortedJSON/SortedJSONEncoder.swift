@@ -26,6 +26,11 @@ public struct SortedJSONEncoder {
 
     public let dates: DateStrategy
 
+    /// A date as `.millisecondsSince1970` writes it: whole milliseconds, rounded.
+    public static func milliseconds(since1970 date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+
     public init(dates: DateStrategy) {
         self.dates = dates
     }
@@ -180,7 +185,7 @@ extension SortedJSONEncoder {
             if T.self == Date.self {
                 let date = value as! Date
                 switch dates {
-                case .millisecondsSince1970: return .number(String(Int64((date.timeIntervalSince1970 * 1000).rounded())))
+                case .millisecondsSince1970: return .number(String(SortedJSONEncoder.milliseconds(since1970: date)))
                 case .secondsSince1970: return try Self.number(date.timeIntervalSince1970)
                 }
             }

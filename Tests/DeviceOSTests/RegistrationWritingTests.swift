@@ -1,0 +1,69 @@
+import DeviceAPI
+@testable import DeviceOS
+import Foundation
+import ScreenTime
+import XCTest
+
+/// A DeviceActivity registration written byte by byte (`Registration.json`) is the very bytes `DeviceAPICoding.encode`
+/// writes: over drawn registrations with and without each optional part (an interval started or pending, a product,
+/// delivered crossings), escaped names, token sets, every schedule component, time zones, and dates that round to the
+/// millisecond either way.
+final class RegistrationWritingTests: XCTestCase {
+    private struct Draw: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        static let strings = ["habit-lock.reblock_0", "", "say \"hi\"", "back\\slash", "a/b", "tab\there", "\u{00}\u{1F}", "Café",
+                              "e\u{301}", "日本語", "👩‍👩‍👧", "\u{2028}", "Z", "a"]
+        mutating func string() -> String { Self.strings.randomElement(using: &self)! }
+        mutating func maybe<T>(_ make: (inout Draw) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
+        mutating func date() -> Date {
+            let seconds = [1_795_000_000.0, 1_795_000_000.0005, 1_795_000_000.0015, 1_795_000_000.123_456, 0, -1.0005, 86_400.999_9]
+            return Date(timeIntervalSince1970: seconds.randomElement(using: &self)! + Double(Int.random(in: 0...100_000, using: &self)))
+        }
+        mutating func components(zone: Bool) -> DateComponents {
+            var components = DateComponents()
+            for name in ["year", "month", "day", "weekday", "hour", "minute", "second"] where Bool.random(using: &self) {
+                _ = components.setCompactField(name, to: [0, 1, 5, 23, 59, 2026, -1].randomElement(using: &self)!)
+            }
+            if zone, Bool.random(using: &self) { components.timeZone = TimeZone(identifier: ["Europe/Paris", "Asia/Tokyo", "UTC"].randomElement(using: &self)!) }
+            return components
+        }
+        mutating func tokens<T: StringIdentifier>(_ make: (String) -> T) -> Set<T> {
+            Set((0..<Int.random(in: 0...3, using: &self)).map { _ in make(string()) })
+        }
+    }
+
+    func testARegistrationIsWrittenAsCodableWritesIt() {
+        var draw = Draw(state: 3)
+        for _ in 0..<3_000 {
+            var events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:]
+            for _ in 0..<Int.random(in: 0...3, using: &draw) {
+                events[DeviceActivityEvent.Name(draw.string())] = DeviceActivityEvent(
+                    applications: draw.tokens(ApplicationToken.init(rawValue:)), categories: draw.tokens(ActivityCategoryToken.init(rawValue:)),
+                    webDomains: draw.tokens(WebDomainToken.init(rawValue:)), threshold: draw.components(zone: false),
+                    includesPastActivity: Bool.random(using: &draw))
+            }
+            let schedule = DeviceActivitySchedule(intervalStart: draw.components(zone: true), intervalEnd: draw.components(zone: true),
+                                                  repeats: Bool.random(using: &draw), warningTime: draw.maybe { $0.components(zone: false) })
+            let crossings = draw.maybe { draw in
+                (0..<Int.random(in: 0...2, using: &draw)).map { _ in
+                    ThresholdCrossing(event: DeviceActivityEvent.Name(draw.string()), callback: ThresholdCrossing.Callback.allCases.randomElement(using: &draw)!,
+                                      date: draw.date())
+                }
+            }
+            let registration = DeviceActivityService.Registration(
+                activity: DeviceActivityName(draw.string()), schedule: schedule, events: events, registeredAt: draw.date(),
+                startedInterval: draw.maybe { $0.date() }, pendingStart: draw.maybe { $0.date() }, product: draw.maybe { $0.string() },
+                deliveredCrossings: crossings)
+            let expected = DeviceAPICoding.encode(registration)
+            XCTAssertEqual(registration.json, expected, String(decoding: expected, as: UTF8.self))
+            if registration.json != expected { return }
+        }
+    }
+}

@@ -11,7 +11,7 @@ import Logging
 /// sequence number and the bus time, is journaled, and is delivered in that order to every session whose
 /// subscriptions match its topic, each delivery carrying that receiver's own delivery number.
 /// Single-threaded: everything happens in `run()`'s loop. Each job is a part of its own (docs/architecture.md
-/// § 1.1); this class wires them, turns the loop, and sequences each batch. Why about 500 lines: the wiring of every
+/// § 1.1); this class wires them, turns the loop, and sequences each batch. Why past 500 lines: the wiring of every
 /// part and the hooks they call back through (sequencing, turns, laggards) share the loop's private state.
 public final class Broker {
     public let settings: BrokerSettings
@@ -184,10 +184,14 @@ public final class Broker {
             time.scheduleWall(at: now + settings.heartbeatMilliseconds) { [unowned self] in startupLimitPassed() }
             return
         }
-        if clock.isVirtual, !messagesTakenIn, (try? transport?.wait(timeoutMilliseconds: 0, wakeDescriptor: nil))?.messagesWaiting == true {
-            // A moment later, not now: the timers due now fire before the loop takes anything in.
-            time.scheduleWall(at: now + max(1, settings.heartbeatMilliseconds / 10)) { [unowned self] in startupLimitPassed(messagesTakenIn: true) }
-            return
+        if clock.isVirtual, !messagesTakenIn, let probe = try? transport?.wait(timeoutMilliseconds: 0, wakeDescriptor: nil) {
+            // The look takes the wake of a run hosted in this process that ended: the loop's next pass looks for it.
+            if probe.woken { childrenMayHaveEnded = true }
+            if probe.messagesWaiting {
+                // A moment later, not now: the timers due now fire before the loop takes anything in.
+                time.scheduleWall(at: now + max(1, settings.heartbeatMilliseconds / 10)) { [unowned self] in startupLimitPassed(messagesTakenIn: true) }
+                return
+            }
         }
         readiness.becomeReady()
     }

@@ -14,6 +14,9 @@ final class LateStarts {
     private let sessions: SessionTable
     private let limit: Int64
     private let clock: BusClock
+    /// When the bus's start-up limit first passed with plugins not connected: `bus.ready` waits at most the busy limit
+    /// from then, whatever starts again meanwhile (an extension that exits before its hello starts again at once).
+    private var readinessHeldSince: Int64?
 
     init(supervisor: PluginSupervisor, sessions: SessionTable, settings: BrokerSettings, clock: BusClock) {
         (self.supervisor, self.sessions, self.limit, self.clock) = (supervisor, sessions, settings.startupTimeoutMilliseconds, clock)
@@ -31,10 +34,13 @@ final class LateStarts {
     }
 
     /// The bus's start-up limit has passed with plugins not connected: whether `bus.ready` waits on, in virtual time,
-    /// for one of them — one started again since (within its own limit), or one still at work. Each late one is
-    /// looked at, so that every one has its reading.
+    /// for one of them — one started again since (within its own limit), or one still at work — within the busy limit
+    /// of the first ask. Each late one is looked at, so that every one has its reading.
     func holdUpReadiness(now: Int64) -> Bool {
         guard clock.isVirtual else { return false }
+        let heldSince = readinessHeldSince ?? now
+        readinessHeldSince = heldSince
+        guard now - heldSince < ProcessProgress.busyLimit(for: limit) else { return false }
         return starting.reduce(false) { waiting, plugin in
             (now - plugin.startedAt < limit || waitsOn(plugin, now: now)) || waiting
         }

@@ -31,7 +31,6 @@ public struct Role: RawRepresentable, Hashable, Codable, Sendable, ExpressibleBy
     public var acknowledgesByDefault: Bool { self != .tap && self != .tool }
 }
 
-/// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.
 /// The size of a hello's lists of names — its subscriptions and observations, or its watch's groups and key patterns:
 /// how many, and their bytes in all. The broker matches each list against every event, and a hello must stay small, so
 /// each list is bounded by the same limits.
@@ -56,6 +55,7 @@ public struct HelloListSize: Equatable, Sendable {
     public var isWithinLimits: Bool { count <= Self.countLimit && bytes <= Self.bytesLimit }
 }
 
+/// `hello`: the first message a plugin sends — who it is and which topic prefixes it wants.
 public struct Hello: Equatable, Sendable {
     public var version: Int64
     public var name: String

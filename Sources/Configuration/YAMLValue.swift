@@ -63,7 +63,7 @@ public struct YAMLValue {
             guard let node = try Yams.compose(yaml: text) else {
                 throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
             }
-            // Without aliases nothing expands: the values are at most one per byte of the text, within the limit.
+            // Without aliases nothing expands: the tree is no larger than its text makes it.
             if mayHaveAliases { try refuseExpansionBomb(node, file: file, limit: expansionLimit(forTextOf: text.utf8.count)) }
             return YAMLValue(node: node, file: file, path: .root)
         } catch let error as YamlError {

@@ -143,12 +143,17 @@ final class DeviceStateStore {
         unsaved.removeAll()
     }
 
-    /// A write transaction of the store, with what is staged written in it.
+    /// A write transaction of the store, with what is staged written in it, and first any span of use that could
+    /// not be written before: a value written after it (the use in progress that follows it) is never stored without it.
     private func transaction(_ body: () throws -> Void) throws {
         try tally.transaction {
+            for (end, json) in unsavedSpans {
+                try connection.withStatement(statements.insertSpan, bindings: [.integer(end), .text(json)]) { try $0.run() }
+            }
             try writeValues(staged)
             try body()
         }
+        unsavedSpans.removeAll()
         staged.removeAll()
     }
 
@@ -170,13 +175,9 @@ final class DeviceStateStore {
         try transaction {
             try writeValues(unsaved)
             for change in unsavedListChanges { try apply(change) }
-            for (end, json) in unsavedSpans {
-                try connection.withStatement(statements.insertSpan, bindings: [.integer(end), .text(json)]) { try $0.run() }
-            }
         }
         unsaved.removeAll()
         unsavedListChanges.removeAll()
-        unsavedSpans.removeAll()
     }
 
     /// Removes a stored value (nothing if there is none).
@@ -241,13 +242,10 @@ final class DeviceStateStore {
     /// The span is given encoded as `DeviceAPICoding.encode` encodes it.
     func appendUsage(json: [UInt8], endMilliseconds: Int64, horizonMilliseconds: Int64) throws {
         unsavedSpans.append((endMilliseconds, String(decoding: json, as: UTF8.self)))
+        // The transaction writes the span, after any that could not be written before it.
         try transaction {
-            for (end, json) in unsavedSpans {
-                try connection.withStatement(statements.insertSpan, bindings: [.integer(end), .text(json)]) { try $0.run() }
-            }
             try connection.withStatement(statements.deleteSpansBefore, bindings: [.integer(horizonMilliseconds)]) { try $0.run() }
         }
-        unsavedSpans.removeAll()
     }
 
     /// The stored spans of use, in the order they were recorded. One that no longer decodes is an error.

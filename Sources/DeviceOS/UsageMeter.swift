@@ -82,7 +82,7 @@ final class UsageMeter: MeteredUse, RecordedUse {
 
     private func start(_ use: Use) {
         let next = UseInProgress(use: use, since: host.now)
-        if current == nil { saveInProgress(next) } else { end(storing: next) }
+        if current == nil { saveInProgress(next) } else { end(storing: next, at: next.since) }
         current = (use, next.since)
         events.useChanged()
     }
@@ -90,14 +90,14 @@ final class UsageMeter: MeteredUse, RecordedUse {
     /// The current use stops now.
     func end() {
         guard current != nil else { return }
-        end(storing: nil)
+        end(storing: nil, at: host.now)
     }
 
     /// Ends the current use, storing `next` as the use in progress in the transaction of its last span: the span and
     /// what follows it are stored together or not at all, so a crash between them neither counts the span twice nor
     /// loses the use that follows.
-    private func end(storing next: UseInProgress?) {
-        if !flush(storing: next) { saveInProgress(next) }
+    private func end(storing next: UseInProgress?, at now: Date) {
+        if !flush(storing: next, at: now) { saveInProgress(next) }
         current = nil
         events.useChanged()
     }
@@ -108,19 +108,20 @@ final class UsageMeter: MeteredUse, RecordedUse {
     /// Records the current use up to now and continues from now.
     func flush() {
         guard let (use, _) = current else { return }
-        flush(storing: UseInProgress(use: use, since: host.now))
+        let now = host.now
+        flush(storing: UseInProgress(use: use, since: now), at: now)
     }
 
     private func saveInProgress(_ stored: UseInProgress?) {
         host.saving(Self.inProgressKey) { try $0.save(json: UseInProgress.json(stored), key: Self.inProgressKey) }
     }
 
-    /// Records the current use up to now, with `stored` as the use in progress in the span's transaction, and
-    /// continues from now. Returns whether there was a span to record (none when no time passed).
+    /// Records the current use up to `now`, with `stored` (what follows from `now`) as the use in progress in the
+    /// span's transaction, and continues from `now`: one reading of the clock, so the span and what follows it meet.
+    /// Returns whether there was a span to record (none when no time passed).
     @discardableResult
-    private func flush(storing stored: UseInProgress?) -> Bool {
+    private func flush(storing stored: UseInProgress?, at now: Date) -> Bool {
         guard let (use, since) = current else { return false }
-        let now = host.now
         guard now > since else { return false }
         let span = Span(use: use, start: since, end: now)
         current = (use, now)

@@ -214,7 +214,7 @@ public final class SQLiteConnection {
 
     /// The statement `withStatement` keeps for `sql` (compiled now if it was not yet), for an owner that runs it so
     /// often that it keeps it too: `withStatement(_:Statement…)` then skips the look-up by the SQL text (hashing the
-    /// text is a noticeable part of a small statement's run).
+    /// text is a noticeable part of a small statement's run). It belongs to this connection and must not outlive it.
     public func keptStatement(_ sql: String) throws -> Statement {
         if let held = kept[sql] { return held }
         let statement = try prepare(sql, keptByConnection: true)

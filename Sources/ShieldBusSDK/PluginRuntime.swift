@@ -434,10 +434,9 @@ public final class PluginRuntime: @unchecked Sendable {
         enqueue { handoff.run(body) }
         var waited = handoff.done.wait(timeout: .now() + .milliseconds(callTimeoutMilliseconds + Self.stopCheckMilliseconds))
         // In virtual time a job already running — its call waiting on a broker that did not run — is waited for to its
-        // end: its call keeps its own deadline (`CallDeadline`).
+        // end, up to the busy limit: its call keeps its own deadline (`CallDeadline`).
         if waited != .success, clockMode == "virtual", handoff.hasBegunElseCancel() {
-            handoff.done.wait()
-            waited = .success
+            waited = handoff.done.wait(timeout: .now() + .milliseconds(Int(BusyLimit.milliseconds(for: Int64(callTimeoutMilliseconds)))))
         }
         // Given up: the job must not make the call later, after its caller was told it timed out.
         guard waited == .success, let result = handoff.cancelOrTake() else {

@@ -1,3 +1,4 @@
+import Configuration
 import DeviceAPI
 @testable import DeviceOS
 import Foundation
@@ -10,14 +11,9 @@ import XCTest
 /// millisecond either way.
 final class RegistrationWritingTests: XCTestCase {
     private struct Draw: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random: SeededRandom
+        init(state: UInt64) { random = SeededRandom(seed: state) }
+        mutating func next() -> UInt64 { random.next() }
         static let strings = ["habit-lock.reblock_0", "", "say \"hi\"", "back\\slash", "a/b", "tab\there", "\u{00}\u{1F}", "Café",
                               "e\u{301}", "日本語", "👩‍👩‍👧", "\u{2028}", "Z", "a"]
         mutating func string() -> String { Self.strings.randomElement(using: &self)! }

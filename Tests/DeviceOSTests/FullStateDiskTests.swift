@@ -149,6 +149,25 @@ final class DeviceStateFullDiskTests: XCTestCase {
         XCTAssertEqual(try reopened.load([String].self, key: "managedsettings.stores")?.count, stores.count)
     }
 
+    /// A span of use that could not be written goes first in the store's next write, whatever that write is: the use in
+    /// progress staged after it (the one that follows the span) is never stored without it.
+    func testAUseInProgressIsNeverStoredWithoutTheSpanBeforeIt() throws {
+        struct Span: Decodable { let pad: String }
+        let disk = try SmallDisk(size: "4m")
+        let store = try DeviceStateStore(path: disk.path + "/device.sqlite")
+        try store.save(1, key: "tokens.epoch")
+        try disk.fill()
+        let pad = String(repeating: "s", count: 1_500_000)
+        store.stage(json: Array(#""after the span""#.utf8), key: "usage.inProgress")
+        XCTAssertThrowsError(try store.appendUsage(json: Array(#"{"pad":"\#(pad)"}"#.utf8), endMilliseconds: 1_000, horizonMilliseconds: 0))
+        try disk.free()
+        try store.save(2, key: "tokens.epoch")  // an unrelated write
+        XCTAssertFalse(store.hasUnsaved)
+        let reopened = try DeviceStateStore(path: disk.path + "/device.sqlite")
+        XCTAssertEqual(try reopened.usageSpans(Span.self).map(\.pad.count), [pad.count], "the span went in with the next write")
+        XCTAssertEqual(try reopened.load(String.self, key: "usage.inProgress"), "after the span")
+    }
+
     /// `saveUnsaved` writes what failed — values, list changes and spans of use — with no new change to carry it.
     func testWhatCouldNotBeSavedIsWrittenByItselfOnceThereIsRoom() throws {
         let disk = try SmallDisk(size: "4m")

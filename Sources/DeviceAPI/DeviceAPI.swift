@@ -138,4 +138,4 @@ public enum DeviceAPICoding {
 public func date(busTime: Int64) -> Date { Date(timeIntervalSince1970: Double(busTime) / 1000) }
 
 /// A `Date` as bus time.
-public func busTime(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+public func busTime(_ date: Date) -> Int64 { SortedJSONEncoder.milliseconds(since1970: date) }

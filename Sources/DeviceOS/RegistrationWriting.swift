@@ -2,7 +2,6 @@ import BusProtocol
 import DeviceAPI
 import Foundation
 import ScreenTime
-import SortedJSON
 
 extension DeviceActivityService.Registration {
     /// `DeviceAPICoding.encode(self)`'s bytes, written byte by byte: a registration is written again whenever its
@@ -21,7 +20,7 @@ extension DeviceActivityService.Registration {
                 out.append(contentsOf: #"{"callback":"#.utf8)
                 JSONWriter.writeString(crossing.callback.rawValue, into: &out)
                 out.append(contentsOf: #","date":"#.utf8)
-                Self.writeDate(crossing.date, into: &out)
+                JSONWriter.writeInteger(busTime(crossing.date), into: &out)
                 out.append(contentsOf: #","event":"#.utf8)
                 JSONWriter.writeString(crossing.event.rawValue, into: &out)
                 out.append(UInt8(ascii: "}"))
@@ -32,25 +31,21 @@ extension DeviceActivityService.Registration {
         guard DeviceActivityEvent.writeJSON(events, into: &out) else { return DeviceAPICoding.encode(self) }
         if let pendingStart {
             out.append(contentsOf: #","pendingStart":"#.utf8)
-            Self.writeDate(pendingStart, into: &out)
+            JSONWriter.writeInteger(busTime(pendingStart), into: &out)
         }
         if let product {
             out.append(contentsOf: #","product":"#.utf8)
             JSONWriter.writeString(product, into: &out)
         }
         out.append(contentsOf: #","registeredAt":"#.utf8)
-        Self.writeDate(registeredAt, into: &out)
+        JSONWriter.writeInteger(busTime(registeredAt), into: &out)
         out.append(contentsOf: #","schedule":"#.utf8)
         guard schedule.writeJSON(into: &out) else { return DeviceAPICoding.encode(self) }
         if let startedInterval {
             out.append(contentsOf: #","startedInterval":"#.utf8)
-            Self.writeDate(startedInterval, into: &out)
+            JSONWriter.writeInteger(busTime(startedInterval), into: &out)
         }
         out.append(UInt8(ascii: "}"))
         return out
-    }
-
-    private static func writeDate(_ date: Date, into out: inout [UInt8]) {
-        JSONWriter.writeInteger(SortedJSONEncoder.milliseconds(since1970: date), into: &out)
     }
 }

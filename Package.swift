@@ -204,7 +204,7 @@ let package = Package(
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceAPI"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar", "ShieldBusTestSupport"]),
-        .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "DeviceAPI", "ScreenTime"]),
+        .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "Configuration", "DeviceAPI", "ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "ShieldBusTestSupport"]),
         .testTarget(name: "AppGroupStoreTests", dependencies: ["AppGroupStore", "SQLite", "ShieldBusTestSupport", "appgroup-stress"]),
         .testTarget(name: "UsageReportsTests", dependencies: ["UsageReports"]),

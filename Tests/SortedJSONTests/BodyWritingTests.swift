@@ -1,3 +1,4 @@
+import Configuration
 import DeviceAPI
 import ScreenTime
 import XCTest
@@ -13,14 +14,9 @@ final class BodyWritingTests: XCTestCase {
                           "symbol:lock.fill", "com.example.App", "tok-AbC_123=="]
 
     struct Draw: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        var random: SeededRandom
+        init(state: UInt64) { random = SeededRandom(seed: state) }
+        mutating func next() -> UInt64 { random.next() }
         mutating func string() -> String { BodyWritingTests.strings.randomElement(using: &self)! }
         mutating func maybe<T>(_ make: (inout Draw) -> T) -> T? { Bool.random(using: &self) ? make(&self) : nil }
         mutating func color() -> ShieldColor {

@@ -1,4 +1,5 @@
 import Configuration
+import DeviceAPI
 import Foundation
 
 /// Where a jump of the bus clock goes, as a person writes it: `+30m`, `+2h`, `+1h30m` (forward from now), `07:00`
@@ -17,13 +18,13 @@ public enum ClockTarget: Equatable {
             self = .forward(milliseconds: Int64(seconds * 1000))
         } else if let time = LocalDateTime.timeOfDay(trimmed) {
             let today = LocalDateTime(Date(timeIntervalSince1970: Double(now) / 1000), in: timeZone)
-            var instant = Self.milliseconds(today.at(hour: time.hour, minute: time.minute, second: time.second)!, in: timeZone)
+            var instant = busTime(today.at(hour: time.hour, minute: time.minute, second: time.second)!.resolve(in: timeZone))
             if instant <= now {
-                instant = Self.milliseconds(today.addingDays(1).at(hour: time.hour, minute: time.minute, second: time.second)!, in: timeZone)
+                instant = busTime(today.addingDays(1).at(hour: time.hour, minute: time.minute, second: time.second)!.resolve(in: timeZone))
             }
             self = .at(instant)
         } else if let local = LocalDateTime(parsing: trimmed) {
-            self = .at(Self.milliseconds(local, in: timeZone))
+            self = .at(busTime(local.resolve(in: timeZone)))
         } else {
             throw Self.invalid(text)
         }
@@ -35,10 +36,6 @@ public enum ClockTarget: Equatable {
         case .forward(let milliseconds): return ["by": milliseconds]
         case .at(let time): return ["time": time]
         }
-    }
-
-    private static func milliseconds(_ local: LocalDateTime, in zone: TimeZone) -> Int64 {
-        Int64((local.resolve(in: zone).timeIntervalSince1970 * 1000).rounded())
     }
 
     private static func invalid(_ text: String) -> BusTool.Invalid {

@@ -1,5 +1,6 @@
 import AppGroupStore
 import BusProtocol
+import DeviceAPI
 import Foundation
 
 /// App-Group entries and changes as people read them (aligned text) and as programs read them (JSON).
@@ -13,7 +14,7 @@ enum StateRendering {
     static func json(_ entry: StoredEntry) -> JSONValue {
         [
             "key": .string(entry.key), "type": .string(entry.typeTag), "version": .int(entry.version),
-            "writer": .string(entry.writer), "updatedAt": .int(milliseconds(entry.updatedAt)), "value": value(of: entry),
+            "writer": .string(entry.writer), "updatedAt": .int(busTime(entry.updatedAt)), "value": value(of: entry),
         ]
     }
 
@@ -23,7 +24,7 @@ enum StateRendering {
         var object: [String: JSONValue] = [
             "group": .string(change.group), "change": .int(change.sequence), "key": .string(change.key),
             "writer": .string(change.writer), "version": .int(change.version), "removed": .bool(change.removed),
-            "time": .int(milliseconds(change.timestamp)),
+            "time": .int(busTime(change.timestamp)),
         ]
         if let entry, entry.version == change.version { object["value"] = value(of: entry) }
         return .object(object)
@@ -70,8 +71,6 @@ enum StateRendering {
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: date)
     }
-
-    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     private static func shortened(_ text: String, limit: Int = 80) -> String {
         text.count > limit ? String(text.prefix(limit - 1)) + "…" : text

@@ -1,6 +1,7 @@
 import BusClient
 import BusProtocol
 import BusTools
+import DeviceAPI
 import Foundation
 import ScreenTime
 
@@ -119,7 +120,7 @@ final class RecordedJournal: @unchecked Sendable {
         let shown = Date(timeIntervalSince1970: Double(now) / 1000)
         func at(_ day: Date) -> Int64? {
             calendar.date(bySettingHour: clock.hour ?? 0, minute: clock.minute ?? 0, second: clock.second ?? 0, of: day)
-                .map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) + 999 }
+                .map { DeviceAPI.busTime($0) + 999 }
         }
         if let today = at(shown), today >= now { return self.count(atOrBefore: today) }
         let tomorrow = ScheduleCalendar(timeZone: timeZone).startOfNextDay(after: shown)

@@ -4,6 +4,10 @@
 // re-encoding it, so it needs to validate and locate values in raw bytes; Foundation's JSONSerialization
 // can do neither cheaply. Output is deterministic (object keys sorted) so journals compare byte for byte.
 //
+// A key written twice in one object is refused, by the validator as by the reader: RFC 8259 leaves what it means to
+// each reader (`JSONDecoder` keeps the first, `JSONSerialization` and a dictionary the last), so bytes that two readers
+// could read differently never pass the broker, and are never read one way here and another there.
+//
 // Why one file past 500 lines: the reader, the validator that locates values in raw bytes and the writer share one
 // byte-level grammar (escapes, numbers, nesting limits); apart, each would restate it.
 
@@ -95,6 +99,12 @@ public struct JSONSyntaxError: Error, Equatable, CustomStringConvertible {
     public let offset: Int
     public let reason: String
     public var description: String { "not valid JSON at byte \(offset): \(reason)" }
+
+    /// `key` written a second time in one object, at `offset` (its opening quote).
+    static func repeatedKey(_ key: String, at offset: Int) -> JSONSyntaxError {
+        let shown = key.unicodeScalars.count > 40 ? String(String.UnicodeScalarView(key.unicodeScalars.prefix(40))) + "…" : key
+        return JSONSyntaxError(offset: offset, reason: "the key '\(TerminalText.escaped(shown))' appears twice in one object; a key may appear only once")
+    }
 }
 
 /// The type of a JSON value found while scanning, without building it.
@@ -106,6 +116,8 @@ public struct JSONParser {
     var index = 0
     /// Set when insignificant whitespace was seen inside a scanned value (the value is not compact).
     var sawWhitespace = false
+    /// Set when a scanned string held a character past ASCII.
+    var sawNonASCII = false
     /// The most objects and arrays that may enclose one another, the outermost included (protocol.md § 3).
     public static let maximumNesting = 128
 
@@ -153,11 +165,14 @@ public struct JSONParser {
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let keyStart = index
                 let key = try parseString()
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':' after an object key")
                 skipWhitespace()
-                members[key] = try parseValue(depth: depth + 1)
+                if members.updateValue(try parseValue(depth: depth + 1), forKey: key) != nil {
+                    throw JSONSyntaxError.repeatedKey(key, at: keyStart)
+                }
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unterminated object") }
                 if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -272,6 +287,7 @@ public struct JSONParser {
             } else if byte < 0x80 {
                 index += 1
             } else {
+                sawNonASCII = true
                 try skipUTF8Sequence()
             }
         }
@@ -366,6 +382,16 @@ public struct JSONParser {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Checks that `bytes` are one JSON text as `JSONValue(parsing:)` takes it — strict, each key once in its object —
+    /// without building it: for what another reader (`JSONDecoder`) is to read as this one would.
+    public static func check(_ bytes: [UInt8]) throws {
+        var parser = JSONParser(bytes)
+        parser.skipWhitespace()
+        _ = try parser.skipValue()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.fail("unexpected data after the JSON value") }
+    }
+
     /// Moves past one value without building it, and says what kind it was.
     public mutating func skipValue(depth: Int = 0) throws -> JSONKind {
         guard index < bytes.count else { throw fail("unexpected end of input") }
@@ -374,10 +400,14 @@ public struct JSONParser {
             try enterContainer(depth)
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object }
+            var keys = ObjectKeys()
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                _ = try scanString()
+                let keyStart = index
+                sawNonASCII = false
+                let hasEscapes = try scanString()
+                try keys.add(keyStart..<index, plain: !hasEscapes && !sawNonASCII, of: self)
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':' after an object key")
                 skipWhitespace()
@@ -407,6 +437,63 @@ public struct JSONParser {
         case UInt8(ascii: "n"): try literal("null"); return .null
         default: _ = try scanNumber(); return .number
         }
+    }
+}
+
+/// The keys of one object met so far while it is scanned, to refuse one written twice without building the object.
+///
+/// Keys are the same when Swift's strings are equal — by Unicode canonical equivalence, as the dictionaries of
+/// `JSONValue` and `JSONDecoder` compare them (`"é"` is `"e\u0301"`, `"\u212A"` the Kelvin sign is `"K"`), so that
+/// what passes here every reader takes. An object's first keys written plainly (ASCII, no escapes: the usual ones)
+/// are kept as where they stand in the bytes, on the stack, and compared byte by byte, which is that equality for
+/// them; from a key written otherwise, or past the first few, all are kept as strings.
+struct ObjectKeys {
+    /// The first keys' bounds in the bytes (from the opening quote past the closing one): start and end, in turn.
+    private var bounds = InlineArray<16, Int>(repeating: 0)
+    /// How many keys `bounds` holds; past its room once the keys are kept as `strings`.
+    private var count = 0
+    /// A bit for each length of key in `bounds` (modulo 64): a key of a length not met needs no comparing.
+    private var lengths: UInt64 = 0
+    /// Every key as a string, once `bounds` no longer serves.
+    private var strings: Set<String>?
+
+    /// Notes the key at `range`, `plain` when written in ASCII without escapes; throws when the object has it already.
+    @inline(__always)
+    mutating func add(_ range: Range<Int>, plain: Bool, of parser: JSONParser) throws {
+        if plain, 2 * count < bounds.count {
+            let lengthBit: UInt64 = 1 << (range.count & 63)
+            if lengths & lengthBit != 0 { try compare(range, of: parser) }
+            lengths |= lengthBit
+            bounds[2 * count] = range.lowerBound
+            bounds[2 * count + 1] = range.upperBound
+            count += 1
+            return
+        }
+        if strings == nil {
+            strings = Set((0..<min(count, bounds.count / 2)).map { Self.string(bounds[2 * $0]..<bounds[2 * $0 + 1], of: parser) })
+            count = bounds.count
+        }
+        let key = Self.string(range, of: parser)
+        guard strings!.insert(key).inserted else { throw JSONSyntaxError.repeatedKey(key, at: range.lowerBound) }
+    }
+
+    /// Throws when a key in `bounds` is written as the key at `range` is. (Mutating only to read `bounds` in place: a
+    /// method given a copy of `self` copies them at each read.)
+    private mutating func compare(_ range: Range<Int>, of parser: JSONParser) throws {
+        let bytes = parser.bytes, length = range.count
+        for key in 0..<count where bounds[2 * key + 1] - bounds[2 * key] == length {
+            let earlier = bounds[2 * key]
+            var offset = 1
+            while offset < length - 1, bytes[earlier + offset] == bytes[range.lowerBound + offset] { offset += 1 }
+            if offset == length - 1 { throw JSONSyntaxError.repeatedKey(Self.string(range, of: parser), at: range.lowerBound) }
+        }
+    }
+
+    /// A key as a string. A lone surrogate escape, which the scan lets pass in any string, keeps its written form
+    /// here: `JSONValue` and `JSONDecoder` refuse such a key anyway.
+    private static func string(_ range: Range<Int>, of parser: JSONParser) -> String {
+        let raw = parser.bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]
+        return (try? parser.unescape(raw)) ?? String(decoding: raw, as: UTF8.self)
     }
 }
 

@@ -35,6 +35,7 @@ public struct JSONObjectView {
                 guard parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "\"") else {
                     throw parser.fail("expected a string key")
                 }
+                let keyStart = parser.index
                 let key = try parser.parseString()
                 parser.skipWhitespace()
                 try parser.expect(UInt8(ascii: ":"), "':' after an object key")
@@ -43,15 +44,12 @@ public struct JSONObjectView {
                 parser.sawWhitespace = false
                 let kind = try parser.skipValue(depth: 1)  // inside this object: it is the first level
                 let member = Member(kind: kind, range: start..<parser.index, isCompact: !parser.sawWhitespace)
-                if let existing = position(of: key) {
-                    members[existing].member = member  // a repeated key: the last one wins, as before
-                } else {
-                    members.append((key, member))
-                    if index != nil {
-                        index![key] = members.count - 1
-                    } else if members.count > JSONObjectView.scanLimit {
-                        index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
-                    }
+                guard position(of: key) == nil else { throw JSONSyntaxError.repeatedKey(key, at: keyStart) }
+                members.append((key, member))
+                if index != nil {
+                    index![key] = members.count - 1
+                } else if members.count > JSONObjectView.scanLimit {
+                    index = Dictionary(uniqueKeysWithValues: members.enumerated().map { ($1.key, $0) })
                 }
                 parser.skipWhitespace()
                 guard parser.index < bytes.count else { throw parser.fail("unterminated object") }

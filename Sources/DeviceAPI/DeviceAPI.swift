@@ -4,6 +4,7 @@
 // on the bus protocol: every call is a `.request` topic answered by a `.reply`, every OS happening an event.
 // Both the broker's device OS and the plugin SDK speak it; see docs/protocol.md.
 
+import BusProtocol
 import Foundation
 import SortedJSON
 import ScreenTime
@@ -128,9 +129,11 @@ public enum DeviceAPICoding {
         }
     }
 
-    /// Decodes a body.
+    /// Decodes a body (or an options file). A key written twice in one object is refused first, as the bus's reader
+    /// refuses it: `JSONDecoder` would keep the first, where a reader that keeps the last would read other values.
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try decoder().decode(type, from: Data(bytes))
+        try JSONParser.check(bytes)
+        return try decoder().decode(type, from: Data(bytes))
     }
 }
 

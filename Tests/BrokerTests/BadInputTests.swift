@@ -74,6 +74,17 @@ final class BadInputTests: XCTestCase {
         try assertRefused([bytes("publish"), [0xFF, 0x00, 0x13]], code: "not-json", helloFirst: "garbage")
     }
 
+    /// A key written twice is refused as JSON that is not the bus's, naming the key — in the message, in the body as the
+    /// Swift SDK writes a publish (the one-pass reader's form), and nested in a body written otherwise.
+    func testARepeatedKeyIsRefusedNamingIt() throws {
+        try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"app.x","topic":"app.y","body":{}}"#)], code: "not-json", helloFirst: "twice-top",
+                          messageContains: "the key 'topic' appears twice in one object")
+        try assertRefused([bytes("publish"), bytes(#"{"v":1,"topic":"app.x","body":{"member":"individual","member":"child"}}"#)], code: "not-json",
+                          helloFirst: "twice-body", messageContains: "the key 'member' appears twice in one object")
+        try assertRefused([bytes("publish"), bytes(#"{"v":1, "topic":"app.x", "body":{"a":[{"b":1, "b":2}]}}"#)], code: "not-json",
+                          helloFirst: "twice-nested", messageContains: "the key 'b' appears twice in one object")
+    }
+
     func testEnvelopeWithMissingField() throws {
         try assertRefused([bytes("publish"), bytes(#"{"v":1,"body":{}}"#)], code: "missing-field", helloFirst: "missing", messageContains: "'topic'")
     }

@@ -68,7 +68,7 @@ final class ClientMessageReaderTests: XCTestCase {
             #"{"v":1,"topic":"app.x","deadline":99999999999999999999,"body":{}}"#,  // beyond 64 bits
             #"{"v":1,"topic":"app.x","corr":7,"body":{}}"#,  // a mistyped corr
             #"{"v":1,"topic":"app.x","body":{"s":"\u00"}}"#,  // a broken escape
-            #"{"v":1,"topic":"app.x","body":{},"body":{"a":1}}"#,  // a repeated member (the last wins in full)
+            #"{"v":1,"topic":"app.x","body":{},"body":{"a":1}}"#,  // a repeated member (refused in full)
         ]
         for json in publishes {
             XCTAssertNil(fastPublish(json), json)

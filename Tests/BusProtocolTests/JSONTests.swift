@@ -98,6 +98,46 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// A key written twice in one object is refused wherever it stands — at the top, nested in an object or an array,
+    /// among many keys, or written with escapes — by the reader (`JSONValue`), the validator (`JSONParser.check`, the
+    /// skip the broker runs over a body) and the object view (a message's members), each naming the key and where it
+    /// is written again; keys that only look alike are not refused.
+    func testARepeatedKeyIsRefusedByEveryReaderNamingIt() throws {
+        let many = (0..<40).map { #""k\#($0)":\#($0)"# }.joined(separator: ",")
+        let repeated: [(json: String, key: String, offset: Int)] = [
+            (#"{"a":1,"a":2}"#, "a", 7),
+            (#"{"a":1,"b":{"c":true,"c":true}}"#, "c", 21),
+            (#"{"list":[{"x":null},{"x":[],"y":0,"x":{}}]}"#, "x", 34),
+            (#"{"a":1,"\u0061":2}"#, "a", 7),
+            (#"{"\u0062":1,"b":2}"#, "b", 12),
+            (#"{ "a" : 1 , "a" : 2 }"#, "a", 12),
+            ("{" + many + #","k17":0}"#, "k17", many.utf8.count + 2),
+            (#"{"é":1,"e\u0301":2}"#, "e\u{301}", 8),  // the same key to Swift's strings (canonically equivalent)
+            ("{\"K\":1,\"\u{212A}\":2}", "\u{212A}", 7),  // the Kelvin sign is K
+        ]
+        for (json, key, offset) in repeated {
+            let expected = JSONSyntaxError(offset: offset, reason: "the key '\(key)' appears twice in one object; a key may appear only once")
+            XCTAssertThrowsError(try JSONValue(parsing: json), json) { XCTAssertEqual($0 as? JSONSyntaxError, expected, json) }
+            XCTAssertThrowsError(try JSONParser.check(Array(json.utf8)), json) { XCTAssertEqual($0 as? JSONSyntaxError, expected, json) }
+            XCTAssertThrowsError(try JSONObjectView(Array(json.utf8)), json) { XCTAssertEqual($0 as? JSONSyntaxError, expected, json) }
+        }
+        XCTAssertThrowsError(try JSONValue(parsing: #"{"a":1,"a":2}"#)) { error in
+            XCTAssertEqual("\(error)", "not valid JSON at byte 7: the key 'a' appears twice in one object; a key may appear only once")
+        }
+        let long = String(repeating: "k", count: 100)
+        XCTAssertThrowsError(try JSONValue(parsing: #"{"\#(long)":1,"\#(long)":2}"#)) { error in
+            XCTAssertTrue("\(error)".contains("the key '\(String(repeating: "k", count: 40))…' appears twice"), "\(error)")
+        }
+        // Alike but not the same: other lengths, other bytes, the same key in sibling or nested objects, letters
+        // past ASCII, a repeat only in values.
+        for json in [#"{"ab":1,"ba":2,"a":3,"abc":4}"#, #"{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}"#, #"{"é":1,"e":2,"ê":3}"#,
+                     #"{"a":"a","b":"a"}"#, "{" + many + "}", #"{"\u0061b":1,"ab\u0063":2,"a":3}"#] {
+            XCTAssertNoThrow(try JSONValue(parsing: json), json)
+            XCTAssertNoThrow(try JSONParser.check(Array(json.utf8)), json)
+            XCTAssertNoThrow(try JSONObjectView(Array(json.utf8)), json)
+        }
+    }
+
     func testEscapesControlCharactersWhenWriting() {
         XCTAssertEqual(JSONValue.string("a\"\\\u{01}").jsonText, #""a\"\\\u0001""#)
     }

@@ -1,3 +1,4 @@
+import BusProtocol
 import Foundation
 @testable import ShieldBusSDK
 import XCTest
@@ -30,6 +31,40 @@ final class LaunchOptionsFileTests: XCTestCase {
         let empty = folder + "/empty.json"
         XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         XCTAssertEqual(try optionsBytes(at: empty), [])
+    }
+
+    private struct ReadOptions: JSONReadableOptions {
+        let appGroup: String?
+        init(json: JSONValue) throws { appGroup = json["appGroup"]?.stringValue }
+    }
+
+    private struct DecodedOptions: Decodable {
+        let appGroup: String?
+        let limits: [String: Int]?
+    }
+
+    /// An options file with a key written twice — at the top, or nested — is a configuration error naming the key,
+    /// whether the plugin reads its options with the bus's reader or with `JSONDecoder` (which would keep the first).
+    func testAnOptionsFileWithARepeatedKeyIsAConfigurationErrorNamingTheKey() throws {
+        let path = folder + "/options.json"
+        for (json, key) in [(#"{"appGroup":"group.a","appGroup":"group.b"}"#, "appGroup"),
+                            (#"{"appGroup":"group.a","limits":{"daily":5,"weekly":9,"daily":7}}"#, "daily")] {
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(json.utf8)))
+            try LaunchEnvironment.$hosted.withValue(["SHIELDBUS_PLUGIN_OPTIONS_FILE": path, "SHIELDBUS_PLUGIN_NAME": "monitor"]) {
+                for read in [{ _ = try PluginRuntime.launchOptions(as: ReadOptions.self) }, { _ = try PluginRuntime.launchOptions(as: DecodedOptions.self) }] {
+                    XCTAssertThrowsError(try read(), json) { error in
+                        guard case PluginError.configuration(let message) = error else { return XCTFail("\(error)") }
+                        XCTAssertTrue(message.contains("the options of plugin 'monitor'"), message)
+                        XCTAssertTrue(message.contains("the key '\(key)' appears twice in one object"), message)
+                    }
+                }
+            }
+        }
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(#"{"appGroup":"group.a","limits":{"daily":5}}"#.utf8)))
+        try LaunchEnvironment.$hosted.withValue(["SHIELDBUS_PLUGIN_OPTIONS_FILE": path, "SHIELDBUS_PLUGIN_NAME": "monitor"]) {
+            XCTAssertEqual(try PluginRuntime.launchOptions(as: ReadOptions.self).appGroup, "group.a")
+            XCTAssertEqual(try PluginRuntime.launchOptions(as: DecodedOptions.self).limits, ["daily": 5])
+        }
     }
 
     func testAMissingFileOrAFolderIsAConfigurationError() throws {

@@ -35,6 +35,9 @@ final class RepeatedKeyTests: XCTestCase {
             XCTAssertNil(reader.publish(maximumBodyBytes: defaultMaximumBodyBytes), json)
             assertRefused({ try WireCodec.decodeClientMessage(self.frames("publish", json)) }, naming: key, json)
         }
+        XCTAssertThrowsError(try WireCodec.decodeClientMessage(frames("publish", #"{"v":1,"topic":"app.x","body":{"member":"individual","member":"child"}}"#))) { error in  // protocol.md § 3's example
+            XCTAssertEqual("\(error)", "the JSON frame is not valid JSON at byte 53: the key 'member' appears twice in one object; a key may appear only once")
+        }
         assertRefused({ try WireCodec.decodeClientMessage(self.frames("ack", #"{"seq":1,"seq":2,"v":1}"#)) }, naming: "seq", "ack")
         let hello = #"{"v":1,"name":"p","role":"generic","subscribe":[],"watch":{"group.a":["k"],"group.a":["j"]}}"#
         assertRefused({ try WireCodec.decodeClientMessage(self.frames("hello", hello)) }, naming: "group.a", hello)

@@ -41,7 +41,10 @@ final class EventRouter {
         }
         // A change of an App-Group key goes only to those watching it (or watching no key in particular).
         var changed = ChangedKeyReading()
-        for session in turns.inForce ? sessions.inNameOrder : sessions.all where (session.wants(event, changed: &changed)
+        // A reply also goes to its requester, subscribed or not: then every session is looked at, in the same order.
+        let candidates = requester == nil ? sessions.subscribers(of: event.topic, inNameOrder: turns.inForce)
+            : turns.inForce ? sessions.inNameOrder : sessions.all
+        for session in candidates where (session.wants(event, changed: &changed)
             && (addressee == nil || session.name == addressee || session.role == .tap)
             && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
             || (requester != nil && session.identity == requester!) {

@@ -1,5 +1,8 @@
 import BusClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Whether a process is getting on with its work, read from `/proc/<pid>/stat`: its scheduler state, the CPU it has
 /// used and the page faults it took. In virtual time every limit on a plugin's process (its acknowledgements, its
@@ -15,20 +18,82 @@ struct ProcessProgress: Equatable {
     /// Running or waiting for a CPU (`R`), or in an uninterruptible wait, mostly the disk (`D`).
     let isBusy: Bool
 
-    /// The reading of `pid`, or nil when it cannot be read (the process ended).
+    /// The reading of `pid`, or nil when it cannot be read (the process ended). Read with `open` and `read` into a
+    /// buffer on the stack: the OS's reply deadlines read the answerer at every start, and reading through Foundation
+    /// (its file's attributes, a `String`, the split) cost many times the kernel's part.
     static func read(_ pid: pid_t) -> ProcessProgress? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return nil }
-        return parse(text)
+        let descriptor = "/proc/\(pid)/stat".withCString { open($0, O_RDONLY | O_CLOEXEC) }
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: statCapacity) { buffer -> ProcessProgress? in
+            var filled = 0
+            while filled < buffer.count {
+                let count = Glibc.read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                filled += count
+            }
+            return parse(UnsafeBufferPointer(rebasing: buffer[..<filled]))
+        }
     }
+
+    /// Room for a whole `stat` line: the command is at most 64 bytes (`TASK_COMM_LEN`, a kernel thread's name), and
+    /// the 50-odd numbers after it at most 20 digits each.
+    private static let statCapacity = 2_048
 
     /// The fields after the command's closing parenthesis (the command may hold spaces and parentheses): the state
     /// first, minflt the 8th, majflt the 10th, utime the 12th, stime the 13th (proc(5)).
     static func parse(_ stat: String) -> ProcessProgress? {
-        guard let close = stat.lastIndex(of: ")") else { return nil }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]),
-              let minor = UInt64(fields[7]), let major = UInt64(fields[9]) else { return nil }
-        return ProcessProgress(cpuTicks: user + system, faults: minor + major, isBusy: fields[0] == "R" || fields[0] == "D")
+        var stat = stat
+        return stat.withUTF8 { parse($0) }
+    }
+
+    /// `parse` over the line's bytes: fields are runs of anything but spaces.
+    static func parse(_ stat: UnsafeBufferPointer<UInt8>) -> ProcessProgress? {
+        guard let close = stat.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        let space = UInt8(ascii: " ")
+        var state: UInt8 = 0
+        var numbers = (minor: UInt64(0), major: UInt64(0), user: UInt64(0), system: UInt64(0))
+        var field = 0
+        var index = close + 1
+        while field <= 12 {
+            while index < stat.count, stat[index] == space { index += 1 }
+            guard index < stat.count else { return nil }
+            let start = index
+            while index < stat.count, stat[index] != space { index += 1 }
+            switch field {
+            case 0: state = index - start == 1 ? stat[start] : 0
+            case 7, 9, 11, 12:
+                guard let value = decimal(stat, start..<index) else { return nil }
+                switch field {
+                case 7: numbers.minor = value
+                case 9: numbers.major = value
+                case 11: numbers.user = value
+                default: numbers.system = value
+                }
+            default: break
+            }
+            field += 1
+        }
+        return ProcessProgress(cpuTicks: numbers.user &+ numbers.system, faults: numbers.minor &+ numbers.major,
+                               isBusy: state == UInt8(ascii: "R") || state == UInt8(ascii: "D"))
+    }
+
+    /// The unsigned decimal in `range`, as `UInt64(_:)` reads it (an optional `+`, digits only, no overflow).
+    private static func decimal(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> UInt64? {
+        var digits = range
+        if bytes[digits.lowerBound] == UInt8(ascii: "+") { digits = digits.dropFirst() }
+        guard !digits.isEmpty else { return nil }
+        var value: UInt64 = 0
+        for index in digits {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflowTimes, !overflowSum else { return nil }
+            value = sum
+        }
+        return value
     }
 
     /// How long a wait limited to `limit` goes on for a process still at work (`BusyLimit`).

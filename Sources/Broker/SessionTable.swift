@@ -35,6 +35,16 @@ final class SessionTable {
     /// By topic, `mayHaveSubscribers`' answer, found again only when a session or a plugin's last subscriptions come
     /// or go: the clock asks about its tick at every bus minute, usually of a bus where nobody wants it.
     private var subscribersFound: [String: Bool] = [:]
+    /// By topic, the sessions subscribed to it, found again only when a session comes or goes (a session's
+    /// subscriptions are fixed at hello): every event is routed, and comparing its topic with every session's
+    /// prefixes cost more than the rest of its routing.
+    private var sessionsByTopic: [String: Subscribers] = [:]
+
+    /// The sessions subscribed to a topic, in the order they connected and in name order.
+    private struct Subscribers {
+        var all: [Session]
+        var inNameOrder: [Session]
+    }
 
     var isEmpty: Bool { all.isEmpty }
 
@@ -54,6 +64,7 @@ final class SessionTable {
         byIdentity[session.identity] = session
         byName[session.name] = session
         subscribersFound.removeAll()
+        sessionsByTopic.removeAll()
     }
 
     /// Takes `session` out; what its connection sends from now on is leftovers.
@@ -67,6 +78,22 @@ final class SessionTable {
         endedIdentities.insert(session.identity)
         if endedIdentities.count > 1024 { endedIdentities = [session.identity] }
         subscribersFound.removeAll()
+        sessionsByTopic.removeAll()
+    }
+
+    /// The sessions whose subscriptions select `topic` (`Session.wants(_:)`, by topic alone: a `watch` is judged by
+    /// the event's body), in the order they connected, or in name order.
+    func subscribers(of topic: String, inNameOrder: Bool) -> [Session] {
+        let found: Subscribers
+        if let known = sessionsByTopic[topic] {
+            found = known
+        } else {
+            found = Subscribers(all: all.filter { $0.wants(topic) }, inNameOrder: self.inNameOrder.filter { $0.wants(topic) })
+            // A bus has few topics, but a client may make up any number of them: bounded all the same.
+            if sessionsByTopic.count >= 256 { sessionsByTopic.removeAll() }
+            sessionsByTopic[topic] = found
+        }
+        return inNameOrder ? found.inNameOrder : found.all
     }
 
     /// Whether `identity` is a connection whose session ended.

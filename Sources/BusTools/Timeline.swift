@@ -56,32 +56,40 @@ public final class Timeline {
     /// The kind of an event worth showing, nil for the rest: by its topic alone, except a store change (whether it
     /// lifts every shield), so that counting kinds decodes almost no body.
     static func kind(of envelope: Envelope) -> String? {
-        switch envelope.topic {
-        case DeviceTopic.scenarioStep: return "person"
-        case DeviceTopic.shieldShown: return "SHIELD"
-        case DeviceTopic.actionHandled: return "button"
-        case DeviceTopic.shieldDismissed: return "dismissed"
-        case DeviceTopic.appOpened: return "open"
-        case DeviceTopic.appClosed: return "close"
-        case DeviceTopic.webVisited: return "web"
-        case DeviceTopic.settingsChanged: return ShieldedCount(envelope.bodyValue["shield"]).isEmpty ? "UNBLOCK" : "BLOCK"
-        case _ where envelope.topic.hasPrefix("deviceactivity.") && !envelope.topic.hasSuffix(".request") && !envelope.topic.hasSuffix(".reply"):
-            return "monitor"
-        case DeviceTopic.notificationPosted: return "notify"
-        case DeviceTopic.notificationTapped: return "tap"
-        case DeviceTopic.urlOpened: return "url"
-        case DeviceTopic.authorizationChanged: return "auth"
-        case DeviceTopic.habitCompleted: return "habit"
-        case DeviceTopic.appAction: return "in-app"
-        case DeviceTopic.osUpdated, DeviceTopic.restarted: return "device"
-        case "device.quirk": return "quirk"
-        case Topic.clockChanged: return "clock"
-        case "bus.error": return "ERROR"
-        case "plugin.failed", "plugin.exited": return "plugin"
-        case "report.insight", "app.unlock.started", "app.unlock.ended": return "app"
-        default: return nil
-        }
+        let topic = envelope.topic
+        if topic == DeviceTopic.settingsChanged { return ShieldedCount(envelope.bodyValue["shield"]).isEmpty ? "UNBLOCK" : "BLOCK" }
+        if let kind = kindsByTopic[topic] { return kind }
+        if topic.hasPrefix("deviceactivity.") && !topic.hasSuffix(".request") && !topic.hasSuffix(".reply") { return "monitor" }
+        return nil
     }
+
+    /// The kinds told by the topic alone: one look-up for every event of a run (comparing it with each topic in turn
+    /// cost more than the rest of the count). None of them is a `deviceactivity.` topic, whose kind is "monitor".
+    private static let kindsByTopic: [String: String] = [
+        DeviceTopic.scenarioStep: "person",
+        DeviceTopic.shieldShown: "SHIELD",
+        DeviceTopic.actionHandled: "button",
+        DeviceTopic.shieldDismissed: "dismissed",
+        DeviceTopic.appOpened: "open",
+        DeviceTopic.appClosed: "close",
+        DeviceTopic.webVisited: "web",
+        DeviceTopic.notificationPosted: "notify",
+        DeviceTopic.notificationTapped: "tap",
+        DeviceTopic.urlOpened: "url",
+        DeviceTopic.authorizationChanged: "auth",
+        DeviceTopic.habitCompleted: "habit",
+        DeviceTopic.appAction: "in-app",
+        DeviceTopic.osUpdated: "device",
+        DeviceTopic.restarted: "device",
+        "device.quirk": "quirk",
+        Topic.clockChanged: "clock",
+        "bus.error": "ERROR",
+        "plugin.failed": "plugin",
+        "plugin.exited": "plugin",
+        "report.insight": "app",
+        "app.unlock.started": "app",
+        "app.unlock.ended": "app",
+    ]
 
     /// The words for an event of `kind` (`kind(of:)`'s).
     private static func text(of envelope: Envelope, kind: String) -> String {

@@ -96,6 +96,10 @@ struct JournalFacts {
     /// The source the OS's events carry in the journal.
     static let osSource = "broker"
 
+    /// The topics of a monitor extension's callbacks (`DeviceActivityMonitor`'s six methods).
+    static let monitorCallbacks = [DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning,
+                                   DeviceTopic.intervalWillEndWarning, DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning]
+
     private init(timeZone: TimeZone) {
         range = DateInterval(start: Date(timeIntervalSince1970: 0), duration: 0)
         zones = ZoneTimeline(initial: timeZone)
@@ -217,11 +221,13 @@ struct JournalFacts {
         var authorizationRequesters: [String: String] = [:]
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
+            // One look-up of the topic, not a comparison with each topic read here in turn.
+            guard let kind = Self.kinds[envelope.topic] else { return }
             let at = date(busTime: envelope.time)
             // Parsed only for the topics read here: most of a journal is events this reader passes over.
             lazy var body = envelope.bodyValue
-            switch envelope.topic {
-            case "bus.started":
+            switch kind {
+            case .busStarted:
                 // A broker that starts again crashed: what was on screen stayed in use until it came back (the OS
                 // counts that use up to its new start, as the report builder does; in virtual time that is the crash).
                 if started {
@@ -230,61 +236,88 @@ struct JournalFacts {
                 }
                 started = true
                 if let quirks = body["quirks"]?.arrayValue { facts.quirks = Set(quirks.compactMap(\.stringValue)) }
-            case DeviceTopic.restarted:
+            case .restarted:
                 closeAll(at: at, into: &facts)
-            case DeviceTopic.clockChanged:
+            case .clockChanged:
                 if let milliseconds = body["offsetMs"]?.intValue { facts.clockOffsets.append((at, Double(milliseconds) / 1000)) }
-            case "device.time-zone-changed":
+            case .timeZoneChanged:
                 if let zone = body["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) { facts.zones.change(to: zone, at: at) }
-            case DeviceTopic.osUpdated:
+            case .osUpdated:
                 if let value = body["tokenEpoch"]?.intValue { epoch = Int(value) }
                 facts.osUpdates.append(at)
-            case DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning,
-                 DeviceTopic.intervalWillEndWarning, DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning:
+            case .callback:
                 facts.callbacks.append((at, body["activity"]?.stringValue.flatMap { registrants[$0] }))
-            case DeviceTopic.habitCompleted:
+            case .habitCompleted:
                 if let habit = body["habit"]?.stringValue { facts.habitCompletions.append((at, habit)) }
-            case DeviceTopic.appAction:
+            case .appAction:
                 if let app = body["app"]?.stringValue, let action = body["action"]?.stringValue { facts.appActions.append((at, app, action)) }
-            case DeviceTopic.appOpened, DeviceTopic.webVisited:
+            case .opened:
                 guard let target = learn(body, into: &facts) else { return }
                 usable[target] = Span(target: target, from: at, to: at, isPrivate: body["isPrivate"]?.boolValue ?? false)
-            case DeviceTopic.appClosed, DeviceTopic.webLeft:
+            case .closed:
                 guard let target = learn(body, into: &facts), var span = usable.removeValue(forKey: target) else { return }
                 span.to = at
                 facts.usable.append(span)
-            case DeviceTopic.shieldShown:
+            case .shieldShown:
                 guard let target = learn(body["target"] ?? [:], into: &facts) else { return }
                 closeShield(at: at, into: &facts)  // a shield drawn anew replaces the one on screen
                 let stores = Set((body["stores"]?.arrayValue ?? []).compactMap(\.stringValue))
                 shield = Span(target: target, from: at, to: at, stores: stores)
-            case DeviceTopic.shieldDismissed:
+            case .shieldDismissed:
                 closeShield(at: at, into: &facts)
-            case DeviceTopic.actionHandled:
+            case .actionHandled:
                 guard let shield, let action = body["action"]?.stringValue.flatMap(ShieldAction.init(rawValue:)) else { return }
                 facts.presses.append(Press(at: at, action: action, target: shield.target))
-            case DeviceTopic.startMonitoringRequest:
+            case .startMonitoringRequest:
                 if let activity = body["activity"]?.stringValue { registrants[activity] = envelope.source }
                 if let corr = envelope.corr, body["events"]?.objectValue?.isEmpty == false { thresholdRegistrations.insert(corr) }
-            case DeviceTopic.startMonitoringReply:
+            case .startMonitoringReply:
                 guard let corr = envelope.corr, thresholdRegistrations.remove(corr) != nil else { return }
                 if body["error"]?["code"]?.stringValue == "excessive-activities" { facts.thresholdRefusals.append(at) }
-            case DeviceTopic.authorizationRequest:
+            case .authorizationRequest:
                 if let corr = envelope.corr { authorizationRequesters[corr] = envelope.source }
-            case DeviceTopic.authorizationReply:
+            case .authorizationReply:
                 guard let corr = envelope.corr, let requester = authorizationRequesters.removeValue(forKey: corr),
                       let status = body["value"]?["status"]?.stringValue else { return }
                 facts.authorizations.append((at, requester, status == AuthorizationStatus.approved.rawValue))
-            case DeviceTopic.authorizationChanged:
+            case .authorizationChanged:
                 guard let status = body["status"]?.stringValue else { return }
                 facts.authorizations.append((at, nil, status == AuthorizationStatus.approved.rawValue))
-            case DeviceTopic.settingsChanged:
+            case .settingsChanged:
                 guard let change = try? DeviceAPICoding.decode(ManagedSettingsChanged.self, from: envelope.body) else { return }
                 facts.storeChanges.append(StoreChange(at: at, store: change.store, writer: change.writer, shield: change.shield, epoch: epoch))
-            default:
-                break
             }
         }
+
+        /// What the reader does with an event, by its topic.
+        private enum Kind {
+            case busStarted, restarted, clockChanged, timeZoneChanged, osUpdated, callback, habitCompleted, appAction, opened, closed
+            case shieldShown, shieldDismissed, actionHandled, startMonitoringRequest, startMonitoringReply, authorizationRequest
+            case authorizationReply, authorizationChanged, settingsChanged
+        }
+
+        private static let kinds: [String: Kind] = Dictionary(uniqueKeysWithValues: JournalFacts.monitorCallbacks.map { ($0, Kind.callback) }).merging([
+            "bus.started": .busStarted,
+            DeviceTopic.restarted: .restarted,
+            DeviceTopic.clockChanged: .clockChanged,
+            "device.time-zone-changed": .timeZoneChanged,
+            DeviceTopic.osUpdated: .osUpdated,
+            DeviceTopic.habitCompleted: .habitCompleted,
+            DeviceTopic.appAction: .appAction,
+            DeviceTopic.appOpened: .opened,
+            DeviceTopic.webVisited: .opened,
+            DeviceTopic.appClosed: .closed,
+            DeviceTopic.webLeft: .closed,
+            DeviceTopic.shieldShown: .shieldShown,
+            DeviceTopic.shieldDismissed: .shieldDismissed,
+            DeviceTopic.actionHandled: .actionHandled,
+            DeviceTopic.startMonitoringRequest: .startMonitoringRequest,
+            DeviceTopic.startMonitoringReply: .startMonitoringReply,
+            DeviceTopic.authorizationRequest: .authorizationRequest,
+            DeviceTopic.authorizationReply: .authorizationReply,
+            DeviceTopic.authorizationChanged: .authorizationChanged,
+            DeviceTopic.settingsChanged: .settingsChanged,
+        ]) { _, _ in preconditionFailure("a topic read twice") }
 
         mutating func closeShield(at date: Date, into facts: inout JournalFacts) {
             guard var span = shield else { return }

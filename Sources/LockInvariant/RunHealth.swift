@@ -36,16 +36,18 @@ public struct RunHealth {
     public init() {}
 
     public mutating func read(_ envelope: Envelope) {
-        switch envelope.topic {
-        case "bus.error" where envelope.source == JournalFacts.osSource:
+        // One look-up of the topic, not a comparison with each topic read here in turn: most events are none of them.
+        guard let kind = Self.kinds[envelope.topic] else { return }
+        switch kind {
+        case .busError:
+            guard envelope.source == JournalFacts.osSource else { return }
             let body = envelope.bodyValue
             guard let code = body["code"]?.stringValue, Self.degradations.contains(code) else { return }
             let who = body["receiver"]?.stringValue ?? body["plugin"]?.stringValue ?? body["sender"]?.stringValue
             count(code, first: body["message"]?.stringValue ?? who.map { "\($0)" } ?? "")
-        case DeviceTopic.startMonitoringRequest:
+        case .startMonitoringRequest:
             if let activity = envelope.bodyValue["activity"]?.stringValue { registrants[activity] = envelope.source }
-        case DeviceTopic.intervalDidStart, DeviceTopic.intervalDidEnd, DeviceTopic.intervalWillStartWarning, DeviceTopic.intervalWillEndWarning,
-             DeviceTopic.eventDidReachThreshold, DeviceTopic.eventWillReachThresholdWarning:
+        case .callback:
             guard envelope.source == JournalFacts.osSource else { return }
             let plugin = envelope.bodyValue["activity"]?.stringValue.flatMap { registrants[$0] } ?? "?"
             var recent = recentCallbacks[plugin, default: []]
@@ -54,17 +56,29 @@ public struct RunHealth {
             if let keep = recent.firstIndex(where: { $0 > cutoff }), keep > 0 { recent.removeFirst(keep) }
             recentCallbacks[plugin] = recent
             if recent.count > Self.loopLimit, (loops[plugin]?.count ?? 0) < recent.count { loops[plugin] = (recent.count, envelope.time) }
-        case "plugin.exited" where envelope.source == JournalFacts.osSource:
+        case .pluginExited:
+            guard envelope.source == JournalFacts.osSource else { return }
             let body = envelope.bodyValue
             guard let how = body["how"]?.stringValue, Self.isCrash(how) else { return }
             count("plugin-crashed", first: "\(body["name"]?.stringValue ?? "?"): \(how)")
-        case "plugin.failed" where envelope.source == JournalFacts.osSource:
+        case .pluginFailed:
+            guard envelope.source == JournalFacts.osSource else { return }
             let body = envelope.bodyValue
             count("plugin-failed", first: "\(body["name"]?.stringValue ?? "?"): \(body["reason"]?.stringValue ?? "given up on")")
-        default:
-            return
         }
     }
+
+    /// What `read` does with an event, by its topic.
+    private enum Kind {
+        case busError, startMonitoringRequest, callback, pluginExited, pluginFailed
+    }
+
+    private static let kinds: [String: Kind] = Dictionary(uniqueKeysWithValues: JournalFacts.monitorCallbacks.map { ($0, Kind.callback) }).merging([
+        "bus.error": .busError,
+        DeviceTopic.startMonitoringRequest: .startMonitoringRequest,
+        "plugin.exited": .pluginExited,
+        "plugin.failed": .pluginFailed,
+    ]) { _, _ in preconditionFailure("a topic read twice") }
 
     private mutating func count(_ code: String, first: String) {
         errors[code] = ((errors[code]?.count ?? 0) + 1, errors[code]?.first ?? first)

@@ -14,6 +14,60 @@ final class ProcessProgressTests: XCTestCase {
         XCTAssertNotNil(ProcessProgress.read(getpid()))
     }
 
+    /// The line read byte by byte gives what splitting it at its spaces gives, for lines drawn with commands holding
+    /// spaces and parentheses, runs of spaces, signs, letters and numbers past 64 bits.
+    func testTheLineReadByteByByteAsSplittingItReads() {
+        func bySplitting(_ stat: String) -> ProcessProgress? {
+            guard let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = UInt64(fields[11]), let system = UInt64(fields[12]),
+                  let minor = UInt64(fields[7]), let major = UInt64(fields[9]) else { return nil }
+            return ProcessProgress(cpuTicks: user + system, faults: minor + major, isBusy: fields[0] == "R" || fields[0] == "D")
+        }
+        var generator = SystemRandomNumberGenerator()
+        let commands = ["sh", "a (b) c", "x)", ") )", "", "(", "name with  spaces"]
+        let states = ["R", "S", "D", "T", "Z", "RR", "I"]
+        func number() -> String {
+            switch Int.random(in: 0..<12, using: &generator) {
+            case 0: return "+\(UInt32.random(in: 0...9_999, using: &generator))"
+            case 1: return "-1"
+            case 2: return "18446744073709551616"
+            case 3: return "12a"
+            case 4: return "\(UInt64.random(in: 0...(UInt64.max / 4), using: &generator))"
+            default: return "\(UInt32.random(in: 0...99_999, using: &generator))"
+            }
+        }
+        for _ in 0..<5_000 {
+            let count = Int.random(in: 0...20, using: &generator)
+            let fields = [states.randomElement(using: &generator)!] + (0..<count).map { _ in number() }
+            let gaps = fields.map { _ in String(repeating: " ", count: Int.random(in: 0..<8, using: &generator) == 0 ? 2 : 1) }
+            var line = "\(Int.random(in: 1...99_999, using: &generator)) (\(commands.randomElement(using: &generator)!))"
+            for (field, gap) in zip(fields, gaps) { line += gap + field }
+            if Bool.random(using: &generator) { line += "\n" }
+            XCTAssertEqual(ProcessProgress.parse(line), bySplitting(line), line)
+        }
+    }
+
+    /// A stopped process's reading is what the whole of its `stat` file says.
+    func testAReadingIsTheWholeStatFile() throws {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        child.arguments = ["30"]
+        try child.run()
+        defer {
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+        }
+        kill(child.processIdentifier, SIGSTOP)
+        let path = "/proc/\(child.processIdentifier)/stat"
+        let deadline = Date().addingTimeInterval(10)
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        while !text.contains(") T "), Date() < deadline { text = try String(contentsOfFile: path, encoding: .utf8) }
+        XCTAssertTrue(text.contains(") T "), "stopped: \(text)")
+        XCTAssertEqual(ProcessProgress.read(child.processIdentifier), ProcessProgress.parse(text))
+        XCTAssertNil(ProcessProgress.read(-1), "no such process")
+    }
+
     func testAProcessWorkedWhenBusyOrItsCPURose() {
         let idle = ProcessProgress(cpuTicks: 10, isBusy: false)
         XCTAssertFalse(idle.worked(since: nil), "blocked, and nothing to compare")

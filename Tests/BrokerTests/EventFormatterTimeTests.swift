@@ -65,6 +65,14 @@ final class EventFormatterTimeTests: XCTestCase {
         }
     }
 
+    func testPaddedIsWhatStringFormatWrites() {
+        for value in [Int.min + 1, -12_345, -999, -100, -99, -10, -9, -1, 0, 1, 9, 10, 99, 100, 999, 1_000, 12_345, Int.max] {
+            for width in 1...5 {
+                XCTAssertEqual(EventFormatter.padded(value, to: width), String(format: "%0\(width)ld", value), "\(value) to \(width)")
+            }
+        }
+    }
+
     func testAKindsColumnIsWhatPaddingWrites() {
         let topics = [DeviceTopic.scenarioStep, DeviceTopic.shieldShown, DeviceTopic.actionHandled, DeviceTopic.shieldDismissed, DeviceTopic.appOpened,
                       DeviceTopic.appClosed, DeviceTopic.webVisited, "deviceactivity.interval-did-start", DeviceTopic.notificationPosted,

@@ -51,16 +51,45 @@ public struct EventFormatter {
 
     /// "2026-11-23" and "07:00:00.250" for a bus time.
     public func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
-        let date = Date(timeIntervalSince1970: Double(time) / 1000)
+        let (day, clock) = dayAndClock(Date(timeIntervalSince1970: Double(time) / 1000))
+        return (day, clock + "." + Self.padded(Int(((time % 1000) + 1000) % 1000), to: 3))
+    }
+
+    /// `dayAndTime(time)`, for times that come in order (a run's events): the day and the clock to the second are
+    /// kept from the last call and reused while the times stay in that second, where a run's events mostly fall.
+    public mutating func dayAndTime(ofNext time: BusTime) -> (day: String, time: String) {
+        // A time before 1970 is read as `dayAndTime` reads it: its second is not the floor of its milliseconds.
+        guard time >= 0 else { return dayAndTime(time) }
+        let second = time / 1000
+        if lastSecond?.second != second {
+            let (day, clock) = dayAndClock(Date(timeIntervalSince1970: Double(second)))
+            lastSecond = (second, day, clock)
+        }
+        return (lastSecond!.day, lastSecond!.clock + "." + Self.padded(Int(time % 1000), to: 3))
+    }
+
+    /// The second `dayAndTime(ofNext:)` last read, with its day and its clock ("07:00:00").
+    private var lastSecond: (second: BusTime, day: String, clock: String)?
+
+    /// "2026-11-23" and "07:00:00" (to the second) for `date`, as `String(format:)` writes them with `%04d` and `%02d`.
+    private func dayAndClock(_ date: Date) -> (day: String, clock: String) {
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        let millis = Int(((time % 1000) + 1000) % 1000)
-        let day = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
-        return (day, String(format: "%02d:%02d:%02d.%03d", c.hour!, c.minute!, c.second!, millis))
+        return (Self.padded(c.year!, to: 4) + "-" + Self.padded(c.month!, to: 2) + "-" + Self.padded(c.day!, to: 2),
+                Self.padded(c.hour!, to: 2) + ":" + Self.padded(c.minute!, to: 2) + ":" + Self.padded(c.second!, to: 2))
+    }
+
+    /// `value` as `String(format: "%0<width>d")` writes it (a minus sign counts in the width), without reading a format
+    /// and casting to `CVarArg` at run time for every line of a run's timeline.
+    static func padded(_ value: Int, to width: Int) -> String {
+        let digits = String(value.magnitude)
+        let sign = value < 0 ? "-" : ""
+        let zeros = width - sign.count - digits.count
+        return zeros > 0 ? sign + String(repeating: "0", count: zeros) + digits : sign + digits
     }
 
     /// One line per event; a day header line first whenever the day changes.
     public mutating func lines(for envelope: Envelope) -> [String] {
-        let (day, time) = dayAndTime(envelope.time)
+        let (day, time) = dayAndTime(ofNext: envelope.time)
         var lines: [String] = []
         if day != lastDay {
             lines.append("── \(day) (\(timeZoneName)) ──")

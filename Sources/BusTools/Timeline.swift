@@ -33,15 +33,23 @@ public final class Timeline {
             output.write(Data((TerminalText.escapedJSON(String(decoding: WireCodec.encodeEnvelope(envelope), as: UTF8.self)) + "\n").utf8))
             return
         }
-        let (day, time) = formatter.dayAndTime(envelope.time)
+        let (day, time) = formatter.dayAndTime(ofNext: envelope.time)
         if day != currentDay {
             currentDay = day
             write("── \(day) ─────────────────────────────────────────")
         }
-        write("\(time.prefix(8))  \(kind.padding(toLength: 10, withPad: " ", startingAt: 0)) \(Self.text(of: envelope, kind: kind))")
+        write("\(time.prefix(8))  \(Self.column(kind)) \(Self.text(of: envelope, kind: kind))")
     }
 
     private var currentDay: String?
+
+    /// A kind in its column, ten UTF-16 units wide, as `padding(toLength: 10, withPad: " ", startingAt: 0)` writes it
+    /// (`kind(of:)`'s kinds are at most ten long), without Foundation's bridging for every line.
+    static func column(_ kind: String) -> String {
+        let width = kind.utf16.count
+        guard width < 10 else { return String(kind.utf16.prefix(10)) ?? kind.padding(toLength: 10, withPad: " ", startingAt: 0) }
+        return kind + String(repeating: " ", count: 10 - width)
+    }
 
     private func write(_ line: String) {
         output.write(Data((TerminalText.escaped(line) + "\n").utf8))

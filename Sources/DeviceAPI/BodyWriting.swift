@@ -1,8 +1,8 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies the OS emits at every shield and every app or page coming and going, and the renderer's answer to each
-// shield, written byte by byte with BusProtocol's JSON writer: they are on the shield decision's path or the broker's
+// The bodies the OS emits at every shield and every app or page coming and going, the renderer's answer to each
+// shield, and the device's answer to each input, written byte by byte with BusProtocol's JSON writer: they are on the shield decision's path or the broker's
 // loop at every open, where `Codable`'s generic containers (`DeviceAPICoding.encode`) cost more than the work around them. Each writes the very bytes
 // `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
 // `BodyWritingTests` checks over many values.
@@ -124,6 +124,45 @@ extension WebActivity {
         webDomain.writeJSON(into: &out)
         out.append(UInt8(ascii: "}"))
         return out
+    }
+}
+
+extension InputOutcome {
+    /// `DeviceAPICoding.encode(DeviceReply.success(self))`'s bytes: the device's answer to each of the person's inputs.
+    public var successReplyJSON: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(768)
+        out.append(contentsOf: (handled ? #"{"ok":true,"value":{"handled":true"# : #"{"ok":true,"value":{"handled":false"#).utf8)
+        if let screen {
+            out.append(contentsOf: #","screen":"#.utf8)
+            screen.writeJSON(into: &out)
+        }
+        out.append(contentsOf: "}}".utf8)
+        return out
+    }
+}
+
+extension DeviceLook {
+    /// The app or page and the shield on screen written byte by byte; the notifications and monitored schedules, which
+    /// change far less often than the screen, through `DeviceAPICoding.encode`.
+    func writeJSON(into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"activities":"#.utf8)
+        if activities.isEmpty { out.append(contentsOf: "[]".utf8) } else { out.append(contentsOf: DeviceAPICoding.encode(activities)) }
+        if let app {
+            out.append(contentsOf: #","app":"#.utf8)
+            out.append(contentsOf: app.json)
+        }
+        out.append(contentsOf: #","notifications":"#.utf8)
+        if notifications.isEmpty { out.append(contentsOf: "[]".utf8) } else { out.append(contentsOf: DeviceAPICoding.encode(notifications)) }
+        if let shield {
+            out.append(contentsOf: #","shield":"#.utf8)
+            out.append(contentsOf: shield.json)
+        }
+        if let web {
+            out.append(contentsOf: #","web":"#.utf8)
+            out.append(contentsOf: web.json)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 }
 

@@ -92,7 +92,7 @@ final class InputConfirmations {
                 + "; fix it and start it again with `shieldbus plugin restart NAME` (or restart the device)"
             host.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: Self.couldNotAct, message: message, plugins: outOfAction)))
         } else if entry.failures.isEmpty {
-            host.reply(to: entry.request, .success(InputOutcome(handled: handled, screen: look())))
+            host.reply(to: entry.request, bodyJSON: InputOutcome(handled: handled, screen: look()).successReplyJSON)
         } else {
             host.reply(to: entry.request, DeviceReply<NoValue>.failure(DeviceError(code: "not-recorded", message: entry.failures.joined(separator: "; "))))
         }

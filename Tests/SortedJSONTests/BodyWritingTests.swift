@@ -4,7 +4,7 @@ import ScreenTime
 import XCTest
 
 /// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `ShieldConfigurationReply.json`,
-/// `AppActivity.json`, `WebActivity.json`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
+/// `AppActivity.json`, `WebActivity.json`, `InputOutcome.successReplyJSON`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
 /// every case, with and without each optional part, and with strings that need escaping.
 final class BodyWritingTests: XCTestCase {
     /// Strings a body may carry: plain, empty, quotes and backslashes, slashes (left unescaped), control characters,
@@ -101,6 +101,37 @@ final class BodyWritingTests: XCTestCase {
         }
     }
 
+    func testAnInputsReplyIsWrittenAsCodableWritesIt() {
+        var draw = Draw(state: 6)
+        let schedules = [MonitoredSchedule(activity: DeviceActivityName(rawValue: "daily"),
+                                           schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 6, minute: 30),
+                                                                            intervalEnd: DateComponents(hour: 23, minute: 59, second: 59), repeats: true,
+                                                                            warningTime: DateComponents(minute: 5)),
+                                           registeredAt: Date(timeIntervalSince1970: 1_795_932_000.123_4)),
+                         MonitoredSchedule(activity: DeviceActivityName(rawValue: "say \"hi\""),
+                                           schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 0), intervalEnd: DateComponents(hour: 23), repeats: false),
+                                           registeredAt: Date(timeIntervalSince1970: 0))]
+        for _ in 0..<3_000 {
+            let target = draw.target()
+            let look = DeviceLook(
+                app: draw.maybe { AppActivity(application: target.application ?? Application(token: nil), category: target.category, reason: $0.string()) },
+                web: draw.maybe { WebActivity(webDomain: target.webDomain ?? WebDomain(token: nil), category: target.category, url: $0.string(),
+                                              tab: Int.random(in: -1...9, using: &$0), isPrivate: Bool.random(using: &$0), reason: $0.string()) },
+                shield: draw.maybe { ShieldShown(target: target, entryPoint: ShieldEntryPoint.allCases.randomElement(using: &$0)!, stores: [$0.string()],
+                                                 configuration: $0.configuration(), renderedBy: $0.string(), fallbackReason: $0.maybe { $0.string() }) },
+                notifications: (0..<Int.random(in: 0...2, using: &draw)).map { _ in
+                    NotificationRequest(id: draw.string(), title: draw.string(), body: draw.string(),
+                                        interruptionLevel: NotificationRequest.InterruptionLevel.allCases.randomElement(using: &draw)!, kind: draw.maybe { $0.string() })
+                },
+                activities: Array(schedules.prefix(Int.random(in: 0...2, using: &draw))))
+            for outcome in [InputOutcome(handled: Bool.random(using: &draw), screen: look), InputOutcome(handled: Bool.random(using: &draw), screen: nil)] {
+                let expected = DeviceAPICoding.encode(DeviceReply.success(outcome))
+                XCTAssertEqual(outcome.successReplyJSON, expected, String(decoding: expected, as: UTF8.self))
+                if outcome.successReplyJSON != expected { return }
+            }
+        }
+    }
+
     /// A field added to one of these types later must be written too: with every optional part present, the keys
     /// written at each level are the type's stored properties, so a property the writers do not know fails here.
     func testEveryStoredPropertyIsWritten() throws {
@@ -128,6 +159,15 @@ final class BodyWritingTests: XCTestCase {
         XCTAssertEqual(try keys(web.json), properties(web))
         let reply = ShieldConfigurationReply(configuration: configuration)
         XCTAssertEqual(try keys(reply.json), properties(reply))
+        let look = DeviceLook(app: app, web: web, shield: shown, notifications: [NotificationRequest(id: "n", title: "t", body: "b")],
+                              activities: [MonitoredSchedule(activity: DeviceActivityName(rawValue: "daily"),
+                                                             schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 0), intervalEnd: DateComponents(hour: 23), repeats: true),
+                                                             registeredAt: Date(timeIntervalSince1970: 0))])
+        let outcome = InputOutcome(handled: true, screen: look)
+        let outcomeObject = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(outcome.successReplyJSON)) as? [String: Any])
+        let valueObject = try XCTUnwrap(outcomeObject["value"] as? [String: Any])
+        XCTAssertEqual(Set(valueObject.keys), properties(outcome))
+        XCTAssertEqual(Set(try XCTUnwrap(valueObject["screen"] as? [String: Any]).keys), properties(look))
         let shownObject = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(shown.json)) as? [String: Any])
         let targetObject = try XCTUnwrap(shownObject["target"] as? [String: Any])
         let configurationObject = try XCTUnwrap(shownObject["configuration"] as? [String: Any])

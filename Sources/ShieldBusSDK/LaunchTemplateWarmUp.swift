@@ -10,7 +10,8 @@ import ScreenTime
 import SQLite
 
 /// The Swift runtime's type metadata of the generic types every launch's path through the SDK makes first (the
-/// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values): made at first use by
+/// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values, the replies of the OS
+/// calls it reads): made at first use by
 /// a look-up of the type's mangled name, the instantiation of its metadata and a scan of the program's conformance
 /// records for the requirements of its generic parameters. Made in the template, the metadata and the program's cache
 /// of each look-up are in every launch's memory as the fork copies it, so no launch makes them again.

@@ -236,7 +236,6 @@ extern void shieldbus_launch_template_warm_up(void) __attribute__((weak));
 /// so that a program without Swift has none).
 extern void _swift_stdlib_overrideUnsafeArgvArgc(char **argv, int argc) __attribute__((swiftcall, weak));
 
-__attribute__((noinline)) void shieldbus_launch_template_keep(const void *pointer) { __asm__ volatile("" : : "r"(pointer) : "memory"); }
 
 #ifdef __GLIBC__
 // glibc passes the program's arguments to the constructors of the program it started (other C libraries need not).

@@ -18,7 +18,7 @@ enum StatedFact {
 }
 
 /// What the threshold callbacks of an activity have told: the interval they belong to and every crossing delivered in it.
-struct DeliveredCrossings: Codable {
+struct DeliveredCrossings: Codable, Equatable {
     var interval: Date
     var crossings: [ThresholdCrossing]
 }

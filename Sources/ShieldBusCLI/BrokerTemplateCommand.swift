@@ -3,6 +3,7 @@ import Broker
 import BusClient
 import Configuration
 import CProcessControl
+import DeviceOS
 import Explore
 import Foundation
 import LockInvariant
@@ -107,8 +108,13 @@ extension ShieldBus {
         /// conformance look-ups, Foundation's time-zone data): ArgumentParser's reading of `run`'s options, and a
         /// generated day of each profile read as a scenario and judged by the products' promises, as a day's broker
         /// reads and judges its own; and the folders each plugin's sandbox shows of its program
-        /// (`PluginSandbox.findProgramFolders`). Nothing here opens a file that stays open or starts a thread.
+        /// (`PluginSandbox.findProgramFolders`); the serving loop's collections (`BrokerWarmUp`), the bodies the day's
+        /// device OS reads and writes, coded once (`DeviceOSWarmUp`), and the summary's number formatting
+        /// (`String(format:)`, its arguments' casts). Nothing here opens a file that stays open or starts a thread.
         static func warm(_ loaded: LoadedConfiguration) {
+            BrokerWarmUp.run()
+            DeviceOSWarmUp.run()
+            _ = String(format: "%.2f", 0.0)
             _ = try? Run.parse(["--config", loaded.path, "--scenario", "day.yml", "--journal", "journal.jsonl", "--runtime-dir", "run",
                                 "--state-dir", "state", "--quiet"])
             let (configuration, catalog) = (loaded.configuration, loaded.catalog)

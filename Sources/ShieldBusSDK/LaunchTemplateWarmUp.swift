@@ -2,13 +2,16 @@
 // forked from it finds it made (docs/architecture.md § 8, "The template's warm-up").
 import AppGroupStore
 import BusProtocol
-import CLaunchTemplate
+import CProcessControl
+import DeviceAPI
 import Foundation
+import Logging
 import ScreenTime
 import SQLite
 
 /// The Swift runtime's type metadata of the generic types every launch's path through the SDK makes first (the
-/// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values): made at first use by
+/// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values, the replies of the OS
+/// calls it reads): made at first use by
 /// a look-up of the type's mangled name, the instantiation of its metadata and a scan of the program's conformance
 /// records for the requirements of its generic parameters. Made in the template, the metadata and the program's cache
 /// of each look-up are in every launch's memory as the fork copies it, so no launch makes them again.
@@ -58,6 +61,12 @@ enum LaunchTemplateWarmUp {
         reserve([StaticString].self)
         reserve([UnsafeMutablePointer<Int8>].self)
         reserve([any CodingKey].self)
+        reserve([StoredEntry].self)
+        reserve([DeviceActivityName].self)
+        reserve([DeviceActivityEvent.Name].self)
+        reserve([Token<Application>].self)
+        reserve([Token<WebDomain>].self)
+        reserve([Token<ActivityCategory>].self)
     }
 
     /// Sets' and dictionaries' storage classes, made by reserving room for one element in an empty one: nothing
@@ -71,6 +80,14 @@ enum LaunchTemplateWarmUp {
         reserve([String: String].self)
         reserve([String: Int].self)
         reserve([DeviceActivityEvent.Name: DeviceActivityEvent].self)
+        reserve([String: SharedDefaults].self)
+        reserve([String: StoredEntry].self)
+        reserve([String: [String]].self)
+        reserve([String: Double].self)
+        reserve([String: Any].self)
+        reserve(Set<Token<Application>>.self)
+        reserve(Set<Token<WebDomain>>.self)
+        reserve(Set<Token<ActivityCategory>>.self)
     }
 
     /// Types a launch names but does not allocate storage of: optionals, tuples, the SDK's locked values.
@@ -90,6 +107,12 @@ enum LaunchTemplateWarmUp {
             ShieldSettings.ActivityCategoryPolicy<Application>.self, ShieldSettings.ActivityCategoryPolicy<WebDomain>.self,
             ShieldSettings.ActivityCategoryPolicy<Application>?.self, ShieldSettings.ActivityCategoryPolicy<WebDomain>?.self,
             Set<Token<Application>>?.self, Set<Token<WebDomain>>?.self,
+            LockedValue<[String: SharedDefaults]>.self, TransactionResult<Void>.self, Statement?.self, Logger.MetadataProvider?.self,
+            DeviceActivityEvent?.self,
+            // The replies of the OS calls the SDK makes (`PluginRuntime.call`), as it reads them: `DeviceReply<Value>`,
+            // its optional value, and the optional and doubly optional reply a call's wait holds.
+            DeviceReply<AuthorizationState>??.self, DeviceReply<PickerResult>??.self, DeviceReply<NoValue>??.self,
+            DeviceReply<MonitoredActivities>??.self, DeviceReply<MonitoredEvents>??.self, DeviceReply<ManagedSettingsSnapshot>??.self,
         ]
         for type in types { keep(unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }
@@ -116,7 +139,7 @@ enum LaunchTemplateWarmUp {
     }
 
     /// An opaque use (a C function the optimiser cannot see into), so that each look-up and allocation is made.
-    private static func keep(_ pointer: UnsafeRawPointer?) { shieldbus_launch_template_keep(pointer) }
+    private static func keep(_ pointer: UnsafeRawPointer?) { shieldbus_keep(pointer) }
 }
 
 /// Called by the template's constructor (`CLaunchTemplate`) before it says it serves; a program without the SDK has

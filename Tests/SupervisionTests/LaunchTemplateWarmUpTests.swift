@@ -19,7 +19,7 @@ final class LaunchTemplateWarmUpTests: XCTestCase {
 
     /// Launches of a plugin whose template ran the warm-up are served by it (a template whose warm-up failed or
     /// started a thread refuses to serve, and each launch is then a plain one, its sandbox's first process), start
-    /// with one thread, and hash with the seed their build draws where the template cannot hold it: a release
+    /// with one thread and with the program's globals untouched by any handler, and hash with the seed their build draws where the template cannot hold it: a release
     /// program's runtime draws it after the template's constructor, in each launch; a debug build's shared runtime
     /// draws it as it loads, in the template, so that its launches share it. Executed launches each draw their own.
     func testLaunchesAfterTheWarmUpAreServedByTheTemplateAndHashWithTheSeedTheirBuildDraws() throws {
@@ -37,6 +37,10 @@ final class LaunchTemplateWarmUpTests: XCTestCase {
         XCTAssertTrue(pids.allSatisfy { $0 > 1 }, "served by the template after its warm-up, not launched plainly: \(pids)\n\(runs[0].errors)")
         XCTAssertEqual(Set(values("pid", plain)), [1], "a plain launch is its sandbox's first process: what tells the two apart")
         XCTAssertEqual(values("threadsAtMain", forked), [1, 1, 1], "a launch starts on the one thread it was forked on")
+        // The warm-up names types only: no handler of the plugin ran in the template, and each launch's own instance
+        // and globals start from nothing.
+        XCTAssertEqual(values("seen", forked), [1, 1, 1], "each launch's extension instance handled its one callback")
+        XCTAssertEqual(values("process", forked), [1, 1, 1], "no launch inherits a handler's count from the template or an earlier launch")
 
         let plainHashes = values("hash", plain)
         XCTAssertEqual(plainHashes.count, 3)

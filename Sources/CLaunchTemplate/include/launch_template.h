@@ -13,8 +13,4 @@
 /// Whether this process was launched from a template (then `getppid()` is the template, not the sandbox's nobody).
 int shieldbus_launched_from_template(void);
 
-/// Does nothing with `pointer`, out of the optimiser's sight: the template's warm-up hands it what it makes, so that
-/// the making is not left out.
-void shieldbus_launch_template_keep(const void *pointer);
-
 #endif

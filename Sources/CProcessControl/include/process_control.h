@@ -88,4 +88,8 @@ int shieldbus_thread_count(void);
 /// `beforeFork` (or NULL) is called with `context` in the template before each day is forked; it must start no thread.
 long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*beforeFork)(void *), void *context);
 
+/// Does nothing with `pointer`, out of the optimiser's sight: a template's warm-up (the launch template's, the broker
+/// template's) hands it what it makes, so that the making is not left out.
+void shieldbus_keep(const void *pointer);
+
 #endif

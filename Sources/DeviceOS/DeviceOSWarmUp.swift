@@ -1,0 +1,69 @@
+// DeviceOSWarmUp: the first codings of the bodies a day's device OS reads and writes, made once in the broker template
+// so that each day forked from it finds them made (docs/architecture.md § 8, "The broker template").
+import BusProtocol
+import DeviceAPI
+import Foundation
+import ScreenTime
+
+/// The Swift runtime makes, at a body type's first coding in a process, the metadata of its keyed coding containers
+/// (`KeyedEncodingContainer<Body.CodingKeys>`, `SortedJSONEncoder`'s and `JSONDecoder`'s own, their boxes), of the
+/// generic replies (`DeviceReply<Value>`, its optionals) and of the collections of tokens the bodies hold, and scans
+/// the program's conformance records for each requirement. A day's broker would make them at its serving loop's first
+/// replies, events and stored values; made in the template, the runtime's caches of them are in every forked day.
+///
+/// Safe because only values made here are coded, through the codecs the services use (`DeviceAPICoding`): no store,
+/// bus, clock, file or setting is touched, nothing is kept, and what stays behind is the runtime's caches of the
+/// program's types, the same in every day.
+public enum DeviceOSWarmUp {
+    /// Codes each body; returns those that did not come back as they went (none: `DeviceOSWarmUpTests`), whose
+    /// reading would have stopped before the containers it should make.
+    @discardableResult
+    public static func run() -> [String] {
+        var failed: [String] = []
+        func roundTrip<Body: Codable & Equatable>(_ body: Body) {
+            let bytes = DeviceAPICoding.encode(body)
+            if (try? DeviceAPICoding.decode(Body.self, from: bytes)) != body { failed.append("\(Body.self)") }
+        }
+        let app = Token<Application>(rawValue: "warm-up.app")
+        let category = Token<ActivityCategory>(rawValue: "warm-up.category")
+        let domain = Token<WebDomain>(rawValue: "warm-up.domain")
+        let activity = DeviceActivityName(rawValue: "warm-up")
+        let event = DeviceActivityEvent.Name(rawValue: "warm-up")
+        let date = Date(timeIntervalSince1970: 0)
+        let shield = ShieldSettings(applications: [app], applicationCategories: .specific([category], except: [app]),
+                                    webDomains: [domain], webDomainCategories: .all(except: [domain]))
+        let selection = FamilyActivitySelection(applicationTokens: [app], categoryTokens: [category], webDomainTokens: [domain])
+        let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: 0, minute: 0), intervalEnd: DateComponents(hour: 23, minute: 59),
+                                              repeats: true, warningTime: DateComponents(minute: 5))
+        let events = [event: DeviceActivityEvent(applications: [app], categories: [category], webDomains: [domain],
+                                                 threshold: DateComponents(minute: 1))]
+        let notification = NotificationRequest(id: "warm-up", title: "", body: "", kind: "warm-up")
+        let error = DeviceError(code: "warm-up", message: "", plugins: [PluginOutOfAction(name: "warm-up", why: "")])
+
+        // The replies the services write to the OS calls, a value's and an error's.
+        roundTrip(DeviceReply.success(AuthorizationState(status: .approved)))
+        roundTrip(DeviceReply.success(PickerResult(selection: selection)))
+        roundTrip(DeviceReply.success(NoValue()))
+        roundTrip(DeviceReply.success(MonitoredActivities(activities: [activity])))
+        roundTrip(DeviceReply.success(MonitoredEvents(activity: activity, events: events)))
+        roundTrip(DeviceReply.success(ManagedSettingsSnapshot(stores: ["warm-up": shield])))
+        roundTrip(DeviceReply<NoValue>.failure(error))
+        // The requests the services read and the events they emit.
+        roundTrip(ManagedSettingsWrite(store: "warm-up", shield: shield))
+        roundTrip(ManagedSettingsChanged(store: "warm-up", shield: shield, writer: "warm-up"))
+        roundTrip(StartMonitoring(activity: activity, schedule: schedule, events: events))
+        roundTrip(StopMonitoring(activities: [activity]))
+        roundTrip(MonitoredSchedule(activity: activity, schedule: schedule, registeredAt: date))
+        roundTrip(DeviceActivityCallback(activity: activity, event: event, scheduledFor: date))
+        roundTrip(notification)
+        roundTrip(AppTimerRequest(id: "warm-up", fireAt: date))
+        roundTrip(AppTimerFired(id: "warm-up", scheduledFor: date))
+        roundTrip(OpenURL(url: "warm-up://"))
+        roundTrip(AppActivity(application: Application(token: app, bundleIdentifier: "warm-up"), category: ActivityCategory(token: category), reason: ""))
+        roundTrip(WebActivity(webDomain: WebDomain(token: domain, domain: "warm-up"), category: nil, url: "", tab: 0, isPrivate: false, reason: ""))
+        // What they store.
+        roundTrip(ScenarioProgress(scenario: "warm-up", nextStep: 0, time: 0))
+        roundTrip(DeliveredCrossings(interval: date, crossings: [ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: date)]))
+        return failed
+    }
+}

@@ -67,16 +67,21 @@ public struct AppGroupContainer: Sendable {
     }
 
     /// Creates app group `name`, or does nothing if it exists; a damaged existing store throws `corruptStore`.
+    /// `slices`: its slice declarations, replaced as `declareSlices` does, while the store is open (a second open
+    /// and close would cost the store's files and flushes again).
     /// Returns what an existing store lost to the machine's restart (a power cut), which the caller says: nil when
     /// it lost nothing. Only the first opener after the restart learns it (the note is brought down to the store).
     @discardableResult
-    public func createGroup(_ name: String) throws -> String? {
+    public func createGroup(_ name: String, slices: [String: [String]]? = nil) throws -> String? {
         let path = try storePath(forGroup: name)
+        let table = try slices.map(SliceTable.init(declaring:))
         try refuseSymbolicLinks(group: name)
         // The group's folders are the owner's alone, as the root is (their names say which groups exist).
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true).restartLoss
+        let database = try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: true)
+        if let table { try database.writeTransaction { try database.replaceSlices(table) } }
+        return database.restartLoss
     }
 
     /// The names of the existing app groups, sorted.
@@ -94,7 +99,8 @@ public struct AppGroupContainer: Sendable {
     /// (an exact key, or a prefix ending in `*`).
     ///
     /// Slices of different writers may not overlap, and `SharedDefaults.administrator` needs none.
-    /// The broker calls this at start from configuration; writers see the new slices on their next write.
+    /// The broker declares them at start from configuration, as it creates the group (`createGroup(_:slices:)`);
+    /// writers see the new slices on their next write.
     public func declareSlices(group: String, _ slices: [String: [String]]) throws {
         let table = try SliceTable(declaring: slices)
         let database = try openGroup(group)

@@ -89,8 +89,7 @@ final class DeliveryStore {
     init(path: String, busyTimeout: TimeInterval = 5, checkpointLimit: Int = LogCheckpoints.idleSoftLimit) throws {
         self.path = path
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout,
-                                          pageSize: Self.pageSize)
-        try connection.enableWAL()
+                                          pageSize: Self.pageSize, writeAheadLog: true)
         do {
             tally = try CommitTally(connection: connection, path: path, checkpointLimit: checkpointLimit)
         } catch let lost as LostCommits {

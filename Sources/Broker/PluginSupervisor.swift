@@ -596,6 +596,9 @@ final class PluginSupervisor {
         }
     }
 
+    /// How many times the last `stopAll` looked for its plugins' ends: once, and once more after each wake.
+    private(set) var closeLooks = 0
+
     /// Stops every plugin: SIGTERM, then SIGKILL for those still alive after `graceMilliseconds`.
     func stopAll(graceMilliseconds: Int64) {
         for plugin in plugins {
@@ -604,10 +607,21 @@ final class PluginSupervisor {
             plugin.signal(SIGTERM)
         }
         let deadline = monotonicMilliseconds() + graceMilliseconds
+        let ends = ProcessEnds()
+        closeLooks = 0
         while plugins.contains(where: { $0.pid != nil }) && monotonicMilliseconds() < deadline {
             reap()
-            if plugins.contains(where: { $0.pid != nil }) { usleep(5_000) }
+            closeLooks += 1
+            let left = plugins.filter { $0.pid != nil }
+            guard !left.isEmpty else { break }
+            // A child's end wakes the wait; a run hosted in this process or launched from a template (whose end its
+            // channel tells) is looked for again every 5 ms.
+            let children = left.filter { $0.inProcess == nil && $0.launch?.templatePID == nil }.compactMap(\.pid)
+            let remaining = Int(max(0, deadline - monotonicMilliseconds()))
+            let interval = children.count == left.count ? remaining : min(remaining, 5)
+            if !ends.awaitAny(of: children, milliseconds: interval) { usleep(UInt32(min(remaining, 5)) * 1_000) }
         }
+        ends.close()
         for plugin in plugins {
             if plugin.pid != nil {
                 logger.warning("plugin ignored SIGTERM; killing it", metadata: ["plugin": "\(plugin.spec.name)"])

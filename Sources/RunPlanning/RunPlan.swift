@@ -211,8 +211,7 @@ public struct RunPlan {
             return try entry.map { try JSONValue(parsing: $0.rawJSON) }
         }
         for group in configuration.appGroups {
-            if let loss = try container.createGroup(group.name) { settings.storeLosses.append(loss) }
-            try container.declareSlices(group: group.name, group.slices)
+            if let loss = try container.createGroup(group.name, slices: group.slices) { settings.storeLosses.append(loss) }
         }
         if !options.noSandbox && !configuration.plugins.isEmpty {
             do {

@@ -103,8 +103,11 @@ public final class SQLiteConnection {
     ///     (`SQLiteError.heldByAnotherConnection` when the file cannot even be opened).
     ///   - pageSize: the page size of a file made here (a power of two from 512 to 65,536 bytes); a file made earlier
     ///     keeps its own. SQLite's default (4,096) when nil.
+    ///   - writeAheadLog: switched to WAL at open (`enableWAL`), before an `.exclusive` connection claims the file: a
+    ///     new file's header is then written once, by the switch, instead of by the claim's commit and again by the
+    ///     switch (each a rollback-journal commit and its flushes).
     public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5,
-                pageSize: Int? = nil) throws {
+                pageSize: Int? = nil, writeAheadLog: Bool = false) throws {
         Self.pageCacheOnDemand
         var db: OpaquePointer?
         // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
@@ -131,6 +134,7 @@ public final class SQLiteConnection {
             // SQLite opens lazily: reading the schema now turns a foreign file into an error
             // before anything could be written to it.
             try execute("SELECT count(*) FROM sqlite_master")
+            if writeAheadLog { try enableWAL() }
             // A write lock, kept from now on: a second opener is refused now, not at its first write.
             if access == .exclusive { try execute("BEGIN EXCLUSIVE; COMMIT") }
         } catch let error as SQLiteError where error.isBusy {

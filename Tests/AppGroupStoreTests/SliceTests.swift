@@ -120,4 +120,24 @@ final class SliceTests: ContainerTestCase {
         try container.declareSlices(group: group, ["monitor": ["quotaEndTimestamp"]])
         try defaults("monitor").set(5, forKey: "quotaEndTimestamp")
     }
+
+    /// A group created with its slices has them from its first open, as a group created and then given them; slices
+    /// that cannot be declared are refused before the group's store is made.
+    func testAGroupCreatedWithItsSlicesHasThemAndBadSlicesMakeNoStore() throws {
+        let made = "group.com.example.made"
+        try container.createGroup(made, slices: ["monitor": ["shield.*"], "delegate": ["passUntil"]])
+        XCTAssertEqual(try container.slices(group: made), ["delegate": ["passUntil"], "monitor": ["shield.*"]])
+        try SharedDefaults(suiteName: made, container: container, writer: "monitor").set(1, forKey: "shield.count")
+        // Created again (the broker's next start) with other slices: they replace the first, the keys are kept.
+        try container.createGroup(made, slices: ["monitor": ["shield.*", "quota"]])
+        XCTAssertEqual(try container.slices(group: made), ["monitor": ["quota", "shield.*"]])
+        XCTAssertEqual(try SharedDefaults(suiteName: made, container: container, writer: nil).integer(forKey: "shield.count"), 1)
+
+        let refused = "group.com.example.refused"
+        assertStoreError(try container.createGroup(refused, slices: ["a": ["k"], "b": ["k"]])) { error in
+            guard case .overlappingSlices = error else { return XCTFail("unexpected \(error)") }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: try container.storeURL(forGroup: refused).path))
+        XCTAssertFalse(try container.groups().contains(refused))
+    }
 }

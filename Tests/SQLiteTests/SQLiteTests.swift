@@ -328,6 +328,34 @@ final class SQLiteTests: XCTestCase {
         XCTAssertEqual(try read.int64(at: 0), 1)
     }
 
+    /// An exclusive connection opened in WAL mode makes a new file's header in one rollback-mode write — the switch
+    /// to WAL — not one for its claim and another for the switch (the header's change counter, at byte 24, counts
+    /// them); it holds the file as any exclusive connection does, and a reopening finds it as it was left.
+    func testAnExclusiveConnectionMadeInWALModeWritesANewFilesHeaderOnce() throws {
+        func changeCounter(_ file: String) throws -> UInt32 {
+            let header = try XCTUnwrap(FileManager.default.contents(atPath: file))
+            return header[24..<28].reduce(0) { $0 << 8 | UInt32($1) }
+        }
+        let file = path("made-in-wal.sqlite"), before = path("made-then-switched.sqlite")
+        do {
+            let holder = try SQLiteConnection(path: file, access: .exclusive, busyTimeout: 0.05, pageSize: 2_048, writeAheadLog: true)
+            XCTAssertEqual(try holder.withStatement("PRAGMA journal_mode") { try $0.step() ? try $0.string(at: 0) : nil }, "wal")
+            XCTAssertEqual(try changeCounter(file), 1)
+            XCTAssertThrowsError(try SQLiteConnection(path: file, busyTimeout: 0.05)) { error in
+                guard case .heldByAnotherConnection? = error as? SQLiteError else { return XCTFail("\(error)") }
+            }
+            try holder.execute("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (7)")
+            // Switched after the claim, as without `writeAheadLog`: two.
+            let switched = try SQLiteConnection(path: before, access: .exclusive, pageSize: 2_048)
+            try switched.enableWAL()
+            XCTAssertEqual(try changeCounter(before), 2)
+        }
+        let reopened = try SQLiteConnection(path: file, access: .exclusive, busyTimeout: 0.05, writeAheadLog: true)
+        XCTAssertEqual(try reopened.withStatement("SELECT v FROM t") { try $0.step() ? try $0.int64(at: 0) : nil }, 7)
+        XCTAssertEqual(try reopened.withStatement("PRAGMA page_size") { try $0.step() ? try $0.int64(at: 0) : nil }, 2_048)
+        XCTAssertEqual(try reopened.quickCheck(), [])
+    }
+
     /// A page size given at open is the size of a file made then, in either access and in WAL mode; a file made earlier
     /// keeps its own size and its rows, whatever size a later open gives.
     func testAPageSizeGivenAtOpenSizesOnlyAFileMadeThen() throws {

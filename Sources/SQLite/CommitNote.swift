@@ -90,8 +90,9 @@ public enum CommitNote {
             while start < end, isSpace(buffer[start]) { start += 1 }
             while end > start, isSpace(buffer[end - 1]) { end -= 1 }
             let boot = UnsafeBufferPointer(rebasing: buffer[start..<end])
-            guard !boot.isEmpty, !boot.contains(UInt8(ascii: " ")), let text = String(validating: boot, as: UTF8.self) else { return nil }
-            return text
+            guard !boot.isEmpty, !boot.contains(UInt8(ascii: " ")) else { return nil }
+            // An id is ASCII, which needs no validating (`String(validating:)` is generic, a run-time cost of its own).
+            return boot.allSatisfy({ $0 < 0x80 }) ? String(decoding: boot, as: UTF8.self) : String(validating: boot, as: UTF8.self)
         }
     }()
 

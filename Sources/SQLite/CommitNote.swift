@@ -71,17 +71,29 @@ public enum CommitNote {
 
     /// This boot of the machine (Linux's `boot_id`), nil where the system does not say.
     public static let currentBoot: String? = {
-        guard var text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
-        // The file is ASCII: trimmed byte by byte, not by Foundation's `trimmingCharacters(in:)` or a generic
-        // collection's, whose first uses cost every process that opens a store run-time conformance look-ups.
-        let boot = text.withUTF8 { bytes in
+        // Read with POSIX calls and trimmed byte by byte (the file is ASCII), not with Foundation's
+        // `String(contentsOfFile:)` and `trimmingCharacters(in:)`: every process that opens a store reads it.
+        let descriptor = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer -> String? in
+            var count = 0
+            while count < buffer.count {
+                let got = Glibc.read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+                if got < 0 && errno == EINTR { continue }
+                guard got >= 0 else { return nil }
+                if got == 0 { break }
+                count += got
+            }
             let isSpace = { (byte: UInt8) in byte == 0x20 || (0x09...0x0D).contains(byte) }
-            var start = 0, end = bytes.count
-            while start < end, isSpace(bytes[start]) { start += 1 }
-            while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+            var start = 0, end = count
+            while start < end, isSpace(buffer[start]) { start += 1 }
+            while end > start, isSpace(buffer[end - 1]) { end -= 1 }
+            let boot = UnsafeBufferPointer(rebasing: buffer[start..<end])
+            guard !boot.isEmpty, !boot.contains(UInt8(ascii: " ")) else { return nil }
+            // An id is ASCII, which needs no validating (`String(validating:)` is generic, a run-time cost of its own).
+            return boot.allSatisfy({ $0 < 0x80 }) ? String(decoding: boot, as: UTF8.self) : String(validating: boot, as: UTF8.self)
         }
-        return boot.isEmpty || boot.contains(" ") ? nil : boot
     }()
 
     /// The number noted beside `store`, nil when there is none or it is unreadable (which says nothing).

@@ -45,14 +45,6 @@ public final class SQLiteConnection {
         case exclusive = "EXCLUSIVE"
 
         var begin: String { "BEGIN \(rawValue)" }
-        /// Its place among the kept `BEGIN`s (`SQLiteConnection.begins`).
-        var slot: Int {
-            switch self {
-            case .deferred: return 0
-            case .immediate: return 1
-            case .exclusive: return 2
-            }
-        }
     }
 
     /// Whether other connections may use the database while this one is open.
@@ -82,8 +74,9 @@ public final class SQLiteConnection {
     /// Statements compiled once and kept for the connection's life, by SQL text (`withStatement`). They do not keep
     /// the connection alive (it owns them), so there is no cycle and the connection still closes when released.
     private var kept: [String: Statement] = [:]
-    /// The kept `BEGIN` of each kind and `COMMIT`, which every transaction runs (`transaction`).
-    private var begins: [Statement?] = [nil, nil, nil]
+    /// The kept `BEGIN` of each kind and `COMMIT`, which every transaction runs (`transaction`). Three properties, not
+    /// an array: an array of optional statements is a generic type the runtime would make at every process's first open.
+    private var beginDeferred: Statement?, beginImmediate: Statement?, beginExclusive: Statement?
     private var commit: Statement?
 
     /// Made once per process, before its first connection initialises SQLite: a connection's page cache takes memory
@@ -285,8 +278,18 @@ public final class SQLiteConnection {
     /// Transactions do not nest: calling this inside one throws `SQLiteError.nestedTransaction`.
     public func transaction<T>(_ kind: TransactionKind = .deferred, _ body: () throws -> T) throws -> T {
         guard !isInTransaction else { throw SQLiteError.nestedTransaction(path: path) }
-        let begin = try begins[kind.slot] ?? keptStatement(kind.begin)
-        begins[kind.slot] = begin
+        let begin: Statement
+        switch kind {
+        case .deferred:
+            begin = try beginDeferred ?? keptStatement(kind.begin)
+            beginDeferred = begin
+        case .immediate:
+            begin = try beginImmediate ?? keptStatement(kind.begin)
+            beginImmediate = begin
+        case .exclusive:
+            begin = try beginExclusive ?? keptStatement(kind.begin)
+            beginExclusive = begin
+        }
         try withStatement(begin) { try $0.run() }
         do {
             let result = try body()
@@ -342,6 +345,8 @@ public final class SQLiteConnection {
     }
 
     /// Says so when the database file ends partway through a page (SQLite only ever writes whole pages to it).
+    /// The page size is SQLite's, not read from the file by a descriptor of this process's own: closing any descriptor
+    /// of a file drops every POSIX lock the process holds on it, SQLite's among them.
     private func partialPage() throws -> String? {
         guard let size = FileSize.of(path) else { return nil }
         let statement = try prepare("PRAGMA page_size")

@@ -27,10 +27,12 @@ final class HandledEvents {
         get { tally.onNoteFailure }
         set { tally.onNoteFailure = newValue }
     }
-    private let insert: Statement
-    private let lookup: Statement
-    private let insertPublication: Statement
-    private let lookupPublications: Statement
+    /// The record's statements, each compiled at its first use: a short-lived extension's launch handles one
+    /// callback, which publishes nothing or was never handled before, so most launches need two of the four.
+    private var insert = LazyStatement("INSERT OR IGNORE INTO handled (seq) VALUES (?)")
+    private var lookup = LazyStatement("SELECT 1 FROM handled WHERE seq = ?")
+    private var insertPublication = LazyStatement("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
+    private var lookupPublications = LazyStatement("SELECT message FROM published WHERE seq = ? ORDER BY idx")
     private var recorded = 0
 
     /// The record of a supervised plugin, or nil for a plugin without a state folder (run by hand).
@@ -64,10 +66,6 @@ final class HandledEvents {
             PRAGMA user_version = 1;
             """)
         guard found <= Self.formatVersion else { throw HandledEventsError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion) }
-        insert = try connection.prepare("INSERT OR IGNORE INTO handled (seq) VALUES (?)")
-        lookup = try connection.prepare("SELECT 1 FROM handled WHERE seq = ?")
-        insertPublication = try connection.prepare("INSERT OR REPLACE INTO published (seq, idx, message) VALUES (?, ?, ?)")
-        lookupPublications = try connection.prepare("SELECT message FROM published WHERE seq = ? ORDER BY idx")
         // A process killed with its log long (a force-quit app, a crash) left it to this one, which read it back at its
         // first read above: copied into the file now, the log is written again from its start by the next record, and
         // the next process reads back only what came after. Waiting for nobody: such a predecessor may still be ending.
@@ -76,6 +74,7 @@ final class HandledEvents {
 
     /// Whether an earlier process (or this one) already handled `seq`.
     func contains(_ seq: UInt64) throws -> Bool {
+        let lookup = try self.lookup.compiled(on: connection)
         defer { lookup.reset() }  // so no read stays open between events
         try lookup.bind(Int64(seq), at: 1)
         return try lookup.step()
@@ -115,10 +114,12 @@ final class HandledEvents {
     }
 
     private func insertRecord(_ seq: UInt64, publications: [Publish]) throws {
+        let insert = try self.insert.compiled(on: connection)
         insert.reset()
         try insert.bind(Int64(seq), at: 1)
         try insert.run()
         for (index, publication) in publications.enumerated() {
+            let insertPublication = try self.insertPublication.compiled(on: connection)
             insertPublication.reset()
             try insertPublication.bind([.integer(Int64(seq)), .integer(Int64(index)), .blob(Data(WireCodec.encode(.publish(publication))[1]))])
             try insertPublication.run()
@@ -152,6 +153,7 @@ final class HandledEvents {
 
     /// What handling `seq` published, in order (empty if nothing, or if it was not recorded).
     func publications(of seq: UInt64) throws -> [Publish] {
+        let lookupPublications = try self.lookupPublications.compiled(on: connection)
         defer { lookupPublications.reset() }
         try lookupPublications.bind(Int64(seq), at: 1)
         var found: [Publish] = []
@@ -161,6 +163,21 @@ final class HandledEvents {
             found.append(publication)
         }
         return found
+    }
+}
+
+/// A statement of the record, compiled on its first use and kept.
+private struct LazyStatement {
+    let sql: String
+    private var statement: Statement?
+
+    init(_ sql: String) { self.sql = sql }
+
+    mutating func compiled(on connection: SQLiteConnection) throws -> Statement {
+        if let statement { return statement }
+        let made = try connection.prepare(sql)
+        statement = made
+        return made
     }
 }
 

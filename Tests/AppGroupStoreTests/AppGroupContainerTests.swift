@@ -108,7 +108,7 @@ final class AppGroupContainerTests: ContainerTestCase {
     }
 
     func testInvalidGroupNamesAreRejected() throws {
-        let cases = ["": "empty", "group/evil": "slash", "../escape": "slash", "group focus": "whitespace",
+        let cases = ["": "empty", "group/evil": "slash", "group\\evil": "slash", "../escape": "slash", "group focus": "whitespace",
                      "group.tab\t": "whitespace", ".hidden": "starts with", "grüppe": "contains",
                      "group.old.sqlite": "ends in '.sqlite'", "group.old.container": "ends in '.container'"]
         for (name, reason) in cases {

@@ -5,6 +5,14 @@ import Synchronization
 import XCTest
 
 final class CommitNoteTests: XCTestCase {
+    /// The boot a note records is the system's `boot_id`, as Foundation reads and trims it.
+    func testTheCurrentBootIsTheSystemsBootID() throws {
+        let text = try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)
+        let expected = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertFalse(expected.isEmpty)
+        XCTAssertEqual(CommitNote.currentBoot, expected)
+    }
+
     /// Writers noting numbers of different lengths at once (9 and 10, 99 and 100, …) never leave a number nobody
     /// committed, and the note keeps the highest. Found by the attack suite: a sound App-Group store refused as
     /// damaged ("holds changes up to #10, but changes up to #80") after "8" was written over "10".

@@ -259,6 +259,23 @@ final class SQLiteTests: XCTestCase {
         }
     }
 
+    /// The check reads the page size from the file's header: a file of any page size — 65,536 is recorded as 1 — that
+    /// ends partway through a page is reported, with its page size, where `quick_check` alone passes it.
+    func testQuickCheckReportsAPartialPageWhateverThePageSize() throws {
+        for pageSize in [512, 4096, 65_536] {
+            let file = path("pages-\(pageSize).sqlite")
+            let db = try SQLiteConnection(path: file, pageSize: pageSize)
+            try db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a'), ('b')")
+            XCTAssertEqual(try db.quickCheck(), [], "\(pageSize)")
+            let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: file))
+            try handle.seekToEnd()
+            handle.write(Data(repeating: 0, count: 7))
+            try handle.close()
+            let problems = try SQLiteConnection(path: file).quickCheck()
+            XCTAssertTrue(problems.contains { $0.contains("not a whole number of \(pageSize)-byte pages") }, "\(pageSize): \(problems)")
+        }
+    }
+
     func testGarbageFileIsNotADatabaseAndStaysUntouched() throws {
         let file = path("garbage.sqlite")
         let garbage = Data(String(repeating: "this is not a database, just some text\n", count: 200).utf8)

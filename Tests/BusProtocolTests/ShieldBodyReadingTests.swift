@@ -179,4 +179,55 @@ final class BodyReadingTests: XCTestCase {
             XCTAssertEqual(NotificationRequest(body: try JSONValue(parsing: body)), decoded, body)
         }
     }
+
+    /// `shield.shown` and the renderer's reply read from their bytes (`init?(bytes:)`, the notifier's, report
+    /// builder's and broker's readers) read what the parsed value's readers read, and nil where they read nil or the
+    /// text does not parse: a repeated key at any depth, stray data, not an object.
+    func testTheBytesReadersReadWhatTheValueReadersRead() throws {
+        let app = Application(token: ApplicationToken(rawValue: "app-1"), localizedDisplayName: "Instagram")
+        let configuration = ShieldConfiguration(backgroundBlurStyle: .dark, backgroundColor: ShieldColor(1, 2, 3, 4), icon: ShieldIcon(systemName: "hourglass"),
+                                                title: .init(text: "Not now \u{1F600}", color: .white), subtitle: .init(text: "", color: .black),
+                                                primaryButtonLabel: .init(text: "OK", color: .systemRed), primaryButtonBackgroundColor: .systemBlue,
+                                                secondaryButtonLabel: .init(text: "Earn it", color: .darkGray))
+        let written = [
+            ShieldShown(target: ShieldTarget(application: app), entryPoint: .application, stores: ["habit-lock"], configuration: configuration, renderedBy: "shield"),
+            ShieldShown(target: ShieldTarget(webDomain: WebDomain(domain: "x.com")), entryPoint: .webDomain, stores: [], configuration: ShieldConfiguration(),
+                        renderedBy: "system", fallbackReason: "renderer-timeout", tab: 3, isPrivate: true),
+        ].map { String(decoding: DeviceAPICoding.encode($0), as: UTF8.self) }
+        let shown = #"{"entryPoint":"application","renderedBy":"shield","stores":["a"],"target":{"application":{"localizedDisplayName":"A"}}"#
+        let shownBodies = written + [
+            shown + #","configuration":{}}"#, " " + shown + ##" , "configuration" : { "title" : { "text" : "t" , "color" : "#000000" } } } "##,
+            shown + ##","configuration":{"title":{"text":"t","color":"#000000"}},"tab":2,"isPrivate":false,"x":[1,{"y":null}]}"##,
+            shown + #","configuration":{"title":{"text":"t"}}}"#, shown + #","configuration":[]}"#, shown + "}", shown + #","configuration":null}"#,
+            shown + #","configuration":{"icon":"a","icon":"b"}}"#, shown + ##","configuration":{"title":{"text":"t","text":"u","color":"#000000"}}}"##,
+            shown + #","configuration":{},"renderedBy":"again"}"#, shown + #","configuration":{},"x":{"y":1,"y":2}}"#,
+            shown + #","configuration":{}} x"#, shown + #","configuration":{}"#, shown + ##","configuration":{"backgroundColor":"#12345"}}"##,
+            shown + #","configuration":{},"tab":2.5}"#, #"{"configuration":{},"entryPoint":"application","renderedBy":"shield","stores":["a",1],"target":{}}"#,
+            #"{"configuration":{},"entryPoint":"application","renderedBy":"shield","stores":[],"target":[]}"#, "[]", "null", "", "{",
+        ]
+        for body in shownBodies {
+            let bytes = Array(body.utf8)
+            let valueRead = (try? JSONValue(parsing: bytes)).flatMap(ShieldShown.init(body:))
+            XCTAssertEqual(ShieldShown(bytes: bytes), valueRead, body)
+            XCTAssertEqual(ShieldShown(bytes: bytes) ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: bytes)),
+                           valueRead ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: bytes)), body)
+        }
+        XCTAssertNotNil(ShieldShown(bytes: Array((shown + #","configuration":{}}"#).utf8)), "a good body reads")
+
+        let replyBodies = [String(decoding: DeviceAPICoding.encode(ShieldConfigurationReply(configuration: configuration)), as: UTF8.self),
+                           String(decoding: DeviceAPICoding.encode(ShieldConfigurationReply(configuration: ShieldConfiguration())), as: UTF8.self)] + [
+            #"{"configuration":{},"extra":1}"#, ##" { "configuration" : { "subtitle" : { "color" : "#FFFFFF" , "text" : "s" } } } "##,
+            #"{"configuration":{"title":{"text":"a"}}}"#, #"{"configuration":{"backgroundBlurStyle":"murky"}}"#, #"{"configuration":[]}"#,
+            #"{"configuration":{},"configuration":{}}"#, #"{"configuration":{"icon":"a","icon":"a"}}"#, #"{"configuration":{},"x":[{"a":1,"a":1}]}"#,
+            #"{"configuration":{}}{}"#, #"{"configuration":{}"#, #"{}"#, #"[]"#, #""configuration""#,
+        ]
+        for body in replyBodies {
+            let bytes = Array(body.utf8)
+            let valueRead = (try? JSONValue(parsing: bytes)).flatMap(ShieldConfigurationReply.init(body:))
+            XCTAssertEqual(ShieldConfigurationReply(bytes: bytes), valueRead, body)
+            XCTAssertEqual(ShieldConfigurationReply(bytes: bytes) ?? (try? DeviceAPICoding.decode(ShieldConfigurationReply.self, from: bytes)),
+                           valueRead ?? (try? DeviceAPICoding.decode(ShieldConfigurationReply.self, from: bytes)), body)
+        }
+        XCTAssertNotNil(ShieldConfigurationReply(bytes: Array(replyBodies[0].utf8)), "a renderer's reply reads")
+    }
 }

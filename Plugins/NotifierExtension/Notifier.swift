@@ -75,23 +75,18 @@ final class Notifier: BusPlugin {
 /// `target` (the shielded app or domain) for `shield.shown`.
 enum TriggerFields {
     static func of(_ envelope: Envelope) -> [String: String] {
-        // Every shielded open makes a `shield.shown`: its members are located in the bytes and only the strings and
-        // the shown shield are decoded (`JSONObjectView`, `ShieldShown(bytes:)`). A body that is not one JSON object
-        // has no fields, and its target is what `JSONDecoder` reads from it, if anything.
-        guard let view = try? JSONObjectView(envelope.body) else { return target(envelope).map { ["target": $0] } ?? [:] }
         var fields: [String: String] = [:]
-        for key in view.keys where view.kind(of: key) == .string {
-            if let text = view.value(of: key)?.stringValue { fields[key] = text }
+        let body = envelope.bodyValue
+        if case .object(let members) = body {
+            for (name, value) in members { if let text = value.stringValue { fields[name] = text } }
         }
-        if let target = target(envelope) { fields["target"] = target }
+        // Every shielded open makes a `shield.shown`: its body is read from the parsed value (`BodyReading`), and
+        // only one it reads nil goes to `JSONDecoder`, which reads it or refuses it.
+        if envelope.topic == DeviceTopic.shieldShown,
+           let shown = ShieldShown(body: body) ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: envelope.body)) {
+            fields["target"] = shown.target.displayName
+        }
         return fields
-    }
-
-    /// The shielded app's or domain's name for a `shield.shown` that reads (`BodyReading`, else `JSONDecoder`).
-    private static func target(_ envelope: Envelope) -> String? {
-        guard envelope.topic == DeviceTopic.shieldShown,
-              let shown = ShieldShown(bytes: envelope.body) ?? (try? DeviceAPICoding.decode(ShieldShown.self, from: envelope.body)) else { return nil }
-        return shown.target.displayName
     }
 }
 

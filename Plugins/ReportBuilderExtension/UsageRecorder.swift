@@ -83,7 +83,7 @@ struct UsageRecorder: Codable, Equatable {
         case DeviceTopic.osUpdated:
             return close(at: now)
         case DeviceTopic.shieldShown:
-            guard let shown = ShieldShown(bytes: envelope.body) ?? decode(ShieldShown.self, envelope) else { return [] }
+            guard let shown = decode(ShieldShown.self, envelope, reading: ShieldShown.init(body:)) else { return [] }
             if origin == .home {
                 origin = shown.target.application.map { .shieldedFromHome(app: $0.localizedDisplayName ?? "Unknown app") } ?? .away
             }

@@ -24,21 +24,6 @@ public struct JSONObjectView {
             if parser.index < bytes.count { _ = try parser.skipValue() }
             throw JSONSyntaxError(offset: 0, reason: "expected a JSON object")
         }
-        try indexMembers(&parser)
-        parser.skipWhitespace()
-        guard parser.index == bytes.count else { throw parser.fail("unexpected data after the JSON object") }
-    }
-
-    /// Indexes the members of the object at `start` in `bytes`, which a view of the whole text has validated.
-    private init(validated bytes: [UInt8], objectAt start: Int) throws {
-        self.bytes = bytes
-        var parser = JSONParser(bytes)
-        parser.index = start
-        try indexMembers(&parser)
-    }
-
-    /// Indexes the members of the object whose `{` is at the parser's index, and moves past its `}`.
-    private mutating func indexMembers(_ parser: inout JSONParser) throws {
         parser.index += 1
         parser.skipWhitespace()
         if parser.index < bytes.count, bytes[parser.index] == UInt8(ascii: "}") {
@@ -73,6 +58,8 @@ public struct JSONObjectView {
                 throw parser.fail("expected ',' or '}' in an object")
             }
         }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.fail("unexpected data after the JSON object") }
     }
 
     /// The member names.
@@ -95,13 +82,6 @@ public struct JSONObjectView {
         guard let member = member(key) else { return nil }
         let raw = bytes[member.range]
         return member.isCompact ? raw : ArraySlice(JSONWriter.minify(raw))
-    }
-
-    /// The member, when an object, as a view of its own: its members located, none decoded (a body's nested object
-    /// read member by member, with no dictionary of it built). Nil when absent or not an object.
-    public func object(of key: String) -> JSONObjectView? {
-        guard let member = member(key), member.kind == .object else { return nil }
-        return try? JSONObjectView(validated: bytes, objectAt: member.range.lowerBound)
     }
 
     /// The member decoded as a value, or nil when absent.

@@ -17,41 +17,21 @@ extension ShieldConfigurationRequest {
 
 extension ShieldConfigurationReply {
     public init?(body: JSONValue) {
-        guard case .object(let members)? = body["configuration"], let configuration = ShieldConfiguration(member: { members[$0] }) else { return nil }
-        self.init(configuration: configuration)
-    }
-
-    /// The same read from the body's bytes where they stand: only the configuration's members are decoded, one by
-    /// one, and no dictionary of the body is built. Nil for a body that is not one JSON object (or that `JSONValue`
-    /// refuses), as for anything else the reader above reads nil from.
-    public init?(bytes: [UInt8]) {
-        guard let configuration = (try? JSONObjectView(bytes))?.object(of: "configuration").flatMap({ ShieldConfiguration(member: $0.value(of:)) })
-        else { return nil }
+        guard case .object(let members)? = body["configuration"], let configuration = ShieldConfiguration(members: members) else { return nil }
         self.init(configuration: configuration)
     }
 }
 
 extension ShieldShown {
     public init?(body: JSONValue) {
-        guard case .object(let members)? = body["configuration"] else { return nil }
-        self.init(member: { body[$0] }, configuration: ShieldConfiguration(member: { members[$0] }))
-    }
-
-    /// The same read from the body's bytes where they stand (see `ShieldConfigurationReply(bytes:)`).
-    public init?(bytes: [UInt8]) {
-        guard let view = try? JSONObjectView(bytes), let configuration = view.object(of: "configuration") else { return nil }
-        self.init(member: view.value(of:), configuration: ShieldConfiguration(member: configuration.value(of:)))
-    }
-
-    /// `configuration` is the member read already (nil when it does not read), `member` the others.
-    private init?(member body: (String) -> JSONValue?, configuration: ShieldConfiguration?) {
-        guard case .object(let target)? = body("target"), let shielded = ShieldTarget(members: target),
-              case .string(let entry)? = body("entryPoint"), let entryPoint = ShieldEntryPoint(rawValue: entry),
-              case .array(let storeValues)? = body("stores"),
-              let configuration,
-              case .string(let renderedBy)? = body("renderedBy"),
-              let fallbackReason = BodyReading.string(body("fallbackReason")),
-              let tab = BodyReading.int(body("tab")), let isPrivate = BodyReading.bool(body("isPrivate")) else { return nil }
+        guard case .object(let target)? = body["target"], let shielded = ShieldTarget(members: target),
+              case .string(let entry)? = body["entryPoint"], let entryPoint = ShieldEntryPoint(rawValue: entry),
+              case .array(let storeValues)? = body["stores"],
+              case .object(let configurationMembers)? = body["configuration"],
+              let configuration = ShieldConfiguration(members: configurationMembers),
+              case .string(let renderedBy)? = body["renderedBy"],
+              let fallbackReason = BodyReading.string(body["fallbackReason"]),
+              let tab = BodyReading.int(body["tab"]), let isPrivate = BodyReading.bool(body["isPrivate"]) else { return nil }
         var stores: [String] = []
         for value in storeValues {
             guard case .string(let store) = value else { return nil }
@@ -131,16 +111,15 @@ extension ActivityCategory {
 }
 
 extension ShieldConfiguration {
-    /// Read from its members, each looked up by name: from a parsed object, or decoded from the bytes on demand.
-    init?(member members: (String) -> JSONValue?) {
-        guard let blur = BodyReading.optional(members("backgroundBlurStyle"), { ShieldBlurStyle(rawValue: $0) }),
-              let background = BodyReading.optional(members("backgroundColor"), ShieldColor.init(hex:)),
-              let icon = BodyReading.optional(members("icon"), { ShieldIcon($0) }),
-              let title = BodyReading.label(members("title")),
-              let subtitle = BodyReading.label(members("subtitle")),
-              let primary = BodyReading.label(members("primaryButtonLabel")),
-              let primaryColor = BodyReading.optional(members("primaryButtonBackgroundColor"), ShieldColor.init(hex:)),
-              let secondary = BodyReading.label(members("secondaryButtonLabel")) else { return nil }
+    init?(members: [String: JSONValue]) {
+        guard let blur = BodyReading.optional(members["backgroundBlurStyle"], { ShieldBlurStyle(rawValue: $0) }),
+              let background = BodyReading.optional(members["backgroundColor"], ShieldColor.init(hex:)),
+              let icon = BodyReading.optional(members["icon"], { ShieldIcon($0) }),
+              let title = BodyReading.label(members["title"]),
+              let subtitle = BodyReading.label(members["subtitle"]),
+              let primary = BodyReading.label(members["primaryButtonLabel"]),
+              let primaryColor = BodyReading.optional(members["primaryButtonBackgroundColor"], ShieldColor.init(hex:)),
+              let secondary = BodyReading.label(members["secondaryButtonLabel"]) else { return nil }
         self.init(backgroundBlurStyle: blur, backgroundColor: background, icon: icon, title: title, subtitle: subtitle,
                   primaryButtonLabel: primary, primaryButtonBackgroundColor: primaryColor, secondaryButtonLabel: secondary)
     }

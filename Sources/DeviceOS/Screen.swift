@@ -216,7 +216,7 @@ final class Screen {
             host.bus.cancelAnswerTime(for: pending.corr)
             pendingConfiguration = nil
             do {
-                let reply = try ShieldConfigurationReply(bytes: envelope.body)
+                let reply = try (try? JSONValue(parsing: envelope.body)).flatMap(ShieldConfigurationReply.init(body:))
                     ?? DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
                 present(pending.subject, pending.shielding, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
             } catch {

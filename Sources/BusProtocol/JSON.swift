@@ -162,6 +162,8 @@ public struct JSONParser {
             var members: [String: JSONValue] = [:]
             skipWhitespace()
             if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            // Room for a body's usual members at once: grown one step at a time, the table is rebuilt three times.
+            members.reserveCapacity(8)
             while true {
                 skipWhitespace()
                 guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }

@@ -33,10 +33,32 @@ public struct ShieldColor: Hashable, Sendable, Codable, CustomStringConvertible 
 
     /// A color from `"#RRGGBB"` or `"#RRGGBBAA"` (the `#` is optional, case doesn't matter); nil if malformed.
     public init?(hex: String) {
-        let digits = hex.hasPrefix("#") ? hex.dropFirst() : Substring(hex)
-        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit), let value = UInt32(digits, radix: 16) else { return nil }
-        let rgba = digits.count == 6 ? value << 8 | 0xFF : value
-        self.init(UInt8(rgba >> 24 & 0xFF), UInt8(rgba >> 16 & 0xFF), UInt8(rgba >> 8 & 0xFF), UInt8(rgba & 0xFF))
+        // Read as UTF-8 bytes: every shield's body has five colors, read by the OS and by each plugin that reads the
+        // shield, and `Character`s (grapheme breaking, `isHexDigit`) cost them more than the rest of the body. Only
+        // ASCII hex digits make a color either way: a `#` with a combining mark, or a digit that is not ASCII, is none.
+        var hex = hex
+        let color: ShieldColor? = hex.withUTF8 { bytes in
+            let digits = bytes.first == UInt8(ascii: "#") ? bytes.dropFirst() : bytes[...]
+            guard digits.count == 6 || digits.count == 8 else { return nil }
+            var value: UInt32 = 0
+            for byte in digits {
+                guard let digit = Self.hexDigitValue(byte) else { return nil }
+                value = value << 4 | digit
+            }
+            let rgba = digits.count == 6 ? value << 8 | 0xFF : value
+            return ShieldColor(UInt8(rgba >> 24 & 0xFF), UInt8(rgba >> 16 & 0xFF), UInt8(rgba >> 8 & 0xFF), UInt8(rgba & 0xFF))
+        }
+        guard let color else { return nil }
+        self = color
+    }
+
+    private static func hexDigitValue(_ byte: UInt8) -> UInt32? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): UInt32(byte - UInt8(ascii: "0"))
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): UInt32(byte - UInt8(ascii: "a") + 10)
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): UInt32(byte - UInt8(ascii: "A") + 10)
+        default: nil
+        }
     }
 
     /// The color as `"#RRGGBBAA"`, upper case.

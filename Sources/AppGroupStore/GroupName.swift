@@ -18,7 +18,7 @@ enum GroupName {
         func reject(_ reason: String) -> AppGroupStoreError { .invalidGroupName(name: name, reason: reason) }
         guard !name.isEmpty else { throw reject("the name is empty") }
         guard name.count <= 200 else { throw reject("the name is longer than 200 characters") }
-        // Byte by byte: `String.contains` of a string is Foundation's search, which every store open paid.
+        // Byte by byte: `String.contains` of a string is Foundation's search, and every store open checks its name.
         if name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "\\") }) { throw reject("it contains a slash") }
         if let bad = name.unicodeScalars.first(where: { !$0.isASCII || !isAllowed(UInt8($0.value)) }) {
             // Whitespace anywhere is named as such (a valid name never gets here: `CharacterSet` is slow to ask).

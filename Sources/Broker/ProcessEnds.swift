@@ -1,3 +1,5 @@
+// Waits on child processes' descriptors (pidfd) for the first of them to end.
+
 import BusClient
 import CProcessControl
 import Foundation
@@ -28,7 +30,10 @@ final class ProcessEnds {
         while true {
             let left = max(0, deadline - monotonicMilliseconds())
             let ready = poll(&polled, nfds_t(polled.count), Int32(clamping: left))
-            if ready >= 0 || errno != EINTR { return true }
+            if ready >= 0 { return true }
+            // Any error but a signal: nothing was seen to end, so the caller falls back to its periodic looks rather
+            // than taking this for a wake and asking again at once.
+            if errno != EINTR { return false }
         }
     }
 

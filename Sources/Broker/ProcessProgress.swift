@@ -19,8 +19,8 @@ struct ProcessProgress: Equatable {
     let isBusy: Bool
 
     /// The reading of `pid`, or nil when it cannot be read (the process ended). Read with `open` and `read` into a
-    /// buffer on the stack: the OS's reply deadlines read the answerer at every start, and reading through Foundation
-    /// (its file's attributes, a `String`, the split) cost many times the kernel's part.
+    /// buffer on the stack: the OS's reply deadlines read the answerer at every start, and Foundation would add the
+    /// file's attributes, a `String` and a split to each reading.
     static func read(_ pid: pid_t) -> ProcessProgress? {
         let descriptor = "/proc/\(pid)/stat".withCString { open($0, O_RDONLY | O_CLOEXEC) }
         guard descriptor >= 0 else { return nil }
@@ -37,7 +37,7 @@ struct ProcessProgress: Equatable {
         }
     }
 
-    /// Room for a whole `stat` line: the command is at most 64 bytes (`TASK_COMM_LEN`, a kernel thread's name), and
+    /// Room for a whole `stat` line: the command is at most 64 bytes (a kernel worker's name; a task's own is 16, `TASK_COMM_LEN`), and
     /// the 50-odd numbers after it at most 20 digits each.
     private static let statCapacity = 2_048
 

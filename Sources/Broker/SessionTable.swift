@@ -36,8 +36,8 @@ final class SessionTable {
     /// or go: the clock asks about its tick at every bus minute, usually of a bus where nobody wants it.
     private var subscribersFound: [String: Bool] = [:]
     /// By topic, the sessions subscribed to it, found again only when a session comes or goes (a session's
-    /// subscriptions are fixed at hello): every event is routed, and comparing its topic with every session's
-    /// prefixes cost more than the rest of its routing.
+    /// subscriptions are fixed at hello): every event is routed, and without it each would be compared with every
+    /// session's prefixes.
     private var sessionsByTopic: [String: Subscribers] = [:]
 
     /// The sessions subscribed to a topic, in the order they connected and in name order.
@@ -89,9 +89,9 @@ final class SessionTable {
             found = known
         } else {
             found = Subscribers(all: all.filter { $0.wants(topic) }, inNameOrder: self.inNameOrder.filter { $0.wants(topic) })
-            // A bus has few topics, but a client may make up any number of them: bounded all the same.
-            if sessionsByTopic.count >= 256 { sessionsByTopic.removeAll() }
-            sessionsByTopic[topic] = found
+            // A bus has few topics, but a client may make up any number of them: past the bound a topic is found
+            // afresh each time, and the topics already kept stay kept.
+            if sessionsByTopic.count < 256 { sessionsByTopic[topic] = found }
         }
         return inNameOrder ? found.inNameOrder : found.all
     }

@@ -71,8 +71,8 @@ public final class Timeline {
         return nil
     }
 
-    /// The kinds told by the topic alone: one look-up for every event of a run (comparing it with each topic in turn
-    /// cost more than the rest of the count). None of them is a `deviceactivity.` topic, whose kind is "monitor".
+    /// The kinds told by the topic alone: one look-up for every event of a run, where comparing it with each topic in
+    /// turn would be a string comparison per known topic. None of them is a `deviceactivity.` topic, whose kind is "monitor".
     private static let kindsByTopic: [String: String] = [
         DeviceTopic.scenarioStep: "person",
         DeviceTopic.shieldShown: "SHIELD",

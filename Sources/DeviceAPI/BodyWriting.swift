@@ -2,8 +2,9 @@ import BusProtocol
 import ScreenTime
 
 // The bodies the OS emits at every shield and every app or page coming and going, the renderer's answer to each
-// shield, and the device's answer to each input, written byte by byte with BusProtocol's JSON writer: they are on the shield decision's path or the broker's
-// loop at every open, where `Codable`'s generic containers (`DeviceAPICoding.encode`) cost more than the work around them. Each writes the very bytes
+// shield, and the device's answer to each input, written byte by byte with BusProtocol's JSON writer: they are on the
+// shield decision's path or the broker's loop at every open, where `Codable`'s generic containers
+// (`DeviceAPICoding.encode`) cost more than the work around them. Each writes the very bytes
 // `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
 // `BodyWritingTests` checks over many values.
 

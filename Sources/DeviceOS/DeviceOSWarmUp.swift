@@ -15,7 +15,7 @@ import ScreenTime
 /// bus, clock, file or setting is touched, nothing is kept, and what stays behind is the runtime's caches of the
 /// program's types, the same in every day.
 public enum DeviceOSWarmUp {
-    /// Codes each body; returns those that did not come back as they went (none: `DeviceOSWarmUpTests`), whose
+    /// Codes each body; returns those that did not come back as they went (none: `BrokerTemplateWarmUpTests`), whose
     /// reading would have stopped before the containers it should make.
     @discardableResult
     public static func run() -> [String] {

@@ -673,9 +673,9 @@ public final class PluginRuntime: @unchecked Sendable {
                 return
             }
             // The write lock was not taken (another process of the plugin holds it past the busy timeout: an orphan
-            // of a killed broker still handling) or the record failed: looked up as a plain read, which waits for no
-            // writer, then handled and recorded on its own.
-            logger.error("could not take the handled record's write lock (\(error)); looking seq \(envelope.seq) up by a read")
+            // of a killed broker still handling), a statement could not be compiled, or the record failed: looked up
+            // as a plain read, which waits for no writer, then handled and recorded on its own.
+            logger.error("could not look seq \(envelope.seq) up and record it in one write transaction of the handled record (\(error)); looking it up by a read")
             guard !wasHandled(envelope) else {
                 logger.debug("skipping seq \(envelope.seq) (\(envelope.topic)): already handled before a restart")
                 publishAgain(whatHandling: envelope)

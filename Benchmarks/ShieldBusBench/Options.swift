@@ -56,6 +56,9 @@ struct BenchOptions {
     var roundTrips = 2_000
     /// Instead of throughput: a client's round trip beside each abuse of docs/security.md § 6.
     var abuse = false
+    /// Instead of measuring: write the heavy-user year's first `yearDays` days, as the simulation suite plays them,
+    /// to this scenario file (for a profile of the same days: docs/benchmarks.md, "Reproducing a profile").
+    var writeYear: String?
 
     /// The limit given to every queue: twice the largest run, so no queue can fill and nothing is dropped for
     /// lack of room (losses are still counted, so a limit too small would show).
@@ -67,6 +70,7 @@ struct BenchOptions {
                            [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
            shieldbus-bench --abuse [--round-trips N] [--runs N] [--json]
+           shieldbus-bench --write-year FILE [--year-days N]
 
     ShieldBus's speed, every figure beside its baseline and target (docs/benchmarks.md), in six suites:
       throughput   the broker beside a plain libzmq XSUB/XPUB proxy, same load, same run: 1 publisher,
@@ -117,6 +121,10 @@ struct BenchOptions {
     (churn, subscription flood, correlation-id claims, slow consumers), a fresh broker each; the aim is every p99
     within 2× of the quiet one. The sequence is played --runs times (default 3), interleaved; each figure is the
     median of its rounds.
+
+    With --write-year FILE: writes the heavy-user year's first --year-days days (seed 2026, faithful, heavy pace), the
+    scenario the simulation suite plays, to FILE and exits: `shieldbus run --scenario FILE` plays the same days under
+    a profiler (docs/benchmarks.md, "Reproducing a profile").
     """
 
     /// Parses `arguments` (without the program name); throws a message for the user on a bad argument.
@@ -165,6 +173,7 @@ struct BenchOptions {
             case "--idle-sessions": options.idleSessions = try count(for: argument, minimum: 1)
             case "--round-trips": options.roundTrips = try count(for: argument, minimum: 10)
             case "--abuse": options.abuse = true
+            case "--write-year": options.writeYear = try value(for: argument)
             case "--pieces": options.pieces = true
             case "--json": options.json = true
             case "--help", "-h": throw UsageError(nil)

@@ -162,7 +162,7 @@ struct SimulationBench {
 
     /// The generated heavy-user year (or its first `days`), faithful profile, every reference plugin a process.
     func heavyUserYear(days: Int, progress: (String) -> Void) throws -> YearResult {
-        let generated = HeavyUserDays(seed: 2026, days: days, profile: "faithful", pace: .heavy).generate()
+        let generated = HeavyUserDays.benchYear(days: days).generate()
         let scenario = "\(directory)/heavy-user-\(days).yml"
         try generated.text.write(toFile: scenario, atomically: true, encoding: .utf8)
         progress("heavy-user year: \(days) days, \(generated.counts.steps) steps (at least \(generated.counts.fewestOpensInADay) app opens and \(generated.counts.fewestVisitsInADay) web visits every day); playing…")
@@ -175,4 +175,9 @@ struct SimulationBench {
         progress("heavy-user year: \(run.events) events in \(String(format: "%.1f", run.wallSeconds)) s (\(Format.rate(run.eventsPerSecond)) events/s)")
         return YearResult(days: days, counts: generated.counts, run: run, costPerDay: costs, cpuPerDay: cpu)
     }
+}
+
+extension HeavyUserDays {
+    /// The heavy-user year the simulation suite plays (or its first `days`), and `--write-year` writes.
+    static func benchYear(days: Int) -> HeavyUserDays { HeavyUserDays(seed: 2026, days: days, profile: "faithful", pace: .heavy) }
 }

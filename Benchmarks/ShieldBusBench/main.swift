@@ -1,6 +1,7 @@
 // shieldbus-bench: ShieldBus's speed — bus throughput beside plain libzmq, the simulated day and year, the shield decision, command start-up, explore's days, the floor the guarantees set.
 
 import BusProtocol
+import Configuration
 import Foundation
 
 /// Writes a line to standard error (progress and failures; standard output holds only the results).
@@ -257,6 +258,19 @@ func abuseBenchmark(_ options: BenchOptions) -> Int32 {
     }
 }
 
+/// Writes the heavy-user year's first `days` days to `file`, saying what it wrote.
+func writeYear(days: Int, to file: String) -> Int32 {
+    let generated = HeavyUserDays.benchYear(days: days).generate()
+    do {
+        try generated.text.write(toFile: file, atomically: true, encoding: .utf8)
+    } catch {
+        note("shieldbus-bench: cannot write \(file): \(error.localizedDescription)")
+        return 1
+    }
+    note("wrote \(file): the heavy-user year's first \(days) day(s), \(generated.counts.steps) steps; play them with `shieldbus run --scenario \(file) --profile faithful`")
+    return 0
+}
+
 // An empty Swift program's start, for the floor suite: nothing before this line but the runtime's own start.
 if CommandLine.arguments.dropFirst().first == "--floor-empty" { exit(0) }
 if CommandLine.arguments.dropFirst().first == "--floor-turns" { exit(FloorTurns.serve(Array(CommandLine.arguments.dropFirst(2)))) }
@@ -266,6 +280,7 @@ do {
     let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
     if let idle = options.idleSessions { exit(idleSessionsBenchmark(options, idle: idle)) }
     if options.abuse { exit(abuseBenchmark(options)) }
+    if let file = options.writeYear { exit(writeYear(days: options.yearDays, to: file)) }
     exit(benchmark(options))
 } catch let error as UsageError {
     guard let message = error.message else {

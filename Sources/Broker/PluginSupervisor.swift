@@ -400,12 +400,17 @@ final class PluginSupervisor {
     }
 
     /// Records that the broker refused a hello, when it came from a supervised plugin's current run
-    /// (`frames`: the hello's kind and JSON frames, read leniently since they failed validation).
+    /// (`frames`: the hello's kind and JSON frames, read leniently since they failed validation). A hello refused
+    /// for a key written twice names its plugin only when both readings of it — first value kept, last kept —
+    /// agree on its name and credential.
     func recordRefusedHello(_ frames: ArraySlice<[UInt8]>, _ error: BusProtocolError) {
-        guard frames.count == 2, frames.first == Array(MessageKind.hello.rawValue.utf8),
-              let hello = try? JSONValue(parsing: frames[frames.startIndex + 1]),
-              let name = hello["name"]?.stringValue else { return }
-        recordRefusedHello(name: name, credential: hello["credential"]?.stringValue, error)
+        guard frames.count == 2, frames.first == Array(MessageKind.hello.rawValue.utf8) else { return }
+        let json = frames[frames.startIndex + 1]
+        guard let first = try? JSONValue(parsingLeniently: json, keeping: .firstKept),
+              let last = try? JSONValue(parsingLeniently: json, keeping: .lastKept),
+              let name = first["name"]?.stringValue, last["name"]?.stringValue == name,
+              first["credential"] == last["credential"] else { return }
+        recordRefusedHello(name: name, credential: first["credential"]?.stringValue, error)
     }
 
     /// Records that the broker refused the hello of plugin `name`, when it carries the current run's credential

@@ -64,6 +64,14 @@ public enum JSONValue: Equatable, Sendable {
         self = try parser.parseDocument()
     }
 
+    /// Parses one JSON text that may write a key twice in one object, keeping `kept` of its values: only for naming
+    /// what refused bytes were about (a refused hello's plugin), never for acting on them — two readers would differ.
+    public init(parsingLeniently bytes: [UInt8], keeping kept: JSONParser.RepeatedKeys) throws {
+        var parser = JSONParser(bytes)
+        parser.repeatedKeys = kept
+        self = try parser.parseDocument()
+    }
+
     /// Parses one JSON text given as a string.
     public init(parsing text: String) throws {
         try self.init(parsing: Array(text.utf8))
@@ -121,6 +129,11 @@ public struct JSONParser {
     /// The most objects and arrays that may enclose one another, the outermost included (protocol.md § 3).
     public static let maximumNesting = 128
 
+    /// What a key written twice in one object does: refused everywhere the bytes are acted on (protocol.md § 3).
+    public enum RepeatedKeys: Sendable { case refused, firstKept, lastKept }
+    /// Changed only by `JSONValue(parsingLeniently:keeping:)`.
+    var repeatedKeys = RepeatedKeys.refused
+
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     func fail(_ reason: String) -> JSONSyntaxError { JSONSyntaxError(offset: index, reason: reason) }
@@ -172,8 +185,13 @@ public struct JSONParser {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "':' after an object key")
                 skipWhitespace()
-                if members.updateValue(try parseValue(depth: depth + 1), forKey: key) != nil {
-                    throw JSONSyntaxError.repeatedKey(key, at: keyStart)
+                let value = try parseValue(depth: depth + 1)
+                if let earlier = members.updateValue(value, forKey: key) {
+                    switch repeatedKeys {
+                    case .refused: throw JSONSyntaxError.repeatedKey(key, at: keyStart)
+                    case .firstKept: members[key] = earlier
+                    case .lastKept: break
+                    }
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw fail("unterminated object") }

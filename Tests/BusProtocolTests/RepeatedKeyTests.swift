@@ -73,4 +73,30 @@ final class RepeatedKeyTests: XCTestCase {
         }
         XCTAssertEqual(try DeviceAPICoding.decode(AuthorizationRequest.self, from: Array(#"{"member":"child","x":{"y":1}}"#.utf8)).member, .child)
     }
+
+    /// A journal's line is read by the one-pass reader, which leaves the body unscanned: a body that writes a key twice
+    /// (a journal written before the broker refused such a publish) is named with its line, not read as `{}`.
+    func testAJournalLineWhoseBodyRepeatsAKeyIsNamedWithItsLine() {
+        let good = #"{"v":1,"seq":1,"time":0,"topic":"app.x","source":"s","body":{"a":1}}"#
+        let twice = #"{"v":1,"seq":2,"time":0,"topic":"app.x","source":"s","body":{"a":{"b":1,"b":2}}}"#
+        var read: [UInt64] = []
+        XCTAssertThrowsError(try JournalLines.forEach(in: Array((good + "\n" + twice + "\n").utf8)) { read.append($0.seq) }) { error in
+            XCTAssertTrue("\(error)".hasPrefix("line 2: not a journal line: "), "\(error)")
+            XCTAssertTrue("\(error)".contains("the key 'b' appears twice in one object"), "\(error)")
+        }
+        XCTAssertEqual(read, [1], "the lines before it are read")
+    }
+
+    /// Only to name what refused bytes were about: read leniently, a repeated key keeps its first or its last value.
+    func testALenientReadingKeepsTheFirstOrTheLastValue() throws {
+        let json = Array(#"{"name":"p","n":{"c":1,"c":2},"name":"q"}"#.utf8)
+        let first = try JSONValue(parsingLeniently: json, keeping: .firstKept)
+        let last = try JSONValue(parsingLeniently: json, keeping: .lastKept)
+        XCTAssertEqual(first["name"], "p")
+        XCTAssertEqual(first["n"]?["c"], 1)
+        XCTAssertEqual(last["name"], "q")
+        XCTAssertEqual(last["n"]?["c"], 2)
+        XCTAssertThrowsError(try JSONValue(parsingLeniently: json, keeping: .refused))
+        XCTAssertThrowsError(try JSONValue(parsingLeniently: Array(#"{"a":1,}"#.utf8), keeping: .lastKept), "lenient about keys only")
+    }
 }

@@ -416,6 +416,18 @@ final class SupervisionTests: XCTestCase {
         XCTAssertTrue(broker.log().contains("plugin refused at start"), broker.log())
     }
 
+    /// A hello refused for a key written twice is still the plugin's last error: its name and credential are read
+    /// both ways (first value kept, last kept), and they agree.
+    func testAHelloWithARepeatedKeyIsRefusedAsThePluginsLastError() throws {
+        let broker = try BrokerProcess(configuration: configuration([("twice", #", arguments: ["--raw-hello", "{\"v\":1,\"role\":\"generic\",\"subscribe\":[],\"subscribe\":[\"app.x\"]}"]"#)]))
+        waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("twice", in: broker)?["state"]?.stringValue == "failed" }
+        let entry = try XCTUnwrap(plugin("twice", in: broker))
+        XCTAssertEqual(entry["restarts"]?.intValue, 0, "the same hello would be refused again")
+        let error = entry["lastError"]?.stringValue ?? ""
+        XCTAssertTrue(error.hasPrefix("refused at start: "), error)
+        XCTAssertTrue(error.contains("the key 'subscribe' appears twice in one object"), error)
+    }
+
     func testAnUnknownRoleIsRefusedAtHelloWithTheRoles() throws {
         let broker = try BrokerProcess(configuration: configuration([("wizard", #", arguments: ["--raw-hello", "{\"v\":1,\"role\":\"wizard\"}"]"#)]))
         waitUntil("the plugin to fail (log: \(broker.log(tail: 10)))") { plugin("wizard", in: broker)?["state"]?.stringValue == "failed" }

@@ -197,18 +197,21 @@ func waitUntilTheBrokerIsStopped() {
     fail("the broker (pid \(broker)) did not stop", status: 4)
 }
 
-/// Says hello with `json` (name and pid added) and reports the broker's answer, as a foreign plugin would.
+/// Says hello with `json` (name and pid added) and reports the broker's answer, as a foreign plugin would. The
+/// members are added to the text as written, so a hello may write a key twice as a foreign plugin's might.
 func sayRawHello(_ json: String) throws -> Never {
-    guard var hello = (try? JSONValue(parsing: json))?.objectValue else { fail("--raw-hello needs a JSON object", status: 2) }
-    hello["name"] = .string(name)
-    hello["pid"] = .int(Int64(getpid()))
+    guard case .object(let given)? = try? JSONValue(parsingLeniently: Array(json.utf8), keeping: .lastKept),
+          let close = json.lastIndex(of: "}") else { fail("--raw-hello needs a JSON object", status: 2) }
+    var added: [String: JSONValue] = ["name": .string(name), "pid": .int(Int64(getpid()))]
     // Its launch credential: without it the broker would refuse any hello under this name, whatever else is wrong.
-    if let credential = ProcessInfo.processInfo.environment[BusCredential.environmentKey] { hello["credential"] = .string(credential) }
+    if let credential = ProcessInfo.processInfo.environment[BusCredential.environmentKey] { added["credential"] = .string(credential) }
+    let members = String(decoding: JSONValue.object(added).jsonBytes.dropFirst().dropLast(), as: UTF8.self)
+    let hello = String(json[..<close]) + (given.isEmpty ? "" : ",") + members + "}"
     let endpoint = ProcessInfo.processInfo.environment["SHIELDBUS_ENDPOINT"] ?? RuntimeDirectory.resolve(nil).brokerEndpoint()
     let context = try Context()
     let socket = try Socket(context, .dealer)
     try socket.connect(endpoint)
-    _ = try socket.send([Array("hello".utf8), JSONValue.object(hello).jsonBytes])
+    _ = try socket.send([Array("hello".utf8), Array(hello.utf8)])
     try socket.setReceiveTimeout(milliseconds: 10_000)
     guard let reply = try socket.receive(), reply.count == 2 else { fail("no answer from the broker", status: 1) }
     let answer = (try? JSONValue(parsing: reply[1])) ?? .null

@@ -3,6 +3,7 @@
 import BusClient
 import BusProtocol
 import Foundation
+import DeviceAPI
 
 /// A short-lived client of a running broker, for the tools (tap, send, replay, status, the Studio).
 public enum BusTool {
@@ -51,7 +52,7 @@ public struct EventFormatter {
 
     /// "2026-11-23" and "07:00:00.250" for a bus time.
     public func dayAndTime(_ time: BusTime) -> (day: String, time: String) {
-        let (day, clock) = dayAndClock(Date(timeIntervalSince1970: Double(time) / 1000))
+        let (day, clock) = dayAndClock(date(busTime: time))
         return (day, clock + "." + Self.padded(Int(((time % 1000) + 1000) % 1000), to: 3))
     }
 

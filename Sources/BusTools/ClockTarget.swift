@@ -17,7 +17,7 @@ public enum ClockTarget: Equatable {
             guard let seconds = Scenario.duration(String(trimmed.dropFirst())), seconds > 0 else { throw Self.invalid(text) }
             self = .forward(milliseconds: Int64(seconds * 1000))
         } else if let time = LocalDateTime.timeOfDay(trimmed) {
-            let today = LocalDateTime(Date(timeIntervalSince1970: Double(now) / 1000), in: timeZone)
+            let today = LocalDateTime(date(busTime: now), in: timeZone)
             var instant = busTime(today.at(hour: time.hour, minute: time.minute, second: time.second)!.resolve(in: timeZone))
             if instant <= now {
                 instant = busTime(today.addingDays(1).at(hour: time.hour, minute: time.minute, second: time.second)!.resolve(in: timeZone))

@@ -1,6 +1,7 @@
 import BusProtocol
 import Configuration
 import Foundation
+import DeviceAPI
 
 /// The person's actions in a journal as a scenario file that `shieldbus run --scenario` replays (the Studio's "save as
 /// scenario"): each input request the device accepted (`input.<verb>.request` whose reply is ok) or was still
@@ -46,7 +47,7 @@ public struct SavedScenario {
         let start = first - ((first % 1000) + 1000) % 1000  // a scenario starts on a whole second
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: Date(timeIntervalSince1970: Double(start) / 1000))
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date(busTime: start))
         var lines = comment.split(separator: "\n").map { "# \($0)" }
         lines += ["name: \(name)",
                   String(format: "start: %04d-%02d-%02dT%02d:%02d:%02d", c.year!, c.month!, c.day!, c.hour!, c.minute!, c.second!),

@@ -1,6 +1,7 @@
 import BusProtocol
 import Configuration
 import Foundation
+import DeviceAPI
 
 /// The escape hatch: for a promise the rules cannot say, a model written by the product's author says when each
 /// selected target must be locked. The checker hands it the journal's facts as it reads them — the OS's events
@@ -103,7 +104,7 @@ public struct ExecutablePromiseModel: PromiseModel {
                 guard let bounds = pair.arrayValue, bounds.count == 2, let from = bounds[0].intValue, let to = bounds[1].intValue, to >= from else {
                     throw Failure(description: "the promise model \(path) gave \(target) an interval that is not [fromMs, toMs]")
                 }
-                return DateInterval(start: Date(timeIntervalSince1970: Double(from) / 1000), end: Date(timeIntervalSince1970: Double(to) / 1000))
+                return DateInterval(start: date(busTime: from), end: date(busTime: to))
             }
         }
         return periods

@@ -3,6 +3,7 @@ import BusClient
 import BusProtocol
 import BusTools
 import Foundation
+import DeviceAPI
 
 /// Tells a running broker's plugins about a change made from the command line, as the SDK does for plugins'
 /// writes: one `state.changed` event per change, with the same body.
@@ -21,7 +22,7 @@ final class StateAnnouncer {
     static let topic = "state.changed"
 
     /// Bus time now: the time a change made from the command line is stamped with, like plugins' writes.
-    var busTime: Date { Date(timeIntervalSince1970: Double(connection.welcome?.time ?? 0) / 1000) }
+    var busTime: Date { date(busTime: connection.welcome?.time ?? 0) }
 
     /// Publishes `change` and waits until the broker has sequenced it; returns its sequence number.
     func announce(_ change: StoreChange) throws -> UInt64 {

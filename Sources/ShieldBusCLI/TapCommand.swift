@@ -191,7 +191,7 @@ extension ShieldBus {
                         let window = tally.close(after: Double(now - windowStart) / 1000)
                         windowStart = now
                         reports += 1
-                        let end = Date(timeIntervalSince1970: Double(busClock.now(at: now)) / 1000)
+                        let end = date(busTime: busClock.now(at: now))
                         print(json ? window.json(endingAt: end).jsonText : window.line(endingAt: end, timeZone: zone))
                         fflush(nil)
                         continue

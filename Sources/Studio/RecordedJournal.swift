@@ -117,15 +117,16 @@ final class RecordedJournal: @unchecked Sendable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let now = times[max(0, min(count, times.count) - 1)]
-        let shown = Date(timeIntervalSince1970: Double(now) / 1000)
+        let shown = date(busTime: now)
         func at(_ day: Date) -> Int64? {
             calendar.date(bySettingHour: clock.hour ?? 0, minute: clock.minute ?? 0, second: clock.second ?? 0, of: day)
                 .map { DeviceAPI.busTime($0) + 999 }
         }
         if let today = at(shown), today >= now { return self.count(atOrBefore: today) }
         let tomorrow = ScheduleCalendar(timeZone: timeZone).startOfNextDay(after: shown)
-        let next = Self.firstIndex(times.count) { self.times[$0] >= Int64(tomorrow.timeIntervalSince1970 * 1000) }
-        guard next < times.count, let then = at(Date(timeIntervalSince1970: Double(times[next]) / 1000)) else { return nil }
+        let startOfTomorrow = DeviceAPI.busTime(tomorrow)
+        let next = Self.firstIndex(times.count) { self.times[$0] >= startOfTomorrow }
+        guard next < times.count, let then = at(date(busTime: times[next])) else { return nil }
         return self.count(atOrBefore: then)
     }
 

@@ -35,6 +35,18 @@ public enum JournalLines {
         }
     }
 
+    /// `forEach` over a journal another process may have been killed while writing: a last line without its newline
+    /// is torn (a SIGKILL mid-write, which the broker cuts off when it goes on) and is left unread; any other bad line
+    /// is damage and throws `BadLine`.
+    public static func forEachUpToATornEnd(in bytes: [UInt8], _ body: (Envelope) throws -> Void) throws {
+        do {
+            try forEach(in: bytes, body)
+        } catch let bad as BadLine {
+            guard bytes.last != WireCodec.batchSeparator,
+                  bad.line == bytes.count(where: { $0 == WireCodec.batchSeparator }) + 1 else { throw bad }
+        }
+    }
+
     /// Every envelope of a journal (`forEach`'s).
     public static func envelopes(in bytes: [UInt8], checkingBodies: Bool = true) throws -> [Envelope] {
         var envelopes: [Envelope] = []

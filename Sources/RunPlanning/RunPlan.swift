@@ -327,14 +327,15 @@ public struct RunPlan {
         throw Problem(description: "--ios must be one of \(IOSRelease.names.joined(separator: ", ")) or none, not '\(name)'\(suggestion)")
     }
 
-    /// Hands `body` the envelopes a journal file holds (none without one), up to a torn line (a SIGKILL mid-write):
-    /// the broker's journal, reopened, ends there too.
+    /// Hands `body` the envelopes a journal file holds (none without one), up to a torn last line (a SIGKILL
+    /// mid-write): the broker's journal, reopened, ends there too. A bad line before the end is a damaged journal,
+    /// which a resumed run's check would otherwise judge without what follows it.
     public static func journaledSoFar(_ path: String?, _ body: (Envelope) -> Void) throws {
         guard let path, let data = FileManager.default.contents(atPath: path) else { return }
         do {
-            try JournalLines.forEach(in: Array(data), body)
-        } catch is JournalLines.BadLine {
-            return
+            try JournalLines.forEachUpToATornEnd(in: Array(data), body)
+        } catch let bad as JournalLines.BadLine {
+            throw Problem(description: "cannot resume: the journal \(path) is damaged at \(bad) — a resumed run is checked with what the journal holds; start the run afresh (without --resume) or restore the journal")
         }
     }
 

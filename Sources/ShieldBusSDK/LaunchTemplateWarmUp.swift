@@ -25,7 +25,8 @@ import ZeroMQ
 /// build those live in shared libraries, whose constructors all ran before it (the seed is then drawn once, in the
 /// template). So it only names types and reserves storage that it releases at once: no value is hashed, no global or
 /// `static let` is made (a kept `Set` or `Dictionary` would be laid out with a seed other than the launch's), nothing
-/// reads the environment, the clock or the time zone (a launch's own), no file is opened, no thread started. No
+/// reads the environment, the clock or the time zone (a launch's own), no file is opened (but by the libraries' set-up,
+/// which keeps none open), no thread started. No
 /// Swift Concurrency standard type (one mangled `Sc…`, whose descriptor Concurrency's own constructor registers:
 /// `Task`, `CheckedContinuation`, `AsyncStream`…; `TaskLocal` is not one) and no type whose metadata needs
 /// CoreFoundation or Dispatch may be added: in a release program they are set up after this runs. Metadata is a fact

@@ -86,7 +86,7 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"], linkerSettings: sqliteLinkerSettings),
         // Foundation's JSONEncoder bytes (sorted keys), written several times faster: device API bodies, App-Group values.
         .target(name: "SortedJSON", dependencies: ["BusProtocol"]),
-        .target(name: "AppGroupStore", dependencies: ["BusProtocol", "SQLite", "SortedJSON"]),
+        .target(name: "AppGroupStore", dependencies: ["BusProtocol", "CProcessControl", "SQLite", "SortedJSON"]),
         .target(name: "UsageReports", dependencies: ["CivilCalendar"]),
         .target(name: "DeviceAPI", dependencies: ["BusProtocol", "ScreenTime", "SortedJSON"]),
         .target(name: "LockInvariant", dependencies: ["BusProtocol", "Configuration", "DeviceAPI", "ScreenTime"]),
@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "CLaunchTemplate", dependencies: ["CProcessControl"]),
         .target(name: "ShieldBusSDK", dependencies: [
             "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
-            .product(name: "Logging", package: "swift-log"),
+            "ZeroMQ", .product(name: "Logging", package: "swift-log"),
         ]),
         // Apple's framework names over the SDK (plugins import these as on iOS).
         .target(name: "ShieldBusUIKit", dependencies: ["ScreenTime"]),
@@ -147,7 +147,7 @@ let package = Package(
                 swiftSettings: appleModuleAliases),
         .executableTarget(name: "naive-plugin", dependencies: ["ShieldBusSDK", "NaivePluginKit"], path: "Tests/Fixtures/NaivePlugins"),
         .executableTarget(name: "state-corrupter", dependencies: ["ShieldBusSDK"], path: "Tests/Fixtures/StateCorrupter"),
-        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK", "CProcessControl"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
+        .executableTarget(name: "fixture-memory-monitor", dependencies: ["ShieldBusSDK", "CProcessControl", "ZeroMQ"] + appleFrameworks, path: "Tests/Fixtures/MemoryMonitor",
                           swiftSettings: appleModuleAliases + iOSExtensionCodeMode),
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),

@@ -116,9 +116,7 @@ public struct AppGroupContainer: Sendable {
     /// Opens an existing group's store; `unknownSuite` (listing the groups) when it does not exist.
     func openGroup(_ name: String) throws -> GroupDatabase {
         let path = try storePath(forGroup: name)
-        try refuseSymbolicLinks(group: name)
-        // By `stat`, as `FileManager.fileExists` asks, without `FileManager.default`'s first use in a launch.
-        guard FileSize.of(path) != nil else {
+        guard try refuseSymbolicLinks(group: name) else {
             throw AppGroupStoreError.unknownSuite(name: name, existing: try groups())
         }
         return try GroupDatabase(group: name, path: path, busyTimeout: busyTimeout, create: false)
@@ -127,9 +125,22 @@ public struct AppGroupContainer: Sendable {
     /// Throws `corruptStore` if a part of the group's store (its folders, the store or its companion files) is a
     /// symbolic link. Every process of a group may write in its folder, and a sandbox shows a plugin no other group's:
     /// a link planted there would lead a process that sees them all (the broker, the command line) to another group's
-    /// store, or to any file of the user's.
-    func refuseSymbolicLinks(group name: String) throws {
+    /// store, or to any file of the user's. Returns whether the store file is there.
+    /// Asked of the group's folders at once (`FolderEntries`: no link followed below the root, one read of the
+    /// store's folder), and part by part when that cannot tell or finds a link, to name the first one.
+    @discardableResult
+    func refuseSymbolicLinks(group name: String) throws -> Bool {
         let store = try storePath(forGroup: name)
+        let fileName = name + Self.fileExtension
+        let below = layout == .groupContainers ? name + Self.preferencesFolder : ""
+        switch FolderEntries.find(StoreFiles.suffixes.map { fileName + $0 }, in: below, under: rootPath) {
+        case .found(let found) where !found.hasSymbolicLink:
+            return found.isThere(StoreFiles.suffixes.firstIndex(of: "")!)
+        case .noFolder:
+            return false
+        case .found, .cannotTell:
+            break
+        }
         var parts = StoreFiles.suffixes.map { store + $0 }
         if layout == .groupContainers {
             parts += [rootPath + "/" + name, rootPath + "/" + name + "/Library", rootPath + "/" + name + Self.preferencesFolder]
@@ -137,6 +148,8 @@ public struct AppGroupContainer: Sendable {
         if let link = parts.first(where: StoreFiles.isSymbolicLink) {
             throw AppGroupStoreError.corruptStore(path: store, detail: "\(link) is a symbolic link, which no part of a store is: a process of the group may have put it there to reach another store; remove it")
         }
+        // By `stat`, as `FileManager.fileExists` asks, without `FileManager.default`'s first use in a launch.
+        return FileSize.of(store) != nil
     }
 
     static let fileExtension = ".sqlite"

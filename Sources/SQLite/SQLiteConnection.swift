@@ -79,10 +79,8 @@ public final class SQLiteConnection {
     private var beginDeferred: Statement?, beginImmediate: Statement?, beginExclusive: Statement?
     private var commit: Statement?
 
-    /// Made once per process, before its first connection initialises SQLite: a connection's page cache takes memory
-    /// for each page as it first holds one, instead of a bulk of 20 pages that every open writes through — a short-lived
-    /// extension's launch opens two stores and holds a few pages of each (docs/benchmarks.md, "A plugin launch's own work").
-    private static let pageCacheOnDemand: Void = { _ = shieldbus_sqlite_page_cache_on_demand() }()
+    /// Made once per process, before its first connection (`SQLiteLibrary.setUp`; a launch template has made it already).
+    private static let setUp: Void = SQLiteLibrary.setUp()
 
     /// Opens (or, with `.create`, creates) the database at `path`.
     ///
@@ -101,7 +99,7 @@ public final class SQLiteConnection {
     ///     switch (each a rollback-journal commit and its flushes).
     public init(path: String, flags: OpenFlags = [.readWrite, .create], access: Access = .shared, busyTimeout: TimeInterval = 5,
                 pageSize: Int? = nil, writeAheadLog: Bool = false) throws {
-        Self.pageCacheOnDemand
+        Self.setUp
         var db: OpaquePointer?
         // FULLMUTEX: a misuse from two threads is serialized instead of corrupting memory.
         let rc = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_FULLMUTEX, nil)

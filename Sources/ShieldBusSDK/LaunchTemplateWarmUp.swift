@@ -8,6 +8,7 @@ import Foundation
 import Logging
 import ScreenTime
 import SQLite
+import ZeroMQ
 
 /// The Swift runtime's type metadata of the generic types every launch's path through the SDK makes first (the
 /// storage of its arrays, sets and dictionaries, its optionals and tuples, its locked values, the replies of the OS
@@ -24,17 +25,29 @@ import SQLite
 /// build those live in shared libraries, whose constructors all ran before it (the seed is then drawn once, in the
 /// template). So it only names types and reserves storage that it releases at once: no value is hashed, no global or
 /// `static let` is made (a kept `Set` or `Dictionary` would be laid out with a seed other than the launch's), nothing
-/// reads the environment, the clock or the time zone (a launch's own), no file is opened, no thread started. No
+/// reads the environment, the clock or the time zone (a launch's own), no file is opened (but by the libraries' set-up,
+/// which keeps none open), no thread started. No
 /// Swift Concurrency standard type (one mangled `Sc…`, whose descriptor Concurrency's own constructor registers:
 /// `Task`, `CheckedContinuation`, `AsyncStream`…; `TaskLocal` is not one) and no type whose metadata needs
 /// CoreFoundation or Dispatch may be added: in a release program they are set up after this runs. Metadata is a fact
-/// of the program, the same in every launch; whatever a launch's code does is still done in the launch. The order is
-/// checked by LaunchTemplateWarmUpTests.
+/// of the program, the same in every launch; whatever a launch's code does is still done in the launch. Besides the
+/// metadata, it makes the C libraries' own one-time set-up (`setUpLibraries`), which reads the plugin's environment
+/// only (the template's is the plugin's, as each launch's is) and keeps nothing open. The order is checked by
+/// LaunchTemplateWarmUpTests, the set-up's traces (descriptors, threads) too.
 enum LaunchTemplateWarmUp {
     static func run() {
+        setUpLibraries()
         reserveArrays()
         reserveSetsAndDictionaries()
         nameTypes()
+    }
+
+    /// The C libraries' one-time set-up, which each launch's first store and first libzmq context would make:
+    /// SQLite's (`SQLiteLibrary`), libsodium's and OpenPGM's (`Context.setUpLibraries`). C code only, run once: it
+    /// opens no descriptor it keeps, starts no thread and draws no randomness a launch uses (each says what it leaves).
+    private static func setUpLibraries() {
+        SQLiteLibrary.setUp()
+        Context.setUpLibraries()
     }
 
     /// The arrays' storage classes (`_ContiguousArrayStorage<Element>`), made by reserving room for one element.

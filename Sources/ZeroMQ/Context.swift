@@ -22,6 +22,24 @@ public final class Context: @unchecked Sendable {
         }
     }
 
+    /// Sets up, once per process, what libzmq's libraries (libsodium, OpenPGM) otherwise set up at the process's first
+    /// context, and holds it set up for the process's life. A plugin's launch template (`LaunchTemplateWarmUp`) makes
+    /// it before it forks: it leaves no descriptor open (OpenPGM reads the protocols database and closes it; libsodium
+    /// draws from `getrandom` at each use, keeping no generator's state), starts no thread, and what it reads of the
+    /// environment (`PGM_*`) is the plugin's, as in each launch. What its launches then share is libsodium's canary of
+    /// guarded allocations, as they share the template's stack-protector guard and address-space layout.
+    public static func setUpLibraries() { shieldbus_zmq_libraries_set_up() }
+
+    /// Whether `setUpLibraries` (or a first context) has been made in this process; nil when this libzmq cannot tell
+    /// (built without OpenPGM).
+    public static var librariesAreSetUp: Bool? {
+        switch shieldbus_zmq_libraries_are_set_up() {
+        case 1: return true
+        case 0: return false
+        default: return nil
+        }
+    }
+
     /// Makes every blocking call on this context's sockets return with ETERM (for orderly shutdown from another thread).
     public func shutdown() {
         zmq_ctx_shutdown(handle)

@@ -82,6 +82,44 @@ final class AppGroupContainerTests: ContainerTestCase {
         }
     }
 
+    /// Every part of a store is checked, in both layouts: a link planted at any of its files or folders is refused
+    /// at each open, naming it; a store reached through a link above the container's root is not refused (the root
+    /// is the owner's choice), and a missing group is still an unknown suite.
+    func testASymbolicLinkAtAnyPartOfAStoreIsRefusedNamingIt() throws {
+        let decoy = root.path + "/decoy"
+        FileManager.default.createFile(atPath: decoy, contents: nil)
+        for layout in [AppGroupContainer.Layout.groupContainers, .flat] {
+            let folder = root.path + (layout == .flat ? "/flat" : "/groups")
+            let container = AppGroupContainer(rootPath: folder, layout: layout)
+            try container.createGroup(group)
+            let store = try container.storeURL(forGroup: group).path
+            var parts = StoreFiles.suffixes.map { store + $0 }
+            if layout == .groupContainers {
+                parts += [folder + "/" + group + "/Library/Preferences", folder + "/" + group + "/Library", folder + "/" + group]
+            }
+            for part in parts {
+                let moved = part + ".kept"
+                let existed = FileManager.default.fileExists(atPath: part)
+                if existed { try FileManager.default.moveItem(atPath: part, toPath: moved) }
+                try FileManager.default.createSymbolicLink(atPath: part, withDestinationPath: existed ? moved : decoy)
+                for open in [{ _ = try container.createGroup(self.group) }, { _ = try container.slices(group: self.group) }] {
+                    assertStoreError(try open()) { error in
+                        XCTAssertTrue("\(error)".contains("\(part) is a symbolic link"), "\(part): \(error)")
+                    }
+                }
+                try FileManager.default.removeItem(atPath: part)
+                if existed { try FileManager.default.moveItem(atPath: moved, toPath: part) }
+            }
+            XCTAssertEqual(try container.slices(group: group), [:], "with the links gone, the store opens again")
+            let linkedRoot = root.path + "/linked-" + (layout == .flat ? "flat" : "groups")
+            try FileManager.default.createSymbolicLink(atPath: linkedRoot, withDestinationPath: folder)
+            XCTAssertEqual(try AppGroupContainer(rootPath: linkedRoot, layout: layout).slices(group: group), [:], "the root may be reached through a link")
+            XCTAssertThrowsError(try container.slices(group: "group.com.example.never")) { error in
+                guard case AppGroupStoreError.unknownSuite = error else { return XCTFail("\(error)") }
+            }
+        }
+    }
+
     /// A group kept both ways is a choice for its owner, not one for the program: refused, naming both files.
     func testAGroupKeptBothWaysIsRefusedNamingBothFiles() throws {
         try container.createGroup(group)

@@ -41,6 +41,19 @@ final class LaunchTemplateWarmUpTests: XCTestCase {
         // and globals start from nothing.
         XCTAssertEqual(values("seen", forked), [1, 1, 1], "each launch's extension instance handled its one callback")
         XCTAssertEqual(values("process", forked), [1, 1, 1], "no launch inherits a handler's count from the template or an earlier launch")
+        // The C libraries' one-time set-up (SQLite's, libsodium's, OpenPGM's) is the template's: each launch finds it
+        // made, and it leaves a launch no thread (above) and no descriptor (below).
+        let setUp = values("librariesSetUpAtMain", forked)
+        if setUp != [-1, -1, -1] {
+            XCTAssertEqual(setUp, [1, 1, 1], "each launch finds libzmq's libraries set up by its template")
+            XCTAssertEqual(values("librariesSetUpAtMain", plain), [0, 0, 0], "an executed launch sets them up itself, at its first context")
+        }
+        // A template starts with descriptors 0–5 taken (standard input and output, /dev/null where the sandbox's
+        // descriptors would be, its channel at 5), so whatever it opened since would be numbered above 5; a launch
+        // closes the channel, and keeps nothing above it.
+        XCTAssertEqual(values("highestDescriptorAtMain", forked).count, 3)
+        XCTAssertTrue(values("highestDescriptorAtMain", forked).allSatisfy { $0 < 5 }, "\(values("highestDescriptorAtMain", forked))")
+        XCTAssertEqual(values("highestDescriptorAtMain", plain), [2, 2, 2], "an executed launch starts with its standard input and output only")
 
         let plainHashes = values("hash", plain)
         XCTAssertEqual(plainHashes.count, 3)

@@ -88,6 +88,14 @@ int shieldbus_thread_count(void);
 /// `beforeFork` (or NULL) is called with `context` in the template before each day is forked; it must start no thread.
 long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*beforeFork)(void *), void *context);
 
+/// What the folder `below` (folders relative to the folder `root`, no `..`; "" for `root` itself) holds under each of
+/// `names` (`count` names, each ended by a NUL, one after the other), found without following a symbolic link at or below `root` (openat2's
+/// RESOLVE_NO_SYMLINKS, then one read of the folder's entries): `kinds[i]` is 0 when nothing is there, 1 for a symbolic
+/// link, 2 for anything else. Returns 0; or -1 with errno set: ELOOP when a folder of `below` is a symbolic link,
+/// ENOENT or ENOTDIR when one is missing or no folder (nothing is below it), ENOSYS when the kernel has no openat2
+/// (before Linux 5.6, or refused by a seccomp filter), or the error of the open or read.
+int shieldbus_folder_entry_kinds(const char *root, const char *below, const char *names, int count, unsigned char *kinds);
+
 /// Does nothing with `pointer`, out of the optimiser's sight: a template's warm-up (the launch template's, the broker
 /// template's) hands it what it makes, so that the making is not left out.
 void shieldbus_keep(const void *pointer);

@@ -1,0 +1,38 @@
+// FolderEntries: what a folder holds under given names, found without following a symbolic link on the way to it.
+import CProcessControl
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A few entries of one folder, asked below a root folder without following a symbolic link at or below it
+/// (`shieldbus_folder_entry_kinds`: openat2's `RESOLVE_NO_SYMLINKS` from the root, then one read of the folder's
+/// entries) — a few calls, where an `lstat` of each entry's and each folder's whole path walks the path every time.
+enum FolderEntries {
+    /// What is under each name asked, in the order asked: `shieldbus_folder_entry_kinds`' kinds (0 nothing, 1 a
+    /// symbolic link, 2 anything else), kept as bytes.
+    struct Found: Equatable {
+        let kinds: [UInt8]
+        var hasSymbolicLink: Bool { kinds.contains(1) }
+        func isThere(_ index: Int) -> Bool { kinds[index] != 0 }
+    }
+
+    enum Answer: Equatable {
+        case found(Found)
+        /// A folder on the way is missing or is no folder: nothing is there.
+        case noFolder
+        /// A folder on the way is a symbolic link, the kernel has no openat2, or the folder could not be read: ask
+        /// part by part.
+        case cannotTell
+    }
+
+    /// What `folder` (folders relative to `root`, "" for `root` itself) holds under each of `names` (none of them
+    /// with a NUL).
+    static func find(_ names: [String], in folder: String, under root: String) -> Answer {
+        var kinds = [UInt8](repeating: 0, count: names.count)
+        let result = names.joined(separator: "\0").withCString { list in
+            shieldbus_folder_entry_kinds(root, folder, list, Int32(names.count), &kinds)
+        }
+        if result == 0 { return .found(Found(kinds: kinds)) }
+        return errno == ENOENT || errno == ENOTDIR ? .noFolder : .cannotTell
+    }
+}

@@ -462,11 +462,15 @@ public final class PluginRuntime: @unchecked Sendable {
     }
 
     /// Runs what waits on the main queue (`DispatchQueue.main.async`, `@MainActor` work): this thread is the main
-    /// thread, and on iOS an extension's main queue runs. One pass, without waiting.
+    /// thread, and on iOS an extension's main queue runs. One pass, without waiting, when one is due (`MainRunLoopTurns`:
+    /// whenever work waits on the main queue).
     func runMainQueue() {
-        guard Thread.isMainThread else { return }
+        guard Thread.isMainThread, mainRunLoopTurns.isDue() else { return }
         _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
+
+    /// When the main run loop turns (on the main thread only).
+    private var mainRunLoopTurns = MainRunLoopTurns()
 
     // MARK: The loop
 

@@ -55,6 +55,8 @@ public final class PluginRuntime: @unchecked Sendable {
     let connection: BusConnection
     /// Events that arrived while a synchronous call waited for its reply; handled next, in order.
     private var pending: [Envelope] = []
+    /// The last reply read for each call topic (`LastReplies`).
+    private var lastReplies = LastReplies()
     private var correlation = 0
     private var handler: ((Envelope) -> Void)?
     /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
@@ -323,7 +325,8 @@ public final class PluginRuntime: @unchecked Sendable {
         let reply = try callRaw(topic, body: body)
         let decoded: DeviceReply<Value>
         do {
-            decoded = try read(reply.body)
+            // The kept replies are the plugin thread's; a call from another thread reads its own.
+            decoded = isOnPluginThread ? try lastReplies.reply(to: topic, body: reply.body, reading: read) : try read(reply.body)
         } catch {
             throw PluginError.device(DeviceError(code: "malformed-reply", message: "the reply to \(topic) does not decode: \(error)"))
         }

@@ -169,7 +169,9 @@ public enum CommitNote {
     // MARK: The file
 
     /// Fixed width (the number's digits, a space, a boot id's 36 characters), so a note never has to shorten the file.
-    private static let digits = 20, width = 57
+    static let digits = 20, width = 57
+    /// How much of a note is read: its number and boot, and room past a width other writers may have left.
+    static let readLength = 128
 
     /// Takes the note's `flock`, polling until `timeout`: a holder that never lets go is an error, not a hang.
     static func lock(_ descriptor: Int32, _ operation: Int32, store: String, timeout: TimeInterval) throws {
@@ -192,10 +194,16 @@ public enum CommitNote {
     /// Whether the whole note was written. Made in a buffer on the stack: it is written at every commit of every store.
     @discardableResult
     static func write(_ number: Int64, to descriptor: Int32) -> Bool {
+        withText(of: number) { pwrite(descriptor, $0.baseAddress, $0.count, 0) == $0.count }
+    }
+
+    /// Gives `body` the note's bytes for `number` (a number of `digits` digits, zero-padded, then `bootField`): made
+    /// without allocating for any number but a negative one, which no store counts.
+    static func withText<Result>(of number: Int64, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         guard number >= 0 else {
             let text = Array(String(number).utf8)
             let bytes = [UInt8](repeating: UInt8(ascii: "0"), count: max(0, digits - text.count)) + text + bootField
-            return pwrite(descriptor, bytes, bytes.count, 0) == bytes.count
+            return bytes.withUnsafeBytes(body)
         }
         let count = digits + bootField.count
         return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { bytes in
@@ -205,21 +213,26 @@ public enum CommitNote {
                 rest /= 10
             }
             for (offset, byte) in bootField.enumerated() { bytes[digits + offset] = byte }
-            return pwrite(descriptor, bytes.baseAddress, count, 0) == count
+            return body(UnsafeRawBufferPointer(bytes))
         }
     }
 
     /// The note's number alone, read without allocating: it is read at every commit of every store.
     static func number(in descriptor: Int32) -> Int64? {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: readLength) { buffer in
             let count = pread(descriptor, buffer.baseAddress, buffer.count, 0)
             guard count > 0 else { return nil }
-            return parse(UnsafeBufferPointer(rebasing: buffer[..<count]))?.number
+            return number(in: UnsafeBufferPointer(rebasing: buffer[..<count]))
         }
     }
 
+    /// The number a note's first bytes (at most `readLength` of them, as `number(in:)` reads) begin with.
+    static func number(in bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        parse(bytes)?.number
+    }
+
     private static func reading(in descriptor: Int32) -> Reading? {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: readLength) { buffer in
             let count = pread(descriptor, buffer.baseAddress, buffer.count, 0)
             guard count > 0 else { return nil }
             let bytes = UnsafeBufferPointer(rebasing: buffer[..<count])

@@ -5,12 +5,21 @@ import Glibc
 
 /// A store's note (`CommitNote`) as its writer keeps it open between commits: each note is an `fstatat` of its name in
 /// the store's folder, the note's `flock`, a read, a write and the unlock (a sole writer's, below: the `fstatat` and
-/// the write), instead of opening and closing the file at
-/// every commit. The name is checked to still be the file held (its device and inode) — a note deleted, renamed over,
-/// moved away, or replaced by something that is not a file or by a symbolic link is opened again by its name, and fails
-/// there as a fresh open would (`CommitNoteUnwritable`). The folder is held too (`O_PATH`), so the name is looked up in
-/// it alone rather than along the whole path; a folder moved away takes its store and note with it. A process forked
-/// from the one that opened them opens its own, so two processes never share one hold of the lock.
+/// the write), instead of opening and closing the file at every commit. The name is checked to still be the file held
+/// (its device and inode) — a note deleted, renamed over, moved away, or replaced by something that is not a file or by
+/// a symbolic link is opened again by its name, and fails there as a fresh open would (`CommitNoteUnwritable`). The
+/// folder is held too (`O_PATH`), so the name is looked up in it alone rather than along the whole path; a folder moved
+/// away takes its store and note with it. A process forked from the one that opened them opens its own, so two
+/// processes never share one hold of the lock (`ProcessIdentity`: no `getpid` per commit).
+///
+/// The note is read and written in the held file's first page, mapped shared — the same bytes other processes
+/// `pread` under the lock, without a system call for either, and without `pwrite`'s update of the file's times, which
+/// waits while the file system's journal commits for other writers. The page is used only while the `fstatat` finds
+/// the file a whole note long: a file cut shorter under the writer (its bytes past the end are not the file's) or not
+/// yet written is written with `pwrite` as a fresh note is, which makes it whole again. What the page cannot survive
+/// is a file cut under the writer between that `fstatat` and the note's access, which faults (`SIGBUS`) instead of
+/// rewriting it: only something writing into the note itself can do that. A file that cannot be mapped is read and
+/// written with `pread` and `pwrite`.
 ///
 /// The note of a store with one writer for its connection's life (`soleWriter`: opened `.exclusive`, so no other
 /// connection can commit to it, nor note for it) is locked and read only at its first note after an open: from then
@@ -29,6 +38,11 @@ final class CommitNoteFile {
     private let soleWriter: Bool
     /// The number in the file held, as this sole writer last read or wrote it (nil: not known, read it under the lock).
     private var noted: Int64?
+    /// The held file's first page, mapped shared (nil: not mapped).
+    private var page: UnsafeMutablePointer<UInt8>?
+    /// The held file's size at the last `fstatat`: its page is read up to it, and written only when a whole note fits.
+    private var size = 0
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
     /// Linux's `O_PATH` (a descriptor to look names up in, without reading the folder), which Swift's Glibc module
     /// does not export.
     private static let pathOnly: Int32 = 0o10_000_000
@@ -45,6 +59,7 @@ final class CommitNoteFile {
     }
 
     deinit {
+        unmap()
         if descriptor >= 0 { close(descriptor) }
         if folder >= 0 { close(folder) }
     }
@@ -59,7 +74,7 @@ final class CommitNoteFile {
         }
         try CommitNote.lock(descriptor, LOCK_EX, store: store, timeout: timeout)
         defer { flock(descriptor, LOCK_UN) }
-        let found = CommitNote.number(in: descriptor)
+        let found = noteNumber(in: descriptor)
         if let found, found >= number {
             if soleWriter { noted = found }
             return
@@ -67,9 +82,21 @@ final class CommitNoteFile {
         try write(number, to: descriptor)
     }
 
+    /// The number the held file begins with, read in its page when it has one.
+    private func noteNumber(in descriptor: Int32) -> Int64? {
+        guard let page, size > 0 else { return CommitNote.number(in: descriptor) }
+        let count = min(size, CommitNote.readLength)
+        return CommitNote.number(in: UnsafeBufferPointer(start: page, count: count))
+    }
+
     private func write(_ number: Int64, to descriptor: Int32) throws {
         // Not known after a failed write: the next note reads the file again, under the lock.
         noted = nil
+        if let page, size >= CommitNote.width {
+            CommitNote.withText(of: number) { UnsafeMutableRawPointer(page).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            if soleWriter { noted = number }
+            return
+        }
         guard CommitNote.write(number, to: descriptor) else {
             let failure = errno
             throw CommitNoteUnwritable(path: path, errno: failure)
@@ -77,14 +104,16 @@ final class CommitNoteFile {
         if soleWriter { noted = number }
     }
 
-    /// The descriptor of the file the name is now, opened (or made) again when it is not the one held.
+    /// The descriptor of the file the name is now, opened (or made) again when it is not the one held; `size` its size.
     private func held() throws -> Int32 {
         var status = stat()
-        let process = getpid()
+        let process = ProcessIdentity.current
         if owner == process, descriptor >= 0, fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0,
            status.st_dev == device, status.st_ino == inode {
+            size = Int(status.st_size)
             return descriptor
         }
+        unmap()
         if descriptor >= 0 { close(descriptor) }
         descriptor = -1
         noted = nil
@@ -107,7 +136,17 @@ final class CommitNoteFile {
             close(opened)
             throw CommitNoteUnwritable(path: path, errno: failure)
         }
-        (descriptor, device, inode) = (opened, status.st_dev, status.st_ino)
+        (descriptor, device, inode, size) = (opened, status.st_dev, status.st_ino, Int(status.st_size))
+        // Mapped past the file's end when it is shorter: the page is used once a note has made it whole.
+        if Self.pageSize >= CommitNote.readLength, let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, opened, 0),
+           mapped != MAP_FAILED {
+            page = mapped.bindMemory(to: UInt8.self, capacity: Self.pageSize)
+        }
         return opened
+    }
+
+    private func unmap() {
+        if let page { munmap(page, Self.pageSize) }
+        page = nil
     }
 }

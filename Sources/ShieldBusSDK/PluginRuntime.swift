@@ -55,6 +55,8 @@ public final class PluginRuntime: @unchecked Sendable {
     let connection: BusConnection
     /// Events that arrived while a synchronous call waited for its reply; handled next, in order.
     private var pending: [Envelope] = []
+    /// The last reply read for each call topic (`LastReplies`).
+    private var lastReplies = LastReplies()
     private var correlation = 0
     private var handler: ((Envelope) -> Void)?
     /// What this plugin handled, across its processes: a redelivered event is skipped (exactly once).
@@ -323,7 +325,8 @@ public final class PluginRuntime: @unchecked Sendable {
         let reply = try callRaw(topic, body: body)
         let decoded: DeviceReply<Value>
         do {
-            decoded = try read(reply.body)
+            // The kept replies are the plugin thread's; a call from another thread reads its own.
+            decoded = isOnPluginThread ? try lastReplies.reply(to: topic, body: reply.body, reading: read) : try read(reply.body)
         } catch {
             throw PluginError.device(DeviceError(code: "malformed-reply", message: "the reply to \(topic) does not decode: \(error)"))
         }
@@ -462,11 +465,15 @@ public final class PluginRuntime: @unchecked Sendable {
     }
 
     /// Runs what waits on the main queue (`DispatchQueue.main.async`, `@MainActor` work): this thread is the main
-    /// thread, and on iOS an extension's main queue runs. One pass, without waiting.
+    /// thread, and on iOS an extension's main queue runs. One pass, without waiting, when one is due (`MainRunLoopTurns`:
+    /// whenever work waits on the main queue).
     func runMainQueue() {
-        guard Thread.isMainThread else { return }
+        guard Thread.isMainThread, mainRunLoopTurns.isDue() else { return }
         _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
+
+    /// When the main run loop turns (on the main thread only).
+    private var mainRunLoopTurns = MainRunLoopTurns()
 
     // MARK: The loop
 

@@ -277,6 +277,44 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertEqual(try CommitNote.read(besides: store), 12)
     }
 
+    /// The kept note is read and written in its file's mapped page while the file is a whole note long: cut shorter or
+    /// rewritten in place under the writer (the same file), what it then says is read from its bytes — a higher number
+    /// kept, a lower or unreadable one raised to the count — and the note is written whole again.
+    func testANoteCutOrRewrittenInPlaceUnderItsWriterIsReadAndWrittenWholeAgain() throws {
+        let (connection, store) = try storeWithWritesInItsLog()
+        let tally = try CommitTally(connection: connection, path: store)
+        var said: [String] = []
+        tally.onNoteFailure = { said.append($0) }
+        let note = CommitNote.path(besides: store)
+        func commit() throws { try tally.transaction { try connection.execute("INSERT INTO t VALUES (0)") } }
+        func rewrite(_ text: String) throws {
+            let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: note))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(text.utf8))
+            try handle.close()
+        }
+        func size() throws -> Int { try XCTUnwrap(FileManager.default.attributesOfItem(atPath: note)[.size] as? Int) }
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 4)
+        let whole = try size()
+        try rewrite("9 x")
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 9, "the number written in place is read: a lower one changes nothing")
+        for _ in 6...10 { try commit() }
+        XCTAssertEqual(try CommitNote.read(besides: store), 10)
+        XCTAssertEqual(try size(), whole, "written whole again")
+        try rewrite("")
+        try commit()
+        XCTAssertEqual(try CommitNote.reading(besides: store), CommitNote.Reading(number: 11, boot: CommitNote.currentBoot), "a note cut to nothing is made again")
+        try rewrite("garbage")
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 12, "an unreadable note is written over")
+        try commit()
+        XCTAssertEqual(try CommitNote.read(besides: store), 13)
+        XCTAssertEqual(try size(), whole)
+        XCTAssertEqual(said, [])
+    }
+
     /// A power cut loses at most the commits since the last flush: every 32nd commit (by the store's own count, so two
     /// writers share the bound) flushes the write-ahead log to the disk; a process flushes at most once a second, the
     /// 32nd commit within a second of its last flush owing one to the first commit a second after.

@@ -2,7 +2,7 @@
 // keeping freed heap, closing every inherited descriptor in a spawned child, the launch templates' channels (a
 // datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on), and process descriptors
 // (a signal that can only reach the process it was opened for, never one that reused its pid), and the broker template
-// that plays explore's days (broker_template.c).
+// that plays explore's days (broker_template.c), and whether libdispatch signalled work on the main queue (main_queue.c).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -95,6 +95,11 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*be
 /// ENOENT or ENOTDIR when one is missing or no folder (nothing is below it), ENOSYS when the kernel has no openat2
 /// (before Linux 5.6, or refused by a seccomp filter), or the error of the open or read.
 int shieldbus_folder_entry_kinds(const char *root, const char *below, const char *names, int count, unsigned char *kinds);
+
+/// Whether work waits on the main queue (`DispatchQueue.main.async`, `@MainActor` jobs, a due `asyncAfter`): libdispatch
+/// has signalled its run-loop handle and no turn of the main run loop has drained it since. Costs one `poll`, where a
+/// turn of the run loop costs many times that (main_queue.c).
+int shieldbus_main_queue_is_signalled(void);
 
 /// Does nothing with `pointer`, out of the optimiser's sight: a template's warm-up (the launch template's, the broker
 /// template's) hands it what it makes, so that the making is not left out.

@@ -1,0 +1,13 @@
+// Whether the main queue has work waiting, asked of the descriptor libdispatch signals its run loop through.
+#include "process_control.h"
+#include <poll.h>
+
+// libdispatch's handle for CoreFoundation's run loop (an eventfd on Linux): written when work is queued on the main
+// queue, read by the run loop's turn that drains it. Exported by libdispatch, declared in its private header only.
+extern int _dispatch_get_main_queue_handle_4CF(void);
+
+int shieldbus_main_queue_is_signalled(void) {
+    struct pollfd handle = {.fd = _dispatch_get_main_queue_handle_4CF(), .events = POLLIN};
+    int ready = poll(&handle, 1, 0);
+    return ready != 0;  // an error (-1) counts as signalled: the caller then turns the run loop, as it would have
+}

@@ -154,6 +154,8 @@ public final class Broker {
         }
         self.wakeSet = wakeSet
         compose(transport, admission: admission)
+        // Before the plugins start: a service's attach sets what each launch is given (the device's zone, `TZ`).
+        for service in services { service.attach(to: BrokerBus(broker: self)) }
         // The plugins start now, bound to, while the broker opens its delivery store and journal: their starts (the
         // sandbox, the program's loading, their stores) overlap the broker's. Nothing reaches them, and nothing of
         // theirs is taken in, before the loop's first pass, after both are open: no event is sent before the ledger
@@ -175,7 +177,6 @@ public final class Broker {
         }
         sequencer.resume(lastSeq: restored.lastSeq, announced: restored.announced)
         held.restore(restored.held)
-        for service in services { service.attach(to: BrokerBus(broker: self)) }
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
         outbox.emit(topic: "bus.started", body: .object(restarts.startedBody()))

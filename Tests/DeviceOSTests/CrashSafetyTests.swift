@@ -160,7 +160,8 @@ final class CrashSafetyTests: XCTestCase {
     }
 
     /// The plugins start while the broker opens its delivery store: one that cannot be opened stops the run naming
-    /// it, with nothing journaled, and no plugin is left running — unsandboxed too, where no sandbox ends with the broker.
+    /// it, with nothing journaled, and no plugin is left running — unsandboxed too, where no sandbox ends with the
+    /// broker (the broker stops them, and each asked to die with it).
     func testADeliveryStoreThatCannotBeOpenedStopsTheRunAndLeavesNoPluginRunning() throws {
         let (run, state) = try runOnDamagedState(arguments: ["--no-sandbox"]) { state in
             try? FileManager.default.removeItem(atPath: state + "/bus.sqlite-wal")

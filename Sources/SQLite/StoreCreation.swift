@@ -17,9 +17,10 @@ import Foundation
 /// and a link lost to a power cut loses only a store with nothing in it, made again at the next open. That first
 /// commit starts the log as every store's does: three flushes in all instead of six.
 public enum StoreCreation {
-    /// The scratch file's name beside `path` while this process builds it: never a store's name, and a fresh run's
-    /// clean-up of device state (`device.sqlite*`, the stores' folders) removes one a power cut left.
-    static func scratchPath(for path: String) -> String { "\(path).making-\(getpid())" }
+    /// A new scratch file's name beside `path`: never a store's name, and a fresh run's clean-up of device state
+    /// (`device.sqlite*`, the stores' folders) removes one a power cut left. Random, not the pid: every sandboxed
+    /// plugin is pid 1 in its own namespace, and two processes of one plugin may make its record at once.
+    static func scratchPath(for path: String) -> String { path + ".making-" + String(UInt64.random(in: 1...UInt64.max), radix: 16) }
 
     /// Makes the store at `path` with `schema` (SQL run in one transaction; a schema kept at a version sets its
     /// `user_version` in it) and `pageSize` (SQLite's default when nil), unless a file is already there. Returns
@@ -30,7 +31,6 @@ public enum StoreCreation {
         if exists(path) { return false }
         let scratch = scratchPath(for: path)
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
-        unlink(scratch)  // left by an earlier process of this pid that was cut short
         try build(scratch, pageSize: pageSize, schema: schema)
         try flush(scratch, path: path)
         // A link, not a rename: a store another process put there meanwhile is never replaced.
@@ -45,7 +45,11 @@ public enum StoreCreation {
     /// the file and removing it. Kept to this connection (`locking_mode = EXCLUSIVE` before WAL is first used), the
     /// log's index stays in memory: no shared-memory file is made.
     private static func build(_ scratch: String, pageSize: Int?, schema: String) throws {
-        let connection = try SQLiteConnection(path: scratch, flags: [.readWrite, .create], pageSize: pageSize)
+        // Made here, never opened if there (`O_EXCL`): no other process builds it.
+        let made = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make the new store") }
+        close(made)
+        let connection = try SQLiteConnection(path: scratch, flags: [.readWrite], pageSize: pageSize)
         try connection.execute("PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE")
         let statement = try connection.prepare("PRAGMA journal_mode = WAL")
         let mode = try statement.step() ? try statement.string(at: 0) : nil

@@ -59,13 +59,14 @@ final class StoreCreationTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["garbage.sqlite", "kept.sqlite"])
     }
 
-    /// A scratch file an earlier making of this process left (cut short) is not taken for the store: it is built again.
-    func testAScratchFileLeftByACutShortMakingIsBuiltAgain() throws {
-        let store = path("again.sqlite")
-        try Data("half a store".utf8).write(to: URL(fileURLWithPath: "\(store).making-\(getpid())"))
+    /// A scratch file another making left (cut short by a power cut) is neither taken for the store nor built over.
+    func testAScratchFileLeftByACutShortMakingIsNotTaken() throws {
+        let store = path("again.sqlite"), left = path("again.sqlite.making-1")
+        try Data("half a store".utf8).write(to: URL(fileURLWithPath: left))
         XCTAssertTrue(try StoreCreation.makeIfMissing(at: store, schema: "CREATE TABLE IF NOT EXISTS t (v INTEGER)"))
         XCTAssertEqual(try SQLiteConnection(path: store, flags: [.readWrite]).quickCheck(), [])
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), ["again.sqlite"])
+        XCTAssertEqual(FileManager.default.contents(atPath: left), Data("half a store".utf8))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["again.sqlite", "again.sqlite.making-1"])
     }
 
     /// A schema that fails leaves no store and no scratch file: the next open finds nothing half made.

@@ -66,7 +66,9 @@ final class GroupDatabase {
             throw AppGroupStoreError.corruptStore(path: path, detail: "the file is empty (0 bytes)")
         }
         connection = try Self.mapped(group: group, path: path) {
-            try SQLiteConnection(path: path, flags: flags, busyTimeout: busyTimeout)
+            // A new group's store is made whole, flushed once, before it is opened (`StoreCreation`).
+            if create { try StoreCreation.makeIfMissing(at: path, schema: Self.schema) }
+            return try SQLiteConnection(path: path, flags: flags, busyTimeout: busyTimeout)
         }
         followUp = CommitFollowUp(path: path, checkpointing: connection)
         try mapped {

@@ -42,6 +42,8 @@ public final class Broker {
     /// channels wake the loop, so a pass that was not woken need not ask the kernel (a `wait4` and a `recvmsg` per
     /// template); without it (a broker a test drives), every pass reaps.
     private var childrenMayHaveEnded = true
+    /// What the supervisor told of the plugins while the run opened (they start before `bus.started`): told after it.
+    private var heldLifecycle: [(String, String, JSONValue)]?
 
     // The parts that need nothing of a run's state. Those not private serve `BrokerBus`: a service asks the part itself.
     let statistics = BusStatistics()
@@ -137,23 +139,12 @@ public final class Broker {
     /// `serveOnce` turns the loop. `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's
     /// own broker, not one a test drives).
     func open(lock: RuntimeLock, handlingSignals: Bool, transport makeTransport: () throws -> BusTransport) throws {
-        let restored = try recorder.openDeliveryStore(path: settings.deliveryStorePath, plugins: Set(configurationOrder.keys),
-                                                      continuingTheRun: settings.journalAppends)
-        sequencer.resume(lastSeq: restored.lastSeq, announced: restored.announced)
-        held.restore(restored.held)
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         let admission = Admission(cookie: try BusCookie.establish(at: settings.runtimeDirectory.cookiePath),
                                   toolCredential: try BusCookie.establish(at: settings.runtimeDirectory.toolCredentialPath),
                                   grants: settings.outsideClients, table: settings.table, runtimeDirectory: settings.runtimeDirectory)
         let transport = try makeTransport()
         self.transport = transport
-        do {
-            try lock.publishEndpoint(transport.endpoint)
-            try recorder.openJournal(path: settings.journalPath, appending: settings.journalAppends, keepingThrough: restored.savedSeq)
-        } catch {
-            close()
-            throw error
-        }
         // What wakes the loop besides peers: launch templates' channels always, the signal pipe when signals are ours.
         let wakeSet = WakeSet()
         if handlingSignals {
@@ -163,12 +154,36 @@ public final class Broker {
         }
         self.wakeSet = wakeSet
         compose(transport, admission: admission)
+        // Before the plugins start: a service's attach sets what each launch is given (the device's zone, `TZ`).
         for service in services { service.attach(to: BrokerBus(broker: self)) }
+        // The plugins start now, bound to, while the broker opens its delivery store and journal: their starts (the
+        // sandbox, the program's loading, their stores) overlap the broker's. Nothing reaches them, and nothing of
+        // theirs is taken in, before the loop's first pass, after both are open: no event is sent before the ledger
+        // is durable. What the supervisor tells of them meanwhile is held and told after `bus.started`, in order, as
+        // if they had started then.
+        heldLifecycle = []
+        supervisor.startAll()
+        let restored: Recorder.Restored
+        do {
+            restored = try recorder.openDeliveryStore(path: settings.deliveryStorePath, plugins: Set(configurationOrder.keys),
+                                                      continuingTheRun: settings.journalAppends)
+            try lock.publishEndpoint(transport.endpoint)
+            try recorder.openJournal(path: settings.journalPath, appending: settings.journalAppends, keepingThrough: restored.savedSeq)
+        } catch {
+            // A run that cannot start leaves no plugin behind.
+            supervisor.stopAll(graceMilliseconds: 0)
+            close()
+            throw error
+        }
+        sequencer.resume(lastSeq: restored.lastSeq, announced: restored.announced)
+        held.restore(restored.held)
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
         clock.startRunning()
         outbox.emit(topic: "bus.started", body: .object(restarts.startedBody()))
         recorder.busStarted(restartLosses: settings.storeLosses + [restored.restartLoss].compactMap { $0 })
-        supervisor.startAll()
+        let started = heldLifecycle ?? []
+        heldLifecycle = nil
+        for (name, what, detail) in started { tellLifecycle(name, what, detail) }
         outbox.drain()
         time.scheduleWall(at: monotonicMilliseconds() + settings.startupTimeoutMilliseconds) { [unowned self] in startupLimitPassed() }
         readiness.check()
@@ -224,13 +239,19 @@ public final class Broker {
                                   settings: settings, clock: clock)
         (self.supervisor, self.dispatcher, self.readiness) = (supervisor, dispatcher, readiness)
         supervisor.onLifecycle = { [unowned self] name, what, detail in
-            var body = detail.objectValue ?? [:]
-            body["name"] = .string(name)
-            outbox.emit(topic: "plugin.\(what)", body: .object(body))
-            // A process that ended has no session any more, whatever its socket last said.
-            if what == "exited", let session = sessions.named(name) { reception.remove(session, reason: "process exited") }
-            if what == "failed" { ledger.discard(name) }
+            if heldLifecycle != nil { return heldLifecycle!.append((name, what, detail)) }
+            tellLifecycle(name, what, detail)
         }
+    }
+
+    /// Publishes what the supervisor tells of a plugin, and what it means for its session and mailbox.
+    private func tellLifecycle(_ name: String, _ what: String, _ detail: JSONValue) {
+        var body = detail.objectValue ?? [:]
+        body["name"] = .string(name)
+        outbox.emit(topic: "plugin.\(what)", body: .object(body))
+        // A process that ended has no session any more, whatever its socket last said.
+        if what == "exited", let session = sessions.named(name) { reception.remove(session, reason: "process exited") }
+        if what == "failed" { ledger.discard(name) }
     }
 
     /// One pass of the loop: waits for a peer or a signal (at most until something falls due), takes in what came,

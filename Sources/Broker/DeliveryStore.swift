@@ -60,6 +60,18 @@ final class DeliveryStore {
     /// would send many to overflow pages, more frames a save).
     static let pageSize = 2_048
 
+    /// The store's tables, each made if missing.
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
+                                            PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
+                                              PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS held (position INTEGER PRIMARY KEY, source TEXT NOT NULL, topic TEXT NOT NULL,
+                                         body BLOB NOT NULL, corr TEXT, deadline INTEGER);
+        CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
+        """
+
     /// Frames in the write-ahead log that owe a checkpoint in virtual time. Every save writes the same few pages again,
     /// and SQLite finds a frame's slot in the log's index by probing past the earlier frames of the same page in its
     /// block: a longer log costs every commit more. In real time the checkpoint's syncs delay what reaches the loop next
@@ -88,6 +100,8 @@ final class DeliveryStore {
     /// `SQLiteError.heldByAnotherConnection` after `busyTimeout`.
     init(path: String, busyTimeout: TimeInterval = 5, checkpointLimit: Int = LogCheckpoints.idleSoftLimit) throws {
         self.path = path
+        // A fresh device's store is made whole, flushed once, before it is opened (`StoreCreation`).
+        try StoreCreation.makeIfMissing(at: path, pageSize: Self.pageSize, schema: Self.schema)
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], access: .exclusive, busyTimeout: busyTimeout,
                                           pageSize: Self.pageSize, writeAheadLog: true)
         do {
@@ -95,16 +109,8 @@ final class DeliveryStore {
         } catch let lost as LostCommits {
             throw DeliveryStoreError.damaged(path: path, detail: lost.description)
         }
-        try connection.execute("""
-            CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
-                                                PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
-                                                  PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS held (position INTEGER PRIMARY KEY, source TEXT NOT NULL, topic TEXT NOT NULL,
-                                             body BLOB NOT NULL, corr TEXT, deadline INTEGER);
-            CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
-            """)
+        // A store made before a table was added gets it here.
+        try connection.execute(Self.schema)
         statements = try Statements(connection)
     }
 
@@ -272,7 +278,7 @@ enum DeliveryStoreError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case let .damaged(path, detail):
-            return "the delivery store \(path) is damaged (\(detail)); nothing was started. To go on, restore it (with its -wal file) "
+            return "the delivery store \(path) is damaged (\(detail)); the run stopped before its first event. To go on, restore it (with its -wal file) "
                 + "from a backup, or start a fresh device deliberately with `shieldbus run --reset-state`"
         }
     }

@@ -60,28 +60,34 @@ final class DeviceStateStore {
     /// change one small row, so smaller pages than SQLite's 4 KiB cost a write less.
     static let pageSize = 2_048
 
+    /// The store's tables, each made if missing.
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID;
+        -- Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
+        CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL);
+        -- Forgetting the spans past the horizon, at every append, finds them by their end instead of reading every span.
+        CREATE INDEX IF NOT EXISTS usage_span_end ON usage_span (end_ms);
+        -- Items of lists that only grow at the end (delivered notifications), one row each, by id.
+        CREATE TABLE IF NOT EXISTS list_item (list TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, json TEXT NOT NULL,
+                                              PRIMARY KEY (list, id)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS list_item_order ON list_item (list, position);
+        """
+
     init(path: String) throws {
         self.path = path
         if FileSize.of(path) == 0 {
             throw DeviceStateError.empty(path: path)
         }
         do {
+            // A fresh device's store is made whole, flushed once, before it is opened (`StoreCreation`).
+            try StoreCreation.makeIfMissing(at: path, pageSize: Self.pageSize, schema: Self.schema)
             connection = try SQLiteConnection(path: path, flags: [.readWrite, .create], pageSize: Self.pageSize)
             let problems = try connection.quickCheck()
             guard problems.isEmpty else { throw DeviceStateError.damaged(path: path, detail: problems.prefix(3).joined(separator: "; ")) }
             try connection.enableWAL()
             tally = try CommitTally(connection: connection, path: path)
-            try connection.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, json TEXT NOT NULL) WITHOUT ROWID")
-            // Spans of use, one row each: appended as they end, so recording one costs one insert, not the whole history.
-            try connection.execute("CREATE TABLE IF NOT EXISTS usage_span (id INTEGER PRIMARY KEY, end_ms INTEGER NOT NULL, json TEXT NOT NULL)")
-            // Forgetting the spans past the horizon, at every append, finds them by their end instead of reading every span.
-            try connection.execute("CREATE INDEX IF NOT EXISTS usage_span_end ON usage_span (end_ms)")
-            // Items of lists that only grow at the end (delivered notifications), one row each, by id.
-            try connection.execute("""
-                CREATE TABLE IF NOT EXISTS list_item (list TEXT NOT NULL, id TEXT NOT NULL, position INTEGER NOT NULL, json TEXT NOT NULL,
-                                                      PRIMARY KEY (list, id)) WITHOUT ROWID;
-                CREATE INDEX IF NOT EXISTS list_item_order ON list_item (list, position);
-                """)
+            // A store made before a table was added gets it here.
+            try connection.execute(Self.schema)
             statements = try Statements(connection)
         } catch let error as SQLiteError {
             throw DeviceStateError.damaged(path: path, detail: "\(error)")

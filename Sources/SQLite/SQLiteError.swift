@@ -40,6 +40,16 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
     }
 
     /// The system's errors that mean the storage refused, and the result code SQLite gives a write that meets them.
+    /// A file operation of the wrapper's own on the store at `path` (`StoreCreation`) failed with `errno`: the
+    /// storage refusing is classified as SQLite's own refusals are, anything else is an I/O error.
+    static func making(_ path: String, errno: Int32, what: String) -> SQLiteError {
+        let message = "\(what): \(String(cString: strerror(errno)))"
+        guard let (code, refusal) = storageRefusals[errno] else {
+            return .failed(code: SQLITE_IOERR, extendedCode: SQLITE_IOERR, message: message, sql: nil, path: path)
+        }
+        return .failed(code: code, extendedCode: code, message: "\(message) (\(refusal))", sql: nil, path: path)
+    }
+
     private static let storageRefusals: [Int32: (Int32, String)] = [
         EROFS: (SQLITE_READONLY, "read-only file system"), ENOSPC: (SQLITE_FULL, "no space left on the device"),
         EDQUOT: (SQLITE_FULL, "disk quota exceeded"),

@@ -16,6 +16,13 @@ final class HandledEvents {
     private static let window: UInt64 = 1_000_000
     /// The record's schema version, kept in `PRAGMA user_version`.
     static let formatVersion: Int64 = 1
+    /// The record's tables, each made if missing, and its version.
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY);
+        CREATE TABLE IF NOT EXISTS published (seq INTEGER NOT NULL, idx INTEGER NOT NULL, message BLOB NOT NULL,
+                                              PRIMARY KEY (seq, idx)) WITHOUT ROWID;
+        PRAGMA user_version = \(formatVersion);
+        """
     private let connection: SQLiteConnection
     /// Counts every record, so a file that lost committed records with its write-ahead log is refused: taken
     /// older, it would have the plugin handle again what it handled.
@@ -51,6 +58,8 @@ final class HandledEvents {
     }
 
     init(path: String) throws {
+        // Made whole, flushed once, at the plugin's first launch on a fresh device (`StoreCreation`).
+        try StoreCreation.makeIfMissing(at: path, schema: Self.schema)
         connection = try SQLiteConnection(path: path, flags: [.readWrite, .create])
         do {
             tally = try CommitTally(connection: connection, path: path)
@@ -59,12 +68,7 @@ final class HandledEvents {
         }
         // WAL and the tables once, when the file is made: each launch of a short-lived extension opens its record.
         // (Records made before the version was kept record 0 and get it at their next open.)
-        let found = try connection.setUpSchema(version: Self.formatVersion, """
-            CREATE TABLE IF NOT EXISTS handled (seq INTEGER PRIMARY KEY);
-            CREATE TABLE IF NOT EXISTS published (seq INTEGER NOT NULL, idx INTEGER NOT NULL, message BLOB NOT NULL,
-                                                  PRIMARY KEY (seq, idx)) WITHOUT ROWID;
-            PRAGMA user_version = 1;
-            """)
+        let found = try connection.setUpSchema(version: Self.formatVersion, Self.schema)
         guard found <= Self.formatVersion else { throw HandledEventsError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion) }
         // A process killed with its log long (a force-quit app, a crash) left it to this one, which read it back at its
         // first read above: copied into the file now, the log is written again from its start by the next record, and

@@ -141,13 +141,36 @@ final class CrashSafetyTests: XCTestCase {
 
     /// Runs the day once so the state folder holds a device, then damages it with `damage` and runs again on it.
     /// Returns the second run and the state folder (removed when the returned directory goes).
-    func runOnDamagedState(_ damage: (String) throws -> Void, file: StaticString = #filePath, line: UInt = #line) throws -> (ScenarioRun, TemporaryDirectory) {
+    func runOnDamagedState(arguments: [String] = [], _ damage: (String) throws -> Void, file: StaticString = #filePath, line: UInt = #line) throws -> (ScenarioRun, TemporaryDirectory) {
         let state = TemporaryDirectory(prefix: "sbdamaged")
-        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, stateDirectory: state.path)
+        let first = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: arguments, stateDirectory: state.path)
         XCTAssertEqual(first.exitStatus, 0, first.errors, file: file, line: line)
         try damage(state.path)
-        let second = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: ["--keep-state"], stateDirectory: state.path)
+        let second = try ScenarioRun.run(configuration: try habitLockConfiguration(), scenario: day, arguments: arguments + ["--keep-state"], stateDirectory: state.path)
         return (second, state)
+    }
+
+    /// The processes whose environment names `state` as their state folder (a supervised plugin's).
+    func processes(withStateFolder state: String) -> [String] {
+        let wanted = "SHIELDBUS_STATE_DIR=" + state
+        return ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { pid in
+            guard Int32(pid) != nil, let environment = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
+            return environment.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == wanted }
+        }
+    }
+
+    /// The plugins start while the broker opens its delivery store: one that cannot be opened stops the run naming
+    /// it, with nothing journaled, and no plugin is left running — unsandboxed too, where no sandbox ends with the
+    /// broker (the broker stops them, and each asked to die with it).
+    func testADeliveryStoreThatCannotBeOpenedStopsTheRunAndLeavesNoPluginRunning() throws {
+        let (run, state) = try runOnDamagedState(arguments: ["--no-sandbox"]) { state in
+            try? FileManager.default.removeItem(atPath: state + "/bus.sqlite-wal")
+            try Data(repeating: 0x5A, count: 8_192).write(to: URL(fileURLWithPath: state + "/bus.sqlite"))
+        }
+        XCTAssertNotEqual(run.exitStatus, 0, run.errors)
+        XCTAssertTrue(run.errors.contains(state.path + "/bus.sqlite"), run.errors)
+        XCTAssertTrue(run.journal.isEmpty, "no event")
+        XCTAssertEqual(processes(withStateFolder: state.path), [], "every plugin started was stopped")
     }
 
     func testAnEmptyDeviceStateIsRefusedWithWhatToDoNeverStartedFresh() throws {

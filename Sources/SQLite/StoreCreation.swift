@@ -1,0 +1,75 @@
+// StoreCreation: a new store made whole under a name of its own, flushed once and put in place, so that no half-made
+// store is ever found at a store's path.
+import Foundation
+
+/// Makes a store file that is not there yet: in WAL mode, with its pages and schema, flushed to the disk once.
+///
+/// SQLite would make it in place: the switch to WAL is a rollback-journal commit (its journal flushed twice, the
+/// folder and the file once each), and the schema's commit starts the log (its header and the folder flushed): six
+/// flushes before the store's first own write, on every store a fresh device makes (the device's, the delivery store,
+/// each App Group's, each plugin's record of handled events), and a power cut among them can leave a half-made file
+/// at the store's name, which the next open refuses as damaged. Here the file is built beside the store under a name
+/// of this process's own with `synchronous = OFF` (no flush), flushed once when whole (`fdatasync`), and linked to the
+/// store's name. The crash model holds (architecture.md § 7: a power cut may lose a store's last commits, never its
+/// consistency): a power cut while it is built leaves only the scratch name, and the store is made again at the next
+/// open; the name's link is not flushed here, because the store's first commit flushes the folder anyway (SQLite
+/// syncs the folder of a log it creates, with the log's header) — until then no commit of the store is on the disk,
+/// and a link lost to a power cut loses only a store with nothing in it, made again at the next open. That first
+/// commit starts the log as every store's does: three flushes in all instead of six.
+public enum StoreCreation {
+    /// A new scratch file's name beside `path`: never a store's name, and a fresh run's clean-up of device state
+    /// (`device.sqlite*`, the stores' folders) removes one a power cut left. Random, not the pid: every sandboxed
+    /// plugin is pid 1 in its own namespace, and two processes of one plugin may make its record at once.
+    static func scratchPath(for path: String) -> String { path + ".making-" + String(UInt64.random(in: 1...UInt64.max), radix: 16) }
+
+    /// Makes the store at `path` with `schema` (SQL run in one transaction; a schema kept at a version sets its
+    /// `user_version` in it) and `pageSize` (SQLite's default when nil), unless a file is already there. Returns
+    /// whether it made it: false when one was there, or another process put its own there first (that one is the
+    /// store). Errors are `SQLiteError`s, a refusing storage classified as SQLite classifies it.
+    @discardableResult
+    public static func makeIfMissing(at path: String, pageSize: Int? = nil, schema: String) throws -> Bool {
+        if exists(path) { return false }
+        let scratch = scratchPath(for: path)
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
+        try build(scratch, pageSize: pageSize, schema: schema)
+        try flush(scratch, path: path)
+        // A link, not a rename: a store another process put there meanwhile is never replaced.
+        guard link(scratch, path) == 0 else {
+            if errno == EEXIST { return false }
+            throw SQLiteError.making(path, errno: errno, what: "cannot put the new store in place")
+        }
+        return true
+    }
+
+    /// Builds the store at `scratch` with no flush: its connection closes before this returns, copying its log into
+    /// the file and removing it. Kept to this connection (`locking_mode = EXCLUSIVE` before WAL is first used), the
+    /// log's index stays in memory: no shared-memory file is made.
+    private static func build(_ scratch: String, pageSize: Int?, schema: String) throws {
+        // Made here, never opened if there (`O_EXCL`): no other process builds it.
+        let made = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make the new store") }
+        close(made)
+        let connection = try SQLiteConnection(path: scratch, flags: [.readWrite], pageSize: pageSize)
+        try connection.execute("PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE")
+        let statement = try connection.prepare("PRAGMA journal_mode = WAL")
+        let mode = try statement.step() ? try statement.string(at: 0) : nil
+        statement.reset()
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError.journalModeRejected(requested: "wal", actual: mode ?? "none", path: scratch)
+        }
+        try connection.transaction(.exclusive) { try connection.execute(schema) }
+    }
+
+    /// Flushes the scratch file's contents to the disk.
+    private static func flush(_ scratch: String, path: String) throws {
+        let descriptor = open(scratch, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot open the new store to flush it") }
+        defer { close(descriptor) }
+        guard fdatasync(descriptor) == 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot flush the new store") }
+    }
+
+    private static func exists(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
+    }
+}

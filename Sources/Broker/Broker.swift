@@ -171,7 +171,7 @@ public final class Broker {
             try recorder.openJournal(path: settings.journalPath, appending: settings.journalAppends, keepingThrough: restored.savedSeq)
         } catch {
             // A run that cannot start leaves no plugin behind.
-            supervisor.stopAll(graceMilliseconds: 0)
+            supervisor.stopAll(graceMilliseconds: 0, unstarted: "\(error)")
             close()
             throw error
         }

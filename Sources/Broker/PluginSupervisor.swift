@@ -604,8 +604,9 @@ final class PluginSupervisor {
     /// How many times the last `stopAll` looked for its plugins' ends: once, and once more after each wake.
     private(set) var closeLooks = 0
 
-    /// Stops every plugin: SIGTERM, then SIGKILL for those still alive after `graceMilliseconds`.
-    func stopAll(graceMilliseconds: Int64) {
+    /// Stops every plugin: SIGTERM, then SIGKILL for those still alive after `graceMilliseconds`. `unstarted`: the
+    /// run could not start (why), so none is given time — each is killed at once, and the log says why.
+    func stopAll(graceMilliseconds: Int64, unstarted: String? = nil) {
         for plugin in plugins {
             plugin.state = .stopped
             plugin.restartAfterBye = nil
@@ -629,7 +630,11 @@ final class PluginSupervisor {
         ends.close()
         for plugin in plugins {
             if plugin.pid != nil {
-                logger.warning("plugin ignored SIGTERM; killing it", metadata: ["plugin": "\(plugin.spec.name)"])
+                if let unstarted {
+                    logger.warning("stopping plugin: the run could not start", metadata: ["plugin": "\(plugin.spec.name)", "reason": "\(unstarted)"])
+                } else {
+                    logger.warning("plugin ignored SIGTERM; killing it", metadata: ["plugin": "\(plugin.spec.name)"])
+                }
                 plugin.signal(SIGKILL)
                 let status = awaitEnd(of: plugin)
                 plugin.pid = nil

@@ -36,15 +36,12 @@ public enum JournalLines {
     }
 
     /// `forEach` over a journal another process may have been killed while writing: a last line without its newline
-    /// is torn (a SIGKILL mid-write, which the broker cuts off when it goes on) and is left unread; any other bad line
-    /// is damage and throws `BadLine`.
+    /// is torn (a SIGKILL mid-write) and is left unread, even when it reads as an envelope — the broker cuts it off
+    /// when it goes on (`Journal`), so it was never journaled; any other bad line is damage and throws `BadLine`.
     public static func forEachUpToATornEnd(in bytes: [UInt8], _ body: (Envelope) throws -> Void) throws {
-        do {
-            try forEach(in: bytes, body)
-        } catch let bad as BadLine {
-            guard bytes.last != WireCodec.batchSeparator,
-                  bad.line == bytes.count(where: { $0 == WireCodec.batchSeparator }) + 1 else { throw bad }
-        }
+        guard let last = bytes.last, last != WireCodec.batchSeparator else { return try forEach(in: bytes, body) }
+        let end = bytes.lastIndex(of: WireCodec.batchSeparator).map { $0 + 1 } ?? 0
+        try forEach(in: Array(bytes[..<end]), body)
     }
 
     /// Every envelope of a journal (`forEach`'s).

@@ -13,13 +13,15 @@ import Glibc
 /// processes never share one hold of the lock (`ProcessIdentity`: no `getpid` per commit).
 ///
 /// The note is read and written in the held file's first page, mapped shared — the same bytes other processes
-/// `pread` under the lock, without a system call for either, and without `pwrite`'s update of the file's times, which
-/// waits while the file system's journal commits for other writers. The page is used only while the `fstatat` finds
-/// the file a whole note long: a file cut shorter under the writer (its bytes past the end are not the file's) or not
-/// yet written is written with `pwrite` as a fresh note is, which makes it whole again. What the page cannot survive
-/// is a file cut under the writer between that `fstatat` and the note's access, which faults (`SIGBUS`) instead of
-/// rewriting it: only something writing into the note itself can do that. A file that cannot be mapped is read and
-/// written with `pread` and `pwrite`.
+/// `pread` under the lock, without a system call for either, and without `pwrite`'s update of the file's times at
+/// every note (a mapped page updates them only when written back), which waits while the file system's journal commits
+/// for other writers. The page is used only while the `fstatat` finds the file a whole note long: a file cut shorter
+/// under the writer (its bytes past the end are not the file's) or not yet written is written with `pwrite` as a fresh
+/// note is, which makes it whole again. What the page cannot survive is a file cut under the writer between that
+/// `fstatat` and the note's access, which faults (`SIGBUS`) instead of rewriting it. Only a process that can write the
+/// store's folder can do that — an App Group's other plugins — and it can do the same to the shared-memory file SQLite
+/// maps beside every WAL store it shares (`-shm`), so the page gives such a neighbour nothing it did not have. A file
+/// that cannot be mapped is read and written with `pread` and `pwrite`.
 ///
 /// The note of a store with one writer for its connection's life (`soleWriter`: opened `.exclusive`, so no other
 /// connection can commit to it, nor note for it) is locked and read only at its first note after an open: from then

@@ -39,7 +39,6 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
         return statvfs((path as NSString).deletingLastPathComponent, &status) == 0 && status.f_flag & UInt(ST_RDONLY) != 0
     }
 
-    /// The system's errors that mean the storage refused, and the result code SQLite gives a write that meets them.
     /// A file operation of the wrapper's own on the store at `path` (`StoreCreation`) failed with `errno`: the
     /// storage refusing is classified as SQLite's own refusals are, anything else is an I/O error.
     static func making(_ path: String, errno: Int32, what: String) -> SQLiteError {
@@ -50,6 +49,7 @@ public enum SQLiteError: Error, CustomStringConvertible, LocalizedError {
         return .failed(code: code, extendedCode: code, message: "\(message) (\(refusal))", sql: nil, path: path)
     }
 
+    /// The system's errors that mean the storage refused, and the result code SQLite gives a write that meets them.
     private static let storageRefusals: [Int32: (Int32, String)] = [
         EROFS: (SQLITE_READONLY, "read-only file system"), ENOSPC: (SQLITE_FULL, "no space left on the device"),
         EDQUOT: (SQLITE_FULL, "disk quota exceeded"),

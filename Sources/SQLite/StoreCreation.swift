@@ -31,10 +31,21 @@ public enum StoreCreation {
         if exists(path) { return false }
         let scratch = scratchPath(for: path)
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
+        // Made here, never opened if there (`O_EXCL`), and held: what is flushed and linked is this file, whatever a
+        // process that can write the folder puts at the scratch name meanwhile.
+        let made = open(scratch, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make the new store") }
+        defer { close(made) }
         try build(scratch, pageSize: pageSize, schema: schema)
-        try flush(scratch, path: path)
-        // A link, not a rename: a store another process put there meanwhile is never replaced.
-        guard link(scratch, path) == 0 else {
+        guard isStill(made, at: scratch) else {
+            throw SQLiteError.making(path, errno: EEXIST, what: "the new store was replaced by another file while it was made")
+        }
+        guard fdatasync(made) == 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot flush the new store") }
+        // A link, not a rename: a store another process put there meanwhile is never replaced. Linked through the
+        // descriptor where /proc is there (the file held itself), else by the scratch name just checked.
+        let linked = linkat(AT_FDCWD, "/proc/self/fd/\(made)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0
+            || (errno == ENOENT && isStill(made, at: scratch) && link(scratch, path) == 0)
+        guard linked else {
             if errno == EEXIST { return false }
             throw SQLiteError.making(path, errno: errno, what: "cannot put the new store in place")
         }
@@ -43,13 +54,9 @@ public enum StoreCreation {
 
     /// Builds the store at `scratch` with no flush: its connection closes before this returns, copying its log into
     /// the file and removing it. Kept to this connection (`locking_mode = EXCLUSIVE` before WAL is first used), the
-    /// log's index stays in memory: no shared-memory file is made.
+    /// log's index stays in memory: no shared-memory file is made. A symbolic link put at the name is not followed.
     private static func build(_ scratch: String, pageSize: Int?, schema: String) throws {
-        // Made here, never opened if there (`O_EXCL`): no other process builds it.
-        let made = open(scratch, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make the new store") }
-        close(made)
-        let connection = try SQLiteConnection(path: scratch, flags: [.readWrite], pageSize: pageSize)
+        let connection = try SQLiteConnection(path: scratch, flags: [.readWrite, .noFollow], pageSize: pageSize)
         try connection.execute("PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE")
         let statement = try connection.prepare("PRAGMA journal_mode = WAL")
         let mode = try statement.step() ? try statement.string(at: 0) : nil
@@ -60,12 +67,11 @@ public enum StoreCreation {
         try connection.transaction(.exclusive) { try connection.execute(schema) }
     }
 
-    /// Flushes the scratch file's contents to the disk.
-    private static func flush(_ scratch: String, path: String) throws {
-        let descriptor = open(scratch, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot open the new store to flush it") }
-        defer { close(descriptor) }
-        guard fdatasync(descriptor) == 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot flush the new store") }
+    /// Whether `name` is still the regular file `descriptor` holds (not another file, nor a link to one).
+    private static func isStill(_ descriptor: Int32, at name: String) -> Bool {
+        var held = stat(), found = stat()
+        return fstat(descriptor, &held) == 0 && lstat(name, &found) == 0 && (found.st_mode & S_IFMT) == S_IFREG
+            && found.st_dev == held.st_dev && found.st_ino == held.st_ino
     }
 
     private static func exists(_ path: String) -> Bool {

@@ -13,9 +13,9 @@ struct MainRunLoopTurns {
     /// When the last turn was due (`uptimeNanoseconds`); nil before the first.
     private var last: UInt64?
 
-    /// Whether the loop should turn now; a turn found due is taken to run.
-    mutating func isDue(at now: UInt64 = DispatchTime.now().uptimeNanoseconds) -> Bool {
-        if let last, now &- last < Self.interval, shieldbus_main_queue_is_signalled() == 0 { return false }
+    /// Whether the loop should turn now (always when `force`d); a turn found due is taken to run.
+    mutating func isDue(at now: UInt64 = DispatchTime.now().uptimeNanoseconds, force: Bool = false) -> Bool {
+        if !force, let last, now &- last < Self.interval, shieldbus_main_queue_is_signalled() == 0 { return false }
         last = now
         return true
     }

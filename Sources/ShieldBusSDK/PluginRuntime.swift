@@ -454,9 +454,10 @@ public final class PluginRuntime: @unchecked Sendable {
         jobsLock.unlock()
     }
 
-    /// Runs the work other threads handed to this one (`onPluginThread`).
-    func runJobs() {
-        runMainQueue()
+    /// Runs the work other threads handed to this one (`onPluginThread`); `last`: the process ends after this, so the
+    /// main run loop turns whatever was signalled — nothing scheduled on it is left behind.
+    func runJobs(last: Bool = false) {
+        runMainQueue(force: last)
         jobsLock.lock()
         let due = jobs
         jobs = []
@@ -467,8 +468,8 @@ public final class PluginRuntime: @unchecked Sendable {
     /// Runs what waits on the main queue (`DispatchQueue.main.async`, `@MainActor` work): this thread is the main
     /// thread, and on iOS an extension's main queue runs. One pass, without waiting, when one is due (`MainRunLoopTurns`:
     /// whenever work waits on the main queue).
-    func runMainQueue() {
-        guard Thread.isMainThread, mainRunLoopTurns.isDue() else { return }
+    func runMainQueue(force: Bool = false) {
+        guard Thread.isMainThread, mainRunLoopTurns.isDue(force: force) else { return }
         _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
 
@@ -519,8 +520,9 @@ public final class PluginRuntime: @unchecked Sendable {
                 // says goodbye instead of acknowledging, so what it has not handled — events kept in `pending`
                 // included — waits in its mailbox for its next process, as on iOS: one process per callback).
                 logger.debug("the callback is handled; this extension process ends")
-                // What the callback left queued (a main-queue block, a Task's publication) goes out before the end.
-                runJobs()
+                // What the callback left queued (a main-queue block, a run-loop block, a Task's publication) goes out
+                // before the end.
+                runJobs(last: true)
                 connection.close()
                 // After the goodbye, so the broker drops the session at once; the next launch still waits for this
                 // process to end.

@@ -41,14 +41,17 @@ final class JournalLinesTests: XCTestCase {
         XCTAssertEqual(read, 2)
     }
 
-    /// A journal a killed process was writing: only a last line without its newline is torn and left unread; a bad
-    /// line anywhere else — the last one included when its newline was written — is damage, named by its number.
+    /// A journal a killed process was writing: a last line without its newline is torn and left unread, even one
+    /// that reads whole (the broker cuts it off too); a bad line anywhere else — the last one included when its
+    /// newline was written — is damage, named by its number.
     func testOnlyATornLastLineIsLeftUnread() throws {
         let good = WireCodec.encodeEnvelope(envelope(1))
         let torn = Array(#"{"v":1,"seq":"#.utf8)
-        var read = 0
-        try JournalLines.forEachUpToATornEnd(in: good + [0x0A] + good + [0x0A] + torn) { _ in read += 1 }
-        XCTAssertEqual(read, 2)
+        for journal in [good + [0x0A] + good + [0x0A] + torn, good + [0x0A] + good + [0x0A] + good] {
+            var read = 0
+            try JournalLines.forEachUpToATornEnd(in: journal) { _ in read += 1 }
+            XCTAssertEqual(read, 2)
+        }
         for (damaged, line) in [(good + [0x0A] + torn + [0x0A] + good, 2), (good + [0x0A] + torn + [0x0A], 2), (torn + [0x0A] + good + [0x0A] + torn, 1)] {
             XCTAssertThrowsError(try JournalLines.forEachUpToATornEnd(in: damaged) { _ in }) { error in
                 XCTAssertEqual((error as? JournalLines.BadLine)?.line, line)

@@ -39,6 +39,7 @@ final class MainRunLoopTurnsTests: XCTestCase {
         XCTAssertFalse(turns.isDue(at: 8_000))
         XCTAssertTrue(turns.isDue(at: 7_000 + MainRunLoopTurns.interval), "an interval after the last turn, for what signals nothing")
         XCTAssertFalse(turns.isDue(at: 7_001 + MainRunLoopTurns.interval))
+        XCTAssertTrue(turns.isDue(at: 7_002 + MainRunLoopTurns.interval, force: true), "before a short-lived extension's end")
     }
 }
 

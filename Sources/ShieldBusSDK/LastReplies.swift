@@ -6,7 +6,8 @@ import Foundation
 /// the shield settings at every shield request — and a reply in the very bytes of the last one is read as that one
 /// was, so it is given again without parsing its JSON and building its sets and dictionaries anew. Reading is a
 /// function of the bytes alone: the caller gets what a fresh reading gives (a value: a reply read as an instance of a
-/// class, which its first caller could change, is read afresh). At most `topicLimit` topics, each reply
+/// class, which its first caller could change, is read afresh; the check looks at the reply's own type only, so a
+/// struct holding a class instance would be shared — the OS's replies are values through and through). At most `topicLimit` topics, each reply
 /// of at most `byteLimit` bytes, are kept; used by the plugin's thread alone.
 struct LastReplies {
     static let topicLimit = 16

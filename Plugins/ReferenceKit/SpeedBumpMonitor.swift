@@ -26,9 +26,10 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         do {
             try defaults.set(now.timeIntervalSince1970, forKey: SharedKey.speedBumpRaised)
             // One chain of checks per day: a threshold reached again after a dismiss keeps the running one.
-            guard try defaults.string(forKey: SharedKey.speedBumpDay) != osToday() else { return }
-            try defaults.set(osToday(), forKey: SharedKey.speedBumpDay)
-            try chain.scheduleCheck(at: nextSpeedBumpCheck())
+            let today = osDay()
+            guard try defaults.string(forKey: SharedKey.speedBumpDay) != today.key else { return }
+            try defaults.set(today.key, forKey: SharedKey.speedBumpDay)
+            try chain.scheduleCheck(at: nextSpeedBumpCheck(in: today))
         } catch {
             logger?.error("cannot schedule the end of the speed bump: \(error)")
         }
@@ -73,6 +74,8 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     /// The OS's day the daily threshold counts in (`OSDay`): a zone change may leave it running past the date shown.
+    /// Within one callback it is the same day however often it is asked (the first asking saves what changed), and
+    /// each asking reads the App Group: a callback asks once and hands the day on.
     func osDay() -> OSDay { OSDay.current(in: defaults) }
 
     /// The key of the OS's day, ordered as the days (`OSDay.key`): what `monitor.speedBumpDay` holds.
@@ -147,17 +150,18 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     /// the zone in force): lift its shields once the day it was raised on is over, else check again. The daily
     /// interval's start says so too, but under `ios-realistic` a far schedule may fire late or never, so re-checks no
     /// further apart than 44 minutes lead up to midnight (else the shields could be kept into the next day).
-    open func checkSpeedBumpDay() {
+    /// `known`: the OS's day this callback has asked for already.
+    open func checkSpeedBumpDay(in known: OSDay? = nil) {
         guard let day = try? defaults.string(forKey: SharedKey.speedBumpDay) else { return }
         do {
-            let today = osToday()
+            let current = known ?? osDay(), today = current.key
             if day == today {
-                try chain.scheduleCheck(at: nextSpeedBumpCheck())
+                try chain.scheduleCheck(at: nextSpeedBumpCheck(in: current))
             } else if today < day {
                 // A clock or zone change made "today" the previous date. That day began earlier in true time and the OS
                 // counts all its use, the use that raised the speed bump included: it holds to that day's end.
                 try defaults.set(today, forKey: SharedKey.speedBumpDay)
-                try chain.scheduleCheck(at: nextSpeedBumpCheck())
+                try chain.scheduleCheck(at: nextSpeedBumpCheck(in: current))
             } else {
                 try shields.liftAll()
                 _ = try defaults.removeObject(forKey: SharedKey.speedBumpDay)
@@ -201,9 +205,10 @@ open class SpeedBumpMonitor: ReferenceMonitor {
         return osDay().start.timeIntervalSince1970 <= cooldownEnd
     }
 
-    /// The next check on a running speed bump: 44 minutes out, or the device's next midnight when that is sooner.
-    func nextSpeedBumpCheck() -> Date {
-        TrueTimeSchedules.startingWhenDue(min(now.addingTimeInterval(44 * 60), osDay().end))
+    /// The next check on a running speed bump: 44 minutes out, or the end of the OS's day (`day`, else asked for) when
+    /// that is sooner.
+    func nextSpeedBumpCheck(in day: OSDay? = nil) -> Date {
+        TrueTimeSchedules.startingWhenDue(min(now.addingTimeInterval(44 * 60), (day ?? osDay()).end))
     }
 
     /// Registers the daily threshold again after a cooldown: the OS counts from here.
@@ -238,9 +243,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     open override func productCheckIsDue(for activity: DeviceActivityName) {
-        _ = osDay()  // notes the OS's day while its zone is known: a zone change after it may leave it running
+        let day = osDay()  // notes the OS's day while its zone is known: a zone change after it may leave it running
         if activity == names.daily {
-            checkSpeedBumpDay()
+            checkSpeedBumpDay(in: day)
         } else if activity == names.selection, coolingDown() {
             // The app set up again during a dismiss's cooldown (after a revocation, which stopped the cooldown's end
             // with every other schedule): the count must still start again at its end.
@@ -251,9 +256,9 @@ open class SpeedBumpMonitor: ReferenceMonitor {
     }
 
     open override func chainedCheckIsDue() {
-        _ = osDay()
+        let day = osDay()
         registerTheThresholdIfLost()
-        checkSpeedBumpDay()
+        checkSpeedBumpDay(in: day)
     }
 
     open override func clockChanged() {

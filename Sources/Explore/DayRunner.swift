@@ -118,8 +118,9 @@ public final class DayRunner: @unchecked Sendable {
             // Foundation's atomic writes (a temporary file, an fsync and a rename each, for a folder removed at the end).
             try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: false, encoding: .utf8)
             let errorDescriptor = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            // The day's journal is judged here (below), so its broker judges nothing (`--no-check`).
             var arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
-                             "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet"]
+                             "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet", "--no-check"]
             if let worker { arguments += ["--endpoint", worker.endpoint] }
             let status: Int32
             if let template, errorDescriptor >= 0 {

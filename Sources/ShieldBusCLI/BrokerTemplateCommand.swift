@@ -106,9 +106,9 @@ extension ShieldBus {
 
         /// First uses every day makes, made once here so that each child finds them done (the runtime's metadata and
         /// conformance look-ups, Foundation's time-zone data): ArgumentParser's reading of `run`'s options, and a
-        /// generated day of each profile read as a scenario and judged by the products' promises, as a day's broker
-        /// reads and judges its own; and the folders each plugin's sandbox shows of its program
-        /// (`PluginSandbox.findProgramFolders`); the serving loop's collections (`BrokerWarmUp`), the bodies the day's
+        /// generated day of each profile read as a scenario and the products' promises' checker built for it, as a day's
+        /// plan reads and builds its own (explore judges each journal itself: the day's broker judges nothing,
+        /// `--no-check`); and the folders each plugin's sandbox shows of its program (`PluginSandbox.findProgramFolders`); the serving loop's collections (`BrokerWarmUp`), the bodies the day's
         /// device OS reads and writes, coded once (`DeviceOSWarmUp`), and the summary's number formatting
         /// (`String(format:)`, its arguments' casts). Nothing here opens a file that stays open or starts a thread.
         static func warm(_ loaded: LoadedConfiguration) {
@@ -116,7 +116,7 @@ extension ShieldBus {
             DeviceOSWarmUp.run()
             _ = String(format: "%.2f", 0.0)
             _ = try? Run.parse(["--config", loaded.path, "--scenario", "day.yml", "--journal", "journal.jsonl", "--runtime-dir", "run",
-                                "--state-dir", "state", "--quiet"])
+                                "--state-dir", "state", "--quiet", "--no-check"])
             let (configuration, catalog) = (loaded.configuration, loaded.catalog)
             PluginSandbox.findProgramFolders(configuration.plugins.compactMap { declaration in
                 (try? DefaultFiles.executablePath(declaration.executable, for: declaration.name)).map { ($0, declaration.arguments) }
@@ -127,10 +127,8 @@ extension ShieldBus {
             for profile in ["faithful", "ios-realistic"] {
                 let text = generator.day(seed: 1, profile: profile).scenarioText(name: "warm-up")
                 guard let document = try? YAMLValue.parse(text, file: "warm-up"),
-                      let scenario = try? Scenario.parse(document, catalog: catalog, habits: habits, defaultTimeZone: zone),
-                      let checker = try? LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: scenario.resolvedTimeZone,
-                                                              models: DefaultFiles.promiseModels) else { continue }
-                _ = checker.reading()
+                      let scenario = try? Scenario.parse(document, catalog: catalog, habits: habits, defaultTimeZone: zone) else { continue }
+                _ = try? LockInvariantChecker(configuration: configuration, catalog: catalog, timeZone: scenario.resolvedTimeZone, models: DefaultFiles.promiseModels)
             }
         }
     }

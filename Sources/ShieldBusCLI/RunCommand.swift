@@ -97,6 +97,9 @@ extension ShieldBus {
         @Flag(name: .long, help: "Execute an SDK-based plugin afresh at every launch instead of forking its launches from its template process (a zygote started once in its sandbox, at the plugin's second launch or, for a short-lived extension or a plugin the scenario launches again, with the run; each launch is still a new process with fresh memory). Also SHIELDBUS_PLAIN_LAUNCHES=1 in the environment, which `shieldbus explore` passes on to the days it plays.")
         var plainLaunches = false
 
+        @Flag(name: .long, help: ArgumentHelp("Judge neither the lock invariant nor the run's health: the caller judges the journal itself (`shieldbus explore`'s days).", visibility: .hidden))
+        var noCheck = false
+
         @Flag(name: .long, help: "Print the timeline as JSON Lines (one envelope per line) instead of text.")
         var json = false
 
@@ -137,14 +140,15 @@ extension ShieldBus {
             // The check reads each event as it is journaled and keeps only what it judges on: a year's run holds
             // its facts, not its journal. A resumed scenario is checked as a whole: what the killed broker
             // journaled comes first.
-            let checker = plan.scenario == nil || plan.checker.products.isEmpty ? nil : plan.checker
+            // A caller that judges the journal itself (`--no-check`) would only throw this reading away.
+            let checker = noCheck || plan.scenario == nil || plan.checker.products.isEmpty ? nil : plan.checker
             var reading = checker?.reading()
             let keepsForExpectations = plan.scenario?.expectations.isEmpty == false
             var expectationJournal: [Envelope] = []
             var health = RunHealth()
             func check(_ envelope: Envelope) {
                 reading?.read(envelope)
-                health.read(envelope)
+                if !noCheck { health.read(envelope) }
                 if keepsForExpectations && ExpectationCheck.reads(envelope) { expectationJournal.append(envelope) }
             }
             if resume { try RunPlan.journaledSoFar(plan.brokerSettings.journalPath, check) }
@@ -166,7 +170,7 @@ extension ShieldBus {
                 // With --json the verdicts are one JSON object on standard error (standard output is the timeline).
                 printError(json ? LockReport.json(verdicts).jsonText : LockReport.text(verdicts))
                 broken = verdicts.contains(where: { !$0.isHeld })
-            } else if plan.scenario != nil {
+            } else if plan.scenario != nil && !noCheck {
                 // A played day with nothing to judge it by says so: no verdict is not "held".
                 printError(json ? JSONValue.object(["held": .null, "notChecked": .string(LockReport.noPromise(plan.configuration))]).jsonText
                                 : "  lock invariant    not checked: \(LockReport.noPromise(plan.configuration))")

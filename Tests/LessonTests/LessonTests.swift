@@ -388,4 +388,18 @@ final class CheckCommandTests: XCTestCase {
             }
         }
     }
+
+    /// `run --no-check` (how explore plays its days, judging each journal itself): no verdict and no failing status
+    /// for a broken day, and the journal the same bytes as the judged run's.
+    func testNoCheckJudgesNothingAndJournalsTheSame() throws {
+        let lesson = LessonTests.forceQuitDuringAnUnlock
+        let scenario = "name: lesson\nstart: 2026-11-23T08:00\nsteps:\n" + lesson.steps
+        let configuration = LessonTests.configuration(lesson, naive: true)
+        let judged = try ScenarioRun.run(configuration: configuration, scenario: scenario)
+        let unjudged = try ScenarioRun.run(configuration: configuration, scenario: scenario, arguments: ["--no-check"])
+        XCTAssertEqual(judged.exitStatus, 3, judged.errors)
+        XCTAssertEqual(unjudged.exitStatus, 0, unjudged.errors)
+        XCTAssertFalse(unjudged.errors.contains("lock invariant"), unjudged.errors)
+        XCTAssertEqual(unjudged.journalBytes, judged.journalBytes)
+    }
 }

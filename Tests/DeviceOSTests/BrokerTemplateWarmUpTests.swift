@@ -13,13 +13,32 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
     }
 
     /// The template forks every day after its warm-up: the warm-up leaves no descriptor open (no store, socket or file
-    /// of its own) for a day to inherit. Only descriptors it opened count: one the test process closed meanwhile is
-    /// not the warm-up's doing.
+    /// of its own) for a day to inherit. Only descriptors it opened count. Not its doing: one the test process closed
+    /// meanwhile; libdispatch's timer and event descriptors, which its manager makes at another thread's first timer
+    /// (the test library's) while the warm-up, which uses no dispatch, runs; and one another thread holds for a moment,
+    /// so the count is polled until a deadline: a descriptor the warm-up left stays open past it.
     func testTheWarmUpsLeaveNoDescriptorOpen() throws {
         let before = try openDescriptors()
         BrokerWarmUp.run()
         DeviceOSWarmUp.run()
-        XCTAssertEqual(try openDescriptors().subtracting(before), [])
+        let deadline = Date() + 5
+        func opened() throws -> Set<Int32> { try openDescriptors().subtracting(before).filter { !Self.dispatchOwns(target(of: $0)) } }
+        var left = try opened()
+        while !left.isEmpty, Date() < deadline {
+            usleep(10_000)  // between two listings of a poll with a deadline
+            left = try opened()
+        }
+        XCTAssertEqual(left, [], "left open: \(left.sorted().map { "\($0) → \(target(of: $0))" })")
+    }
+
+    /// libdispatch's manager's own kinds of descriptor on Linux.
+    private static func dispatchOwns(_ target: String) -> Bool {
+        ["anon_inode:[timerfd]", "anon_inode:[eventfd]", "anon_inode:[eventpoll]"].contains(target)
+    }
+
+    /// What a descriptor is open on, as /proc names it (a path, `pipe:[…]`, `anon_inode:[eventfd]`).
+    private func target(of descriptor: Int32) -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")) ?? "closed since"
     }
 
     /// The process's open descriptors, without the listing's own.

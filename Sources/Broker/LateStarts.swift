@@ -22,9 +22,11 @@ final class LateStarts {
         (self.supervisor, self.sessions, self.limit, self.clock) = (supervisor, sessions, settings.startupTimeoutMilliseconds, clock)
     }
 
-    /// The plugins whose process runs and has not said hello.
+    /// The plugins whose process runs and has not said hello. One already killed is waiting for its exit to be reaped
+    /// (by the broker, or by its launch template and told), which on a loaded machine can take past the next heartbeat:
+    /// counted again, one late start would be given up as three.
     private var starting: [PluginSupervisor.Plugin] {
-        supervisor.plugins.filter { $0.state == .running && $0.pid != nil && sessions.named($0.spec.name) == nil }
+        supervisor.plugins.filter { $0.state == .running && $0.pid != nil && $0.killReason == nil && sessions.named($0.spec.name) == nil }
     }
 
     /// Whether `plugin`'s late start is waited for on (virtual time, still at work, within the busy limit).

@@ -122,8 +122,8 @@ struct BenchOptions {
     within 2× of the quiet one. The sequence is played --runs times (default 3), interleaved; each figure is the
     median of its rounds.
 
-    With --write-year FILE: writes the heavy-user year's first --year-days days (seed 2026, faithful, heavy pace), the
-    scenario the simulation suite plays, to FILE and exits: `shieldbus run --scenario FILE` plays the same days under
+    With --write-year FILE: writes the heavy-user year's first --year-days days (faithful, heavy pace), the scenario
+    the simulation suite plays, to FILE and exits: `shieldbus run --scenario FILE` plays the same days under
     a profiler (docs/benchmarks.md, "Reproducing a profile").
     """
 

@@ -4,7 +4,7 @@ import CProcessControl
 import Glibc
 #endif
 
-/// A few entries of one folder, asked below a root folder without following a symbolic link at or below it
+/// A few entries of one folder, asked below a root folder without following a symbolic link below it
 /// (`shieldbus_folder_entry_kinds`: openat2's `RESOLVE_NO_SYMLINKS` from the root, then one read of the folder's
 /// entries) — a few calls, where an `lstat` of each entry's and each folder's whole path walks the path every time.
 enum FolderEntries {

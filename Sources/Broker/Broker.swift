@@ -27,6 +27,7 @@ public final class Broker {
     private var servicesByTopic: [String: [BrokerService]] = [:]
     /// Called for every sequenced event (the command line's timeline printer, tests).
     private var eventObservers: [(Envelope) -> Void] = []
+    private var journalOpened: ((UInt64) throws -> Void)?
     /// The batch's events the observers have not seen yet: they see them once the batch is sent, so that what they
     /// do (formatting the timeline, the lock invariant's reading) does not hold up what plugins wait for.
     private var unobserved: [Envelope] = []
@@ -114,6 +115,13 @@ public final class Broker {
         eventObservers.append(observer)
     }
 
+    /// `body` is handed, once the journal is open and before any event of this run, how many bytes of the previous
+    /// runs' journal it kept (0 unless resumed): lines past the last save were cut off, journaled again when
+    /// published again, so a resumed run's check reads only what is kept. A throw stops the run from starting.
+    public func whenJournalOpened(_ body: @escaping (_ keptBytes: UInt64) throws -> Void) {
+        journalOpened = body
+    }
+
     // MARK: Running
 
     /// Takes the runtime directory (unless `lock` says it is taken already), binds, starts the plugins, and
@@ -134,9 +142,9 @@ public final class Broker {
         shutDown()
     }
 
-    /// Opens a run on the transport `makeTransport` makes: the delivery store, the cookie, the endpoint published in
-    /// the runtime directory, the journal, the parts composed, the plugins started and `bus.started` sequenced; then
-    /// `serveOnce` turns the loop. `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's
+    /// Opens a run on the transport `makeTransport` makes: the cookie, the transport, the parts composed and the
+    /// services attached, the plugins started; then, while they start, the delivery store, the endpoint published in
+    /// the runtime directory and the journal; then `bus.started` sequenced, and `serveOnce` turns the loop. `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's
     /// own broker, not one a test drives).
     func open(lock: RuntimeLock, handlingSignals: Bool, transport makeTransport: () throws -> BusTransport) throws {
         // Before the endpoint is published: a client that finds the broker finds its cookie.
@@ -169,6 +177,7 @@ public final class Broker {
                                                       continuingTheRun: settings.journalAppends)
             try lock.publishEndpoint(transport.endpoint)
             try recorder.openJournal(path: settings.journalPath, appending: settings.journalAppends, keepingThrough: restored.savedSeq)
+            try journalOpened?(recorder.journalKept)
         } catch {
             // A run that cannot start leaves no plugin behind.
             supervisor.stopAll(graceMilliseconds: 0, unstarted: "\(error)")

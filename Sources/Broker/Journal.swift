@@ -15,6 +15,8 @@ final class Journal {
     /// When appending: the latest bus time of the lines cut off (journaled by a broker killed before it saved them).
     /// The device acted on them already, so a resumed run's clock must not start before it.
     private(set) var cutOffReached: BusTime?
+    /// When appending: the bytes of the previous runs' journal kept, each line whole and saved (the rest was cut off).
+    private(set) var kept: UInt64 = 0
 
     /// `appending`: goes on after what is there (a resumed run); otherwise starts the file afresh. `keepingThrough`:
     /// when appending, the last sequence number the previous broker saved in `bus.sqlite` — lines after it were
@@ -30,6 +32,7 @@ final class Journal {
             cutOffReached = contents[end...].split(separator: 0x0A).compactMap { try? WireCodec.decodeEnvelope(Array($0)).time }.max()
             try opened.handle.truncate(atOffset: UInt64(end))
             self.written = UInt64(end)
+            kept = UInt64(end)
             try opened.handle.seekToEnd()
         }
         self.handle = opened.handle

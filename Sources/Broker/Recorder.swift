@@ -75,6 +75,9 @@ final class Recorder {
 
     var keepsJournal: Bool { journal != nil }
 
+    /// The bytes of the journal that a resumed run kept of the previous runs' (0 for a fresh journal, or none).
+    var journalKept: UInt64 { journal?.kept ?? 0 }
+
     /// Journals one sequenced envelope (buffered: written when the buffer fills, or at the batch's end).
     func journal(_ json: [UInt8]) {
         if journal?.append(json) == true { flushJournal() }

@@ -1,4 +1,4 @@
-// Exposes the system SQLite C API (libsqlite3-dev) to Swift.
+// Exposes the system SQLite C API (libsqlite3-dev) to Swift, with the few C calls the SQLite module needs beside it.
 #include <sqlite3.h>
 
 /// SQLite's one-time set-up in a process: each connection's page cache takes memory for a page when it first holds
@@ -10,4 +10,13 @@
 static inline int shieldbus_sqlite_set_up(void) {
     (void)sqlite3_config(SQLITE_CONFIG_PAGECACHE, (void *)0, 0, 0);
     return sqlite3_initialize();
+}
+
+#include <sys/vfs.h>
+
+/// The file system type (`statfs`'s `f_type`, linux/magic.h) of the file `descriptor` is open on; 0 when unknown.
+/// Swift's Glibc module does not export `fstatfs`.
+static inline long shieldbus_file_system_type(int descriptor) {
+    struct statfs system;
+    return fstatfs(descriptor, &system) == 0 ? (long)system.f_type : 0;
 }

@@ -92,6 +92,7 @@ final class DeviceActivityService {
     private let usage: any MeteredUse
     private let authorization: any AuthorizationStatuses
     private var monitors: [DeviceActivityName: Monitor] = [:]
+    private var throttle = CallbackThrottle()
     /// Activities the app monitors for other purposes: they count toward the limit, their callbacks are not ours to play.
     private var otherActivities: Int
     private var thresholdTimer: UInt64?
@@ -589,9 +590,22 @@ final class DeviceActivityService {
             return swallowed(.monitorNeverWoken, topic, activity: activity, event: event, scheduledFor: scheduledFor)
         }
         // On a device with several products, only the registering app's plugins hear its activities' callbacks.
-        let audience = monitors[activity]?.registration.product.flatMap { name in settings.products.first { $0.name == name }?.plugins }
+        let product = monitors[activity]?.registration.product
+        let audience = product.flatMap { name in settings.products.first { $0.name == name }?.plugins }
+        guard throttle.admits(app: product ?? "", now: host.bus.now) else {
+            return throttled(topic, activity: activity, event: event, scheduledFor: scheduledFor, product: product)
+        }
         host.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
                     fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
+    }
+
+    /// A callback the OS's throttle keeps from a monitor called back too often (`CallbackThrottle`): said as an error,
+    /// since it is the product's loop, not a quirk of the device.
+    private func throttled(_ topic: String, activity: DeviceActivityName, event: DeviceActivityEvent.Name?, scheduledFor: Date, product: String?) {
+        let whose = product.map { "\($0)'s" } ?? "the app's"
+        let callback = "\(topic) of '\(activity.rawValue)'" + (event.map { " (event '\($0.rawValue)')" } ?? "") + " due at \(scheduledFor)"
+        host.emit(topic: "bus.error", body: ["code": "callback-loop", "sender": "broker", "message": .string(
+            "\(whose) monitor was called back more than \(CallbackThrottle.perMinute) times within a minute, as one that re-registers at each callback is: the OS throttles it and does not deliver \(callback)")])
     }
 
     /// A callback a quirk keeps from the monitor: iOS says nothing, ShieldBus says `device.quirk` (the monitor does not

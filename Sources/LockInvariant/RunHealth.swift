@@ -6,15 +6,15 @@ import Foundation
 /// (a plugin that stopped answering cannot break a lock it never had to keep), so a degraded run fails on its own.
 ///
 /// Degraded means: the bus reported a plugin that did not answer in time (`ack-timeout`, `startup-timeout`), a
-/// delivery lost or abandoned (`gap`, `delivery-dropped`, `delivery-abandoned`); a plugin's process crashed (killed
-/// by a signal of its own fault, or exited with a failure status: `plugin-crashed`) or was given up on
-/// (`plugin-failed`: a crash loop, a configuration error) — the events it had in hand go to its next process, so the
-/// lock may well hold, but an extension that crashes is a bug in it, and one given up on answers nothing; or a
-/// callback loop — more than `loopLimit` DeviceActivity callbacks for one plugin's activities within a minute of bus
-/// time, where a monitor that re-registers at each callback spins (on iOS the system throttles, then stops, such an
-/// extension). The broker's own ends of a process (SIGTERM, SIGKILL) and an exit for want of storage (status 75,
-/// the plugin waits for room) are not crashes. A plugin the supervisor had already stopped (the broker stopping, a
-/// force-quit, a device restart) publishes no `plugin.exited`, so its end is not read at all.
+/// delivery lost or abandoned (`gap`, `delivery-dropped`, `delivery-abandoned`), or a monitor the OS throttled for a
+/// callback loop (`callback-loop`: more than 60 callbacks in a minute, where a monitor that re-registers at each
+/// callback spins); a plugin's process crashed (killed by a signal of its own fault, or exited
+/// with a failure status: `plugin-crashed`) or was given up on (`plugin-failed`: a crash loop, a configuration error)
+/// — the events it had in hand go to its next process, so the lock may well hold, but an extension that crashes is a
+/// bug in it, and one given up on answers nothing. The broker's own ends of a process (SIGTERM, SIGKILL) and an exit
+/// for want of storage (status 75, the plugin waits for room) are not crashes. A plugin the supervisor had already
+/// stopped (the broker stopping, a force-quit, a device restart) publishes no `plugin.exited`, so its end is not read
+/// at all.
 public struct RunHealth {
     /// One way a run went wrong: a stable kind (what explore's shrinker keeps) and its account.
     public struct Problem: Equatable, Sendable {
@@ -23,15 +23,9 @@ public struct RunHealth {
     }
 
     /// Bus errors that mean the run was not healthy.
-    public static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped", "delivery-abandoned"]
-    /// Callbacks for one plugin's activities in any minute beyond which it loops.
-    public static let loopLimit = 60
+    public static let degradations: Set<String> = ["ack-timeout", "startup-timeout", "gap", "delivery-dropped", "delivery-abandoned", "callback-loop"]
 
     private var errors: [String: (count: Int, first: String)] = [:]
-    /// Each plugin's recent callbacks (bus times, ms), the last minute's.
-    private var recentCallbacks: [String: [Int64]] = [:]
-    private var registrants: [String: String] = [:]
-    private var loops: [String: (count: Int, at: Int64)] = [:]
 
     public init() {}
 
@@ -45,17 +39,6 @@ public struct RunHealth {
             guard let code = body["code"]?.stringValue, Self.degradations.contains(code) else { return }
             let who = body["receiver"]?.stringValue ?? body["plugin"]?.stringValue ?? body["sender"]?.stringValue
             count(code, first: body["message"]?.stringValue ?? who.map { "\($0)" } ?? "")
-        case .startMonitoringRequest:
-            if let activity = envelope.bodyValue["activity"]?.stringValue { registrants[activity] = envelope.source }
-        case .callback:
-            guard envelope.source == JournalFacts.osSource else { return }
-            let plugin = envelope.bodyValue["activity"]?.stringValue.flatMap { registrants[$0] } ?? "?"
-            var recent = recentCallbacks[plugin, default: []]
-            recent.append(envelope.time)
-            let cutoff = envelope.time - 60_000
-            if let keep = recent.firstIndex(where: { $0 > cutoff }), keep > 0 { recent.removeFirst(keep) }
-            recentCallbacks[plugin] = recent
-            if recent.count > Self.loopLimit, (loops[plugin]?.count ?? 0) < recent.count { loops[plugin] = (recent.count, envelope.time) }
         case .pluginExited:
             guard envelope.source == JournalFacts.osSource else { return }
             let body = envelope.bodyValue
@@ -70,15 +53,10 @@ public struct RunHealth {
 
     /// What `read` does with an event, by its topic.
     private enum Kind {
-        case busError, startMonitoringRequest, callback, pluginExited, pluginFailed
+        case busError, pluginExited, pluginFailed
     }
 
-    private static let kinds: [String: Kind] = Dictionary(uniqueKeysWithValues: JournalFacts.monitorCallbacks.map { ($0, Kind.callback) }).merging([
-        "bus.error": .busError,
-        DeviceTopic.startMonitoringRequest: .startMonitoringRequest,
-        "plugin.exited": .pluginExited,
-        "plugin.failed": .pluginFailed,
-    ]) { _, _ in preconditionFailure("a topic read twice") }
+    private static let kinds: [String: Kind] = ["bus.error": .busError, "plugin.exited": .pluginExited, "plugin.failed": .pluginFailed]
 
     private mutating func count(_ code: String, first: String) {
         errors[code] = ((errors[code]?.count ?? 0) + 1, errors[code]?.first ?? first)
@@ -103,14 +81,9 @@ public struct RunHealth {
 
     /// What went wrong, in a fixed order; empty for a healthy run.
     public var problems: [Problem] {
-        var found = errors.keys.sorted().map { code in
+        errors.keys.sorted().map { code in
             Problem(kind: code, detail: "\(code) ×\(errors[code]!.count)\(errors[code]!.first.isEmpty ? "" : " (first: \(errors[code]!.first))")")
         }
-        for plugin in loops.keys.sorted() {
-            let loop = loops[plugin]!
-            found.append(Problem(kind: "callback-loop", detail: "callback-loop: \(loop.count) DeviceActivity callbacks for \(plugin)'s activities within a minute (more than \(Self.loopLimit): it re-registers at each callback)"))
-        }
-        return found
     }
 
     public var isHealthy: Bool { problems.isEmpty }

@@ -327,13 +327,16 @@ public struct RunPlan {
         throw Problem(description: "--ios must be one of \(IOSRelease.names.joined(separator: ", ")) or none, not '\(name)'\(suggestion)")
     }
 
-    /// Hands `body` the envelopes a journal file holds (none without one), up to a torn last line (a SIGKILL
-    /// mid-write): the broker's journal, reopened, ends there too. A bad line before the end is a damaged journal,
-    /// which a resumed run's check would otherwise judge without what follows it.
-    public static func journaledSoFar(_ path: String?, _ body: (Envelope) -> Void) throws {
-        guard let path, let data = FileManager.default.contents(atPath: path) else { return }
+    /// Hands `body` the envelopes in the first `keptBytes` of a journal file (none without one): what the broker,
+    /// reopening it to resume, kept of the previous runs' (`Broker.whenJournalOpened`) — whole lines, none past its
+    /// last save. A bad line among them is a damaged journal, which a resumed run's check would otherwise judge
+    /// without what follows it.
+    public static func journaledSoFar(_ path: String?, keptBytes: UInt64, _ body: (Envelope) -> Void) throws {
+        guard let path, keptBytes > 0, let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: Int(keptBytes))) ?? nil
         do {
-            try JournalLines.forEachUpToATornEnd(in: Array(data), body)
+            try JournalLines.forEachUpToATornEnd(in: Array(data ?? Data()), body)
         } catch let bad as JournalLines.BadLine {
             throw Problem(description: "cannot resume: the journal \(path) is damaged at \(bad) — a resumed run is checked with what the journal holds; start the run afresh (without --resume) or restore the journal")
         }

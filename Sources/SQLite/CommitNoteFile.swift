@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -14,14 +15,18 @@ import Glibc
 ///
 /// The note is read and written in the held file's first page, mapped shared — the same bytes other processes
 /// `pread` under the lock, without a system call for either, and without `pwrite`'s update of the file's times at
-/// every note (a mapped page updates them only when written back), which waits while the file system's journal commits
-/// for other writers. The page is used only while the `fstatat` finds the file a whole note long: a file cut shorter
-/// under the writer (its bytes past the end are not the file's) or not yet written is written with `pwrite` as a fresh
-/// note is, which makes it whole again. What the page cannot survive is a file cut under the writer between that
+/// every note (a mapped page updates them at its first write after each write-back), which waits while the file
+/// system's journal commits for other writers. The page is used only while the `fstatat` finds the file a whole note
+/// long: a file cut shorter under the writer (its bytes past the end are not the file's) or not yet written is written
+/// with `pwrite` as a fresh note is, which makes it whole again. A write into the page must find its block already on
+/// the disk — a write fault that needs a new block on a full disk faults (`SIGBUS`) where `pwrite` fails with `ENOSPC`
+/// (`CommitNoteUnwritable`) — so the page is written only when the file system overwrites a block in place (ext2/3/4,
+/// XFS, tmpfs; not a copy-on-write one such as btrfs) and the file's blocks cover its size (no hole left by a
+/// truncate); otherwise it is read only. What the page cannot survive is a file cut under the writer between that
 /// `fstatat` and the note's access, which faults (`SIGBUS`) instead of rewriting it. Only a process that can write the
-/// store's folder can do that — an App Group's other plugins — and it can do the same to the shared-memory file SQLite
-/// maps beside every WAL store it shares (`-shm`), so the page gives such a neighbour nothing it did not have. A file
-/// that cannot be mapped is read and written with `pread` and `pwrite`.
+/// note can do that — an App Group's other plugins — and it can do the same to the shared-memory file SQLite maps
+/// beside every WAL store it shares (`-shm`), so the page gives such a neighbour nothing it did not have. A file that
+/// cannot be mapped is read and written with `pread` and `pwrite`.
 ///
 /// The note of a store with one writer for its connection's life (`soleWriter`: opened `.exclusive`, so no other
 /// connection can commit to it, nor note for it) is locked and read only at its first note after an open: from then
@@ -44,6 +49,10 @@ final class CommitNoteFile {
     private var page: UnsafeMutablePointer<UInt8>?
     /// The held file's size at the last `fstatat`: its page is read up to it, and written only when a whole note fits.
     private var size = 0
+    /// Whether the held file's blocks cover its size at the last `fstatat` (no hole for a write fault to fill).
+    private var allocated = false
+    /// Whether the held file's file system overwrites an allocated block in place, so a write fault needs no new one.
+    private var overwritesInPlace = false
     private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
     /// Linux's `O_PATH` (a descriptor to look names up in, without reading the folder), which Swift's Glibc module
     /// does not export.
@@ -76,6 +85,11 @@ final class CommitNoteFile {
         }
         try CommitNote.lock(descriptor, LOCK_EX, store: store, timeout: timeout)
         defer { flock(descriptor, LOCK_UN) }
+        if size < CommitNote.width {
+            // Looked at before the lock: another writer may have written the note whole since.
+            var status = stat()
+            if fstat(descriptor, &status) == 0 { (size, allocated) = (Int(status.st_size), Self.blocksCover(status)) }
+        }
         let found = noteNumber(in: descriptor)
         if let found, found >= number {
             if soleWriter { noted = found }
@@ -94,7 +108,7 @@ final class CommitNoteFile {
     private func write(_ number: Int64, to descriptor: Int32) throws {
         // Not known after a failed write: the next note reads the file again, under the lock.
         noted = nil
-        if let page, size >= CommitNote.width {
+        if let page, size >= CommitNote.width, allocated, overwritesInPlace {
             CommitNote.withText(of: number) { UnsafeMutableRawPointer(page).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             if soleWriter { noted = number }
             return
@@ -112,7 +126,7 @@ final class CommitNoteFile {
         let process = ProcessIdentity.current
         if owner == process, descriptor >= 0, fstatat(folder, name, &status, AT_SYMLINK_NOFOLLOW) == 0,
            status.st_dev == device, status.st_ino == inode {
-            size = Int(status.st_size)
+            (size, allocated) = (Int(status.st_size), Self.blocksCover(status))
             return descriptor
         }
         unmap()
@@ -138,13 +152,21 @@ final class CommitNoteFile {
             close(opened)
             throw CommitNoteUnwritable(path: path, errno: failure)
         }
-        (descriptor, device, inode, size) = (opened, status.st_dev, status.st_ino, Int(status.st_size))
+        (descriptor, device, inode, size, allocated) = (opened, status.st_dev, status.st_ino, Int(status.st_size), Self.blocksCover(status))
+        overwritesInPlace = Self.overwritesInPlace(opened)
         // Mapped past the file's end when it is shorter: the page is used once a note has made it whole.
         if Self.pageSize >= CommitNote.readLength, let mapped = mmap(nil, Self.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, opened, 0),
            mapped != MAP_FAILED {
             page = mapped.bindMemory(to: UInt8.self, capacity: Self.pageSize)
         }
         return opened
+    }
+
+    private static func blocksCover(_ status: stat) -> Bool { Int(status.st_blocks) * 512 >= Int(status.st_size) }
+
+    /// ext2/3/4, XFS and tmpfs, by `statfs`'s magic numbers (linux/magic.h); any other is written with `pwrite`.
+    private static func overwritesInPlace(_ descriptor: Int32) -> Bool {
+        [0xEF53, 0x5846_5342, 0x0102_1994].contains(shieldbus_file_system_type(descriptor))
     }
 
     private func unmap() {

@@ -29,12 +29,12 @@ public enum StoreCreation {
     @discardableResult
     public static func makeIfMissing(at path: String, pageSize: Int? = nil, schema: String) throws -> Bool {
         if exists(path) { return false }
-        let scratch = scratchPath(for: path)
+        let scratch = scratchPath(for: resolvingFolder(of: path))
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
         // Made here, never opened if there (`O_EXCL`), and held: what is flushed and linked is this file, whatever a
         // process that can write the folder puts at the scratch name meanwhile.
         let made = open(scratch, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make the new store") }
+        guard made >= 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot make the new store beside it (\(scratch))") }
         defer { close(made) }
         try build(scratch, pageSize: pageSize, schema: schema)
         guard isStill(made, at: scratch) else {
@@ -52,8 +52,9 @@ public enum StoreCreation {
         return true
     }
 
-    /// Builds the store at `scratch` with no flush: its connection closes before this returns, copying its log into
-    /// the file and removing it. Kept to this connection (`locking_mode = EXCLUSIVE` before WAL is first used), the
+    /// Builds the store at `scratch` with no flush: its log is copied into the file (a checkpoint that must copy every
+    /// frame: one that could not — a full disk — would leave the schema in a log this creation then removes) before
+    /// its connection closes. Kept to this connection (`locking_mode = EXCLUSIVE` before WAL is first used), the
     /// log's index stays in memory: no shared-memory file is made. A symbolic link put at the name is not followed.
     private static func build(_ scratch: String, pageSize: Int?, schema: String) throws {
         let connection = try SQLiteConnection(path: scratch, flags: [.readWrite, .noFollow], pageSize: pageSize)
@@ -65,6 +66,11 @@ public enum StoreCreation {
             throw SQLiteError.journalModeRejected(requested: "wal", actual: mode ?? "none", path: scratch)
         }
         try connection.transaction(.exclusive) { try connection.execute(schema) }
+        let checkpoint = try connection.prepare("PRAGMA wal_checkpoint(TRUNCATE)")
+        guard try checkpoint.step(), try checkpoint.int64(at: 0) == 0, try checkpoint.int64(at: 1) == checkpoint.int64(at: 2) else {
+            throw SQLiteError.making(scratch, errno: EIO, what: "cannot copy the new store's log into it")
+        }
+        checkpoint.reset()
     }
 
     /// Whether `name` is still the regular file `descriptor` holds (not another file, nor a link to one).
@@ -72,6 +78,15 @@ public enum StoreCreation {
         var held = stat(), found = stat()
         return fstat(descriptor, &held) == 0 && lstat(name, &found) == 0 && (found.st_mode & S_IFMT) == S_IFREG
             && found.st_dev == held.st_dev && found.st_ino == held.st_ino
+    }
+
+    /// `path` with its folder's symbolic links resolved (as given when it cannot be): SQLite's `NOFOLLOW` refuses a link
+    /// anywhere in a path, and a store's folder may be reached through one. A link put in it after this is refused.
+    private static func resolvingFolder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex,
+              let resolved = realpath(String(path[..<slash]), nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved) + String(path[slash...])
     }
 
     private static func exists(_ path: String) -> Bool {

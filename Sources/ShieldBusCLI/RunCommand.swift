@@ -151,7 +151,9 @@ extension ShieldBus {
                 if !noCheck { health.read(envelope) }
                 if keepsForExpectations && ExpectationCheck.reads(envelope) { expectationJournal.append(envelope) }
             }
-            if resume { try RunPlan.journaledSoFar(plan.brokerSettings.journalPath, check) }
+            if resume {
+                broker.whenJournalOpened { kept in try RunPlan.journaledSoFar(plan.brokerSettings.journalPath, keptBytes: kept, check) }
+            }
             broker.observeEvents { envelope in
                 timeline.record(envelope)
                 check(envelope)

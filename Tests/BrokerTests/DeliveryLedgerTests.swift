@@ -185,6 +185,15 @@ final class DeliveryLedgerTests: XCTestCase {
                 XCTAssertEqual(Journal.end(of: written, keepingThrough: saved), kept.utf8.count, "seed \(seed), saved \(saved)")
             }
             XCTAssertEqual(Journal.end(of: written, keepingThrough: nil), written.count - torn.utf8.count, "seed \(seed): only the torn line without a save")
+            // Reopened to resume, the journal says what it kept: what a resumed run's check reads (`whenJournalOpened`).
+            let saved = UInt64.random(in: 0...(seq + 2), using: &random)
+            let folder = TemporaryDirectory(prefix: "sbkept")
+            let file = folder.file("journal.jsonl")
+            try written.write(to: URL(fileURLWithPath: file))
+            let reopened = try Journal(path: file, appending: true, keepingThrough: saved)
+            XCTAssertEqual(reopened.kept, UInt64(lines.filter { $0.seq <= saved }.map(\.text).joined().utf8.count), "seed \(seed), saved \(saved)")
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: file)).count, Int(reopened.kept), "the file is cut back to what it kept")
+            withExtendedLifetime(folder) {}
         }
     }
 

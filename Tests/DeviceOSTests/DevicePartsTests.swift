@@ -274,6 +274,38 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(try DeviceAPICoding.decode(DeviceActivityCallback.self, from: callback.body).event?.rawValue, "five")
     }
 
+    /// A monitor that registers, at each callback, an interval starting at once is called back at most
+    /// `CallbackThrottle.perMinute` times in a minute: the next callback is not delivered, said as `callback-loop`, so
+    /// the loop ends at the same step on every run; a minute later its callbacks go out again.
+    func testAMonitorCalledBackAgainAndAgainIsThrottledWithinAMinuteOfBusTime() throws {
+        let host = try DevicePartHost(folder: folder, start: start)
+        let clock = try DeviceClock(state: host.state, defaultTimeZone: host.directory.settings.timeZone)
+        let activity = try DeviceActivityService(host: host, directory: host.directory, clock: clock, random: DeviceRandom(seed: 1),
+                                                 usage: FakeUse(), authorization: FakeAuthorization(.approved))
+        activity.resume()
+        var corr = 0
+        func registerStartingNow() throws {
+            corr += 1
+            let now = Calendar(identifier: .gregorian).dateComponents(in: host.directory.settings.timeZone, from: host.now)
+            let schedule = DeviceActivitySchedule(intervalStart: DateComponents(hour: now.hour, minute: now.minute),
+                                                  intervalEnd: DateComponents(hour: now.hour! + 1, minute: now.minute), repeats: false)
+            activity.handle(host.request(DeviceTopic.startMonitoringRequest, StartMonitoring(activity: DeviceActivityName("check"), schedule: schedule),
+                                         from: "app", corr: "start-\(corr)"))
+            XCTAssertTrue(try host.reply("start-\(corr)", as: NoValue.self).ok)
+        }
+        func loopErrors() -> Int {
+            host.inProcessBus.events("bus.error").filter { (try? JSONValue(parsing: $0.body))?["code"]?.stringValue == "callback-loop" }.count
+        }
+        for _ in 0..<(CallbackThrottle.perMinute + 10) { try registerStartingNow() }
+        XCTAssertEqual(host.inProcessBus.events(DeviceTopic.intervalDidStart).count, CallbackThrottle.perMinute, "delivered up to the limit")
+        XCTAssertEqual(loopErrors(), 10, "each callback past the limit said")
+
+        host.inProcessBus.advance(to: host.inProcessBus.now + CallbackThrottle.window)
+        try registerStartingNow()
+        XCTAssertEqual(host.inProcessBus.events(DeviceTopic.intervalDidStart).count, CallbackThrottle.perMinute + 1, "a minute later, delivered again")
+        XCTAssertEqual(loopErrors(), 10)
+    }
+
     /// The events of a monitored activity, as its plugins ask for them at every callback: the reply kept while the
     /// registration stays as it was, and the new events given once it is registered again; none once it is stopped.
     func testEachAskForAnActivitysEventsGivesItsRegistrationAsItIsNow() throws {

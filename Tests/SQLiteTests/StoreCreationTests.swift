@@ -59,6 +59,17 @@ final class StoreCreationTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["garbage.sqlite", "kept.sqlite"])
     }
 
+    /// A store's folder may be reached through a symbolic link (a state folder under a linked home): the store is made
+    /// in the folder the link leads to. Only a link in place of the scratch file itself, or of a folder put there while
+    /// it is made, is refused.
+    func testAStoreIsMadeThroughALinkedFolder() throws {
+        try FileManager.default.createDirectory(atPath: path("real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: path("linked"), withDestinationPath: path("real"))
+        XCTAssertTrue(try StoreCreation.makeIfMissing(at: path("linked") + "/made.sqlite", schema: "CREATE TABLE IF NOT EXISTS t (v INTEGER)"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: path("real")), ["made.sqlite"])
+        XCTAssertEqual(try SQLiteConnection(path: path("linked") + "/made.sqlite", flags: [.readWrite]).quickCheck(), [])
+    }
+
     /// A scratch file another making left (cut short by a power cut) is neither taken for the store nor built over.
     func testAScratchFileLeftByACutShortMakingIsNotTaken() throws {
         let store = path("again.sqlite"), left = path("again.sqlite.making-1")

@@ -359,19 +359,54 @@ final class DurableDeliveryTests: XCTestCase {
 
     // MARK: A broker killed around the save of a batch
 
+    /// Three minutes in which the fixture plugin makes its OS calls once (`app.sup.calls`).
+    static let oneCallsStep = """
+        name: calls-once
+        start: 2026-03-07T07:00
+        timeZone: UTC
+        end: day 1 07:03
+        steps:
+          - {at: "07:00:30", publish: {topic: app.sup.calls, body: {n: 1, cutAt: -1}}}
+        """
+
+    /// `shieldbus run`'s arguments for `scenario` on `configuration`, both written in `work`, with its runtime and state
+    /// folders and journal there.
+    func runArguments(_ configuration: String, _ scenario: String, work: TemporaryDirectory) throws -> [String] {
+        try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
+        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
+        return ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
+                "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"]
+    }
+
     /// Plays `scenario` with `shieldbus run` until the broker kills itself at `crash` (`--crash-before-saving TOPIC`
     /// or `--crash-after-saving TOPIC`), then resumes it on the same state folder and journal; returns the journal.
     func playKilledThenResumed(_ configuration: String, _ scenario: String, crash: [String], clock: [String] = [], work: TemporaryDirectory,
                                file: StaticString = #filePath, line: UInt = #line) throws -> [Envelope] {
-        try configuration.write(toFile: work.file("config.yml"), atomically: true, encoding: .utf8)
-        try scenario.write(toFile: work.file("scenario.yml"), atomically: true, encoding: .utf8)
-        let arguments = ["run", "--config", work.file("config.yml"), "--scenario", work.file("scenario.yml"), "--runtime-dir", work.file("run"),
-                         "--state-dir", work.file("state"), "--journal", work.file("journal.jsonl"), "--quiet"] + clock
+        let arguments = try runArguments(configuration, scenario, work: work) + clock
         let killed = try CommandRun.shieldbus(arguments + crash, timeoutSeconds: 60)
         XCTAssertEqual(killed.status, SIGKILL, "\(crash): the broker killed itself at the save: \(killed.errors)", file: file, line: line)
         let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
         XCTAssertEqual(resumed.status, 0, "\(crash): \(resumed.errors)", file: file, line: line)
         return journal(work.file("journal.jsonl"))
+    }
+
+    /// A resumed run's check reads the journal the broker kept: a line damaged before the end refuses the resume with
+    /// a one-line error naming the journal and the line (status 2, as any problem with the run's options), and no
+    /// plugin is left behind.
+    func testAResumeOnAJournalDamagedBeforeItsEndIsRefusedSayingWhere() throws {
+        let work = TemporaryDirectory(prefix: "sbdamaged")
+        let arguments = try runArguments(fixtureConfiguration, Self.oneCallsStep, work: work)
+        let played = try CommandRun.shieldbus(arguments, timeoutSeconds: 60)
+        XCTAssertEqual(played.status, 0, played.errors)
+        var lines = try String(contentsOfFile: work.file("journal.jsonl"), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertGreaterThan(lines.count, 3)
+        lines[1] = "{not a journal line"
+        try lines.joined(separator: "\n").write(toFile: work.file("journal.jsonl"), atomically: true, encoding: .utf8)
+
+        let resumed = try CommandRun.shieldbus(arguments + ["--resume"], timeoutSeconds: 60)
+        XCTAssertEqual(resumed.status, 2, resumed.errors)
+        XCTAssertTrue(resumed.errors.contains("error: cannot resume: the journal \(work.file("journal.jsonl")) is damaged at line 2"), resumed.errors)
+        XCTAssertTrue(resumed.errors.contains("stopping plugin: the run could not start"), resumed.errors)
     }
 
     /// The broker kills itself (a real SIGKILL) just after saving the batch that holds the plugin's ManagedSettings
@@ -380,16 +415,8 @@ final class DurableDeliveryTests: XCTestCase {
     /// never ended (no `app.sup.calls-done`). Now it is handled again: the write, made again, changes nothing and is
     /// announced once; each step and the end are journaled once.
     func testABrokerKilledBeforeSendingTheReplyToAWriteHasTheHandlingDoneOnce() throws {
-        let scenario = """
-            name: calls-once
-            start: 2026-03-07T07:00
-            timeZone: UTC
-            end: day 1 07:03
-            steps:
-              - {at: "07:00:30", publish: {topic: app.sup.calls, body: {n: 1, cutAt: -1}}}
-            """
         let work = TemporaryDirectory(prefix: "sbreply")
-        let journal = try playKilledThenResumed(fixtureConfiguration, scenario, crash: ["--crash-after-saving", "managedsettings.write.request"],
+        let journal = try playKilledThenResumed(fixtureConfiguration, Self.oneCallsStep, crash: ["--crash-after-saving", "managedsettings.write.request"],
                                                 clock: ["--clock", "scaled", "--speed", "60"], work: work)
         XCTAssertEqual(journal.filter { $0.topic == "managedsettings.changed" && $0.bodyValue["writer"]?.stringValue == "slow" }.count, 1, "the write, announced once")
         XCTAssertEqual(journal.filter { $0.topic == "app.sup.step" }.compactMap { $0.bodyValue["step"]?.intValue }, [0, 1, 2], "each step journaled once")

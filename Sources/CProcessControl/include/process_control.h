@@ -89,7 +89,7 @@ int shieldbus_thread_count(void);
 long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*beforeFork)(void *), void *context);
 
 /// What the folder `below` (folders relative to the folder `root`, no `..`; "" for `root` itself) holds under each of
-/// `names` (`count` names, each ended by a NUL, one after the other), found without following a symbolic link at or below `root` (openat2's
+/// `names` (`count` names, each ended by a NUL, one after the other), found without following a symbolic link below `root` (openat2's
 /// RESOLVE_NO_SYMLINKS, then one read of the folder's entries): `kinds[i]` is 0 when nothing is there, 1 for a symbolic
 /// link, 2 for anything else. Returns 0; or -1 with errno set: ELOOP when a folder of `below` is a symbolic link,
 /// ENOENT or ENOTDIR when one is missing or no folder (nothing is below it), ENOSYS when the kernel has no openat2

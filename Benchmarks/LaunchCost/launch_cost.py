@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CPU of one plugin launch, by path (docs/benchmarks.md, "Extension launches"): a release monitor's bare start
+"""The CPU of one plugin launch, by path (docs/benchmarks.md, "Explore and launches"): a release monitor's bare start
 (the loader, the runtime, its options missing, exit) N times, executed in a new bwrap sandbox each time as a plain
 launch is, forked from a template held in one sandbox as `LaunchTemplates` does (the channel's messages of
 Sources/CLaunchTemplate), and executed without a sandbox. Usage: launch_cost.py [N] [program] (default 50,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A large recorded journal in ShieldBus Studio (docs/benchmarks.md, "The Studio on a large journal"): make run's day
+"""A large recorded journal in ShieldBus Studio (docs/benchmarks.md, "What each figure means"): make run's day
 played once, its journal repeated (seqs and times moved on each copy) to N events (default 500,000); then
 `shieldbus studio --journal` on it in headless Chromium (Playwright, Debian's chromium) — the time until the server
 listens (it indexes the journal and judges it against the habit lock's promise), until the page has read it all, a

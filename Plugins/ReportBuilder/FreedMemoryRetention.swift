@@ -5,7 +5,7 @@ import CProcessControl
 /// With glibc's defaults, every recorded event makes the heap's top grow and shrink: in each App-Group write
 /// transaction SQLite allocates and frees its working memory, and once more than 128 KiB lies free at the top of the
 /// heap glibc returns it (`brk`), to ask for it again at the next event: a churn (`brk`, `sysmalloc`, `munmap`) that
-/// shows in the report builder's CPU (docs/benchmarks.md, "The report builder's cost per record"). Keeping up to
+/// shows in the report builder's CPU (docs/benchmarks.md, "Turns and commits"). Keeping up to
 /// 1 MiB free (and serving blocks below that size from the heap rather than from maps of their own, which glibc
 /// would as well map and unmap per event) ends it for a bounded amount of memory.
 enum FreedMemoryRetention {

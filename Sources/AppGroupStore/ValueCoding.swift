@@ -49,7 +49,7 @@ enum ValueCoding {
     /// without its way there: `String(describing:)` first asks the metatype for `TextOutputStreamable`,
     /// `CustomStringConvertible` and `CustomDebugStringConvertible` and reflects it, and each first ask for a type
     /// scans every protocol conformance record of the program (at a monitor's start, at every write of a new
-    /// type; docs/benchmarks.md, "Plugin starts: the environment and type tags").
+    /// type; docs/benchmarks.md, "Explore and launches").
     static func typeTag<T>(_ type: T.Type) -> String { _typeName(type, qualified: false) }
 }
 

@@ -7,7 +7,7 @@ import ScreenTime
 // selection), read with BusProtocol's JSON reader, and the requests it sends
 // most written with its writer: each launch is a fresh process, and `JSONDecoder`'s and `SortedJSONEncoder`'s generic
 // containers and casts make it pay the Swift runtime's metadata and conformance look-ups again every time
-// (docs/benchmarks.md, "Extension launches under ios-realistic"). As in `BodyReading`, a value is read as
+// (docs/benchmarks.md, "Explore and launches"). As in `BodyReading`, a value is read as
 // `JSONDecoder` would decode it (unknown members ignored, `null` as absent) and nil is read from anything else, which
 // then goes to `JSONDecoder` for its error.
 

@@ -3,7 +3,7 @@ import Foundation
 
 /// The processor each explore worker is held on. A virtual-time day is a chain of turns, each a wake-up of another
 /// process and of libzmq's I/O threads on both sides; kept on one processor, none of them crosses to another
-/// processor's run queue or migrates (benchmarks.md, "Explore: one processor per worker"). Worker i (counted from 0)
+/// processor's run queue or migrates (benchmarks.md, "Explore and launches"). Worker i (counted from 0)
 /// is held on the i-th processor this process may run on, modulo how many there are: under a cpuset or `taskset` they
 /// need not be the machine's first. Its broker template is started there, and everything it starts — its kept
 /// sandboxes and launch templates, each day's broker and plugins, their threads — inherits the placement.

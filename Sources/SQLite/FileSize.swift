@@ -5,7 +5,7 @@ import Glibc
 /// The size of a file by `stat`, nil when it cannot be read. `FileManager.attributesOfItem` builds a dictionary of
 /// every attribute and looks up the owner's and group's names (NSS) to answer the same question; a short-lived
 /// extension asks it at each store it opens, and the broker at each plugin start (docs/benchmarks.md,
-/// "`shieldbus explore`: where a day's CPU goes").
+/// "Explore and launches").
 public enum FileSize {
     public static func of(_ path: String) -> Int64? {
         var status = stat()

@@ -5,7 +5,7 @@ import Foundation
 ///
 /// SQLite's own automatic checkpoint runs inside the commit that takes the log past 1,000 pages and syncs the log and
 /// the file: milliseconds on a disk, more while other writers keep it busy, and the committing thread — the broker's
-/// loop, a plugin handling an event — waits (docs/benchmarks.md, "What holds the tail"). Here a commit only
+/// loop, a plugin handling an event — waits (docs/benchmarks.md, "The shield decision"). Here a commit only
 /// says how long the log is (`SQLiteConnection.onCommitToLog`, which turns SQLite's own off). A log past its soft
 /// limit owes a checkpoint, run where the store allows:
 /// - a shared store (`SQLiteConnection.Access.shared`), past `softLimit` frames: on the process's flusher

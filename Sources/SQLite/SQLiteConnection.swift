@@ -235,7 +235,7 @@ public final class SQLiteConnection {
     /// `synchronous = NORMAL`: a commit is in the WAL file when it returns, so it survives the process being
     /// killed, and the WAL is synced only at a checkpoint. Only an operating-system crash or power cut can lose
     /// the last commits (never the database's consistency) — the price of not waiting for the disk on every
-    /// commit (docs/benchmarks.md, "Turn cost").
+    /// commit (docs/benchmarks.md, "Turns and commits").
     /// Throws `SQLiteError.journalModeRejected` where WAL is impossible (e.g. `:memory:`).
     public func enableWAL() throws {
         let statement = try prepare("PRAGMA journal_mode=WAL")

@@ -3,9 +3,9 @@ import CSQLite
 
 /// What SQLite sets up once per process, before its first connection: each connection's page cache takes memory for
 /// a page when it first holds one, instead of a bulk of 20 pages that every open writes through — a short-lived
-/// extension's launch opens two stores and holds a few pages of each (docs/benchmarks.md, "A plugin launch's own
-/// work") —, then SQLite initialises itself. A plugin's launch template (`LaunchTemplateWarmUp`) makes it before it
-/// forks, so that no launch makes it again: what it leaves is process-wide memory only (SQLite's mutexes, unlocked,
+/// extension's launch opens two stores and holds a few pages of each (docs/benchmarks.md, "Explore and
+/// launches") —, then SQLite initialises itself. A plugin's launch template (`LaunchTemplateWarmUp`) makes it before
+/// it forks, so that no launch makes it again: what it leaves is process-wide memory only (SQLite's mutexes, unlocked,
 /// its built-in functions and file systems), no descriptor, thread or randomness (SQLite seeds its generator at its
 /// first use, in the launch).
 public enum SQLiteLibrary {

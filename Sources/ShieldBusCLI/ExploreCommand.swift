@@ -50,7 +50,7 @@ extension ShieldBus {
         var profile = "both"
 
         // Twice the cores: a virtual day keeps less than a core busy (its processes wait on each other's turns), so
-        // days played one per core leave part of the machine idle (docs/benchmarks.md, "Explore: days at once").
+        // days played one per core leave part of the machine idle (docs/benchmarks.md, "Explore and launches").
         @Option(name: .long, help: ArgumentHelp("Also play each day on an iOS release whose documented Screen Time bugs the device reproduces (\(IOSRelease.names.joined(separator: ", "))), or on all of them: each day is played on no release first, and a day that fails only on a release is reported as that release's defeat, not the product's failure (docs/fidelity.md).", valueName: "release|all"),
                 completion: .list(IOSRelease.names + ["all", "none"]))
         var ios: String?

@@ -3,7 +3,8 @@ import CLaunchTemplate
 
 /// The environment the broker started this plugin with, read once: `ProcessInfo.environment` builds a
 /// new dictionary on every read, which a short-lived extension (ios-realistic) would pay several times per launch
-/// and once per event (docs/benchmarks.md, "Extension launches"); read from `environ` directly (`ProcessEnvironment`).
+/// and once per event (docs/benchmarks.md, "Explore and launches"); read from `environ` directly
+/// (`ProcessEnvironment`).
 /// A process launched from its plugin's template (`CLaunchTemplate`) has its launch's environment by the time `main`
 /// runs, so this is the same either way. A plugin hosted in a test's process (`InProcessPlugin`) has its own, bound
 /// while its code runs.

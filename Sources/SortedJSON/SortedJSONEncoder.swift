@@ -5,7 +5,7 @@ import Foundation
 /// `[.sortedKeys, .withoutEscapingSlashes]` and default strategies (dates aside), more cheaply.
 ///
 /// Why: every event the device OS emits, every body a plugin sends and every App-Group value is encoded to JSON, so
-/// the encoder's cost is paid on every event (docs/benchmarks.md, "CPU per journal event"). The bytes must
+/// the encoder's cost is paid on every event (docs/benchmarks.md, "Turns and commits"). The bytes must
 /// stay Foundation's — they are in the journal, which is compared byte for byte — so the rules below are
 /// swift-foundation's, and `SortedJSONEncoderTests` compares the two on every device API body and on the edge
 /// cases (escapes, doubles, nested and keyed-by-integer dictionaries):

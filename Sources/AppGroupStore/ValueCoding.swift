@@ -1,4 +1,5 @@
 // How values become stored JSON text with a type tag, and back.
+import BusProtocol
 import Foundation
 import SortedJSON
 
@@ -28,7 +29,9 @@ enum ValueCoding {
         }
     }
 
-    /// Decodes `entry` as `T`, throwing `decodeFailed` (never substituting a default) when it does not fit.
+    /// Decodes `entry` as `T`, throwing `decodeFailed` (never substituting a default) when it does not fit. A value
+    /// that writes a key twice in one object (put in the store by a process that bypassed the API) is refused as the
+    /// bus refuses it: `JSONDecoder` would keep one of the two, where the broker's reading of the group refuses it.
     static func decode<T: Decodable>(_ type: T.Type, from entry: StoredEntry) throws -> T {
         if let read = StoredScalarReading.value(type, json: entry.rawJSON) { return read }
         let decoder = JSONDecoder()
@@ -38,6 +41,7 @@ enum ValueCoding {
         var json = entry.rawJSON
         let data = json.withUTF8 { Data(buffer: $0) }
         do {
+            try JSONParser.check(Array(data))
             return try decoder.decode(T.self, from: data)
         } catch {
             throw AppGroupStoreError.decodeFailed(key: entry.key, expectedType: typeTag(T.self),

@@ -1,6 +1,7 @@
 // Tests of SharedDefaults: typed values, versions, compare-and-set, transactions, decode failures, the change log.
 import AppGroupStore
 import Foundation
+import SQLite
 import XCTest
 
 final class SharedDefaultsTests: ContainerTestCase {
@@ -206,6 +207,21 @@ final class SharedDefaultsTests: ContainerTestCase {
         }
         XCTAssertEqual(try defaults.entry(forKey: "globalSerializedTokens"), before, "byte for byte, same version")
         XCTAssertEqual(try defaults.lastChangeNumber(), changesBefore, "nothing was written")
+    }
+
+    /// A stored value that writes a key twice in one object — put there by a process writing the group's file itself,
+    /// not through the API — is refused naming the key, never read as one of its two values.
+    func testAStoredValueWithAKeyTwiceIsRefusedNamingIt() throws {
+        let defaults = try adminDefaults()
+        let session = UnlockSession(isCurrentlyUnlocked: false, quotaEnd: Date(timeIntervalSince1970: 1_700_000_900), tokens: [])
+        try defaults.set(session, forKey: "session")
+        let written = try SQLiteConnection(path: container.storeURL(forGroup: group).path)
+        try written.execute(#"UPDATE entries SET json = '{"isCurrentlyUnlocked":false,"isCurrentlyUnlocked":true,"quotaEnd":1700000900,"tokens":[]}' WHERE key = 'session'"#)
+        assertStoreError(try defaults.value(UnlockSession.self, forKey: "session")) { error in
+            guard case .decodeFailed(let key, _, _, _) = error else { return XCTFail("unexpected \(error)") }
+            XCTAssertEqual(key, "session")
+            XCTAssertTrue("\(error)".contains("'isCurrentlyUnlocked' appears twice"), "\(error)")
+        }
     }
 
     func testUnencodableValueWritesNothing() throws {

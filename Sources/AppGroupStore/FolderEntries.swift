@@ -29,10 +29,11 @@ enum FolderEntries {
     /// with a NUL).
     static func find(_ names: [String], in folder: String, under root: String) -> Answer {
         var kinds = [UInt8](repeating: 0, count: names.count)
-        let result = names.joined(separator: "\0").withCString { list in
-            shieldbus_folder_entry_kinds(root, folder, list, Int32(names.count), &kinds)
+        // errno read at once, in the closure: the list's buffer is freed after it.
+        let (result, failure) = names.joined(separator: "\0").withCString { list in
+            (shieldbus_folder_entry_kinds(root, folder, list, Int32(names.count), &kinds), errno)
         }
         if result == 0 { return .found(Found(kinds: kinds)) }
-        return errno == ENOENT || errno == ENOTDIR ? .noFolder : .cannotTell
+        return failure == ENOENT || failure == ENOTDIR ? .noFolder : .cannotTell
     }
 }

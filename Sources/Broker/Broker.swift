@@ -144,8 +144,9 @@ public final class Broker {
 
     /// Opens a run on the transport `makeTransport` makes: the cookie, the transport, the parts composed and the
     /// services attached, the plugins started; then, while they start, the delivery store, the endpoint published in
-    /// the runtime directory and the journal; then `bus.started` sequenced, and `serveOnce` turns the loop. `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's
-    /// own broker, not one a test drives).
+    /// the runtime directory and the journal; then `bus.started` sequenced, and `serveOnce` turns the loop.
+    /// `handlingSignals`: SIGINT and SIGTERM stop the loop and SIGCHLD reaps (a process's own broker, not one a test
+    /// drives).
     func open(lock: RuntimeLock, handlingSignals: Bool, transport makeTransport: () throws -> BusTransport) throws {
         // Before the endpoint is published: a client that finds the broker finds its cookie.
         let admission = Admission(cookie: try BusCookie.establish(at: settings.runtimeDirectory.cookiePath),

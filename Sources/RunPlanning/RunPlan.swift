@@ -332,13 +332,21 @@ public struct RunPlan {
     /// last save. A bad line among them is a damaged journal, which a resumed run's check would otherwise judge
     /// without what follows it.
     public static func journaledSoFar(_ path: String?, keptBytes: UInt64, _ body: (Envelope) -> Void) throws {
-        guard let path, keptBytes > 0, let handle = FileHandle(forReadingAtPath: path) else { return }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: Int(keptBytes))) ?? nil
+        guard let path, keptBytes > 0 else { return }
         do {
-            try JournalLines.forEachUpToATornEnd(in: Array(data ?? Data()), body)
+            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+            defer { try? handle.close() }
+            let kept = try handle.read(upToCount: Int(keptBytes)) ?? Data()
+            guard kept.count == Int(keptBytes) else {
+                throw Problem(description: "cannot resume: the journal \(path) holds \(kept.count) bytes, not the \(keptBytes) the broker kept of it — another process changed it")
+            }
+            try JournalLines.forEachUpToATornEnd(in: Array(kept), body)
+        } catch let problem as Problem {
+            throw problem
         } catch let bad as JournalLines.BadLine {
             throw Problem(description: "cannot resume: the journal \(path) is damaged at \(bad) — a resumed run is checked with what the journal holds; start the run afresh (without --resume) or restore the journal")
+        } catch {
+            throw Problem(description: "cannot resume: cannot read the journal \(path): \(error.localizedDescription)")
         }
     }
 

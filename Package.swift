@@ -202,7 +202,7 @@ let package = Package(
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "BusProtocolTests", dependencies: ["BusProtocol", "BusClient", "Configuration", "DeviceAPI"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "Yams"]),
         .testTarget(name: "ScreenTimeTests", dependencies: ["ScreenTime", "CivilCalendar", "ShieldBusTestSupport"]),
         .testTarget(name: "SortedJSONTests", dependencies: ["SortedJSON", "Configuration", "DeviceAPI", "ScreenTime"]),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "CSQLite", "ShieldBusTestSupport"]),

@@ -111,8 +111,11 @@ enum ChildProcess {
         // Inside a sandbox only the program's real folder is there: a folder reached through a symbolic link
         // (SwiftPM's `.build/debug`) is named by the folder it leads to. The program keeps its own name (a venv's
         // `python` finds its `pyvenv.cfg` beside it).
-        let inRealFolder = { (path: String) in
-            URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().appendingPathComponent((path as NSString).lastPathComponent).path
+        let inRealFolder = { (path: String) -> String in
+            let folder = PluginSandbox.folder(of: PluginSandbox.standardized(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            let real = PluginSandbox.realPath(folder) ?? folder
+            return (real == "/" ? "" : real) + "/" + name
         }
         let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", inRealFolder(executable)] } ?? [executable]
         let argv = (commandLine + arguments).map { strdup($0) } + [nil]

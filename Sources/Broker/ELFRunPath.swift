@@ -32,9 +32,28 @@ enum ELFRunPath {
               let load = loads.first(where: { stringTable >= $0.address && stringTable < $0.address + $0.size }),
               let bytes = read(load.offset + (stringTable - load.address) + runPath, 4096) else { return [] }
         let text = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        let origin = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return text.split(separator: ":").map {
-            $0.replacingOccurrences(of: "$ORIGIN", with: origin).replacingOccurrences(of: "${ORIGIN}", with: origin)
+        let origin = PluginSandbox.folder(of: path)
+        return text.split(separator: ":").map { expandingOrigin(in: $0, origin: origin) }
+    }
+
+    /// `entry` with each `$ORIGIN` and `${ORIGIN}` replaced by `origin` (by hand: Foundation's `replacingOccurrences`
+    /// bridges to NSString, at every launch's plan).
+    static func expandingOrigin(in entry: Substring, origin: String) -> String {
+        var result = "", rest = entry
+        while let dollar = rest.firstIndex(of: "$") {
+            result += rest[..<dollar]
+            let after = rest[dollar...]
+            if after.hasPrefix("${ORIGIN}") {
+                result += origin
+                rest = after.dropFirst("${ORIGIN}".count)
+            } else if after.hasPrefix("$ORIGIN") {
+                result += origin
+                rest = after.dropFirst("$ORIGIN".count)
+            } else {
+                result += "$"
+                rest = after.dropFirst()
+            }
         }
+        return result + rest
     }
 }

@@ -53,6 +53,18 @@ public enum PluginSandbox {
     /// The links `--dev` makes to a process's own descriptors.
     static let deviceLinks = [("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")]
 
+    /// The system's top folders beside /usr, each with the target of its link when it is one (Debian's merged /usr):
+    /// read once per process, not at every launch's plan.
+    static let topFolders: [(String, String?)] = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"].map { ($0, linkTarget($0)) }
+
+    /// What the symbolic link at `path` holds; nil when it is not one.
+    static func linkTarget(_ path: String) -> String? {
+        var bytes = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &bytes, bytes.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: bytes[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The only files of /sys a plugin sees: how many processors the machine has and which are online.
     static let processorCountFiles = ["/sys/devices/system/cpu/possible", "/sys/devices/system/cpu/online"]
 
@@ -104,8 +116,8 @@ public enum PluginSandbox {
             }
             arguments += ["--ro-bind", "/usr", "/usr"]  // the root itself is an empty tmpfs
             // Debian's merged /usr has /bin, /lib, … as links into /usr; older layouts have real folders.
-            for top in ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"] {
-                if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: top) {
+            for (top, target) in PluginSandbox.topFolders {
+                if let target {
                     arguments += ["--symlink", target, top]
                 } else {
                     arguments += ["--ro-bind-try", top, top]
@@ -191,20 +203,48 @@ public enum PluginSandbox {
     private static func readProgramFolders(executable path: String, arguments: [String]) -> [String] {
         var folders: [String] = []
         func add(_ folder: String) {
-            let standard = URL(fileURLWithPath: folder).standardizedFileURL.path
-            guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard),
-                  FileManager.default.fileExists(atPath: standard) else { return }
+            let standard = standardized(folder)
+            guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard), access(standard, F_OK) == 0 else { return }
             folders.append(standard)
         }
         // The folder the program is run from (its own symbolic links resolved) and the one its file is in.
-        add(URL(fileURLWithPath: path).deletingLastPathComponent().resolvingSymlinksInPath().path)
-        let executable = URL(fileURLWithPath: path).resolvingSymlinksInPath()
-        add(executable.deletingLastPathComponent().path)
-        for argument in arguments where argument.hasPrefix("/") && FileManager.default.fileExists(atPath: argument) {
-            add(URL(fileURLWithPath: argument).deletingLastPathComponent().path)
+        let named = folder(of: standardized(absolute(path)))
+        add(realPath(named) ?? named)
+        let executable = realPath(path) ?? standardized(absolute(path))
+        add(folder(of: executable))
+        for argument in arguments where argument.hasPrefix("/") && access(argument, F_OK) == 0 {
+            add(folder(of: standardized(argument)))
         }
-        for folder in ELFRunPath.folders(of: executable.path) { add(folder) }
+        for folder in ELFRunPath.folders(of: executable) { add(folder) }
         return folders
+    }
+
+    /// `path` with its symbolic links resolved (`realpath`), or nil when it cannot be (it is not there).
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `path` from the working folder when it is relative.
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// The folder `path` (absolute) is in: "/" for a name at the root.
+    static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// An absolute path without `.`, `..`, empty parts or a trailing slash, as read (no link followed): `..` at the
+    /// root stays at the root.
+    static func standardized(_ path: String) -> String {
+        var parts: [Substring] = []
+        for part in path.split(separator: "/") where part != "." {
+            if part == ".." { _ = parts.popLast() } else { parts.append(part) }
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     /// A sandboxed plugin's exit as a wait status: bwrap exits with 128 + the signal that ended the plugin, which is

@@ -90,7 +90,12 @@ struct SandboxEtc: Equatable {
             }
             var kept: [Substring] = [], keeping = false, inAction = false
             // `files[NOTFOUND=return]`, without a space, is a service and its action.
-            let spaced = content[content.index(after: colon)...].replacingOccurrences(of: "[", with: " [")
+            // By hand: Foundation's `replacingOccurrences` bridges the text to NSString, at every run's start.
+            var spaced = ""
+            for character in content[content.index(after: colon)...] {
+                if character == "[" { spaced.append(" ") }
+                spaced.append(character)
+            }
             for word in spaced.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
                 if word.hasPrefix("[") { inAction = true }
                 if !inAction { keeping = answerableServices.contains(String(word)) }

@@ -236,10 +236,15 @@ public struct AppCatalog: Sendable {
         return text
     }
 
+    /// Dot-separated parts of ASCII letters, digits and `-`. Read by bytes: a `Character`'s properties look up Unicode's
+    /// tables, for each of the catalog's identifiers at every run's start.
     private static func isBundleIdentifier(_ text: String) -> Bool {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let parts = text.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         return parts.count >= 2 && parts.allSatisfy { part in
-            !part.isEmpty && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            !part.isEmpty && part.allSatisfy { byte in
+                (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "-")
+            }
         }
     }
 }
@@ -259,8 +264,9 @@ func hostnameProblem(_ name: String) -> String? {
 /// ending with '-', 253 characters at most.
 func isHostname(_ name: String) -> Bool {
     guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-    return name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { label in
-        (1...63).contains(label.count) && label.first != "-" && label.last != "-"
-            && label.allSatisfy { $0.isASCIIDigit || ("a"..."z").contains($0) || $0 == "-" }
+    // By bytes: any byte outside a-z, 0-9 and `-` (every byte of a character beyond ASCII) refuses the name.
+    return name.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).allSatisfy { label in
+        (1...63).contains(label.count) && label.first != UInt8(ascii: "-") && label.last != UInt8(ascii: "-")
+            && label.allSatisfy { ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || $0 == UInt8(ascii: "-") }
     }
 }

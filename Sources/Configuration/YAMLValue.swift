@@ -60,7 +60,8 @@ public struct YAMLValue {
         do {
             let mayHaveAliases = try refuseDeepNesting(text, file: file)
             // Composing shares an aliased node instead of copying it, so memory stays that of the text.
-            guard let node = try Yams.compose(yaml: text) else {
+            // Plain scalars are typed by `YAMLPlainScalar` (only `jsonValue` asks), not by the default resolver's patterns.
+            guard let node = try Yams.compose(yaml: text, .basic) else {
                 throw ConfigurationError(file: file, line: 1, column: 1, key: "", message: "the file is empty")
             }
             // Without aliases nothing expands: the tree is no larger than its text makes it.
@@ -295,14 +296,14 @@ extension YAMLValue {
         case .sequence: return .array(try value.list().map { try $0.jsonValue() })
         case .scalar(let scalar):
             let node = value.node
-            let tag = node.tag
-            if tag == Tag(.null) { return .null }
-            if tag == Tag(.bool), let bool = node.bool { return .bool(bool) }
-            if tag == Tag(.int) {
+            let tag = YAMLPlainScalar.tagName(of: scalar)
+            if tag == .null { return .null }
+            if tag == .bool, let bool = node.bool { return .bool(bool) }
+            if tag == .int {
                 guard let int = node.int else { throw value.error("the number \(scalar.string) does not fit in 64 bits; quote it to send text") }
                 return .int(Int64(int))
             }
-            if tag == Tag(.float), let double = node.float {
+            if tag == .float, let double = node.float {
                 guard double.isFinite else { throw value.error("JSON has no infinite or NaN numbers; quote it to send text") }
                 return .double(double)
             }

@@ -147,6 +147,12 @@ final class AppCatalogTests: XCTestCase {
     func testBadBundleIdentifier() {
         let text = Self.small.replacingOccurrences(of: "bundle: com.apple.mobilesafari", with: "bundle: safari")
         assertError(text, line: 8, key: "apps[2].bundle", contains: "reverse-DNS")
+        // Letters beyond ASCII, an empty part, a space or an underscore: not a bundle identifier either.
+        for bundle in ["com.äpple.safari", "com..safari", "com.apple.", "'com.apple safari'", "com.apple_safari", "'com.apple.²'"] {
+            assertError(Self.small.replacingOccurrences(of: "bundle: com.apple.mobilesafari", with: "bundle: \(bundle)"),
+                        line: 8, key: "apps[2].bundle", contains: "reverse-DNS")
+        }
+        XCTAssertNoThrow(try parse(Self.small.replacingOccurrences(of: "bundle: com.apple.mobilesafari", with: "bundle: Com.Apple-2.Safari9")))
     }
 
     func testAppNeedsABundleNameAndCategory() {
@@ -174,6 +180,10 @@ final class AppCatalogTests: XCTestCase {
                     line: 7, key: "apps[1].domains[0]", contains: "expected a hostname like instagram.com")
         assertError(Self.small.replacingOccurrences(of: "[tiktok.com]", with: "[tik_tok.com]"),
                     line: 7, key: "apps[1].domains[0]", contains: "expected a hostname")
+        // A letter beyond ASCII, and a label longer than 63 characters.
+        for domain in ["tiktök.com", String(repeating: "a", count: 64) + ".com"] {
+            assertError(Self.small.replacingOccurrences(of: "[tiktok.com]", with: "[\(domain)]"), line: 7, key: "apps[1].domains[0]", contains: "expected a hostname")
+        }
         assertError(Self.small.replacingOccurrences(of: "[tiktok.com]", with: "[-tiktok.com]"),
                     line: 7, key: "apps[1].domains[0]", contains: "expected a hostname")
         assertError(Self.small.replacingOccurrences(of: "{domain: nytimes.com", with: "{domain: nytimes..com"),

@@ -266,10 +266,9 @@ struct TimerQueue {
         if earliestIsInOrder == true {
             let next = inOrder[inOrderHead]
             inOrderHead += 1
-            if inOrderHead == inOrder.count {
-                inOrder.removeAll(keepingCapacity: true)
-                inOrderHead = 0
-            } else if inOrderHead >= 1_024, inOrderHead * 2 >= inOrder.count {
+            // The entries gone by (and their actions) are let go once they are half the list: each is moved once
+            // at most on average.
+            if inOrderHead * 2 >= inOrder.count {
                 inOrder.removeFirst(inOrderHead)
                 inOrderHead = 0
             }

@@ -199,16 +199,26 @@ struct TimerQueue {
     }
 
     private var entries: [Entry] = []  // a binary min-heap on (time, order)
+    /// Entries scheduled no earlier than the one before them (a scenario's steps, planned at once), in (time, order)
+    /// order: popped from the front, they keep the heap small for the timers that come and go meanwhile (the clock's
+    /// minute). Whichever of the two fronts comes first in (time, order) is due first, as in one heap.
+    private var inOrder: [Entry] = []
+    private var inOrderHead = 0
     private var cancelled = Set<UInt64>()
     private var nextOrder: UInt64 = 0
 
-    var isEmpty: Bool { entries.count == cancelled.count }
+    var isEmpty: Bool { entries.count + inOrder.count - inOrderHead == cancelled.count }
 
     @discardableResult
     mutating func schedule(at time: BusTime, _ action: @escaping () -> Void) -> UInt64 {
         nextOrder += 1
-        entries.append(Entry(time: time, order: nextOrder, id: nextOrder, action: action))
-        siftUp(entries.count - 1)
+        let entry = Entry(time: time, order: nextOrder, id: nextOrder, action: action)
+        if inOrderHead == inOrder.count || time >= inOrder[inOrder.count - 1].time {
+            inOrder.append(entry)
+        } else {
+            entries.append(entry)
+            siftUp(entries.count - 1)
+        }
         return nextOrder
     }
 
@@ -217,29 +227,57 @@ struct TimerQueue {
     /// Moves every pending entry `milliseconds` later (the same shift for all keeps the heap's order).
     mutating func postpone(by milliseconds: Int64) {
         entries = entries.map { Entry(time: $0.time + milliseconds, order: $0.order, id: $0.id, action: $0.action) }
+        inOrder = inOrder[inOrderHead...].map { Entry(time: $0.time + milliseconds, order: $0.order, id: $0.id, action: $0.action) }
+        inOrderHead = 0
     }
 
     /// The earliest pending time.
     mutating func nextTime() -> BusTime? {
         dropCancelledHead()
-        return entries.first?.time
+        return earliestIsInOrder.map { $0 ? inOrder[inOrderHead].time : entries[0].time }
     }
 
     /// Removes and returns the earliest entry if it is due at or before `time`.
     mutating func popDue(atOrBefore time: BusTime) -> Entry? {
         dropCancelledHead()
-        guard let first = entries.first, first.time <= time else { return nil }
+        guard let isInOrder = earliestIsInOrder, (isInOrder ? inOrder[inOrderHead].time : entries[0].time) <= time else { return nil }
         return popFirst()
     }
 
+    /// Whether the earliest entry is the front of those in order (else the heap's top); nil when there is none. Its
+    /// fields are read where it lies: a copy of it would retain and release its action.
+    private var earliestIsInOrder: Bool? {
+        let hasInOrder = inOrderHead < inOrder.count
+        guard !entries.isEmpty else { return hasInOrder ? true : nil }
+        guard hasInOrder else { return false }
+        return (inOrder[inOrderHead].time, inOrder[inOrderHead].order) < (entries[0].time, entries[0].order)
+    }
+
     private mutating func dropCancelledHead() {
-        while let first = entries.first, cancelled.contains(first.id) {
-            cancelled.remove(first.id)
+        // Asked before every timer: with nothing cancelled (the usual case) no id is looked up.
+        while !cancelled.isEmpty, let isInOrder = earliestIsInOrder, cancelled.contains(isInOrder ? inOrder[inOrderHead].id : entries[0].id) {
+            cancelled.remove(isInOrder ? inOrder[inOrderHead].id : entries[0].id)
             _ = popFirst()
         }
     }
 
+    /// Removes and returns the earliest entry (there is one).
     private mutating func popFirst() -> Entry {
+        if earliestIsInOrder == true {
+            let next = inOrder[inOrderHead]
+            inOrderHead += 1
+            // The entries gone by (and their actions) are let go once they are half the list: each is moved once
+            // at most on average.
+            if inOrderHead * 2 >= inOrder.count {
+                inOrder.removeFirst(inOrderHead)
+                inOrderHead = 0
+            }
+            return next
+        }
+        return popHeapFirst()
+    }
+
+    private mutating func popHeapFirst() -> Entry {
         let first = entries[0]
         let last = entries.removeLast()
         if !entries.isEmpty {

@@ -79,11 +79,9 @@ final class DeliveryLedger {
     /// Keeps `seq` for `plugin` until it acknowledges it. Returns the overflow when the ledger is full — the first
     /// time only, so the caller reports it once.
     func route(seq: UInt64, envelope: EnvelopeFrame, to plugin: String) -> Overflow? {
-        let count = entries[plugin]?.count ?? 0
-        if count >= limit {
-            return overflowing.insert(plugin).inserted ? .full(plugin: plugin, limit: limit) : nil
-        }
-        entries[plugin, default: PendingEvents()].append(Entry(seq: seq, envelope: envelope, delivered: false))
+        // One look-up of the plugin's events, kept or not: every delivery to a supervised plugin comes here.
+        let kept = entries[plugin, default: PendingEvents()].append(Entry(seq: seq, envelope: envelope, delivered: false), within: limit)
+        guard kept else { return overflowing.insert(plugin).inserted ? .full(plugin: plugin, limit: limit) : nil }
         if store != nil { unsavedInserts[DeliveryStore.Key(plugin: plugin, seq: seq)] = envelope.json }
         return nil
     }
@@ -95,15 +93,16 @@ final class DeliveryLedger {
 
     /// The plugin's process handled every event delivered to it with a sequence number up to `seq`.
     func acknowledge(upTo seq: UInt64, by plugin: String) {
-        guard entries[plugin] != nil else { return }
-        for removed in entries[plugin]!.removeDelivered(upTo: seq) { forget(removed, of: plugin) }
-        if entries[plugin]!.count < limit { overflowing.remove(plugin) }
+        // One look-up of the plugin's events for the removal and the count left: every acknowledgement comes here.
+        guard let (removed, left) = entries[plugin]?.removeDeliveredCounting(upTo: seq) else { return }
+        for entry in removed { forget(entry, of: plugin) }
+        if left < limit, !overflowing.isEmpty { overflowing.remove(plugin) }
     }
 
     private func forget(_ entry: Entry, of plugin: String) {
         guard store != nil else { return }
         let key = DeliveryStore.Key(plugin: plugin, seq: entry.seq)
-        unsavedPublished.remove(key)
+        if !unsavedPublished.isEmpty { unsavedPublished.remove(key) }
         guard unsavedInserts.removeValue(forKey: key) == nil else { return }
         unsavedDeletions.append(key)
         if !entry.published.isEmpty { unsavedPublishedDeletions.append(key) }
@@ -263,6 +262,13 @@ struct PendingEvents {
         count += 1
     }
 
+    /// Appends `entry` unless `limit` events are kept already; whether it was appended.
+    mutating func append(_ entry: DeliveryLedger.Entry, within limit: Int) -> Bool {
+        guard count < limit else { return false }
+        append(entry)
+        return true
+    }
+
     mutating func markDelivered(seq: UInt64) {
         update(seq: seq) { $0.delivered = true }
     }
@@ -291,6 +297,12 @@ struct PendingEvents {
         count -= removed.count
         advanceHead()
         return removed
+    }
+
+    /// `removeDelivered(upTo:)`, with the count of events left.
+    mutating func removeDeliveredCounting(upTo seq: UInt64) -> (removed: [DeliveryLedger.Entry], left: Int) {
+        let removed = removeDelivered(upTo: seq)
+        return (removed, count)
     }
 
     /// Removes the kept event `seq` and returns it; nil when it was not kept.

@@ -44,7 +44,9 @@ final class EventRouter {
         // A reply also goes to its requester, subscribed or not: then every session is looked at, in the same order.
         let candidates = requester == nil ? sessions.subscribers(of: event.topic, inNameOrder: turns.inForce)
             : turns.inForce ? sessions.inNameOrder : sessions.all
-        for session in candidates where (session.wants(event, changed: &changed)
+        // The topic's subscribers want its topic already: only a watch is left to judge them by.
+        let topicJudged = requester == nil
+        for session in candidates where ((topicJudged ? changed.admits(event, watch: session.watch) : session.wants(event, changed: &changed))
             && (addressee == nil || session.name == addressee || session.role == .tap)
             && (event.audience == nil || event.audience!.contains(session.name) || session.role == .tap))
             || (requester != nil && session.identity == requester!) {

@@ -83,8 +83,7 @@ public struct BusTable: Sendable {
         var topic = topic
         return topic.withUTF8 { bytes in
             let end = bytes.firstIndex(of: 0x2E) ?? bytes.count
-            let namespace = UnsafeBufferPointer(rebasing: bytes[0..<end])
-            return namespaceBytes.contains { $0.elementsEqual(namespace) }
+            return namespaceBytes.contains { $0.count == end && Self.starts(bytes, with: $0) }
         }
     }
 
@@ -92,8 +91,17 @@ public struct BusTable: Sendable {
     public func isSystemOnly(_ topic: String) -> Bool {
         var topic = topic
         return topic.withUTF8 { bytes in
-            systemOnlyPrefixBytes.contains { prefix in prefix.count <= bytes.count && prefix.elementsEqual(UnsafeBufferPointer(rebasing: bytes[0..<prefix.count])) }
+            systemOnlyPrefixBytes.contains { Self.starts(bytes, with: $0) }
         }
+    }
+
+    /// Whether `bytes` start with `prefix`, compared byte by byte: every publication is checked against each prefix,
+    /// and most differ at their first byte.
+    @inline(__always)
+    private static func starts(_ bytes: UnsafeBufferPointer<UInt8>, with prefix: [UInt8]) -> Bool {
+        guard prefix.count <= bytes.count else { return false }
+        for index in prefix.indices where prefix[index] != bytes[index] { return false }
+        return true
     }
 
     /// Whether the topic is the person's input.

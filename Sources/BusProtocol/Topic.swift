@@ -79,7 +79,27 @@ public enum Topic {
 
     /// The reply topic for a request topic (`x.y.request` → `x.y.reply`).
     public static func reply(to requestTopic: String) -> String {
+        if let reply = asciiReply(to: requestTopic) { return reply }
         guard requestTopic.hasSuffix(requestSuffix) else { return requestTopic + replySuffix }
         return String(requestTopic.dropLast(requestSuffix.count)) + replySuffix
     }
+
+    /// `reply(to:)` of an ASCII request topic (every valid topic), written from its bytes: asked for every request
+    /// and reply sequenced. Nil for any other topic, whose suffix is judged by its characters.
+    private static func asciiReply(to requestTopic: String) -> String? {
+        var topic = requestTopic
+        return topic.withUTF8 { bytes -> String? in
+            let kept = bytes.count - requestSuffixBytes.count
+            guard kept >= 0, !bytes.contains(where: { $0 >= 0x80 }),
+                  requestSuffixBytes.withUnsafeBufferPointer({ $0.elementsEqual(UnsafeBufferPointer(rebasing: bytes[kept...])) }) else { return nil }
+            return String(unsafeUninitializedCapacity: kept + replySuffixBytes.count) { buffer in
+                _ = buffer.initialize(fromContentsOf: UnsafeBufferPointer(rebasing: bytes[..<kept]))
+                _ = UnsafeMutableBufferPointer(rebasing: buffer[kept...]).initialize(fromContentsOf: replySuffixBytes)
+                return kept + replySuffixBytes.count
+            }
+        }
+    }
+
+    private static let requestSuffixBytes = Array(requestSuffix.utf8)
+    private static let replySuffixBytes = Array(replySuffix.utf8)
 }

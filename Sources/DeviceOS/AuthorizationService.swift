@@ -20,6 +20,11 @@ final class AuthorizationService: AuthorizationStatuses {
     private let revoked: () -> Void
     /// Per product (by name), its app's status.
     private var statuses: [String: AuthorizationStatus] = [:]
+    /// The picker's answer to each requester, as sent, and the token epoch it was written in: every launch of an app
+    /// asks again, and the answer changes only with the tokens (the person's choice is the configuration's).
+    private var pickerReplies: [String: (epoch: Int, body: [UInt8])] = [:]
+    /// The most requesters whose answers are kept: any client may ask, under any name.
+    private static let pickerRepliesKept = 64
 
     /// The statuses as the device's state holds them; `revoked` is told after a revocation is in force.
     init(host: any DeviceHost, directory: DeviceDirectory, revoked: @escaping () -> Void) throws {
@@ -61,7 +66,7 @@ final class AuthorizationService: AuthorizationStatuses {
             }
             host.reply(to: envelope, .success(AuthorizationState(status: status(of: envelope.source))))
         case DeviceTopic.pickerRequest:
-            host.reply(to: envelope, .success(PickerResult(selection: pickedSelection(by: envelope.source))))
+            host.reply(to: envelope, bodyJSON: pickerReply(to: envelope.source))
         default:
             break
         }
@@ -93,6 +98,16 @@ final class AuthorizationService: AuthorizationStatuses {
     func announce(_ product: DeviceProduct) {
         host.emit(DeviceTopic.authorizationChanged, AuthorizationState(status: status(ofProduct: product.name)), audience: product.plugins,
                     fact: StatedFact.authorization(of: product.name))
+    }
+
+    /// The picker's answer to `requester`, as `DeviceAPICoding` encodes it, written once per token epoch.
+    private func pickerReply(to requester: String) -> [UInt8] {
+        let epoch = directory.tokens.epoch
+        if let kept = pickerReplies[requester], kept.epoch == epoch { return kept.body }
+        let body = DeviceAPICoding.encode(DeviceReply.success(PickerResult(selection: pickedSelection(by: requester))))
+        if pickerReplies.count >= Self.pickerRepliesKept { pickerReplies.removeAll() }
+        pickerReplies[requester] = (epoch, body)
+        return body
     }
 
     /// The tokens for what the person picked in `requester`'s app, in the current token epoch.

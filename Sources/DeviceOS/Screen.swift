@@ -79,6 +79,8 @@ final class Screen {
     private(set) var presented: PresentedShield?
     private var pendingConfiguration: PendingConfiguration?
     private var pendingAction: PendingAction?
+    /// The renderers' replies read lately: a renderer answers the same app's shield with the same bytes.
+    private var configurationReplies = RecentlyRead<ShieldConfigurationReply>(limit: 8)
 
     /// A screen showing the home screen, enforcing `stores` and the OS's own `webContent` settings.
     init(host: any DeviceHost, directory: DeviceDirectory, stores: any ShieldStores, webContent: any WebVerdicts, events: Events) {
@@ -216,8 +218,9 @@ final class Screen {
             host.bus.cancelAnswerTime(for: pending.corr)
             pendingConfiguration = nil
             do {
-                let reply = try (try? JSONValue(parsing: envelope.body)).flatMap(ShieldConfigurationReply.init(body:))
-                    ?? DeviceAPICoding.decode(ShieldConfigurationReply.self, from: envelope.body)
+                let reply = try configurationReplies.value(of: envelope.body) { body in
+                    try (try? JSONValue(parsing: body)).flatMap(ShieldConfigurationReply.init(body:)) ?? DeviceAPICoding.decode(ShieldConfigurationReply.self, from: body)
+                }
                 present(pending.subject, pending.shielding, configuration: reply.configuration.withSystemDefaults(), renderedBy: envelope.source)
             } catch {
                 present(pending.subject, pending.shielding, configuration: .default, renderedBy: "system",

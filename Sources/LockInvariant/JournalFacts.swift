@@ -219,13 +219,15 @@ struct JournalFacts {
         var registrants: [String: String] = [:]
         /// The requester (its source, stamped by the broker) of each authorization request, by `corr`, until its reply.
         var authorizationRequesters: [String: String] = [:]
+        /// The bodies last read, parsed.
+        private let bodies = RecentBodies()
 
         mutating func read(_ envelope: Envelope, into facts: inout JournalFacts) {
             // One look-up of the topic, not a comparison with each topic read here in turn.
             guard let kind = Self.kinds[envelope.topic] else { return }
             let at = date(busTime: envelope.time)
             // Parsed only for the topics read here: most of a journal is events this reader passes over.
-            lazy var body = envelope.bodyValue
+            lazy var body = bodies.value(of: envelope, kind: kind)
             switch kind {
             case .busStarted:
                 // A broker that starts again crashed: what was on screen stayed in use until it came back (the OS
@@ -286,6 +288,16 @@ struct JournalFacts {
             case .settingsChanged:
                 guard let change = try? DeviceAPICoding.decode(ManagedSettingsChanged.self, from: envelope.body) else { return }
                 facts.storeChanges.append(StoreChange(at: at, store: change.store, writer: change.writer, shield: change.shield, epoch: epoch))
+            }
+        }
+
+        /// The bodies last read of each kind, parsed: the OS says the same again and again (the same shield shown,
+        /// the same app opened).
+        private final class RecentBodies {
+            private var kept: [Kind: RecentlyRead<JSONValue>] = [:]
+
+            func value(of envelope: Envelope, kind: Kind) -> JSONValue {
+                kept[kind, default: RecentlyRead(limit: 8)].value(of: envelope.body) { _ in envelope.bodyValue }
             }
         }
 

@@ -146,9 +146,11 @@ extension ShieldBus {
             let keepsForExpectations = plan.scenario?.expectations.isEmpty == false
             var expectationJournal: [Envelope] = []
             var health = RunHealth()
+            // Read once: the option's wrapper is not a plain stored value, and every event would ask it.
+            let checksHealth = !noCheck
             func check(_ envelope: Envelope) {
                 reading?.read(envelope)
-                if !noCheck { health.read(envelope) }
+                if checksHealth { health.read(envelope) }
                 if keepsForExpectations && ExpectationCheck.reads(envelope) { expectationJournal.append(envelope) }
             }
             if resume {

@@ -197,10 +197,14 @@ public struct WallClockWindow: Sendable, Equatable {
     public var endComponents: DateComponents { DateComponents(hour: end.minuteOfDay / 60, minute: end.minuteOfDay % 60) }
 }
 
-extension Collection where Element == WallClockWindow {
+// On `Array`, not `Collection`: a generic caller's `contains(where:)` would have the runtime look up the collection's
+// iterator type, a scan of the program's conformance records in every process (a short-lived extension is a new one
+// at each callback).
+extension Array where Element == WallClockWindow {
     /// Whether the wall clock at `date` is inside any of the windows.
     public func contain(_ date: Date, in timeZone: TimeZone = BusClock.timeZone) -> Bool {
-        contains { $0.contains(date, in: timeZone) }
+        for window in self where window.contains(date, in: timeZone) { return true }
+        return false
     }
 
     /// The first whole minute after `now` and before `now + horizon` at which being inside the windows changes, else
@@ -208,10 +212,12 @@ extension Collection where Element == WallClockWindow {
     /// "next" wall time; every zone's offset is whole minutes, so a boundary falls on a whole true minute. The horizon
     /// keeps a check close: a schedule far out may fire early, late or never.
     public func nextChange(after now: Date, within horizon: TimeInterval = 44 * 60) -> Date {
-        let inside = contain(now), latest = now.addingTimeInterval(horizon)
+        // The zone in force, made once for the whole walk (a minute at a time): nothing changes it meanwhile.
+        let zone = BusClock.timeZone
+        let inside = contain(now, in: zone), latest = now.addingTimeInterval(horizon)
         var minute = TrueTimeSchedules.minuteAfter(now)
         while minute < latest {
-            if contain(minute) != inside { return minute }
+            if contain(minute, in: zone) != inside { return minute }
             minute = minute.addingTimeInterval(60)
         }
         return latest

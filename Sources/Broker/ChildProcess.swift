@@ -109,15 +109,8 @@ enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         // Inside a sandbox only the program's real folder is there: a folder reached through a symbolic link
-        // (SwiftPM's `.build/debug`) is named by the folder it leads to. The program keeps its own name (a venv's
-        // `python` finds its `pyvenv.cfg` beside it).
-        let inRealFolder = { (path: String) -> String in
-            let folder = PluginSandbox.folder(of: PluginSandbox.standardized(path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path))
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            let real = PluginSandbox.realPath(folder) ?? folder
-            return (real == "/" ? "" : real) + "/" + name
-        }
-        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", inRealFolder(executable)] } ?? [executable]
+        // (SwiftPM's `.build/debug`) is named by the folder it leads to.
+        let commandLine = sandbox.map { [$0.bubblewrap] + $0.arguments + ["--", PluginSandbox.inRealFolder(executable)] } ?? [executable]
         let argv = (commandLine + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

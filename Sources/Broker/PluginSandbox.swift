@@ -203,13 +203,12 @@ public enum PluginSandbox {
     private static func readProgramFolders(executable path: String, arguments: [String]) -> [String] {
         var folders: [String] = []
         func add(_ folder: String) {
-            let standard = standardized(folder)
+            let standard = standardized(absolute(folder))
             guard !standard.hasPrefix("/usr/"), standard != "/", !folders.contains(standard), access(standard, F_OK) == 0 else { return }
             folders.append(standard)
         }
         // The folder the program is run from (its own symbolic links resolved) and the one its file is in.
-        let named = folder(of: standardized(absolute(path)))
-        add(realPath(named) ?? named)
+        add(folder(of: inRealFolder(path)))
         let executable = realPath(path) ?? standardized(absolute(path))
         add(folder(of: executable))
         for argument in arguments where argument.hasPrefix("/") && access(argument, F_OK) == 0 {
@@ -224,6 +223,17 @@ public enum PluginSandbox {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
+    }
+
+    /// `path` named from its folder's real path (its links and `..` resolved by `realpath`, each link before the `..`
+    /// after it), keeping its own last name (a venv's `python` finds its `pyvenv.cfg` beside it); the folder as
+    /// written, standardized, when it is not there. Inside a sandbox only a program's real folder is there.
+    static func inRealFolder(_ path: String) -> String {
+        let written = absolute(path)
+        let writtenFolder = folder(of: written)
+        let real = realPath(writtenFolder) ?? standardized(writtenFolder)
+        let name = written.split(separator: "/").last.map(String.init) ?? written
+        return (real == "/" ? "" : real) + "/" + name
     }
 
     /// `path` from the working folder when it is relative.

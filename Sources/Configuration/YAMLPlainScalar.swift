@@ -9,6 +9,9 @@ import Yams
 /// of a run needs a regular expression. `YAMLPlainScalarTests` holds it to the resolver's own answers.
 enum YAMLPlainScalar {
     /// The tag `scalar` has: its own when written (a quoted scalar's is `str`), else its plain scalar's type.
+    /// Asked before anything else looks at the scalar's tag: Yams resolves a tag in place at its first use (its
+    /// `==`, its hashing, `node.tag`), and under `Resolver.basic` an implicit one becomes `str`, after which a plain
+    /// `3` or `on` would read here as text. Only keys are compared before (`YAMLValue`), and keys are text anyway.
     static func tagName(of scalar: Node.Scalar) -> Tag.Name {
         // The tag as written (Yams keeps its name to itself; its description is the name).
         let written = Tag.Name(rawValue: scalar.tag.description)

@@ -292,12 +292,13 @@ struct JournalFacts {
         }
 
         /// The bodies last read of each kind, parsed: the OS says the same again and again (the same shield shown,
-        /// the same app opened).
+        /// the same app opened). A callback's body names the instant it was due, so none is said twice: read as is.
         private final class RecentBodies {
             private var kept: [Kind: RecentlyRead<JSONValue>] = [:]
 
             func value(of envelope: Envelope, kind: Kind) -> JSONValue {
-                kept[kind, default: RecentlyRead(limit: 8)].value(of: envelope.body) { _ in envelope.bodyValue }
+                if kind == .callback { return envelope.bodyValue }
+                return kept[kind, default: RecentlyRead(limit: 8)].value(of: envelope.body) { _ in envelope.bodyValue }
             }
         }
 

@@ -1,12 +1,13 @@
 @testable import Broker
+import Configuration
 import XCTest
 
 /// Timers come due in time order and, within one instant, in the order they were scheduled — whether they wait in
 /// the heap or among those scheduled in time order — and a cancelled one never comes.
 final class TimerQueueTests: XCTestCase {
     func testTimersComeDueInTimeThenSchedulingOrderWhereverTheyWait() {
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<200 {
+        for seed in UInt64(1)...200 {
+            var generator = SeededRandom(seed: seed)
             var queue = TimerQueue()
             var expected: [(time: Int64, id: UInt64)] = []
             var cancelled = Set<UInt64>()
@@ -36,14 +37,14 @@ final class TimerQueueTests: XCTestCase {
                 }
             }
             while let next = queue.nextTime() {
-                XCTAssertGreaterThanOrEqual(next, now, "a timer due earlier was left behind")
+                XCTAssertGreaterThanOrEqual(next, now, "seed \(seed): a timer due earlier was left behind")
                 now = next
                 while let entry = queue.popDue(atOrBefore: now) { fired.append(entry.id) }
             }
-            XCTAssertTrue(queue.isEmpty, "every timer fired or cancelled")
+            XCTAssertTrue(queue.isEmpty, "seed \(seed): every timer fired or cancelled")
             let order = expected.filter { !cancelled.contains($0.id) }.sorted { ($0.time, $0.id) < ($1.time, $1.id) }.map(\.id)
             // Fired while time advanced in steps: each pop took the earliest, so the whole sequence is the sorted one.
-            XCTAssertEqual(fired, order)
+            XCTAssertEqual(fired, order, "seed \(seed)")
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,8 @@ import Glibc
 /// handlers). Where the kernel does not take that advice, the id is asked for each time.
 enum ProcessIdentity {
     /// The page's first word: 0 until read in this process (and in a child forked since).
-    private nonisolated(unsafe) static let witness: UnsafeMutablePointer<pid_t>? = {
+    /// An atomic, as threads may read it while one writes it (a zeroed page is a valid `Atomic` holding 0).
+    private nonisolated(unsafe) static let witness: UnsafeMutablePointer<Atomic<pid_t>>? = {
         let size = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard size > 0, let page = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               page != MAP_FAILED else { return nil }
@@ -19,7 +21,9 @@ enum ProcessIdentity {
             munmap(page, size)
             return nil
         }
-        return page.bindMemory(to: pid_t.self, capacity: 1)
+        let witness = page.bindMemory(to: Atomic<pid_t>.self, capacity: 1)
+        witness.initialize(to: Atomic(0))
+        return witness
     }()
 
     /// Linux's `MADV_WIPEONFORK`, which Swift's Glibc module may not export.
@@ -28,11 +32,11 @@ enum ProcessIdentity {
     /// The id of the process this runs in.
     static var current: pid_t {
         guard let witness else { return getpid() }
-        // Threads racing here write the same id; a forked child starts from 0 whatever was written.
-        let seen = witness.pointee
+        // Threads racing here store the same id; a forked child starts from 0 whatever was stored.
+        let seen = witness.pointee.load(ordering: .relaxed)
         if seen != 0 { return seen }
         let id = getpid()
-        witness.pointee = id
+        witness.pointee.store(id, ordering: .relaxed)
         return id
     }
 }

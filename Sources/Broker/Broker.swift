@@ -32,9 +32,9 @@ public final class Broker {
     /// do (formatting the timeline, the lock invariant's reading) does not hold up what plugins wait for.
     private var unobserved: [Envelope] = []
     /// Batches sequenced and journaled that `bus.sqlite` does not hold yet: one save covers them all, made before
-    /// anything is sent (`Dispatcher.saveBeforeSending`) or at the end of the loop's pass, so the batches of a pass
-    /// that send nothing — a plugin's publications waiting in the turn queue for its turn's end, timers whose events
-    /// nobody receives — share one commit with what the pass sends next.
+    /// anything is sent (`Dispatcher.saveBeforeSending`), before a timer acts (`QuietBus.saveSequenced`) or at the end
+    /// of the loop's pass, so the batches of a pass that send nothing — a plugin's publications waiting in the turn
+    /// queue for its turn's end — share one commit with what the pass sends next.
     private var saveOwed = false
     private var stopRequested = false
     /// Starts the configured plugins on threads of this process instead of as processes: tests only, set before `open`.
@@ -584,7 +584,7 @@ extension Broker: OutboxDrain {
     /// Writes the journal's lines, then saves in `bus.sqlite` every batch sequenced since the last save, in one
     /// transaction with all else that changed; nothing when none is owed. The journal goes first: a save never
     /// covers a line the journal may lack.
-    private func saveSequenced() {
+    func saveSequenced() {
         guard saveOwed else { return }
         saveOwed = false
         recorder.flushJournal()

@@ -31,6 +31,11 @@ public final class Broker {
     /// The batch's events the observers have not seen yet: they see them once the batch is sent, so that what they
     /// do (formatting the timeline, the lock invariant's reading) does not hold up what plugins wait for.
     private var unobserved: [Envelope] = []
+    /// Batches sequenced and journaled that `bus.sqlite` does not hold yet: one save covers them all, made before
+    /// anything is sent (`Dispatcher.saveBeforeSending`), before a timer acts (`QuietBus.saveSequenced`) or at the end
+    /// of the loop's pass, so the batches of a pass that send nothing — a plugin's publications waiting in the turn
+    /// queue for its turn's end — share one commit with what the pass sends next.
+    private var saveOwed = false
     private var stopRequested = false
     /// Starts the configured plugins on threads of this process instead of as processes: tests only, set before `open`.
     var inProcessLauncher: InProcessLauncher?
@@ -109,8 +114,8 @@ public final class Broker {
         servicesByTopic.removeAll()
     }
 
-    /// Calls `observer` with every sequenced event, in order, on the broker's thread, once its batch is committed
-    /// and sent.
+    /// Calls `observer` with every sequenced event, in order, on the broker's thread, once its batch is journaled
+    /// and sent (and saved, if it sent anything).
     public func observeEvents(_ observer: @escaping (Envelope) -> Void) {
         eventObservers.append(observer)
     }
@@ -233,6 +238,7 @@ public final class Broker {
         supervisor.launchTimeZone = { [unowned self] in reception.welcomeSetting("timeZone")?.stringValue }
         if clock.isVirtual { supervisor.failureTime = { [unowned self] in clock.now() } }
         let dispatcher = Dispatcher(transport: transport, ledger: ledger, statistics: statistics, outbox: outbox, answerTimers: answerTimers, turns: turns)
+        dispatcher.saveBeforeSending = { [unowned self] in saveSequenced() }
         let readiness = Readiness(supervisor: supervisor, sessions: sessions, ledger: ledger, dispatcher: dispatcher, outbox: outbox, turns: turns,
                                   statistics: statistics, settings: settings, clock: clock)
         reception = Reception(admission: admission, admitsByKey: transport.admitsPeersByKey,
@@ -297,6 +303,9 @@ public final class Broker {
         let keepingStarted = monotonicMilliseconds()
         housekeeping()
         if readiness.isReady { time.advance() }
+        // A batch of the pass that sent nothing is saved before the loop waits: a broker killed meanwhile loses from
+        // the journal no more than the pass it was in.
+        saveSequenced()
         // Stopped while keeping house, the broker would otherwise meet its stall only as its peers' silence next pass.
         excuseStall(monotonicMilliseconds() - keepingStarted)
     }
@@ -401,10 +410,12 @@ public final class Broker {
         // A request whose answerer failed or stopped for good is not answered: its deadline runs from now.
         if !answerTimers.isEmpty { answerTimers.startUnreachable { sessions.named($0) != nil || readiness.isExpectedBack($0) } }
         if !outbox.isEmpty { outbox.drain() }  // what waits for numbering to resume
-        // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
-        // at least where this one stopped; acknowledgements are written within a second, and with them what
-        // observers published meanwhile (held for the bus to settle) — not a save of their own each.
-        recorder.saveLedger(lastSeq: sequencer.lastSeq, publicationsMayWait: true)
+        if !saveOwed {  // else the pass's end saves it all
+            // A scaled clock's reservation is renewed even while no event comes, so a restarted broker resumes from
+            // at least where this one stopped; acknowledgements are written within a second, and with them what
+            // observers published meanwhile (held for the bus to settle) — not a save of their own each.
+            recorder.saveLedger(lastSeq: sequencer.lastSeq, publicationsMayWait: true)
+        }
         freedMemory.observe(sessionsEnded: sessions.endedCount, dropped: statistics.dropped, now: now)
     }
 
@@ -443,6 +454,7 @@ public final class Broker {
         outbox.append(contentsOf: held.takeAll())
         outbox.emit(topic: Topic.busStopping, body: [:])
         outbox.drain()
+        saveSequenced()
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions.all { dispatcher.send(bye, to: session.identity) }
         supervisor.stopAll(graceMilliseconds: 3_000)
@@ -471,6 +483,8 @@ public final class Broker {
         case .hello(let hello):
             reception.welcome(identity, hello, lastSeq: sequencer.lastSeq, firstSeq: sequencer.firstSeq)
         case .status(let credential):
+            // What it tells (numbers, what is kept) is what a broker killed after it would resume from.
+            saveSequenced()
             let trusted = session != nil || reception.isTrusted(credential)
             dispatcher.send(WireCodec.encode(.status(statusReport.json(full: trusted))), to: identity)
         case .publish(let publish):
@@ -554,16 +568,29 @@ extension Broker: OutboxDrain {
         return true
     }
 
-    /// Journal, save, send: what a plugin is given is in bus.sqlite first, so a broker killed at any point
-    /// redelivers it; a journal line the save did not cover is cut off when the journal is resumed.
+    /// Journal, save, send: what a plugin is given is in bus.sqlite first (the first send saves every batch not
+    /// saved yet: `saveSequenced`), so a broker killed at any point redelivers it; a journal line no save covered was
+    /// sent to nobody, and is cut off when the journal is resumed.
     func commitBatch() {
+        // Written now, whatever the save waits for: what the device did is in the journal's file, cut off or kept.
+        recorder.flushJournal()
+        crashPoints.batchSequenced()
+        saveOwed = true
+        dispatcher.sendSaved(batching: !clock.isVirtual)
+        takeTurns()
+        observeBatch()
+    }
+
+    /// Writes the journal's lines, then saves in `bus.sqlite` every batch sequenced since the last save, in one
+    /// transaction with all else that changed; nothing when none is owed. The journal goes first: a save never
+    /// covers a line the journal may lack.
+    func saveSequenced() {
+        guard saveOwed else { return }
+        saveOwed = false
         recorder.flushJournal()
         crashPoints.crashIfDue(before: true)
         recorder.saveLedger(lastSeq: sequencer.lastSeq)
         crashPoints.crashIfDue(before: false)
-        dispatcher.sendSaved(batching: !clock.isVirtual)
-        takeTurns()
-        observeBatch()
     }
 
     private func observeBatch() {

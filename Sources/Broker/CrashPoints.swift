@@ -14,6 +14,8 @@ final class CrashPoints {
     private var armed = false
     /// How many batches held an event on the crash topic so far.
     private var batchesOnTopic = 0
+    /// The chosen batch is sequenced and its save (the first that covers it) not yet made.
+    private var due = false
 
     init(point: CrashPoint?, occurrence: Int, logger: Logger) {
         (self.point, self.occurrence, self.logger) = (point, occurrence, logger)
@@ -24,11 +26,21 @@ final class CrashPoints {
         if point?.topic == topic { armed = true }
     }
 
-    /// Dies here if this is the chosen batch and side of its save (`before`: the journal is written, the save not made).
+    /// The batch being sequenced is complete. Counted here, not at the save: one save may cover several batches
+    /// (`Broker.saveSequenced`), and the occurrence a fault test picks counts batches.
+    func batchSequenced() {
+        guard armed else { return }
+        armed = false
+        batchesOnTopic += 1
+        if batchesOnTopic == occurrence { due = true }
+    }
+
+    /// Dies here if the save being made covers the chosen batch and this is the chosen side of it (`before`: the
+    /// journal is written, the save not made).
     func crashIfDue(before: Bool) {
-        guard armed, let point else { return }
-        if before { batchesOnTopic += 1 } else { armed = false }  // a batch is counted once, at its first point
-        guard batchesOnTopic == occurrence, (point == .beforeSaving(topic: point.topic)) == before else { return }
+        guard due, let point else { return }
+        if !before { due = false }
+        guard (point == .beforeSaving(topic: point.topic)) == before else { return }
         logger.notice("killing the broker \(before ? "before" : "after") saving batch \(batchesOnTopic) with \(point.topic), as the fault test asks")
         kill(getpid(), SIGKILL)
     }

@@ -46,6 +46,8 @@ final class DeliveryStore {
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
     private let tally: CommitTally
+    /// Its write transactions so far, every broker's (`CommitTally`).
+    func commits() throws -> Int64 { try tally.count() }
     /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
     var restartLoss: String? { tally.restartLoss }
     /// Told once when its commits can no longer be noted or flushed (`CommitTally.onNoteFailure`).

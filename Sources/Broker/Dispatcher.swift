@@ -24,6 +24,10 @@ final class Dispatcher {
     private var spareUnsent: [Unsent] = []
     /// The receivers of batch messages being put together in `sendSaved`.
     private var batchReceivers: [Session] = []
+    /// Saves what was sequenced and not saved yet (`Broker.saveSequenced`): run before any event is sent, by whatever
+    /// path (a batch's deliveries, a turn, a returning plugin's mailbox), so a plugin is given nothing `bus.sqlite`
+    /// does not hold, however many batches one save covers.
+    var saveBeforeSending: () -> Void = {}
 
     init(transport: BusTransport, ledger: DeliveryLedger, statistics: BusStatistics, outbox: Outbox, answerTimers: AnswerTimers, turns: TurnQueue) {
         (self.transport, self.ledger, self.statistics, self.outbox, self.answerTimers, self.turns) = (transport, ledger, statistics, outbox, answerTimers, turns)
@@ -42,6 +46,7 @@ final class Dispatcher {
     /// the same order (outside virtual time; there every delivery goes on its own: batching changes no turn).
     func sendSaved(batching: Bool) {
         guard !unsent.isEmpty else { return }
+        saveBeforeSending()
         var batch = spareUnsent
         swap(&batch, &unsent)
         defer {
@@ -80,6 +85,7 @@ final class Dispatcher {
     /// Delivers one event now (`event <delivery>`, then the envelope its receivers share).
     @inline(__always)
     func deliver(_ envelope: EnvelopeFrame, seq: UInt64, to session: Session, isReply: Bool = false) {
+        saveBeforeSending()
         noteHandOver(seq: seq, to: session, isReply: isReply)
         session.lastDelivery += 1
         let delivery = session.lastDelivery

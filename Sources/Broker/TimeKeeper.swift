@@ -14,6 +14,10 @@ protocol QuietBus: AnyObject {
     func releaseHeldPublications() -> Bool
     /// Sequences what an action emitted.
     func drain()
+    /// Saves what was sequenced and not saved yet (`Broker.saveSequenced`), before a timer or a quiet action acts: what
+    /// the device does by itself (a scenario step, a schedule) is not done again after a kill, so the batches before
+    /// it must not be lost with a later one's.
+    func saveSequenced()
     /// Stops waiting for the sessions that left events unacknowledged too long (`ack-timeout`, after `waited` ms),
     /// except plugins still at work while `mayWaitOn` (a busy machine runs them late); whether any is still waited for.
     func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool
@@ -86,6 +90,7 @@ final class TimeKeeper {
     /// Fires the wall timers that are due.
     func fireDueWallTimers() {
         while let entry = wallTimers.popDue(atOrBefore: monotonicMilliseconds()) {
+            bus?.saveSequenced()
             entry.action()
             bus?.drain()
         }
@@ -102,6 +107,7 @@ final class TimeKeeper {
             // due meanwhile keep their order in bus time instead of all sharing the instant the broker woke at.
             while let entry = busTimers.popDue(atOrBefore: clock.now()) {
                 clock.holding(at: max(entry.time, bus.lastSequencedTime)) {
+                    bus.saveSequenced()
                     entry.action()
                     bus.drain()
                 }
@@ -123,6 +129,7 @@ final class TimeKeeper {
             clock.advance(to: next)
             // One timer at a time: what it sets off is handled before the next one due at the same instant runs.
             if let entry = busTimers.popDue(atOrBefore: next) {
+                bus.saveSequenced()
                 entry.action()
                 bus.drain()
             }
@@ -143,6 +150,7 @@ final class TimeKeeper {
             if let next = busTimers.nextTime(), next <= target.time {
                 clock.move(to: next)
                 if let entry = busTimers.popDue(atOrBefore: next) {
+                    bus.saveSequenced()
                     entry.action()
                     bus.drain()
                 }
@@ -164,6 +172,7 @@ final class TimeKeeper {
         let actions = quietActions
         quietActions = []
         for action in actions {
+            bus.saveSequenced()
             action()
             bus.drain()
         }

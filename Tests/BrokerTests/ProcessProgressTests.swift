@@ -148,6 +148,7 @@ final class LaggardWaitTests: XCTestCase {
         var lastSequencedTime: BusTime { 0 }
         func releaseHeldPublications() -> Bool { false }
         func drain() {}
+        func saveSequenced() {}
         func readLaggards() { calls.append("read") }
         func excuseLaggards(waited: Int64, mayWaitOn: Bool) -> Bool {
             calls.append("look")

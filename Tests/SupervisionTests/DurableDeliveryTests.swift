@@ -432,7 +432,13 @@ final class DurableDeliveryTests: XCTestCase {
     /// in the journal once, and the plugin that subscribes to it is given it once, with that sequence number.
     /// Before the fix the echo went out before the save and the journal kept it: made again, it was sequenced twice.
     func testABrokerKilledAroundTheSaveOfAPublicationJournalsAndDeliversItOnce() throws {
-        let configuration = fixtureConfiguration + """
+        try killAroundTheSaveOfAnEcho(configuration: fixtureConfiguration, clock: ["--clock", "scaled", "--speed", "60"])
+    }
+
+    /// The echo scenario with a listener, played killed just before and just after the save of the first echo's batch
+    /// and resumed: each echo is journaled once, and the listener is given each journaled echo once.
+    func killAroundTheSaveOfAnEcho(configuration base: String, clock: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let configuration = base + """
 
               - {name: listener, executable: \(BuildProducts.path("fixture-supervised")), arguments: [--listener], role: generic}
             """
@@ -447,13 +453,13 @@ final class DurableDeliveryTests: XCTestCase {
             """
         for crash in ["--crash-before-saving", "--crash-after-saving"] {
             let work = TemporaryDirectory(prefix: "sbsave")
-            let journal = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.echo"], clock: ["--clock", "scaled", "--speed", "60"], work: work)
+            let journal = try playKilledThenResumed(configuration, scenario, crash: [crash, "app.sup.echo"], clock: clock, work: work, file: file, line: line)
             let echoes = journal.filter { $0.topic == "app.sup.echo" }
-            XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once")
-            XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on")
+            XCTAssertEqual(echoes.prefix(5).map { $0.bodyValue["n"]?.intValue }, [1, 2], "\(crash): each echo journaled once", file: file, line: line)
+            XCTAssertTrue(zip(journal, journal.dropFirst()).allSatisfy { $0.seq < $1.seq }, "\(crash): numbers go on", file: file, line: line)
             let heard = try String(contentsOfFile: work.file("state/containers/listener/listener-heard"), encoding: .utf8).split(separator: "\n").map(String.init)
             XCTAssertEqual(heard, echoes.map { "\($0.seq) \($0.bodyValue["n"]?.intValue ?? -1)" },
-                           "\(crash): the listener was given each journaled echo once, and nothing else")
+                           "\(crash): the listener was given each journaled echo once, and nothing else", file: file, line: line)
         }
     }
 

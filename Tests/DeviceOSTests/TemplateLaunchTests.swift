@@ -50,7 +50,7 @@ extension ShortLivedExtensionTests {
         let day = "name: memory\nstart: 2026-11-23T06:30\nsteps: []\nend: day 1 09:30\n"
         let runtime = TemporaryDirectory(prefix: "sbs-log")
         let run = try ScenarioRun.run(configuration: configuration, scenario: day,
-                                      arguments: ["--profile", "ios-realistic", "--runtime-dir", runtime.file("run")])
+                                      arguments: ["--profile", "ios-realistic", "--seed", "5", "--runtime-dir", runtime.file("run")])
         XCTAssertEqual(run.exitStatus, 0, run.errors)
         XCTAssertEqual(run.events("app.test.memory").count, 3, run.errors)
         let log = try String(contentsOfFile: runtime.file("run/logs/monitor.log"), encoding: .utf8)

@@ -29,9 +29,19 @@ enum FolderEntries {
     /// with a NUL).
     static func find(_ names: [String], in folder: String, under root: String) -> Answer {
         var kinds = [UInt8](repeating: 0, count: names.count)
+        // The names, each ended by a NUL, written into one buffer: not `joined(separator:)`, a generic whose first use
+        // in a process looks up its element's conformances by scanning the program's records, in every launch.
+        var list = [UInt8]()
+        list.reserveCapacity(names.reduce(0) { $0 + $1.utf8.count + 1 })
+        for var name in names {
+            name.withUTF8 { list.append(contentsOf: $0) }
+            list.append(0)
+        }
         // errno read at once, in the closure: the list's buffer is freed after it.
-        let (result, failure) = names.joined(separator: "\0").withCString { list in
-            (shieldbus_folder_entry_kinds(root, folder, list, Int32(names.count), &kinds), errno)
+        let (result, failure) = list.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { list in
+                (shieldbus_folder_entry_kinds(root, folder, list.baseAddress, Int32(names.count), &kinds), errno)
+            }
         }
         if result == 0 { return .found(Found(kinds: kinds)) }
         return failure == ENOENT || failure == ENOTDIR ? .noFolder : .cannotTell

@@ -154,7 +154,18 @@ enum ChildProcess {
     /// Whether process `pid` (not necessarily our child) has ended: it is gone, or a zombie its parent has not
     /// reaped yet.
     static func hasExited(_ pid: pid_t) -> Bool {
-        // Read with POSIX calls into one buffer, not as a Foundation `String`: the broker asks at every launch's hello.
+        // The broker asks at every launch's hello. A process descriptor is readable once its process has ended: three
+        // calls that read nothing, where /proc/<pid>/stat has the kernel gather every figure of the process's line.
+        let process = shieldbus_process_descriptor(pid)
+        if process >= 0 {
+            defer { close(process) }
+            var ended = pollfd(fd: process, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&ended, 1, 0)
+            if ready >= 0 { return ready > 0 }
+        } else if errno == ESRCH {
+            return true
+        }
+        // A kernel without process descriptors: the state in /proc, read with POSIX calls into one buffer.
         let descriptor = open("/proc/\(pid)/stat", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return true }
         defer { close(descriptor) }

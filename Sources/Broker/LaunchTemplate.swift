@@ -158,8 +158,15 @@ final class LaunchTemplate {
     /// a late launch dies with it).
     func launch(environment: [String: String], until deadline: Int64) -> (pid: pid_t, templatePID: pid_t)? {
         guard isReady, !isGone else { return nil }
+        // Written in place: an array per variable, concatenated, would be a few allocations per variable at every launch.
         var message = Array("launch\n".utf8)
-        for (key, value) in environment { message += Array(key.utf8) + [UInt8(ascii: "=")] + Array(value.utf8) + [0] }
+        message.reserveCapacity(environment.reduce(message.count) { $0 + $1.key.utf8.count + $1.value.utf8.count + 2 })
+        for (key, value) in environment {
+            message.append(contentsOf: key.utf8)
+            message.append(UInt8(ascii: "="))
+            message.append(contentsOf: value.utf8)
+            message.append(0)
+        }
         // Larger than the template takes: this launch is a plain one, and the template stays for the next.
         guard message.count <= Self.largestMessage else { return nil }
         let sent = message.withUnsafeBytes { shieldbus_send_message(channel, $0.baseAddress, UInt($0.count)) }

@@ -12,7 +12,8 @@ public enum KeyPattern {
     /// Why `pattern` is no key pattern, if it is not: it is empty, or a `*` stands before its end.
     public static func problem(with pattern: String) -> String? {
         if pattern.isEmpty { return "the pattern is empty" }
-        if pattern.dropLast().contains("*") { return "'*' may only end a pattern" }
+        // A character, not a string: a string's `contains` is Foundation's search, which bridges to `NSString`.
+        if pattern.dropLast().contains(Character("*")) { return "'*' may only end a pattern" }
         return nil
     }
 }

@@ -161,6 +161,15 @@ static void tellMappedPages(void) {
     learning[learningSize() - 1] = 1;  // told
 }
 
+void shieldbus_end_process(int status) {
+    if (!launchedFromTemplate) exit(status);
+    // What the exit handlers would have run that matters: a learning launch's note of its pages (before the exit
+    // handlers touch theirs, which no later launch needs), and the buffered output of C stdio (the plugin's log).
+    if (learning) tellMappedPages();
+    fflush(NULL);
+    _exit(status);
+}
+
 /// In the template: maps the pages a learning launch had mapped, and makes each such region copied at fork (a region's
 /// entries are copied when it has private pages: its first page becomes one, a copy of itself).
 static void mapLearnedPages(const unsigned char *learned) {

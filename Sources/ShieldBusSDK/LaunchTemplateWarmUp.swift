@@ -60,6 +60,7 @@ enum LaunchTemplateWarmUp {
         reserve([Role].self)
         reserve([JSONValue].self)
         reserve([(String, JSONValue)].self)
+        reserve([(key: String, value: [String])].self)
         reserve([StoreChange].self)
         reserve([SliceClaim].self)
         reserve([Calendar.Component].self)

@@ -1,4 +1,5 @@
 import BusClient
+import CLaunchTemplate
 import BusProtocol
 import Foundation
 
@@ -42,10 +43,10 @@ public enum PluginHost {
             let runtime = try makeRuntime(named: pluginName, for: component, hostedInProcess: false)
             PluginRuntime.setProcessRuntime(runtime)
             try runtime.run({ envelope in component.handle(envelope) }, onReady: { component.didStart() })
-            exit(0)
+            shieldbus_end_process(0)
         } catch {
             FileHandle.standardError.write(Data("\(pluginName): \(error)\n".utf8))
-            exit(PluginExitStatus.status(for: error))
+            shieldbus_end_process(PluginExitStatus.status(for: error))
         }
     }
 }

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 import XCTest
 
-/// `ChildProcess.hasExited` reads a process's state from `/proc/<pid>/stat` (the broker asks at a template launch's
-/// hello whether its credential still proves anything): running is not ended; a zombie and a pid that is gone are.
+/// `ChildProcess.hasExited` tells from a process descriptor, or else from `/proc/<pid>/stat`, whether a process ended
+/// (the broker asks at a template launch's hello whether its credential still proves anything): running is not ended;
+/// a zombie and a pid that is gone are.
 final class ProcessExitedTests: XCTestCase {
     func testARunningProcessAZombieAndAGoneOneEvenWithAParenthesisInItsName() throws {
         XCTAssertFalse(ChildProcess.hasExited(getpid()))

@@ -43,6 +43,21 @@ extension ShortLivedExtensionTests {
         XCTAssertEqual(withoutPIDs(runs[0].journal), withoutPIDs(runs[1].journal))
     }
 
+    /// A launch forked from its template ends without the exit handlers, which would flush C stdio: what its callback
+    /// printed (buffered, as standard output is a file) still reaches the plugin's log, once per launch.
+    func testWhatALaunchFromTheTemplatePrintedReachesItsLog() throws {
+        let configuration = Self.configuration("memory", monitor: "fixture-memory-monitor")
+        let day = "name: memory\nstart: 2026-11-23T06:30\nsteps: []\nend: day 1 09:30\n"
+        let runtime = TemporaryDirectory(prefix: "sbs-log")
+        let run = try ScenarioRun.run(configuration: configuration, scenario: day,
+                                      arguments: ["--profile", "ios-realistic", "--seed", "5", "--runtime-dir", runtime.file("run")])
+        XCTAssertEqual(run.exitStatus, 0, run.errors)
+        XCTAssertEqual(run.events("app.test.memory").count, 3, run.errors)
+        let log = try String(contentsOfFile: runtime.file("run/logs/monitor.log"), encoding: .utf8)
+        let printed = log.split(separator: "\n").filter { $0.hasPrefix("memory callback ") }
+        XCTAssertEqual(printed, ["memory callback memory.0", "memory callback memory.1", "memory callback memory.2"], log)
+    }
+
     /// A day's journal but for the pids the memory monitor says: the same events at the same times.
     private func withoutPIDs(_ journal: [Envelope]) -> [String] {
         journal.map { "\($0.seq) \($0.time) \($0.topic) \($0.topic == "app.test.memory" ? "" : String(decoding: $0.body, as: UTF8.self))" }

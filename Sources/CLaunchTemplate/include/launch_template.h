@@ -13,4 +13,10 @@
 /// Whether this process was launched from a template (then `getppid()` is the template, not the sandbox's nobody).
 int shieldbus_launched_from_template(void);
 
+/// Ends this process with `status`. A launch from a template (a process about to vanish) flushes C stdio's buffers and
+/// ends at once, skipping the exit handlers and the libraries' destructors: they only free and unregister, each write
+/// faulting in a copy of a page shared with the template; a learning launch tells its mapped pages first. Any other
+/// process ends through exit().
+__attribute__((noreturn)) void shieldbus_end_process(int status);
+
 #endif

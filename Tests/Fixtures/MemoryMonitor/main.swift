@@ -6,6 +6,8 @@
 // hash under this process's hashing seed, and `threadsAtMain`, its threads when its `main` began; and what the
 // template's one-time library set-up leaves a launch: `highestDescriptorAtMain`, its highest open descriptor when its
 // `main` began, and `librariesSetUpAtMain`, whether libzmq's libraries were set up by then (1, 0, -1 when it cannot be told).
+// Each callback also prints a line to standard output (C stdio, buffered in a file): its log must hold it once the
+// process has ended, however the launch ends.
 
 import CProcessControl
 import DeviceActivity
@@ -50,6 +52,7 @@ final class MemoryMonitor: DeviceActivityMonitor {
     override func intervalDidStart(for activity: DeviceActivityName) {
         callbacksSeen += 1
         callbacksInThisProcess += 1
+        print("memory callback \(activity.rawValue)")
         try? PluginRuntime.current?.publish("app.test.memory", json: [
             "seen": .int(Int64(callbacksSeen)), "process": .int(Int64(callbacksInThisProcess)), "pid": .int(Int64(getpid())),
             "hash": .int(hashOfAFixedString()), "threadsAtMain": .int(threadsAtMain),

@@ -62,21 +62,28 @@ public struct LockState: Equatable {
         isCurrentlyUnlocked && (quotaEnd.map { $0 > now } ?? false)
     }
 
-    /// Reads the lock state. Undecodable tokens throw — the caller leaves the store alone.
+    /// Reads the lock state, its five keys as one state of the store (every shield's re-block check reads it).
+    /// Undecodable tokens throw — the caller leaves the store alone.
     public static func read(from defaults: SharedDefaults) throws -> LockState {
-        LockState(isCurrentlyUnlocked: try defaults.bool(forKey: SharedKey.isCurrentlyUnlocked) ?? false,
-                  quotaEnd: try defaults.double(forKey: SharedKey.quotaEndTimestamp).map(Date.init(timeIntervalSince1970:)),
-                  blockList: try readBlockList(from: defaults))
+        try defaults.snapshot { reader in
+            LockState(isCurrentlyUnlocked: try reader.bool(forKey: SharedKey.isCurrentlyUnlocked) ?? false,
+                      quotaEnd: try reader.double(forKey: SharedKey.quotaEndTimestamp).map(Date.init(timeIntervalSince1970:)),
+                      blockList: try blockList(in: reader))
+        }
     }
 
     public static func readBlockList(from defaults: SharedDefaults) throws -> BlockList {
-        BlockList(applications: try tokens(ApplicationToken.self, SharedKey.globalSerializedTokens, defaults),
-                  categories: try tokens(ActivityCategoryToken.self, SharedKey.globalSerializedCategoryTokens, defaults),
-                  webDomains: try tokens(WebDomainToken.self, SharedKey.globalSerializedWebDomainTokens, defaults))
+        try defaults.snapshot { try blockList(in: $0) }
+    }
+
+    private static func blockList(in reader: SharedDefaultsSnapshot) throws -> BlockList {
+        BlockList(applications: try tokens(ApplicationToken.self, SharedKey.globalSerializedTokens, reader),
+                  categories: try tokens(ActivityCategoryToken.self, SharedKey.globalSerializedCategoryTokens, reader),
+                  webDomains: try tokens(WebDomainToken.self, SharedKey.globalSerializedWebDomainTokens, reader))
     }
 
     /// Tokens are stored as base64 of a JSON array (as the write-up does).
-    private static func tokens<T: StringIdentifier>(_ type: T.Type, _ key: String, _ defaults: SharedDefaults) throws -> Set<T> {
+    private static func tokens<T: StringIdentifier>(_ type: T.Type, _ key: String, _ defaults: SharedDefaultsSnapshot) throws -> Set<T> {
         guard let text = try defaults.string(forKey: key) else { return [] }
         guard let data = Data(base64Encoded: text) else { throw LockStateError.undecodableTokens(key: key, detail: "not base64") }
         do {

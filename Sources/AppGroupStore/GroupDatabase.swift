@@ -106,6 +106,12 @@ final class GroupDatabase {
         try mapped(body)
     }
 
+    /// Runs `body` (reads) in one read transaction: its reads see one committed state and take the log's read lock
+    /// once, where each read alone takes and drops it. Inside a write transaction the reads are already in one.
+    func readTransaction<T>(_ body: () throws -> T) throws -> T {
+        try mapped { connection.isInTransaction ? try body() : try connection.transaction(.deferred, body) }
+    }
+
     /// Runs `body` in a `BEGIN IMMEDIATE` transaction: the write lock is held from the start,
     /// so what it reads cannot change before it commits. Rolled back when `body` throws.
     func writeTransaction<T>(_ body: () throws -> T) throws -> T {

@@ -85,6 +85,12 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         try lock.withLock { try database.read { try database.entry(forKey: key) } }
     }
 
+    /// Runs `body` over one state of the store: its reads see the same committed changes (no write lands between
+    /// two of them) and share one read transaction instead of opening one each. The reader is valid inside `body` only.
+    public func snapshot<Value>(_ body: (SharedDefaultsSnapshot) throws -> Value) throws -> Value {
+        try lock.withLock { try database.readTransaction { try body(SharedDefaultsSnapshot(database: database)) } }
+    }
+
     /// The keys that have a value, sorted.
     public var allKeys: [String] {
         get throws { try dictionaryRepresentation().keys.sorted() }
@@ -162,6 +168,15 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
     /// The number of the newest change (0 when none): where a watcher that wants only new changes starts.
     public func lastChangeNumber() throws -> Int64 {
         try lock.withLock { try database.read { try database.lastChangeNumber() } }
+    }
+}
+
+/// The reads of one `SharedDefaults.snapshot`.
+public struct SharedDefaultsSnapshot: SharedDefaultsReading {
+    fileprivate let database: GroupDatabase
+
+    public func entry(forKey key: String) throws -> StoredEntry? {
+        try database.entry(forKey: key)
     }
 }
 

@@ -74,6 +74,27 @@ final class SharedDefaultsTests: ContainerTestCase {
         }
     }
 
+    /// A snapshot's reads are one state of the store: a write committed between two of them is read once it ends.
+    func testASnapshotReadsOneStateOfTheStore() throws {
+        let reader = try adminDefaults(), writer = try adminDefaults()
+        try writer.set(1, forKey: "first")
+        try writer.set(1, forKey: "second")
+        let read = try reader.snapshot { snapshot -> [Int?] in
+            let first = try snapshot.integer(forKey: "first")
+            try writer.set(2, forKey: "second")
+            return [first, try snapshot.integer(forKey: "second"), try snapshot.integer(forKey: "missing")]
+        }
+        XCTAssertEqual(read, [1, 1, nil], "the write between the two reads is not in the snapshot")
+        XCTAssertEqual(try reader.integer(forKey: "second"), 2, "it is read once the snapshot ends")
+        // Inside the same instance's write transaction, a snapshot reads what the transaction wrote so far.
+        let inTransaction = try reader.transaction { transaction -> Int? in
+            try transaction.set(3, forKey: "second")
+            return try reader.snapshot { try $0.integer(forKey: "second") }
+        }
+        XCTAssertEqual(inTransaction.value, 3)
+        XCTAssertEqual(try writer.integer(forKey: "second"), 3, "the snapshot inside it left the transaction to commit")
+    }
+
     func testVersionsWriterAndTimeAreRecorded() throws {
         var now = busTime
         let defaults = try SharedDefaults(suiteName: group, container: container,

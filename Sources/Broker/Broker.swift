@@ -273,6 +273,8 @@ public final class Broker {
     /// One pass of the loop: waits for a peer or a signal (at most until something falls due), takes in what came,
     /// keeps house, and moves time on.
     func serveOnce() throws {
+        // Also when the pass fails: what it sequenced is not left to a kill's cut while the broker stops.
+        defer { saveSequenced() }
         var timeout = pollTimeout()
         var waiting: TransportWake?
         // About to wait (nothing falls due now): `bus.sqlite`'s checkpoint, when owed, runs here, in real time as in
@@ -481,6 +483,9 @@ public final class Broker {
         session?.lastHeard = monotonicMilliseconds()
         switch message {
         case .hello(let hello):
+            // The welcome's number is where a tap or the Studio reads the journal to: every line up to it saved, so a
+            // kill cuts none of what they showed.
+            saveSequenced()
             reception.welcome(identity, hello, lastSeq: sequencer.lastSeq, firstSeq: sequencer.firstSeq)
         case .status(let credential):
             // What it tells (numbers, what is kept) is what a broker killed after it would resume from.
@@ -576,6 +581,7 @@ extension Broker: OutboxDrain {
         recorder.flushJournal()
         crashPoints.batchSequenced()
         saveOwed = true
+        if crashPoints.savesEachBatch { saveSequenced() }
         dispatcher.sendSaved(batching: !clock.isVirtual)
         takeTurns()
         observeBatch()

@@ -17,6 +17,10 @@ final class CrashPoints {
     /// The chosen batch is sequenced and its save (the first that covers it) not yet made.
     private var due = false
 
+    /// A fault test's run saves each batch on its own: which batches a shared save covers depends on how the loop's
+    /// passes fell, and the cut at the chosen batch must be the same in every run of the test.
+    var savesEachBatch: Bool { point != nil }
+
     init(point: CrashPoint?, occurrence: Int, logger: Logger) {
         (self.point, self.occurrence, self.logger) = (point, occurrence, logger)
     }
@@ -41,7 +45,7 @@ final class CrashPoints {
         guard due, let point else { return }
         if !before { due = false }
         guard (point == .beforeSaving(topic: point.topic)) == before else { return }
-        logger.notice("killing the broker \(before ? "before" : "after") saving batch \(batchesOnTopic) with \(point.topic), as the fault test asks")
+        logger.notice("killing the broker \(before ? "before" : "after") saving batch \(occurrence) with \(point.topic), as the fault test asks")
         kill(getpid(), SIGKILL)
     }
 }

@@ -159,6 +159,7 @@ final class TimeKeeper {
             clock.move(to: target.time)
             self.target = nil
             if target.runsOn { clock.play() }
+            bus.saveSequenced()
             target.reached()
             bus.drain()
             return

@@ -57,8 +57,8 @@ final class ScenarioPlayer {
             device.bus.schedule(at: time) { [self] in
                 if index + 1 == crashAtStep {
                     device.save(ScenarioProgress(scenario: scenario.name, nextStep: index, time: time), key: ScenarioProgress.key)
-                    // Everything sequenced so far is in the journal and the stores (each batch is written as it is
-                    // sequenced); what is in memory dies here, as with any SIGKILL.
+                    // Everything sequenced so far is in the journal and the stores (the broker saves what it sequenced
+                    // before a timer acts); what is in memory dies here, as with any SIGKILL.
                     device.logger.notice("killing the broker before step \(index + 1), as --crash-at-step asks")
                     kill(getpid(), SIGKILL)
                 }

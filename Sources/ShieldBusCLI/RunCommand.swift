@@ -82,7 +82,7 @@ extension ShieldBus {
         @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) when scenario step n (1-based) is due, before playing it; `--resume` goes on from there.", valueName: "n"))
         var crashAtStep: Int?
 
-        @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) once it has journaled the first batch with an event on this topic (sequenced, or held from an observer), before saving it to bus.sqlite and sending it.", valueName: "topic"))
+        @Option(name: .long, help: ArgumentHelp("For fault tests: the broker kills itself (SIGKILL) once it has journaled the first batch with an event on this topic (sequenced, or held from an observer), before saving it to bus.sqlite and sending it. In such a run each batch is saved on its own, so the cut is the same every time.", valueName: "topic"))
         var crashBeforeSaving: String?
 
         @Option(name: .long, help: ArgumentHelp("For fault tests: as --crash-before-saving, but just after the save, before sending.", valueName: "topic"))

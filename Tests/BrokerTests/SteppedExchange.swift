@@ -60,15 +60,17 @@ final class SteppedExchange {
 
     /// `grants`: the roles the peers may take; `services`: in-process services (the device OS), made in the run's folder;
     /// `acknowledgementTimeout`: how long virtual time waits for a plugin's acknowledgement (milliseconds).
-    /// `deliveryStore`: the broker keeps `bus.sqlite` in the run's folder, as a run's broker does.
+    /// `deliveryStore`: the broker keeps `bus.sqlite` in the run's folder, as a run's broker does; `crashPoint`: a fault
+    /// test's (`shieldbus run --crash-before-saving`).
     init(_ kind: Kind, grants: [ClientGrant] = ClientGrant.defaults, acknowledgementTimeout: Int64 = 600_000, deliveryStore: Bool = false,
-         services: (TemporaryDirectory) throws -> [BrokerService] = { _ in [] }) throws {
+         crashPoint: CrashPoint? = nil, services: (TemporaryDirectory) throws -> [BrokerService] = { _ in [] }) throws {
         let work = TemporaryDirectory()
         let runtime = RuntimeDirectory(path: work.path + "/run")
         var settings = BrokerSettings(runtimeDirectory: runtime, table: .screenTime)
         settings.outsideClients = grants
         settings.journalPath = work.path + "/journal.jsonl"
         if deliveryStore { settings.deliveryStorePath = work.path + "/bus.sqlite" }
+        settings.crashPoint = crashPoint
         // The peers send no heartbeats and acknowledge at their own pace: a slow step on a loaded machine must
         // neither end their sessions nor excuse them from acknowledging (either would be journaled in one run only).
         settings.sessionTimeoutMilliseconds = 600_000

@@ -5,7 +5,7 @@ struct FloorCounts {
     /// Hand-offs the broker waits for (each a round trip between two processes).
     var turns = 0.14
     /// `bus.sqlite` saves (exclusive store).
-    var busSaves = 0.46
+    var busSaves = 0.42
     /// `device.sqlite` commits (shared store).
     var deviceCommits = 0.15
     /// Events recorded in a plugin's handled-events record, each one transaction (shared store).

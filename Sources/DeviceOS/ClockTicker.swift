@@ -1,3 +1,4 @@
+import Broker
 import DeviceAPI
 import Foundation
 import ScreenTime
@@ -9,6 +10,8 @@ import ScreenTime
 /// ticks go out only to a bus that wants them; a plugin that needs the day boundary takes `clock.day-changed`.
 final class ClockTicker {
     private unowned let host: any DeviceHost
+    /// The bus the device is attached to, read once: a year's half a million ticks would each copy it out of `host`.
+    private let bus: any ServiceBus
     /// The time zone in force (the person may change it).
     private let zoneInForce: () -> TimeZone
     /// The next local midnight (bus time), and the zone it was found in: found again when the zone changes.
@@ -17,6 +20,7 @@ final class ClockTicker {
 
     init(host: any DeviceHost, zoneInForce: @escaping () -> TimeZone) {
         self.host = host
+        bus = host.bus
         self.zoneInForce = zoneInForce
         midnightZone = zoneInForce()
         nextMidnight = Self.midnight(after: host.now, in: midnightZone)
@@ -28,8 +32,8 @@ final class ClockTicker {
 
     private func scheduleNext(after date: Date) {
         let next = DeviceActivityService.nextWholeMinute(date.addingTimeInterval(0.001))
-        host.bus.schedule(at: busTime(next)) { [self] in
-            if host.bus.isSubscribed(DeviceTopic.clockTick) {
+        bus.schedule(at: busTime(next)) { [self] in
+            if bus.isSubscribed(DeviceTopic.clockTick) {
                 host.emit(topic: DeviceTopic.clockTick, body: ["local": .string(LocalTime.string(next, in: zoneInForce()))])
             }
             if zoneInForce() != midnightZone {

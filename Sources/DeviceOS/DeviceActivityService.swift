@@ -37,7 +37,12 @@ final class DeviceActivityService {
 
     private final class Monitor {
         var registration: Registration {
-            didSet { (savedForm, eventsReplyForm) = (nil, nil) }
+            didSet {
+                savedForm = nil
+                // The reply names only the activity and its events: most changes (an interval started, a crossing
+                // delivered) leave it as it was, and the monitor asks for it right after such a callback.
+                if registration.activity != oldValue.activity || registration.events != oldValue.events { eventsReplyForm = nil }
+            }
         }
         /// The registration as `persist` writes it, kept until it changes: a save rewrites every registration, and
         /// most saves change one of them, and encoding them all again at every save shows in the broker's CPU.
@@ -137,7 +142,8 @@ final class DeviceActivityService {
 
     func handle(_ envelope: Envelope) {
         let product = owner(of: envelope.source)
-        let own = activityNames.filter { monitors[$0]!.registration.product == product }
+        // Found only for the requests that name the app's own activities: most are starts and event look-ups.
+        var own: [DeviceActivityName] { activityNames.filter { monitors[$0]!.registration.product == product } }
         switch envelope.topic {
         case DeviceTopic.startMonitoringRequest:
             guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(StartMonitoring.init(body:))
@@ -162,7 +168,7 @@ final class DeviceActivityService {
         case DeviceTopic.eventsRequest:
             guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(MonitoredEvents.init(body:))
                     ?? host.decode(MonitoredEvents.self, from: envelope) else { return }
-            if own.contains(request.activity), let monitor = monitors[request.activity] {
+            if let monitor = monitors[request.activity], monitor.registration.product == product {
                 host.reply(to: envelope, bodyJSON: monitor.eventsReplyJSON)
             } else {
                 host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity)))

@@ -127,7 +127,7 @@ final class UsageMeter: MeteredUse, RecordedUse {
         current = (use, now)
         history.append(span)
         let horizon = now.addingTimeInterval(-Self.horizon)
-        if let first = history.first, first.end < horizon { history.removeAll { $0.end < horizon } }
+        forget(endedBefore: horizon)
         host.state.stage(json: UseInProgress.json(stored), key: Self.inProgressKey)
         do {
             try host.state.appendUsage(json: span.json, endMilliseconds: busTime(span.end), horizonMilliseconds: busTime(horizon))
@@ -138,6 +138,21 @@ final class UsageMeter: MeteredUse, RecordedUse {
         }
         events.recorded(usageSpan(span))
         return true
+    }
+
+    /// Forgets the spans that ended before `horizon`. Spans are recorded as they end, so those are the oldest: they
+    /// are dropped from the front, rather than the whole history partitioned at every span once it is eight days long.
+    private func forget(endedBefore horizon: Date) {
+        var expired = 0
+        while expired < history.count, history[expired].end < horizon { expired += 1 }
+        guard expired > 0 else { return }
+        var later = expired
+        while later < history.count, history[later].end >= horizon { later += 1 }
+        if later == history.count {
+            history.removeFirst(expired)
+        } else {
+            history.removeAll { $0.end < horizon }  // a later span ended earlier: each is looked at
+        }
     }
 
     /// A span as DeviceActivity sees it, in the current token epoch.

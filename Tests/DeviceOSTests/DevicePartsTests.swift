@@ -307,7 +307,8 @@ final class DevicePartsTests: XCTestCase {
     }
 
     /// The events of a monitored activity, as its plugins ask for them at every callback: the reply kept while the
-    /// registration stays as it was, and the new events given once it is registered again; none once it is stopped.
+    /// registration stays as it was, and the new events given once it is registered again or its tokens change; none
+    /// once it is stopped.
     func testEachAskForAnActivitysEventsGivesItsRegistrationAsItIsNow() throws {
         let host = try DevicePartHost(folder: folder, start: start)
         let clock = try DeviceClock(state: host.state, defaultTimeZone: host.directory.settings.timeZone)
@@ -334,6 +335,13 @@ final class DevicePartsTests: XCTestCase {
         XCTAssertEqual(try events(), ["five"], "asked again, unchanged")
         try register("ten", minutes: 10)
         XCTAssertEqual(try events(), ["ten"], "registered again with other events")
+        // An iOS update changes the events' tokens in place: the reply kept before it is not given again.
+        activity.migrate(host.directory.tokens.regenerate(for: host.directory.catalog))
+        corr += 1
+        activity.handle(host.request(DeviceTopic.eventsRequest, MonitoredEvents(activity: daily), from: "app", corr: "events-\(corr)"))
+        let migrated = try XCTUnwrap(host.reply("events-\(corr)", as: MonitoredEvents.self).value).events
+        XCTAssertEqual(migrated[DeviceActivityEvent.Name("ten")]?.applications, [host.directory.tokens.application("com.burbn.instagram")])
+        XCTAssertNotEqual(host.directory.tokens.application("com.burbn.instagram"), token, "the update gave the app a new token")
         corr += 1
         activity.handle(host.request(DeviceTopic.stopMonitoringRequest, StopMonitoring(activities: [daily]), from: "app", corr: "stop-\(corr)"))
         XCTAssertEqual(try events(), [], "stopped")

@@ -86,7 +86,9 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
     }
 
     /// Runs `body` over one state of the store: its reads see the same committed changes (no write lands between
-    /// two of them) and share one read transaction instead of opening one each. The reader is valid inside `body` only.
+    /// two of them) and share one read transaction instead of opening one each. The reader is valid inside `body` only;
+    /// the store's lock is held while `body` runs (other threads' reads and writes wait: keep it to reads), and a write
+    /// through this `SharedDefaults` inside it throws, as a write inside a read transaction must.
     public func snapshot<Value>(_ body: (SharedDefaultsSnapshot) throws -> Value) throws -> Value {
         try lock.withLock { try database.readTransaction { try body(SharedDefaultsSnapshot(database: database)) } }
     }

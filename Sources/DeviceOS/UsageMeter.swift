@@ -141,7 +141,8 @@ final class UsageMeter: MeteredUse, RecordedUse {
     }
 
     /// Forgets the spans that ended before `horizon`. Spans are recorded as they end, so those are the oldest: they
-    /// are dropped from the front, rather than the whole history partitioned at every span once it is eight days long.
+    /// are dropped from the front in one move, once the rest is found to hold none that ended before it (a span kept
+    /// out of order falls back to removing each that did).
     private func forget(endedBefore horizon: Date) {
         var expired = 0
         while expired < history.count, history[expired].end < horizon { expired += 1 }

@@ -46,6 +46,7 @@ final class GroupedSavesTests: XCTestCase {
         for n in 1...5 { arrive(worker, .publish(Publish(topic: "app.told.\(n)", body: [:])), at: exchange) }
         try exchange.broker.serveOnce()
         XCTAssertEqual(try store.commits(), commits + 5, "a save for each of the pass's five batches")
+        XCTAssertEqual(try store.load().savedSeq, exchange.broker.sequencer.lastSeq, "the last of them saved")
     }
 
     /// A listener of what a worker tells, and the worker in its turn (handling `app.work`, not acknowledged yet).

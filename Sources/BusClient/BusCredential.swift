@@ -1,3 +1,4 @@
+import BusProtocol
 import Foundation
 
 /// The secrets that admit a client to the bus (docs/protocol.md § 4.1): a supervised plugin's per-launch
@@ -11,18 +12,16 @@ public enum BusCredential {
     /// A fresh secret: 32 random bytes (the system's cryptographic generator), as 64 hex digits.
     public static func random() -> String {
         // Eight bytes per draw: the generator asks the kernel (`getrandom`) at each one, and a byte per draw would
-        // make a system call per byte of a credential, which every plugin launch draws. The digits are written into
-        // one buffer: a string per byte, joined, would cost a launch more than its draws.
+        // make a system call per byte of a credential, which every plugin launch draws. The digits go into one buffer,
+        // not a string per byte.
         var generator = SystemRandomNumberGenerator()
-        let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
         text.reserveCapacity(64)
         for _ in 0..<4 {
             let draw = generator.next()
             for index in 0..<8 {
                 let byte = UInt8(truncatingIfNeeded: draw >> (8 * index))
-                text.append(digits[Int(byte >> 4)])
-                text.append(digits[Int(byte & 0x0f)])
+                HexDigits.append(byte, to: &text)
             }
         }
         return String(decoding: text, as: UTF8.self)

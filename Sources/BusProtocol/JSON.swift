@@ -552,8 +552,6 @@ public enum JSONWriter {
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
     /// Writes `s` as a JSON string literal, escaping quotes, backslashes and control characters as `JSONEncoder`
     /// does (the short forms where JSON has one, `\u00XX` for the rest): the wire and the App Group's stored values
     /// (`SortedJSONEncoder`) write strings alike.
@@ -583,8 +581,7 @@ public enum JSONWriter {
             case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
             case 0..<0x20:
                 out.append(contentsOf: Array("\\u00".utf8))
-                out.append(hexDigits[Int(byte >> 4)])
-                out.append(hexDigits[Int(byte & 0xF)])
+                HexDigits.append(byte, to: &out)
             default: out.append(byte)
             }
         }

@@ -66,6 +66,12 @@ public struct AppGroupContainer: Sendable {
         }
     }
 
+    /// A new group's store, built once at a scratch name in `folder` and removed: every group created later in this
+    /// process has its store written from its bytes (`StoreCreation.remember`), the same file SQLite would build.
+    public static func rememberStoreCreation(in folder: String) throws {
+        try StoreCreation.remember(schema: GroupDatabase.schema, in: folder)
+    }
+
     /// Creates app group `name`, or does nothing if it exists; a damaged existing store throws `corruptStore`.
     /// `slices`: its slice declarations, replaced as `declareSlices` does, while the store is open (a second open
     /// and close would cost the store's files and flushes again).

@@ -11,7 +11,7 @@ final class GroupDatabase {
 
     /// Removed keys keep a row with NULL json (a tombstone), so a key's version never restarts and
     /// a compare-and-set cannot be fooled by a remove and re-create of the same key.
-    private static let schema = """
+    static let schema = """
         CREATE TABLE IF NOT EXISTS entries (
             key        TEXT PRIMARY KEY NOT NULL,
             json       TEXT,

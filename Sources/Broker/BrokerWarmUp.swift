@@ -3,6 +3,7 @@
 import BusProtocol
 import CProcessControl
 import Foundation
+import SQLite
 
 /// The Swift runtime's type metadata of the serving loop's collections (the sessions by name and identity, the
 /// ledger's entries and pending events, the timers, turns and open requests), made at first use by an
@@ -43,6 +44,13 @@ public enum BrokerWarmUp {
             Result<Admission.Admitted, BusProtocolError>.self, StateWatch?.self, BusProtocolError?.self, Envelope?.self,
         ]
         for type in types { shieldbus_keep(unsafeBitCast(type, to: UnsafeRawPointer.self)) }
+    }
+
+    /// A fresh delivery store, built once at a scratch name in `folder` and removed: each day's `bus.sqlite` is then
+    /// written from its bytes (`StoreCreation.remember`), the same file SQLite would build. Thrown when it could not be: each
+    /// day then builds its own.
+    public static func rememberStores(in folder: String) throws {
+        try StoreCreation.remember(pageSize: DeliveryStore.pageSize, schema: DeliveryStore.schema, in: folder)
     }
 
     private static func reserve<Element>(_: [Element].Type) {

@@ -1,8 +1,10 @@
 // DeviceOSWarmUp: the first codings of the bodies a day's device OS reads and writes, made once in the broker template
 // so that each day forked from it finds them made (docs/architecture.md § 8, "The broker template").
 import BusProtocol
+import Configuration
 import DeviceAPI
 import Foundation
+import SQLite
 import ScreenTime
 
 /// The Swift runtime makes, at a body type's first coding in a process, the metadata of its keyed coding containers
@@ -11,14 +13,22 @@ import ScreenTime
 /// the program's conformance records for each requirement. A day's broker would make them at its serving loop's first
 /// replies, events and stored values; made in the template, the runtime's caches of them are in every forked day.
 ///
-/// Safe because only values made here are coded, through the codecs the services use (`DeviceAPICoding`): no store,
-/// bus, clock, file or setting is touched, nothing is kept, and what stays behind is the runtime's caches of the
-/// program's types, the same in every day.
+/// Safe because only values made here are coded, through the codecs the services use (`DeviceAPICoding`), and tokens
+/// issued by an issuer of its own: `run` touches no store, bus, clock, file or setting, nothing is kept, and what
+/// stays behind is the runtime's caches of the program's types, the same in every day. (`rememberStores` builds a
+/// store at a scratch name and removes it: what stays is its bytes.)
 public enum DeviceOSWarmUp {
     /// Codes each body; returns those that did not come back as they went (none: `BrokerTemplateWarmUpTests`), whose
-    /// reading would have stopped before the containers it should make.
+    /// reading would have stopped before the containers it should make. With `catalog`, also issues its tokens and
+    /// then a new epoch's (an OS update), as a day's device does at its start and at each update, from an issuer of
+    /// its own that it drops: the tables of tokens by kind, and an update's migration, are made once.
     @discardableResult
-    public static func run() -> [String] {
+    public static func run(catalog: AppCatalog? = nil) -> [String] {
+        if let catalog {
+            let issuer = TokenIssuer(seed: 0, epoch: 0)
+            issuer.issueAll(for: catalog)
+            _ = issuer.regenerate(for: catalog)
+        }
         var failed: [String] = []
         func roundTrip<Body: Codable & Equatable>(_ body: Body) {
             let bytes = DeviceAPICoding.encode(body)
@@ -65,5 +75,12 @@ public enum DeviceOSWarmUp {
         roundTrip(ScenarioProgress(scenario: "warm-up", nextStep: 0, time: 0))
         roundTrip(DeliveredCrossings(interval: date, crossings: [ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: date)]))
         return failed
+    }
+
+    /// A fresh device's store (`device.sqlite`), built once at a scratch name in `folder` and removed: each day's is then
+    /// written from its bytes (`StoreCreation.remember`), the same file SQLite would build. Thrown when it could not be:
+    /// each day then builds its own.
+    public static func rememberStores(in folder: String) throws {
+        try StoreCreation.remember(pageSize: DeviceStateStore.pageSize, schema: DeviceStateStore.schema, in: folder)
     }
 }

@@ -111,17 +111,14 @@ public final class DayRunner: @unchecked Sendable {
         }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            let scenarioPath = directory + "/day.yml", journalPath = directory + "/journal.jsonl", errorPath = directory + "/stderr"
+            let scenarioPath = Self.scenarioPath(in: directory), journalPath = Self.journalPath(in: directory), errorPath = directory + "/stderr"
             // A worker's folder holds the last day's files: none of them may be taken for this day's.
             if worker != nil { for path in [scenarioPath, journalPath, errorPath] { unlink(path) } }
             // The day's folder is new and no one reads it before the run starts: files written in place, not through
             // Foundation's atomic writes (a temporary file, an fsync and a rename each, for a folder removed at the end).
             try day.scenarioText(name: "explore-\(day.seed)").write(toFile: scenarioPath, atomically: false, encoding: .utf8)
             let errorDescriptor = open(errorPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            // The day's journal is judged here (below), so its broker judges nothing (`--no-check`).
-            var arguments = ["run", "--config", configurationPath, "--scenario", scenarioPath, "--journal", journalPath,
-                             "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet", "--no-check"]
-            if let worker { arguments += ["--endpoint", worker.endpoint] }
+            let arguments = Self.runArguments(configurationPath: configurationPath, directory: directory, endpoint: worker?.endpoint)
             let status: Int32
             if let template, errorDescriptor >= 0 {
                 let played = template.play(arguments, day: "the day of seed \(day.seed)", errors: errorDescriptor, launches: launches)
@@ -163,6 +160,19 @@ public final class DayRunner: @unchecked Sendable {
             return outcome(problem: "the run could not be played: \(error)")
         }
     }
+
+    /// The `shieldbus run` arguments of a day played in `directory`, on `endpoint` when a worker's kept sandboxes serve
+    /// it: its scenario, journal and folders are named by the folder alone, so every day of a worker has the same ones
+    /// and its broker template reads them once (`broker-template`), not in each day it forks.
+    public static func runArguments(configurationPath: String, directory: String, endpoint: String?) -> [String] {
+        // The day's journal is judged by explore, so its broker judges nothing (`--no-check`).
+        ["run", "--config", configurationPath, "--scenario", scenarioPath(in: directory), "--journal", journalPath(in: directory),
+         "--runtime-dir", directory + "/run", "--state-dir", directory + "/state", "--quiet", "--no-check"]
+            + (endpoint.map { ["--endpoint", $0] } ?? [])
+    }
+
+    private static func scenarioPath(in directory: String) -> String { directory + "/day.yml" }
+    private static func journalPath(in directory: String) -> String { directory + "/journal.jsonl" }
 
     /// Executes `shieldbus ARGUMENTS` and waits for it: its exit status, or the number of the signal that ended it.
     private func execute(_ arguments: [String], errorDescriptor: Int32) throws -> Int32 {

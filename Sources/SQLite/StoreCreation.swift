@@ -1,6 +1,7 @@
 // StoreCreation: a new store made whole under a name of its own, flushed once and put in place, so that no half-made
 // store is ever found at a store's path.
 import Foundation
+import Synchronization
 
 /// Makes a store file that is not there yet: in WAL mode, with its pages and schema, flushed to the disk once.
 ///
@@ -23,7 +24,8 @@ public enum StoreCreation {
     static func scratchPath(for path: String) -> String { path + ".making-" + String(UInt64.random(in: 1...UInt64.max), radix: 16) }
 
     /// Makes the store at `path` with `schema` (SQL run in one transaction; a schema kept at a version sets its
-    /// `user_version` in it) and `pageSize` (SQLite's default when nil), unless a file is already there. Returns
+    /// `user_version` in it) and `pageSize` (SQLite's default when nil), unless a file is already there: built, or
+    /// written from the bytes of the same recipe's build when this process remembers them (`remember`). Returns
     /// whether it made it: false when one was there, or another process put its own there first (that one is the
     /// store). Errors are `SQLiteError`s, a refusing storage classified as SQLite classifies it.
     @discardableResult
@@ -33,10 +35,14 @@ public enum StoreCreation {
         defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
         // Made here, never opened if there (`O_EXCL`), and held: what is flushed and linked is this file, whatever a
         // process that can write the folder puts at the scratch name meanwhile.
-        let made = open(scratch, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        let made = open(scratch, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard made >= 0 else { throw SQLiteError.making(path, errno: errno, what: "cannot make the new store beside it (\(scratch))") }
         defer { close(made) }
-        try build(scratch, pageSize: pageSize, schema: schema)
+        if let bytes = remembered.withLock({ $0[Recipe(pageSize: pageSize, schema: schema)] }) {
+            guard write(bytes, to: made) else { throw SQLiteError.making(path, errno: errno, what: "cannot write the new store beside it (\(scratch))") }
+        } else {
+            try build(scratch, pageSize: pageSize, schema: schema)
+        }
         guard isStill(made, at: scratch) else {
             throw SQLiteError.making(path, errno: EEXIST, what: "the new store was replaced by another file while it was made")
         }
@@ -48,6 +54,48 @@ public enum StoreCreation {
         guard linked else {
             if errno == EEXIST { return false }
             throw SQLiteError.making(path, errno: errno, what: "cannot put the new store in place")
+        }
+        return true
+    }
+
+    /// A store's page size and schema: what decides the bytes `build` makes (the same SQLite makes the same file).
+    private struct Recipe: Hashable {
+        let pageSize: Int?
+        let schema: String
+    }
+
+    /// The bytes `build` made for each recipe `remember` was given, which every later store of that recipe made in
+    /// this process is written from: a process that makes a fresh device's stores again and again (a broker template
+    /// of `shieldbus explore`, whose every day starts with new ones) builds each kind once rather than in each day.
+    private static let remembered = Mutex<[Recipe: [UInt8]]>([:])
+    /// Bounds on what is remembered: a new store is a few pages, and a process makes a few kinds.
+    static let largestRemembered = 256 * 1024
+    static let mostRemembered = 16
+
+    /// Builds a store of `schema` and `pageSize` once, at a scratch name in `folder` removed at once, and remembers its
+    /// bytes, so that `makeIfMissing` writes each later store of the same recipe from them instead of building it.
+    /// A store larger than `largestRemembered`, or past `mostRemembered` recipes, is not remembered (it is built).
+    public static func remember(pageSize: Int? = nil, schema: String, in folder: String) throws {
+        let scratch = scratchPath(for: resolvingFolder(of: folder + "/store"))
+        defer { for suffix in ["", "-wal", "-shm", "-journal"] { unlink(scratch + suffix) } }
+        let made = open(scratch, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard made >= 0 else { throw SQLiteError.making(scratch, errno: errno, what: "cannot make a store to remember") }
+        close(made)
+        try build(scratch, pageSize: pageSize, schema: schema)
+        guard let bytes = FileManager.default.contents(atPath: scratch), bytes.count <= largestRemembered else { return }
+        remembered.withLock { remembered in
+            if remembered.count < mostRemembered { remembered[Recipe(pageSize: pageSize, schema: schema)] = [UInt8](bytes) }
+        }
+    }
+
+    /// Writes all of `bytes` at the start of the empty file `descriptor`; false (errno set) when it cannot.
+    private static func write(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + written, $0.count - written, off_t(written)) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return false }
+            written += count
         }
         return true
     }

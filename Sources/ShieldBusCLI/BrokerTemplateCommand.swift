@@ -1,3 +1,4 @@
+import AppGroupStore
 import ArgumentParser
 import Broker
 import BusClient
@@ -21,7 +22,8 @@ extension ShieldBus {
     /// again before the next day is forked).
     ///
     /// Until it forks it stays one thread holding nothing a day must not share: no logging set up (a child sets up its
-    /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection, no file
+    /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection open (the
+    /// stores it builds once, `rememberStores`, are closed and removed), no file
     /// but the channel (close-on-exec; every child closes it) and the kept templates' channels and process descriptors
     /// (close-on-exec; each day inherits them, and the worker's days are played one at a time).
     struct BrokerTemplateCommand: ParsableCommand {
@@ -51,6 +53,10 @@ extension ShieldBus {
             Self.warm(loaded)
             // Kept sandboxes when they can be made; otherwise the days start their own, as a run does.
             let kept = workerDirectory.flatMap { Self.keep(loaded, in: WorkerFolder(path: $0)) }
+            // Every day of a worker whose sandboxes are kept is played with the same arguments (its folder's): read once
+            // here rather than by each day, which is given them only when its own are those.
+            let read = kept == nil ? nil : workerDirectory.flatMap { Self.readDayArguments(config: config, worker: WorkerFolder(path: $0)) }
+            if let workerDirectory { Self.rememberStores(in: workerDirectory) }
             let ready = kept == nil ? "ready" : "ready kept"
             guard shieldbus_send_message(Self.channel, ready, UInt(ready.utf8.count)) == ready.utf8.count else {
                 printError("shieldbus broker-template: descriptor \(Self.channel) is not explore's channel: \(String(cString: strerror(errno)))")
@@ -79,8 +85,27 @@ extension ShieldBus {
                 printError("shieldbus broker-template: \(day) is played by `run`, not '\(arguments.first ?? "")'")
                 Foundation.exit(64)
             }
-            ShieldBus.playDay(Array(arguments.dropFirst()), day: day, loaded: loaded, kept: kept)
+            ShieldBus.playDay(Array(arguments.dropFirst()), day: day, loaded: loaded, kept: kept,
+                              read: read.flatMap { $0.arguments == Array(arguments) ? $0.run : nil })
             Foundation.exit(0)
+        }
+
+        /// The `run` arguments explore gives each day played in `worker` (`DayRunner.runArguments`), and `run` read
+        /// from them; nil when they are refused (each day then reads them, and says why).
+        static func readDayArguments(config: String, worker: WorkerFolder) -> (arguments: [String], run: Run)? {
+            let arguments = DayRunner.runArguments(configurationPath: config, directory: worker.path, endpoint: worker.endpoint)
+            return (try? Run.parse(Array(arguments.dropFirst()))).map { (arguments, $0) }
+        }
+
+        /// The stores every day makes fresh (the device's, the delivery store, each App Group's), each built once at a
+        /// scratch name in `folder` and removed: a day writes its own from the bytes (`StoreCreation.remember`), the
+        /// same file SQLite would build. One that cannot be is built by each day, as a run builds it. The connections
+        /// are closed before the template forks.
+        static func rememberStores(in folder: String) {
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for remember in [BrokerWarmUp.rememberStores, DeviceOSWarmUp.rememberStores, AppGroupContainer.rememberStoreCreation] {
+                try? remember(folder)
+            }
         }
 
         /// Makes the worker's folders and starts its plugins' sandboxes and launch templates in them, planned as each
@@ -113,7 +138,7 @@ extension ShieldBus {
         /// (`String(format:)`, its arguments' casts). Nothing here opens a file that stays open or starts a thread.
         static func warm(_ loaded: LoadedConfiguration) {
             BrokerWarmUp.run()
-            DeviceOSWarmUp.run()
+            DeviceOSWarmUp.run(catalog: loaded.catalog)
             _ = String(format: "%.2f", 0.0)
             _ = try? Run.parse(["--config", loaded.path, "--scenario", "day.yml", "--journal", "journal.jsonl", "--runtime-dir", "run",
                                 "--state-dir", "state", "--quiet", "--no-check"])

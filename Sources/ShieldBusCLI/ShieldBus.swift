@@ -44,11 +44,12 @@ struct ShieldBus: ParsableCommand {
     /// A day forked from explore's broker template: `runArguments` (those after `run`) read by `Run` itself, the
     /// parser of `shieldbus run`, rather than from the top level, whose reading of every command's options each day
     /// would pay again. `day` names the day (`the day of seed 7`); `loaded`: the configuration the template
-    /// read; `kept`: the sandboxes and launch templates it keeps for its days.
-    static func playDay(_ runArguments: [String], day: String, loaded: LoadedConfiguration, kept: KeptLaunchTemplates?) {
+    /// read; `kept`: the sandboxes and launch templates it keeps for its days; `read`: `Run` as the template read it
+    /// from these same arguments (a worker's days all have its folder's), so that the day need not read them again.
+    static func playDay(_ runArguments: [String], day: String, loaded: LoadedConfiguration, kept: KeptLaunchTemplates?, read: Run? = nil) {
         let run: Run
         do {
-            run = try Run.parse(runArguments)
+            run = try read ?? Run.parse(runArguments)
         } catch {
             // Explore wrote these arguments, not the person: say whose day it is, and that `shieldbus run` refused
             // them, rather than ArgumentParser's usage of a bare `run`.

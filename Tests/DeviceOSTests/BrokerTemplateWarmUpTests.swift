@@ -1,6 +1,9 @@
+import AppGroupStore
 import Broker
 import DeviceOS
 import Foundation
+import SQLite
+import ShieldBusTestSupport
 import XCTest
 
 /// What the broker template makes once before it forks days (`BrokerWarmUp`, `DeviceOSWarmUp`, docs/architecture.md
@@ -8,8 +11,25 @@ import XCTest
 final class BrokerTemplateWarmUpTests: XCTestCase {
     /// Every body comes back as it went: a body its reader refused would stop the reading before the coding containers
     /// the warm-up is there to make.
-    func testEveryBodyTheDeviceOSCodesComesBackAsItWent() {
+    func testEveryBodyTheDeviceOSCodesComesBackAsItWent() throws {
         XCTAssertEqual(DeviceOSWarmUp.run(), [])
+        XCTAssertEqual(DeviceOSWarmUp.run(catalog: try FocusDevice.catalog()), [])
+    }
+
+    /// The stores the template builds once for its days (`rememberStores`) leave nothing in the folder they were built
+    /// in, and a device store made afterwards, from their bytes, opens as a fresh device's.
+    func testRememberingTheStoresLeavesNothingBehindAndAFreshDeviceStillOpens() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remember-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try BrokerWarmUp.rememberStores(in: folder)
+        try DeviceOSWarmUp.rememberStores(in: folder)
+        try AppGroupContainer.rememberStoreCreation(in: folder)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [])
+        let catalog = try FocusDevice.catalog()
+        _ = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog,
+                         statePath: folder + "/device.sqlite")
+        XCTAssertEqual(try SQLiteConnection(path: folder + "/device.sqlite", flags: [.readWrite]).quickCheck(), [])
     }
 
     /// The template forks every day after its warm-up: the warm-up leaves no descriptor open (no store, socket or file
@@ -27,7 +47,13 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
         fired.wait()
         let before = try openDescriptors()
         BrokerWarmUp.run()
-        DeviceOSWarmUp.run()
+        DeviceOSWarmUp.run(catalog: try FocusDevice.catalog())
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remember-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try BrokerWarmUp.rememberStores(in: folder)
+        try DeviceOSWarmUp.rememberStores(in: folder)
+        try AppGroupContainer.rememberStoreCreation(in: folder)
         let deadline = Date() + 5
         func opened() throws -> Set<Int32> { try openDescriptors().subtracting(before).filter { !Self.dispatchOwns(target(of: $0)) } }
         var left = try opened()

@@ -40,6 +40,27 @@ final class StoreCreationTests: XCTestCase {
         XCTAssertEqual(try single(opened, "SELECT sum(v) FROM t") { try $0.int64(at: 0) }, 1)
     }
 
+    /// A store of a remembered recipe is written from the remembered bytes: the same file, byte for byte, as one
+    /// built; sound, in WAL mode, usable, and alone in its folder. A recipe not remembered is still built.
+    func testAStoreOfARememberedRecipeIsTheSameFileAsOneBuilt() throws {
+        // A schema of this test's own: what a process remembers stays for its life.
+        let schema = "CREATE TABLE IF NOT EXISTS remembered_\(UInt32.random(in: 0...UInt32.max)) (v INTEGER); PRAGMA user_version = 2;"
+        let built = path("built.sqlite"), written = path("written.sqlite"), other = path("other.sqlite")
+        XCTAssertTrue(try StoreCreation.makeIfMissing(at: built, pageSize: 2_048, schema: schema))
+        try StoreCreation.remember(pageSize: 2_048, schema: schema, in: directory.path)
+        XCTAssertTrue(try StoreCreation.makeIfMissing(at: written, pageSize: 2_048, schema: schema))
+        XCTAssertTrue(try StoreCreation.makeIfMissing(at: other, pageSize: 4_096, schema: schema))
+        let builtBytes = try XCTUnwrap(FileManager.default.contents(atPath: built))
+        XCTAssertEqual(FileManager.default.contents(atPath: written), builtBytes)
+        XCTAssertNotEqual(FileManager.default.contents(atPath: other), builtBytes, "another page size is another recipe")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted(), ["built.sqlite", "other.sqlite", "written.sqlite"])
+        let opened = try SQLiteConnection(path: written, flags: [.readWrite])
+        XCTAssertEqual(try single(opened, "PRAGMA journal_mode") { try $0.string(at: 0) }, "wal")
+        XCTAssertEqual(try single(opened, "PRAGMA page_size") { try $0.int64(at: 0) }, 2_048)
+        XCTAssertEqual(try opened.userVersion(), 2)
+        XCTAssertEqual(try opened.quickCheck(), [])
+    }
+
     /// A file already at the path — a store with rows, or one that is not a database at all — is left exactly as it is
     /// (its opener judges it), and nothing is left beside it.
     func testAFileAlreadyThereIsLeftAsItIs() throws {

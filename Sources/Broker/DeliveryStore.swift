@@ -39,9 +39,6 @@ final class DeliveryStore {
 
     let path: String
     private let connection: SQLiteConnection
-    /// The `meta` rows as the last committed write left them (nil before this connection's first): a write changes
-    /// only the rows that differ — usually `savedSeq` alone, as the reservations run out now and then.
-    private var committedMeta: Meta?
     private let statements: Statements
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
@@ -57,21 +54,37 @@ final class DeliveryStore {
     }
 
     /// The page size of a store made here (one made earlier keeps its own). Each save writes its pages whole into the
-    /// write-ahead log — the kept deliveries, `meta`, the tally — each checksummed and copied: smaller pages than
+    /// write-ahead log — the kept deliveries, the tally's row — each checksummed and copied: smaller pages than
     /// SQLite's 4 KiB cost a save less, while a kept envelope of the usual size still fits beside its key (1 KiB pages
     /// would send many to overflow pages, more frames a save).
     static let pageSize = 2_048
 
-    /// The store's tables, each made if missing.
+    /// The store's tables, each made if missing. The numbers every save writes — the last sequence number saved and
+    /// the reservations — are kept in the row of the store's count of commits (`commit_tally`, the
+    /// `CommitTally`'s), which every save writes too: one row on one page a save, instead of the count's page and a
+    /// `meta` table's. `meta`, a table in a store made before, is now a view of them (`moveNumbersIntoTheTally`).
+    /// The tally's row exists from the first open on (its count 0 until the first commit, as without a row).
     static let schema = """
         CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
                                             PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL,
+                                                 savedSeq INTEGER, seqReserved INTEGER, timeReserved INTEGER);
+        INSERT OR IGNORE INTO commit_tally (id, n) VALUES (1, 0);
+        CREATE VIEW IF NOT EXISTS meta (key, value) AS \(metaView);
         CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
                                               PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS held (position INTEGER PRIMARY KEY, source TEXT NOT NULL, topic TEXT NOT NULL,
                                          body BLOB NOT NULL, corr TEXT, deadline INTEGER);
         CREATE TABLE IF NOT EXISTS announced (fact TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
+        """
+
+    /// `meta` as the table of a store made before showed them, key by key: what a person reading the file finds where
+    /// it was. A broker from before the move cannot write a view, and so refuses the store at open rather than keep
+    /// numbers nobody reads (its `meta` statements do not compile).
+    private static let metaView = """
+        SELECT 'seqReserved', seqReserved FROM commit_tally WHERE seqReserved IS NOT NULL
+        UNION ALL SELECT 'timeReserved', timeReserved FROM commit_tally WHERE timeReserved IS NOT NULL
+        UNION ALL SELECT 'savedSeq', savedSeq FROM commit_tally WHERE savedSeq IS NOT NULL
         """
 
     /// Frames in the write-ahead log that owe a checkpoint in virtual time. Every save writes the same few pages again,
@@ -111,29 +124,51 @@ final class DeliveryStore {
         } catch let lost as LostCommits {
             throw DeliveryStoreError.damaged(path: path, detail: lost.description)
         }
+        // Deleted rows are not overwritten with zeros, nor freed pages written again as zeros (SQLite's build here
+        // turns `secure_delete` on): the acknowledged events it would wipe are in the journal as they were, and each
+        // freed page it wrote would be one more frame in the log. What is committed, and when, does not change.
+        try connection.execute("PRAGMA secure_delete = OFF")
         // A store made before a table was added gets it here.
         try connection.execute(Self.schema)
+        try Self.moveNumbersIntoTheTally(connection)
         statements = try Statements(connection)
     }
 
-    /// The numbers `meta` holds.
-    private struct Meta: Equatable {
-        var seqReserved: Int64
-        var timeReserved: Int64
-        var savedSeq: Int64
+    /// A store made before its numbers moved into the tally's row (`schema`) keeps them in a table `meta`: they are
+    /// copied into the row, in one transaction with the table's replacement by the view. It counts no commit: the
+    /// count stays the one the store's note holds, and a log lost with it leaves the store as it was before.
+    private static func moveNumbersIntoTheTally(_ connection: SQLiteConnection) throws {
+        let metaIsATable = try connection.withStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") {
+            try $0.step() && (try $0.int64(at: 0) ?? 0) > 0
+        }
+        guard metaIsATable else { return }
+        try connection.transaction(.immediate) {
+            var columns = Set<String>()
+            let info = try connection.prepare("PRAGMA table_info(commit_tally)")
+            while try info.step() { if let name = try info.string(at: 1) { columns.insert(name) } }
+            for column in numberColumns where !columns.contains(column) {
+                try connection.execute("ALTER TABLE commit_tally ADD COLUMN \(column) INTEGER")
+            }
+            try connection.execute("""
+                UPDATE commit_tally SET seqReserved = (SELECT value FROM meta WHERE key = 'seqReserved'),
+                                        timeReserved = (SELECT value FROM meta WHERE key = 'timeReserved'),
+                                        savedSeq = (SELECT value FROM meta WHERE key = 'savedSeq') WHERE id = 1;
+                DROP TABLE meta;
+                CREATE VIEW meta (key, value) AS \(metaView);
+                """)
+        }
     }
+
+    /// The numbers kept in the tally's row beside its count.
+    private static let numberColumns = ["savedSeq", "seqReserved", "timeReserved"]
 
     func load() throws -> Snapshot {
         var snapshot = Snapshot()
-        let meta = try connection.prepare("SELECT key, value FROM meta")
-        while try meta.step() {
-            let value = try meta.int64(at: 1) ?? 0
-            switch try meta.string(at: 0) {
-            case "seqReserved": snapshot.lastSeq = UInt64(max(0, value))
-            case "timeReserved": snapshot.busTime = value
-            case "savedSeq": snapshot.savedSeq = UInt64(max(0, value))
-            default: break
-            }
+        let numbers = try connection.prepare("SELECT savedSeq, seqReserved, timeReserved FROM commit_tally WHERE id = 1")
+        if try numbers.step() {
+            snapshot.savedSeq = try numbers.int64(at: 0).map { UInt64(max(0, $0)) }
+            snapshot.lastSeq = UInt64(max(0, try numbers.int64(at: 1) ?? 0))
+            snapshot.busTime = try numbers.int64(at: 2)
         }
         let rows = try connection.prepare("SELECT plugin, seq, envelope FROM pending ORDER BY plugin, seq")
         while try rows.step() {
@@ -166,8 +201,7 @@ final class DeliveryStore {
     /// that states it); `savedSeq` is the last sequence number sequenced (everything up to it is now durable).
     func write(inserts: [Key: [UInt8]], deletions: [Key], publishedDeletions: [Key] = [], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
                announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
-        let meta = Meta(seqReserved: Int64(seqReserved), timeReserved: timeReserved, savedSeq: Int64(savedSeq))
-        try tally.transaction {
+        try tally.transaction(countedByBody: { commits in
             if !announced.isEmpty {
                 try connection.withStatement(statements.insertAnnounced) { insert in
                     for (fact, body) in announced {
@@ -227,36 +261,22 @@ final class DeliveryStore {
                     }
                 }
             }
-            try writeMeta(meta)
-        }
-        committedMeta = meta
-    }
-
-    /// The `meta` rows: all three at this connection's first write, then only those that differ from the last
-    /// committed write (they exist from then on).
-    private func writeMeta(_ meta: Meta) throws {
-        guard let committed = committedMeta else {
-            try connection.withStatement("INSERT INTO meta (key, value) VALUES ('seqReserved', ?), ('timeReserved', ?), ('savedSeq', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                                         bindings: [.integer(meta.seqReserved), .integer(meta.timeReserved), .integer(meta.savedSeq)]) { try $0.run() }
-            return
-        }
-        if meta.savedSeq != committed.savedSeq { try update(statements.updateSavedSeq, to: meta.savedSeq) }
-        if meta.seqReserved != committed.seqReserved { try update(statements.updateSeqReserved, to: meta.seqReserved) }
-        if meta.timeReserved != committed.timeReserved { try update(statements.updateTimeReserved, to: meta.timeReserved) }
-    }
-
-    private func update(_ row: Statement, to value: Int64) throws {
-        try connection.withStatement(row) { update in
-            try update.bind(value, at: 1)
-            try update.run()
-        }
+            // The count and the numbers, in the tally's one row (`schema`).
+            try connection.withStatement(statements.updateTally) { update in
+                try update.bind(commits, at: 1)
+                try update.bind(Int64(savedSeq), at: 2)
+                try update.bind(Int64(seqReserved), at: 3)
+                try update.bind(timeReserved, at: 4)
+                try update.run()
+            }
+        })
     }
 
     /// The statements of a write, compiled once when the store opens and kept with it: a save runs several, and their
     /// look-up by SQL text would cost each of them again (`SQLiteConnection.keptStatement`).
     private struct Statements {
         let insertAnnounced, deleteHeld, insertHeld, insertPending, insertPublished, deletePending, deletePublished: Statement
-        let updateSavedSeq, updateSeqReserved, updateTimeReserved: Statement
+        let updateTally: Statement
 
         init(_ connection: SQLiteConnection) throws {
             insertAnnounced = try connection.keptStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)")
@@ -266,9 +286,7 @@ final class DeliveryStore {
             insertPublished = try connection.keptStatement("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)")
             deletePending = try connection.keptStatement("DELETE FROM pending WHERE plugin = ? AND seq = ?")
             deletePublished = try connection.keptStatement("DELETE FROM published WHERE plugin = ? AND seq = ?")
-            updateSavedSeq = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'savedSeq'")
-            updateSeqReserved = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'seqReserved'")
-            updateTimeReserved = try connection.keptStatement("UPDATE meta SET value = ? WHERE key = 'timeReserved'")
+            updateTally = try connection.keptStatement("UPDATE commit_tally SET n = ?, savedSeq = ?, seqReserved = ?, timeReserved = ? WHERE id = 1")
         }
     }
 }

@@ -70,7 +70,7 @@ public final class CommitTally {
         let result = try connection.transaction(.immediate) {
             let result = try body()
             guard writes(result) else { return result }
-            if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
+            try makeTable()
             let next = try (soleCount ?? Self.storedCount(connection)) + 1
             let count = try counting
                 ?? connection.keptStatement("INSERT INTO commit_tally (id, n) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET n = excluded.n")
@@ -83,10 +83,32 @@ public final class CommitTally {
             return result
         }
         guard let counted else { return result }
+        committed(counted)
+        return result
+    }
+
+    /// A write transaction whose `body` writes the count itself — the number it is given, into `n` of the one row of
+    /// `commit_tally` (which the store's schema makes) — beside numbers of the store's own that it keeps in columns of
+    /// that row: a store that writes such numbers at every commit then changes one row on one page, instead of the
+    /// count's page as well (each page changed is a frame written and checksummed into the log). For a store opened
+    /// `.exclusive`, whose count this connection knows before the body runs.
+    public func transaction<T>(countedByBody body: (_ count: Int64) throws -> T) throws -> T {
+        guard let sole = soleCount else { preconditionFailure("a body counts itself only in a store opened .exclusive") }
+        let next = sole + 1
+        let result = try connection.transaction(.immediate) { try body(next) }
+        committed(next)
+        return result
+    }
+
+    private func makeTable() throws {
+        if !made { try connection.execute("CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL)") }
+    }
+
+    /// After the commit that took the count to `counted`: its note, its flush if one is owed, its checkpoint.
+    private func committed(_ counted: Int64) {
         made = true
         if soleCount != nil { soleCount = counted }
         followUp.committed(through: counted, after: counted - 1)
-        return result
     }
 
     /// The file's own count of committed writes (0 before the first).

@@ -259,18 +259,17 @@ final class DeliveryLedgerTests: XCTestCase {
         XCTAssertEqual(try store.load().held, [], "a batch's save writes what is held at once")
     }
 
-    /// A save writes only the `meta` rows that changed since the last one: what a restarted broker reads is what was
-    /// last saved of each — the saved number at every save, the reservations when they ran out — and a failed save
-    /// changes none of them.
+    /// Each save writes the saved number and the reservations into the tally's row: what a restarted broker reads is
+    /// what was last saved of each, and a failed save changes none of them.
     func testEachSaveLeavesTheLastSavedNumberAndReservationsForARestart() throws {
         let directory = TemporaryDirectory(prefix: "sbmeta")
         defer { withExtendedLifetime(directory) {} }
         let folder = directory.path
         let path = folder + "/bus.sqlite"
-        // A save that reaches bus time 95 is refused at its last `meta` row, after the others were written.
+        // A save that reaches bus time 95 is refused at its row's update, after its pending event was written.
+        _ = try DeliveryStore(path: path)
         try SQLiteConnection(path: path).execute("""
-            CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TRIGGER refuse AFTER UPDATE ON meta WHEN NEW.key = 'timeReserved' AND NEW.value = 95 BEGIN SELECT RAISE(ABORT, 'refused'); END;
+            CREATE TRIGGER refuse AFTER UPDATE ON commit_tally WHEN NEW.timeReserved = 95 BEGIN SELECT RAISE(ABORT, 'refused'); END;
             """)
         do {
             let store = try DeliveryStore(path: path)
@@ -352,6 +351,61 @@ final class DeliveryLedgerTests: XCTestCase {
             XCTAssertEqual(snapshot.pending.map(\.json), [envelope], path)
             XCTAssertEqual(snapshot.savedSeq, 1, path)
         }
+    }
+
+    /// A store written before the saved number and the reservations moved into the tally's row (a table `meta`, the
+    /// count in a row of its own) opens with all it held: a restarted broker numbers on, resumes its clock, cuts its
+    /// journal and redelivers as it would have, and its count of commits goes on from the file's. `meta` is then a view
+    /// of the row — what a person reads there is current — which a broker from before cannot write: it refuses the
+    /// store rather than number again from what it would no longer save.
+    func testAStoreWrittenBeforeTheNumbersMovedOpensWithAllItHeld() throws {
+        let directory = TemporaryDirectory(prefix: "sbmoved")
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/bus.sqlite"
+        let envelope = Array(#"{"seq":41}"#.utf8)
+        try SQLiteConnection(path: path).execute("""
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL, PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);
+            INSERT INTO pending VALUES ('app', 41, CAST('{"seq":41}' AS BLOB));
+            INSERT INTO meta VALUES ('seqReserved', 1000), ('timeReserved', 777), ('savedSeq', 42);
+            INSERT INTO commit_tally VALUES (1, 9);
+            """)
+        do {
+            let store = try DeliveryStore(path: path)
+            let snapshot = try store.load()
+            XCTAssertEqual(snapshot.lastSeq, 1_000)
+            XCTAssertEqual(snapshot.busTime, 777)
+            XCTAssertEqual(snapshot.savedSeq, 42)
+            XCTAssertEqual(snapshot.pending.map(\.seq), [41])
+            XCTAssertEqual(snapshot.pending.map(\.json), [envelope])
+            XCTAssertEqual(try store.commits(), 9, "moving the numbers counts no commit")
+            try store.write(inserts: [:], deletions: [DeliveryStore.Key(plugin: "app", seq: 41)], savedSeq: 43, seqReserved: 1_000, timeReserved: 780)
+            XCTAssertEqual(try store.commits(), 10)
+        }
+        let snapshot = try DeliveryStore(path: path).load()
+        XCTAssertEqual([snapshot.savedSeq, snapshot.lastSeq], [43, 1_000])
+        XCTAssertEqual(snapshot.busTime, 780)
+        XCTAssertEqual(snapshot.pending.count, 0)
+        let file = try SQLiteConnection(path: path)
+        let meta = try file.prepare("SELECT key, value FROM meta")
+        var rows: [String: Int64] = [:]
+        while try meta.step() { rows[try XCTUnwrap(try meta.string(at: 0))] = try meta.int64(at: 1) }
+        XCTAssertEqual(rows, ["savedSeq": 43, "seqReserved": 1_000, "timeReserved": 780])
+        XCTAssertThrowsError(try file.prepare("UPDATE meta SET value = ? WHERE key = 'savedSeq'"), "a broker from before cannot write it")
+    }
+
+    /// A fresh store's numbers: none saved yet, as a restarted broker expects of a new device, and its count at 0.
+    func testAFreshStoreHoldsNoNumbersAndNoCommits() throws {
+        let directory = TemporaryDirectory(prefix: "sbfresh")
+        defer { withExtendedLifetime(directory) {} }
+        let store = try DeliveryStore(path: directory.path + "/bus.sqlite")
+        let snapshot = try store.load()
+        XCTAssertNil(snapshot.savedSeq)
+        XCTAssertNil(snapshot.busTime)
+        XCTAssertEqual(snapshot.lastSeq, 0)
+        XCTAssertEqual(try store.commits(), 0)
     }
 
     /// An acknowledged event's publications are forgotten with it (a copy sent after that is new); events that

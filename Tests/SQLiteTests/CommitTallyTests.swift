@@ -122,6 +122,41 @@ final class CommitTallyTests: XCTestCase {
         XCTAssertEqual(try CommitNote.read(besides: store), 6)
     }
 
+    /// A body that writes the count itself, beside numbers of its own in the tally's row, is given the next number:
+    /// the file's count and the note move together as with the tally's own write, a failed body counts nothing, and
+    /// the next open finds nothing lost and counts on — by either kind of transaction.
+    func testABodyThatWritesTheCountItselfIsGivenTheNextNumber() throws {
+        let store = path("counted-by-body.sqlite")
+        do {
+            let connection = try SQLiteConnection(path: store, flags: [.readWrite, .create], access: .exclusive)
+            try connection.enableWAL()
+            try connection.execute("""
+                CREATE TABLE commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL, saved INTEGER);
+                INSERT INTO commit_tally (id, n) VALUES (1, 0);
+                """)
+            let tally = try CommitTally(connection: connection, path: store)
+            func save(_ saved: Int64, failing: Bool = false) throws {
+                try tally.transaction(countedByBody: { count in
+                    try connection.withStatement("UPDATE commit_tally SET n = ?, saved = ? WHERE id = 1", bindings: [.integer(count), .integer(saved)]) { try $0.run() }
+                    if failing { try connection.execute("INSERT INTO missing VALUES (1)") }
+                })
+            }
+            try save(10)
+            try save(20)
+            XCTAssertThrowsError(try save(30, failing: true))
+            try save(40)
+            XCTAssertEqual(try tally.count(), 3)
+            XCTAssertEqual(try CommitNote.read(besides: store), 3)
+            let saved = try connection.withStatement("SELECT saved FROM commit_tally") { try $0.step() ? try $0.int64(at: 0) : nil }
+            XCTAssertEqual(saved, 40, "the failed body's number is not in the row")
+        }
+        let connection = try SQLiteConnection(path: store, flags: [.readWrite], access: .exclusive)
+        let tally = try CommitTally(connection: connection, path: store)
+        try tally.transaction { try connection.execute("UPDATE commit_tally SET saved = 50") }
+        XCTAssertEqual(try tally.count(), 4)
+        XCTAssertEqual(try CommitNote.read(besides: store), 4)
+    }
+
     /// A note the sole writer cannot write (its name taken by a folder) is said, and once it can again the note is the
     /// count: what the writer remembered of the note is not trusted past a failed write.
     func testTheSoleWritersNoteComesBackToTheCountAfterItCouldNotBeWritten() throws {

@@ -91,6 +91,14 @@ public struct JSONObjectView {
         parser.index = member.range.lowerBound
         return try? parser.parseValue(depth: 1)
     }
+
+    /// For a launch template's warm-up (ShieldBusSDK's `LaunchTemplateWarmUp`), which cannot name the members' type:
+    /// room for one member reserved and released at once, so that the storage class of their array is made.
+    package static func reserveMembers() -> Int {
+        var members: [(key: String, member: Member)] = []
+        members.reserveCapacity(1)
+        return members.capacity
+    }
 }
 
 extension JSONWriter {

@@ -240,6 +240,8 @@ static void endedByReset(int pid) { (void)launchEnded(pid); }
 
 /// The SDK's warm-up (ShieldBusSDK's LaunchTemplateWarmUp): weak, so that a program without it has none.
 extern void shieldbus_launch_template_warm_up(void) __attribute__((weak));
+/// MonitorKit's part of it (MonitorKitWarmUp.swift), which the SDK's cannot name: weak too, as a program may not use it.
+extern void shieldbus_monitor_kit_warm_up(void) __attribute__((weak));
 
 /// The Swift runtime's override of `CommandLine.arguments` (the standard library's, Swift's calling convention; weak,
 /// so that a program without Swift has none).
@@ -271,6 +273,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
     if (ended < 0 || !message) refuse("no signalfd or memory");
     if (shieldbus_launch_template_warm_up) {
         shieldbus_launch_template_warm_up();
+        if (shieldbus_monitor_kit_warm_up) shieldbus_monitor_kit_warm_up();
         if (shieldbus_thread_count() != 1) refuse("its warm-up started a thread");
     }
     findRegions();

@@ -154,6 +154,12 @@ public struct ManagedSettingsWrite: Codable, Hashable {
     }
 }
 
+extension ManagedSettingsWrite {
+    /// The keyed container its encoding makes, for a launch template's warm-up to name (ShieldSettings'
+    /// `encodingContainerTypes` says why).
+    package static var encodingContainerTypes: [Any.Type] { [KeyedEncodingContainer<CodingKeys>.self] }
+}
+
 /// `managedsettings.changed`: a store's settings after a write, and who wrote them.
 public struct ManagedSettingsChanged: Codable, Hashable {
     public var store: String

@@ -50,6 +50,10 @@ public final class CheckChain {
         public var times: [String: Int]
     }
 
+    /// The keyed containers the encoding of what it stores makes, for MonitorKit's part of a launch template's
+    /// warm-up to name (`MonitorKitWarmUp`; ScreenTime's `ShieldSettings.encodingContainerTypes` says why).
+    static var encodingContainerTypes: [Any.Type] { [PlannedChecks.encodingContainerType, PlannedCall.encodingContainerType] }
+
     /// How far ahead one check is planned at most: a schedule further out may fire early, late or never.
     public static let horizon: TimeInterval = 44 * 60
 
@@ -255,4 +259,13 @@ public final class CheckChain {
         do { _ = try defaults.removeObject(forKey: keys.reserveCheck) } catch { logger?.error("cannot free the reserve slot: \(error)") }
         return true
     }
+}
+
+// Their keys are private to each (synthesized): named here, in their file.
+extension CheckChain.PlannedChecks {
+    static var encodingContainerType: Any.Type { KeyedEncodingContainer<CodingKeys>.self }
+}
+
+extension CheckChain.PlannedCall {
+    static var encodingContainerType: Any.Type { KeyedEncodingContainer<CodingKeys>.self }
 }

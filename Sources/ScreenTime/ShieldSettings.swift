@@ -233,6 +233,15 @@ public struct ShieldSettings: Hashable, Sendable, Codable {
     }
 }
 
+extension ShieldSettings {
+    /// The keyed containers its encoding makes, for a launch template's warm-up to name (ShieldBusSDK's
+    /// `LaunchTemplateWarmUp`; its keys are private): the look-up of each checks that its keys conform to `CodingKey`,
+    /// a scan of every conformance record of the program, which the template then makes once for all its launches.
+    package static var encodingContainerTypes: [Any.Type] {
+        [KeyedEncodingContainer<CodingKeys>.self, KeyedEncodingContainer<CategoryPolicyCodingKeys>.self]
+    }
+}
+
 /// `ShieldSettings.ActivityCategoryPolicy`'s coding keys and kinds, outside the generic type: nested in it, each would
 /// be a generic type of its own, its metadata looked up at run time on every encode and decode.
 private enum CategoryPolicyCodingKeys: String, CodingKey {

@@ -34,12 +34,20 @@ import ZeroMQ
 /// metadata, it makes the C libraries' own one-time set-up (`setUpLibraries`), which reads the plugin's environment
 /// only (the template's is the plugin's, as each launch's is) and keeps nothing open. The order is checked by
 /// LaunchTemplateWarmUpTests, the set-up's traces (descriptors, threads) too.
-enum LaunchTemplateWarmUp {
+package enum LaunchTemplateWarmUp {
     static func run() {
         setUpLibraries()
         reserveArrays()
         reserveSetsAndDictionaries()
         nameTypes()
+        name(ShieldSettings.encodingContainerTypes + ManagedSettingsWrite.encodingContainerTypes)
+    }
+
+    /// Makes each of `types`, given by a module that can name them (the keyed coding containers of a type whose
+    /// coding keys are private): a look-up of a generic type checks its parameters' conformances, each unknown one a
+    /// scan of every conformance record of the program, which the template then makes once for all its launches.
+    package static func name(_ types: [Any.Type]) {
+        for type in types { keep(unsafeBitCast(type, to: UnsafeRawPointer.self)) }
     }
 
     /// The C libraries' one-time set-up, which each launch's first store and first libzmq context would make:
@@ -81,6 +89,7 @@ enum LaunchTemplateWarmUp {
         reserve([Token<Application>].self)
         reserve([Token<WebDomain>].self)
         reserve([Token<ActivityCategory>].self)
+        keep(UnsafeRawPointer(bitPattern: JSONObjectView.reserveMembers()))
     }
 
     /// Sets' and dictionaries' storage classes, made by reserving room for one element in an empty one: nothing

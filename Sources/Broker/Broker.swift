@@ -463,7 +463,7 @@ public final class Broker {
         // The broker's own close work (the journal's last lines, its stores' logs copied in) runs while they end.
         supervisor.stopAll(graceMilliseconds: 3_000) { [recorder, services] in
             recorder.flushJournal()
-            recorder.emptyDeliveryStoreLog()
+            recorder.copyDeliveryStoreLog()
             for service in services { service.whilePluginsStop() }
         }
         logger.info("stopped", metadata: ["events": "\(statistics.events)", "turns": "\(statistics.turns)", "errors": "\(statistics.errors)"])

@@ -126,7 +126,7 @@ public final class DeviceOS: BrokerService, DeviceHost {
     public func whilePluginsStart() { state.startEmptyLog() }
 
     /// The store's close work done while the plugins end, not after them.
-    public func whilePluginsStop() { state.emptyLogBeforeClose() }
+    public func whilePluginsStop() { state.copyLogBeforeClose() }
 
     public func attach(to bus: any ServiceBus) {
         attachedBus = bus

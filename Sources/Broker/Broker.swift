@@ -190,6 +190,7 @@ public final class Broker {
             close()
             throw error
         }
+        for service in services { service.whilePluginsStart() }
         sequencer.resume(lastSeq: restored.lastSeq, announced: restored.announced)
         held.restore(restored.held)
         logger.info("broker listening", metadata: ["endpoint": "\(transport.endpoint)", "pid": "\(getpid())"])
@@ -459,8 +460,12 @@ public final class Broker {
         saveSequenced()
         let bye = WireCodec.encode(.bye(reason: "broker stopping"))
         for session in sessions.all { dispatcher.send(bye, to: session.identity) }
-        supervisor.stopAll(graceMilliseconds: 3_000)
-        recorder.flushJournal()
+        // The broker's own close work (the journal's last lines, its stores' logs copied in) runs while they end.
+        supervisor.stopAll(graceMilliseconds: 3_000) { [recorder, services] in
+            recorder.flushJournal()
+            recorder.copyDeliveryStoreLog()
+            for service in services { service.whilePluginsStop() }
+        }
         logger.info("stopped", metadata: ["events": "\(statistics.events)", "turns": "\(statistics.turns)", "errors": "\(statistics.errors)"])
     }
 

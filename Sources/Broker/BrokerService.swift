@@ -10,6 +10,12 @@ public protocol BrokerService: AnyObject {
     var subscriptions: [String] { get }
     /// Called once before the broker starts serving.
     func attach(to bus: any ServiceBus)
+    /// Called once the plugins' processes are started, before anything of theirs is taken in: the service's own start
+    /// work that can run beside theirs (it emits nothing then).
+    func whilePluginsStart()
+    /// Called once at the run's end, the plugins asked to stop and not yet ended: the service's close work that can run
+    /// while they end (it emits nothing then).
+    func whilePluginsStop()
     /// Called for each matching event, in sequence order.
     func handle(_ envelope: Envelope)
     /// Whether the service waits for a reply: virtual time does not advance meanwhile.
@@ -18,6 +24,8 @@ public protocol BrokerService: AnyObject {
 
 extension BrokerService {
     public var isAwaitingReplies: Bool { false }
+    public func whilePluginsStart() {}
+    public func whilePluginsStop() {}
 }
 
 /// An event a service emits: sequenced after the current one, from `source`. With an `audience` (one product's

@@ -605,13 +605,15 @@ final class PluginSupervisor {
     private(set) var closeLooks = 0
 
     /// Stops every plugin: SIGTERM, then SIGKILL for those still alive after `graceMilliseconds`. `unstarted`: the
-    /// run could not start (why), so none is given time — each is killed at once, and the log says why.
-    func stopAll(graceMilliseconds: Int64, unstarted: String? = nil) {
+    /// run could not start (why), so none is given time — each is killed at once, and the log says why. `meanwhile`
+    /// runs once they are all asked, before any is waited for: work of the caller's own that need not wait for them.
+    func stopAll(graceMilliseconds: Int64, unstarted: String? = nil, meanwhile: () -> Void = {}) {
         for plugin in plugins {
             plugin.state = .stopped
             plugin.restartAfterBye = nil
             plugin.signal(SIGTERM)
         }
+        meanwhile()
         let deadline = monotonicMilliseconds() + graceMilliseconds
         let ends = ProcessEnds()
         closeLooks = 0

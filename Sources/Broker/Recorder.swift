@@ -66,6 +66,9 @@ final class Recorder {
     /// commit (`onNoteFailure`).
     func checkpointDeliveryStore() { ledger.store?.checkpointIfOwed() }
 
+    /// The run is ending: the delivery store's close work done now (`DeliveryStore.copyLogBeforeClose`).
+    func copyDeliveryStoreLog() { ledger.store?.copyLogBeforeClose() }
+
     /// Opens the journal at `path`; appending, it is cut back to `savedSeq` and the clock goes on after what was cut.
     func openJournal(path: String?, appending: Bool, keepingThrough savedSeq: UInt64?) throws {
         guard let path else { return }

@@ -122,6 +122,12 @@ public final class DeviceOS: BrokerService, DeviceHost {
     /// owner says it (`shieldbus run`: the broker, as `bus.error` `writes-lost`, `BrokerSettings.storeLosses`).
     public var restartLoss: String? { state.restartLoss }
 
+    /// The store's log started beside the plugins' starts, not in the first turn after `bus.ready`.
+    public func whilePluginsStart() { state.startEmptyLog() }
+
+    /// The store's close work done while the plugins end, not after them.
+    public func whilePluginsStop() { state.copyLogBeforeClose() }
+
     public func attach(to bus: any ServiceBus) {
         attachedBus = bus
         // The parts were loaded before there was a bus to tell: every welcome carries the clock from the first.

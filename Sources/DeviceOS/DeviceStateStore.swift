@@ -96,6 +96,15 @@ final class DeviceStateStore {
         }
     }
 
+    /// Starts the store's empty write-ahead log (`SQLiteConnection.startEmptyLog`) while the plugins start, so the
+    /// device's first commit, once the bus is ready, waits for no flush; a failure leaves the flushes to that commit.
+    func startEmptyLog() { try? connection.startEmptyLog() }
+
+    /// Copies the log into the file, as closing the store would (its two flushes), while the plugins end at the run's
+    /// end: the close at exit then has nothing left to copy. Passive: it waits for nobody — not for the store's own
+    /// flusher, whose connection may be checkpointing then; left undone, the close does it.
+    func copyLogBeforeClose() { _ = try? connection.checkpoint(.passive) }
+
     /// A stored value, or nil. A value that no longer decodes is an error, never silently dropped.
     func load<T: Decodable>(_ type: T.Type, key: String) throws -> T? {
         let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(key)])

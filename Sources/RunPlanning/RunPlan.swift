@@ -210,9 +210,6 @@ public struct RunPlan {
             let entry = try SharedDefaults(suiteName: name, container: container, writer: nil).entry(forKey: key)
             return try entry.map { try JSONValue(parsing: $0.rawJSON) }
         }
-        for group in configuration.appGroups {
-            if let loss = try container.createGroup(group.name, slices: group.slices) { settings.storeLosses.append(loss) }
-        }
         if !options.noSandbox && !configuration.plugins.isEmpty {
             do {
                 settings.sandbox = .bubblewrap(path: try PluginSandbox.locateBubblewrap())
@@ -228,6 +225,11 @@ public struct RunPlan {
         if let clients = configuration.clients {
             settings.outsideClients = clients.map { ClientGrant(name: $0.name, roles: $0.roles, namespaces: $0.namespaces) }
         }
+
+        // The App Groups' stores are made beside the device's (`GroupStoresMaking`), and waited for before the plan is
+        // done, whatever it ends with.
+        let groupStores = GroupStoresMaking(container: container, groups: configuration.appGroups)
+        defer { _ = try? groupStores.finish() }
 
         // The device.
         var deviceSettings = DeviceSettings(timeZone: timeZone, fidelity: fidelity)
@@ -250,6 +252,7 @@ public struct RunPlan {
         deviceSettings.restrictedDomains = configuration.device.restrictedDomains
         device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
                               resuming: progress, crashAtStep: options.crashAtStep)
+        settings.storeLosses += try groupStores.finish()
         if let loss = device.restartLoss { settings.storeLosses.insert(loss, at: 0) }
         brokerSettings = settings
     }

@@ -74,6 +74,9 @@ final class HandledEvents {
         // first read above: copied into the file now, the log is written again from its start by the next record, and
         // the next process reads back only what came after. Waiting for nobody: such a predecessor may still be ending.
         handOver(waiting: false)
+        // The log's flushes taken now, while the plugin starts, rather than in its first event's turn; one that fails
+        // (a full disk) is left to that first commit, as before.
+        try? connection.startEmptyLog()
     }
 
     /// Whether an earlier process (or this one) already handled `seq`.

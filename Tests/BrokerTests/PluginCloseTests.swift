@@ -38,7 +38,15 @@ final class PluginCloseTests: XCTestCase {
         }
         XCTAssertTrue(FileManager.default.fileExists(atPath: "\(folder)/ready-second"), "the plugins did not start within 30 s")
 
-        supervisor.stopAll(graceMilliseconds: 30_000)
+        // The caller's own close work runs once every plugin is asked to stop and before any is waited for: both
+        // still have their processes then (each takes its time after SIGTERM).
+        var asked: [String: PluginSupervisor.State] = [:], running: [pid_t] = []
+        supervisor.stopAll(graceMilliseconds: 30_000) {
+            for plugin in supervisor.plugins { asked[plugin.spec.name] = plugin.state }
+            running = supervisor.plugins.compactMap(\.pid)
+        }
+        XCTAssertEqual(asked, ["first": .stopped, "second": .stopped])
+        XCTAssertEqual(running, pids)
 
         for plugin in supervisor.plugins {
             XCTAssertNil(plugin.pid)

@@ -1,0 +1,16 @@
+// LogStart: a store's empty write-ahead log started when the store is opened, so its first commit waits for no flush.
+import Foundation
+
+extension SQLiteConnection {
+    /// Starts the store's write-ahead log now when it is there and empty. In WAL mode with `synchronous = NORMAL` a
+    /// commit flushes nothing, except the first one into an empty log: SQLite flushes the log's new header, and a
+    /// connection's first flush also flushes the folder the log's name is in. On a plugin's record of handled events
+    /// that first commit is its first event's, which the broker's turn waits for; started at open, the two flushes
+    /// come while the process starts beside the others. The start rewrites `user_version` with the value it holds,
+    /// under the write lock (another process may be setting the schema up): a commit that changes nothing the store
+    /// holds and that no `CommitTally` counts. A log with frames, or no log (a store not in WAL mode), is left alone.
+    public func startEmptyLog() throws {
+        guard FileSize.of(path + "-wal") == 0 else { return }
+        try transaction(.immediate) { try execute("PRAGMA user_version = \(try userVersion())") }
+    }
+}

@@ -14,6 +14,9 @@ public final class Timeline {
     private var firstTime: BusTime?
     private var lastTime: BusTime?
     private let output = FileHandle.standardOutput
+    /// The bodies lately told, parsed: the OS says the same again and again (the same shield over the same app), and
+    /// a shield's body is the longest it tells.
+    private var recentBodies = RecentlyRead<JSONValue>(limit: 8)
 
     public init(timeZone: TimeZone, json: Bool, quiet: Bool) {
         formatter = EventFormatter(settings: ["timeZone": .string(timeZone.identifier)])
@@ -38,7 +41,8 @@ public final class Timeline {
             currentDay = day
             write("── \(day) ─────────────────────────────────────────")
         }
-        write("\(time.prefix(8))  \(Self.column(kind)) \(Self.text(of: envelope, kind: kind))")
+        let body = recentBodies.value(of: envelope.body) { _ in envelope.bodyValue }
+        write("\(time.prefix(8))  \(Self.column(kind)) \(Self.text(of: envelope, kind: kind, body: body))")
     }
 
     private var currentDay: String?
@@ -52,13 +56,14 @@ public final class Timeline {
     }
 
     private func write(_ line: String) {
-        output.write(Data((TerminalText.escaped(line) + "\n").utf8))
+        // As bytes, as `write(_: Data)` writes them: a `Data` made from a string's view is a cast and a copy per line.
+        try! output.write(contentsOf: Array((TerminalText.escaped(line) + "\n").utf8))
     }
 
     /// The kind (a short tag) and the words of an event worth showing; nil for the rest.
     public static func describe(_ envelope: Envelope) -> (kind: String, text: String)? {
         guard let kind = kind(of: envelope) else { return nil }
-        return (kind, text(of: envelope, kind: kind))
+        return (kind, text(of: envelope, kind: kind, body: envelope.bodyValue))
     }
 
     /// The kind of an event worth showing, nil for the rest: by its topic alone, except a store change (whether it
@@ -99,9 +104,8 @@ public final class Timeline {
         "app.unlock.ended": "app",
     ]
 
-    /// The words for an event of `kind` (`kind(of:)`'s).
-    private static func text(of envelope: Envelope, kind: String) -> String {
-        let body = envelope.bodyValue
+    /// The words for an event of `kind` (`kind(of:)`'s), whose body reads `body`.
+    private static func text(of envelope: Envelope, kind: String, body: JSONValue) -> String {
         func string(_ key: String) -> String { body[key]?.stringValue ?? "?" }
         switch kind {
         case "person":

@@ -16,10 +16,18 @@ final class ManagedSettingsService: ShieldStores {
     /// Waiting writes were put in force and announced: what the stores shield may have changed.
     private let enforced: () -> Void
     /// The stores in force: what `device.sqlite` holds.
-    private(set) var stores: [String: ShieldSettings] { didSet { readReplies.removeAll() } }
+    private(set) var stores: [String: ShieldSettings] {
+        didSet {
+            readReplies.removeAll()
+            matchers.removeAll()
+        }
+    }
     /// The body of the `managedsettings.read.reply` each reader (by source) was last given, while the stores stay as
     /// they were: plugins read them at every callback, and they change far more rarely.
     private var readReplies: [String: [UInt8]] = [:]
+    /// Each product's matcher (by the product's name), while the stores stay as they were: the OS matches at every
+    /// open, and picking a product's stores out of all is a dictionary built each time.
+    private var matchers: [String: ShieldMatcher] = [:]
     /// Who made each store what it is (saved with the stores, for `JournalCatchUp`).
     private var writers: [String: String]
     /// Writes accepted while the disk could not take them, in order: in force and announced once saved.
@@ -59,7 +67,12 @@ final class ManagedSettingsService: ShieldStores {
     func lastWriter(of store: String) -> String { writers[store] ?? "system" }
 
     /// The stores of `product`'s app (every store on a device with one product).
-    func matcher(for product: DeviceProduct) -> ShieldMatcher { ShieldMatcher(stores: stores.filter { product.owns(store: $0.key) }) }
+    func matcher(for product: DeviceProduct) -> ShieldMatcher {
+        if let matcher = matchers[product.name] { return matcher }
+        let matcher = ShieldMatcher(stores: stores.filter { product.owns(store: $0.key) })
+        matchers[product.name] = matcher
+        return matcher
+    }
 
     func handle(_ envelope: Envelope) {
         switch envelope.topic {

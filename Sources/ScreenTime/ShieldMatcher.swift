@@ -50,13 +50,11 @@ public struct ShieldMatcher: Hashable, Sendable {
     ///   - owner: the token of the app that owns the stores: Apple exempts it from `.all`,
     ///     so a blocking app can't lock itself out.
     public func match(application: ApplicationToken, category: ActivityCategoryToken?, owner: ApplicationToken? = nil) -> ShieldMatch? {
-        let byToken = storeNames { $0.applications?.contains(application) == true }
-        let byCategory = storeNames { settings in
+        match(plain: .application, inCategory: .applicationInCategory, byToken: { $0.applications?.contains(application) == true }) { settings in
             guard let policy = settings.applicationCategories else { return false }
             if application == owner, case .all = policy { return false }
             return policy.shields(application, category: category)
         }
-        return Self.match(byToken: byToken, byCategory: byCategory, plain: .application, inCategory: .applicationInCategory)
     }
 
     /// Whether a web domain is shielded, and how; nil when it is not.
@@ -65,18 +63,26 @@ public struct ShieldMatcher: Hashable, Sendable {
     ///   - webDomain: the domain's token.
     ///   - category: the domain's category, if it has one.
     public func match(webDomain: WebDomainToken, category: ActivityCategoryToken?) -> ShieldMatch? {
-        let byToken = storeNames { $0.webDomains?.contains(webDomain) == true }
-        let byCategory = storeNames { $0.webDomainCategories?.shields(webDomain, category: category) == true }
-        return Self.match(byToken: byToken, byCategory: byCategory, plain: .webDomain, inCategory: .webDomainInCategory)
+        match(plain: .webDomain, inCategory: .webDomainInCategory, byToken: { $0.webDomains?.contains(webDomain) == true }) {
+            $0.webDomainCategories?.shields(webDomain, category: category) == true
+        }
     }
 
-    private func storeNames(where shields: (ShieldSettings) -> Bool) -> Set<String> {
-        Set(stores.filter { shields($0.value) }.keys)
-    }
-
-    private static func match(byToken: Set<String>, byCategory: Set<String>, plain: ShieldEntryPoint, inCategory: ShieldEntryPoint) -> ShieldMatch? {
-        let all = byToken.union(byCategory)
-        guard !all.isEmpty else { return nil }
-        return ShieldMatch(entryPoint: byToken.isEmpty ? inCategory : plain, stores: all.sorted())
+    /// Every store that shields by token or by category, in one look at each store (the OS asks at every open), sorted;
+    /// the token entry point when any store shields the token itself.
+    private func match(plain: ShieldEntryPoint, inCategory: ShieldEntryPoint, byToken: (ShieldSettings) -> Bool,
+                       byCategory: (ShieldSettings) -> Bool) -> ShieldMatch? {
+        var names: [String] = []
+        var anyByToken = false
+        for (name, settings) in stores {
+            if byToken(settings) {
+                anyByToken = true
+                names.append(name)
+            } else if byCategory(settings) {
+                names.append(name)
+            }
+        }
+        guard !names.isEmpty else { return nil }
+        return ShieldMatch(entryPoint: anyByToken ? plain : inCategory, stores: names.count > 1 ? names.sorted() : names)
     }
 }

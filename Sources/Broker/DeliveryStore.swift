@@ -64,12 +64,18 @@ final class DeliveryStore {
     /// `CommitTally`'s), which every save writes too: one row on one page a save, instead of the count's page and a
     /// `meta` table's. `meta`, a table in a store made before, is now a view of them (`moveNumbersIntoTheTally`).
     /// The tally's row exists from the first open on (its count 0 until the first commit, as without a row).
-    static let schema = """
+    static let schema = tables + tallyRow
+
+    /// The tally's row with no commit counted, made with the store (`schema`); an older store gets it at open only
+    /// when it lacks it, so a store that has everything opens without writing (a read-only file opens, and says so
+    /// at its first save, as before its numbers moved).
+    private static let tallyRow = "INSERT OR IGNORE INTO commit_tally (id, n) VALUES (1, 0);"
+
+    private static let tables = """
         CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
                                             PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL,
                                                  savedSeq INTEGER, seqReserved INTEGER, timeReserved INTEGER);
-        INSERT OR IGNORE INTO commit_tally (id, n) VALUES (1, 0);
         CREATE VIEW IF NOT EXISTS meta (key, value) AS \(metaView);
         CREATE TABLE IF NOT EXISTS published (plugin TEXT NOT NULL, seq INTEGER NOT NULL, fingerprints BLOB NOT NULL,
                                               PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
@@ -133,7 +139,11 @@ final class DeliveryStore {
         // freed page it wrote would be one more frame in the log. What is committed, and when, does not change.
         try connection.execute("PRAGMA secure_delete = OFF")
         // A store made before a table was added gets it here.
-        try connection.execute(Self.schema)
+        try connection.execute(Self.tables)
+        let hasTallyRow = try connection.withStatement("SELECT count(*) FROM commit_tally WHERE id = 1") {
+            try $0.step() && (try $0.int64(at: 0) ?? 0) > 0
+        }
+        if !hasTallyRow { try connection.execute(Self.tallyRow) }
         try Self.moveNumbersIntoTheTally(connection)
         statements = try Statements(connection)
     }
@@ -273,6 +283,9 @@ final class DeliveryStore {
                 try update.bind(timeReserved, at: 4)
                 try update.run()
             }
+            // The note is moved on to `commits` after this transaction: a file that did not count it would be refused
+            // as damaged at the next open.
+            guard connection.changes == 1 else { throw DeliveryStoreError.noTallyRow(path: path) }
         })
     }
 
@@ -298,12 +311,16 @@ final class DeliveryStore {
 /// Why the broker's delivery store cannot be used. Never answered by numbering from the start again.
 enum DeliveryStoreError: Error, CustomStringConvertible {
     case damaged(path: String, detail: String)
+    /// A save found no row to count itself in (`DeliveryStore.schema` makes it at open): nothing of it was committed.
+    case noTallyRow(path: String)
 
     var description: String {
         switch self {
         case let .damaged(path, detail):
             return "the delivery store \(path) is damaged (\(detail)); the run stopped before its first event. To go on, restore it (with its -wal file) "
                 + "from a backup, or start a fresh device deliberately with `shieldbus run --reset-state`"
+        case let .noTallyRow(path):
+            return "the delivery store \(path) has no row for its count of commits, so the save was not made; it is tried again with the next"
         }
     }
 }

@@ -14,11 +14,21 @@ final class GroupStoresMaking: @unchecked Sendable {
     /// Whether `finish` waited already (it is asked again on the way out of the plan).
     private var finished = false
 
-    init(container: AppGroupContainer, groups: [ShieldBusConfiguration.AppGroupDeclaration]) {
-        nonisolated(unsafe) let container = container
+    /// `onAThread` false: made here, before `init` returns. A process forked from a template must not start the
+    /// thread: the Swift runtime keeps each thread's id for its locks (a first use's `swift_once`), and a forked main
+    /// thread still holds its template's, so a second thread meeting it on such a lock spins for ever.
+    init(container: AppGroupContainer, groups: [ShieldBusConfiguration.AppGroupDeclaration], onAThread: Bool) {
         let groups = groups.map { ($0.name, $0.slices) }
+        let make: @Sendable () -> Result<[String], any Error> = {
+            Result { try groups.compactMap { try container.createGroup($0.0, slices: $0.1) } }
+        }
+        guard onAThread else {
+            outcome = make()
+            done.signal()
+            return
+        }
         Thread.detachNewThread { [self] in
-            outcome = Result { try groups.compactMap { try container.createGroup($0.0, slices: $0.1) } }
+            outcome = make()
             done.signal()
         }
     }

@@ -8,9 +8,14 @@ extension SQLiteConnection {
     /// that first commit is its first event's, which the broker's turn waits for; started at open, the two flushes
     /// come while the process starts beside the others. The start rewrites `user_version` with the value it holds,
     /// under the write lock (another process may be setting the schema up): a commit that changes nothing the store
-    /// holds and that no `CommitTally` counts. A log with frames, or no log (a store not in WAL mode), is left alone.
+    /// holds and that no `CommitTally` counts. A log with frames, or no log (a store not in WAL mode), is left alone,
+    /// and so is one whose write lock another process holds: its commit starts the log, and a start never waits for it.
     public func startEmptyLog() throws {
         guard FileSize.of(path + "-wal") == 0 else { return }
-        try transaction(.immediate) { try execute("PRAGMA user_version = \(try userVersion())") }
+        do {
+            try withoutWaiting { try transaction(.immediate) { try execute("PRAGMA user_version = \(try userVersion())") } }
+        } catch SQLiteError.busy {
+            return
+        }
     }
 }

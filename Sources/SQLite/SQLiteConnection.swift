@@ -64,8 +64,8 @@ public final class SQLiteConnection {
     public let path: String
     /// Whether other connections may use the database meanwhile.
     public let access: Access
-    /// How long an operation keeps retrying while another connection holds a lock.
-    public let busyTimeout: TimeInterval
+    /// How long an operation keeps retrying while another connection holds a lock (none inside `withoutWaiting`).
+    public private(set) var busyTimeout: TimeInterval
     /// Whether it was opened to make the file if missing (what a refusal to open means depends on it).
     private let makesFile: Bool
     let handle: OpaquePointer
@@ -244,6 +244,21 @@ public final class SQLiteConnection {
             throw SQLiteError.journalModeRejected(requested: "wal", actual: mode ?? "none", path: path)
         }
         try execute("PRAGMA synchronous = NORMAL")
+    }
+
+    /// The rows the last statement that wrote inserted, updated or deleted.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Runs `body` with no wait for another connection's lock: what meets one throws `SQLiteError.busy` at once.
+    public func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
+        let kept = busyTimeout
+        busyTimeout = 0
+        sqlite3_busy_timeout(handle, 0)
+        defer {
+            busyTimeout = kept
+            sqlite3_busy_timeout(handle, Int32(clamping: Int((kept * 1000).rounded())))
+        }
+        return try body()
     }
 
     /// The schema version the file records (`PRAGMA user_version`; 0 for a new file).

@@ -75,7 +75,7 @@ final class HandledEvents {
         // the next process reads back only what came after. Waiting for nobody: such a predecessor may still be ending.
         handOver(waiting: false)
         // The log's flushes taken now, while the plugin starts, rather than in its first event's turn; one that fails
-        // (a full disk) is left to that first commit, as before.
+        // (a full disk) or meets another process's write lock is left to that first commit, which reports or waits.
         try? connection.startEmptyLog()
     }
 

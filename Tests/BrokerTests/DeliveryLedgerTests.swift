@@ -280,7 +280,7 @@ final class DeliveryLedgerTests: XCTestCase {
             XCTAssertEqual(snapshot.busTime, 50)
             try store.write(inserts: [:], deletions: [], savedSeq: 1_000, seqReserved: 2_000, timeReserved: 50)
             try store.write(inserts: [:], deletions: [], savedSeq: 1_001, seqReserved: 2_000, timeReserved: 90)
-            // None of the failed batch stays, and the next save writes what changed since the last one committed.
+            // None of the failed batch stays, and the next save writes the numbers it is given over the last committed.
             XCTAssertThrowsError(try store.write(inserts: [DeliveryStore.Key(plugin: "app", seq: 3): Array("{}".utf8)], deletions: [],
                                                  savedSeq: 1_500, seqReserved: 3_000, timeReserved: 95))
             snapshot = try store.load()

@@ -61,4 +61,19 @@ final class LogStartTests: XCTestCase {
         XCTAssertNil(FileSize.of(rollback + "-wal"))
         XCTAssertEqual(try plain.userVersion(), 2)
     }
+    /// A store whose write lock another process holds is left to that process's commit: the start does not wait for
+    /// the lock (it would delay a plugin's hello by up to the busy timeout), and the connection waits as before after it.
+    func testAStoreAnotherConnectionIsWritingIsLeftWithoutWaiting() throws {
+        let store = path("held.sqlite")
+        XCTAssertTrue(try StoreCreation.makeIfMissing(at: store, schema: "CREATE TABLE t (v INTEGER);"))
+        let writer = try SQLiteConnection(path: store, flags: [.readWrite])
+        try writer.execute("BEGIN IMMEDIATE")
+        let connection = try SQLiteConnection(path: store, flags: [.readWrite], busyTimeout: 30)
+        XCTAssertNoThrow(try connection.startEmptyLog(), "a held lock is no failure of the start")
+        XCTAssertEqual(FileSize.of(store + "-wal"), 0, "nothing written past the writer's lock")
+        XCTAssertEqual(connection.busyTimeout, 30, "the connection's own wait is back")
+        try writer.execute("ROLLBACK")
+        try connection.startEmptyLog()
+        XCTAssertGreaterThan(FileSize.of(store + "-wal") ?? 0, 0, "started once the lock is free")
+    }
 }

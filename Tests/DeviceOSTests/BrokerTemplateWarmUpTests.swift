@@ -19,12 +19,8 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
     /// The stores the template builds once for its days (`rememberStores`) leave nothing in the folder they were built
     /// in, and a device store made afterwards, from their bytes, opens as a fresh device's.
     func testRememberingTheStoresLeavesNothingBehindAndAFreshDeviceStillOpens() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remember-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.rememberEveryStore()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try BrokerWarmUp.rememberStores(in: folder)
-        try DeviceOSWarmUp.rememberStores(in: folder)
-        try AppGroupContainer.rememberStoreCreation(in: folder)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), [])
         let catalog = try FocusDevice.catalog()
         _ = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog,
@@ -48,12 +44,8 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
         let before = try openDescriptors()
         BrokerWarmUp.run()
         DeviceOSWarmUp.run(catalog: try FocusDevice.catalog())
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remember-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try Self.rememberEveryStore()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try BrokerWarmUp.rememberStores(in: folder)
-        try DeviceOSWarmUp.rememberStores(in: folder)
-        try AppGroupContainer.rememberStoreCreation(in: folder)
         let deadline = Date() + 5
         func opened() throws -> Set<Int32> { try openDescriptors().subtracting(before).filter { !Self.dispatchOwns(target(of: $0)) } }
         var left = try opened()
@@ -83,5 +75,15 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
             if let descriptor = Int32(name), descriptor != own { found.insert(descriptor) }
         }
         return found
+    }
+
+    /// The stores the template builds once for its days, built in a fresh folder of their own (returned).
+    private static func rememberEveryStore() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("remember-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try BrokerWarmUp.rememberStores(in: folder)
+        try DeviceOSWarmUp.rememberStores(in: folder)
+        try AppGroupContainer.rememberStoreCreation(in: folder)
+        return folder
     }
 }

@@ -135,7 +135,7 @@ public struct AppGroupContainer: Sendable {
     /// Asked of the group's folders at once (`FolderEntries`: no link followed below the root, one read of the
     /// store's folder), and part by part when that cannot tell or finds a link, to name the first one.
     @discardableResult
-    func refuseSymbolicLinks(group name: String) throws -> Bool {
+    public func refuseSymbolicLinks(group name: String) throws -> Bool {
         let store = try storePath(forGroup: name)
         let fileName = name + Self.fileExtension
         let below = layout == .groupContainers ? name + Self.preferencesFolder : ""

@@ -251,9 +251,16 @@ public struct RunPlan {
         deviceSettings.clockTicks = configuration.device.clockTicks
         deviceSettings.webLimits = configuration.device.webLimits
         deviceSettings.restrictedDomains = configuration.device.restrictedDomains
-        device = try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite", scenario: scenario,
-                              resuming: progress, crashAtStep: options.crashAtStep)
+        // The groups' stores are said first when both they and the device's are wrong, as they are made first.
+        let madeDevice: Result<DeviceOS, any Error>
+        do {
+            madeDevice = .success(try DeviceOS(settings: deviceSettings, catalog: catalog, statePath: stateDirectory + "/device.sqlite",
+                                               scenario: scenario, resuming: progress, crashAtStep: options.crashAtStep))
+        } catch {
+            madeDevice = .failure(error)
+        }
         settings.storeLosses += try groupStores.finish()
+        device = try madeDevice.get()
         if let loss = device.restartLoss { settings.storeLosses.insert(loss, at: 0) }
         brokerSettings = settings
     }
@@ -291,7 +298,14 @@ public struct RunPlan {
             // Made before a sandbox shows them (a folder it was not shown would be the sandbox's own, and lost with it).
             let cursorFolder = stateDirectory + "/" + StateFolder.cursorFolder(plugin: declaration.name)
             for folder in [cursorFolder] + groupFolders {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                do {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                } catch {
+                    // A link planted at a group's folder (dangling, so not followed) fails here, before the group's
+                    // store is made: said as its store's opens say it.
+                    for group in groups { try container.refuseSymbolicLinks(group: group) }
+                    throw error
+                }
             }
             let pluginEnvironment = ["SHIELDBUS_STATE_DIR": stateDirectory, "SHIELDBUS_APP_GROUPS": groups.joined(separator: ",")]
             let optionsFile = runtime.optionsPath + "/\(declaration.name).json"

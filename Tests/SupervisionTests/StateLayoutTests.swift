@@ -40,6 +40,54 @@ final class StateLayoutTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: state.file("cursors/monitor.sqlite")))
     }
 
+    /// A group's folder that is a dangling symbolic link (a member's sandbox could have planted it) is refused by
+    /// name before anything starts, as every open of the group's store refuses it — not as a folder that exists.
+    func testALinkPlantedAtAGroupsFolderIsRefusedByNameBeforeAnythingStarts() throws {
+        let state = TemporaryDirectory(prefix: "sbplanted")
+        try FileManager.default.createDirectory(atPath: state.file("appgroups"), withIntermediateDirectories: true)
+        let folder = state.file("appgroups/\(group)")
+        try FileManager.default.createSymbolicLink(atPath: folder, withDestinationPath: state.file("nowhere"))
+        let run = try ScenarioRun.run(configuration: memberConfiguration, scenario: Self.minute, arguments: ["--keep-state"],
+                                      stateDirectory: state.path)
+        XCTAssertNotEqual(run.exitStatus, 0, run.errors)
+        XCTAssertTrue(run.errors.contains("\(folder) is a symbolic link"), run.errors)
+        XCTAssertTrue(run.journal.isEmpty, "nothing started")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: state.file("nowhere")), "the link was not followed")
+    }
+
+    /// When both the group's store and the device's are damaged, the group's is said: the groups' stores are made
+    /// first, even while the device's is made beside them.
+    func testWhenAGroupsStoreAndTheDevicesAreDamagedTheGroupsIsSaid() throws {
+        let state = TemporaryDirectory(prefix: "sbbothdamaged")
+        let groupOnly = "name: group-only\nappGroups:\n  - {name: \(group), slices: {}}\n"
+        let first = try ScenarioRun.run(configuration: groupOnly, scenario: Self.minute, stateDirectory: state.path)
+        XCTAssertEqual(first.exitStatus, 0, first.errors)
+        let groupStore = state.file("appgroups/\(group)/Library/Preferences/\(group).sqlite")
+        for store in [groupStore, state.file("device.sqlite")] {
+            XCTAssertTrue(FileManager.default.fileExists(atPath: store), store)
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: store + suffix) }
+            try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: store))
+        }
+        let run = try ScenarioRun.run(configuration: groupOnly, scenario: Self.minute, arguments: ["--keep-state"], stateDirectory: state.path)
+        XCTAssertNotEqual(run.exitStatus, 0, run.errors)
+        XCTAssertTrue(run.errors.contains("the app-group store '\(groupStore)' is damaged"), run.errors)
+        XCTAssertFalse(run.errors.contains("the device state"), run.errors)
+    }
+
+    /// A configuration with one plugin of the group, which a run shows the group's folder.
+    var memberConfiguration: String {
+        """
+        name: member
+        appGroups:
+          - {name: \(group), slices: {}}
+        plugins:
+          - {name: member, executable: /bin/true, role: generic, restart: never, appGroup: \(group)}
+
+        """
+    }
+
+    static let minute = "name: s\nstart: 2026-11-23T09:00\nend: after 1m\nsteps: []\n"
+
     /// A plugin's `writable:` or `readable:` inside the device's state folder would show it every group and record
     /// over its sandbox's hiding: refused before anything starts, naming the plugin, the key and the folder.
     func testAGivenPathInTheStateFolderIsRefused() throws {

@@ -126,10 +126,13 @@ final class SmallRowStore {
         connection = try SQLiteConnection(path: path, access: access)
         try connection.enableWAL()
         tally = try CommitTally(connection: connection, path: path)
+        if access == .exclusive { try connection.execute("PRAGMA secure_delete = OFF") }
+        // The count's row holds the last sequence number saved, as `bus.sqlite`'s does (`DeliveryStore.schema`).
         try connection.execute("""
             CREATE TABLE IF NOT EXISTS row (key INTEGER PRIMARY KEY, value BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS pending (seq INTEGER PRIMARY KEY, envelope BLOB NOT NULL);
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL, savedSeq INTEGER);
+            INSERT OR IGNORE INTO commit_tally (id, n) VALUES (1, 0);
             """)
     }
 
@@ -140,15 +143,17 @@ final class SmallRowStore {
         }
     }
 
-    /// A delivery ledger's save as `bus.sqlite` makes one per batch: the event kept until acknowledged, the one
-    /// acknowledged since the last save deleted, the last sequence number saved.
+    /// A delivery ledger's save as `bus.sqlite` makes one per batch (`DeliveryStore.write`; a store opened
+    /// `.exclusive`): the event kept until acknowledged, the one acknowledged since the last save deleted, the count
+    /// and the last sequence number saved in the tally's one row.
     func save(_ seq: UInt64) throws {
-        try tally.transaction {
+        try tally.transaction(countedByBody: { commits in
             try connection.withStatement("INSERT INTO pending (seq, envelope) VALUES (?, ?)",
                                          bindings: [.integer(Int64(seq)), .blob(Data(FloorBench.envelope))]) { try $0.run() }
             try connection.withStatement("DELETE FROM pending WHERE seq = ?", bindings: [.integer(Int64(seq) - 1)]) { try $0.run() }
-            try connection.withStatement("INSERT OR REPLACE INTO meta (key, value) VALUES ('savedSeq', ?)", bindings: [.integer(Int64(seq))]) { try $0.run() }
-        }
+            try connection.withStatement("UPDATE commit_tally SET n = ?, savedSeq = ? WHERE id = 1",
+                                         bindings: [.integer(commits), .integer(Int64(seq))]) { try $0.run() }
+        })
     }
 }
 

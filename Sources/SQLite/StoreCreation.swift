@@ -94,6 +94,8 @@ public enum StoreCreation {
         while written < bytes.count {
             let count = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress! + written, $0.count - written, off_t(written)) }
             if count < 0, errno == EINTR { continue }
+            // A write of nothing to a file leaves no errno of its own: said as an I/O error, not a stale one.
+            if count == 0 { errno = EIO }
             guard count > 0 else { return false }
             written += count
         }

@@ -111,7 +111,7 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
     private var keptPaths: KeptPaths {
         var kept = KeptPaths()
         if endpoint.hasPrefix("ipc://") { kept.emptied.insert((String(endpoint.dropFirst("ipc://".count)) as NSString).deletingLastPathComponent) }
-        if let sandboxEtc { kept.left.insert(sandboxEtc.path) }
+        if let sandboxEtc { kept.left.formUnion([sandboxEtc.path] + [sandboxEtc.systemPath].compactMap { $0 }) }
         for (name, _) in templates { kept.truncated.insert(runtimeDirectory.logsPath + "/\(name).log") }
         return kept
     }
@@ -129,7 +129,7 @@ public final class KeptLaunchTemplates: @unchecked Sendable {
 
     /// At the start of a day, in its process, before anything of it is made: resets every template and empties the
     /// runtime and state folders but for what the sandboxes bound — each plugin's own folders, its readable files
-    /// under them, the logs, the bus socket's folder, /etc.
+    /// under them, the logs, the bus socket's folder, /etc and /sys.
     public func prepareDay() throws { try prepareDay(resetMilliseconds: Self.readyMilliseconds) }
 
     /// The templates are all asked at once, then each is given until `resetMilliseconds` after that to answer: one

@@ -81,7 +81,7 @@ public enum PluginSandbox {
         /// The descriptor from which bwrap reads the seccomp program, when the plugin is offline.
         let seccompDescriptor: Int32
 
-        /// The sandbox's /etc, gathered once per run (nil: the host's files mounted one by one).
+        /// The sandbox's /etc and /sys, gathered once per run (nil: the host's files mounted one by one).
         var etc: SandboxEtc? = nil
 
         /// A sandbox kept across explored days (`KeptLaunchTemplates`). It shows the bus socket's folder (read-only)
@@ -137,7 +137,11 @@ public enum PluginSandbox {
             arguments += ["--tmpfs", "/tmp"]
             // The processor counts, read-only (security.md § 9): glibc's `sysconf` and libdispatch read them at every
             // process's start, and without them compose them from /proc/stat, which costs far more.
-            for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }
+            if let etc {
+                arguments += etc.systemArguments
+            } else {
+                for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }
+            }
             for folder in programFolders { arguments += ["--ro-bind", folder, folder] }
             // What the plugin is given outside the hidden folders is shown first: the hiding then covers what those
             // folders hold even when a folder given holds them; what it is given inside them is shown again after.

@@ -1,10 +1,10 @@
 import BusClient
 import Foundation
 
-/// The sandbox's `/etc`: what of the host's a plugin needs, gathered once per run into a folder of the runtime folder
-/// and mounted as one. bubblewrap reads the mount table again at every mount it makes, so a sandbox costs more the more
-/// mounts it has; a bind mount per file made `/etc` a third of a sandbox's cost. The copies are the host's as the run
-/// starts.
+/// The sandbox's `/etc`, and its `/sys`: what of the host's a plugin needs, gathered once per run into folders of the
+/// runtime folder and mounted as one each. bubblewrap reads the mount table again at every mount it makes, so a
+/// sandbox costs more the more mounts it has; a bind mount per file made `/etc` a third of a sandbox's cost. The copies
+/// are the host's as the run starts.
 struct SandboxEtc: Equatable {
     /// Files copied as they are: the loader's cache (where the shared libraries are), the names of users and groups
     /// and how to look them up, the zone name, names on the network, OpenSSL's settings.
@@ -22,11 +22,15 @@ struct SandboxEtc: Equatable {
     let hostEtc: String
     /// The folders mounted over their place in the view: those of `boundFolders` the host has.
     let folders: [String]
+    /// The sandbox's /sys (mounted read-only): copies of the processor counts (`PluginSandbox.processorCountFiles`),
+    /// one mount for both; nil when the host has neither.
+    let systemPath: String?
 
     /// Gathers the view into `<runtime>/sandbox-etc`, afresh, with an empty place for each of `given` (the host's
     /// paths under /etc that a plugin's `readable:` or `writable:` names): bwrap mounts them over the read-only view,
     /// and cannot make a place for one there itself.
-    static func make(in runtimeDirectory: String, hostEtc: String = "/etc", given: [String] = []) throws -> SandboxEtc {
+    /// The processor counts are copied from `hostSystem` into `<runtime>/sandbox-sys`, afresh too.
+    static func make(in runtimeDirectory: String, hostEtc: String = "/etc", given: [String] = [], hostSystem: String = "/sys") throws -> SandboxEtc {
         let path = runtimeDirectory + "/sandbox-etc"
         let files = FileManager.default
         if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
@@ -68,7 +72,24 @@ struct SandboxEtc: Equatable {
                 try copy(Data(), to: path + "/" + name)
             }
         }
-        return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders)
+        return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders,
+                          systemPath: try makeSystem(in: runtimeDirectory + "/sandbox-sys", from: hostSystem))
+    }
+
+    /// Copies the processor counts of `hostSystem` into `path`, at their places under it; nil when it has neither.
+    /// They are what glibc and libdispatch read at a process's start, and a run's plugins start with it.
+    private static func makeSystem(in path: String, from hostSystem: String) throws -> String? {
+        let files = FileManager.default
+        if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
+        var copied = false
+        for file in PluginSandbox.processorCountFiles {
+            let name = String(file.dropFirst("/sys/".count))
+            guard let bytes = files.contents(atPath: hostSystem + "/" + name), let slash = name.lastIndex(of: "/") else { continue }
+            try files.createDirectory(atPath: path + "/" + name[..<slash], withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+            try PrivateFile.write(bytes: [UInt8](bytes), to: path + "/" + name, mode: 0o644)
+            copied = true
+        }
+        return copied ? path : nil
     }
 
     /// The name services that can answer inside a sandbox: those reading its /etc (`files`, `compat`), `dns`, and
@@ -110,5 +131,10 @@ struct SandboxEtc: Equatable {
     /// The bwrap arguments that make it the sandbox's /etc.
     var arguments: [String] {
         ["--ro-bind", path, "/etc"] + folders.flatMap { ["--ro-bind-try", hostEtc + "/" + $0, "/etc/" + $0] }
+    }
+
+    /// The bwrap arguments that make the sandbox's /sys: the processor counts only, or nothing.
+    var systemArguments: [String] {
+        systemPath.map { ["--ro-bind", $0, "/sys"] } ?? []
     }
 }

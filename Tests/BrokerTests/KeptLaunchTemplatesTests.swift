@@ -139,6 +139,11 @@ final class KeptLaunchTemplatesTests: XCTestCase {
                        "the container is the folder the sandbox bound, not a new one")
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path + "/state/appgroups"), "what no sandbox binds is removed")
         XCTAssertTrue(FileManager.default.fileExists(atPath: directory.path + "/run/bus"), "the bus socket's folder stays")
+        // The sandbox's /etc and /sys, which it bound from the runtime folder.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: worker.root + "/etc/passwd"), "the sandbox's /etc stays")
+        for file in PluginSandbox.processorCountFiles where FileManager.default.fileExists(atPath: file) {
+            XCTAssertEqual(try String(contentsOfFile: worker.root + file, encoding: .utf8), try String(contentsOfFile: file, encoding: .utf8), "the sandbox's /sys stays")
+        }
         // The next day launches from the same template.
         let next = try launch(worker)
         XCTAssertTrue(FileManager.default.fileExists(atPath: "/proc/\(next)"))

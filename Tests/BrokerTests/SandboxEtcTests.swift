@@ -45,6 +45,50 @@ final class SandboxEtcTests: XCTestCase {
         XCTAssertFalse(files.fileExists(atPath: try SandboxEtc.make(in: runtime.path, hostEtc: host.path).path + "/passwd"))
     }
 
+    /// The sandbox's /sys: copies of the processor counts at their places, mounted as one folder read-only in place of
+    /// a mount per file; nothing else of the host's /sys, and no /sys at all from a host without them.
+    func testTheSystemViewHoldsTheProcessorCountsOnlyAndIsOneMount() throws {
+        let host = TemporaryDirectory(prefix: "sbsys"), runtime = TemporaryDirectory(prefix: "sbrt")
+        let files = FileManager.default
+        try files.createDirectory(atPath: host.file("devices/system/cpu/cpu0"), withIntermediateDirectories: true)
+        try "0-3\n".write(toFile: host.file("devices/system/cpu/possible"), atomically: false, encoding: .utf8)
+        try "0-1\n".write(toFile: host.file("devices/system/cpu/online"), atomically: false, encoding: .utf8)
+        try "x\n".write(toFile: host.file("devices/system/cpu/cpu0/online"), atomically: false, encoding: .utf8)
+        try files.createDirectory(atPath: host.file("kernel"), withIntermediateDirectories: true)
+        try "1\n".write(toFile: host.file("kernel/secret"), atomically: false, encoding: .utf8)
+        let view = try SandboxEtc.make(in: runtime.path, hostEtc: host.path, hostSystem: host.path)
+        XCTAssertEqual(view.systemPath, runtime.path + "/sandbox-sys")
+        let system = try XCTUnwrap(view.systemPath)
+        XCTAssertEqual(try files.subpathsOfDirectory(atPath: system).sorted(),
+                       ["devices", "devices/system", "devices/system/cpu", "devices/system/cpu/online", "devices/system/cpu/possible"])
+        XCTAssertEqual(files.contents(atPath: system + "/devices/system/cpu/possible"), Data("0-3\n".utf8))
+        XCTAssertEqual(files.contents(atPath: system + "/devices/system/cpu/online"), Data("0-1\n".utf8))
+        XCTAssertEqual(view.systemArguments, ["--ro-bind", system, "/sys"])
+
+        // A plan with the view mounts it once, and none of the host's files.
+        let spec = PluginSpec(name: "p", executable: "/bin/true", role: .generic)
+        let arguments = PluginSandbox.Plan(spec: spec, runtimeDirectory: runtime.path, endpoint: "ipc://" + runtime.path + "/bus.sock",
+                                           infoDescriptor: nil, seccompDescriptor: 3, etc: view).arguments
+        XCTAssertEqual(arguments.filter { $0.hasPrefix("/sys") }, ["/sys"], "\(arguments)")
+        let withoutView = PluginSandbox.Plan(spec: spec, runtimeDirectory: runtime.path, endpoint: "ipc://" + runtime.path + "/bus.sock",
+                                             infoDescriptor: nil, seccompDescriptor: 3).arguments
+        XCTAssertEqual(withoutView.filter { $0.hasPrefix("/sys") }.count, 2 * PluginSandbox.processorCountFiles.count, "\(withoutView)")
+
+        // The machine's own, as glibc reads them (a sysfs file tells a size larger than it holds).
+        let machine = try SandboxEtc.make(in: runtime.path)
+        for file in PluginSandbox.processorCountFiles where files.fileExists(atPath: file) {
+            XCTAssertEqual(try String(contentsOfFile: try XCTUnwrap(machine.systemPath) + file.dropFirst("/sys".count), encoding: .utf8),
+                           try String(contentsOfFile: file, encoding: .utf8))
+        }
+
+        // Made afresh: a host without them shows no /sys.
+        try files.removeItem(atPath: host.file("devices"))
+        let bare = try SandboxEtc.make(in: runtime.path, hostEtc: host.path, hostSystem: host.path)
+        XCTAssertNil(bare.systemPath)
+        XCTAssertEqual(bare.systemArguments, [])
+        XCTAssertFalse(files.fileExists(atPath: runtime.path + "/sandbox-sys"))
+    }
+
     /// A service that cannot answer inside the sandbox is dropped with its `[STATUS=action]` items (an action written
     /// with spaces, or with none before it, too); a database left with none is dropped; comments and other lines stay.
     func testNameServicesAreThoseThatCanAnswerInTheSandbox() {

@@ -55,9 +55,9 @@ static int refuse(struct Search *search, int problem, const char *what, const ch
 
 /// One loaded object's caches: the symbols of its symbol table naming one (their value is their offset in the object's
 /// thread-local block, which `block` is for the calling thread). An object without a symbol table but with Swift's
-/// metadata sections cannot be read, and refuses: one of its files may keep the id.
-static int searchObject(struct Search *search, const char *path, unsigned char *block) {
-    int file = open(path, O_RDONLY | O_CLOEXEC);
+/// metadata sections cannot be read, and refuses: one of its files may keep the id. `path` names it in what is said.
+static int searchObject(struct Search *search, const char *opened, const char *path, unsigned char *block) {
+    int file = open(opened, O_RDONLY | O_CLOEXEC);
     struct stat status;
     if (file < 0 || fstat(file, &status) != 0 || (size_t)status.st_size < sizeof(ElfW(Ehdr))) {
         if (file >= 0) close(file);
@@ -128,8 +128,12 @@ static int searchLoaded(struct dl_phdr_info *info, size_t size, void *context) {
     for (int i = 0; i < info->dlpi_phnum; i++) local |= info->dlpi_phdr[i].p_type == PT_TLS;
     // No thread-local storage, or none made for this thread yet (a later one starts from the object's zeros).
     if (!local || info->dlpi_tls_data == NULL) return 0;
-    const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "/proc/self/exe";
-    return searchObject(search, path, info->dlpi_tls_data);
+    if (info->dlpi_name && info->dlpi_name[0]) return searchObject(search, info->dlpi_name, info->dlpi_name, info->dlpi_tls_data);
+    // The program (the loader names it ""): read through /proc, named by its path.
+    char program[4096];
+    ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
+    program[length > 0 ? length : 0] = 0;
+    return searchObject(search, "/proc/self/exe", length > 0 ? program : "the program", info->dlpi_tls_data);
 }
 
 static int readAdds(struct dl_phdr_info *info, size_t size, void *context) {

@@ -56,7 +56,7 @@ static int refuse(struct Search *search, int problem, const char *what, const ch
 /// One loaded object's caches: the symbols of its symbol table naming one (their value is their offset in the object's
 /// thread-local block, which `block` is for the calling thread). An object without a symbol table but with Swift's
 /// metadata sections cannot be read, and refuses: one of its files may keep the id. `path` names it in what is said.
-static int searchObject(struct Search *search, const char *opened, const char *path, unsigned char *block) {
+static int searchObject(struct Search *search, const char *opened, const char *path, unsigned char *block, size_t blockSize) {
     int file = open(opened, O_RDONLY | O_CLOEXEC);
     struct stat status;
     if (file < 0 || fstat(file, &status) != 0 || (size_t)status.st_size < sizeof(ElfW(Ehdr))) {
@@ -103,10 +103,10 @@ static int searchObject(struct Search *search, const char *opened, const char *p
         const char *name = text + symbol->st_name;
         int runtime = strcmp(name, runtimeCache) == 0;
         if (!runtime && strncmp(name, synchronizationCache, sizeof synchronizationCache - 1) != 0) continue;
-        int *cache = (int *)(block + symbol->st_value);
+        int *cache = (int *)(block + (symbol->st_value <= blockSize - sizeof(int) ? symbol->st_value : 0));
         // Read now, by the one thread: 0 (not read yet) or this thread's id, or the symbol is not the cache it names.
-        if (symbol->st_size != sizeof(int) || (*cache != 0 && *cache != search->thread)) {
-            stop = refuse(search, EPROTO, "has a thread-id cache that does not hold this thread's id", path);
+        if (symbol->st_size != sizeof(int) || symbol->st_value > blockSize - sizeof(int) || (*cache != 0 && *cache != search->thread)) {
+            stop = refuse(search, EPROTO, "has a thread-id cache outside its thread-local block or not holding this thread's id", path);
             goto done;
         }
         if (cacheCount == MAXIMUM_CACHES) {
@@ -124,16 +124,18 @@ done:
 static int searchLoaded(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
     struct Search *search = context;
-    int local = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) local |= info->dlpi_phdr[i].p_type == PT_TLS;
+    size_t blockSize = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type == PT_TLS) blockSize = info->dlpi_phdr[i].p_memsz;
+    }
     // No thread-local storage, or none made for this thread yet (a later one starts from the object's zeros).
-    if (!local || info->dlpi_tls_data == NULL) return 0;
-    if (info->dlpi_name && info->dlpi_name[0]) return searchObject(search, info->dlpi_name, info->dlpi_name, info->dlpi_tls_data);
+    if (blockSize < sizeof(int) || info->dlpi_tls_data == NULL) return 0;
+    if (info->dlpi_name && info->dlpi_name[0]) return searchObject(search, info->dlpi_name, info->dlpi_name, info->dlpi_tls_data, blockSize);
     // The program (the loader names it ""): read through /proc, named by its path.
     char program[4096];
     ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
     program[length > 0 ? length : 0] = 0;
-    return searchObject(search, "/proc/self/exe", length > 0 ? program : "the program", info->dlpi_tls_data);
+    return searchObject(search, "/proc/self/exe", length > 0 ? program : "the program", info->dlpi_tls_data, blockSize);
 }
 
 static int readAdds(struct dl_phdr_info *info, size_t size, void *context) {

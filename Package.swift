@@ -152,6 +152,7 @@ let package = Package(
         .executableTarget(name: "fixture-callback-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/CallbackMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-echo-monitor", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/EchoMonitor", swiftSettings: appleModuleAliases),
         .executableTarget(name: "fixture-shield-then-call", dependencies: ["ShieldBusSDK"] + appleFrameworks, path: "Tests/Fixtures/ShieldThenCallMonitor", swiftSettings: appleModuleAliases),
+        .executableTarget(name: "fixture-forked-threads", dependencies: ["ShieldBusSDK", "CProcessControl"], path: "Tests/Fixtures/ForkedThreads"),
         .executableTarget(name: "fixture-outsider", dependencies: ["ZeroMQ"], path: "Tests/Fixtures/Outsider"),
         .target(name: "ModelSupport", path: "Tests/Fixtures/ModelSupport"),
         .executableTarget(name: "bedtime-model", dependencies: ["ModelSupport"], path: "Tests/Fixtures/BedtimeModel"),
@@ -219,7 +220,7 @@ let package = Package(
                     exclude: ["attack_suite.py", "curve_attack.py", "sandbox_probe.py"]),
         .testTarget(name: "StudioTests", dependencies: ["Studio", "BusProtocol", "BusTools", "Configuration", "DeviceAPI", "ScreenTime", "ShieldBusTestSupport"],
                     exclude: ["studio_browser_test.py", "studio_page_test.py", "studio_support.py", "conftest.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", "LockInvariant", "BedtimeExtensions", "ProfilesExtensions", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BrokerTests", dependencies: ["Broker", "Configuration", "BusClient", "BusProtocol", "BusTools", "DeviceAPI", "DeviceOS", "ScreenTime", "ZeroMQ", "ShieldBusTestSupport", "fixture-outsider", "fixture-forked-threads", "SQLite", "ShieldBusSDK", "InProcessPlugins", "InMemoryRun", "fixture-in-process", "LockInvariant", "BedtimeExtensions", "ProfilesExtensions", .product(name: "Logging", package: "swift-log")]),
 
         // Fixtures of the supervision tests (issue 4) and the deep-link tests (issue 6).
         .executableTarget(name: "fixture-supervised", dependencies: ["ShieldBusSDK", "BusClient", "BusProtocol", "ZeroMQ", "FixtureWork"] + appleFrameworks, path: "Tests/Fixtures/SupervisedPlugin", swiftSettings: appleModuleAliases),

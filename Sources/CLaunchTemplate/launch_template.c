@@ -32,6 +32,9 @@
 // Before it serves, the template runs the SDK's warm-up (LaunchTemplateWarmUp.swift, through a weak symbol): the Swift
 // runtime's metadata of the generic types every launch makes first, made once here instead of in every launch. It
 // makes no value of the program's, reads nothing of a launch's, and starts no thread (checked).
+//
+// A fork copies the thread-local ids the Swift runtime keeps as the owner of its locks: each launch forgets them first
+// (thread_ids.c), found once here from the program's and its libraries' symbol tables.
 #define _GNU_SOURCE
 #include "launch_template.h"
 #include "process_control.h"
@@ -276,6 +279,15 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (shieldbus_monitor_kit_warm_up) shieldbus_monitor_kit_warm_up();
         if (shieldbus_thread_count() != 1) refuse("its warm-up started a thread");
     }
+    // Each launch forgets the thread ids its runtime keeps for its locks (thread_ids.c): they name this process's
+    // thread, and a second thread of the launch meeting its main thread on a lock would spin for ever. A program whose
+    // caches cannot be found (stripped of its symbols) is launched plainly.
+    char why[512];
+    if (shieldbus_find_thread_ids(why, sizeof why) < 0) {
+        char text[640];
+        snprintf(text, sizeof text, "its Swift runtime's thread ids cannot be found (%s)", why);
+        refuse(text);
+    }
     findRegions();
     // Kept across explored days: what the sandbox holds now is what each day starts with; and no launch may reach
     // into the template's memory (ptrace needs it dumpable), which every later day's launches are forked from.
@@ -363,6 +375,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
             continue;
         }
         if (child == 0) {
+            shieldbus_forget_thread_ids();  // first: before any Swift code of the launch takes a lock
             if (memory) {
                 learning = memory;
                 learningLaunch = getpid();

@@ -18,6 +18,7 @@
 // explore signals the day through the pidfd the template opened on its still-unreaped child, which can only ever name
 // that process. A child dies with its template (PR_SET_PDEATHSIG, SIGKILL): a template gone means no one would report
 // the day's end, and explore plays it again by exec. The template ends when explore closes the channel (or is gone).
+// A day forgets the thread ids the Swift runtime keeps for its locks, which name the template's thread (thread_ids.c).
 #define _GNU_SOURCE
 #include "process_control.h"
 #include <errno.h>
@@ -246,6 +247,15 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*be
         int refusal = truncated ? E2BIG : slot == MAXIMUM_DAYS ? EAGAIN : 0;
         // The day forks what the template holds then (its kept launch templates, one that ended started again).
         if (refusal == 0 && beforeFork) beforeFork(context);
+        // A day forgets the thread ids the runtime keeps for its locks (thread_ids.c), found again only when a
+        // library was loaded since; a template that cannot find them plays no day by fork.
+        char why[512];
+        if (refusal == 0 && shieldbus_find_thread_ids(why, sizeof why) < 0) {
+            *problem = errno;
+            fprintf(stderr, "shieldbus broker-template: the Swift runtime's thread ids cannot be found (%s), so a forked day's threads could "
+                            "spin on its locks for ever; explore plays the days by exec\n", why);
+            return -1;
+        }
         if (refusal == 0 && shieldbus_thread_count() != 1) {
             fprintf(stderr, "shieldbus broker-template: the template runs more than one thread and cannot fork; explore plays the days by exec\n");
             *problem = EDEADLK;
@@ -259,6 +269,7 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*be
             continue;
         }
         if (child == 0) {
+            shieldbus_forget_thread_ids();  // first: before any Swift code of the day takes a lock
             // A template gone means no one reports this day's end; explore plays it again by exec.
             prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
             if (getppid() != template) _exit(70);

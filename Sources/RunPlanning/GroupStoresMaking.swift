@@ -14,9 +14,8 @@ final class GroupStoresMaking: @unchecked Sendable {
     /// Whether `finish` waited already (it is asked again on the way out of the plan).
     private var finished = false
 
-    /// `onAThread` false: made here, before `init` returns. A process forked from a template must not start the
-    /// thread: the Swift runtime keeps each thread's id for its locks (a first use's `swift_once`), and a forked main
-    /// thread still holds its template's, so a second thread meeting it on such a lock spins for ever.
+    /// `onAThread` false: made here, before `init` returns — where the stores' folder is in memory, their flushes wait
+    /// on no disk, and a thread would add its start and nothing to hide behind it.
     init(container: AppGroupContainer, groups: [ShieldBusConfiguration.AppGroupDeclaration], onAThread: Bool) {
         let groups = groups.map { ($0.name, $0.slices) }
         let make: @Sendable () -> Result<[String], any Error> = {

@@ -227,8 +227,8 @@ public struct RunPlan {
         }
 
         // The App Groups' stores are made beside the device's (`GroupStoresMaking`), and waited for before the plan is
-        // done, whatever it ends with — except in a day forked from a broker template (`loaded` is its reading), which
-        // must start no thread of its own here (`GroupStoresMaking.init`) and whose folder is in memory anyway.
+        // done, whatever it ends with — except in a day forked from a broker template (`loaded` is its reading), whose
+        // folder is in memory by default (`DayFolders`): made in place (`GroupStoresMaking.init`).
         let groupStores = GroupStoresMaking(container: container, groups: configuration.appGroups, onAThread: loaded == nil)
         defer { _ = try? groupStores.finish() }
 

@@ -6,9 +6,8 @@ import Foundation
 import XCTest
 
 final class GroupStoresMakingTests: XCTestCase {
-    /// A day forked from a broker template starts no thread for its groups' stores (a forked main thread keeps its
-    /// template's id for the runtime's locks, and a second thread meeting it on one spins for ever): they are made
-    /// before `init` returns, and `finish` has nothing left to wait for.
+    /// A day forked from a broker template (its folder in memory by default) starts no thread for its groups' stores: they are
+    /// made before `init` returns, and `finish` has nothing left to wait for.
     func testInAForkedDayTheStoresAreMadeBeforeInitReturns() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("group-stores-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)

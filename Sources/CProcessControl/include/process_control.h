@@ -2,7 +2,7 @@
 // keeping freed heap, closing every inherited descriptor in a spawned child, the launch templates' channels (a
 // datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on), and process descriptors
 // (a signal that can only reach the process it was opened for, never one that reused its pid), and the broker template
-// that plays explore's days (broker_template.c), and whether libdispatch signalled work on the main queue (main_queue.c).
+// that plays explore's days (broker_template.c), the thread ids a forked child must forget (thread_ids.c), and whether libdispatch signalled work on the main queue (main_queue.c).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -80,6 +80,21 @@ int shieldbus_allowed_cores(int *cores, int capacity);
 /// How many threads this process runs (-1 when /proc cannot tell): forking is safe only while it is one, since a fork
 /// copies only the calling thread and a lock another thread held stays held in the child forever.
 int shieldbus_thread_count(void);
+
+/// Finds the thread ids the Swift runtime and Synchronization's Mutex keep for the calling thread (thread_ids.c), from
+/// the symbol tables of the program and its libraries, so that a child this thread forks can forget them. Called by a
+/// template's one thread before it serves; again when a library was loaded since (cheap otherwise). Returns how many,
+/// or -1 with errno set and `why` saying which object could not be read (stripped of its symbols, say) or that no
+/// runtime cache was found: a template that cannot find them must not fork Swift code.
+int shieldbus_find_thread_ids(char *why, unsigned long size);
+
+/// In a child just forked by the thread that found them: sets each to 0 ("not read yet"), so that the child's locks
+/// name its own thread, not the template's. The forking thread must hold no Swift lock (its word names the template,
+/// which the child can then not unlock): both templates fork from C, outside any Swift lock.
+void shieldbus_forget_thread_ids(void);
+
+/// How many of the caches found hold an id (0 in a child that forgot them, until it locks again).
+int shieldbus_thread_ids_held(void);
 
 /// The broker template's loop (broker_template.c): serves requests on `channel` until explore closes it, forking a
 /// child per request. Returns in each child, with the request's arguments (NUL-separated, malloc'ed) in `arguments`:

@@ -1,0 +1,176 @@
+// The thread ids a process's libraries keep in thread-local storage, found from their ELF symbol tables so that a child
+// forked from a template can forget its main thread's: the Swift runtime (`ulock_get_tid`, the owner word of swift_once's
+// and the runtime's locks) and every copy Synchronization's Mutex emits into the module using it
+// (`_swift_stdlib_gettid`) lock with a priority-inheritance futex whose word holds the owner's thread id. A fork copies
+// the main thread's cached id, the template's; the child's main thread would lock with it, and a second thread that met
+// it on such a lock would be queued by the kernel behind the template (or behind no one), while the main thread's unlock
+// is refused as not the owner's: the runtime's spins for ever, Synchronization's traps. Each cache is read again at its
+// next use once it holds 0, its "not read yet".
+#define _GNU_SOURCE
+#include "process_control.h"
+#include <elf.h>
+#include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if UINTPTR_MAX > 0xffffffffu
+#define ELF_SYMBOL_TYPE ELF64_ST_TYPE
+#else
+#define ELF_SYMBOL_TYPE ELF32_ST_TYPE
+#endif
+
+/// The most caches kept (a release program holds one per Swift source file that locks a Mutex, its libraries' among them).
+#define MAXIMUM_CACHES 512
+
+static int *caches[MAXIMUM_CACHES];
+static int cacheCount = 0;
+/// The loader's count of objects loaded when they were found (dl_phdr_info's dlpi_adds): a library loaded since may hold more.
+static unsigned long long foundAtAdds = 0;
+
+/// The Swift runtime's cache (swift/Threading/Impl/Linux/ulock.h): one per object that links the runtime's threading.
+static const char runtimeCache[] = "_ZZN5swift14threading_impl5linux13ulock_get_tidEvE3tid";
+/// Synchronization's (its `_swift_stdlib_gettid`, a C inline function every client module emits a copy of).
+static const char synchronizationCache[] = "_swift_stdlib_gettid.tid";
+
+struct Search {
+    pid_t thread;
+    int runtimeFound;
+    int problem;
+    char *why;
+    unsigned long whySize;
+};
+
+static int refuse(struct Search *search, int problem, const char *what, const char *path) {
+    search->problem = problem;
+    snprintf(search->why, search->whySize, "%s: %s", path, what);
+    return 1;  // stops dl_iterate_phdr
+}
+
+/// One loaded object's caches: the symbols of its symbol table naming one (their value is their offset in the object's
+/// thread-local block, which `block` is for the calling thread). An object without a symbol table but with Swift's
+/// metadata sections cannot be read, and refuses: one of its files may keep the id. `path` names it in what is said.
+static int searchObject(struct Search *search, const char *opened, const char *path, unsigned char *block, size_t blockSize) {
+    int file = open(opened, O_RDONLY | O_CLOEXEC);
+    struct stat status;
+    if (file < 0 || fstat(file, &status) != 0 || (size_t)status.st_size < sizeof(ElfW(Ehdr))) {
+        if (file >= 0) close(file);
+        return refuse(search, file < 0 ? errno : ENOEXEC, "cannot be read for its thread-local symbols", path);
+    }
+    unsigned char *bytes = mmap(NULL, (size_t)status.st_size, PROT_READ, MAP_PRIVATE, file, 0);
+    close(file);
+    if (bytes == MAP_FAILED) return refuse(search, errno, "cannot be mapped for its thread-local symbols", path);
+    size_t size = (size_t)status.st_size;
+    const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)bytes;
+    int stop = 0;
+    if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_shentsize != sizeof(ElfW(Shdr)) ||
+        header->e_shoff + (size_t)header->e_shnum * sizeof(ElfW(Shdr)) > size || header->e_shstrndx >= header->e_shnum) {
+        stop = refuse(search, ENOEXEC, "has no section headers to find its thread-local symbols", path);
+        goto done;
+    }
+    const ElfW(Shdr) *sections = (const ElfW(Shdr) *)(bytes + header->e_shoff);
+    const ElfW(Shdr) *names = &sections[header->e_shstrndx];
+    const ElfW(Shdr) *symbols = NULL;
+    int swift = 0;
+    for (int i = 0; i < header->e_shnum; i++) {
+        if (sections[i].sh_type == SHT_SYMTAB) symbols = &sections[i];
+        if (sections[i].sh_name < names->sh_size && names->sh_offset + names->sh_size <= size &&
+            strncmp((const char *)bytes + names->sh_offset + sections[i].sh_name, "swift5_", 7) == 0) swift = 1;
+    }
+    if (!symbols) {
+        if (swift) stop = refuse(search, ENOENT, "is Swift with thread-local storage but no symbol table (stripped)", path);
+        goto done;
+    }
+    if (symbols->sh_link >= header->e_shnum || symbols->sh_offset + symbols->sh_size > size) {
+        stop = refuse(search, ENOEXEC, "has a symbol table out of its bounds", path);
+        goto done;
+    }
+    const ElfW(Shdr) *strings = &sections[symbols->sh_link];
+    if (strings->sh_offset + strings->sh_size > size) {
+        stop = refuse(search, ENOEXEC, "has a string table out of its bounds", path);
+        goto done;
+    }
+    const ElfW(Sym) *symbol = (const ElfW(Sym) *)(bytes + symbols->sh_offset);
+    const char *text = (const char *)bytes + strings->sh_offset;
+    for (size_t i = 0; i < symbols->sh_size / sizeof(ElfW(Sym)); i++, symbol++) {
+        if (ELF_SYMBOL_TYPE(symbol->st_info) != STT_TLS || symbol->st_shndx == SHN_UNDEF || symbol->st_name >= strings->sh_size) continue;
+        const char *name = text + symbol->st_name;
+        int runtime = strcmp(name, runtimeCache) == 0;
+        if (!runtime && strncmp(name, synchronizationCache, sizeof synchronizationCache - 1) != 0) continue;
+        int *cache = (int *)(block + (symbol->st_value <= blockSize - sizeof(int) ? symbol->st_value : 0));
+        // Read now, by the one thread: 0 (not read yet) or this thread's id, or the symbol is not the cache it names.
+        if (symbol->st_size != sizeof(int) || symbol->st_value > blockSize - sizeof(int) || (*cache != 0 && *cache != search->thread)) {
+            stop = refuse(search, EPROTO, "has a thread-id cache outside its thread-local block or not holding this thread's id", path);
+            goto done;
+        }
+        if (cacheCount == MAXIMUM_CACHES) {
+            stop = refuse(search, E2BIG, "has more thread-id caches than the template keeps", path);
+            goto done;
+        }
+        caches[cacheCount++] = cache;
+        search->runtimeFound |= runtime;
+    }
+done:
+    munmap(bytes, size);
+    return stop;
+}
+
+static int searchLoaded(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    struct Search *search = context;
+    size_t blockSize = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type == PT_TLS) blockSize = info->dlpi_phdr[i].p_memsz;
+    }
+    // No thread-local storage, or none made for this thread yet (a later one starts from the object's zeros).
+    if (blockSize < sizeof(int) || info->dlpi_tls_data == NULL) return 0;
+    if (info->dlpi_name && info->dlpi_name[0]) return searchObject(search, info->dlpi_name, info->dlpi_name, info->dlpi_tls_data, blockSize);
+    // The program (the loader names it ""): read through /proc, named by its path.
+    char program[4096];
+    ssize_t length = readlink("/proc/self/exe", program, sizeof program - 1);
+    program[length > 0 ? length : 0] = 0;
+    return searchObject(search, "/proc/self/exe", length > 0 ? program : "the program", info->dlpi_tls_data, blockSize);
+}
+
+static int readAdds(struct dl_phdr_info *info, size_t size, void *context) {
+    (void)size;
+    *(unsigned long long *)context = info->dlpi_adds;
+    return 1;
+}
+
+int shieldbus_find_thread_ids(char *why, unsigned long size) {
+    unsigned long long adds = 0;
+    dl_iterate_phdr(readAdds, &adds);
+    if (cacheCount > 0 && adds == foundAtAdds) return cacheCount;
+    struct Search search = {.thread = (pid_t)syscall(SYS_gettid), .why = why, .whySize = size};
+    cacheCount = 0;
+    if (size > 0) why[0] = 0;
+    dl_iterate_phdr(searchLoaded, &search);
+    if (search.problem == 0 && !search.runtimeFound) {
+        search.problem = ENOENT;
+        snprintf(why, size, "no Swift runtime thread-id cache (%s) in the program or its libraries", runtimeCache);
+    }
+    if (search.problem != 0) {
+        cacheCount = 0;
+        errno = search.problem;
+        return -1;
+    }
+    foundAtAdds = adds;
+    return cacheCount;
+}
+
+void shieldbus_forget_thread_ids(void) {
+    for (int i = 0; i < cacheCount; i++) *caches[i] = 0;
+}
+
+int shieldbus_thread_ids_held(void) {
+    int held = 0;
+    for (int i = 0; i < cacheCount; i++) held += *caches[i] != 0;
+    return held;
+}

@@ -1,0 +1,87 @@
+@testable import Broker
+import BusClient
+import Foundation
+import ShieldBusTestSupport
+import XCTest
+
+/// A process forked from a template — a plugin's launch, an explored day — forgets the thread ids its Swift runtime kept
+/// for its template's thread (`shieldbus_forget_thread_ids`): a second thread that meets its main thread on one of the
+/// runtime's locks — a global's first use (swift_once), Synchronization's Mutex, from a thread of its own or a block on
+/// `DispatchQueue.global()` — goes on. The child of a plain fork spins there for ever, or traps.
+final class ForkedThreadIdsTests: XCTestCase {
+    private static let meetings = ["once", "mutex", "dispatch"]
+
+    func testAChildThatForgetsItsThreadIdsGoesOnWhereverItsThreadsMeet() throws {
+        for meeting in Self.meetings {
+            XCTAssertEqual(try forkAndMeet(forgetting: true, meeting, deadlineMilliseconds: 60_000), "finished", meeting)
+        }
+    }
+
+    /// What the templates' children did before they forgot: the lock's word names the template's thread, so the kernel
+    /// queues the other thread behind the template and refuses the main thread's unlock as not the owner's.
+    func testAPlainForksChildSpinsForEverOrTrapsWhereItsThreadsMeet() throws {
+        XCTAssertEqual(try forkAndMeet(forgetting: false, "once", deadlineMilliseconds: 3_000), "hung", "the runtime's unlock retries for ever")
+        XCTAssertEqual(try forkAndMeet(forgetting: false, "dispatch", deadlineMilliseconds: 3_000), "hung")
+        let mutex = try forkAndMeet(forgetting: false, "mutex", deadlineMilliseconds: 3_000)
+        XCTAssertTrue(mutex.hasPrefix("trapped"), "Synchronization's unlock traps on the refusal: \(mutex)")
+    }
+
+    /// The same meetings in launches from the fixture's template (whose warm-up's locks cached its thread's id), as a
+    /// short-lived extension's code would meet them.
+    func testALaunchFromItsTemplateGoesOnWhereverItsThreadsMeet() throws {
+        for meeting in Self.meetings {
+            let work = TemporaryDirectory(prefix: "forked-threads")
+            let template = try LaunchTemplate(executable: BuildProducts.path("fixture-forked-threads"), arguments: [meeting],
+                                              environment: ["PATH": "/usr/bin:/bin"], logPath: work.file("launch.log"), sandbox: nil)
+            defer { LaunchTemplate.end([template], graceMilliseconds: 5_000) }
+            let deadline = monotonicMilliseconds() + 60_000
+            let log = { (try? String(contentsOfFile: work.file("launch.log"), encoding: .utf8)) ?? "" }
+            XCTAssertTrue(template.awaitReady(until: deadline), "\(meeting): \(log())")
+            let launch = try XCTUnwrap(template.launch(environment: ["PATH": "/usr/bin:/bin"], until: deadline), meeting)
+            guard let status = template.awaitEnding(of: launch.templatePID, until: deadline) else {
+                kill(launch.templatePID, SIGKILL)
+                XCTFail("\(meeting): the launch hung where its threads met: \(log())")
+                continue
+            }
+            XCTAssertEqual(status, 0, "\(meeting): wait status \(status): \(log())")
+            XCTAssertTrue(log().contains("finished"), "\(meeting): \(log())")
+        }
+    }
+
+    /// A Swift program stripped of its symbol table cannot say where its thread ids are kept: its template refuses to
+    /// serve, saying why, and the broker launches it plainly.
+    func testAStrippedProgramsTemplateRefusesToServe() throws {
+        let work = TemporaryDirectory(prefix: "forked-threads-stripped")
+        let stripped = work.file("fixture-forked-threads")
+        let strip = Process()
+        strip.executableURL = URL(fileURLWithPath: "/usr/bin/strip")
+        strip.arguments = ["-o", stripped, BuildProducts.path("fixture-forked-threads")]
+        try strip.run()
+        strip.waitUntilExit()
+        XCTAssertEqual(strip.terminationStatus, 0)
+        let template = try LaunchTemplate(executable: stripped, arguments: ["once"], environment: ["PATH": "/usr/bin:/bin"],
+                                          logPath: work.file("launch.log"), sandbox: nil)
+        defer { LaunchTemplate.end([template], graceMilliseconds: 5_000) }
+        XCTAssertFalse(template.awaitReady(until: monotonicMilliseconds() + 60_000))
+        let log = (try? String(contentsOfFile: work.file("launch.log"), encoding: .utf8)) ?? ""
+        XCTAssertTrue(log.contains("the launch template cannot serve: its Swift runtime's thread ids cannot be found (\(stripped): "
+                                   + "is Swift with thread-local storage but no symbol table (stripped))"), log)
+    }
+
+    /// The fixture's `--fork`: it locks, forks, and its child meets; what it says of the child.
+    private func forkAndMeet(forgetting: Bool, _ meeting: String, deadlineMilliseconds: Int) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BuildProducts.path("fixture-forked-threads"))
+        process.arguments = ["--fork", forgetting ? "forgetting" : "plain", "\(deadlineMilliseconds)", meeting]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The fixture kills its child at the deadline; it ends soon after.
+        waitUntil("the fixture to end", timeoutSeconds: Double(deadlineMilliseconds) / 1_000 + 30) { !process.isRunning }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        return said.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

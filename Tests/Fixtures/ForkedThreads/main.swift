@@ -1,0 +1,149 @@
+// fixture-forked-threads: a second thread meets the main thread on one of the Swift runtime's locks, in a process forked
+// from another whose main thread had locked before (a template's launch, or a fork of its own).
+//
+//   fixture-forked-threads MEETING                       meet in this process (what a launch from a template runs)
+//   fixture-forked-threads --fork HOW DEADLINE MEETING   lock here, fork (HOW: `plain`, or `forgetting` the thread ids
+//                                                        as the templates do), meet in the child; says `finished`,
+//                                                        `trapped SIGNAL` or `hung` (killed after DEADLINE ms)
+// MEETING: `once` (a thread reads a global the main thread is making: swift_once), `mutex` (Synchronization's Mutex the
+// main thread holds), `dispatch` (the global's meeting, from a block on `DispatchQueue.global()`).
+// The main thread lets the lock go only once the other thread is in the kernel waiting for it, so they always meet.
+import CProcessControl
+import Dispatch
+import Foundation
+import ShieldBusSDK
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The other thread's id, once it runs.
+nonisolated(unsafe) var otherThread: Int32 = 0
+let otherStarted = DispatchSemaphore(value: 0)
+let otherDone = DispatchSemaphore(value: 0)
+
+/// The futex call's number (glibc's SYS_futex, which Swift does not import).
+#if arch(x86_64)
+let futexCall = "202"
+#else
+let futexCall = "98"  // arm64's, and the other architectures' generic table
+#endif
+
+/// Waits until the thread `id` is in a futex call (the lock's wait), at most 10 s: whichever comes first, the main thread
+/// then lets go.
+func awaitInTheKernel(_ id: Int32) {
+    let end = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
+    while DispatchTime.now().uptimeNanoseconds < end {
+        if let call = try? String(contentsOfFile: "/proc/self/task/\(id)/syscall", encoding: .utf8),
+           call.split(separator: " ").first.map(String.init) == futexCall { return }
+        sched_yield()
+    }
+}
+
+/// Runs `body` on a thread of its own (a plain pthread: the runtime's locks, not Foundation's, are what meet).
+func onAThread(_ body: @escaping () -> Void) {
+    final class Box { let body: () -> Void; init(_ body: @escaping () -> Void) { self.body = body } }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let started = pthread_create(&thread, nil, { context in
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+        return nil
+    }, context)
+    precondition(started == 0, "no thread: \(started)")
+    pthread_detach(thread)
+}
+
+/// The calling thread's id (/proc/thread-self names it: `PID/task/TID`).
+func threadID() -> Int32 {
+    let link = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+    return link.split(separator: "/").last.flatMap { Int32($0) } ?? 0
+}
+
+/// The other thread's part: says it runs, meets the main thread in `meet`, says it is done.
+func other(_ meet: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+    {
+        otherThread = threadID()
+        otherStarted.signal()
+        meet()
+        otherDone.signal()
+    }
+}
+
+/// Made by the main thread, which starts the other thread inside the making (swift_once holds the global's lock), and
+/// lets go only once that thread waits for the same lock.
+enum Made {
+    static let meetingAThread: Int = {
+        onAThread(other { precondition(Made.meetingAThread == 7) })
+        otherStarted.wait()
+        awaitInTheKernel(otherThread)
+        return 7
+    }()
+    static let meetingADispatchBlock: Int = {
+        DispatchQueue.global().async(execute: other { precondition(Made.meetingADispatchBlock == 8) })
+        otherStarted.wait()
+        awaitInTheKernel(otherThread)
+        return 8
+    }()
+}
+let mutex = Mutex(0)
+
+func meet(_ meeting: String) {
+    switch meeting {
+    case "once":
+        precondition(Made.meetingAThread == 7)
+    case "dispatch":
+        precondition(Made.meetingADispatchBlock == 8)
+    case "mutex":
+        mutex.withLock { value in
+            onAThread(other { mutex.withLock { $0 += 1 } })
+            otherStarted.wait()
+            awaitInTheKernel(otherThread)
+            value += 1
+        }
+    default:
+        FileHandle.standardError.write(Data("unknown meeting \(meeting)\n".utf8))
+        exit(64)
+    }
+    otherDone.wait()
+}
+
+/// Forks after this thread locked (its ids cached) and meets in the child; says how the child ended by `deadline`.
+func forkAndMeet(forgetting: Bool, deadline milliseconds: Int32, _ meeting: String) -> Never {
+    mutex.withLock { $0 += 1 }
+    let unrelated = Mutex(0)
+    unrelated.withLock { $0 += 1 }
+    var why = [CChar](repeating: 0, count: 512)
+    if forgetting, shieldbus_find_thread_ids(&why, UInt(why.count)) < 0 {
+        print("cannot find: \(String(cString: why))")
+        exit(70)
+    }
+    fflush(nil)
+    let child = fork()
+    if child == 0 {
+        if forgetting { shieldbus_forget_thread_ids() }
+        meet(meeting)
+        _exit(0)
+    }
+    let descriptor = shieldbus_process_descriptor(child)
+    var waits = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
+    let ready = poll(&waits, 1, milliseconds)
+    var status: Int32 = 0
+    if ready == 0 {
+        kill(child, SIGKILL)
+        waitpid(child, &status, 0)
+        print("hung")
+    } else {
+        waitpid(child, &status, 0)
+        let signal = status & 0x7f
+        print(signal == 0 && (status >> 8) & 0xff == 0 ? "finished" : signal != 0 ? "trapped \(signal)" : "exited \((status >> 8) & 0xff)")
+    }
+    exit(0)
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "--fork", arguments.count == 4 {
+    let words = Array(arguments)
+    forkAndMeet(forgetting: words[1] == "forgetting", deadline: Int32(words[2]) ?? 5_000, words[3])
+}
+meet(arguments.first ?? "once")
+print("finished")

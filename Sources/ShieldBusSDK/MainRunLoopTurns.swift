@@ -19,4 +19,9 @@ struct MainRunLoopTurns {
         last = now
         return true
     }
+
+    /// Whether a turn could run anything (asked on the main thread): work waits on the main queue, or the main run loop
+    /// was made — what is scheduled on it (a timer, a block) needs it made and signals nothing. A short-lived
+    /// extension's launch that queues nothing then never makes the main run loop, which a fresh process pays for.
+    static var mayRunAnything: Bool { shieldbus_run_loop_exists() != 0 || shieldbus_main_queue_is_signalled() != 0 }
 }

@@ -467,9 +467,10 @@ public final class PluginRuntime: @unchecked Sendable {
 
     /// Runs what waits on the main queue (`DispatchQueue.main.async`, `@MainActor` work): this thread is the main
     /// thread, and on iOS an extension's main queue runs. One pass, without waiting, when one is due (`MainRunLoopTurns`:
-    /// whenever work waits on the main queue).
+    /// whenever work waits on the main queue) and could run anything (never while the main run loop is not made and
+    /// nothing is queued).
     func runMainQueue(force: Bool = false) {
-        guard Thread.isMainThread, mainRunLoopTurns.isDue(force: force) else { return }
+        guard Thread.isMainThread, mainRunLoopTurns.isDue(force: force), MainRunLoopTurns.mayRunAnything else { return }
         _ = RunLoop.main.run(mode: .default, before: .distantPast)
     }
 

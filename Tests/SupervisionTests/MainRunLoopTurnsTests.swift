@@ -41,6 +41,33 @@ final class MainRunLoopTurnsTests: XCTestCase {
         XCTAssertFalse(turns.isDue(at: 7_001 + MainRunLoopTurns.interval))
         XCTAssertTrue(turns.isDue(at: 7_002 + MainRunLoopTurns.interval, force: true), "before a short-lived extension's end")
     }
+
+    /// A thread's run loop is found made only once something made it, and asking makes none: a launch that queues
+    /// nothing and schedules nothing on the main run loop never makes it (`MainRunLoopTurns.mayRunAnything`).
+    func testARunLoopIsFoundMadeOnlyOnceMade() {
+        let seen = Seen()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            seen.before = shieldbus_run_loop_exists()
+            seen.askedAgain = shieldbus_run_loop_exists()
+            _ = RunLoop.current
+            seen.after = shieldbus_run_loop_exists()
+            done.signal()
+        }
+        thread.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual([seen.before, seen.askedAgain, seen.after], [0, 0, 1])
+        _ = RunLoop.main
+        if Thread.isMainThread {
+            XCTAssertEqual(shieldbus_run_loop_exists(), 1, "the main run loop, once made")
+            XCTAssertTrue(MainRunLoopTurns.mayRunAnything, "what is scheduled on a made main run loop signals nothing: a turn may run it")
+        }
+    }
+}
+
+/// What a thread found (written by it alone, read after it signalled).
+private final class Seen: @unchecked Sendable {
+    var before: Int32 = -1, askedAgain: Int32 = -1, after: Int32 = -1
 }
 
 /// What the main queue ran, in order (appended on the main thread alone).

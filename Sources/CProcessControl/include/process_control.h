@@ -2,7 +2,8 @@
 // keeping freed heap, closing every inherited descriptor in a spawned child, the launch templates' channels (a
 // datagram socket that tells each sender's pid, and an epoll set the broker's loop waits on), and process descriptors
 // (a signal that can only reach the process it was opened for, never one that reused its pid), and the broker template
-// that plays explore's days (broker_template.c), the thread ids a forked child must forget (thread_ids.c), and whether libdispatch signalled work on the main queue (main_queue.c).
+// that plays explore's days (broker_template.c), the thread ids a forked child must forget (thread_ids.c), and whether
+// libdispatch signalled work on the main queue and a thread's run loop was made (main_queue.c).
 #ifndef SHIELDBUS_PROCESS_CONTROL_H
 #define SHIELDBUS_PROCESS_CONTROL_H
 
@@ -115,6 +116,11 @@ int shieldbus_folder_entry_kinds(const char *root, const char *below, const char
 /// has signalled its run-loop handle and no turn of the main run loop has drained it since. Costs one `poll`, where a
 /// turn of the run loop costs many times that (main_queue.c).
 int shieldbus_main_queue_is_signalled(void);
+
+/// Whether the calling thread's run loop (`RunLoop.current`, on the main thread `RunLoop.main`) was made: a timer or a
+/// block scheduled on a run loop needs it made, so a loop never made holds nothing but the main queue's signalled work.
+/// Asked without making it, which a process's first `RunLoop.main` does at some cost (main_queue.c).
+int shieldbus_run_loop_exists(void);
 
 /// Does nothing with `pointer`, out of the optimiser's sight: a template's warm-up (the launch template's, the broker
 /// template's) hands it what it makes, so that the making is not left out.

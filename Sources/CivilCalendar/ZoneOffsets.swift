@@ -8,7 +8,7 @@ import Synchronization
 /// and a plugin reads the day's key or the wall clock several times an event, in the same stretch nearly every time.
 ///
 /// The answers are the zone's own: `nextDaylightSavingTimeTransition(after:)` names every change of a zone's offset,
-/// standard or daylight (ICU's next transition; `ZoneOffsetsTests` compare every instant around every change
+/// standard or daylight (ICU's next transition; `ZoneOffsetsTests` compare instants a day, an hour and a second either side of each change
 /// 1900–2100 in zones that change often or oddly), so no instant inside a stretch has another offset. Kept by the
 /// zone's identifier, as a zone's rules do not change while a process runs and the process's own zone
 /// (`TimeZone.current`), set anew, has another identifier; the SDK forgets every stretch then too (`forgetAll`).

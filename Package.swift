@@ -98,7 +98,7 @@ let package = Package(
         // A plugin process serving as its own launch template (a zygote), before its `main` runs.
         .target(name: "CLaunchTemplate", dependencies: ["CProcessControl"]),
         .target(name: "ShieldBusSDK", dependencies: [
-            "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
+            "BusClient", "CProcessControl", "CDeviceClock", "CLaunchTemplate", "BusProtocol", "CivilCalendar", "DeviceAPI", "ScreenTime", "AppGroupStore", "SQLite",
             "ZeroMQ", .product(name: "Logging", package: "swift-log"),
         ]),
         // Apple's framework names over the SDK (plugins import these as on iOS).

@@ -15,8 +15,10 @@ public struct ZonedClock: Hashable, Sendable {
         self.timeZone = timeZone
     }
 
+    /// The zone's offset at an instant, in seconds (`secondsFromGMT(for:)`'s, kept for the stretch it holds over:
+    /// `ZoneOffsets`).
     public func offset(at instant: Int) -> Int {
-        timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(instant)))
+        ZoneOffsets.offset(of: timeZone, at: instant)
     }
 
     /// The wall-clock seconds of an instant (fractions of a second dropped).

@@ -1,4 +1,5 @@
 import CDeviceClock
+import CivilCalendar
 import Foundation
 
 /// Puts the device's clock and zone behind the system's: inside a plugin, `Date()`, `Date.now`, `gettimeofday`,
@@ -58,6 +59,7 @@ struct DeviceClockBinding {
             setenv("TZ", zone.identifier, 1)
             tzset()
             NSTimeZone.resetSystemTimeZone()
+            ZoneOffsets.forgetAll()
         }
     }
 }

@@ -37,7 +37,7 @@ public enum PluginSandbox {
     }
 
     /// Where bubblewrap is, or why plugins cannot be sandboxed here.
-    public static func locateBubblewrap(searchPath: String? = ProcessInfo.processInfo.environment["PATH"]) throws -> String {
+    public static func locateBubblewrap(searchPath: String? = ProcessEnvironment.value(of: "PATH")) throws -> String {
         let folders = (searchPath ?? "/usr/bin:/bin").split(separator: ":").map(String.init) + ["/usr/bin", "/bin"]
         for folder in folders where !folder.isEmpty {
             let candidate = folder + "/bwrap"

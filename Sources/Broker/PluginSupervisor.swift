@@ -169,7 +169,7 @@ final class PluginSupervisor {
     }
     /// The broker's own environment, which every plugin inherits: read once, not at each of the ~60 launches of an
     /// ios-realistic day (`ProcessInfo.environment` parses the whole environment block each time it is asked).
-    private let inheritedEnvironment = ProcessInfo.processInfo.environment
+    private let inheritedEnvironment = ProcessEnvironment.current
     /// Told about plugin lifecycle changes (name, what happened, details) so the broker can publish them.
     var onLifecycle: ((String, String, JSONValue) -> Void)?
     /// Starts plugins on threads of this process instead of as processes (tests only).

@@ -24,4 +24,10 @@ public enum ProcessEnvironment {
         }
         return variables
     }
+
+    /// One variable, or nil when it is not set: `getenv`, with no dictionary of the whole environment made for it (a
+    /// day forked from explore's broker template would otherwise make that dictionary at each of its few reads).
+    public static func value(of name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
 }

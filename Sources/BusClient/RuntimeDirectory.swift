@@ -20,13 +20,18 @@ public struct RuntimeDirectory: Equatable, Sendable {
         path.hasPrefix("/") || path.isEmpty ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    /// The runtime directory to use, given an optional explicit path and the process environment.
-    public static func resolve(_ explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> RuntimeDirectory {
+    /// The runtime directory to use, given an optional explicit path and the environment (nil: the process's, each
+    /// variable read only when needed).
+    public static func resolve(_ explicit: String?, environment: [String: String]? = nil) -> RuntimeDirectory {
         if let explicit, !explicit.isEmpty { return RuntimeDirectory(path: explicit) }
-        if let fromEnvironment = environment["SHIELDBUS_RUNTIME_DIR"], !fromEnvironment.isEmpty {
+        func variable(_ name: String) -> String? {
+            guard let environment else { return ProcessEnvironment.value(of: name) }
+            return environment[name]
+        }
+        if let fromEnvironment = variable("SHIELDBUS_RUNTIME_DIR"), !fromEnvironment.isEmpty {
             return RuntimeDirectory(path: fromEnvironment)
         }
-        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return RuntimeDirectory(path: xdg + "/shieldbus") }
+        if let xdg = variable("XDG_RUNTIME_DIR"), !xdg.isEmpty { return RuntimeDirectory(path: xdg + "/shieldbus") }
         return RuntimeDirectory(path: "/tmp/shieldbus-\(getuid())")
     }
 

@@ -1,6 +1,7 @@
 // DeviceOSWarmUp: the first codings of the bodies a day's device OS reads and writes, made once in the broker template
 // so that each day forked from it finds them made (docs/architecture.md § 8, "The broker template").
 import BusProtocol
+import CProcessControl
 import Configuration
 import DeviceAPI
 import Foundation
@@ -12,6 +13,11 @@ import ScreenTime
 /// generic replies (`DeviceReply<Value>`, its optionals) and of the collections of tokens the bodies hold, and scans
 /// the program's conformance records for each requirement. A day's broker would make them at its serving loop's first
 /// replies, events and stored values; made in the template, the runtime's caches of them are in every forked day.
+///
+/// The same goes for what the device stores and reads back when its broker restarts or crashes in a scenario (the
+/// activities' registrations, spans of use, delivered notifications), for the shield buttons' request and reply, and for
+/// the services' private tables (the monitors by activity, the browser's tabs), whose storage's metadata the runtime
+/// makes at their first insertion.
 ///
 /// Safe because only values made here are coded, through the codecs the services use (`DeviceAPICoding`), and tokens
 /// issued by an issuer of its own: `run` touches no store, bus, clock, file or setting, nothing is kept, and what
@@ -33,6 +39,11 @@ public enum DeviceOSWarmUp {
         func roundTrip<Body: Codable & Equatable>(_ body: Body) {
             let bytes = DeviceAPICoding.encode(body)
             if (try? DeviceAPICoding.decode(Body.self, from: bytes)) != body { failed.append("\(Body.self)") }
+        }
+        // A stored body that is not `Equatable` comes back as it went when it codes to the same bytes again.
+        func roundTripStored<Body: Codable>(_ body: Body) {
+            let bytes = DeviceAPICoding.encode(body)
+            if (try? DeviceAPICoding.decode(Body.self, from: bytes)).map(DeviceAPICoding.encode) != bytes { failed.append("\(Body.self)") }
         }
         let app = Token<Application>(rawValue: "warm-up.app")
         let category = Token<ActivityCategory>(rawValue: "warm-up.category")
@@ -71,9 +82,23 @@ public enum DeviceOSWarmUp {
         roundTrip(OpenURL(url: "warm-up://"))
         roundTrip(AppActivity(application: Application(token: app, bundleIdentifier: "warm-up"), category: ActivityCategory(token: category), reason: ""))
         roundTrip(WebActivity(webDomain: WebDomain(token: domain, domain: "warm-up"), category: nil, url: "", tab: 0, isPrivate: false, reason: ""))
-        // What they store.
+        roundTrip(ShieldActionRequest(action: .primaryButtonPressed, entryPoint: .application, application: app, webDomain: domain, category: category))
+        roundTrip(ShieldActionReply(response: .close))
+        // What they store, and read back when the device restarts.
+        let crossing = ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: date)
         roundTrip(ScenarioProgress(scenario: "warm-up", nextStep: 0, time: 0))
-        roundTrip(DeliveredCrossings(interval: date, crossings: [ThresholdCrossing(event: event, callback: .eventDidReachThreshold, date: date)]))
+        roundTrip(DeliveredCrossings(interval: date, crossings: [crossing]))
+        roundTripStored([DeviceActivityService.Registration(activity: activity, schedule: schedule, events: events, registeredAt: date,
+                                                            startedInterval: date, pendingStart: date, product: "warm-up", deliveredCrossings: [crossing])])
+        let use = UsageMeter.Use(bundleIdentifier: "warm-up", host: "warm-up", categoryID: "warm-up")
+        roundTripStored(UsageMeter.Span(use: use, start: date, end: date))
+        roundTripStored(UsageMeter.UseInProgress(use: use, since: date))
+        roundTripStored(NotificationCenterService.Delivered(request: notification, poster: "warm-up"))
+        // The services' private tables.
+        DeviceActivityService.warmUpMonitorTable()
+        var tabs: [Int: Screen.Tab] = [:]
+        tabs.reserveCapacity(1)
+        shieldbus_keep(UnsafeRawPointer(bitPattern: tabs.capacity))
         return failed
     }
 

@@ -7,7 +7,7 @@ import Foundation
 /// comes to the foreground (the notifier's pending deep-link route is the app's to read).
 final class NotificationCenterService {
     /// A delivered notification and the plugin that posted it: a tap opens that plugin's app.
-    private struct Delivered: Codable {
+    struct Delivered: Codable {
         var request: NotificationRequest
         var poster: String
     }

@@ -21,9 +21,14 @@ final class TokenIssuer {
         let name: String
     }
 
+    /// The hash of the key's first part, `<seed>|<epoch>|`, the same for every token of the epoch: each token's hash
+    /// goes on from it over `<kind>|<name>` (FNV-1a reads its bytes in order, so this is the whole key's hash).
+    private var epochHash: UInt64
+
     init(seed: UInt64, epoch: Int) {
         self.seed = seed
         self.epoch = epoch
+        epochHash = Self.hash("\(seed)|\(epoch)|".utf8, from: Self.fnvOffsetBasis)
     }
 
     func application(_ bundleIdentifier: String) -> ApplicationToken {
@@ -51,6 +56,12 @@ final class TokenIssuer {
 
     /// Issues tokens for everything in the catalog, so reverse lookups work for every token in use.
     func issueAll(for catalog: AppCatalog) {
+        // Sized once (read by key only, so their layout matters to nothing): grown insert by insert, each rehashes its
+        // tokens at every doubling.
+        applications.reserveCapacity(catalog.apps.count)
+        categories.reserveCapacity(catalog.categories.count)
+        domains.reserveCapacity(catalog.webDomains.count)
+        issued.reserveCapacity(catalog.apps.count + catalog.categories.count + catalog.webDomains.count)
         for app in catalog.apps { _ = application(app.bundleIdentifier) }
         for each in catalog.categories { _ = category(each.id) }
         for domain in catalog.webDomains { _ = webDomain(domain.domain) }
@@ -60,6 +71,7 @@ final class TokenIssuer {
     func regenerate(for catalog: AppCatalog) -> TokenMigration {
         let oldApplications = applications, oldCategories = categories, oldDomains = domains
         epoch += 1
+        epochHash = Self.hash("\(seed)|\(epoch)|".utf8, from: Self.fnvOffsetBasis)
         issued = [:]
         applications = [:]
         categories = [:]
@@ -87,19 +99,39 @@ final class TokenIssuer {
         return TokenMigration(applications: applications, categories: categories, domains: domains)
     }
 
-    /// An opaque, stable string: a 64-bit FNV-1a hash of the seed, epoch, kind and name.
+    /// An opaque, stable string: a 64-bit FNV-1a hash of the seed, epoch, kind and name (`<seed>|<epoch>|<kind>|<name>`),
+    /// as `<kind>.` and sixteen hex digits.
     private func opaque(_ kind: String, _ name: String) -> String {
         let key = Issued(kind: kind, name: name)
         if let token = issued[key] { return token }
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in "\(seed)|\(epoch)|\(kind)|\(name)".utf8 {
+        var hash = Self.hash(kind.utf8, from: epochHash)
+        hash = Self.hash(CollectionOfOne(UInt8(ascii: "|")), from: hash)
+        hash = Self.hash(name.utf8, from: hash)
+        let token = kind + "." + Self.hexDigits(of: hash)
+        issued[key] = token
+        return token
+    }
+
+    private static let fnvOffsetBasis: UInt64 = 0xCBF2_9CE4_8422_2325
+
+    private static func hash(_ bytes: some Sequence<UInt8>, from start: UInt64) -> UInt64 {
+        var hash = start
+        for byte in bytes {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01B3
         }
-        let hex = String(hash, radix: 16)
-        let token = kind + "." + String(repeating: "0", count: 16 - hex.count) + hex
-        issued[key] = token
-        return token
+        return hash
+    }
+
+    /// `value` in sixteen lowercase hex digits, zeros first.
+    private static func hexDigits(of value: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 16) { buffer in
+            for index in 0..<16 {
+                let digit = UInt8((value >> UInt64(60 - 4 * index)) & 0xF)
+                buffer[index] = digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10
+            }
+            return 16
+        }
     }
 }
 

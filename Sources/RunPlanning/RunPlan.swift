@@ -74,6 +74,8 @@ public struct RunPlan {
     /// folder (its links followed): shown over their hiding, it would show the plugin every App Group, every record or
     /// the cookie, which its sandbox keeps to their owners. (A folder that holds them is shown with them hidden.)
     static func refuseDeviceFolders(given declaration: ShieldBusConfiguration.PluginDeclaration, stateDirectory: String, runtimeDirectory: String) throws {
+        // Nothing to compare (the usual plugin): the device's folders are not resolved, which reads the file system.
+        guard !declaration.readable.isEmpty || !declaration.writable.isEmpty else { return }
         func real(_ path: String) -> String { URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
         let device = [real(stateDirectory), real(runtimeDirectory)]
         for (key, paths) in [("readable", declaration.readable), ("writable", declaration.writable)] {
@@ -217,7 +219,7 @@ public struct RunPlan {
                 throw Problem(description: "\(error)")
             }
         }
-        settings.launchTemplates = !options.plainLaunches && ProcessInfo.processInfo.environment["SHIELDBUS_PLAIN_LAUNCHES"] != "1"
+        settings.launchTemplates = !options.plainLaunches && ProcessEnvironment.value(of: "SHIELDBUS_PLAIN_LAUNCHES") != "1"
         settings.plugins = try Self.pluginSpecs(configuration: configuration, stateDirectory: stateDirectory, runtime: runtime,
                                                 shortLivedExtensions: fidelity.has(.shortLivedExtensions))
         let launchedAgain = Self.pluginsLaunchedAgain(by: scenario, products: configuration.resolvedProducts, all: settings.plugins.map(\.name))

@@ -77,8 +77,7 @@ extension ShieldBus {
                 throw ExitCode(problem == 0 ? 0 : 70)
             }
             // In a forked child: which day it is, then this day's `shieldbus` arguments.
-            let words = UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length)
-                .split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            let words = Self.words(of: UnsafeBufferPointer(start: UnsafeRawPointer(request).assumingMemoryBound(to: UInt8.self), count: length))
             free(request)
             let (day, arguments) = (words.first ?? "", words.dropFirst())
             guard arguments.first == "run" else {
@@ -88,6 +87,19 @@ extension ShieldBus {
             ShieldBus.playDay(Array(arguments.dropFirst()), day: day, loaded: loaded, kept: kept,
                               read: read.flatMap { $0.arguments == Array(arguments) ? $0.run : nil })
             Foundation.exit(0)
+        }
+
+        /// A day's request, its words each ended by a zero byte but the last (an empty word kept). Read as strings
+        /// straight from the bytes: an array of slices would be a generic type whose metadata each forked day would make
+        /// at its first use.
+        static func words(of request: UnsafeBufferPointer<UInt8>) -> [String] {
+            var words: [String] = []
+            var start = 0
+            for end in 0...request.count where end == request.count || request[end] == 0 {
+                words.append(String(decoding: UnsafeBufferPointer(rebasing: request[start..<end]), as: UTF8.self))
+                start = end + 1
+            }
+            return words
         }
 
         /// The `run` arguments explore gives each day played in `worker` (`DayRunner.runArguments`), and `run` read

@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import Broker
+import BusClient
 import BusProtocol
 import Foundation
 import Logging
@@ -106,7 +107,7 @@ extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Sets up swift-log once: human-readable lines on standard error.
 func bootstrapLogging(_ level: Logger.Level?, default defaultLevel: Logger.Level = .info) {
-    let chosen = level ?? ProcessInfo.processInfo.environment["SHIELDBUS_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? defaultLevel
+    let chosen = level ?? ProcessEnvironment.value(of: "SHIELDBUS_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? defaultLevel
     LoggingSystem.bootstrap { label in
         var handler = StreamLogHandler.standardError(label: label)
         handler.logLevel = chosen

@@ -137,11 +137,7 @@ public enum PluginSandbox {
             arguments += ["--tmpfs", "/tmp"]
             // The processor counts, read-only (security.md § 9): glibc's `sysconf` and libdispatch read them at every
             // process's start, and without them compose them from /proc/stat, which costs far more.
-            if let etc {
-                arguments += etc.systemArguments
-            } else {
-                for file in PluginSandbox.processorCountFiles { arguments += ["--ro-bind-try", file, file] }
-            }
+            arguments += etc?.systemArguments ?? SandboxEtc.systemFileArguments
             for folder in programFolders { arguments += ["--ro-bind", folder, folder] }
             // What the plugin is given outside the hidden folders is shown first: the hiding then covers what those
             // folders hold even when a folder given holds them; what it is given inside them is shown again after.

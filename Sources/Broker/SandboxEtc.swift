@@ -29,7 +29,9 @@ struct SandboxEtc: Equatable {
     /// Gathers the view into `<runtime>/sandbox-etc`, afresh, with an empty place for each of `given` (the host's
     /// paths under /etc that a plugin's `readable:` or `writable:` names): bwrap mounts them over the read-only view,
     /// and cannot make a place for one there itself.
-    /// The processor counts are copied from `hostSystem` into `<runtime>/sandbox-sys`, afresh too.
+    /// The processor counts are copied from `hostSystem` into `<runtime>/sandbox-sys`, afresh too — unless one of
+    /// `given` is under `hostSystem`: bwrap could not make its place in that read-only mount, so each count is then a
+    /// bind of its own on the sandbox's root, as without a view.
     static func make(in runtimeDirectory: String, hostEtc: String = "/etc", given: [String] = [], hostSystem: String = "/sys") throws -> SandboxEtc {
         let path = runtimeDirectory + "/sandbox-etc"
         let files = FileManager.default
@@ -73,14 +75,17 @@ struct SandboxEtc: Equatable {
             }
         }
         return SandboxEtc(path: path, hostEtc: hostEtc, folders: folders,
-                          systemPath: try makeSystem(in: runtimeDirectory + "/sandbox-sys", from: hostSystem))
+                          systemPath: try makeSystem(in: runtimeDirectory + "/sandbox-sys", from: hostSystem,
+                                                     given: given.contains { $0 == hostSystem || $0.hasPrefix(hostSystem + "/") }))
     }
 
-    /// Copies the processor counts of `hostSystem` into `path`, at their places under it; nil when it has neither.
+    /// Copies the processor counts of `hostSystem` into `path`, at their places under it; nil when it has neither, or
+    /// when a plugin is `given` a path under it (no copies made).
     /// They are what glibc and libdispatch read at a process's start, and a run's plugins start with it.
-    private static func makeSystem(in path: String, from hostSystem: String) throws -> String? {
+    private static func makeSystem(in path: String, from hostSystem: String, given: Bool) throws -> String? {
         let files = FileManager.default
         if files.fileExists(atPath: path) { try files.removeItem(atPath: path) }
+        guard !given else { return nil }
         var copied = false
         for file in PluginSandbox.processorCountFiles {
             let name = String(file.dropFirst("/sys/".count))
@@ -133,8 +138,12 @@ struct SandboxEtc: Equatable {
         ["--ro-bind", path, "/etc"] + folders.flatMap { ["--ro-bind-try", hostEtc + "/" + $0, "/etc/" + $0] }
     }
 
-    /// The bwrap arguments that make the sandbox's /sys: the processor counts only, or nothing.
+    /// The bwrap arguments that make the sandbox's /sys: the processor counts only — the view, or each host file
+    /// bound at its place when there is no view (those the host lacks are left out by bwrap).
     var systemArguments: [String] {
-        systemPath.map { ["--ro-bind", $0, "/sys"] } ?? []
+        systemPath.map { ["--ro-bind", $0, "/sys"] } ?? Self.systemFileArguments
     }
+
+    /// The processor counts bound one by one, read-only.
+    static let systemFileArguments = PluginSandbox.processorCountFiles.flatMap { ["--ro-bind-try", $0, $0] }
 }

@@ -31,13 +31,30 @@
 
 static int *caches[MAXIMUM_CACHES];
 static int cacheCount = 0;
-/// The loader's count of objects loaded when they were found (dl_phdr_info's dlpi_adds): a library loaded since may hold more.
-static unsigned long long foundAtAdds = 0;
+/// The loaded objects when they were found: the loader's counts of objects loaded and unloaded (dl_phdr_info's
+/// dlpi_adds and dlpi_subs: a library loaded since may hold more, one unloaded leaves caches freed), and how many
+/// objects had this thread's thread-local block made (one made since may hold more).
+struct Loaded {
+    unsigned long long adds;
+    unsigned long long subs;
+    int blocksMade;
+};
+static struct Loaded foundWhen = {0, 0, 0};
 
 /// The Swift runtime's cache (swift/Threading/Impl/Linux/ulock.h): one per object that links the runtime's threading.
 static const char runtimeCache[] = "_ZZN5swift14threading_impl5linux13ulock_get_tidEvE3tid";
-/// Synchronization's (its `_swift_stdlib_gettid`, a C inline function every client module emits a copy of).
+/// Synchronization's (its `_swift_stdlib_gettid`, a C inline function every client module emits a copy of): as C names
+/// it, and as C++ names it in a module built with C++ interoperability.
 static const char synchronizationCache[] = "_swift_stdlib_gettid.tid";
+static const char *const synchronizationCacheInCPlusPlus[] = {"_ZZL20_swift_stdlib_gettidvE3tid", "_ZZ20_swift_stdlib_gettidvE3tid"};
+
+static int isSynchronizationCache(const char *name) {
+    if (strncmp(name, synchronizationCache, sizeof synchronizationCache - 1) == 0) return 1;
+    for (size_t i = 0; i < sizeof synchronizationCacheInCPlusPlus / sizeof *synchronizationCacheInCPlusPlus; i++) {
+        if (strcmp(name, synchronizationCacheInCPlusPlus[i]) == 0) return 1;
+    }
+    return 0;
+}
 
 struct Search {
     pid_t thread;
@@ -98,11 +115,13 @@ static int searchObject(struct Search *search, const char *opened, const char *p
     }
     const ElfW(Sym) *symbol = (const ElfW(Sym) *)(bytes + symbols->sh_offset);
     const char *text = (const char *)bytes + strings->sh_offset;
+    int threadLocals = 0;
     for (size_t i = 0; i < symbols->sh_size / sizeof(ElfW(Sym)); i++, symbol++) {
         if (ELF_SYMBOL_TYPE(symbol->st_info) != STT_TLS || symbol->st_shndx == SHN_UNDEF || symbol->st_name >= strings->sh_size) continue;
+        if (symbol->st_size > 0) threadLocals++;  // (markers such as `_end` may be typed thread-local, sized 0)
         const char *name = text + symbol->st_name;
         int runtime = strcmp(name, runtimeCache) == 0;
-        if (!runtime && strncmp(name, synchronizationCache, sizeof synchronizationCache - 1) != 0) continue;
+        if (!runtime && !isSynchronizationCache(name)) continue;
         int *cache = (int *)(block + (symbol->st_value <= blockSize - sizeof(int) ? symbol->st_value : 0));
         // Read now, by the one thread: 0 (not read yet) or this thread's id, or the symbol is not the cache it names.
         if (symbol->st_size != sizeof(int) || symbol->st_value > blockSize - sizeof(int) || (*cache != 0 && *cache != search->thread)) {
@@ -116,6 +135,9 @@ static int searchObject(struct Search *search, const char *opened, const char *p
         caches[cacheCount++] = cache;
         search->runtimeFound |= runtime;
     }
+    // Thread-local storage that no sized symbol names: its local symbols were stripped (`strip --discard-all`), the
+    // caches among them.
+    if (swift && threadLocals == 0) stop = refuse(search, ENOENT, "is Swift with thread-local storage but its local symbols stripped", path);
 done:
     munmap(bytes, size);
     return stop;
@@ -138,16 +160,21 @@ static int searchLoaded(struct dl_phdr_info *info, size_t size, void *context) {
     return searchObject(search, "/proc/self/exe", length > 0 ? program : "the program", info->dlpi_tls_data, blockSize);
 }
 
-static int readAdds(struct dl_phdr_info *info, size_t size, void *context) {
+static int readLoaded(struct dl_phdr_info *info, size_t size, void *context) {
     (void)size;
-    *(unsigned long long *)context = info->dlpi_adds;
-    return 1;
+    struct Loaded *loaded = context;
+    loaded->adds = info->dlpi_adds;
+    loaded->subs = info->dlpi_subs;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_phdr[i].p_memsz >= sizeof(int) && info->dlpi_tls_data != NULL) loaded->blocksMade++;
+    }
+    return 0;
 }
 
 int shieldbus_find_thread_ids(char *why, unsigned long size) {
-    unsigned long long adds = 0;
-    dl_iterate_phdr(readAdds, &adds);
-    if (cacheCount > 0 && adds == foundAtAdds) return cacheCount;
+    struct Loaded loaded = {0, 0, 0};
+    dl_iterate_phdr(readLoaded, &loaded);
+    if (cacheCount > 0 && loaded.adds == foundWhen.adds && loaded.subs == foundWhen.subs && loaded.blocksMade == foundWhen.blocksMade) return cacheCount;
     struct Search search = {.thread = (pid_t)syscall(SYS_gettid), .why = why, .whySize = size};
     cacheCount = 0;
     if (size > 0) why[0] = 0;
@@ -161,7 +188,7 @@ int shieldbus_find_thread_ids(char *why, unsigned long size) {
         errno = search.problem;
         return -1;
     }
-    foundAtAdds = adds;
+    foundWhen = loaded;
     return cacheCount;
 }
 

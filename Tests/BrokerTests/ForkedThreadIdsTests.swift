@@ -48,24 +48,26 @@ final class ForkedThreadIdsTests: XCTestCase {
         }
     }
 
-    /// A Swift program stripped of its symbol table cannot say where its thread ids are kept: its template refuses to
-    /// serve, saying why, and the broker launches it plainly.
+    /// A Swift program stripped of its symbol table, or of its local symbols only (every cache is one), cannot say
+    /// where its thread ids are kept: its template refuses to serve, saying why, and the broker launches it plainly.
     func testAStrippedProgramsTemplateRefusesToServe() throws {
-        let work = TemporaryDirectory(prefix: "forked-threads-stripped")
-        let stripped = work.file("fixture-forked-threads")
-        let strip = Process()
-        strip.executableURL = URL(fileURLWithPath: "/usr/bin/strip")
-        strip.arguments = ["-o", stripped, BuildProducts.path("fixture-forked-threads")]
-        try strip.run()
-        strip.waitUntilExit()
-        XCTAssertEqual(strip.terminationStatus, 0)
-        let template = try LaunchTemplate(executable: stripped, arguments: ["once"], environment: ["PATH": "/usr/bin:/bin"],
-                                          logPath: work.file("launch.log"), sandbox: nil)
-        defer { LaunchTemplate.end([template], graceMilliseconds: 5_000) }
-        XCTAssertFalse(template.awaitReady(until: monotonicMilliseconds() + 60_000))
-        let log = (try? String(contentsOfFile: work.file("launch.log"), encoding: .utf8)) ?? ""
-        XCTAssertTrue(log.contains("the launch template cannot serve: its Swift runtime's thread ids cannot be found (\(stripped): "
-                                   + "is Swift with thread-local storage but no symbol table (stripped))"), log)
+        for (options, reason) in [([String](), "no symbol table (stripped)"), (["--discard-all"], "its local symbols stripped")] {
+            let work = TemporaryDirectory(prefix: "forked-threads-stripped")
+            let stripped = work.file("fixture-forked-threads")
+            let strip = Process()
+            strip.executableURL = URL(fileURLWithPath: "/usr/bin/strip")
+            strip.arguments = options + ["-o", stripped, BuildProducts.path("fixture-forked-threads")]
+            try strip.run()
+            strip.waitUntilExit()
+            XCTAssertEqual(strip.terminationStatus, 0)
+            let template = try LaunchTemplate(executable: stripped, arguments: ["once"], environment: ["PATH": "/usr/bin:/bin"],
+                                              logPath: work.file("launch.log"), sandbox: nil)
+            defer { LaunchTemplate.end([template], graceMilliseconds: 5_000) }
+            XCTAssertFalse(template.awaitReady(until: monotonicMilliseconds() + 60_000), "\(options)")
+            let log = (try? String(contentsOfFile: work.file("launch.log"), encoding: .utf8)) ?? ""
+            XCTAssertTrue(log.contains("the launch template cannot serve: its Swift runtime's thread ids cannot be found (\(stripped): "
+                                       + "is Swift with thread-local storage but \(reason))"), log)
+        }
     }
 
     /// The fixture's `--fork`: it locks, forks, and its child meets; what it says of the child.

@@ -81,11 +81,25 @@ final class SandboxEtcTests: XCTestCase {
                            try String(contentsOfFile: file, encoding: .utf8))
         }
 
+        // A plugin given a path under /sys: no view (bwrap could not make the path's place in it), each count bound
+        // on its own, and the path given after them.
+        let givenSystem = try SandboxEtc.make(in: runtime.path, hostEtc: host.path, given: [host.file("kernel")], hostSystem: host.path)
+        XCTAssertNil(givenSystem.systemPath)
+        XCTAssertEqual(givenSystem.systemArguments, SandboxEtc.systemFileArguments)
+        XCTAssertFalse(files.fileExists(atPath: runtime.path + "/sandbox-sys"), "no view left from before")
+        let reading = PluginSpec(name: "p", executable: "/bin/true", role: .generic, files: .init(readable: ["/sys/class/net"]))
+        let machineGiven = try SandboxEtc.make(in: runtime.path, given: reading.files.readable)
+        let givenArguments = PluginSandbox.Plan(spec: reading, runtimeDirectory: runtime.path, endpoint: "ipc://" + runtime.path + "/bus.sock",
+                                                infoDescriptor: nil, seccompDescriptor: 3, etc: machineGiven).arguments
+        XCTAssertFalse(givenArguments.contains("/sys"), "\(givenArguments)")
+        XCTAssertEqual(givenArguments.filter { $0.hasPrefix("/sys/devices") }.count, 2 * PluginSandbox.processorCountFiles.count, "\(givenArguments)")
+        XCTAssertTrue(givenArguments.contains("/sys/class/net"), "\(givenArguments)")
+
         // Made afresh: a host without them shows no /sys.
         try files.removeItem(atPath: host.file("devices"))
         let bare = try SandboxEtc.make(in: runtime.path, hostEtc: host.path, hostSystem: host.path)
         XCTAssertNil(bare.systemPath)
-        XCTAssertEqual(bare.systemArguments, [])
+        XCTAssertEqual(bare.systemArguments, SandboxEtc.systemFileArguments, "bwrap binds those the host has, here none")
         XCTAssertFalse(files.fileExists(atPath: runtime.path + "/sandbox-sys"))
     }
 

@@ -29,13 +29,21 @@ let futexCall = "202"
 let futexCall = "98"  // arm64's, and the other architectures' generic table
 #endif
 
-/// Waits until the thread `id` is in a futex call (the lock's wait), at most 10 s: whichever comes first, the main thread
-/// then lets go.
+/// FUTEX_LOCK_PI, without the private flag: the wait of every lock the meetings take.
+let lockPriorityInheriting: UInt64 = 6
+
+/// Waits until the thread `id` waits in the kernel for a priority-inheritance lock (a futex call whose operation is
+/// FUTEX_LOCK_PI: not any futex call, such as the wake of `otherStarted` the thread makes just before), at most 10 s:
+/// whichever comes first, the main thread then lets go.
 func awaitInTheKernel(_ id: Int32) {
     let end = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
     while DispatchTime.now().uptimeNanoseconds < end {
-        if let call = try? String(contentsOfFile: "/proc/self/task/\(id)/syscall", encoding: .utf8),
-           call.split(separator: " ").first.map(String.init) == futexCall { return }
+        if let call = try? String(contentsOfFile: "/proc/self/task/\(id)/syscall", encoding: .utf8) {
+            // `number address operation …`, the arguments in hexadecimal.
+            let fields = call.split(separator: " ")
+            if fields.count > 2, fields[0] == futexCall,
+               let operation = UInt64(fields[2].dropFirst(2), radix: 16), operation & 0x7f == lockPriorityInheriting { return }
+        }
         sched_yield()
     }
 }

@@ -113,7 +113,7 @@ let package = Package(
         .target(name: "FamilyControls", dependencies: ["ShieldBusSDK", "ScreenTime", "DeviceAPI"]),
         .target(name: "ShieldBusUserNotifications", dependencies: ["ShieldBusSDK", "DeviceAPI"]),
         .target(name: "DeviceOS", dependencies: [
-            "Broker", "BusProtocol", "CProcessControl", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
+            "Broker", "BusProtocol", "Configuration", "DeviceAPI", "ScreenTime", "SQLite",
             .product(name: "Logging", package: "swift-log"),
         ]),
 

@@ -65,7 +65,10 @@ public enum BrokerWarmUp {
         shieldbus_keep(UnsafeRawPointer(bitPattern: set.capacity))
     }
 
-    private static func reserve<Key: Hashable, Value>(_: [Key: Value].Type) {
+    /// A table's storage made, with room for one: the metadata the runtime makes at a table's first insertion (its
+    /// key's `Hashable` conformance found by a scan of the program's conformance records). Other modules' warm-ups
+    /// make their private tables' with it.
+    public static func reserve<Key: Hashable, Value>(_: [Key: Value].Type) {
         var dictionary = [Key: Value]()
         dictionary.reserveCapacity(1)
         shieldbus_keep(UnsafeRawPointer(bitPattern: dictionary.capacity))

@@ -1,5 +1,5 @@
+import Broker
 import BusProtocol
-import CProcessControl
 import Configuration
 import DeviceAPI
 import Foundation
@@ -85,12 +85,9 @@ final class DeviceActivityService {
 
     /// The monitors' table's first insertion makes its storage's type metadata, for which the runtime looks up the
     /// key's `Hashable` conformance by a scan of the program's conformance records: made once in explore's broker
-    /// template (`DeviceOSWarmUp`), the runtime's caches of them are in every day forked from it. An empty table with
-    /// room for one, dropped at once.
+    /// template (`DeviceOSWarmUp`), the runtime's caches of them are in every day forked from it.
     static func warmUpMonitorTable() {
-        var table: [DeviceActivityName: Monitor] = [:]
-        table.reserveCapacity(1)
-        shieldbus_keep(UnsafeRawPointer(bitPattern: table.capacity))
+        BrokerWarmUp.reserve([DeviceActivityName: Monitor].self)
     }
 
     static let registrationsKey = "deviceactivity.registrations"

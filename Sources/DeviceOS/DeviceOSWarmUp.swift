@@ -1,7 +1,7 @@
 // DeviceOSWarmUp: the first codings of the bodies a day's device OS reads and writes, made once in the broker template
 // so that each day forked from it finds them made (docs/architecture.md § 8, "The broker template").
+import Broker
 import BusProtocol
-import CProcessControl
 import Configuration
 import DeviceAPI
 import Foundation
@@ -96,9 +96,7 @@ public enum DeviceOSWarmUp {
         roundTripStored(NotificationCenterService.Delivered(request: notification, poster: "warm-up"))
         // The services' private tables.
         DeviceActivityService.warmUpMonitorTable()
-        var tabs: [Int: Screen.Tab] = [:]
-        tabs.reserveCapacity(1)
-        shieldbus_keep(UnsafeRawPointer(bitPattern: tabs.capacity))
+        BrokerWarmUp.reserve([Int: Screen.Tab].self)
         return failed
     }
 

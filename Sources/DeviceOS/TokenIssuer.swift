@@ -28,7 +28,7 @@ final class TokenIssuer {
     init(seed: UInt64, epoch: Int) {
         self.seed = seed
         self.epoch = epoch
-        epochHash = Self.hash("\(seed)|\(epoch)|".utf8, from: Self.fnvOffsetBasis)
+        epochHash = Self.epochHash(seed: seed, epoch: epoch)
     }
 
     func application(_ bundleIdentifier: String) -> ApplicationToken {
@@ -71,7 +71,7 @@ final class TokenIssuer {
     func regenerate(for catalog: AppCatalog) -> TokenMigration {
         let oldApplications = applications, oldCategories = categories, oldDomains = domains
         epoch += 1
-        epochHash = Self.hash("\(seed)|\(epoch)|".utf8, from: Self.fnvOffsetBasis)
+        epochHash = Self.epochHash(seed: seed, epoch: epoch)
         issued = [:]
         applications = [:]
         categories = [:]
@@ -113,6 +113,10 @@ final class TokenIssuer {
     }
 
     private static let fnvOffsetBasis: UInt64 = 0xCBF2_9CE4_8422_2325
+
+    private static func epochHash(seed: UInt64, epoch: Int) -> UInt64 {
+        hash("\(seed)|\(epoch)|".utf8, from: fnvOffsetBasis)
+    }
 
     private static func hash(_ bytes: some Sequence<UInt8>, from start: UInt64) -> UInt64 {
         var hash = start

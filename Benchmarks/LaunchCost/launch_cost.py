@@ -6,7 +6,7 @@ Sources/CLaunchTemplate), and executed without a sandbox. Usage: launch_cost.py 
 .build/release/activity-monitor). Counts what the launched processes and bwrap used (getrusage of reaped children),
 not this script. A template launch is its own cost: a template started and ended without a launch, measured beside each
 round, is taken from the round (a run starts a template once per plugin, explore once per worker), and shown apart."""
-import os, resource, socket, subprocess, sys
+import atexit, os, resource, shutil, socket, subprocess, sys, tempfile
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 50
 program = sys.argv[2] if len(sys.argv) > 2 else root + '/.build/release/activity-monitor'
@@ -17,12 +17,21 @@ sandbox = ['bwrap', '--die-with-parent', '--unshare-pid', '--unshare-ipc', '--un
 for top in ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']:
     if os.path.islink(top): sandbox += ['--symlink', os.readlink(top), top]
     else: sandbox += ['--ro-bind-try', top, top]
-for f in ['/etc/ld.so.cache', '/etc/localtime', '/etc/passwd', '/etc/group', '/etc/nsswitch.conf']:
-    sandbox += ['--ro-bind-try', f, f]
-# The processor counts, as PluginSandbox.processorCountFiles shows them: without them glibc and libdispatch compose
-# the counts from /proc/stat at every start.
-for f in ['/sys/devices/system/cpu/possible', '/sys/devices/system/cpu/online']:
-    sandbox += ['--ro-bind-try', f, f]
+# The sandbox's /etc and /sys as SandboxEtc makes them: folders of copies, one read-only mount each (bwrap reads the
+# mount table again at every mount, so a bind per file would overstate a sandbox's cost).
+views = tempfile.mkdtemp(prefix='launch-cost-')
+atexit.register(shutil.rmtree, views, True)
+os.makedirs(views + '/etc')
+for f in ['ld.so.cache', 'passwd', 'group', 'nsswitch.conf']:
+    if os.path.exists('/etc/' + f): shutil.copyfile('/etc/' + f, views + '/etc/' + f)
+if os.path.islink('/etc/localtime'): os.symlink(os.readlink('/etc/localtime'), views + '/etc/localtime')
+sandbox += ['--ro-bind', views + '/etc', '/etc']
+# The processor counts (PluginSandbox.processorCountFiles): without them glibc and libdispatch compose the counts from
+# /proc/stat at every start.
+os.makedirs(views + '/sys/devices/system/cpu')
+for f in ['possible', 'online']:
+    shutil.copyfile('/sys/devices/system/cpu/' + f, views + '/sys/devices/system/cpu/' + f)
+sandbox += ['--ro-bind', views + '/sys', '/sys']
 sandbox += ['--proc', '/proc', '--tmpfs', '/dev']
 for node in ['null', 'zero', 'full', 'random', 'urandom']: sandbox += ['--dev-bind-try', '/dev/' + node, '/dev/' + node]
 for link, target in [('fd', '/proc/self/fd'), ('stdin', '/proc/self/fd/0'), ('stdout', '/proc/self/fd/1'), ('stderr', '/proc/self/fd/2')]:

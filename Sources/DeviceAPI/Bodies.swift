@@ -80,6 +80,18 @@ public struct ShieldActionReply: Codable, Hashable {
     public init(response: ShieldActionResponse) { self.response = response }
 }
 
+extension ShieldActionRequest {
+    /// The keyed container its decoding makes (an action delegate's launch reads one request), for a launch template's
+    /// warm-up to name (ScreenTime's `ShieldSettings.encodingContainerTypes` says why).
+    package static var decodingContainerTypes: [Any.Type] { [KeyedDecodingContainer<CodingKeys>.self] }
+}
+
+extension ShieldActionReply {
+    /// The keyed container its encoding makes (an action delegate's launch answers once), for a launch template's
+    /// warm-up to name (ScreenTime's `ShieldSettings.encodingContainerTypes` says why).
+    package static var encodingContainerTypes: [Any.Type] { [KeyedEncodingContainer<CodingKeys>.self] }
+}
+
 /// `shield.shown`: the OS presented a shield.
 public struct ShieldShown: Codable, Hashable {
     public var target: ShieldTarget

@@ -40,7 +40,8 @@ package enum LaunchTemplateWarmUp {
         reserveArrays()
         reserveSetsAndDictionaries()
         nameTypes()
-        name(ShieldSettings.encodingContainerTypes + ManagedSettingsWrite.encodingContainerTypes)
+        name(ShieldSettings.encodingContainerTypes + ManagedSettingsWrite.encodingContainerTypes
+             + ShieldActionRequest.decodingContainerTypes + ShieldActionReply.encodingContainerTypes)
     }
 
     /// Makes each of `types`, given by a module that can name them (the keyed coding containers of a type whose
@@ -98,6 +99,8 @@ package enum LaunchTemplateWarmUp {
         reserve(Set<Role>.self)
         reserve(Set<String>.self)
         reserve(Set<Calendar.Component>.self)
+        // Foundation's own, made by a URL's first `path` (its percent-decoding's bytes), as a renderer's resources.
+        reserve(Set<UInt8>.self)
         reserve([String: JSONValue].self)
         reserve([String: Statement].self)
         reserve([String: String].self)

@@ -4,7 +4,8 @@ import Foundation
 import ScreenTime
 import XCTest
 
-/// A launch template's warm-up names the keyed coding containers a launch's writes make whose keys are private
+/// A launch template's warm-up names the keyed coding containers a launch's writes (and an action delegate's read of
+/// its request) make whose keys are private
 /// (ShieldBusSDK's `LaunchTemplateWarmUp`, MonitorKit's `MonitorKitWarmUp`): each list must hold every container the
 /// type's encoding asks for, else that launch still scans the program's conformance records for it.
 final class WarmUpCodingContainersTests: XCTestCase {
@@ -26,6 +27,18 @@ final class WarmUpCodingContainersTests: XCTestCase {
         try assertNamed([CheckChain.PlannedCall(at: 1_060, activity: "monitor.reblock_0")], in: types, expecting: 1)
     }
 
+    func testAShieldActionsReplyNamesItsOwnKeyedContainer() throws {
+        try assertNamed(ShieldActionReply(response: .defer), in: ShieldActionReply.encodingContainerTypes, expecting: 1)
+    }
+
+    func testAShieldActionsRequestNamesTheKeyedContainerItsDecodingAsksFor() {
+        let recorder = KeyedDecodingContainerRecorder()
+        XCTAssertThrowsError(try ShieldActionRequest(from: recorder))
+        let named = Set(ShieldActionRequest.decodingContainerTypes.map(ObjectIdentifier.init))
+        XCTAssertEqual(recorder.made.map(\.name), ["KeyedDecodingContainer<CodingKeys>"])
+        XCTAssertTrue(recorder.made.allSatisfy { named.contains($0.type) }, "\(recorder.made.map(\.name)) is not named for the warm-up")
+    }
+
     /// Encodes `value` and checks that each keyed container asked for is among `named`, and that `count` kinds were.
     private func assertNamed<T: Encodable>(_ value: T, in named: [Any.Type], expecting count: Int, line: UInt = #line) throws {
         let recorder = KeyedContainerRecorder()
@@ -36,6 +49,23 @@ final class WarmUpCodingContainersTests: XCTestCase {
             XCTAssertTrue(names.contains(made), "\(type) is not named for the warm-up", line: line)
         }
     }
+}
+
+/// A `Decoder` that records the keyed container its value asks for first, and refuses it: the container's own type is
+/// what the warm-up must name (the values inside are the standard types' own or named elsewhere).
+private final class KeyedDecodingContainerRecorder: Decoder {
+    struct Refused: Error {}
+    var made: [(type: ObjectIdentifier, name: String)] = []
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        made.append((ObjectIdentifier(KeyedDecodingContainer<Key>.self), "\(KeyedDecodingContainer<Key>.self)"))
+        throw Refused()
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer { throw Refused() }
+    func singleValueContainer() throws -> any SingleValueDecodingContainer { throw Refused() }
 }
 
 /// An `Encoder` that encodes nothing but records the type of every keyed container asked for with keys of the

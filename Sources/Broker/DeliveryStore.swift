@@ -40,6 +40,11 @@ final class DeliveryStore {
     let path: String
     private let connection: SQLiteConnection
     private let statements: Statements
+    /// Each kept event's row in `pending`, by plugin and sequence number: a deletion names its row.
+    private var rows: [Key: Int64] = [:]
+    /// The highest row number given so far: a new row takes the next, as SQLite numbers a row given none (a broker
+    /// from before, writing the same table, lets it).
+    private var lastRow: Int64 = 0
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
     private let tally: CommitTally
@@ -55,8 +60,8 @@ final class DeliveryStore {
 
     /// The page size of a store made here (one made earlier keeps its own). Each save writes its pages whole into the
     /// write-ahead log — the kept deliveries, the tally's row — each checksummed and copied: smaller pages than
-    /// SQLite's 4 KiB cost a save less, while a kept envelope of the usual size still fits beside its key (1 KiB pages
-    /// would send many to overflow pages, more frames a save).
+    /// SQLite's 4 KiB cost a save less, while a kept envelope of the usual size still fits in its row (`pending` has
+    /// rowids: see `tables`; 1 KiB pages would send many to overflow pages, more frames a save).
     static let pageSize = 2_048
 
     /// The store's tables, each made if missing. The numbers every save writes — the last sequence number saved and
@@ -71,9 +76,16 @@ final class DeliveryStore {
     /// at its first save, as before its numbers moved).
     private static let tallyRow = "INSERT OR IGNORE INTO commit_tally (id, n) VALUES (1, 0);"
 
-    private static let tables = """
-        CREATE TABLE IF NOT EXISTS pending (plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL,
-                                            PRIMARY KEY (plugin, seq)) WITHOUT ROWID;
+    /// `pending` is a table with rowids, each row numbered by the store as it is kept (`rows`), not one keyed by plugin
+    /// and sequence number (`WITHOUT ROWID`): SQLite keeps a row of such a key's tree in its page only up to about a
+    /// quarter of the page (488 bytes at 2 KiB), so a longer envelope (`shield.shown`'s, on every shielded open) would
+    /// take an overflow page for each plugin it is kept for, and the save that keeps it and the one that forgets it
+    /// would each write the file's first page and its list of free pages as well. A rowid table's row stays in its
+    /// page up to nearly the whole page, and a new row goes at the end of the table, where the last ones went.
+    private static let pendingTable =
+        "CREATE TABLE IF NOT EXISTS pending (row INTEGER PRIMARY KEY, plugin TEXT NOT NULL, seq INTEGER NOT NULL, envelope BLOB NOT NULL);"
+
+    private static let tables = pendingTable + """
         CREATE TABLE IF NOT EXISTS commit_tally (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL,
                                                  savedSeq INTEGER, seqReserved INTEGER, timeReserved INTEGER);
         CREATE VIEW IF NOT EXISTS meta (key, value) AS \(metaView);
@@ -145,7 +157,33 @@ final class DeliveryStore {
         }
         if !hasTallyRow { try connection.execute(Self.tallyRow) }
         try Self.moveNumbersIntoTheTally(connection)
+        try Self.numberThePendingRows(connection)
         statements = try Statements(connection)
+        let kept = try connection.prepare("SELECT row, plugin, seq FROM pending")
+        while try kept.step() {
+            guard let row = try kept.int64(at: 0), let plugin = try kept.string(at: 1), let seq = try kept.int64(at: 2) else { continue }
+            rows[Key(plugin: plugin, seq: UInt64(seq))] = row
+            lastRow = max(lastRow, row)
+        }
+    }
+
+    /// A store made before `pending` had rowids (`tables`) keeps its rows in a table keyed by plugin and sequence
+    /// number: they are moved into a numbered table, in one transaction that counts no commit (as the numbers' move).
+    /// A broker from before reads and writes the numbered table as its own (its statements name only the plugin, the
+    /// sequence number and the envelope).
+    private static func numberThePendingRows(_ connection: SQLiteConnection) throws {
+        let numbered = try connection.withStatement("SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'row'") {
+            try $0.step() && (try $0.int64(at: 0) ?? 0) > 0
+        }
+        guard !numbered else { return }
+        try connection.transaction(.immediate) {
+            try connection.execute("""
+                ALTER TABLE pending RENAME TO pending_unnumbered;
+                \(pendingTable)
+                INSERT INTO pending (plugin, seq, envelope) SELECT plugin, seq, envelope FROM pending_unnumbered ORDER BY seq, plugin;
+                DROP TABLE pending_unnumbered;
+                """)
+        }
     }
 
     /// A store made before its numbers moved into the tally's row (`schema`) keeps them in a table `meta`: they are
@@ -215,6 +253,9 @@ final class DeliveryStore {
     /// that states it); `savedSeq` is the last sequence number sequenced (everything up to it is now durable).
     func write(inserts: [Key: [UInt8]], deletions: [Key], publishedDeletions: [Key] = [], published: [Key: [UInt64]] = [:], held: [Held]? = nil,
                announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
+        // The rows' numbers change only once the transaction stands: one that fails leaves the store as it was, and
+        // its changes are written again by a later save.
+        var numbered: [(Key, Int64)] = []
         try tally.transaction(countedByBody: { commits in
             if !announced.isEmpty {
                 try connection.withStatement(statements.insertAnnounced) { insert in
@@ -243,12 +284,20 @@ final class DeliveryStore {
             }
             if !inserts.isEmpty {
                 try connection.withStatement(statements.insertPending) { insert in
-                    for (key, json) in inserts {
+                    // Numbered in sequence order, as they were sequenced: the store's bytes follow from what it keeps.
+                    for (key, json) in inserts.sorted(by: { ($0.key.seq, $0.key.plugin) < ($1.key.seq, $1.key.plugin) }) {
+                        // A key kept already keeps its row (the insert replaces it).
+                        let row = rows[key] ?? {
+                            lastRow += 1
+                            return lastRow
+                        }()
                         insert.reset()
-                        try insert.bind(key.plugin, at: 1)
-                        try insert.bind(Int64(key.seq), at: 2)
-                        try insert.bind(json, at: 3)
+                        try insert.bind(row, at: 1)
+                        try insert.bind(key.plugin, at: 2)
+                        try insert.bind(Int64(key.seq), at: 3)
+                        try insert.bind(json, at: 4)
                         try insert.run()
+                        numbered.append((key, row))
                     }
                 }
             }
@@ -265,9 +314,19 @@ final class DeliveryStore {
                     }
                 }
             }
-            for (statement, keys) in [(statements.deletePending, deletions), (statements.deletePublished, publishedDeletions)] where !keys.isEmpty {
-                try connection.withStatement(statement) { delete in
-                    for key in keys {
+            if !deletions.isEmpty {
+                try connection.withStatement(statements.deletePending) { delete in
+                    for key in deletions {
+                        guard let row = rows[key] else { continue }  // never kept in the store
+                        delete.reset()
+                        try delete.bind(row, at: 1)
+                        try delete.run()
+                    }
+                }
+            }
+            if !publishedDeletions.isEmpty {
+                try connection.withStatement(statements.deletePublished) { delete in
+                    for key in publishedDeletions {
                         delete.reset()
                         try delete.bind(key.plugin, at: 1)
                         try delete.bind(Int64(key.seq), at: 2)
@@ -287,6 +346,8 @@ final class DeliveryStore {
             // as damaged at the next open.
             guard connection.changes == 1 else { throw DeliveryStoreError.noTallyRow(path: path) }
         })
+        for (key, row) in numbered { rows[key] = row }
+        for key in deletions { rows.removeValue(forKey: key) }
     }
 
     /// The statements of a write, compiled once when the store opens and kept with it: a save runs several, and their
@@ -299,9 +360,9 @@ final class DeliveryStore {
             insertAnnounced = try connection.keptStatement("INSERT OR REPLACE INTO announced (fact, body) VALUES (?, ?)")
             deleteHeld = try connection.keptStatement("DELETE FROM held")
             insertHeld = try connection.keptStatement("INSERT INTO held (position, source, topic, body, corr, deadline) VALUES (?, ?, ?, ?, ?, ?)")
-            insertPending = try connection.keptStatement("INSERT OR REPLACE INTO pending (plugin, seq, envelope) VALUES (?, ?, ?)")
+            insertPending = try connection.keptStatement("INSERT OR REPLACE INTO pending (row, plugin, seq, envelope) VALUES (?, ?, ?, ?)")
             insertPublished = try connection.keptStatement("INSERT OR REPLACE INTO published (plugin, seq, fingerprints) VALUES (?, ?, ?)")
-            deletePending = try connection.keptStatement("DELETE FROM pending WHERE plugin = ? AND seq = ?")
+            deletePending = try connection.keptStatement("DELETE FROM pending WHERE row = ?")
             deletePublished = try connection.keptStatement("DELETE FROM published WHERE plugin = ? AND seq = ?")
             updateTally = try connection.keptStatement("UPDATE commit_tally SET n = ?, savedSeq = ?, seqReserved = ?, timeReserved = ? WHERE id = 1")
         }

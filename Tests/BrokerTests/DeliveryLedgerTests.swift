@@ -380,7 +380,7 @@ final class DeliveryLedgerTests: XCTestCase {
             XCTAssertEqual(snapshot.savedSeq, 42)
             XCTAssertEqual(snapshot.pending.map(\.seq), [41])
             XCTAssertEqual(snapshot.pending.map(\.json), [envelope])
-            XCTAssertEqual(try store.commits(), 9, "moving the numbers counts no commit")
+            XCTAssertEqual(try store.commits(), 9, "moving the numbers and numbering the kept rows count no commit")
             try store.write(inserts: [:], deletions: [DeliveryStore.Key(plugin: "app", seq: 41)], savedSeq: 43, seqReserved: 1_000, timeReserved: 780)
             XCTAssertEqual(try store.commits(), 10)
         }
@@ -394,6 +394,7 @@ final class DeliveryLedgerTests: XCTestCase {
         while try meta.step() { rows[try XCTUnwrap(try meta.string(at: 0))] = try meta.int64(at: 1) }
         XCTAssertEqual(rows, ["savedSeq": 43, "seqReserved": 1_000, "timeReserved": 780])
         XCTAssertThrowsError(try file.prepare("UPDATE meta SET value = ? WHERE key = 'savedSeq'"), "a broker from before cannot write it")
+        XCTAssertNoThrow(try file.prepare("SELECT row FROM pending"), "the kept rows numbered (DeliveryStoreRowsTests)")
     }
 
     /// A fresh store's numbers: none saved yet, as a restarted broker expects of a new device, and its count at 0.

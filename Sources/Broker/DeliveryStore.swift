@@ -42,8 +42,7 @@ final class DeliveryStore {
     private let statements: Statements
     /// Each kept event's row in `pending`, by plugin and sequence number: a deletion names its row.
     private var rows: [Key: Int64] = [:]
-    /// The highest row number given so far: a new row takes the next, as SQLite numbers a row given none (a broker
-    /// from before, writing the same table, lets it).
+    /// The highest row number given so far: a new row takes the next, as SQLite numbers a row given none.
     private var lastRow: Int64 = 0
     /// Counts every batch written, so a file that lost committed batches with its write-ahead log is refused at
     /// start: taken older, it would number again what was numbered and handled.
@@ -169,8 +168,9 @@ final class DeliveryStore {
 
     /// A store made before `pending` had rowids (`tables`) keeps its rows in a table keyed by plugin and sequence
     /// number: they are moved into a numbered table, in one transaction that counts no commit (as the numbers' move).
-    /// A broker from before reads and writes the numbered table as its own (its statements name only the plugin, the
-    /// sequence number and the envelope).
+    /// A broker from before still reads the numbered table (its statements name only the plugin, the sequence number
+    /// and the envelope), but the table has no index on the key, which every save would write too: its keeping a key
+    /// again would add a second row, not replace the first.
     private static func numberThePendingRows(_ connection: SQLiteConnection) throws {
         let numbered = try connection.withStatement("SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'row'") {
             try $0.step() && (try $0.int64(at: 0) ?? 0) > 0

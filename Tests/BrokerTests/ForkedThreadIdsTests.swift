@@ -89,10 +89,31 @@ final class ForkedThreadIdsTests: XCTestCase {
         }
     }
 
+    /// A libdispatch stripped of its symbol table cannot say where its thread id is kept: a process loading it is not
+    /// forked, saying why.
+    func testAProcessWhoseLibdispatchIsStrippedIsNotForked() throws {
+        let maps = String(decoding: try XCTUnwrap(FileHandle(forReadingAtPath: "/proc/self/maps")).readDataToEndOfFile(), as: UTF8.self)
+        guard let library = maps.split(separator: "\n").compactMap({ $0.split(separator: " ").last })
+            .first(where: { $0.hasSuffix("/libdispatch.so") }) else {
+            throw XCTSkip("libdispatch is linked statically here: no library to strip")
+        }
+        let work = TemporaryDirectory(prefix: "forked-threads-dispatch")
+        let strip = Process()
+        strip.executableURL = URL(fileURLWithPath: "/usr/bin/strip")
+        strip.arguments = ["-o", work.file("libdispatch.so"), String(library)]
+        try strip.run()
+        strip.waitUntilExit()
+        XCTAssertEqual(strip.terminationStatus, 0)
+        let said = try forkAndMeet(forgetting: true, "once", deadlineMilliseconds: 60_000,
+                                   environment: ["LD_LIBRARY_PATH": work.path, "PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(said, "cannot find: \(work.file("libdispatch.so")): is libdispatch but has no symbol table (stripped)")
+    }
+
     /// The fixture's `--fork`: it locks, forks, and its child meets; what it says of the child.
-    private func forkAndMeet(forgetting: Bool, _ meeting: String, deadlineMilliseconds: Int) throws -> String {
+    private func forkAndMeet(forgetting: Bool, _ meeting: String, deadlineMilliseconds: Int, environment: [String: String]? = nil) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: BuildProducts.path("fixture-forked-threads"))
+        if let environment { process.environment = environment }
         process.arguments = ["--fork", forgetting ? "forgetting" : "plain", "\(deadlineMilliseconds)", meeting]
         let output = Pipe()
         process.standardOutput = output

@@ -279,13 +279,13 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (shieldbus_monitor_kit_warm_up) shieldbus_monitor_kit_warm_up();
         if (shieldbus_thread_count() != 1) refuse("its warm-up started a thread");
     }
-    // Each launch forgets the thread ids its runtime keeps for its locks (thread_ids.c): they name this process's
-    // thread, and a second thread of the launch meeting its main thread on a lock would spin for ever. A program whose
-    // caches cannot be found (stripped of its symbols) is launched plainly.
+    // Each launch forgets the thread ids its runtime and libdispatch keep for their locks (thread_ids.c): they name this
+    // process's thread, and a second thread of the launch meeting its main thread on a lock would spin for ever or trap.
+    // A program whose caches cannot be found (stripped of its symbols) is launched plainly.
     char why[512];
     if (shieldbus_find_thread_ids(why, sizeof why) < 0) {
         char text[640];
-        snprintf(text, sizeof text, "its Swift runtime's thread ids cannot be found (%s)", why);
+        snprintf(text, sizeof text, "the thread ids its Swift runtime and libdispatch keep cannot be found (%s)", why);
         refuse(text);
     }
     findRegions();

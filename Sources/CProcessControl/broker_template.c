@@ -18,7 +18,8 @@
 // explore signals the day through the pidfd the template opened on its still-unreaped child, which can only ever name
 // that process. A child dies with its template (PR_SET_PDEATHSIG, SIGKILL): a template gone means no one would report
 // the day's end, and explore plays it again by exec. The template ends when explore closes the channel (or is gone).
-// A day forgets the thread ids the Swift runtime keeps for its locks, which name the template's thread (thread_ids.c).
+// A day forgets the thread ids the Swift runtime and libdispatch keep for their locks, which name the template's thread
+// (thread_ids.c).
 #define _GNU_SOURCE
 #include "process_control.h"
 #include <errno.h>
@@ -247,13 +248,14 @@ long shieldbus_serve_days(int channel, char **arguments, int *problem, void (*be
         int refusal = truncated ? E2BIG : slot == MAXIMUM_DAYS ? EAGAIN : 0;
         // The day forks what the template holds then (its kept launch templates, one that ended started again).
         if (refusal == 0 && beforeFork) beforeFork(context);
-        // A day forgets the thread ids the runtime keeps for its locks (thread_ids.c), found again only when a
-        // library was loaded since; a template that cannot find them plays no day by fork.
+        // A day forgets the thread ids the runtime and libdispatch keep for their locks (thread_ids.c), found again only
+        // when a library was loaded since; a template that cannot find them, or whose libdispatch started a thread,
+        // plays no day by fork.
         char why[512];
         if (refusal == 0 && shieldbus_find_thread_ids(why, sizeof why) < 0) {
             *problem = errno;
-            fprintf(stderr, "shieldbus broker-template: the Swift runtime's thread ids cannot be found (%s), so a forked day's threads could "
-                            "spin on its locks for ever; explore plays the days by exec\n", why);
+            fprintf(stderr, "shieldbus broker-template: the thread ids the Swift runtime and libdispatch keep cannot be found (%s), so a forked day's threads could "
+                            "spin or trap on their locks; explore plays the days by exec\n", why);
             return -1;
         }
         if (refusal == 0 && shieldbus_thread_count() != 1) {

@@ -22,8 +22,9 @@ extension ShieldBus {
     /// again before the next day is forked).
     ///
     /// Until it forks it stays one thread holding nothing a day must not share: no logging set up (a child sets up its
-    /// own), no Dispatch (a child of a process that used it may not), no libzmq context, no SQLite connection open (the
-    /// stores it builds once, `rememberStores`, are closed and removed), no file
+    /// own), no Dispatch thread (libdispatch makes the queues of a child of a process where it started one unusable, and
+    /// such a template forks no day), no libzmq context, no SQLite connection open (the stores it builds once,
+    /// `rememberStores`, are closed and removed), no file
     /// but the channel (close-on-exec; every child closes it) and the kept templates' channels and process descriptors
     /// (close-on-exec; each day inherits them, and the worker's days are played one at a time).
     struct BrokerTemplateCommand: ParsableCommand {

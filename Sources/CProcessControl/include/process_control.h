@@ -82,16 +82,18 @@ int shieldbus_allowed_cores(int *cores, int capacity);
 /// copies only the calling thread and a lock another thread held stays held in the child forever.
 int shieldbus_thread_count(void);
 
-/// Finds the thread ids the Swift runtime and Synchronization's Mutex keep for the calling thread (thread_ids.c), from
-/// the symbol tables of the program and its libraries, so that a child this thread forks can forget them. Called by a
-/// template's one thread before it serves; again when a library was loaded since (cheap otherwise). Returns how many,
-/// or -1 with errno set and `why` saying which object could not be read (stripped of its symbols, say) or that no
-/// runtime cache was found: a template that cannot find them must not fork Swift code.
+/// Finds the thread ids the Swift runtime, Synchronization's Mutex and libdispatch keep for the calling thread
+/// (thread_ids.c), from the symbol tables of the program and its libraries, so that a child this thread forks can forget
+/// them. Called by a template's one thread before it serves; again when a library was loaded since (cheap otherwise).
+/// Returns how many of the Swift caches, or -1 with errno set and `why` saying which object could not be read (stripped
+/// of its symbols, say), that no runtime cache was found, or that libdispatch started a thread in this process (its
+/// queues cannot then be used in a forked child): a template that cannot find them must not fork Swift code.
 int shieldbus_find_thread_ids(char *why, unsigned long size);
 
 /// In a child just forked by the thread that found them: sets each to 0 ("not read yet"), so that the child's locks
-/// name its own thread, not the template's. The forking thread must hold no Swift lock (its word names the template,
-/// which the child can then not unlock): both templates fork from C, outside any Swift lock.
+/// name its own thread, not the template's, and has libdispatch bind its main queue again to the id it then reads (its
+/// fork hook, `dispatch_atfork_child`) when it had read one. The forking thread must hold no Swift or libdispatch lock
+/// (its word names the template, which the child can then not unlock): both templates fork from C, outside any.
 void shieldbus_forget_thread_ids(void);
 
 /// How many of the caches found hold an id (0 in a child that forgot them, until it locks again).

@@ -5,9 +5,14 @@
 //   fixture-forked-threads --fork HOW DEADLINE MEETING   lock here, fork (HOW: `plain`, or `forgetting` the thread ids
 //                                                        as the templates do), meet in the child; says `finished`,
 //                                                        `trapped SIGNAL` or `hung` (killed after DEADLINE ms)
+//   fixture-forked-threads --find-after-dispatch-threads  runs a block on `DispatchQueue.global()` (libdispatch starts a
+//                                                        thread), then says what finding the thread ids says
 // MEETING: `once` (a thread reads a global the main thread is making: swift_once), `mutex` (Synchronization's Mutex the
-// main thread holds), `dispatch` (the global's meeting, from a block on `DispatchQueue.global()`).
-// The main thread lets the lock go only once the other thread is in the kernel waiting for it, so they always meet.
+// main thread holds), `dispatch` (the global's meeting, from a block on `DispatchQueue.global()`), `specifics`
+// (libdispatch's own lock, a queue's specific values': both threads read them until each has waited for the other),
+// `main-queue` (a thread runs a block on `DispatchQueue.main` with `sync`, which the main run loop drains).
+// In the first three the main thread lets the lock go only once the other thread is in the kernel waiting for it, so
+// they always meet; libdispatch's lock is held only inside libdispatch, so `specifics` reads until they have met.
 import CProcessControl
 import Dispatch
 import Foundation
@@ -28,6 +33,9 @@ let futexCall = "202"
 #else
 let futexCall = "98"  // arm64's, and the other architectures' generic table
 #endif
+
+/// RUSAGE_THREAD (a GNU extension, which Swift does not import): getrusage's figures of the calling thread.
+let rusageThread: Int32 = 1
 
 /// FUTEX_LOCK_PI, without the private flag: the wait of every lock the meetings take.
 let lockPriorityInheriting: UInt64 = 6
@@ -95,6 +103,34 @@ enum Made {
 }
 let mutex = Mutex(0)
 
+/// A serial queue holding many specific values, so that reading one it does not hold walks them all under
+/// libdispatch's lock of its specific values (`dispatch_queue_get_specific`): two threads reading at once meet there.
+enum Specifics {
+    static let queue = DispatchQueue(label: "fixture-forked-threads.specifics")
+    static let missing = DispatchSpecificKey<Int>()
+    static let keys: [DispatchSpecificKey<Int>] = {
+        let keys = (0..<4_096).map { _ in DispatchSpecificKey<Int>() }
+        for (value, key) in keys.enumerated() { queue.setSpecific(key: key, value: value) }
+        return keys
+    }()
+
+    /// Reads a value the queue does not hold; whether this thread waited meanwhile (a voluntary switch: the only wait
+    /// on that path is for libdispatch's lock).
+    static func readWaiting() -> Bool {
+        var before = rusage(), after = rusage()
+        getrusage(rusageThread, &before)
+        precondition(queue.getSpecific(key: missing) == nil)
+        getrusage(rusageThread, &after)
+        return after.ru_nvcsw > before.ru_nvcsw
+    }
+}
+/// How many times each thread waits for the other in `specifics` before they have met (a wait for another cause, a page
+/// read from disk on the first reads, is not one).
+let waitsToMeet = 4
+let otherWaits = Atomic<Int>(0)
+let otherStops = Atomic<Bool>(false)
+let mainQueueRan = Atomic<Bool>(false)
+
 func meet(_ meeting: String) {
     switch meeting {
     case "once":
@@ -108,6 +144,32 @@ func meet(_ meeting: String) {
             awaitInTheKernel(otherThread)
             value += 1
         }
+    case "specifics":
+        precondition(Specifics.keys.count > 0)
+        onAThread(other {
+            while !otherStops.load(ordering: .relaxed) {
+                if Specifics.readWaiting() { otherWaits.add(1, ordering: .relaxed) }
+            }
+        })
+        otherStarted.wait()
+        var mainWaits = 0
+        while mainWaits < waitsToMeet || otherWaits.load(ordering: .relaxed) < waitsToMeet {
+            if Specifics.readWaiting() { mainWaits += 1 }
+        }
+        otherStops.store(true, ordering: .relaxed)
+    case "main-queue":
+        // The main queue is this thread's: libdispatch checks the thread that drains it, and that a block it runs is on it.
+        dispatchPrecondition(condition: .onQueue(.main))
+        onAThread(other {
+            DispatchQueue.main.sync {
+                dispatchPrecondition(condition: .onQueue(.main))
+                mainQueueRan.store(true, ordering: .relaxed)
+            }
+        })
+        otherStarted.wait()
+        while !mainQueueRan.load(ordering: .relaxed) {
+            _ = RunLoop.main.run(mode: .default, before: Date(timeIntervalSinceNow: 1))
+        }
     default:
         FileHandle.standardError.write(Data("unknown meeting \(meeting)\n".utf8))
         exit(64)
@@ -118,6 +180,8 @@ func meet(_ meeting: String) {
 /// Forks after this thread locked (its ids cached) and meets in the child; says how the child ended by `deadline`.
 func forkAndMeet(forgetting: Bool, deadline milliseconds: Int32, _ meeting: String) -> Never {
     mutex.withLock { $0 += 1 }
+    // libdispatch's lock of the queue's specific values, taken here: its word named this thread.
+    if meeting == "specifics" { precondition(Specifics.keys.count > 0) }
     let unrelated = Mutex(0)
     unrelated.withLock { $0 += 1 }
     var why = [CChar](repeating: 0, count: 512)
@@ -149,6 +213,13 @@ func forkAndMeet(forgetting: Bool, deadline milliseconds: Int32, _ meeting: Stri
 }
 
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "--find-after-dispatch-threads" {
+    DispatchQueue.global().async { otherDone.signal() }
+    otherDone.wait()
+    var why = [CChar](repeating: 0, count: 512)
+    print(shieldbus_find_thread_ids(&why, UInt(why.count)) < 0 ? "cannot find: \(String(cString: why))" : "found")
+    exit(0)
+}
 if arguments.first == "--fork", arguments.count == 4 {
     let words = Array(arguments)
     forkAndMeet(forgetting: words[1] == "forgetting", deadline: Int32(words[2]) ?? 5_000, words[3])

@@ -146,6 +146,9 @@ BENCH_PRODUCTS = shieldbus-bench $(RELEASE_PRODUCTS)
 check_release_archives = for product in $(1); do \
 	if readelf -d $(RELEASE_BIN)/$$product | grep -qE 'NEEDED.*\[lib(zmq|sqlite3|stdc\+\+)\.so'; then \
 		echo "$$product loads a shared libzmq, SQLite or libstdc++: objects compiled before release builds linked their archives; rm -rf .build/*/release and build again" >&2; \
+		exit 1; fi; \
+	if readelf -d $(RELEASE_BIN)/$$product | grep -qE 'NEEDED.*\[libgssapi_krb5\.so'; then \
+		echo "$$product loads the Kerberos libraries: its libzmq.a should link to CZeroMQWithoutGSSAPI (Package.swift)" >&2; \
 		exit 1; fi; done
 bench: bench-build
 	$(RELEASE_BIN)/shieldbus-bench $(BENCH_ARGS)

@@ -10,14 +10,16 @@ let pluginLinkerSettings: [LinkerSetting] = [.unsafeFlags(["-Xlinker", "-no-pie"
 
 // libzmq and SQLite: shared libraries in debug builds, their archives (from libzmq3-dev, libsqlite3-dev and their
 // dependencies) in release builds. The module maps name no library, so these settings are the only place that does;
-// `-l:` names an archive itself. GSSAPI has no archive in Debian and stays shared; libstdc++ comes from GCC's archive
-// through the linker script Sources/CZeroMQ/StaticLink/libstdc++.so.
+// `-l:` names an archive itself. libzmq.a's GSSAPI mechanism, which no ShieldBus socket uses, is linked to
+// CZeroMQWithoutGSSAPI's refusals instead of the Kerberos libraries (seven shared libraries at every start and in every
+// fork; docs/security.md § 2); libstdc++ comes from GCC's archive through the linker script
+// Sources/CZeroMQ/StaticLink/libstdc++.so.
 let releaseLibraryPath = Context.packageDirectory + "/Sources/CZeroMQ/StaticLink"
 let zeroMQLinkerSettings: [LinkerSetting] = [
     .linkedLibrary("zmq", .when(configuration: .debug)),
     .unsafeFlags(["-L", releaseLibraryPath,
                   "-Xlinker", "-l:libzmq.a", "-Xlinker", "-l:libsodium.a", "-Xlinker", "-l:libpgm.a",
-                  "-Xlinker", "-l:libnorm.a", "-Xlinker", "-l:libprotokit.a", "-Xlinker", "-lgssapi_krb5",
+                  "-Xlinker", "-l:libnorm.a", "-Xlinker", "-l:libprotokit.a",
                   "-Xlinker", "-l:libbsd.a", "-Xlinker", "-l:libmd.a",
                   // libzmq.a's C++ comes after swiftc's own -lstdc++, so name it again (the archive, as above).
                   "-Xlinker", "-lstdc++"], .when(configuration: .release)),
@@ -71,7 +73,9 @@ let package = Package(
     targets: [
         // The bus: libzmq, our wrapper over it, the wire protocol, a client connection, the broker.
         .systemLibrary(name: "CZeroMQ", path: "Sources/CZeroMQ", providers: [.apt(["libzmq3-dev"])]),
-        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], linkerSettings: zeroMQLinkerSettings),
+        // What libzmq.a's unused GSSAPI mechanism calls, refusing (release programs link no Kerberos library).
+        .target(name: "CZeroMQWithoutGSSAPI"),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ", "CZeroMQWithoutGSSAPI"], linkerSettings: zeroMQLinkerSettings),
         .target(name: "BusProtocol"),
         .target(name: "BusClient", dependencies: ["ZeroMQ", "BusProtocol", .product(name: "Logging", package: "swift-log")]),
         .target(name: "Broker", dependencies: ["ZeroMQ", "BusProtocol", "BusClient", "SQLite", "CProcessControl", .product(name: "Logging", package: "swift-log")]),

@@ -145,15 +145,16 @@ public final class BrokerProcess {
 
     /// Starts a broker with the given configuration text (YAML) and extra arguments, and waits until it listens.
     /// `launcher`: a program (and its arguments) that starts `shieldbus` in its stead, e.g. `/usr/bin/env`.
+    /// `program`: another build's `shieldbus` (a release one) instead of this build's.
     public init(configuration: String, arguments: [String] = [], environment: [String: String] = [:],
-                runtimeDirectory: String? = nil, waitForReady: Bool = true, launcher: [String] = [],
+                runtimeDirectory: String? = nil, waitForReady: Bool = true, launcher: [String] = [], program: String? = nil,
                 file: StaticString = #filePath, line: UInt = #line) throws {
         workDirectory = TemporaryDirectory(prefix: "sbb")
         runtime = RuntimeDirectory(path: runtimeDirectory ?? workDirectory.file("run"))
         let configPath = workDirectory.file("config.yml")
         try configuration.write(toFile: configPath, atomically: true, encoding: .utf8)
         logPath = workDirectory.file("broker.log")
-        let command = launcher + [BuildProducts.path("shieldbus", file: file, line: line), "run", "--config", configPath, "--runtime-dir", runtime.path] + arguments
+        let command = launcher + [program ?? BuildProducts.path("shieldbus", file: file, line: line), "run", "--config", configPath, "--runtime-dir", runtime.path] + arguments
         process.executableURL = URL(fileURLWithPath: command[0])
         process.arguments = Array(command.dropFirst())
         var env = ProcessInfo.processInfo.environment

@@ -77,7 +77,7 @@ final class RegistrationWritingTests: XCTestCase {
             XCTAssertEqual(registration.registeredAt, decoded.registeredAt)
             if registration.json != decoded.json { return }
         }
-        XCTAssertGreaterThan(read, 1_000)
+        XCTAssertGreaterThan(read, 500)  // a schedule with no time zone at either end: about a quarter of those drawn
     }
 
     /// What the decoder refuses or reads otherwise, the reader leaves to it: nil, never a value the decoder would not give.
@@ -105,25 +105,7 @@ final class RegistrationWritingTests: XCTestCase {
     func testARegistrationIsWrittenAsCodableWritesIt() {
         var draw = Draw(state: 3)
         for _ in 0..<3_000 {
-            var events: [DeviceActivityEvent.Name: DeviceActivityEvent] = [:]
-            for _ in 0..<Int.random(in: 0...3, using: &draw) {
-                events[DeviceActivityEvent.Name(draw.string())] = DeviceActivityEvent(
-                    applications: draw.tokens(ApplicationToken.init(rawValue:)), categories: draw.tokens(ActivityCategoryToken.init(rawValue:)),
-                    webDomains: draw.tokens(WebDomainToken.init(rawValue:)), threshold: draw.components(zone: false),
-                    includesPastActivity: Bool.random(using: &draw))
-            }
-            let schedule = DeviceActivitySchedule(intervalStart: draw.components(zone: true), intervalEnd: draw.components(zone: true),
-                                                  repeats: Bool.random(using: &draw), warningTime: draw.maybe { $0.components(zone: false) })
-            let crossings = draw.maybe { draw in
-                (0..<Int.random(in: 0...2, using: &draw)).map { _ in
-                    ThresholdCrossing(event: DeviceActivityEvent.Name(draw.string()), callback: ThresholdCrossing.Callback.allCases.randomElement(using: &draw)!,
-                                      date: draw.date())
-                }
-            }
-            let registration = DeviceActivityService.Registration(
-                activity: DeviceActivityName(draw.string()), schedule: schedule, events: events, registeredAt: draw.date(),
-                startedInterval: draw.maybe { $0.date() }, pendingStart: draw.maybe { $0.date() }, product: draw.maybe { $0.string() },
-                deliveredCrossings: crossings)
+            let registration = Self.registration(&draw)
             let expected = DeviceAPICoding.encode(registration)
             XCTAssertEqual(registration.json, expected, String(decoding: expected, as: UTF8.self))
             if registration.json != expected { return }

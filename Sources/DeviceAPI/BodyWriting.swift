@@ -1,11 +1,11 @@
 import BusProtocol
 import ScreenTime
 
-// The bodies the OS emits at every shield and every app or page coming and going, the renderer's answer to each
-// shield, and the device's answer to each input, written byte by byte with BusProtocol's JSON writer: they are on the
-// shield decision's path or the broker's loop at every open, where `Codable`'s generic containers
-// (`DeviceAPICoding.encode`) cost more than the work around them. Each writes the very bytes
-// `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
+// The bodies the OS emits at every shield, every app or page coming and going and every DeviceActivity callback, the
+// renderer's answer to each shield, and the device's answers to each input and to a monitor's questions, written byte
+// by byte with BusProtocol's JSON writer: they are on the shield decision's path or the broker's loop many times a
+// day, where `Codable`'s generic containers (`DeviceAPICoding.encode`) cost more than the work around them. Each writes
+// the very bytes `DeviceAPICoding.encode` writes for the same value — keys sorted, absent optionals left out — which
 // `BodyWritingTests` checks over many values.
 
 extension ShieldShown {
@@ -141,6 +141,47 @@ extension InputOutcome {
         out.append(contentsOf: "}}".utf8)
         return out
     }
+}
+
+extension DeviceActivityCallback {
+    /// `DeviceAPICoding.encode(self)`'s bytes: the body of every interval's start and end and every threshold reached,
+    /// which a monitor that restarts its schedule at each callback hears many times a day.
+    public var json: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        out.append(contentsOf: #"{"activity":"#.utf8)
+        JSONWriter.writeString(activity.rawValue, into: &out)
+        if let event {
+            out.append(contentsOf: #","event":"#.utf8)
+            JSONWriter.writeString(event.rawValue, into: &out)
+        }
+        out.append(contentsOf: #","scheduledFor":"#.utf8)
+        JSONWriter.writeInteger(busTime(scheduledFor), into: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+}
+
+extension MonitoredActivities {
+    /// `DeviceAPICoding.encode(DeviceReply.success(self))`'s bytes: the answer to `deviceactivity.activities.request`,
+    /// which a monitor asks at each callback.
+    public var successReplyJSON: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(48 + 32 * activities.count)
+        out.append(contentsOf: #"{"ok":true,"value":{"activities":["#.utf8)
+        for (index, activity) in activities.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(activity.rawValue, into: &out)
+        }
+        out.append(contentsOf: "]}}".utf8)
+        return out
+    }
+}
+
+extension NoValue {
+    /// `DeviceAPICoding.encode(DeviceReply.success(NoValue()))`'s bytes: the answer to every request that returns
+    /// nothing (a schedule started, a setting written, a notification posted).
+    public static let successReplyJSON: [UInt8] = Array(#"{"ok":true,"value":{}}"#.utf8)
 }
 
 extension DeviceLook {

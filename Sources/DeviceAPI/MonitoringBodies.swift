@@ -41,7 +41,8 @@ extension StartMonitoring {
 }
 
 extension DeviceActivitySchedule {
-    init?(json: JSONValue) {
+    /// The schedule as `JSONDecoder` decodes it, or nil (a time zone in its components among what is left to it).
+    public init?(json: JSONValue) {
         guard case .object = json, let start = json["intervalStart"].flatMap(DateComponents.init(compactJSON:)),
               let end = json["intervalEnd"].flatMap(DateComponents.init(compactJSON:)), case .bool(let repeats)? = json["repeats"],
               let warningTime = ReplyReading.optional(json["warningTime"], DateComponents.init(compactJSON:)) else { return nil }

@@ -116,7 +116,8 @@ extension ManagedSettingsSnapshot: JSONReadableReply {
 }
 
 extension DeviceActivityEvent {
-    init?(json: JSONValue) {
+    /// The event as `JSONDecoder` decodes it, or nil.
+    public init?(json: JSONValue) {
         guard case .object = json,
               let applications = ReplyReading.optional(json["applications"], { ReplyReading.strings($0, ApplicationToken.init(rawValue:)) }),
               let categories = ReplyReading.optional(json["categories"], { ReplyReading.strings($0, ActivityCategoryToken.init(rawValue:)) }),

@@ -76,7 +76,7 @@ final class AppLifecycle {
         for key in timers.keys.sorted() where timers[key]!.timer == nil && product.includes(key.requester) { arm(key) }
         let held = heldResumptions.filter { product.includes($0.source) }
         heldResumptions.removeAll { product.includes($0.source) }
-        for request in held { host.reply(to: request, .success(NoValue())) }
+        for request in held { host.replySuccess(to: request) }
     }
 
     /// An app's process ended (force-quit; nil: every app, a device restart): its timers and suspended tasks end with it.
@@ -111,11 +111,11 @@ final class AppLifecycle {
             timers[key] = PendingTimer(request: request, requester: envelope.source, timer: nil)
             saveTimers()
             if runs(envelope.source) { arm(key) }
-            host.reply(to: envelope, .success(NoValue()))
+            host.replySuccess(to: envelope)
         case "app.yield.request":
             // An async task's suspension point: it continues at once, unless the app is suspended.
             if isForeground(envelope.source) || !directory.settings.fidelity.has(.suspendedAsyncTasks) {
-                host.reply(to: envelope, .success(NoValue()))
+                host.replySuccess(to: envelope)
             } else {
                 heldResumptions.append(envelope)
             }
@@ -128,7 +128,7 @@ final class AppLifecycle {
                 host.fail(envelope, code: "not-foreground", "the app can open URLs only while it is in the foreground")
             } else {
                 host.emit(DeviceTopic.urlOpened, request)
-                host.reply(to: envelope, .success(NoValue()))
+                host.replySuccess(to: envelope)
             }
         default:
             break

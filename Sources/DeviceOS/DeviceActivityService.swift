@@ -123,7 +123,7 @@ final class DeviceActivityService {
         self.random = random
         self.usage = usage
         self.authorization = authorization
-        let registrations = try host.state.load([Registration].self, key: Self.registrationsKey) ?? []
+        let registrations = try Registration.load(from: host.state, key: Self.registrationsKey)
         otherActivities = try host.state.load(Int.self, key: "deviceactivity.otherActivities") ?? 0
         lastPickupDay = try host.state.load(Date.self, key: Self.lastPickupKey)
         for registration in registrations {
@@ -161,7 +161,7 @@ final class DeviceActivityService {
             }
             do {
                 try startMonitoring(request, by: envelope.source)
-                host.reply(to: envelope, .success(NoValue()))
+                host.replySuccess(to: envelope)
             } catch let error as DeviceActivityMonitoringError {
                 host.reply(to: envelope, DeviceReply<NoValue>.failure(DeviceError(code: Self.code(of: error), message: error.description)))
             } catch {
@@ -170,9 +170,9 @@ final class DeviceActivityService {
         case DeviceTopic.stopMonitoringRequest:
             guard let request = host.decode(StopMonitoring.self, from: envelope) else { return }
             stopMonitoring(request.activities.isEmpty ? own : request.activities.filter(own.contains))
-            host.reply(to: envelope, .success(NoValue()))
+            host.replySuccess(to: envelope)
         case DeviceTopic.activitiesRequest:
-            host.reply(to: envelope, .success(MonitoredActivities(activities: own)))
+            host.reply(to: envelope, bodyJSON: MonitoredActivities(activities: own).successReplyJSON)
         case DeviceTopic.eventsRequest:
             guard let request = (try? JSONValue(parsing: envelope.body)).flatMap(MonitoredEvents.init(body:))
                     ?? host.decode(MonitoredEvents.self, from: envelope) else { return }
@@ -609,8 +609,8 @@ final class DeviceActivityService {
         guard throttle.admits(app: product ?? "", now: host.bus.now) else {
             return throttled(topic, activity: activity, event: event, scheduledFor: scheduledFor, product: product)
         }
-        host.emit(topic, DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor), audience: audience,
-                    fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
+        host.emit(topic, bodyJSON: DeviceActivityCallback(activity: activity, event: event, scheduledFor: scheduledFor).json, audience: audience,
+                  fact: told.map { _ in StatedFact.crossings(of: activity) }, factValue: told.map(DeviceAPICoding.encode))
     }
 
     /// A callback the OS's throttle keeps from a monitor called back too often (`CallbackThrottle`): said as an error,

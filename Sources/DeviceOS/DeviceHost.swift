@@ -42,8 +42,9 @@ extension DeviceHost {
     }
 
     /// Emits an event whose body is already encoded (a body written byte by byte: `ShieldShown.json`).
-    func emit(_ topic: String, bodyJSON: [UInt8], corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil) {
-        bus.emit(topic: topic, bodyJSON: bodyJSON, corr: corr, deadline: deadline, audience: audience, fact: nil, factValue: nil)
+    func emit(_ topic: String, bodyJSON: [UInt8], corr: String? = nil, deadline: BusTime? = nil, audience: Set<String>? = nil,
+              fact: String? = nil, factValue: [UInt8]? = nil) {
+        bus.emit(topic: topic, bodyJSON: bodyJSON, corr: corr, deadline: deadline, audience: audience, fact: fact, factValue: factValue)
     }
 
     func emit(topic: String, body: JSONValue, audience: Set<String>? = nil, fact: String? = nil) {
@@ -58,6 +59,11 @@ extension DeviceHost {
     /// Answers a request with a reply body already encoded.
     func reply(to request: Envelope, bodyJSON: [UInt8]) {
         bus.emit(topic: Topic.reply(to: request.topic), bodyJSON: bodyJSON, corr: request.corr, deadline: nil, audience: nil, fact: nil, factValue: nil)
+    }
+
+    /// Answers a request that returns nothing: `.success(NoValue())`, its bytes written once (`NoValue.successReplyJSON`).
+    func replySuccess(to request: Envelope) {
+        reply(to: request, bodyJSON: NoValue.successReplyJSON)
     }
 
     func fail(_ request: Envelope, code: String, _ message: String) {

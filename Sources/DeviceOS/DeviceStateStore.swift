@@ -107,13 +107,20 @@ final class DeviceStateStore {
 
     /// A stored value, or nil. A value that no longer decodes is an error, never silently dropped.
     func load<T: Decodable>(_ type: T.Type, key: String) throws -> T? {
-        let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(key)])
-        guard try statement.step(), let json = try statement.string(at: 0) else { return nil }
+        guard let json = try storedJSON(key: key) else { return nil }
         do {
-            return try DeviceAPICoding.decode(type, from: Array(json.utf8))
+            return try DeviceAPICoding.decode(type, from: json)
         } catch {
             throw DeviceStateError.undecodable(path: path, key: key, detail: DeviceAPICoding.describe(error))
         }
+    }
+
+    /// A stored value's bytes as saved, or nil: for a reader that reads them without `JSONDecoder`, and goes to `load`
+    /// for what it does not read.
+    func storedJSON(key: String) throws -> [UInt8]? {
+        let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(key)])
+        guard try statement.step(), let json = try statement.string(at: 0) else { return nil }
+        return Array(json.utf8)
     }
 
     /// Saves `value`, and before it every value whose save failed (disk full, read-only): nothing the device

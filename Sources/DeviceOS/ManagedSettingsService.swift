@@ -85,7 +85,7 @@ final class ManagedSettingsService: ShieldStores {
                 return
             }
             apply(write.shield, to: write.store, writer: envelope.source)
-            host.reply(to: envelope, .success(NoValue()))
+            host.replySuccess(to: envelope)
         default:
             break
         }

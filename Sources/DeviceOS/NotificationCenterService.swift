@@ -46,7 +46,7 @@ final class NotificationCenterService {
         entries.append(entry)
         host.saving("a delivered notification") { try $0.appendItem(entry, id: request.id, list: Self.storeList) }
         if !isRepost { host.emit(DeviceTopic.notificationPosted, request) }
-        host.reply(to: envelope, .success(NoValue()))
+        host.replySuccess(to: envelope)
     }
 
     /// The person taps a notification (the latest when `id` is nil).

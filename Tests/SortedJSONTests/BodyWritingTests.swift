@@ -4,7 +4,8 @@ import ScreenTime
 import XCTest
 
 /// The bodies written byte by byte (`ShieldShown.json`, `ShieldConfigurationRequest.json`, `ShieldConfigurationReply.json`,
-/// `AppActivity.json`, `WebActivity.json`, `InputOutcome.successReplyJSON`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
+/// `AppActivity.json`, `WebActivity.json`, `InputOutcome.successReplyJSON`, `DeviceActivityCallback.json`,
+/// `MonitoredActivities.successReplyJSON`, `NoValue.successReplyJSON`) are the very bytes `DeviceAPICoding.encode` writes for the same value: over values drawn from
 /// every case, with and without each optional part, and with strings that need escaping.
 final class BodyWritingTests: XCTestCase {
     /// Strings a body may carry: plain, empty, quotes and backslashes, slashes (left unescaped), control characters,
@@ -132,6 +133,31 @@ final class BodyWritingTests: XCTestCase {
         }
     }
 
+    func testDeviceActivityCallbacksAreWrittenAsCodableWritesThem() {
+        var draw = Draw(state: 5)
+        // Whole and fractional milliseconds (rounded as the encoder rounds them), before 1970, and far ahead.
+        let seconds: [Double] = [0, 1_790_976_000, 1_790_976_000.0004, 1_790_976_000.0005, 1_790_976_059.9996, -1.5, -86_400.25, 4_102_444_800]
+        for _ in 0..<2_000 {
+            let callback = DeviceActivityCallback(activity: DeviceActivityName(rawValue: draw.string()),
+                                                  event: draw.maybe { DeviceActivityEvent.Name(rawValue: $0.string()) },
+                                                  scheduledFor: Date(timeIntervalSince1970: seconds.randomElement(using: &draw)!))
+            let expected = DeviceAPICoding.encode(callback)
+            XCTAssertEqual(callback.json, expected, String(decoding: expected, as: UTF8.self))
+            if callback.json != expected { return }
+        }
+    }
+
+    func testTheMonitoredActivitiesAndEmptyRepliesAreWrittenAsCodableWritesThem() {
+        var draw = Draw(state: 6)
+        for _ in 0..<1_000 {
+            let activities = MonitoredActivities(activities: (0..<Int.random(in: 0...4, using: &draw)).map { _ in DeviceActivityName(rawValue: draw.string()) })
+            let expected = DeviceAPICoding.encode(DeviceReply.success(activities))
+            XCTAssertEqual(activities.successReplyJSON, expected, String(decoding: expected, as: UTF8.self))
+            if activities.successReplyJSON != expected { return }
+        }
+        XCTAssertEqual(String(decoding: NoValue.successReplyJSON, as: UTF8.self), String(decoding: DeviceAPICoding.encode(DeviceReply.success(NoValue())), as: UTF8.self))
+    }
+
     /// A field added to one of these types later must be written too: with every optional part present, the keys
     /// written at each level are the type's stored properties, so a property the writers do not know fails here.
     func testEveryStoredPropertyIsWritten() throws {
@@ -163,6 +189,12 @@ final class BodyWritingTests: XCTestCase {
                               activities: [MonitoredSchedule(activity: DeviceActivityName(rawValue: "daily"),
                                                              schedule: DeviceActivitySchedule(intervalStart: DateComponents(hour: 0), intervalEnd: DateComponents(hour: 23), repeats: true),
                                                              registeredAt: Date(timeIntervalSince1970: 0))])
+        let callback = DeviceActivityCallback(activity: DeviceActivityName(rawValue: "daily"), event: DeviceActivityEvent.Name(rawValue: "limit"),
+                                              scheduledFor: Date(timeIntervalSince1970: 0))
+        XCTAssertEqual(try keys(callback.json), properties(callback))
+        let activities = MonitoredActivities(activities: [DeviceActivityName(rawValue: "daily")])
+        let activitiesReply = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(activities.successReplyJSON)) as? [String: Any])
+        XCTAssertEqual(Set(try XCTUnwrap(activitiesReply["value"] as? [String: Any]).keys), properties(activities))
         let outcome = InputOutcome(handled: true, screen: look)
         let outcomeObject = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(outcome.successReplyJSON)) as? [String: Any])
         let valueObject = try XCTUnwrap(outcomeObject["value"] as? [String: Any])

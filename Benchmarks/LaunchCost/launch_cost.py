@@ -25,12 +25,13 @@ os.makedirs(views + '/etc')
 for f in ['ld.so.cache', 'passwd', 'group', 'nsswitch.conf']:
     if os.path.exists('/etc/' + f): shutil.copyfile('/etc/' + f, views + '/etc/' + f)
 if os.path.islink('/etc/localtime'): os.symlink(os.readlink('/etc/localtime'), views + '/etc/localtime')
+elif os.path.exists('/etc/localtime'): shutil.copyfile('/etc/localtime', views + '/etc/localtime')
 sandbox += ['--ro-bind', views + '/etc', '/etc']
 # The processor counts (PluginSandbox.processorCountFiles): without them glibc and libdispatch compose the counts from
 # /proc/stat at every start.
 os.makedirs(views + '/sys/devices/system/cpu')
 for f in ['possible', 'online']:
-    shutil.copyfile('/sys/devices/system/cpu/' + f, views + '/sys/devices/system/cpu/' + f)
+    if os.path.exists('/sys/devices/system/cpu/' + f): shutil.copyfile('/sys/devices/system/cpu/' + f, views + '/sys/devices/system/cpu/' + f)
 sandbox += ['--ro-bind', views + '/sys', '/sys']
 sandbox += ['--proc', '/proc', '--tmpfs', '/dev']
 for node in ['null', 'zero', 'full', 'random', 'urandom']: sandbox += ['--dev-bind-try', '/dev/' + node, '/dev/' + node]

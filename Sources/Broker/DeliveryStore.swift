@@ -170,12 +170,12 @@ final class DeliveryStore {
     /// number: they are moved into a numbered table, in one transaction that counts no commit (as the numbers' move).
     /// A broker from before still reads the numbered table (its statements name only the plugin, the sequence number
     /// and the envelope), but the table has no index on the key, which every save would write too: its keeping a key
-    /// again would add a second row, not replace the first.
+    /// again would add a second row, not replace the first (the next open removes it: `forgetDuplicateRows`).
     private static func numberThePendingRows(_ connection: SQLiteConnection) throws {
         let numbered = try connection.withStatement("SELECT count(*) FROM pragma_table_info('pending') WHERE name = 'row'") {
             try $0.step() && (try $0.int64(at: 0) ?? 0) > 0
         }
-        guard !numbered else { return }
+        guard !numbered else { return try forgetDuplicateRows(connection) }
         try connection.transaction(.immediate) {
             try connection.execute("""
                 ALTER TABLE pending RENAME TO pending_unnumbered;
@@ -183,6 +183,17 @@ final class DeliveryStore {
                 INSERT INTO pending (plugin, seq, envelope) SELECT plugin, seq, envelope FROM pending_unnumbered ORDER BY seq, plugin;
                 DROP TABLE pending_unnumbered;
                 """)
+        }
+    }
+
+    /// A key kept in two rows (a broker from before kept it again: the table has no index on the key) is kept in its
+    /// last, as that broker's replacing meant; the others are removed at open, in a transaction that counts no commit
+    /// (as the rows' numbering), so that the event is not restored twice.
+    private static func forgetDuplicateRows(_ connection: SQLiteConnection) throws {
+        let duplicated = try connection.withStatement("SELECT 1 FROM pending GROUP BY plugin, seq HAVING count(*) > 1 LIMIT 1") { try $0.step() }
+        guard duplicated else { return }
+        try connection.transaction(.immediate) {
+            try connection.execute("DELETE FROM pending WHERE row NOT IN (SELECT max(row) FROM pending GROUP BY plugin, seq);")
         }
     }
 
@@ -255,7 +266,8 @@ final class DeliveryStore {
                announced: [String: [UInt8]] = [:], savedSeq: UInt64, seqReserved: UInt64, timeReserved: Int64) throws {
         // The rows' numbers change only once the transaction stands: one that fails leaves the store as it was, and
         // its changes are written again by a later save.
-        var numbered: [(Key, Int64)] = []
+        var numbered: [Key: Int64] = [:]
+        var nextRow = lastRow
         try tally.transaction(countedByBody: { commits in
             if !announced.isEmpty {
                 try connection.withStatement(statements.insertAnnounced) { insert in
@@ -288,8 +300,8 @@ final class DeliveryStore {
                     for (key, json) in inserts.sorted(by: { ($0.key.seq, $0.key.plugin) < ($1.key.seq, $1.key.plugin) }) {
                         // A key kept already keeps its row (the insert replaces it).
                         let row = rows[key] ?? {
-                            lastRow += 1
-                            return lastRow
+                            nextRow += 1
+                            return nextRow
                         }()
                         insert.reset()
                         try insert.bind(row, at: 1)
@@ -297,7 +309,7 @@ final class DeliveryStore {
                         try insert.bind(Int64(key.seq), at: 3)
                         try insert.bind(json, at: 4)
                         try insert.run()
-                        numbered.append((key, row))
+                        numbered[key] = row
                     }
                 }
             }
@@ -317,7 +329,7 @@ final class DeliveryStore {
             if !deletions.isEmpty {
                 try connection.withStatement(statements.deletePending) { delete in
                     for key in deletions {
-                        guard let row = rows[key] else { continue }  // never kept in the store
+                        guard let row = numbered[key] ?? rows[key] else { continue }  // never kept in the store
                         delete.reset()
                         try delete.bind(row, at: 1)
                         try delete.run()
@@ -347,6 +359,7 @@ final class DeliveryStore {
             guard connection.changes == 1 else { throw DeliveryStoreError.noTallyRow(path: path) }
         })
         for (key, row) in numbered { rows[key] = row }
+        lastRow = nextRow
         for key in deletions { rows.removeValue(forKey: key) }
     }
 

@@ -84,6 +84,9 @@ struct Search {
     unsigned long whySize;
 };
 
+/// Whether `length` bytes from `offset` lie within a file of `size` bytes (written so that no sum can wrap).
+static bool within(uint64_t offset, uint64_t length, size_t size) { return offset <= size && length <= size - offset; }
+
 static int refuse(struct Search *search, int problem, const char *what, const char *path) {
     search->problem = problem;
     snprintf(search->why, search->whySize, "%s: %s", path, what);
@@ -120,7 +123,7 @@ static int searchObject(struct Search *search, const char *opened, const char *p
     const ElfW(Ehdr) *header = (const ElfW(Ehdr) *)bytes;
     int stop = 0;
     if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0 || header->e_shentsize != sizeof(ElfW(Shdr)) ||
-        header->e_shoff + (size_t)header->e_shnum * sizeof(ElfW(Shdr)) > size || header->e_shstrndx >= header->e_shnum) {
+        !within(header->e_shoff, (uint64_t)header->e_shnum * sizeof(ElfW(Shdr)), size) || header->e_shstrndx >= header->e_shnum) {
         stop = refuse(search, ENOEXEC, "has no section headers to find its thread-local symbols", path);
         goto done;
     }
@@ -130,9 +133,9 @@ static int searchObject(struct Search *search, const char *opened, const char *p
     int swift = 0;
     for (int i = 0; i < header->e_shnum; i++) {
         if (sections[i].sh_type == SHT_SYMTAB) symbols = &sections[i];
-        if (sections[i].sh_type == SHT_DYNSYM && sections[i].sh_link < header->e_shnum && sections[i].sh_offset + sections[i].sh_size <= size &&
-            sections[sections[i].sh_link].sh_offset + sections[sections[i].sh_link].sh_size <= size) exported = &sections[i];
-        if (sections[i].sh_name < names->sh_size && names->sh_offset + names->sh_size <= size &&
+        if (sections[i].sh_type == SHT_DYNSYM && sections[i].sh_link < header->e_shnum && within(sections[i].sh_offset, sections[i].sh_size, size) &&
+            within(sections[sections[i].sh_link].sh_offset, sections[sections[i].sh_link].sh_size, size)) exported = &sections[i];
+        if (sections[i].sh_name < names->sh_size && within(names->sh_offset, names->sh_size, size) &&
             strncmp((const char *)bytes + names->sh_offset + sections[i].sh_name, "swift5_", 7) == 0) swift = 1;
     }
     if (!symbols) {
@@ -142,12 +145,12 @@ static int searchObject(struct Search *search, const char *opened, const char *p
         }
         goto done;
     }
-    if (symbols->sh_link >= header->e_shnum || symbols->sh_offset + symbols->sh_size > size) {
+    if (symbols->sh_link >= header->e_shnum || !within(symbols->sh_offset, symbols->sh_size, size)) {
         stop = refuse(search, ENOEXEC, "has a symbol table out of its bounds", path);
         goto done;
     }
     const ElfW(Shdr) *strings = &sections[symbols->sh_link];
-    if (strings->sh_offset + strings->sh_size > size) {
+    if (!within(strings->sh_offset, strings->sh_size, size)) {
         stop = refuse(search, ENOEXEC, "has a string table out of its bounds", path);
         goto done;
     }
@@ -279,14 +282,17 @@ int shieldbus_find_thread_ids(char *why, unsigned long size) {
 void shieldbus_forget_thread_ids(void) {
     for (int i = 0; i < cacheCount; i++) *caches[i] = 0;
     // A libdispatch that read no id (a release launch's, whose constructor runs after the template's) bound nothing yet.
-    if (dispatch.thread && *dispatch.thread != 0 && !dispatch.isMultithreaded()) {
+    if (dispatch.thread && *dispatch.thread != 0) {
+        if (dispatch.isMultithreaded()) {
+            // Both templates refuse to fork such a libdispatch (`shieldbus_find_thread_ids`, just before each fork): a
+            // child here would keep the template's id, and its fork hook would make every queue unusable. It ends
+            // now, saying why, rather than trap later in a lock.
+            static const char said[] = "shieldbus: a child was forked from a template whose libdispatch had started threads: it cannot run\n";
+            ssize_t written = write(STDERR_FILENO, said, sizeof said - 1);
+            (void)written;
+            _exit(70);
+        }
         *dispatch.thread = 0;
         dispatch.forkHook();
     }
-}
-
-int shieldbus_thread_ids_held(void) {
-    int held = 0;
-    for (int i = 0; i < cacheCount; i++) held += *caches[i] != 0;
-    return held + (dispatch.thread && *dispatch.thread != 0);
 }

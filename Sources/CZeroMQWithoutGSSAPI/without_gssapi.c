@@ -9,8 +9,10 @@
 // security mechanism that half works is worse than none.
 //
 // Hidden: libzmq.a's objects link to these inside the program, and no shared library can bind to them (a libcurl or
-// libzmq.so loaded beside them keeps the real library's). A debug build links the shared libzmq, which loads the real
-// GSSAPI library itself; there these are unused.
+// libzmq.so loaded beside them keeps the real library's). Any other static archive a release program links that calls
+// GSSAPI would bind to these too, and abort where it would have worked: libzmq's is the only one (`nm -u` of the
+// program's archives). A debug build links the shared libzmq, which loads the real GSSAPI library itself; there these
+// are unused.
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -67,4 +67,33 @@ final class DeliveryStoreRowsTests: XCTestCase {
         while try rows.step() { left.append("\(try XCTUnwrap(try rows.string(at: 0))) \(try XCTUnwrap(try rows.int64(at: 1)))") }
         XCTAssertEqual(left, ["app 2", "app 3"], "the next broker's row after the first's")
     }
+
+    /// A key kept and forgotten in one save leaves no row (its row is the one that save numbered); a key kept twice by a
+    /// broker from before (two rows: the table has no index on the key) is restored once, from its last row, and its
+    /// other row is gone from the file.
+    func testAKeyKeptAndForgottenInOneSaveOrKeptInTwoRowsIsRestoredAtMostOnce() throws {
+        let directory = TemporaryDirectory(prefix: "sbrows")
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/bus.sqlite"
+        func key(_ plugin: String, _ seq: UInt64) -> DeliveryStore.Key { DeliveryStore.Key(plugin: plugin, seq: seq) }
+        do {
+            let store = try DeliveryStore(path: path)
+            try store.write(inserts: [key("app", 1): Array("one".utf8), key("app", 2): Array("two".utf8)], deletions: [key("app", 1)],
+                            savedSeq: 2, seqReserved: 1_000, timeReserved: 0)
+            XCTAssertEqual(try store.load().pending.map(\.seq), [2], "the key forgotten in the save that kept it")
+        }
+        do {
+            // What a broker from before writes when it keeps a key it kept already.
+            let file = try SQLiteConnection(path: path)
+            try file.execute("INSERT INTO pending (plugin, seq, envelope) VALUES ('app', 2, x'74776f2d616761696e')")
+        }
+        do {
+            let reopened = try DeliveryStore(path: path)
+            let pending = try reopened.load().pending
+            XCTAssertEqual(pending.map(\.seq), [2], "restored once")
+            XCTAssertEqual(pending.map { String(decoding: $0.json, as: UTF8.self) }, ["two-again"], "from its last row")
+            try reopened.write(inserts: [:], deletions: [key("app", 2)], savedSeq: 2, seqReserved: 1_000, timeReserved: 0)
+        }
+        XCTAssertEqual(try DeliveryStore(path: path).load().pending.count, 0, "no row left behind")
+    }
 }

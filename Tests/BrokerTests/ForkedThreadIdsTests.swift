@@ -39,8 +39,11 @@ final class ForkedThreadIdsTests: XCTestCase {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // One line: it fits the pipe, so the fixture ends without its being read.
+        waitUntil("the fixture to end", timeoutSeconds: 60) { !process.isRunning }
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         XCTAssertEqual(said.trimmingCharacters(in: .whitespacesAndNewlines),
                        "cannot find: libdispatch started threads of its own in this process, so a forked child's queues cannot be used")
     }

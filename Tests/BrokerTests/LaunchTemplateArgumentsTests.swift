@@ -20,14 +20,10 @@ final class LaunchTemplateArgumentsTests: XCTestCase {
     /// does not hold it (`make bench-build` builds it), or holds one older than the template's source (a stale build
     /// would judge code that is no longer there).
     func testALaunchOfTheReleaseMonitorHasTheTemplatesArguments() throws {
-        let release = BuildProducts.repositoryRoot.appendingPathComponent(".build/release/activity-monitor").path
-        guard FileManager.default.isExecutableFile(atPath: release) else {
-            throw XCTSkip("\(release) is not built (make bench-build): only a release program's runtime shows a launch without its arguments")
-        }
-        let source = BuildProducts.repositoryRoot.appendingPathComponent("Sources/CLaunchTemplate/launch_template.c").path
-        if let built = try? FileManager.default.attributesOfItem(atPath: release)[.modificationDate] as? Date,
-           let written = try? FileManager.default.attributesOfItem(atPath: source)[.modificationDate] as? Date, built < written {
-            throw XCTSkip("\(release) is older than \(source): build it again (make bench-build) to test this template")
+        let release: String
+        switch BuildProducts.currentRelease("activity-monitor", builtFrom: ["Sources/CLaunchTemplate/launch_template.c"]) {
+        case .success(let program): release = program
+        case .failure(let why): throw XCTSkip("\(why): only a release program's runtime shows a launch without its arguments")
         }
         try assertLaunchHasItsArguments(release)
     }

@@ -4,6 +4,7 @@ import DeviceAPI
 @testable import DeviceOS
 import Foundation
 import ScreenTime
+import ShieldBusTestSupport
 import XCTest
 
 /// A DeviceActivity registration written byte by byte (`Registration.json`) is the very bytes `DeviceAPICoding.encode`
@@ -110,5 +111,50 @@ final class RegistrationWritingTests: XCTestCase {
             XCTAssertEqual(registration.json, expected, String(decoding: expected, as: UTF8.self))
             if registration.json != expected { return }
         }
+    }
+
+    /// What a restarted device reads back (`Registration.load`): nothing for a key never saved; a stored list the reader
+    /// reads whole as the decoder does; one holding a registration it does not read (a time-zoned schedule), all of it
+    /// through the decoder; and bytes the decoder refuses, its error — never an empty or partial list.
+    func testStoredRegistrationsAreLoadedWholeByTheReaderOrByTheDecoder() throws {
+        let folder = TemporaryDirectory(prefix: "sbregload")
+        let state = try DeviceStateStore(path: folder.path + "/device.sqlite")
+        XCTAssertEqual(try DeviceActivityService.Registration.load(from: state, key: "never-saved").count, 0)
+        var draw = Draw(state: 6)
+        func drawn(readable: Bool) throws -> DeviceActivityService.Registration {
+            while true {
+                let registration = Self.registration(&draw)
+                let read = DeviceActivityService.Registration(json: try JSONValue(parsing: DeviceAPICoding.encode(registration)))
+                if (read != nil) == readable { return registration }
+            }
+        }
+        for list in [[try drawn(readable: true), try drawn(readable: true)], [try drawn(readable: true), try drawn(readable: false)]] {
+            try state.save(list, key: "list")
+            let loaded = try DeviceActivityService.Registration.load(from: state, key: "list")
+            XCTAssertEqual(loaded.map(\.json), try XCTUnwrap(try state.load([DeviceActivityService.Registration].self, key: "list")).map(\.json))
+            XCTAssertEqual(loaded.count, 2)
+        }
+        try state.save(json: Array(#"[{"activity":"a"}]"#.utf8), key: "broken")
+        XCTAssertThrowsError(try DeviceActivityService.Registration.load(from: state, key: "broken")) { error in
+            guard case DeviceStateError.undecodable = error else { return XCTFail("not the decoder's refusal: \(error)") }
+        }
+    }
+
+    /// Every stored property of a registration that has each optional part is written, and read back by the reader: a
+    /// property added later and left out of `init(json:)` would be dropped there without a word.
+    func testEveryStoredPropertyIsReadBack() throws {
+        var draw = Draw(state: 7)
+        var registration = Self.registration(&draw)
+        while registration.startedInterval == nil || registration.pendingStart == nil || registration.product == nil
+                || registration.deliveredCrossings?.isEmpty ?? true || registration.events.isEmpty
+                || registration.schedule.intervalStart.timeZone != nil || registration.schedule.intervalEnd.timeZone != nil {
+            registration = Self.registration(&draw)
+        }
+        let stored = try JSONValue(parsing: DeviceAPICoding.encode(registration))
+        for case let label? in Mirror(reflecting: registration).children.map(\.label) {
+            XCTAssertNotNil(stored[label], "\(label) is not written")
+        }
+        let read = try XCTUnwrap(DeviceActivityService.Registration(json: stored))
+        XCTAssertEqual(String(decoding: read.json, as: UTF8.self), String(decoding: registration.json, as: UTF8.self))
     }
 }

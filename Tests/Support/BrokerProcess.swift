@@ -26,6 +26,30 @@ public enum BuildProducts {
         return path
     }
 
+    /// `.build/release/<name>` when it is built and newer than each of `sources` (paths from the repository root),
+    /// else why not: a test of the release build skips, saying so, rather than judge a stale build (`make bench-build`
+    /// builds it; `make test` does not).
+    public static func currentRelease(_ name: String, builtFrom sources: [String]) -> Result<String, ReleaseUnavailable> {
+        let program = repositoryRoot.appendingPathComponent(".build/release/" + name).path
+        guard FileManager.default.isExecutableFile(atPath: program) else {
+            return .failure(ReleaseUnavailable(reason: "\(program) is not built (make bench-build)"))
+        }
+        func modified(_ path: String) -> Date? { try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date }
+        for source in sources {
+            let written = repositoryRoot.appendingPathComponent(source).path
+            if let built = modified(program), let changed = modified(written), built < changed {
+                return .failure(ReleaseUnavailable(reason: "\(program) is older than \(source): build it again (make bench-build)"))
+            }
+        }
+        return .success(program)
+    }
+
+    /// Why `currentRelease` gives no program.
+    public struct ReleaseUnavailable: Error, CustomStringConvertible {
+        public let reason: String
+        public var description: String { reason }
+    }
+
     /// The repository root (for Config/ files).
     public static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -96,9 +96,6 @@ int shieldbus_find_thread_ids(char *why, unsigned long size);
 /// (its word names the template, which the child can then not unlock): both templates fork from C, outside any.
 void shieldbus_forget_thread_ids(void);
 
-/// How many of the caches found hold an id (0 in a child that forgot them, until it locks again).
-int shieldbus_thread_ids_held(void);
-
 /// The broker template's loop (broker_template.c): serves requests on `channel` until explore closes it, forking a
 /// child per request. Returns in each child, with the request's arguments (NUL-separated, malloc'ed) in `arguments`:
 /// their length, its standard error the day's file and its standard output /dev/null. Returns -1 in the template

@@ -108,6 +108,11 @@ final class DeviceStateStore {
     /// A stored value, or nil. A value that no longer decodes is an error, never silently dropped.
     func load<T: Decodable>(_ type: T.Type, key: String) throws -> T? {
         guard let json = try storedJSON(key: key) else { return nil }
+        return try decode(type, json: json, key: key)
+    }
+
+    /// `json`, the bytes stored under `key`, decoded as `load` decodes them, with its error.
+    func decode<T: Decodable>(_ type: T.Type, json: [UInt8], key: String) throws -> T {
         do {
             return try DeviceAPICoding.decode(type, from: json)
         } catch {
@@ -115,8 +120,8 @@ final class DeviceStateStore {
         }
     }
 
-    /// A stored value's bytes as saved, or nil: for a reader that reads them without `JSONDecoder`, and goes to `load`
-    /// for what it does not read.
+    /// A stored value's bytes as saved, or nil: for a reader that reads them without `JSONDecoder`, and gives what it
+    /// does not read to `decode`.
     func storedJSON(key: String) throws -> [UInt8]? {
         let statement = try connection.prepare("SELECT json FROM state WHERE key = ?", bindings: [.text(key)])
         guard try statement.step(), let json = try statement.string(at: 0) else { return nil }

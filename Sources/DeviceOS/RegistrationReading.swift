@@ -26,14 +26,14 @@ extension DeviceActivityService.Registration {
     }
 
     /// The registrations stored under `key` (a JSON array of them), each read as `init(json:)` reads it; when one is not,
-    /// all of them as `state.load` decodes them, with its errors.
+    /// all of them as `state.load` decodes them (the same bytes), with its errors.
     static func load(from state: DeviceStateStore, key: String) throws -> [Self] {
         guard let bytes = try state.storedJSON(key: key) else { return [] }
         if case .array(let elements)? = try? JSONValue(parsing: bytes) {
             let read = elements.compactMap(Self.init(json:))
             if read.count == elements.count { return read }
         }
-        return try state.load([Self].self, key: key) ?? []
+        return try state.decode([Self].self, json: bytes, key: key)
     }
 
     /// A date as `DeviceAPICoding`'s decoder reads it: whole milliseconds since 1970.

@@ -88,14 +88,15 @@ final class LaunchTemplateWarmUpTests: XCTestCase {
     /// then the template's constructor, then the runtime's own (the hashing seed's, Concurrency's standard
     /// descriptors), Dispatch's and CoreFoundation's: the order the warm-up's rules rest on.
     func testAReleasePluginRunsTheTemplatesConstructorBetweenItsImagesRegistrationAndTheRuntimesConstructors() throws {
-        let release = BuildProducts.repositoryRoot.appendingPathComponent(".build/release")
         let plugins = ["activity-monitor", "shield-renderer", "action-delegate", "companion-app", "report-builder", "notifier", "bedtime", "profiles"]
-            .filter { FileManager.default.isExecutableFile(atPath: release.appendingPathComponent($0).path) }
+            .compactMap { plugin in
+                (try? BuildProducts.currentRelease(plugin, builtFrom: ["Sources/CLaunchTemplate/launch_template.c"]).get()).map { (plugin, $0) }
+            }
         guard !plugins.isEmpty else {
-            throw XCTSkip("no release plugin in \(release.path) to read (`make release` builds them); only this build's order was checked")
+            throw XCTSkip("no current release plugin in .build/release to read (`make bench-build` builds them); only this build's order was checked")
         }
-        for plugin in plugins {
-            let order = try InitializerOrder(program: release.appendingPathComponent(plugin).path)
+        for (plugin, path) in plugins {
+            let order = try InitializerOrder(program: path)
             let (image, template) = (order.position(of: "swift_image_constructor"), order.position(of: "serveLaunchesIfAsked"))
             XCTAssertLessThan(try XCTUnwrap(image, "\(plugin): \(order.names)"), try XCTUnwrap(template, "\(plugin): \(order.names)"), plugin)
             try assertRunAfterTheTemplate(["GlobalObjects", "setupStandardConcurrencyDescriptors", "_libdispatch_init", "__CFInitialize"],

@@ -305,7 +305,9 @@ final class PluginSupervisor {
             plugin.connection = nil
             plugin.state = .running
             plugin.startedAt = monotonicMilliseconds()
-            logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)"])
+            // Which kind of launch it was, so that a template that stopped serving shows in a run's log line by line.
+            let kind = inProcessLauncher != nil ? "in-process" : plugin.launch?.templatePID != nil ? "forked" : "plain"
+            logger.debug("started plugin", metadata: ["plugin": "\(plugin.spec.name)", "pid": "\(pid)", "launch": "\(kind)"])
             // No pid in the body: journals must not depend on it.
             if announce { onLifecycle?(plugin.spec.name, "started", ["restarts": .int(Int64(plugin.restarts))]) }
         } catch {

@@ -31,12 +31,26 @@ final class WarmUpCodingContainersTests: XCTestCase {
         try assertNamed(ShieldActionReply(response: .defer), in: ShieldActionReply.encodingContainerTypes, expecting: 1)
     }
 
-    func testAShieldActionsRequestNamesTheKeyedContainerItsDecodingAsksFor() {
+    func testAShieldActionsRequestNamesTheKeyedContainerItsDecodingAsksFor() throws {
         let recorder = KeyedDecodingContainerRecorder()
         XCTAssertThrowsError(try ShieldActionRequest(from: recorder))
         let named = Set(ShieldActionRequest.decodingContainerTypes.map(ObjectIdentifier.init))
         XCTAssertEqual(recorder.made.map(\.name), ["KeyedDecodingContainer<CodingKeys>"])
         XCTAssertTrue(recorder.made.allSatisfy { named.contains($0.type) }, "\(recorder.made.map(\.name)) is not named for the warm-up")
+        // The recorder refuses the top-level container, so a field's own keyed container is asked here, field by field
+        // (each of a full request's, found by reflection so that a new field is judged too): none may ask for one the
+        // warm-up does not name. Today each field is a single value (a raw-value enum, a token).
+        let request = ShieldActionRequest(action: .primaryButtonPressed, entryPoint: .application, application: Token(rawValue: "app.a"),
+                                          webDomain: Token(rawValue: "web.a"), category: Token(rawValue: "cat.a"))
+        let fields = Mirror(reflecting: request).children
+        XCTAssertEqual(fields.count, 5)
+        for field in fields {
+            let type = try XCTUnwrap(Swift.type(of: field.value) as? Decodable.Type, "\(field.label ?? "?") is decoded")
+            let fieldRecorder = KeyedDecodingContainerRecorder()
+            XCTAssertThrowsError(try type.init(from: fieldRecorder))
+            XCTAssertTrue(fieldRecorder.made.allSatisfy { named.contains($0.type) },
+                          "\(field.label ?? "?"): \(fieldRecorder.made.map(\.name)) is not named for the warm-up")
+        }
     }
 
     /// Encodes `value` and checks that each keyed container asked for is among `named`, and that `count` kinds were.

@@ -126,6 +126,22 @@ public final class LogCheckpoints: @unchecked Sendable {
         return true
     }
 
+    /// Starts a checkpoint on the flusher now, whatever the log's length: for a store an earlier process left with a
+    /// long log (a plugin's record of handled events, `HandledEvents`), copied while this process goes on rather than
+    /// before it does. Nothing when one is in flight, when a failure stands (`retryGap`), or for a store that
+    /// checkpoints when its owner is idle.
+    public func startInBackground() {
+        guard schedule == .background, mayTryNow() else { return }
+        let start = lock.withLock {
+            guard !shared.inFlight else { return false }
+            shared.inFlight = true
+            return true
+        }
+        guard start else { return }
+        triesAgain()
+        flusher.run { self.checkpointInBackground() }
+    }
+
     /// After each commit (SQLite's hook, on the committing thread, inside the commit).
     private func committed(logFrames frames: Int) {
         logFrames = frames
@@ -183,9 +199,11 @@ public final class LogCheckpoints: @unchecked Sendable {
         lock.withLock { shared.running = true }
         var problem: (any Error)?
         do {
-            let own = try ownConnection ?? SQLiteConnection(path: path, flags: [.readWrite])
+            let own = try ownConnection ?? Self.openOwnConnection(path: path)
             ownConnection = own
-            try own.checkpoint(.passive)
+            // A log copied whole is written again from its start by the next commit, which flushes its header: taken
+            // here, off the owner's thread (`SQLiteConnection.startCopiedLog`).
+            if try own.checkpoint(.passive) { try? own.startCopiedLog() }
         } catch {
             problem = error
             // Opened afresh at the next try: the file may be back where it belongs by then.
@@ -197,6 +215,14 @@ public final class LogCheckpoints: @unchecked Sendable {
             if problem == nil { shared.counts.background += 1 }
             lock.broadcast()
         }
+    }
+
+    /// The flusher's connection to a store in WAL mode, with `synchronous = NORMAL` as its owner's: the commit that
+    /// starts a copied log flushes the log's header and nothing more.
+    private static func openOwnConnection(path: String) throws -> SQLiteConnection {
+        let own = try SQLiteConnection(path: path, flags: [.readWrite])
+        try own.execute("PRAGMA synchronous = NORMAL")
+        return own
     }
 
     /// What a failure says, beside the store's path.

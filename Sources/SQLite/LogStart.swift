@@ -1,4 +1,4 @@
-// LogStart: a store's empty write-ahead log started when the store is opened, so its first commit waits for no flush.
+// LogStart: a store's write-ahead log started when the store is opened or after a checkpoint copied it, so no owner's commit waits for the flush of its header.
 import Foundation
 
 extension SQLiteConnection {
@@ -12,6 +12,19 @@ extension SQLiteConnection {
     /// and so is one whose write lock another process holds: its commit starts the log, and a start never waits for it.
     public func startEmptyLog() throws {
         guard FileSize.of(path + "-wal") == 0 else { return }
+        try startLogNow()
+    }
+
+    /// Starts the log again from its start now, after a checkpoint copied all of it: the first commit after such a
+    /// checkpoint writes the log's new header and flushes it. A shared store's background checkpoint
+    /// (`LogCheckpoints`) takes that flush on the flusher, through the same commit as `startEmptyLog`'s, instead of
+    /// leaving it to the next commit of the store's owner — a plugin handling an event, which a turn waits for. A
+    /// log another connection still reads from, or whose write lock another connection holds, is left to its next
+    /// commit.
+    public func startCopiedLog() throws { try startLogNow() }
+
+    /// The commit that starts a log: `user_version` rewritten with the value it holds, never waiting for a lock.
+    private func startLogNow() throws {
         do {
             try withoutWaiting { try transaction(.immediate) { try execute("PRAGMA user_version = \(try userVersion())") } }
         } catch SQLiteError.busy {

@@ -29,6 +29,8 @@ final class HandledEvents {
     private let tally: CommitTally
     /// What it lost to the machine's restart, said at open (`CommitTally.restartLoss`).
     var restartLoss: String? { tally.restartLoss }
+    /// The record's checkpoints (on the process's flusher).
+    var checkpoints: LogCheckpoints { tally.checkpoints }
     /// Told once when its commits can no longer be noted (`CommitTally.onNoteFailure`).
     var onNoteFailure: ((String) -> Void)? {
         get { tally.onNoteFailure }
@@ -70,10 +72,11 @@ final class HandledEvents {
         // (Records made before the version was kept record 0 and get it at their next open.)
         let found = try connection.setUpSchema(version: Self.formatVersion, Self.schema)
         guard found <= Self.formatVersion else { throw HandledEventsError.unsupportedFormat(path: path, found: found, supported: Self.formatVersion) }
-        // A process killed with its log long (a force-quit app, a crash) left it to this one, which read it back at its
-        // first read above: copied into the file now, the log is written again from its start by the next record, and
-        // the next process reads back only what came after. Waiting for nobody: such a predecessor may still be ending.
-        handOver(waiting: false)
+        // A process that ended with its log long (a stopped or force-quit app, a crash) left it to this one, which read
+        // it back at its first read above: copied into the file by the flusher while this process goes on (the copy's
+        // flushes are milliseconds on a disk, which a turn would wait for here), so the next process reads back only
+        // what came after.
+        if (FileSize.of(path + "-wal") ?? 0) >= Self.handOverLogBytes { tally.checkpoints.startInBackground() }
         // The log's flushes taken now, while the plugin starts, rather than in its first event's turn; one that fails
         // (a full disk) or meets another process's write lock is left to that first commit, which reports or waits.
         try? connection.startEmptyLog()
@@ -145,14 +148,14 @@ final class HandledEvents {
 
     /// Leaves the record for the plugin's next process with its write-ahead log copied into the file and emptied
     /// (`SQLiteConnection.checkpoint`) once the log has reached `handOverLogBytes` — at a short-lived extension's end,
-    /// and, without waiting or emptying, at every open (for a predecessor killed before its own): a short-lived extension's next
+    /// and, on the flusher, at every open (for a predecessor that ended without its own): a short-lived extension's next
     /// process, opening the record with nobody else holding it, would otherwise read back and check the whole log,
     /// which grows with every launch. A shorter log is left to be read back: the checkpoint syncs the file twice, which
     /// on a disk costs more than reading a few frames, and the next launch waits for this process to end. What the
     /// record holds does not change; a failure leaves the log as it is, for the next process to read.
-    func handOver(waiting: Bool = true) {
+    func handOver() {
         guard (FileSize.of(connection.path + "-wal") ?? 0) >= Self.handOverLogBytes else { return }
-        _ = try? connection.checkpoint(waiting ? .emptying : .passive)
+        _ = try? connection.checkpoint(.emptying)
     }
 
     /// The log a hand-over empties: about 16 frames, a few launches' records.

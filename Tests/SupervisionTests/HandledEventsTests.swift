@@ -3,6 +3,7 @@ import BusProtocol
 import Configuration
 import Foundation
 import SQLite
+import ShieldBusTestSupport
 @testable import ShieldBusSDK
 import XCTest
 
@@ -145,15 +146,19 @@ final class HandledEventsTests: XCTestCase {
     }
 
     /// A process killed before handing its record over (a force-quit app) leaves its long log to the next process,
-    /// which copies it into the file once it has read it back: its next record writes the log again from its start, so
-    /// the process after it reads back only that, and nothing is lost.
-    func testARecordOpenedWithALongLogHasItCopiedIntoTheFile() throws {
+    /// whose flusher copies it into the file once the process has read it back, and starts the log again (the flush of
+    /// its new header off the process's own thread): the next record is written from the log's start, so the process
+    /// after it reads back only that, and nothing is lost.
+    func testARecordOpenedWithALongLogHasItCopiedIntoTheFileOnTheFlusher() throws {
         let path = folder + "/killed.sqlite"
         let killed = try HandledEvents(path: path)
         for seq in UInt64(1)...30 { try killed.record(seq) }
         let framesInLog = { try SQLiteConnection(path: path).withStatement("PRAGMA wal_checkpoint(PASSIVE)") { try $0.step() ? try $0.int64(at: 1) : nil } }
         XCTAssertGreaterThanOrEqual(FileSize.of(path + "-wal") ?? 0, HandledEvents.handOverLogBytes)
         let next = try HandledEvents(path: path)
+        XCTAssertTrue(waitUntil("the flusher's checkpoint") { next.checkpoints.counts.background == 1 })
+        XCTAssertEqual(next.checkpoints.counts, LogCheckpoints.Counts(background: 1), "copied on the flusher, not by the opening thread")
+        XCTAssertEqual(try framesInLog(), 1, "the log started again by the flusher: one frame, the rewritten version")
         try next.record(31)
         XCTAssertLessThanOrEqual(try framesInLog() ?? .max, 3, "the log written again from its start")
         let last = try HandledEvents(path: path)

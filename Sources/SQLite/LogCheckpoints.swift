@@ -122,7 +122,9 @@ public final class LogCheckpoints: @unchecked Sendable {
     @discardableResult
     public func checkpointIfOwed() -> Bool {
         guard owesCheckpoint() else { return false }
-        checkpointHere(counting: \.whenIdle)
+        // A log copied whole is started again now, while the owner is idle, not by its next commit, which a turn may
+        // wait for (`SQLiteConnection.startCopiedLog`).
+        if checkpointHere(counting: \.whenIdle) { try? connection.startCopiedLog() }
         return true
     }
 
@@ -180,17 +182,21 @@ public final class LogCheckpoints: @unchecked Sendable {
         return true
     }
 
-    /// A checkpoint on the store's own connection, on this thread.
-    private func checkpointHere(counting place: WritableKeyPath<Counts, Int>) {
+    /// A checkpoint on the store's own connection, on this thread; true when it copied the whole log.
+    @discardableResult
+    private func checkpointHere(counting place: WritableKeyPath<Counts, Int>) -> Bool {
         triesAgain()
         do {
-            if try connection.checkpoint(.passive) { logFrames = 0 }
+            let copiedAll = try connection.checkpoint(.passive)
+            if copiedAll { logFrames = 0 }
             lock.withLock {
                 shared.failure = nil
                 shared.counts[keyPath: place] += 1
             }
+            return copiedAll
         } catch {
             lock.withLock { shared.failure = error }
+            return false
         }
     }
 

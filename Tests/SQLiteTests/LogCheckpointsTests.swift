@@ -106,7 +106,8 @@ final class LogCheckpointsTests: XCTestCase {
     }
 
     /// A store opened `.exclusive` has no other connection: its log waits for the owner's idle moment
-    /// (`checkpointIfOwed`), and past the hard limit the commit checkpoints it.
+    /// (`checkpointIfOwed`, which also starts the copied log again, so the next commit does not flush its header), and
+    /// past the hard limit the commit checkpoints it.
     func testAnExclusiveStoreIsCheckpointedWhenIdleAndPastTheHardLimit() throws {
         let connection = try store(access: .exclusive)
         let checkpoints = LogCheckpoints(connection: connection, softLimit: 100, hardLimit: 400)
@@ -122,6 +123,7 @@ final class LogCheckpointsTests: XCTestCase {
         XCTAssertEqual(checkpoints.counts, LogCheckpoints.Counts(), "owed, not run by the commits")
         XCTAssertTrue(checkpoints.checkpointIfOwed())
         XCTAssertEqual(checkpoints.counts.whenIdle, 1)
+        XCTAssertEqual(checkpoints.logFrames, 1, "the log copied whole and started again while idle, by a one-frame commit")
         XCTAssertFalse(checkpoints.owesCheckpoint())
         var most = 0
         for m in n + 2...n + 1000 {

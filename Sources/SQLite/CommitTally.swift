@@ -114,8 +114,12 @@ public final class CommitTally {
     /// The file's own count of committed writes (0 before the first).
     public func count() throws -> Int64 { try Self.count(connection) }
 
+    /// Whether the file has the tally's table: found in the schema the connection holds (no statement compiled, as a
+    /// store's every open asks), or else asked of the file by a statement — another process may have made the table
+    /// since the connection read the schema, and a count read as 0 would refuse a sound store. No store drops it.
     private static func hasTable(_ connection: SQLiteConnection) throws -> Bool {
-        try connection.withStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'commit_tally'") {
+        if try connection.schemaHoldsTable("commit_tally") { return true }
+        return try connection.withStatement("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'commit_tally'") {
             try $0.step() && (try $0.int64(at: 0) ?? 0) > 0
         }
     }

@@ -124,7 +124,7 @@ public final class SQLiteConnection {
             if access == .exclusive { try execute("PRAGMA locking_mode = EXCLUSIVE") }
             // SQLite opens lazily: reading the schema now turns a foreign file into an error
             // before anything could be written to it.
-            try execute("SELECT count(*) FROM sqlite_master")
+            try readSchema()
             if writeAheadLog { try enableWAL() }
             // A write lock, kept from now on: a second opener is refused now, not at its first write.
             if access == .exclusive { try execute("BEGIN EXCLUSIVE; COMMIT") }
@@ -365,6 +365,32 @@ public final class SQLiteConnection {
         let statement = try prepare("PRAGMA page_size")
         guard try statement.step(), let pageSize = try statement.int64(at: 0), pageSize > 0, size % pageSize != 0 else { return nil }
         return "the file is \(size) bytes, not a whole number of \(pageSize)-byte pages: it was cut short"
+    }
+
+    /// Whether the schema this connection last read holds table `name` (not a view), looked up in its memory with no
+    /// statement compiled. What another connection made or dropped since is not seen: for a table its stores never
+    /// drop, "held" is certain, and "not held" is for the caller to confirm with a statement, which rereads a schema
+    /// that changed.
+    public func schemaHoldsTable(_ name: String) throws -> Bool {
+        let rc = lookUpTable(name)
+        if rc == SQLITE_OK { return true }
+        // SQLITE_ERROR: no such table (or a schema that cannot be read, which the confirming statement meets again);
+        // anything else failed to read the schema (a lock, a damaged file).
+        guard rc == SQLITE_ERROR else { throw error(rc, sql: nil) }
+        return false
+    }
+
+    /// Reads the schema now, as the first statement would, without compiling one: a file that is not a database, or
+    /// a lock held by another connection, is met here.
+    private func readSchema() throws {
+        let rc = lookUpTable("sqlite_master")
+        guard rc == SQLITE_OK else { throw error(rc, sql: nil) }
+    }
+
+    /// Looks table `name` up in the connection's schema, reading the schema first if it is not read
+    /// (`sqlite3_table_column_metadata`, a C call: compiling even the smallest query costs several times more).
+    private func lookUpTable(_ name: String) -> Int32 {
+        retryingBusy { sqlite3_table_column_metadata(handle, "main", name, nil, nil, nil, nil, nil, nil) }
     }
 
     /// Compiles the first statement at `sql`; nil when only whitespace or comments remain.

@@ -33,6 +33,26 @@ final class CommitTallyTests: XCTestCase {
         return (connection, store)
     }
 
+    /// A tally opened on a connection that read the store's schema before another connection made the tally's table
+    /// (another process's first counted write) reads the count from the file, not 0 from the schema it held: the
+    /// store is sound and is not refused.
+    func testATallyMadeByAnotherConnectionAfterThisOneReadTheSchemaIsCounted() throws {
+        let store = path("store.sqlite")
+        let first = try SQLiteConnection(path: store, flags: [.readWrite, .create])
+        try first.enableWAL()
+        try first.execute("CREATE TABLE t (n INTEGER)")
+        XCTAssertFalse(try first.schemaHoldsTable("commit_tally"))
+        let other = try SQLiteConnection(path: store, flags: [.readWrite])
+        let otherTally = try CommitTally(connection: other, path: store)
+        for n in 1...2 { try otherTally.transaction { try other.execute("INSERT INTO t VALUES (\(n))") } }
+        XCTAssertEqual(try CommitNote.read(besides: store), 2)
+        XCTAssertFalse(try first.schemaHoldsTable("commit_tally"), "the schema first read holds no tally")
+        let tally = try CommitTally(connection: first, path: store)
+        XCTAssertEqual(try tally.count(), 2)
+        try tally.transaction { try first.execute("INSERT INTO t VALUES (3)") }
+        XCTAssertEqual(try CommitNote.read(besides: store), 3)
+    }
+
     func testAStoreThatLostCommittedWritesWithItsLogIsRefused() throws {
         let (connection, store) = try storeWithWritesInItsLog()
         let wal = try Data(contentsOf: URL(fileURLWithPath: store + "-wal"))

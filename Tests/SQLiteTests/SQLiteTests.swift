@@ -19,18 +19,54 @@ final class SQLiteTests: XCTestCase {
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
-    /// A connection's page cache takes memory for the pages it holds, not a first bulk of 20 pages at its open (which a
-    /// new process would fault in at every store it opens): opening a store and reading its schema grows SQLite's memory
-    /// in use by less than the bulk alone.
+    /// A connection's page cache takes memory for each page when it first holds it, not from a first bulk of 20 pages
+    /// at its open (which a new process would fault in at every store it opens): reading eight pages of a store
+    /// allocates each of them on its own, which SQLite counts as page-cache memory taken outside a bulk
+    /// (`SQLITE_STATUS_PAGECACHE_OVERFLOW`; pages served from a bulk are not counted).
     func testAnOpenTakesNoBulkOfPageCacheMemory() throws {
-        try SQLiteConnection(path: path("first.sqlite")).execute("CREATE TABLE t (n INTEGER)")
+        let file = path("first.sqlite")
+        let maker = try SQLiteConnection(path: file)
+        try maker.execute("CREATE TABLE t (n INTEGER, filler BLOB)")
+        try maker.transaction { for n in 0..<16 { try maker.execute("INSERT INTO t VALUES (\(n), zeroblob(2000))") } }
+        let pages = try maker.withStatement("PRAGMA page_count") { try $0.step() ? try $0.int64(at: 0) ?? 0 : 0 }
+        XCTAssertGreaterThanOrEqual(pages, 8)
+        XCTAssertLessThan(pages, 20, "fewer pages than a bulk holds")
         var before: Int64 = 0, after: Int64 = 0, highest: Int64 = 0
-        sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &before, &highest, 0)
-        let db = try SQLiteConnection(path: path("first.sqlite"))
-        sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &after, &highest, 0)
+        sqlite3_status64(SQLITE_STATUS_PAGECACHE_OVERFLOW, &before, &highest, 0)
+        let db = try SQLiteConnection(path: file)
+        XCTAssertEqual(try db.withStatement("SELECT count(*), sum(length(filler)) FROM t") { try $0.step() ? try $0.int64(at: 0) : nil }, 16)
+        sqlite3_status64(SQLITE_STATUS_PAGECACHE_OVERFLOW, &after, &highest, 0)
         withExtendedLifetime(db) {
-            XCTAssertLessThan(after - before, 20 * 4096, "an open takes no bulk of page cache")
+            XCTAssertGreaterThanOrEqual(after - before, pages * 4096, "each page read was allocated on its own, none from a bulk")
         }
+    }
+
+    /// SQLite keeps no count of the memory it uses (`SQLITE_CONFIG_MEMSTATUS` off, `SQLiteLibrary.setUp`): counting
+    /// takes a lock and asks the allocator each block's size at every allocation, and nothing here reads the count.
+    func testSQLiteKeepsNoCountOfItsMemory() throws {
+        let db = try SQLiteConnection(path: path("counted.sqlite"))
+        try db.execute("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1)")
+        var current: Int64 = -1, highest: Int64 = -1
+        sqlite3_status64(SQLITE_STATUS_MEMORY_USED, &current, &highest, 0)
+        withExtendedLifetime(db) {
+            XCTAssertEqual(current, 0)
+            XCTAssertEqual(sqlite3_memory_used(), 0)
+        }
+    }
+
+    /// `schemaHoldsTable` looks a table up in the schema the connection read: a table is held, a view or a missing
+    /// name is not, and a table another connection made since is not seen until a statement rereads the schema.
+    func testTheSchemaHeldNamesItsTablesAndNotAnotherConnectionsNewOnes() throws {
+        let file = path("schema.sqlite")
+        let db = try SQLiteConnection(path: file)
+        try db.execute("CREATE TABLE t (n INTEGER); CREATE VIEW v AS SELECT n FROM t")
+        XCTAssertTrue(try db.schemaHoldsTable("t"))
+        XCTAssertFalse(try db.schemaHoldsTable("v"), "a view is not a table")
+        XCTAssertFalse(try db.schemaHoldsTable("missing"))
+        try SQLiteConnection(path: file).execute("CREATE TABLE later (n INTEGER)")
+        XCTAssertFalse(try db.schemaHoldsTable("later"), "the schema this connection read")
+        try db.execute("SELECT count(*) FROM later")
+        XCTAssertTrue(try db.schemaHoldsTable("later"), "read again by a statement")
     }
 
     /// `withStatement` keeps one compiled statement per SQL text: the same object at every use, reset between uses

@@ -23,11 +23,14 @@
 // The template ends when the broker closes the channel, and when a reset cannot bring its sandbox back as it started.
 //
 // Linux's fork copies no page-table entries of a file mapping that has no private pages, so each launch would fault the
-// program's code and read-only data in again, a few pages at a time. The first launches each write, as they exit,
-// which pages of the program's and its libraries' file mappings they had mapped (`tellMappedPages`, into shared memory
-// made for that launch alone); the template maps the same pages in its own page tables and gives each such mapping one
-// private page, a copy of itself (`mapLearnedPages`), so that every later fork copies their entries. The program sees
-// nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its mappings).
+// program's code and read-only data in again, a few pages at a time; and it copies every entry of one that has, each
+// also torn down at the launch's exit. The first launches each start without the files' pages they inherited
+// (`forgetInheritedPages`) and write, as they exit, which pages of the program's and its libraries' file mappings they
+// had mapped (`tellMappedPages`, into shared memory made for that launch alone); once they all have, the template maps
+// in its own page tables the pages most of them used, unmaps the files' others there (`keepLearnedPages`), and gives each
+// mapping with such pages one private page, a copy of itself, so that every later fork copies exactly those entries. The
+// program sees nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its
+// mappings).
 //
 // Before it serves, the template runs the SDK's warm-up (LaunchTemplateWarmUp.swift, through a weak symbol): the Swift
 // runtime's metadata of the generic types every launch makes first, made once here instead of in every launch. It
@@ -97,9 +100,14 @@ static int regionCount = 0;
 static size_t regionPages = 0;
 /// The system's page size: the unit of /proc/self/pagemap and madvise.
 static size_t pageSize = 4096;
-/// The launches that learn (a crashed one tells nothing, and the next learns instead).
+/// The launches that learn (a crashed one tells nothing, and the next learns instead), and how many of them must have
+/// mapped a page for the template to keep it: a page one launch alone used (a path taken once, the pages its faults
+/// mapped around) would be copied at every fork and torn down at every exit, for the few launches that use it.
 #define LEARNING_LAUNCHES 3
+#define LEARNED_BY 2
 static int learnedLaunches = 0;
+/// In the template, until its learning launches have all told: for each page of the regions, how many had it mapped.
+static unsigned char *seenBy = NULL;
 /// In a learning launch: its shared page of memory, written at exit, and its pid (a process it forks that exits
 /// through exit() must not write it).
 static unsigned char *learning = NULL;
@@ -173,33 +181,97 @@ void shieldbus_end_process(int status) {
     _exit(status);
 }
 
-/// In the template: maps the pages a learning launch had mapped, and makes each such region copied at fork (a region's
-/// entries are copied when it has private pages: its first page becomes one, a copy of itself).
-static void mapLearnedPages(const unsigned char *learned) {
+/// /proc/self/pagemap's bits of a page: mapped; the file's own (not a private copy, not anonymous memory).
+#define PAGE_MAPPED (1ull << 63)
+#define PAGE_OF_FILE (1ull << 61)
+
+/// What `settlePages` does to a run of pages.
+enum { LEAVE, MAP, UNMAP };
+
+static void endRun(int action, uintptr_t start, uintptr_t end) {
+    if (action != LEAVE && end > start) madvise((void *)start, end - start, action == MAP ? MADV_POPULATE_READ : MADV_DONTNEED);
+}
+
+/// Maps (`MAP`) the pages of region `r` that `kept` keeps (those at least LEARNED_BY learning launches mapped; none when
+/// it is NULL) and are not mapped, or unmaps (`UNMAP`) the files' pages it does not keep. A private copy is never unmapped,
+/// so a page of data the loader relocated or the program wrote keeps its contents. `base`: the region's first page's
+/// index among the regions' pages. Unmapping is a pass of its own: mapping a page maps its neighbours too (the kernel's
+/// fault-around), which that pass then unmaps.
+static void settlePages(int pagemap, int r, size_t base, const unsigned char *kept, int action) {
+    uint64_t entries[512];
+    size_t first = regions[r].start / pageSize, pages = (regions[r].end - regions[r].start) / pageSize, done = 0;
+    uintptr_t runStart = regions[r].start;
+    int running = LEAVE;
+    while (done < pages) {
+        size_t count = pages - done < 512 ? pages - done : 512;
+        ssize_t got = pread(pagemap, entries, count * 8, (off_t)((first + done) * 8));
+        if (got <= 0) break;
+        for (size_t i = 0; i < (size_t)got / 8; i++) {
+            int keep = kept && kept[base + done + i] >= LEARNED_BY, mapped = (entries[i] & PAGE_MAPPED) != 0;
+            int next = action == MAP ? (keep && !mapped ? MAP : LEAVE) : (!keep && mapped && (entries[i] & PAGE_OF_FILE) ? UNMAP : LEAVE);
+            if (next == running) continue;
+            uintptr_t here = regions[r].start + (done + i) * pageSize;
+            endRun(running, runStart, here);
+            running = next;
+            runStart = here;
+        }
+        done += (size_t)got / 8;
+    }
+    endRun(running, runStart, regions[r].start + done * pageSize);
+}
+
+/// In a learning launch, before the program runs: unmaps the files' pages it inherited (those of a region the template
+/// made copied at fork: its own start's, what earlier learning kept), so that what it tells at exit is what it used.
+static void forgetInheritedPages(void) {
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap < 0) return;
     size_t base = 0;
     for (int r = 0; r < regionCount; r++) {
-        size_t pages = (regions[r].end - regions[r].start) / pageSize, run = 0;
-        for (size_t i = 0; i <= pages; i++) {
-            size_t bit = base + i;
-            if (i < pages && (learned[bit / 8] >> (bit % 8)) & 1) {
-                run++;
-                continue;
+        if (regions[r].private) settlePages(pagemap, r, base, NULL, UNMAP);
+        base += (regions[r].end - regions[r].start) / pageSize;
+    }
+    close(pagemap);
+}
+
+/// In the template: counts the pages a learning launch had mapped.
+static void countLearnedPages(const unsigned char *learned) {
+    if (!seenBy) seenBy = calloc(regionPages, 1);
+    if (!seenBy) return;
+    for (size_t bit = 0; bit < regionPages; bit++) seenBy[bit] += (learned[bit / 8] >> (bit % 8)) & 1;
+}
+
+/// In the template, once every learning launch has told: makes each region's mapped pages those most of them used, and
+/// each region with such pages copied at fork (a region's entries are copied when it has private pages: its first page
+/// becomes one, a copy of itself).
+static void keepLearnedPages(void) {
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap < 0 || !seenBy) {
+        if (pagemap >= 0) close(pagemap);
+        return;
+    }
+    size_t base = 0;
+    for (int r = 0; r < regionCount; r++) {
+        size_t pages = (regions[r].end - regions[r].start) / pageSize, i = 0;
+        while (i < pages && seenBy[base + i] < LEARNED_BY) i++;
+        if (i < pages && !regions[r].private) {
+            // Writable for a moment (and still executable if it was: this code may be in it).
+            if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection | PROT_WRITE) == 0) {
+                volatile unsigned char *first = (unsigned char *)regions[r].start;
+                *first = *first;
+                if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection) != 0) writableLeft = 1;
+                regions[r].private = 1;
             }
-            if (run == 0) continue;
-            if (!regions[r].private) {
-                // Writable for a moment (and still executable if it was: this code may be in it).
-                if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection | PROT_WRITE) == 0) {
-                    volatile unsigned char *first = (unsigned char *)regions[r].start;
-                    *first = *first;
-                    if (mprotect((void *)regions[r].start, regions[r].end - regions[r].start, regions[r].protection) != 0) writableLeft = 1;
-                    regions[r].private = 1;
-                }
-            }
-            madvise((void *)(regions[r].start + (i - run) * pageSize), run * pageSize, MADV_POPULATE_READ);
-            run = 0;
+        }
+        // A region that forks do not copy keeps what the template mapped: no launch inherits it.
+        if (regions[r].private) {
+            settlePages(pagemap, r, base, seenBy, MAP);
+            settlePages(pagemap, r, base, seenBy, UNMAP);
         }
         base += pages;
     }
+    close(pagemap);
+    free(seenBy);
+    seenBy = NULL;
 }
 
 /// In the child: the launch's environment replaces the template's.
@@ -352,8 +424,8 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         // launch (every plugin's only one on a day without restarts) then costs its template nothing more.
         if (learnt) {
             if (learnt[learningSize() - 1]) {  // told: it exited through exit()
-                mapLearnedPages(learnt);
-                learnedLaunches++;
+                countLearnedPages(learnt);
+                if (++learnedLaunches == LEARNING_LAUNCHES) keepLearnedPages();
             }
             munmap(learnt, learningSize());
             learnt = NULL;
@@ -377,6 +449,7 @@ __attribute__((constructor)) static void serveLaunchesIfAsked(void) {
         if (child == 0) {
             shieldbus_forget_thread_ids();  // first: before any Swift code of the launch takes a lock
             if (memory) {
+                forgetInheritedPages();
                 learning = memory;
                 learningLaunch = getpid();
                 atexit(tellMappedPages);

@@ -13,7 +13,7 @@ extension DayUsage: StoredJSONWritable {
         var out: [UInt8] = []
         out.reserveCapacity(1_536)
         out.append(contentsOf: #"{"appCategories":"#.utf8)
-        StoredJSON.writeObject(appCategories, into: &out) { JSONWriter.writeString($0, into: &$1) }
+        SortedJSONEncoder.writeObject(appCategories, into: &out) { JSONWriter.writeString($0, into: &$1) }
         out.append(contentsOf: #","appSeconds":"#.utf8)
         guard StoredJSON.writeNumbers(appSeconds, into: &out) else { return nil }
         out.append(contentsOf: #","categorySeconds":"#.utf8)
@@ -55,26 +55,14 @@ extension DayUsage: StoredJSONWritable {
 
 /// The pieces the stored values are written from, as `SortedJSONEncoder` writes them.
 enum StoredJSON {
-    /// A dictionary keyed by strings: an object, its keys in the order of their UTF-8 bytes.
-    static func writeObject<Value>(_ members: [String: Value], into out: inout [UInt8], value write: (Value, inout [UInt8]) -> Void) {
-        out.append(UInt8(ascii: "{"))
-        for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            write(members[key]!, &out)
-        }
-        out.append(UInt8(ascii: "}"))
-    }
-
     /// False when a value is NaN or infinite, which the encoder refuses.
     static func writeNumbers(_ members: [String: Double], into out: inout [UInt8]) -> Bool {
         var finite = true
-        writeObject(members, into: &out) { finite = SortedJSONEncoder.writeNumber($0, into: &$1) && finite }
+        SortedJSONEncoder.writeObject(members, into: &out) { finite = SortedJSONEncoder.writeNumber($0, into: &$1) && finite }
         return finite
     }
 
     static func writeCounts(_ members: [String: Int], into out: inout [UInt8]) {
-        writeObject(members, into: &out) { JSONWriter.writeInteger(Int64($0), into: &$1) }
+        SortedJSONEncoder.writeObject(members, into: &out) { JSONWriter.writeInteger(Int64($0), into: &$1) }
     }
 }

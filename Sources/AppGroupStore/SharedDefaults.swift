@@ -112,6 +112,12 @@ public final class SharedDefaults: SharedDefaultsReading, @unchecked Sendable {
         try transaction { try $0.set(value, forKey: key) }.value
     }
 
+    /// The same, the value writing its own text (`StoredJSONWritable`): the same bytes.
+    @discardableResult
+    public func set<T: StoredJSONWritable>(_ value: T, forKey key: String) throws -> StoreChange {
+        try transaction { try $0.set(value, forKey: key) }.value
+    }
+
     /// Removes `key`; returns the change, or nil when the key had no value.
     @discardableResult
     public func removeObject(forKey key: String) throws -> StoreChange? {

@@ -7,14 +7,21 @@ import Foundation
 /// type), which then goes to `JSONDecoder`, which reads it or says what is wrong.
 enum StoredScalarReading {
     static func value<T>(_ type: T.Type, json: String) -> T? {
-        if T.self == Bool.self { return bool(json) as? T }
-        if T.self == Double.self { return double(json) as? T }
-        if T.self == Int.self { return int(json) as? T }
-        if T.self == String.self { return string(json) as? T }
+        if T.self == Bool.self { return read(bool(json), as: T.self) }
+        if T.self == Double.self { return read(double(json), as: T.self) }
+        if T.self == Int.self { return read(int(json), as: T.self) }
+        if T.self == String.self { return read(string(json), as: T.self) }
         // `ValueCoding` stores dates as seconds since 1970, as `JSONDecoder`'s `.secondsSince1970` reads them.
-        if T.self == Date.self { return double(json).map(Date.init(timeIntervalSince1970:)) as? T }
-        if T.self == [String].self { return strings(json) as? T }
+        if T.self == Date.self { return read(double(json).map(Date.init(timeIntervalSince1970:)), as: T.self) }
+        if T.self == [String].self { return read(strings(json), as: T.self) }
         return nil
+    }
+
+    /// `value` as the `T` its caller found it is by comparing the metatypes: in this unspecialized code `as? T` would
+    /// be a dynamic cast at run time, at every read.
+    private static func read<Value, T>(_ value: Value?, as _: T.Type) -> T? {
+        precondition(Value.self == T.self)
+        return unsafeBitCast(value, to: T?.self)
     }
 
     static func bool(_ json: String) -> Bool? {

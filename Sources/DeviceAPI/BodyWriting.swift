@@ -178,6 +178,22 @@ extension MonitoredActivities {
     }
 }
 
+extension MonitoredEvents {
+    /// `DeviceAPICoding.encode(DeviceReply.success(self))`'s bytes: the answer to `deviceactivity.events.request`,
+    /// which a monitor asks at most callbacks and the OS writes anew at each change of the activity's registration;
+    /// nil when an event has a field the compact form refuses (the encoder then writes it).
+    public var successReplyJSON: [UInt8]? {
+        var out: [UInt8] = []
+        out.reserveCapacity(128 + 160 * events.count)
+        out.append(contentsOf: #"{"ok":true,"value":{"activity":"#.utf8)
+        JSONWriter.writeString(activity.rawValue, into: &out)
+        out.append(contentsOf: #","events":"#.utf8)
+        guard DeviceActivityEvent.writeJSON(events, into: &out) else { return nil }
+        out.append(contentsOf: "}}".utf8)
+        return out
+    }
+}
+
 extension NoValue {
     /// `DeviceAPICoding.encode(DeviceReply.success(NoValue()))`'s bytes: the answer to every request that returns
     /// nothing (a schedule started, a setting written, a notification posted).

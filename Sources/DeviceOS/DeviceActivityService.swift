@@ -59,7 +59,8 @@ final class DeviceActivityService {
         private var eventsReplyForm: [UInt8]?
         var eventsReplyJSON: [UInt8] {
             if let eventsReplyForm { return eventsReplyForm }
-            let encoded = DeviceAPICoding.encode(DeviceReply.success(MonitoredEvents(activity: registration.activity, events: registration.events)))
+            let reply = MonitoredEvents(activity: registration.activity, events: registration.events)
+            let encoded = reply.successReplyJSON ?? DeviceAPICoding.encode(DeviceReply.success(reply))
             eventsReplyForm = encoded
             return encoded
         }
@@ -179,7 +180,7 @@ final class DeviceActivityService {
             if let monitor = monitors[request.activity], monitor.registration.product == product {
                 host.reply(to: envelope, bodyJSON: monitor.eventsReplyJSON)
             } else {
-                host.reply(to: envelope, .success(MonitoredEvents(activity: request.activity)))
+                host.reply(to: envelope, bodyJSON: MonitoredEvents(activity: request.activity).successReplyJSON!)
             }
         default:
             break

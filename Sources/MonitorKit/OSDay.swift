@@ -41,7 +41,8 @@ public struct OSDay: Codable, Equatable, Sendable {
         let fresh = day(containing: now, zone: zone, offsetMs: offsetMs)
         let kept = ((try? defaults.entry(forKey: defaultsKey)) ?? nil).flatMap { entry in OSDay(storedJSON: entry.rawJSON) ?? (try? entry.value(OSDay.self)) }
         var day = fresh
-        if let kept, let keptZone = TimeZone(identifier: kept.zone) {
+        // The kept zone is most often the one in force, already made (a zone made from its name costs a lookup).
+        if let kept, let keptZone = kept.zone == zone.identifier ? zone : TimeZone(identifier: kept.zone) {
             // The day that ran before whatever changed: the kept one, or the one after it on the same clock and zone.
             let running = now < kept.end ? kept : Self.day(containing: now, zone: keptZone, offsetMs: kept.offsetMs)
             if kept.offsetMs != offsetMs {

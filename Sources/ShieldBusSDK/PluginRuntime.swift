@@ -42,7 +42,10 @@ public final class PluginRuntime: @unchecked Sendable {
     public let role: Role
     public let logger: Logger
     /// The broker's facts for plugins (time zone, profile, quirks).
-    public private(set) var settings: JSONValue = [:] { didSet { hasSettings = true; bindDeviceClock() } }
+    public private(set) var settings: JSONValue = [:] { didSet { hasSettings = true; settingsZone.withValue { $0 = nil }; bindDeviceClock() } }
+    /// The zone `settings` name, made once per change of them: a monitor asks for it several times per callback, and
+    /// `TimeZone(identifier:)` looks the name up in Foundation's caches each time. Locked: any thread may ask.
+    private let settingsZone = LockedValue<TimeZone?>(nil)
     /// Whether the welcome's settings are in: until then only the clock is bound, so that the first zone bound is the
     /// welcome's, the one the process was started in (`TZ`), which needs no reset of Foundation's caches.
     private var hasSettings = false
@@ -143,7 +146,12 @@ public final class PluginRuntime: @unchecked Sendable {
 
     /// The time zone in force on the device (from the welcome, then `device.time-zone-changed`).
     public var timeZone: TimeZone {
-        settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+        settingsZone.withValue { kept in
+            if let kept { return kept }
+            let zone = settings["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+            kept = zone
+            return zone
+        }
     }
 
     /// What the device's clock shows now — `Date()` on a phone: bus time plus the offset the person set

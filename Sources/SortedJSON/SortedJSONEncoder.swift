@@ -87,6 +87,19 @@ public struct SortedJSONEncoder {
         return text
     }
 
+    /// A dictionary keyed by strings as this encoder writes it: an object, its keys in the order of their UTF-8 bytes,
+    /// each value written by `write`. For the values that write their own text (`StoredJSONWritable`).
+    public static func writeObject<Value>(_ members: [String: Value], into out: inout [UInt8], value write: (Value, inout [UInt8]) -> Void) {
+        out.append(UInt8(ascii: "{"))
+        for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            write(members[key]!, &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
     /// Writes `numberText(value)`; false (nothing written) for NaN and infinity. A whole number below 2^53 is written
     /// from its digits, without making its description: what `description` gives for it, less the `.0`.
     public static func writeNumber(_ value: Double, into out: inout [UInt8]) -> Bool {

@@ -44,6 +44,30 @@ final class MonitoringBodiesTests: XCTestCase {
         }
     }
 
+    /// The OS's answer to `deviceactivity.events.request` (`MonitoredEvents.successReplyJSON`): the encoder's bytes, or
+    /// nil exactly when an event has a field the compact form refuses.
+    func testTheEventsReplyIsWrittenAsCodableWritesIt() {
+        var draw = BodyWritingTests.Draw(state: 13)
+        var (written, refused) = (0, 0)
+        for _ in 0..<3_000 {
+            let request = request(&draw)
+            let reply = MonitoredEvents(activity: request.activity, events: request.events)
+            var compact: [UInt8] = []
+            guard DeviceActivityEvent.writeJSON(reply.events, into: &compact) else {
+                XCTAssertNil(reply.successReplyJSON)
+                refused += 1
+                continue
+            }
+            let expected = DeviceAPICoding.encode(DeviceReply.success(reply))
+            XCTAssertEqual(reply.successReplyJSON, expected, String(decoding: expected, as: UTF8.self))
+            if reply.successReplyJSON != expected { return }
+            written += 1
+        }
+        XCTAssertGreaterThan(written, 1_000, "refused: \(refused)")
+        let empty = MonitoredEvents(activity: DeviceActivityName("a \"b\"/é"))
+        XCTAssertEqual(empty.successReplyJSON, DeviceAPICoding.encode(DeviceReply.success(empty)))
+    }
+
     func testTheRequestIsReadAsJSONDecoderReadsIt() throws {
         var draw = BodyWritingTests.Draw(state: 11)
         var read = 0

@@ -123,9 +123,6 @@ extension ShieldBus {
         /// `loaded`: the configuration a broker template read once for every day it forks (`BrokerTemplateCommand`);
         /// `kept`: the sandboxes and launch templates it keeps for the days of its explore worker.
         func run(loaded: LoadedConfiguration?, kept: KeptLaunchTemplates? = nil) throws {
-            // A day forked from explore's broker template (`loaded` is its reading) has these first uses made already.
-            let warmUp = loaded == nil ? RunWarmUp() : nil
-            defer { warmUp?.finish() }
             bootstrapLogging(bus.logLevel, default: .warning)
             // Everything the broker and its plugins create (sockets, stores, journals, logs) is the user's alone.
             umask(0o077)

@@ -4,7 +4,6 @@ import DeviceOS
 import Foundation
 import SQLite
 import ShieldBusTestSupport
-import Synchronization
 import XCTest
 
 /// What the broker template makes once before it forks days (`BrokerWarmUp`, `DeviceOSWarmUp`, docs/architecture.md
@@ -15,31 +14,6 @@ final class BrokerTemplateWarmUpTests: XCTestCase {
     func testEveryBodyTheDeviceOSCodesComesBackAsItWent() throws {
         XCTAssertEqual(DeviceOSWarmUp.run(), [])
         XCTAssertEqual(DeviceOSWarmUp.run(catalog: try FocusDevice.catalog()), [])
-    }
-
-    /// An executed `shieldbus run` makes the same warm-ups on a thread of their own while its main thread plans the run
-    /// (`RunWarmUp`): run on several threads at once, beside a device OS made and coding on this one, every body still
-    /// comes back as it went on each of them.
-    func testTheWarmUpsRunBesideOtherThreadsCodingTheSameBodies() throws {
-        let catalog = try FocusDevice.catalog()
-        let failures = Mutex<[[String]]>([])
-        let threads = 3
-        let ended = DispatchSemaphore(value: 0)
-        for _ in 0..<threads {
-            Thread.detachNewThread {
-                BrokerWarmUp.run()
-                let failed = DeviceOSWarmUp.run()
-                failures.withLock { $0.append(failed) }
-                ended.signal()
-            }
-        }
-        let folder = NSTemporaryDirectory() + "warm-up-beside-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        _ = try DeviceOS(settings: FocusDevice.settings(catalog: catalog, companionPlugin: "app"), catalog: catalog, statePath: folder + "/device.sqlite")
-        XCTAssertEqual(DeviceOSWarmUp.run(catalog: catalog), [])
-        for _ in 0..<threads { ended.wait() }
-        XCTAssertEqual(failures.withLock { $0 }, Array(repeating: [], count: threads))
     }
 
     /// The stores the template builds once for its days (`rememberStores`) leave nothing in the folder they were built

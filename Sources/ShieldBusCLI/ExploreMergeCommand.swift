@@ -5,7 +5,10 @@ import Foundation
 extension ShieldBus.ExploreCommand {
     /// `shieldbus explore merge FILES…`: the shards' results joined into the whole run's report.
     struct Merge: ParsableCommand {
+        // Named, as every command is: a name derived from the type's is a `String(describing:)`, which scans the
+        // program's conformance records at every start of `shieldbus` (ArgumentParser names each command it knows).
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Join the results files of an explore's shards into the report one machine gives for the same seeds.",
             discussion: """
             Each file is what `shieldbus explore --shard I/N --results FILE` wrote. The merged report — the days, the \

@@ -180,7 +180,8 @@ final class DeviceActivityService {
             if let monitor = monitors[request.activity], monitor.registration.product == product {
                 host.reply(to: envelope, bodyJSON: monitor.eventsReplyJSON)
             } else {
-                host.reply(to: envelope, bodyJSON: MonitoredEvents(activity: request.activity).successReplyJSON!)
+                let none = MonitoredEvents(activity: request.activity)
+                host.reply(to: envelope, bodyJSON: none.successReplyJSON ?? DeviceAPICoding.encode(DeviceReply.success(none)))
             }
         default:
             break

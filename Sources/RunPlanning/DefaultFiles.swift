@@ -65,8 +65,11 @@ public enum DefaultFiles {
         let beside = URL(fileURLWithPath: configuration.file).deletingLastPathComponent().appendingPathComponent("catalog.yml").path
         let own = try configuration.catalog.map(configuration.resolve) ?? (FileManager.default.fileExists(atPath: beside) ? beside : nil)
         let shipped = shippedCatalogPath()
+        // The shipped catalog itself, or a copy of it (a project that copied `Config/`, another checkout's), is not an
+        // extension: as one, each of its entries would be refused as listed twice.
         func same(_ a: String, _ b: String) -> Bool {
             URL(fileURLWithPath: a).resolvingSymlinksInPath().path == URL(fileURLWithPath: b).resolvingSymlinksInPath().path
+                || FileManager.default.contentsEqual(atPath: a, andPath: b)
         }
         switch (own, shipped) {
         case let (own?, shipped?) where !same(own, shipped): return try AppCatalog.load(path: own, extending: AppCatalog.load(path: shipped))

@@ -10,7 +10,9 @@ import Foundation
 /// limit owes a checkpoint, run where the store allows:
 /// - a shared store (`SQLiteConnection.Access.shared`), past `softLimit` frames: on the process's flusher
 ///   (`LogFlusher`), through a connection of its own opened there at the first, PASSIVE — it waits for nobody, and the
-///   writers go on committing meanwhile, as WAL allows; at most one in flight per store;
+///   writers go on committing meanwhile, as WAL allows; at most one in flight per store. One started as a store is
+///   opened (`startInBackground`) also starts the copied log again, a one-frame commit that takes the write lock for
+///   as long as the log's header takes to flush;
 /// - a store opened `.exclusive`, which no second connection can open, past `idleSoftLimit` (or the limit its owner
 ///   chose): on its own connection, when its owner says it is idle (`checkpointIfOwed`).
 ///
@@ -34,7 +36,7 @@ public final class LogCheckpoints: @unchecked Sendable {
     /// the store alone reads back whole, stays a few times its usual length.
     public static let hardLimit = 4 * softLimit
     /// Frames in an `.exclusive` store's log that owe a checkpoint. Its checkpoints run on its owner's thread (two
-    /// syncs each, and one more when the next commit writes the log again from its start) and delay whatever comes to
+    /// syncs each, and one more when the log is written again from its start, at the same idle moment) and delay whatever comes to
     /// that thread next, so they come sixteen times less often than a shared store's; the log (64 MB at 4 KiB a page)
     /// is read back only after a crash (a clean close checkpoints and removes it).
     public static let idleSoftLimit = 16 * softLimit
@@ -141,7 +143,13 @@ public final class LogCheckpoints: @unchecked Sendable {
         }
         guard start else { return }
         triesAgain()
-        flusher.run { self.checkpointInBackground() }
+        flusher.run { self.checkpointInBackground(thenStartLog: true) }
+    }
+
+    /// Waits for the background checkpoint in flight, if any: a checkpoint on the owner's connection that meets it
+    /// finds the log busy and leaves it as it is.
+    public func awaitBackground() {
+        lock.withLock { while shared.inFlight { lock.wait() } }
     }
 
     /// After each commit (SQLite's hook, on the committing thread, inside the commit).
@@ -160,7 +168,7 @@ public final class LogCheckpoints: @unchecked Sendable {
         }
         guard start else { return }
         triesAgain()
-        flusher.run { self.checkpointInBackground() }
+        flusher.run { self.checkpointInBackground(thenStartLog: false) }
     }
 
     /// A try while a failure stands: the next waits `retryGap` from now.
@@ -200,16 +208,18 @@ public final class LogCheckpoints: @unchecked Sendable {
         }
     }
 
-    /// On the flusher: a PASSIVE checkpoint through the flusher's own connection, opened at the first.
-    private func checkpointInBackground() {
+    /// On the flusher: a PASSIVE checkpoint through the flusher's own connection, opened at the first. `thenStartLog`
+    /// for a store just opened, whose owner has not started committing: the log copied whole is started again here
+    /// (`SQLiteConnection.startCopiedLog`), so the owner's first commit does not flush the log's new header. Not
+    /// while an owner commits: its commit meeting that one-frame commit would wait in SQLite's busy handler, whose
+    /// sleeps are longer than the flush it spares.
+    private func checkpointInBackground(thenStartLog: Bool) {
         lock.withLock { shared.running = true }
         var problem: (any Error)?
         do {
             let own = try ownConnection ?? Self.openOwnConnection(path: path)
             ownConnection = own
-            // A log copied whole is written again from its start by the next commit, which flushes its header: taken
-            // here, off the owner's thread (`SQLiteConnection.startCopiedLog`).
-            if try own.checkpoint(.passive) { try? own.startCopiedLog() }
+            if try own.checkpoint(.passive), thenStartLog { try? own.startCopiedLog() }
         } catch {
             problem = error
             // Opened afresh at the next try: the file may be back where it belongs by then.

@@ -16,11 +16,10 @@ extension SQLiteConnection {
     }
 
     /// Starts the log again from its start now, after a checkpoint copied all of it: the first commit after such a
-    /// checkpoint writes the log's new header and flushes it. A shared store's background checkpoint
-    /// (`LogCheckpoints`) takes that flush on the flusher, through the same commit as `startEmptyLog`'s, instead of
-    /// leaving it to the next commit of the store's owner — a plugin handling an event, which a turn waits for. A
-    /// log another connection still reads from, or whose write lock another connection holds, is left to its next
-    /// commit.
+    /// checkpoint writes the log's new header and flushes it. Taken by the same commit as `startEmptyLog`'s, off the
+    /// path of the owner's next commit — a plugin handling an event, the broker saving — which a turn waits for
+    /// (`LogCheckpoints`). When another connection still reads from the log, SQLite cannot start it again and the
+    /// commit only adds its one frame; when another holds the write lock, nothing is done.
     public func startCopiedLog() throws { try startLogNow() }
 
     /// The commit that starts a log: `user_version` rewritten with the value it holds, never waiting for a lock.

@@ -388,7 +388,8 @@ public final class SQLiteConnection {
     }
 
     /// Looks table `name` up in the connection's schema, reading the schema first if it is not read
-    /// (`sqlite3_table_column_metadata`, a C call: compiling even the smallest query costs several times more).
+    /// (`sqlite3_table_column_metadata`, a C call: compiling even the smallest query costs several times more; it is in
+    /// an SQLite built with `SQLITE_ENABLE_COLUMN_METADATA`, as Debian's is, and a build without it does not link).
     private func lookUpTable(_ name: String) -> Int32 {
         retryingBusy { sqlite3_table_column_metadata(handle, "main", name, nil, nil, nil, nil, nil, nil) }
     }

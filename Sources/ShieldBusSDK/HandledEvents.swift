@@ -155,6 +155,8 @@ final class HandledEvents {
     /// record holds does not change; a failure leaves the log as it is, for the next process to read.
     func handOver() {
         guard (FileSize.of(connection.path + "-wal") ?? 0) >= Self.handOverLogBytes else { return }
+        // The copy started at open may still run (a short launch on a slow disk): met, this one would find the log busy.
+        tally.checkpoints.awaitBackground()
         _ = try? connection.checkpoint(.emptying)
     }
 

@@ -37,6 +37,23 @@ final class SameJournalTests: XCTestCase {
     func testNaiveProfilesIsTheSameJournalEveryTime() throws { try compare("naive-profiles") }
     func testReportDemoIsTheSameJournalEveryTime() throws { try compare("report-demo") }
 
+    /// Every shipped plugin's launch template serves: under `ios-realistic` each launch of a plugin after its first
+    /// is forked from its template (docs/architecture.md § 8). A template whose warm-up started a thread, or made
+    /// libdispatch multithreaded in any other way, refuses to fork and says so only in its plugin's log; the broker
+    /// then launches that plugin plainly — the same journal, at several times the cost — which this names.
+    private func assertLaunchesAgainAreForked(_ run: ScenarioRun, _ name: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(run.errors.contains("launched plainly from now on: its template ended before serving"),
+                       "\(name): a template refused to serve: \(run.errors.suffix(2000))", file: file, line: line)
+        XCTAssertFalse(run.errors.contains("template process died"), "\(name): \(run.errors.suffix(2000))", file: file, line: line)
+        let (judged, plain) = ShippedDays.pluginsLaunchedPlainlyAgain(inLog: run.errors)
+        XCTAssertFalse(ShippedDays.launches(inLog: run.errors).isEmpty, "\(name): the debug log names each launch", file: file, line: line)
+        XCTAssertEqual(plain.count, 0, "\(name): launches after the first not forked: \(plain)", file: file, line: line)
+        // Every product's extensions are launched again on its day: the assertion above judged some.
+        if !name.hasPrefix("report-demo") {
+            XCTAssertFalse(judged.isEmpty, "\(name): no plugin was launched twice", file: file, line: line)
+        }
+    }
+
     /// Plays `configurationName`'s day under both profiles twice over libzmq (the four side by side), then in memory
     /// when this lane compares it there, and compares every journal with the first.
     private func compare(_ configurationName: String) throws {
@@ -45,8 +62,11 @@ final class SameJournalTests: XCTestCase {
         let plays = try ["faithful", "ios-realistic"].map { profile in
             (name: "\(configurationName) with \(day), \(profile)", scenario: try ShippedDays.scenario(day, profile: profile))
         }
-        // The processes first: a hosted plugin sets the test process's TZ, which a child would inherit.
-        let overLibzmq = try ScenarioRun.runAll(plays.flatMap { [(configuration, $0.scenario, []), (configuration, $0.scenario, [])] }, jobs: 4, timeoutSeconds: 240)
+        // The processes first: a hosted plugin sets the test process's TZ, which a child would inherit. The replays log
+        // at `debug`, which must not change a journal and names each launch's kind (below).
+        let overLibzmq = try ScenarioRun.runAll(plays.flatMap { [(configuration, $0.scenario, []), (configuration, $0.scenario, ["--log-level", "debug"])] },
+                                                jobs: 4, timeoutSeconds: 240)
+        assertLaunchesAgainAreForked(overLibzmq[3], "\(plays[1].name)")
         for (index, play) in plays.enumerated() {
             let (first, replay) = (overLibzmq[2 * index], overLibzmq[2 * index + 1])
             // A naive product's day ends with its expectations unmet (a non-zero exit); every replay ends the same way.

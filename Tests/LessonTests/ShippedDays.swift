@@ -30,6 +30,37 @@ enum ShippedDays {
         return "profile: \(profile)\n" + lines.joined(separator: "\n")
     }
 
+    /// The broker's `started plugin` lines of a run with `--log-level debug`, in order: each launch's plugin and kind
+    /// (`forked` from its template, `plain`, `in-process`).
+    static func launches(inLog log: String) -> [(plugin: String, kind: String)] {
+        log.split(separator: "\n").filter { $0.hasSuffix("started plugin") }.compactMap { line in
+            let fields = Dictionary(line.split(separator: " ").compactMap { field -> (Substring, Substring)? in
+                guard let equals = field.firstIndex(of: "=") else { return nil }
+                return (field[..<equals], field[field.index(after: equals)...])
+            }, uniquingKeysWith: { first, _ in first })
+            guard let plugin = fields["plugin"], let kind = fields["launch"] else { return nil }
+            return (String(plugin), String(kind))
+        }
+    }
+
+    /// The plugins of an `ios-realistic` run (its log at `debug`) launched more than once whose launches after the first
+    /// were not all forked from their template. A template that refused to fork (a warm-up that started a thread or
+    /// made libdispatch multithreaded) is named; one that only did not answer within the broker's wall-clock bounds on
+    /// a loaded machine (`did not serve within`, `did not launch it`) is load, not a refusal, and is left out.
+    static func pluginsLaunchedPlainlyAgain(inLog log: String) -> (judged: Set<String>, plain: [String: [String]]) {
+        let starts = launches(inLog: log)
+        let slow = Set(log.split(separator: "\n").filter { $0.contains("did not serve within") || $0.contains("did not launch it") }
+            .compactMap { line in line.split(separator: " ").first { $0.hasPrefix("plugin=") }.map { String($0.dropFirst("plugin=".count)) } })
+        var judged = Set<String>(), plain: [String: [String]] = [:]
+        for plugin in Set(starts.map(\.plugin)) where !slow.contains(plugin) {
+            let kinds = starts.filter { $0.plugin == plugin }.map(\.kind)
+            guard kinds.count > 1 else { continue }
+            judged.insert(plugin)
+            if Set(kinds.dropFirst()) != ["forked"] { plain[plugin] = kinds }
+        }
+        return (judged, plain)
+    }
+
     /// Where two journals first differ, both lines shown; nil when they are the same.
     static func firstDifference(_ a: Data, _ b: Data) -> String? {
         guard a != b else { return nil }

@@ -167,6 +167,34 @@ final class HandledEventsTests: XCTestCase {
         _ = killed
     }
 
+    /// A hand-over at a short-lived extension's end that meets the copy its open started on the flusher (still running
+    /// on a slow disk) waits for it, and still leaves the log empty for the next process.
+    func testAHandOverWaitsForTheCopyStartedAtOpen() throws {
+        let path = folder + "/short.sqlite"
+        let killed = try HandledEvents(path: path)
+        for seq in UInt64(1)...30 { try killed.record(seq) }
+        XCTAssertGreaterThanOrEqual(FileSize.of(path + "-wal") ?? 0, HandledEvents.handOverLogBytes)
+        let held = DispatchSemaphore(value: 0)
+        LogFlusher.shared.run { held.wait() }
+        let next = try HandledEvents(path: path)
+        for seq in UInt64(31)...60 { try next.record(seq) }
+        let handedOver = DispatchSemaphore(value: 0)
+        // Used by that thread alone until it signals.
+        let handing = UncheckedSendable(next)
+        DispatchQueue.global().async {
+            handing.value.handOver()
+            handedOver.signal()
+        }
+        XCTAssertEqual(handedOver.wait(timeout: .now() + 0.2), .timedOut, "the hand-over waits for the copy asked of the held flusher")
+        held.signal()
+        XCTAssertEqual(handedOver.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(FileSize.of(path + "-wal"), 0, "the log emptied for the next process")
+        XCTAssertEqual(next.checkpoints.counts.background, 1)
+        let last = try HandledEvents(path: path)
+        for seq in UInt64(1)...60 { XCTAssertTrue(try last.contains(seq), "seq \(seq)") }
+        _ = killed
+    }
+
     func testARecordOfANewerFormatIsRefusedUntouched() throws {
         let path = folder + "/newer.sqlite"
         try SQLiteConnection(path: path).execute("CREATE TABLE other (x); PRAGMA user_version = 9")
@@ -175,4 +203,10 @@ final class HandledEventsTests: XCTestCase {
         }
         XCTAssertEqual(try SQLiteConnection(path: path).withStatement("SELECT count(*) FROM sqlite_master WHERE name = 'handled'") { try $0.step() ? try $0.int64(at: 0) : nil }, 0)
     }
+}
+
+/// A value handed to one other thread, which alone uses it until it says so.
+private struct UncheckedSendable<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

@@ -221,7 +221,7 @@ static void settlePages(int pagemap, int r, size_t base, const unsigned char *ke
 }
 
 /// In a learning launch, before the program runs: unmaps the files' pages it inherited (those of a region the template
-/// made copied at fork: its own start's, what earlier learning kept), so that what it tells at exit is what it used.
+/// made copied at fork: its own start's), so that what it tells at exit is what it used.
 static void forgetInheritedPages(void) {
     int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (pagemap < 0) return;

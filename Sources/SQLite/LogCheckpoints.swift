@@ -136,14 +136,7 @@ public final class LogCheckpoints: @unchecked Sendable {
     /// checkpoints when its owner is idle.
     public func startInBackground() {
         guard schedule == .background, mayTryNow() else { return }
-        let start = lock.withLock {
-            guard !shared.inFlight else { return false }
-            shared.inFlight = true
-            return true
-        }
-        guard start else { return }
-        triesAgain()
-        flusher.run { self.checkpointInBackground(thenStartLog: true) }
+        askFlusher(thenStartLog: true)
     }
 
     /// Waits for the background checkpoint in flight, if any: a checkpoint on the owner's connection that meets it
@@ -161,6 +154,11 @@ public final class LogCheckpoints: @unchecked Sendable {
             checkpointHere(counting: \.committing)
             return
         }
+        askFlusher(thenStartLog: false)
+    }
+
+    /// Asks the flusher for a checkpoint unless one is in flight.
+    private func askFlusher(thenStartLog: Bool) {
         let start = lock.withLock {
             guard !shared.inFlight else { return false }
             shared.inFlight = true
@@ -168,7 +166,7 @@ public final class LogCheckpoints: @unchecked Sendable {
         }
         guard start else { return }
         triesAgain()
-        flusher.run { self.checkpointInBackground(thenStartLog: false) }
+        flusher.run { self.checkpointInBackground(thenStartLog: thenStartLog) }
     }
 
     /// A try while a failure stands: the next waits `retryGap` from now.

@@ -63,8 +63,7 @@ public struct SortedJSONEncoder {
             out.append(UInt8(ascii: "]"))
         case .object(let object):
             out.append(UInt8(ascii: "{"))
-            let members = object.members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
-            for (index, member) in members.enumerated() {
+            for (index, member) in inKeyOrder(object.members).enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
@@ -91,13 +90,18 @@ public struct SortedJSONEncoder {
     /// each value written by `write`. For the values that write their own text (`StoredJSONWritable`).
     public static func writeObject<Value>(_ members: [String: Value], into out: inout [UInt8], value write: (Value, inout [UInt8]) -> Void) {
         out.append(UInt8(ascii: "{"))
-        for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
+        for (index, member) in inKeyOrder(members).enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(key, into: &out)
+            JSONWriter.writeString(member.key, into: &out)
             out.append(UInt8(ascii: ":"))
-            write(members[key]!, &out)
+            write(member.value, &out)
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// An object's members in the order this encoder writes them: by their keys' UTF-8 bytes.
+    static func inKeyOrder<Value>(_ members: some Sequence<(key: String, value: Value)>) -> [(key: String, value: Value)] {
+        members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
     }
 
     /// Writes `numberText(value)`; false (nothing written) for NaN and infinity. A whole number below 2^53 is written

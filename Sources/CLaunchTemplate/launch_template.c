@@ -116,6 +116,27 @@ static pid_t learningLaunch = 0;
 /// so that no launch starts with a writable copy of code.
 static int writableLeft = 0;
 
+/// /proc/self/pagemap's bits of a page: mapped; the file's own (not a private copy, not anonymous memory).
+#define PAGE_MAPPED (1ull << 63)
+#define PAGE_OF_FILE (1ull << 61)
+
+/// Whether region `r` has a page that is no longer the file's own: a private copy, which makes fork copy the region's
+/// page-table entries.
+static int hasPrivatePage(int pagemap, int r) {
+    uint64_t entries[512];
+    size_t first = regions[r].start / pageSize, pages = (regions[r].end - regions[r].start) / pageSize, done = 0;
+    while (done < pages) {
+        size_t count = pages - done < 512 ? pages - done : 512;
+        ssize_t got = pread(pagemap, entries, count * 8, (off_t)((first + done) * 8));
+        if (got <= 0) return 0;
+        for (size_t i = 0; i < (size_t)got / 8; i++) {
+            if ((entries[i] & PAGE_MAPPED) && !(entries[i] & PAGE_OF_FILE)) return 1;
+        }
+        done += (size_t)got / 8;
+    }
+    return 0;
+}
+
 static void findRegions(void) {
     long size = sysconf(_SC_PAGESIZE);
     if (size > 0) pageSize = (size_t)size;
@@ -141,6 +162,15 @@ static void findRegions(void) {
         regionCount++;
     }
     fclose(maps);
+    // Data the loader relocated and then made read-only again (RELRO) shows as r--p, yet has private pages: found from
+    // the pages themselves, so that a learning launch forgets what it inherited of it and none is made private twice.
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap >= 0) {
+        for (int r = 0; r < regionCount; r++) {
+            if (!regions[r].private) regions[r].private = hasPrivatePage(pagemap, r);
+        }
+        close(pagemap);
+    }
     // A kernel without MADV_POPULATE_READ (before 5.14) cannot map the pages: nothing is learnt, and no region is
     // given a private page that would only make forks copy more.
     if (regionCount > 0 && madvise((void *)regions[0].start, pageSize, MADV_POPULATE_READ) != 0) regionCount = 0;
@@ -180,10 +210,6 @@ void shieldbus_end_process(int status) {
     fflush(NULL);
     _exit(status);
 }
-
-/// /proc/self/pagemap's bits of a page: mapped; the file's own (not a private copy, not anonymous memory).
-#define PAGE_MAPPED (1ull << 63)
-#define PAGE_OF_FILE (1ull << 61)
 
 /// What `settlePages` does to a run of pages.
 enum { LEAVE, MAP, UNMAP };

@@ -5,7 +5,7 @@ import Foundation
 /// the stretch's wall time.
 struct ProcessTreeCPU {
     /// Clock ticks by process, with the program each runs.
-    private(set) var processes: [pid_t: (program: String, ticks: Int)] = [:]
+    var processes: [pid_t: (program: String, ticks: Int)] = [:]
 
     /// A reading of `root` and its descendants (a process gone between the listing and its reading is left out).
     static func read(root: pid_t) -> ProcessTreeCPU {

@@ -8,6 +8,8 @@ final class LiveBroker {
     let runtimeDirectory: String
     let endpoint: String
     private let process = Process()
+    /// The broker's process: its plugins and their sandboxes are below it.
+    var processIdentifier: pid_t { process.processIdentifier }
 
     init(_ installation: Installation, directory: String) throws {
         try? FileManager.default.removeItem(atPath: directory)

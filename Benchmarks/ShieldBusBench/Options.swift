@@ -26,6 +26,8 @@ struct BenchOptions {
     var dayRuns = 3
     /// Shielded app opens timed for the shield decision.
     var opens = 20_000
+    /// The latency suite's person also watches the steps between the open and `shield.shown`, to say when each came.
+    var shieldSteps = false
     /// Runs of each command under hyperfine.
     var commandRuns = 100
     /// Days of each product `shieldbus explore` plays (half under each profile).
@@ -67,7 +69,7 @@ struct BenchOptions {
     static let usage = """
     usage: shieldbus-bench [--quick] [--suites LIST] [--year-days N] [--day-runs N] [--opens N] [--command-runs N] [--explore-days N] [--floor-rounds N]
                            [--events N] [--runs N] [--warmup N] [--subscribers N] [--body-bytes N]
-                           [--only proxy,broker,broker-sdk] [--pieces] [--json] [--help]
+                           [--only proxy,broker,broker-sdk] [--pieces] [--shield-steps] [--json] [--help]
            shieldbus-bench --idle-sessions N [--round-trips N] [--json]
            shieldbus-bench --abuse [--round-trips N] [--runs N] [--json]
            shieldbus-bench --write-year FILE [--year-days N]
@@ -111,6 +113,8 @@ struct BenchOptions {
       --body-bytes N    body size in bytes, at least 64 (default 200)
       --only LIST       loads to run, comma-separated: proxy, broker, broker-sdk (default all)
       --pieces          time the broker's pieces alone even when the ratio reaches 0.50 (below it, they always are)
+      --shield-steps    the latency suite's person also watches shield.* and activity.* and says when each step first
+                        arrived (what it is sent costs CPU beside the decisions it times)
       --json            print the results as JSON
 
     With --idle-sessions N: one client's round trip (publish, receive its own event) p50/p99, through a broker
@@ -175,6 +179,7 @@ struct BenchOptions {
             case "--abuse": options.abuse = true
             case "--write-year": options.writeYear = try value(for: argument)
             case "--pieces": options.pieces = true
+            case "--shield-steps": options.shieldSteps = true
             case "--json": options.json = true
             case "--help", "-h": throw UsageError(nil)
             default: throw UsageError("unknown argument '\(argument)'")

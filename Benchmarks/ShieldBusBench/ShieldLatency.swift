@@ -32,17 +32,24 @@ struct ShieldLatencyBench {
     struct Result {
         let shield: Percentiles
         let rawRoundTrip: Percentiles
+        /// Microseconds of CPU per open and its way home, every process of the run (broker, plugins, sandboxes)
+        /// together: on a shared machine the percentiles move with others' work, this far less.
+        let cpuPerOpen: Double
     }
 
     let installation: Installation
     let directory: String
+    /// Whether the person also watches the steps on the way (shield.*, activity.*) to say when each came. Every event
+    /// sent to it is work for the broker and the person on the cores the decisions share, so by default it hears
+    /// `shield.shown` alone: the device's decision, not the watching, is timed.
+    var watchesSteps = false
 
     func measure(opens: Int, progress: (String) -> Void) throws -> Result {
         let raw = try rawRoundTrip(count: opens)
         progress("raw libzmq round trip: p50 \(Format.micro(raw.p50)) µs, p99 \(Format.micro(raw.p99)) µs over \(raw.count)")
-        let shield = try shieldDecisions(opens: opens, progress: progress)
+        let (shield, cpuPerOpen) = try shieldDecisions(opens: opens, progress: progress)
         progress("shield decision: p50 \(Format.micro(shield.p50)) µs, p99 \(Format.micro(shield.p99)) µs over \(shield.count)")
-        return Result(shield: shield, rawRoundTrip: raw)
+        return Result(shield: shield, rawRoundTrip: raw, cpuPerOpen: cpuPerOpen)
     }
 
     /// A DEALER asks, a ROUTER on another thread (its own context, as another process would have) echoes.
@@ -74,12 +81,13 @@ struct ShieldLatencyBench {
         return Percentiles(histogram)
     }
 
-    /// `opens` times: open Instagram (shielded by the habit lock), wait for `shield.shown`, go home.
-    func shieldDecisions(opens: Int, progress: (String) -> Void) throws -> Percentiles {
+    /// `opens` times: open Instagram (shielded by the habit lock), wait for `shield.shown`, go home; the percentiles,
+    /// and the CPU per open of every process of the run (µs).
+    func shieldDecisions(opens: Int, progress: (String) -> Void) throws -> (Percentiles, cpuPerOpen: Double) {
         let broker = try LiveBroker(installation, directory: directory + "/live")
         defer { broker.stop() }
-        // The person also watches the steps on the way (activity.*, shield.*), to say where the time goes.
-        let person = Person(connection: try broker.connect(Hello(name: "bench-person", role: .tool, subscriptions: ["shield.", "activity."])))
+        let subscriptions = watchesSteps ? ["shield.", "activity."] : ["shield.shown"]
+        let person = Person(connection: try broker.connect(Hello(name: "bench-person", role: .tool, subscriptions: subscriptions)))
         defer { person.connection.close() }
         // The companion app asks for authorization when first opened (the configuration approves it) and the
         // monitor puts the lock in place; wait until an open is shielded.
@@ -95,6 +103,8 @@ struct ShieldLatencyBench {
         }
         var histogram = Percentiles.histogram()
         var steps: [String: Histogram<UInt64>] = [:]
+        let cpuBefore = ProcessTreeCPU.read(root: broker.processIdentifier)
+        let personBefore = cpuNanoseconds(CLOCK_PROCESS_CPUTIME_ID) ?? 0
         for index in 1...opens {
             let opened = monotonicNanoseconds()
             person.seen = [:]
@@ -105,10 +115,20 @@ struct ShieldLatencyBench {
             try person.input("home")
             if index % 5000 == 0 { progress("shield decision: \(index)/\(opens) opens") }
         }
-        let medians = steps.map { (topic: $0.key, median: Double($0.value.valueAtPercentile(50)) / 1000) }.sorted { $0.median < $1.median }
-        progress("shield decision, where the time goes (median µs after the open was sent, first arrival of each topic at the person):")
-        for step in medians { progress("  \(Format.micro(step.median).leftPadding(10)) µs  \(step.topic)") }
-        return Percentiles(histogram)
+        let personSeconds = Double((cpuNanoseconds(CLOCK_PROCESS_CPUTIME_ID) ?? 0) &- personBefore) / 1e9
+        let cpu = ProcessTreeCPU.read(root: broker.processIdentifier).secondsByProgram(since: cpuBefore)
+        let perOpen = { (seconds: Double) in seconds / Double(opens) * 1e6 }
+        progress("shield decision, CPU per open and its way home (µs): every process of the run \(Format.micro(perOpen(cpu.values.reduce(0, +))))"
+                 + ", the person (this bench) \(Format.micro(perOpen(personSeconds)))")
+        for (program, seconds) in cpu.sorted(by: { $0.value > $1.value }) where seconds > 0 {
+            progress("  \(Format.micro(perOpen(seconds)).leftPadding(10)) µs  \(program)")
+        }
+        if watchesSteps {
+            let medians = steps.map { (topic: $0.key, median: Double($0.value.valueAtPercentile(50)) / 1000) }.sorted { $0.median < $1.median }
+            progress("shield decision, where the time goes (median µs after the open was sent, first arrival of each topic at the person):")
+            for step in medians { progress("  \(Format.micro(step.median).leftPadding(10)) µs  \(step.topic)") }
+        }
+        return (Percentiles(histogram), perOpen(cpu.values.reduce(0, +)))
     }
 
     /// The person, as `shieldbus do` acts: a tool publishing `input.<verb>.request` and watching `shield.shown`.

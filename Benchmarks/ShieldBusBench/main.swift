@@ -138,7 +138,7 @@ func latency(_ options: BenchOptions, _ installation: Installation, _ directory:
         Figure(name: "shield decision p50 (\(shield.count) opens)", value: shield.p50, unit: "µs", baseline: Baseline.shieldP50, target: nil, better: .lower),
         Figure(name: "shield decision p99", value: shield.p99, unit: "µs", baseline: Baseline.shieldP99, target: 1000, better: .lower),
         Figure(name: "shield decision p99.9", value: shield.p999, unit: "µs", baseline: Baseline.shieldP999, target: nil, better: .lower),
-        Figure(name: "shield CPU per open and way home, all processes", value: result.cpuPerOpen, unit: "µs",
+        Figure(name: "shield CPU per open and way home, broker and below", value: result.cpuPerOpen, unit: "µs",
                baseline: nil, target: nil, better: .lower),
         Figure(name: "raw libzmq round trip p50 / p99 (same run)", value: raw.p50, unit: "µs", baseline: nil, target: nil, better: .neither,
                note: String(format: "p99 %.1f µs", raw.p99)),

@@ -28,7 +28,8 @@
 // (`forgetInheritedPages`) and write, as they exit, which pages of the program's and its libraries' file mappings they
 // had mapped (`tellMappedPages`, into shared memory made for that launch alone); once they all have, the template maps
 // in its own page tables the pages most of them used, unmaps the files' others there (`keepLearnedPages`), and gives each
-// mapping with such pages one private page, a copy of itself, so that every later fork copies exactly those entries. The
+// mapping with such pages and no private page yet (data the loader relocated, RELRO included, has some) one, a copy of
+// itself, so that every later fork copies exactly those entries. The
 // program sees nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its
 // mappings).
 //
@@ -38,6 +39,9 @@
 //
 // A fork copies the thread-local ids the Swift runtime keeps as the owner of its locks: each launch forgets them first
 // (thread_ids.c), found once here from the program's and its libraries' symbol tables.
+//
+// One file past 500 lines: the constructor, the channel and the learned pages share the template's static state, which
+// no other code may touch before `main`.
 #define _GNU_SOURCE
 #include "launch_template.h"
 #include "process_control.h"
@@ -95,6 +99,8 @@ static void refuse(const char *why) {
 // A debug build's plugin maps about 150 (each Swift library's code, data and read-only data); past the bound, the
 // rest are left to fault as before.
 #define MAXIMUM_REGIONS 1024
+/// `private`: the mapping has a page that is not the file's own (data the loader relocated, or a page made so), so a
+/// fork copies its page-table entries.
 static struct { uintptr_t start, end; int protection, private; } regions[MAXIMUM_REGIONS];
 static int regionCount = 0;
 static size_t regionPages = 0;
@@ -116,25 +122,33 @@ static pid_t learningLaunch = 0;
 /// so that no launch starts with a writable copy of code.
 static int writableLeft = 0;
 
-/// /proc/self/pagemap's bits of a page: mapped; the file's own (not a private copy, not anonymous memory).
+/// /proc/self/pagemap's bits of a page: mapped; swapped out; the file's own (not a private copy, not anonymous memory).
 #define PAGE_MAPPED (1ull << 63)
+#define PAGE_SWAPPED (1ull << 62)
 #define PAGE_OF_FILE (1ull << 61)
 
-/// Whether region `r` has a page that is no longer the file's own: a private copy, which makes fork copy the region's
-/// page-table entries.
-static int hasPrivatePage(int pagemap, int r) {
+/// Calls `each` with the pagemap entry of each page of region `r` in order and the page's index in it, until `each`
+/// returns nonzero; that value, 0 after the last page, or -1 when the pagemap could not be read on.
+static int visitPages(int pagemap, int r, int (*each)(uint64_t entry, size_t index, void *context), void *context) {
     uint64_t entries[512];
     size_t first = regions[r].start / pageSize, pages = (regions[r].end - regions[r].start) / pageSize, done = 0;
     while (done < pages) {
         size_t count = pages - done < 512 ? pages - done : 512;
         ssize_t got = pread(pagemap, entries, count * 8, (off_t)((first + done) * 8));
-        if (got <= 0) return 0;
+        if (got <= 0) return -1;
         for (size_t i = 0; i < (size_t)got / 8; i++) {
-            if ((entries[i] & PAGE_MAPPED) && !(entries[i] & PAGE_OF_FILE)) return 1;
+            int stop = each(entries[i], done + i, context);
+            if (stop) return stop;
         }
         done += (size_t)got / 8;
     }
     return 0;
+}
+
+/// A page that is no longer the file's own: a private copy (swapped out, it can only be one).
+static int isPrivatePage(uint64_t entry, size_t index, void *context) {
+    (void)index, (void)context;
+    return ((entry & PAGE_MAPPED) && !(entry & PAGE_OF_FILE)) || (entry & PAGE_SWAPPED) ? 1 : 0;
 }
 
 static void findRegions(void) {
@@ -162,41 +176,38 @@ static void findRegions(void) {
         regionCount++;
     }
     fclose(maps);
-    // Data the loader relocated and then made read-only again (RELRO) shows as r--p, yet has private pages: found from
-    // the pages themselves, so that a learning launch forgets what it inherited of it and none is made private twice.
-    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    if (pagemap >= 0) {
-        for (int r = 0; r < regionCount; r++) {
-            if (!regions[r].private) regions[r].private = hasPrivatePage(pagemap, r);
-        }
-        close(pagemap);
-    }
     // A kernel without MADV_POPULATE_READ (before 5.14) cannot map the pages: nothing is learnt, and no region is
     // given a private page that would only make forks copy more.
     if (regionCount > 0 && madvise((void *)regions[0].start, pageSize, MADV_POPULATE_READ) != 0) regionCount = 0;
+    // Data the loader relocated and then made read-only again (RELRO) shows as r--p, yet has private pages: found from
+    // the pages themselves, so that a learning launch forgets what it inherited of it and none is made private twice.
+    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (pagemap < 0) return;
+    for (int r = 0; r < regionCount; r++) {
+        if (!regions[r].private) regions[r].private = visitPages(pagemap, r, isPrivatePage, NULL) == 1;
+    }
+    close(pagemap);
 }
 
 /// A learning launch's shared memory: its bits, then a byte set once they are written.
 static size_t learningSize(void) { return ((regionPages + 7) / 8 + 1 + pageSize - 1) / pageSize * pageSize; }
+
+/// Sets the bit of a mapped page; `context`: the region's first page's index among the regions' pages.
+static int noteMappedPage(uint64_t entry, size_t index, void *context) {
+    size_t bit = *(size_t *)context + index;
+    if (entry & PAGE_MAPPED) learning[bit / 8] |= (unsigned char)(1u << (bit % 8));
+    return 0;
+}
 
 /// At a learning launch's exit: a bit for each page of the regions that it has mapped (/proc/self/pagemap's present bit).
 static void tellMappedPages(void) {
     if (getpid() != learningLaunch) return;
     int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
     if (pagemap < 0) return;
-    uint64_t entries[512];
-    size_t bit = 0;
+    size_t base = 0;
     for (int r = 0; r < regionCount; r++) {
-        for (uintptr_t page = regions[r].start / pageSize; page < regions[r].end / pageSize;) {
-            size_t count = regions[r].end / pageSize - page;
-            if (count > 512) count = 512;
-            ssize_t got = pread(pagemap, entries, count * 8, (off_t)(page * 8));
-            if (got <= 0) { close(pagemap); return; }
-            for (size_t i = 0; i < (size_t)got / 8; i++, bit++) {
-                if (entries[i] >> 63) learning[bit / 8] |= (unsigned char)(1u << (bit % 8));
-            }
-            page += (size_t)got / 8;
-        }
+        if (visitPages(pagemap, r, noteMappedPage, &base) != 0) { close(pagemap); return; }  // told nothing
+        base += (regions[r].end - regions[r].start) / pageSize;
     }
     close(pagemap);
     learning[learningSize() - 1] = 1;  // told
@@ -223,27 +234,26 @@ static void endRun(int action, uintptr_t start, uintptr_t end) {
 /// so a page of data the loader relocated or the program wrote keeps its contents. `base`: the region's first page's
 /// index among the regions' pages. Unmapping is a pass of its own: mapping a page maps its neighbours too (the kernel's
 /// fault-around), which that pass then unmaps.
+struct Settling { uintptr_t start; size_t base, visited; const unsigned char *kept; int action, running; uintptr_t runStart; };
+
+/// One page of `settlePages`: ends the run before it when the page's action differs.
+static int settlePage(uint64_t entry, size_t index, void *context) {
+    struct Settling *s = context;
+    int keep = s->kept && s->kept[s->base + index] >= LEARNED_BY, mapped = (entry & PAGE_MAPPED) != 0;
+    int next = s->action == MAP ? (keep && !mapped ? MAP : LEAVE) : (!keep && mapped && (entry & PAGE_OF_FILE) ? UNMAP : LEAVE);
+    s->visited = index + 1;
+    if (next == s->running) return 0;
+    uintptr_t here = s->start + index * pageSize;
+    endRun(s->running, s->runStart, here);
+    s->running = next;
+    s->runStart = here;
+    return 0;
+}
+
 static void settlePages(int pagemap, int r, size_t base, const unsigned char *kept, int action) {
-    uint64_t entries[512];
-    size_t first = regions[r].start / pageSize, pages = (regions[r].end - regions[r].start) / pageSize, done = 0;
-    uintptr_t runStart = regions[r].start;
-    int running = LEAVE;
-    while (done < pages) {
-        size_t count = pages - done < 512 ? pages - done : 512;
-        ssize_t got = pread(pagemap, entries, count * 8, (off_t)((first + done) * 8));
-        if (got <= 0) break;
-        for (size_t i = 0; i < (size_t)got / 8; i++) {
-            int keep = kept && kept[base + done + i] >= LEARNED_BY, mapped = (entries[i] & PAGE_MAPPED) != 0;
-            int next = action == MAP ? (keep && !mapped ? MAP : LEAVE) : (!keep && mapped && (entries[i] & PAGE_OF_FILE) ? UNMAP : LEAVE);
-            if (next == running) continue;
-            uintptr_t here = regions[r].start + (done + i) * pageSize;
-            endRun(running, runStart, here);
-            running = next;
-            runStart = here;
-        }
-        done += (size_t)got / 8;
-    }
-    endRun(running, runStart, regions[r].start + done * pageSize);
+    struct Settling s = {.start = regions[r].start, .base = base, .kept = kept, .action = action, .running = LEAVE, .runStart = regions[r].start};
+    (void)visitPages(pagemap, r, settlePage, &s);  // a pagemap that cannot be read on leaves the rest as it is
+    endRun(s.running, s.runStart, s.start + s.visited * pageSize);
 }
 
 /// In a learning launch, before the program runs: unmaps the files' pages it inherited (those of a region the template

@@ -112,7 +112,10 @@ final class SupervisedFixture: BusPlugin {
             // The marker before the echo: a broker that kills itself as it saves the echo takes this process with it,
             // perhaps before a marker made after the echo, and the next process would hang again.
             let marker = Fixture.home + "/\(name)-hung-once"
-            let first = !FileManager.default.fileExists(atPath: marker) && FileManager.default.createFile(atPath: marker, contents: nil)
+            let made = open(marker, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if made < 0 && errno != EEXIST { fail("cannot make \(marker): errno \(errno)", status: 1) }
+            let first = made >= 0
+            if first { close(made) }
             try? PluginRuntime.current?.publish("app.sup.echo", json: ["n": envelope.bodyValue["n"] ?? .null])
             if first { hang() }
         default:

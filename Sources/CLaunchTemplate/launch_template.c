@@ -28,8 +28,8 @@
 // (`forgetInheritedPages`) and write, as they exit, which pages of the program's and its libraries' file mappings they
 // had mapped (`tellMappedPages`, into shared memory made for that launch alone); once they all have, the template maps
 // in its own page tables the pages most of them used, unmaps the files' others there (`keepLearnedPages`), and gives each
-// mapping with such pages and no private page yet (data the loader relocated, RELRO included, has some) one, a copy of
-// itself, so that every later fork copies exactly those entries. The
+// mapping with such pages and no private page yet one, a copy of itself, so that every later fork copies exactly those
+// entries. The
 // program sees nothing of it but faults it no longer takes (and, in a learning launch, that shared memory among its
 // mappings).
 //
@@ -99,8 +99,8 @@ static void refuse(const char *why) {
 // A debug build's plugin maps about 150 (each Swift library's code, data and read-only data); past the bound, the
 // rest are left to fault as before.
 #define MAXIMUM_REGIONS 1024
-/// `private`: the mapping has a page that is not the file's own (data the loader relocated, or a page made so), so a
-/// fork copies its page-table entries.
+/// `private`: the mapping has a page that is not the file's own, so a fork copies its page-table entries: a writable one
+/// (data the loader relocated), or one the template made so.
 static struct { uintptr_t start, end; int protection, private; } regions[MAXIMUM_REGIONS];
 static int regionCount = 0;
 static size_t regionPages = 0;
@@ -122,9 +122,8 @@ static pid_t learningLaunch = 0;
 /// so that no launch starts with a writable copy of code.
 static int writableLeft = 0;
 
-/// /proc/self/pagemap's bits of a page: mapped; swapped out; the file's own (not a private copy, not anonymous memory).
+/// /proc/self/pagemap's bits of a page: mapped; the file's own (not a private copy, not anonymous memory).
 #define PAGE_MAPPED (1ull << 63)
-#define PAGE_SWAPPED (1ull << 62)
 #define PAGE_OF_FILE (1ull << 61)
 
 /// Calls `each` with the pagemap entry of each page of region `r` in order and the page's index in it, until `each`
@@ -143,12 +142,6 @@ static int visitPages(int pagemap, int r, int (*each)(uint64_t entry, size_t ind
         done += (size_t)got / 8;
     }
     return 0;
-}
-
-/// A page that is no longer the file's own: a private copy (swapped out, it can only be one).
-static int isPrivatePage(uint64_t entry, size_t index, void *context) {
-    (void)index, (void)context;
-    return ((entry & PAGE_MAPPED) && !(entry & PAGE_OF_FILE)) || (entry & PAGE_SWAPPED) ? 1 : 0;
 }
 
 static void findRegions(void) {
@@ -170,7 +163,9 @@ static void findRegions(void) {
         regions[regionCount].start = start;
         regions[regionCount].end = end;
         regions[regionCount].protection = PROT_READ | (permissions[2] == 'x' ? PROT_EXEC : 0);
-        // A writable one (data) has private pages already: the loader's relocations.
+        // A writable one (data) has private pages already: the loader's relocations. Data the loader relocated and then
+        // made read-only again (RELRO, r--p) is taken as the file's: its learning launches then keep the pages they
+        // inherited of it, which left each later launch a fault or two fewer than forgetting them.
         regions[regionCount].private = permissions[1] == 'w';
         regionPages += (end - start) / pageSize;
         regionCount++;
@@ -179,14 +174,6 @@ static void findRegions(void) {
     // A kernel without MADV_POPULATE_READ (before 5.14) cannot map the pages: nothing is learnt, and no region is
     // given a private page that would only make forks copy more.
     if (regionCount > 0 && madvise((void *)regions[0].start, pageSize, MADV_POPULATE_READ) != 0) regionCount = 0;
-    // Data the loader relocated and then made read-only again (RELRO) shows as r--p, yet has private pages: found from
-    // the pages themselves, so that a learning launch forgets what it inherited of it and none is made private twice.
-    int pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-    if (pagemap < 0) return;
-    for (int r = 0; r < regionCount; r++) {
-        if (!regions[r].private) regions[r].private = visitPages(pagemap, r, isPrivatePage, NULL) == 1;
-    }
-    close(pagemap);
 }
 
 /// A learning launch's shared memory: its bits, then a byte set once they are written.

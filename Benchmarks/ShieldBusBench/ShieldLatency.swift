@@ -82,7 +82,7 @@ struct ShieldLatencyBench {
     }
 
     /// `opens` times: open Instagram (shielded by the habit lock), wait for `shield.shown`, go home; the percentiles,
-    /// and the CPU per open of every process of the run (µs).
+    /// and the CPU per open of the broker and every process below it (µs).
     func shieldDecisions(opens: Int, progress: (String) -> Void) throws -> (Percentiles, cpuPerOpen: Double) {
         let broker = try LiveBroker(installation, directory: directory + "/live")
         defer { broker.stop() }
